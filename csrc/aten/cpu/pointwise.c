@@ -1,0 +1,229 @@
+/* pointwise.c: the elementwise loops of ops.def's PCT_UNARY and PCT_BINARY entries,
+ * and the two generic kernels that run them through the loop machine.
+ *
+ * Each loop has three shapes the compiler vectorizes (all operands contiguous; one
+ * input a broadcast scalar; the other) and a strided fallback. Loops exist for every
+ * dtype; the entry's dtype mask decides which are reachable. */
+#include "../iter.h"
+#include <tgmath.h>
+#include "../op.h"
+#include "../error.h"
+#include "pointwise_math.h"
+#include "pointwise.h"
+
+/* float expressions for floating dtypes, integer expressions for the rest */
+#define PCT_PICK_BOOL(f, i) i
+#define PCT_PICK_UINT8(f, i) i
+#define PCT_PICK_INT8(f, i) i
+#define PCT_PICK_INT16(f, i) i
+#define PCT_PICK_INT32(f, i) i
+#define PCT_PICK_INT64(f, i) i
+#define PCT_PICK_FLOAT16(f, i) f
+#define PCT_PICK_BFLOAT16(f, i) f
+#define PCT_PICK_FLOAT32(f, i) f
+#define PCT_PICK_FLOAT64(f, i) f
+
+#define PCT_OUT_T_PCT_PROMOTE_DEFAULT(T) T
+#define PCT_OUT_T_PCT_PROMOTE_INT_TO_FLOAT(T) T
+#define PCT_OUT_T_PCT_PROMOTE_COMPARE(T) bool
+#define PCT_OUT_T_PCT_PROMOTE_BOOL_OUT(T) bool
+#define PCT_STORE_PCT_PROMOTE_DEFAULT(E, v) PCT_FROM_COMPUTE_##E(v)
+#define PCT_STORE_PCT_PROMOTE_INT_TO_FLOAT(E, v) PCT_FROM_COMPUTE_##E(v)
+#define PCT_STORE_PCT_PROMOTE_COMPARE(E, v) ((bool)(v))
+#define PCT_STORE_PCT_PROMOTE_BOOL_OUT(E, v) ((bool)(v))
+
+#define PCT_UNARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                                \
+    static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    {                                                                                         \
+        pct_pw_ctx *ctx = vctx;                                                               \
+        (void)ctx;                                                                            \
+        typedef PCT_OUT_T_##promo(T) OT;                                                      \
+        int64_t n = *dims, so = steps[0], si = steps[1];                                      \
+        if (so == (int64_t)sizeof(OT) && si == (int64_t)sizeof(T)) {                         \
+            OT *restrict op = (OT *)args[0];                                                  \
+            const T *restrict ip = (const T *)args[1];                                        \
+            for (int64_t k = 0; k < n; k++) {                                                 \
+                C x = PCT_TO_COMPUTE_##E(ip[k]); (void)x;                                     \
+                op[k] = PCT_STORE_##promo(E, PCT_PICK_##E(fexpr, iexpr));                     \
+            }                                                                                 \
+        } else {                                                                              \
+            for (int64_t k = 0; k < n; k++) {                                                 \
+                C x = PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * si)); (void)x;            \
+                *(OT *)(args[0] + k * so) = PCT_STORE_##promo(E, PCT_PICK_##E(fexpr, iexpr)); \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+#define PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, LOAD_A, LOAD_B, STORE)                     \
+    for (int64_t k = 0; k < n; k++) {                                                         \
+        C a = LOAD_A, b = LOAD_B; (void)a; (void)b;                                           \
+        STORE = PCT_STORE_##promo(E, PCT_PICK_##E(fexpr, iexpr));                             \
+    }
+
+#define PCT_BINARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                               \
+    static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    {                                                                                         \
+        pct_pw_ctx *ctx = vctx;                                                               \
+        const C alpha = (C)PCT_PICK_##E(ctx->alpha_d, ctx->alpha_i);                          \
+        (void)alpha;                                                                          \
+        typedef PCT_OUT_T_##promo(T) OT;                                                      \
+        int64_t n = *dims, so = steps[0], sa = steps[1], sb = steps[2];                       \
+        OT *restrict op = (OT *)args[0];                                                      \
+        const T *restrict ap = (const T *)args[1];                                            \
+        const T *restrict bp = (const T *)args[2];                                            \
+        if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == (int64_t)sizeof(T)) { \
+            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), PCT_TO_COMPUTE_##E(bp[k]), op[k]) \
+        } else if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == 0) {        \
+            const C bs = PCT_TO_COMPUTE_##E(bp[0]);                                           \
+            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), bs, op[k])  \
+        } else if (so == (int64_t)sizeof(OT) && sa == 0 && sb == (int64_t)sizeof(T)) {        \
+            const C as = PCT_TO_COMPUTE_##E(ap[0]);                                           \
+            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, as, PCT_TO_COMPUTE_##E(bp[k]), op[k])  \
+        } else {                                                                              \
+            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo,                                        \
+                            PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * sa)),               \
+                            PCT_TO_COMPUTE_##E(*(const T *)(args[2] + k * sb)),               \
+                            *(OT *)(args[0] + k * so))                                        \
+        }                                                                                     \
+    }
+
+
+/* Which loops exist: PCT_SEL_<set>_<category>(then, else), category CBOOL, CINT, CFLT (not I or F: <complex.h> defines I). */
+#define PCT_CAT_BOOL CBOOL
+#define PCT_CAT_UINT8 CINT
+#define PCT_CAT_INT8 CINT
+#define PCT_CAT_INT16 CINT
+#define PCT_CAT_INT32 CINT
+#define PCT_CAT_INT64 CINT
+#define PCT_CAT_FLOAT16 CFLT
+#define PCT_CAT_BFLOAT16 CFLT
+#define PCT_CAT_FLOAT32 CFLT
+#define PCT_CAT_FLOAT64 CFLT
+#define PCT_SEL_ALL_CBOOL(t, e) t
+#define PCT_SEL_ALL_CINT(t, e) t
+#define PCT_SEL_ALL_CFLT(t, e) t
+#define PCT_SEL_NUM_CBOOL(t, e) e
+#define PCT_SEL_NUM_CINT(t, e) t
+#define PCT_SEL_NUM_CFLT(t, e) t
+#define PCT_SEL_FLOAT_CBOOL(t, e) e
+#define PCT_SEL_FLOAT_CINT(t, e) e
+#define PCT_SEL_FLOAT_CFLT(t, e) t
+#define PCT_SEL_INT_CBOOL(t, e) e
+#define PCT_SEL_INT_CINT(t, e) t
+#define PCT_SEL_INT_CFLT(t, e) e
+#define PCT_SEL_INTB_CBOOL(t, e) t
+#define PCT_SEL_INTB_CINT(t, e) t
+#define PCT_SEL_INTB_CFLT(t, e) e
+#define PCT_SEL_CAT(set, cat, t, e) PCT_SEL_##set##_##cat(t, e)
+#define PCT_SEL_CAT2(set, cat, t, e) PCT_SEL_CAT(set, cat, t, e)
+#define PCT_SEL(set, E, t, e) PCT_SEL_CAT2(set, PCT_CAT_##E, t, e)
+
+/* Generate the loops: for each entry, one loop per dtype of its set. */
+/* The dtype set rides along in the `promo` slot as a (set, promotion) pair. */
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) \
+    PCT_FORALL_DTYPES_PAIRED(PCT_UNARY_LOOP_PAIRED, id, fexpr, iexpr, (dtypes, promo))
+#define PCT_UNARY_LOOP_PAIRED(E, N, T, C, S, id, fexpr, iexpr, sp) PCT_UNARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, PCT_FIRST sp, PCT_SECOND sp)
+#define PCT_UNARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, set, promo) \
+    PCT_SEL(set, E, PCT_UNARY_LOOP, PCT_NO_LOOP)(E, N, T, C, S, id, fexpr, iexpr, promo)
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) \
+    PCT_FORALL_DTYPES_PAIRED(PCT_BINARY_LOOP_PAIRED, id, fexpr, iexpr, (dtypes, promo))
+#define PCT_BINARY_LOOP_PAIRED(E, N, T, C, S, id, fexpr, iexpr, sp) PCT_BINARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, PCT_FIRST sp, PCT_SECOND sp)
+#define PCT_BINARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, set, promo) \
+    PCT_SEL(set, E, PCT_BINARY_LOOP, PCT_NO_LOOP)(E, N, T, C, S, id, fexpr, iexpr, promo)
+#define PCT_NO_LOOP(...)
+#define PCT_FIRST_(a, b) a
+#define PCT_SECOND_(a, b) b
+#define PCT_FIRST PCT_FIRST_
+#define PCT_SECOND PCT_SECOND_
+#include "../ops.def"
+
+/* Loop tables, indexed [op][dtype], and dtype masks. */
+#define PCT_UNARY_ENTRY(E, N, T, C, S, id, set, b, c) PCT_SEL(set, E, unary_##id##_##N, NULL),
+#define PCT_BINARY_ENTRY(E, N, T, C, S, id, set, b, c) PCT_SEL(set, E, binary_##id##_##N, NULL),
+static const pct_loop_fn loop_table[PCT_NUM_OPS][PCT_NUM_DTYPES] = {
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) \
+    [PCT_OP_##id] = {PCT_FORALL_DTYPES_PAIRED(PCT_UNARY_ENTRY, id, dtypes, 0, 0)},
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) \
+    [PCT_OP_##id] = {PCT_FORALL_DTYPES_PAIRED(PCT_BINARY_ENTRY, id, dtypes, 0, 0)},
+#include "../ops.def"
+};
+/* torch's C++ names for dtypes in "not implemented for" messages */
+static const char *const cpp_dtype_name[PCT_NUM_DTYPES] = {
+#define PCT_CPP_NAME(E, N, T, C, S) #N,
+    PCT_FORALL_DTYPES(PCT_CPP_NAME)
+#undef PCT_CPP_NAME
+};
+
+int pct_pw_check_dtype(int op_index, int dtype, const char *name)
+{
+    if (loop_table[op_index][dtype]) return 0;
+    if (dtype == PCT_BOOL && op_index == PCT_OP_neg)
+        PyErr_SetString(PyExc_RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. "
+                                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    else if (dtype == PCT_BOOL && (op_index == PCT_OP_sub || op_index == PCT_OP_subtract || op_index == PCT_OP_rsub))
+        PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                                            "Use the `^` or `logical_xor()` operator instead.");
+    else
+        PyErr_Format(PyExc_RuntimeError, "\"%s_cpu\" not implemented for '%s'", name, cpp_dtype_name[dtype]);
+    return -1;
+}
+
+pct_loop_fn pct_pw_loop(int op_index, int dtype) { return loop_table[op_index][dtype]; }
+
+int pct_pw_raise(const pct_pw_ctx *ctx)
+{
+    if (ctx->error == PCT_PW_ERR_ZERO_DIVISION) {
+        PyErr_SetString(PyExc_RuntimeError, "ZeroDivisionError");
+        return -1;
+    }
+    return 0;
+}
+
+void pct_pw_config(pct_iter_config *cfg, int promotion)
+{
+    if (promotion == PCT_PROMOTE_INT_TO_FLOAT) cfg->int_to_float = true;
+    else if (promotion == PCT_PROMOTE_COMPARE || promotion == PCT_PROMOTE_BOOL_OUT) cfg->out_dtype = PCT_BOOL;
+}
+
+PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx)
+{
+    const pct_op *op = &pct_ops[op_index];
+    pct_iter it;
+    pct_iter_config cfg = {.out = c->out, .inplace = c->inplace, .ninputs = ninputs, .compute_dtype = -1, .out_dtype = -1};
+    for (int i = 0; i < ninputs; i++) cfg.inputs[i] = inputs[i];
+    pct_pw_config(&cfg, op->promotion);
+    if (pct_iter_build(&it, &cfg) < 0) return NULL;
+    if (pct_pw_check_dtype(op_index, it.compute_dtype, op->sig.name) < 0) { pct_iter_release(&it); return NULL; }
+    pct_iter_run(&it, loop_table[op_index][it.compute_dtype], ctx);
+    if (pct_pw_raise(ctx) < 0) { pct_iter_release(&it); return NULL; }
+    return pct_iter_finish(&it);
+}
+
+PyObject *pct_cpu_unary(pct_call *c)
+{
+    pct_pw_ctx ctx = {0};
+    return pct_pw_run(c, c->op_index, 1, &c->v[0].t, &ctx);
+}
+
+PyObject *pct_cpu_binary(pct_call *c)
+{
+    pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
+    const pct_signature *sig = &c->op->sig;
+    /* add/sub carry `alpha` as the third parameter */
+    if (sig->nparams > 2 && sig->params[2].type == PCT_ARG_SCALAR) {
+        const pct_scalar *s = &c->v[2].s;
+        pct_tensor *a = c->v[0].t, *b = c->v[1].t;
+        if (s->kind == PCT_SCALAR_FLOAT) {
+            pct_tensor *ab[2] = {a, b};
+            int rt = pct_result_type_of(2, ab);
+            if (!pct_dtype_is_floating(rt)) {
+                PyErr_Format(PyExc_RuntimeError, "For integral input tensors, argument alpha must not be a floating point number.");
+                return NULL;
+            }
+        }
+        ctx.alpha_d = s->d;
+        ctx.alpha_i = s->kind == PCT_SCALAR_FLOAT ? (int64_t)s->d : s->i;
+    }
+    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    return pct_pw_run(c, c->op_index, 2, in, &ctx);
+}

@@ -1,0 +1,17 @@
+/* pointwise.h: running ops.def pointwise loops from other kernels. */
+#ifndef PCT_POINTWISE_H
+#define PCT_POINTWISE_H
+#include "../iter.h"
+#include "../op.h"
+#include "pointwise_math.h"
+
+/* The loop of a PCT_UNARY/PCT_BINARY op for a dtype. */
+pct_loop_fn pct_pw_loop(int op_index, int dtype);
+/* 0 if the op has a loop for dtype, else -1 with torch's "not implemented for" error. */
+int pct_pw_check_dtype(int op_index, int dtype, const char *name);
+/* Raises the error a loop recorded in ctx; 0 when none. */
+int pct_pw_raise(const pct_pw_ctx *ctx);
+void pct_pw_config(pct_iter_config *cfg, int promotion);
+/* Runs op `op_index` (a PCT_UNARY/PCT_BINARY op) over inputs, honouring c->out and c->inplace. */
+PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx);
+#endif

@@ -1,0 +1,274 @@
+/* pointwise_ext.c: elementwise ops with extra arguments (clamp bounds, where's
+ * condition, lerp weights, rounding modes...). Their loops come from the same
+ * per-dtype X-macro as pointwise.c: each op writes one expression. */
+#include "../iter.h"
+#include <tgmath.h>
+#include "../op.h"
+#include "../error.h"
+#include "pointwise.h"
+
+/* A loop over `nin` inputs of type T (args[1..nin]) writing T; `expr` sees
+ * x (input 1), y (input 2), z (input 3), ctx, and p1/p2 (ctx parameters as C). */
+#define PCT_EXT_LOOP(name, E, N, T, C, expr)                                                   \
+    static void name##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    {                                                                                          \
+        pct_pw_ctx *ctx = vctx;                                                                \
+        const C p1 = (C)ctx->p1, p2 = (C)ctx->p2, alpha = (C)ctx->alpha_d;                     \
+        (void)p1; (void)p2; (void)alpha;                                                       \
+        for (int64_t k = 0; k < *dims; k++) {                                                  \
+            C x = PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * steps[1]));                    \
+            C y = ctx->has_p2 < 0 ? PCT_TO_COMPUTE_##E(*(const T *)(args[2] + k * steps[2])) : x; \
+            C z = ctx->has_p2 < -1 ? PCT_TO_COMPUTE_##E(*(const T *)(args[3] + k * steps[3])) : x; \
+            (void)y; (void)z;                                                                  \
+            *(T *)(args[0] + k * steps[0]) = PCT_FROM_COMPUTE_##E(expr);                       \
+        }                                                                                      \
+    }
+
+/* Loop selection: PCT_EXT_TABLE(name, LIST) defines name_loop(dtype) over the dtypes of
+ * an X-macro LIST (PCT_FORALL_DTYPES, PCT_FORALL_FLOAT_DTYPES...) whose loops exist. */
+#define PCT_EXT_CASE(E, N, T, C, S, name) case PCT_##E: return name##_##N;
+#define PCT_EXT_CASES(E, N, T, C, S, name, x, y, z) PCT_EXT_CASE(E, N, T, C, S, name)
+#define PCT_EXT_TABLE(name, PAIRED_LIST)                                                       \
+    static pct_loop_fn name##_loop(int dtype)                                                  \
+    {                                                                                          \
+        switch (dtype) {                                                                       \
+        PAIRED_LIST(PCT_EXT_CASES, name, 0, 0, 0)                                              \
+        default: return NULL;                                                                  \
+        }                                                                                      \
+    }
+/* Paired forms of the dtype lists (an op name rides along). */
+#define PCT_FLOATS_PAIRED(X, a, b, c, d)                                                       \
+    X(FLOAT16, Half, pct_half, float, "float16", a, b, c, d)                                   \
+    X(BFLOAT16, BFloat16, pct_bfloat16, float, "bfloat16", a, b, c, d)                         \
+    X(FLOAT32, Float, float, float, "float32", a, b, c, d)                                     \
+    X(FLOAT64, Double, double, double, "float64", a, b, c, d)
+#define PCT_NUMS_PAIRED(X, a, b, c, d)                                                         \
+    X(UINT8, Byte, uint8_t, uint8_t, "uint8", a, b, c, d)                                      \
+    X(INT8, Char, int8_t, int8_t, "int8", a, b, c, d)                                          \
+    X(INT16, Short, int16_t, int16_t, "int16", a, b, c, d)                                     \
+    X(INT32, Int, int32_t, int32_t, "int32", a, b, c, d)                                       \
+    X(INT64, Long, int64_t, int64_t, "int64", a, b, c, d)                                      \
+    PCT_FLOATS_PAIRED(X, a, b, c, d)
+/* Defines the loops of `name` for a paired dtype list with one expression. */
+#define PCT_EXT_DEFINE(E, N, T, C, S, name, expr, y, z) PCT_EXT_LOOP(name, E, N, T, C, expr)
+
+/* clamp: x to [p1, p2]; has_p1/has_p2 > 0 say which bounds exist (a NaN input stays NaN) */
+#define PCT_CLAMP_LO ((ctx->has_p1 && x < p1) ? p1 : x)
+PCT_NUMS_PAIRED(PCT_EXT_DEFINE, clamp, (ctx->has_p2 > 0 && PCT_CLAMP_LO > p2) ? p2 : PCT_CLAMP_LO, 0, 0)
+PCT_EXT_TABLE(clamp, PCT_NUMS_PAIRED)
+
+/* where: y if the condition (input 1, converted to C) holds, else z */
+PCT_FORALL_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
+PCT_EXT_TABLE(where, PCT_FORALL_DTYPES_PAIRED)
+
+/* lerp: torch's two-sided formula keeps both endpoints exact */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, lerp, (fabs(z) < 0.5 ? x + z * (y - x) : y - (y - x) * (1 - z)), 0, 0)
+PCT_EXT_TABLE(lerp, PCT_FLOATS_PAIRED)
+
+PCT_NUMS_PAIRED(PCT_EXT_DEFINE, addcmul, x + alpha * y * z, 0, 0)
+PCT_EXT_TABLE(addcmul, PCT_NUMS_PAIRED)
+
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, addcdiv, x + alpha * (y / z), 0, 0)
+PCT_EXT_TABLE(addcdiv, PCT_FLOATS_PAIRED)
+
+/* nan_to_num: p1 replaces NaN, p2 +inf, alpha -inf */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, nan_to_num, (x != x ? p1 : (isinf(x) ? (x > 0 ? p2 : alpha) : x)), 0, 0)
+PCT_EXT_TABLE(nan_to_num, PCT_FLOATS_PAIRED)
+
+/* round(decimals): nearest with ties to even, at a 10^|decimals| scale (has_p2: divide first) */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, round,
+                  (ctx->has_p1 ? (ctx->has_p2 > 0 ? nearbyint(x / p1) * p1 : nearbyint(x * p1) / p1) : nearbyint(x)), 0, 0)
+PCT_EXT_TABLE(round, PCT_FLOATS_PAIRED)
+
+/* logit: log(x / (1 - x)), x first clamped to [p1, 1 - p1] when eps is given */
+#define PCT_LOGIT_X (ctx->has_p1 ? (x < p1 ? p1 : (x > 1 - p1 ? 1 - p1 : x)) : x)
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, logit, log(PCT_LOGIT_X / (1 - PCT_LOGIT_X)), 0, 0)
+PCT_EXT_TABLE(logit, PCT_FLOATS_PAIRED)
+
+static const char *const cpp_name[PCT_NUM_DTYPES] = {
+#define PCT_CPP_NAME(E, N, T, C, S) #N,
+    PCT_FORALL_DTYPES(PCT_CPP_NAME)
+#undef PCT_CPP_NAME
+};
+
+/* Runs an extension loop over nin inputs converted to compute_dtype (-1: their result type). */
+static PyObject *run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
+                         pct_pw_ctx *ctx, int compute_dtype, bool int_to_float)
+{
+    pct_iter it;
+    pct_iter_config cfg = {.out = c->out, .inplace = c->inplace, .ninputs = nin, .compute_dtype = compute_dtype,
+                           .out_dtype = -1, .int_to_float = int_to_float};
+    for (int i = 0; i < nin; i++) cfg.inputs[i] = in[i];
+    if (pct_iter_build(&it, &cfg) < 0) return NULL;
+    pct_loop_fn loop = pick(it.compute_dtype);
+    if (!loop) {
+        PyErr_Format(PyExc_RuntimeError, "\"%s_cpu\" not implemented for '%s'", name, cpp_name[it.compute_dtype]);
+        pct_iter_release(&it);
+        return NULL;
+    }
+    /* the loop reads y and z only when the op has them (has_p2 < 0 marks 2 or 3 inputs) */
+    if (nin >= 2) ctx->has_p2 = nin == 3 ? -2 : -1;
+    pct_iter_run(&it, loop, ctx);
+    return pct_iter_finish(&it);
+}
+
+PyObject *pct_cpu_div_mode(pct_call *c)
+{
+    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
+    const pct_value *mode = &c->v[2];
+    int op = PCT_OP_div;
+    if (!mode->none) {
+        const char *m = PyUnicode_AsUTF8(mode->obj);
+        if (!m) return NULL;
+        if (strcmp(m, "trunc") == 0) op = PCT_OP_div_trunc;
+        else if (strcmp(m, "floor") == 0) op = PCT_OP_floor_divide;
+        else {
+            PyErr_Format(PyExc_RuntimeError, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", m);
+            return NULL;
+        }
+    }
+    return pct_pw_run(c, op, 2, in, &ctx);
+}
+
+/* dtype of a tensor combined with optional Python-number bounds (torch promotes them as wrapped numbers) */
+static int promote_with_scalars(pct_tensor *t, const pct_value *a, const pct_value *b)
+{
+    pct_result_type_state st = PCT_RESULT_TYPE_STATE_INIT;
+    pct_result_type_update(&st, t->dtype, t->ndim == 0 ? 1 : 0);
+    if (a && !a->none) pct_result_type_update(&st, pct_scalar_dtype(&a->s), 2);
+    if (b && !b->none) pct_result_type_update(&st, pct_scalar_dtype(&b->s), 2);
+    return pct_result_type_finish(&st);
+}
+
+PyObject *pct_cpu_clamp(pct_call *c)
+{
+    pct_tensor *x = c->v[0].t;
+    const pct_value *lo = &c->v[1], *hi = &c->v[2];
+    if (lo->none && hi->none) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        return NULL;
+    }
+    pct_pw_ctx ctx = {0};
+    int dtype = promote_with_scalars(x, lo, hi);
+    if (x->dtype == PCT_BOOL && dtype == PCT_BOOL) {
+        PyErr_SetString(PyExc_RuntimeError, "\"clamp_cpu\" not implemented for 'Bool'");
+        return NULL;
+    }
+    bool fl = pct_dtype_is_floating(dtype);
+    if (!lo->none) { ctx.has_p1 = 1; ctx.p1 = fl ? lo->s.d : (double)lo->s.i; }
+    if (!hi->none) { ctx.has_p2 = 1; ctx.p2 = fl ? hi->s.d : (double)hi->s.i; }
+    if (c->inplace) dtype = x->dtype;
+    return run_ext(c, "clamp", clamp_loop, 1, &x, &ctx, dtype, false);
+}
+
+PyObject *pct_cpu_where(pct_call *c)
+{
+    pct_tensor *cond = c->v[0].t;
+    if (cond->dtype != PCT_BOOL && cond->dtype != PCT_UINT8) {
+        PyErr_Format(PyExc_RuntimeError, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+                     cpp_name[cond->dtype]);
+        return NULL;
+    }
+    pct_tensor *in[3] = {cond, c->v[1].t, c->v[2].t};
+    pct_pw_ctx ctx = {0};
+    pct_tensor *ab[2] = {in[1], in[2]};
+    int dtype = pct_result_type_of(2, ab);
+    return run_ext(c, "where", where_loop, 3, in, &ctx, dtype, false);
+}
+
+PyObject *pct_cpu_lerp(pct_call *c)
+{
+    pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
+    if (in[0]->dtype != in[1]->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `end` but got dtype %s", pct_dtype_name[in[0]->dtype], pct_dtype_name[in[1]->dtype]);
+        return NULL;
+    }
+    pct_pw_ctx ctx = {0};
+    return run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
+}
+
+static PyObject *addc(pct_call *c, bool is_div)
+{
+    pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
+    const pct_scalar *v = &c->v[3].s;
+    int dtype = pct_result_type_of(3, in);
+    if (is_div && !pct_dtype_is_floating(dtype)) {
+        PyErr_SetString(PyExc_RuntimeError, "Integer division with addcdiv is no longer supported, and in a future release "
+                                            "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+                                            "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+                                            "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+                                            "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+        return NULL;
+    }
+    pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i};
+    return run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
+}
+PyObject *pct_cpu_addcmul(pct_call *c) { return addc(c, false); }
+PyObject *pct_cpu_addcdiv(pct_call *c) { return addc(c, true); }
+
+PyObject *pct_cpu_nan_to_num(pct_call *c)
+{
+    pct_tensor *x = c->v[0].t;
+    if (!pct_dtype_is_floating(x->dtype)) {
+        if (c->out) { if (pct_copy_(c->out, x) < 0) return NULL; Py_INCREF(c->out); return (PyObject *)c->out; }
+        return (PyObject *)pct_to_dtype(x, x->dtype, !c->inplace);
+    }
+    double big, lowest;
+    switch (x->dtype) {
+    case PCT_FLOAT16: big = 65504.0; break;
+    case PCT_BFLOAT16: big = 3.3895313892515355e+38; break;
+    case PCT_FLOAT32: big = 3.4028234663852886e+38; break;
+    default: big = 1.7976931348623157e+308; break;
+    }
+    lowest = -big;
+    pct_pw_ctx ctx = {.p1 = c->v[1].none ? 0.0 : c->v[1].d, .p2 = c->v[2].none ? big : c->v[2].d,
+                      .alpha_d = c->v[3].none ? lowest : c->v[3].d};
+    return run_ext(c, "nan_to_num", nan_to_num_loop, 1, &x, &ctx, x->dtype, false);
+}
+
+PyObject *pct_cpu_round(pct_call *c)
+{
+    pct_tensor *x = c->v[0].t;
+    int64_t decimals = c->v[1].i;
+    if (!pct_dtype_is_floating(x->dtype)) {
+        if (decimals != 0) {
+            PyErr_SetString(PyExc_RuntimeError, "round_cpu not implemented for integral types with decimals != 0");
+            return NULL;
+        }
+        if (c->out) { if (pct_copy_(c->out, x) < 0) return NULL; Py_INCREF(c->out); return (PyObject *)c->out; }
+        return (PyObject *)pct_to_dtype(x, x->dtype, !c->inplace);
+    }
+    pct_pw_ctx ctx = {0};
+    if (decimals != 0) {
+        ctx.has_p1 = 1;
+        ctx.p1 = pow(10.0, (double)(decimals > 0 ? decimals : -decimals));
+        ctx.has_p2 = decimals < 0; /* negative decimals divide first */
+    }
+    return run_ext(c, "round", round_loop, 1, &x, &ctx, x->dtype, false);
+}
+
+PyObject *pct_cpu_logit(pct_call *c)
+{
+    pct_tensor *x = c->v[0].t;
+    pct_pw_ctx ctx = {0};
+    if (!c->v[1].none) { ctx.has_p1 = 1; ctx.p1 = c->v[1].d; }
+    return run_ext(c, "logit", logit_loop, 1, &x, &ctx, -1, true);
+}
+
+PyObject *pct_cpu_square(pct_call *c)
+{
+    pct_tensor *x = c->v[0].t;
+    pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
+    if (x->dtype == PCT_BOOL) {
+        pct_tensor *l = pct_to_dtype(x, PCT_INT64, false);
+        if (!l) return NULL;
+        pct_tensor *in[2] = {l, l};
+        PyObject *r = pct_pw_run(c, PCT_OP_mul, 2, in, &ctx);
+        Py_DECREF(l);
+        return r;
+    }
+    pct_tensor *in[2] = {x, x};
+    return pct_pw_run(c, PCT_OP_mul, 2, in, &ctx);
+}

@@ -1,0 +1,120 @@
+/* dtype.c: dtype tables and torch's promotion rules (c10/core/ScalarType.h semantics). */
+#include "dtype.h"
+
+const int pct_dtype_itemsize[PCT_NUM_DTYPES] = {
+#define PCT_DTYPE_SIZE(E, N, T, C, S) (int)sizeof(T),
+    PCT_FORALL_DTYPES(PCT_DTYPE_SIZE)
+#undef PCT_DTYPE_SIZE
+};
+
+const char *const pct_dtype_name[PCT_NUM_DTYPES] = {
+#define PCT_DTYPE_STR(E, N, T, C, S) S,
+    PCT_FORALL_DTYPES(PCT_DTYPE_STR)
+#undef PCT_DTYPE_STR
+};
+
+int pct_default_dtype = PCT_FLOAT32;
+
+/* Rank inside a category: larger wins. */
+static int float_rank(int d)
+{
+    switch (d) {
+    case PCT_FLOAT16: case PCT_BFLOAT16: return 1;
+    case PCT_FLOAT32: return 2;
+    default: return 3;
+    }
+}
+
+int pct_promote_types(int a, int b)
+{
+    if (a == b) return a;
+    if (a == PCT_DTYPE_UNDEFINED) return b;
+    if (b == PCT_DTYPE_UNDEFINED) return a;
+    if (a == PCT_BOOL) return b;
+    if (b == PCT_BOOL) return a;
+    bool fa = pct_dtype_is_floating(a), fb = pct_dtype_is_floating(b);
+    if (fa && fb) {
+        /* float16 with bfloat16 has no common 16-bit type: go to float32 */
+        if (pct_dtype_is_reduced_float(a) && pct_dtype_is_reduced_float(b)) return PCT_FLOAT32;
+        return float_rank(a) >= float_rank(b) ? a : b;
+    }
+    if (fa) return a;
+    if (fb) return b;
+    /* both integral, not bool */
+    if (a == PCT_UINT8 || b == PCT_UINT8) {
+        int other = a == PCT_UINT8 ? b : a;
+        return other == PCT_INT8 ? PCT_INT16 : other;
+    }
+    return a > b ? a : b; /* enum order int8 < int16 < int32 < int64 */
+}
+
+static int category(int d)
+{
+    if (d == PCT_BOOL) return 0;
+    if (pct_dtype_is_integral(d, false)) return 1;
+    return 2;
+}
+
+bool pct_can_cast(int from, int to) { return category(from) <= category(to); }
+
+void pct_result_type_update(pct_result_type_state *s, int dtype, int tier)
+{
+    if (tier == 2 && pct_dtype_is_floating(dtype)) dtype = pct_default_dtype;
+    int *slot = tier == 0 ? &s->dim_result : tier == 1 ? &s->zero_result : &s->wrapped_result;
+    *slot = pct_promote_types(*slot, dtype);
+}
+
+/* A lower tier only matters when it is of a higher category than the higher tier. */
+static int combine_categories(int higher, int lower)
+{
+    if (higher != PCT_DTYPE_UNDEFINED && pct_dtype_is_floating(higher)) return higher;
+    if (higher == PCT_BOOL || (lower != PCT_DTYPE_UNDEFINED && pct_dtype_is_floating(lower)))
+        return pct_promote_types(higher, lower);
+    if (higher != PCT_DTYPE_UNDEFINED) return higher;
+    return lower;
+}
+
+int pct_result_type_finish(const pct_result_type_state *s)
+{
+    return combine_categories(s->dim_result, combine_categories(s->zero_result, s->wrapped_result));
+}
+
+double pct_load_as_double(const void *p, int d)
+{
+    switch (d) {
+#define PCT_LOAD_D(E, N, T, C, S) case PCT_##E: return (double)PCT_TO_COMPUTE_##E(*(const T *)p);
+        PCT_FORALL_DTYPES(PCT_LOAD_D)
+#undef PCT_LOAD_D
+    default: return 0;
+    }
+}
+
+int64_t pct_load_as_int64(const void *p, int d)
+{
+    switch (d) {
+#define PCT_LOAD_I(E, N, T, C, S) case PCT_##E: return (int64_t)PCT_TO_COMPUTE_##E(*(const T *)p);
+        PCT_FORALL_DTYPES(PCT_LOAD_I)
+#undef PCT_LOAD_I
+    default: return 0;
+    }
+}
+
+void pct_store_double(void *p, int d, double v)
+{
+    switch (d) {
+#define PCT_STORE_D(E, N, T, C, S) case PCT_##E: *(T *)p = PCT_FROM_COMPUTE_##E((C)v); break;
+        PCT_FORALL_DTYPES(PCT_STORE_D)
+#undef PCT_STORE_D
+    default: break;
+    }
+}
+
+void pct_store_int64(void *p, int d, int64_t v)
+{
+    switch (d) {
+#define PCT_STORE_I(E, N, T, C, S) case PCT_##E: *(T *)p = PCT_FROM_COMPUTE_##E((C)v); break;
+        PCT_FORALL_DTYPES(PCT_STORE_I)
+#undef PCT_STORE_I
+    default: break;
+    }
+}

@@ -1,0 +1,169 @@
+/* dtype.h: the closed list of dtypes, their C types, and type promotion.
+ *
+ * PCT_FORALL_DTYPES(X) expands X(ENUM, Name, ctype, ctype_compute, "torch_name")
+ * for every dtype. `ctype` is the storage type; `ctype_compute` is what kernels
+ * compute in (float16 and bfloat16 compute in float, per DESIGN.md). The list
+ * expands in .c and .cu files alike.
+ */
+#ifndef PCT_DTYPE_H
+#define PCT_DTYPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint16_t pct_half;     /* IEEE binary16 bit pattern */
+typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
+
+#define PCT_FORALL_DTYPES(X)                                   \
+    X(BOOL, Bool, bool, bool, "bool")                          \
+    X(UINT8, Byte, uint8_t, uint8_t, "uint8")                  \
+    X(INT8, Char, int8_t, int8_t, "int8")                      \
+    X(INT16, Short, int16_t, int16_t, "int16")                 \
+    X(INT32, Int, int32_t, int32_t, "int32")                   \
+    X(INT64, Long, int64_t, int64_t, "int64")                  \
+    X(FLOAT16, Half, pct_half, float, "float16")               \
+    X(BFLOAT16, BFloat16, pct_bfloat16, float, "bfloat16")     \
+    X(FLOAT32, Float, float, float, "float32")                 \
+    X(FLOAT64, Double, double, double, "float64")
+
+/* The same list, passing a fixed first dtype along, so loops over pairs of dtypes can
+ * nest: X(E, N, T, C, S, OE, ON, OT, OC). */
+#define PCT_FORALL_DTYPES_PAIRED(X, OE, ON, OT, OC)                 \
+    X(BOOL, Bool, bool, bool, "bool", OE, ON, OT, OC)                \
+    X(UINT8, Byte, uint8_t, uint8_t, "uint8", OE, ON, OT, OC)        \
+    X(INT8, Char, int8_t, int8_t, "int8", OE, ON, OT, OC)            \
+    X(INT16, Short, int16_t, int16_t, "int16", OE, ON, OT, OC)       \
+    X(INT32, Int, int32_t, int32_t, "int32", OE, ON, OT, OC)         \
+    X(INT64, Long, int64_t, int64_t, "int64", OE, ON, OT, OC)        \
+    X(FLOAT16, Half, pct_half, float, "float16", OE, ON, OT, OC)     \
+    X(BFLOAT16, BFloat16, pct_bfloat16, float, "bfloat16", OE, ON, OT, OC) \
+    X(FLOAT32, Float, float, float, "float32", OE, ON, OT, OC)       \
+    X(FLOAT64, Double, double, double, "float64", OE, ON, OT, OC)
+
+typedef enum pct_dtype {
+#define PCT_DTYPE_ENUM(E, N, T, C, S) PCT_##E,
+    PCT_FORALL_DTYPES(PCT_DTYPE_ENUM)
+#undef PCT_DTYPE_ENUM
+    PCT_NUM_DTYPES,
+    PCT_DTYPE_UNDEFINED = 255
+} pct_dtype;
+
+/* Subsets used by kernels: X(ENUM, Name, ctype, ctype_compute, name). */
+#define PCT_FORALL_FLOAT_DTYPES(X)                             \
+    X(FLOAT16, Half, pct_half, float, "float16")               \
+    X(BFLOAT16, BFloat16, pct_bfloat16, float, "bfloat16")     \
+    X(FLOAT32, Float, float, float, "float32")                 \
+    X(FLOAT64, Double, double, double, "float64")
+
+#define PCT_FORALL_INT_DTYPES(X)                               \
+    X(UINT8, Byte, uint8_t, uint8_t, "uint8")                  \
+    X(INT8, Char, int8_t, int8_t, "int8")                      \
+    X(INT16, Short, int16_t, int16_t, "int16")                 \
+    X(INT32, Int, int32_t, int32_t, "int32")                   \
+    X(INT64, Long, int64_t, int64_t, "int64")
+
+extern const int pct_dtype_itemsize[PCT_NUM_DTYPES];
+extern const char *const pct_dtype_name[PCT_NUM_DTYPES];
+
+static inline bool pct_dtype_is_floating(int d) { return d >= PCT_FLOAT16 && d <= PCT_FLOAT64; }
+static inline bool pct_dtype_is_integral(int d, bool include_bool)
+{
+    return (d >= PCT_UINT8 && d <= PCT_INT64) || (include_bool && d == PCT_BOOL);
+}
+static inline bool pct_dtype_is_signed(int d) { return d != PCT_BOOL && d != PCT_UINT8; }
+/* Half and bfloat16 are "reduced" floats: stored in 16 bits, computed in float. */
+static inline bool pct_dtype_is_reduced_float(int d) { return d == PCT_FLOAT16 || d == PCT_BFLOAT16; }
+
+/* torch.promote_types for two dtypes. */
+int pct_promote_types(int a, int b);
+/* torch.can_cast(from, to): category may not go "down" (float->int, int->bool). */
+bool pct_can_cast(int from, int to);
+
+/* Accumulates torch's result_type over operands of three priority tiers:
+ * tensors with dim > 0, 0-dim tensors, wrapped Python numbers. */
+typedef struct pct_result_type_state {
+    int dim_result, zero_result, wrapped_result; /* PCT_DTYPE_UNDEFINED when unset */
+} pct_result_type_state;
+#define PCT_RESULT_TYPE_STATE_INIT {PCT_DTYPE_UNDEFINED, PCT_DTYPE_UNDEFINED, PCT_DTYPE_UNDEFINED}
+/* tier: 0 = dim > 0 tensor, 1 = 0-dim tensor, 2 = wrapped number */
+void pct_result_type_update(pct_result_type_state *s, int dtype, int tier);
+int pct_result_type_finish(const pct_result_type_state *s);
+
+/* The process-wide default floating dtype (torch.get_default_dtype). */
+extern int pct_default_dtype;
+
+/* ---- float16 / bfloat16 conversions (round to nearest even) ---- */
+static inline uint32_t pct_float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float pct_bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static inline float pct_bf16_to_float(pct_bfloat16 h) { return pct_bits_float((uint32_t)h << 16); }
+static inline pct_bfloat16 pct_float_to_bf16(float f)
+{
+    uint32_t u = pct_float_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (pct_bfloat16)((u >> 16) | 0x40); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (pct_bfloat16)(u >> 16);
+}
+
+static inline float pct_half_to_float(pct_half h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    if (exp == 0x1f) return pct_bits_float(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0) {
+        if (mant == 0) return pct_bits_float(sign);
+        /* subnormal: value = mant * 2^-24 */
+        float v = (float)mant * 5.9604644775390625e-08f;
+        return sign ? -v : v;
+    }
+    return pct_bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+static inline pct_half pct_float_to_half(float f)
+{
+    uint32_t u = pct_float_bits(f);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t absu = u & 0x7fffffffu;
+    if (absu > 0x7f800000u) return (pct_half)(sign | 0x7e00u);          /* NaN */
+    if (absu >= 0x477ff000u) return (pct_half)(sign | 0x7c00u);         /* overflow -> inf */
+    if (absu < 0x38800000u) {                                           /* subnormal or zero */
+        /* Add a magic number so the FPU rounds the mantissa for us. */
+        float v = pct_bits_float(absu) + 0.5f;
+        return (pct_half)(sign | (pct_float_bits(v) - 0x3f000000u));
+    }
+    uint32_t mant_odd = (absu >> 13) & 1u;
+    absu += 0xc8000fffu + mant_odd; /* rebias exponent (-112 << 23) and round */
+    return (pct_half)(sign | (absu >> 13));
+}
+
+
+/* Conversions between a dtype's storage type and its compute type. */
+#define PCT_TO_COMPUTE_BOOL(v) (v)
+#define PCT_TO_COMPUTE_UINT8(v) (v)
+#define PCT_TO_COMPUTE_INT8(v) (v)
+#define PCT_TO_COMPUTE_INT16(v) (v)
+#define PCT_TO_COMPUTE_INT32(v) (v)
+#define PCT_TO_COMPUTE_INT64(v) (v)
+#define PCT_TO_COMPUTE_FLOAT16(v) pct_half_to_float(v)
+#define PCT_TO_COMPUTE_BFLOAT16(v) pct_bf16_to_float(v)
+#define PCT_TO_COMPUTE_FLOAT32(v) (v)
+#define PCT_TO_COMPUTE_FLOAT64(v) (v)
+#define PCT_FROM_COMPUTE_BOOL(v) ((v) != 0)
+#define PCT_FROM_COMPUTE_UINT8(v) ((uint8_t)(int64_t)(v))
+#define PCT_FROM_COMPUTE_INT8(v) ((int8_t)(int64_t)(v))
+#define PCT_FROM_COMPUTE_INT16(v) ((int16_t)(int64_t)(v))
+#define PCT_FROM_COMPUTE_INT32(v) ((int32_t)(int64_t)(v))
+#define PCT_FROM_COMPUTE_INT64(v) ((int64_t)(v))
+#define PCT_FROM_COMPUTE_FLOAT16(v) pct_float_to_half((float)(v))
+#define PCT_FROM_COMPUTE_BFLOAT16(v) pct_float_to_bf16((float)(v))
+#define PCT_FROM_COMPUTE_FLOAT32(v) ((float)(v))
+#define PCT_FROM_COMPUTE_FLOAT64(v) ((double)(v))
+
+/* Read element p (of dtype d) as double / int64, write a double into p. For scalars. */
+double pct_load_as_double(const void *p, int d);
+int64_t pct_load_as_int64(const void *p, int d);
+void pct_store_double(void *p, int d, double v);
+void pct_store_int64(void *p, int d, int64_t v);
+
+#endif

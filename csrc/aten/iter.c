@@ -1,0 +1,267 @@
+/* iter.c: building and running the elementwise loop machine. */
+#include "iter.h"
+#include "error.h"
+#include "cpu/copy_loops.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out)
+{
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int ia = na - n + i, ib = nb - n + i;
+        int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton dimension %d",
+                         (long long)sa, (long long)sb, i);
+            return -1;
+        }
+        out[i] = sa == 1 ? sb : sa;
+    }
+    *nout = n;
+    return 0;
+}
+
+static int tier_of(const pct_tensor *t)
+{
+    if (t->flags & PCT_FLAG_WRAPPED_NUMBER) return 2;
+    return t->ndim == 0 ? 1 : 0;
+}
+
+int pct_result_type_of(int n, pct_tensor *const *ts)
+{
+    pct_result_type_state st = PCT_RESULT_TYPE_STATE_INIT;
+    for (int i = 0; i < n; i++) pct_result_type_update(&st, ts[i]->dtype, tier_of(ts[i]));
+    return pct_result_type_finish(&st);
+}
+
+void pct_iter_release(pct_iter *it)
+{
+    for (int k = 0; k < it->ntensors; k++) Py_CLEAR(it->ops[k]);
+    Py_CLEAR(it->result);
+    it->ntensors = 0;
+}
+
+/* Sets byte strides of operand k, aligned to the iterator's broadcast shape. */
+static void fill_strides(pct_iter *it, int k)
+{
+    const pct_tensor *t = it->ops[k];
+    int64_t item = pct_tensor_itemsize(t);
+    for (int d = 0; d < it->ndim; d++) {
+        int td = t->ndim - it->ndim + d;
+        it->strides[d][k] = (td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td] * item;
+    }
+    it->data[k] = pct_tensor_data(t);
+}
+
+/* Drops size-1 dims and merges neighbours that are contiguous for every operand. */
+static void coalesce(pct_iter *it)
+{
+    int n = 0;
+    for (int d = 0; d < it->ndim; d++) {
+        if (it->shape[d] == 1) continue;
+        if (n > 0) {
+            bool merge = true;
+            for (int k = 0; k < it->ntensors; k++)
+                if (it->strides[n - 1][k] != it->shape[d] * it->strides[d][k]) { merge = false; break; }
+            if (merge) {
+                it->shape[n - 1] *= it->shape[d];
+                for (int k = 0; k < it->ntensors; k++) it->strides[n - 1][k] = it->strides[d][k];
+                continue;
+            }
+        }
+        it->shape[n] = it->shape[d];
+        for (int k = 0; k < it->ntensors; k++) it->strides[n][k] = it->strides[d][k];
+        n++;
+    }
+    it->ndim = n;
+}
+
+/* Resizes an out= tensor to shape, as torch does for out arguments of the wrong shape. */
+static int resize_out(pct_tensor *out, int ndim, const int64_t *shape)
+{
+    if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
+    if (pct_tensor_set_shape(out, ndim, shape, NULL) < 0) return -1;
+    int64_t need = pct_tensor_storage_extent(out);
+    return pct_storage_resize(out->storage, (size_t)need);
+}
+
+int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
+{
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    memset(it, 0, offsetof(pct_iter, shape));
+    it->ntensors = 1 + cfg->ninputs;
+    int ndim = 0;
+    int64_t shape[PCT_MAX_DIMS];
+    for (int i = 0; i < cfg->ninputs; i++) {
+        const pct_tensor *t = cfg->inputs[i];
+        if (pct_broadcast_shapes(ndim, shape, t->ndim, t->sizes, &ndim, shape) < 0) return -1;
+    }
+    if (cfg->inplace) {
+        pct_tensor *o = cfg->out;
+        int nb;
+        int64_t tmp[PCT_MAX_DIMS];
+        if (pct_broadcast_shapes(o->ndim, o->sizes, ndim, shape, &nb, tmp) < 0 || nb != o->ndim ||
+            memcmp(tmp, o->sizes, sizeof(int64_t) * (size_t)nb) != 0) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s",
+                         pct_shape_str(b1, sizeof b1, o->ndim, o->sizes), pct_shape_str(b2, sizeof b2, ndim, shape));
+            return -1;
+        }
+        /* the written tensor fixes the iteration shape (inputs broadcast to it) */
+        ndim = o->ndim;
+        memcpy(shape, o->sizes, sizeof(int64_t) * (size_t)ndim);
+    }
+
+    int common = cfg->compute_dtype;
+    if (common < 0) common = pct_result_type_of(cfg->ninputs, (pct_tensor *const *)cfg->inputs);
+    if (cfg->int_to_float && !pct_dtype_is_floating(common)) common = pct_default_dtype;
+    int out_dtype = cfg->out_dtype >= 0 ? cfg->out_dtype : common;
+    it->compute_dtype = common;
+    it->out_dtype = out_dtype;
+
+    pct_tensor *out = cfg->out;
+    if (out) {
+        if (cfg->out_dtype < 0 && !cfg->mixed_dtypes && !pct_can_cast(common, out->dtype)) {
+            PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+                         pct_dtype_name[common], pct_dtype_name[out->dtype]);
+            return -1;
+        }
+        if (!cfg->inplace && resize_out(out, ndim, shape) < 0) return -1;
+        Py_INCREF(out);
+        it->result = out;
+        if (out->dtype == out_dtype || cfg->mixed_dtypes) {
+            Py_INCREF(out);
+            it->ops[0] = out;
+        } else if (!(it->ops[0] = pct_tensor_empty(ndim, shape, out_dtype, PCT_CPU, -1))) {
+            goto fail;
+        }
+    } else {
+        if (!(it->ops[0] = pct_tensor_empty(ndim, shape, out_dtype, PCT_CPU, -1))) goto fail;
+        Py_INCREF(it->ops[0]);
+        it->result = it->ops[0];
+    }
+    for (int i = 0; i < cfg->ninputs; i++) {
+        pct_tensor *t = cfg->inputs[i];
+        if (cfg->mixed_dtypes || t->dtype == common) {
+            Py_INCREF(t);
+            it->ops[i + 1] = t;
+        } else if (!(it->ops[i + 1] = pct_to_dtype(t, common, false))) {
+            goto fail;
+        }
+    }
+    it->ndim = ndim;
+    it->numel = 1;
+    for (int d = 0; d < ndim; d++) { it->shape[d] = shape[d]; it->numel *= shape[d]; }
+    for (int k = 0; k < it->ntensors; k++) fill_strides(it, k);
+    coalesce(it);
+    return 0;
+fail:
+    pct_iter_release(it);
+    return -1;
+}
+
+/* Runs the loop over linear elements [begin, end) of the iteration space. */
+static void run_range(const pct_iter *it, pct_loop_fn loop, void *ctx, int64_t begin, int64_t end)
+{
+    int nd = it->ndim, nt = it->ntensors;
+    char *ptrs[PCT_ITER_MAX_OPERANDS];
+    if (nd == 0) {
+        int64_t one = 1;
+        int64_t zero[PCT_ITER_MAX_OPERANDS] = {0};
+        for (int k = 0; k < nt; k++) ptrs[k] = it->data[k];
+        loop(ptrs, &one, zero, ctx);
+        return;
+    }
+    int64_t idx[PCT_MAX_DIMS];
+    int64_t rem = begin;
+    for (int d = nd - 1; d >= 0; d--) { idx[d] = rem % it->shape[d]; rem /= it->shape[d]; }
+    while (begin < end) {
+        for (int k = 0; k < nt; k++) {
+            int64_t off = 0;
+            for (int d = 0; d < nd; d++) off += idx[d] * it->strides[d][k];
+            ptrs[k] = it->data[k] + off;
+        }
+        int64_t n = it->shape[nd - 1] - idx[nd - 1];
+        if (n > end - begin) n = end - begin;
+        loop(ptrs, &n, it->strides[nd - 1], ctx);
+        begin += n;
+        idx[nd - 1] += n;
+        for (int d = nd - 1; d > 0 && idx[d] >= it->shape[d]; d--) { idx[d] = 0; idx[d - 1]++; }
+    }
+}
+
+void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx)
+{
+    if (it->numel > 0) run_range(it, loop, ctx, 0, it->numel);
+}
+
+void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx)
+{
+    int64_t n = it->numel;
+    if (n == 0) return;
+#ifdef _OPENMP
+    if (n >= PCT_PARALLEL_GRAIN && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+        Py_BEGIN_ALLOW_THREADS
+        #pragma omp parallel
+        {
+            int nthreads = omp_get_num_threads(), tid = omp_get_thread_num();
+            /* chunks aligned to 16 elements so threads never share a cache line of output */
+            int64_t chunk = ((n + nthreads - 1) / nthreads + 15) & ~(int64_t)15;
+            int64_t b = tid * chunk, e = b + chunk < n ? b + chunk : n;
+            if (b < e) run_range(it, loop, ctx, b, e);
+        }
+        Py_END_ALLOW_THREADS
+        return;
+    }
+#endif
+    run_range(it, loop, ctx, 0, n);
+}
+
+PyObject *pct_iter_finish(pct_iter *it)
+{
+    PyObject *res = NULL;
+    if (it->result && it->ops[0] && (PyObject *)it->ops[0] != (PyObject *)it->result) {
+        if (pct_copy_((pct_tensor *)it->result, it->ops[0]) < 0) goto done;
+    }
+    res = (PyObject *)it->result;
+    it->result = NULL;
+done:
+    pct_iter_release(it);
+    return res;
+}
+
+/* ---- copy with conversion ---- */
+
+int pct_copy_(pct_tensor *dst, pct_tensor *src)
+{
+    if (dst->numel == 0) return 0;
+    pct_iter it;
+    pct_iter_config cfg = {.out = dst, .inplace = true, .ninputs = 1, .inputs = {src},
+                           .compute_dtype = src->dtype, .out_dtype = dst->dtype, .mixed_dtypes = true};
+    if (pct_iter_build(&it, &cfg) < 0) return -1;
+    pct_loop_fn loop = pct_copy_loop(dst->dtype, src->dtype);
+    /* a plain byte copy when both sides are one contiguous run */
+    pct_iter_run(&it, loop, NULL);
+    pct_iter_release(&it);
+    pct_tensor_bump_version(dst);
+    return 0;
+}
+
+pct_tensor *pct_to_dtype(pct_tensor *t, int dtype, bool force_copy)
+{
+    if (t->dtype == dtype && !force_copy) { Py_INCREF(t); return t; }
+    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
+    if (!r) return NULL;
+    if (pct_copy_(r, t) < 0) { Py_DECREF(r); return NULL; }
+    atomic_store(&r->version->value, 0);
+    return r;
+}
+
+pct_tensor *pct_contiguous(pct_tensor *t)
+{
+    if (pct_tensor_is_contiguous(t)) { Py_INCREF(t); return t; }
+    return pct_to_dtype(t, t->dtype, true);
+}

@@ -1,0 +1,71 @@
+/* iter.h: the one loop machine for elementwise work (a TensorIterator in C).
+ *
+ * Building an iterator does, once for all ops: broadcasting of the inputs (stride 0),
+ * the common dtype (torch's result_type, Python scalars included), conversion of
+ * inputs to it, allocation of the output or checks of out=/in-place targets, byte
+ * strides, and merging of dimensions that are contiguous for every operand. Running
+ * it calls an inner loop with the NumPy ufunc signature over 1-D runs, split across
+ * OpenMP threads above a grain size, with the GIL released.
+ *
+ * Operand 0 is the output; operands 1.. are inputs. All tensors in a pct_iter are
+ * owned references, released by pct_iter_release (pct_iter_finish calls it).
+ */
+#ifndef PCT_ITER_H
+#define PCT_ITER_H
+#include "tensor.h"
+
+#define PCT_ITER_MAX_OPERANDS 6
+/* Below this many elements a loop runs on one thread (as torch's GRAIN_SIZE). */
+#define PCT_PARALLEL_GRAIN 32768
+
+typedef void (*pct_loop_fn)(char **args, const int64_t *n, const int64_t *strides, void *ctx);
+
+typedef struct pct_iter_config {
+    pct_tensor *out;          /* out= target or in-place self (borrowed); NULL: allocate */
+    bool inplace;             /* out is also inputs[0]: its shape may not change */
+    int ninputs;
+    pct_tensor *inputs[PCT_ITER_MAX_OPERANDS - 1]; /* borrowed */
+    int compute_dtype;        /* -1: torch's result_type of the inputs */
+    bool int_to_float;        /* integral/bool common dtypes become the default float */
+    int out_dtype;            /* -1: the compute dtype (e.g. PCT_BOOL for comparisons) */
+    bool mixed_dtypes;        /* copy: keep each operand's own dtype (no conversion) */
+} pct_iter_config;
+
+typedef struct pct_iter {
+    int ntensors;             /* output + inputs */
+    pct_tensor *ops[PCT_ITER_MAX_OPERANDS];
+    pct_tensor *result;       /* the tensor handed back to the caller */
+    int ndim;
+    int64_t numel;
+    int64_t shape[PCT_MAX_DIMS];
+    /* byte strides, dim-major: strides[d][k] is operand k's stride in dim d */
+    int64_t strides[PCT_MAX_DIMS][PCT_ITER_MAX_OPERANDS];
+    char *data[PCT_ITER_MAX_OPERANDS];
+    int compute_dtype;
+    int out_dtype;
+} pct_iter;
+
+/* Builds the iterator; -1 with exception set (and nothing to release). */
+int pct_iter_build(pct_iter *it, const pct_iter_config *cfg);
+/* Runs loop over all elements. Data-dependent errors go through ctx (see pct_loop_error). */
+void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx);
+/* Single-threaded variant, for loops with state carried across elements. */
+void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx);
+/* Copies back into the real out= target if a temporary was used, releases operands,
+ * and returns the result (new reference) or NULL with exception. */
+PyObject *pct_iter_finish(pct_iter *it);
+void pct_iter_release(pct_iter *it);
+
+/* Broadcast two shapes; -1 with torch's RuntimeError text. */
+int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out);
+/* Result dtype of a set of tensors (wrapped numbers and 0-d tensors weigh less). */
+int pct_result_type_of(int n, pct_tensor *const *ts);
+
+/* Copies src into dst with broadcasting and dtype conversion; -1 with exception. */
+int pct_copy_(pct_tensor *dst, pct_tensor *src);
+/* A contiguous tensor with t's values (t itself, with a new reference, if it already is). */
+pct_tensor *pct_contiguous(pct_tensor *t);
+/* t converted to dtype (t itself, new reference, when the dtype matches and !force_copy). */
+pct_tensor *pct_to_dtype(pct_tensor *t, int dtype, bool force_copy);
+
+#endif

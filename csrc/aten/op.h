@@ -1,0 +1,140 @@
+/* op.h: operator descriptors, parsed arguments and the kernel calling convention.
+ *
+ * Every operator is one entry of ops.def. The entry's signature string (torch's
+ * schema syntax) is parsed once at import into a pct_signature; the binding layer
+ * parses Python arguments against it into pct_value slots (one per parameter, in
+ * signature order) and the dispatcher calls the kernel of the backend the tensor
+ * arguments live on. Kernels read c->v[i] by parameter position.
+ */
+#ifndef PCT_OP_H
+#define PCT_OP_H
+#include "tensor.h"
+
+#define PCT_MAX_PARAMS 16
+
+typedef enum pct_arg_type {
+    PCT_ARG_TENSOR, PCT_ARG_SCALAR, PCT_ARG_INT, PCT_ARG_INTLIST, PCT_ARG_FLOAT, PCT_ARG_BOOL,
+    PCT_ARG_DTYPE, PCT_ARG_DEVICE, PCT_ARG_TENSORLIST, PCT_ARG_STR, PCT_ARG_GENERATOR,
+    PCT_ARG_OBJECT, PCT_ARG_LAYOUT, PCT_ARG_MEMFORMAT, PCT_ARG_FLOATLIST
+} pct_arg_type;
+
+typedef enum pct_scalar_kind { PCT_SCALAR_BOOL, PCT_SCALAR_INT, PCT_SCALAR_FLOAT } pct_scalar_kind;
+
+typedef struct pct_scalar {
+    int8_t kind;
+    int64_t i;  /* valid for BOOL and INT */
+    double d;   /* valid for all kinds */
+} pct_scalar;
+
+/* One parsed argument. Objects are borrowed from the call's arguments, except the
+ * wrapped-number tensors made from Python scalars, which the call owns (c->owned). */
+typedef struct pct_value {
+    uint8_t none;                /* None was given (or the default is None) */
+    union {
+        pct_tensor *t;
+        PyObject *obj;           /* TENSORLIST (a sequence), STR, OBJECT, GENERATOR */
+        int64_t i;
+        double d;
+        bool b;
+        int dtype;
+        pct_scalar s;
+        struct { int8_t type, index; } dev;
+    };
+    int32_t n;                   /* INTLIST / FLOATLIST length */
+    int64_t list[PCT_MAX_DIMS];  /* INTLIST values */
+    double flist[4];             /* FLOATLIST values (short lists only) */
+} pct_value;
+
+typedef struct pct_param {
+    uint8_t type;
+    uint8_t optional;     /* Type? : accepts None */
+    uint8_t kwonly;
+    uint8_t has_default;
+    int8_t list_size;     /* int[N]: a single int stands for N copies; 0 for int[] */
+    const char *name;
+    PyObject *pyname;     /* interned */
+    pct_value def;
+} pct_param;
+
+typedef struct pct_signature {
+    char name[48];
+    int nparams;
+    int npositional;
+    int out_index;        /* the `out` parameter, or -1 */
+    pct_param params[PCT_MAX_PARAMS];
+    char text[256];       /* the parameter list for error messages */
+} pct_signature;
+
+enum { PCT_V_FUNC = 1, PCT_V_METHOD = 2, PCT_V_INPLACE = 4 };
+#define PCT_FMI (PCT_V_FUNC | PCT_V_METHOD | PCT_V_INPLACE)
+#define PCT_FM (PCT_V_FUNC | PCT_V_METHOD)
+#define PCT_F PCT_V_FUNC
+#define PCT_M PCT_V_METHOD
+
+typedef enum pct_op_kind { PCT_KIND_CUSTOM, PCT_KIND_UNARY, PCT_KIND_BINARY } pct_op_kind;
+
+/* How a pointwise op treats dtypes. */
+typedef enum pct_promotion {
+    PCT_PROMOTE_DEFAULT,     /* result_type of the inputs */
+    PCT_PROMOTE_INT_TO_FLOAT,/* as default, but integral results become the default float */
+    PCT_PROMOTE_COMPARE,     /* compute in result_type, output bool */
+    PCT_PROMOTE_BOOL_OUT,    /* output bool, inputs keep their common dtype (logical_*) */
+} pct_promotion;
+
+struct pct_call;
+typedef PyObject *(*pct_kernel_fn)(struct pct_call *c);
+
+typedef struct pct_op {
+    const char *id;           /* unique name of this overload, e.g. "sum_dim" */
+    const char *schema;
+    unsigned variants;
+    uint8_t kind;
+    uint8_t promotion;
+    pct_kernel_fn kernels[PCT_NUM_BACKENDS];
+    pct_signature sig;        /* filled at import */
+} pct_op;
+
+#define PCT_MAX_OWNED 6
+typedef struct pct_call {
+    const pct_op *op;
+    int op_index;
+    pct_value v[PCT_MAX_PARAMS];
+    pct_tensor *out;          /* out= or in-place target (borrowed), NULL otherwise */
+    bool inplace;
+    int nowned;
+    PyObject *owned[PCT_MAX_OWNED];
+} pct_call;
+
+/* The operator enum, one PCT_OP_<id> per ops.def entry. */
+enum pct_op_id {
+#define PCT_OP(id, schema, variants, cpu) PCT_OP_##id,
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) PCT_OP_##id,
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) PCT_OP_##id,
+#include "ops.def"
+    PCT_NUM_OPS
+};
+
+/* Kernel prototypes for custom ops. */
+#define PCT_OP(id, schema, variants, cpu) PyObject *cpu(pct_call *c);
+#include "ops.def"
+PyObject *pct_cpu_unary(pct_call *c);
+PyObject *pct_cpu_binary(pct_call *c);
+
+extern pct_op pct_ops[PCT_NUM_OPS];
+
+/* Parses every schema in pct_ops; -1 with exception. */
+int pct_ops_init(void);
+/* Calls the kernel for c->op on the backend of its tensor arguments. */
+PyObject *pct_dispatch(pct_call *c);
+
+/* Calls an operator by id from C with already-made arguments (positional PyObjects). */
+PyObject *pct_call_op(int op_index, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
+/* Helpers for kernels. */
+/* The value of the parameter called `name` (for kernels shared by several schemas). */
+const pct_value *pct_arg(const pct_call *c, const char *name);
+static inline double pct_scalar_to_double(const pct_scalar *s) { return s->d; }
+/* The dtype a Python scalar has on its own (bool, int64, default float). */
+int pct_scalar_dtype(const pct_scalar *s);
+
+#endif

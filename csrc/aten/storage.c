@@ -1,0 +1,77 @@
+/* storage.c: storage lifetime and the CPU allocator. */
+#include "storage.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* 64-byte alignment: whole cache lines and AVX-512 vectors (matches torch's CPU allocator). */
+static void *cpu_alloc(size_t nbytes)
+{
+    void *p = NULL;
+    size_t rounded = (nbytes + 63) & ~(size_t)63;
+    if (rounded == 0) rounded = 64;
+    if (posix_memalign(&p, 64, rounded) != 0) return NULL;
+    return p;
+}
+static void cpu_free(void *p) { free(p); }
+
+const pct_allocator pct_cpu_allocator = {"cpu", cpu_alloc, cpu_free};
+
+pct_storage *pct_storage_new_cpu(size_t nbytes)
+{
+    pct_storage *s = malloc(sizeof *s);
+    if (!s) { PyErr_NoMemory(); return NULL; }
+    s->data = cpu_alloc(nbytes);
+    if (!s->data) {
+        free(s);
+        PyErr_Format(PyExc_RuntimeError, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.", nbytes);
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    s->nbytes = nbytes;
+    s->allocator = &pct_cpu_allocator;
+    s->owner = NULL;
+    s->device_type = PCT_CPU;
+    s->device_index = -1;
+    s->resizable = 1;
+    return s;
+}
+
+pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner, int device_type, int device_index)
+{
+    pct_storage *s = malloc(sizeof *s);
+    if (!s) { PyErr_NoMemory(); return NULL; }
+    atomic_init(&s->refcount, 1);
+    s->data = data;
+    s->nbytes = nbytes;
+    s->allocator = NULL;
+    Py_XINCREF(owner);
+    s->owner = owner;
+    s->device_type = (int8_t)device_type;
+    s->device_index = (int8_t)device_index;
+    s->resizable = 0;
+    return s;
+}
+
+void pct_storage_decref(pct_storage *s)
+{
+    if (!s) return;
+    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+    if (s->owner) Py_DECREF(s->owner);
+    else if (s->allocator && s->data) s->allocator->free(s->data);
+    free(s);
+}
+
+int pct_storage_resize(pct_storage *s, size_t nbytes)
+{
+    if (nbytes <= s->nbytes) return 0;
+    if (!s->resizable || !s->allocator) {
+        PyErr_SetString(PyExc_RuntimeError, "Trying to resize storage that is not resizable");
+        return -1;
+    }
+    void *p = s->allocator->alloc(nbytes);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    if (s->data) { memcpy(p, s->data, s->nbytes); s->allocator->free(s->data); }
+    s->data = p;
+    s->nbytes = nbytes;
+    return 0;
+}

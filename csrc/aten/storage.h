@@ -1,0 +1,48 @@
+/* storage.h: a refcounted block of memory that tensors view.
+ *
+ * Ownership: a pct_storage uniquely owns `data` and frees it through `allocator`
+ * when its refcount drops to zero, except when `owner` is set: then the memory
+ * belongs to that Python object (a NumPy array, a DLPack capsule, a foreign tensor)
+ * and the storage holds one reference to it instead. The refcount is atomic, so
+ * kernels and allocators never need the GIL; only a storage with an `owner` needs
+ * the GIL to be released, and tensors (which hold storages) are Python objects
+ * released under the GIL anyway.
+ */
+#ifndef PCT_STORAGE_H
+#define PCT_STORAGE_H
+#include <Python.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum pct_device_type { PCT_CPU = 0, PCT_CUDA = 1, PCT_NUM_BACKENDS = 2 } pct_device_type;
+
+typedef struct pct_allocator {
+    const char *name;
+    void *(*alloc)(size_t nbytes);   /* NULL on failure, no exception set */
+    void (*free)(void *ptr);
+} pct_allocator;
+
+typedef struct pct_storage {
+    atomic_long refcount;
+    void *data;                 /* owned unless `owner` is set */
+    size_t nbytes;
+    const pct_allocator *allocator; /* frees `data`; NULL when `owner` is set */
+    PyObject *owner;            /* owned reference keeping external memory alive, or NULL */
+    int8_t device_type;
+    int8_t device_index;
+    int8_t resizable;
+} pct_storage;
+
+extern const pct_allocator pct_cpu_allocator;
+
+/* New storage of nbytes on the CPU (uninitialised); NULL with MemoryError set. */
+pct_storage *pct_storage_new_cpu(size_t nbytes);
+/* Storage over external memory kept alive by owner (a new reference is taken). */
+pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner, int device_type, int device_index);
+static inline void pct_storage_incref(pct_storage *s) { atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed); }
+void pct_storage_decref(pct_storage *s);
+/* Grow a resizable storage to at least nbytes, keeping its contents; -1 with exception. */
+int pct_storage_resize(pct_storage *s, size_t nbytes);
+
+#endif

@@ -1,0 +1,196 @@
+/* tensor.c: creating tensors and views; shape bookkeeping. */
+#include "tensor.h"
+#include "error.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+int pct_wrap_dim(int64_t dim, int64_t ndim)
+{
+    int64_t n = ndim > 0 ? ndim : 1; /* a 0-d tensor accepts dims -1 and 0 */
+    if (dim < -n || dim >= n) {
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                     (long long)-n, (long long)(n - 1), (long long)dim);
+        return -1;
+    }
+    return (int)(dim < 0 ? dim + n : dim);
+}
+
+const char *pct_shape_str(char *buf, size_t n, int ndim, const int64_t *sizes)
+{
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < ndim && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+    return buf;
+}
+
+void pct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides_out)
+{
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides_out[i] = s;
+        s *= sizes[i] > 1 ? sizes[i] : 1;
+    }
+}
+
+bool pct_shape_is_contiguous(int ndim, const int64_t *sizes, const int64_t *strides)
+{
+    int64_t expected = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        if (sizes[i] == 0) return true;
+        if (sizes[i] != 1 && strides[i] != expected) return false;
+        expected *= sizes[i];
+    }
+    return true;
+}
+
+void pct_tensor_refresh(pct_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->sizes[i];
+    t->numel = n;
+    if (pct_shape_is_contiguous(t->ndim, t->sizes, t->strides)) t->flags |= PCT_FLAG_CONTIGUOUS;
+    else t->flags &= (uint8_t)~PCT_FLAG_CONTIGUOUS;
+}
+
+int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides)
+{
+    if (ndim > PCT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %d", PCT_MAX_DIMS, ndim);
+        return -1;
+    }
+    int64_t *block = t->inline_dims;
+    if (ndim > PCT_INLINE_DIMS) {
+        block = malloc(sizeof(int64_t) * 2 * (size_t)ndim);
+        if (!block) { PyErr_NoMemory(); return -1; }
+    }
+    /* sizes/strides may alias the old block: copy before freeing it */
+    int64_t tmp[2 * PCT_MAX_DIMS];
+    memcpy(tmp, sizes, sizeof(int64_t) * (size_t)ndim);
+    if (strides) memcpy(tmp + ndim, strides, sizeof(int64_t) * (size_t)ndim);
+    else pct_contiguous_strides(ndim, tmp, tmp + ndim);
+    if (t->sizes && t->sizes != t->inline_dims) free(t->sizes);
+    memcpy(block, tmp, sizeof(int64_t) * 2 * (size_t)ndim);
+    t->sizes = block;
+    t->strides = block + ndim;
+    t->ndim = ndim;
+    pct_tensor_refresh(t);
+    return 0;
+}
+
+int64_t pct_tensor_storage_extent(const pct_tensor *t)
+{
+    if (t->numel == 0) return 0;
+    int64_t last = t->offset;
+    for (int i = 0; i < t->ndim; i++) last += (t->sizes[i] - 1) * t->strides[i];
+    return (last + 1) * pct_tensor_itemsize(t);
+}
+
+static pct_version *version_new(void)
+{
+    pct_version *v = malloc(sizeof *v);
+    if (!v) { PyErr_NoMemory(); return NULL; }
+    atomic_init(&v->refcount, 1);
+    atomic_init(&v->value, 0);
+    return v;
+}
+
+/* A bare tensor object of the base type: storage and version still NULL. */
+static pct_tensor *tensor_alloc(void)
+{
+    pct_tensor *t = (pct_tensor *)pct_TensorType.tp_alloc(&pct_TensorType, 0);
+    return t; /* tp_alloc zero-fills; dealloc copes with NULL fields */
+}
+
+pct_tensor *pct_tensor_from_storage(pct_storage *storage, int ndim, const int64_t *sizes,
+                                    const int64_t *strides, int64_t offset, int dtype)
+{
+    pct_tensor *t = tensor_alloc();
+    if (!t) return NULL;
+    pct_storage_incref(storage);
+    t->storage = storage;
+    t->dtype = (uint8_t)dtype;
+    t->device_type = storage->device_type;
+    t->device_index = storage->device_index;
+    t->offset = offset;
+    if (!(t->version = version_new()) || pct_tensor_set_shape(t, ndim, sizes, strides) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return t;
+}
+
+pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int device_type, int device_index)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+                         (long long)sizes[i], pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
+            return NULL;
+        }
+        if (sizes[i] && n > INT64_MAX / sizes[i]) {
+            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+            return NULL;
+        }
+        n *= sizes[i];
+    }
+    if (device_type != PCT_CPU) {
+        PyErr_SetString(PyExc_RuntimeError, "Cannot allocate on a CUDA device: pyctorch was built without CUDA support");
+        return NULL;
+    }
+    (void)device_index;
+    if (n > INT64_MAX / 8) { PyErr_NoMemory(); return NULL; }
+    pct_storage *s = pct_storage_new_cpu((size_t)n * (size_t)pct_dtype_itemsize[dtype]);
+    if (!s) return NULL;
+    pct_tensor *t = pct_tensor_from_storage(s, ndim, sizes, NULL, 0, dtype);
+    pct_storage_decref(s);
+    return t;
+}
+
+pct_tensor *pct_tensor_zeros(int ndim, const int64_t *sizes, int dtype)
+{
+    pct_tensor *t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1);
+    if (t) memset(t->storage->data, 0, (size_t)t->numel * (size_t)pct_dtype_itemsize[dtype]);
+    return t;
+}
+
+pct_tensor *pct_tensor_empty_like(const pct_tensor *t, int dtype)
+{
+    return pct_tensor_empty(t->ndim, t->sizes, dtype < 0 ? t->dtype : dtype, t->device_type, t->device_index);
+}
+
+pct_tensor *pct_tensor_view_of(pct_tensor *src, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int64_t offset)
+{
+    pct_tensor *t = tensor_alloc();
+    if (!t) return NULL;
+    pct_storage_incref(src->storage);
+    t->storage = src->storage;
+    atomic_fetch_add_explicit(&src->version->refcount, 1, memory_order_relaxed);
+    t->version = src->version;
+    t->dtype = src->dtype;
+    t->device_type = src->device_type;
+    t->device_index = src->device_index;
+    t->offset = offset;
+    PyObject *root = src->base ? src->base : (PyObject *)src;
+    Py_INCREF(root);
+    t->base = root;
+    if (pct_tensor_set_shape(t, ndim, sizes, strides) < 0) { Py_DECREF(t); return NULL; }
+    return t;
+}
+
+pct_tensor *pct_tensor_scalar(int dtype, double dvalue, int64_t ivalue, bool is_float)
+{
+    pct_tensor *t = pct_tensor_empty(0, NULL, dtype, PCT_CPU, -1);
+    if (!t) return NULL;
+    if (is_float) pct_store_double(t->storage->data, dtype, dvalue);
+    else pct_store_int64(t->storage->data, dtype, ivalue);
+    return t;
+}
+
+void pct_version_release(pct_version *v);
+void pct_version_release(pct_version *v)
+{
+    if (v && atomic_fetch_sub_explicit(&v->refcount, 1, memory_order_acq_rel) == 1) free(v);
+}

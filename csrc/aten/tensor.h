@@ -1,0 +1,103 @@
+/* tensor.h: the tensor: a strided view over a refcounted storage.
+ *
+ * A pct_tensor is itself the Python object (the binding's Tensor type), so
+ * creating one is a single object allocation and kernels read fields directly.
+ *
+ * Ownership of the fields:
+ *   storage   one reference (pct_storage_incref/decref), never NULL
+ *   version   one reference to the version counter shared with views and detach()
+ *   sizes/strides  point into inline_dims, or into one malloc'd block owned here
+ *   grad, grad_fn, base, hooks  owned references or NULL (autograd fields)
+ * Strides and offset count elements, as in torch.
+ */
+#ifndef PCT_TENSOR_H
+#define PCT_TENSOR_H
+#include <Python.h>
+#include "dtype.h"
+#include "storage.h"
+
+#define PCT_MAX_DIMS 64
+#define PCT_INLINE_DIMS 5
+
+typedef struct pct_version {
+    atomic_long refcount;
+    atomic_long value;
+} pct_version;
+
+enum {
+    PCT_FLAG_REQUIRES_GRAD = 1 << 0,
+    PCT_FLAG_WRAPPED_NUMBER = 1 << 1, /* a Python scalar made a 0-d tensor for promotion */
+    PCT_FLAG_CONTIGUOUS = 1 << 2,     /* cached is_contiguous() */
+    PCT_FLAG_RETAINS_GRAD = 1 << 3,
+    PCT_FLAG_INFERENCE = 1 << 4,
+};
+
+typedef struct pct_tensor {
+    PyObject_HEAD
+    pct_storage *storage;
+    pct_version *version;
+    int64_t *sizes;
+    int64_t *strides;
+    int64_t offset;          /* storage offset in elements */
+    int64_t numel;
+    int32_t ndim;
+    uint8_t dtype;
+    int8_t device_type;
+    int8_t device_index;
+    uint8_t flags;
+    uint32_t output_nr;      /* which output of grad_fn this is (autograd) */
+    PyObject *grad;
+    PyObject *grad_fn;
+    PyObject *base;          /* the root tensor this is a view of, or NULL */
+    PyObject *hooks;         /* autograd hooks (list) or NULL */
+    PyObject *dict;          /* instance __dict__ for subclasses and attributes */
+    PyObject *weakrefs;
+    int64_t inline_dims[2 * PCT_INLINE_DIMS];
+} pct_tensor;
+
+extern PyTypeObject pct_TensorType;
+#define PCT_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pct_TensorType)
+
+static inline char *pct_tensor_data(const pct_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * pct_dtype_itemsize[t->dtype];
+}
+static inline int64_t pct_tensor_itemsize(const pct_tensor *t) { return pct_dtype_itemsize[t->dtype]; }
+static inline bool pct_tensor_is_contiguous(const pct_tensor *t) { return (t->flags & PCT_FLAG_CONTIGUOUS) != 0; }
+static inline bool pct_tensor_requires_grad(const pct_tensor *t) { return (t->flags & PCT_FLAG_REQUIRES_GRAD) != 0; }
+/* Wrap a possibly negative dim into [0, ndim); -1 with IndexError (torch's text). */
+int pct_wrap_dim(int64_t dim, int64_t ndim);
+
+/* A new contiguous tensor with uninitialised memory; NULL with exception.
+ * `type` is the Python type to instantiate (NULL: Tensor). */
+pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int device_type, int device_index);
+pct_tensor *pct_tensor_zeros(int ndim, const int64_t *sizes, int dtype);
+pct_tensor *pct_tensor_empty_like(const pct_tensor *t, int dtype);
+/* A tensor over `storage` (a new reference is taken) with its own fresh version counter. */
+pct_tensor *pct_tensor_from_storage(pct_storage *storage, int ndim, const int64_t *sizes,
+                                    const int64_t *strides, int64_t offset, int dtype);
+/* A view of `src`: same storage, version counter and root base. */
+pct_tensor *pct_tensor_view_of(pct_tensor *src, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int64_t offset);
+/* A 0-d tensor holding one value converted to `dtype`. */
+pct_tensor *pct_tensor_scalar(int dtype, double dvalue, int64_t ivalue, bool is_float);
+
+/* Replace shape and strides (NULL strides: contiguous); -1 with exception. */
+int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides);
+/* Recompute numel and the contiguity flag after a shape change. */
+void pct_tensor_refresh(pct_tensor *t);
+void pct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides_out);
+bool pct_shape_is_contiguous(int ndim, const int64_t *sizes, const int64_t *strides);
+/* Bytes of storage needed by this view: (max reachable element + 1) * itemsize. */
+int64_t pct_tensor_storage_extent(const pct_tensor *t);
+
+static inline void pct_tensor_bump_version(pct_tensor *t)
+{
+    atomic_fetch_add_explicit(&t->version->value, 1, memory_order_relaxed);
+}
+
+/* Formats "[2, 3]" into buf for error messages. */
+const char *pct_shape_str(char *buf, size_t n, int ndim, const int64_t *sizes);
+#define PCT_SHAPE_BUF 256
+
+#endif

@@ -1,0 +1,438 @@
+/* argparse.c: schema parsing (at import) and Python argument parsing (per call).
+ *
+ * Note [Argument parsing]: a schema is parsed once into pct_param records with
+ * interned names. A call binds positional arguments in order, then keywords by
+ * interned-pointer (falling back to string) comparison, then defaults. An `int[]`
+ * parameter first in the list (after self) also accepts its values as varargs,
+ * so x.view(2, 3) and torch.zeros(2, 3) work as in torch. Python numbers given
+ * for a Tensor parameter become 0-d "wrapped number" tensors owned by the call,
+ * which weigh less in type promotion, as in torch. */
+#include "pyobjects.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; int type; } type_names[] = {
+    {"Tensor", PCT_ARG_TENSOR}, {"Scalar", PCT_ARG_SCALAR}, {"int", PCT_ARG_INT},
+    {"float", PCT_ARG_FLOAT}, {"bool", PCT_ARG_BOOL}, {"ScalarType", PCT_ARG_DTYPE},
+    {"Device", PCT_ARG_DEVICE}, {"str", PCT_ARG_STR}, {"Generator", PCT_ARG_GENERATOR},
+    {"PyObject", PCT_ARG_OBJECT}, {"Layout", PCT_ARG_LAYOUT}, {"MemoryFormat", PCT_ARG_MEMFORMAT},
+};
+
+static int parse_default(pct_param *p, const char *text)
+{
+    pct_value *v = &p->def;
+    memset(v, 0, sizeof *v);
+    if (strcmp(text, "None") == 0) { v->none = 1; return 0; }
+    switch (p->type) {
+    case PCT_ARG_INT: v->i = strtoll(text, NULL, 10); return 0;
+    case PCT_ARG_FLOAT: v->d = strtod(text, NULL); return 0;
+    case PCT_ARG_BOOL: v->b = strcmp(text, "True") == 0; return 0;
+    case PCT_ARG_SCALAR:
+        if (strchr(text, '.') || strchr(text, 'e')) { v->s.kind = PCT_SCALAR_FLOAT; v->s.d = strtod(text, NULL); }
+        else { v->s.kind = PCT_SCALAR_INT; v->s.i = strtoll(text, NULL, 10); v->s.d = (double)v->s.i; }
+        return 0;
+    case PCT_ARG_INTLIST: {
+        /* "[]" or "[1, 2]" or a single int */
+        const char *s = text;
+        v->n = 0;
+        if (*s == '[') s++;
+        while (*s && *s != ']') {
+            char *end;
+            long long x = strtoll(s, &end, 10);
+            if (end == s) break;
+            v->list[v->n++] = x;
+            s = end;
+            while (*s == ',' || *s == ' ') s++;
+        }
+        return 0;
+    }
+    case PCT_ARG_STR: v->obj = NULL; return 0; /* string defaults are not used by the table */
+    default:
+        PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: unsupported default '%s' for %s", text, p->name);
+        return -1;
+    }
+}
+
+int pct_signature_parse(const char *schema, pct_signature *sig)
+{
+    memset(sig, 0, sizeof *sig);
+    sig->out_index = -1;
+    const char *lp = strchr(schema, '(');
+    const char *rp = strrchr(schema, ')');
+    if (!lp || !rp || (size_t)(lp - schema) >= sizeof sig->name) goto bad;
+    memcpy(sig->name, schema, (size_t)(lp - schema));
+    size_t tl = (size_t)(rp - lp + 1);
+    if (tl >= sizeof sig->text) tl = sizeof sig->text - 1;
+    memcpy(sig->text, lp, tl);
+    bool kwonly = false;
+    const char *s = lp + 1;
+    while (s < rp) {
+        while (*s == ' ' || *s == ',') s++;
+        if (s >= rp) break;
+        const char *e = s;
+        int depth = 0;
+        while (e < rp && (depth > 0 || *e != ',')) { if (*e == '[') depth++; if (*e == ']') depth--; e++; }
+        char tok[128];
+        size_t n = (size_t)(e - s);
+        if (n >= sizeof tok) goto bad;
+        memcpy(tok, s, n);
+        tok[n] = 0;
+        s = e;
+        if (strcmp(tok, "*") == 0) { kwonly = true; continue; }
+        if (sig->nparams >= PCT_MAX_PARAMS) goto bad;
+        pct_param *p = &sig->params[sig->nparams];
+        char *sp = strchr(tok, ' ');
+        if (!sp) goto bad;
+        *sp = 0;
+        char *type = tok, *name = sp + 1, *eq = strchr(name, '=');
+        if (eq) *eq = 0;
+        size_t tlen = strlen(type);
+        if (tlen && type[tlen - 1] == '?') { p->optional = 1; type[--tlen] = 0; }
+        char *br = strchr(type, '[');
+        bool is_list = false;
+        if (br) { is_list = true; p->list_size = (int8_t)atoi(br + 1); *br = 0; }
+        p->type = 255;
+        for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
+            if (strcmp(type, type_names[i].name) == 0) p->type = (uint8_t)type_names[i].type;
+        if (p->type == 255) goto bad;
+        if (is_list) {
+            if (p->type == PCT_ARG_INT) p->type = PCT_ARG_INTLIST;
+            else if (p->type == PCT_ARG_TENSOR) p->type = PCT_ARG_TENSORLIST;
+            else if (p->type == PCT_ARG_FLOAT) p->type = PCT_ARG_FLOATLIST;
+            else goto bad;
+        }
+        p->kwonly = kwonly;
+        p->name = strdup(name); /* lives as long as the module: never freed */
+        if (!p->name) { PyErr_NoMemory(); return -1; }
+        p->pyname = PyUnicode_InternFromString(name);
+        if (!p->pyname) return -1;
+        if (eq) {
+            p->has_default = 1;
+            if (parse_default(p, eq + 1) < 0) return -1;
+        } else if (p->optional && kwonly) {
+            p->has_default = 1; /* an optional keyword without default defaults to None */
+            p->def.none = 1;
+        }
+        if (strcmp(name, "out") == 0) sig->out_index = sig->nparams;
+        if (!kwonly) sig->npositional++;
+        sig->nparams++;
+    }
+    return 0;
+bad:
+    PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: cannot parse schema '%s'", schema);
+    return -1;
+}
+
+/* ---- values ---- */
+
+static const char *type_label(int t)
+{
+    switch (t) {
+    case PCT_ARG_TENSOR: return "Tensor";
+    case PCT_ARG_SCALAR: return "Number";
+    case PCT_ARG_INT: return "int";
+    case PCT_ARG_INTLIST: return "tuple of ints";
+    case PCT_ARG_FLOAT: return "float";
+    case PCT_ARG_BOOL: return "bool";
+    case PCT_ARG_DTYPE: return "torch.dtype";
+    case PCT_ARG_DEVICE: return "torch.device";
+    case PCT_ARG_TENSORLIST: return "tuple of Tensors";
+    case PCT_ARG_STR: return "str";
+    case PCT_ARG_GENERATOR: return "torch.Generator";
+    case PCT_ARG_FLOATLIST: return "tuple of floats";
+    default: return "object";
+    }
+}
+
+int pct_scalar_from_object(PyObject *o, pct_scalar *s)
+{
+    if (PyBool_Check(o)) { s->kind = PCT_SCALAR_BOOL; s->i = o == Py_True; s->d = (double)s->i; return 0; }
+    if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            /* torch keeps values in [2^63, 2^64) as unsigned; beyond that it overflows */
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
+            s->kind = PCT_SCALAR_INT; s->i = (int64_t)u; s->d = (double)u;
+            return 0;
+        }
+        s->kind = PCT_SCALAR_INT; s->i = v; s->d = (double)v;
+        return 0;
+    }
+    if (PyFloat_Check(o)) { s->kind = PCT_SCALAR_FLOAT; s->d = PyFloat_AS_DOUBLE(o); s->i = 0; return 0; }
+    if (PCT_TENSOR_CHECK(o)) {
+        pct_tensor *t = (pct_tensor *)o;
+        if (t->numel != 1 || t->device_type != PCT_CPU) return -1;
+        const char *p = pct_tensor_data(t);
+        if (pct_dtype_is_floating(t->dtype)) { s->kind = PCT_SCALAR_FLOAT; s->d = pct_load_as_double(p, t->dtype); s->i = 0; }
+        else { s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT; s->i = pct_load_as_int64(p, t->dtype); s->d = (double)s->i; }
+        return 0;
+    }
+    /* numpy scalars and other number-likes */
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (nb && nb->nb_index && !PyType_IsSubtype(Py_TYPE(o), &PyUnicode_Type)) {
+        PyObject *i = PyNumber_Index(o);
+        if (!i) { PyErr_Clear(); return -1; }
+        int r = pct_scalar_from_object(i, s);
+        Py_DECREF(i);
+        return r;
+    }
+    if (nb && nb->nb_float) {
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+        s->kind = PCT_SCALAR_FLOAT; s->d = d; s->i = 0;
+        return 0;
+    }
+    return -1;
+}
+
+int pct_scalar_dtype(const pct_scalar *s)
+{
+    return s->kind == PCT_SCALAR_BOOL ? PCT_BOOL : s->kind == PCT_SCALAR_INT ? PCT_INT64 : PCT_FLOAT64;
+}
+
+pct_tensor *pct_wrap_scalar(const pct_scalar *s)
+{
+    pct_tensor *t = pct_tensor_scalar(pct_scalar_dtype(s), s->d, s->i, s->kind == PCT_SCALAR_FLOAT);
+    if (t) t->flags |= PCT_FLAG_WRAPPED_NUMBER;
+    return t;
+}
+
+static int as_int(PyObject *o, int64_t *out)
+{
+    if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return -1; }
+        *out = v;
+        return 0;
+    }
+    if (PyFloat_Check(o)) return -1;
+    if (PCT_TENSOR_CHECK(o)) {
+        pct_tensor *t = (pct_tensor *)o;
+        if (t->numel != 1 || pct_dtype_is_floating(t->dtype) || t->ndim != 0) return -1;
+        *out = pct_load_as_int64(pct_tensor_data(t), t->dtype);
+        return 0;
+    }
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (nb && nb->nb_index) {
+        PyObject *i = PyNumber_Index(o);
+        if (!i) { PyErr_Clear(); return -1; }
+        int r = as_int(i, out);
+        Py_DECREF(i);
+        return r;
+    }
+    return -1;
+}
+
+/* Converts one Python object to a value of param p's type. 0, or -1 (no exception). */
+static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c, bool first)
+{
+    v->none = 0;
+    if (o == Py_None) {
+        if (!p->optional && p->type != PCT_ARG_OBJECT && p->type != PCT_ARG_LAYOUT && p->type != PCT_ARG_MEMFORMAT) return -1;
+        v->none = 1;
+        return 0;
+    }
+    switch (p->type) {
+    case PCT_ARG_TENSOR: {
+        if (PCT_TENSOR_CHECK(o)) { v->t = (pct_tensor *)o; return 0; }
+        pct_scalar s;
+        if (first || PyUnicode_Check(o) || pct_scalar_from_object(o, &s) < 0) return -1;
+        if (c->nowned >= PCT_MAX_OWNED) return -1;
+        pct_tensor *w = pct_wrap_scalar(&s);
+        if (!w) { PyErr_Clear(); return -1; }
+        c->owned[c->nowned++] = (PyObject *)w;
+        v->t = w;
+        return 0;
+    }
+    case PCT_ARG_SCALAR:
+        if (PyUnicode_Check(o)) return -1;
+        return pct_scalar_from_object(o, &v->s);
+    case PCT_ARG_INT:
+        return as_int(o, &v->i);
+    case PCT_ARG_FLOAT: {
+        if (PyUnicode_Check(o) || PCT_TENSOR_CHECK(o)) return -1;
+        PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+        if (!nb || (!nb->nb_float && !nb->nb_index)) return -1;
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+        v->d = d;
+        return 0;
+    }
+    case PCT_ARG_BOOL:
+        if (!PyBool_Check(o)) return -1;
+        v->b = o == Py_True;
+        return 0;
+    case PCT_ARG_INTLIST: {
+        int64_t x;
+        if (p->list_size > 0 && as_int(o, &x) == 0) {
+            v->n = p->list_size;
+            for (int i = 0; i < p->list_size; i++) v->list[i] = x;
+            return 0;
+        }
+        if (!PyTuple_Check(o) && !PyList_Check(o)) return -1;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        if (n > PCT_MAX_DIMS) return -1;
+        PyObject **items = PySequence_Fast_ITEMS(o);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (as_int(items[i], &v->list[i]) < 0) return -1;
+        v->n = (int32_t)n;
+        return 0;
+    }
+    case PCT_ARG_FLOATLIST: {
+        if (!PyTuple_Check(o) && !PyList_Check(o)) {
+            double d = PyFloat_AsDouble(o);
+            if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+            v->n = 1; v->flist[0] = d;
+            return 0;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        if (n > 4) return -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double d = PyFloat_AsDouble(PySequence_Fast_ITEMS(o)[i]);
+            if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+            v->flist[i] = d;
+        }
+        v->n = (int32_t)n;
+        return 0;
+    }
+    case PCT_ARG_DTYPE: {
+        int d = pct_dtype_from_object(o);
+        if (d < 0) { PyErr_Clear(); return -1; }
+        v->dtype = d;
+        return 0;
+    }
+    case PCT_ARG_DEVICE:
+        if (pct_device_from_object(o, &v->dev.type, &v->dev.index) < 0) { PyErr_Clear(); return -1; }
+        return 0;
+    case PCT_ARG_TENSORLIST: {
+        if (!PyTuple_Check(o) && !PyList_Check(o)) return -1;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!PCT_TENSOR_CHECK(PySequence_Fast_ITEMS(o)[i])) return -1;
+        v->obj = o;
+        return 0;
+    }
+    case PCT_ARG_STR:
+        if (!PyUnicode_Check(o)) return -1;
+        v->obj = o;
+        return 0;
+    default:
+        v->obj = o;
+        return 0;
+    }
+}
+
+void pct_call_release(pct_call *c)
+{
+    for (int i = 0; i < c->nowned; i++) Py_CLEAR(c->owned[i]);
+    c->nowned = 0;
+}
+
+static PyObject *type_error_for(const pct_signature *sig, const pct_param *p, int pos, PyObject *o)
+{
+    if (pos >= 0)
+        return PyUnicode_FromFormat("%s(): argument '%s' (position %d) must be %s, not %s", sig->name, p->name, pos + 1,
+                                    type_label(p->type), o == Py_None ? "NoneType" : Py_TYPE(o)->tp_name);
+    return PyUnicode_FromFormat("%s(): argument '%s' must be %s, not %s", sig->name, p->name, type_label(p->type),
+                                o == Py_None ? "NoneType" : Py_TYPE(o)->tp_name);
+}
+
+int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, pct_call *c, PyObject **err)
+{
+    bool set[PCT_MAX_PARAMS] = {0};
+    int np = sig->nparams;
+    int pi = 0;
+    *err = NULL;
+    if (self) {
+        if (np == 0 || convert(&sig->params[0], self, &c->v[0], c, true) < 0) {
+            *err = PyUnicode_FromFormat("%s(): self must be a Tensor", sig->name);
+            return -1;
+        }
+        set[0] = true;
+        pi = 1;
+    }
+    for (Py_ssize_t ai = 0; ai < nargs; ai++, pi++) {
+        if (pi >= sig->npositional) {
+            *err = PyUnicode_FromFormat("%s() takes %d positional argument%s but %zd %s given", sig->name,
+                                        sig->npositional, sig->npositional == 1 ? "" : "s",
+                                        nargs + (self ? 1 : 0), nargs + (self ? 1 : 0) == 1 ? "was" : "were");
+            return -1;
+        }
+        const pct_param *p = &sig->params[pi];
+        PyObject *o = args[ai];
+        /* varargs form of a leading int[]: view(2, 3), zeros(2, 3) */
+        int64_t first_int;
+        if (p->type == PCT_ARG_INTLIST && p->list_size == 0 && (pi == 0 || (pi == 1 && self)) &&
+            !PyTuple_Check(o) && !PyList_Check(o) && as_int(o, &first_int) == 0) {
+            pct_value *v = &c->v[pi];
+            v->none = 0;
+            v->n = 0;
+            for (; ai < nargs; ai++) {
+                if (v->n >= PCT_MAX_DIMS || as_int(args[ai], &v->list[v->n]) < 0) {
+                    *err = type_error_for(sig, p, (int)ai, args[ai]);
+                    return -1;
+                }
+                v->n++;
+            }
+            set[pi] = true;
+            pi++;
+            break;
+        }
+        if (convert(p, o, &c->v[pi], c, pi == 0) < 0) {
+            *err = type_error_for(sig, p, (int)ai + (self ? 1 : 0), o);
+            return -1;
+        }
+        set[pi] = true;
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        PyObject *o = args[nargs + k];
+        int found = -1;
+        for (int i = 0; i < np; i++)
+            if (sig->params[i].pyname == key) { found = i; break; }
+        if (found < 0) {
+            for (int i = 0; i < np; i++)
+                if (PyUnicode_Compare(sig->params[i].pyname, key) == 0) { found = i; break; }
+            /* torch names the first argument `input` for functions, `self` for methods */
+            if (found < 0 && np > 0 && PyUnicode_CompareWithASCIIString(key, "self") == 0 &&
+                sig->params[0].type == PCT_ARG_TENSOR)
+                found = 0;
+        }
+        if (found < 0) {
+            *err = PyUnicode_FromFormat("%s() got an unexpected keyword argument '%U'", sig->name, key);
+            return -1;
+        }
+        if (set[found]) {
+            *err = PyUnicode_FromFormat("%s() got multiple values for argument '%s'", sig->name, sig->params[found].name);
+            return -1;
+        }
+        if (convert(&sig->params[found], o, &c->v[found], c, found == 0) < 0) {
+            *err = type_error_for(sig, &sig->params[found], -1, o);
+            return -1;
+        }
+        set[found] = true;
+    }
+    for (int i = 0; i < np; i++) {
+        if (set[i]) continue;
+        const pct_param *p = &sig->params[i];
+        if (!p->has_default) {
+            *err = PyUnicode_FromFormat("%s() missing required argument '%s' (pos %d)", sig->name, p->name, i + 1);
+            return -1;
+        }
+        /* defaults are copied without the large list buffer unless it is an int list */
+        c->v[i].none = p->def.none;
+        c->v[i].s = p->def.s; /* the largest union member: copies whichever is set */
+        if (p->type == PCT_ARG_INTLIST) {
+            c->v[i].n = p->def.n;
+            memcpy(c->v[i].list, p->def.list, sizeof(int64_t) * (size_t)p->def.n);
+        }
+    }
+    if (sig->out_index >= 0 && sig->params[sig->out_index].type == PCT_ARG_TENSOR) c->out = c->v[sig->out_index].none ? NULL : c->v[sig->out_index].t;
+    return 0;
+}

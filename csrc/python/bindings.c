@@ -1,0 +1,243 @@
+/* bindings.c: Python callables generated from the op table.
+ *
+ * Ops sharing a Python name form one overload group. For each group one function
+ * object is made per mode: torch.<name> (function), Tensor.<name> (method) and
+ * Tensor.<name>_ (in-place). The object is a vectorcall callable flagged as a method
+ * descriptor, so `t.add(u)` calls it with t first and no bound-method allocation. */
+#include "pyobjects.h"
+#include <stdlib.h>
+#include <string.h>
+
+enum { MODE_FUNC, MODE_METHOD, MODE_INPLACE };
+
+typedef struct pct_opfunc {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    int mode;
+    int nops;
+    int ops[8];          /* overloads, in table order */
+    PyObject *name;
+    PyObject *doc;
+} pct_opfunc;
+
+static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_t nargs, PyObject *kwnames, PyObject *first_err)
+{
+    if (f->nops == 1) {
+        PyErr_SetObject(PyExc_TypeError, first_err);
+        return NULL;
+    }
+    /* torch lists every overload when none matches */
+    PyObject *got = PyUnicode_FromString("");
+    for (size_t i = 0; got && i < nargs; i++) {
+        PyObject *n = PyUnicode_FromFormat("%U%s%s", got, i ? ", " : "", Py_TYPE(args[i])->tp_name);
+        Py_SETREF(got, n);
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; got && k < nkw; k++) {
+        PyObject *n = PyUnicode_FromFormat("%U%s%U=%s", got, (nargs || k) ? ", " : "", PyTuple_GET_ITEM(kwnames, k),
+                                           Py_TYPE(args[nargs + k])->tp_name);
+        Py_SETREF(got, n);
+    }
+    if (!got) return NULL;
+    PyObject *msg = PyUnicode_FromFormat("%U() received an invalid combination of arguments - got (%U), but expected one of:",
+                                         f->name, got);
+    Py_DECREF(got);
+    for (int i = 0; msg && i < f->nops; i++) {
+        PyObject *n = PyUnicode_FromFormat("%U\n * %s", msg, pct_ops[f->ops[i]].sig.text);
+        Py_SETREF(msg, n);
+    }
+    if (msg) { PyErr_SetObject(PyExc_TypeError, msg); Py_DECREF(msg); }
+    return NULL;
+}
+
+static int check_inplace_target(pct_tensor *self)
+{
+    if (pct_grad_enabled && pct_tensor_requires_grad(self) && self->grad_fn == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    pct_opfunc *f = (pct_opfunc *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *self = NULL;
+    if (f->mode != MODE_FUNC) {
+        if (nargs < 1 || !PCT_TENSOR_CHECK(args[0])) {
+            PyErr_Format(PyExc_TypeError, "descriptor '%U' requires a 'Tensor' object", f->name);
+            return NULL;
+        }
+        self = args[0];
+        args++;
+        nargs--;
+    }
+    pct_call c;
+    PyObject *first_err = NULL;
+    for (int k = 0; k < f->nops; k++) {
+        const pct_op *op = &pct_ops[f->ops[k]];
+        c.op = op;
+        c.op_index = f->ops[k];
+        c.out = NULL;
+        c.nowned = 0;
+        c.inplace = f->mode == MODE_INPLACE;
+        PyObject *err = NULL;
+        if (pct_parse_args(&op->sig, self, args, nargs, kwnames, &c, &err) < 0) {
+            pct_call_release(&c);
+            if (!err) return NULL;
+            if (!first_err) first_err = err;
+            else Py_DECREF(err);
+            continue;
+        }
+        Py_XDECREF(first_err);
+        if (c.inplace) {
+            if (c.out) {
+                pct_call_release(&c);
+                PyErr_Format(PyExc_TypeError, "%U_() got an unexpected keyword argument 'out'", f->name);
+                return NULL;
+            }
+            c.out = (pct_tensor *)self;
+            if (check_inplace_target(c.out) < 0) { pct_call_release(&c); return NULL; }
+        }
+        PyObject *r = pct_dispatch(&c);
+        pct_call_release(&c);
+        return r;
+    }
+    PyObject *r = invalid_combination(f, args - (self ? 1 : 0), (size_t)(nargs + (self ? 1 : 0)), kwnames, first_err);
+    Py_XDECREF(first_err);
+    return r;
+}
+
+static PyObject *opfunc_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None) { Py_INCREF(self); return self; }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *opfunc_repr(pct_opfunc *f)
+{
+    return PyUnicode_FromFormat("<built-in %s %U>", f->mode == MODE_FUNC ? "function" : "method", f->name);
+}
+
+static void opfunc_dealloc(pct_opfunc *f)
+{
+    Py_XDECREF(f->name);
+    Py_XDECREF(f->doc);
+    Py_TYPE(f)->tp_free((PyObject *)f);
+}
+
+static PyObject *opfunc_get_doc(pct_opfunc *f, void *unused)
+{
+    (void)unused;
+    Py_INCREF(f->doc);
+    return f->doc;
+}
+static PyObject *opfunc_get_name(pct_opfunc *f, void *unused)
+{
+    (void)unused;
+    Py_INCREF(f->name);
+    return f->name;
+}
+
+static PyGetSetDef opfunc_getset[] = {
+    {"__doc__", (getter)opfunc_get_doc, NULL, NULL, NULL},
+    {"__name__", (getter)opfunc_get_name, NULL, NULL, NULL},
+    {"__qualname__", (getter)opfunc_get_name, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject pct_OpFuncType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pyctorch._C.builtin_function",
+    .tp_basicsize = sizeof(pct_opfunc),
+    .tp_dealloc = (destructor)opfunc_dealloc,
+    .tp_vectorcall_offset = offsetof(pct_opfunc, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = (reprfunc)opfunc_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_descr_get = opfunc_descr_get,
+    .tp_getset = opfunc_getset,
+};
+
+static pct_opfunc *opfunc_new(const char *name, int mode)
+{
+    pct_opfunc *f = PyObject_New(pct_opfunc, &pct_OpFuncType);
+    if (!f) return NULL;
+    f->vectorcall = opfunc_vectorcall;
+    f->mode = mode;
+    f->nops = 0;
+    f->name = PyUnicode_FromString(name);
+    f->doc = NULL;
+    if (!f->name) { Py_DECREF(f); return NULL; }
+    return f;
+}
+
+/* Registry of made functions, for C callers (the number protocol). */
+static PyObject *registry_func, *registry_inplace;
+
+PyObject *pct_opfunc_get(const char *py_name, int inplace)
+{
+    PyObject *d = inplace ? registry_inplace : registry_func;
+    return d ? PyDict_GetItemString(d, py_name) : NULL; /* borrowed */
+}
+
+static int set_doc(pct_opfunc *f, const char *prefix)
+{
+    PyObject *doc = PyUnicode_FromString("");
+    for (int i = 0; doc && i < f->nops; i++) {
+        const pct_op *op = &pct_ops[f->ops[i]];
+        PyObject *n = PyUnicode_FromFormat("%U%s%s%U%s", doc, i ? "\n" : "", prefix, f->name, op->sig.text);
+        Py_SETREF(doc, n);
+    }
+    f->doc = doc;
+    return doc ? 0 : -1;
+}
+
+int pct_bindings_install(PyObject *module)
+{
+    registry_func = PyDict_New();
+    registry_inplace = PyDict_New();
+    if (!registry_func || !registry_inplace) return -1;
+    PyObject *tdict = pct_TensorType.tp_dict;
+    bool done[PCT_NUM_OPS] = {0};
+    for (int i = 0; i < PCT_NUM_OPS; i++) {
+        if (done[i]) continue;
+        const char *name = pct_ops[i].sig.name;
+        pct_opfunc *modes[3] = {NULL, NULL, NULL};
+        int rc = -1;
+        for (int m = 0; m < 3; m++) {
+            char nm[64];
+            snprintf(nm, sizeof nm, m == MODE_INPLACE ? "%s_" : "%s", name);
+            if (!(modes[m] = opfunc_new(nm, m))) goto fail;
+        }
+        for (int j = i; j < PCT_NUM_OPS; j++) {
+            if (strcmp(pct_ops[j].sig.name, name) != 0) continue;
+            done[j] = true;
+            unsigned v = pct_ops[j].variants;
+            if ((v & PCT_V_FUNC) && modes[0]->nops < 8) modes[0]->ops[modes[0]->nops++] = j;
+            if ((v & PCT_V_METHOD) && modes[1]->nops < 8) modes[1]->ops[modes[1]->nops++] = j;
+            if ((v & PCT_V_INPLACE) && modes[2]->nops < 8) modes[2]->ops[modes[2]->nops++] = j;
+        }
+        for (int m = 0; m < 3; m++) if (set_doc(modes[m], m == MODE_FUNC ? "pyctorch." : "Tensor.") < 0) goto fail;
+        if (modes[0]->nops && (PyModule_AddObjectRef(module, name, (PyObject *)modes[0]) < 0 ||
+                               PyDict_SetItemString(registry_func, name, (PyObject *)modes[0]) < 0))
+            goto fail;
+        if (modes[1]->nops) {
+            if (PyDict_SetItemString(tdict, name, (PyObject *)modes[1]) < 0) goto fail;
+            if (!modes[0]->nops && PyDict_SetItemString(registry_func, name, (PyObject *)modes[1]) < 0) goto fail;
+        }
+        if (modes[2]->nops) {
+            if (PyDict_SetItem(tdict, modes[2]->name, (PyObject *)modes[2]) < 0 ||
+                PyDict_SetItemString(registry_inplace, name, (PyObject *)modes[2]) < 0)
+                goto fail;
+        }
+        rc = 0;
+    fail:
+        for (int m = 0; m < 3; m++) Py_XDECREF(modes[m]);
+        if (rc < 0) return -1;
+    }
+    PyType_Modified(&pct_TensorType);
+    return 0;
+}

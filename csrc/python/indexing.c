@@ -1,0 +1,212 @@
+/* indexing.c: translating Python subscripts into views and advanced-index calls. */
+#include "indexing.h"
+#include "../aten/error.h"
+#include "../aten/iter.h"
+
+typedef struct view_spec {
+    int ndim;
+    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
+    int64_t offset;
+    /* advanced indices by result dim; owned references */
+    PyObject *adv[PCT_MAX_DIMS];
+    int nadv;
+} view_spec;
+
+static bool is_advanced(PyObject *o)
+{
+    return PCT_TENSOR_CHECK(o) || PyList_Check(o) || PyBool_Check(o) ||
+           (!PyLong_Check(o) && !PySlice_Check(o) && o != Py_None && o != Py_Ellipsis && !PyTuple_Check(o) &&
+            !PyIndex_Check(o) && PySequence_Check(o));
+}
+
+/* Number of source dims an index item consumes. */
+static int consumed_dims(PyObject *o)
+{
+    if (o == Py_None || o == Py_Ellipsis || PyBool_Check(o)) return 0;
+    if (PCT_TENSOR_CHECK(o)) {
+        pct_tensor *t = (pct_tensor *)o;
+        return (t->dtype == PCT_BOOL || t->dtype == PCT_UINT8) ? (t->ndim ? t->ndim : 0) : 1;
+    }
+    return 1;
+}
+
+static void spec_release(view_spec *s)
+{
+    for (int i = 0; i < PCT_MAX_DIMS; i++) Py_CLEAR(s->adv[i]);
+}
+
+/* Converts an advanced index item into an index tensor (int64 or bool). */
+static pct_tensor *as_index_tensor(PyObject *o)
+{
+    if (PCT_TENSOR_CHECK(o)) {
+        pct_tensor *t = (pct_tensor *)o;
+        if (pct_dtype_is_floating(t->dtype)) {
+            PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+            return NULL;
+        }
+        Py_INCREF(t);
+        return t;
+    }
+    if (PyBool_Check(o)) return pct_tensor_scalar(PCT_BOOL, 0, o == Py_True, false);
+    PyObject *t = pct_tensor_from_data(o, -1, true);
+    if (!t) return NULL;
+    pct_tensor *x = (pct_tensor *)t;
+    if (pct_dtype_is_floating(x->dtype)) {
+        Py_DECREF(t);
+        PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+        return NULL;
+    }
+    return x;
+}
+
+static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
+{
+    PyObject *items_buf[1];
+    PyObject **items;
+    Py_ssize_t n;
+    if (PyTuple_Check(key)) { items = &PyTuple_GET_ITEM(key, 0); n = PyTuple_GET_SIZE(key); }
+    else { items_buf[0] = key; items = items_buf; n = 1; }
+    int consumed = 0, ellipses = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        consumed += consumed_dims(items[i]);
+        if (items[i] == Py_Ellipsis) ellipses++;
+    }
+    if (ellipses > 1) { PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')"); return -1; }
+    if (consumed > t->ndim) {
+        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", t->ndim);
+        return -1;
+    }
+    s->ndim = 0;
+    s->offset = t->offset;
+    s->nadv = 0;
+    int src = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = items[i];
+        if (o == Py_None) {
+            s->sizes[s->ndim] = 1;
+            s->strides[s->ndim] = 1;
+            s->ndim++;
+        } else if (o == Py_Ellipsis) {
+            int k = t->ndim - consumed;
+            for (int j = 0; j < k; j++, src++, s->ndim++) { s->sizes[s->ndim] = t->sizes[src]; s->strides[s->ndim] = t->strides[src]; }
+        } else if (PySlice_Check(o)) {
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(o, &start, &stop, &step) < 0) return -1;
+            if (step <= 0) { PyErr_SetString(PyExc_ValueError, "step must be greater than zero"); return -1; }
+            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)t->sizes[src], &start, &stop, step);
+            s->offset += (int64_t)start * t->strides[src];
+            s->sizes[s->ndim] = len;
+            s->strides[s->ndim] = t->strides[src] * step;
+            s->ndim++;
+            src++;
+        } else if (!is_advanced(o) && PyIndex_Check(o)) {
+            Py_ssize_t idx = PyNumber_AsSsize_t(o, PyExc_IndexError);
+            if (idx == -1 && PyErr_Occurred()) return -1;
+            int64_t size = t->sizes[src];
+            if (idx < -size || idx >= size) {
+                PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension %d with size %lld", idx, src, (long long)size);
+                return -1;
+            }
+            if (idx < 0) idx += size;
+            s->offset += (int64_t)idx * t->strides[src];
+            src++;
+        } else if (is_advanced(o)) {
+            pct_tensor *it = as_index_tensor(o);
+            if (!it) return -1;
+            int k = consumed_dims((PyObject *)it);
+            bool scalar_mask = PyBool_Check(o) || (it->dtype == PCT_BOOL && it->ndim == 0);
+            if (scalar_mask) {
+                /* x[True] adds a dim of size 1 (0 for False) */
+                s->sizes[s->ndim] = 1;
+                s->strides[s->ndim] = 1;
+            }
+            s->adv[s->ndim] = (PyObject *)it;
+            s->nadv++;
+            if (scalar_mask) {
+                s->ndim++;
+            } else {
+                for (int j = 0; j < (k ? k : 1) && src < t->ndim; j++, src++, s->ndim++) {
+                    s->sizes[s->ndim] = t->sizes[src];
+                    s->strides[s->ndim] = t->strides[src];
+                }
+            }
+        } else {
+            PyErr_Format(PyExc_IndexError, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                           "are valid indices (got %s)", Py_TYPE(o)->tp_name);
+            return -1;
+        }
+    }
+    for (; src < t->ndim; src++, s->ndim++) { s->sizes[s->ndim] = t->sizes[src]; s->strides[s->ndim] = t->strides[src]; }
+    return 0;
+}
+
+static pct_tensor *make_view(pct_tensor *t, view_spec *s)
+{
+    return pct_tensor_view_of(t, s->ndim, s->sizes, s->strides, s->offset);
+}
+
+PyObject *pct_tensor_getitem(PyObject *self, PyObject *key)
+{
+    pct_tensor *t = (pct_tensor *)self;
+    view_spec s = {0};
+    /* fast path: a single int on a tensor with dims */
+    if (PyLong_CheckExact(key) && t->ndim > 0) {
+        Py_ssize_t idx = PyLong_AsSsize_t(key);
+        if (idx == -1 && PyErr_Occurred()) return NULL;
+        int64_t size = t->sizes[0];
+        if (idx < -size || idx >= size) {
+            PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension 0 with size %lld", idx, (long long)size);
+            return NULL;
+        }
+        if (idx < 0) idx += size;
+        return (PyObject *)pct_tensor_view_of(t, t->ndim - 1, t->sizes + 1, t->strides + 1, t->offset + idx * t->strides[0]);
+    }
+    if (build_spec(t, key, &s) < 0) { spec_release(&s); return NULL; }
+    pct_tensor *v = make_view(t, &s);
+    if (!v || s.nadv == 0) { spec_release(&s); return (PyObject *)v; }
+    pct_tensor *idx[PCT_MAX_DIMS];
+    for (int i = 0; i < s.ndim; i++) idx[i] = (pct_tensor *)s.adv[i];
+    PyObject *r = pct_index_get(v, s.ndim, idx);
+    Py_DECREF(v);
+    spec_release(&s);
+    return r;
+}
+
+int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
+{
+    pct_tensor *t = (pct_tensor *)self;
+    if (!value) { PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion"); return -1; }
+    pct_tensor *src = NULL;
+    if (PCT_TENSOR_CHECK(value)) {
+        src = (pct_tensor *)value;
+        Py_INCREF(src);
+    } else {
+        pct_scalar sc;
+        if (pct_scalar_from_object(value, &sc) == 0) {
+            src = pct_tensor_scalar(t->dtype, sc.d, sc.i, sc.kind == PCT_SCALAR_FLOAT);
+        } else {
+            PyObject *made = pct_tensor_from_data(value, t->dtype, true);
+            if (!made) return -1;
+            src = (pct_tensor *)made;
+        }
+        if (!src) return -1;
+    }
+    view_spec s = {0};
+    int rc = -1;
+    if (build_spec(t, key, &s) < 0) goto done;
+    pct_tensor *v = make_view(t, &s);
+    if (!v) goto done;
+    if (s.nadv == 0) {
+        rc = pct_copy_(v, src);
+    } else {
+        pct_tensor *idx[PCT_MAX_DIMS];
+        for (int i = 0; i < s.ndim; i++) idx[i] = (pct_tensor *)s.adv[i];
+        rc = pct_index_put_(v, s.ndim, idx, src, false);
+    }
+    if (rc == 0) pct_tensor_bump_version(t);
+    Py_DECREF(v);
+done:
+    spec_release(&s);
+    Py_DECREF(src);
+    return rc;
+}

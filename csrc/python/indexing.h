@@ -1,0 +1,16 @@
+/* indexing.h: Tensor.__getitem__ / __setitem__.
+ * Basic indexing (ints, slices, None, Ellipsis) makes a view. Advanced indexing
+ * (integer/bool tensors, lists, bools) is applied after it by the index kernels:
+ * pct_index_get(view, indices) and pct_index_put_(view, indices, values, accumulate),
+ * where indices has one entry per dim of view (NULL for dims not indexed). */
+#ifndef PCT_INDEXING_H
+#define PCT_INDEXING_H
+#include "pyobjects.h"
+
+PyObject *pct_tensor_getitem(PyObject *self, PyObject *key);
+int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value);
+
+/* Implemented in csrc/aten/cpu/index.c. Borrowed arguments; new reference or NULL. */
+PyObject *pct_index_get(pct_tensor *self, int nindices, pct_tensor **indices);
+int pct_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate);
+#endif

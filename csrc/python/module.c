@@ -1,0 +1,194 @@
+/* module.c: pyctorch._C: creates the types, the dtype objects and the op bindings. */
+#include "pyobjects.h"
+#include "../aten/iter.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+_Thread_local int pct_grad_enabled = 1;
+PyObject *pct_py_from_dlpack(PyObject *self, PyObject *obj);
+PyObject *pct_py_op_table(PyObject *self, PyObject *unused);
+#ifdef PCT_HAVE_OPENBLAS
+void openblas_set_num_threads(int n); /* from OpenBLAS; it shares libgomp's pool in the openmp build */
+#endif
+
+static PyObject *py_get_default_dtype(PyObject *m, PyObject *u)
+{
+    (void)m; (void)u;
+    PyObject *d = pct_dtype_objects[pct_default_dtype];
+    Py_INCREF(d);
+    return d;
+}
+
+static PyObject *py_set_default_dtype(PyObject *m, PyObject *d)
+{
+    (void)m;
+    int dt = pct_dtype_from_object(d);
+    if (dt < 0) return NULL;
+    if (dt != PCT_FLOAT32 && dt != PCT_FLOAT64 && dt != PCT_FLOAT16 && dt != PCT_BFLOAT16) {
+        PyErr_SetString(PyExc_TypeError, "only floating-point types are supported as the default type");
+        return NULL;
+    }
+    pct_default_dtype = dt;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_promote_types(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "O!O!:promote_types", &pct_DtypeType, &a, &pct_DtypeType, &b)) return NULL;
+    int r = pct_promote_types(((pct_dtype_object *)a)->dtype, ((pct_dtype_object *)b)->dtype);
+    PyObject *d = pct_dtype_objects[r];
+    Py_INCREF(d);
+    return d;
+}
+
+static PyObject *py_can_cast(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "O!O!:can_cast", &pct_DtypeType, &a, &pct_DtypeType, &b)) return NULL;
+    return PyBool_FromLong(pct_can_cast(((pct_dtype_object *)a)->dtype, ((pct_dtype_object *)b)->dtype));
+}
+
+/* torch.result_type(tensor1, tensor2): tensors or Python numbers */
+static PyObject *py_result_type(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "OO:result_type", &a, &b)) return NULL;
+    pct_result_type_state st = PCT_RESULT_TYPE_STATE_INIT;
+    PyObject *ops[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        if (PCT_TENSOR_CHECK(ops[i])) {
+            pct_tensor *t = (pct_tensor *)ops[i];
+            pct_result_type_update(&st, t->dtype, t->ndim == 0 ? 1 : 0);
+        } else {
+            pct_scalar s;
+            if (pct_scalar_from_object(ops[i], &s) < 0) {
+                PyErr_Format(PyExc_TypeError, "result_type(): argument must be Tensor or Number, not %s", Py_TYPE(ops[i])->tp_name);
+                return NULL;
+            }
+            pct_result_type_update(&st, pct_scalar_dtype(&s), 2);
+        }
+    }
+    PyObject *d = pct_dtype_objects[pct_result_type_finish(&st)];
+    Py_INCREF(d);
+    return d;
+}
+
+static PyObject *py_set_num_threads(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n <= 0) { PyErr_SetString(PyExc_RuntimeError, "set_num_threads expects a positive integer"); return NULL; }
+#ifdef _OPENMP
+    omp_set_num_threads((int)n);
+#endif
+#ifdef PCT_HAVE_OPENBLAS
+    openblas_set_num_threads((int)n);
+#endif
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_get_num_threads(PyObject *m, PyObject *u)
+{
+    (void)m; (void)u;
+#ifdef _OPENMP
+    return PyLong_FromLong(omp_get_max_threads());
+#else
+    return PyLong_FromLong(1);
+#endif
+}
+
+static PyObject *py_is_grad_enabled(PyObject *m, PyObject *u) { (void)m; (void)u; return PyBool_FromLong(pct_grad_enabled); }
+static PyObject *py_set_grad_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int v = PyObject_IsTrue(arg);
+    if (v < 0) return NULL;
+    pct_grad_enabled = v;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_build_info(PyObject *m, PyObject *u)
+{
+    (void)m; (void)u;
+    return Py_BuildValue("{s:O,s:O,s:O}",
+#ifdef _OPENMP
+                         "openmp", Py_True,
+#else
+                         "openmp", Py_False,
+#endif
+#ifdef PCT_HAVE_OPENBLAS
+                         "openblas", Py_True,
+#else
+                         "openblas", Py_False,
+#endif
+                         "cuda", Py_False);
+}
+
+static PyMethodDef module_methods[] = {
+    {"tensor", (PyCFunction)(void (*)(void))pct_py_tensor, METH_VARARGS | METH_KEYWORDS, "tensor(data, *, dtype=None, device=None, requires_grad=False)"},
+    {"as_tensor", (PyCFunction)(void (*)(void))pct_py_as_tensor, METH_VARARGS | METH_KEYWORDS, "as_tensor(data, dtype=None, device=None)"},
+    {"from_numpy", pct_py_from_numpy, METH_O, "from_numpy(ndarray): a tensor sharing the array's memory"},
+    {"from_dlpack", pct_py_from_dlpack, METH_O, "from_dlpack(obj): a tensor sharing a DLPack producer's memory"},
+    {"get_default_dtype", py_get_default_dtype, METH_NOARGS, NULL},
+    {"set_default_dtype", py_set_default_dtype, METH_O, NULL},
+    {"promote_types", py_promote_types, METH_VARARGS, NULL},
+    {"can_cast", py_can_cast, METH_VARARGS, NULL},
+    {"result_type", py_result_type, METH_VARARGS, NULL},
+    {"set_num_threads", py_set_num_threads, METH_O, NULL},
+    {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
+    {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
+    {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
+    {"_build_info", py_build_info, METH_NOARGS, NULL},
+    {"_op_table", pct_py_op_table, METH_NOARGS, "the operator table: one dict per entry (id, name, schema, variants, kind, promotion)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "pyctorch._C", "pyctorch's C core", -1, module_methods,
+                                        NULL, NULL, NULL, NULL};
+
+/* Names of the dtype objects, with torch's aliases. */
+static const struct { const char *name; int dtype; } dtype_names[] = {
+    {"bool", PCT_BOOL}, {"uint8", PCT_UINT8}, {"int8", PCT_INT8}, {"int16", PCT_INT16}, {"short", PCT_INT16},
+    {"int32", PCT_INT32}, {"int", PCT_INT32}, {"int64", PCT_INT64}, {"long", PCT_INT64},
+    {"float16", PCT_FLOAT16}, {"half", PCT_FLOAT16}, {"bfloat16", PCT_BFLOAT16},
+    {"float32", PCT_FLOAT32}, {"float", PCT_FLOAT32}, {"float64", PCT_FLOAT64}, {"double", PCT_FLOAT64},
+};
+
+PyMODINIT_FUNC PyInit__C(void)
+{
+    pct_TensorType.tp_methods = pct_tensor_methods;
+    pct_TensorType.tp_getset = pct_tensor_getset;
+    pct_SizeType.tp_base = &PyTuple_Type;
+    if (PyType_Ready(&pct_TensorType) < 0 || PyType_Ready(&pct_DtypeType) < 0 || PyType_Ready(&pct_DeviceType) < 0 ||
+        PyType_Ready(&pct_SizeType) < 0 || PyType_Ready(&pct_OpFuncType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    for (int d = 0; d < PCT_NUM_DTYPES; d++) {
+        pct_dtype_object *o = PyObject_New(pct_dtype_object, &pct_DtypeType);
+        if (!o) goto fail;
+        o->dtype = d;
+        pct_dtype_objects[d] = (PyObject *)o; /* kept for the life of the process */
+    }
+    for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++)
+        if (PyModule_AddObjectRef(m, dtype_names[i].name, pct_dtype_objects[dtype_names[i].dtype]) < 0) goto fail;
+    if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&pct_TensorType) < 0 ||
+        PyModule_AddObjectRef(m, "dtype", (PyObject *)&pct_DtypeType) < 0 ||
+        PyModule_AddObjectRef(m, "device", (PyObject *)&pct_DeviceType) < 0 ||
+        PyModule_AddObjectRef(m, "Size", (PyObject *)&pct_SizeType) < 0)
+        goto fail;
+    PyObject *prio = PyLong_FromLong(1000);
+    if (!prio || PyDict_SetItemString(pct_TensorType.tp_dict, "__array_priority__", prio) < 0) { Py_XDECREF(prio); goto fail; }
+    Py_DECREF(prio);
+    if (pct_ops_init() < 0 || pct_bindings_install(m) < 0) goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

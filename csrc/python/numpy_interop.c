@@ -1,0 +1,281 @@
+/* numpy_interop.c: zero-copy exchange with NumPy (from_numpy, .numpy()) and with any
+ * DLPack producer or consumer (__dlpack__, from_dlpack). NumPy is imported lazily, on
+ * first use, so `import pyctorch` does not pay for it. */
+#define PY_ARRAY_UNIQUE_SYMBOL pct_numpy_api
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include "pyobjects.h"
+#include "../aten/error.h"
+#include "../aten/iter.h"
+#include <numpy/arrayobject.h>
+#include <stdlib.h>
+
+static int numpy_ready = 0;
+
+static int ensure_numpy(void)
+{
+    if (numpy_ready) return 0;
+    if (_import_array() < 0) return -1;
+    numpy_ready = 1;
+    return 0;
+}
+
+int pct_numpy_is_array(PyObject *o)
+{
+    /* without numpy imported by someone, o cannot be an ndarray */
+    if (!numpy_ready) {
+        PyObject *mods = PyImport_GetModuleDict();
+        if (!PyDict_GetItemString(mods, "numpy")) return 0;
+        if (ensure_numpy() < 0) { PyErr_Clear(); return 0; }
+    }
+    return PyArray_Check(o);
+}
+
+static int dtype_from_numpy(int typenum)
+{
+    switch (typenum) {
+    case NPY_BOOL: return PCT_BOOL;
+    case NPY_UINT8: return PCT_UINT8;
+    case NPY_INT8: return PCT_INT8;
+    case NPY_INT16: return PCT_INT16;
+    case NPY_INT32: return PCT_INT32;
+    case NPY_LONG: case NPY_LONGLONG: return PCT_INT64;
+    case NPY_FLOAT16: return PCT_FLOAT16;
+    case NPY_FLOAT32: return PCT_FLOAT32;
+    case NPY_FLOAT64: return PCT_FLOAT64;
+    default: return -1;
+    }
+}
+
+static int numpy_from_dtype(int dtype)
+{
+    static const int map[PCT_NUM_DTYPES] = {NPY_BOOL, NPY_UINT8, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64,
+                                            NPY_FLOAT16, -1, NPY_FLOAT32, NPY_FLOAT64};
+    return map[dtype];
+}
+
+PyObject *pct_from_numpy_impl(PyObject *obj, bool copy)
+{
+    if (ensure_numpy() < 0) return NULL;
+    if (!PyArray_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %s)", Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    int dtype = dtype_from_numpy(PyArray_TYPE(arr));
+    if (dtype < 0 || !PyArray_ISNOTSWAPPED(arr)) {
+        PyErr_Format(PyExc_TypeError,
+                     "can't convert np.ndarray of type %R. The only supported types are: float64, float32, float16, "
+                     "int64, int32, int16, int8, uint8, and bool.", (PyObject *)PyArray_DESCR(arr));
+        return NULL;
+    }
+    int nd = PyArray_NDIM(arr);
+    if (nd > PCT_MAX_DIMS) { PyErr_SetString(PyExc_ValueError, "too many dimensions"); return NULL; }
+    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
+    int64_t item = pct_dtype_itemsize[dtype];
+    for (int i = 0; i < nd; i++) {
+        sizes[i] = PyArray_DIM(arr, i);
+        npy_intp s = PyArray_STRIDE(arr, i);
+        if (s < 0) {
+            PyErr_SetString(PyExc_ValueError, "At least one stride in the given numpy array is negative, and tensors with "
+                                              "negative strides are not currently supported. (You can probably work around "
+                                              "this by making a copy of your array  with array.copy().) ");
+            return NULL;
+        }
+        if (s % item) {
+            PyErr_SetString(PyExc_ValueError, "given numpy array strides not a multiple of the element byte size. Copy the "
+                                              "numpy array to reallocate the memory.");
+            return NULL;
+        }
+        strides[i] = s / item;
+    }
+    size_t nbytes = (size_t)PyArray_NBYTES(arr);
+    pct_storage *st = pct_storage_new_external(PyArray_DATA(arr), nbytes, obj, PCT_CPU, -1);
+    if (!st) return NULL;
+    pct_tensor *t = pct_tensor_from_storage(st, nd, sizes, strides, 0, dtype);
+    pct_storage_decref(st);
+    if (!t || !copy) return (PyObject *)t;
+    pct_tensor *c = pct_to_dtype(t, dtype, true);
+    Py_DECREF(t);
+    return (PyObject *)c;
+}
+
+PyObject *pct_py_from_numpy(PyObject *self, PyObject *arr)
+{
+    (void)self;
+    return pct_from_numpy_impl(arr, false);
+}
+
+PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"force", NULL};
+    int force = 0;
+    if (args && !PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", kwlist, &force)) return NULL;
+    if (ensure_numpy() < 0) return NULL;
+    pct_tensor *t = (pct_tensor *)self;
+    if (pct_tensor_requires_grad(t) && !force) {
+        PyErr_SetString(PyExc_RuntimeError, "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+        return NULL;
+    }
+    if (t->device_type != PCT_CPU) {
+        PyErr_SetString(PyExc_TypeError, "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.");
+        return NULL;
+    }
+    int typenum = numpy_from_dtype(t->dtype);
+    if (typenum < 0) {
+        PyErr_Format(PyExc_TypeError, "Got unsupported ScalarType BFloat16");
+        return NULL;
+    }
+    npy_intp dims[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
+    int64_t item = pct_tensor_itemsize(t);
+    for (int i = 0; i < t->ndim; i++) { dims[i] = (npy_intp)t->sizes[i]; strides[i] = (npy_intp)(t->strides[i] * item); }
+    PyObject *arr = PyArray_New(&PyArray_Type, t->ndim, dims, typenum, strides, pct_tensor_data(t), (int)item,
+                                NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED, NULL);
+    if (!arr) return NULL;
+    Py_INCREF(self);
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, self) < 0) { Py_DECREF(arr); return NULL; }
+    return arr;
+}
+
+/* ---- DLPack (our own declarations of the stable v0.x ABI structs) ---- */
+
+typedef struct { int32_t device_type; int32_t device_id; } pct_DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } pct_DLDataType;
+typedef struct {
+    void *data;
+    pct_DLDevice device;
+    int32_t ndim;
+    pct_DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} pct_DLTensor;
+typedef struct pct_DLManagedTensor {
+    pct_DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct pct_DLManagedTensor *self);
+} pct_DLManagedTensor;
+
+enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6 };
+enum { DL_CPU = 1, DL_CUDA = 2 };
+
+/* What we export: the managed struct followed by shape and strides; owns a tensor reference. */
+typedef struct { pct_DLManagedTensor m; int64_t dims[2 * PCT_MAX_DIMS]; } export_block;
+
+static void export_deleter(pct_DLManagedTensor *m)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF((PyObject *)m->manager_ctx);
+    PyGILState_Release(g);
+    free(m);
+}
+
+static void capsule_destructor(PyObject *cap)
+{
+    /* only an unconsumed capsule still owns its tensor */
+    if (!PyCapsule_IsValid(cap, "dltensor")) return;
+    pct_DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (m && m->deleter) m->deleter(m);
+}
+
+static void dl_dtype(int dtype, pct_DLDataType *d)
+{
+    d->lanes = 1;
+    d->bits = (uint8_t)(pct_dtype_itemsize[dtype] * 8);
+    if (dtype == PCT_BOOL) d->code = DL_BOOL;
+    else if (dtype == PCT_UINT8) d->code = DL_UINT;
+    else if (dtype == PCT_BFLOAT16) d->code = DL_BFLOAT;
+    else if (pct_dtype_is_floating(dtype)) d->code = DL_FLOAT;
+    else d->code = DL_INT;
+}
+
+PyObject *pct_dlpack_export(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    PyObject *stream = Py_None, *maxv = Py_None, *dev = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &maxv, &dev, &copy)) return NULL;
+    pct_tensor *t = (pct_tensor *)self;
+    if (pct_tensor_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "Can't export tensors that require gradient, use tensor.detach()");
+        return NULL;
+    }
+    export_block *b = calloc(1, sizeof *b);
+    if (!b) return PyErr_NoMemory();
+    pct_DLTensor *dl = &b->m.dl_tensor;
+    dl->data = t->storage->data;
+    dl->byte_offset = (uint64_t)(t->offset * pct_tensor_itemsize(t));
+    dl->device.device_type = t->device_type == PCT_CUDA ? DL_CUDA : DL_CPU;
+    dl->device.device_id = t->device_index < 0 ? 0 : t->device_index;
+    dl->ndim = t->ndim;
+    dl_dtype(t->dtype, &dl->dtype);
+    dl->shape = b->dims;
+    dl->strides = b->dims + PCT_MAX_DIMS;
+    for (int i = 0; i < t->ndim; i++) { dl->shape[i] = t->sizes[i]; dl->strides[i] = t->strides[i]; }
+    Py_INCREF(self);
+    b->m.manager_ctx = self;
+    b->m.deleter = export_deleter;
+    PyObject *cap = PyCapsule_New(&b->m, "dltensor", capsule_destructor);
+    if (!cap) { export_deleter(&b->m); return NULL; }
+    return cap;
+}
+
+PyObject *pct_dlpack_device(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    pct_tensor *t = (pct_tensor *)self;
+    return Py_BuildValue("(ii)", t->device_type == PCT_CUDA ? DL_CUDA : DL_CPU, t->device_index < 0 ? 0 : t->device_index);
+}
+
+/* The owner of imported memory: calls the producer's deleter when the storage dies. */
+static void imported_destructor(PyObject *cap)
+{
+    pct_DLManagedTensor *m = PyCapsule_GetPointer(cap, "pyctorch.dlpack_owner");
+    if (m && m->deleter) m->deleter(m);
+}
+
+static int dtype_from_dl(pct_DLDataType d)
+{
+    if (d.lanes != 1) return -1;
+    switch (d.code) {
+    case DL_BOOL: return d.bits == 8 ? PCT_BOOL : -1;
+    case DL_UINT: return d.bits == 8 ? PCT_UINT8 : -1;
+    case DL_INT: return d.bits == 8 ? PCT_INT8 : d.bits == 16 ? PCT_INT16 : d.bits == 32 ? PCT_INT32 : d.bits == 64 ? PCT_INT64 : -1;
+    case DL_FLOAT: return d.bits == 16 ? PCT_FLOAT16 : d.bits == 32 ? PCT_FLOAT32 : d.bits == 64 ? PCT_FLOAT64 : -1;
+    case DL_BFLOAT: return d.bits == 16 ? PCT_BFLOAT16 : -1;
+    default: return -1;
+    }
+}
+
+PyObject *pct_py_from_dlpack(PyObject *self, PyObject *obj)
+{
+    (void)self;
+    PyObject *cap;
+    if (PyCapsule_CheckExact(obj)) { Py_INCREF(obj); cap = obj; }
+    else if (!(cap = PyObject_CallMethod(obj, "__dlpack__", NULL))) return NULL;
+    pct_DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (!m) { Py_DECREF(cap); return NULL; }
+    pct_DLTensor *dl = &m->dl_tensor;
+    int dtype = dtype_from_dl(dl->dtype);
+    if (dtype < 0 || dl->device.device_type != DL_CPU || dl->ndim > PCT_MAX_DIMS || dl->ndim < 0) {
+        Py_DECREF(cap);
+        PyErr_SetString(PyExc_BufferError, "from_dlpack: unsupported dtype or device (pyctorch reads CPU tensors of its dtypes)");
+        return NULL;
+    }
+    if (PyCapsule_SetName(cap, "used_dltensor") < 0) { Py_DECREF(cap); return NULL; }
+    Py_DECREF(cap);
+    PyObject *owner = PyCapsule_New(m, "pyctorch.dlpack_owner", imported_destructor);
+    if (!owner) { if (m->deleter) m->deleter(m); return NULL; }
+    int64_t strides[PCT_MAX_DIMS], extent = 1;
+    int64_t item = pct_dtype_itemsize[dtype];
+    for (int i = 0; i < dl->ndim; i++) {
+        strides[i] = dl->strides ? dl->strides[i] : 0;
+        extent += (dl->shape[i] - 1) * strides[i];
+    }
+    if (!dl->strides) pct_contiguous_strides(dl->ndim, dl->shape, strides);
+    char *base = (char *)dl->data + dl->byte_offset;
+    pct_storage *st = pct_storage_new_external(base, (size_t)(extent * item), owner, PCT_CPU, -1);
+    Py_DECREF(owner);
+    if (!st) return NULL;
+    pct_tensor *t = pct_tensor_from_storage(st, dl->ndim, dl->shape, strides, 0, dtype);
+    pct_storage_decref(st);
+    return (PyObject *)t;
+}

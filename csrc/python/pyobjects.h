@@ -1,0 +1,62 @@
+/* pyobjects.h: the Python-facing types made in C (dtype, device, Size, op functions)
+ * and conversions between them and the C core. */
+#ifndef PCT_PYOBJECTS_H
+#define PCT_PYOBJECTS_H
+#include <Python.h>
+#include "../aten/op.h"
+
+/* pyctorch.dtype: one immortal instance per dtype. */
+typedef struct pct_dtype_object { PyObject_HEAD int dtype; } pct_dtype_object;
+extern PyTypeObject pct_DtypeType;
+extern PyObject *pct_dtype_objects[PCT_NUM_DTYPES];
+/* dtype object, str name, or Python type (float/int/bool) to a dtype; -1 with TypeError. */
+int pct_dtype_from_object(PyObject *o);
+
+/* pyctorch.device */
+typedef struct pct_device_object { PyObject_HEAD int8_t type; int8_t index; } pct_device_object;
+extern PyTypeObject pct_DeviceType;
+int pct_device_from_object(PyObject *o, int8_t *type, int8_t *index);
+PyObject *pct_device_new(int type, int index);
+
+/* pyctorch.Size (a tuple subclass) */
+extern PyTypeObject pct_SizeType;
+PyObject *pct_size_new(int n, const int64_t *v);
+
+/* Op function objects: torch.add, Tensor.add, Tensor.add_ */
+extern PyTypeObject pct_OpFuncType;
+int pct_bindings_install(PyObject *module);
+/* The op-function object for a Python name and mode, for C callers (number protocol). */
+PyObject *pct_opfunc_get(const char *py_name, int inplace);
+
+/* Python scalar -> pct_scalar; 0 on success, -1 (no exception) if not a scalar. */
+int pct_scalar_from_object(PyObject *o, pct_scalar *s);
+/* A Python scalar as a 0-d wrapped-number tensor (new reference) or NULL. */
+pct_tensor *pct_wrap_scalar(const pct_scalar *s);
+PyObject *pct_scalar_to_python(const void *p, int dtype);
+
+/* Argument parsing against a signature; fills c->v. Returns 0, or -1 with *err a
+ * new reference to a message string (no exception set). */
+int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, pct_call *c, PyObject **err);
+int pct_signature_parse(const char *schema, pct_signature *sig);
+void pct_call_release(pct_call *c);
+
+/* grad mode (thread-local), read by the binding before recording autograd. */
+extern _Thread_local int pct_grad_enabled;
+
+/* Tensor methods implemented directly in the binding (not ops): tensor_type.c */
+extern PyMethodDef pct_tensor_methods[];
+extern PyGetSetDef pct_tensor_getset[];
+
+/* torch.tensor & friends (tensor_new.c) */
+PyObject *pct_py_tensor(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pct_py_as_tensor(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pct_tensor_from_data(PyObject *data, int dtype, bool copy_always);
+/* numpy interop (numpy_interop.c) */
+PyObject *pct_py_from_numpy(PyObject *self, PyObject *arr);
+PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs);
+int pct_numpy_is_array(PyObject *o);
+PyObject *pct_from_numpy_impl(PyObject *arr, bool copy);
+PyObject *pct_tensor_tolist(PyObject *self, PyObject *unused);
+PyObject *pct_tensor_item(PyObject *self, PyObject *unused);
+#endif

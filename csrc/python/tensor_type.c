@@ -1,0 +1,412 @@
+/* tensor_type.c: the Tensor Python type: lifetime, GC, attributes, the number and
+ * comparison protocols (forwarded to the op table), and Python-level conversions.
+ * Indexing lives in indexing.c, printing in pyctorch/_tensor_str.py. */
+#include "pyobjects.h"
+#include "indexing.h"
+#include "../aten/error.h"
+#include "../aten/iter.h"
+#include <stdlib.h>
+
+void pct_version_release(pct_version *v);
+
+/* ---- lifetime ---- */
+
+static int tensor_traverse(pct_tensor *t, visitproc visit, void *arg)
+{
+    Py_VISIT(t->grad);
+    Py_VISIT(t->grad_fn);
+    Py_VISIT(t->base);
+    Py_VISIT(t->hooks);
+    Py_VISIT(t->dict);
+    Py_VISIT(Py_TYPE(t)); /* heap subclasses (nn.Parameter) own their type */
+    return 0;
+}
+
+static int tensor_clear(pct_tensor *t)
+{
+    Py_CLEAR(t->grad);
+    Py_CLEAR(t->grad_fn);
+    Py_CLEAR(t->base);
+    Py_CLEAR(t->hooks);
+    Py_CLEAR(t->dict);
+    return 0;
+}
+
+static void tensor_dealloc(pct_tensor *t)
+{
+    PyTypeObject *tp = Py_TYPE(t);
+    PyObject_GC_UnTrack(t);
+    if (t->weakrefs) PyObject_ClearWeakRefs((PyObject *)t);
+    tensor_clear(t);
+    if (t->storage) pct_storage_decref(t->storage);
+    if (t->version) pct_version_release(t->version);
+    if (t->sizes && t->sizes != t->inline_dims) free(t->sizes);
+    tp->tp_free((PyObject *)t);
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
+}
+
+/* An alias of src of Python type `type` (a Tensor subclass): same storage, shape and
+ * version counter, no autograd history. Used by _make_subclass and detach(). */
+PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version)
+{
+    pct_tensor *t = (pct_tensor *)type->tp_alloc(type, 0);
+    if (!t) return NULL;
+    pct_storage_incref(src->storage);
+    t->storage = src->storage;
+    t->dtype = src->dtype;
+    t->device_type = src->device_type;
+    t->device_index = src->device_index;
+    t->offset = src->offset;
+    if (share_version) {
+        atomic_fetch_add_explicit(&src->version->refcount, 1, memory_order_relaxed);
+        t->version = src->version;
+    } else {
+        t->version = malloc(sizeof *t->version);
+        if (!t->version) { Py_DECREF(t); return PyErr_NoMemory(); }
+        atomic_init(&t->version->refcount, 1);
+        atomic_init(&t->version->value, 0);
+    }
+    if (pct_tensor_set_shape(t, src->ndim, src->sizes, src->strides) < 0) { Py_DECREF(t); return NULL; }
+    return (PyObject *)t;
+}
+
+/* torch.Tensor(*sizes) / torch.Tensor(data): the legacy float constructor. */
+static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    if (kwargs && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "new() received an invalid combination of arguments");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *made = NULL;
+    if (n == 1 && !PyLong_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyObject *a = PyTuple_GET_ITEM(args, 0);
+        if (PCT_TENSOR_CHECK(a)) { Py_INCREF(a); made = a; }
+        else made = pct_tensor_from_data(a, pct_default_dtype, true);
+    } else {
+        int64_t sizes[PCT_MAX_DIMS];
+        if (n > PCT_MAX_DIMS) { PyErr_SetString(PyExc_TypeError, "too many dimensions"); return NULL; }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            sizes[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(args, i));
+            if (sizes[i] == -1 && PyErr_Occurred()) return NULL;
+        }
+        made = (PyObject *)pct_tensor_empty((int)n, sizes, pct_default_dtype, PCT_CPU, -1);
+    }
+    if (!made || type == &pct_TensorType) return made;
+    PyObject *r = pct_tensor_alias(type, (pct_tensor *)made, true);
+    Py_DECREF(made);
+    return r;
+}
+
+/* ---- printing ---- */
+
+static PyObject *tensor_repr(PyObject *self)
+{
+    PyObject *mod = PyImport_ImportModule("pyctorch._tensor_str");
+    if (!mod) return NULL;
+    PyObject *r = PyObject_CallMethod(mod, "tensor_str_with_suffix", "O", self);
+    Py_DECREF(mod);
+    return r;
+}
+
+/* ---- number protocol: forwarded to the op table ---- */
+
+static PyObject *call2(const char *name, PyObject *a, PyObject *b, int inplace)
+{
+    PyObject *f = pct_opfunc_get(name, inplace);
+    if (!f) { PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: no op %s", name); return NULL; }
+    PyObject *args[2] = {a, b};
+    return PyObject_Vectorcall(f, args, 2, NULL);
+}
+
+static bool is_operand(PyObject *o)
+{
+    if (PCT_TENSOR_CHECK(o) || PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o)) return true;
+    pct_scalar s;
+    return !PyUnicode_Check(o) && !PySequence_Check(o) && pct_scalar_from_object(o, &s) == 0;
+}
+
+/* Binary dunder: tensor op x, or x op tensor through the reflected form. */
+#define PCT_BINARY_DUNDER(fname, op, rop)                                          \
+    static PyObject *fname(PyObject *a, PyObject *b)                               \
+    {                                                                              \
+        if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;            \
+        if (PCT_TENSOR_CHECK(a)) return call2(op, a, b, 0);                        \
+        return call2(rop, b, a, 0);                                                \
+    }
+/* Reflected forms of non-commutative ops swap the operands back. */
+static PyObject *swap_call(const char *name, PyObject *tensor, PyObject *scalar)
+{
+    pct_scalar s;
+    if (pct_scalar_from_object(scalar, &s) < 0) Py_RETURN_NOTIMPLEMENTED;
+    pct_tensor *w = pct_wrap_scalar(&s);
+    if (!w) return NULL;
+    PyObject *r = call2(name, (PyObject *)w, tensor, 0);
+    Py_DECREF(w);
+    return r;
+}
+#define PCT_BINARY_DUNDER_NC(fname, op)                                            \
+    static PyObject *fname(PyObject *a, PyObject *b)                               \
+    {                                                                              \
+        if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;            \
+        if (PCT_TENSOR_CHECK(a)) return call2(op, a, b, 0);                        \
+        return swap_call(op, b, a);                                                \
+    }
+#define PCT_INPLACE_DUNDER(fname, op)                                              \
+    static PyObject *fname(PyObject *a, PyObject *b)                               \
+    {                                                                              \
+        if (!is_operand(b)) Py_RETURN_NOTIMPLEMENTED;                              \
+        return call2(op, a, b, 1);                                                 \
+    }
+
+PCT_BINARY_DUNDER(nb_add, "add", "add")
+PCT_BINARY_DUNDER(nb_mul, "mul", "mul")
+PCT_BINARY_DUNDER(nb_and, "bitwise_and", "bitwise_and")
+PCT_BINARY_DUNDER(nb_or, "bitwise_or", "bitwise_or")
+PCT_BINARY_DUNDER(nb_xor, "bitwise_xor", "bitwise_xor")
+PCT_BINARY_DUNDER_NC(nb_sub, "sub")
+PCT_BINARY_DUNDER_NC(nb_truediv, "div")
+PCT_BINARY_DUNDER_NC(nb_floordiv, "floor_divide")
+PCT_BINARY_DUNDER_NC(nb_mod, "remainder")
+PCT_BINARY_DUNDER_NC(nb_lshift, "bitwise_left_shift")
+PCT_BINARY_DUNDER_NC(nb_rshift, "bitwise_right_shift")
+PCT_INPLACE_DUNDER(nb_iadd, "add")
+PCT_INPLACE_DUNDER(nb_isub, "sub")
+PCT_INPLACE_DUNDER(nb_imul, "mul")
+PCT_INPLACE_DUNDER(nb_itruediv, "div")
+PCT_INPLACE_DUNDER(nb_ifloordiv, "floor_divide")
+PCT_INPLACE_DUNDER(nb_imod, "remainder")
+PCT_INPLACE_DUNDER(nb_iand, "bitwise_and")
+PCT_INPLACE_DUNDER(nb_ior, "bitwise_or")
+PCT_INPLACE_DUNDER(nb_ixor, "bitwise_xor")
+PCT_INPLACE_DUNDER(nb_ilshift, "bitwise_left_shift")
+PCT_INPLACE_DUNDER(nb_irshift, "bitwise_right_shift")
+
+static PyObject *nb_power(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+    if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;
+    if (PCT_TENSOR_CHECK(a)) return call2("pow", a, b, 0);
+    return swap_call("pow", b, a);
+}
+static PyObject *nb_ipower(PyObject *a, PyObject *b, PyObject *mod)
+{
+    (void)mod;
+    if (!is_operand(b)) Py_RETURN_NOTIMPLEMENTED;
+    return call2("pow", a, b, 1);
+}
+static PyObject *nb_matmul(PyObject *a, PyObject *b)
+{
+    if (!PCT_TENSOR_CHECK(a) || !PCT_TENSOR_CHECK(b)) Py_RETURN_NOTIMPLEMENTED;
+    return call2("matmul", a, b, 0);
+}
+static PyObject *call1(const char *name, PyObject *a)
+{
+    PyObject *f = pct_opfunc_get(name, 0);
+    if (!f) { PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: no op %s", name); return NULL; }
+    return PyObject_Vectorcall(f, &a, 1, NULL);
+}
+static PyObject *nb_neg(PyObject *a) { return call1("neg", a); }
+static PyObject *nb_abs(PyObject *a) { return call1("abs", a); }
+static PyObject *nb_invert(PyObject *a)
+{
+    pct_tensor *t = (pct_tensor *)a;
+    if (pct_dtype_is_floating(t->dtype)) {
+        PyErr_SetString(PyExc_TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+        return NULL;
+    }
+    return call1("bitwise_not", a);
+}
+static PyObject *nb_pos(PyObject *a) { Py_INCREF(a); return a; }
+
+/* Converting a one-element tensor to a Python number. */
+static int single_value(pct_tensor *t, const char *what)
+{
+    if (t->numel != 1) {
+        if (t->numel == 0)
+            PyErr_Format(PyExc_RuntimeError, "%s of Tensor with no values is ambiguous", what);
+        else
+            PyErr_Format(PyExc_RuntimeError, "%s of Tensor with more than one value is ambiguous", what);
+        return -1;
+    }
+    return 0;
+}
+static int nb_bool(PyObject *a)
+{
+    pct_tensor *t = (pct_tensor *)a;
+    if (single_value(t, "Boolean value") < 0) return -1;
+    return pct_load_as_double(pct_tensor_data(t), t->dtype) != 0;
+}
+static PyObject *nb_float(PyObject *a)
+{
+    pct_tensor *t = (pct_tensor *)a;
+    if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
+    return PyFloat_FromDouble(pct_load_as_double(pct_tensor_data(t), t->dtype));
+}
+static PyObject *nb_int(PyObject *a)
+{
+    pct_tensor *t = (pct_tensor *)a;
+    if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
+    if (pct_dtype_is_floating(t->dtype)) {
+        double d = pct_load_as_double(pct_tensor_data(t), t->dtype);
+        return PyLong_FromDouble(d);
+    }
+    return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
+}
+static PyObject *nb_index(PyObject *a)
+{
+    pct_tensor *t = (pct_tensor *)a;
+    if (t->numel != 1 || pct_dtype_is_floating(t->dtype) || t->dtype == PCT_BOOL) {
+        PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
+        return NULL;
+    }
+    return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
+}
+
+static PyNumberMethods tensor_as_number = {
+    .nb_add = nb_add, .nb_subtract = nb_sub, .nb_multiply = nb_mul, .nb_remainder = nb_mod,
+    .nb_power = nb_power, .nb_negative = nb_neg, .nb_positive = nb_pos, .nb_absolute = nb_abs,
+    .nb_bool = nb_bool, .nb_invert = nb_invert, .nb_lshift = nb_lshift, .nb_rshift = nb_rshift,
+    .nb_and = nb_and, .nb_xor = nb_xor, .nb_or = nb_or, .nb_int = nb_int, .nb_float = nb_float,
+    .nb_inplace_add = nb_iadd, .nb_inplace_subtract = nb_isub, .nb_inplace_multiply = nb_imul,
+    .nb_inplace_remainder = nb_imod, .nb_inplace_power = nb_ipower, .nb_inplace_lshift = nb_ilshift,
+    .nb_inplace_rshift = nb_irshift, .nb_inplace_and = nb_iand, .nb_inplace_xor = nb_ixor,
+    .nb_inplace_or = nb_ior, .nb_floor_divide = nb_floordiv, .nb_true_divide = nb_truediv,
+    .nb_inplace_floor_divide = nb_ifloordiv, .nb_inplace_true_divide = nb_itruediv,
+    .nb_index = nb_index, .nb_matrix_multiply = nb_matmul,
+};
+
+static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op)
+{
+    static const char *const names[] = {"lt", "le", "eq", "ne", "gt", "ge"};
+    if (!is_operand(a) || !is_operand(b)) {
+        if (op == Py_EQ) Py_RETURN_FALSE;
+        if (op == Py_NE) Py_RETURN_TRUE;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (PCT_TENSOR_CHECK(a)) return call2(names[op], a, b, 0);
+    /* reflected: x < t  is  t > x */
+    static const int swapped[] = {Py_GT, Py_GE, Py_EQ, Py_NE, Py_LT, Py_LE};
+    return call2(names[swapped[op]], b, a, 0);
+}
+
+/* ---- sequence-like behaviour ---- */
+
+static Py_ssize_t tensor_len(PyObject *self)
+{
+    pct_tensor *t = (pct_tensor *)self;
+    if (t->ndim == 0) { PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor"); return -1; }
+    return (Py_ssize_t)t->sizes[0];
+}
+
+static PyObject *tensor_iter(PyObject *self)
+{
+    pct_tensor *t = (pct_tensor *)self;
+    if (t->ndim == 0) { PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor"); return NULL; }
+    PyObject *f = pct_opfunc_get("unbind", 0);
+    if (!f) return NULL;
+    PyObject *parts = PyObject_Vectorcall(f, &self, 1, NULL);
+    if (!parts) return NULL;
+    PyObject *it = PyObject_GetIter(parts);
+    Py_DECREF(parts);
+    return it;
+}
+
+static PyMappingMethods tensor_as_mapping = {
+    .mp_length = tensor_len,
+    .mp_subscript = pct_tensor_getitem,
+    .mp_ass_subscript = pct_tensor_setitem,
+};
+
+static PySequenceMethods tensor_as_sequence = {
+    .sq_length = tensor_len,
+};
+
+/* ---- buffer protocol (CPU tensors; zero-copy to memoryview / numpy) ---- */
+
+static const char *buffer_format(int dtype)
+{
+    switch (dtype) {
+    case PCT_BOOL: return "?";
+    case PCT_UINT8: return "B";
+    case PCT_INT8: return "b";
+    case PCT_INT16: return "h";
+    case PCT_INT32: return "i";
+    case PCT_INT64: return "q";
+    case PCT_FLOAT16: return "e";
+    case PCT_FLOAT32: return "f";
+    case PCT_FLOAT64: return "d";
+    default: return NULL; /* bfloat16 has no struct format */
+    }
+}
+
+static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
+{
+    pct_tensor *t = (pct_tensor *)self;
+    const char *fmt = buffer_format(t->dtype);
+    if (t->device_type != PCT_CPU || !fmt) {
+        PyErr_Format(PyExc_BufferError, "tensors of dtype %s on this device do not export a buffer", pct_dtype_name[t->dtype]);
+        return -1;
+    }
+    Py_ssize_t *shape_strides = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(t->ndim ? t->ndim : 1));
+    if (!shape_strides) { PyErr_NoMemory(); return -1; }
+    int64_t item = pct_tensor_itemsize(t);
+    for (int i = 0; i < t->ndim; i++) {
+        shape_strides[i] = (Py_ssize_t)t->sizes[i];
+        shape_strides[t->ndim + i] = (Py_ssize_t)(t->strides[i] * item);
+    }
+    view->buf = pct_tensor_data(t);
+    view->obj = self;
+    Py_INCREF(self);
+    view->len = (Py_ssize_t)(t->numel * item);
+    view->readonly = 0;
+    view->itemsize = (Py_ssize_t)item;
+    view->format = (flags & PyBUF_FORMAT) ? (char *)fmt : NULL;
+    view->ndim = t->ndim;
+    view->shape = shape_strides;
+    view->strides = shape_strides + t->ndim;
+    view->suboffsets = NULL;
+    view->internal = shape_strides;
+    if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !pct_tensor_is_contiguous(t)) {
+        PyMem_Free(shape_strides);
+        Py_CLEAR(view->obj);
+        PyErr_SetString(PyExc_BufferError, "tensor is not C-contiguous");
+        return -1;
+    }
+    return 0;
+}
+
+static void tensor_releasebuffer(PyObject *self, Py_buffer *view)
+{
+    (void)self;
+    PyMem_Free(view->internal);
+}
+
+static PyBufferProcs tensor_as_buffer = {tensor_getbuffer, tensor_releasebuffer};
+
+static Py_hash_t tensor_hash(PyObject *self) { return _Py_HashPointer(self); }
+
+PyTypeObject pct_TensorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pyctorch.Tensor",
+    .tp_basicsize = sizeof(pct_tensor),
+    .tp_dealloc = (destructor)tensor_dealloc,
+    .tp_repr = tensor_repr,
+    .tp_as_number = &tensor_as_number,
+    .tp_as_sequence = &tensor_as_sequence,
+    .tp_as_mapping = &tensor_as_mapping,
+    .tp_hash = tensor_hash,
+    .tp_str = tensor_repr,
+    .tp_as_buffer = &tensor_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A multi-dimensional array of one dtype on one device (pyctorch.Tensor mirrors torch.Tensor).",
+    .tp_traverse = (traverseproc)tensor_traverse,
+    .tp_clear = (inquiry)tensor_clear,
+    .tp_richcompare = tensor_richcompare,
+    .tp_weaklistoffset = offsetof(pct_tensor, weakrefs),
+    .tp_iter = tensor_iter,
+    .tp_methods = NULL,  /* set in module init: pct_tensor_methods */
+    .tp_getset = NULL,   /* set in module init: pct_tensor_getset */
+    .tp_dictoffset = offsetof(pct_tensor, dict),
+    .tp_new = tensor_new,
+};

@@ -1,0 +1,16 @@
+"""pyctorch: the PyTorch API, implemented in C.
+
+`import pyctorch as torch` gives tensors, operators and (as they land) autograd,
+nn, optim and data loading that behave like torch's. The heavy lifting is in the
+C extension pyctorch._C; this package re-exports it and adds the thin Python parts.
+"""
+from . import _C
+from ._C import *  # noqa: F401,F403  (tensor, dtypes, every operator of the op table)
+from ._C import Tensor, Size, device, dtype  # noqa: F401
+from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
+from ._dtype_info import finfo, iinfo  # noqa: F401
+from . import _layouts
+from ._layouts import strided, contiguous_format, preserve_format, channels_last  # noqa: F401
+from .functional import *  # noqa: F401,F403
+
+__version__ = "0.1.0"

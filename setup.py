@@ -1,0 +1,121 @@
+"""Builds pyctorch._C from csrc/ (C11).
+
+Optional components are detected and reported one line each; every one can be
+turned off with an environment variable (PYCTORCH_NO_OPENMP, PYCTORCH_NO_OPENBLAS,
+PYCTORCH_NO_CUDA, PYCTORCH_NO_NCCL, PYCTORCH_NO_GLOO). PYCTORCH_SANITIZE=1 builds
+with AddressSanitizer and UndefinedBehaviorSanitizer; PYCTORCH_NO_AVX512=1 keeps
+AVX-512 code out of the binary (for valgrind).
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def off(name):
+    return os.environ.get(f"PYCTORCH_NO_{name}", "") not in ("", "0")
+
+
+def compiles(code, flags=(), libs=()):
+    """True when a small C program compiles and links with these flags."""
+    cc = sysconfig.get_config_var("CC").split()[0] or "cc"
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "t.c")
+        with open(src, "w") as f:
+            f.write(code)
+        cmd = [cc, src, "-o", os.path.join(d, "t"), *flags, *libs]
+        return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def report(component, found, detail=""):
+    state = "found" if found else "not found"
+    print(f"-- pyctorch: {component:<9} {state}{(': ' + detail) if detail else ''}", flush=True)
+
+
+define_macros = []
+extra_compile = ["-std=c11", "-O3", "-Wall", "-Wextra", "-fno-strict-aliasing"]
+extra_link = []
+libraries = ["m"]
+
+# OpenMP: threads for elementwise loops and reductions.
+if off("OPENMP"):
+    report("OpenMP", False, "disabled by PYCTORCH_NO_OPENMP")
+elif compiles("#include <omp.h>\nint main(void){return omp_get_max_threads() < 0;}", ["-fopenmp"]):
+    extra_compile.append("-fopenmp")
+    extra_link.append("-fopenmp")
+    report("OpenMP", True, "-fopenmp")
+else:
+    report("OpenMP", False)
+
+# OpenBLAS (Debian's libopenblas-openmp-dev shares libgomp's thread pool with our loops).
+if off("OPENBLAS"):
+    report("OpenBLAS", False, "disabled by PYCTORCH_NO_OPENBLAS")
+elif compiles("#include <cblas.h>\nint main(void){float a=1,b=1,c=0;"
+              "cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1.f,&a,1,&b,1,0.f,&c,1);return c!=1;}",
+              libs=["-lopenblas"]):
+    define_macros.append(("PCT_HAVE_OPENBLAS", "1"))
+    libraries.append("openblas")
+    report("OpenBLAS", True, "-lopenblas")
+else:
+    report("OpenBLAS", False, "GEMM uses the built-in blocked kernel (apt-get install libopenblas-openmp-dev)")
+
+# CUDA: found through CUDA_HOME or nvcc on the PATH; never required.
+cuda_home = os.environ.get("CUDA_HOME") or (os.path.dirname(os.path.dirname(shutil.which("nvcc"))) if shutil.which("nvcc") else None)
+cuda_sources = sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))
+if off("CUDA"):
+    report("CUDA", False, "disabled by PYCTORCH_NO_CUDA")
+elif cuda_home:
+    report("CUDA", True, f"{cuda_home}" + ("" if cuda_sources else " (no CUDA backend sources in this version yet: CPU-only build)"))
+else:
+    report("CUDA", False)
+
+nccl = cuda_home and os.path.exists(os.path.join(cuda_home, "include", "nccl.h"))
+report("NCCL", bool(nccl) and not off("NCCL"), "" if nccl else "(needs CUDA and nccl.h)")
+gloo = os.path.exists("/usr/include/gloo/config.h")
+report("Gloo", gloo and not off("GLOO"), "" if gloo else "(apt-get install libgloo-dev)")
+
+if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
+    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
+    extra_compile = [f for f in extra_compile if f != "-O3"] + ["-O1", "-g"] + san
+    extra_link += san
+    report("sanitizer", True, "ASan + UBSan")
+
+if off("AVX512"):
+    define_macros.append(("PCT_NO_AVX512", "1"))
+
+import numpy  # noqa: E402  (build requirement: headers for the interop layer)
+
+sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
+
+
+class ParallelBuildExt(build_ext):
+    """Compiles the C files in parallel on every core."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+
+
+setup(
+    ext_modules=[
+        Extension(
+            "pyctorch._C",
+            sources=sources,
+            include_dirs=[numpy.get_include(), os.path.join(ROOT, "csrc")],
+            define_macros=define_macros,
+            extra_compile_args=extra_compile,
+            extra_link_args=extra_link,
+            libraries=libraries,
+        )
+    ],
+    cmdclass={"build_ext": ParallelBuildExt},
+)
