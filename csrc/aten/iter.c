@@ -9,6 +9,7 @@
 int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out)
 {
     int n = na > nb ? na : nb;
+    int64_t res[PCT_MAX_DIMS]; /* out may alias a or b */
     for (int i = 0; i < n; i++) {
         int ia = na - n + i, ib = nb - n + i;
         int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
@@ -18,8 +19,9 @@ int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int
                          (long long)sa, (long long)sb, i);
             return -1;
         }
-        out[i] = sa == 1 ? sb : sa;
+        res[i] = sa == 1 ? sb : sa;
     }
+    memcpy(out, res, sizeof(int64_t) * (size_t)n);
     *nout = n;
     return 0;
 }

@@ -51,6 +51,7 @@ typedef struct pct_param {
     uint8_t kwonly;
     uint8_t has_default;
     int8_t list_size;     /* int[N]: a single int stands for N copies; 0 for int[] */
+    uint8_t allow_number; /* `Tensor|Scalar`: a Python number becomes a wrapped 0-d tensor */
     const char *name;
     PyObject *pyname;     /* interned */
     pct_value def;

@@ -87,6 +87,8 @@ int pct_signature_parse(const char *schema, pct_signature *sig)
         *sp = 0;
         char *type = tok, *name = sp + 1, *eq = strchr(name, '=');
         if (eq) *eq = 0;
+        char *bar = strstr(type, "|Scalar");
+        if (bar) { p->allow_number = 1; *bar = 0; }
         size_t tlen = strlen(type);
         if (tlen && type[tlen - 1] == '?') { p->optional = 1; type[--tlen] = 0; }
         char *br = strchr(type, '[');
@@ -228,7 +230,7 @@ static int as_int(PyObject *o, int64_t *out)
 }
 
 /* Converts one Python object to a value of param p's type. 0, or -1 (no exception). */
-static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c, bool first)
+static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
 {
     v->none = 0;
     if (o == Py_None) {
@@ -240,7 +242,7 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c, b
     case PCT_ARG_TENSOR: {
         if (PCT_TENSOR_CHECK(o)) { v->t = (pct_tensor *)o; return 0; }
         pct_scalar s;
-        if (first || PyUnicode_Check(o) || pct_scalar_from_object(o, &s) < 0) return -1;
+        if (!p->allow_number || PyUnicode_Check(o) || pct_scalar_from_object(o, &s) < 0) return -1;
         if (c->nowned >= PCT_MAX_OWNED) return -1;
         pct_tensor *w = pct_wrap_scalar(&s);
         if (!w) { PyErr_Clear(); return -1; }
@@ -349,7 +351,7 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
     int pi = 0;
     *err = NULL;
     if (self) {
-        if (np == 0 || convert(&sig->params[0], self, &c->v[0], c, true) < 0) {
+        if (np == 0 || convert(&sig->params[0], self, &c->v[0], c) < 0) {
             *err = PyUnicode_FromFormat("%s(): self must be a Tensor", sig->name);
             return -1;
         }
@@ -383,7 +385,7 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
             pi++;
             break;
         }
-        if (convert(p, o, &c->v[pi], c, pi == 0) < 0) {
+        if (convert(p, o, &c->v[pi], c) < 0) {
             *err = type_error_for(sig, p, (int)ai + (self ? 1 : 0), o);
             return -1;
         }
@@ -412,7 +414,7 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
             *err = PyUnicode_FromFormat("%s() got multiple values for argument '%s'", sig->name, sig->params[found].name);
             return -1;
         }
-        if (convert(&sig->params[found], o, &c->v[found], c, found == 0) < 0) {
+        if (convert(&sig->params[found], o, &c->v[found], c) < 0) {
             *err = type_error_for(sig, &sig->params[found], -1, o);
             return -1;
         }

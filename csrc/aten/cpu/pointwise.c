@@ -160,11 +160,8 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
     if (dtype == PCT_BOOL && op_index == PCT_OP_neg)
         PyErr_SetString(PyExc_RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. "
                                             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-    else if (dtype == PCT_BOOL && (op_index == PCT_OP_sub || op_index == PCT_OP_subtract || op_index == PCT_OP_rsub))
-        PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with two bool tensors is not supported. "
-                                            "Use the `^` or `logical_xor()` operator instead.");
     else
-        PyErr_Format(PyExc_RuntimeError, "\"%s_cpu\" not implemented for '%s'", name, cpp_dtype_name[dtype]);
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, cpp_dtype_name[dtype]);
     return -1;
 }
 
@@ -192,6 +189,14 @@ PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs
     pct_iter_config cfg = {.out = c->out, .inplace = c->inplace, .ninputs = ninputs, .compute_dtype = -1, .out_dtype = -1};
     for (int i = 0; i < ninputs; i++) cfg.inputs[i] = inputs[i];
     pct_pw_config(&cfg, op->promotion);
+    if (op_index == PCT_OP_sub || op_index == PCT_OP_subtract || op_index == PCT_OP_rsub) {
+        for (int i = 0; i < ninputs; i++) {
+            if (inputs[i]->dtype != PCT_BOOL) continue;
+            PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                                                "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+            return NULL;
+        }
+    }
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     if (pct_pw_check_dtype(op_index, it.compute_dtype, op->sig.name) < 0) { pct_iter_release(&it); return NULL; }
     pct_iter_run(&it, loop_table[op_index][it.compute_dtype], ctx);

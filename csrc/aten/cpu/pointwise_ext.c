@@ -102,7 +102,7 @@ static PyObject *run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int)
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     pct_loop_fn loop = pick(it.compute_dtype);
     if (!loop) {
-        PyErr_Format(PyExc_RuntimeError, "\"%s_cpu\" not implemented for '%s'", name, cpp_name[it.compute_dtype]);
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, cpp_name[it.compute_dtype]);
         pct_iter_release(&it);
         return NULL;
     }
@@ -152,7 +152,7 @@ PyObject *pct_cpu_clamp(pct_call *c)
     pct_pw_ctx ctx = {0};
     int dtype = promote_with_scalars(x, lo, hi);
     if (x->dtype == PCT_BOOL && dtype == PCT_BOOL) {
-        PyErr_SetString(PyExc_RuntimeError, "\"clamp_cpu\" not implemented for 'Bool'");
+        PyErr_SetString(PyExc_NotImplementedError, "\"clamp_cpu\" not implemented for 'Bool'");
         return NULL;
     }
     bool fl = pct_dtype_is_floating(dtype);
@@ -271,4 +271,29 @@ PyObject *pct_cpu_square(pct_call *c)
     }
     pct_tensor *in[2] = {x, x};
     return pct_pw_run(c, PCT_OP_mul, 2, in, &ctx);
+}
+
+/* float_power: always in float64 (torch's definition), through pow's loops */
+PyObject *pct_cpu_float_power(pct_call *c)
+{
+    pct_tensor *a = c->v[0].t, *b = c->v[1].t;
+    if (c->inplace && a->dtype != PCT_FLOAT64) {
+        PyErr_Format(PyExc_RuntimeError, "the base given to float_power_ has dtype %s but the operation's result requires dtype Double",
+                     cpp_name[a->dtype]);
+        return NULL;
+    }
+    if (c->out && c->out->dtype != PCT_FLOAT64) {
+        PyErr_Format(PyExc_RuntimeError, "the output given to float_power has dtype %s but the operation's result requires dtype Double",
+                     cpp_name[c->out->dtype]);
+        return NULL;
+    }
+    pct_tensor *in[2] = {pct_to_dtype(a, PCT_FLOAT64, false), pct_to_dtype(b, PCT_FLOAT64, false)};
+    PyObject *r = NULL;
+    if (in[0] && in[1]) {
+        pct_pw_ctx ctx = {0};
+        r = pct_pw_run(c, PCT_OP_pow, 2, in, &ctx);
+    }
+    Py_XDECREF(in[0]);
+    Py_XDECREF(in[1]);
+    return r;
 }
