@@ -13,6 +13,12 @@ const char *const pct_dtype_name[PCT_NUM_DTYPES] = {
 #undef PCT_DTYPE_STR
 };
 
+const char *const pct_dtype_cpp_name[PCT_NUM_DTYPES] = {
+#define PCT_DTYPE_CPP(E, N, T, C, S) #N,
+    PCT_FORALL_DTYPES(PCT_DTYPE_CPP)
+#undef PCT_DTYPE_CPP
+};
+
 int pct_default_dtype = PCT_FLOAT32;
 
 /* Rank inside a category: larger wins. */

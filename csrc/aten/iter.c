@@ -128,7 +128,7 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     if (out) {
         if (cfg->out_dtype < 0 && !cfg->mixed_dtypes && !pct_can_cast(common, out->dtype)) {
             PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                         pct_dtype_name[common], pct_dtype_name[out->dtype]);
+                         pct_dtype_cpp_name[common], pct_dtype_cpp_name[out->dtype]);
             return -1;
         }
         if (!cfg->inplace && resize_out(out, ndim, shape) < 0) return -1;

@@ -440,8 +440,8 @@ PyObject *pct_split(pct_call *c)
     if (d < 0) return NULL;
     const pct_value *s = &c->v[1];
     int64_t size = t->sizes[d];
-    if (s->n == 1 && c->op_index == PCT_OP_split) {
-        int64_t step = s->list[0];
+    if (c->op_index == PCT_OP_split) {
+        int64_t step = s->i;
         if (step < 0 || (step == 0 && size != 0)) {
             PyErr_Format(PyExc_RuntimeError, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld", (long long)size);
             return NULL;
@@ -479,9 +479,9 @@ PyObject *pct_tensor_split(pct_call *c)
     if (d < 0) return NULL;
     const pct_value *s = &c->v[1];
     int64_t size = t->sizes[d], lens[PCT_MAX_DIMS + 1];
-    if (s->n == 1) {
+    if (c->op_index == PCT_OP_tensor_split) {
         /* sections: the first size % n pieces get one more */
-        int64_t n = s->list[0];
+        int64_t n = s->i;
         if (n <= 0) { PyErr_Format(PyExc_RuntimeError, "number of sections must be larger than 0, got %lld", (long long)n); return NULL; }
         if (n > PCT_MAX_DIMS) { PyErr_SetString(PyExc_RuntimeError, "tensor_split: too many sections"); return NULL; }
         for (int64_t i = 0; i < n; i++) lens[i] = size / n + (i < size % n ? 1 : 0);

@@ -369,7 +369,9 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
         PyObject *o = args[ai];
         /* varargs form of a leading int[]: view(2, 3), zeros(2, 3) */
         int64_t first_int;
+        /* torch allows this only when the int[] is the one positional parameter */
         if (p->type == PCT_ARG_INTLIST && p->list_size == 0 && (pi == 0 || (pi == 1 && self)) &&
+            sig->npositional == pi + 1 &&
             !PyTuple_Check(o) && !PyList_Check(o) && as_int(o, &first_int) == 0) {
             pct_value *v = &c->v[pi];
             v->none = 0;

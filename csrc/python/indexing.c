@@ -83,8 +83,9 @@ static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = items[i];
         if (o == Py_None) {
+            /* strided as torch's unsqueeze of the dim that follows, before later slicing */
             s->sizes[s->ndim] = 1;
-            s->strides[s->ndim] = 1;
+            s->strides[s->ndim] = src < t->ndim ? t->sizes[src] * t->strides[src] : 1;
             s->ndim++;
         } else if (o == Py_Ellipsis) {
             int k = t->ndim - consumed;

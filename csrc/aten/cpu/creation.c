@@ -125,7 +125,7 @@ static void linspace_fill(pct_tensor *t, double start, double end, int64_t steps
     bool single = t->dtype == PCT_FLOAT32 || pct_dtype_is_reduced_float(t->dtype);
     double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
     float stepf = (float)step, startf = (float)start, endf = (float)end;
-    int64_t half = steps / 2;
+    int64_t half = steps == 1 ? 1 : steps / 2;
     char *p = pct_tensor_data(t);
     int item = pct_dtype_itemsize[t->dtype];
     for (int64_t i = 0; i < steps; i++) {

@@ -147,13 +147,6 @@ static const pct_loop_fn loop_table[PCT_NUM_OPS][PCT_NUM_DTYPES] = {
     [PCT_OP_##id] = {PCT_FORALL_DTYPES_PAIRED(PCT_BINARY_ENTRY, id, dtypes, 0, 0)},
 #include "../ops.def"
 };
-/* torch's C++ names for dtypes in "not implemented for" messages */
-static const char *const cpp_dtype_name[PCT_NUM_DTYPES] = {
-#define PCT_CPP_NAME(E, N, T, C, S) #N,
-    PCT_FORALL_DTYPES(PCT_CPP_NAME)
-#undef PCT_CPP_NAME
-};
-
 int pct_pw_check_dtype(int op_index, int dtype, const char *name)
 {
     if (loop_table[op_index][dtype]) return 0;
@@ -161,7 +154,7 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
         PyErr_SetString(PyExc_RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. "
                                             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     else
-        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, cpp_dtype_name[dtype]);
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
     return -1;
 }
 

@@ -85,12 +85,6 @@ PCT_EXT_TABLE(round, PCT_FLOATS_PAIRED)
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, logit, log(PCT_LOGIT_X / (1 - PCT_LOGIT_X)), 0, 0)
 PCT_EXT_TABLE(logit, PCT_FLOATS_PAIRED)
 
-static const char *const cpp_name[PCT_NUM_DTYPES] = {
-#define PCT_CPP_NAME(E, N, T, C, S) #N,
-    PCT_FORALL_DTYPES(PCT_CPP_NAME)
-#undef PCT_CPP_NAME
-};
-
 /* Runs an extension loop over nin inputs converted to compute_dtype (-1: their result type). */
 static PyObject *run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
                          pct_pw_ctx *ctx, int compute_dtype, bool int_to_float)
@@ -102,7 +96,7 @@ static PyObject *run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int)
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     pct_loop_fn loop = pick(it.compute_dtype);
     if (!loop) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, cpp_name[it.compute_dtype]);
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[it.compute_dtype]);
         pct_iter_release(&it);
         return NULL;
     }
@@ -167,7 +161,7 @@ PyObject *pct_cpu_where(pct_call *c)
     pct_tensor *cond = c->v[0].t;
     if (cond->dtype != PCT_BOOL && cond->dtype != PCT_UINT8) {
         PyErr_Format(PyExc_RuntimeError, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
-                     cpp_name[cond->dtype]);
+                     pct_dtype_cpp_name[cond->dtype]);
         return NULL;
     }
     pct_tensor *in[3] = {cond, c->v[1].t, c->v[2].t};
@@ -279,12 +273,12 @@ PyObject *pct_cpu_float_power(pct_call *c)
     pct_tensor *a = c->v[0].t, *b = c->v[1].t;
     if (c->inplace && a->dtype != PCT_FLOAT64) {
         PyErr_Format(PyExc_RuntimeError, "the base given to float_power_ has dtype %s but the operation's result requires dtype Double",
-                     cpp_name[a->dtype]);
+                     pct_dtype_cpp_name[a->dtype]);
         return NULL;
     }
     if (c->out && c->out->dtype != PCT_FLOAT64) {
         PyErr_Format(PyExc_RuntimeError, "the output given to float_power has dtype %s but the operation's result requires dtype Double",
-                     cpp_name[c->out->dtype]);
+                     pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     pct_tensor *in[2] = {pct_to_dtype(a, PCT_FLOAT64, false), pct_to_dtype(b, PCT_FLOAT64, false)};
