@@ -67,6 +67,16 @@ elif compiles("#include <cblas.h>\nint main(void){float a=1,b=1,c=0;"
 else:
     report("OpenBLAS", False, "GEMM uses the built-in blocked kernel (apt-get install libopenblas-openmp-dev)")
 
+# glibc's vector math library (part of the C library since 2.22; the AVX2/AVX-512
+# forms of tanh, erf, log1p... since 2.35): SIMD transcendental functions.
+if compiles("#include <immintrin.h>\n__m256 _ZGVdN8v_tanhf(__m256);\n__attribute__((target(\"avx2\"))) int main(void)"
+            "{__m256 x = _ZGVdN8v_tanhf(_mm256_set1_ps(0.5f)); return _mm256_cvtss_f32(x) < 0;}", ["-Wno-psabi"], ["-lmvec"]):
+    define_macros.append(("PCT_HAVE_LIBMVEC", "1"))
+    libraries.append("mvec")
+    report("libmvec", True, "SIMD exp/log/tanh/erf...")
+else:
+    report("libmvec", False, "transcendental ops use scalar libm")
+
 # CUDA: found through CUDA_HOME or nvcc on the PATH; never required.
 cuda_home = os.environ.get("CUDA_HOME") or (os.path.dirname(os.path.dirname(shutil.which("nvcc"))) if shutil.which("nvcc") else None)
 cuda_sources = sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))

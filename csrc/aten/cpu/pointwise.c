@@ -10,6 +10,7 @@
 #include "../error.h"
 #include "pointwise_math.h"
 #include "pointwise.h"
+#include "vecmath.h"
 
 /* float expressions for floating dtypes, integer expressions for the rest */
 #define PCT_PICK_BOOL(f, i) i
@@ -192,7 +193,8 @@ PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs
     }
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     if (pct_pw_check_dtype(op_index, it.compute_dtype, op->sig.name) < 0) { pct_iter_release(&it); return NULL; }
-    pct_iter_run(&it, loop_table[op_index][it.compute_dtype], ctx);
+    pct_loop_fn loop = op->kind == PCT_KIND_UNARY ? pct_vec_loop(op_index, it.compute_dtype) : NULL;
+    pct_iter_run(&it, loop ? loop : loop_table[op_index][it.compute_dtype], ctx);
     if (pct_pw_raise(ctx) < 0) { pct_iter_release(&it); return NULL; }
     return pct_iter_finish(&it);
 }

@@ -1,0 +1,117 @@
+/* vecmath.c: see vecmath.h. Note [Vector math]: each loop handles contiguous runs in SIMD
+ * chunks (the tail through a padded buffer) and anything strided element by element with
+ * the scalar libm function, so its results never depend on how the loop machine split the
+ * work. Built only where setup.py found libmvec (PCT_HAVE_LIBMVEC). */
+#include "vecmath.h"
+#include "../op.h"
+
+#if defined(PCT_HAVE_LIBMVEC) && defined(__x86_64__)
+#include <immintrin.h>
+#include <math.h>
+
+/* ops with libmvec forms: the op id and the C name share the spelling */
+#define PCT_MVEC_FUNCS(X) \
+    X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
+    X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh) X(erf) X(erfc)
+
+#define PCT_MVEC_DECLARE(fn)                                 \
+    extern __m256 _ZGVdN8v_##fn##f(__m256);                  \
+    extern __m256d _ZGVdN4v_##fn(__m256d);                   \
+    extern __m512 _ZGVeN16v_##fn##f(__m512);                 \
+    extern __m512d _ZGVeN8v_##fn(__m512d);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+PCT_MVEC_FUNCS(PCT_MVEC_DECLARE)
+
+/* One loop per (function, dtype, ISA). W is the vector width in elements. */
+#define PCT_VEC_LOOP(name, T, W, VT, LOAD, STORE, VFN, SFN, TARGET)                                   \
+    __attribute__((target(TARGET))) static void name(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
+    {                                                                                                  \
+        (void)ctx;                                                                                     \
+        int64_t n = *dims, k = 0;                                                                      \
+        T *o = (T *)args[0];                                                                           \
+        const T *in = (const T *)args[1];                                                              \
+        if (steps[0] != (int64_t)sizeof(T) || steps[1] != (int64_t)sizeof(T)) {                        \
+            for (; k < n; k++) *(T *)(args[0] + k * steps[0]) = SFN(*(const T *)(args[1] + k * steps[1])); \
+            return;                                                                                    \
+        }                                                                                              \
+        for (; k + W <= n; k += W) STORE(o + k, VFN(LOAD(in + k)));                                    \
+        if (k < n) {                                                                                   \
+            T buf[W] = {0};                                                                            \
+            memcpy(buf, in + k, sizeof(T) * (size_t)(n - k));                                          \
+            STORE(buf, VFN(LOAD(buf)));                                                                \
+            memcpy(o + k, buf, sizeof(T) * (size_t)(n - k));                                           \
+        }                                                                                              \
+    }
+
+#define PCT_VEC_LOOPS(fn)                                                                                     \
+    PCT_VEC_LOOP(v256_##fn##_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, _ZGVdN8v_##fn##f, fn##f, "avx2,fma") \
+    PCT_VEC_LOOP(v256_##fn##_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4v_##fn, fn, "avx2,fma")  \
+    PCT_VEC_LOOP(v512_##fn##_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _ZGVeN16v_##fn##f, fn##f, "avx512f") \
+    PCT_VEC_LOOP(v512_##fn##_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8v_##fn, fn, "avx512f")
+PCT_MVEC_FUNCS(PCT_VEC_LOOPS)
+
+/* sigmoid = 1 / (1 + exp(-x)), with the vector exp */
+__attribute__((target("avx2,fma"))) static inline __m256 sig256f(__m256 x)
+{
+    __m256 one = _mm256_set1_ps(1.0f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, _ZGVdN8v_expf(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+__attribute__((target("avx2,fma"))) static inline __m256d sig256d(__m256d x)
+{
+    __m256d one = _mm256_set1_pd(1.0);
+    return _mm256_div_pd(one, _mm256_add_pd(one, _ZGVdN4v_exp(_mm256_sub_pd(_mm256_setzero_pd(), x))));
+}
+__attribute__((target("avx512f"))) static inline __m512 sig512f(__m512 x)
+{
+    __m512 one = _mm512_set1_ps(1.0f);
+    return _mm512_div_ps(one, _mm512_add_ps(one, _ZGVeN16v_expf(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+__attribute__((target("avx512f"))) static inline __m512d sig512d(__m512d x)
+{
+    __m512d one = _mm512_set1_pd(1.0);
+    return _mm512_div_pd(one, _mm512_add_pd(one, _ZGVeN8v_exp(_mm512_sub_pd(_mm512_setzero_pd(), x))));
+}
+static inline float sigf(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline double sigd(double x) { return 1.0 / (1.0 + exp(-x)); }
+PCT_VEC_LOOP(v256_sigmoid_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, sig256f, sigf, "avx2,fma")
+PCT_VEC_LOOP(v256_sigmoid_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, sig256d, sigd, "avx2,fma")
+PCT_VEC_LOOP(v512_sigmoid_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, sig512f, sigf, "avx512f")
+PCT_VEC_LOOP(v512_sigmoid_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, sig512d, sigd, "avx512f")
+#pragma GCC diagnostic pop
+
+/* table[op][0 = f32, 1 = f64][0 = avx2, 1 = avx512] */
+static pct_loop_fn table[PCT_NUM_OPS][2][2];
+static int isa = -1; /* -1 unknown, 0 none, 1 avx2, 2 avx512 */
+
+static void init_table(void)
+{
+#define PCT_VEC_ENTRY(fn)                                                                      \
+    table[PCT_OP_##fn][0][0] = v256_##fn##_f32; table[PCT_OP_##fn][1][0] = v256_##fn##_f64;     \
+    table[PCT_OP_##fn][0][1] = v512_##fn##_f32; table[PCT_OP_##fn][1][1] = v512_##fn##_f64;
+    PCT_MVEC_FUNCS(PCT_VEC_ENTRY)
+    PCT_VEC_ENTRY(sigmoid)
+#undef PCT_VEC_ENTRY
+    __builtin_cpu_init();
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    bool avx512 = __builtin_cpu_supports("avx512f");
+#ifdef PCT_NO_AVX512
+    avx512 = false; /* valgrind builds: no AVX-512 instructions */
+#endif
+    isa = avx512 ? 2 : avx2 ? 1 : 0;
+}
+
+pct_loop_fn pct_vec_loop(int op_index, int dtype)
+{
+    if (isa < 0) init_table();
+    if (isa == 0 || (dtype != PCT_FLOAT32 && dtype != PCT_FLOAT64)) return NULL;
+    return table[op_index][dtype == PCT_FLOAT64][isa - 1];
+}
+
+#else
+pct_loop_fn pct_vec_loop(int op_index, int dtype)
+{
+    (void)op_index; (void)dtype;
+    return NULL;
+}
+#endif
