@@ -7,10 +7,17 @@ C extension pyctorch._C; this package re-exports it and adds the thin Python par
 from . import _C
 from ._C import *  # noqa: F401,F403  (tensor, dtypes, every operator of the op table)
 from ._C import Tensor, Size, device, dtype  # noqa: F401
-from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import _layouts
 from ._layouts import strided, contiguous_format, preserve_format, channels_last  # noqa: F401
 from .functional import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # printing helpers load on first use, keeping `import pyctorch` fast
+    if name in ("set_printoptions", "get_printoptions", "printoptions"):
+        from . import _tensor_str
+        return getattr(_tensor_str, name)
+    raise AttributeError(f"module 'pyctorch' has no attribute '{name}'")

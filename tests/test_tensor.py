@@ -96,6 +96,9 @@ def test_views_share_storage_and_version():
     assert x.expand(2, 3, 4).stride() == (0, 4, 1)
     d = x.detach()
     assert d.data_ptr() == x.data_ptr()
+    s = x.untyped_storage()
+    assert s == v.untyped_storage() and s.data_ptr() == x.data_ptr() and s.nbytes() == 12 * 8 and len(s) == 96
+    assert x.clone().untyped_storage() != s
 
 
 @requires_torch

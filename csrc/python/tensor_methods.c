@@ -7,6 +7,7 @@
 PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
 PyObject *pct_dlpack_export(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pct_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *pct_tensor_untyped_storage(PyObject *self, PyObject *unused);
 
 #define T(o) ((pct_tensor *)(o))
 
@@ -338,6 +339,7 @@ PyMethodDef pct_tensor_methods[] = {
     {"cpu", (PyCFunction)(void (*)(void))m_cpu, METH_VARARGS | METH_KEYWORDS, NULL},
     {"cuda", (PyCFunction)(void (*)(void))m_cuda, METH_VARARGS | METH_KEYWORDS, NULL},
     {"item", pct_tensor_item, METH_NOARGS, NULL},
+    {"untyped_storage", pct_tensor_untyped_storage, METH_NOARGS, "the storage this tensor views"},
     {"tolist", pct_tensor_tolist, METH_NOARGS, NULL},
     {"numpy", (PyCFunction)(void (*)(void))pct_tensor_numpy, METH_VARARGS | METH_KEYWORDS, NULL},
     {"__array__", (PyCFunction)(void (*)(void))m_array, METH_VARARGS | METH_KEYWORDS, NULL},
