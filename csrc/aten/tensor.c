@@ -66,11 +66,11 @@ int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const in
     }
     /* sizes/strides may alias the old block: copy before freeing it */
     int64_t tmp[2 * PCT_MAX_DIMS];
-    memcpy(tmp, sizes, sizeof(int64_t) * (size_t)ndim);
-    if (strides) memcpy(tmp + ndim, strides, sizeof(int64_t) * (size_t)ndim);
-    else pct_contiguous_strides(ndim, tmp, tmp + ndim);
+    if (ndim) memcpy(tmp, sizes, sizeof(int64_t) * (size_t)ndim); /* sizes may be NULL for 0-d */
+    if (strides && ndim) memcpy(tmp + ndim, strides, sizeof(int64_t) * (size_t)ndim);
+    else if (ndim) pct_contiguous_strides(ndim, tmp, tmp + ndim);
     if (t->sizes && t->sizes != t->inline_dims) free(t->sizes);
-    memcpy(block, tmp, sizeof(int64_t) * 2 * (size_t)ndim);
+    if (ndim) memcpy(block, tmp, sizeof(int64_t) * 2 * (size_t)ndim);
     t->sizes = block;
     t->strides = block + ndim;
     t->ndim = ndim;

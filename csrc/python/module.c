@@ -187,6 +187,7 @@ PyMODINIT_FUNC PyInit__C(void)
     if (!prio || PyDict_SetItemString(pct_TensorType.tp_dict, "__array_priority__", prio) < 0) { Py_XDECREF(prio); goto fail; }
     Py_DECREF(prio);
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0) goto fail;
+    if (pct_generator_install(m) < 0) goto fail;
     return m;
 fail:
     Py_DECREF(m);

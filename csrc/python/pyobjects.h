@@ -22,6 +22,9 @@ PyObject *pct_device_new(int type, int index);
 extern PyTypeObject pct_SizeType;
 PyObject *pct_size_new(int n, const int64_t *v);
 
+/* pyctorch.Generator, the default generator and the seeding functions (generator.c). */
+int pct_generator_install(PyObject *module);
+
 /* Op function objects: torch.add, Tensor.add, Tensor.add_ */
 extern PyTypeObject pct_OpFuncType;
 int pct_bindings_install(PyObject *module);
