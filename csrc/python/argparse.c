@@ -172,7 +172,14 @@ int pct_scalar_from_object(PyObject *o, pct_scalar *s)
         else { s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT; s->i = pct_load_as_int64(p, t->dtype); s->d = (double)s->i; }
         return 0;
     }
-    /* numpy scalars and other number-likes */
+    /* numpy scalars and other number-likes (numpy.bool_ has no __index__ but is a bool) */
+    const char *tn = Py_TYPE(o)->tp_name;
+    if (strcmp(tn, "numpy.bool") == 0 || strcmp(tn, "numpy.bool_") == 0) {
+        int b = PyObject_IsTrue(o);
+        if (b < 0) { PyErr_Clear(); return -1; }
+        s->kind = PCT_SCALAR_BOOL; s->i = b; s->d = b;
+        return 0;
+    }
     PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
     if (nb && nb->nb_index && !PyType_IsSubtype(Py_TYPE(o), &PyUnicode_Type)) {
         PyObject *i = PyNumber_Index(o);

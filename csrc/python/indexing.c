@@ -12,8 +12,17 @@ typedef struct view_spec {
     int nadv;
 } view_spec;
 
+/* A 0-d integer tensor (not bool/uint8) indexes like a Python int (a select), as in torch. */
+static bool is_int_tensor_scalar(PyObject *o)
+{
+    if (!PCT_TENSOR_CHECK(o)) return false;
+    pct_tensor *t = (pct_tensor *)o;
+    return t->ndim == 0 && pct_dtype_is_integral(t->dtype, false) && t->dtype != PCT_UINT8;
+}
+
 static bool is_advanced(PyObject *o)
 {
+    if (is_int_tensor_scalar(o)) return false;
     return PCT_TENSOR_CHECK(o) || PyList_Check(o) || PyBool_Check(o) ||
            (!PyLong_Check(o) && !PySlice_Check(o) && o != Py_None && o != Py_Ellipsis && !PyTuple_Check(o) &&
             !PyIndex_Check(o) && PySequence_Check(o));
@@ -51,6 +60,12 @@ static pct_tensor *as_index_tensor(PyObject *o)
     PyObject *t = pct_tensor_from_data(o, -1, true);
     if (!t) return NULL;
     pct_tensor *x = (pct_tensor *)t;
+    if (pct_dtype_is_floating(x->dtype) && x->numel == 0) {
+        /* an empty list indexes as an empty int64 index, as in torch */
+        pct_tensor *e = pct_tensor_empty(x->ndim, x->sizes, PCT_INT64, PCT_CPU, -1);
+        Py_DECREF(t);
+        return e;
+    }
     if (pct_dtype_is_floating(x->dtype)) {
         Py_DECREF(t);
         PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
@@ -59,13 +74,8 @@ static pct_tensor *as_index_tensor(PyObject *o)
     return x;
 }
 
-static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
+static int build_spec_items(pct_tensor *t, PyObject *const *items, Py_ssize_t n, view_spec *s)
 {
-    PyObject *items_buf[1];
-    PyObject **items;
-    Py_ssize_t n;
-    if (PyTuple_Check(key)) { items = &PyTuple_GET_ITEM(key, 0); n = PyTuple_GET_SIZE(key); }
-    else { items_buf[0] = key; items = items_buf; n = 1; }
     int consumed = 0, ellipses = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         consumed += consumed_dims(items[i]);
@@ -82,6 +92,13 @@ static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
     int src = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = items[i];
+        bool adds_dim = o == Py_None || PyBool_Check(o) ||
+                        (PCT_TENSOR_CHECK(o) && ((pct_tensor *)o)->ndim == 0 &&
+                         (((pct_tensor *)o)->dtype == PCT_BOOL || ((pct_tensor *)o)->dtype == PCT_UINT8));
+        if (adds_dim && s->ndim + (t->ndim - src) >= PCT_MAX_DIMS) {
+            PyErr_Format(PyExc_IndexError, "too many dimensions: pyctorch supports at most %d", PCT_MAX_DIMS);
+            return -1;
+        }
         if (o == Py_None) {
             /* strided as torch's unsqueeze of the dim that follows, before later slicing */
             s->sizes[s->ndim] = 1;
@@ -100,9 +117,14 @@ static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
             s->strides[s->ndim] = t->strides[src] * step;
             s->ndim++;
             src++;
-        } else if (!is_advanced(o) && PyIndex_Check(o)) {
-            Py_ssize_t idx = PyNumber_AsSsize_t(o, PyExc_IndexError);
-            if (idx == -1 && PyErr_Occurred()) return -1;
+        } else if (is_int_tensor_scalar(o) || (!is_advanced(o) && PyIndex_Check(o))) {
+            Py_ssize_t idx;
+            if (is_int_tensor_scalar(o)) {
+                idx = (Py_ssize_t)pct_load_as_int64(pct_tensor_data((pct_tensor *)o), ((pct_tensor *)o)->dtype);
+            } else {
+                idx = PyNumber_AsSsize_t(o, PyExc_IndexError);
+                if (idx == -1 && PyErr_Occurred()) return -1;
+            }
             int64_t size = t->sizes[src];
             if (idx < -size || idx >= size) {
                 PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension %d with size %lld", idx, src, (long long)size);
@@ -115,7 +137,7 @@ static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
             pct_tensor *it = as_index_tensor(o);
             if (!it) return -1;
             int k = consumed_dims((PyObject *)it);
-            bool scalar_mask = PyBool_Check(o) || (it->dtype == PCT_BOOL && it->ndim == 0);
+            bool scalar_mask = PyBool_Check(o) || (it->ndim == 0 && (it->dtype == PCT_BOOL || it->dtype == PCT_UINT8));
             if (scalar_mask) {
                 /* x[True] adds a dim of size 1 (0 for False) */
                 s->sizes[s->ndim] = 1;
@@ -139,6 +161,38 @@ static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
     }
     for (; src < t->ndim; src++, s->ndim++) { s->sizes[s->ndim] = t->sizes[src]; s->strides[s->ndim] = t->strides[src]; }
     return 0;
+}
+
+/* torch (and old NumPy) read a short non-tuple sequence as a tuple of indices when it holds a
+ * tensor, a sequence, a slice, Ellipsis or None: x[[[0, 1], [1, 2]]] is x[[0, 1], [1, 2]]. */
+static bool sequence_as_tuple(PyObject *key)
+{
+    if (PCT_TENSOR_CHECK(key) || PyUnicode_Check(key) || !PySequence_Check(key)) return false;
+    Py_ssize_t n = PySequence_Size(key);
+    if (n < 0) { PyErr_Clear(); return false; }
+    if (n >= 32) return false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_GetItem(key, i);
+        if (!o) { PyErr_Clear(); return false; }
+        bool yes = PCT_TENSOR_CHECK(o) || PySequence_Check(o) || PySlice_Check(o) || o == Py_Ellipsis || o == Py_None;
+        Py_DECREF(o);
+        if (yes) return true;
+    }
+    return false;
+}
+
+static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
+{
+    PyObject *tuple = NULL;
+    if (!PyTuple_Check(key) && sequence_as_tuple(key)) {
+        if (!(tuple = PySequence_Tuple(key))) return -1;
+        key = tuple;
+    }
+    int rc;
+    if (PyTuple_Check(key)) rc = build_spec_items(t, &PyTuple_GET_ITEM(key, 0), PyTuple_GET_SIZE(key), s);
+    else rc = build_spec_items(t, &key, 1, s);
+    Py_XDECREF(tuple);
+    return rc;
 }
 
 static pct_tensor *make_view(pct_tensor *t, view_spec *s)
@@ -177,6 +231,7 @@ int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
 {
     pct_tensor *t = (pct_tensor *)self;
     if (!value) { PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion"); return -1; }
+    if (key == Py_False) return 0; /* x[False] = v selects nothing: torch does nothing, not even a version bump */
     pct_tensor *src = NULL;
     if (PCT_TENSOR_CHECK(value)) {
         src = (pct_tensor *)value;
@@ -198,13 +253,19 @@ int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
     pct_tensor *v = make_view(t, &s);
     if (!v) goto done;
     if (s.nadv == 0) {
-        rc = pct_copy_(v, src);
+        /* leading size-1 dims of the value are dropped, as torch does: x[0] = ones(1, n) */
+        int lead = 0;
+        while (src->ndim - lead > v->ndim && src->sizes[lead] == 1) lead++;
+        pct_tensor *sv = lead ? pct_tensor_view_of(src, src->ndim - lead, src->sizes + lead, src->strides + lead, src->offset) : src;
+        rc = sv ? pct_copy_(v, sv) : -1; /* bumps the (shared) version counter once */
+        if (sv && sv != src) Py_DECREF(sv);
+        if (rc == 0 && v->numel == 0) pct_tensor_bump_version(t);
     } else {
         pct_tensor *idx[PCT_MAX_DIMS];
         for (int i = 0; i < s.ndim; i++) idx[i] = (pct_tensor *)s.adv[i];
         rc = pct_index_put_(v, s.ndim, idx, src, false);
+        if (rc == 0) pct_tensor_bump_version(t);
     }
-    if (rc == 0) pct_tensor_bump_version(t);
     Py_DECREF(v);
 done:
     spec_release(&s);

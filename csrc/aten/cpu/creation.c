@@ -18,6 +18,13 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
         return NULL;
     }
     int dtype = dt->none ? default_dtype : dt->dtype;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
+                         pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
+            return NULL;
+        }
+    }
     pct_tensor *t;
     if (c->out) {
         t = c->out;
@@ -47,6 +54,7 @@ static PyObject *filled(pct_call *c, int ndim, const int64_t *sizes, int default
         bool requires = pct_tensor_requires_grad(t);
         if (pct_fill_scalar(t, value) < 0) { Py_DECREF(t); return NULL; }
         if (requires) t->flags |= PCT_FLAG_REQUIRES_GRAD;
+        if (!c->out) atomic_store(&t->version->value, 0); /* a new tensor starts at version 0, as in torch */
     }
     return (PyObject *)t;
 }
