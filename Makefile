@@ -20,15 +20,31 @@ test: build
 
 # A short real training run with a progress bar.
 demo: build
-	$(PYTHON) examples/train_mlp.py
+	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_mlp.py
 
-# The suite under AddressSanitizer + UndefinedBehaviorSanitizer, built into build/asan.
+# The suite under AddressSanitizer + UndefinedBehaviorSanitizer. The instrumented extension is built into
+# build/asan (objects in build/asan-tmp) next to copies of the Python package and of tests/, so the in-place
+# build is untouched and tests/conftest.py (which puts its parent directory first on sys.path) imports the
+# instrumented copy. CPython is not instrumented, so libasan is preloaded, with libstdc++ (without it ASan's
+# __cxa_throw interceptor aborts at torch's first C++ exception); PYTHONMALLOC=malloc routes Python objects
+# (tensors included) through ASan's allocator; detect_leaks=0 because CPython leaks at exit by design;
+# allocator_may_return_null=1 because the fuzzer asks for impossible sizes on purpose (they must raise);
+# UBSan errors halt (the build also uses -fno-sanitize-recover). Reports go to build/asan/sanitizer.<pid>
+# (pytest would swallow stderr) and are printed at the end; any report fails the target.
+# ASAN_ARGS passes pytest arguments (e.g. ASAN_ARGS="-x -k fuzz").
 asan: deps
-	rm -rf build/asan && mkdir -p build/asan
+	rm -rf build/asan build/asan-tmp && mkdir -p build/asan/pyctorch
 	PYCTORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
-	cp -r pyctorch/*.py build/asan/pyctorch/ && cp -r pyctorch/*/ build/asan/pyctorch/ 2>/dev/null || true
-	cd build/asan && LD_PRELOAD=$(ASAN_LIB) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		PYTHONPATH=$(CURDIR)/build/asan $(PYTHON) -m pytest $(CURDIR)/tests -q -p no:cacheprovider -x
+	tar -C pyctorch --exclude='*.so' --exclude=__pycache__ -cf - . | tar -C build/asan/pyctorch -xf -
+	tar --exclude=__pycache__ -cf - tests | tar -C build/asan -xf -
+	cd build/asan && export LD_PRELOAD="$(ASAN_LIB) $$(gcc -print-file-name=libstdc++.so.6)" PYTHONMALLOC=malloc \
+		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:log_path=$(CURDIR)/build/asan/sanitizer \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$(CURDIR)/build/asan/sanitizer && \
+		$(PYTHON) -c "import sys; sys.path.insert(0, '.'); import pyctorch._C as c; \
+			assert '/build/asan/' in c.__file__, c.__file__; print('asan: testing', c.__file__)" && \
+		{ $(PYTHON) -m pytest tests -q -p no:cacheprovider $(ASAN_ARGS); status=$$?; \
+		  for f in sanitizer.*; do [ -e "$$f" ] && { echo "== sanitizer report $$f"; cat "$$f"; status=1; }; done; \
+		  exit $$status; }
 
 # Benchmarks against torch (opt-in; prints ratio tables and JSON).
 bench: build
