@@ -33,8 +33,16 @@
 #define PCT_STORE_PCT_PROMOTE_COMPARE(E, v) ((bool)(v))
 #define PCT_STORE_PCT_PROMOTE_BOOL_OUT(E, v) ((bool)(v))
 
+/* Note [Loop ISA clones]: each loop is compiled for AVX2 as well as the x86-64 baseline;
+ * the loader picks one at import through an ifunc (never -march=native). */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define PCT_LOOP_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PCT_LOOP_CLONES
+#endif
+
 #define PCT_UNARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                                \
-    static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    PCT_LOOP_CLONES static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
         pct_pw_ctx *ctx = vctx;                                                               \
         (void)ctx;                                                                            \
@@ -62,7 +70,7 @@
     }
 
 #define PCT_BINARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                               \
-    static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    PCT_LOOP_CLONES static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
         pct_pw_ctx *ctx = vctx;                                                               \
         const C alpha = (C)PCT_PICK_##E(ctx->alpha_d, ctx->alpha_i);                          \
