@@ -85,9 +85,7 @@ static void coalesce(pct_iter *it)
 static int resize_out(pct_tensor *out, int ndim, const int64_t *shape)
 {
     if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    if (pct_tensor_set_shape(out, ndim, shape, NULL) < 0) return -1;
-    int64_t need = pct_tensor_storage_extent(out);
-    return pct_storage_resize(out->storage, (size_t)need);
+    return pct_tensor_resize_(out, ndim, shape);
 }
 
 int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)

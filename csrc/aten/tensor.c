@@ -86,6 +86,28 @@ int64_t pct_tensor_storage_extent(const pct_tensor *t)
     return (last + 1) * pct_tensor_itemsize(t);
 }
 
+int pct_tensor_resize_(pct_tensor *t, int ndim, const int64_t *sizes)
+{
+    char buf[PCT_SHAPE_BUF];
+    uint64_t n = 1, item = (uint64_t)pct_tensor_itemsize(t);
+    bool overflow = false;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
+                         pct_shape_str(buf, sizeof buf, ndim, sizes));
+            return -1;
+        }
+        if (sizes[i] && n > (uint64_t)INT64_MAX / (uint64_t)sizes[i]) overflow = true;
+        else n *= (uint64_t)sizes[i];
+    }
+    if (overflow || (n && n > (uint64_t)INT64_MAX / item)) {
+        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s", pct_shape_str(buf, sizeof buf, ndim, sizes));
+        return -1;
+    }
+    if (pct_storage_resize(t->storage, (size_t)(n * item) + (size_t)t->offset * (size_t)item) < 0) return -1;
+    return pct_tensor_set_shape(t, ndim, sizes, NULL);
+}
+
 static pct_version *version_new(void)
 {
     pct_version *v = malloc(sizeof *v);

@@ -84,6 +84,9 @@ pct_tensor *pct_tensor_scalar(int dtype, double dvalue, int64_t ivalue, bool is_
 
 /* Replace shape and strides (NULL strides: contiguous); -1 with exception. */
 int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides);
+/* Resize (as for out= arguments): contiguous sizes, storage grown to fit. Checks for
+ * negative sizes and byte-count overflow before touching anything; -1 with exception. */
+int pct_tensor_resize_(pct_tensor *t, int ndim, const int64_t *sizes);
 /* Recompute numel and the contiguity flag after a shape change. */
 void pct_tensor_refresh(pct_tensor *t);
 void pct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides_out);

@@ -28,9 +28,7 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
     pct_tensor *t;
     if (c->out) {
         t = c->out;
-        if (pct_tensor_set_shape(t, ndim, sizes, NULL) < 0 ||
-            pct_storage_resize(t->storage, (size_t)pct_tensor_storage_extent(t)) < 0)
-            return NULL;
+        if (pct_tensor_resize_(t, ndim, sizes) < 0) return NULL;
         Py_INCREF(t);
     } else if (!(t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1))) {
         return NULL;

@@ -58,8 +58,7 @@ int pct_index_resize_out(pct_tensor *out, int ndim, const int64_t *shape);
 int pct_index_resize_out(pct_tensor *out, int ndim, const int64_t *shape)
 {
     if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    if (pct_tensor_set_shape(out, ndim, shape, NULL) < 0) return -1;
-    return pct_storage_resize(out->storage, (size_t)pct_tensor_storage_extent(out));
+    return pct_tensor_resize_(out, ndim, shape);
 }
 
 int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal);

@@ -794,8 +794,7 @@ static int resize_out(pct_tensor *out, int nd, const int64_t *sizes, bool warn)
                          "tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
                          pct_shape_str(b1, sizeof b1, out->ndim, out->sizes), pct_shape_str(b2, sizeof b2, nd, sizes)) < 0)
         return -1;
-    if (pct_tensor_set_shape(out, nd, sizes, NULL) < 0) return -1;
-    return pct_storage_resize(out->storage, (size_t)pct_tensor_storage_extent(out));
+    return pct_tensor_resize_(out, nd, sizes);
 }
 
 static int check_cpu_device(pct_call *c)

@@ -1284,10 +1284,7 @@ static int64_t red_count(const pct_tensor *t, uint64_t mask)
 static int red_resize_out(pct_tensor *out, int ndim, const int64_t *shape)
 {
     if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    if (pct_tensor_set_shape(out, ndim, shape, NULL) < 0) return -1;
-    int64_t need = pct_tensor_storage_extent(out);
-    if ((size_t)need > out->storage->nbytes) return pct_storage_resize(out->storage, (size_t)need);
-    return 0;
+    return pct_tensor_resize_(out, ndim, shape);
 }
 
 static int red_check_out_dtype(const pct_tensor *out, int dtype)

@@ -604,10 +604,7 @@ static int sort_parse_out_pair(const pct_value *v, const char *name, pct_tensor 
 static int sort_resize_out(pct_tensor *out, int ndim, const int64_t *shape)
 {
     if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    if (pct_tensor_set_shape(out, ndim, shape, NULL) < 0) return -1;
-    int64_t need = pct_tensor_storage_extent(out);
-    if ((size_t)need > out->storage->nbytes) return pct_storage_resize(out->storage, (size_t)need);
-    return 0;
+    return pct_tensor_resize_(out, ndim, shape);
 }
 
 /* The result of a one-output op: res itself, or res copied into out (stolen res). */
