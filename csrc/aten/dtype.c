@@ -19,6 +19,10 @@ const char *const pct_dtype_cpp_name[PCT_NUM_DTYPES] = {
 #undef PCT_DTYPE_CPP
 };
 
+const char *const pct_dtype_cpp_type_name[PCT_NUM_DTYPES] = {
+    "bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float", "double",
+};
+
 int pct_default_dtype = PCT_FLOAT32;
 
 /* Rank inside a category: larger wins. */

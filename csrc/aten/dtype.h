@@ -67,6 +67,8 @@ extern const int pct_dtype_itemsize[PCT_NUM_DTYPES];
 extern const char *const pct_dtype_name[PCT_NUM_DTYPES];
 /* torch's C++ ScalarType names (Float, Long, BFloat16...) used in its error messages */
 extern const char *const pct_dtype_cpp_name[PCT_NUM_DTYPES];
+/* C++ type names torch prints for a tensor's TypeMeta ("float", "long int", "c10::Half") */
+extern const char *const pct_dtype_cpp_type_name[PCT_NUM_DTYPES];
 
 static inline bool pct_dtype_is_floating(int d) { return d >= PCT_FLOAT16 && d <= PCT_FLOAT64; }
 static inline bool pct_dtype_is_integral(int d, bool include_bool)

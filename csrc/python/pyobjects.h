@@ -25,6 +25,10 @@ PyObject *pct_size_new(int n, const int64_t *v);
 /* pyctorch.Generator, the default generator and the seeding functions (generator.c). */
 int pct_generator_install(PyObject *module);
 
+/* A torch.return_types pair named `name` with fields f0, f1 (static strings); steals a
+ * and b, either of which may be NULL (then it fails, releasing the other). */
+PyObject *pct_return_pair(const char *name, const char *f0, const char *f1, pct_tensor *a, pct_tensor *b);
+
 /* Op function objects: torch.add, Tensor.add, Tensor.add_ */
 extern PyTypeObject pct_OpFuncType;
 int pct_bindings_install(PyObject *module);

@@ -35,15 +35,6 @@
 #define IX_PARALLEL_FOR(cond)
 #endif
 
-/* torch's ScalarType names (Float, Long...) and C++ type names, for messages */
-static const char *const st_name[PCT_NUM_DTYPES] = {
-#define PCT_ST_NAME(E, N, T, C, S) #N,
-    PCT_FORALL_DTYPES(PCT_ST_NAME)
-#undef PCT_ST_NAME
-};
-static const char *const cpp_type_name[PCT_NUM_DTYPES] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float", "double",
-};
 
 #define SHAPE(buf, nd, sz) pct_shape_str((buf), sizeof(buf), (nd), (sz))
 
@@ -614,7 +605,7 @@ PyObject *pct_cpu_nonzero(pct_call *c)
     }
     if (c->out && c->out->dtype != PCT_INT64) {
         PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
-                     st_name[c->out->dtype]);
+                     pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     return pct_index_to_out(c, nonzero_impl(t, false, false));
@@ -673,7 +664,7 @@ PyObject *pct_cpu_masked_fill(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *value = c->v[2].t;
     if (mask->dtype != PCT_BOOL) {
-        PyErr_Format(PyExc_RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype %s", cpp_type_name[mask->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_type_name[mask->dtype]);
         return NULL;
     }
     if (value->ndim != 0) {
@@ -879,12 +870,12 @@ PyObject *pct_cpu_masked_scatter(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *source = c->v[2].t;
     if (mask->dtype != PCT_BOOL) {
-        PyErr_Format(PyExc_RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype %s", st_name[mask->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_name[mask->dtype]);
         return NULL;
     }
     if (self->dtype != source->dtype) {
         PyErr_Format(PyExc_RuntimeError, "masked_scatter: expected self and source to have same dtypes but got%s and %s",
-                     st_name[self->dtype], st_name[source->dtype]);
+                     pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
         return NULL;
     }
     if (c->inplace) {
@@ -1160,7 +1151,7 @@ static int index_put_impl(pct_tensor *self, int nindices, pct_tensor **indices, 
     PCT_TRY_INT(adv_prepare(&a, self, nindices, indices));
     if (values->dtype != self->dtype)
         PCT_FAIL(PyExc_RuntimeError, "Index put requires the source and destination dtypes match, got %s for the destination and %s for the source.",
-                 st_name[self->dtype], st_name[values->dtype]);
+                 pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[values->dtype]);
     {
         /* values: leading 1s dropped (setitem only), then broadcast to the result */
         int vnd = values->ndim, lead = 0;
@@ -1272,7 +1263,7 @@ PyObject *pct_cpu_index_put(pct_call *c)
                     rc = -1;
                 } else if (values->dtype != target->dtype) {
                     PyErr_Format(PyExc_RuntimeError, "Index put requires the source and destination dtypes match, got %s for the destination and %s for the source.",
-                                 st_name[target->dtype], st_name[values->dtype]);
+                                 pct_dtype_cpp_name[target->dtype], pct_dtype_cpp_name[values->dtype]);
                     rc = -1;
                 } else {
                     ix_ctx ctx = {.op = IX_ADD, .n = 1, .alpha_d = 1, .alpha_i = 1};
@@ -1619,12 +1610,12 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
     if (index->ndim > 1 && !source) PCT_FAIL(PyExc_RuntimeError, "Index has to be a vector/scalar");
     if (index->ndim > 1)
         PCT_FAIL(PyExc_IndexError, "%s(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s", name,
-                 index->ndim, st_name[index->dtype], SHAPE(b1, index->ndim, index->sizes));
+                 index->ndim, pct_dtype_cpp_name[index->dtype], SHAPE(b1, index->ndim, index->sizes));
     if (op == IX_COPY && source && index->dtype != PCT_INT64)
-        PCT_FAIL(PyExc_RuntimeError, "%s(): Expected a long tensor for index, but got %s", name, st_name[index->dtype]);
+        PCT_FAIL(PyExc_RuntimeError, "%s(): Expected a long tensor for index, but got %s", name, pct_dtype_cpp_name[index->dtype]);
     if (!source && index->dtype != PCT_INT64) PCT_FAIL(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
     if (!is_index_dtype(index->dtype))
-        PCT_FAIL(PyExc_RuntimeError, "%s(): Expected dtype int32/int64 for index but got: %s", name, st_name[index->dtype]);
+        PCT_FAIL(PyExc_RuntimeError, "%s(): Expected dtype int32/int64 for index but got: %s", name, pct_dtype_cpp_name[index->dtype]);
     int64_t n = index->numel;
     int64_t srs[PCT_MAX_DIMS], srst[PCT_MAX_DIMS], zero[PCT_MAX_DIMS] = {0};
     if (source) {
@@ -1635,14 +1626,14 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
                          "dimensionality (%d), destination dimensionality (%d)", name, source->ndim, self->ndim);
             if (source->dtype != self->dtype)
                 PCT_FAIL(PyExc_RuntimeError, "%s(): self and source expected to have the same dtype, but got (self) %s and (source) %s",
-                         name, st_name[self->dtype], st_name[source->dtype]);
+                         name, pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
             if (srs[snd > dim ? dim : 0] != n)
                 PCT_FAIL(PyExc_IndexError, "%s(): Number of indices (%lld) should be equal to source.size(dim) (%lld)", name,
                          (long long)n, (long long)srs[snd > dim ? dim : 0]);
         } else {
             if (source->dtype != self->dtype)
                 PCT_FAIL(PyExc_RuntimeError, "%s(): self (%s) and source (%s) must have the same scalar type", name,
-                         st_name[self->dtype], st_name[source->dtype]);
+                         pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
             if (source->ndim == 0 && dim > 0)
                 PCT_FAIL(PyExc_RuntimeError, "%s(): Indexing dim %d is out of bounds of the source tensor with dim 0", name, dim);
             if (source->ndim == 0 && n != 1)
@@ -1773,8 +1764,8 @@ PyObject *pct_cpu_take(pct_call *c)
     pct_tensor *self = c->v[0].t, *index = c->v[1].t, *L = NULL, *r = NULL;
     if (c->out && c->out->dtype != self->dtype)
         PCT_FAIL(PyExc_RuntimeError, "take(): self and out expected to have the same dtype, but got self.dtype = %s and out.dtype = %s",
-                 st_name[self->dtype], st_name[c->out->dtype]);
-    if (index->dtype != PCT_INT64) PCT_FAIL(PyExc_RuntimeError, "take(): Expected a long tensor for index, but got %s", st_name[index->dtype]);
+                 pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[c->out->dtype]);
+    if (index->dtype != PCT_INT64) PCT_FAIL(PyExc_RuntimeError, "take(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
     PCT_TRY(L = linear_offsets(self, index));
     PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
     {
@@ -1794,10 +1785,10 @@ PyObject *pct_cpu_put(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *index = c->v[1].t, *source = c->v[2].t, *L = NULL, *src = NULL, *target = NULL;
     bool accumulate = c->v[3].b;
-    if (index->dtype != PCT_INT64) PCT_FAIL(PyExc_RuntimeError, "put_(): Expected a long tensor for index, but got %s", st_name[index->dtype]);
+    if (index->dtype != PCT_INT64) PCT_FAIL(PyExc_RuntimeError, "put_(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
     if (source->dtype != self->dtype)
         PCT_FAIL(PyExc_RuntimeError, "put_(): self and source expected to have the same dtype, but got self.dtype = %s and source.dtype = %s",
-                 st_name[self->dtype], st_name[source->dtype]);
+                 pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
     if (source->numel != index->numel)
         PCT_FAIL(PyExc_IndexError, "put_(): Expected source and index to have the same number of elements, but got source.numel() = %lld, "
                  "index.numel() = %lld", (long long)source->numel, (long long)index->numel);

@@ -27,11 +27,6 @@ int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal);
 int pct_index_resize_out(pct_tensor *out, int ndim, const int64_t *shape);
 pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor *index);
 
-static const char *const st_name[PCT_NUM_DTYPES] = {
-#define PCT_ST_NAME(E, N, T, C, S) #N,
-    PCT_FORALL_DTYPES(PCT_ST_NAME)
-#undef PCT_ST_NAME
-};
 
 #define SHAPE(buf, nd, sz) pct_shape_str((buf), sizeof(buf), (nd), (sz))
 
@@ -89,7 +84,7 @@ static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_ar
     int dim = ref >= 0 ? pct_wrap_dim(dim_arg, r0->ndim) : 0; /* all legacy empty: dim is not looked at */
     if (dim < 0) return NULL;
     if (c->out && !pct_can_cast(dtype, c->out->dtype)) {
-        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s", st_name[c->out->dtype]);
+        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s", pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     int64_t shape[PCT_MAX_DIMS], total = 0;
@@ -505,7 +500,7 @@ PyObject *pct_cpu_repeat_interleave(pct_call *c)
     if (c->op_index == PCT_OP_repeat_interleave_idx) {
         pct_tensor *rep = c->v[0].t;
         if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) {
-            PyErr_Format(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'", st_name[rep->dtype]);
+            PyErr_Format(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
             return NULL;
         }
         if (rep->ndim != 1) { PyErr_SetString(PyExc_RuntimeError, "repeat_interleave only accept 1D vector as repeat"); return NULL; }
@@ -529,7 +524,7 @@ PyObject *pct_cpu_repeat_interleave(pct_call *c)
         pct_tensor *rep = c->v[1].t;
         if (rep->ndim > 1) PCT_FAIL(PyExc_RuntimeError, "repeats must be 0-dim or 1-dim tensor");
         if (!pct_dtype_is_integral(rep->dtype, false))
-            PCT_FAIL(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'", st_name[rep->dtype]);
+            PCT_FAIL(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
         PCT_TRY(rv = int64_values(rep));
         reps = (const int64_t *)pct_tensor_data(rv);
         nrep = rv->numel;

@@ -37,19 +37,7 @@ int pct_generator_run(PyObject *obj, int64_t work, int (*fn)(pct_cpu_generator *
 
 /* ---- dtype names and codes ---- */
 
-/* c10::toString(ScalarType) */
-static const char *const scalar_name[PCT_NUM_DTYPES] = {
-#define PCT_RNG_NAME(E, N, T, C, S) [PCT_##E] = #N,
-    PCT_FORALL_DTYPES(PCT_RNG_NAME)
-#undef PCT_RNG_NAME
-};
 
-/* caffe2::TypeMeta names (what torch prints in its bounds errors) */
-static const char *const meta_name[PCT_NUM_DTYPES] = {
-    [PCT_BOOL] = "bool", [PCT_UINT8] = "unsigned char", [PCT_INT8] = "signed char", [PCT_INT16] = "short int",
-    [PCT_INT32] = "int", [PCT_INT64] = "long int", [PCT_FLOAT16] = "c10::Half", [PCT_BFLOAT16] = "c10::BFloat16",
-    [PCT_FLOAT32] = "float", [PCT_FLOAT64] = "double",
-};
 
 static const int rng_code[PCT_NUM_DTYPES] = {
     [PCT_BOOL] = PCT_RNG_BOOL, [PCT_UINT8] = PCT_RNG_U8, [PCT_INT8] = PCT_RNG_I8, [PCT_INT16] = PCT_RNG_I16,
@@ -87,7 +75,7 @@ static const char *fmt_g(char *buf, size_t n, double v)
 
 static int not_implemented(const char *kernel, int dtype)
 {
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, scalar_name[dtype]);
+    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, pct_dtype_cpp_name[dtype]);
     return -1;
 }
 
@@ -365,11 +353,11 @@ static int do_uniform(pct_tensor *t, double from, double to, PyObject *gen)
     if (!pct_dtype_is_floating(dt)) return not_implemented("check_uniform_bounds", dt);
     double mx = float_max(dt);
     if (!(from >= -mx && from <= mx)) {
-        PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", meta_name[dt]);
+        PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     if (!(to >= -mx && to <= mx)) {
-        PyErr_Format(PyExc_RuntimeError, "to is out of bounds for %s", meta_name[dt]);
+        PyErr_Format(PyExc_RuntimeError, "to is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     if (!(from <= to)) {
@@ -381,7 +369,7 @@ static int do_uniform(pct_tensor *t, double from, double to, PyObject *gen)
         PyErr_Format(PyExc_RuntimeError,
                      "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%s and from=%s which "
                      "result in to-from to exceed the limit",
-                     scalar_name[dt], G(to), G(from));
+                     pct_dtype_cpp_name[dt], G(to), G(from));
         return -1;
     }
     if (dt != PCT_FLOAT64 && !((float)to - (float)from <= 3.4028234663852886e38)) {
@@ -389,7 +377,7 @@ static int do_uniform(pct_tensor *t, double from, double to, PyObject *gen)
         PyErr_Format(PyExc_RuntimeError,
                      "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%s and from=%s which "
                      "result in to-from to exceed the limit",
-                     scalar_name[dt], G(to), G(from));
+                     pct_dtype_cpp_name[dt], G(to), G(from));
         return -1;
     }
     rng_job j = {.kind = J_UNIFORM, .a = from, .b = to};
@@ -466,11 +454,11 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
     if (pct_dtype_is_floating(dt)) {
         double mx = float_max(dt);
         if (!((double)from >= -mx && (double)from <= mx)) {
-            PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", meta_name[dt]);
+            PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
             return -1;
         }
         if (!((double)to_inc >= -mx && (double)to_inc <= mx)) {
-            PyErr_Format(PyExc_RuntimeError, "to - 1 is out of bounds for %s", meta_name[dt]);
+            PyErr_Format(PyExc_RuntimeError, "to - 1 is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
             return -1;
         }
         int digits = float_digits(dt);
@@ -483,7 +471,7 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
                                  "%s is out of bounds [-(2^%d), 2^%d]. Due to precision limitations %s can support "
                                  "discrete uniform distribution only within this range. This warning will become an "
                                  "error in version 1.7 release, please fix the code in advance",
-                                 names[i], digits, digits, meta_name[dt]) < 0)
+                                 names[i], digits, digits, pct_dtype_cpp_type_name[dt]) < 0)
                 return -1;
         }
         return 0;
@@ -498,11 +486,11 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
     default: lo = INT64_MIN; hi = INT64_MAX; break;
     }
     if (!(from >= lo && from <= hi)) {
-        PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", meta_name[dt]);
+        PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     if (!(to_inc >= lo && to_inc <= hi)) {
-        PyErr_Format(PyExc_RuntimeError, "to - 1 is out of bounds for %s", meta_name[dt]);
+        PyErr_Format(PyExc_RuntimeError, "to - 1 is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     return 0;
@@ -593,7 +581,7 @@ static int do_bernoulli_scalar(pct_tensor *t, double p, PyObject *gen)
 
 static const char *type_string(char *buf, size_t n, int dtype)
 {
-    snprintf(buf, n, "torch.%sTensor", scalar_name[dtype]);
+    snprintf(buf, n, "torch.%sTensor", pct_dtype_cpp_name[dtype]);
     return buf;
 }
 
@@ -701,7 +689,7 @@ static int do_exponential(pct_tensor *t, double lambd, PyObject *gen)
         PyErr_Format(PyExc_RuntimeError,
                      "Exponential distribution is a continuous probability distribution. dtype must be a floating "
                      "point but you specified %s",
-                     scalar_name[t->dtype]);
+                     pct_dtype_cpp_name[t->dtype]);
         return -1;
     }
     rng_job j = {.kind = J_EXPONENTIAL, .a = lambd};
@@ -718,7 +706,7 @@ static int do_cauchy(pct_tensor *t, double median, double sigma, PyObject *gen)
         PyErr_Format(PyExc_RuntimeError,
                      "Cauchy distribution is a continuous probability distribution. dtype must be a floating point "
                      "but you specified %s",
-                     meta_name[t->dtype]);
+                     pct_dtype_cpp_type_name[t->dtype]);
         return -1;
     }
     rng_job j = {.kind = J_CAUCHY, .a = median, .b = sigma};
@@ -815,7 +803,7 @@ static pct_tensor *factory_new(pct_call *c, int nd, const int64_t *sizes, int de
     if (c->out) {
         if (!dt->none && dt->dtype != c->out->dtype) {
             PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
-                         scalar_name[dt->dtype], scalar_name[c->out->dtype]);
+                         pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
             return NULL;
         }
         /* rand_out & co. call result.resize_(size): no deprecation warning */
@@ -1103,7 +1091,7 @@ PyObject *pct_cpu_randperm(pct_call *c)
     if (c->out) {
         if (!dt->none && dt->dtype != c->out->dtype) {
             PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
-                         scalar_name[dt->dtype], scalar_name[c->out->dtype]);
+                         pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
             return NULL;
         }
         if (n < 0) {
@@ -1419,11 +1407,11 @@ PyObject *pct_cpu_multinomial(pct_call *c)
     }
     if (!pct_dtype_is_floating(self->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "multinomial only supports floating-point dtypes for input, got: %s",
-                     scalar_name[self->dtype]);
+                     pct_dtype_cpp_name[self->dtype]);
         return NULL;
     }
     if (c->out && c->out->dtype != PCT_INT64) {
-        PyErr_Format(PyExc_RuntimeError, "multinomial expects Long tensor out, got: %s", scalar_name[c->out->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "multinomial expects Long tensor out, got: %s", pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     if (ns <= 0) {

@@ -37,6 +37,7 @@
  */
 #include "../iter.h"
 #include "../op.h"
+#include "../../python/pyobjects.h"
 #include "../error.h"
 #include "pointwise.h"
 #include <math.h>
@@ -50,16 +51,6 @@
 /* ------------------------------------------------------------------------------------ */
 /* per-dtype helpers                                                                     */
 
-/* torch's ScalarType names ("Got: Long") and C++ type names ("dtype long int"). */
-static const char *const red_cpp_name[PCT_NUM_DTYPES] = {
-#define RED_CPP_NAME(E, N, T, C, S) #N,
-    PCT_FORALL_DTYPES(RED_CPP_NAME)
-#undef RED_CPP_NAME
-};
-static const char *const red_type_name[PCT_NUM_DTYPES] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int",
-    "c10::Half", "c10::BFloat16", "float", "double",
-};
 
 /* accumulator of sums: floats in float (double for double), integers wrap in uint64 */
 #define RED_SUMT_BOOL uint64_t
@@ -1291,7 +1282,7 @@ static int red_check_out_dtype(const pct_tensor *out, int dtype)
 {
     if (out && out->dtype != dtype) {
         PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead",
-                     red_type_name[dtype], red_type_name[out->dtype]);
+                     pct_dtype_cpp_type_name[dtype], pct_dtype_cpp_type_name[out->dtype]);
         return -1;
     }
     return 0;
@@ -1365,30 +1356,6 @@ static PyObject *red_simple(const red_kernel *const *table, red_ctx *ctx, pct_te
 /* ------------------------------------------------------------------------------------ */
 /* torch.return_types                                                                    */
 
-static PyTypeObject *red_rt_max, *red_rt_min, *red_rt_max_out, *red_rt_min_out, *red_rt_aminmax;
-static PyStructSequence_Field red_fields_vi[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
-static PyStructSequence_Field red_fields_mm[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
-static PyStructSequence_Desc red_desc_max = {"torch.return_types.max", NULL, red_fields_vi, 2};
-static PyStructSequence_Desc red_desc_min = {"torch.return_types.min", NULL, red_fields_vi, 2};
-static PyStructSequence_Desc red_desc_max_out = {"torch.return_types.max_out", NULL, red_fields_vi, 2};
-static PyStructSequence_Desc red_desc_min_out = {"torch.return_types.min_out", NULL, red_fields_vi, 2};
-static PyStructSequence_Desc red_desc_aminmax = {"torch.return_types.aminmax", NULL, red_fields_mm, 2};
-
-/* A namedtuple-like pair; steals a and b (either may be NULL: then fails). */
-static PyObject *red_pair(PyTypeObject **slot, PyStructSequence_Desc *desc, pct_tensor *a, pct_tensor *b)
-{
-    PyObject *r = NULL;
-    if (!a || !b) goto fail;
-    if (!*slot && !(*slot = PyStructSequence_NewType(desc))) goto fail;
-    if (!(r = PyStructSequence_New(*slot))) goto fail;
-    PyStructSequence_SET_ITEM(r, 0, (PyObject *)a);
-    PyStructSequence_SET_ITEM(r, 1, (PyObject *)b);
-    return r;
-fail:
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    return NULL;
-}
 
 /* ------------------------------------------------------------------------------------ */
 /* kernels: sum, nansum, mean, nanmean, prod                                              */
@@ -1403,19 +1370,19 @@ static PyObject *red_sum_family(pct_call *c, int kind)
     int rd;
     if (kind == RED_NANMEAN && !red_is_float(self->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "nanmean(): expected input to have floating point or complex dtype but got %s",
-                     red_cpp_name[self->dtype]);
+                     pct_dtype_cpp_name[self->dtype]);
         return NULL;
     }
     if (kind == RED_MEAN || kind == RED_NANMEAN) {
         const char *name = kind == RED_MEAN ? "mean" : "nanmean";
         if (has_dtype && !red_is_float(c->v[3].dtype)) {
             PyErr_Format(PyExc_RuntimeError, "%s(): could not infer output dtype. Optional dtype must be either a "
-                         "floating point or complex dtype. Got: %s", name, red_cpp_name[c->v[3].dtype]);
+                         "floating point or complex dtype. Got: %s", name, pct_dtype_cpp_name[c->v[3].dtype]);
             return NULL;
         }
         if (!has_dtype && !red_is_float(self->dtype)) {
             PyErr_Format(PyExc_RuntimeError, "%s(): could not infer output dtype. Input dtype must be either a "
-                         "floating point or complex dtype. Got: %s", name, red_cpp_name[self->dtype]);
+                         "floating point or complex dtype. Got: %s", name, pct_dtype_cpp_name[self->dtype]);
             return NULL;
         }
     }
@@ -1444,7 +1411,7 @@ static PyObject *red_sum_family(pct_call *c, int kind)
     }
     if (!table[rd]) {
         PyErr_Format(PyExc_RuntimeError, "%s(): could not infer output dtype. Input dtype must be either a floating "
-                     "point or complex dtype. Got: %s", c->op->sig.name, red_cpp_name[rd]);
+                     "point or complex dtype. Got: %s", c->op->sig.name, pct_dtype_cpp_name[rd]);
         return NULL;
     }
     red_ctx ctx = {0};
@@ -1489,7 +1456,7 @@ static PyObject *red_amax_family(pct_call *c, bool is_max)
     if (red_check_nonempty(self, mask, name, c->v[1].n > 0, true) < 0) return NULL;
     if (out && out->dtype != self->dtype) {
         PyErr_Format(PyExc_RuntimeError, "Expected the dtype for input and out to match, but got %s for input's dtype "
-                     "and %s for out's dtype.", red_cpp_name[self->dtype], red_cpp_name[out->dtype]);
+                     "and %s for out's dtype.", pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[out->dtype]);
         return NULL;
     }
     red_ctx ctx = {0};
@@ -1544,9 +1511,9 @@ static PyObject *red_max_dim(pct_call *c, bool is_max)
     const red_kernel *k = (is_max ? maxdim_table : mindim_table)[self->dtype];
     if (red_exec(k, &ctx, self, mask, c->v[2].b, true, 2, dtypes, outs, res) < 0) return NULL;
     if (outs[0])
-        return red_pair(is_max ? &red_rt_max_out : &red_rt_min_out, is_max ? &red_desc_max_out : &red_desc_min_out,
-                        res[0], res[1]);
-    return red_pair(is_max ? &red_rt_max : &red_rt_min, is_max ? &red_desc_max : &red_desc_min, res[0], res[1]);
+        return pct_return_pair(is_max ? "torch.return_types.max_out" : "torch.return_types.min_out", "values",
+                               "indices", res[0], res[1]);
+    return pct_return_pair(is_max ? "torch.return_types.max" : "torch.return_types.min", "values", "indices", res[0], res[1]);
 }
 
 PyObject *pct_cpu_max_dim(pct_call *c) { return red_max_dim(c, true); }
@@ -1615,7 +1582,7 @@ PyObject *pct_cpu_aminmax(pct_call *c)
     pct_tensor *res[2];
     red_ctx ctx = {0};
     if (red_exec(aminmax_table[self->dtype], &ctx, self, mask, c->v[2].b, false, 2, dtypes, NULL, res) < 0) return NULL;
-    return red_pair(&red_rt_aminmax, &red_desc_aminmax, res[0], res[1]);
+    return pct_return_pair("torch.return_types.aminmax", "min", "max", res[0], res[1]);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1631,7 +1598,7 @@ static PyObject *red_all_any(pct_call *c, bool is_all)
     if (out) {
         if (out->dtype != PCT_BOOL && out->dtype != PCT_UINT8) {
             PyErr_Format(PyExc_RuntimeError, "%s only supports bool tensor for result, got: %s", is_all ? "all" : "any",
-                         red_cpp_name[out->dtype]);
+                         pct_dtype_cpp_name[out->dtype]);
             return NULL;
         }
         rd = out->dtype;
@@ -1735,7 +1702,7 @@ PyObject *pct_cpu_logsumexp(pct_call *c)
     if (out) {
         if (!red_is_float(out->dtype)) {
             PyErr_Format(PyExc_RuntimeError, "logsumexp(): Expected floating point type for result tensor, but got: %s",
-                         red_cpp_name[out->dtype]);
+                         pct_dtype_cpp_name[out->dtype]);
             return NULL;
         }
         rd = out->dtype;
@@ -1750,7 +1717,7 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
     pct_tensor *self = c->v[0].t;
     if (!red_is_float(self->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
-                     red_cpp_name[self->dtype]);
+                     pct_dtype_cpp_name[self->dtype]);
         return NULL;
     }
     uint64_t mask;
@@ -1760,12 +1727,12 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
         int d = dtypev->dtype;
         if (!red_is_float(d)) {
             PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm: dtype should be floating point or complex, but got %s",
-                         red_cpp_name[d]);
+                         pct_dtype_cpp_name[d]);
             return NULL;
         }
         if (pct_promote_types(self->dtype, d) != d) {
             PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm: the dtype of the input (%s) should be convertible "
-                         "without narrowing to the specified dtype (%s)", red_cpp_name[self->dtype], red_cpp_name[d]);
+                         "without narrowing to the specified dtype (%s)", pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[d]);
             return NULL;
         }
         rd = d;
@@ -1970,7 +1937,7 @@ static PyObject *red_softmax(pct_call *c, bool lg)
     if (!softmax_table[rd]) {
         bool last = self->ndim == 0 || dim == self->ndim - 1;
         PyErr_Format(PyExc_NotImplementedError, "\"%s%s_kernel_impl\" not implemented for '%s'",
-                     lg ? "log_softmax" : "softmax", last ? "_lastdim" : "", red_cpp_name[rd]);
+                     lg ? "log_softmax" : "softmax", last ? "_lastdim" : "", pct_dtype_cpp_name[rd]);
         return NULL;
     }
     PCT_TRY(in = pct_to_dtype(self, rd, false));

@@ -30,6 +30,7 @@
  */
 #include "../iter.h"
 #include "../op.h"
+#include "../../python/pyobjects.h"
 #include "../error.h"
 #include <math.h>
 #include <stdio.h>
@@ -44,11 +45,6 @@
 /* ------------------------------------------------------------------------------------ */
 /* dtype helpers                                                                         */
 
-/* C++ type names torch prints in some of its messages ("dtype long int"). */
-static const char *const sort_type_name[PCT_NUM_DTYPES] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int",
-    "c10::Half", "c10::BFloat16", "float", "double",
-};
 
 static int sort_not_implemented(const char *kernel, int dtype)
 {
@@ -539,32 +535,10 @@ static const char *const sort_rt_names[RT_COUNT][2] = {
     {"torch.return_types.cummax", "torch.return_types.cummax_out"},
     {"torch.return_types.cummin", "torch.return_types.cummin_out"},
 };
-static PyStructSequence_Field sort_rt_fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
-static PyStructSequence_Desc sort_rt_desc[RT_COUNT][2];
-static PyTypeObject *sort_rt_types[RT_COUNT][2];
-
 /* A torch.return_types pair; steals a and b (either may be NULL: then fails). */
 static PyObject *sort_pair(int rt, bool is_out, pct_tensor *a, pct_tensor *b)
 {
-    PyObject *r = NULL;
-    if (!a || !b) goto fail;
-    PyTypeObject **slot = &sort_rt_types[rt][is_out];
-    if (!*slot) {
-        PyStructSequence_Desc *d = &sort_rt_desc[rt][is_out];
-        d->name = sort_rt_names[rt][is_out];
-        d->doc = NULL;
-        d->fields = sort_rt_fields;
-        d->n_in_sequence = 2;
-        if (!(*slot = PyStructSequence_NewType(d))) goto fail;
-    }
-    if (!(r = PyStructSequence_New(*slot))) goto fail;
-    PyStructSequence_SET_ITEM(r, 0, (PyObject *)a);
-    PyStructSequence_SET_ITEM(r, 1, (PyObject *)b);
-    return r;
-fail:
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    return NULL;
+    return pct_return_pair(sort_rt_names[rt][is_out], "values", "indices", a, b);
 }
 
 /* out=(values, indices): NULLs when not given; -1 with TypeError. */
@@ -693,8 +667,8 @@ static pct_tensor *sort_relayout(pct_tensor *res, const pct_tensor *like)
 static int sort_check_out_dtype(const pct_tensor *out, int dtype)
 {
     if (out && out->dtype != dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", sort_type_name[dtype],
-                     sort_type_name[out->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", pct_dtype_cpp_type_name[dtype],
+                     pct_dtype_cpp_type_name[out->dtype]);
         return -1;
     }
     return 0;
@@ -1297,7 +1271,7 @@ static PyObject *scan_cum(pct_call *c, int op)
     if (c->inplace) {
         if (has_dtype && c->v[2].dtype != self->dtype) {
             PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
-                         sort_type_name[self->dtype], sort_type_name[c->v[2].dtype]);
+                         pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[c->v[2].dtype]);
             return NULL;
         }
         rd = self->dtype;
@@ -1748,7 +1722,7 @@ PyObject *pct_cpu_histc(pct_call *c)
     }
     if (out && out->dtype != self->dtype) {
         PyErr_Format(PyExc_RuntimeError, "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
-                     "input %s and hist %s", sort_type_name[self->dtype], sort_type_name[out->dtype]);
+                     "input %s and hist %s", pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[out->dtype]);
         return NULL;
     }
     bool floating = pct_dtype_is_floating(self->dtype);
