@@ -12,6 +12,7 @@ from . import _layouts
 from ._layouts import strided, contiguous_format, preserve_format, channels_last  # noqa: F401
 from .functional import *  # noqa: F401,F403
 from . import random  # noqa: F401
+from . import linalg  # noqa: F401
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
 """Functions of the torch namespace written in Python on top of the op table."""
 from . import _C
 
-__all__ = ["is_tensor", "numel", "is_floating_point", "is_nonzero", "meshgrid"]
+__all__ = ["is_tensor", "numel", "is_floating_point", "is_nonzero", "meshgrid", "einsum"]
 
 
 def is_tensor(obj):
@@ -53,3 +53,32 @@ def meshgrid(*tensors, indexing=None):
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
+
+
+def _einsum_subscript(n):
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < 26:
+        return chr(ord("A") + n)
+    if 26 <= n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
+def einsum(*args):
+    """torch.einsum(equation, *operands) and the sublist form einsum(op1, sub1, op2, sub2, ..., [out])."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], _C.Tensor):
+        equation = ",".join("".join(_einsum_subscript(s) for s in sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_einsum_subscript(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return _C._einsum(equation, list(operands))

@@ -319,6 +319,32 @@ def test_large_float_products_use_blas_correctly():
     close(pt.mm(P(d), P(d.T.copy())), d @ d.T, 1e-12, 1e-12)
 
 
+@pytest.mark.parametrize("m,n,k", [(300, 100, 200), (100, 300, 200), (257, 255, 129)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threaded_split_paths(m, n, k, dtype):
+    # products big enough to be split across threads by rows (m >= n) or columns
+    a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    at, bt = P(a.T.copy()).t(), P(b.T.copy()).t()
+    for x in (P(a), at):
+        for y in (P(b), bt):
+            close(pt.mm(x, y), ref, tol, tol)
+            out = pt.zeros(n, m, dtype=x.dtype).t()          # column-major C: C^T = B^T A^T
+            pt.mm(x, y, out=out)
+            close(out, ref, tol, tol)
+    # gemv split, both orientations, and vector @ matrix (B^T gemv)
+    v = rand(k, dtype=dtype)
+    close(pt.mv(P(a), P(v)), a.astype(np.float64) @ v, tol, tol)
+    close(pt.mv(at, P(v)), a.astype(np.float64) @ v, tol, tol)
+    w = rand(m, dtype=dtype)
+    close(pt.matmul(P(w), P(a)), w.astype(np.float64) @ a, tol, tol)
+    close(pt.matmul(P(w), P(a.T.copy()).t().t().t()), w.astype(np.float64) @ a, tol, tol)
+    big = rand(1024, 300, dtype=dtype)
+    close(pt.mv(P(big), P(rand(300, dtype=dtype) * 0 + 1)), big.astype(np.float64).sum(1), tol, tol)
+    close(pt.addmv(P(np.full(1024, np.nan, dtype)), P(big), P(np.ones(300, dtype)), beta=0), big.astype(np.float64).sum(1), tol, tol)
+
+
 EINSUM_CASES = [
     ("ij,jk->ik", [(2, 3), (3, 4)]),
     ("ij,jk", [(2, 3), (3, 4)]),
@@ -653,6 +679,12 @@ def test_misc_ops_oracle():
         (lambda m, t: m.matmul(t(a), t(c5), out=m.ones(1))),
         (lambda m, t: m.matmul(t(a), t(c4), out=m.ones(1, dtype=m.float64))),
         (lambda m, t: m.dot(t(a[0, 0]), t(a[0, 1]), out=m.ones((2, 5), dtype=m.float64))),
+        (lambda m, t: m.inner(m.ones(2, 1, dtype=m.int32), m.ones(3, 1, dtype=m.int32))),
+        (lambda m, t: m.tensordot(m.ones(2, 1, dtype=m.int8), m.ones(3, 3, dtype=m.int8), dims=([1], [0]))),
+        (lambda m, t: m.tensordot(m.ones(2, 1, dtype=m.bool), m.ones(3, 3, dtype=m.bool), dims=([1], [0]))),
+        (lambda m, t: m.tensordot(m.tensor(2.0), m.tensor(3.0), ([0], [0]))),
+        (lambda m, t: m.tensordot(m.ones(3), m.tensor(2.0), ([-1], [0]))),
+        (lambda m, t: m.tensordot(m.tensor(2.0), m.tensor(3.0), 0)),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -37,17 +37,6 @@
 /* names used in torch's messages                                                        */
 /* ------------------------------------------------------------------------------------ */
 
-/* c10::ScalarType names ("Float") */
-static const char *const scalar_name[PCT_NUM_DTYPES] = {
-#define PCT_SCALAR_NAME(E, N, T, C, S) #N,
-    PCT_FORALL_DTYPES(PCT_SCALAR_NAME)
-#undef PCT_SCALAR_NAME
-};
-/* caffe2::TypeMeta names ("float"), as printed for tensor.dtype() in C++ */
-static const char *const meta_name[PCT_NUM_DTYPES] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int",
-    "c10::Half", "c10::BFloat16", "float", "double",
-};
 
 /* OpenMP pragmas that vanish (without -Wunknown-pragmas noise) in builds without OpenMP */
 #ifdef _OPENMP
@@ -175,7 +164,7 @@ static bool scalar_is_zero(const pct_scalar *s) { return s->kind == PCT_SCALAR_F
 #define GEMM_JB 256
 #define GEMM_KB 256
 /* m * n * k at or below which a float product skips BLAS (call overhead dominates) */
-#define GEMM_SMALL 4096
+#define GEMM_SMALL 2048
 /* m * n * k above which one product is split across threads (OpenBLAS's own
  * threshold for threading), and rows * cols above which a gemv is */
 #define GEMM_SPLIT_MIN ((int64_t)1 << 18)
@@ -788,8 +777,8 @@ static PyObject *not_implemented_bool(const char *name)
 static int check_out_dtype(const pct_tensor *out, int dtype)
 {
     if (out && out->dtype != dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", meta_name[dtype],
-                     meta_name[out->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", pct_dtype_cpp_type_name[dtype],
+                     pct_dtype_cpp_type_name[out->dtype]);
         return -1;
     }
     return 0;
@@ -927,7 +916,7 @@ static pct_tensor *expand_to(pct_tensor *t, int nd, const int64_t *sizes)
         PyErr_Format(PyExc_RuntimeError,
                      "expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or equal "
                      "to the number of dimensions in the tensor (%d)",
-                     scalar_name[t->dtype], SHAPE(b1, t), SHAPE_OF(b2, nd, sizes), nd, t->ndim);
+                     pct_dtype_cpp_name[t->dtype], SHAPE(b1, t), SHAPE_OF(b2, nd, sizes), nd, t->ndim);
         return NULL;
     }
     bool same = t->ndim == nd;
@@ -1356,8 +1345,8 @@ static PyObject *dot_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
     if (out) {
         if (resize_out(out, 0, no_dims) < 0) return NULL;
         if (out->dtype != a->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "result dtype %s does not match input dtype %s", scalar_name[out->dtype],
-                         scalar_name[a->dtype]);
+            PyErr_Format(PyExc_RuntimeError, "result dtype %s does not match input dtype %s", pct_dtype_cpp_name[out->dtype],
+                         pct_dtype_cpp_name[a->dtype]);
             return NULL;
         }
     }
@@ -1367,7 +1356,7 @@ static PyObject *dot_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
     }
     if (a->dtype != b->dtype) {
         PyErr_Format(PyExc_RuntimeError, "dot : expected both vectors to have same dtype, but found %s and %s",
-                     scalar_name[a->dtype], scalar_name[b->dtype]);
+                     pct_dtype_cpp_name[a->dtype], pct_dtype_cpp_name[b->dtype]);
         return NULL;
     }
     if (a->numel != b->numel) {
@@ -1417,7 +1406,7 @@ static PyObject *addmv_op(pct_tensor *self, pct_tensor *mat, pct_tensor *vec, co
     }
     if (!(self->dtype == mat->dtype && mat->dtype == vec->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "addmv input tensors must have the same dtype, but got %s, %s, and %s",
-                     scalar_name[self->dtype], scalar_name[mat->dtype], scalar_name[vec->dtype]);
+                     pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[mat->dtype], pct_dtype_cpp_name[vec->dtype]);
         return NULL;
     }
     if (inplace) {
@@ -1502,7 +1491,7 @@ static PyObject *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self, 
 {
     if (m1->dtype != m2->dtype) {
         PyErr_Format(PyExc_RuntimeError, "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                     meta_name[m1->dtype], meta_name[m2->dtype]);
+                     pct_dtype_cpp_type_name[m1->dtype], pct_dtype_cpp_type_name[m2->dtype]);
         return NULL;
     }
     const int dtype = m1->dtype;
@@ -1578,12 +1567,12 @@ static PyObject *addmm_op(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, cons
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     if (self->dtype != m2->dtype) {
         PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
-                     scalar_name[self->dtype], scalar_name[m2->dtype]);
+                     pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[m2->dtype]);
         return NULL;
     }
     if (m1->dtype != m2->dtype) {
         PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
-                     scalar_name[m1->dtype], scalar_name[m2->dtype]);
+                     pct_dtype_cpp_name[m1->dtype], pct_dtype_cpp_name[m2->dtype]);
         return NULL;
     }
     if (m1->ndim != 2) { PyErr_Format(PyExc_RuntimeError, "mat1 must be a matrix, got %d-D tensor", m1->ndim); return NULL; }
@@ -1637,8 +1626,8 @@ static int bmm_compute(pct_tensor *result, pct_tensor *b1, pct_tensor *b2, const
         return scale_inplace(result, beta_s);
     }
     if (b1->dtype != b2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", scalar_name[b1->dtype],
-                     scalar_name[b2->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[b1->dtype],
+                     pct_dtype_cpp_name[b2->dtype]);
         return -1;
     }
     if (b1->dtype == PCT_BOOL) { not_implemented_bool(name); return -1; }
@@ -1685,7 +1674,7 @@ static PyObject *baddbmm_op(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, co
     if (!self_) return NULL;
     if (self->dtype != b1->dtype) {
         PyErr_Format(PyExc_RuntimeError, "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
-                     meta_name[self->dtype], meta_name[b1->dtype], meta_name[b2->dtype]);
+                     pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[b1->dtype], pct_dtype_cpp_type_name[b2->dtype]);
         goto fail;
     }
     if (check_bmm_shapes(b1, b2) < 0) goto fail;
@@ -1850,8 +1839,8 @@ static PyObject *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
         goto done;
     }
     if (t1->dtype != t2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", scalar_name[t1->dtype],
-                     scalar_name[t2->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[t1->dtype],
+                     pct_dtype_cpp_name[t2->dtype]);
         goto fail;
     }
     if (dtype == PCT_BOOL) { not_implemented_bool("bmm"); goto fail; }
@@ -2001,19 +1990,27 @@ static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dim
     int64_t p1[PCT_MAX_DIMS], p2[PCT_MAX_DIMS], rsizes[2 * PCT_MAX_DIMS], csize = 1, size1 = 1, size2 = 1;
     int np1 = 0, np2 = 0, nr = 0;
     for (int i = 0; i < n1; i++) {
+        /* Tensor.size(dim): a 0-d tensor has no dim to give */
+        if (a->ndim == 0 || b->ndim == 0) {
+            PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions",
+                         (long long)(a->ndim == 0 ? dims1[i] : dims2[i]));
+            goto fail;
+        }
         int d1 = pct_wrap_dim(dims1[i], a->ndim), d2;
         if (d1 < 0 || (d2 = pct_wrap_dim(dims2[i], b->ndim)) < 0) goto fail;
-        int64_t s1 = a->ndim ? a->sizes[d1] : 1, s2 = b->ndim ? b->sizes[d2] : 1;
+        int64_t s1 = a->sizes[d1], s2 = b->sizes[d2];
+        /* a contracted dim of size 1 on one side is summed away on the other, in its
+         * own dtype (torch's tensordot keeps int32 int32, unlike Tensor.sum) */
         if (s2 == 1) {
             bool mask[PCT_MAX_DIMS + 1] = {false};
             mask[d1] = true;
-            pct_tensor *s = sum_keepdim(t1, mask);
+            pct_tensor *s = reduce(t1, mask, true, t1->dtype, RED_SUM, 0.0);
             if (!s) goto fail;
             Py_SETREF(t1, s);
         } else if (s1 == 1) {
             bool mask[PCT_MAX_DIMS + 1] = {false};
             mask[d2] = true;
-            pct_tensor *s = sum_keepdim(t2, mask);
+            pct_tensor *s = reduce(t2, mask, true, t2->dtype, RED_SUM, 0.0);
             if (!s) goto fail;
             Py_SETREF(t2, s);
         } else if (s1 != s2) {
@@ -2051,7 +2048,7 @@ static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dim
     if (prod->dtype != out->dtype) {
         PyErr_Format(PyExc_RuntimeError,
                      "tensordot: Expected the output tensor to have dtype %s, but got an output tensor with dtype %s",
-                     scalar_name[prod->dtype], scalar_name[out->dtype]);
+                     pct_dtype_cpp_name[prod->dtype], pct_dtype_cpp_name[out->dtype]);
         Py_DECREF(prod);
         return NULL;
     }
@@ -2211,7 +2208,7 @@ static PyObject *kron_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
     if (!out) return (PyObject *)r;
     if (!pct_can_cast(r->dtype, out->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                     scalar_name[r->dtype], scalar_name[out->dtype]);
+                     pct_dtype_cpp_name[r->dtype], pct_dtype_cpp_name[out->dtype]);
         goto fail;
     }
     if (resize_out(out, maxdim, rsz) < 0 || pct_copy_(out, r) < 0) goto fail;
@@ -2599,13 +2596,13 @@ static int check_norm_dtype(bool has_dtype, int dtype, int self_dtype, const cha
 {
     if (!has_dtype) return 0;
     if (!pct_dtype_is_floating(dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: dtype should be floating point or complex, but got %s", name, scalar_name[dtype]);
+        PyErr_Format(PyExc_RuntimeError, "%s: dtype should be floating point or complex, but got %s", name, pct_dtype_cpp_name[dtype]);
         return -1;
     }
     if (pct_promote_types(self_dtype, dtype) != dtype) {
         PyErr_Format(PyExc_RuntimeError,
                      "%s: the dtype of the input (%s) should be convertible without narrowing to the specified dtype (%s)",
-                     name, scalar_name[self_dtype], scalar_name[dtype]);
+                     name, pct_dtype_cpp_name[self_dtype], pct_dtype_cpp_name[dtype]);
         return -1;
     }
     return 0;
@@ -2615,7 +2612,7 @@ static int check_floating(const pct_tensor *t, const char *name)
 {
     if (!pct_dtype_is_floating(t->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "%s: Expected a floating point or complex tensor as input. Got %s", name,
-                     scalar_name[t->dtype]);
+                     pct_dtype_cpp_name[t->dtype]);
         return -1;
     }
     return 0;
@@ -2802,7 +2799,7 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
     }
     if (check_floating(A, "linalg.matrix_norm") < 0) return NULL;
     if (!low_precision_ok && pct_dtype_is_reduced_float(A->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Low precision dtypes not supported. Got %s", scalar_name[A->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Low precision dtypes not supported. Got %s", pct_dtype_cpp_name[A->dtype]);
         return NULL;
     }
     if (ndims != 2) {
@@ -2847,8 +2844,8 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
 static PyObject *deliver_checked(pct_tensor *r, pct_tensor *out, const char *api)
 {
     if (r && out && r->dtype != out->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "%s expected out tensor dtype %s but got: %s", api, scalar_name[r->dtype],
-                     scalar_name[out->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "%s expected out tensor dtype %s but got: %s", api, pct_dtype_cpp_name[r->dtype],
+                     pct_dtype_cpp_name[out->dtype]);
         Py_DECREF(r);
         return NULL;
     }

@@ -1,0 +1,7 @@
+"""torch.linalg: norms and products implemented by the C op table."""
+from .. import _C
+
+vector_norm = _C.linalg_vector_norm
+matrix_norm = _C.linalg_matrix_norm
+norm = _C.linalg_norm
+matmul = _C.matmul
