@@ -29,8 +29,9 @@ demo: build
 # __cxa_throw interceptor aborts at torch's first C++ exception); PYTHONMALLOC=malloc routes Python objects
 # (tensors included) through ASan's allocator; detect_leaks=0 because CPython leaks at exit by design;
 # allocator_may_return_null=1 because the fuzzer asks for impossible sizes on purpose (they must raise);
-# UBSan errors halt (the build also uses -fno-sanitize-recover). Reports go to build/asan/sanitizer.<pid>
-# (pytest would swallow stderr) and are printed at the end; any report fails the target.
+# UBSan errors halt (the build also uses -fno-sanitize-recover). ASan reports go to build/asan/sanitizer.<pid>
+# (pytest would swallow them), are printed at the end and fail the target; UBSan ignores log_path here, so
+# pytest captures at the sys level only (--capture=sys) and UBSan's report reaches the terminal before it aborts.
 # ASAN_ARGS passes pytest arguments (e.g. ASAN_ARGS="-x -k fuzz").
 asan: deps
 	rm -rf build/asan build/asan-tmp && mkdir -p build/asan/pyctorch
@@ -42,7 +43,7 @@ asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$(CURDIR)/build/asan/sanitizer && \
 		$(PYTHON) -c "import sys; sys.path.insert(0, '.'); import pyctorch._C as c; \
 			assert '/build/asan/' in c.__file__, c.__file__; print('asan: testing', c.__file__)" && \
-		{ $(PYTHON) -m pytest tests -q -p no:cacheprovider $(ASAN_ARGS); status=$$?; \
+		{ $(PYTHON) -m pytest tests -q -p no:cacheprovider --capture=sys $(ASAN_ARGS); status=$$?; \
 		  for f in sanitizer.*; do [ -e "$$f" ] && { echo "== sanitizer report $$f"; cat "$$f"; status=1; }; done; \
 		  exit $$status; }
 

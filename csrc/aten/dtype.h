@@ -16,7 +16,7 @@ typedef uint16_t pct_half;     /* IEEE binary16 bit pattern */
 typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
 
 #define PCT_FORALL_DTYPES(X)                                   \
-    X(BOOL, Bool, bool, bool, "bool")                          \
+    X(BOOL, Bool, uint8_t, bool, "bool")                       \
     X(UINT8, Byte, uint8_t, uint8_t, "uint8")                  \
     X(INT8, Char, int8_t, int8_t, "int8")                      \
     X(INT16, Short, int16_t, int16_t, "int16")                 \
@@ -30,7 +30,7 @@ typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
 /* The same list, passing a fixed first dtype along, so loops over pairs of dtypes can
  * nest: X(E, N, T, C, S, OE, ON, OT, OC). */
 #define PCT_FORALL_DTYPES_PAIRED(X, OE, ON, OT, OC)                 \
-    X(BOOL, Bool, bool, bool, "bool", OE, ON, OT, OC)                \
+    X(BOOL, Bool, uint8_t, bool, "bool", OE, ON, OT, OC)             \
     X(UINT8, Byte, uint8_t, uint8_t, "uint8", OE, ON, OT, OC)        \
     X(INT8, Char, int8_t, int8_t, "int8", OE, ON, OT, OC)            \
     X(INT16, Short, int16_t, int16_t, "int16", OE, ON, OT, OC)       \
@@ -143,7 +143,8 @@ static inline pct_half pct_float_to_half(float f)
 
 
 /* Conversions between a dtype's storage type and its compute type. */
-#define PCT_TO_COMPUTE_BOOL(v) (v)
+/* bool storage is read as bytes: any nonzero byte (a view of other data) is true, never UB */
+#define PCT_TO_COMPUTE_BOOL(v) ((v) != 0)
 #define PCT_TO_COMPUTE_UINT8(v) (v)
 #define PCT_TO_COMPUTE_INT8(v) (v)
 #define PCT_TO_COMPUTE_INT16(v) (v)
