@@ -104,15 +104,45 @@ if off("AVX512"):
 import numpy  # noqa: E402  (build requirement: headers for the interop layer)
 
 sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
+# headers and op tables: a change to one must reach build_extension (which then recompiles
+# only the objects whose dependency files name it)
+depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
+                 + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True))
+
+
+def object_is_current(obj):
+    """True when obj and its gcc dependency file (-MMD) are newer than every file it was built from."""
+    dep = os.path.splitext(obj)[0] + ".d"
+    if not (os.path.exists(obj) and os.path.exists(dep)):
+        return False
+    with open(dep) as f:
+        inputs = f.read().replace("\\\n", " ").split(":", 1)[-1].split()
+    built = os.path.getmtime(obj)
+    return all(os.path.exists(p) and os.path.getmtime(p) <= built for p in inputs)
 
 
 class ParallelBuildExt(build_ext):
-    """Compiles the C files in parallel on every core."""
+    """Compiles the C files in parallel on every core, recompiling only the objects whose
+    sources or included headers changed (distutils alone rebuilds every file)."""
 
     def finalize_options(self):
         super().finalize_options()
         if self.parallel is None:
             self.parallel = os.cpu_count() or 1
+
+    def build_extension(self, ext):
+        compile_one = self.compiler._compile
+
+        def incremental(obj, src, ext_, cc_args, extra_postargs, pp_opts):
+            if self.force or not object_is_current(obj):
+                dep = os.path.splitext(obj)[0] + ".d"
+                compile_one(obj, src, ext_, cc_args, list(extra_postargs) + ["-MMD", "-MF", dep], pp_opts)
+
+        self.compiler._compile = incremental
+        try:
+            super().build_extension(ext)
+        finally:
+            self.compiler._compile = compile_one
 
 
 setup(
@@ -120,6 +150,7 @@ setup(
         Extension(
             "pyctorch._C",
             sources=sources,
+            depends=depends,
             include_dirs=[numpy.get_include(), os.path.join(ROOT, "csrc")],
             define_macros=define_macros,
             extra_compile_args=extra_compile,

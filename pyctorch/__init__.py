@@ -14,6 +14,11 @@ from .functional import *  # noqa: F401,F403
 from . import random  # noqa: F401
 from . import linalg  # noqa: F401
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
+from . import _tensor_autograd  # noqa: F401  (Tensor.backward, register_hook, retain_grad)
+from . import autograd  # noqa: F401
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
+                                 is_inference_mode_enabled)
+from . import utils  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """Functions of the torch namespace written in Python on top of the op table."""
 from . import _C
 
-__all__ = ["is_tensor", "numel", "is_floating_point", "is_nonzero", "meshgrid", "einsum"]
+__all__ = ["is_tensor", "numel", "is_floating_point", "is_nonzero", "meshgrid", "einsum", "isclose", "allclose", "broadcast_shapes"]
 
 
 def is_tensor(obj):
@@ -82,3 +82,47 @@ def einsum(*args):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     return _C._einsum(equation, list(operands))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other| elementwise, infinities equal to themselves (torch.isclose)."""
+    if not isinstance(other, _C.Tensor):
+        other = _C.tensor(other, dtype=input.dtype)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
+    if equal_nan and input.is_floating_point():
+        close = close | (input.isnan() & other.isnan())
+    if input.dtype == _C.bool:
+        return close
+    if not input.is_floating_point():
+        input, other = input.double(), other.double()
+    diff = (input - other).abs()
+    tol = atol + rtol * other.abs()
+    return close | (input.isfinite() & other.isfinite() & (diff <= tol))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (torch.broadcast_shapes)."""
+    result = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        for i, s in enumerate(reversed(shape)):
+            if s < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+            if i >= len(result):
+                result.append(s)
+            elif result[i] == 1 or result[i] == s:
+                result[i] = s
+            elif s != 1:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
+                                   f"Mismatch is between {list(reversed(result))} and {list(shape)}")
+    return _C.Size(reversed(result))

@@ -7,7 +7,9 @@
  *   storage   one reference (pct_storage_incref/decref), never NULL
  *   version   one reference to the version counter shared with views and detach()
  *   sizes/strides  point into inline_dims, or into one malloc'd block owned here
- *   grad, grad_fn, base, hooks  owned references or NULL (autograd fields)
+ *   grad, grad_fn, base, hooks, post_acc_hooks  owned references or NULL (autograd
+ *             fields; hooks and post_acc_hooks are dicts {handle id: callable})
+ *   grad_acc  a weak reference to this leaf's AccumulateGrad node, or NULL
  * Strides and offset count elements, as in torch.
  */
 #ifndef PCT_TENSOR_H
@@ -49,7 +51,9 @@ typedef struct pct_tensor {
     PyObject *grad;
     PyObject *grad_fn;
     PyObject *base;          /* the root tensor this is a view of, or NULL */
-    PyObject *hooks;         /* autograd hooks (list) or NULL */
+    PyObject *hooks;         /* a leaf's gradient hooks, run before accumulation */
+    PyObject *post_acc_hooks;/* register_post_accumulate_grad_hook callables */
+    PyObject *grad_acc;      /* weakref to the AccumulateGrad node of a leaf */
     PyObject *dict;          /* instance __dict__ for subclasses and attributes */
     PyObject *weakrefs;
     int64_t inline_dims[2 * PCT_INLINE_DIMS];

@@ -5,6 +5,7 @@
  * Tensor.<name>_ (in-place). The object is a vectorcall callable flagged as a method
  * descriptor, so `t.add(u)` calls it with t first and no bound-method allocation. */
 #include "pyobjects.h"
+#include "../autograd/autograd.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,15 +51,6 @@ static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_
     return NULL;
 }
 
-static int check_inplace_target(pct_tensor *self)
-{
-    if (pct_grad_enabled && pct_tensor_requires_grad(self) && self->grad_fn == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     pct_opfunc *f = (pct_opfunc *)callable;
@@ -98,9 +90,8 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
                 return NULL;
             }
             c.out = (pct_tensor *)self;
-            if (check_inplace_target(c.out) < 0) { pct_call_release(&c); return NULL; }
         }
-        PyObject *r = pct_dispatch(&c);
+        PyObject *r = pct_autograd_dispatch(&c);
         pct_call_release(&c);
         return r;
     }

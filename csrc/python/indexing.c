@@ -1,5 +1,6 @@
 /* indexing.c: translating Python subscripts into views and advanced-index calls. */
 #include "indexing.h"
+#include "../autograd/autograd.h"
 #include "../aten/error.h"
 #include "../aten/iter.h"
 
@@ -200,7 +201,43 @@ static pct_tensor *make_view(pct_tensor *t, view_spec *s)
     return pct_tensor_view_of(t, s->ndim, s->sizes, s->strides, s->offset);
 }
 
+/* Autograd for subscripts: one node per getitem/setitem whose backward (in
+ * pyctorch/autograd/_formulas.py) re-applies the same key to the gradient. */
+static PyObject *formula_helper(const char *name)
+{
+    PyObject *mod = pct_formulas_module();
+    return mod ? PyObject_GetAttrString(mod, name) : NULL;
+}
+
+static PyObject *record_getitem(pct_tensor *t, PyObject *key, PyObject *r)
+{
+    if (!r || !PCT_TENSOR_CHECK(r) || !pct_dtype_is_floating(((pct_tensor *)r)->dtype)) return r;
+    PyObject *fn = formula_helper("getitem_backward");
+    PyObject *shape = fn ? pct_size_new(t->ndim, t->sizes) : NULL;
+    PyObject *saved = shape ? Py_BuildValue("(OO)", shape, key) : NULL;
+    pct_tensor *out = (pct_tensor *)r;
+    pct_node *n = saved ? pct_record_callable(out->base ? "SliceBackward0" : "IndexBackward0", fn, saved, 1, &t, 1, &out) : NULL;
+    Py_XDECREF(fn);
+    Py_XDECREF(shape);
+    Py_XDECREF(saved);
+    if (!n) { Py_DECREF(r); return NULL; }
+    Py_DECREF(n);
+    return r;
+}
+
+static PyObject *getitem_impl(PyObject *self, PyObject *key);
+
 PyObject *pct_tensor_getitem(PyObject *self, PyObject *key)
+{
+    pct_tensor *t = (pct_tensor *)self;
+    if (!pct_any_requires_grad(1, &t)) return getitem_impl(self, key);
+    pct_grad_enabled = 0;
+    PyObject *r = getitem_impl(self, key);
+    pct_grad_enabled = 1;
+    return record_getitem(t, key, r);
+}
+
+static PyObject *getitem_impl(PyObject *self, PyObject *key)
 {
     pct_tensor *t = (pct_tensor *)self;
     view_spec s = {0};
@@ -227,10 +264,45 @@ PyObject *pct_tensor_getitem(PyObject *self, PyObject *key)
     return r;
 }
 
+static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate);
+
 int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
 {
     pct_tensor *t = (pct_tensor *)self;
     if (!value) { PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion"); return -1; }
+    pct_tensor *ins[2] = {t, PCT_TENSOR_CHECK(value) ? (pct_tensor *)value : NULL};
+    if (!pct_any_requires_grad(2, ins)) return assign(t, key, value, false);
+    if (pct_check_inplace(t) < 0) return -1;
+    pct_grad_enabled = 0;
+    int rc = assign(t, key, value, false);
+    pct_grad_enabled = 1;
+    if (rc < 0) return -1;
+    /* the write leaves t's history alone, so the node's edges still lead to the old one */
+    PyObject *fn = formula_helper("setitem_backward");
+    PyObject *shape = ins[1] ? pct_size_new(ins[1]->ndim, ins[1]->sizes) : Py_NewRef(Py_None);
+    PyObject *saved = fn && shape ? Py_BuildValue("(OO)", key, shape) : NULL;
+    pct_node *n = saved ? pct_record_callable("IndexPutBackward0", fn, saved, 2, ins, 1, &t) : NULL;
+    Py_XDECREF(fn);
+    Py_XDECREF(shape);
+    Py_XDECREF(saved);
+    if (!n) return -1;
+    Py_DECREF(n);
+    return t->base ? pct_rebase_view_history(t) : 0;
+}
+
+/* _C._index_accumulate(t, key, value): t[key] += value with repeated indices summed
+ * (index_put with accumulate=True); the backward of getitem. */
+PyObject *pct_py_index_accumulate(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *t, *key, *value;
+    if (!PyArg_ParseTuple(args, "O!OO", &pct_TensorType, &t, &key, &value)) return NULL;
+    if (assign((pct_tensor *)t, key, value, true) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate)
+{
     if (key == Py_False) return 0; /* x[False] = v selects nothing: torch does nothing, not even a version bump */
     pct_tensor *src = NULL;
     if (PCT_TENSOR_CHECK(value)) {
@@ -257,13 +329,20 @@ int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
         int lead = 0;
         while (src->ndim - lead > v->ndim && src->sizes[lead] == 1) lead++;
         pct_tensor *sv = lead ? pct_tensor_view_of(src, src->ndim - lead, src->sizes + lead, src->strides + lead, src->offset) : src;
-        rc = sv ? pct_copy_(v, sv) : -1; /* bumps the (shared) version counter once */
+        if (accumulate) {
+            PyObject *add = pct_opfunc_get("add", 1), *args[2] = {(PyObject *)v, (PyObject *)sv};
+            PyObject *r = add && sv ? PyObject_Vectorcall(add, args, 2, NULL) : NULL;
+            rc = r ? 0 : -1;
+            Py_XDECREF(r);
+        } else {
+            rc = sv ? pct_copy_(v, sv) : -1; /* bumps the (shared) version counter once */
+        }
         if (sv && sv != src) Py_DECREF(sv);
         if (rc == 0 && v->numel == 0) pct_tensor_bump_version(t);
     } else {
         pct_tensor *idx[PCT_MAX_DIMS];
         for (int i = 0; i < s.ndim; i++) idx[i] = (pct_tensor *)s.adv[i];
-        rc = pct_index_put_(v, s.ndim, idx, src, false);
+        rc = pct_index_put_(v, s.ndim, idx, src, accumulate);
         if (rc == 0) pct_tensor_bump_version(t);
     }
     Py_DECREF(v);

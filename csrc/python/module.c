@@ -1,5 +1,6 @@
 /* module.c: pyctorch._C: creates the types, the dtype objects and the op bindings. */
 #include "pyobjects.h"
+#include "../autograd/autograd.h"
 #include "../aten/iter.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -186,7 +187,7 @@ PyMODINIT_FUNC PyInit__C(void)
     PyObject *prio = PyLong_FromLong(1000);
     if (!prio || PyDict_SetItemString(pct_TensorType.tp_dict, "__array_priority__", prio) < 0) { Py_XDECREF(prio); goto fail; }
     Py_DECREF(prio);
-    if (pct_ops_init() < 0 || pct_bindings_install(m) < 0) goto fail;
+    if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
     if (pct_generator_install(m) < 0) goto fail;
     return m;
 fail:

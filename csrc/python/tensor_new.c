@@ -218,7 +218,7 @@ PyObject *pct_py_as_tensor(PyObject *self, PyObject *args, PyObject *kwargs)
 
 PyObject *pct_scalar_to_python(const void *p, int dtype)
 {
-    if (dtype == PCT_BOOL) return PyBool_FromLong(*(const bool *)p);
+    if (dtype == PCT_BOOL) return PyBool_FromLong(*(const uint8_t *)p != 0); /* any nonzero byte is True */
     if (pct_dtype_is_floating(dtype)) return PyFloat_FromDouble(pct_load_as_double(p, dtype));
     return PyLong_FromLongLong(pct_load_as_int64(p, dtype));
 }

@@ -17,6 +17,7 @@ static int tensor_traverse(pct_tensor *t, visitproc visit, void *arg)
     Py_VISIT(t->grad_fn);
     Py_VISIT(t->base);
     Py_VISIT(t->hooks);
+    Py_VISIT(t->post_acc_hooks);
     Py_VISIT(t->dict);
     Py_VISIT(Py_TYPE(t)); /* heap subclasses (nn.Parameter) own their type */
     return 0;
@@ -28,6 +29,8 @@ static int tensor_clear(pct_tensor *t)
     Py_CLEAR(t->grad_fn);
     Py_CLEAR(t->base);
     Py_CLEAR(t->hooks);
+    Py_CLEAR(t->post_acc_hooks);
+    Py_CLEAR(t->grad_acc);
     Py_CLEAR(t->dict);
     return 0;
 }
@@ -36,6 +39,8 @@ static void tensor_dealloc(pct_tensor *t)
 {
     PyTypeObject *tp = Py_TYPE(t);
     PyObject_GC_UnTrack(t);
+    /* tensor -> grad_fn -> saved tensor -> ... chains are freed iteratively */
+    Py_TRASHCAN_BEGIN(t, tensor_dealloc)
     if (t->weakrefs) PyObject_ClearWeakRefs((PyObject *)t);
     tensor_clear(t);
     if (t->storage) pct_storage_decref(t->storage);
@@ -43,6 +48,7 @@ static void tensor_dealloc(pct_tensor *t)
     if (t->sizes && t->sizes != t->inline_dims) free(t->sizes);
     tp->tp_free((PyObject *)t);
     if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
+    Py_TRASHCAN_END
 }
 
 /* An alias of src of Python type `type` (a Tensor subclass): same storage, shape and

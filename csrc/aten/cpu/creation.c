@@ -28,6 +28,12 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
     pct_tensor *t;
     if (c->out) {
         t = c->out;
+        /* out= decides the dtype; an explicit dtype= must agree with it (torch's rule) */
+        if (!dt->none && dt->dtype != t->dtype) {
+            PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
+                         pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[t->dtype]);
+            return NULL;
+        }
         if (pct_tensor_resize_(t, ndim, sizes) < 0) return NULL;
         Py_INCREF(t);
     } else if (!(t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1))) {
@@ -115,6 +121,7 @@ PyObject *pct_cpu_arange(pct_call *c)
     int64_t n = (int64_t)n_d;
     pct_tensor *t = factory_new(c, 1, &n, dtype);
     if (!t) return NULL;
+    dtype = t->dtype; /* an out= tensor's dtype wins */
     if (!any_float && !pct_dtype_is_floating(dtype)) {
         char *p = pct_tensor_data(t);
         for (int64_t i = 0; i < n; i++) pct_store_int64(p + i * pct_dtype_itemsize[dtype], dtype, start.i + i * step.i);

@@ -1,0 +1,350 @@
+/* node.c: the graph node type (pyctorch._C._Node), its edges, metadata and saved
+ * values, the leaf's grad accumulator, and the Python-visible API of grad_fn objects
+ * (name(), next_functions, metadata, register_hook, register_prehook). */
+#include "autograd.h"
+#include "../python/pyobjects.h"
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t sequence_counter;
+uint64_t pct_next_sequence_nr(void) { return sequence_counter++; }
+
+pct_node *pct_node_new(PyTypeObject *type, int kind, int nedges, int noutputs)
+{
+    pct_node *n = (pct_node *)type->tp_alloc(type, 0);
+    if (!n) return NULL;
+    n->kind = (uint8_t)kind;
+    n->seq = kind == PCT_NODE_ACCUMULATE ? UINT64_MAX : pct_next_sequence_nr();
+    n->edges = nedges ? calloc((size_t)nedges, sizeof(pct_edge)) : NULL;
+    n->outputs = noutputs ? calloc((size_t)noutputs, sizeof(pct_meta)) : NULL;
+    if ((nedges && !n->edges) || (noutputs && !n->outputs)) {
+        Py_DECREF(n);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    n->nedges = nedges;
+    n->noutputs = noutputs;
+    for (int i = 0; i < nedges; i++) n->edges[i].meta.dtype = -1;
+    for (int i = 0; i < noutputs; i++) n->outputs[i].dtype = -1;
+    return n;
+}
+
+/* Metadata sizes are first pointed at the tensor's own sizes, then copied into one
+ * block by pct_node_finish_meta (the tensors outlive that call). */
+static void meta_from(pct_meta *m, const pct_tensor *t)
+{
+    m->dtype = (int8_t)t->dtype;
+    m->device_type = t->device_type;
+    m->device_index = t->device_index;
+    m->ndim = t->ndim;
+    m->sizes = t->sizes;
+}
+
+int pct_node_set_edge(pct_node *n, int i, pct_tensor *input)
+{
+    if (!input) return 0;
+    if (pct_tensor_requires_grad(input)) {
+        n->edges[i].node = pct_gradient_edge(input, &n->edges[i].input_nr);
+        if (!n->edges[i].node) return -1;
+    }
+    meta_from(&n->edges[i].meta, input);
+    return 0;
+}
+
+int pct_node_set_output(pct_node *n, int i, pct_tensor *output)
+{
+    meta_from(&n->outputs[i], output);
+    return 0;
+}
+
+int pct_node_finish_meta(pct_node *n)
+{
+    size_t total = 0;
+    for (int i = 0; i < n->nedges; i++) if (n->edges[i].meta.dtype >= 0) total += (size_t)n->edges[i].meta.ndim;
+    for (int i = 0; i < n->noutputs; i++) if (n->outputs[i].dtype >= 0) total += (size_t)n->outputs[i].ndim;
+    if (!total) return 0;
+    int64_t *block = malloc(total * sizeof(int64_t));
+    if (!block) { PyErr_NoMemory(); return -1; }
+    size_t at = 0;
+    for (int i = 0; i < n->nedges + n->noutputs; i++) {
+        pct_meta *m = i < n->nedges ? &n->edges[i].meta : &n->outputs[i - n->nedges];
+        if (m->dtype < 0) continue;
+        memcpy(block + at, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
+        m->sizes = block + at;
+        at += (size_t)m->ndim;
+    }
+    n->meta_block = block;
+    return 0;
+}
+
+void pct_set_history(pct_tensor *t, pct_node *n, uint32_t output_nr)
+{
+    Py_INCREF(n);
+    Py_XSETREF(t->grad_fn, (PyObject *)n);
+    t->output_nr = output_nr;
+    t->flags |= PCT_FLAG_REQUIRES_GRAD;
+}
+
+/* ---- the grad accumulator of a leaf ---- */
+
+PyObject *pct_gradient_edge(pct_tensor *t, uint32_t *input_nr)
+{
+    if (t->grad_fn) {
+        *input_nr = t->output_nr;
+        Py_INCREF(t->grad_fn);
+        return t->grad_fn;
+    }
+    *input_nr = 0;
+    if (t->grad_acc) {
+        PyObject *n = PyWeakref_GetObject(t->grad_acc);
+        if (n && n != Py_None) { Py_INCREF(n); return n; }
+        Py_CLEAR(t->grad_acc);
+    }
+    pct_node *n = pct_node_new(&pct_NodeType, PCT_NODE_ACCUMULATE, 0, 1);
+    if (!n) return NULL;
+    n->name = PyUnicode_InternFromString("AccumulateGrad");
+    Py_INCREF(t);
+    n->variable = (PyObject *)t;
+    pct_node_set_output(n, 0, t);
+    if (!n->name || pct_node_finish_meta(n) < 0 || !(t->grad_acc = PyWeakref_NewRef((PyObject *)n, NULL))) {
+        Py_DECREF(n);
+        return NULL;
+    }
+    return (PyObject *)n;
+}
+
+/* ---- saved values ---- */
+
+void pct_node_release_saved(pct_node *n)
+{
+    for (int i = 0; i < n->nsaved; i++) Py_CLEAR(n->saved[i].obj);
+    if (n->has_saved || n->kind == PCT_NODE_FUNCTION) n->released = 1;
+}
+
+static PyObject *modified_error(pct_node *n, pct_saved *s, pct_tensor *t)
+{
+    char buf[PCT_SHAPE_BUF];
+    PyErr_Format(PyExc_RuntimeError,
+                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                 "[torch.%sTensor %s], which is %s %u of %U, is at version %ld; expected version %lld instead. Hint: "
+                 "enable anomaly detection to find the operation that failed to compute its gradient, with "
+                 "torch.autograd.set_detect_anomaly(True).",
+                 pct_dtype_cpp_type_name[t->dtype], pct_shape_str(buf, sizeof buf, t->ndim, t->sizes),
+                 s->is_output ? "output" : "input", s->output_nr, n->name,
+                 (long)atomic_load(&t->version->value), (long long)s->version);
+    return NULL;
+}
+
+PyObject *pct_saved_unpack(pct_node *n, int i)
+{
+    pct_saved *s = &n->saved[i];
+    if (!s->obj) {
+        if (n->released) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "Trying to backward through the graph a second time (or directly access saved tensors after "
+                            "they have already been freed). Saved intermediate values of the graph are freed when you call "
+                            ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                            "graph a second time or if you need to access saved tensors after calling backward.");
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    if (!s->is_tensor) return Py_NewRef(s->obj);
+    pct_tensor *t = (pct_tensor *)s->obj;
+    if (atomic_load(&t->version->value) != s->version) return modified_error(n, s, t);
+    if (s->is_output && pct_grad_enabled) {
+        /* double backward needs the output with its history: a fresh alias pointing at n */
+        PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
+        pct_tensor *a = (pct_tensor *)pct_tensor_alias(&pct_TensorType, t, true);
+        if (a) pct_set_history(a, n, s->output_nr);
+        return (PyObject *)a;
+    }
+    return Py_NewRef(s->obj);
+}
+
+/* ---- the Python type ---- */
+
+static int node_traverse(pct_node *n, visitproc visit, void *arg)
+{
+    for (int i = 0; i < n->nedges; i++) Py_VISIT(n->edges[i].node);
+    for (int i = 0; i < n->nsaved; i++) Py_VISIT(n->saved[i].obj);
+    Py_VISIT(n->fn);
+    Py_VISIT(n->variable);
+    Py_VISIT(n->pre_hooks);
+    Py_VISIT(n->post_hooks);
+    Py_VISIT(n->tensor_pre_hooks);
+    Py_VISIT(n->retained);
+    Py_VISIT(n->metadata);
+    Py_VISIT(n->dict);
+    Py_VISIT(Py_TYPE(n));
+    return 0;
+}
+
+static int node_clear(pct_node *n)
+{
+    for (int i = 0; i < n->nedges; i++) Py_CLEAR(n->edges[i].node);
+    for (int i = 0; i < n->nsaved; i++) Py_CLEAR(n->saved[i].obj);
+    Py_CLEAR(n->fn);
+    Py_CLEAR(n->variable);
+    Py_CLEAR(n->pre_hooks);
+    Py_CLEAR(n->post_hooks);
+    Py_CLEAR(n->tensor_pre_hooks);
+    Py_CLEAR(n->retained);
+    Py_CLEAR(n->metadata);
+    Py_CLEAR(n->dict);
+    Py_CLEAR(n->trace);
+    return 0;
+}
+
+static void node_dealloc(pct_node *n)
+{
+    PyTypeObject *tp = Py_TYPE(n);
+    PyObject_GC_UnTrack(n);
+    /* a long chain of nodes is freed iteratively: the trashcan defers deep deallocations */
+    Py_TRASHCAN_BEGIN(n, node_dealloc)
+    if (n->weakrefs) PyObject_ClearWeakRefs((PyObject *)n);
+    node_clear(n);
+    Py_CLEAR(n->name);
+    free(n->edges);
+    free(n->saved);
+    free(n->outputs);
+    free(n->meta_block);
+    tp->tp_free((PyObject *)n);
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
+    Py_TRASHCAN_END
+}
+
+static PyObject *node_name(pct_node *n, PyObject *unused)
+{
+    (void)unused;
+    if (n->name) return Py_NewRef(n->name);
+    /* a Function context: its class name (MyFnBackward) */
+    return PyUnicode_FromString(_PyType_Name(Py_TYPE(n)));
+}
+
+static PyObject *node_repr(pct_node *n)
+{
+    PyObject *name = node_name(n, NULL);
+    if (!name) return NULL;
+    PyObject *r = PyUnicode_FromFormat("<%U object at %p>", name, (void *)n);
+    Py_DECREF(name);
+    return r;
+}
+
+static PyObject *node_next_functions(pct_node *n, void *unused)
+{
+    (void)unused;
+    PyObject *t = PyTuple_New(n->nedges);
+    for (int i = 0; t && i < n->nedges; i++) {
+        PyObject *item = Py_BuildValue("(OI)", n->edges[i].node ? n->edges[i].node : Py_None, n->edges[i].input_nr);
+        if (!item) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, item);
+    }
+    return t;
+}
+
+static PyObject *node_metadata(pct_node *n, void *unused)
+{
+    (void)unused;
+    if (!n->metadata && !(n->metadata = PyDict_New())) return NULL;
+    return Py_NewRef(n->metadata);
+}
+
+static PyObject *node_variable(pct_node *n, void *unused)
+{
+    (void)unused;
+    if (!n->variable) { PyErr_SetString(PyExc_AttributeError, "only AccumulateGrad nodes have a variable"); return NULL; }
+    return Py_NewRef(n->variable);
+}
+
+/* Adds fn to the dict *slot (made on demand) under a new RemovableHandle's id. */
+PyObject *pct_register_hook_in(PyObject **slot, PyObject *fn)
+{
+    if (!PyCallable_Check(fn)) { PyErr_SetString(PyExc_TypeError, "hook must be callable"); return NULL; }
+    if (!*slot && !(*slot = PyDict_New())) return NULL;
+    PyObject *mod = PyImport_ImportModule("pyctorch.utils.hooks");
+    if (!mod) return NULL;
+    PyObject *handle = PyObject_CallMethod(mod, "RemovableHandle", "O", *slot);
+    Py_DECREF(mod);
+    if (!handle) return NULL;
+    PyObject *id = PyObject_GetAttrString(handle, "id");
+    if (!id || PyDict_SetItem(*slot, id, fn) < 0) { Py_XDECREF(id); Py_DECREF(handle); return NULL; }
+    Py_DECREF(id);
+    return handle;
+}
+
+static PyObject *node_register_hook(pct_node *n, PyObject *fn) { return pct_register_hook_in(&n->post_hooks, fn); }
+static PyObject *node_register_prehook(pct_node *n, PyObject *fn) { return pct_register_hook_in(&n->pre_hooks, fn); }
+
+/* Hooks registered on a non-leaf tensor live on its grad_fn, keyed by output number. */
+PyObject *pct_node_register_tensor_hook(pct_node *n, uint32_t output_nr, PyObject *fn)
+{
+    if (!n->tensor_pre_hooks && !(n->tensor_pre_hooks = PyDict_New())) return NULL;
+    PyObject *key = PyLong_FromUnsignedLong(output_nr);
+    if (!key) return NULL;
+    PyObject *d = PyDict_GetItemWithError(n->tensor_pre_hooks, key);
+    if (!d) {
+        if (PyErr_Occurred() || !(d = PyDict_New()) || PyDict_SetItem(n->tensor_pre_hooks, key, d) < 0) {
+            Py_XDECREF(d);
+            Py_DECREF(key);
+            return NULL;
+        }
+        Py_DECREF(d);
+    }
+    Py_DECREF(key);
+    PyObject *slot = d;
+    return pct_register_hook_in(&slot, fn);
+}
+
+static PyObject *node_apply_py(pct_node *n, PyObject *grads)
+{
+    if (!PyTuple_Check(grads)) { PyErr_SetString(PyExc_TypeError, "_apply expects a tuple of gradients"); return NULL; }
+    return pct_node_apply(n, grads);
+}
+
+static PyObject *node_call(pct_node *n, PyObject *args, PyObject *kwargs)
+{
+    (void)kwargs;
+    return pct_node_apply(n, args);
+}
+
+static PyMethodDef node_methods[] = {
+    {"name", (PyCFunction)node_name, METH_NOARGS, "the node's name, e.g. MulBackward0"},
+    {"register_hook", (PyCFunction)node_register_hook, METH_O, "hook(grad_inputs, grad_outputs) after the node runs"},
+    {"register_prehook", (PyCFunction)node_register_prehook, METH_O, "hook(grad_outputs) before the node runs"},
+    {"_apply", (PyCFunction)node_apply_py, METH_O, "runs the node's backward on a tuple of gradients"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *node_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)args; (void)kwargs;
+    return (PyObject *)pct_node_new(type, PCT_NODE_FUNCTION, 0, 0);
+}
+
+static PyObject *node_get_seq(pct_node *n, void *u) { (void)u; return PyLong_FromUnsignedLongLong(n->seq); }
+
+static PyGetSetDef node_getset[] = {
+    {"next_functions", (getter)node_next_functions, NULL, NULL, NULL},
+    {"metadata", (getter)node_metadata, NULL, NULL, NULL},
+    {"variable", (getter)node_variable, NULL, NULL, NULL},
+    {"_sequence_nr", (getter)node_get_seq, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject pct_NodeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pyctorch._C._Node",
+    .tp_basicsize = sizeof(pct_node),
+    .tp_dealloc = (destructor)node_dealloc,
+    .tp_repr = (reprfunc)node_repr,
+    .tp_call = (ternaryfunc)node_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    .tp_traverse = (traverseproc)node_traverse,
+    .tp_clear = (inquiry)node_clear,
+    .tp_methods = node_methods,
+    .tp_getset = node_getset,
+    .tp_dictoffset = offsetof(pct_node, dict),
+    .tp_new = node_tp_new,
+    .tp_weaklistoffset = offsetof(pct_node, weakrefs),
+};

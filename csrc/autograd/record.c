@@ -1,0 +1,429 @@
+/* record.c: autograd recording above the dispatcher.
+ *
+ * The binding calls pct_autograd_dispatch instead of pct_dispatch. When grad mode is
+ * on and an input requires grad, it saves what the op's backward formula reads (the
+ * formulas are declared next to the op: PCT_GRAD lines of ops*.def), runs the kernel
+ * with grad mode off, and makes one node whose edges lead to the inputs' histories.
+ * Formulas are compiled on first use by pyctorch.autograd._formulas into one Python
+ * function per op: fn(grads, results, needs, *params) -> a gradient per edge. */
+#include "autograd.h"
+#include "../python/pyobjects.h"
+#include <ctype.h>
+#include <string.h>
+
+PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
+
+/* ---- the formula table ---- */
+
+static const char *const *const formulas[PCT_NUM_OPS] = {
+#define PCT_GRAD(id, ...) [PCT_OP_##id] = (const char *const[]){__VA_ARGS__, NULL},
+#include "../aten/ops.def"
+};
+
+enum { INFO_UNKNOWN, INFO_FORMULA, INFO_MISSING, INFO_NONDIFF };
+
+typedef struct grad_info {
+    int8_t state;
+    bool save_results;
+    uint32_t save_mask;  /* bit i: parameter i is saved */
+    PyObject *fn;        /* owned for the life of the module */
+    PyObject *name;      /* e.g. "MulBackward0" */
+} grad_info;
+
+static grad_info infos[PCT_NUM_OPS];
+static PyObject *formulas_mod;
+
+PyObject *pct_formulas_module(void)
+{
+    if (!formulas_mod) formulas_mod = PyImport_ImportModule("pyctorch.autograd._formulas");
+    return formulas_mod;
+}
+
+/* torch's node names: CamelCase of the op name, "Backward", the overload number. */
+static PyObject *node_name_for(int op_index)
+{
+    const char *name = pct_ops[op_index].sig.name;
+    int overload = 0;
+    for (int i = 0; i < op_index; i++) overload += strcmp(pct_ops[i].sig.name, name) == 0;
+    char buf[96];
+    size_t n = 0;
+    bool up = true;
+    for (const char *p = name; *p && n < 60; p++) {
+        if (*p == '_') { up = true; continue; }
+        buf[n++] = up ? (char)toupper((unsigned char)*p) : *p;
+        up = false;
+    }
+    snprintf(buf + n, sizeof buf - n, "Backward%d", overload);
+    return PyUnicode_InternFromString(buf);
+}
+
+static char param_code(const pct_param *p)
+{
+    return p->type == PCT_ARG_TENSOR ? 'T' : p->type == PCT_ARG_TENSORLIST ? 'L' : 'O';
+}
+
+static grad_info *info_for(int op_index)
+{
+    grad_info *g = &infos[op_index];
+    if (g->state != INFO_UNKNOWN) return g;
+    if (!(g->name = node_name_for(op_index))) return NULL;
+    const char *const *f = formulas[op_index];
+    if (!f) { g->state = INFO_MISSING; return g; }
+    const pct_signature *sig = &pct_ops[op_index].sig;
+    PyObject *mod = pct_formulas_module();
+    if (!mod) return NULL;
+    PyObject *names = PyTuple_New(sig->nparams), *codes = PyUnicode_FromStringAndSize(NULL, 0), *fs = PyList_New(0);
+    if (!names || !codes || !fs) goto fail;
+    char code[PCT_MAX_PARAMS + 1] = {0};
+    for (int i = 0; i < sig->nparams; i++) {
+        PyTuple_SET_ITEM(names, i, Py_NewRef(sig->params[i].pyname));
+        code[i] = i == sig->out_index ? 'X' : param_code(&sig->params[i]);
+    }
+    Py_SETREF(codes, PyUnicode_FromString(code));
+    for (; *f; f++) {
+        PyObject *s = PyUnicode_FromString(*f);
+        if (!s || PyList_Append(fs, s) < 0) { Py_XDECREF(s); goto fail; }
+        Py_DECREF(s);
+    }
+    PyObject *r = PyObject_CallMethod(mod, "compile_op", "OOOO", g->name, names, codes, fs);
+    if (!r) goto fail;
+    if (r == Py_None) {
+        g->state = INFO_NONDIFF;
+    } else {
+        PyObject *saved;
+        int uses_result;
+        if (!PyArg_ParseTuple(r, "OOp", &g->fn, &saved, &uses_result)) { Py_DECREF(r); goto fail; }
+        Py_INCREF(g->fn);
+        g->save_results = uses_result;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++)
+            g->save_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(saved, i));
+        g->state = INFO_FORMULA;
+    }
+    Py_DECREF(r);
+    Py_DECREF(names); Py_DECREF(codes); Py_DECREF(fs);
+    return g;
+fail:
+    Py_XDECREF(names); Py_XDECREF(codes); Py_XDECREF(fs);
+    return NULL;
+}
+
+/* A parsed argument as the Python value a formula reads. */
+static PyObject *value_to_object(const pct_param *p, const pct_value *v)
+{
+    if (v->none) Py_RETURN_NONE;
+    switch (p->type) {
+    case PCT_ARG_TENSOR: return Py_NewRef((PyObject *)v->t);
+    case PCT_ARG_INT: return PyLong_FromLongLong(v->i);
+    case PCT_ARG_FLOAT: return PyFloat_FromDouble(v->d);
+    case PCT_ARG_BOOL: return PyBool_FromLong(v->b);
+    case PCT_ARG_DTYPE: return Py_NewRef(pct_dtype_objects[v->dtype]);
+    case PCT_ARG_DEVICE: return pct_device_new(v->dev.type, v->dev.index);
+    case PCT_ARG_SCALAR:
+        if (v->s.kind == PCT_SCALAR_BOOL) return PyBool_FromLong(v->s.i != 0);
+        if (v->s.kind == PCT_SCALAR_INT) return PyLong_FromLongLong(v->s.i);
+        return PyFloat_FromDouble(v->s.d);
+    case PCT_ARG_INTLIST: {
+        PyObject *t = PyTuple_New(v->n);
+        for (int i = 0; t && i < v->n; i++) {
+            PyObject *x = PyLong_FromLongLong(v->list[i]);
+            if (!x) { Py_CLEAR(t); break; }
+            PyTuple_SET_ITEM(t, i, x);
+        }
+        return t;
+    }
+    case PCT_ARG_FLOATLIST: {
+        PyObject *t = PyTuple_New(v->n);
+        for (int i = 0; t && i < v->n; i++) {
+            PyObject *x = PyFloat_FromDouble(v->flist[i]);
+            if (!x) { Py_CLEAR(t); break; }
+            PyTuple_SET_ITEM(t, i, x);
+        }
+        return t;
+    }
+    case PCT_ARG_TENSORLIST: return PySequence_Tuple(v->obj);
+    case PCT_ARG_STR: case PCT_ARG_OBJECT: case PCT_ARG_GENERATOR: return Py_NewRef(v->obj);
+    default: Py_RETURN_NONE;
+    }
+}
+
+bool pct_any_requires_grad(int n, pct_tensor *const *ts)
+{
+    if (!pct_grad_enabled) return false;
+    for (int i = 0; i < n; i++) if (ts[i] && pct_tensor_requires_grad(ts[i])) return true;
+    return false;
+}
+
+static bool is_leaf_requiring_grad(const pct_tensor *t) { return !t->grad_fn && pct_tensor_requires_grad(t); }
+
+int pct_check_inplace(pct_tensor *t)
+{
+    if (is_leaf_requiring_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+        return -1;
+    }
+    if (t->base && is_leaf_requiring_grad((pct_tensor *)t->base)) {
+        PyErr_SetString(PyExc_RuntimeError, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+        return -1;
+    }
+    return 0;
+}
+
+/* Counts the differentiable input slots: one per Tensor parameter, one per list item. */
+static int count_edges(const pct_call *c)
+{
+    const pct_signature *sig = &c->op->sig;
+    int n = 0;
+    for (int i = 0; i < sig->nparams; i++) {
+        if (i == sig->out_index) continue;
+        if (sig->params[i].type == PCT_ARG_TENSOR) n++;
+        else if (sig->params[i].type == PCT_ARG_TENSORLIST) n += c->v[i].none ? 0 : (int)PySequence_Fast_GET_SIZE(c->v[i].obj);
+    }
+    return n;
+}
+
+static bool call_requires_grad(const pct_call *c)
+{
+    const pct_signature *sig = &c->op->sig;
+    for (int i = 0; i < sig->nparams; i++) {
+        const pct_value *v = &c->v[i];
+        if (v->none || i == sig->out_index) continue;
+        if (sig->params[i].type == PCT_ARG_TENSOR) {
+            if (pct_tensor_requires_grad(v->t)) return true;
+        } else if (sig->params[i].type == PCT_ARG_TENSORLIST) {
+            Py_ssize_t n = PySequence_Fast_GET_SIZE(v->obj);
+            PyObject **items = PySequence_Fast_ITEMS(v->obj);
+            for (Py_ssize_t k = 0; k < n; k++) if (pct_tensor_requires_grad((pct_tensor *)items[k])) return true;
+        }
+    }
+    return false;
+}
+
+static PyObject *dispatch_without_grad(pct_call *c)
+{
+    int was = pct_grad_enabled;
+    pct_grad_enabled = 0;
+    PyObject *r = pct_dispatch(c);
+    pct_grad_enabled = was;
+    return r;
+}
+
+/* The output tensors of a kernel result: a tensor, or a tuple/list of them. */
+static int collect_outputs(PyObject *r, pct_tensor **outs, int max)
+{
+    if (PCT_TENSOR_CHECK(r)) { outs[0] = (pct_tensor *)r; return 1; }
+    if (!PyTuple_Check(r) && !PyList_Check(r)) return 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(r);
+    if (n > max) n = max;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_ITEMS(r)[i];
+        outs[i] = PCT_TENSOR_CHECK(o) ? (pct_tensor *)o : NULL;
+    }
+    return (int)n;
+}
+
+static PyObject *clone_with_history(pct_tensor *t)
+{
+    PyObject *clone = pct_opfunc_get("clone", 0);
+    if (!clone) { PyErr_SetString(PyExc_RuntimeError, "internal error: clone is not bound; please report"); return NULL; }
+    PyObject *arg = (PyObject *)t;
+    return PyObject_Vectorcall(clone, &arg, 1, NULL);
+}
+
+static void saved_set(pct_saved *s, PyObject *obj, bool is_output, uint32_t nr)
+{
+    s->obj = obj; /* steals */
+    s->is_tensor = obj && PCT_TENSOR_CHECK(obj);
+    s->is_output = is_output;
+    s->output_nr = nr;
+    if (s->is_tensor) s->version = atomic_load(&((pct_tensor *)obj)->version->value);
+}
+
+#define MAX_OUTPUTS 4096
+
+PyObject *pct_autograd_dispatch(pct_call *c)
+{
+    if (!pct_grad_enabled || !call_requires_grad(c)) return pct_dispatch(c);
+    const pct_signature *sig = &c->op->sig;
+    if (c->out && !c->inplace) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s(): functions with out=... arguments don't support automatic differentiation, but one of the "
+                     "arguments requires grad.", sig->name);
+        return NULL;
+    }
+    if (c->inplace && pct_check_inplace(c->out) < 0) return NULL;
+    grad_info *g = info_for(c->op_index);
+    if (!g) return NULL;
+    if (g->state == INFO_NONDIFF) return dispatch_without_grad(c);
+
+    int nedges = count_edges(c);
+    pct_node *n = pct_node_new(&pct_NodeType, PCT_NODE_FORMULA, nedges, 0);
+    if (!n) return NULL;
+    n->name = Py_NewRef(g->name);
+    n->fn = g->fn ? Py_NewRef(g->fn) : NULL;
+    PyObject *params[PCT_MAX_PARAMS] = {0};
+    PyObject *r = NULL;
+    pct_tensor *outs[64], *all_outs[64];
+    int nouts = 0;
+    /* edges and saved inputs are taken before the kernel runs: an in-place op changes both */
+    for (int i = 0, e = 0; i < sig->nparams; i++) {
+        if (i == sig->out_index) continue;
+        const pct_value *v = &c->v[i];
+        if (sig->params[i].type == PCT_ARG_TENSOR) {
+            if (pct_node_set_edge(n, e++, v->none ? NULL : v->t) < 0) goto fail;
+        } else if (sig->params[i].type == PCT_ARG_TENSORLIST && !v->none) {
+            Py_ssize_t k = PySequence_Fast_GET_SIZE(v->obj);
+            for (Py_ssize_t j = 0; j < k; j++)
+                if (pct_node_set_edge(n, e++, (pct_tensor *)PySequence_Fast_ITEMS(v->obj)[j]) < 0) goto fail;
+        }
+        if (!(g->save_mask & (1u << i))) continue;
+        if (c->inplace && i == 0) params[i] = clone_with_history(c->out); /* the value before the op */
+        else params[i] = value_to_object(&sig->params[i], v);
+        if (!params[i]) goto fail;
+    }
+    if (!(r = dispatch_without_grad(c))) goto fail;
+    nouts = collect_outputs(r, outs, 64);
+    memcpy(all_outs, outs, sizeof(pct_tensor *) * (size_t)nouts);
+    bool any_float = false;
+    for (int i = 0; i < nouts; i++) {
+        if (!outs[i]) continue;
+        if (!c->inplace) {
+            /* an op that hands back an input unchanged (contiguous(), to() a no-op) records nothing */
+            for (int j = 0; j < sig->nparams; j++)
+                if (sig->params[j].type == PCT_ARG_TENSOR && !c->v[j].none && (pct_tensor *)c->v[j].t == outs[i]) {
+                    Py_DECREF(n);
+                    for (int k = 0; k < PCT_MAX_PARAMS; k++) Py_XDECREF(params[k]);
+                    return r;
+                }
+        }
+        if (pct_dtype_is_floating(outs[i]->dtype)) any_float = true;
+        else outs[i] = NULL; /* integer and bool outputs are not differentiable */
+    }
+    if (!any_float) {
+        Py_DECREF(n);
+        for (int k = 0; k < PCT_MAX_PARAMS; k++) Py_XDECREF(params[k]);
+        return r;
+    }
+    n->outputs = calloc((size_t)nouts, sizeof(pct_meta));
+    n->saved = calloc((size_t)(sig->nparams + (g->save_results ? nouts : 0)), sizeof(pct_saved));
+    if (!n->outputs || !n->saved) { PyErr_NoMemory(); goto fail; }
+    n->noutputs = nouts;
+    for (int i = 0; i < nouts; i++) {
+        n->outputs[i].dtype = -1;
+        if (outs[i]) pct_node_set_output(n, i, outs[i]);
+    }
+    if (pct_node_finish_meta(n) < 0) goto fail;
+    n->nparams = sig->nparams;
+    n->nsaved = sig->nparams;
+    for (int i = 0; i < sig->nparams; i++) {
+        saved_set(&n->saved[i], params[i], false, (uint32_t)i);
+        params[i] = NULL;
+    }
+    if (g->save_results) {
+        for (int i = 0; i < nouts; i++) {
+            /* every output is saved (max(dim) backward reads its indices); floats get re-attached */
+            PyObject *a = all_outs[i] ? pct_tensor_alias(&pct_TensorType, all_outs[i], true) : Py_NewRef(Py_None);
+            if (!a) goto fail;
+            saved_set(&n->saved[n->nsaved++], a, outs[i] != NULL, (uint32_t)i);
+        }
+    }
+    n->has_saved = n->nsaved > 0;
+    if (pct_anomaly_enabled) {
+        PyObject *mod = pct_formulas_module();
+        n->trace = mod ? PyObject_CallMethod(mod, "creation_trace", NULL) : NULL;
+        if (!n->trace) goto fail;
+    }
+    for (int i = 0; i < nouts; i++) if (outs[i]) pct_set_history(outs[i], n, (uint32_t)i);
+    Py_DECREF(n);
+    if (c->inplace && c->out->base && pct_rebase_view_history(c->out) < 0) { Py_DECREF(r); return NULL; }
+    return r;
+fail:
+    Py_XDECREF(r);
+    Py_DECREF(n);
+    for (int k = 0; k < PCT_MAX_PARAMS; k++) Py_XDECREF(params[k]);
+    return NULL;
+}
+
+/* ---- nodes with a Python backward (indexing, view rebasing, Functions' helpers) ---- */
+
+pct_node *pct_record_callable(const char *name, PyObject *fn, PyObject *saved_tuple, int ninputs,
+                              pct_tensor *const *inputs, int noutputs, pct_tensor *const *outputs)
+{
+    pct_node *n = pct_node_new(&pct_NodeType, PCT_NODE_FORMULA, ninputs, noutputs);
+    if (!n) return NULL;
+    Py_ssize_t ns = saved_tuple ? PyTuple_GET_SIZE(saved_tuple) : 0;
+    if (!(n->name = PyUnicode_InternFromString(name))) goto fail;
+    n->fn = Py_NewRef(fn);
+    for (int i = 0; i < ninputs; i++) if (pct_node_set_edge(n, i, inputs[i]) < 0) goto fail;
+    for (int i = 0; i < noutputs; i++) if (outputs[i]) pct_node_set_output(n, i, outputs[i]);
+    if (pct_node_finish_meta(n) < 0) goto fail;
+    if (ns) {
+        if (!(n->saved = calloc((size_t)ns, sizeof(pct_saved)))) { PyErr_NoMemory(); goto fail; }
+        for (Py_ssize_t i = 0; i < ns; i++) saved_set(&n->saved[i], Py_NewRef(PyTuple_GET_ITEM(saved_tuple, i)), false, (uint32_t)i);
+        n->nsaved = n->nparams = (int)ns;
+        n->has_saved = 1;
+    }
+    for (int i = 0; i < noutputs; i++) if (outputs[i]) pct_set_history(outputs[i], n, (uint32_t)i);
+    return n;
+fail:
+    Py_DECREF(n);
+    return NULL;
+}
+
+static PyObject *geometry(const pct_tensor *t)
+{
+    PyObject *sz = pct_size_new(t->ndim, t->sizes), *st = pct_size_new(t->ndim, t->strides);
+    PyObject *r = sz && st ? Py_BuildValue("(OOL)", sz, st, (long long)t->offset) : NULL;
+    Py_XDECREF(sz);
+    Py_XDECREF(st);
+    return r;
+}
+
+/* An in-place op gave view t the history t->grad_fn. torch's CopySlices: the root base
+ * gets a node that routes the slice of its gradient through that history, and the view
+ * becomes an as_strided view of the rebased root. */
+int pct_rebase_view_history(pct_tensor *t)
+{
+    pct_tensor *base = (pct_tensor *)t->base;
+    PyObject *mod = pct_formulas_module();
+    if (!mod) return -1;
+    PyObject *cs = PyObject_GetAttrString(mod, "copy_slices_backward");
+    PyObject *vb = PyObject_GetAttrString(mod, "as_strided_view_backward");
+    PyObject *bgeo = geometry(base), *vgeo = geometry(t);
+    PyObject *saved = NULL;
+    int rc = -1;
+    if (!cs || !vb || !bgeo || !vgeo) goto done;
+    pct_node *fn = (pct_node *)t->grad_fn;
+    /* CopySlices: edge 0 is the base's previous history, the rest are fn's other inputs */
+    {
+        if (!(saved = Py_BuildValue("(OOO)", bgeo, vgeo, fn))) goto done;
+        int ne = fn->nedges > 0 ? fn->nedges : 1;
+        pct_node *copy = pct_node_new(&pct_NodeType, PCT_NODE_FORMULA, ne, 1);
+        if (!copy) goto done;
+        if (!(copy->name = PyUnicode_InternFromString("CopySlices")) || pct_node_set_edge(copy, 0, base) < 0) {
+            Py_DECREF(copy);
+            goto done;
+        }
+        for (int i = 1; i < fn->nedges; i++) {
+            copy->edges[i].node = Py_XNewRef(fn->edges[i].node);
+            copy->edges[i].input_nr = fn->edges[i].input_nr;
+            copy->edges[i].meta = fn->edges[i].meta; /* sizes re-pointed by finish_meta */
+        }
+        pct_node_set_output(copy, 0, base);
+        copy->fn = Py_NewRef(cs);
+        copy->saved = calloc(3, sizeof(pct_saved));
+        if (!copy->saved || pct_node_finish_meta(copy) < 0) { if (!copy->saved) PyErr_NoMemory(); Py_DECREF(copy); goto done; }
+        for (int i = 0; i < 3; i++) saved_set(&copy->saved[i], Py_NewRef(PyTuple_GET_ITEM(saved, i)), false, 0);
+        copy->nsaved = copy->nparams = 3;
+        pct_set_history(base, copy, 0);
+        Py_DECREF(copy);
+    }
+    Py_SETREF(saved, Py_BuildValue("(OO)", bgeo, vgeo));
+    pct_tensor *in[1] = {base}, *out[1] = {t};
+    pct_node *view = saved ? pct_record_callable("AsStridedBackward0", vb, saved, 1, in, 1, out) : NULL;
+    if (!view) goto done;
+    Py_DECREF(view);
+    rc = 0;
+done:
+    Py_XDECREF(cs); Py_XDECREF(vb); Py_XDECREF(bgeo); Py_XDECREF(vgeo); Py_XDECREF(saved);
+    return rc;
+}

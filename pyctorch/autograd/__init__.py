@@ -1,0 +1,67 @@
+"""pyctorch.autograd: reverse-mode automatic differentiation.
+
+The graph, the engine and the recording of every operator live in C (csrc/autograd/);
+this package holds the Python API around them."""
+from .. import _C
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
+                        is_grad_enabled, is_inference_mode_enabled)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable, InplaceFunction  # noqa: F401
+from . import graph  # noqa: F401
+from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+from . import functional  # noqa: F401
+
+__all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, _C.Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """Accumulates the gradients of `tensors` into the .grad of the graph's leaves (or of `inputs`)."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors)
+    if grad_tensors is not None and len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"Mismatch in number of gradients: got {len(grad_tensors)} gradients for "
+                           f"{len(tensors)} outputs")
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    _C._run_backward(tensors, grad_tensors, bool(retain_graph), bool(create_graph), inputs, True, True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported by pyctorch")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    if grad_outputs is not None and len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad_outputs has {len(grad_outputs)} elements but outputs has {len(outputs)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = _C._run_backward(outputs, grad_outputs, bool(retain_graph), bool(create_graph), inputs, bool(allow_unused),
+                              False)
+    if materialize_grads:
+        result = tuple(_C.zeros_like(i) if r is None else r for r, i in zip(result, inputs))
+    return result
+
+
+Variable = _C.Tensor

@@ -1,0 +1,805 @@
+"""Backward formulas: compiling the PCT_GRAD lines of the op table, and the helpers they call.
+
+Each op's formulas (``"input: grad * other"``, one per differentiable parameter) are compiled on
+first use into one function ``fn(grads, results, needs, *params)`` that returns a gradient (or
+None) per edge of the node: one per Tensor parameter, one per item of a Tensor[] parameter.
+The C recorder saves only the parameters a formula names, and the outputs only when a formula
+names ``result``. Formulas call ordinary operators, so with ``create_graph=True`` the backward
+is itself recorded and double backward works for every op whose formula is differentiable.
+"""
+import ast
+import keyword
+import math
+import traceback
+import warnings
+
+import pyctorch as torch
+from pyctorch import _C
+
+__all__ = ["compile_op"]
+
+
+# ---- helpers the formulas use -------------------------------------------------------------------
+
+def _expandable(shape, to):
+    if len(shape) > len(to):
+        return False
+    for a, b in zip(reversed(shape), reversed(to)):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def sum_to(g, shape):
+    """Sums a broadcast gradient back to `shape` (torch's at::sum_to)."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = list(range(lead))
+    dims += [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def sum_to_checked(g, shape):
+    """sum_to, or None when g's shape cannot have been broadcast from `shape` (the engine raises)."""
+    if not _expandable(tuple(shape), tuple(g.shape)):
+        return None
+    return sum_to(g, shape)
+
+
+def _norm_dims(dim, ndim):
+    if dim is None:
+        return list(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    if len(dim) == 0:
+        return list(range(ndim))
+    return sorted(d % ndim if ndim else 0 for d in dim)
+
+
+def unreduce(g, input, dim=None, keepdim=False):
+    """Brings the gradient of a reduction over `dim` back to input's shape (broadcasting view)."""
+    if input.ndim == 0:
+        return g.reshape(())
+    if not keepdim:
+        for d in _norm_dims(dim, input.ndim):
+            g = g.unsqueeze(d)
+    return g.expand(input.shape)
+
+
+def reduced_count(input, dim):
+    n = 1
+    for d in _norm_dims(dim, input.ndim):
+        n *= input.shape[d] if input.ndim else 1
+    return n
+
+
+def select_reduced(g, input, indices, dim, keepdim):
+    """Gradient of min/max/median/mode/kthvalue along dim: scatter into the picked positions."""
+    if input.ndim == 0:
+        return g.clone()
+    if not keepdim:
+        g = g.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return torch.zeros_like(input).scatter(dim, indices, g)
+
+
+def evenly_distribute(g, input, value):
+    """Gradient of full max()/min(): split evenly among the elements that attain it (torch)."""
+    mask = input == value
+    return torch.where(mask, g / mask.sum(), torch.zeros_like(input))
+
+
+def amax_backward(g, input, result, dim, keepdim):
+    r = unreduce(result, input, dim, keepdim)
+    g = unreduce(g, input, dim, keepdim)
+    mask = (input == r)
+    count = unreduce(mask.sum(_norm_dims(dim, input.ndim) if input.ndim else None, keepdim=True)
+                     if input.ndim else mask.sum(), input, dim, True)
+    return torch.where(mask, g / count, torch.zeros_like(input))
+
+
+def var_backward(g, input, dim, correction, keepdim):
+    n = reduced_count(input, dim)
+    c = 1 if correction is None else correction
+    mean = input.mean(_norm_dims(dim, input.ndim), keepdim=True) if input.ndim else input
+    return unreduce(g, input, dim, keepdim) * (2.0 / max(n - c, 0)) * (input - mean)
+
+
+def std_backward(g, input, result, dim, correction, keepdim):
+    return var_backward(g / (2 * result), input, dim, correction, keepdim)
+
+
+def norm_backward(g, input, result, p, dim, keepdim):
+    p = 2.0 if p is None else float(p)
+    r = unreduce(result, input, dim, keepdim)
+    g = unreduce(g, input, dim, keepdim)
+    if p == 0.0:
+        return torch.zeros_like(input)
+    if p == 1.0:
+        return g * input.sign()
+    if p == 2.0:
+        return torch.where(r == 0, torch.zeros_like(input), g * input / r)
+    if math.isinf(p):
+        mask = (input.abs() == r)
+        count = mask.sum(_norm_dims(dim, input.ndim), keepdim=True) if input.ndim else mask.sum()
+        return torch.where(mask, g * input.sign() / count, torch.zeros_like(input))
+    scaled = input * input.abs().pow(p - 2) / r.pow(p - 1)
+    return torch.where(r == 0, torch.zeros_like(input), g * scaled)
+
+
+def softmax_backward(g, result, dim):
+    return result * (g - (g * result).sum(dim, keepdim=True))
+
+
+def log_softmax_backward(g, result, dim):
+    return g - result.exp() * g.sum(dim, keepdim=True)
+
+
+def logsumexp_backward(g, input, result, dim, keepdim):
+    return unreduce(g, input, dim, keepdim) * (input - unreduce(result, input, dim, keepdim)).exp()
+
+
+def prod_backward(g, input, result, dim=None, keepdim=False):
+    if input.ndim == 0:
+        return g
+    if dim is None:
+        flat = input.reshape(-1)
+        return prod_backward(g.reshape(1), flat, result.reshape(1), 0, True).reshape(input.shape)
+    g = unreduce(g, input, dim, keepdim)
+    # exclusive products from both sides: correct with zeros in the input
+    n = input.shape[dim]
+    ones = torch.ones_like(input.narrow(dim, 0, 1))
+    left = torch.cat([ones, input.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    right = torch.cat([input.narrow(dim, 1, n - 1), ones], dim).flip(dim).cumprod(dim).flip(dim)
+    return g * left * right
+
+
+def cumsum_backward(g, dim):
+    return g.flip(dim).cumsum(dim).flip(dim)
+
+
+def cumprod_backward(g, input, result, dim):
+    if input.numel() == 0:
+        return g
+    n = input.shape[dim]
+    out = []
+    # each input element's gradient: sum over later positions of grad * product without it
+    for i in range(n):
+        xi = input.narrow(dim, i, 1)
+        before = result.narrow(dim, i - 1, 1) if i > 0 else torch.ones_like(xi)
+        tail = input.narrow(dim, i + 1, n - i - 1)
+        ones = torch.ones_like(xi)
+        partial = torch.cat([ones, tail], dim).cumprod(dim) * before
+        out.append((g.narrow(dim, i, n - i) * partial).sum(dim, keepdim=True))
+    return torch.cat(out, dim)
+
+
+def logcumsumexp_backward(g, input, result, dim):
+    # d/dx_j = sum over i >= j of g_i * exp(x_j - r_i)
+    if input.ndim == 0:
+        return g
+    n = input.shape[dim]
+    parts = []
+    for j in range(n):
+        xj = input.narrow(dim, j, 1)
+        gi = g.narrow(dim, j, n - j)
+        ri = result.narrow(dim, j, n - j)
+        parts.append((gi * (xj - ri).exp()).sum(dim, keepdim=True))
+    return torch.cat(parts, dim)
+
+
+def cummaxmin_backward(g, input, indices, dim):
+    if input.ndim == 0:
+        return g
+    return torch.zeros_like(input).scatter_add(dim, indices, g)
+
+
+def sort_backward(g, input, indices, dim):
+    if input.ndim == 0:
+        return g
+    return torch.zeros_like(input).scatter(dim, indices, g)
+
+
+def topk_backward(g, input, indices, dim):
+    if input.ndim == 0:
+        return g
+    return torch.zeros_like(input).scatter(dim, indices, g)
+
+
+def cat_backward(g, tensors, needs, dim):
+    sizes = [t.shape for t in tensors]
+    ref = next((s for s in sizes if len(s) != 1 or s[0] != 0), None)
+    if ref is None:
+        return [None if not need else torch.zeros(s, dtype=g.dtype) for s, need in zip(sizes, needs)]
+    d = dim % len(ref)
+    out, at = [], 0
+    for s, need in zip(sizes, needs):
+        if len(s) == 1 and s[0] == 0 and len(ref) != 1:
+            out.append(torch.zeros(s, dtype=g.dtype) if need else None)
+            continue
+        out.append(g.narrow(d, at, s[d]) if need else None)
+        at += s[d]
+    return out
+
+
+def stack_backward(g, n, dim):
+    return list(g.unbind(dim if dim >= 0 else dim + g.ndim))
+
+
+def unbind_backward(grads, input, dim):
+    return torch.stack(list(grads), dim)
+
+
+def split_backward(grads, input, dim):
+    return torch.cat(list(grads), dim % max(input.ndim, 1))
+
+
+def expand_backward(g, input):
+    return sum_to(g, input.shape)
+
+
+def permute_backward(g, dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d % len(dims)] = i
+    return g.permute(inv)
+
+
+def movedim_backward(g, source, destination):
+    return g.movedim(destination, source)
+
+
+def squeeze_backward(g, input):
+    return g.reshape(input.shape)
+
+
+def select_backward(g, input, dim, index):
+    r = torch.zeros_like(input)
+    r.select(dim, index).copy_(g)
+    return r
+
+
+def narrow_backward(g, input, dim, start, length):
+    r = torch.zeros_like(input)
+    r.narrow(dim, start, length).copy_(g)
+    return r
+
+
+def diagonal_backward(g, input, offset, dim1, dim2):
+    r = torch.zeros_like(input)
+    r.diagonal(offset, dim1, dim2).copy_(g)
+    return r
+
+
+def unfold_backward(g, input, dimension, size, step):
+    r = torch.zeros_like(input)
+    n = g.shape[dimension] if g.ndim else 1
+    for i in range(n):
+        piece = g.select(dimension, i).movedim(-1, dimension)
+        r.narrow(dimension, i * step, size).add_(piece)
+    return r
+
+
+def as_strided_backward(g, input, size, stride, storage_offset):
+    off = input.storage_offset() if storage_offset is None else storage_offset
+    extent = _extent(input.shape, input.stride(), input.storage_offset())
+    extent = max(extent, _extent(size, stride, off))
+    lo = min(input.storage_offset(), off)
+    flat = torch.zeros(extent - lo, dtype=g.dtype)
+    flat.as_strided(size, stride, off - lo).add_(g)
+    return flat.as_strided(input.shape, input.stride(), input.storage_offset() - lo).clone()
+
+
+def _extent(size, stride, offset):
+    if any(s == 0 for s in size):
+        return offset
+    return offset + 1 + sum((s - 1) * st for s, st in zip(size, stride))
+
+
+def index_select_backward(g, input, dim, index):
+    return torch.zeros_like(input).index_add(dim, index, g)
+
+
+def gather_backward(g, input, dim, index):
+    return torch.zeros_like(input).scatter_add(dim, index, g)
+
+
+def masked_select_backward(g, input, mask):
+    r = torch.zeros(torch.broadcast_shapes(input.shape, mask.shape), dtype=g.dtype)
+    return sum_to(r.masked_scatter(mask.expand(r.shape), g), input.shape)
+
+
+def take_backward(g, input, index):
+    return torch.zeros_like(input).put(index, g, accumulate=True)
+
+
+def repeat_backward(g, input, repeats):
+    lead = len(repeats) - input.ndim
+    shape = list(input.shape)
+    if lead:
+        g = g.sum(list(range(lead)))
+    split = []
+    for r, s in zip(repeats[lead:], shape):
+        split += [r, s]
+    g = g.reshape(split) if split else g
+    return g.sum(list(range(0, 2 * len(shape), 2))) if shape else g
+
+
+def roll_backward(g, shifts, dims):
+    if not dims:
+        return g.roll([-s for s in shifts])
+    return g.roll([-s for s in shifts], dims)
+
+
+def matmul_backward(g, input, other, which):
+    a, b = input, other
+    if a.ndim == 1 and b.ndim == 1:
+        return g * b if which == 0 else g * a
+    if a.ndim == 1:
+        a2, g2 = a.unsqueeze(0), g.unsqueeze(-2)
+        if which == 0:
+            return sum_to(g2 @ b.mT, (1,) + tuple(a.shape)).reshape(a.shape)
+        return sum_to(a2.mT @ g2, b.shape)
+    if b.ndim == 1:
+        b2, g2 = b.unsqueeze(-1), g.unsqueeze(-1)
+        if which == 0:
+            return sum_to(g2 @ b2.mT, a.shape)
+        return sum_to(a.mT @ g2, tuple(b.shape) + (1,)).reshape(b.shape)
+    if which == 0:
+        return sum_to(g @ b.mT, a.shape)
+    return sum_to(a.mT @ g, b.shape)
+
+
+def pow_backward_self(g, input, exponent):
+    if isinstance(exponent, (int, float)) and exponent == 0:
+        return torch.zeros_like(input)
+    return g * exponent * input.pow(exponent - 1) if not isinstance(exponent, torch.Tensor) else \
+        torch.where(exponent == 0, torch.zeros_like(g), g * exponent * input.pow(exponent - 1))
+
+
+def pow_backward_exponent(g, input, result):
+    return g * torch.where(input == 0, torch.zeros_like(result), result * input.log())
+
+
+def clamp_backward(g, input, min, max):
+    mask = torch.ones_like(input, dtype=torch.bool)
+    if min is not None:
+        mask = mask & (input >= min)
+    if max is not None:
+        mask = mask & (input <= max)
+    return torch.where(mask, g, torch.zeros_like(g))
+
+
+def div_mode_grad(g, other, rounding_mode):
+    return g / other if rounding_mode is None else torch.zeros_like(g)
+
+
+def div_mode_grad_other(g, input, other, rounding_mode):
+    return -g * input / (other * other) if rounding_mode is None else torch.zeros_like(g)
+
+
+def copysign_backward(g, input, result):
+    return torch.where(input == 0, torch.zeros_like(g), g * (result / input))
+
+
+def xlogy_dx(input, other):
+    return torch.where((input == 0) & ~other.isnan(), torch.zeros_like(other), other.log()) \
+        if isinstance(other, torch.Tensor) else math.log(other)
+
+
+def fminmax_grad(g, input, other, op, which):
+    """fmin/fmax: input wins where it compares favourably or other is NaN; no tie splitting (torch)."""
+    wins = ((input >= other) if op == "max" else (input <= other)) | other.isnan()
+    return torch.where(wins if which == 0 else ~wins, g, torch.zeros_like(g))
+
+
+def minmax_grad(g, a, b, op):
+    """maximum/minimum: the gradient goes to the winner, half to each on ties (torch)."""
+    wins = (a > b) if op == "max" else (a < b)
+    return torch.where(a == b, g / 2, torch.where(wins, g, torch.zeros_like(g)))
+
+
+def logit_backward(g, input, eps):
+    if eps is None:
+        return g / (input * (1 - input))
+    lo, hi = eps, 1 - eps
+    inside = (input >= lo) & (input <= hi)
+    return torch.where(inside, g / (input * (1 - input)), torch.zeros_like(g))
+
+
+def correction_of(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
+def evenly_distribute_median(g, input, value):
+    # torch routes median's gradient to the one element it picked
+    flat = input.reshape(-1)
+    idx = (flat == value).nonzero()
+    r = torch.zeros_like(flat)
+    if idx.numel():
+        r[idx[0, 0]] = g
+    return r.reshape(input.shape)
+
+
+def matrix_norm_backward(g, input, result, ord, dim, keepdim):
+    if ord in ("fro", None, 2.0) and ord != 2.0:
+        return norm_backward(g, input, result, 2.0, dim, keepdim)
+    if ord == "fro":
+        return norm_backward(g, input, result, 2.0, dim, keepdim)
+    raise NotImplementedError(f"the derivative of matrix_norm with ord={ord!r} is not implemented")
+
+
+def linalg_norm_backward(g, input, result, ord, dim, keepdim):
+    if ord is None or (dim is not None and len(dim) == 1) or (dim is None and input.ndim == 1):
+        return norm_backward(g, input, result, 2.0 if ord is None else ord, dim, keepdim)
+    return matrix_norm_backward(g, input, result, ord, dim, keepdim)
+
+
+def inner_backward(g, input, other, which):
+    if input.ndim == 0 or other.ndim == 0:
+        return sum_to(g * (other if which == 0 else input), (input if which == 0 else other).shape)
+    a_lead = input.shape[:-1]
+    a2 = input.reshape(-1, input.shape[-1])
+    b2 = other.reshape(-1, other.shape[-1])
+    g2 = g.reshape(a2.shape[0], b2.shape[0])
+    if which == 0:
+        return (g2 @ b2).reshape(input.shape)
+    del a_lead
+    return (g2.mT @ a2).reshape(other.shape)
+
+
+def trace_backward(g, input):
+    r = torch.zeros_like(input)
+    r.diagonal().fill_(1)
+    return r * g
+
+
+def kron_backward(g, input, other, which):
+    nd = max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (nd - input.ndim) + tuple(input.shape))
+    b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
+    inter = []
+    for sa, sb in zip(a.shape, b.shape):
+        inter += [sa, sb]
+    g4 = g.reshape(inter)
+    if which == 0:
+        prod = g4 * b.reshape([x for s in b.shape for x in (1, s)])
+        return prod.sum(list(range(1, 2 * nd, 2))).reshape(input.shape)
+    prod = g4 * a.reshape([x for s in a.shape for x in (s, 1)])
+    return prod.sum(list(range(0, 2 * nd, 2))).reshape(other.shape)
+
+
+def recompute_vjp(fn, args, needs, grad):
+    """Gradients of fn(*args) by recording a differentiable decomposition of it again."""
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    create = torch.is_grad_enabled()
+    with torch.enable_grad():
+        live = list(args)
+        for i in tensors:
+            if not create or not live[i].requires_grad:
+                live[i] = args[i].detach().requires_grad_(True)
+        out = fn(*live)
+        want = [i for k, i in enumerate(tensors) if needs[k]]
+        gs = torch.autograd.grad((out,), [live[i] for i in want], (grad,), create_graph=create, allow_unused=True)
+    res = [None] * len(args)
+    for i, gi in zip(want, gs):
+        res[i] = gi
+    return [res[i] for i in tensors]
+
+
+def tensordot_decomposed(a, b, dims):
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    elif isinstance(dims, torch.Tensor):
+        return tensordot_decomposed(a, b, dims.tolist() if dims.ndim else int(dims))
+    else:
+        da, db = dims
+        da, db = ([da], [db]) if isinstance(da, int) else (list(da), list(db))
+    da = [d % a.ndim for d in da]
+    db = [d % b.ndim for d in db]
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    k = 1
+    for d in da:
+        k *= a.shape[d]
+    am = a.permute(fa + da).reshape(-1, k)
+    bm = b.permute(db + fb).reshape(k, -1)
+    return (am @ bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _expand_ellipsis(equation, tensors):
+    lhs, _, rhs = equation.replace(" ", "").partition("->")
+    ops = lhs.split(",")
+    used = set(equation)
+    free = [c for c in _LETTERS if c not in used]
+    ell = 0
+    for op, t in zip(ops, tensors):
+        if "..." in op:
+            ell = max(ell, t.ndim - (len(op) - 3))
+    fill = "".join(free[:ell])
+    new_ops = []
+    for op, t in zip(ops, tensors):
+        if "..." in op:
+            n = t.ndim - (len(op) - 3)
+            op = op.replace("...", fill[ell - n:])
+        new_ops.append(op)
+    if not _:
+        letters = sorted(set("".join(new_ops)) - set(fill), key=lambda c: (c.isupper(), c))
+        rhs = fill + "".join(c for c in letters if "".join(new_ops).count(c) == 1)
+    else:
+        rhs = rhs.replace("...", fill)
+    return new_ops, rhs
+
+
+def einsum_backward(g, equation, tensors, needs):
+    ops, out = _expand_ellipsis(equation, tensors)
+    res = []
+    for i, (op, t) in enumerate(zip(ops, tensors)):
+        if not needs[i]:
+            res.append(None)
+            continue
+        if len(set(op)) != len(op):
+            raise NotImplementedError("the derivative of einsum with a repeated index in one operand is not "
+                                      "implemented")
+        others = [(o, x) for j, (o, x) in enumerate(zip(ops, tensors)) if j != i]
+        present = set(out) | set("".join(o for o, _ in others))
+        target = "".join(c for c in op if c in present)
+        eq = ",".join([out] + [o for o, _ in others]) + "->" + target
+        gi = torch.einsum(eq, g, *[x for _, x in others])
+        if target != op:
+            # indices summed away only inside this operand: broadcast back along them
+            shape = []
+            for c, s in zip(op, t.shape):
+                shape.append(s if c in target else 1)
+            gi = gi.reshape([t.shape[op.index(c)] for c in target])
+            perm = [target.index(c) for c in op if c in target]
+            gi = gi.permute(perm) if perm else gi
+            view = [t.shape[k] if c in target else 1 for k, c in enumerate(op)]
+            gi = gi.reshape(view).expand(t.shape)
+        res.append(gi)
+    return res
+
+
+def index_source_grad(g, dim, index, source):
+    r = g.index_select(dim, index)
+    return r.reshape(source.shape) if source.ndim == 0 else r
+
+
+def masked_scatter_source_grad(g, mask, source):
+    picked = g.masked_select(mask)
+    r = torch.zeros(source.numel(), dtype=g.dtype)
+    r[:picked.numel()] = picked
+    return r.reshape(source.shape)
+
+
+def _index_key(indices):
+    return tuple(indices) if isinstance(indices, (list, tuple)) else (indices,)
+
+
+def index_put_zero(g, indices):
+    r = g.clone()
+    r[_index_key(indices)] = 0
+    return r
+
+
+def index_get(g, indices):
+    return g[_index_key(indices)]
+
+
+def _stack_like_backward(g, tensors, needs, dim, atleast):
+    shaped = [atleast(t) for t in tensors]
+    parts = cat_backward(g, shaped, needs, dim)
+    return [p.reshape(t.shape) if p is not None else None for p, t in zip(parts, tensors)]
+
+
+def hstack_backward(g, tensors, needs):
+    dim = 0 if all(t.ndim <= 1 for t in tensors) else 1
+    return _stack_like_backward(g, tensors, needs, dim, lambda t: t.reshape(1) if t.ndim == 0 else t)
+
+
+def vstack_backward(g, tensors, needs):
+    return _stack_like_backward(g, tensors, needs, 0, lambda t: t.reshape(1, -1) if t.ndim < 2 else t)
+
+
+def dstack_backward(g, tensors, needs):
+    def at3(t):
+        if t.ndim == 0:
+            return t.reshape(1, 1, 1)
+        if t.ndim == 1:
+            return t.reshape(1, -1, 1)
+        if t.ndim == 2:
+            return t.unsqueeze(-1)
+        return t
+    return _stack_like_backward(g, tensors, needs, 2, at3)
+
+
+def tile_repeats(input, dims):
+    dims = list(dims)
+    if len(dims) < input.ndim:
+        dims = [1] * (input.ndim - len(dims)) + dims
+    return dims
+
+
+def repeat_interleave_backward(g, input, repeats, dim):
+    if dim is None:
+        flat = input.reshape(-1)
+        return repeat_interleave_backward(g, flat, repeats, 0).reshape(input.shape)
+    dim = dim % max(input.ndim, 1)
+    n = input.shape[dim] if input.ndim else 1
+    if isinstance(repeats, int):
+        reps = torch.full((n,), repeats, dtype=torch.int64)
+    else:
+        reps = repeats.expand(n) if repeats.numel() == 1 else repeats
+    idx = torch.arange(n).repeat_interleave(reps)
+    return torch.zeros_like(input).index_add(dim, idx, g)
+
+
+def diag_backward(g, input, diagonal):
+    if input.ndim == 1:
+        return g.diagonal(diagonal)
+    r = torch.zeros_like(input)
+    r.diagonal(diagonal).copy_(g)
+    return r
+
+
+def _index_accumulate_differentiable(shape, key, g):
+    from .function import Function
+
+    class IndexAccumulate(Function):
+        @staticmethod
+        def forward(ctx, g):
+            r = torch.zeros(shape, dtype=g.dtype)
+            _C._index_accumulate(r, key, g)
+            return r
+
+        @staticmethod
+        def backward(ctx, gg):
+            return gg[key]
+    return IndexAccumulate.apply(g)
+
+
+def getitem_backward(grads, results, needs, shape, key):
+    """x[key]'s backward: the gradient added into zeros at key (repeated indices accumulate)."""
+    g = grads[0]
+    if torch.is_grad_enabled() and g.requires_grad:
+        return (_index_accumulate_differentiable(shape, key, g),)
+    r = torch.zeros(shape, dtype=g.dtype)
+    _C._index_accumulate(r, key, g)
+    return (r,)
+
+
+def setitem_backward(grads, results, needs, key, value_shape):
+    """x[key] = v: x's gradient is zero where it was overwritten; v's is the gradient there."""
+    g = grads[0]
+    gx = None
+    if needs[0]:
+        gx = g.clone()
+        gx[key] = 0
+    gv = None
+    if needs[1]:
+        gv = sum_to(g[key], value_shape)
+    return (gx, gv)
+
+
+# ---- nodes made by the C recorder for in-place ops on views --------------------------------------
+
+def copy_slices_backward(grads, results, needs, base_geo, view_geo, fn):
+    """CopySlices: the base's gradient, with the view's slice routed through the in-place op."""
+    grad = grads[0]
+    (bsize, bstride, boff), (vsize, vstride, voff) = base_geo, view_geo
+    lo = min(boff, voff)
+    extent = max(_extent(bsize, bstride, boff), _extent(vsize, vstride, voff)) - lo
+    flat = torch.zeros(extent, dtype=grad.dtype)
+    base = flat.as_strided(bsize, bstride, boff - lo)
+    base.copy_(grad)
+    piece = flat.as_strided(vsize, vstride, voff - lo)
+    res = fn._apply((piece.clone(),))
+    res = tuple(res)
+    if res and res[0] is not None:
+        piece.copy_(res[0])
+    else:
+        piece.zero_()
+    return (base,) + res[1:]
+
+
+def as_strided_view_backward(grads, results, needs, base_geo, view_geo):
+    grad = grads[0]
+    (bsize, bstride, boff), (vsize, vstride, voff) = base_geo, view_geo
+    lo = min(boff, voff)
+    extent = max(_extent(bsize, bstride, boff), _extent(vsize, vstride, voff)) - lo
+    flat = torch.zeros(extent, dtype=grad.dtype)
+    flat.as_strided(vsize, vstride, voff - lo).add_(grad)
+    return (flat.as_strided(bsize, bstride, boff - lo),)
+
+
+# ---- anomaly mode ------------------------------------------------------------------------------
+
+def creation_trace():
+    return "".join(traceback.format_stack()[:-1])
+
+
+def anomaly_note(name, trace):
+    warnings.warn(f"Error detected in {name}. Traceback of forward call that caused the error:\n{trace}",
+                  stacklevel=2)
+
+
+# ---- compiling the table ------------------------------------------------------------------------
+
+def _names(expr):
+    return {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+
+
+def _namespace():
+    ns = {k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")}
+    ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
+    ns["torch"] = torch
+    ns["math"] = math
+    ns["_any"] = any
+    return ns
+
+
+_NS = None
+
+
+def compile_op(node_name, params, codes, formulas):
+    """One backward function for an op: see the module docstring. None: not differentiable."""
+    global _NS
+    if _NS is None:
+        _NS = _namespace()
+    if list(formulas) == ["non_differentiable"]:
+        return None
+    exprs = {}
+    for f in formulas:
+        target, sep, expr = f.partition(": ")
+        if not sep or target.strip() not in params:
+            raise RuntimeError(f"bad derivative formula for {node_name}: {f!r}")
+        exprs[target.strip()] = expr.strip()
+    used = set()
+    for e in exprs.values():
+        used |= _names(e)
+    arg = {p: (p + "_" if keyword.iskeyword(p) else p) for p in params}
+    for p in list(exprs):
+        exprs[p] = " ".join(exprs[p].split())
+    lines = [f"def backward(grads, results, needs, {', '.join(arg[p] for p in params)}):"]
+    if "grad" in used:
+        lines.append("    grad = grads[0]")
+    if "result" in used:
+        lines.append("    result = results[0]")
+    lines.append("    out = []")
+    lines.append("    k = 0")
+    ntensor = sum(c == "T" for c in codes)
+    nlists = sum(c == "L" for c in codes)
+    for p, c in zip(params, codes):
+        if c == "T":
+            e = exprs.get(p)
+            lines.append(f"    out.append(({e}) if needs[k] else None)" if e else "    out.append(None)")
+            lines.append("    k += 1")
+        elif c == "L":
+            if nlists != 1:
+                raise RuntimeError(f"{node_name}: one Tensor[] parameter per op is supported")
+            lines.append(f"    n_ = len(needs) - {ntensor}")
+            e = exprs.get(p)
+            if e:
+                lines.append(f"    out.extend(({e}) if _any(needs[k:k + n_]) else [None] * n_)")
+            else:
+                lines.append("    out.extend([None] * n_)")
+            lines.append("    k += n_")
+    lines.append("    return out")
+    src = "\n".join(lines)
+    ns = dict(_NS)
+    exec(compile(src, f"<backward of {node_name}>", "exec"), ns)
+    fn = ns["backward"]
+    fn.__name__ = node_name
+    saved = tuple(i for i, p in enumerate(params) if codes[i] != "X" and p in used)
+    return fn, saved, ("result" in used or "results" in used)

@@ -1,0 +1,2 @@
+"""pyctorch.utils: hooks, checkpointing (and, as they land, data loading)."""
+from . import hooks  # noqa: F401
