@@ -61,7 +61,12 @@ PyObject *pct_dispatch(pct_call *c)
                      sig->name, backend_name(backend));
         return NULL;
     }
-    return k(c);
+    /* in-place and out= results count as writes: one version bump unless the kernel made its own */
+    pct_tensor *target = c->out;
+    long before = target ? atomic_load(&target->version->value) : 0;
+    PyObject *r = k(c);
+    if (r && target && atomic_load(&target->version->value) == before) pct_tensor_bump_version(target);
+    return r;
 }
 
 const pct_value *pct_arg(const pct_call *c, const char *name)

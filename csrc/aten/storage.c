@@ -16,6 +16,25 @@ static void cpu_free(void *p) { free(p); }
 
 const pct_allocator pct_cpu_allocator = {"cpu", cpu_alloc, cpu_free};
 
+/* Bytes held by CPU storages now and at the peak since the last reset (tests of memory
+ * savings such as checkpointing read these; torch has no CPU counterpart). */
+static atomic_llong cpu_bytes_live, cpu_bytes_peak;
+
+static void count_cpu_bytes(long long delta)
+{
+    long long now = atomic_fetch_add_explicit(&cpu_bytes_live, delta, memory_order_relaxed) + delta;
+    long long peak = atomic_load_explicit(&cpu_bytes_peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak(&cpu_bytes_peak, &peak, now)) {}
+}
+
+void pct_cpu_memory_stats(long long *live, long long *peak)
+{
+    *live = atomic_load(&cpu_bytes_live);
+    *peak = atomic_load(&cpu_bytes_peak);
+}
+
+void pct_cpu_memory_reset_peak(void) { atomic_store(&cpu_bytes_peak, atomic_load(&cpu_bytes_live)); }
+
 pct_storage *pct_storage_new_cpu(size_t nbytes)
 {
     pct_storage *s = malloc(sizeof *s);
@@ -28,6 +47,7 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
     }
     atomic_init(&s->refcount, 1);
     s->nbytes = nbytes;
+    count_cpu_bytes((long long)nbytes);
     s->allocator = &pct_cpu_allocator;
     s->owner = NULL;
     s->device_type = PCT_CPU;
@@ -58,6 +78,7 @@ void pct_storage_decref(pct_storage *s)
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
     if (s->owner) Py_DECREF(s->owner);
     else if (s->allocator && s->data) s->allocator->free(s->data);
+    if (s->allocator == &pct_cpu_allocator) count_cpu_bytes(-(long long)s->nbytes);
     free(s);
 }
 
@@ -72,6 +93,7 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
     if (!p) { PyErr_NoMemory(); return -1; }
     if (s->data) { memcpy(p, s->data, s->nbytes); s->allocator->free(s->data); }
     s->data = p;
+    if (s->allocator == &pct_cpu_allocator) count_cpu_bytes((long long)nbytes - (long long)s->nbytes);
     s->nbytes = nbytes;
     return 0;
 }

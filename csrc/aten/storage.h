@@ -45,4 +45,7 @@ void pct_storage_decref(pct_storage *s);
 /* Grow a resizable storage to at least nbytes, keeping its contents; -1 with exception. */
 int pct_storage_resize(pct_storage *s, size_t nbytes);
 
+void pct_cpu_memory_stats(long long *live, long long *peak);
+void pct_cpu_memory_reset_peak(void);
+
 #endif

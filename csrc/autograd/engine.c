@@ -295,7 +295,12 @@ static PyObject *accumulate_grad(pct_node *n, PyObject *grads)
 PyObject *pct_node_apply(pct_node *n, PyObject *grads)
 {
     if (n->kind == PCT_NODE_ACCUMULATE) return accumulate_grad(n, grads);
-    if (n->kind == PCT_NODE_FUNCTION) return PyObject_CallMethod((PyObject *)n, "_apply_backward", "O", grads);
+    if (n->kind == PCT_NODE_FUNCTION) {
+        PyObject *name = PyUnicode_InternFromString("_apply_backward");
+        PyObject *r = name ? PyObject_CallMethodOneArg((PyObject *)n, name, grads) : NULL;
+        Py_XDECREF(name);
+        return r;
+    }
     if (!n->fn) {
         PyErr_Format(PyExc_NotImplementedError, "the derivative for '%U' is not implemented.", n->name);
         return NULL;
@@ -667,6 +672,7 @@ PyObject *pct_run_backward(PyObject *roots, PyObject *grad_roots, int keep_graph
         for (int i = 0; i < g.ncaps; i++) {
             if (g.caps[i].node->kind == PCT_NODE_ACCUMULATE || !g.caps[i].grad) continue;
             pct_tensor *t = (pct_tensor *)PySequence_Fast_ITEMS(inputs)[i];
+            if (t->flags & PCT_FLAG_RETAINS_GRAD) continue; /* retain_grad already stored it */
             PyObject *v = t->grad ? call_op("add", t->grad, g.caps[i].grad) : Py_NewRef(g.caps[i].grad);
             if (!v) goto done;
             Py_XSETREF(t->grad, v);

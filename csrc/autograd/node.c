@@ -102,7 +102,7 @@ PyObject *pct_gradient_edge(pct_tensor *t, uint32_t *input_nr)
     }
     pct_node *n = pct_node_new(&pct_NodeType, PCT_NODE_ACCUMULATE, 0, 1);
     if (!n) return NULL;
-    n->name = PyUnicode_InternFromString("AccumulateGrad");
+    n->name = PyUnicode_InternFromString("torch::autograd::AccumulateGrad");
     Py_INCREF(t);
     n->variable = (PyObject *)t;
     pct_node_set_output(n, 0, t);
@@ -176,7 +176,6 @@ static int node_traverse(pct_node *n, visitproc visit, void *arg)
     Py_VISIT(n->retained);
     Py_VISIT(n->metadata);
     Py_VISIT(n->dict);
-    Py_VISIT(Py_TYPE(n));
     return 0;
 }
 
@@ -209,8 +208,8 @@ static void node_dealloc(pct_node *n)
     free(n->saved);
     free(n->outputs);
     free(n->meta_block);
+    /* a Python subclass's type reference is released by CPython's subtype_dealloc */
     tp->tp_free((PyObject *)n);
-    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
     Py_TRASHCAN_END
 }
 
@@ -226,7 +225,9 @@ static PyObject *node_repr(pct_node *n)
 {
     PyObject *name = node_name(n, NULL);
     if (!name) return NULL;
-    PyObject *r = PyUnicode_FromFormat("<%U object at %p>", name, (void *)n);
+    /* torch's repr drops the C++ namespace of built-in nodes */
+    const char *text = PyUnicode_AsUTF8(name), *colon = text ? strrchr(text, ':') : NULL;
+    PyObject *r = text ? PyUnicode_FromFormat("<%s object at %p>", colon ? colon + 1 : text, (void *)n) : NULL;
     Py_DECREF(name);
     return r;
 }
@@ -319,7 +320,10 @@ static PyMethodDef node_methods[] = {
 static PyObject *node_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     (void)args; (void)kwargs;
-    return (PyObject *)pct_node_new(type, PCT_NODE_FUNCTION, 0, 0);
+    pct_node *n = pct_node_new(type, PCT_NODE_FUNCTION, 0, 0);
+    /* a Function context is named after its class (MyFnBackward) */
+    if (n && !(n->name = PyUnicode_FromString(_PyType_Name(type)))) Py_CLEAR(n);
+    return (PyObject *)n;
 }
 
 static PyObject *node_get_seq(pct_node *n, void *u) { (void)u; return PyLong_FromUnsignedLongLong(n->seq); }

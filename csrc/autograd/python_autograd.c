@@ -120,7 +120,8 @@ static PyObject *py_function_attach(PyObject *m, PyObject *args)
 {
     (void)m;
     PyObject *ctx, *inputs, *outputs, *nondiff;
-    if (!PyArg_ParseTuple(args, "O!O!O!O", &pct_NodeType, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type, &outputs, &nondiff))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &pct_NodeType, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
+                          &PyTuple_Type, &nondiff))
         return NULL;
     pct_node *n = (pct_node *)ctx;
     Py_ssize_t ni = PyTuple_GET_SIZE(inputs), no = PyTuple_GET_SIZE(outputs);
@@ -139,8 +140,8 @@ static PyObject *py_function_attach(PyObject *m, PyObject *args)
         n->outputs[i].dtype = -1;
         PyObject *y = PyTuple_GET_ITEM(outputs, i);
         if (!PCT_TENSOR_CHECK(y)) continue;
-        int c = PySequence_Contains(nondiff, y);
-        if (c < 0) return NULL;
+        bool c = false; /* by identity: == on tensors is elementwise */
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(nondiff); k++) c = c || PyTuple_GET_ITEM(nondiff, k) == y;
         if (!c && pct_dtype_is_floating(((pct_tensor *)y)->dtype)) pct_node_set_output(n, (int)i, (pct_tensor *)y);
     }
     if (pct_node_finish_meta(n) < 0) return NULL;
@@ -215,8 +216,21 @@ static PyObject *py_add_tensor_methods(PyObject *m, PyObject *d)
 
 PyObject *pct_py_index_accumulate(PyObject *m, PyObject *args);
 
+/* _cpu_memory_stats(reset_peak=False) -> (bytes live, peak bytes) of CPU storages */
+static PyObject *py_cpu_memory_stats(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int reset = 0;
+    if (!PyArg_ParseTuple(args, "|p", &reset)) return NULL;
+    if (reset) pct_cpu_memory_reset_peak();
+    long long live, peak;
+    pct_cpu_memory_stats(&live, &peak);
+    return Py_BuildValue("(LL)", live, peak);
+}
+
 static PyMethodDef autograd_methods[] = {
     {"_index_accumulate", pct_py_index_accumulate, METH_VARARGS, NULL},
+    {"_cpu_memory_stats", py_cpu_memory_stats, METH_VARARGS, NULL},
     {"_add_tensor_methods", py_add_tensor_methods, METH_O, NULL},
     {"_run_backward", py_run_backward, METH_VARARGS, NULL},
     {"_set_anomaly_enabled", py_set_anomaly, METH_O, NULL},

@@ -399,7 +399,7 @@ int pct_rebase_view_history(pct_tensor *t)
         int ne = fn->nedges > 0 ? fn->nedges : 1;
         pct_node *copy = pct_node_new(&pct_NodeType, PCT_NODE_FORMULA, ne, 1);
         if (!copy) goto done;
-        if (!(copy->name = PyUnicode_InternFromString("CopySlices")) || pct_node_set_edge(copy, 0, base) < 0) {
+        if (!(copy->name = PyUnicode_InternFromString("torch::autograd::CopySlices")) || pct_node_set_edge(copy, 0, base) < 0) {
             Py_DECREF(copy);
             goto done;
         }

@@ -19,7 +19,6 @@ static int tensor_traverse(pct_tensor *t, visitproc visit, void *arg)
     Py_VISIT(t->hooks);
     Py_VISIT(t->post_acc_hooks);
     Py_VISIT(t->dict);
-    Py_VISIT(Py_TYPE(t)); /* heap subclasses (nn.Parameter) own their type */
     return 0;
 }
 
@@ -46,8 +45,8 @@ static void tensor_dealloc(pct_tensor *t)
     if (t->storage) pct_storage_decref(t->storage);
     if (t->version) pct_version_release(t->version);
     if (t->sizes && t->sizes != t->inline_dims) free(t->sizes);
+    /* a Python subclass's type reference is released by CPython's subtype_dealloc */
     tp->tp_free((PyObject *)t);
-    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
     Py_TRASHCAN_END
 }
 

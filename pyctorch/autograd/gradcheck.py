@@ -1,6 +1,6 @@
 """gradcheck / gradgradcheck: analytical gradients against central finite differences."""
 from .. import _C
-from .grad_mode import no_grad
+from .grad_mode import no_grad, enable_grad
 from ..functional import allclose
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -117,8 +117,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_derivative(*args):
         ins, gos = args[:n_in], args[n_in:]
-        outs = _differentiable_outputs(func(*ins))
-        gs = autograd_grad(outs, tuple(ins[i] for i in wrt), gos, create_graph=True, allow_unused=True)
+        with enable_grad():
+            outs = _differentiable_outputs(func(*ins))
+            gs = autograd_grad(outs, tuple(ins[i] for i in wrt), gos, create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,

@@ -9,14 +9,12 @@ class RemovableHandle:
     """Removes one hook from the dict it was registered in; usable as a context manager."""
 
     def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.hooks_dict = hooks_dict  # plain dicts cannot be weakly referenced
         self.id = next(_ids)
         self.extra_dict_ref = () if extra_dict is None else (weakref.ref(extra_dict),)
 
     def remove(self):
-        d = self.hooks_dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
+        self.hooks_dict.pop(self.id, None)
         for ref in self.extra_dict_ref:
             e = ref()
             if e is not None:
