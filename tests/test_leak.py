@@ -64,6 +64,45 @@ def _kinds():
     mask = b > 5
     acc = torch.zeros(4, 5)
     npa = np.ones((3, 4), dtype=np.float32)
+    wg = torch.ones(4, 5, requires_grad=True)
+
+    def fwd_bwd():
+        (wg * b).sum().backward()
+        wg.grad = None
+
+    def view_inplace_bwd():
+        y = wg * 1
+        y[0] *= 2
+        y[1:3].add_(1)
+        y.sum().backward()
+        wg.grad = None
+
+    def double_backward():
+        (g,) = torch.autograd.grad((wg.tanh() * a).sum(), wg, create_graph=True)
+        (g * g).sum().backward()
+        wg.grad = None
+
+    def backward_twice():
+        y = wg.exp().sum()
+        y.backward()
+        _raises(y.backward, RuntimeError)
+        wg.grad = None
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    def function_apply():
+        Square.apply(wg).sum().backward()
+        wg.grad = None
+
     kinds = {
         "add": (lambda: a + b, 3),
         "torch.add alpha": (lambda: torch.add(a, b, alpha=2), 2),
@@ -112,6 +151,13 @@ def _kinds():
         "sort": (lambda: i64.sort(), 1),
         "rand": (lambda: torch.rand(3, 3), 1),
         "raise dim": (lambda: _raises(lambda: b.sum(dim=5), IndexError), 1),
+        "autograd fwd+bwd": (fwd_bwd, 2),
+        "autograd grad()": (lambda: torch.autograd.grad((wg.exp() * a).sum(), wg), 1),
+        "autograd view in-place (CopySlices)": (view_inplace_bwd, 1),
+        "autograd double backward": (double_backward, 1),
+        "autograd backward twice raises": (backward_twice, 1),
+        "autograd Function.apply": (function_apply, 1),
+        "autograd hook": (lambda: wg.register_hook(lambda g: g).remove(), 1),
     }
     for name, (fn, w) in optional.items():
         try:
