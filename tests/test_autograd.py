@@ -595,3 +595,19 @@ def test_no_reference_cycle_per_op():
     del node, y
     assert r() is None
     assert sys.getrefcount(x) >= 2
+
+
+@requires_torch
+def test_stale_views_get_history_from_their_base():
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        v = y[0:2]
+        w = y[1:]
+        y.mul_(2)          # v and w were made before this write
+        w.add_(1)
+        (v.sum() * 3 + w.sum()).backward()
+        return x.grad, v.grad_fn.name()
+    (pg, pn), (tg, tn) = run(P), run(T)
+    assert_same(pg, tg)
+    assert pn == tn

@@ -48,6 +48,8 @@ typedef struct pct_tensor {
     int8_t device_index;
     uint8_t flags;
     uint32_t output_nr;      /* which output of grad_fn this is (autograd) */
+    int64_t view_version;    /* a view: the version its grad_fn was recorded at (autograd
+                                regenerates a stale one from its base's current history) */
     PyObject *grad;
     PyObject *grad_fn;
     PyObject *base;          /* the root tensor this is a view of, or NULL */

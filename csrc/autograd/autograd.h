@@ -99,6 +99,9 @@ pct_node *pct_record_callable(const char *name, PyObject *fn, PyObject *saved_tu
 bool pct_any_requires_grad(int n, pct_tensor *const *ts);
 /* After an in-place op gave view `t` the history `n`: rebase its root (CopySlices). */
 int pct_rebase_view_history(pct_tensor *t);
+/* A view whose storage was written since its grad_fn was recorded (an in-place op on its
+ * base or on another view) gets a fresh as_strided history from its base; 0 or -1. */
+int pct_refresh_view_history(pct_tensor *t);
 /* In-place checks on a target tensor (leaf / view of leaf that requires grad). */
 int pct_check_inplace(pct_tensor *t);
 

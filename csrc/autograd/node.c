@@ -83,12 +83,14 @@ void pct_set_history(pct_tensor *t, pct_node *n, uint32_t output_nr)
     Py_XSETREF(t->grad_fn, (PyObject *)n);
     t->output_nr = output_nr;
     t->flags |= PCT_FLAG_REQUIRES_GRAD;
+    if (t->base) t->view_version = atomic_load(&t->version->value);
 }
 
 /* ---- the grad accumulator of a leaf ---- */
 
 PyObject *pct_gradient_edge(pct_tensor *t, uint32_t *input_nr)
 {
+    if (pct_refresh_view_history(t) < 0) return NULL;
     if (t->grad_fn) {
         *input_nr = t->output_nr;
         Py_INCREF(t->grad_fn);

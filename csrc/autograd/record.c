@@ -378,6 +378,31 @@ static PyObject *geometry(const pct_tensor *t)
     return r;
 }
 
+/* View t becomes as_strided(base) in the graph: one AsStridedBackward0 node. */
+static int view_of_base_history(pct_tensor *t, PyObject *fn, PyObject *bgeo, PyObject *vgeo)
+{
+    PyObject *saved = Py_BuildValue("(OO)", bgeo, vgeo);
+    pct_tensor *in[1] = {(pct_tensor *)t->base}, *out[1] = {t};
+    pct_node *view = saved ? pct_record_callable("AsStridedBackward0", fn, saved, 1, in, 1, out) : NULL;
+    Py_XDECREF(saved);
+    if (!view) return -1;
+    Py_DECREF(view);
+    return 0;
+}
+
+int pct_refresh_view_history(pct_tensor *t)
+{
+    if (!t->grad_fn || !t->base || t->view_version == atomic_load(&t->version->value)) return 0;
+    pct_tensor *base = (pct_tensor *)t->base;
+    if (!pct_tensor_requires_grad(base)) return 0;
+    PyObject *mod = pct_formulas_module();
+    PyObject *vb = mod ? PyObject_GetAttrString(mod, "as_strided_view_backward") : NULL;
+    PyObject *bgeo = vb ? geometry(base) : NULL, *vgeo = bgeo ? geometry(t) : NULL;
+    int rc = vgeo ? view_of_base_history(t, vb, bgeo, vgeo) : -1;
+    Py_XDECREF(vb); Py_XDECREF(bgeo); Py_XDECREF(vgeo);
+    return rc;
+}
+
 /* An in-place op gave view t the history t->grad_fn. torch's CopySlices: the root base
  * gets a node that routes the slice of its gradient through that history, and the view
  * becomes an as_strided view of the rebased root. */
@@ -417,11 +442,7 @@ int pct_rebase_view_history(pct_tensor *t)
         pct_set_history(base, copy, 0);
         Py_DECREF(copy);
     }
-    Py_SETREF(saved, Py_BuildValue("(OO)", bgeo, vgeo));
-    pct_tensor *in[1] = {base}, *out[1] = {t};
-    pct_node *view = saved ? pct_record_callable("AsStridedBackward0", vb, saved, 1, in, 1, out) : NULL;
-    if (!view) goto done;
-    Py_DECREF(view);
+    if (view_of_base_history(t, vb, bgeo, vgeo) < 0) goto done;
     rc = 0;
 done:
     Py_XDECREF(cs); Py_XDECREF(vb); Py_XDECREF(bgeo); Py_XDECREF(vgeo); Py_XDECREF(saved);

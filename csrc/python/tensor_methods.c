@@ -1,6 +1,7 @@
 /* tensor_methods.c: Tensor attributes and the methods that are not operators
  * (metadata queries, Python conversions, dtype shorthands). */
 #include "pyobjects.h"
+#include "../autograd/autograd.h"
 #include "../aten/error.h"
 #include "../aten/iter.h"
 
@@ -25,6 +26,7 @@ static PyObject *get_is_leaf(PyObject *self, void *c) { (void)c; return PyBool_F
 static PyObject *get_grad_fn(PyObject *self, void *c)
 {
     (void)c;
+    if (pct_refresh_view_history(T(self)) < 0) return NULL;
     PyObject *g = T(self)->grad_fn ? T(self)->grad_fn : Py_None;
     Py_INCREF(g);
     return g;
