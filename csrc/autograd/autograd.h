@@ -4,7 +4,7 @@
  * A node is a GC-tracked Python object (pyctorch._C._Node; Function contexts subclass
  * it). Ownership:
  *   edges[i].node        one reference (the next node; NULL: that input needs no grad)
- *   edges[i].sizes       points into the node's `meta` block (owned, malloc'd)
+ *   edges[i].meta.sizes, outputs[i].sizes   owned copies (malloc'd, NULL for 0-d)
  *   saved[i].obj         one reference to a saved value (tensor or Python object) until
  *                        released after backward (retain_graph=False)
  *   fn                   one reference: the backward callable of a formula node
@@ -59,7 +59,6 @@ typedef struct pct_node {
     pct_edge *edges;
     pct_saved *saved;        /* nsaved entries: formula parameters then outputs */
     pct_meta *outputs;       /* noutputs entries */
-    int64_t *meta_block;     /* sizes of every meta above */
     PyObject *variable;
     PyObject *pre_hooks, *post_hooks, *tensor_pre_hooks, *retained;
     PyObject *metadata, *dict, *weakrefs;
@@ -78,8 +77,9 @@ pct_node *pct_node_new(PyTypeObject *type, int kind, int nedges, int noutputs);
 /* Fills edge/meta slot i from an input tensor (NULL or not requiring grad: no edge). */
 int pct_node_set_edge(pct_node *n, int i, pct_tensor *input);
 int pct_node_set_output(pct_node *n, int i, pct_tensor *output);
-/* Allocates the shape block for every meta once all edges and outputs are known. */
+/* Kept for callers that finish building a node: sizes are copied as each meta is set. */
 int pct_node_finish_meta(pct_node *n);
+int pct_meta_copy(pct_meta *dst, const pct_meta *src);
 /* The edge a gradient for `t` flows into: its grad_fn, or its grad accumulator (new ref). */
 PyObject *pct_gradient_edge(pct_tensor *t, uint32_t *input_nr);
 void pct_node_release_saved(pct_node *n);

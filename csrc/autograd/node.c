@@ -29,15 +29,32 @@ pct_node *pct_node_new(PyTypeObject *type, int kind, int nedges, int noutputs)
     return n;
 }
 
-/* Metadata sizes are first pointed at the tensor's own sizes, then copied into one
- * block by pct_node_finish_meta (the tensors outlive that call). */
-static void meta_from(pct_meta *m, const pct_tensor *t)
+/* Each meta owns a copy of the sizes: an in-place shape op (t_(), squeeze_()) may change
+ * or reallocate the tensor's own array after the edge is taken. */
+static int meta_from(pct_meta *m, const pct_tensor *t)
 {
+    free(m->sizes);
+    m->sizes = NULL;
     m->dtype = (int8_t)t->dtype;
     m->device_type = t->device_type;
     m->device_index = t->device_index;
     m->ndim = t->ndim;
-    m->sizes = t->sizes;
+    if (t->ndim) {
+        if (!(m->sizes = malloc(sizeof(int64_t) * (size_t)t->ndim))) { m->dtype = -1; PyErr_NoMemory(); return -1; }
+        memcpy(m->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+    }
+    return 0;
+}
+
+int pct_meta_copy(pct_meta *dst, const pct_meta *src)
+{
+    *dst = *src;
+    dst->sizes = NULL;
+    if (src->dtype >= 0 && src->ndim) {
+        if (!(dst->sizes = malloc(sizeof(int64_t) * (size_t)src->ndim))) { dst->dtype = -1; PyErr_NoMemory(); return -1; }
+        memcpy(dst->sizes, src->sizes, sizeof(int64_t) * (size_t)src->ndim);
+    }
+    return 0;
 }
 
 int pct_node_set_edge(pct_node *n, int i, pct_tensor *input)
@@ -47,33 +64,14 @@ int pct_node_set_edge(pct_node *n, int i, pct_tensor *input)
         n->edges[i].node = pct_gradient_edge(input, &n->edges[i].input_nr);
         if (!n->edges[i].node) return -1;
     }
-    meta_from(&n->edges[i].meta, input);
-    return 0;
+    return meta_from(&n->edges[i].meta, input);
 }
 
-int pct_node_set_output(pct_node *n, int i, pct_tensor *output)
-{
-    meta_from(&n->outputs[i], output);
-    return 0;
-}
+int pct_node_set_output(pct_node *n, int i, pct_tensor *output) { return meta_from(&n->outputs[i], output); }
 
 int pct_node_finish_meta(pct_node *n)
 {
-    size_t total = 0;
-    for (int i = 0; i < n->nedges; i++) if (n->edges[i].meta.dtype >= 0) total += (size_t)n->edges[i].meta.ndim;
-    for (int i = 0; i < n->noutputs; i++) if (n->outputs[i].dtype >= 0) total += (size_t)n->outputs[i].ndim;
-    if (!total) return 0;
-    int64_t *block = malloc(total * sizeof(int64_t));
-    if (!block) { PyErr_NoMemory(); return -1; }
-    size_t at = 0;
-    for (int i = 0; i < n->nedges + n->noutputs; i++) {
-        pct_meta *m = i < n->nedges ? &n->edges[i].meta : &n->outputs[i - n->nedges];
-        if (m->dtype < 0) continue;
-        memcpy(block + at, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
-        m->sizes = block + at;
-        at += (size_t)m->ndim;
-    }
-    n->meta_block = block;
+    (void)n; /* sizes are copied when each meta is set */
     return 0;
 }
 
@@ -206,10 +204,11 @@ static void node_dealloc(pct_node *n)
     if (n->weakrefs) PyObject_ClearWeakRefs((PyObject *)n);
     node_clear(n);
     Py_CLEAR(n->name);
+    for (int i = 0; i < n->nedges; i++) free(n->edges[i].meta.sizes);
+    for (int i = 0; i < n->noutputs; i++) free(n->outputs[i].sizes);
     free(n->edges);
     free(n->saved);
     free(n->outputs);
-    free(n->meta_block);
     /* a Python subclass's type reference is released by CPython's subtype_dealloc */
     tp->tp_free((PyObject *)n);
     Py_TRASHCAN_END

@@ -26,6 +26,8 @@ typedef struct grad_info {
     int8_t state;
     bool save_results;
     uint32_t save_mask;  /* bit i: parameter i is saved */
+    uint32_t meta_mask;  /* bit i: only parameter i's shape and dtype are read */
+    uint32_t diff_mask;  /* bit i: parameter i has a formula (its gradient flows) */
     PyObject *fn;        /* owned for the life of the module */
     PyObject *name;      /* e.g. "MulBackward0" */
 } grad_info;
@@ -90,9 +92,16 @@ static grad_info *info_for(int op_index)
     if (r == Py_None) {
         g->state = INFO_NONDIFF;
     } else {
-        PyObject *saved;
+        PyObject *saved, *meta;
         int uses_result;
-        if (!PyArg_ParseTuple(r, "OOp", &g->fn, &saved, &uses_result)) { Py_DECREF(r); goto fail; }
+        if (!PyArg_ParseTuple(r, "OOpO", &g->fn, &saved, &uses_result, &meta)) { Py_DECREF(r); goto fail; }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(meta); i++)
+            g->meta_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(meta, i));
+        for (const char *const *f = formulas[op_index]; *f; f++)
+            for (int i = 0; i < sig->nparams; i++) {
+                size_t len = strlen(sig->params[i].name);
+                if (strncmp(*f, sig->params[i].name, len) == 0 && (*f)[len] == ':') g->diff_mask |= 1u << i;
+            }
         Py_INCREF(g->fn);
         g->save_results = uses_result;
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++)
@@ -141,9 +150,39 @@ static PyObject *value_to_object(const pct_param *p, const pct_value *v)
         return t;
     }
     case PCT_ARG_TENSORLIST: return PySequence_Tuple(v->obj);
-    case PCT_ARG_STR: case PCT_ARG_OBJECT: case PCT_ARG_GENERATOR: return Py_NewRef(v->obj);
+    case PCT_ARG_STR: case PCT_ARG_OBJECT: case PCT_ARG_GENERATOR:
+        return Py_NewRef(v->obj ? v->obj : Py_None); /* string defaults are not materialised */
     default: Py_RETURN_NONE;
     }
+}
+
+/* A tensor of t's shape and dtype over one shared zeroed element (zero strides): what a
+ * formula that reads only t.shape / t.dtype gets, so t itself is not kept alive. */
+static PyObject *meta_standin(pct_tensor *t)
+{
+    static pct_storage *zeros;
+    if (!zeros) {
+        if (!(zeros = pct_storage_new_cpu(64))) return NULL; /* held for the life of the process */
+        memset(zeros->data, 0, 64);
+    }
+    int64_t strides[PCT_MAX_DIMS] = {0};
+    pct_tensor *s = pct_tensor_from_storage(zeros, t->ndim, t->sizes, strides, 0, t->dtype);
+    if (s && (t->flags & PCT_FLAG_WRAPPED_NUMBER)) s->flags |= PCT_FLAG_WRAPPED_NUMBER;
+    return (PyObject *)s;
+}
+
+static PyObject *meta_of_value(const pct_param *p, const pct_value *v)
+{
+    if (v->none) Py_RETURN_NONE;
+    if (p->type == PCT_ARG_TENSOR) return meta_standin(v->t);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(v->obj);
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t && i < n; i++) {
+        PyObject *m = meta_standin((pct_tensor *)PySequence_Fast_ITEMS(v->obj)[i]);
+        if (!m) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, m);
+    }
+    return t;
 }
 
 bool pct_any_requires_grad(int n, pct_tensor *const *ts)
@@ -181,12 +220,13 @@ static int count_edges(const pct_call *c)
     return n;
 }
 
-static bool call_requires_grad(const pct_call *c)
+/* Any tensor argument in `mask` (a parameter bit set) requires grad. */
+static bool call_requires_grad(const pct_call *c, uint32_t mask)
 {
     const pct_signature *sig = &c->op->sig;
     for (int i = 0; i < sig->nparams; i++) {
         const pct_value *v = &c->v[i];
-        if (v->none || i == sig->out_index) continue;
+        if (v->none || i == sig->out_index || !(mask & (1u << i))) continue;
         if (sig->params[i].type == PCT_ARG_TENSOR) {
             if (pct_tensor_requires_grad(v->t)) return true;
         } else if (sig->params[i].type == PCT_ARG_TENSORLIST) {
@@ -242,18 +282,27 @@ static void saved_set(pct_saved *s, PyObject *obj, bool is_output, uint32_t nr)
 
 PyObject *pct_autograd_dispatch(pct_call *c)
 {
-    if (!pct_grad_enabled || !call_requires_grad(c)) return pct_dispatch(c);
+    if (!pct_grad_enabled || !call_requires_grad(c, UINT32_MAX)) return pct_dispatch(c);
     const pct_signature *sig = &c->op->sig;
+    /* method-only mutators (copy_, fill_, zero_) write their first argument like in-place variants */
+    size_t name_len = strlen(sig->name);
+    pct_tensor *target = c->inplace ? c->out
+                       : (name_len > 1 && sig->name[name_len - 1] == '_' && !c->v[0].none &&
+                          sig->params[0].type == PCT_ARG_TENSOR) ? c->v[0].t : NULL;
     if (c->out && !c->inplace) {
         PyErr_Format(PyExc_RuntimeError,
                      "%s(): functions with out=... arguments don't support automatic differentiation, but one of the "
                      "arguments requires grad.", sig->name);
         return NULL;
     }
-    if (c->inplace && pct_check_inplace(c->out) < 0) return NULL;
+    if (target && pct_check_inplace(target) < 0) return NULL;
     grad_info *g = info_for(c->op_index);
     if (!g) return NULL;
     if (g->state == INFO_NONDIFF) return dispatch_without_grad(c);
+    /* a tensor read only for its shape (view_as, type_as...) carries no gradient */
+    uint32_t diff = g->state == INFO_FORMULA ? g->diff_mask : UINT32_MAX;
+    if (target) diff |= 1u; /* the written tensor's history continues through the node */
+    if (!call_requires_grad(c, diff)) return dispatch_without_grad(c);
 
     int nedges = count_edges(c);
     pct_node *n = pct_node_new(&pct_NodeType, PCT_NODE_FORMULA, nedges, 0);
@@ -268,15 +317,17 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     for (int i = 0, e = 0; i < sig->nparams; i++) {
         if (i == sig->out_index) continue;
         const pct_value *v = &c->v[i];
+        bool flows = (diff >> i) & 1u;
         if (sig->params[i].type == PCT_ARG_TENSOR) {
-            if (pct_node_set_edge(n, e++, v->none ? NULL : v->t) < 0) goto fail;
+            if (pct_node_set_edge(n, e++, v->none || !flows ? NULL : v->t) < 0) goto fail;
         } else if (sig->params[i].type == PCT_ARG_TENSORLIST && !v->none) {
             Py_ssize_t k = PySequence_Fast_GET_SIZE(v->obj);
             for (Py_ssize_t j = 0; j < k; j++)
-                if (pct_node_set_edge(n, e++, (pct_tensor *)PySequence_Fast_ITEMS(v->obj)[j]) < 0) goto fail;
+                if (pct_node_set_edge(n, e++, flows ? (pct_tensor *)PySequence_Fast_ITEMS(v->obj)[j] : NULL) < 0) goto fail;
         }
         if (!(g->save_mask & (1u << i))) continue;
-        if (c->inplace && i == 0) params[i] = clone_with_history(c->out); /* the value before the op */
+        if (g->meta_mask & (1u << i)) params[i] = meta_of_value(&sig->params[i], v);
+        else if (target && i == 0) params[i] = clone_with_history(target); /* the value before the op */
         else params[i] = value_to_object(&sig->params[i], v);
         if (!params[i]) goto fail;
     }
@@ -286,7 +337,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     bool any_float = false;
     for (int i = 0; i < nouts; i++) {
         if (!outs[i]) continue;
-        if (!c->inplace) {
+        if (!target) {
             /* an op that hands back an input unchanged (contiguous(), to() a no-op) records nothing */
             for (int j = 0; j < sig->nparams; j++)
                 if (sig->params[j].type == PCT_ARG_TENSOR && !c->v[j].none && (pct_tensor *)c->v[j].t == outs[i]) {
@@ -326,7 +377,8 @@ PyObject *pct_autograd_dispatch(pct_call *c)
             saved_set(&n->saved[n->nsaved++], a, outs[i] != NULL, (uint32_t)i);
         }
     }
-    n->has_saved = n->nsaved > 0;
+    /* only nodes that hold values refuse a second backward (torch: AddBackward can rerun) */
+    for (int i = 0; i < n->nsaved; i++) n->has_saved |= n->saved[i].obj != NULL;
     if (pct_anomaly_enabled) {
         PyObject *mod = pct_formulas_module();
         n->trace = mod ? PyObject_CallMethod(mod, "creation_trace", NULL) : NULL;
@@ -334,7 +386,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     }
     for (int i = 0; i < nouts; i++) if (outs[i]) pct_set_history(outs[i], n, (uint32_t)i);
     Py_DECREF(n);
-    if (c->inplace && c->out->base && pct_rebase_view_history(c->out) < 0) { Py_DECREF(r); return NULL; }
+    if (target && target->base && pct_rebase_view_history(target) < 0) { Py_DECREF(r); return NULL; }
     return r;
 fail:
     Py_XDECREF(r);
@@ -431,7 +483,7 @@ int pct_rebase_view_history(pct_tensor *t)
         for (int i = 1; i < fn->nedges; i++) {
             copy->edges[i].node = Py_XNewRef(fn->edges[i].node);
             copy->edges[i].input_nr = fn->edges[i].input_nr;
-            copy->edges[i].meta = fn->edges[i].meta; /* sizes re-pointed by finish_meta */
+            if (pct_meta_copy(&copy->edges[i].meta, &fn->edges[i].meta) < 0) { Py_DECREF(copy); goto done; }
         }
         pct_node_set_output(copy, 0, base);
         copy->fn = Py_NewRef(cs);

@@ -236,7 +236,11 @@ static PyObject *m_make_subclass(PyObject *cls, PyObject *args, PyObject *kw)
 static PyObject *to_dtype(PyObject *self, int dtype)
 {
     if (T(self)->dtype == dtype) { Py_INCREF(self); return self; }
-    return (PyObject *)pct_to_dtype(T(self), dtype, false);
+    /* through the op table's to(), so the conversion is recorded by autograd */
+    PyObject *to = pct_opfunc_get("to", 0);
+    if (!to) return (PyObject *)pct_to_dtype(T(self), dtype, false);
+    PyObject *args[2] = {self, pct_dtype_objects[dtype]};
+    return PyObject_Vectorcall(to, args, 2, NULL);
 }
 #define PCT_DTYPE_METHOD(name, dtype) \
     static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kw) { (void)args; (void)kw; return to_dtype(self, dtype); }

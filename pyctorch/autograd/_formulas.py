@@ -4,7 +4,8 @@ Each op's formulas (``"input: grad * other"``, one per differentiable parameter)
 first use into one function ``fn(grads, results, needs, *params)`` that returns a gradient (or
 None) per edge of the node: one per Tensor parameter, one per item of a Tensor[] parameter.
 The C recorder saves only the parameters a formula names, and the outputs only when a formula
-names ``result``. Formulas call ordinary operators, so with ``create_graph=True`` the backward
+names ``result``; a tensor whose formulas read only its shape or dtype is saved as a stand-in of
+that shape (one element, zero strides), so it is neither kept alive nor version-checked. Formulas call ordinary operators, so with ``create_graph=True`` the backward
 is itself recorded and double backward works for every op whose formula is differentiable.
 """
 import ast
@@ -90,8 +91,9 @@ def select_reduced(g, input, indices, dim, keepdim):
 
 
 def evenly_distribute(g, input, value):
-    """Gradient of full max()/min(): split evenly among the elements that attain it (torch)."""
-    mask = input == value
+    """Gradient of full max()/min()/median(): split evenly among the elements that attain it; a NaN
+    result is attained by every NaN (torch's evenly_distribute_backward)."""
+    mask = input.isnan() if bool(value.isnan()) else input == value
     return torch.where(mask, g / mask.sum(), torch.zeros_like(input))
 
 
@@ -108,29 +110,48 @@ def var_backward(g, input, dim, correction, keepdim):
     n = reduced_count(input, dim)
     c = 1 if correction is None else correction
     mean = input.mean(_norm_dims(dim, input.ndim), keepdim=True) if input.ndim else input
-    return unreduce(g, input, dim, keepdim) * (2.0 / max(n - c, 0)) * (input - mean)
+    g = unreduce(g, input, dim, keepdim)
+    dof = n - c
+    if dim is None and dof <= 0:
+        # torch: 2 / (n - correction) is infinite; at the mean, infinity * 0 is NaN
+        return g * torch.where(input == mean, torch.full_like(input, math.nan), torch.full_like(input, math.inf))
+    scale = 2.0 / dof if dof != 0 else math.inf
+    return g * scale * (input - mean)
 
 
 def std_backward(g, input, result, dim, correction, keepdim):
-    return var_backward(g / (2 * result), input, dim, correction, keepdim)
+    # zero where the deviation is zero (torch masks grad / (2 * std) there); the divisor is made
+    # safe first so that double backward does not meet 0 * inf either
+    zero = result == 0
+    safe = torch.where(zero, torch.ones_like(result), result)
+    gv = torch.where(zero, torch.zeros_like(result), g / (2 * safe))
+    return var_backward(gv, input, dim, correction, keepdim)
 
 
 def norm_backward(g, input, result, p, dim, keepdim):
+    """torch's linalg_vector_norm_backward: no gradient for p=0, subgradient 0 at zeros."""
     p = 2.0 if p is None else float(p)
+    if p == 0.0:
+        return None
     r = unreduce(result, input, dim, keepdim)
     g = unreduce(g, input, dim, keepdim)
-    if p == 0.0:
-        return torch.zeros_like(input)
     if p == 1.0:
         return g * input.sign()
+    zero = r == 0
+    safe = torch.where(zero, torch.ones_like(r), r)
     if p == 2.0:
-        return torch.where(r == 0, torch.zeros_like(input), g * input / r)
+        return torch.where(zero, torch.zeros_like(input), g * input / safe)
     if math.isinf(p):
         mask = (input.abs() == r)
         count = mask.sum(_norm_dims(dim, input.ndim), keepdim=True) if input.ndim else mask.sum()
         return torch.where(mask, g * input.sign() / count, torch.zeros_like(input))
-    scaled = input * input.abs().pow(p - 2) / r.pow(p - 1)
-    return torch.where(r == 0, torch.zeros_like(input), g * scaled)
+    if p < 1.0:
+        nz = input != 0
+        a = torch.where(nz, input.abs(), torch.ones_like(input))
+        scaled = torch.where(nz, input.sign() * a.pow(p - 1), torch.zeros_like(input))
+        return scaled * g * r.pow(1 - p)
+    scaled = input.sign() * input.abs().pow(p - 1) if p < 2.0 else input * input.abs().pow(p - 2)
+    return torch.where(zero, torch.zeros_like(input), scaled * (g / safe.pow(p - 1)))
 
 
 def softmax_backward(g, result, dim):
@@ -165,7 +186,7 @@ def cumsum_backward(g, dim):
 
 
 def cumprod_backward(g, input, result, dim):
-    if input.numel() == 0:
+    if input.numel() == 0 or input.ndim == 0:
         return g
     n = input.shape[dim]
     out = []
@@ -259,25 +280,51 @@ def squeeze_backward(g, input):
     return g.reshape(input.shape)
 
 
+def _pad_along(g, dim, before, after, size):
+    """g with zeros put before and after it along dim (out of place, so double backward sees it)."""
+    parts = []
+    if before:
+        s = list(g.shape)
+        s[dim] = before
+        parts.append(torch.zeros(s, dtype=g.dtype))
+    parts.append(g)
+    if after:
+        s = list(g.shape)
+        s[dim] = after
+        parts.append(torch.zeros(s, dtype=g.dtype))
+    return torch.cat(parts, dim) if len(parts) > 1 else g
+
+
 def select_backward(g, input, dim, index):
-    r = torch.zeros_like(input)
-    r.select(dim, index).copy_(g)
-    return r
+    dim = dim % input.ndim
+    n = input.shape[dim]
+    index = index % n
+    return _pad_along(g.unsqueeze(dim), dim, index, n - index - 1, n)
 
 
 def narrow_backward(g, input, dim, start, length):
-    r = torch.zeros_like(input)
-    r.narrow(dim, start, length).copy_(g)
-    return r
+    dim = dim % input.ndim
+    n = input.shape[dim]
+    start = start % n if start < 0 else start
+    return _pad_along(g, dim, start, n - start - length, n)
 
 
 def diagonal_backward(g, input, offset, dim1, dim2):
-    r = torch.zeros_like(input)
-    r.diagonal(offset, dim1, dim2).copy_(g)
+    nd = input.ndim
+    d1, d2 = dim1 % nd, dim2 % nd
+    r = torch.diag_embed(g, offset, d1, d2)
+    for d in (d1, d2):
+        have, want = r.shape[d], input.shape[d]
+        if have > want:  # diag_embed makes the square that holds the diagonal: cut the zero rows
+            r = r.narrow(d, 0, want)
+        elif have < want:
+            r = _pad_along(r, d, 0, want - have, want)
     return r
 
 
 def unfold_backward(g, input, dimension, size, step):
+    if input.ndim == 0:
+        return g.reshape(())
     r = torch.zeros_like(input)
     n = g.shape[dimension] if g.ndim else 1
     for i in range(n):
@@ -356,15 +403,25 @@ def matmul_backward(g, input, other, which):
     return sum_to(a.mT @ g, b.shape)
 
 
+def _is_constant_zero(x):
+    if isinstance(x, torch.Tensor):
+        return x.ndim == 0 and not x.requires_grad and x.item() == 0
+    return x == 0
+
+
 def pow_backward_self(g, input, exponent):
-    if isinstance(exponent, (int, float)) and exponent == 0:
+    if _is_constant_zero(exponent):  # a Python number arrives as a 0-d tensor
         return torch.zeros_like(input)
     return g * exponent * input.pow(exponent - 1) if not isinstance(exponent, torch.Tensor) else \
         torch.where(exponent == 0, torch.zeros_like(g), g * exponent * input.pow(exponent - 1))
 
 
-def pow_backward_exponent(g, input, result):
-    return g * torch.where(input == 0, torch.zeros_like(result), result * input.log())
+def pow_backward_exponent(g, input, result, exponent=None):
+    """d(input ** exponent)/d exponent: result * log(input); 0 where input == 0 and exponent >= 0 (torch)."""
+    zero = input == 0
+    if exponent is not None:
+        zero = zero & (exponent >= 0)
+    return g * torch.where(zero, torch.zeros_like(result), result * input.log())
 
 
 def clamp_backward(g, input, min, max):
@@ -385,12 +442,16 @@ def div_mode_grad_other(g, input, other, rounding_mode):
 
 
 def copysign_backward(g, input, result):
-    return torch.where(input == 0, torch.zeros_like(g), g * (result / input))
+    zero = input == 0
+    ratio = result / torch.where(zero, torch.ones_like(input), input)
+    return g * torch.where(zero, torch.zeros_like(ratio), ratio)
 
 
 def xlogy_dx(input, other):
-    return torch.where((input == 0) & ~other.isnan(), torch.zeros_like(other), other.log()) \
-        if isinstance(other, torch.Tensor) else math.log(other)
+    """d xlogy(input, other)/d input: log(other), 0 where input == 0 and other <= 0 (torch)."""
+    if not isinstance(other, torch.Tensor):
+        other = torch.tensor(other, dtype=torch.float64)
+    return torch.where((input == 0) & (other <= 0), torch.zeros_like(other), other.log())
 
 
 def fminmax_grad(g, input, other, op, which):
@@ -400,14 +461,16 @@ def fminmax_grad(g, input, other, op, which):
 
 
 def minmax_grad(g, a, b, op):
-    """maximum/minimum: the gradient goes to the winner, half to each on ties (torch)."""
-    wins = (a > b) if op == "max" else (a < b)
-    return torch.where(a == b, g / 2, torch.where(wins, g, torch.zeros_like(g)))
+    """maximum/minimum: the gradient goes to the winner, half to each on ties; a NaN on either
+    side (the result is NaN) passes the gradient to both, as torch does."""
+    loses = (a < b) if op == "max" else (a > b)
+    return torch.where(loses, torch.zeros_like(g), torch.where(a == b, g / 2, g))
 
 
 def logit_backward(g, input, eps):
-    if eps is None:
-        return g / (input * (1 - input))
+    if eps is None:  # NaN outside [0, 1], like the forward (torch)
+        outside = (input < 0) | (input > 1)
+        return torch.where(outside, torch.full_like(input, math.nan), g / (input * (1 - input)))
     lo, hi = eps, 1 - eps
     inside = (input >= lo) & (input <= hi)
     return torch.where(inside, g / (input * (1 - input)), torch.zeros_like(g))
@@ -420,21 +483,50 @@ def correction_of(unbiased, correction):
 
 
 def evenly_distribute_median(g, input, value):
-    # torch routes median's gradient to the one element it picked
-    flat = input.reshape(-1)
-    idx = (flat == value).nonzero()
-    r = torch.zeros_like(flat)
-    if idx.numel():
-        r[idx[0, 0]] = g
-    return r.reshape(input.shape)
+    """median()/nanmedian() over all elements: torch splits the gradient evenly among the elements
+    equal to the median (evenly_distribute_backward), as for max()/min()."""
+    return evenly_distribute(g, input, value)
+
+
+def nanmean_backward(g, input, dim, keepdim):
+    """nansum(input) / count of non-NaN: like torch, an all-NaN slice gets NaN gradients (g / 0 * 0)."""
+    keep = ~input.isnan()
+    count = keep.sum(_norm_dims(dim, input.ndim), keepdim=True) if input.ndim else keep.sum()
+    return unreduce(g, input, dim, keepdim) / count * keep
+
+
+def matrix_norm_decomposed(input, ord, dim, keepdim):
+    """The max/min absolute column (ord=+-1) or row (ord=+-inf) sum, from differentiable ops (torch's
+    linalg_matrix_norm is the same composite)."""
+    d0, d1 = (d % input.ndim for d in dim)
+    if abs(ord) == 1:
+        summed, other = d0, d1
+    else:
+        summed, other = d1, d0
+    s = input.abs().sum(summed, keepdim=True)
+    r = s.amax(other, keepdim=True) if ord > 0 else s.amin(other, keepdim=True)
+    if not keepdim:
+        r = r.squeeze((d0, d1))
+    return r
 
 
 def matrix_norm_backward(g, input, result, ord, dim, keepdim):
-    if ord in ("fro", None, 2.0) and ord != 2.0:
+    if ord in ("fro", None):
         return norm_backward(g, input, result, 2.0, dim, keepdim)
-    if ord == "fro":
-        return norm_backward(g, input, result, 2.0, dim, keepdim)
+    if not isinstance(ord, str) and abs(float(ord)) in (1.0, math.inf):
+        return recompute_vjp(lambda x: matrix_norm_decomposed(x, float(ord), dim, keepdim), (input,), (True,), g)[0]
     raise NotImplementedError(f"the derivative of matrix_norm with ord={ord!r} is not implemented")
+
+
+def matrix_norm_str_backward(g, input, result, dim, keepdim):
+    """linalg_matrix_norm(str ord="fro"): its formula cannot name ord yet (a defaulted str parameter
+    reaches the recorder as NULL, see record.c), so "nuc" is told from "fro" by the result."""
+    x = input.detach().to(torch.float64)
+    fro = x.pow(2).sum(_norm_dims(dim, input.ndim), keepdim=keepdim).sqrt()
+    rtol = max(1e-4, 8 * torch.finfo(result.dtype).eps)
+    if not torch.allclose(fro, result.detach().to(torch.float64), rtol=rtol, atol=1e-30):
+        raise NotImplementedError("the derivative of matrix_norm with ord='nuc' is not implemented")
+    return norm_backward(g, input, result, 2.0, dim, keepdim)
 
 
 def linalg_norm_backward(g, input, result, ord, dim, keepdim):
@@ -496,6 +588,8 @@ def recompute_vjp(fn, args, needs, grad):
 
 
 def tensordot_decomposed(a, b, dims):
+    if dims is None:
+        dims = 2
     if isinstance(dims, int):
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     elif isinstance(dims, torch.Tensor):
@@ -542,16 +636,31 @@ def _expand_ellipsis(equation, tensors):
     return new_ops, rhs
 
 
+def _einsum_take_diagonals(op, t):
+    """An operand with a repeated index ("ii", "iij") as its diagonal view and the subscripts left."""
+    while len(set(op)) != len(op):
+        c = next(c for c in op if op.count(c) > 1)
+        i = op.index(c)
+        j = op.index(c, i + 1)
+        t = t.diagonal(0, i, j)  # the diagonal becomes the last dimension
+        op = op[:i] + op[i + 1:j] + op[j + 1:] + c
+    return op, t
+
+
 def einsum_backward(g, equation, tensors, needs):
     ops, out = _expand_ellipsis(equation, tensors)
+    if any(len(set(op)) != len(op) for op in ops):
+        # repeated indices: differentiate einsum over the operands' diagonals (views, so their
+        # backward scatters into the diagonal)
+        def fn(*ts):
+            pairs = [_einsum_take_diagonals(op, t) for op, t in zip(ops, ts)]
+            return torch.einsum(",".join(p[0] for p in pairs) + "->" + out, *[p[1] for p in pairs])
+        return recompute_vjp(fn, tuple(tensors), needs, g)
     res = []
     for i, (op, t) in enumerate(zip(ops, tensors)):
         if not needs[i]:
             res.append(None)
             continue
-        if len(set(op)) != len(op):
-            raise NotImplementedError("the derivative of einsum with a repeated index in one operand is not "
-                                      "implemented")
         others = [(o, x) for j, (o, x) in enumerate(zip(ops, tensors)) if j != i]
         present = set(out) | set("".join(o for o, _ in others))
         target = "".join(c for c in op if c in present)
@@ -648,9 +757,52 @@ def repeat_interleave_backward(g, input, repeats, dim):
 def diag_backward(g, input, diagonal):
     if input.ndim == 1:
         return g.diagonal(diagonal)
-    r = torch.zeros_like(input)
-    r.diagonal(diagonal).copy_(g)
-    return r
+    return diagonal_backward(g, input, diagonal, 0, 1)
+
+
+def scatter_reduce_backward(g, input, dim, index, src, reduce, include_self, result, which):
+    """torch's scatter_reduce_backward: the gradient of input (which=0) or of src (which=1)."""
+    zeros = torch.zeros_like
+    if reduce == "sum":
+        gi, gs = (g, None) if which == 0 else (None, g.gather(dim, index))
+    elif reduce == "prod":
+        if which == 0:
+            masked_input = input.masked_fill(input == 0, 1.0)
+            masked_result = masked_input.scatter_reduce(dim, index, src, "prod", include_self=include_self)
+            gi = g * masked_result / masked_input
+        else:
+            src_zero = src == 0
+            nzeros = zeros(input).scatter_add(dim, index, src_zero.to(input.dtype)).gather(dim, index)
+            single = src_zero & (nzeros == 1)
+            masked_src = src.masked_fill(single, 1.0)
+            masked_src_result = input.scatter_reduce(dim, index, masked_src, "prod", include_self=include_self)
+            gs = torch.where(single, (g * masked_src_result).gather(dim, index),
+                             (g * result).gather(dim, index) / src.masked_fill(src_zero, 1.0))
+    elif reduce == "mean":
+        n = torch.ones_like(g) if include_self else zeros(g)
+        n = n.scatter_add(dim, index, torch.ones_like(src))
+        n = n.masked_fill(n == 0, 1.0)
+        if which == 0:
+            gi = g / n
+        else:
+            gs = g.gather(dim, index) / n.gather(dim, index)
+    elif reduce in ("amax", "amin"):
+        value = result.gather(dim, index)
+        input_is_result = (input == result).to(input.dtype)
+        src_is_result = (src == value).to(input.dtype)
+        count = input_is_result.scatter_add(dim, index, src_is_result)
+        distributed = g / count
+        if which == 0:
+            gi = input_is_result * distributed
+        else:
+            gs = src_is_result * distributed.gather(dim, index)
+    else:
+        raise NotImplementedError(f"the derivative of scatter_reduce with reduce={reduce!r} is not implemented")
+    if which == 1:
+        return gs
+    if not include_self:
+        gi = gi.scatter(dim, index, 0.0)
+    return gi
 
 
 def _index_accumulate_differentiable(shape, key, g):
@@ -740,6 +892,44 @@ def _names(expr):
     return {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
 
 
+# Helpers that read only the shape/dtype of some arguments (argument positions).
+_META_ARGS = {
+    "unreduce": {1}, "reduced_count": {0}, "squeeze_backward": {1}, "select_backward": {1},
+    "narrow_backward": {1}, "diagonal_backward": {1}, "unfold_backward": {1}, "index_select_backward": {1},
+    "gather_backward": {1}, "take_backward": {1}, "repeat_backward": {1}, "cat_backward": {1},
+    "expand_backward": {1}, "split_backward": {1}, "unbind_backward": {1}, "select_reduced": {1},
+    "sort_backward": {1}, "topk_backward": {1}, "cummaxmin_backward": {1}, "tile_repeats": {0},
+    "trace_backward": {1}, "masked_select_backward": {1}, "repeat_interleave_backward": {1},
+    "zeros_like": {0}, "sum_to": set(), "hstack_backward": {1}, "vstack_backward": {1}, "dstack_backward": {1},
+}
+_META_ATTRS = {"shape", "dtype", "ndim", "device"}
+_META_METHODS = {"size", "dim", "numel"}
+
+
+def _meta_only(exprs, name):
+    """True when every use of `name` in the formulas reads only its metadata (shape, dtype):
+    then the recorder saves a stand-in of that shape instead of the tensor (as torch saves sizes)."""
+    for e in exprs:
+        tree = ast.parse(e, mode="eval")
+        parents = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Name) and node.id == name):
+                continue
+            up = parents.get(node)
+            if isinstance(up, ast.Attribute) and up.attr in _META_ATTRS:
+                continue
+            if isinstance(up, ast.Attribute) and up.attr in _META_METHODS and isinstance(parents.get(up), ast.Call):
+                continue
+            if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and node in up.args and \
+                    up.args.index(node) in _META_ARGS.get(up.func.id, ()):
+                continue
+            return False
+    return True
+
+
 def _namespace():
     ns = {k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")}
     ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
@@ -802,4 +992,5 @@ def compile_op(node_name, params, codes, formulas):
     fn = ns["backward"]
     fn.__name__ = node_name
     saved = tuple(i for i, p in enumerate(params) if codes[i] != "X" and p in used)
-    return fn, saved, ("result" in used or "results" in used)
+    meta = tuple(i for i in saved if codes[i] in "TL" and _meta_only(exprs.values(), params[i]))
+    return fn, saved, ("result" in used or "results" in used), meta
