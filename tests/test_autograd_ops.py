@@ -460,6 +460,13 @@ for _n in ("softmax", "log_softmax"):
         S(lambda T, x, _n=_n: getattr(T, _n)(x, 0), X()),
         S(lambda T, x, _n=_n: getattr(T, _n)(x, 1, dtype=T.float64), X(2, 3, dtype="float32"), gc=False, tol=F32),
         S(lambda T, x, _n=_n: getattr(T, _n)(x, 1, dtype=T.float32), X(2, 3), gc=False, tol=F32))
+# the fused backward kernels, called directly (output = a real (log_)softmax, so the sums are meaningful)
+for _n, _f in (("softmax_backward_data", "softmax"), ("log_softmax_backward_data", "log_softmax")):
+    add(_n,
+        S(lambda T, g, x, _n=_n, _f=_f: getattr(T, "_" + _n)(g, getattr(x, _f)(1), 1, T.float64), X(3, 4), X(3, 4)),
+        S(lambda T, g, x, _n=_n, _f=_f: getattr(T, "_" + _n)(g, getattr(x, _f)(0), 0, T.float64),
+          X(3, 4, layout="t"), X(3, 4, layout="s")),
+        S(lambda T, g, x, _n=_n, _f=_f: getattr(T, "_" + _n)(g, getattr(x, _f)(-1), -1, T.float64), X(2, 3), X(2, 3)))
 
 # random sampling: the same generator seed gives the same values in both libraries
 add("normal_tensor_float", S(lambda T, m: T.normal(m, 0.5, generator=gen(T)), X(3, 4), gc=False))

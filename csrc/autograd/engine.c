@@ -183,7 +183,7 @@ static int buffer_add(PyObject **slot, PyObject *g)
 
 static bool same_shape(const pct_tensor *t, const pct_meta *m)
 {
-    return t->ndim == m->ndim && memcmp(t->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0;
+    return t->ndim == m->ndim && (m->ndim == 0 || memcmp(t->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0);
 }
 
 static PyObject *meta_size(const pct_meta *m) { return pct_size_new(m->ndim, m->sizes); }

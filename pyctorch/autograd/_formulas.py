@@ -932,6 +932,9 @@ def _meta_only(exprs, name):
 
 def _namespace():
     ns = {k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")}
+    # table ops with a leading underscore (_softmax_backward_data, ...) are not star-exported
+    ns.update({k: getattr(_C, k) for k in dir(_C) if k.startswith("_") and not k.startswith("__")
+               and k not in ns})
     ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
     ns["torch"] = torch
     ns["math"] = math

@@ -1,0 +1,86 @@
+/* softmax_backward.c: fused backward kernels of softmax and log_softmax (torch's
+ * _softmax_backward_data / _log_softmax_backward_data), one pass per lane instead of
+ * the four ops of the composite formula:
+ *   softmax:      gi = y * (g - sum(g * y))
+ *   log_softmax:  gi = g - exp(y) * sum(g)
+ * Sums run over `dim`; a lane is one (outer, inner) position of contiguous copies. */
+#include "../op.h"
+#include "../error.h"
+#include "../iter.h"
+
+typedef void (*lanes_fn)(const void *g, const void *y, void *out, int64_t outer, int64_t len, int64_t inner, bool lg);
+
+#define SMB_LANES(E, N, T, C, S)                                                                   \
+    static void lanes_##N(const void *gv, const void *yv, void *ov, int64_t outer, int64_t len,      \
+                          int64_t inner, bool lg)                                                  \
+    {                                                                                              \
+        const T *g = gv, *y = yv;                                                                  \
+        T *o = ov;                                                                                 \
+        int64_t lanes = outer * inner;                                                             \
+        _Pragma("omp parallel for if (lanes * len > 32768)")                                       \
+        for (int64_t l = 0; l < lanes; l++) {                                                      \
+            int64_t base = (l / inner) * len * inner + l % inner;                                  \
+            C s = 0;                                                                               \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                int64_t at = base + k * inner;                                                     \
+                C gk = PCT_TO_COMPUTE_##E(g[at]);                                                  \
+                s += lg ? gk : gk * PCT_TO_COMPUTE_##E(y[at]);                                     \
+            }                                                                                      \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                int64_t at = base + k * inner;                                                     \
+                C gk = PCT_TO_COMPUTE_##E(g[at]), yk = PCT_TO_COMPUTE_##E(y[at]);                  \
+                o[at] = PCT_FROM_COMPUTE_##E(lg ? gk - exp(yk) * s : yk * (gk - s));                \
+            }                                                                                      \
+        }                                                                                          \
+    }
+PCT_FORALL_FLOAT_DTYPES(SMB_LANES)
+
+static const lanes_fn lanes_table[PCT_NUM_DTYPES] = {
+#define SMB_ENTRY(E, N, T, C, S) [PCT_##E] = lanes_##N,
+    PCT_FORALL_FLOAT_DTYPES(SMB_ENTRY)
+};
+
+static PyObject *softmax_backward(pct_call *c, bool lg)
+{
+    pct_tensor *grad = c->v[0].t, *y = c->v[1].t, *gc = NULL, *yc = NULL, *out = NULL;
+    char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
+    if (grad->ndim != y->ndim || memcmp(grad->sizes, y->sizes, sizeof(int64_t) * (size_t)y->ndim) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "%s: grad_output of shape %s and output of shape %s differ", c->op->sig.name,
+                     pct_shape_str(a, sizeof a, grad->ndim, grad->sizes), pct_shape_str(b, sizeof b, y->ndim, y->sizes));
+        return NULL;
+    }
+    if (grad->dtype != y->dtype || !lanes_table[y->dtype]) {
+        PyErr_Format(PyExc_RuntimeError, "%s: expected grad_output and output of one floating dtype, got %s and %s",
+                     c->op->sig.name, pct_dtype_cpp_name[grad->dtype], pct_dtype_cpp_name[y->dtype]);
+        return NULL;
+    }
+    int dim = pct_wrap_dim(c->v[2].i, y->ndim ? y->ndim : 1);
+    if (dim < 0) return NULL;
+    int64_t outer = 1, len = y->ndim ? y->sizes[dim] : 1, inner = 1;
+    for (int d = 0; d < dim; d++) outer *= y->sizes[d];
+    for (int d = dim + 1; d < y->ndim; d++) inner *= y->sizes[d];
+    PCT_TRY(gc = pct_contiguous(grad));
+    PCT_TRY(yc = pct_contiguous(y));
+    PCT_TRY(out = pct_tensor_empty(y->ndim, y->sizes, y->dtype, PCT_CPU, -1));
+    if (out->numel) {
+        Py_BEGIN_ALLOW_THREADS
+        lanes_table[y->dtype](pct_tensor_data(gc), pct_tensor_data(yc), pct_tensor_data(out), outer, len, inner, lg);
+        Py_END_ALLOW_THREADS
+    }
+    Py_DECREF(gc);
+    Py_DECREF(yc);
+    if (c->v[3].dtype != out->dtype) {
+        pct_tensor *r = pct_to_dtype(out, c->v[3].dtype, false);
+        Py_DECREF(out);
+        return (PyObject *)r;
+    }
+    return (PyObject *)out;
+fail:
+    Py_XDECREF(gc);
+    Py_XDECREF(yc);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+PyObject *pct_cpu_softmax_backward_data(pct_call *c) { return softmax_backward(c, false); }
+PyObject *pct_cpu_log_softmax_backward_data(pct_call *c) { return softmax_backward(c, true); }
