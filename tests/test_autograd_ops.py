@@ -36,7 +36,17 @@ from conftest import HAVE_TORCH, requires_torch, torch
 
 TABLE = pyctorch._C._op_table()
 BY_ID = {e["id"]: e for e in TABLE}
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def _source_root():
+    """The checkout holding csrc/ (make asan runs a copy of tests/ from build/asan, two levels down)."""
+    d = os.path.dirname(os.path.abspath(__file__))
+    for _ in range(4):
+        d = os.path.dirname(d)
+        if os.path.exists(os.path.join(d, "csrc", "aten", "ops.def")):
+            return d
+    raise RuntimeError("csrc/aten/ops.def not found above " + os.path.abspath(__file__))
+
+
+ROOT = _source_root()
 
 
 def _read_formulas():

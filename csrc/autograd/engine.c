@@ -15,7 +15,7 @@
 int pct_anomaly_enabled;
 
 typedef struct task_node {
-    pct_node *node;      /* borrowed: the graph holds it while the task runs */
+    pct_node *node;      /* owned: hooks and released saved values may drop the graph's own references */
     int deps;
     int needed;
     PyObject **buf;      /* noutputs gradients (owned) or NULL entries */
@@ -85,11 +85,12 @@ static int task_add(graph_task *g, pct_node *node, bool *added)
         g->cap = cap;
     }
     task_node *t = &g->nodes[g->n];
+    Py_INCREF(node);
     t->node = node;
     t->deps = 0;
     t->needed = 1;
     t->buf = node->noutputs ? calloc((size_t)node->noutputs, sizeof(PyObject *)) : NULL;
-    if (node->noutputs && !t->buf) return -1;
+    if (node->noutputs && !t->buf) { Py_DECREF(node); return -1; }
     size_t mask = (size_t)g->table_cap - 1, h = hash_ptr(node) & mask;
     while (g->table[h] >= 0) h = (h + 1) & mask;
     g->table[h] = g->n;
@@ -102,6 +103,7 @@ static void task_free(graph_task *g)
     for (int i = 0; i < g->n; i++) {
         for (int k = 0; g->nodes[i].buf && k < g->nodes[i].node->noutputs; k++) Py_XDECREF(g->nodes[i].buf[k]);
         free(g->nodes[i].buf);
+        Py_DECREF(g->nodes[i].node);
     }
     for (int i = 0; i < g->ncaps; i++) Py_XDECREF(g->caps[i].grad);
     free(g->nodes);
