@@ -55,7 +55,7 @@ bench: build
 
 # Long hypothesis fuzzing (opt-in).
 fuzz: build
-	PYCTORCH_FUZZ_EXAMPLES=20000 $(PYTHON) -m pytest tests/test_fuzz.py -q -p no:cacheprovider
+	PYCTORCH_FUZZ_EXAMPLES=20000 $(PYTHON) -m pytest tests/test_fuzz.py tests/test_autograd_fuzz.py -q -p no:cacheprovider
 
 clean:
 	rm -rf build pyctorch/*.so
