@@ -20,6 +20,8 @@ from . import autograd  # noqa: F401
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                                  is_inference_mode_enabled)
 from . import utils  # noqa: F401
+from . import nn  # noqa: F401
+from . import optim  # noqa: F401
 
 __version__ = "0.1.0"
 

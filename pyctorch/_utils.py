@@ -1,4 +1,4 @@
-"""Small helpers used by the C core from Python (pickling)."""
+"""Small shared helpers: tensor pickling for the C core, gradient zeroing for Module and Optimizer."""
 
 
 def _rebuild_tensor(array, requires_grad):
@@ -25,3 +25,18 @@ def reduce_tensor(t):
         bits = data.contiguous().view(_C.int16).numpy().copy()
         return (_rebuild_bfloat16, (bits.reshape(-1), tuple(data.shape), t.requires_grad))
     return (_rebuild_tensor, (data.numpy().copy(), t.requires_grad))
+
+
+def zero_grads(tensors, set_to_none=True):
+    """Module.zero_grad / Optimizer.zero_grad: drop each .grad, or zero it in place (detached)."""
+    for p in tensors:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if p.grad.grad_fn is not None:
+            p.grad.detach_()
+        else:
+            p.grad.requires_grad_(False)
+        p.grad.zero_()

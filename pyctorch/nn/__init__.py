@@ -1,0 +1,6 @@
+"""pyctorch.nn: modules, parameters, functional, init (thin Python over the C ops and autograd)."""
+from .parameter import Parameter, Buffer  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from . import functional  # noqa: F401
+from . import init  # noqa: F401
