@@ -611,3 +611,11 @@ def test_stale_views_get_history_from_their_base():
     (pg, pn), (tg, tn) = run(P), run(T)
     assert_same(pg, tg)
     assert pn == tn
+
+
+def test_every_output_of_a_many_output_op_gets_history():
+    x = P.arange(100.0, requires_grad=True)
+    parts = x.split(1)  # 100 outputs of one node
+    assert all(p.requires_grad for p in parts)
+    sum(p.sum() * i for i, p in enumerate(parts)).backward()
+    assert x.grad.tolist() == [float(i) for i in range(100)]

@@ -85,6 +85,8 @@ pct_tensor *pct_tensor_from_storage(pct_storage *storage, int ndim, const int64_
 /* A view of `src`: same storage, version counter and root base. */
 pct_tensor *pct_tensor_view_of(pct_tensor *src, int ndim, const int64_t *sizes,
                                const int64_t *strides, int64_t offset);
+/* The diagonal (offset off) of dims a != b as a view (views.c). */
+pct_tensor *pct_diagonal_view(pct_tensor *t, int64_t off, int a, int b);
 /* A 0-d tensor holding one value converted to `dtype`. */
 pct_tensor *pct_tensor_scalar(int dtype, double dvalue, int64_t ivalue, bool is_float);
 

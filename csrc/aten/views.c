@@ -520,13 +520,10 @@ PyObject *pct_chunk(pct_call *c)
     return r;
 }
 
-PyObject *pct_diagonal(pct_call *c)
+/* The diagonal (offset off) of dims a != b of t as a view: those dims are removed and the
+ * diagonal becomes the last one (torch.diagonal; also used by diag/diag_embed). */
+pct_tensor *pct_diagonal_view(pct_tensor *t, int64_t off, int a, int b)
 {
-    pct_tensor *t = c->v[0].t;
-    int64_t off = c->v[1].i;
-    int a = pct_wrap_dim(c->v[2].i, t->ndim), b = pct_wrap_dim(c->v[3].i, t->ndim);
-    if (a < 0 || b < 0) return NULL;
-    if (a == b) { PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i); return NULL; }
     int64_t len, offset = t->offset;
     if (off >= 0) {
         len = t->sizes[b] - off < t->sizes[a] ? t->sizes[b] - off : t->sizes[a];
@@ -545,7 +542,17 @@ PyObject *pct_diagonal(pct_call *c)
     }
     sizes[n] = len;
     strides[n++] = t->strides[a] + t->strides[b];
-    return (PyObject *)pct_tensor_view_of(t, n, sizes, strides, offset);
+    return pct_tensor_view_of(t, n, sizes, strides, offset);
+}
+
+PyObject *pct_diagonal(pct_call *c)
+{
+    pct_tensor *t = c->v[0].t;
+    int64_t off = c->v[1].i;
+    int a = pct_wrap_dim(c->v[2].i, t->ndim), b = pct_wrap_dim(c->v[3].i, t->ndim);
+    if (a < 0 || b < 0) return NULL;
+    if (a == b) { PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i); return NULL; }
+    return (PyObject *)pct_diagonal_view(t, off, a, b);
 }
 
 PyObject *pct_as_strided(pct_call *c)

@@ -247,18 +247,22 @@ static PyObject *dispatch_without_grad(pct_call *c)
     return r;
 }
 
-/* The output tensors of a kernel result: a tensor, or a tuple/list of them. */
-static int collect_outputs(PyObject *r, pct_tensor **outs, int max)
+/* The output tensors of a kernel result (a tensor, or a tuple/list of them, e.g. split):
+ * a malloc'd array of 2 * *n slots (the second half is scratch for the caller); NULL with
+ * an exception on memory failure. */
+static pct_tensor **collect_outputs(PyObject *r, int *n)
 {
-    if (PCT_TENSOR_CHECK(r)) { outs[0] = (pct_tensor *)r; return 1; }
-    if (!PyTuple_Check(r) && !PyList_Check(r)) return 0;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(r);
-    if (n > max) n = max;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PySequence_Fast_ITEMS(r)[i];
-        outs[i] = PCT_TENSOR_CHECK(o) ? (pct_tensor *)o : NULL;
-    }
-    return (int)n;
+    Py_ssize_t count = PCT_TENSOR_CHECK(r) ? 1 : (PyTuple_Check(r) || PyList_Check(r)) ? PySequence_Fast_GET_SIZE(r) : 0;
+    pct_tensor **outs = malloc(sizeof(pct_tensor *) * 2 * (size_t)(count ? count : 1));
+    if (!outs) { PyErr_NoMemory(); return NULL; }
+    if (PCT_TENSOR_CHECK(r)) outs[0] = (pct_tensor *)r;
+    else
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *o = PySequence_Fast_ITEMS(r)[i];
+            outs[i] = PCT_TENSOR_CHECK(o) ? (pct_tensor *)o : NULL;
+        }
+    *n = (int)count;
+    return outs;
 }
 
 static PyObject *clone_with_history(pct_tensor *t)
@@ -277,8 +281,6 @@ static void saved_set(pct_saved *s, PyObject *obj, bool is_output, uint32_t nr)
     s->output_nr = nr;
     if (s->is_tensor) s->version = atomic_load(&((pct_tensor *)obj)->version->value);
 }
-
-#define MAX_OUTPUTS 4096
 
 PyObject *pct_autograd_dispatch(pct_call *c)
 {
@@ -311,7 +313,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     n->fn = g->fn ? Py_NewRef(g->fn) : NULL;
     PyObject *params[PCT_MAX_PARAMS] = {0};
     PyObject *r = NULL;
-    pct_tensor *outs[64], *all_outs[64];
+    pct_tensor **outs = NULL, **all_outs; /* every output; all_outs keeps the integer ones too */
     int nouts = 0;
     /* edges and saved inputs are taken before the kernel runs: an in-place op changes both */
     for (int i = 0, e = 0; i < sig->nparams; i++) {
@@ -332,7 +334,8 @@ PyObject *pct_autograd_dispatch(pct_call *c)
         if (!params[i]) goto fail;
     }
     if (!(r = dispatch_without_grad(c))) goto fail;
-    nouts = collect_outputs(r, outs, 64);
+    if (!(outs = collect_outputs(r, &nouts))) goto fail;
+    all_outs = outs + nouts;
     memcpy(all_outs, outs, sizeof(pct_tensor *) * (size_t)nouts);
     bool any_float = false;
     for (int i = 0; i < nouts; i++) {
@@ -340,20 +343,13 @@ PyObject *pct_autograd_dispatch(pct_call *c)
         if (!target) {
             /* an op that hands back an input unchanged (contiguous(), to() a no-op) records nothing */
             for (int j = 0; j < sig->nparams; j++)
-                if (sig->params[j].type == PCT_ARG_TENSOR && !c->v[j].none && (pct_tensor *)c->v[j].t == outs[i]) {
-                    Py_DECREF(n);
-                    for (int k = 0; k < PCT_MAX_PARAMS; k++) Py_XDECREF(params[k]);
-                    return r;
-                }
+                if (sig->params[j].type == PCT_ARG_TENSOR && !c->v[j].none && (pct_tensor *)c->v[j].t == outs[i])
+                    goto unrecorded;
         }
         if (pct_dtype_is_floating(outs[i]->dtype)) any_float = true;
         else outs[i] = NULL; /* integer and bool outputs are not differentiable */
     }
-    if (!any_float) {
-        Py_DECREF(n);
-        for (int k = 0; k < PCT_MAX_PARAMS; k++) Py_XDECREF(params[k]);
-        return r;
-    }
+    if (!any_float) goto unrecorded;
     n->outputs = calloc((size_t)nouts, sizeof(pct_meta));
     n->saved = calloc((size_t)(sig->nparams + (g->save_results ? nouts : 0)), sizeof(pct_saved));
     if (!n->outputs || !n->saved) { PyErr_NoMemory(); goto fail; }
@@ -385,10 +381,17 @@ PyObject *pct_autograd_dispatch(pct_call *c)
         if (!n->trace) goto fail;
     }
     for (int i = 0; i < nouts; i++) if (outs[i]) pct_set_history(outs[i], n, (uint32_t)i);
+    free(outs);
     Py_DECREF(n);
     if (target && target->base && pct_rebase_view_history(target) < 0) { Py_DECREF(r); return NULL; }
     return r;
+unrecorded: /* nothing differentiable came out: the result is returned without history */
+    free(outs);
+    Py_DECREF(n);
+    for (int k = 0; k < PCT_MAX_PARAMS; k++) Py_XDECREF(params[k]);
+    return r;
 fail:
+    free(outs);
     Py_XDECREF(r);
     Py_DECREF(n);
     for (int k = 0; k < PCT_MAX_PARAMS; k++) Py_XDECREF(params[k]);

@@ -634,30 +634,6 @@ static PyObject *tri(pct_call *c, bool lower)
 PyObject *pct_cpu_tril(pct_call *c) { return tri(c, true); }
 PyObject *pct_cpu_triu(pct_call *c) { return tri(c, false); }
 
-/* The diagonal view (offset off) of dims a and b of t, as torch.diagonal. */
-static pct_tensor *diag_view(pct_tensor *t, int64_t off, int a, int b)
-{
-    int64_t len, offset = t->offset;
-    if (off >= 0) {
-        len = t->sizes[b] - off < t->sizes[a] ? t->sizes[b] - off : t->sizes[a];
-        offset += off * t->strides[b];
-    } else {
-        len = t->sizes[a] + off < t->sizes[b] ? t->sizes[a] + off : t->sizes[b];
-        offset -= off * t->strides[a];
-    }
-    if (len <= 0) { len = 0; offset = t->offset; }
-    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
-    int n = 0;
-    for (int i = 0; i < t->ndim; i++) {
-        if (i == a || i == b) continue;
-        sizes[n] = t->sizes[i];
-        strides[n++] = t->strides[i];
-    }
-    sizes[n] = len;
-    strides[n++] = t->strides[a] + t->strides[b];
-    return view(t, n, sizes, strides, offset);
-}
-
 PyObject *pct_cpu_diag(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
@@ -667,7 +643,7 @@ PyObject *pct_cpu_diag(pct_call *c)
         int64_t shape[2] = {m, m};
         pct_tensor *r = pct_tensor_zeros(2, shape, t->dtype);
         if (!r) return NULL;
-        pct_tensor *dv = diag_view(r, k, 0, 1);
+        pct_tensor *dv = pct_diagonal_view(r, k, 0, 1);
         if (!dv || pct_copy_(dv, t) < 0) {
             Py_XDECREF(dv);
             Py_DECREF(r);
@@ -677,7 +653,7 @@ PyObject *pct_cpu_diag(pct_call *c)
         return pct_index_to_out(c, r);
     }
     if (t->ndim == 2) {
-        pct_tensor *dv = diag_view(t, k, 0, 1);
+        pct_tensor *dv = pct_diagonal_view(t, k, 0, 1);
         if (!dv) return NULL;
         pct_tensor *r = pct_to_dtype(dv, t->dtype, true);
         Py_DECREF(dv);
@@ -707,7 +683,7 @@ PyObject *pct_cpu_diag_embed(pct_call *c)
     for (int d = 0, src = 0; d < nd; d++) shape[d] = (d == d1 || d == d2) ? m : t->sizes[src++];
     pct_tensor *r = pct_tensor_zeros(nd, shape, t->dtype);
     if (!r) return NULL;
-    pct_tensor *dv = diag_view(r, off, d1, d2);
+    pct_tensor *dv = pct_diagonal_view(r, off, d1, d2);
     if (!dv || pct_copy_(dv, t) < 0) {
         Py_XDECREF(dv);
         Py_DECREF(r);
