@@ -953,13 +953,18 @@ def compile_op(node_name, params, codes, formulas):
     if list(formulas) == ["non_differentiable"]:
         return None
     exprs = {}
+    groups = []  # (targets, expr): one call gives the gradients of several parameters
     for f in formulas:
         target, sep, expr = f.partition(": ")
-        if not sep or target.strip() not in params:
+        targets = [t.strip() for t in target.split(",")]
+        if not sep or any(t not in params for t in targets):
             raise RuntimeError(f"bad derivative formula for {node_name}: {f!r}")
-        exprs[target.strip()] = expr.strip()
+        if len(targets) == 1:
+            exprs[targets[0]] = expr.strip()
+        else:
+            groups.append((targets, " ".join(expr.split())))
     used = set()
-    for e in exprs.values():
+    for e in list(exprs.values()) + [e for _, e in groups]:
         used |= _names(e)
     arg = {p: (p + "_" if keyword.iskeyword(p) else p) for p in params}
     for p in list(exprs):
@@ -973,6 +978,21 @@ def compile_op(node_name, params, codes, formulas):
     lines.append("    k = 0")
     ntensor = sum(c == "T" for c in codes)
     nlists = sum(c == "L" for c in codes)
+    # Note [Grouped formulas]: "input, weight, bias: f(...)" computes the three gradients in one
+    # call (a fused backward kernel); inside it `output_mask` lists which of them are needed, in order.
+    edge = {}
+    for p, c in zip(params, codes):
+        if c == "T":
+            edge[p] = len(edge)
+        elif c == "L" and groups:
+            raise RuntimeError(f"{node_name}: grouped formulas need Tensor parameters only")
+    for gi, (targets, e) in enumerate(groups):
+        if any(t not in edge for t in targets):
+            raise RuntimeError(f"{node_name}: grouped formula targets must be Tensor parameters")
+        lines.append(f"    output_mask = [{', '.join(f'not not needs[{edge[t]}]' for t in targets)}]")
+        lines.append(f"    group{gi}_ = tuple({e}) if _any(output_mask) else ({'None, ' * len(targets)})")
+        for j, t in enumerate(targets):
+            exprs[t] = f"group{gi}_[{j}]"
     for p, c in zip(params, codes):
         if c == "T":
             e = exprs.get(p)
@@ -995,5 +1015,6 @@ def compile_op(node_name, params, codes, formulas):
     fn = ns["backward"]
     fn.__name__ = node_name
     saved = tuple(i for i, p in enumerate(params) if codes[i] != "X" and p in used)
-    meta = tuple(i for i in saved if codes[i] in "TL" and _meta_only(exprs.values(), params[i]))
+    every = [e for e in exprs.values() if not e.startswith("group")] + [e for _, e in groups]
+    meta = tuple(i for i in saved if codes[i] in "TL" and _meta_only(every, params[i]))
     return fn, saved, ("result" in used or "results" in used), meta
