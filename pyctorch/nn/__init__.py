@@ -4,3 +4,4 @@ from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
+from . import utils  # noqa: F401

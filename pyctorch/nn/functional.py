@@ -6,7 +6,8 @@ import pyctorch as torch
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
            "softplus", "elu", "relu6", "hardtanh", "mish", "dropout", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "one_hot", "normalize"]
+           "one_hot", "normalize", "dropout1d", "dropout2d", "dropout3d", "prelu", "bilinear", "kl_div",
+           "cosine_similarity", "pairwise_distance", "cosine_embedding_loss"]
 
 
 def _reduce(loss, reduction):
@@ -25,11 +26,11 @@ def linear(input, weight, bias=None):
 
 
 def relu(input, inplace=False):
-    return input.clamp_(min=0) if inplace else input.clamp(min=0)
+    return input.relu_() if inplace else torch.relu(input)
 
 
 def relu_(input):
-    return input.clamp_(min=0)
+    return input.relu_()
 
 
 def relu6(input, inplace=False):
@@ -229,6 +230,158 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         loss = (1 - target) * input + log_sig_neg
     if weight is not None:
         loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _feature_dropout(input, p, training, inplace):
+    """torch's feature dropout over the first two dims: one Bernoulli(1 - p) draw per (sample, channel)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0.0:
+        return input
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    if p == 1.0:
+        noise = torch.zeros(shape, dtype=input.dtype)
+    else:
+        noise = torch.empty(shape, dtype=input.dtype).bernoulli_(1 - p).div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def _batched_feature_dropout(input, p, training, inplace, batched_dim):
+    """dropout1d/3d: an input without the batch dim is dropped as one sample."""
+    if input.dim() == batched_dim:
+        return _feature_dropout(input, p, training, inplace)
+    out = _feature_dropout(input.unsqueeze(0), p, training, inplace)
+    return input if inplace else out.squeeze(0)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _batched_feature_dropout(input, p, training, inplace, 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    import warnings
+    if input.dim() not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      "3D or 4D inputs).")
+    if input.dim() == 3:
+        # torch reads a 3-D input as (N, C, L), not as an unbatched (C, H, W)
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.")
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (4, 5):
+        import warnings
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      "4D or 5D inputs).")
+        return _feature_dropout(input, p, training, inplace)
+    return _batched_feature_dropout(input, p, training, inplace, 5)
+
+
+def prelu(input, weight):
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    w = weight
+    if input.dim() >= 2 and weight.numel() != 1:
+        w = weight.reshape((-1,) + (1,) * (input.dim() - 2))
+    elif weight.numel() == 1:
+        w = weight.reshape(())
+    return torch.where(input > 0, input, w * input)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y = x1^T A x2 + b over the last dims: one GEMM for x1 A, then a product-sum with x2."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {tuple(input1.shape[:-1])} and "
+                           f"{tuple(input2.shape[:-1])}")
+    if weight.dim() != 3 or input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): weight of shape {tuple(weight.shape)} does not match input1 of size "
+                           f"{input1.shape[-1]} and input2 of size {input2.shape[-1]}")
+    out_f, in1, in2 = weight.shape
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    t = (x1 @ weight.permute(1, 0, 2).reshape(in1, out_f * in2)).reshape(-1, out_f, in2)
+    y = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(lead + (out_f,))
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if reduction == "mean":
+        import warnings
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = torch.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() != 0 else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def _vector_norm_clamped(x, dim, eps):
+    n = torch.linalg.vector_norm(x, 2, dim=dim, keepdim=True)
+    with torch.no_grad():
+        clamped = n.clamp(min=eps)
+    return n + (clamped - n).detach()  # the value of torch's no-grad clamp_min_, its gradient unclamped
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    shape = torch.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    if x1.dtype != x2.dtype:
+        common = torch.promote_types(x1.dtype, x2.dtype)
+        x1, x2 = x1.to(common), x2.to(common)
+    return ((x1 / _vector_norm_clamped(x1, dim, eps)) * (x2 / _vector_norm_clamped(x2, dim, eps))).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    dim = -1 if max(x1.dim(), x2.dim()) > 0 else 0
+    return torch.norm(x1 - x2 + eps, p, dim, keepdim)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    if input1.dim() != input2.dim() or input1.dim() not in (1, 2):
+        raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of one rank, got {input1.dim()}D and "
+                           f"{input2.dim()}D")
+    eps = 1e-12
+    dim = input1.dim() - 1
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + eps
+    mag2 = (input2 * input2).sum(dim) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = torch.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp(min=0)
+    loss = torch.where(target == 1, pos, zeros) + torch.where(target == -1, neg, zeros)
     return _reduce(loss, reduction)
 
 

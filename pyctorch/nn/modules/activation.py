@@ -1,9 +1,11 @@
 """Activation modules: each wraps its functional form."""
+import pyctorch as torch
 from .module import Module
+from ..parameter import Parameter
 from .. import functional as F
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
-           "Softplus", "ELU", "Hardtanh"]
+           "Softplus", "ELU", "Hardtanh", "PReLU"]
 
 
 def _activation(name, fn, params=(), repr_fmt=None):
@@ -48,3 +50,22 @@ Hardtanh = _activation("Hardtanh", F.hardtanh, (("min_val", -1.0), ("max_val", 1
                        "min_val={min_val}, max_val={max_val}")
 Softmax = _activation("Softmax", F.softmax, (("dim", None),), "dim={dim}")
 LogSoftmax = _activation("LogSoftmax", F.log_softmax, (("dim", None),), "dim={dim}")
+
+
+class PReLU(Module):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(torch.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        with torch.no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
