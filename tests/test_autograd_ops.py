@@ -478,6 +478,32 @@ for _n, _f in (("softmax_backward_data", "softmax"), ("log_softmax_backward_data
           X(3, 4, layout="t"), X(3, 4, layout="s")),
         S(lambda T, g, x, _n=_n, _f=_f: getattr(T, "_" + _n)(g, getattr(x, _f)(-1), -1, T.float64), X(2, 3), X(2, 3)))
 
+# fused activations (nn.functional in both) and their backward kernels (torch's aten ops for torch)
+_F = lambda T: T.nn.functional  # noqa: E731
+add("gelu", S(lambda T, x: _F(T).gelu(x), X(3, 4)), S(lambda T, x: _F(T).gelu(x, approximate="tanh"), X(3, 4, layout="t")))
+for _a in ("none", "tanh"):
+    add("gelu_backward", S(lambda T, g, x, _a=_a: T.gelu_backward(g, x, approximate=_a), X(3, 4), X(3, 4, layout="s"),
+                           tfn=lambda T, g, x, _a=_a: T.ops.aten.gelu_backward(g, x, approximate=_a)))
+add("silu", S(lambda T, x: _F(T).silu(x), X(3, 4, layout="s")), S(lambda T, x: _F(T).silu(x * 1, inplace=True), X(3, 4)))
+add("silu_backward", S(lambda T, g, x: T.silu_backward(g, x), X(3, 4), X(3, 4),
+                       tfn=lambda T, g, x: T.ops.aten.silu_backward(g, x)))
+add("softplus", S(lambda T, x: _F(T).softplus(x), X(3, 4)),
+    S(lambda T, x: _F(T).softplus(x, beta=2, threshold=1), V([-1.0, 0.2, 0.4, 0.9, 3.0])))
+add("softplus_backward", S(lambda T, g, x: T.softplus_backward(g, x, 1.5, 2), X(3, 4), X(3, 4),
+                           tfn=lambda T, g, x: T.ops.aten.softplus_backward(g, x, 1.5, 2)))
+add("elu", S(lambda T, x: _F(T).elu(x, 0.7), X(3, 4)), S(lambda T, x: _F(T).selu(x), X(3, 4, layout="t")),
+    S(lambda T, x: _F(T).celu(x, 0.5), X(3, 4)), S(lambda T, x: _F(T).elu(x * 1, inplace=True), X(3, 4)))
+add("elu_backward", S(lambda T, g, x: T.elu_backward(g, x, 0.7, 1.2, 0.9), X(3, 4), X(3, 4),
+                      tfn=lambda T, g, x: T.ops.aten.elu_backward(g, 0.7, 1.2, 0.9, False, x)))
+add("leaky_relu", S(lambda T, x: _F(T).leaky_relu(x, 0.2), X(3, 4)),
+    S(lambda T, x: _F(T).leaky_relu(x * 1, 0.1, inplace=True), X(3, 4, layout="t")))
+add("leaky_relu_backward", S(lambda T, g, x: T.leaky_relu_backward(g, x, 0.2), X(3, 4), X(3, 4),
+                             tfn=lambda T, g, x: T.ops.aten.leaky_relu_backward(g, x, 0.2, False)))
+add("hardtanh", S(lambda T, x: _F(T).hardtanh(x, -0.5, 0.5), X(3, 4)), S(lambda T, x: _F(T).relu6(x * 4), X(3, 4)),
+    S(lambda T, x: _F(T).hardtanh(x * 1, inplace=True), X(3, 4)))
+add("hardtanh_backward", S(lambda T, g, x: T.hardtanh_backward(g, x, -0.5, 0.5), X(3, 4), X(3, 4),
+                           tfn=lambda T, g, x: T.ops.aten.hardtanh_backward(g, x, -0.5, 0.5)))
+
 # random sampling: the same generator seed gives the same values in both libraries
 add("normal_tensor_float", S(lambda T, m: T.normal(m, 0.5, generator=gen(T)), X(3, 4), gc=False))
 add("normal_tensor_tensor", S(lambda T, m, s: T.normal(m, s, generator=gen(T)), X(3, 4), X(3, 4, **POS), gc=False),

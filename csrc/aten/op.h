@@ -70,6 +70,7 @@ enum { PCT_V_FUNC = 1, PCT_V_METHOD = 2, PCT_V_INPLACE = 4 };
 #define PCT_FMI (PCT_V_FUNC | PCT_V_METHOD | PCT_V_INPLACE)
 #define PCT_FM (PCT_V_FUNC | PCT_V_METHOD)
 #define PCT_F PCT_V_FUNC
+#define PCT_FI (PCT_V_FUNC | PCT_V_INPLACE) /* a function and its in-place method op_ */
 #define PCT_M PCT_V_METHOD
 
 typedef enum pct_op_kind { PCT_KIND_CUSTOM, PCT_KIND_UNARY, PCT_KIND_BINARY } pct_op_kind;

@@ -888,6 +888,27 @@ def anomaly_note(name, trace):
 
 # ---- compiling the table ------------------------------------------------------------------------
 
+# ---- second derivatives of the fused activations (the backward kernels' own formulas) ----
+
+def gelu_second_derivative(x, approximate):
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        t = (beta * (x + kappa * x * x * x)).tanh()
+        du = beta * (1 + 3 * kappa * x * x)
+        return (1 - t * t) * (du - x * t * du * du + 3 * beta * kappa * x * x)
+    return (x * x * -0.5).exp() * (1.0 / math.sqrt(2 * math.pi)) * (2 - x * x)
+
+
+def silu_second_derivative(x):
+    s = x.sigmoid()
+    return s * (1 - s) * (2 + x * (1 - 2 * s))
+
+
+def softplus_second_derivative(x, beta, threshold):
+    s = (x * beta).sigmoid()
+    return torch.where(x * beta > threshold, torch.zeros_like(x), s * (1 - s) * beta)
+
+
 def _names(expr):
     return {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
 

@@ -4,7 +4,7 @@ import math
 import pyctorch as torch
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
-           "softplus", "elu", "relu6", "hardtanh", "mish", "dropout", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "softplus", "elu", "selu", "celu", "relu6", "hardtanh", "mish", "dropout", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "one_hot", "normalize", "dropout1d", "dropout2d", "dropout3d", "prelu", "bilinear", "kl_div",
            "cosine_similarity", "pairwise_distance", "cosine_embedding_loss"]
@@ -38,11 +38,40 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return input.hardtanh_(min_val, max_val) if inplace else torch.hardtanh(input, min_val, max_val)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = torch.where(input > 0, input, input * negative_slope)
+    return input.leaky_relu_(negative_slope) if inplace else torch.leaky_relu(input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return input.elu_(alpha) if inplace else torch.elu(input, alpha)
+
+
+def selu(input, inplace=False):
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return input.elu_(alpha, scale) if inplace else torch.elu(input, alpha, scale)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return input.elu_(alpha, 1.0, 1.0 / alpha) if inplace else torch.elu(input, alpha, 1.0, 1.0 / alpha)
+
+
+def gelu(input, approximate="none"):
+    return torch.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    return input.silu_() if inplace else torch.silu(input)
+
+
+def mish(input, inplace=False):
+    out = input * torch.softplus(input).tanh()
     if inplace:
         with torch.no_grad():
             input.copy_(out)
@@ -50,31 +79,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return out
 
 
-def elu(input, alpha=1.0, inplace=False):
-    return torch.where(input > 0, input, alpha * input.expm1())
-
-
-def gelu(input, approximate="none"):
-    if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1.0 + inner.tanh())
-    if approximate != "none":
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
-    return 0.5 * input * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf())
-
-
-def silu(input, inplace=False):
-    return input * input.sigmoid()
-
-
-def mish(input, inplace=False):
-    return input * softplus(input).tanh()
-
-
 def softplus(input, beta=1.0, threshold=20.0):
-    scaled = input * beta
-    soft = (scaled.exp().log1p()) / beta
-    return torch.where(scaled > threshold, input, soft)
+    return torch.softplus(input, beta, threshold)
 
 
 def tanh(input):

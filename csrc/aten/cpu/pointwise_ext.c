@@ -1,56 +1,9 @@
 /* pointwise_ext.c: elementwise ops with extra arguments (clamp bounds, where's
  * condition, lerp weights, rounding modes...). Their loops come from the same
  * per-dtype X-macro as pointwise.c: each op writes one expression. */
-#include "../iter.h"
-#include <tgmath.h>
-#include "../op.h"
+#include "pointwise_ext.h"
 #include "../error.h"
-#include "pointwise.h"
-
-/* A loop over `nin` inputs of type T (args[1..nin]) writing T; `expr` sees
- * x (input 1), y (input 2), z (input 3), ctx, and p1/p2 (ctx parameters as C). */
-#define PCT_EXT_LOOP(name, E, N, T, C, expr)                                                   \
-    static void name##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
-    {                                                                                          \
-        pct_pw_ctx *ctx = vctx;                                                                \
-        const C p1 = (C)ctx->p1, p2 = (C)ctx->p2, alpha = (C)ctx->alpha_d;                     \
-        (void)p1; (void)p2; (void)alpha;                                                       \
-        for (int64_t k = 0; k < *dims; k++) {                                                  \
-            C x = PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * steps[1]));                    \
-            C y = ctx->has_p2 < 0 ? PCT_TO_COMPUTE_##E(*(const T *)(args[2] + k * steps[2])) : x; \
-            C z = ctx->has_p2 < -1 ? PCT_TO_COMPUTE_##E(*(const T *)(args[3] + k * steps[3])) : x; \
-            (void)y; (void)z;                                                                  \
-            *(T *)(args[0] + k * steps[0]) = PCT_FROM_COMPUTE_##E(expr);                       \
-        }                                                                                      \
-    }
-
-/* Loop selection: PCT_EXT_TABLE(name, LIST) defines name_loop(dtype) over the dtypes of
- * an X-macro LIST (PCT_FORALL_DTYPES, PCT_FORALL_FLOAT_DTYPES...) whose loops exist. */
-#define PCT_EXT_CASE(E, N, T, C, S, name) case PCT_##E: return name##_##N;
-#define PCT_EXT_CASES(E, N, T, C, S, name, x, y, z) PCT_EXT_CASE(E, N, T, C, S, name)
-#define PCT_EXT_TABLE(name, PAIRED_LIST)                                                       \
-    static pct_loop_fn name##_loop(int dtype)                                                  \
-    {                                                                                          \
-        switch (dtype) {                                                                       \
-        PAIRED_LIST(PCT_EXT_CASES, name, 0, 0, 0)                                              \
-        default: return NULL;                                                                  \
-        }                                                                                      \
-    }
-/* Paired forms of the dtype lists (an op name rides along). */
-#define PCT_FLOATS_PAIRED(X, a, b, c, d)                                                       \
-    X(FLOAT16, Half, pct_half, float, "float16", a, b, c, d)                                   \
-    X(BFLOAT16, BFloat16, pct_bfloat16, float, "bfloat16", a, b, c, d)                         \
-    X(FLOAT32, Float, float, float, "float32", a, b, c, d)                                     \
-    X(FLOAT64, Double, double, double, "float64", a, b, c, d)
-#define PCT_NUMS_PAIRED(X, a, b, c, d)                                                         \
-    X(UINT8, Byte, uint8_t, uint8_t, "uint8", a, b, c, d)                                      \
-    X(INT8, Char, int8_t, int8_t, "int8", a, b, c, d)                                          \
-    X(INT16, Short, int16_t, int16_t, "int16", a, b, c, d)                                     \
-    X(INT32, Int, int32_t, int32_t, "int32", a, b, c, d)                                       \
-    X(INT64, Long, int64_t, int64_t, "int64", a, b, c, d)                                      \
-    PCT_FLOATS_PAIRED(X, a, b, c, d)
-/* Defines the loops of `name` for a paired dtype list with one expression. */
-#define PCT_EXT_DEFINE(E, N, T, C, S, name, expr, y, z) PCT_EXT_LOOP(name, E, N, T, C, expr)
+#include <tgmath.h>
 
 /* clamp: x to [p1, p2]; has_p1/has_p2 > 0 say which bounds exist (a NaN input stays NaN) */
 #define PCT_CLAMP_LO ((ctx->has_p1 && x < p1) ? p1 : x)
@@ -85,8 +38,7 @@ PCT_EXT_TABLE(round, PCT_FLOATS_PAIRED)
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, logit, log(PCT_LOGIT_X / (1 - PCT_LOGIT_X)), 0, 0)
 PCT_EXT_TABLE(logit, PCT_FLOATS_PAIRED)
 
-/* Runs an extension loop over nin inputs converted to compute_dtype (-1: their result type). */
-static PyObject *run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
+PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
                          pct_pw_ctx *ctx, int compute_dtype, bool int_to_float)
 {
     pct_iter it;
@@ -153,7 +105,7 @@ PyObject *pct_cpu_clamp(pct_call *c)
     if (!lo->none) { ctx.has_p1 = 1; ctx.p1 = fl ? lo->s.d : (double)lo->s.i; }
     if (!hi->none) { ctx.has_p2 = 1; ctx.p2 = fl ? hi->s.d : (double)hi->s.i; }
     if (c->inplace) dtype = x->dtype;
-    return run_ext(c, "clamp", clamp_loop, 1, &x, &ctx, dtype, false);
+    return pct_pw_run_ext(c, "clamp", clamp_loop, 1, &x, &ctx, dtype, false);
 }
 
 PyObject *pct_cpu_where(pct_call *c)
@@ -168,7 +120,7 @@ PyObject *pct_cpu_where(pct_call *c)
     pct_pw_ctx ctx = {0};
     pct_tensor *ab[2] = {in[1], in[2]};
     int dtype = pct_result_type_of(2, ab);
-    return run_ext(c, "where", where_loop, 3, in, &ctx, dtype, false);
+    return pct_pw_run_ext(c, "where", where_loop, 3, in, &ctx, dtype, false);
 }
 
 PyObject *pct_cpu_lerp(pct_call *c)
@@ -179,7 +131,7 @@ PyObject *pct_cpu_lerp(pct_call *c)
         return NULL;
     }
     pct_pw_ctx ctx = {0};
-    return run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
+    return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
 }
 
 static PyObject *addc(pct_call *c, bool is_div)
@@ -197,7 +149,7 @@ static PyObject *addc(pct_call *c, bool is_div)
         return NULL;
     }
     pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i};
-    return run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
+    return pct_pw_run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
 }
 PyObject *pct_cpu_addcmul(pct_call *c) { return addc(c, false); }
 PyObject *pct_cpu_addcdiv(pct_call *c) { return addc(c, true); }
@@ -219,7 +171,7 @@ PyObject *pct_cpu_nan_to_num(pct_call *c)
     lowest = -big;
     pct_pw_ctx ctx = {.p1 = c->v[1].none ? 0.0 : c->v[1].d, .p2 = c->v[2].none ? big : c->v[2].d,
                       .alpha_d = c->v[3].none ? lowest : c->v[3].d};
-    return run_ext(c, "nan_to_num", nan_to_num_loop, 1, &x, &ctx, x->dtype, false);
+    return pct_pw_run_ext(c, "nan_to_num", nan_to_num_loop, 1, &x, &ctx, x->dtype, false);
 }
 
 PyObject *pct_cpu_round(pct_call *c)
@@ -240,7 +192,7 @@ PyObject *pct_cpu_round(pct_call *c)
         ctx.p1 = pow(10.0, (double)(decimals > 0 ? decimals : -decimals));
         ctx.has_p2 = decimals < 0; /* negative decimals divide first */
     }
-    return run_ext(c, "round", round_loop, 1, &x, &ctx, x->dtype, false);
+    return pct_pw_run_ext(c, "round", round_loop, 1, &x, &ctx, x->dtype, false);
 }
 
 PyObject *pct_cpu_logit(pct_call *c)
@@ -248,7 +200,7 @@ PyObject *pct_cpu_logit(pct_call *c)
     pct_tensor *x = c->v[0].t;
     pct_pw_ctx ctx = {0};
     if (!c->v[1].none) { ctx.has_p1 = 1; ctx.p1 = c->v[1].d; }
-    return run_ext(c, "logit", logit_loop, 1, &x, &ctx, -1, true);
+    return pct_pw_run_ext(c, "logit", logit_loop, 1, &x, &ctx, -1, true);
 }
 
 PyObject *pct_cpu_square(pct_call *c)

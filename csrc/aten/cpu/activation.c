@@ -1,0 +1,161 @@
+/* activation.c: fused activation functions and their backward kernels (one pass each instead
+ * of the chains of pointwise ops a composite would run, and no inf * 0 = NaN gradients from
+ * branches that where() discards). Loops come from the extension-loop machinery
+ * (pointwise_ext.h): x is the first input, y the second; p1, p2, alpha are the op's scalars.
+ * Backward kernels take (grad_output, input): x = grad, y = input. */
+#include "pointwise_ext.h"
+#include "../error.h"
+#include <tgmath.h>
+
+/* GELU, exact: x Phi(x); the tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), and their
+ * derivatives Phi(x) + x phi(x) and 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2).
+ * One function per compute type (float for float16/bfloat16/float32, double for float64), picked
+ * with _Generic, so float math stays in float as torch computes it. */
+#define PCT_GELU_FUNCS(T, S)                                                                       \
+    static inline T pct_gelu_##S(T v, bool tanh_form)                                              \
+    {                                                                                              \
+        const T beta = (T)0.7978845608028654, kappa = (T)0.044715, half = (T)0.5;                  \
+        if (tanh_form) return half * v * (1 + tanh(beta * (v + kappa * v * v * v)));               \
+        return half * v * (1 + erf(v * (T)0.70710678118654752440));                                             \
+    }                                                                                              \
+    static inline T pct_gelu_grad_##S(T v, bool tanh_form)                                         \
+    {                                                                                              \
+        const T beta = (T)0.7978845608028654, kappa = (T)0.044715, half = (T)0.5;                  \
+        if (tanh_form) {                                                                           \
+            T t = tanh(beta * (v + kappa * v * v * v));                                            \
+            return half * (1 + t) + half * v * (1 - t * t) * beta * (1 + 3 * kappa * v * v);        \
+        }                                                                                          \
+        return half * (1 + erf(v * (T)0.70710678118654752440)) + v * exp(-half * v * v) * (T)0.39894228040143267794 /* 1/sqrt(2 pi) */; \
+    }
+PCT_GELU_FUNCS(float, f)
+PCT_GELU_FUNCS(double, d)
+#define PCT_GELU(v) _Generic((v), float: pct_gelu_f, default: pct_gelu_d)(v, p1 != 0)
+#define PCT_GELU_GRAD(v) _Generic((v), float: pct_gelu_grad_f, default: pct_gelu_grad_d)(v, p1 != 0)
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, gelu, PCT_GELU(x), 0, 0)
+PCT_EXT_TABLE(gelu, PCT_FLOATS_PAIRED)
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, gelu_backward, x * PCT_GELU_GRAD(y), 0, 0)
+PCT_EXT_TABLE(gelu_backward, PCT_FLOATS_PAIRED)
+
+/* SiLU: x sigmoid(x); d/dx: s (1 + x (1 - s)) */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, silu, x / (1 + exp(-x)), 0, 0)
+PCT_EXT_TABLE(silu, PCT_FLOATS_PAIRED)
+#define PCT_SIGMOID(v) (1 / (1 + exp(-(v))))
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, silu_backward, x * PCT_SIGMOID(y) * (1 + y * (1 - PCT_SIGMOID(y))), 0, 0)
+PCT_EXT_TABLE(silu_backward, PCT_FLOATS_PAIRED)
+
+/* Softplus (beta p1, threshold p2): linear above the threshold, log1p(exp(beta x)) / beta below */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, softplus, (x * p1 > p2 ? x : log1p(exp(x * p1)) / p1), 0, 0)
+PCT_EXT_TABLE(softplus, PCT_FLOATS_PAIRED)
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, softplus_backward, (y * p1 > p2 ? x : x * PCT_SIGMOID(y * p1)), 0, 0)
+PCT_EXT_TABLE(softplus_backward, PCT_FLOATS_PAIRED)
+
+/* ELU family (alpha p1, scale p2, input_scale alpha): x > 0 ? scale x : alpha scale (exp(input_scale x) - 1) */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, elu, (x > 0 ? x * p2 : expm1(x * alpha) * p1 * p2), 0, 0)
+PCT_EXT_TABLE(elu, PCT_FLOATS_PAIRED)
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, elu_backward, (y > 0 ? x * p2 : x * alpha * p1 * p2 * exp(y * alpha)), 0, 0)
+PCT_EXT_TABLE(elu_backward, PCT_FLOATS_PAIRED)
+
+/* leaky ReLU (slope p1) and its backward */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, leaky_relu, (x > 0 ? x : x * p1), 0, 0)
+PCT_EXT_TABLE(leaky_relu, PCT_FLOATS_PAIRED)
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, leaky_relu_backward, (y > 0 ? x : x * p1), 0, 0)
+PCT_EXT_TABLE(leaky_relu_backward, PCT_FLOATS_PAIRED)
+
+/* hardtanh's gradient passes strictly inside (min p1, max p2), unlike clamp's */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, hardtanh_backward, ((y <= p1 || y >= p2) ? 0 : x), 0, 0)
+PCT_EXT_TABLE(hardtanh_backward, PCT_FLOATS_PAIRED)
+
+static int gelu_mode(pct_call *c, int index, double *tanh_form)
+{
+    const char *mode = PyUnicode_AsUTF8(c->v[index].obj);
+    if (!mode) return -1;
+    if (strcmp(mode, "none") != 0 && strcmp(mode, "tanh") != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "approximate argument must be either none or tanh.");
+        return -1;
+    }
+    *tanh_form = strcmp(mode, "tanh") == 0;
+    return 0;
+}
+
+/* Runs a one-input activation (x) or a backward kernel (grad, input) in the input's dtype. */
+static PyObject *run_activation(pct_call *c, const char *name, pct_loop_fn (*pick)(int), bool backward,
+                                pct_pw_ctx *ctx)
+{
+    if (!backward) {
+        pct_tensor *x = c->v[0].t;
+        return pct_pw_run_ext(c, name, pick, 1, &x, ctx, c->inplace ? x->dtype : -1, true);
+    }
+    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    return pct_pw_run_ext(c, name, pick, 2, in, ctx, -1, true);
+}
+
+PyObject *pct_cpu_gelu(pct_call *c)
+{
+    pct_pw_ctx ctx = {0};
+    if (gelu_mode(c, 1, &ctx.p1) < 0) return NULL;
+    return run_activation(c, "GeluKernelImpl", gelu_loop, false, &ctx);
+}
+
+PyObject *pct_cpu_gelu_backward(pct_call *c)
+{
+    pct_pw_ctx ctx = {0};
+    if (gelu_mode(c, 2, &ctx.p1) < 0) return NULL;
+    return run_activation(c, "GeluBackwardKernelImpl", gelu_backward_loop, true, &ctx);
+}
+
+PyObject *pct_cpu_silu(pct_call *c)
+{
+    pct_pw_ctx ctx = {0};
+    return run_activation(c, "silu", silu_loop, false, &ctx);
+}
+
+PyObject *pct_cpu_silu_backward(pct_call *c)
+{
+    pct_pw_ctx ctx = {0};
+    return run_activation(c, "silu_backward", silu_backward_loop, true, &ctx);
+}
+
+PyObject *pct_cpu_softplus(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[1].s.d, .p2 = c->v[2].s.d};
+    return run_activation(c, "softplus", softplus_loop, false, &ctx);
+}
+
+PyObject *pct_cpu_softplus_backward(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d};
+    return run_activation(c, "softplus_backward", softplus_backward_loop, true, &ctx);
+}
+
+PyObject *pct_cpu_elu(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[1].s.d, .p2 = c->v[2].s.d, .alpha_d = c->v[3].s.d};
+    return run_activation(c, "elu", elu_loop, false, &ctx);
+}
+
+PyObject *pct_cpu_elu_backward(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d, .alpha_d = c->v[4].s.d};
+    return run_activation(c, "elu_backward", elu_backward_loop, true, &ctx);
+}
+
+PyObject *pct_cpu_leaky_relu(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[1].s.d};
+    return run_activation(c, "leaky_relu", leaky_relu_loop, false, &ctx);
+}
+
+PyObject *pct_cpu_leaky_relu_backward(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[2].s.d};
+    return run_activation(c, "leaky_relu_backward", leaky_relu_backward_loop, true, &ctx);
+}
+
+PyObject *pct_cpu_hardtanh_backward(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d};
+    return run_activation(c, "hardtanh_backward", hardtanh_backward_loop, true, &ctx);
+}
+
+/* hardtanh's forward is clamp's (same parameter layout); only its gradient differs */
+PyObject *pct_cpu_hardtanh(pct_call *c) { return pct_cpu_clamp(c); }

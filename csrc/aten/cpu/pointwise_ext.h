@@ -1,0 +1,58 @@
+/* pointwise_ext.h: the loop machinery of elementwise ops with extra arguments (pointwise_ext.c,
+ * activation.c): per-dtype loops from one expression, loop selection by dtype, and the runner. */
+#ifndef PCT_POINTWISE_EXT_H
+#define PCT_POINTWISE_EXT_H
+#include "../iter.h"
+#include "../op.h"
+#include "pointwise.h"
+
+/* A loop over `nin` inputs of type T (args[1..nin]) writing T; `expr` sees
+ * x (input 1), y (input 2), z (input 3), ctx, and p1/p2 (ctx parameters as C). */
+#define PCT_EXT_LOOP(name, E, N, T, C, expr)                                                   \
+    static void name##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    {                                                                                          \
+        pct_pw_ctx *ctx = vctx;                                                                \
+        const C p1 = (C)ctx->p1, p2 = (C)ctx->p2, alpha = (C)ctx->alpha_d;                     \
+        (void)p1; (void)p2; (void)alpha;                                                       \
+        for (int64_t k = 0; k < *dims; k++) {                                                  \
+            C x = PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * steps[1]));                    \
+            C y = ctx->has_p2 < 0 ? PCT_TO_COMPUTE_##E(*(const T *)(args[2] + k * steps[2])) : x; \
+            C z = ctx->has_p2 < -1 ? PCT_TO_COMPUTE_##E(*(const T *)(args[3] + k * steps[3])) : x; \
+            (void)y; (void)z;                                                                  \
+            *(T *)(args[0] + k * steps[0]) = PCT_FROM_COMPUTE_##E(expr);                       \
+        }                                                                                      \
+    }
+
+/* Loop selection: PCT_EXT_TABLE(name, LIST) defines name_loop(dtype) over the dtypes of
+ * an X-macro LIST (PCT_FORALL_DTYPES, PCT_FORALL_FLOAT_DTYPES...) whose loops exist. */
+#define PCT_EXT_CASE(E, N, T, C, S, name) case PCT_##E: return name##_##N;
+#define PCT_EXT_CASES(E, N, T, C, S, name, x, y, z) PCT_EXT_CASE(E, N, T, C, S, name)
+#define PCT_EXT_TABLE(name, PAIRED_LIST)                                                       \
+    static pct_loop_fn name##_loop(int dtype)                                                  \
+    {                                                                                          \
+        switch (dtype) {                                                                       \
+        PAIRED_LIST(PCT_EXT_CASES, name, 0, 0, 0)                                              \
+        default: return NULL;                                                                  \
+        }                                                                                      \
+    }
+/* Paired forms of the dtype lists (an op name rides along). */
+#define PCT_FLOATS_PAIRED(X, a, b, c, d)                                                       \
+    X(FLOAT16, Half, pct_half, float, "float16", a, b, c, d)                                   \
+    X(BFLOAT16, BFloat16, pct_bfloat16, float, "bfloat16", a, b, c, d)                         \
+    X(FLOAT32, Float, float, float, "float32", a, b, c, d)                                     \
+    X(FLOAT64, Double, double, double, "float64", a, b, c, d)
+#define PCT_NUMS_PAIRED(X, a, b, c, d)                                                         \
+    X(UINT8, Byte, uint8_t, uint8_t, "uint8", a, b, c, d)                                      \
+    X(INT8, Char, int8_t, int8_t, "int8", a, b, c, d)                                          \
+    X(INT16, Short, int16_t, int16_t, "int16", a, b, c, d)                                     \
+    X(INT32, Int, int32_t, int32_t, "int32", a, b, c, d)                                       \
+    X(INT64, Long, int64_t, int64_t, "int64", a, b, c, d)                                      \
+    PCT_FLOATS_PAIRED(X, a, b, c, d)
+/* Defines the loops of `name` for a paired dtype list with one expression. */
+#define PCT_EXT_DEFINE(E, N, T, C, S, name, expr, y, z) PCT_EXT_LOOP(name, E, N, T, C, expr)
+
+/* Runs an extension loop over nin inputs converted to compute_dtype (-1: their result type);
+ * `name` names the op in the not-implemented error for a dtype without a loop. */
+PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
+                         pct_pw_ctx *ctx, int compute_dtype, bool int_to_float);
+#endif
