@@ -920,6 +920,8 @@ NONDIFF = {  # op id -> (reason, a call on a float64 tensor x that requires grad
     **{n: (TORCH_NOT_IMPLEMENTED, None) for n in ("unique_consecutive", "unique_consecutive_kw",
                                                   "unique_consecutive_p1", "unique_consecutive_p2",
                                                   "unique_consecutive_p3")},
+    # fused optimizer steps: in-place updates that return None (tests/test_optim_more.py)
+    **{n: (NO_FLOAT_OUT, None) for n in ("fused_adam_", "fused_adamw_", "fused_sgd_", "fused_adagrad_")},
 }
 # ops with a Tensor input and a float output but no PCT_GRAD line: backward raises, as in torch
 MISSING_LIKE_TORCH = {

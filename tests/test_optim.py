@@ -304,12 +304,16 @@ def test_invalid_arguments():
         O.Adam([p], weight_decay=-0.1)
     with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
         O.Adam([p], lr=pyctorch.tensor([0.1, 0.2]))
-    with pytest.raises(ValueError, match="capturable"):
-        O.Adam([p], capturable=True)
-    with pytest.raises(ValueError, match="differentiable"):
-        O.AdamW([p], differentiable=True)
-    with pytest.raises(ValueError, match="differentiable"):
-        O.SGD([p], differentiable=True)
+    # accepted as torch accepts them; capturable=True needs a graph-capturable device at step time
+    cap = O.Adam([p], capturable=True)
+    p.grad = pyctorch.ones_like(p)
+    with pytest.raises(AssertionError, match="If capturable=True, params and state_steps must be on supported"):
+        cap.step()
+    p.grad = None
+    O.AdamW([p], differentiable=True)
+    O.SGD([p], differentiable=True)
+    with pytest.raises(RuntimeError, match="`fused` does not support `differentiable`"):
+        O.SGD([p], fused=True, differentiable=True)
     with pytest.raises(TypeError, match="iterable of Tensors or dicts"):
         O.SGD(p, lr=0.1)
     with pytest.raises(ValueError, match="empty parameter list"):

@@ -1,7 +1,19 @@
-"""pyctorch.optim: optimizers mirroring torch.optim (single-tensor / for-loop implementations)."""
+"""pyctorch.optim: optimizers and learning-rate schedulers mirroring torch.optim.
+
+Adam, AdamW, SGD and Adagrad step through fused C kernels by default (csrc/aten/cpu/optim.c, with
+torch's for-loop numbers); the others run torch's single-tensor step on pyctorch ops.
+"""
 from .optimizer import Optimizer, required, register_optimizer_step_pre_hook, register_optimizer_step_post_hook
 from .sgd import SGD
 from .adam import Adam
 from .adamw import AdamW
+from .adagrad import Adagrad
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .lbfgs import LBFGS
+from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop", "LBFGS",
+           "lr_scheduler", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

@@ -17,7 +17,11 @@ class AdamW(Adam):
             group["decoupled_weight_decay"] = True
 
 
-def adamw(*args, **kwargs):
+def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None, capturable=False,
+          differentiable=False, fused=None, grad_scale=None, found_inf=None, has_complex=False, *, amsgrad, beta1,
+          beta2, lr, weight_decay, eps, maximize):
     """Functional AdamW: adam() with decoupled weight decay."""
-    kwargs["decoupled_weight_decay"] = True
-    return adam(*args, **kwargs)
+    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=foreach, capturable=capturable,
+         differentiable=differentiable, fused=fused, grad_scale=grad_scale, found_inf=found_inf,
+         has_complex=has_complex, amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay,
+         eps=eps, maximize=maximize, decoupled_weight_decay=True)

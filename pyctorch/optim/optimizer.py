@@ -59,15 +59,78 @@ def _get_value(x):
     return x.item() if isinstance(x, torch.Tensor) else x
 
 
-def _check_unsupported(name, capturable=False, differentiable=False):
-    if capturable:
-        raise ValueError(f"{name}: capturable=True is not supported by pyctorch (CPU only, no graph capture)")
-    if differentiable:
-        raise ValueError(f"{name}: differentiable=True is not supported by pyctorch")
+def _rdiv(number, t):
+    """number / t as torch computes it when t is a tensor (Tensor.__rtruediv__: t.reciprocal() * number)."""
+    if isinstance(t, torch.Tensor) and not isinstance(number, torch.Tensor):
+        return t.reciprocal() * number
+    return number / t
+
+
+def _get_scalar_dtype(is_fused=None):
+    """dtype of 0-d state scalars such as 'step': float32 for fused steps, else the default float dtype."""
+    if is_fused:
+        return torch.float32
+    return torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+
+
+# torch's lists, for its error messages (pyctorch runs everything on the CPU).
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+_C_STEP_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def _check_capturable(param, *others, what="params and state_steps"):
+    """capturable=True needs params and state on a graph-capturable device (never the CPU); torch's error."""
+    if not (param.device.type in _CAPTURABLE_DEVICES and all(o.device.type == param.device.type for o in others)):
+        raise AssertionError(
+            f"If capturable=True, {what} must be on supported devices: {_CAPTURABLE_DEVICES}."
+        )
+
+
+def _device_dtype_check_for_fused(p):
+    if not (p.device.type in _FUSED_DEVICES and p.is_floating_point()):
+        raise RuntimeError(
+            "`fused=True` requires all the params to be floating point Tensors of "
+            f"supported devices: {_FUSED_DEVICES} but {p.dtype} and {p.device.type}"
+        )
+
+
+def _c_step_supported(params, grads, *scalars):
+    """True when the fused C step (csrc/aten/cpu/optim.c) can run this update with torch's numbers:
+    every param a floating CPU tensor with a gradient of its own dtype, and every hyperparameter a
+    Python number (tensor hyperparameters round differently in torch's op-by-op step)."""
+    for x in scalars:
+        if isinstance(x, torch.Tensor):
+            return False
+    for p, g in zip(params, grads):
+        dt = p.dtype
+        if dt not in _C_STEP_DTYPES or g.dtype != dt or p.device.type != "cpu" or g.device.type != "cpu":
+            return False
+    return True
+
+
+def _group_by_dtype(params, *lists):
+    """{dtype: [params, *lists]} with the lists split in step (each C step call takes one dtype)."""
+    first = params[0].dtype if params else None
+    if all(p.dtype == first for p in params):
+        return {first: [params, *lists]}
+    out = {}
+    for i, p in enumerate(params):
+        entry = out.setdefault(p.dtype, [[] for _ in range(len(lists) + 1)])
+        entry[0].append(p)
+        for k, lst in enumerate(lists):
+            if lst:
+                entry[k + 1].append(lst[i])
+    return out
+
+
+def _bump_steps(steps, amount=1):
+    for s in steps:
+        s += amount
 
 
 def _use_grad_for_differentiable(func):
-    """Run an optimizer step with gradient recording off (differentiable mode is not supported)."""
+    """Run an optimizer step with gradient recording on only for differentiable=True optimizers."""
 
     @functools.wraps(func)
     def _use_grad(self, *args, **kwargs):
@@ -234,8 +297,16 @@ class Optimizer:
 
     @staticmethod
     def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
+        # floating state follows the param's dtype, except 'step' (kept as saved, or float32 for
+        # fused/capturable groups, as torch does)
+        fused = capturable = False
+        for pg in param_groups:
+            if param_id in pg["params"]:
+                fused = pg.get("fused", False)
+                capturable = pg.get("capturable", False)
+                break
         if key == "step":
-            return value
+            return value.to(dtype=torch.float32) if (fused or capturable) else value
         if param.is_floating_point():
             return value.to(dtype=param.dtype)
         return value

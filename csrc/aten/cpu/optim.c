@@ -1,0 +1,526 @@
+/* optim.c: fused optimizer steps, torch's _fused_adam_, _fused_adamw_, _fused_sgd_ and _fused_adagrad_.
+ *
+ * One call updates every parameter of a param group: each element of a parameter, its
+ * gradient and its state is read once and written once, instead of the ~10 passes over
+ * memory of the op-by-op step. Work items are chunks of CHUNK elements of big tensors
+ * and whole small tensors; OpenMP shares them out with the GIL released.
+ *
+ * Note [Fused optimizer numerics]: the results equal torch's for-loop (and foreach) step
+ * on CPU, not torch's own fused CPU kernel (which rounds differently, ~1 ulp apart from
+ * its for-loop). Each element goes through the operations of torch's single-tensor step
+ * in the same order with the same roundings, as ATen's CPU kernels compute them:
+ *   add(x, alpha=a)         fma(x, a, self)                               (vec::fmadd)
+ *   lerp_(end, w)           |w| < 0.5 ? fma(w, end - self, self) : fma(w - 1, end - self, end)
+ *   addcmul_(a, b, value=v) fma(v * a, b, self)
+ *   addcdiv_(a, b, value=v) self + (v * a) / b
+ *   mul_(s), div(s), add_(s), sqrt   one rounding each
+ * A Python-number hyperparameter is rounded to the op's math type (float for float32 and
+ * the 16-bit types, double for float64), as ATen rounds a scalar argument (add's alpha is
+ * rounded to the tensor dtype first, which matters for float16/bfloat16 only), and the
+ * per-step scalars (bias corrections, step size) are computed in double exactly as
+ * torch's Python code computes them (pow() for `** 0.5`, not sqrt()). float16/bfloat16
+ * compute in float and round each op's result to the storage dtype, as the op-by-op step
+ * stores every intermediate tensor. One difference remains: torch's float32/float64
+ * sqrt goes through MKL's vsSqrt/vdSqrt, which is not correctly rounded, so the
+ * denominator differs by 1 ulp in some elements; that rarely reaches the parameter.
+ */
+#include "../op.h"
+#include "../error.h"
+#include "../iter.h"
+#include <math.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define OPT_X86 1
+#endif
+
+#define CHUNK 32768 /* elements per work item of a big tensor */
+
+/* One parameter's buffers (contiguous; stand-ins for non-contiguous tensors). */
+typedef struct opt_tensor {
+    char *p, *g, *s1, *s2, *s3;  /* param, grad, state (adam: exp_avg, exp_avg_sq, max_exp_avg_sq; sgd: buf) */
+    int64_t n;
+    double step_size, bc2_sqrt;  /* from this parameter's step count (adam: lr / bc1; adagrad: clr) */
+} opt_tensor;
+
+typedef struct opt_hyper {
+    double lr, beta1, beta2, wd, eps, momentum, dampening, lr_decay, scale;
+    bool amsgrad, maximize, decoupled, nesterov, first, has_scale, has_buf;
+} opt_hyper;
+
+enum { OPT_ADAM, OPT_SGD, OPT_ADAGRAD };
+
+typedef void (*opt_chunk_fn)(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi);
+typedef struct opt_work { int32_t t; int64_t lo, hi; } opt_work;
+
+#define OPT_FMA(a, b, c) _Generic((a), float: fmaf, default: fma)((a), (b), (c))
+#define OPT_SQRT(a) _Generic((a), float: sqrtf, default: sqrt)(a)
+/* torch.maximum: NaN if either is NaN */
+#define OPT_MAXIMUM(x, v) (((x) > (v) || (x) != (x)) ? (x) : (v))
+
+/* ---- the hyperparameters of one call, rounded to the math type C (R: an alpha of add) ---- */
+#define ADAM_SCALARS(C, R)                                                                     \
+    const C w1 = (C)(1 - h->beta1), w1m1 = w1 - (C)1, b2 = (C)h->beta2, c2 = (C)(1 - h->beta2); \
+    const C wdc = R((C)h->wd), decay = (C)(1 - h->lr * h->wd), epsc = (C)h->eps;               \
+    const C ssn = (C)(-t->step_size), bc2s = (C)t->bc2_sqrt, scale = (C)h->scale;              \
+    const bool small = fabs((double)w1) < 0.5, wd_on = h->wd != 0, decoupled = h->decoupled;   \
+    const bool maximize = h->maximize, amsgrad = h->amsgrad, has_scale = h->has_scale;         \
+    (void)w1m1; (void)decay; (void)wdc; (void)scale;
+
+/* One Adam element i. LD/ST convert storage <-> math type, R rounds to the storage dtype. */
+#define ADAM_ELEM(i, C, LD, ST, R)                                                             \
+    do {                                                                                       \
+        C g = LD(gp[i]);                                                                       \
+        if (has_scale) { g = R(g / scale); gp[i] = ST(g); }                                    \
+        if (maximize) g = -g;                                                                  \
+        C p = LD(pp[i]);                                                                       \
+        if (wd_on) {                                                                           \
+            if (decoupled) p = R(p * decay);                                                   \
+            else g = R(OPT_FMA(p, wdc, g));                                                    \
+        }                                                                                      \
+        C m = LD(mp[i]);                                                                       \
+        m = R(small ? OPT_FMA(w1, g - m, m) : OPT_FMA(w1m1, g - m, g));                        \
+        mp[i] = ST(m);                                                                         \
+        C v = R(LD(vp[i]) * b2);                                                               \
+        v = R(OPT_FMA(c2 * g, g, v));                                                          \
+        vp[i] = ST(v);                                                                         \
+        if (amsgrad) {                                                                         \
+            C x = LD(xp[i]);                                                                   \
+            v = OPT_MAXIMUM(x, v);                                                             \
+            xp[i] = ST(v);                                                                     \
+        }                                                                                      \
+        C den = R(R(R(OPT_SQRT(v)) / bc2s) + epsc);                                            \
+        pp[i] = ST(p + (ssn * m) / den);                                                       \
+    } while (0)
+
+#define SGD_SCALARS(C, R)                                                                      \
+    const C wdc = R((C)h->wd), mom = (C)h->momentum, mom_a = R((C)h->momentum),                \
+            damp1 = R((C)(1 - h->dampening)), nlr = R((C)(-h->lr)), scale = (C)h->scale;       \
+    const bool wd_on = h->wd != 0, maximize = h->maximize, has_scale = h->has_scale,           \
+               has_buf = h->has_buf, first = h->first, nesterov = h->nesterov;                 \
+    (void)scale; (void)mom; (void)mom_a; (void)damp1;
+
+/* One SGD element i (torch's single-tensor step; buf = grad on the first step). */
+#define SGD_ELEM(i, C, LD, ST, R)                                                              \
+    do {                                                                                       \
+        C g = LD(gp[i]);                                                                       \
+        if (has_scale) { g = R(g / scale); gp[i] = ST(g); }                                    \
+        if (maximize) g = -g;                                                                  \
+        C p = LD(pp[i]);                                                                       \
+        if (wd_on) g = R(OPT_FMA(p, wdc, g));                                                  \
+        if (has_buf) {                                                                         \
+            C b = first ? g : R(OPT_FMA(g, damp1, R(LD(bp[i]) * mom)));                        \
+            bp[i] = ST(b);                                                                     \
+            g = nesterov ? R(OPT_FMA(b, mom_a, g)) : b;                                        \
+        }                                                                                      \
+        pp[i] = ST(OPT_FMA(g, nlr, p));                                                        \
+    } while (0)
+
+#define ADAGRAD_SCALARS(C, R)                                                                  \
+    const C wdc = R((C)h->wd), epsc = (C)h->eps, nclr = (C)(-t->step_size), scale = (C)h->scale; \
+    const bool wd_on = h->wd != 0, maximize = h->maximize, has_scale = h->has_scale;           \
+    (void)scale;
+
+/* One Adagrad element i: sum.addcmul_(g, g, value=1); p.addcdiv_(g, sum.sqrt() + eps, value=-clr). */
+#define ADAGRAD_ELEM(i, C, LD, ST, R)                                                          \
+    do {                                                                                       \
+        C g = LD(gp[i]);                                                                       \
+        if (has_scale) { g = R(g / scale); gp[i] = ST(g); }                                    \
+        if (maximize) g = -g;                                                                  \
+        C p = LD(pp[i]);                                                                       \
+        if (wd_on) g = R(OPT_FMA(p, wdc, g));                                                  \
+        C s = R(OPT_FMA(g, g, LD(sp[i])));                                                     \
+        sp[i] = ST(s);                                                                         \
+        C std = R(R(OPT_SQRT(s)) + epsc);                                                      \
+        pp[i] = ST(p + (nclr * g) / std);                                                      \
+    } while (0)
+
+#define OPT_ID(x) (x)
+
+/* ---- portable loops, every floating dtype ---- */
+#define OPT_SCALAR_LOOPS(E, N, T, C, S)                                                        \
+    static void adam_chunk_##N(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi) \
+    {                                                                                          \
+        T *pp = (T *)t->p, *gp = (T *)t->g, *mp = (T *)t->s1, *vp = (T *)t->s2, *xp = (T *)t->s3; \
+        ADAM_SCALARS(C, OPT_ROUND_##E)                                                         \
+        (void)xp;                                                                              \
+        for (int64_t i = lo; i < hi; i++)                                                      \
+            ADAM_ELEM(i, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, OPT_ROUND_##E);          \
+    }                                                                                          \
+    static void sgd_chunk_##N(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi) \
+    {                                                                                          \
+        T *pp = (T *)t->p, *gp = (T *)t->g, *bp = (T *)t->s1;                                  \
+        SGD_SCALARS(C, OPT_ROUND_##E)                                                          \
+        (void)bp;                                                                              \
+        for (int64_t i = lo; i < hi; i++)                                                      \
+            SGD_ELEM(i, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, OPT_ROUND_##E);           \
+    }                                                                                          \
+    static void adagrad_chunk_##N(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi) \
+    {                                                                                          \
+        T *pp = (T *)t->p, *gp = (T *)t->g, *sp = (T *)t->s1;                                  \
+        ADAGRAD_SCALARS(C, OPT_ROUND_##E)                                                      \
+        for (int64_t i = lo; i < hi; i++)                                                      \
+            ADAGRAD_ELEM(i, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, OPT_ROUND_##E);       \
+    }
+#define OPT_ROUND_FLOAT16(x) pct_half_to_float(pct_float_to_half(x))
+#define OPT_ROUND_BFLOAT16(x) pct_bf16_to_float(pct_float_to_bf16(x))
+#define OPT_ROUND_FLOAT32(x) (x)
+#define OPT_ROUND_FLOAT64(x) (x)
+PCT_FORALL_FLOAT_DTYPES(OPT_SCALAR_LOOPS)
+
+#ifdef OPT_X86
+/* ---- AVX2 + FMA loops for float32 / float64 (the same operations, 8 or 4 lanes) ----
+ * VT: vector type, X: intrinsic suffix (ps/pd), W: lanes. The scalar tail uses ADAM_ELEM,
+ * whose fma/fmaf compile to the same vfmadd instruction in this target. */
+#define OPT_AVX2_LOOPS(N, T, VT, X, W)                                                         \
+    __attribute__((target("avx2,fma"))) static void adam_chunk_##N##_avx2(                     \
+        const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)                       \
+    {                                                                                          \
+        T *pp = (T *)t->p, *gp = (T *)t->g, *mp = (T *)t->s1, *vp = (T *)t->s2, *xp = (T *)t->s3; \
+        ADAM_SCALARS(T, OPT_ID)                                                                \
+        const VT vw = _mm256_set1_##X(small ? w1 : w1m1), vb2 = _mm256_set1_##X(b2),           \
+                 vc2 = _mm256_set1_##X(c2), vwd = _mm256_set1_##X(wdc), vdecay = _mm256_set1_##X(decay), \
+                 veps = _mm256_set1_##X(epsc), vss = _mm256_set1_##X(ssn), vbc = _mm256_set1_##X(bc2s), \
+                 vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0);             \
+        int64_t i = lo;                                                                        \
+        for (; i + W <= hi; i += W) {                                                          \
+            VT g = _mm256_loadu_##X(gp + i);                                                   \
+            if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }    \
+            if (maximize) g = _mm256_xor_##X(g, sign);                                         \
+            VT p = _mm256_loadu_##X(pp + i);                                                   \
+            if (wd_on) {                                                                       \
+                if (decoupled) p = _mm256_mul_##X(p, vdecay);                                  \
+                else g = _mm256_fmadd_##X(p, vwd, g);                                          \
+            }                                                                                  \
+            VT m = _mm256_loadu_##X(mp + i);                                                   \
+            m = _mm256_fmadd_##X(vw, _mm256_sub_##X(g, m), small ? m : g);                     \
+            _mm256_storeu_##X(mp + i, m);                                                      \
+            VT v = _mm256_mul_##X(_mm256_loadu_##X(vp + i), vb2);                              \
+            v = _mm256_fmadd_##X(_mm256_mul_##X(vc2, g), g, v);                                \
+            _mm256_storeu_##X(vp + i, v);                                                      \
+            if (amsgrad) {                                                                     \
+                VT x = _mm256_loadu_##X(xp + i);                                               \
+                v = _mm256_blendv_##X(_mm256_max_##X(x, v), x, _mm256_cmp_##X(x, x, _CMP_UNORD_Q)); \
+                _mm256_storeu_##X(xp + i, v);                                                  \
+            }                                                                                  \
+            VT den = _mm256_add_##X(_mm256_div_##X(_mm256_sqrt_##X(v), vbc), veps);            \
+            p = _mm256_add_##X(p, _mm256_div_##X(_mm256_mul_##X(vss, m), den));                \
+            _mm256_storeu_##X(pp + i, p);                                                      \
+        }                                                                                      \
+        for (; i < hi; i++) ADAM_ELEM(i, T, OPT_ID, OPT_ID, OPT_ID);                           \
+    }                                                                                          \
+    __attribute__((target("avx2,fma"))) static void sgd_chunk_##N##_avx2(                      \
+        const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)                       \
+    {                                                                                          \
+        T *pp = (T *)t->p, *gp = (T *)t->g, *bp = (T *)t->s1;                                  \
+        SGD_SCALARS(T, OPT_ID)                                                                 \
+        const VT vwd = _mm256_set1_##X(wdc), vmom = _mm256_set1_##X(mom), vdamp = _mm256_set1_##X(damp1), \
+                 vnlr = _mm256_set1_##X(nlr), vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0); \
+        int64_t i = lo;                                                                        \
+        for (; i + W <= hi; i += W) {                                                          \
+            VT g = _mm256_loadu_##X(gp + i);                                                   \
+            if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }    \
+            if (maximize) g = _mm256_xor_##X(g, sign);                                         \
+            VT p = _mm256_loadu_##X(pp + i);                                                   \
+            if (wd_on) g = _mm256_fmadd_##X(p, vwd, g);                                        \
+            if (has_buf) {                                                                     \
+                VT b = first ? g : _mm256_fmadd_##X(g, vdamp, _mm256_mul_##X(_mm256_loadu_##X(bp + i), vmom)); \
+                _mm256_storeu_##X(bp + i, b);                                                  \
+                g = nesterov ? _mm256_fmadd_##X(b, vmom, g) : b;                               \
+            }                                                                                  \
+            _mm256_storeu_##X(pp + i, _mm256_fmadd_##X(g, vnlr, p));                           \
+        }                                                                                      \
+        for (; i < hi; i++) SGD_ELEM(i, T, OPT_ID, OPT_ID, OPT_ID);                            \
+    }                                                                                          \
+    __attribute__((target("avx2,fma"))) static void adagrad_chunk_##N##_avx2(                  \
+        const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)                       \
+    {                                                                                          \
+        T *pp = (T *)t->p, *gp = (T *)t->g, *sp = (T *)t->s1;                                  \
+        ADAGRAD_SCALARS(T, OPT_ID)                                                             \
+        const VT vwd = _mm256_set1_##X(wdc), veps = _mm256_set1_##X(epsc), vclr = _mm256_set1_##X(nclr), \
+                 vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0);             \
+        int64_t i = lo;                                                                        \
+        for (; i + W <= hi; i += W) {                                                          \
+            VT g = _mm256_loadu_##X(gp + i);                                                   \
+            if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }    \
+            if (maximize) g = _mm256_xor_##X(g, sign);                                         \
+            VT p = _mm256_loadu_##X(pp + i);                                                   \
+            if (wd_on) g = _mm256_fmadd_##X(p, vwd, g);                                        \
+            VT s = _mm256_fmadd_##X(g, g, _mm256_loadu_##X(sp + i));                           \
+            _mm256_storeu_##X(sp + i, s);                                                      \
+            VT std = _mm256_add_##X(_mm256_sqrt_##X(s), veps);                                 \
+            _mm256_storeu_##X(pp + i, _mm256_add_##X(p, _mm256_div_##X(_mm256_mul_##X(vclr, g), std))); \
+        }                                                                                      \
+        for (; i < hi; i++) ADAGRAD_ELEM(i, T, OPT_ID, OPT_ID, OPT_ID);                        \
+    }
+OPT_AVX2_LOOPS(Float, float, __m256, ps, 8)
+OPT_AVX2_LOOPS(Double, double, __m256d, pd, 4)
+
+static bool have_avx2_fma(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return cached;
+}
+#endif
+
+static opt_chunk_fn chunk_fn(int dtype, int kind)
+{
+#define OPT_PICK(N) (kind == OPT_SGD ? sgd_chunk_##N : kind == OPT_ADAGRAD ? adagrad_chunk_##N : adam_chunk_##N)
+#ifdef OPT_X86
+    if (have_avx2_fma()) {
+        if (dtype == PCT_FLOAT32) return OPT_PICK(Float_avx2);
+        if (dtype == PCT_FLOAT64) return OPT_PICK(Double_avx2);
+    }
+#endif
+    switch (dtype) {
+#define OPT_CASE(E, N, T, C, S) case PCT_##E: return OPT_PICK(N);
+    PCT_FORALL_FLOAT_DTYPES(OPT_CASE)
+#undef OPT_CASE
+    default: return NULL;
+    }
+#undef OPT_PICK
+}
+
+/* ---- argument checks and the shared driver ---- */
+
+/* Contiguous stand-ins made for non-contiguous tensors; written ones are copied back. */
+typedef struct opt_temps {
+    pct_tensor **tmp, **orig;
+    int n;
+} opt_temps;
+
+static pct_tensor *list_item(const pct_value *v, Py_ssize_t i)
+{
+    return (pct_tensor *)PySequence_Fast_ITEMS(v->obj)[i];
+}
+
+static int check_list_len(const char *op, const pct_value *v, const char *name, Py_ssize_t n)
+{
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(v->obj);
+    if (k != n) {
+        PyErr_Format(PyExc_RuntimeError, "%s: expected %s to hold %zd tensors (one per parameter), but got %zd",
+                     op, name, n, k);
+        return -1;
+    }
+    return 0;
+}
+
+/* t must live on the CPU with param's dtype and shape. */
+static int check_like(const char *op, pct_tensor *t, const char *name, Py_ssize_t i, const pct_tensor *param)
+{
+    char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
+    if (t->device_type != PCT_CPU) {
+        PyErr_Format(PyExc_RuntimeError, "%s: expected all tensors on the CPU, but %s[%zd] is not", op, name, i);
+        return -1;
+    }
+    if (t->dtype != param->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s (%s: %s[%zd])",
+                     pct_dtype_cpp_name[param->dtype], pct_dtype_cpp_name[t->dtype], op, name, i);
+        return -1;
+    }
+    if (t->ndim != param->ndim || memcmp(t->sizes, param->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "%s: %s[%zd] has shape %s but self[%zd] has shape %s", op, name, i,
+                     pct_shape_str(a, sizeof a, t->ndim, t->sizes), i,
+                     pct_shape_str(b, sizeof b, param->ndim, param->sizes));
+        return -1;
+    }
+    return 0;
+}
+
+/* The value of a one-element tensor (a step count, grad_scale, found_inf). */
+static int one_value(const char *op, const pct_tensor *t, const char *name, double *out)
+{
+    if (t->numel != 1) {
+        PyErr_Format(PyExc_RuntimeError, "%s: a Tensor with %lld elements cannot be converted to Scalar (%s)", op,
+                     (long long)t->numel, name);
+        return -1;
+    }
+    if (t->device_type != PCT_CPU) {
+        PyErr_Format(PyExc_RuntimeError, "%s: expected %s on the CPU", op, name);
+        return -1;
+    }
+    *out = pct_load_as_double(pct_tensor_data(t), t->dtype);
+    return 0;
+}
+
+/* The data of t as a contiguous buffer: t's own, or a copy recorded in temps. */
+static char *data_of(pct_tensor *t, bool written, opt_temps *temps)
+{
+    if (pct_tensor_is_contiguous(t)) return pct_tensor_data(t);
+    pct_tensor *c = pct_contiguous(t);
+    if (!c) return NULL;
+    temps->tmp[temps->n] = c;
+    temps->orig[temps->n++] = written ? t : NULL;
+    return pct_tensor_data(c);
+}
+
+/* The tensor lists of a call, in slot order (a NULL list is absent). */
+enum { L_PARAM, L_GRAD, L_S1, L_S2, L_S3, L_NUM };
+
+/* Runs fn over all parameters (chunks of big tensors, whole small ones) with the GIL
+ * released, then copies the stand-ins back and bumps the version of every written tensor. */
+static int run_step(const opt_hyper *h, opt_tensor *ts, Py_ssize_t n, opt_chunk_fn fn)
+{
+    int64_t nwork = 0, total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        nwork += (ts[i].n + CHUNK - 1) / CHUNK;
+        total += ts[i].n;
+    }
+    if (nwork == 0) return 0;
+    opt_work *work = malloc(sizeof(opt_work) * (size_t)nwork);
+    if (!work) { PyErr_NoMemory(); return -1; }
+    int64_t w = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        for (int64_t lo = 0; lo < ts[i].n; lo += CHUNK)
+            work[w++] = (opt_work){(int32_t)i, lo, lo + CHUNK < ts[i].n ? lo + CHUNK : ts[i].n};
+    Py_BEGIN_ALLOW_THREADS
+    _Pragma("omp parallel for schedule(dynamic, 1) if (total > PCT_PARALLEL_GRAIN && nwork > 1)")
+    for (int64_t k = 0; k < nwork; k++) fn(h, &ts[work[k].t], work[k].lo, work[k].hi);
+    Py_END_ALLOW_THREADS
+    free(work);
+    return 0;
+}
+
+/* Shared by the ops: checks the lists (one tensor per param in each list that is used) and
+ * the scalars, reads the per-parameter step counts, and runs the step. */
+static PyObject *fused_step(const char *op, opt_hyper *h, int kind, const pct_value *lists[L_NUM],
+                            const char *const names[L_NUM], const pct_value *steps, const pct_value *grad_scale,
+                            const pct_value *found_inf)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(lists[L_PARAM]->obj);
+    opt_tensor *ts = NULL;
+    pct_tensor **held = NULL;
+    opt_temps temps = {NULL, NULL, 0};
+    PyObject *result = NULL;
+    if (n == 0) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "There were no tensor arguments to this function (e.g., you passed an empty list of Tensors), "
+                     "but no fallback function is registered for schema aten::%s.", op);
+        return NULL;
+    }
+    for (int l = 1; l < L_NUM; l++)
+        if (lists[l] && check_list_len(op, lists[l], names[l], n) < 0) return NULL;
+    if (steps && check_list_len(op, steps, "state_steps", n) < 0) return NULL;
+    if (!found_inf->none) {
+        double v;
+        if (one_value(op, found_inf->t, "found_inf", &v) < 0) return NULL;
+        if (v == 1.0) Py_RETURN_NONE; /* an inf/NaN gradient was found: skip the step */
+    }
+    h->has_scale = !grad_scale->none;
+    h->scale = 1.0;
+    if (h->has_scale && one_value(op, grad_scale->t, "grad_scale", &h->scale) < 0) return NULL;
+
+    int dtype = list_item(lists[L_PARAM], 0)->dtype;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        pct_tensor *p = list_item(lists[L_PARAM], i);
+        if (p->dtype != dtype) {
+            PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s (%s: self[%zd])",
+                         pct_dtype_cpp_name[dtype], pct_dtype_cpp_name[p->dtype], op, i);
+            return NULL;
+        }
+        for (int l = 0; l < L_NUM; l++)
+            if (lists[l] && check_like(op, list_item(lists[l], i), names[l], i, p) < 0) return NULL;
+    }
+    opt_chunk_fn fn = chunk_fn(dtype, kind);
+    if (!fn) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_kernel\" not implemented for '%s'", op + 1,
+                     pct_dtype_cpp_name[dtype]);
+        return NULL;
+    }
+    /* the tensors are held (not borrowed from the lists) while the GIL is released: another
+     * thread may change the lists meanwhile */
+    PCT_TRY(held = calloc((size_t)n * L_NUM, sizeof(pct_tensor *)));
+    PCT_TRY(ts = calloc((size_t)n, sizeof(opt_tensor)));
+    PCT_TRY(temps.tmp = calloc((size_t)n * L_NUM, sizeof(pct_tensor *)));
+    PCT_TRY(temps.orig = calloc((size_t)n * L_NUM, sizeof(pct_tensor *)));
+    for (Py_ssize_t i = 0; i < n; i++)
+        for (int l = 0; l < L_NUM; l++)
+            if (lists[l]) held[i * L_NUM + l] = (pct_tensor *)Py_NewRef(list_item(lists[l], i));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        opt_tensor *t = &ts[i];
+        char **slot[L_NUM] = {&t->p, &t->g, &t->s1, &t->s2, &t->s3};
+        t->n = held[i * L_NUM + L_PARAM]->numel;
+        if (t->n == 0) continue;
+        for (int l = 0; l < L_NUM; l++) {
+            if (!held[i * L_NUM + l]) continue;
+            bool written = l != L_GRAD || h->has_scale;
+            PCT_TRY(*slot[l] = data_of(held[i * L_NUM + l], written, &temps));
+        }
+        if (steps) {
+            double step;
+            PCT_TRY_INT(one_value(op, list_item(steps, i), "state_steps", &step));
+            if (kind == OPT_ADAGRAD) {
+                /* as torch's Python step: clr = lr / (1 + (step - 1) * lr_decay) */
+                double den = 1 + (step - 1) * h->lr_decay;
+                if (den == 0) PCT_FAIL(PyExc_ZeroDivisionError, "float division by zero");
+                t->step_size = h->lr / den;
+            } else {
+                /* as torch's Python step: 1 - beta ** step, lr / bc1, bc2 ** 0.5 */
+                double bc1 = 1 - pow(h->beta1, step), bc2 = 1 - pow(h->beta2, step);
+                if (bc1 == 0) PCT_FAIL(PyExc_ZeroDivisionError, "float division by zero");
+                t->step_size = h->lr / bc1;
+                t->bc2_sqrt = pow(bc2, 0.5);
+            }
+        }
+    }
+    PCT_TRY_INT(run_step(h, ts, n, fn));
+    for (int k = 0; k < temps.n; k++)
+        if (temps.orig[k]) PCT_TRY_INT(pct_copy_(temps.orig[k], temps.tmp[k]));
+    for (Py_ssize_t k = 0; k < n * L_NUM; k++)
+        if (held[k] && (k % L_NUM != L_GRAD || h->has_scale)) pct_tensor_bump_version(held[k]);
+    result = Py_NewRef(Py_None);
+fail:
+    if (!held || !ts || !temps.tmp || !temps.orig) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+    }
+    for (int k = 0; k < temps.n; k++) Py_DECREF(temps.tmp[k]);
+    if (held)
+        for (Py_ssize_t k = 0; k < n * L_NUM; k++) Py_XDECREF(held[k]);
+    free(held);
+    free(temps.tmp);
+    free(temps.orig);
+    free(ts);
+    return result;
+}
+
+/* _fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,
+ * weight_decay, eps, amsgrad, maximize, grad_scale=None, found_inf=None): the state steps are
+ * read (already incremented by the caller, as torch's Python does), not written. */
+static PyObject *fused_adam(pct_call *c, bool decoupled)
+{
+    const char *op = decoupled ? "_fused_adamw_" : "_fused_adam_";
+    opt_hyper h = {.lr = c->v[6].d, .beta1 = c->v[7].d, .beta2 = c->v[8].d, .wd = c->v[9].d, .eps = c->v[10].d,
+                   .amsgrad = c->v[11].b, .maximize = c->v[12].b, .decoupled = decoupled};
+    const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], &c->v[3], h.amsgrad ? &c->v[4] : NULL};
+    static const char *const names[L_NUM] = {"self", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs"};
+    return fused_step(op, &h, OPT_ADAM, lists, names, &c->v[5], &c->v[13], &c->v[14]);
+}
+
+PyObject *pct_cpu_fused_adam_(pct_call *c) { return fused_adam(c, false); }
+PyObject *pct_cpu_fused_adamw_(pct_call *c) { return fused_adam(c, true); }
+
+/* _fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening, nesterov,
+ * maximize, is_first_step, grad_scale=None, found_inf=None): momentum_buffer_list is empty when
+ * momentum == 0; on the first step the buffers (allocated by the caller) receive the gradient. */
+PyObject *pct_cpu_fused_sgd_(pct_call *c)
+{
+    opt_hyper h = {.wd = c->v[3].d, .momentum = c->v[4].d, .lr = c->v[5].d, .dampening = c->v[6].d,
+                   .nesterov = c->v[7].b, .maximize = c->v[8].b, .first = c->v[9].b};
+    h.has_buf = h.momentum != 0;
+    const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], h.has_buf ? &c->v[2] : NULL, NULL, NULL};
+    static const char *const names[L_NUM] = {"self", "grads", "momentum_buffer_list", "", ""};
+    return fused_step("_fused_sgd_", &h, OPT_SGD, lists, names, NULL, &c->v[10], &c->v[11]);
+}
+
+/* _fused_adagrad_(self, grads, state_sums, state_steps, *, lr, lr_decay, weight_decay, eps, maximize,
+ * grad_scale=None, found_inf=None): the state steps are read (incremented by the caller). */
+PyObject *pct_cpu_fused_adagrad_(pct_call *c)
+{
+    opt_hyper h = {.lr = c->v[4].d, .lr_decay = c->v[5].d, .wd = c->v[6].d, .eps = c->v[7].d, .maximize = c->v[8].b};
+    const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], NULL, NULL};
+    static const char *const names[L_NUM] = {"self", "grads", "state_sums", "", ""};
+    return fused_step("_fused_adagrad_", &h, OPT_ADAGRAD, lists, names, &c->v[3], &c->v[9], &c->v[10]);
+}

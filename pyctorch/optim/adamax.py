@@ -1,0 +1,110 @@
+"""Adamax (Adam with the infinity norm), as torch.optim.Adamax (torch's single-tensor step)."""
+import pyctorch as torch
+
+from .optimizer import (Optimizer, _check_capturable, _get_scalar_dtype, _get_value, _to_scalar,
+                        _use_grad_for_differentiable)
+
+__all__ = ["Adamax", "adamax"]
+
+
+class Adamax(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "foreach": foreach,
+            "maximize": maximize, "differentiable": differentiable, "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
+                    p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+
+    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_infs, state_steps):
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params_with_grad.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = (torch.zeros((), dtype=_get_scalar_dtype()) if group["capturable"]
+                                 else torch.tensor(0.0, dtype=_get_scalar_dtype()))
+                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["exp_inf"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            exp_avgs.append(state["exp_avg"])
+            exp_infs.append(state["exp_inf"])
+            state_steps.append(state["step"])
+        return False  # has_complex
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params_with_grad, grads, exp_avgs, exp_infs, state_steps = [], [], [], [], []
+            beta1, beta2 = group["betas"]
+            has_complex = self._init_group(group, params_with_grad, grads, exp_avgs, exp_infs, state_steps)
+            adamax(params_with_grad, grads, exp_avgs, exp_infs, state_steps, eps=group["eps"], beta1=beta1,
+                   beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], foreach=group["foreach"],
+                   maximize=group["maximize"], differentiable=group["differentiable"],
+                   capturable=group["capturable"], has_complex=has_complex)
+        return loss
+
+
+def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximize=False, differentiable=False,
+           capturable=False, has_complex=False, *, eps, beta1, beta2, lr, weight_decay):
+    """Functional Adamax update, in place (torch.optim.adamax.adamax); foreach is accepted and the
+    single-tensor loop runs."""
+    if not all(isinstance(t, torch.Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    if foreach and differentiable:
+        raise AssertionError("_foreach ops don't support autograd")
+    lr = _to_scalar(lr)
+    for i, param in enumerate(params):
+        grad = grads[i]
+        grad = grad if not maximize else -grad
+        exp_avg = exp_avgs[i]
+        exp_inf = exp_infs[i]
+        step_t = state_steps[i]
+        if capturable:
+            _check_capturable(param, step_t)
+
+        step_t += 1
+
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+
+        exp_avg.lerp_(grad, 1 - beta1)
+        if not differentiable:
+            torch.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
+        else:
+            # max over a stacked pair keeps a gradient for both sides
+            norm_buf = torch.cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)], 0)
+            exp_inf.copy_(torch.amax(norm_buf, 0, keepdim=False))
+
+        clr = lr / (1 - beta1 ** _get_value(step_t))
+        param.addcdiv_(exp_avg, exp_inf, value=-_get_value(clr))

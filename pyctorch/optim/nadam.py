@@ -1,0 +1,146 @@
+"""NAdam (Adam with Nesterov momentum), as torch.optim.NAdam (torch's single-tensor step)."""
+import pyctorch as torch
+
+from .optimizer import (Optimizer, _check_capturable, _get_scalar_dtype, _get_value, _rdiv, _to_scalar,
+                        _use_grad_for_differentiable)
+
+__all__ = ["NAdam", "nadam"]
+
+
+class NAdam(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "momentum_decay": momentum_decay,
+            "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize, "foreach": foreach,
+            "capturable": capturable, "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0:
+                    if not torch.is_tensor(p_state["step"]):
+                        p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+                    if not torch.is_tensor(p_state["mu_product"]):
+                        p_state["mu_product"] = torch.tensor(p_state["mu_product"], dtype=_get_scalar_dtype())
+
+    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps):
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params_with_grad.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                # step and mu_product are 0-d tensors; mu_product's rounding to their dtype is part of the numbers
+                if group["capturable"]:
+                    state["step"] = torch.zeros((), dtype=_get_scalar_dtype())
+                    state["mu_product"] = torch.ones((), dtype=_get_scalar_dtype())
+                else:
+                    state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
+                    state["mu_product"] = torch.tensor(1.0, dtype=_get_scalar_dtype())
+                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            mu_products.append(state["mu_product"])
+            state_steps.append(state["step"])
+        return False  # has_complex
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = [], [], [], [], [], []
+            beta1, beta2 = group["betas"]
+            has_complex = self._init_group(group, params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products,
+                                           state_steps)
+            nadam(params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, beta1=beta1, beta2=beta2,
+                  lr=group["lr"], weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
+                  eps=group["eps"], maximize=group["maximize"],
+                  decoupled_weight_decay=group["decoupled_weight_decay"], foreach=group["foreach"],
+                  capturable=group["capturable"], differentiable=group["differentiable"], has_complex=has_complex)
+        return loss
+
+
+def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, decoupled_weight_decay=False,
+          foreach=None, capturable=False, differentiable=False, has_complex=False, maximize=False, *, beta1, beta2,
+          lr, weight_decay, momentum_decay, eps):
+    """Functional NAdam update, in place (torch.optim.nadam.nadam); foreach is accepted and the
+    single-tensor loop runs."""
+    if not all(isinstance(t, torch.Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    if not all(isinstance(t, torch.Tensor) for t in mu_products):
+        raise RuntimeError("API has changed, `mu_products` argument must contain a list of singleton tensors")
+    if foreach and differentiable:
+        raise AssertionError("_foreach ops don't support autograd")
+    lr = _to_scalar(lr)
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg = exp_avgs[i]
+        exp_avg_sq = exp_avg_sqs[i]
+        mu_product = mu_products[i]
+        step_t = state_steps[i]
+        if capturable:
+            _check_capturable(param, mu_product, step_t, what="params, mu_products and state_steps")
+
+        step_t += 1
+        step = _get_value(step_t)
+        bias_correction2 = 1 - beta2 ** step
+
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+
+        # the momentum coefficients of this step and the next (Dozat's schedule)
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+        mu_product *= mu
+
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(bias_correction2).sqrt()
+
+        if differentiable:
+            denom = denom.add(eps)
+            mu_product_next = mu_product * mu_next
+            grad = grad * _rdiv(-lr * (1.0 - mu), 1.0 - mu_product)
+            exp_avg = exp_avg * _rdiv(-lr * mu_next, 1.0 - mu_product_next)
+            param.addcdiv_(grad, denom)
+            param.addcdiv_(exp_avg, denom)
+        else:
+            mu_product_value = _get_value(mu_product)
+            mu_product_next = mu_product_value * mu_next
+            denom.add_(eps)
+            param.addcdiv_(grad, denom, value=_get_value(-lr * (1.0 - mu) / (1.0 - mu_product_value)))
+            param.addcdiv_(exp_avg, denom, value=_get_value(-lr * mu_next / (1.0 - mu_product_next)))
