@@ -97,11 +97,19 @@ static grad_info *info_for(int op_index)
         if (!PyArg_ParseTuple(r, "OOpO", &g->fn, &saved, &uses_result, &meta)) { Py_DECREF(r); goto fail; }
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(meta); i++)
             g->meta_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(meta, i));
-        for (const char *const *f = formulas[op_index]; *f; f++)
-            for (int i = 0; i < sig->nparams; i++) {
-                size_t len = strlen(sig->params[i].name);
-                if (strncmp(*f, sig->params[i].name, len) == 0 && (*f)[len] == ':') g->diff_mask |= 1u << i;
+        /* the targets before ": ", one name or a grouped list "query, key, value" */
+        for (const char *const *f = formulas[op_index]; *f; f++) {
+            const char *end = strstr(*f, ": ");
+            for (const char *t = *f; end && t < end;) {
+                while (t < end && (*t == ' ' || *t == ',')) t++;
+                const char *e = t;
+                while (e < end && *e != ',' && *e != ' ') e++;
+                for (int i = 0; i < sig->nparams; i++)
+                    if (strlen(sig->params[i].name) == (size_t)(e - t) && strncmp(t, sig->params[i].name, (size_t)(e - t)) == 0)
+                        g->diff_mask |= 1u << i;
+                t = e;
             }
+        }
         Py_INCREF(g->fn);
         g->save_results = uses_result;
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++)
