@@ -503,6 +503,52 @@ add("hardtanh", S(lambda T, x: _F(T).hardtanh(x, -0.5, 0.5), X(3, 4)), S(lambda 
     S(lambda T, x: _F(T).hardtanh(x * 1, inplace=True), X(3, 4)))
 add("hardtanh_backward", S(lambda T, g, x: T.hardtanh_backward(g, x, -0.5, 0.5), X(3, 4), X(3, 4),
                            tfn=lambda T, g, x: T.ops.aten.hardtanh_backward(g, x, -0.5, 0.5)))
+# fused attention (cpu/attention.c): torch's scaled_dot_product_attention is the oracle of the
+# forward (and of logsumexp through its math), torch's first derivative of it that of the backward op
+_ATTN_MASK = [[True, False, True, True, False], [False, False, False, True, False], [True, True, True, False, True]]
+
+
+def _attn_ref(T, q, k, v, causal=False, mask=None):
+    s = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if causal:
+        s = s.masked_fill(T.ones(q.shape[-2], k.shape[-2], dtype=T.bool).tril().logical_not(), float("-inf"))
+    if mask is not None:
+        s = s.masked_fill(mask.logical_not(), float("-inf"))
+    # logsumexp does not depend on v, but the fused op's second output requires grad when v does
+    lse = s.logsumexp(-1) + 0 * v.sum((-2, -1)).unsqueeze(-1)
+    return T.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal), lse
+
+
+def _attn_bwd_torch(T, g, q, k, v, causal=False):
+    """The attention backward written out in differentiable ops (torch's math), so that torch also
+    gives the second derivatives."""
+    scale = 1 / q.shape[-1] ** 0.5
+    s = q @ k.transpose(-2, -1) * scale
+    if causal:
+        s = s.masked_fill(T.ones(q.shape[-2], k.shape[-2], dtype=T.bool).tril().logical_not(), float("-inf"))
+    p = s.softmax(-1)
+    dp = g @ v.transpose(-2, -1)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    zero = 0 * (g.sum() + q.sum() + k.sum() + v.sum())  # the fused op's outputs require grad when any input does
+    return ds @ k * scale + zero, ds.transpose(-2, -1) @ q * scale + zero, p.transpose(-2, -1) @ g + zero
+
+
+def _attn_bwd(T, g, q, k, v, causal=False):
+    out, lse = T._C._flash_attention_cpu(q, k, v, None, causal)
+    return T._C._flash_attention_cpu_backward(g, q, k, v, out, lse, None, causal, None, None, [1, 1, 1])
+
+
+add("flash_attention_cpu",
+    S(lambda T, q, k, v: T._C._flash_attention_cpu(q, k, v)[0], X(1, 2, 3, 4), X(1, 2, 5, 4), X(1, 2, 5, 3),
+      tfn=lambda T, q, k, v: _attn_ref(T, q, k, v)[0]),
+    S(lambda T, q, k, v: T._C._flash_attention_cpu(q, k, v, None, True), X(2, 4, 3, layout="t"), X(2, 5, 3),
+      X(2, 5, 2, layout="s"), tfn=lambda T, q, k, v: _attn_ref(T, q, k, v, causal=True)),
+    S(lambda T, q, k, v: T._C._flash_attention_cpu(q, k, v, T.tensor(_ATTN_MASK).expand(2, 3, 5)),
+      X(2, 3, 4), X(2, 5, 4), X(2, 5, 3), tfn=lambda T, q, k, v: _attn_ref(T, q, k, v, mask=T.tensor(_ATTN_MASK))))
+add("flash_attention_cpu_backward",
+    S(_attn_bwd, X(1, 2, 3, 3), X(1, 2, 3, 4), X(1, 2, 5, 4), X(1, 2, 5, 3), tfn=_attn_bwd_torch),
+    S(lambda T, g, q, k, v: _attn_bwd(T, g, q, k, v, True), X(2, 4, 2), X(2, 4, 3, layout="t"), X(2, 5, 3),
+      X(2, 5, 2), tfn=lambda T, g, q, k, v: _attn_bwd_torch(T, g, q, k, v, True)))
 
 # random sampling: the same generator seed gives the same values in both libraries
 add("normal_tensor_float", S(lambda T, m: T.normal(m, 0.5, generator=gen(T)), X(3, 4), gc=False))
