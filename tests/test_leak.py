@@ -281,7 +281,7 @@ def test_refcounts_of_arguments_curated(name, call):
 def _args_for(entry, x, y):
     """Simple positional arguments for a schema: tensors x, y, then plain values (the call may well raise)."""
     _, params = parse_schema(entry["schema"])
-    out, tensors = [], iter([x, y, y, y])
+    out, tensors = [], iter([x, y, y, y, y, y, y, y])  # up to 8 Tensor parameters (native_batch_norm_backward has 7)
     for p in params:
         if p.kwonly:
             break

@@ -97,11 +97,22 @@ static grad_info *info_for(int op_index)
         if (!PyArg_ParseTuple(r, "OOpO", &g->fn, &saved, &uses_result, &meta)) { Py_DECREF(r); goto fail; }
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(meta); i++)
             g->meta_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(meta, i));
-        for (const char *const *f = formulas[op_index]; *f; f++)
-            for (int i = 0; i < sig->nparams; i++) {
+        /* a formula's targets: "input: ..." or, grouped, "input, weight, bias: ..." */
+        for (const char *const *f = formulas[op_index]; *f; f++) {
+            const char *colon = strchr(*f, ':');
+            for (int i = 0; colon && i < sig->nparams; i++) {
                 size_t len = strlen(sig->params[i].name);
-                if (strncmp(*f, sig->params[i].name, len) == 0 && (*f)[len] == ':') g->diff_mask |= 1u << i;
+                for (const char *t = *f; t < colon; t++) {
+                    while (t < colon && (*t == ' ' || *t == ',')) t++;
+                    if ((size_t)(colon - t) >= len && strncmp(t, sig->params[i].name, len) == 0 &&
+                        (t[len] == ':' || t[len] == ',' || t[len] == ' ')) {
+                        g->diff_mask |= 1u << i;
+                        break;
+                    }
+                    while (t < colon && *t != ',') t++;
+                }
             }
+        }
         Py_INCREF(g->fn);
         g->save_results = uses_result;
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++)

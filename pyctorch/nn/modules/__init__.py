@@ -5,3 +5,6 @@ from .flatten import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
