@@ -126,3 +126,67 @@ def broadcast_shapes(*shapes):
                 raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
                                    f"Mismatch is between {list(reversed(result))} and {list(shape)}")
     return _C.Size(reversed(result))
+
+
+# ---- normalization (torch.layer_norm, torch.rms_norm, torch.group_norm, torch.batch_norm, torch.instance_norm) ----
+__all__ += ["layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm"]
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return _C.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return _C._fused_rms_norm(input, normalized_shape, weight, eps)[0]
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    shape = list(input.shape)
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = shape[0], shape[1]
+    if num_groups <= 0 or c % num_groups != 0:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {shape} and num_groups={num_groups}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (p.dim() != 1 or p.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(p.shape)} and input of shape {shape}")
+    hxw = 1
+    for s in shape[2:]:
+        hxw *= s
+    return _C.native_group_norm(input, weight, bias, n, c, hxw, num_groups, eps)[0]
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
+    if input.numel() == 0 and input.dim() >= 2:
+        # torch: an empty batch leaves the running statistics alone; the result keeps the graph of the parameters
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    return _C.native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled=True):
+    """Batch norm over (1, N * C, *): each (sample, channel) gets its own statistics; the running
+    statistics are the average over the batch of the per-sample ones (torch's composite)."""
+    shape = list(input.shape)
+    if input.dim() < 2:
+        raise RuntimeError(f"instance_norm: expected at least 2 dimensions, got {input.dim()}")
+    n, c = shape[0], shape[1]
+    x = input.reshape([1, n * c] + shape[2:])
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    rm = running_mean.repeat(n) if running_mean is not None else None
+    rv = running_var.repeat(n) if running_var is not None else None
+    out = _C.native_batch_norm(x, w, b, rm, rv, use_input_stats, momentum, eps)[0]
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        if running_mean is not None:
+            running_mean.copy_(rm.reshape(n, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(rv.reshape(n, c).mean(0))
+    return out.reshape(shape)

@@ -924,6 +924,88 @@ add("cumsum", S(_ip("cumsum", 1), X(3, 4)))
 add("cumprod", S(_ip("cumprod", 0), X(3, 4)))
 
 
+# ---- normalization, embedding, cross entropy (ops_norm.def) -------------------------------------
+# The fused backward ops are reached as torch reaches them: through its aten ops, or through the
+# double-differentiable torch.autograd.grad of the composite torch uses on CPU (rms_norm, cross_entropy).
+def _aten(T, name):
+    if T is pyctorch:
+        return getattr(pyctorch, name, None) or getattr(pyctorch._C, name)
+    return getattr(torch.ops.aten, name)
+
+
+def _tgrad(T, f, xs, g):
+    """torch.autograd.grad(f(*xs), xs, g, create_graph=True), with inputs that do not require grad
+    made leaves that do (the `needs`-mask runs), so the result still depends on g."""
+    xs = [x if x.requires_grad else x.detach().requires_grad_() for x in xs]
+    return T.autograd.grad(f(*xs), xs, g, create_graph=True)
+
+
+# torch's double-backward formulas of layer norm and batch norm read the saved statistics as constants,
+# so torch's third derivatives miss their dependence on the input (pyctorch's pass gradgradcheck)
+STATS_CONST_IN_TORCH = "torch's third derivative treats the saved mean/rstd as constants"
+EIDX = [[0, 2, 2], [4, 1, 2]]
+CE_T = [1, 0, -100, 3]
+add("native_layer_norm",
+    S(lambda T, x, w, b: T.native_layer_norm(x, [4], w, b, 1e-5)[0], X(3, 4), X(4), X(4)),
+    S(lambda T, x: T.native_layer_norm(x, [3, 4], None, None, 1e-5)[0], X(2, 3, 4, layout="t")),
+    S(lambda T, x, w: T.nn.functional.layer_norm(x, (4,), w), X(2, 3, 4, layout="s"), X(4)))
+add("native_layer_norm_backward",
+    S(lambda T, g, x, w: _aten(T, "native_layer_norm_backward")(
+        g, x, [4], *T.native_layer_norm(x, [4], w, None, 1e-5)[1:], w, None, [True, True, False])[:2],
+      X(3, 4), X(3, 4), X(4), xfail={"gradgrad": STATS_CONST_IN_TORCH}))
+add("fused_rms_norm",
+    S(lambda T, x, w: pyctorch._C._fused_rms_norm(x, [4], w, 1e-3)[0], X(3, 4), X(4),
+      tfn=lambda T, x, w: T.nn.functional.rms_norm(x, (4,), w, 1e-3)),
+    S(lambda T, x: pyctorch._C._fused_rms_norm(x, [3, 4], None, None)[0], X(2, 3, 4, layout="t"),
+      tfn=lambda T, x: T.nn.functional.rms_norm(x, (3, 4))))
+add("fused_rms_norm_backward",
+    S(lambda T, g, x, w: pyctorch._C._fused_rms_norm_backward(
+        g, x, [4], pyctorch._C._fused_rms_norm(x, [4], w, 1e-3)[1], w, [True, True]), X(3, 4), X(3, 4), X(4),
+      tfn=lambda T, g, x, w: _tgrad(T, lambda x, w: T.nn.functional.rms_norm(x, (4,), w, 1e-3), (x, w), g)))
+add("native_group_norm",
+    S(lambda T, x, w, b: T.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5)[0], X(2, 4, 3), X(4), X(4)),
+    S(lambda T, x: T.nn.functional.group_norm(x, 1), X(3, 2, 4, layout="t")))
+add("native_group_norm_backward",
+    S(lambda T, g, x, w: _aten(T, "native_group_norm_backward")(
+        g, x, *T.native_group_norm(x, w, None, 2, 4, 3, 2, 1e-5)[1:], w, 2, 4, 3, 2, [True, True, True])[:2],
+      X(2, 4, 3), X(2, 4, 3), X(4)))
+add("native_batch_norm",
+    S(lambda T, x, w, b: T.native_batch_norm(x, w, b, T.zeros(3, dtype=T.float64), T.ones(3, dtype=T.float64), True,
+                                             0.1, 1e-5)[0], X(4, 3, 2), X(3), X(3)),
+    S(lambda T, x, w, b: T.native_batch_norm(x, w, b, T.tensor([0.5, -1.0, 0.0], dtype=T.float64),
+                                             T.tensor([1.5, 0.5, 2.0], dtype=T.float64), False, 0.1, 1e-5)[0],
+      X(4, 3, layout="t"), X(3), X(3)),
+    S(lambda T, x: T.nn.functional.batch_norm(x, None, None, training=True), X(2, 3, 4, layout="s")))
+add("native_batch_norm_backward",
+    S(lambda T, g, x, w: _aten(T, "native_batch_norm_backward")(
+        g, x, w, None, None, *T.native_batch_norm(x, w, None, None, None, True, 0.1, 1e-5)[1:], True, 1e-5,
+        [True, True, True]), X(4, 3, 2), X(4, 3, 2), X(3), xfail={"gradgrad": STATS_CONST_IN_TORCH}),
+    S(lambda T, g, x, w: _aten(T, "native_batch_norm_backward")(
+        g, x, w, T.tensor([0.5, -1.0, 0.0], dtype=T.float64), T.tensor([1.5, 0.5, 2.0], dtype=T.float64), None, None,
+        False, 1e-5, [True, True, True]), X(4, 3), X(4, 3), X(3)))
+add("embedding",
+    S(lambda T, w: T.embedding(w, T.tensor(EIDX)), X(5, 3)),
+    S(lambda T, w: T.nn.functional.embedding(T.tensor([3, 3, 0]), w, scale_grad_by_freq=True), X(4, 2, layout="t"),
+      gc=False, gg=False),  # scaled by frequency: not the derivative
+    S(lambda T, w: T.nn.functional.embedding(T.tensor(EIDX), w, padding_idx=2), X(5, 3), gc=False, gg=False))
+add("embedding_dense_backward",
+    S(lambda T, g: _aten(T, "embedding_dense_backward")(g, T.tensor(EIDX), 5, -1, False), X(2, 3, 3)),
+    S(lambda T, g: _aten(T, "embedding_dense_backward")(g, T.tensor(EIDX), 5, 2, False), X(2, 3, 3)))
+add("cross_entropy_loss",
+    S(lambda T, x: pyctorch._C._cross_entropy_loss(x, T.tensor(CE_T), None, 1, -100, 0.0)[0], X(4, 5),
+      tfn=lambda T, x: T.nn.functional.cross_entropy(x, T.tensor(CE_T))),
+    S(lambda T, x, w: T.nn.functional.cross_entropy(x, T.tensor(CE_T), weight=w, reduction="none",
+                                                    label_smoothing=0.2), X(4, 5, layout="t"), X(5, grad=False, **POS)),
+    S(lambda T, x: T.nn.functional.cross_entropy(x, T.tensor([[0, 2], [1, 1]]), reduction="sum", ignore_index=1),
+      X(2, 3, 2)))
+add("cross_entropy_loss_backward",
+    S(lambda T, g, x: pyctorch._C._cross_entropy_loss_backward(
+        g, x, T.tensor(CE_T), None, 1, -100, 0.1, pyctorch._C._cross_entropy_loss(x, T.tensor(CE_T), None, 1, -100,
+                                                                                   0.1)[1]), X(), X(4, 5),
+      tfn=lambda T, g, x: _tgrad(T, lambda x: T.nn.functional.cross_entropy(x, T.tensor(CE_T), label_smoothing=0.1),
+                                 (x,), g)))
+
+
 # ---- non-differentiable and formula-less ops --------------------------------------------------
 
 NO_FLOAT_OUT = "no floating-point output"
@@ -963,6 +1045,8 @@ NONDIFF = {  # op id -> (reason, a call on a float64 tensor x that requires grad
     "floor_divide": (TORCH_NOT_IMPLEMENTED, lambda T, x: T.floor_divide(x, 0.3)),
     "bincount": (TORCH_NOT_IMPLEMENTED, lambda T, x: T.bincount(T.tensor([0, 1, 1]), x[0])),
     "unique": (TORCH_NOT_IMPLEMENTED, lambda T, x: T.unique(x)),
+    # max_norm renormalizes rows in place under no_grad (F.embedding); torch's derivative is not implemented
+    "embedding_renorm_": (TORCH_NOT_IMPLEMENTED, None),
     **{n: (TORCH_NOT_IMPLEMENTED, None) for n in ("unique_consecutive", "unique_consecutive_kw",
                                                   "unique_consecutive_p1", "unique_consecutive_p2",
                                                   "unique_consecutive_p3")},

@@ -1039,3 +1039,7 @@ def compile_op(node_name, params, codes, formulas):
     every = [e for e in exprs.values() if not e.startswith("group")] + [e for _, e in groups]
     meta = tuple(i for i in saved if codes[i] in "TL" and _meta_only(every, params[i]))
     return fn, saved, ("result" in used or "results" in used), meta
+
+
+# helpers of the normalization and embedding formulas (ops_norm.def)
+from ._norm_formulas import *  # noqa: E402,F401,F403

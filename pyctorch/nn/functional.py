@@ -180,6 +180,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
+    if not target.is_floating_point():  # class indices: the fused kernel (cpu/cross_entropy.c)
+        return _cross_entropy_indices(input, target, weight, ignore_index, reduction, label_smoothing)
     class_dim = 0 if input.ndim == 1 else 1
     logp = input.log_softmax(class_dim)
     n_classes = input.shape[class_dim]
@@ -196,26 +198,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == "mean":
             return loss.sum() / (loss.numel() if input.ndim > 1 else 1)
         return _reduce(loss, reduction)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if label_smoothing <= 0:
-        return nll
-    lp = _class_dim_last(logp)
-    t = target.reshape(-1).long()
-    valid = t != ignore_index
-    per = -(lp * weight.reshape(1, -1)).sum(1) if weight is not None else -lp.sum(1)
-    per = torch.where(valid, per, torch.zeros_like(per))
-    if reduction == "none":
-        smooth = per.reshape(target.shape)
-    elif reduction == "sum":
-        smooth = per.sum()
-    else:
-        if weight is not None:
-            safe = torch.where(valid, t, torch.zeros_like(t))
-            denom = torch.where(valid, weight[safe], torch.zeros_like(weight[safe])).sum()
-        else:
-            denom = valid.sum()
-        smooth = per.sum() / denom
-    return (1 - label_smoothing) * nll + (label_smoothing / n_classes) * smooth
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -824,3 +806,99 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not is_batched:
         out = out.squeeze(1)
     return out, None
+# ---- normalization, embedding ----
+__all__ += ["layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm", "embedding"]
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return torch.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return torch.rms_norm(input, normalized_shape, weight, eps)
+
+
+def _verify_batch_size(size):
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    n = 1
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size(torch.Size([input.shape[0] * input.shape[1] // num_groups, num_groups] + list(input.shape[2:])))
+    return torch.group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if training:
+        _verify_batch_size(input.shape)
+    return torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    if use_input_stats:
+        _verify_spatial_size(input.shape)
+    return torch.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.shape[0] + padding_idx
+    else:
+        padding_idx = -1
+    if sparse and weight.requires_grad and torch.is_grad_enabled():
+        raise NotImplementedError("pyctorch: sparse gradients are not supported; F.embedding(sparse=True) (and "
+                                  "nn.Embedding(sparse=True)) would need torch.sparse tensors. Use sparse=False.")
+    if max_norm is not None:
+        # torch renormalizes the looked-up rows in place first, without recording it
+        input = input.contiguous()
+        with torch.no_grad():
+            torch.embedding_renorm_(weight, input, max_norm, norm_type)
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _cross_entropy_indices(input, target, weight, ignore_index, reduction, label_smoothing):
+    """cross_entropy with class-index targets: log_softmax + nll in one fused op over (rows, C)."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    r = _REDUCTIONS[reduction]
+    if input.ndim == 0:
+        raise RuntimeError("cross_entropy: expected an input with at least 1 dimension (C), got a 0-d tensor")
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+        x, t = input.unsqueeze(0), target.reshape(1)
+    elif input.ndim == 2:
+        x, t = input, target
+    else:
+        if target.ndim == 0 or target.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                             f"({target.shape[0] if target.ndim else 0}).")
+        expect = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape) != expect:
+            raise RuntimeError(f"Expected target size {expect}, got {list(target.shape)}")
+        x, t = input.movedim(1, -1).reshape(-1, input.shape[1]), target.reshape(-1)
+    loss = torch._C._cross_entropy_loss(x, t, weight, r, ignore_index, float(label_smoothing))[0]
+    return loss.reshape(target.shape) if r == 0 else loss

@@ -9,3 +9,6 @@ from .rnn import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403

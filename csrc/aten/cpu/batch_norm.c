@@ -1,0 +1,305 @@
+/* batch_norm.c: fused batch norm, forward and backward (torch's native_batch_norm and
+ * native_batch_norm_backward).
+ *
+ * The input (N, C, *) is walked as N * C contiguous blocks of L = prod(*) elements; statistics
+ * per channel c are sums over the N blocks (n, c), computed per block in parallel (double
+ * accumulation, two passes) and then added per channel. Training updates running_mean and
+ * running_var in place with the unbiased variance (torch's rule); they are small buffers and
+ * their version counters are left alone, so a backward formula that saved them (eval mode)
+ * never sees a spurious "modified by an inplace operation".
+ *
+ * Backward per channel (M = N * L, xc = x - mean, dot = sum(grad * xc), sg = sum(grad)):
+ *   training:  grad_input = invstd * w * (grad - sg / M - xc * invstd^2 * dot / M)
+ *   eval:      grad_input = invstd * w * grad           (mean, invstd from the running stats)
+ *   grad_weight = dot * invstd,  grad_bias = sg
+ * Each is one linear pass grad * k1 + x * k2 + k3 per block (norm_rows.h). */
+#include "../op.h"
+#include "../error.h"
+#include "../iter.h"
+#include "norm_rows.h"
+#include <math.h>
+#include <stdlib.h>
+
+/* A per-channel vector (weight, running stats...): numel C, 1-D (any stride) or contiguous. */
+static int channel_vec_ok(const char *name, const pct_tensor *t, int64_t C)
+{
+    if (!t) return 0;
+    if (t->numel != C) {
+        PyErr_Format(PyExc_RuntimeError, "%s should contain %lld elements not %lld", name, (long long)C, (long long)t->numel);
+        return -1;
+    }
+    if (t->ndim > 1 && !pct_tensor_is_contiguous(t)) {
+        PyErr_Format(PyExc_RuntimeError, "%s: expected a 1-D or contiguous tensor", name);
+        return -1;
+    }
+    return 0;
+}
+
+static char *channel_ptr(const pct_tensor *t, int64_t i)
+{
+    int64_t step = t->ndim == 1 ? t->strides[0] : 1;
+    return pct_tensor_data(t) + i * step * pct_dtype_itemsize[t->dtype];
+}
+
+static double channel_get(const pct_tensor *t, int64_t i, double dflt)
+{
+    return t ? pct_load_as_double(channel_ptr(t, i), t->dtype) : dflt;
+}
+
+typedef struct bn_shape {
+    int64_t N, C, L;
+} bn_shape;
+
+static void bn_shape_of(const pct_tensor *in, bn_shape *s)
+{
+    s->N = in->ndim > 0 ? in->sizes[0] : 1;
+    s->C = in->ndim > 1 ? in->sizes[1] : 0;
+    s->L = 1;
+    for (int i = 2; i < in->ndim; i++) s->L *= in->sizes[i];
+}
+
+/* Per-channel sums over the N blocks: out[c] = sum_n f(block (n, c)), computed per block in
+ * parallel into `part` (N * C doubles) and added in block order (deterministic). */
+static void channel_sums(const pct_norm_rows *rows, const char *xd, int64_t isz, bn_shape s, const double *mean,
+                         double *part, double *out)
+{
+    int64_t units = s.N * s.C;
+    int nth = pct_norm_threads(units * s.L, units);
+    _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
+    for (int64_t nc = 0; nc < units; nc++) {
+        const char *blk = xd + nc * s.L * isz;
+        part[nc] = mean ? rows->sqdev(blk, s.L, mean[nc % s.C]) : rows->sum(blk, s.L);
+    }
+    for (int64_t c = 0; c < s.C; c++) out[c] = 0;
+    for (int64_t nc = 0; nc < units; nc++) out[nc % s.C] += part[nc];
+}
+
+/* y = x * a[c] + b[c] over every block. */
+static void channel_affine(const pct_norm_rows *rows, const char *xd, char *yd, int64_t isz, bn_shape s, const double *a,
+                           const double *b)
+{
+    int64_t units = s.N * s.C;
+    int nth = pct_norm_threads(units * s.L, units);
+    _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
+    for (int64_t nc = 0; nc < units; nc++)
+        rows->scale_shift(xd + nc * s.L * isz, yd + nc * s.L * isz, s.L, a[nc % s.C], b[nc % s.C]);
+}
+
+PyObject *pct_cpu_native_batch_norm(pct_call *c)
+{
+    pct_tensor *in = c->v[0].t;
+    pct_tensor *w = c->v[1].none ? NULL : c->v[1].t, *b = c->v[2].none ? NULL : c->v[2].t;
+    pct_tensor *rm = c->v[3].none ? NULL : c->v[3].t, *rv = c->v[4].none ? NULL : c->v[4].t;
+    bool training = c->v[5].b;
+    double momentum = c->v[6].d, eps = c->v[7].d;
+    pct_tensor *x = NULL, *out = NULL, *smean = NULL, *sinv = NULL;
+    double *buf = NULL;
+    bn_shape s;
+    bool mixed = false;
+    bn_shape_of(in, &s);
+    if (channel_vec_ok("running_mean", rm, s.C) < 0 || channel_vec_ok("running_var", rv, s.C) < 0 ||
+        channel_vec_ok("weight", w, s.C) < 0 || channel_vec_ok("bias", b, s.C) < 0)
+        return NULL;
+    if (in->ndim < 2) {
+        PyErr_Format(PyExc_RuntimeError, "batch_norm: expected an input with at least 2 dimensions (N, C, ...), got %d",
+                     in->ndim);
+        return NULL;
+    }
+    if (pct_norm_check_float_input(in, "batch_norm") < 0) return NULL;
+    pct_tensor *params[4] = {w, b, rm, rv};
+    for (int k = 0; k < 4; k++)
+        if (pct_norm_check_param_dtype(in, params[k], &mixed) < 0) return NULL;
+    if (!training && (!rm || !rv)) {
+        PyErr_Format(PyExc_RuntimeError, "%s must be defined in evaluation mode", rm ? "running_var" : "running_mean");
+        return NULL;
+    }
+    int sdt = mixed ? PCT_FLOAT32 : in->dtype;
+    bool f32 = pct_dtype_is_reduced_float(in->dtype) || in->dtype == PCT_FLOAT32;
+    int64_t C = s.C, zero = 0, M = s.N * s.L;
+    PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
+    PCT_TRY(out = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
+    PCT_TRY(smean = pct_tensor_empty(1, training ? &C : &zero, sdt, PCT_CPU, -1));
+    PCT_TRY(sinv = pct_tensor_empty(1, training ? &C : &zero, sdt, PCT_CPU, -1));
+    /* mean, invstd, a, b (C each), then N * C partial sums */
+    buf = malloc(sizeof(double) * (size_t)(4 * C + s.N * C + 1));
+    if (!buf) { PyErr_NoMemory(); goto fail; }
+    {
+        const pct_norm_rows *rows = pct_norm_rows_for(in->dtype);
+        double *mean = buf, *inv = buf + C, *ka = buf + 2 * C, *kb = buf + 3 * C, *part = buf + 4 * C;
+        int64_t isz = pct_dtype_itemsize[in->dtype];
+        const char *xd = pct_tensor_data(x);
+        double *var = ka; /* scratch until the affine constants are made */
+        if (training) {
+            Py_BEGIN_ALLOW_THREADS
+            channel_sums(rows, xd, isz, s, NULL, part, mean);
+            for (int64_t ch = 0; ch < C; ch++) mean[ch] = M ? mean[ch] / (double)M : NAN;
+            channel_sums(rows, xd, isz, s, mean, part, var);
+            Py_END_ALLOW_THREADS
+            for (int64_t ch = 0; ch < C; ch++) {
+                double vs = var[ch];
+                inv[ch] = 1.0 / sqrt(vs / (double)M + eps);
+                if (f32) {
+                    inv[ch] = (float)inv[ch];
+                    mean[ch] = (float)mean[ch];
+                }
+                pct_store_double(pct_tensor_data(smean) + ch * pct_dtype_itemsize[sdt], sdt, mean[ch]);
+                pct_store_double(pct_tensor_data(sinv) + ch * pct_dtype_itemsize[sdt], sdt, inv[ch]);
+                if (rm) {
+                    char *p = channel_ptr(rm, ch);
+                    pct_store_double(p, rm->dtype, momentum * mean[ch] + (1 - momentum) * pct_load_as_double(p, rm->dtype));
+                }
+                if (rv) {
+                    char *p = channel_ptr(rv, ch);
+                    double unbiased = vs / (double)(M - 1);
+                    pct_store_double(p, rv->dtype, momentum * unbiased + (1 - momentum) * pct_load_as_double(p, rv->dtype));
+                }
+            }
+        } else {
+            for (int64_t ch = 0; ch < C; ch++) {
+                mean[ch] = channel_get(rm, ch, 0);
+                inv[ch] = 1.0 / sqrt(channel_get(rv, ch, 1) + eps);
+                if (f32) inv[ch] = (float)inv[ch];
+            }
+        }
+        for (int64_t ch = 0; ch < C; ch++) {
+            ka[ch] = inv[ch] * channel_get(w, ch, 1.0);
+            kb[ch] = channel_get(b, ch, 0.0) - mean[ch] * ka[ch];
+        }
+        Py_BEGIN_ALLOW_THREADS
+        channel_affine(rows, xd, pct_tensor_data(out), isz, s, ka, kb);
+        Py_END_ALLOW_THREADS
+    }
+    free(buf);
+    Py_DECREF(x);
+    return pct_norm_tuple_steal(3, (pct_tensor *[]){out, smean, sinv});
+fail:
+    free(buf);
+    Py_XDECREF(x);
+    Py_XDECREF(out);
+    Py_XDECREF(smean);
+    Py_XDECREF(sinv);
+    return NULL;
+}
+
+PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
+{
+    char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
+    pct_tensor *grad = c->v[0].t, *in = c->v[1].t;
+    pct_tensor *w = c->v[2].none ? NULL : c->v[2].t;
+    pct_tensor *rm = c->v[3].none ? NULL : c->v[3].t, *rv = c->v[4].none ? NULL : c->v[4].t;
+    pct_tensor *sm = c->v[5].none ? NULL : c->v[5].t, *si = c->v[6].none ? NULL : c->v[6].t;
+    bool train = c->v[7].b;
+    double eps = c->v[8].d;
+    const pct_value *mask = &c->v[9];
+    pct_tensor *g = NULL, *x = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
+    double *buf = NULL;
+    bn_shape s;
+    bool mixed = false;
+    bn_shape_of(in, &s);
+    int64_t C = s.C, M = s.N * s.L;
+    if (in->ndim < 2) {
+        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: expected an input with at least 2 dimensions, got %d",
+                     in->ndim);
+        return NULL;
+    }
+    if (pct_norm_check_float_input(in, "batch_norm_backward") < 0) return NULL;
+    pct_tensor *stats_mean = train ? sm : rm, *stats_var = train ? si : rv;
+    if (!stats_mean || !stats_var) {
+        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: %s are required in %s mode",
+                     train ? "save_mean and save_invstd" : "running_mean and running_var", train ? "training" : "evaluation");
+        return NULL;
+    }
+    if (channel_vec_ok("weight", w, C) < 0 || channel_vec_ok(train ? "save_mean" : "running_mean", stats_mean, C) < 0 ||
+        channel_vec_ok(train ? "save_invstd" : "running_var", stats_var, C) < 0)
+        return NULL;
+    if (pct_norm_check_param_dtype(in, w, &mixed) < 0) return NULL;
+    if (!pct_dtype_is_floating(stats_mean->dtype) || !pct_dtype_is_floating(stats_var->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError, "native_batch_norm_backward: expected floating point statistics");
+        return NULL;
+    }
+    if (grad->ndim != in->ndim || memcmp(grad->sizes, in->sizes, sizeof(int64_t) * (size_t)in->ndim) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: grad_out of shape %s does not match input of shape %s",
+                     pct_shape_str(s1, sizeof s1, grad->ndim, grad->sizes), pct_shape_str(s2, sizeof s2, in->ndim, in->sizes));
+        return NULL;
+    }
+    if (!pct_dtype_is_floating(grad->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: expected grad_out to be floating point, but got %s",
+                     pct_dtype_cpp_name[grad->dtype]);
+        return NULL;
+    }
+    bool want_i = mask->list[0] != 0, want_w = mask->list[1] != 0, want_b = mask->list[2] != 0;
+    int pdt = w ? w->dtype : (pct_dtype_is_reduced_float(in->dtype) && stats_mean->dtype == PCT_FLOAT32) ? PCT_FLOAT32 : in->dtype;
+    PCT_TRY_INT(pct_norm_as_contig(grad, in->dtype, &g));
+    PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
+    if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
+    if (want_w) PCT_TRY(gw = pct_tensor_empty(1, &C, PCT_FLOAT64, PCT_CPU, -1));
+    if (want_b) PCT_TRY(gb = pct_tensor_empty(1, &C, PCT_FLOAT64, PCT_CPU, -1));
+    /* mean, invstd, dot, sg, k1, k2, k3 (C each), then 2 * N * C block sums */
+    buf = malloc(sizeof(double) * (size_t)(7 * C + 2 * s.N * C + 1));
+    if (!buf) { PyErr_NoMemory(); goto fail; }
+    {
+        const pct_norm_rows *rows = pct_norm_rows_for(in->dtype);
+        double *mean = buf, *inv = buf + C, *dot = buf + 2 * C, *sg = buf + 3 * C;
+        double *k1 = buf + 4 * C, *k2 = buf + 5 * C, *k3 = buf + 6 * C, *ds = buf + 7 * C, *db = ds + s.N * C;
+        int64_t isz = pct_dtype_itemsize[in->dtype], units = s.N * C;
+        const char *gd = pct_tensor_data(g), *xd = pct_tensor_data(x);
+        for (int64_t ch = 0; ch < C; ch++) {
+            mean[ch] = channel_get(stats_mean, ch, 0);
+            inv[ch] = train ? channel_get(stats_var, ch, 1) : 1.0 / sqrt(channel_get(stats_var, ch, 1) + eps);
+        }
+        int nth = pct_norm_threads(units * s.L, units);
+        Py_BEGIN_ALLOW_THREADS
+        _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
+        for (int64_t nc = 0; nc < units; nc++)
+            rows->dot_sum(gd + nc * s.L * isz, xd + nc * s.L * isz, s.L, &ds[nc], &db[nc]);
+        Py_END_ALLOW_THREADS
+        for (int64_t ch = 0; ch < C; ch++) dot[ch] = sg[ch] = 0;
+        for (int64_t nc = 0; nc < units; nc++) {
+            dot[nc % C] += ds[nc];
+            sg[nc % C] += db[nc];
+        }
+        for (int64_t ch = 0; ch < C; ch++) {
+            dot[ch] -= mean[ch] * sg[ch];
+            double wc = channel_get(w, ch, 1.0);
+            k1[ch] = inv[ch] * wc;
+            if (train && M > 0) {
+                k2[ch] = -inv[ch] * inv[ch] * inv[ch] * wc * dot[ch] / (double)M;
+                k3[ch] = -inv[ch] * wc * sg[ch] / (double)M - mean[ch] * k2[ch];
+            } else {
+                k2[ch] = 0;
+                k3[ch] = 0;
+            }
+            if (gw) ((double *)pct_tensor_data(gw))[ch] = dot[ch] * inv[ch];
+            if (gb) ((double *)pct_tensor_data(gb))[ch] = sg[ch];
+        }
+        if (gi) {
+            char *gid = pct_tensor_data(gi);
+            Py_BEGIN_ALLOW_THREADS
+            _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
+            for (int64_t nc = 0; nc < units; nc++)
+                rows->lin2(gd + nc * s.L * isz, xd + nc * s.L * isz, gid + nc * s.L * isz, s.L, k1[nc % C], k2[nc % C],
+                           k3[nc % C]);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    free(buf);
+    buf = NULL;
+    pct_tensor **outs[2] = {&gw, &gb};
+    for (int k = 0; k < 2; k++)
+        if (*outs[k]) {
+            pct_tensor *t = pct_to_dtype(*outs[k], pdt, false);
+            Py_SETREF(*outs[k], t);
+            if (!t) goto fail;
+        }
+    Py_DECREF(g);
+    Py_DECREF(x);
+    return pct_norm_tuple_steal(3, (pct_tensor *[]){gi, gw, gb});
+fail:
+    free(buf);
+    Py_XDECREF(g);
+    Py_XDECREF(x);
+    Py_XDECREF(gi);
+    Py_XDECREF(gw);
+    Py_XDECREF(gb);
+    return NULL;
+}

@@ -1,0 +1,319 @@
+/* cross_entropy.c: fused cross-entropy with class-index targets over (N, C) logits:
+ * log_softmax and nll in one pass forward, and a one-pass backward that recomputes the
+ * softmax from the saved per-row logsumexp (no (N, C) log-probabilities are kept).
+ *
+ * For row i with target t (rows whose target is ignore_index contribute nothing), class
+ * weights w (all ones without weight), label smoothing e and lse = logsumexp(x_i):
+ *   loss_i = (1 - e) * w_t * (lse - x_t) + e / C * sum_c w_c * (lse - x_c)
+ *   d loss_i / d x_c = p_c * ((1 - e) * w_t + e / C * sum(w)) - e / C * w_c - [c == t] * (1 - e) * w_t
+ * with p = softmax(x_i). reduction: 0 none, 1 mean (divided by the summed weight of the
+ * non-ignored targets, as torch), 2 sum. */
+#include "../op.h"
+#include "../error.h"
+#include "../iter.h"
+#include "norm_rows.h"
+#include <math.h>
+#include <stdlib.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(PCT_NO_TARGET_CLONES) && !defined(PCT_NO_AVX512)
+#define CE_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(PCT_NO_TARGET_CLONES)
+#define CE_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define CE_HOT
+#endif
+
+/* expf as a branch-free polynomial (Cephes, about 1 ulp) that `omp simd` loops vectorize
+ * (libm's expf is a call). Exact where it matters: -inf -> 0, +inf -> inf, NaN -> NaN;
+ * results below FLT_MIN flush to 0. */
+static inline float ce_expf(float x)
+{
+    float xc = x < -87.33654f ? -87.33654f : x;
+    xc = xc > 88.37626f ? 88.37626f : xc;
+    float fx = xc * 1.44269504088896341f;
+    fx = (fx + 12582912.0f) - 12582912.0f; /* round to nearest */
+    float r = xc - fx * 0.693359375f + fx * 2.12194440e-4f;
+    float r2 = r * r;
+    float y = 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * r2 + r + 1.0f;
+    union { int32_t i; float f; } p2 = {.i = ((int32_t)fx + 127) * (1 << 23)};
+    y *= p2.f;
+    y = x > 88.72283f ? INFINITY : y;
+    y = x < -87.33654f ? 0.0f : y;
+    return x != x ? x : y;
+}
+#define CE_EXP_float(x) ce_expf(x)
+#define CE_EXP_double(x) exp(x)
+
+typedef struct ce_args {
+    const char *x;       /* (N, C) logits, contiguous */
+    const int64_t *t;    /* N targets */
+    const double *w;     /* C class weights or NULL */
+    int64_t n, c, ignore;
+    double eps, wsum;    /* label smoothing; sum of the class weights (C without weight) */
+} ce_args;
+
+typedef double (*ce_row_fwd_fn)(const ce_args *a, int64_t i, double *lse);
+typedef void (*ce_row_bwd_fn)(const ce_args *a, int64_t i, double lse, double coef, void *gi);
+
+/* Note: the row max skips NaN (a NaN logit makes the sum, and so the loss, NaN anyway). */
+#define CE_DEFINE(E, N, T, C, S)                                                                    \
+    CE_HOT static double ce_fwd_##N(const ce_args *a, int64_t i, double *lse_out)                  \
+    {                                                                                               \
+        const T *x = (const T *)a->x + i * a->c;                                                    \
+        int64_t n = a->c;                                                                           \
+        C mx = -INFINITY;                                                                           \
+        _Pragma("omp simd reduction(max:mx)")                                                       \
+        for (int64_t j = 0; j < n; j++) {                                                           \
+            C v = PCT_TO_COMPUTE_##E(x[j]);                                                         \
+            mx = v > mx ? v : mx;                                                                   \
+        }                                                                                           \
+        if (isinf(mx)) mx = 0; /* all -inf (or +inf): the sum below gives the right inf/NaN */     \
+        double total = 0;                                                                           \
+        for (int64_t c0 = 0; c0 < n; c0 += 1024) {                                                  \
+            int64_t c1 = c0 + 1024 < n ? c0 + 1024 : n;                                             \
+            C s = 0;                                                                                \
+            _Pragma("omp simd reduction(+:s)")                                                      \
+            for (int64_t j = c0; j < c1; j++) s += CE_EXP_##C(PCT_TO_COMPUTE_##E(x[j]) - mx);       \
+            total += s;                                                                             \
+        }                                                                                           \
+        double lse = (double)mx + log(total);                                                       \
+        *lse_out = lse;                                                                             \
+        int64_t t = a->t[i];                                                                        \
+        if (t == a->ignore) return 0;                                                               \
+        double wt = a->w ? a->w[t] : 1.0;                                                           \
+        double loss = (1 - a->eps) * wt * (lse - (double)PCT_TO_COMPUTE_##E(x[t]));                 \
+        if (a->eps > 0) {                                                                           \
+            double sx = 0;                                                                          \
+            if (a->w) {                                                                             \
+                for (int64_t j = 0; j < n; j++) sx += a->w[j] * (double)PCT_TO_COMPUTE_##E(x[j]);   \
+            } else {                                                                                \
+                _Pragma("omp simd reduction(+:sx)")                                                 \
+                for (int64_t j = 0; j < n; j++) sx += (double)PCT_TO_COMPUTE_##E(x[j]);             \
+            }                                                                                       \
+            loss += a->eps / (double)n * (lse * a->wsum - sx);                                      \
+        }                                                                                           \
+        return loss;                                                                                \
+    }                                                                                               \
+    CE_HOT static void ce_bwd_##N(const ce_args *a, int64_t i, double lse_, double coef, void *giv)  \
+    {                                                                                               \
+        const T *x = (const T *)a->x + i * a->c;                                                    \
+        T *gi = (T *)giv + i * a->c;                                                                \
+        int64_t n = a->c, t = a->t[i];                                                              \
+        if (t == a->ignore) {                                                                       \
+            C z = 0;                                                                                \
+            for (int64_t j = 0; j < n; j++) gi[j] = PCT_FROM_COMPUTE_##E(z);                        \
+            return;                                                                                 \
+        }                                                                                           \
+        double wt = a->w ? a->w[t] : 1.0, e = a->eps;                                               \
+        C lse = (C)lse_;                                                                            \
+        C pa = (C)(coef * ((1 - e) * wt + e / (double)n * a->wsum));                                \
+        C sub = (C)(coef * e / (double)n);                                                          \
+        if (a->w && e > 0) {                                                                        \
+            for (int64_t j = 0; j < n; j++)                                                         \
+                gi[j] = PCT_FROM_COMPUTE_##E(CE_EXP_##C(PCT_TO_COMPUTE_##E(x[j]) - lse) * pa - sub * (C)a->w[j]); \
+        } else {                                                                                    \
+            _Pragma("omp simd")                                                                     \
+            for (int64_t j = 0; j < n; j++)                                                         \
+                gi[j] = PCT_FROM_COMPUTE_##E(CE_EXP_##C(PCT_TO_COMPUTE_##E(x[j]) - lse) * pa - sub); \
+        }                                                                                           \
+        gi[t] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(gi[t]) - (C)(coef * (1 - e) * wt));         \
+    }
+PCT_FORALL_FLOAT_DTYPES(CE_DEFINE)
+
+static const ce_row_fwd_fn ce_fwd_table[PCT_NUM_DTYPES] = {
+#define CE_FWD_ENTRY(E, N, T, C, S) [PCT_##E] = ce_fwd_##N,
+    PCT_FORALL_FLOAT_DTYPES(CE_FWD_ENTRY)
+};
+static const ce_row_bwd_fn ce_bwd_table[PCT_NUM_DTYPES] = {
+#define CE_BWD_ENTRY(E, N, T, C, S) [PCT_##E] = ce_bwd_##N,
+    PCT_FORALL_FLOAT_DTYPES(CE_BWD_ENTRY)
+};
+
+/* The shared checks and conversions: x (N, C) floating, targets (N) Long/Byte in range or
+ * ignore_index, weight C values. Fills *a and the owned tensors (released by ce_release). */
+typedef struct ce_owned {
+    pct_tensor *x, *t, *w;
+} ce_owned;
+
+static void ce_release(ce_owned *o)
+{
+    Py_CLEAR(o->x);
+    Py_CLEAR(o->t);
+    Py_CLEAR(o->w);
+}
+
+static int ce_prepare(pct_tensor *input, pct_tensor *target, pct_tensor *weight, int64_t ignore, double eps, ce_args *a,
+                      ce_owned *o)
+{
+    char s1[PCT_SHAPE_BUF];
+    memset(o, 0, sizeof *o);
+    if (input->ndim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "_cross_entropy_loss: expected input of shape (N, C), got %s",
+                     pct_shape_str(s1, sizeof s1, input->ndim, input->sizes));
+        return -1;
+    }
+    if (pct_norm_check_float_input(input, "cross_entropy") < 0) return -1;
+    if (target->dtype != PCT_INT64 && target->dtype != PCT_UINT8) {
+        PyErr_Format(PyExc_RuntimeError, "expected target dtype to be Long or Byte, but got %s", pct_dtype_cpp_name[target->dtype]);
+        return -1;
+    }
+    int64_t n = input->sizes[0], c = input->sizes[1];
+    if (target->ndim != 1 || target->sizes[0] != n) {
+        PyErr_Format(PyExc_ValueError, "Expected input batch_size (%lld) to match target batch_size (%lld).", (long long)n,
+                     (long long)(target->ndim ? target->sizes[0] : 0));
+        return -1;
+    }
+    if (weight && (weight->ndim != 1 || weight->numel != c)) {
+        PyErr_Format(PyExc_RuntimeError, "weight tensor should be defined either for all %lld classes or no classes but got "
+                     "weight tensor of shape: %s", (long long)c, pct_shape_str(s1, sizeof s1, weight->ndim, weight->sizes));
+        return -1;
+    }
+    if (weight && weight->dtype != input->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[input->dtype],
+                     pct_dtype_cpp_name[weight->dtype]);
+        return -1;
+    }
+    if (pct_norm_as_contig(input, input->dtype, &o->x) < 0 || pct_norm_as_contig(target, PCT_INT64, &o->t) < 0 ||
+        pct_norm_as_contig(weight, PCT_FLOAT64, &o->w) < 0)
+        goto fail;
+    const int64_t *tp = (const int64_t *)pct_tensor_data(o->t);
+    for (int64_t i = 0; i < n; i++)
+        if (tp[i] != ignore && (tp[i] < 0 || tp[i] >= c)) {
+            PyErr_Format(PyExc_IndexError, "Target %lld is out of bounds.", (long long)tp[i]);
+            goto fail;
+        }
+    a->x = pct_tensor_data(o->x);
+    a->t = tp;
+    a->w = o->w ? (const double *)pct_tensor_data(o->w) : NULL;
+    a->n = n;
+    a->c = c;
+    a->ignore = ignore;
+    a->eps = eps;
+    a->wsum = (double)c;
+    if (a->w) {
+        a->wsum = 0;
+        for (int64_t j = 0; j < c; j++) a->wsum += a->w[j];
+    }
+    return 0;
+fail:
+    ce_release(o);
+    return -1;
+}
+
+/* The summed weight of the rows whose target is not ignored (the mean's divisor). */
+static double ce_total_weight(const ce_args *a)
+{
+    double s = 0;
+    for (int64_t i = 0; i < a->n; i++)
+        if (a->t[i] != a->ignore) s += a->w ? a->w[a->t[i]] : 1.0;
+    return s;
+}
+
+static int ce_reduction(int64_t r)
+{
+    if (r < 0 || r > 2) {
+        PyErr_Format(PyExc_ValueError, "%lld is not a valid value for reduction", (long long)r);
+        return -1;
+    }
+    return (int)r;
+}
+
+PyObject *pct_cpu_cross_entropy_loss(pct_call *c)
+{
+    pct_tensor *input = c->v[0].t, *target = c->v[1].t, *weight = c->v[2].none ? NULL : c->v[2].t;
+    int red = ce_reduction(c->v[3].i);
+    if (red < 0) return NULL;
+    ce_args a;
+    ce_owned o;
+    pct_tensor *loss = NULL, *lse = NULL, *rows = NULL;
+    if (ce_prepare(input, target, weight, c->v[4].i, c->v[5].d, &a, &o) < 0) return NULL;
+    int ldt = pct_dtype_is_reduced_float(input->dtype) ? PCT_FLOAT32 : input->dtype;
+    PCT_TRY(lse = pct_tensor_empty(1, &a.n, ldt, PCT_CPU, -1));
+    PCT_TRY(rows = pct_tensor_empty(1, &a.n, PCT_FLOAT64, PCT_CPU, -1));
+    {
+        ce_row_fwd_fn fwd = ce_fwd_table[input->dtype];
+        double *lv = (double *)pct_tensor_data(rows);
+        char *ld = pct_tensor_data(lse);
+        int64_t lsz = pct_dtype_itemsize[ldt], n = a.n;
+        int nth = pct_norm_threads(a.n * a.c, a.n);
+        Py_BEGIN_ALLOW_THREADS
+        _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
+        for (int64_t i = 0; i < n; i++) {
+            double l;
+            lv[i] = fwd(&a, i, &l);
+            pct_store_double(ld + i * lsz, ldt, l);
+        }
+        Py_END_ALLOW_THREADS
+        if (red == 0) {
+            PCT_TRY(loss = pct_to_dtype(rows, input->dtype, false));
+        } else {
+            double s = 0;
+            for (int64_t i = 0; i < n; i++) s += lv[i];
+            if (red == 1) s /= ce_total_weight(&a);
+            PCT_TRY(loss = pct_tensor_scalar(input->dtype, s, 0, true));
+        }
+    }
+    Py_DECREF(rows);
+    ce_release(&o);
+    return pct_norm_tuple_steal(2, (pct_tensor *[]){loss, lse});
+fail:
+    ce_release(&o);
+    Py_XDECREF(rows);
+    Py_XDECREF(lse);
+    Py_XDECREF(loss);
+    return NULL;
+}
+
+PyObject *pct_cpu_cross_entropy_loss_backward(pct_call *c)
+{
+    pct_tensor *grad = c->v[0].t, *input = c->v[1].t, *target = c->v[2].t, *weight = c->v[3].none ? NULL : c->v[3].t;
+    pct_tensor *lse_in = c->v[7].t, *lse = NULL, *g = NULL, *gi = NULL;
+    int red = ce_reduction(c->v[4].i);
+    if (red < 0) return NULL;
+    ce_args a;
+    ce_owned o;
+    if (ce_prepare(input, target, weight, c->v[5].i, c->v[6].d, &a, &o) < 0) return NULL;
+    if (lse_in->numel != a.n || !pct_dtype_is_floating(lse_in->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "_cross_entropy_loss_backward: expected %lld floating point logsumexp values, got %lld",
+                     (long long)a.n, (long long)lse_in->numel);
+        goto fail;
+    }
+    if (!pct_dtype_is_floating(grad->dtype) || (red == 0 ? grad->numel != a.n : grad->numel != 1)) {
+        PyErr_Format(PyExc_RuntimeError, "_cross_entropy_loss_backward: expected a floating point gradient of %lld values, got %lld",
+                     (long long)(red == 0 ? a.n : 1), (long long)grad->numel);
+        goto fail;
+    }
+    PCT_TRY_INT(pct_norm_as_contig(lse_in, PCT_FLOAT64, &lse));
+    PCT_TRY_INT(pct_norm_as_contig(grad, PCT_FLOAT64, &g));
+    PCT_TRY(gi = pct_tensor_empty(2, input->sizes, input->dtype, PCT_CPU, -1));
+    {
+        ce_row_bwd_fn bwd = ce_bwd_table[input->dtype];
+        const double *lv = (const double *)pct_tensor_data(lse), *gv = (const double *)pct_tensor_data(g);
+        double scale = red == 1 ? 1.0 / ce_total_weight(&a) : 1.0;
+        void *gd = pct_tensor_data(gi);
+        int64_t n = a.n;
+        int nth = pct_norm_threads(a.n * a.c, a.n);
+        Py_BEGIN_ALLOW_THREADS
+        _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
+        for (int64_t i = 0; i < n; i++) bwd(&a, i, lv[i], (red == 0 ? gv[i] : gv[0]) * scale, gd);
+        Py_END_ALLOW_THREADS
+    }
+    Py_DECREF(lse);
+    Py_DECREF(g);
+    ce_release(&o);
+    return (PyObject *)gi;
+fail:
+    ce_release(&o);
+    Py_XDECREF(lse);
+    Py_XDECREF(g);
+    Py_XDECREF(gi);
+    return NULL;
+}

@@ -1,0 +1,249 @@
+/* embedding.c: embedding lookup (torch's embedding: rows of a (num_weights, D) table picked by
+ * an index tensor of any shape), its dense backward (embedding_dense_backward: the gradient
+ * rows added into a weight-shaped zero tensor) and embedding_renorm_ (max_norm).
+ *
+ * Note [Race-free embedding backward]: threads own disjoint ranges of weight rows. Each thread
+ * zeroes its own rows, then walks all indices and adds only the gradient rows whose index falls
+ * in its range, so no two threads ever write one row and repeated indices accumulate in index
+ * order, as torch's serial index_add does. */
+#include "../op.h"
+#include "../error.h"
+#include "../iter.h"
+#include "norm_rows.h"
+#include <math.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#define EMB_TID() omp_get_thread_num()
+#define EMB_NTH() omp_get_num_threads()
+#else
+#define EMB_TID() 0
+#define EMB_NTH() 1
+#endif
+
+/* Indices (int32 or int64) as a contiguous int64 tensor, all in [0, n); -1 with torch's errors. */
+static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *fn)
+{
+    if (indices->dtype != PCT_INT64 && indices->dtype != PCT_INT32) {
+        PyErr_Format(PyExc_RuntimeError, "Expected tensor for argument #1 'indices' to have one of the following scalar "
+                     "types: Long, Int; but got torch.%sTensor instead (while checking arguments for %s)",
+                     pct_dtype_cpp_name[indices->dtype], fn);
+        return NULL;
+    }
+    pct_tensor *idx = NULL, *c = pct_to_dtype(indices, PCT_INT64, false);
+    if (!c) return NULL;
+    idx = pct_contiguous(c);
+    Py_DECREF(c);
+    if (!idx) return NULL;
+    const int64_t *p = (const int64_t *)pct_tensor_data(idx);
+    int64_t k = idx->numel;
+    int bad = 0;
+    _Pragma("omp parallel for reduction(|:bad) if (k > 65536)")
+    for (int64_t i = 0; i < k; i++) bad |= p[i] < 0 || p[i] >= n;
+    if (bad) {
+        Py_DECREF(idx);
+        PyErr_SetString(PyExc_IndexError, "index out of range in self");
+        return NULL;
+    }
+    return idx;
+}
+
+PyObject *pct_cpu_embedding(pct_call *c)
+{
+    pct_tensor *weight = c->v[0].t, *indices = c->v[1].t, *idx = NULL, *out = NULL;
+    if (weight->ndim != 2) {
+        PyErr_SetString(PyExc_RuntimeError, "'weight' must be 2-D");
+        return NULL;
+    }
+    if (indices->ndim + 1 > PCT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "embedding: indices have too many dimensions (%d)", indices->ndim);
+        return NULL;
+    }
+    int64_t V = weight->sizes[0], D = weight->sizes[1], shape[PCT_MAX_DIMS];
+    PCT_TRY(idx = checked_indices(indices, V, "embedding"));
+    memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
+    shape[indices->ndim] = D;
+    PCT_TRY(out = pct_tensor_empty(indices->ndim + 1, shape, weight->dtype, PCT_CPU, -1));
+    if (out->numel) {
+        const int64_t *ip = (const int64_t *)pct_tensor_data(idx);
+        int64_t k = idx->numel, isz = pct_dtype_itemsize[weight->dtype];
+        int64_t rs = weight->strides[0] * isz, cs = weight->strides[1] * isz;
+        const char *wd = pct_tensor_data(weight);
+        char *od = pct_tensor_data(out);
+        int nth = pct_norm_threads(k * D, k);
+        Py_BEGIN_ALLOW_THREADS
+        _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
+        for (int64_t i = 0; i < k; i++) {
+            const char *src = wd + ip[i] * rs;
+            char *dst = od + i * D * isz;
+            if (cs == isz) {
+                memcpy(dst, src, (size_t)(D * isz));
+            } else {
+                for (int64_t j = 0; j < D; j++) memcpy(dst + j * isz, src + j * cs, (size_t)isz);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    Py_DECREF(idx);
+    return (PyObject *)out;
+fail:
+    Py_XDECREF(idx);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+/* out rows [r0, r1) of the accumulation: see Note [Race-free embedding backward]. */
+#define EMB_ACC(T)                                                                                   \
+    static void emb_acc_##T(const T *g, const int64_t *ip, int64_t k, int64_t D, T *o, int64_t r0,   \
+                            int64_t r1, int64_t pad, const int64_t *counts)                          \
+    {                                                                                                \
+        memset(o + r0 * D, 0, sizeof(T) * (size_t)((r1 - r0) * D));                                 \
+        for (int64_t i = 0; i < k; i++) {                                                            \
+            int64_t r = ip[i];                                                                       \
+            if (r < r0 || r >= r1 || r == pad) continue;                                             \
+            T *dst = o + r * D;                                                                      \
+            const T *src = g + i * D;                                                                \
+            if (counts) {                                                                            \
+                T s = (T)1 / (T)counts[r];                                                           \
+                _Pragma("omp simd")                                                                  \
+                for (int64_t j = 0; j < D; j++) dst[j] += src[j] * s;                                \
+            } else {                                                                                 \
+                _Pragma("omp simd")                                                                  \
+                for (int64_t j = 0; j < D; j++) dst[j] += src[j];                                    \
+            }                                                                                        \
+        }                                                                                            \
+    }
+EMB_ACC(float)
+EMB_ACC(double)
+
+PyObject *pct_cpu_embedding_dense_backward(pct_call *c)
+{
+    char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
+    pct_tensor *grad = c->v[0].t, *indices = c->v[1].t, *idx = NULL, *g = NULL, *out = NULL;
+    int64_t V = c->v[2].i, pad = c->v[3].i;
+    bool by_freq = c->v[4].b;
+    int64_t *counts = NULL;
+    if (V < 0) {
+        PyErr_Format(PyExc_RuntimeError, "embedding_dense_backward: num_weights must be non-negative, got %lld", (long long)V);
+        return NULL;
+    }
+    if (!pct_dtype_is_floating(grad->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "embedding_dense_backward: expected a floating point grad_output, got %s",
+                     pct_dtype_cpp_name[grad->dtype]);
+        return NULL;
+    }
+    if (grad->ndim != indices->ndim + 1 ||
+        memcmp(grad->sizes, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "embedding_dense_backward: grad_output of shape %s does not match indices of "
+                     "shape %s (expected the indices' shape plus the embedding dim)",
+                     pct_shape_str(s1, sizeof s1, grad->ndim, grad->sizes),
+                     pct_shape_str(s2, sizeof s2, indices->ndim, indices->sizes));
+        return NULL;
+    }
+    int64_t D = grad->sizes[grad->ndim - 1], shape[2] = {V, D};
+    int cdt = grad->dtype == PCT_FLOAT64 ? PCT_FLOAT64 : PCT_FLOAT32;
+    PCT_TRY(idx = checked_indices(indices, V, "embedding_backward"));
+    PCT_TRY_INT(pct_norm_as_contig(grad, cdt, &g));
+    PCT_TRY(out = pct_tensor_empty(2, shape, cdt, PCT_CPU, -1));
+    {
+        const int64_t *ip = (const int64_t *)pct_tensor_data(idx);
+        int64_t k = idx->numel;
+        if (by_freq) {
+            counts = calloc((size_t)(V ? V : 1), sizeof(int64_t));
+            if (!counts) { PyErr_NoMemory(); goto fail; }
+            for (int64_t i = 0; i < k; i++) counts[ip[i]]++;
+        }
+        const void *gd = pct_tensor_data(g);
+        void *od = pct_tensor_data(out);
+        int nth = pct_norm_threads(V * D + k * D, V);
+        Py_BEGIN_ALLOW_THREADS
+        _Pragma("omp parallel num_threads(nth) if (nth > 1)")
+        {
+            int t = EMB_TID(), nt = EMB_NTH();
+            int64_t r0 = V * t / nt, r1 = V * (t + 1) / nt;
+            if (cdt == PCT_FLOAT64) emb_acc_double(gd, ip, k, D, od, r0, r1, pad, counts);
+            else emb_acc_float(gd, ip, k, D, od, r0, r1, pad, counts);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    free(counts);
+    counts = NULL;
+    Py_CLEAR(idx);
+    Py_CLEAR(g);
+    if (out->dtype != grad->dtype) {
+        pct_tensor *r = pct_to_dtype(out, grad->dtype, false);
+        Py_SETREF(out, r);
+    }
+    return (PyObject *)out;
+fail:
+    free(counts);
+    Py_XDECREF(idx);
+    Py_XDECREF(g);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The norm_type norm of one row (D elements, byte stride cs). */
+static double row_norm(const char *row, int64_t D, int64_t cs, int dtype, double p)
+{
+    double acc = 0;
+    for (int64_t j = 0; j < D; j++) {
+        double v = fabs(pct_load_as_double(row + j * cs, dtype));
+        if (isinf(p)) acc = p > 0 ? (j == 0 || v > acc ? v : acc) : (j == 0 || v < acc ? v : acc);
+        else if (p == 0) acc += v != 0;
+        else if (p == 1) acc += v;
+        else if (p == 2) acc += v * v;
+        else acc += pow(v, p);
+    }
+    if (isinf(p) || p == 0 || p == 1) return acc;
+    if (p == 2) return sqrt(acc);
+    return pow(acc, 1.0 / p);
+}
+
+PyObject *pct_cpu_embedding_renorm_(pct_call *c)
+{
+    pct_tensor *weight = c->v[0].t, *idx = NULL;
+    double max_norm = c->v[2].d, p = c->v[3].d;
+    int64_t *sorted = NULL;
+    if (weight->ndim != 2) {
+        PyErr_SetString(PyExc_RuntimeError, "embedding_renorm_: 'weight' must be 2-D");
+        return NULL;
+    }
+    if (!pct_dtype_is_floating(weight->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "\"embedding_renorm_\" not implemented for '%s'", pct_dtype_cpp_name[weight->dtype]);
+        return NULL;
+    }
+    PCT_TRY(idx = checked_indices(c->v[1].t, weight->sizes[0], "embedding_renorm_"));
+    int64_t k = idx->numel, D = weight->sizes[1], isz = pct_dtype_itemsize[weight->dtype];
+    int64_t rs = weight->strides[0] * isz, cs = weight->strides[1] * isz;
+    sorted = malloc(sizeof(int64_t) * (size_t)(k ? k : 1));
+    if (!sorted) { PyErr_NoMemory(); goto fail; }
+    memcpy(sorted, pct_tensor_data(idx), sizeof(int64_t) * (size_t)k);
+    qsort(sorted, (size_t)k, sizeof(int64_t), cmp_i64);
+    char *wd = pct_tensor_data(weight);
+    for (int64_t i = 0; i < k; i++) {
+        if (i > 0 && sorted[i] == sorted[i - 1]) continue; /* each row once */
+        char *row = wd + sorted[i] * rs;
+        double norm = row_norm(row, D, cs, weight->dtype, p);
+        if (norm > max_norm) {
+            double scale = max_norm / (norm + 1e-7);
+            for (int64_t j = 0; j < D; j++)
+                pct_store_double(row + j * cs, weight->dtype, pct_load_as_double(row + j * cs, weight->dtype) * scale);
+        }
+    }
+    free(sorted);
+    Py_DECREF(idx);
+    pct_tensor_bump_version(weight);
+    Py_INCREF(weight);
+    return (PyObject *)weight;
+fail:
+    free(sorted);
+    Py_XDECREF(idx);
+    return NULL;
+}
