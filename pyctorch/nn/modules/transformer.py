@@ -12,44 +12,7 @@ from .activation import ReLU, GELU
 from .. import functional as F
 from .. import init
 
-try:
-    from .normalization import LayerNorm
-except ImportError:
-    # Fallback until nn.LayerNorm lands (written in parallel): delete after integration.
-    # Same parameter names and math as torch's LayerNorm, from existing ops.
-    from ..parameter import Parameter
-
-    class LayerNorm(Module):
-        def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
-            super().__init__()
-            if isinstance(normalized_shape, int):
-                normalized_shape = (normalized_shape,)
-            self.normalized_shape = tuple(normalized_shape)
-            self.eps = eps
-            self.elementwise_affine = elementwise_affine
-            if elementwise_affine:
-                self.weight = Parameter(torch.ones(self.normalized_shape, dtype=dtype))
-                if bias:
-                    self.bias = Parameter(torch.zeros(self.normalized_shape, dtype=dtype))
-                else:
-                    self.register_parameter("bias", None)
-            else:
-                self.register_parameter("weight", None)
-                self.register_parameter("bias", None)
-
-        def forward(self, input):
-            dims = list(range(input.dim() - len(self.normalized_shape), input.dim()))
-            mean = input.mean(dims, keepdim=True)
-            var = input.var(dims, unbiased=False, keepdim=True)
-            out = (input - mean) * (var + self.eps).rsqrt()
-            if self.weight is not None:
-                out = out * self.weight
-            if self.bias is not None:
-                out = out + self.bias
-            return out
-
-        def extra_repr(self):
-            return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+from .normalization import LayerNorm
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]
