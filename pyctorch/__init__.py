@@ -23,6 +23,8 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
 from . import utils  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from . import serialization  # noqa: F401
+from .serialization import save, load  # noqa: F401
 
 __version__ = "0.1.0"
 

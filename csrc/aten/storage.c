@@ -46,6 +46,7 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
         return NULL;
     }
     atomic_init(&s->refcount, 1);
+    atomic_init(&s->exports, 0);
     s->nbytes = nbytes;
     count_cpu_bytes((long long)nbytes);
     s->allocator = &pct_cpu_allocator;
@@ -61,6 +62,7 @@ pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner
     pct_storage *s = malloc(sizeof *s);
     if (!s) { PyErr_NoMemory(); return NULL; }
     atomic_init(&s->refcount, 1);
+    atomic_init(&s->exports, 0);
     s->data = data;
     s->nbytes = nbytes;
     s->allocator = NULL;
@@ -87,6 +89,10 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
     if (nbytes <= s->nbytes) return 0;
     if (!s->resizable || !s->allocator) {
         PyErr_SetString(PyExc_RuntimeError, "Trying to resize storage that is not resizable");
+        return -1;
+    }
+    if (atomic_load(&s->exports) > 0) {
+        PyErr_SetString(PyExc_BufferError, "Existing exports of data: storage cannot be re-sized");
         return -1;
     }
     void *p = s->allocator->alloc(nbytes);

@@ -32,6 +32,8 @@ typedef struct pct_storage {
     int8_t device_type;
     int8_t device_index;
     int8_t resizable;
+    atomic_int exports;         /* live buffer exports (memoryviews of the storage or of a tensor
+                                   over it): while > 0 the data must not move, so resize refuses */
 } pct_storage;
 
 extern const pct_allocator pct_cpu_allocator;

@@ -136,6 +136,7 @@ static PyMethodDef module_methods[] = {
     {"as_tensor", (PyCFunction)(void (*)(void))pct_py_as_tensor, METH_VARARGS | METH_KEYWORDS, "as_tensor(data, dtype=None, device=None)"},
     {"from_numpy", pct_py_from_numpy, METH_O, "from_numpy(ndarray): a tensor sharing the array's memory"},
     {"from_dlpack", pct_py_from_dlpack, METH_O, "from_dlpack(obj): a tensor sharing a DLPack producer's memory"},
+    {"frombuffer", (PyCFunction)(void (*)(void))pct_py_frombuffer, METH_VARARGS | METH_KEYWORDS, "frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False): a 1-D tensor sharing a buffer's memory"},
     {"get_default_dtype", py_get_default_dtype, METH_NOARGS, NULL},
     {"set_default_dtype", py_set_default_dtype, METH_O, NULL},
     {"promote_types", py_promote_types, METH_VARARGS, NULL},
@@ -188,7 +189,7 @@ PyMODINIT_FUNC PyInit__C(void)
     if (!prio || PyDict_SetItemString(pct_TensorType.tp_dict, "__array_priority__", prio) < 0) { Py_XDECREF(prio); goto fail; }
     Py_DECREF(prio);
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
-    if (pct_generator_install(m) < 0) goto fail;
+    if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0) goto fail;
     return m;
 fail:
     Py_DECREF(m);

@@ -48,6 +48,16 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
 int pct_signature_parse(const char *schema, pct_signature *sig);
 void pct_call_release(pct_call *c);
 
+/* pyctorch.UntypedStorage (storage_object.c): wrap a storage (new reference to a new
+ * object; the storage is increfed), or the storage inside such an object (borrowed; NULL
+ * when o is not one). Tensor.set_ and torch.frombuffer live in tensor_storage.c. */
+extern PyTypeObject pct_StorageType;
+PyObject *pct_storage_wrap(pct_storage *st);
+pct_storage *pct_storage_from_object(PyObject *o);
+int pct_storage_install(PyObject *module);
+PyObject *pct_tensor_set_(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw);
+
 /* grad mode (thread-local), read by the binding before recording autograd. */
 extern _Thread_local int pct_grad_enabled;
 

@@ -1,12 +1,56 @@
-/* storage_object.c: torch.UntypedStorage as seen from Python (tensor.untyped_storage()):
- * enough to compare data pointers and sizes of shared storages. Holds one storage
- * reference. */
+/* storage_object.c: torch.UntypedStorage as seen from Python: tensor.untyped_storage(),
+ * or UntypedStorage(nbytes) for a fresh block. Holds one storage reference.
+ *
+ * A CPU storage exports its bytes through the buffer protocol (writable, 1-D, format
+ * "B"), so bytes(memoryview(s)) reads it and f.readinto(memoryview(s)) fills it without a
+ * copy; serialization writes and reads tensor data this way. Two storage objects compare
+ * equal when they wrap the same block; `_cdata` is that block's address (torch's name),
+ * a stable key while the storage is alive. */
 #include "pyobjects.h"
 
 typedef struct pct_storage_object {
     PyObject_HEAD
     pct_storage *storage; /* owned reference */
 } pct_storage_object;
+
+PyObject *pct_storage_wrap(pct_storage *st)
+{
+    pct_storage_object *s = PyObject_New(pct_storage_object, &pct_StorageType);
+    if (!s) return NULL;
+    pct_storage_incref(st);
+    s->storage = st;
+    return (PyObject *)s;
+}
+
+pct_storage *pct_storage_from_object(PyObject *o)
+{
+    return PyObject_TypeCheck(o, &pct_StorageType) ? ((pct_storage_object *)o)->storage : NULL;
+}
+
+/* UntypedStorage(size=0, *, device=None): size uninitialised bytes (as torch). */
+static PyObject *storage_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"size", "device", NULL};
+    long long n = 0;
+    PyObject *dev = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|L$O:UntypedStorage", kwlist, &n, &dev)) return NULL;
+    if (n < 0) {
+        PyErr_Format(PyExc_RuntimeError, "Trying to create storage with negative size %lld", n);
+        return NULL;
+    }
+    int8_t dt = PCT_CPU, di = -1;
+    if (dev != Py_None && pct_device_from_object(dev, &dt, &di) < 0) return NULL;
+    if (dt != PCT_CPU) {
+        PyErr_SetString(PyExc_RuntimeError, "Cannot allocate on a CUDA device: pyctorch was built without CUDA support");
+        return NULL;
+    }
+    pct_storage *st = pct_storage_new_cpu((size_t)n);
+    if (!st) return NULL;
+    pct_storage_object *s = (pct_storage_object *)type->tp_alloc(type, 0);
+    if (!s) { pct_storage_decref(st); return NULL; }
+    s->storage = st;
+    return (PyObject *)s;
+}
 
 static void storage_dealloc(pct_storage_object *s)
 {
@@ -16,8 +60,11 @@ static void storage_dealloc(pct_storage_object *s)
 static PyObject *storage_data_ptr(pct_storage_object *s, PyObject *u) { (void)u; return PyLong_FromVoidPtr(s->storage->data); }
 static PyObject *storage_nbytes(pct_storage_object *s, PyObject *u) { (void)u; return PyLong_FromSize_t(s->storage->nbytes); }
 static PyObject *storage_element_size(pct_storage_object *s, PyObject *u) { (void)s; (void)u; return PyLong_FromLong(1); }
+static PyObject *storage_cpu(pct_storage_object *s, PyObject *u) { (void)u; Py_INCREF(s); return (PyObject *)s; }
 static Py_ssize_t storage_len(pct_storage_object *s) { return (Py_ssize_t)s->storage->nbytes; }
 static PyObject *storage_device(pct_storage_object *s, void *c) { (void)c; return pct_device_new(s->storage->device_type, s->storage->device_index); }
+static PyObject *storage_is_cuda(pct_storage_object *s, void *c) { (void)c; return PyBool_FromLong(s->storage->device_type == PCT_CUDA); }
+static PyObject *storage_cdata(pct_storage_object *s, void *c) { (void)c; return PyLong_FromVoidPtr(s->storage); }
 static PyObject *storage_repr(pct_storage_object *s)
 {
     return PyUnicode_FromFormat("<pyctorch.UntypedStorage of %zu bytes at %p>", s->storage->nbytes, s->storage->data);
@@ -30,15 +77,41 @@ static PyObject *storage_richcompare(PyObject *a, PyObject *b, int op)
 }
 static Py_hash_t storage_hash(pct_storage_object *s) { return _Py_HashPointer(s->storage); }
 
+static int storage_getbuffer(pct_storage_object *s, Py_buffer *view, int flags)
+{
+    static char empty[1];
+    pct_storage *st = s->storage;
+    if (st->device_type != PCT_CPU) {
+        PyErr_SetString(PyExc_BufferError, "only CPU storages export a buffer");
+        return -1;
+    }
+    void *buf = st->nbytes ? st->data : (void *)empty;
+    if (PyBuffer_FillInfo(view, (PyObject *)s, buf, (Py_ssize_t)st->nbytes, 0, flags) < 0) return -1;
+    atomic_fetch_add(&st->exports, 1);
+    return 0;
+}
+static void storage_releasebuffer(pct_storage_object *s, Py_buffer *view)
+{
+    (void)view;
+    atomic_fetch_sub(&s->storage->exports, 1);
+}
+
 static PyMethodDef storage_methods[] = {
     {"data_ptr", (PyCFunction)storage_data_ptr, METH_NOARGS, NULL},
     {"nbytes", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
     {"size", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
     {"element_size", (PyCFunction)storage_element_size, METH_NOARGS, NULL},
+    {"cpu", (PyCFunction)storage_cpu, METH_NOARGS, "this storage (it is on the CPU)"},
     {NULL, NULL, 0, NULL},
 };
-static PyGetSetDef storage_getset[] = {{"device", (getter)storage_device, NULL, NULL, NULL}, {NULL, NULL, NULL, NULL, NULL}};
+static PyGetSetDef storage_getset[] = {
+    {"device", (getter)storage_device, NULL, NULL, NULL},
+    {"is_cuda", (getter)storage_is_cuda, NULL, NULL, NULL},
+    {"_cdata", (getter)storage_cdata, NULL, "address of the underlying storage: equal for every view of it", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 static PySequenceMethods storage_as_sequence = {.sq_length = (lenfunc)storage_len};
+static PyBufferProcs storage_as_buffer = {(getbufferproc)storage_getbuffer, (releasebufferproc)storage_releasebuffer};
 
 PyTypeObject pct_StorageType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -47,23 +120,24 @@ PyTypeObject pct_StorageType = {
     .tp_dealloc = (destructor)storage_dealloc,
     .tp_repr = (reprfunc)storage_repr,
     .tp_as_sequence = &storage_as_sequence,
+    .tp_as_buffer = &storage_as_buffer,
     .tp_hash = (hashfunc)storage_hash,
     .tp_richcompare = storage_richcompare,
     .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "UntypedStorage(size=0, *, device=None): a block of bytes that tensors view",
     .tp_methods = storage_methods,
     .tp_getset = storage_getset,
+    .tp_new = storage_new,
 };
 
 PyObject *pct_tensor_untyped_storage(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    if (!pct_StorageType.tp_flags || !(pct_StorageType.tp_flags & Py_TPFLAGS_READY)) {
-        if (PyType_Ready(&pct_StorageType) < 0) return NULL;
-    }
-    pct_storage_object *s = PyObject_New(pct_storage_object, &pct_StorageType);
-    if (!s) return NULL;
-    pct_storage *st = ((pct_tensor *)self)->storage;
-    pct_storage_incref(st);
-    s->storage = st;
-    return (PyObject *)s;
+    return pct_storage_wrap(((pct_tensor *)self)->storage);
+}
+
+int pct_storage_install(PyObject *module)
+{
+    if (PyType_Ready(&pct_StorageType) < 0) return -1;
+    return PyModule_AddObjectRef(module, "UntypedStorage", (PyObject *)&pct_StorageType);
 }

@@ -158,6 +158,7 @@ PyGetSetDef pct_tensor_getset[] = {
     {"layout", get_layout, NULL, NULL, NULL},
     {"retains_grad", get_retains_grad, NULL, NULL, NULL},
     {"is_inference_flag", get_is_inference, NULL, NULL, NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -346,6 +347,7 @@ PyMethodDef pct_tensor_methods[] = {
     {"cuda", (PyCFunction)(void (*)(void))m_cuda, METH_VARARGS | METH_KEYWORDS, NULL},
     {"item", pct_tensor_item, METH_NOARGS, NULL},
     {"untyped_storage", pct_tensor_untyped_storage, METH_NOARGS, "the storage this tensor views"},
+    {"set_", (PyCFunction)(void (*)(void))pct_tensor_set_, METH_VARARGS | METH_KEYWORDS, "set_(source=None, storage_offset=0, size=None, stride=None): view another storage or tensor"},
     {"tolist", pct_tensor_tolist, METH_NOARGS, NULL},
     {"numpy", (PyCFunction)(void (*)(void))pct_tensor_numpy, METH_VARARGS | METH_KEYWORDS, NULL},
     {"__array__", (PyCFunction)(void (*)(void))m_array, METH_VARARGS | METH_KEYWORDS, NULL},

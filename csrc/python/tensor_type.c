@@ -345,6 +345,13 @@ static const char *buffer_format(int dtype)
     }
 }
 
+/* The export holds a reference to the storage and counts itself on it, so the memory
+ * stays put while the view lives (set_ may rebind the tensor, resize_ refuses to move it). */
+typedef struct tensor_export {
+    pct_storage *storage;
+    Py_ssize_t shape_strides[];
+} tensor_export;
+
 static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
     pct_tensor *t = (pct_tensor *)self;
@@ -353,13 +360,21 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
         PyErr_Format(PyExc_BufferError, "tensors of dtype %s on this device do not export a buffer", pct_dtype_name[t->dtype]);
         return -1;
     }
-    Py_ssize_t *shape_strides = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(t->ndim ? t->ndim : 1));
-    if (!shape_strides) { PyErr_NoMemory(); return -1; }
+    if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !pct_tensor_is_contiguous(t)) {
+        PyErr_SetString(PyExc_BufferError, "tensor is not C-contiguous");
+        return -1;
+    }
+    tensor_export *ex = PyMem_Malloc(sizeof(tensor_export) + sizeof(Py_ssize_t) * 2 * (size_t)(t->ndim ? t->ndim : 1));
+    if (!ex) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t *shape_strides = ex->shape_strides;
     int64_t item = pct_tensor_itemsize(t);
     for (int i = 0; i < t->ndim; i++) {
         shape_strides[i] = (Py_ssize_t)t->sizes[i];
         shape_strides[t->ndim + i] = (Py_ssize_t)(t->strides[i] * item);
     }
+    ex->storage = t->storage;
+    pct_storage_incref(ex->storage);
+    atomic_fetch_add(&ex->storage->exports, 1);
     view->buf = pct_tensor_data(t);
     view->obj = self;
     Py_INCREF(self);
@@ -371,20 +386,17 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->shape = shape_strides;
     view->strides = shape_strides + t->ndim;
     view->suboffsets = NULL;
-    view->internal = shape_strides;
-    if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !pct_tensor_is_contiguous(t)) {
-        PyMem_Free(shape_strides);
-        Py_CLEAR(view->obj);
-        PyErr_SetString(PyExc_BufferError, "tensor is not C-contiguous");
-        return -1;
-    }
+    view->internal = ex;
     return 0;
 }
 
 static void tensor_releasebuffer(PyObject *self, Py_buffer *view)
 {
     (void)self;
-    PyMem_Free(view->internal);
+    tensor_export *ex = view->internal;
+    atomic_fetch_sub(&ex->storage->exports, 1);
+    pct_storage_decref(ex->storage);
+    PyMem_Free(ex);
 }
 
 static PyBufferProcs tensor_as_buffer = {tensor_getbuffer, tensor_releasebuffer};

@@ -1,0 +1,245 @@
+/* tensor_storage.c: tensors over memory given by the caller: Tensor.set_ (rebind a tensor
+ * to a storage with an offset, sizes and strides) and torch.frombuffer (a 1-D tensor over
+ * any Python buffer, sharing its memory). Serialization rebuilds every saved view with
+ * set_, so every size, stride and offset is checked against the storage here, with
+ * overflow-safe arithmetic: they come from files. */
+#include "pyobjects.h"
+#include "../aten/error.h"
+
+#define T(o) ((pct_tensor *)(o))
+
+/* A sequence of ints into out[]; returns its length or -1 with an exception. */
+static int int_list(PyObject *o, const char *what, int64_t *out)
+{
+    PyObject *seq = PySequence_Fast(o, "");
+    if (!seq) {
+        PyErr_Format(PyExc_TypeError, "set_(): argument '%s' must be a tuple of ints, not %s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > PCT_MAX_DIMS) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %zd", PCT_MAX_DIMS, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        long long v = -1;
+        PyObject *idx = PyNumber_Index(item);
+        if (idx) { v = PyLong_AsLongLong(idx); Py_DECREF(idx); }
+        if (!idx || (v == -1 && PyErr_Occurred())) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_TypeError, "set_(): argument '%s' must be a tuple of ints, but found element of type %s at pos %zd",
+                         what, Py_TYPE(item)->tp_name, i);
+            return -1;
+        }
+        out[i] = v;
+    }
+    Py_DECREF(seq);
+    return (int)n;
+}
+
+/* Bytes a view needs: (offset + sum((size-1)*stride) + 1) * itemsize, 0 when empty;
+ * -1 with RuntimeError on negative values or overflow. */
+static int64_t view_extent(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, int64_t item)
+{
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    if (offset < 0) PCT_FAIL(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
+    int64_t last = offset;
+    bool empty = false;
+    for (int i = 0; i < ndim; i++) {
+        PCT_CHECK(sizes[i] >= 0, PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+                  (long long)sizes[i], pct_shape_str(b1, sizeof b1, ndim, sizes));
+        PCT_CHECK(strides[i] >= 0, PyExc_RuntimeError, "set_: negative strides are not supported, got %s",
+                  pct_shape_str(b1, sizeof b1, ndim, strides));
+        if (sizes[i] == 0) empty = true;
+    }
+    if (empty) return 0;
+    for (int i = 0; i < ndim; i++) {
+        int64_t step;
+        if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last)) goto overflow;
+    }
+    int64_t nbytes;
+    if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, item, &nbytes)) goto overflow;
+    return nbytes;
+overflow:
+    PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                 pct_shape_str(b1, sizeof b1, ndim, sizes), pct_shape_str(b2, sizeof b2, ndim, strides));
+fail:
+    return -1;
+}
+
+/* Tensor.set_(), set_(source: Tensor), set_(source: UntypedStorage, storage_offset=0, size=None, stride=None) */
+PyObject *pct_tensor_set_(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"source", "storage_offset", "size", "stride", NULL};
+    PyObject *source = NULL, *offset_o = NULL, *size_o = NULL, *stride_o = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOO:set_", kwlist, &source, &offset_o, &size_o, &stride_o)) return NULL;
+    pct_tensor *t = T(self);
+    pct_storage *st = NULL; /* owned reference while we work */
+    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS], offset = 0, item = pct_tensor_itemsize(t);
+    int ndim = 1;
+    if (pct_tensor_requires_grad(t) && pct_grad_enabled) {
+        PCT_CHECK(t->grad_fn != NULL, PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+        PCT_FAIL(PyExc_RuntimeError, "set_: pyctorch does not record set_ on a tensor that requires grad; use it under no_grad() or on a detached tensor");
+    }
+    if (!source || source == Py_None) {
+        PCT_CHECK(!offset_o && !size_o && !stride_o, PyExc_TypeError, "set_(): storage_offset, size and stride need a source storage");
+        PCT_TRY(st = pct_storage_new_cpu(0));
+        sizes[0] = 0;
+        strides[0] = 1;
+    } else if (PCT_TENSOR_CHECK(source)) {
+        pct_tensor *src = T(source);
+        PCT_CHECK(!offset_o && !size_o && !stride_o, PyExc_TypeError, "set_(): set_(source: Tensor) takes no other argument");
+        PCT_CHECK(src->dtype == t->dtype, PyExc_RuntimeError, "Could not set tensor of type %s to a tensor of type %s",
+                  pct_dtype_name[t->dtype], pct_dtype_name[src->dtype]);
+        st = src->storage;
+        pct_storage_incref(st);
+        ndim = src->ndim;
+        offset = src->offset;
+        if (ndim) {
+            memcpy(sizes, src->sizes, sizeof(int64_t) * (size_t)ndim);
+            memcpy(strides, src->strides, sizeof(int64_t) * (size_t)ndim);
+        }
+    } else if (pct_storage_from_object(source)) {
+        st = pct_storage_from_object(source);
+        pct_storage_incref(st);
+        if (offset_o) {
+            PyObject *idx = PyNumber_Index(offset_o);
+            if (idx) { offset = PyLong_AsLongLong(idx); Py_DECREF(idx); }
+            if (!idx || (offset == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                PCT_FAIL(PyExc_TypeError, "set_(): argument 'storage_offset' must be int, not %s", Py_TYPE(offset_o)->tp_name);
+            }
+        }
+        if (size_o && size_o != Py_None) {
+            PCT_TRY_INT(ndim = int_list(size_o, "size", sizes));
+            if (stride_o && stride_o != Py_None) {
+                int n;
+                PCT_TRY_INT(n = int_list(stride_o, "stride", strides));
+                /* torch: an empty stride list means contiguous */
+                if (n == 0 && ndim > 0) pct_contiguous_strides(ndim, sizes, strides);
+                else PCT_CHECK(n == ndim, PyExc_RuntimeError, "mismatch in length of strides and shape");
+            } else {
+                pct_contiguous_strides(ndim, sizes, strides);
+            }
+        } else {
+            PCT_CHECK(!offset_o && (!stride_o || stride_o == Py_None), PyExc_TypeError,
+                      "set_(): storage_offset and stride need a size");
+            sizes[0] = (int64_t)(st->nbytes / (size_t)item);
+            strides[0] = 1;
+        }
+    } else {
+        PCT_FAIL(PyExc_TypeError, "set_(): argument 'source' must be Tensor or UntypedStorage, not %s", Py_TYPE(source)->tp_name);
+    }
+    PCT_CHECK(st->device_type == t->device_type, PyExc_RuntimeError, "Expected a storage on the tensor's device");
+    int64_t need = view_extent(ndim, sizes, strides, offset, item);
+    PCT_TRY_INT(need);
+    if ((uint64_t)need > (uint64_t)st->nbytes) {
+        char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+        PCT_FAIL(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a storage "
+                 "size of %lld are out of bounds for storage of size %zu", pct_shape_str(b1, sizeof b1, ndim, sizes),
+                 pct_shape_str(b2, sizeof b2, ndim, strides), (long long)offset, (long long)item, (long long)need, st->nbytes);
+    }
+    /* set_shape fails (memory) before changing anything; after it nothing can fail */
+    PCT_TRY_INT(pct_tensor_set_shape(t, ndim, sizes, strides));
+    pct_storage *old = t->storage;
+    t->storage = st; /* takes our reference */
+    pct_storage_decref(old);
+    t->offset = offset;
+    t->device_type = st->device_type;
+    t->device_index = st->device_index;
+    Py_CLEAR(t->base); /* no longer a view of its old base */
+    pct_tensor_bump_version(t);
+    Py_INCREF(self);
+    return self;
+fail:
+    pct_storage_decref(st);
+    return NULL;
+}
+
+/* ---- torch.frombuffer ---- */
+
+static void release_buffer_capsule(PyObject *cap)
+{
+    Py_buffer *view = PyCapsule_GetPointer(cap, "pyctorch.buffer");
+    if (!view) { PyErr_Clear(); return; }
+    PyBuffer_Release(view);
+    PyMem_Free(view);
+}
+
+/* frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) */
+PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"buffer", "dtype", "count", "offset", "requires_grad", NULL};
+    static int warned_readonly = 0;
+    PyObject *buffer, *dtype_o = NULL, *owner = NULL;
+    long long count = -1, offset = 0;
+    int requires_grad = 0;
+    Py_buffer *view = NULL;
+    pct_storage *st = NULL;
+    (void)m;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OLLp:frombuffer", kwlist, &buffer, &dtype_o, &count, &offset, &requires_grad))
+        return NULL;
+    PCT_CHECK(dtype_o, PyExc_TypeError, "frombuffer() missing required keyword argument 'dtype'");
+    int dtype = pct_dtype_from_object(dtype_o);
+    PCT_TRY_INT(dtype);
+    PCT_CHECK(PyObject_CheckBuffer(buffer), PyExc_ValueError, "object does not implement Python buffer protocol.");
+    view = PyMem_Calloc(1, sizeof *view);
+    if (!view) { PyErr_NoMemory(); goto fail; }
+    int readonly = 0;
+    if (PyObject_GetBuffer(buffer, view, PyBUF_WRITABLE) < 0) {
+        PyErr_Clear();
+        readonly = 1;
+        if (PyObject_GetBuffer(buffer, view, PyBUF_SIMPLE) < 0) {
+            PyErr_Clear();
+            PyMem_Free(view);
+            view = NULL;
+            PCT_FAIL(PyExc_RuntimeError, "could not retrieve buffer from object");
+        }
+    }
+    /* from here the capsule owns the export and releases it when the storage dies */
+    owner = PyCapsule_New(view, "pyctorch.buffer", release_buffer_capsule);
+    if (!owner) { PyBuffer_Release(view); PyMem_Free(view); view = NULL; goto fail; }
+    Py_ssize_t len = view->len;
+    long long item = pct_dtype_itemsize[dtype];
+    PCT_CHECK(len > 0 && count != 0, PyExc_ValueError, "both buffer length (%zd) and count (%lld) must not be 0", len, count);
+    PCT_CHECK(offset >= 0 && offset < len, PyExc_ValueError,
+              "offset (%lld bytes) must be non-negative and no greater than buffer length (%zd bytes) minus 1", offset, len);
+    if (count < 0) {
+        PCT_CHECK((len - offset) % item == 0, PyExc_ValueError,
+                  "buffer length (%lld bytes) after offset (%lld bytes) must be a multiple of element size (%lld)",
+                  (long long)(len - offset), offset, item);
+        count = (len - offset) / item;
+    } else {
+        PCT_CHECK(count <= (len - offset) / item, PyExc_ValueError,
+                  "requested buffer length (%lld * %lld bytes) after offset (%lld bytes) must not be greater than actual buffer "
+                  "length (%zd bytes)", count, item, offset, len);
+    }
+    if (readonly && !warned_readonly) {
+        warned_readonly = 1;
+        if (PyErr_WarnEx(PyExc_UserWarning,
+                         "The given buffer is not writable, and PyTorch does not support non-writable tensors. This means you "
+                         "can write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy "
+                         "the buffer to protect its data or make it writable before converting it to a tensor. This type of "
+                         "warning will be suppressed for the rest of this program.", 1) < 0)
+            goto fail;
+    }
+    PCT_TRY(st = pct_storage_new_external((char *)view->buf + offset, (size_t)(count * item), owner, PCT_CPU, -1));
+    Py_CLEAR(owner);
+    int64_t n = count;
+    pct_tensor *t = pct_tensor_from_storage(st, 1, &n, NULL, 0, dtype);
+    pct_storage_decref(st);
+    if (t && requires_grad) {
+        if (!pct_dtype_is_floating(dtype)) {
+            Py_DECREF(t);
+            PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point and complex dtype can require gradients");
+            return NULL;
+        }
+        t->flags |= PCT_FLAG_REQUIRES_GRAD;
+    }
+    return (PyObject *)t;
+fail:
+    Py_XDECREF(owner);
+    return NULL;
+}
