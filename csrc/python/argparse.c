@@ -47,7 +47,18 @@ static int parse_default(pct_param *p, const char *text)
         }
         return 0;
     }
-    case PCT_ARG_STR: v->obj = NULL; return 0; /* string defaults are not used by the table */
+    case PCT_ARG_STR: {
+        /* 'text': an interned str owned by the signature (signatures live as long as the module) */
+        size_t n = strlen(text);
+        if (n < 2 || (text[0] != '\'' && text[0] != '"') || text[n - 1] != text[0]) {
+            PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: bad str default %s for %s", text, p->name);
+            return -1;
+        }
+        v->obj = PyUnicode_FromStringAndSize(text + 1, (Py_ssize_t)n - 2);
+        if (!v->obj) return -1;
+        PyUnicode_InternInPlace(&v->obj);
+        return 0;
+    }
     default:
         PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: unsupported default '%s' for %s", text, p->name);
         return -1;
