@@ -5,3 +5,6 @@ from .flatten import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
