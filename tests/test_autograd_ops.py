@@ -1004,6 +1004,120 @@ add("cross_entropy_loss_backward",
                                                                                    0.1)[1]), X(), X(4, 5),
       tfn=lambda T, g, x: _tgrad(T, lambda x: T.nn.functional.cross_entropy(x, T.tensor(CE_T), label_smoothing=0.1),
                                  (x,), g)))
+# pooling, padding and resampling (csrc/aten/ops_pool.def): windows with ties and padding, ceil_mode,
+# non-contiguous and unbatched inputs; the backward ops directly (torch's through torch.ops.aten)
+def _nn(T, name):
+    return getattr(T if not name.startswith("_") else T._C, name) if T is pyctorch else getattr(T._C._nn, name)
+
+
+def _aten(T, name):
+    return getattr(T if not name.startswith("_") else T._C, name) if T is pyctorch else getattr(T.ops.aten, name)
+
+
+_TIES = [[[1.0, 3.0, 3.0, 0.5, 3.0, -1.0, 2.0]]]
+add("max_pool1d",
+    S(lambda T, x: T.max_pool1d(x, 3, 2, 1), X(2, 3, 7)),
+    S(lambda T, x: T.max_pool1d(x, 2, ceil_mode=True), X(3, 7, layout="t")),
+    S(lambda T, x: T.max_pool1d(x, 3, 1, 1, 2), X(2, 9, layout="s")),
+    S(lambda T, x: T.max_pool1d(x, 3, 1, 1), V(_TIES), gc=False))
+add("max_pool1d_with_indices",
+    S(lambda T, x: T.max_pool1d_with_indices(x, 3, 2, 1), X(2, 3, 7)),
+    S(lambda T, x: T.max_pool1d_with_indices(x, 2, ceil_mode=True), X(3, 7, layout="s")),
+    S(lambda T, x: T.max_pool1d_with_indices(x, 3, 1, 1), V(_TIES), gc=False))
+add("max_pool2d",
+    S(lambda T, x: T.max_pool2d(x, 3, 2, 1), X(2, 2, 7, 8)),
+    S(lambda T, x: T.max_pool2d(x, (2, 3), (1, 2), (1, 0), (2, 1), True), X(3, 6, 7, layout="t")),
+    S(lambda T, x: T.max_pool2d(x, 2), X(2, 5, 8, layout="s")),
+    S(lambda T, x: T.max_pool2d(x, 2, 1), V([[[1.0, 2.0, 2.0], [2.0, 2.0, 0.0], [1.0, 2.0, 2.0]]]), gc=False))
+add("max_pool2d_with_indices",
+    S(lambda T, x: _nn(T, "max_pool2d_with_indices")(x, 3, 2, 1), X(2, 2, 7, 8)),
+    S(lambda T, x: _nn(T, "max_pool2d_with_indices")(x, 2, 2, 1, 1, True), X(3, 5, 6, layout="t")),
+    S(lambda T, x: _nn(T, "max_pool2d_with_indices")(x, 2, 1), V([[[1.0, 2.0, 2.0], [2.0, 2.0, 0.0]]]), gc=False))
+add("max_pool2d_with_indices_backward",
+    S(lambda T, g, x: _aten(T, "max_pool2d_with_indices_backward")(
+        g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, _nn(T, "max_pool2d_with_indices")(x, 3, 2, 1)[1]),
+      X(2, 3, 4, 4), X(2, 3, 7, 8, grad=False)),
+    S(lambda T, g, x: _aten(T, "max_pool2d_with_indices_backward")(
+        g, x, [2, 2], [1, 1], [0, 0], [1, 1], True, _nn(T, "max_pool2d_with_indices")(x, 2, 1, 0, 1, True)[1]),
+      X(3, 4, 4, layout="t"), X(3, 5, 5, grad=False)))
+add("avg_pool1d",
+    S(lambda T, x: T.avg_pool1d(x, 3, 2, 1), X(2, 3, 7)),
+    S(lambda T, x: T.avg_pool1d(x, 3, 2, 1, True, False), X(3, 8, layout="t")),
+    S(lambda T, x: T.avg_pool1d(x, 2), X(2, 7, layout="s")))
+add("avg_pool2d",
+    S(lambda T, x: _nn(T, "avg_pool2d")(x, 3, 2, 1), X(2, 2, 7, 8)),
+    S(lambda T, x: _nn(T, "avg_pool2d")(x, (2, 3), 2, (1, 1), True, False), X(3, 6, 7, layout="t")),
+    S(lambda T, x: _nn(T, "avg_pool2d")(x, 2, 1, 1, False, True, 3), X(2, 5, 8, layout="s")))
+add("avg_pool2d_backward",
+    S(lambda T, g, x: _aten(T, "avg_pool2d_backward")(g, x, [3, 3], [2, 2], [1, 1], False, True, None),
+      X(2, 3, 4, 4), X(2, 3, 7, 8, grad=False)),
+    S(lambda T, g, x: _aten(T, "avg_pool2d_backward")(g, x, [2, 2], [2, 2], [1, 1], True, False, 3),
+      X(3, 3, 4, layout="t"), X(3, 5, 6, grad=False)))
+add("adaptive_avg_pool1d",
+    S(lambda T, x: T.adaptive_avg_pool1d(x, 3), X(2, 3, 7)),
+    S(lambda T, x: T.adaptive_avg_pool1d(x, 5), X(3, 4, layout="t")))
+add("adaptive_avg_pool2d",
+    S(lambda T, x: _nn(T, "adaptive_avg_pool2d")(x, (3, 2)), X(2, 2, 7, 5)),
+    S(lambda T, x: _nn(T, "adaptive_avg_pool2d")(x, 4), X(3, 3, 5, layout="t")),
+    S(lambda T, x: _nn(T, "adaptive_avg_pool2d")(x, 1), X(2, 4, 6, layout="s")))
+add("adaptive_avg_pool2d_backward",
+    S(lambda T, g, x: _aten(T, "_adaptive_avg_pool2d_backward")(g, x), X(2, 3, 3, 2), X(2, 3, 7, 5, grad=False)),
+    S(lambda T, g, x: _aten(T, "_adaptive_avg_pool2d_backward")(g, x), X(3, 4, 4, layout="t"), X(3, 3, 3, grad=False)))
+add("adaptive_max_pool1d",
+    S(lambda T, x: T.adaptive_max_pool1d(x, 3), X(2, 3, 7)),
+    S(lambda T, x: T.adaptive_max_pool1d(x, 2), V(_TIES), gc=False))
+add("adaptive_max_pool2d",
+    S(lambda T, x: _nn(T, "adaptive_max_pool2d")(x, (3, 2)), X(2, 2, 7, 5)),
+    S(lambda T, x: _nn(T, "adaptive_max_pool2d")(x, 4), X(3, 3, 5, layout="t")))
+add("adaptive_max_pool2d_backward",
+    S(lambda T, g, x: _aten(T, "adaptive_max_pool2d_backward")(g, x, _nn(T, "adaptive_max_pool2d")(x, (3, 2))[1]),
+      X(2, 3, 3, 2), X(2, 3, 7, 5, grad=False)))
+add("constant_pad_nd",
+    S(lambda T, x: T.constant_pad_nd(x, [1, 2, 0, 1], 1.5), X(2, 3, 4)),
+    S(lambda T, x: T.constant_pad_nd(x, [-1, 2, 1, -1]), X(3, 4, layout="t")),
+    S(lambda T, x: T.constant_pad_nd(x, [2, 1]), X(2, 6, layout="s")))
+for _m in ("constant", "reflect", "replicate", "circular"):
+    add("pad",
+        S(lambda T, x, _m=_m: _nn(T, "pad")(x, [2, 1, 1, 2], _m), X(2, 3, 4)),
+        S(lambda T, x, _m=_m: _nn(T, "pad")(x, [1, -1], _m), X(2, 3, 4, layout="t")),
+        S(lambda T, x, _m=_m: _nn(T, "pad")(x, [1, 2], _m), X(2, 6, layout="s")))
+
+
+def _pad_backward_torch(T, g, size, pad, mode):
+    x = T.zeros(size, dtype=g.dtype, requires_grad=True)
+    return T.autograd.grad(T._C._nn.pad(x, pad, mode), x, g, create_graph=True)[0]
+
+
+for _m in ("constant", "reflect", "replicate", "circular"):
+    add("pad_backward",
+        S(lambda T, g, _m=_m: T._C._pad_backward(g, [2, 3, 4], [2, 1, 1, 2], _m), X(2, 6, 7),
+          tfn=lambda T, g, _m=_m: _pad_backward_torch(T, g, (2, 3, 4), [2, 1, 1, 2], _m)),
+        S(lambda T, g, _m=_m: T._C._pad_backward(g, [3, 4], [1, -1], _m), X(3, 4, layout="t"),
+          tfn=lambda T, g, _m=_m: _pad_backward_torch(T, g, (3, 4), [1, -1], _m)))
+for _n, _o in (("upsample_nearest1d", [7]), ("upsample_nearest_exact1d", [5]), ("upsample_linear1d", [7])):
+    _name = "_upsample_nearest_exact1d" if "exact" in _n else _n
+    _ac = (False,) if "linear" in _n else ()
+    add(_n,
+        S(lambda T, x, _name=_name, _o=_o, _ac=_ac: _nn(T, _name)(x, _o, *_ac), X(2, 3, 4)),
+        S(lambda T, x, _name=_name, _o=_o, _ac=_ac: _nn(T, _name)(x, _o, *_ac, 1.7), X(2, 3, 4, layout="t")))
+    add(_n + "_backward",
+        S(lambda T, g, _name=_name, _o=_o, _ac=_ac: _aten(T, _name + "_backward")(g, _o, [2, 3, 4], *_ac),
+          X(2, 3, _o[0])),
+        S(lambda T, g, _name=_name, _o=_o, _ac=_ac: _aten(T, _name + "_backward")(g, _o, [1, 2, 3], *_ac, 2.5),
+          X(1, 2, _o[0], layout="s")))
+add("upsample_linear1d", S(lambda T, x: _nn(T, "upsample_linear1d")(x, [9], True), X(2, 3, 4, layout="s")))
+for _n in ("upsample_nearest2d", "upsample_nearest_exact2d", "upsample_bilinear2d"):
+    _name = "_upsample_nearest_exact2d" if "exact" in _n else _n
+    _ac = (False,) if "bilinear" in _n else ()
+    add(_n,
+        S(lambda T, x, _name=_name, _ac=_ac: _nn(T, _name)(x, [5, 7], *_ac), X(2, 2, 3, 4)),
+        S(lambda T, x, _name=_name, _ac=_ac: _nn(T, _name)(x, [4, 3], *_ac, 1.5, 0.9), X(1, 2, 3, 4, layout="t")))
+    add(_n + "_backward",
+        S(lambda T, g, _name=_name, _ac=_ac: _aten(T, _name + "_backward")(g, [5, 7], [2, 2, 3, 4], *_ac),
+          X(2, 2, 5, 7)),
+        S(lambda T, g, _name=_name, _ac=_ac: _aten(T, _name + "_backward")(g, [4, 3], [1, 2, 3, 4], *_ac, 1.5, 0.9),
+          X(1, 2, 4, 3, layout="t")))
+add("upsample_bilinear2d", S(lambda T, x: _nn(T, "upsample_bilinear2d")(x, [6, 5], True), X(1, 2, 3, 4, layout="s")))
 
 
 # ---- non-differentiable and formula-less ops --------------------------------------------------

@@ -1,0 +1,267 @@
+/* pool_adaptive.c: adaptive average and max pooling (adaptive_avg_pool1d/2d,
+ * adaptive_max_pool1d/2d): argument checks with torch's rules and texts, and forward kernels.
+ * Output (oh, ow) covers the window [start, end) of torch's rounding per dim (pool.h); the
+ * windows of a call are computed once. Backward kernels are in pool_backward.c. */
+#include "pool.h"
+#include <stdlib.h>
+
+int pct_adaptive_setup(const pct_value *osize, int nsp, bool max, int ndim, const int64_t *sizes, pct_pool2d *g)
+{
+    char buf[PCT_SHAPE_BUF];
+    const char *name1 = max ? "adaptive_max_pool1d" : "adaptive_avg_pool1d";
+    const char *name2 = max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d";
+    int64_t sz[PCT_MAX_DIMS], oh, ow;
+    int nd = ndim;
+    memset(g, 0, sizeof *g);
+    memcpy(sz, sizes, sizeof(int64_t) * (size_t)ndim);
+    if (nsp == 1) {
+        PCT_CHECK(ndim == 2 || ndim == 3, PyExc_RuntimeError, "Expected 2 to 3 dimensions, but got %d-dimensional tensor "
+                  "for argument #1 'self' (while checking arguments for %s)", ndim, name1);
+        PCT_CHECK(osize->n == 1, PyExc_RuntimeError, "%s() argument 'output_size' should contain one int (got %d)", name1,
+                  osize->n);
+        for (int d = 1; max && d < ndim; d++)
+            PCT_CHECK(sizes[d] != 0, PyExc_RuntimeError, "%s(): Expected input to have non-zero size for non-batch "
+                      "dimensions, but input has sizes %s with dimension %d being empty", name1,
+                      pct_shape_str(buf, sizeof buf, ndim, sizes), d);
+        oh = 1;
+        ow = osize->list[0];
+        sz[ndim] = sz[ndim - 1];
+        sz[ndim - 1] = 1;
+        nd = ndim + 1;
+    } else {
+        PCT_CHECK(osize->n == 2, PyExc_RuntimeError, max ? "adaptive_max_pool2d(): output_size must have 2 elements"
+                                                         : "adaptive_avg_pool2d: output_size must be 2");
+        oh = osize->list[0];
+        ow = osize->list[1];
+    }
+    PCT_CHECK(max || (oh >= 0 && ow >= 0), PyExc_RuntimeError, "adaptive_avg_pool2d: elements of output_size must be greater "
+              "than or equal to 0 but received {%lld, %lld}", (long long)oh, (long long)ow);
+    PCT_CHECK(nd == 3 || nd == 4, PyExc_RuntimeError, max ? "%s(): Expected 3D or 4D tensor, but got: %s"
+                                                          : "%s(): Expected 3D or 4D tensor, but got %s",
+              name2, pct_shape_str(buf, sizeof buf, nd, sz));
+    for (int d = max ? 1 : nd - 2; d < nd; d++) /* max: every non-batch dim; avg: the spatial dims */
+        PCT_CHECK(sz[d] != 0, PyExc_RuntimeError, "%s(): Expected input to have non-zero size for non-batch dimensions, "
+                  "but input has sizes %s with dimension %d being empty", name2, pct_shape_str(buf, sizeof buf, nd, sz), d);
+    g->ih = sz[nd - 2];
+    g->iw = sz[nd - 1];
+    g->oh = oh;
+    g->ow = ow;
+    g->planes = 1;
+    for (int i = 0; i < nd - 2; i++) g->planes *= sz[i];
+    return 0;
+fail:
+    return -1;
+}
+
+/* Sum of n contiguous values: eight running sums (vectorizable) for long runs. */
+#define CONTIG_SUM(E, T)                                                                         \
+    static inline __attribute__((always_inline)) T contig_sum_##E(const T *p, int64_t n)         \
+    {                                                                                            \
+        T s = 0;                                                                                 \
+        int64_t i = 0;                                                                           \
+        if (n >= 16) {                                                                           \
+            T acc[8] = {0};                                                                      \
+            for (; i + 8 <= n; i += 8)                                                           \
+                for (int l = 0; l < 8; l++) acc[l] += p[i + l];                                  \
+            s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])); \
+        }                                                                                        \
+        for (; i < n; i++) s += p[i];                                                            \
+        return s;                                                                                \
+    }
+CONTIG_SUM(FLOAT32, float)
+CONTIG_SUM(FLOAT64, double)
+
+/* adaptive avg: the window of output (oh, ow) is [start, end) per dim; sum / kh / kw (torch).
+ * Rows [b, e) of the (plane, output row) list in one call, so the sums inline into the clones. */
+#define ADAPTIVE_AVG(E, T)                                                                       \
+    PCT_SPATIAL_HOT static void adaptive_avg_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w, \
+                                                      const T *x, T *out, int64_t b, int64_t e)  \
+    {                                                                                            \
+        int64_t iw = g->iw, iplane = g->ih * g->iw, oh = b % g->oh;                              \
+        const T *xp = x + (b / g->oh) * iplane;                                                  \
+        for (int64_t u = b; u < e; u++, oh++) {                                                  \
+            if (oh == g->oh) { oh = 0; xp += iplane; }                                           \
+            int64_t hs = w->hs[oh], he = w->he[oh];                                              \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                             \
+                int64_t ws = w->ws[ow], we = w->we[ow];                                          \
+                T sum = 0;                                                                       \
+                if (ws == 0 && we == iw) sum = contig_sum_##E(xp + hs * iw, (he - hs) * iw);     \
+                else for (int64_t h = hs; h < he; h++) sum += contig_sum_##E(xp + h * iw + ws, we - ws); \
+                out[u * g->ow + ow] = sum / (T)(he - hs) / (T)(we - ws);                         \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    /* global pooling (a 1 x 1 output): eight planes at a time, eight running sums each */        \
+    PCT_SPATIAL_HOT static void global_avg_##E(const T *x, T *out, int64_t b, int64_t e, int64_t ih, int64_t iw) \
+    {                                                                                            \
+        int64_t n = ih * iw, p = b;                                                              \
+        T kh = (T)ih, kw = (T)iw;                                                                \
+        typedef T vt __attribute__((vector_size(32)));                                           \
+        const int L = (int)(32 / sizeof(T));                                                     \
+        for (; n >= L && p + 8 <= e; p += 8) {                                                   \
+            vt acc[8], v;                                                                        \
+            memset(acc, 0, sizeof acc);                                                          \
+            const T *xs = x + p * n;                                                             \
+            int64_t i = 0;                                                                       \
+            for (; i + L <= n; i += L)                                                           \
+                for (int k = 0; k < 8; k++) {                                                    \
+                    memcpy(&v, xs + k * n + i, sizeof v);                                        \
+                    acc[k] += v;                                                                 \
+                }                                                                                \
+            for (int k = 0; k < 8; k++) {                                                        \
+                T s = 0;                                                                         \
+                for (int l = 0; l < L; l++) s += acc[k][l];                                      \
+                for (int64_t j = i; j < n; j++) s += xs[k * n + j];                              \
+                out[p + k] = s / kh / kw;                                                        \
+            }                                                                                    \
+        }                                                                                        \
+        for (; p < e; p++) out[p] = contig_sum_##E(x + p * n, n) / kh / kw;                      \
+    }                                                                                            \
+    static int adaptive_avg_##E(const pct_pool2d *g, const T *x, T *out)                         \
+    {                                                                                            \
+        pct_adaptive_windows w;                                                                  \
+        if (pct_adaptive_windows_init(&w, g) < 0) return -1;                                     \
+        int64_t rows = g->planes * g->oh;                                                        \
+        bool global = g->oh == 1 && g->ow == 1;                                                  \
+        int nt = pct_spatial_threads(rows * g->ow + g->planes * g->ih * g->iw, rows);            \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1)")                                  \
+        for (int t = 0; t < nt; t++) {                                                           \
+            if (global) global_avg_##E(x, out, rows * t / nt, rows * (t + 1) / nt, g->ih, g->iw); \
+            else adaptive_avg_rows_##E(g, &w, x, out, rows * t / nt, rows * (t + 1) / nt);       \
+        }                                                                                        \
+        pct_adaptive_windows_free(&w);                                                           \
+        return 0;                                                                                \
+    }
+ADAPTIVE_AVG(FLOAT32, float)
+ADAPTIVE_AVG(FLOAT64, double)
+
+/* torch's max scan (a larger value or any NaN takes over: the first maximum, the last NaN) of the
+ * n contiguous values at p (flat indices base ..), continuing from (*best, *at). Long runs use
+ * one vector of L lanes (GCC vector extensions; L * sizeof(T) = 32 bytes), each lane the same
+ * scan over every L-th value; the lanes' results combine into the sequential one: the NaN of
+ * highest index if any lane holds one, else the largest value at its lowest index (a lane that
+ * took nothing holds -inf at index -1). */
+#define MAX_SCAN(E, T, IT, L)                                                                    \
+    static inline __attribute__((always_inline)) void max_scan_##E(const T *p, int64_t n, int64_t base, T *best, \
+                                                                   int64_t *at)                  \
+    {                                                                                            \
+        typedef T vt __attribute__((vector_size(32)));                                           \
+        typedef IT vi __attribute__((vector_size(32)));                                          \
+        int64_t i = 0;                                                                           \
+        if (n >= 2 * L && n < INT32_MAX) {                                                       \
+            vt lb, v;                                                                            \
+            vi li, idx, step;                                                                    \
+            for (int l = 0; l < L; l++) { lb[l] = -INFINITY; li[l] = -1; idx[l] = l; step[l] = L; } \
+            for (; i + L <= n; i += L, idx += step) {                                            \
+                memcpy(&v, p + i, sizeof v);                                                     \
+                vi take = (v > lb) | (v != v);                                                   \
+                lb = (vt)(((vi)v & take) | ((vi)lb & ~take));                                    \
+                li = (idx & take) | (li & ~take);                                                \
+            }                                                                                    \
+            T m = -INFINITY;                                                                     \
+            int64_t k = -1;                                                                      \
+            for (int l = 0; l < L; l++) {                                                        \
+                T lv = lb[l];                                                                    \
+                int64_t lk = li[l];                                                              \
+                bool wins;                                                                       \
+                if (lv != lv) wins = m != m ? lk > k : true; /* NaN: the last one */             \
+                else if (m != m || lk < 0) wins = false;                                         \
+                else wins = lv > m || (lv == m && (k < 0 || lk < k)); /* max: the first */       \
+                if (wins) { m = lv; k = lk; }                                                    \
+            }                                                                                    \
+            if (k >= 0 && (m > *best || m != m)) { *best = m; *at = base + k; }                  \
+        }                                                                                        \
+        for (; i < n; i++) {                                                                     \
+            T x = p[i];                                                                          \
+            if (x > *best || x != x) { *best = x; *at = base + i; }                              \
+        }                                                                                        \
+    }
+MAX_SCAN(FLOAT32, float, int32_t, 8)
+MAX_SCAN(FLOAT64, double, int64_t, 4)
+
+/* adaptive max: torch's scan of each window, row by row (rows of a window are contiguous) */
+#define ADAPTIVE_MAX(E, T)                                                                       \
+    PCT_SPATIAL_HOT static void adaptive_max_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w, \
+                                                      const T *x, T *out, int64_t *ind, int64_t b, int64_t e) \
+    {                                                                                            \
+        int64_t iw = g->iw, iplane = g->ih * g->iw, oh = b % g->oh;                              \
+        const T *xp = x + (b / g->oh) * iplane;                                                  \
+        for (int64_t u = b; u < e; u++, oh++) {                                                  \
+            if (oh == g->oh) { oh = 0; xp += iplane; }                                           \
+            int64_t hs = w->hs[oh], he = w->he[oh];                                              \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                             \
+                int64_t ws = w->ws[ow], we = w->we[ow];                                          \
+                T best = -INFINITY;                                                              \
+                int64_t at = hs * iw + ws;                                                       \
+                if (ws == 0 && we == iw) max_scan_##E(xp + hs * iw, (he - hs) * iw, hs * iw, &best, &at); \
+                else for (int64_t h = hs; h < he; h++) max_scan_##E(xp + h * iw + ws, we - ws, h * iw + ws, &best, &at); \
+                out[u * g->ow + ow] = best;                                                      \
+                ind[u * g->ow + ow] = at;                                                        \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    static int adaptive_max_##E(const pct_pool2d *g, const T *x, T *out, int64_t *ind)           \
+    {                                                                                            \
+        pct_adaptive_windows w;                                                                  \
+        if (pct_adaptive_windows_init(&w, g) < 0) return -1;                                     \
+        int64_t rows = g->planes * g->oh;                                                        \
+        int nt = pct_spatial_threads(rows * g->ow + g->planes * g->ih * g->iw, rows);            \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1)")                                  \
+        for (int t = 0; t < nt; t++) adaptive_max_rows_##E(g, &w, x, out, ind, rows * t / nt, rows * (t + 1) / nt); \
+        pct_adaptive_windows_free(&w);                                                           \
+        return 0;                                                                                \
+    }
+ADAPTIVE_MAX(FLOAT32, float)
+ADAPTIVE_MAX(FLOAT64, double)
+
+static PyObject *adaptive_pool(pct_call *c, int nsp, bool max)
+{
+    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
+    pct_pool2d g;
+    if (pct_adaptive_setup(&c->v[1], nsp, max, x->ndim, x->sizes, &g) < 0) return NULL;
+    if (!pct_dtype_is_floating(x->dtype)) {
+        /* torch: avg pooling to 1 x 1 is mean(), which refuses integers its own way; an empty
+           output never reaches the (floating-only) kernel */
+        if (!max && g.oh == 1 && g.ow == 1) {
+            PyErr_Format(PyExc_RuntimeError, "mean(): could not infer output dtype. Input dtype must be either a floating "
+                         "point or complex dtype. Got: %s", pct_dtype_cpp_name[x->dtype]);
+            return NULL;
+        }
+        if (!max && (g.planes == 0 || g.oh == 0 || g.ow == 0)) return (PyObject *)pct_pool_output(x, nsp, &g, x->dtype);
+        return pct_spatial_no_dtype(max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d", x->dtype);
+    }
+    int cd = pct_spatial_compute_dtype(x->dtype);
+    PCT_TRY(out = pct_pool_output(x, nsp, &g, cd));
+    if (max) PCT_TRY(ind = pct_pool_output(x, nsp, &g, PCT_INT64));
+    if (out->numel) {
+        PCT_TRY(xc = pct_spatial_input(x));
+        const void *xd = pct_tensor_data(xc);
+        void *od = pct_tensor_data(out);
+        int r;
+        Py_BEGIN_ALLOW_THREADS
+        if (max && cd == PCT_FLOAT32) r = adaptive_max_FLOAT32(&g, xd, od, (int64_t *)pct_tensor_data(ind));
+        else if (max) r = adaptive_max_FLOAT64(&g, xd, od, (int64_t *)pct_tensor_data(ind));
+        else if (cd == PCT_FLOAT32) r = adaptive_avg_FLOAT32(&g, xd, od);
+        else r = adaptive_avg_FLOAT64(&g, xd, od);
+        Py_END_ALLOW_THREADS
+        Py_CLEAR(xc);
+        if (r < 0) { PyErr_NoMemory(); goto fail; }
+    }
+    PyObject *r = pct_spatial_finish(out, x->dtype);
+    out = NULL;
+    if (!max || !r) return r;
+    PyObject *t = PyTuple_Pack(2, r, (PyObject *)ind);
+    Py_DECREF(r);
+    Py_DECREF(ind);
+    return t;
+fail:
+    Py_XDECREF(xc);
+    Py_XDECREF(out);
+    Py_XDECREF(ind);
+    return NULL;
+}
+
+PyObject *pct_cpu_adaptive_avg_pool1d(pct_call *c) { return adaptive_pool(c, 1, false); }
+PyObject *pct_cpu_adaptive_avg_pool2d(pct_call *c) { return adaptive_pool(c, 2, false); }
+PyObject *pct_cpu_adaptive_max_pool1d(pct_call *c) { return adaptive_pool(c, 1, true); }
+PyObject *pct_cpu_adaptive_max_pool2d(pct_call *c) { return adaptive_pool(c, 2, true); }

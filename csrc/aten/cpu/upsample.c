@@ -1,0 +1,399 @@
+/* upsample.c: nearest, nearest-exact and (bi)linear resampling of (N, C, W) and (N, C, H, W)
+ * inputs, forward and backward (upsample_nearest1d/2d, _upsample_nearest_exact1d/2d,
+ * upsample_linear1d, upsample_bilinear2d and their _backward ops).
+ *
+ * Note [Resampling index math]: the source position of output o along a dim follows torch's
+ * CPU kernels exactly, including the precision they compute in: the scale is 1 / scale_factor
+ * when one was given (and > 0), in / out otherwise, or (in - 1) / (out - 1) with align_corners;
+ * positions are computed in the dtype's math type (double for float64, float otherwise) and
+ * floored as float. Nearest backward computes its indices in float for every dtype, as torch
+ * does, so the two directions agree with torch's (not always with each other). Nearest moves
+ * elements through the index maps of spatial.c; linear interpolates along W first, then H,
+ * with torch's weights and order (t0 * w0 + t1 * w1 per dim). */
+#include "spatial.h"
+#include <stdlib.h>
+
+enum { UP_NEAREST, UP_EXACT, UP_LINEAR };
+
+typedef struct up_op {
+    int nsp, mode;
+    bool backward;
+    const char *name;
+} up_op;
+
+static up_op up_op_of(int op_index)
+{
+    switch (op_index) {
+    case PCT_OP_upsample_nearest1d: return (up_op){1, UP_NEAREST, false, "upsample_nearest1d"};
+    case PCT_OP_upsample_nearest2d: return (up_op){2, UP_NEAREST, false, "upsample_nearest2d"};
+    case PCT_OP_upsample_nearest_exact1d: return (up_op){1, UP_EXACT, false, "_upsample_nearest_exact1d"};
+    case PCT_OP_upsample_nearest_exact2d: return (up_op){2, UP_EXACT, false, "_upsample_nearest_exact2d"};
+    case PCT_OP_upsample_linear1d: return (up_op){1, UP_LINEAR, false, "upsample_linear1d"};
+    case PCT_OP_upsample_bilinear2d: return (up_op){2, UP_LINEAR, false, "upsample_bilinear2d"};
+    case PCT_OP_upsample_nearest1d_backward: return (up_op){1, UP_NEAREST, true, "upsample_nearest1d_backward"};
+    case PCT_OP_upsample_nearest2d_backward: return (up_op){2, UP_NEAREST, true, "upsample_nearest2d_backward"};
+    case PCT_OP_upsample_nearest_exact1d_backward: return (up_op){1, UP_EXACT, true, "_upsample_nearest_exact1d_backward"};
+    case PCT_OP_upsample_nearest_exact2d_backward: return (up_op){2, UP_EXACT, true, "_upsample_nearest_exact2d_backward"};
+    case PCT_OP_upsample_linear1d_backward: return (up_op){1, UP_LINEAR, true, "upsample_linear1d_backward"};
+    default: return (up_op){2, UP_LINEAR, true, "upsample_bilinear2d_backward"};
+    }
+}
+
+/* One spatial dim: sizes and the scale argument (scales_h / scales_w / scales). */
+typedef struct up_axis {
+    int64_t in, out;
+    bool has_scale;
+    double scale;
+} up_axis;
+
+/* ---- index math (Note [Resampling index math]) ---- */
+
+#define UP_SCALE(T, SUF)                                                                         \
+    static T up_scale_##SUF(const up_axis *a, bool align)                                        \
+    {                                                                                            \
+        if (align) return a->out > 1 ? (T)(a->in - 1) / (T)(a->out - 1) : (T)0;                  \
+        return (a->has_scale && a->scale > 0.) ? (T)(1.0 / a->scale) : (T)a->in / (T)a->out;     \
+    }
+UP_SCALE(float, f)
+UP_SCALE(double, d)
+
+/* torch's min((int64_t)floorf(f), in - 1), kept inside [0, in) for every float: a scale that
+ * overflows (scale_factor near 0) or a NaN would make the cast undefined (an out-of-range read
+ * in torch). */
+static int64_t up_index(float f, int64_t in)
+{
+    float fl = floorf(f);
+    if (!(fl < (float)in)) return in - 1;
+    return fl < 0 ? 0 : (int64_t)fl < in - 1 ? (int64_t)fl : in - 1;
+}
+
+/* The input index each output reads (nearest, nearest-exact). torch has two recipes: its
+ * generic kernel computes in the dtype's math type (`dbl`: double for float64) with no special
+ * cases; its channels-last / small-output 2-d kernel and every backward use float and copy
+ * outright when out == in (nearest also when out == 2 * in). */
+enum { UP_RECIPE_GENERIC, UP_RECIPE_IDX };
+static void up_nearest_map(int64_t *map, const up_axis *a, int mode, int recipe, bool dbl)
+{
+    for (int64_t o = 0; o < a->out; o++) {
+        int64_t i;
+        if (recipe == UP_RECIPE_IDX) {
+            float s = up_scale_f(a, false);
+            if (mode == UP_NEAREST && a->out == a->in) i = o;
+            else if (mode == UP_NEAREST && a->out == 2 * a->in) i = o >> 1;
+            else if (mode == UP_NEAREST) i = up_index((float)o * s, a->in);
+            else i = up_index((float)(((double)o + 0.5) * (double)s), a->in);
+        } else if (dbl) {
+            double s = up_scale_d(a, false), r;
+            if (mode == UP_NEAREST) r = s * (double)o;
+            else {
+                r = s * ((double)o + 0.5) - 0.5;
+                r = (r < 0 ? 0 : r) + 0.5;
+            }
+            i = up_index((float)r, a->in);
+        } else {
+            float s = up_scale_f(a, false), r;
+            if (mode == UP_NEAREST) i = up_index(s * (float)o, a->in);
+            else {
+                r = s * ((float)o + 0.5f) - 0.5f;
+                i = up_index((float)((double)(r < 0 ? 0 : r) + 0.5), a->in);
+            }
+        }
+        map[o] = i;
+    }
+}
+
+/* torch's is_contiguous(memory_format=channels_last) of a 4-d tensor. */
+static bool up_channels_last(const pct_tensor *t)
+{
+    static const int order[4] = {1, 3, 2, 0};
+    int64_t expected = 1;
+    if (t->ndim != 4) return false;
+    for (int k = 0; k < 4; k++) {
+        int d = order[k];
+        if (t->sizes[d] == 1) continue;
+        if (t->strides[d] != expected) return false;
+        expected *= t->sizes[d];
+    }
+    return true;
+}
+
+/* Linear: the two inputs (i0, i1) and weights (w0, w1) of each output, in precision T. */
+#define UP_LINEAR_AXIS(T, SUF)                                                                   \
+    static void up_linear_axis_##SUF(const up_axis *a, bool align, int64_t *i0, int64_t *i1, T *w0, T *w1) \
+    {                                                                                            \
+        T s = up_scale_##SUF(a, align);                                                          \
+        for (int64_t o = 0; o < a->out; o++) {                                                   \
+            if (a->in == a->out) {                                                               \
+                i0[o] = i1[o] = o;                                                               \
+                w0[o] = 1;                                                                       \
+                w1[o] = 0;                                                                       \
+                continue;                                                                        \
+            }                                                                                    \
+            T r = align ? s * (T)o : s * ((T)o + (T)0.5) - (T)0.5;                               \
+            if (!align && r < 0) r = 0;                                                          \
+            int64_t k = up_index((float)r, a->in);                                               \
+            T l = r - (T)k;                                                                      \
+            l = l < 0 ? 0 : l > 1 ? 1 : l;                                                       \
+            i0[o] = k;                                                                           \
+            i1[o] = k + (k < a->in - 1 ? 1 : 0);                                                 \
+            w1[o] = l;                                                                           \
+            w0[o] = (T)1 - l;                                                                    \
+        }                                                                                        \
+    }
+UP_LINEAR_AXIS(float, f)
+UP_LINEAR_AXIS(double, d)
+
+/* ---- linear kernels: W first (rows of the input), then H ---- */
+
+#define UP_LINEAR_KERNELS(E, T, SUF)                                                             \
+    PCT_SPATIAL_HOT static void up_hrow_##E(const T *r, T *t, int64_t n, const int64_t *i0, const int64_t *i1, \
+                                            const T *w0, const T *w1)                            \
+    {                                                                                            \
+        for (int64_t q = 0; q < n; q++) t[q] = r[i0[q]] * w0[q] + r[i1[q]] * w1[q];              \
+    }                                                                                            \
+    PCT_SPATIAL_HOT static void up_vrow_##E(const T *t0, const T *t1, T *y, int64_t n, T a, T b) \
+    {                                                                                            \
+        for (int64_t q = 0; q < n; q++) y[q] = t0[q] * a + t1[q] * b;                            \
+    }                                                                                            \
+    PCT_SPATIAL_HOT static void up_vrow_back_##E(const T *g, T *t0, T *t1, int64_t n, T a, T b)  \
+    {                                                                                            \
+        for (int64_t q = 0; q < n; q++) t0[q] += g[q] * a;                                       \
+        for (int64_t q = 0; q < n; q++) t1[q] += g[q] * b;                                       \
+    }                                                                                            \
+    static void up_hrow_back_##E(const T *t, T *d, int64_t n, const int64_t *i0, const int64_t *i1, const T *w0, \
+                                 const T *w1)                                                    \
+    {                                                                                            \
+        for (int64_t q = 0; q < n; q++) {                                                        \
+            d[i0[q]] += t[q] * w0[q];                                                            \
+            d[i1[q]] += t[q] * w1[q];                                                            \
+        }                                                                                        \
+    }                                                                                            \
+    /* forward: y (planes x oh x ow) from x (planes x ih x iw); a 1-d op has ih = oh = 1 and no H \
+       weights. Each thread interpolates the input rows of its plane into tmp (ih x ow). */      \
+    static int up_linear_fwd_##E(int64_t planes, const up_axis *ah, const up_axis *aw, bool align, const void *xv, \
+                                 void *yv)                                                       \
+    {                                                                                            \
+        const T *x = xv;                                                                         \
+        T *y = yv;                                                                               \
+        int64_t ih = ah ? ah->in : 1, oh = ah ? ah->out : 1, iw = aw->in, ow = aw->out;          \
+        int64_t *idx = malloc(sizeof(int64_t) * (size_t)(2 * (ow + oh)));                        \
+        T *wts = malloc(sizeof(T) * (size_t)(2 * (ow + oh)));                                    \
+        bool *used = calloc((size_t)ih, 1);                                                      \
+        int nomem = !idx || !wts || !used;                                                       \
+        if (!nomem) {                                                                            \
+            int64_t *wi0 = idx, *wi1 = idx + ow, *hi0 = idx + 2 * ow, *hi1 = hi0 + oh;           \
+            T *ww0 = wts, *ww1 = wts + ow, *hw0 = wts + 2 * ow, *hw1 = hw0 + oh;                 \
+            up_linear_axis_##SUF(aw, align, wi0, wi1, ww0, ww1);                                 \
+            if (ah) up_linear_axis_##SUF(ah, align, hi0, hi1, hw0, hw1);                         \
+            else { hi0[0] = hi1[0] = 0; hw0[0] = 1; hw1[0] = 0; }                                \
+            for (int64_t o = 0; o < oh; o++) used[hi0[o]] = used[hi1[o]] = true;                 \
+            _Pragma("omp parallel if (planes > 1 && planes * oh * ow > PCT_SPATIAL_GRAIN)")     \
+            {                                                                                    \
+                T *tmp = malloc(sizeof(T) * (size_t)(ih * ow));                                  \
+                if (!tmp) nomem = 1;                                                             \
+                _Pragma("omp for schedule(static)")                                              \
+                for (int64_t p = 0; p < planes; p++) {                                           \
+                    if (!tmp) continue;                                                          \
+                    const T *xp = x + p * ih * iw;                                               \
+                    T *yp = y + p * oh * ow;                                                     \
+                    if (!ah) { up_hrow_##E(xp, yp, ow, wi0, wi1, ww0, ww1); continue; }          \
+                    for (int64_t h = 0; h < ih; h++)                                             \
+                        if (used[h]) up_hrow_##E(xp + h * iw, tmp + h * ow, ow, wi0, wi1, ww0, ww1); \
+                    for (int64_t o = 0; o < oh; o++)                                             \
+                        up_vrow_##E(tmp + hi0[o] * ow, tmp + hi1[o] * ow, yp + o * ow, ow, hw0[o], hw1[o]); \
+                }                                                                                \
+                free(tmp);                                                                       \
+            }                                                                                    \
+        }                                                                                        \
+        free(idx);                                                                               \
+        free(wts);                                                                               \
+        free(used);                                                                              \
+        return nomem ? -1 : 0;                                                                   \
+    }                                                                                            \
+    /* backward: gi (zeroed) += the gradient g of every output, through the same weights */      \
+    static int up_linear_bwd_##E(int64_t planes, const up_axis *ah, const up_axis *aw, bool align, const void *gv, \
+                                 void *giv)                                                      \
+    {                                                                                            \
+        const T *g = gv;                                                                         \
+        T *gi = giv;                                                                             \
+        int64_t ih = ah ? ah->in : 1, oh = ah ? ah->out : 1, iw = aw->in, ow = aw->out;          \
+        int64_t *idx = malloc(sizeof(int64_t) * (size_t)(2 * (ow + oh)));                        \
+        T *wts = malloc(sizeof(T) * (size_t)(2 * (ow + oh)));                                    \
+        int nomem = !idx || !wts;                                                                \
+        if (!nomem) {                                                                            \
+            int64_t *wi0 = idx, *wi1 = idx + ow, *hi0 = idx + 2 * ow, *hi1 = hi0 + oh;           \
+            T *ww0 = wts, *ww1 = wts + ow, *hw0 = wts + 2 * ow, *hw1 = hw0 + oh;                 \
+            up_linear_axis_##SUF(aw, align, wi0, wi1, ww0, ww1);                                 \
+            if (ah) up_linear_axis_##SUF(ah, align, hi0, hi1, hw0, hw1);                         \
+            _Pragma("omp parallel if (planes > 1 && planes * oh * ow > PCT_SPATIAL_GRAIN)")     \
+            {                                                                                    \
+                T *tmp = ah ? calloc((size_t)(ih * ow), sizeof(T)) : NULL;                       \
+                if (ah && !tmp) nomem = 1;                                                       \
+                _Pragma("omp for schedule(static)")                                              \
+                for (int64_t p = 0; p < planes; p++) {                                           \
+                    const T *gp = g + p * oh * ow;                                               \
+                    T *dp = gi + p * ih * iw;                                                    \
+                    if (!ah) { up_hrow_back_##E(gp, dp, ow, wi0, wi1, ww0, ww1); continue; }     \
+                    if (!tmp) continue;                                                          \
+                    memset(tmp, 0, sizeof(T) * (size_t)(ih * ow));                               \
+                    for (int64_t o = 0; o < oh; o++)                                             \
+                        up_vrow_back_##E(gp + o * ow, tmp + hi0[o] * ow, tmp + hi1[o] * ow, ow, hw0[o], hw1[o]); \
+                    for (int64_t h = 0; h < ih; h++)                                             \
+                        up_hrow_back_##E(tmp + h * ow, dp + h * iw, ow, wi0, wi1, ww0, ww1);     \
+                }                                                                                \
+                free(tmp);                                                                       \
+            }                                                                                    \
+        }                                                                                        \
+        free(idx);                                                                               \
+        free(wts);                                                                               \
+        return nomem ? -1 : 0;                                                                   \
+    }
+UP_LINEAR_KERNELS(FLOAT32, float, f)
+UP_LINEAR_KERNELS(FLOAT64, double, d)
+
+/* ---- ops ---- */
+
+/* Reads output_size (c->v[1]) and the scales / align_corners after it; checks with torch's texts
+ * against an input of `nd` dims `isz` (the input_size argument for backward ops). */
+static int up_setup(const pct_call *c, const up_op *op, int nd, const int64_t *isz, up_axis *ax, bool *align,
+                    int64_t *planes)
+{
+    const pct_value *os = &c->v[1];
+    int at = op->backward ? 3 : 2; /* backward ops have input_size at 2 */
+    PCT_CHECK(os->n == op->nsp, PyExc_RuntimeError, "It is expected output_size equals to %d, but got size %d", op->nsp, os->n);
+    PCT_CHECK(nd == op->nsp + 2, PyExc_RuntimeError, "It is expected input_size equals to %d, but got size %d", op->nsp + 2, nd);
+    *align = false;
+    if (op->mode == UP_LINEAR) *align = c->v[at++].b;
+    for (int d = 0; d < op->nsp; d++, at++) {
+        ax[d].in = isz[2 + d];
+        ax[d].out = os->list[d];
+        ax[d].has_scale = !c->v[at].none;
+        ax[d].scale = c->v[at].d;
+    }
+    if (op->nsp == 1)
+        PCT_CHECK(ax[0].in > 0 && ax[0].out > 0, PyExc_RuntimeError, "Input and output sizes should be greater than 0, but "
+                  "got input (W: %lld) and output (W: %lld)", (long long)ax[0].in, (long long)ax[0].out);
+    else
+        PCT_CHECK(ax[0].in > 0 && ax[1].in > 0 && ax[0].out > 0 && ax[1].out > 0, PyExc_RuntimeError,
+                  "Input and output sizes should be greater than 0, but got input (H: %lld, W: %lld) output (H: %lld, W: %lld)",
+                  (long long)ax[0].in, (long long)ax[1].in, (long long)ax[0].out, (long long)ax[1].out);
+    PCT_CHECK(isz[0] >= 0 && isz[1] >= 0 && !__builtin_mul_overflow(isz[0], isz[1], planes), PyExc_RuntimeError,
+              "%s: invalid batch and channel sizes %lld and %lld", op->name, (long long)isz[0], (long long)isz[1]);
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *up_forward(pct_call *c, const up_op *op)
+{
+    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL;
+    up_axis ax[2];
+    bool align;
+    int64_t planes, osz[2];
+    char buf[PCT_SHAPE_BUF];
+    pct_index_maps m = {0};
+    if (up_setup(c, op, x->ndim, x->sizes, ax, &align, &planes) < 0) return NULL;
+    if (x->numel == 0) { /* an empty batch is fine; empty channels are not (torch) */
+        int64_t rest = 1;
+        for (int d = 1; d < x->ndim; d++) rest *= x->sizes[d];
+        PCT_CHECK(rest != 0, PyExc_RuntimeError, "Non-empty %dD data tensor expected but got a tensor with sizes %s",
+                  op->nsp + 2, pct_spatial_shape(buf, x));
+    }
+    bool ok = pct_dtype_is_floating(x->dtype) || (op->mode != UP_LINEAR && x->dtype == PCT_UINT8);
+    if (!ok) {
+        if (x->dtype == PCT_UINT8) {
+            PyErr_Format(PyExc_NotImplementedError, "%s: uint8 input is not supported by pyctorch (torch rounds it "
+                         "with its own fixed-point kernel); convert the input to a floating dtype", op->name);
+            return NULL;
+        }
+        return pct_spatial_no_dtype(op->name, x->dtype);
+    }
+    for (int d = 0; d < op->nsp; d++) osz[d] = ax[d].out;
+    int cd = op->mode == UP_LINEAR ? pct_spatial_compute_dtype(x->dtype) : x->dtype;
+    PCT_TRY(out = pct_spatial_new(x, op->nsp, osz, cd));
+    if (out->numel == 0) return pct_spatial_finish(out, x->dtype);
+    PCT_TRY(xc = op->mode == UP_LINEAR ? pct_spatial_input(x) : pct_contiguous(x));
+    int r;
+    if (op->mode == UP_LINEAR) {
+        const up_axis *ah = op->nsp == 2 ? &ax[0] : NULL, *aw = &ax[op->nsp - 1];
+        Py_BEGIN_ALLOW_THREADS
+        if (cd == PCT_FLOAT64) r = up_linear_fwd_FLOAT64(planes, ah, aw, align, pct_tensor_data(xc), pct_tensor_data(out));
+        else r = up_linear_fwd_FLOAT32(planes, ah, aw, align, pct_tensor_data(xc), pct_tensor_data(out));
+        Py_END_ALLOW_THREADS
+    } else {
+        int64_t isz[2] = {ax[0].in, ax[op->nsp - 1].in};
+        PCT_TRY_INT(pct_index_maps_alloc(&m, op->nsp, isz, osz));
+        /* torch's 2-d forward takes its channels-last kernel for small outputs (oh + ow <= 128) or
+           channels-last inputs with more than 3 channels: the other index recipe */
+        bool idx = op->nsp == 2 && (osz[0] + osz[1] <= 128 || (up_channels_last(x) && x->sizes[1] > 3));
+        for (int d = 0; d < op->nsp; d++)
+            up_nearest_map(m.map[d], &ax[d], op->mode, idx ? UP_RECIPE_IDX : UP_RECIPE_GENERIC, x->dtype == PCT_FLOAT64);
+        uint64_t zero = 0;
+        Py_BEGIN_ALLOW_THREADS
+        r = pct_index_gather(&m, planes, pct_tensor_data(xc), pct_tensor_data(out), (int)pct_tensor_itemsize(x), &zero);
+        Py_END_ALLOW_THREADS
+        pct_index_maps_free(&m);
+    }
+    if (r < 0) { PyErr_NoMemory(); goto fail; }
+    Py_DECREF(xc);
+    return pct_spatial_finish(out, x->dtype);
+fail:
+    pct_index_maps_free(&m);
+    Py_XDECREF(xc);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+static PyObject *up_backward(pct_call *c, const up_op *op)
+{
+    pct_tensor *g = c->v[0].t, *gc = NULL, *gi = NULL;
+    const int64_t *isz = c->v[2].list;
+    int nd = c->v[2].n;
+    up_axis ax[2];
+    bool align;
+    int64_t planes, want[4];
+    char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
+    pct_index_maps m = {0};
+    if (up_setup(c, op, nd, isz, ax, &align, &planes) < 0) return NULL;
+    want[0] = isz[0];
+    want[1] = isz[1];
+    for (int d = 0; d < op->nsp; d++) want[2 + d] = ax[d].out;
+    PCT_CHECK(g->ndim == nd && memcmp(g->sizes, want, sizeof(int64_t) * (size_t)nd) == 0, PyExc_RuntimeError,
+              "%s: expected grad_output of shape %s, but got %s", op->name, pct_shape_str(a, sizeof a, nd, want),
+              pct_spatial_shape(b, g));
+    if (!pct_dtype_is_floating(g->dtype)) return pct_spatial_no_dtype(op->name, g->dtype);
+    int cd = pct_spatial_compute_dtype(g->dtype);
+    PCT_TRY(gi = pct_tensor_zeros(nd, isz, cd));
+    if (gi->numel == 0) return pct_spatial_finish(gi, g->dtype);
+    PCT_TRY(gc = pct_spatial_input(g));
+    int r;
+    if (op->mode == UP_LINEAR) {
+        const up_axis *ah = op->nsp == 2 ? &ax[0] : NULL, *aw = &ax[op->nsp - 1];
+        Py_BEGIN_ALLOW_THREADS
+        if (cd == PCT_FLOAT64) r = up_linear_bwd_FLOAT64(planes, ah, aw, align, pct_tensor_data(gc), pct_tensor_data(gi));
+        else r = up_linear_bwd_FLOAT32(planes, ah, aw, align, pct_tensor_data(gc), pct_tensor_data(gi));
+        Py_END_ALLOW_THREADS
+    } else {
+        int64_t in[2] = {ax[0].in, ax[op->nsp - 1].in}, out[2] = {ax[0].out, ax[op->nsp - 1].out};
+        PCT_TRY_INT(pct_index_maps_alloc(&m, op->nsp, in, out));
+        for (int d = 0; d < op->nsp; d++) up_nearest_map(m.map[d], &ax[d], op->mode, UP_RECIPE_IDX, false);
+        Py_BEGIN_ALLOW_THREADS
+        r = pct_index_scatter_add(&m, planes, pct_tensor_data(gc), pct_tensor_data(gi), cd);
+        Py_END_ALLOW_THREADS
+        pct_index_maps_free(&m);
+    }
+    if (r < 0) { PyErr_NoMemory(); goto fail; }
+    Py_DECREF(gc);
+    return pct_spatial_finish(gi, g->dtype);
+fail:
+    pct_index_maps_free(&m);
+    Py_XDECREF(gc);
+    Py_XDECREF(gi);
+    return NULL;
+}
+
+PyObject *pct_cpu_upsample(pct_call *c)
+{
+    up_op op = up_op_of(c->op_index);
+    return op.backward ? up_backward(c, &op) : up_forward(c, &op);
+}
