@@ -97,10 +97,15 @@ static grad_info *info_for(int op_index)
         if (!PyArg_ParseTuple(r, "OOpO", &g->fn, &saved, &uses_result, &meta)) { Py_DECREF(r); goto fail; }
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(meta); i++)
             g->meta_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(meta, i));
+        /* the targets before ':' ("input: ..." or a grouped "input, weight, bias: ...") */
         for (const char *const *f = formulas[op_index]; *f; f++)
-            for (int i = 0; i < sig->nparams; i++) {
-                size_t len = strlen(sig->params[i].name);
-                if (strncmp(*f, sig->params[i].name, len) == 0 && (*f)[len] == ':') g->diff_mask |= 1u << i;
+            for (const char *t = *f; *t && *t != ':';) {
+                while (*t == ' ' || *t == ',') t++;
+                size_t tl = strcspn(t, ",: ");
+                for (int i = 0; i < sig->nparams; i++)
+                    if (strlen(sig->params[i].name) == tl && strncmp(t, sig->params[i].name, tl) == 0) g->diff_mask |= 1u << i;
+                t += tl;
+                while (*t == ' ') t++;
             }
         Py_INCREF(g->fn);
         g->save_results = uses_result;
