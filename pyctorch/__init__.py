@@ -22,6 +22,8 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
                                  is_inference_mode_enabled)
 from . import utils  # noqa: F401
 from . import nn  # noqa: F401
+from .nn.functional import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
+                            conv_transpose3d)
 from . import optim  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import save, load  # noqa: F401

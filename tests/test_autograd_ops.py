@@ -1118,6 +1118,34 @@ for _n in ("upsample_nearest2d", "upsample_nearest_exact2d", "upsample_bilinear2
         S(lambda T, g, _name=_name, _ac=_ac: _aten(T, _name + "_backward")(g, [4, 3], [1, 2, 3, 4], *_ac, 1.5, 0.9),
           X(1, 2, 4, 3, layout="t")))
 add("upsample_bilinear2d", S(lambda T, x: _nn(T, "upsample_bilinear2d")(x, [6, 5], True), X(1, 2, 3, 4, layout="s")))
+# convolution (ops_conv.def): padded, strided + dilated + grouped (non-contiguous input), transposed with
+# output_padding, 1-d depthwise; the fused backward called directly (torch: torch.ops.aten); unfold / fold
+def _conv_bwd(T):
+    return T.convolution_backward if T is pyctorch else T.ops.aten.convolution_backward
+
+
+add("convolution",
+    S(lambda T, x, w, b: T.convolution(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
+      X(2, 3, 5, 4), X(4, 3, 3, 3), X(4)),
+    S(lambda T, x, w: T.convolution(x, w, None, [2, 1], [0, 1], [1, 2], False, [0, 0], 2),
+      X(2, 4, 6, 5, layout="t"), X(6, 2, 2, 3)),
+    S(lambda T, x, w, b: T.convolution(x, w, b, [2, 2], [1, 0], [1, 1], True, [1, 0], 2),
+      X(1, 4, 3, 4), X(4, 2, 3, 2), X(4)),
+    S(lambda T, x, w: T.convolution(x, w, None, [1], [1], [1], False, [0], 4), X(2, 4, 7, layout="s"), X(8, 1, 3)))
+add("convolution_backward",
+    S(lambda T, g, x, w: _conv_bwd(T)(g, x, w, [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, True]),
+      X(2, 4, 5, 4), X(2, 3, 5, 4), X(4, 3, 3, 3)),
+    # (no output_padding here: torch's own double backward of it raises for a transposed one)
+    S(lambda T, g, x, w: _conv_bwd(T)(g, x, w, None, [2, 2], [1, 0], [1, 1], True, [0, 0], 2, [True, True, False]),
+      X(1, 4, 5, 8), X(1, 4, 3, 4), X(4, 2, 3, 2)),
+    S(lambda T, g, x, w: _conv_bwd(T)(g, x, w, None, [1], [1], [1], False, [0], 4, [False, True, False]),
+      X(2, 8, 7), X(2, 4, 7), X(8, 1, 3)))
+add("im2col",
+    S(lambda T, x: T.nn.functional.unfold(x, (2, 3), 1, (1, 0), (1, 2)), X(2, 3, 4, 5)),
+    S(lambda T, x: T.nn.functional.unfold(x, 2, 2, 1, 1), X(2, 4, 5, layout="t")))
+add("col2im",
+    S(lambda T, x: T.nn.functional.fold(x, (4, 5), (2, 3), 1, (1, 0), (1, 2)), X(2, 18, 10)),
+    S(lambda T, x: T.nn.functional.fold(x, (3, 4), 2, 1, 0, 1), X(8, 6, layout="s")))
 
 
 # ---- non-differentiable and formula-less ops --------------------------------------------------

@@ -358,6 +358,9 @@ KNOWN_BUGS = [
      "rsub, a Python scalar in where(..., out=))",
      lambda c: isinstance(c.te, TypeError) and any(w in _tmsg(c) for w in _PARSER_WORDS)
      and not isinstance(c.pe, TypeError)),
+    ("Tensor.to(<Python number>) is refused with TypeError; torch takes the number as a 0-d `other` tensor "
+     "(t.to(1.5) converts to float64)",
+     lambda c: c.te is None and isinstance(c.pe, TypeError) and re.search(r"\.to\(-?[0-9]", c.line)),
     ("an impossible allocation raises MemoryError (torch: RuntimeError)",
      lambda c: isinstance(c.pe, MemoryError) and isinstance(c.te, RuntimeError)),
     ("memory_format=torch.channels_last is ignored (to(other, memory_format=...) returns self)",
@@ -1467,6 +1470,7 @@ KNOWN_REPRODUCERS = {
         pyctorch.logspace(4.5, -1, 3, dtype=pyctorch.int32).tolist(), [10000, 31, 0]),
     "overlap_check_on_empty_out": lambda: _returns(
         lambda: pyctorch.bernoulli(pyctorch.zeros(2, 0), out=pyctorch.zeros(1, 0).expand(2, 0))),
+    "to_python_number": lambda: _assert_eq(_returns(lambda: pyctorch.tensor(False).to(1.5).dtype), pyctorch.float64),
     "squeeze_varargs_dims": lambda: _assert_eq(
         _returns(lambda: tuple(pyctorch.zeros(1, 2, 1).squeeze(0, 2).shape)), (2,)),
     "pow_bool_negative_exponent": lambda: _refused(lambda: pyctorch.tensor([True, False]).pow(-5)),

@@ -15,3 +15,5 @@ from .sparse import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403

@@ -1,0 +1,74 @@
+"""conv2d, float32, on ResNet-like layers (batch 8): forward alone, and forward + backward (input, weight
+and bias gradients through autograd). GFLOP/s counts 2*N*O*(C/groups)*kh*kw*OH*OW per direction
+(forward), three times that for forward + backward. Target: ratio <= 1.0 (torch runs oneDNN).
+
+Cases: the 7x7/2 stem (3 -> 64 on 112x112), 64 -> 64 3x3 on 56x56, 128 -> 128 3x3 on 28x28,
+256 -> 256 1x1 on 14x14 (a plain GEMM), a 3x3 depthwise (64 channels on 56x56), and a stride-2
+transposed 3x3 (64 -> 32 on 28x28, a decoder layer). --quick shrinks the batch to 2.
+"""
+import sys
+
+from _harness import setup, thread_list
+
+TARGET = 1.0
+
+# name, C, O, H, kernel, stride, padding, groups, transposed
+CASES = [
+    ("stem 7x7/2", 3, 64, 112, 7, 2, 3, 1, False),
+    ("3x3 64", 64, 64, 56, 3, 1, 1, 1, False),
+    ("3x3 128", 128, 128, 28, 3, 1, 1, 1, False),
+    ("1x1 256", 256, 256, 14, 1, 1, 0, 1, False),
+    ("dw 3x3 64", 64, 64, 56, 3, 1, 1, 64, False),
+    ("convT 3x3/2", 64, 32, 28, 3, 2, 1, 1, True),
+]
+
+
+def out_size(h, k, s, p, transposed):
+    return (h - 1) * s - 2 * p + k + (s - 1) if transposed else (h + 2 * p - k) // s + 1
+
+
+def make_case(m, n, c, o, h, k, s, p, g, transposed, backward):
+    gen = m.Generator().manual_seed(0)
+    x = m.randn(n, c, h, h, generator=gen)
+    w = m.randn(*((c, o // g) if transposed else (o, c // g)), k, k, generator=gen) * 0.1
+    b = m.randn(o, generator=gen)
+    F = m.nn.functional
+    if transposed:
+        def fn(x, w, b):
+            return F.conv_transpose2d(x, w, b, s, p, s - 1, g)
+    else:
+        def fn(x, w, b):
+            return F.conv2d(x, w, b, s, p, 1, g)
+    if not backward:
+        return lambda: fn(x, w, b)
+    x.requires_grad_()
+    w.requires_grad_()
+    b.requires_grad_()
+    go = m.randn(*fn(x, w, b).shape, generator=gen)
+
+    def run():
+        fn(x, w, b).backward(go)
+        x.grad = w.grad = b.grad = None
+    return run
+
+
+def main():
+    args, suite = setup("conv", __doc__, threads="1,2")
+    n = 2 if args.quick else 8
+    for threads in thread_list(args):
+        suite.set_threads(threads)
+        for backward in (False, True):
+            for name, c, o, h, k, s, p, g, tr in CASES:
+                oh = out_size(h, k, s, p, tr)
+                small = h if tr else oh   # positions of the ordinary convolution's output side
+                fl = 2.0 * n * (c if tr else o) * ((o if tr else c) // g) * k * k * small * small
+                fl *= 3 if backward else 1
+                params = "N=%d %dx%d %d->%d t=%d" % (n, h, h, c, o, threads)
+                suite.bench(name + (" fwd+bwd" if backward else " fwd"), params,
+                            lambda m, a=(n, c, o, h, k, s, p, g, tr, backward): make_case(m, *a), TARGET,
+                            metrics=lambda t, fl=fl: {"GFLOP/s": fl / t / 1e9})
+    return suite.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

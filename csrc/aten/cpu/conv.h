@@ -1,0 +1,121 @@
+/* conv.h: the convolution plan and tasks shared by the convolution files of the CPU backend
+ * (internal): conv.c (checks, dispatch, the ops), conv_engine.c (im2col + GEMM), conv_gemm.c
+ * (the float32 AVX-512 GEMM), conv_direct.c (direct float32 AVX-512 kernels) and
+ * conv_depthwise.c (direct loops for depthwise convolutions).
+ *
+ * A plan describes one convolution in the terms of Note [Convolution geometry] (im2col.h):
+ * a big tensor [N, G*cb, big volume], a small tensor [N, G*cs, small volume] and a weight
+ * [G*cs, cb, kvol], all contiguous, of one compute dtype. The three primitives are
+ *   fwd     small  = conv(big, weight) (+ bias over small channels)
+ *   data    big    = conv^T(small, weight) (+ bias over big channels)
+ *   wgrad   weight = sum over the batch of small x im2col(big)^T
+ * An ordinary convolution is fwd; its input gradient is data, its weight gradient wgrad.
+ * A transposed convolution is data; its input gradient is fwd, its weight gradient wgrad
+ * with the roles of the tensors swapped (big = grad_output, small = input). */
+#ifndef PCT_CONV_H
+#define PCT_CONV_H
+#include "im2col.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pct_conv_plan {
+    int dtype;                 /* compute dtype (float16/bfloat16 run as float32) */
+    int64_t N, G;              /* batch, groups */
+    int64_t cb, cs;            /* big / small channels per group */
+    pct_im2col_geom geo;       /* geo.channels == cb */
+    int64_t bvol, svol, kvol;  /* spatial volumes */
+    int64_t K;                 /* cb * kvol: the reduction length of fwd */
+    bool direct;               /* 1x1 kernel, stride 1, no padding: im2col(big) is big itself */
+    bool depthwise;            /* cb == 1, several groups, kvol <= PCT_DW_MAX_KVOL, float32/64 */
+    bool fast32;               /* float32 on an AVX-512 CPU: pct_conv_sgemm instead of pct_gemm */
+} pct_conv_plan;
+
+/* One call of the engines: which primitives (PCT_CONV_*) on which contiguous buffers. */
+enum { PCT_CONV_FWD = 1, PCT_CONV_DATA = 2, PCT_CONV_WGRAD = 4 };
+
+typedef struct pct_conv_task {
+    const pct_conv_plan *p;
+    int what;                    /* PCT_CONV_* bits */
+    const char *big;             /* im2col source of fwd and wgrad */
+    const char *small_in;        /* source of data, gradient of wgrad */
+    const char *w;               /* weight of fwd and data */
+    const char *bias_small;      /* fwd bias (per small channel) or NULL */
+    const char *bias_big;        /* data bias (per big channel) or NULL */
+    char *small_out;             /* fwd result */
+    char *big_out;               /* data result */
+} pct_conv_task;
+
+/* below this many multiply-adds per call, threads cost more than they save */
+#define PCT_CONV_PARALLEL_MIN ((double)(1 << 17))
+
+/* Scratch memory of Note [Convolution scratch cache] (conv_engine.c): get returns NULL when
+ * out of memory; put takes the block back (NULL is ignored), `bytes` as asked for. */
+void *pct_conv_scratch_get(size_t bytes);
+void pct_conv_scratch_put(void *p, size_t bytes);
+/* OpenMP threads a call may use (1 inside a parallel region). */
+int pct_conv_threads(void);
+/* dst[i] += srcs[s * count + i] for s < nsrc, in that order (dtype dt; conv_engine.c). */
+void pct_conv_sum_into(int dt, char *dst, const char *srcs, int64_t count, int nsrc);
+/* The im2col + GEMM engine (conv_engine.c): any task, any dtype but bool and 16-bit floats.
+ * gw: the weight gradient (written whole) when the task has PCT_CONV_WGRAD. 0, or -1 when out
+ * of memory. GIL-free. */
+int pct_conv_engine_run(const pct_conv_task *t, char *gw);
+/* The direct float32 kernels (conv_direct.c, Note [Direct convolution]): fwd and/or wgrad of
+ * a plan pct_conv_direct_usable accepts (0, or -1 when out of memory); data of a stride-1
+ * plan through the flipped weight (1 when done, 0 when it does not apply, -1 out of memory). */
+int pct_conv_direct_task(const pct_conv_task *t, float *gw);
+int pct_conv_direct_data(const pct_conv_task *t);
+
+/* kernels with more taps than this take the GEMM path */
+#define PCT_DW_MAX_KVOL 64
+
+/* Depthwise primitives (conv_depthwise.c): GIL-free, threads over channels. bias may be
+ * NULL. Each writes its whole result (no accumulation into the caller's memory). */
+void pct_dw_fwd(const pct_conv_plan *p, const void *big, const void *w, const void *bias, void *small);
+void pct_dw_data(const pct_conv_plan *p, const void *small, const void *w, const void *bias, void *big);
+void pct_dw_wgrad(const pct_conv_plan *p, const void *big, const void *small, void *gw);
+
+/* The float32 GEMM of Note [Convolution GEMM] (conv_gemm.c): C[m, n] = A @ B (+ C when
+ * accumulate), C row-major with row stride ldc. A is `apacked` (from pct_conv_sgemm_pack_a,
+ * apack_size floats) or, when that is NULL, element (i, p) at a[i * ars + p * acs]. B is a
+ * strided matrix (element (p, j) at b[p * brs + j * bcs]) or, when geo is set, the column
+ * matrix of im2col(big) from position j0 on, built while packing. Single-threaded, GIL-free;
+ * `work` holds pct_conv_sgemm_work() floats. Only call it when pct_conv_sgemm_available(). */
+typedef struct pct_conv_bsrc {
+    const float *b;
+    int64_t brs, bcs;
+    const pct_im2col_geom *geo;
+    const float *big;
+    int64_t j0;
+} pct_conv_bsrc;
+
+bool pct_conv_sgemm_available(void);
+int64_t pct_conv_sgemm_work(void);
+int64_t pct_conv_sgemm_apack_size(int64_t m, int64_t k);
+void pct_conv_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t ars, int64_t acs, float *dst);
+void pct_conv_sgemm(int64_t m, int64_t n, int64_t k, const float *apacked, const float *a, int64_t ars, int64_t acs,
+                    const pct_conv_bsrc *bs, bool accumulate, float *c, int64_t ldc, float *work);
+
+/* The pieces of the direct convolution of Note [Direct convolution] (conv_direct.c), fwd:
+ * weights packed once (pack_w), tap offsets once (offsets: K entries), then per sample and
+ * group the input padded into an xsize-float buffer (pad) and the tiles [t0, t1) of
+ * [0, ntiles) computed into out [cs, svol] (run; GIL-free, threads may split the tiles). */
+bool pct_conv_direct_usable(const pct_conv_plan *p);
+int64_t pct_conv_direct_wpack_size(const pct_conv_plan *p);
+void pct_conv_direct_pack_w(const pct_conv_plan *p, const float *w, float *dst);
+void pct_conv_direct_offsets(const pct_conv_plan *p, int64_t *off);
+int64_t pct_conv_direct_xsize(const pct_conv_plan *p);
+void pct_conv_direct_pad(const pct_conv_plan *p, const float *big, float *xp);
+int64_t pct_conv_direct_ntiles(const pct_conv_plan *p);
+void pct_conv_direct_run(const pct_conv_plan *p, const float *xp, const float *wpack, const int64_t *off,
+                         const float *bias, float *out, int64_t t0, int64_t t1);
+/* wgrad the same way: the small tensor of a sample and group moved into a gsize-float buffer
+ * (transpose), then tiles [t0, t1) of [0, wtiles) added into gw [cs, K] (wgrad). */
+int64_t pct_conv_direct_gsize(const pct_conv_plan *p);
+int64_t pct_conv_direct_wtiles(const pct_conv_plan *p);
+void pct_conv_direct_transpose(const pct_conv_plan *p, const float *small, float *got);
+void pct_conv_direct_wgrad(const pct_conv_plan *p, const float *xp, const float *got, const int64_t *off,
+                           float *gw, int64_t t0, int64_t t1);
+
+#endif

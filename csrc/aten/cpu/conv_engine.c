@@ -1,0 +1,351 @@
+/* conv_engine.c: the im2col + GEMM engine of the convolutions (conv.h): every task the direct
+ * float32 kernels (conv_direct.c) and the depthwise loops (conv_depthwise.c) do not take, in
+ * any dtype but bool (float16/bfloat16 arrive as float32).
+ *
+ * Note [Convolution threading]
+ * Samples are the unit of parallelism: with T threads and N >= T samples, the first
+ * floor(N / T) * T samples run one per thread, each thread with its own column buffer,
+ * single-threaded GEMMs (OpenBLAS stays serial inside an OpenMP region) and, for the weight
+ * gradient, its own accumulator, summed in thread order at the end (no races, and the same
+ * result for the same thread count). The remaining samples (all of them when N < T) run one
+ * after another with the parallelism inside: im2col / col2im split over channels, the GEMMs
+ * split over column ranges (pct_conv_sgemm) or by pct_gemm.
+ *
+ * Note [Column blocking]
+ * The column matrix of one sample (K = channels * kernel volume rows, one column per output
+ * position) can be far bigger than the caches (64 channels, 3x3, 56x56: 7 MB in float32). It
+ * is built in blocks of output positions sized to about COL_BLOCK_BYTES, and each block is
+ * consumed by its GEMM (or, for the input gradient, produced by its GEMM and scattered by
+ * col2im) while it is still in cache; this also bounds the memory a huge image needs. A 1x1
+ * convolution with stride 1 and no padding skips the column matrix: the input is already it;
+ * a float32 fwd alone builds its packed GEMM operand straight from the input (conv_gemm.c).
+ */
+#include "blas.h"
+#include "conv.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#define PCT_OMP(x) _Pragma(#x)
+#else
+#define PCT_OMP(x)
+#endif
+
+#define COL_BLOCK_BYTES ((int64_t)1 << 21)
+
+/* Note [Convolution scratch cache]
+ * Each call needs megabytes of scratch (column blocks, packed operands, padded inputs). A fresh
+ * malloc of that size is an mmap, and first touching its pages costs page faults (5% of a
+ * 1x1 convolution). A few freed blocks are kept for the next calls (at most SCRATCH_KEEP bytes
+ * each), under a mutex since GIL-free calls may run concurrently. */
+#define SCRATCH_SLOTS 4
+#define SCRATCH_KEEP ((size_t)16 << 20)
+static struct { void *p; size_t n; } scratch_slots[SCRATCH_SLOTS];
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *pct_conv_scratch_get(size_t bytes)
+{
+    void *r = NULL;
+    pthread_mutex_lock(&scratch_lock);
+    int best = -1;
+    for (int i = 0; i < SCRATCH_SLOTS; i++)
+        if (scratch_slots[i].p && scratch_slots[i].n >= bytes && (best < 0 || scratch_slots[i].n < scratch_slots[best].n))
+            best = i;
+    if (best >= 0) {
+        r = scratch_slots[best].p;
+        scratch_slots[best].p = NULL;
+        scratch_slots[best].n = 0;
+    }
+    pthread_mutex_unlock(&scratch_lock);
+    return r ? r : malloc(bytes ? bytes : 1);
+}
+
+void pct_conv_scratch_put(void *p, size_t bytes)
+{
+    if (!p) return;
+    if (bytes > SCRATCH_KEEP) {
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&scratch_lock);
+    int slot = -1;
+    for (int i = 0; i < SCRATCH_SLOTS && slot < 0; i++)
+        if (!scratch_slots[i].p) slot = i;
+    if (slot < 0) /* all taken: replace the smallest if this one is bigger */
+        for (int i = 0; i < SCRATCH_SLOTS; i++)
+            if (scratch_slots[i].n < bytes && (slot < 0 || scratch_slots[i].n < scratch_slots[slot].n)) slot = i;
+    void *drop = p;
+    if (slot >= 0) {
+        drop = scratch_slots[slot].p;
+        scratch_slots[slot].p = p;
+        scratch_slots[slot].n = bytes;
+    }
+    pthread_mutex_unlock(&scratch_lock);
+    free(drop);
+}
+
+int pct_conv_threads(void)
+{
+#ifdef _OPENMP
+    return omp_in_parallel() ? 1 : omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* rows x len elements at dst, row r set to vals[r] (all zero when vals is NULL) */
+static void fill_rows(char *dst, int64_t rows, int64_t len, const char *vals, int isz)
+{
+    if (!vals) {
+        memset(dst, 0, (size_t)(rows * len * isz));
+        return;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        char *d = dst + r * len * isz;
+        const char *v = vals + r * isz;
+        switch (isz) {
+        case 1: memset(d, *v, (size_t)len); break;
+        case 2: { uint16_t x; memcpy(&x, v, 2); for (int64_t i = 0; i < len; i++) ((uint16_t *)d)[i] = x; break; }
+        case 4: { uint32_t x; memcpy(&x, v, 4); for (int64_t i = 0; i < len; i++) ((uint32_t *)d)[i] = x; break; }
+        default: { uint64_t x; memcpy(&x, v, 8); for (int64_t i = 0; i < len; i++) ((uint64_t *)d)[i] = x; break; }
+        }
+    }
+}
+
+/* Output positions per column block (Note [Column blocking]). */
+static int64_t col_block(const pct_conv_plan *p)
+{
+    if (p->direct || p->K == 0) return p->svol > 0 ? p->svol : 1;
+    int64_t b = COL_BLOCK_BYTES / (p->K * pct_dtype_itemsize[p->dtype]);
+    if (b < 128) b = 128;
+    return b >= p->svol ? (p->svol > 0 ? p->svol : 1) : b;
+}
+
+/* What one run of the engine shares between its threads. */
+typedef struct conv_ctx {
+    int nt;                      /* threads of the run */
+    int64_t blk;                 /* column block */
+    char *col;                   /* per-thread column buffers, colsz elements each */
+    int64_t colsz;
+    float *work;                 /* per-thread packing buffers of pct_conv_sgemm (fast32) */
+    int64_t worksz;
+    float *wpack;                /* fast32: the weight of every group packed as fwd's / data's A */
+    int64_t wpacksz;             /* floats per group */
+    bool wpack_fwd;              /* wpack is fwd's A (W), else data's (W^T) */
+} conv_ctx;
+
+static void im2col_blk(const pct_conv_plan *p, const char *big, char *col, int64_t j0, int64_t j1, bool inner)
+{
+    const int isz = pct_dtype_itemsize[p->dtype];
+    if (inner && p->cb > 1 && (double)p->K * (double)(j1 - j0) >= 65536.0) {
+        PCT_OMP(omp parallel for schedule(static))
+        for (int64_t c = 0; c < p->cb; c++) pct_im2col(&p->geo, isz, big, col, j1 - j0, c, c + 1, j0, j1);
+    } else {
+        pct_im2col(&p->geo, isz, big, col, j1 - j0, 0, p->cb, j0, j1);
+    }
+}
+
+static void col2im_blk(const pct_conv_plan *p, const char *col, char *big, int64_t j0, int64_t j1, bool inner)
+{
+    if (inner && p->cb > 1 && (double)p->K * (double)(j1 - j0) >= 65536.0) {
+        PCT_OMP(omp parallel for schedule(static))
+        for (int64_t c = 0; c < p->cb; c++) pct_col2im(&p->geo, p->dtype, col, j1 - j0, big, c, c + 1, j0, j1);
+    } else {
+        pct_col2im(&p->geo, p->dtype, col, j1 - j0, big, 0, p->cb, j0, j1);
+    }
+}
+
+/* C[m, n] = A @ B (+ C): pct_conv_sgemm for fast32 (split over column ranges when `inner`
+ * allows threads), pct_gemm otherwise (which threads itself outside a parallel region; B is
+ * then always a strided matrix). ap: A packed, or NULL. Nonzero when out of memory. */
+static int conv_gemm(const pct_conv_plan *p, const conv_ctx *cx, int tid, bool inner, int64_t m, int64_t n,
+                     int64_t k, const float *ap, const char *a, int64_t ars, int64_t acs, const pct_conv_bsrc *bs,
+                     bool acc, char *c, int64_t ldc)
+{
+    if (!p->fast32)
+        return pct_gemm(p->dtype, m, n, k, 1.0, a, ars, acs, (const char *)bs->b, bs->brs, bs->bcs, acc ? 1.0 : 0.0, c,
+                        ldc, 1) != 0;
+    const float *fa = (const float *)a;
+    float *fc = (float *)c;
+    if (inner && cx->nt > 1 && n >= 64 && (double)m * (double)n * (double)k >= PCT_CONV_PARALLEL_MIN) {
+        PCT_OMP(omp parallel num_threads(cx->nt))
+        {
+#ifdef _OPENMP
+            const int t = omp_get_thread_num(), cnt = omp_get_num_threads();
+#else
+            const int t = 0, cnt = 1;
+#endif
+            const int64_t chunk = ((n + cnt - 1) / cnt + 31) & ~(int64_t)31;
+            const int64_t j0 = t * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
+            if (j0 < j1) {
+                pct_conv_bsrc part = *bs;
+                if (part.geo) part.j0 += j0;
+                else part.b += j0 * part.bcs;
+                pct_conv_sgemm(m, j1 - j0, k, ap, fa, ars, acs, &part, acc, fc + j0, ldc, cx->work + t * cx->worksz);
+            }
+        }
+    } else {
+        pct_conv_sgemm(m, n, k, ap, fa, ars, acs, bs, acc, fc, ldc, cx->work + tid * cx->worksz);
+    }
+    return 0;
+}
+
+static pct_conv_bsrc strided(const char *b, int64_t brs, int64_t bcs)
+{
+    pct_conv_bsrc s = {(const float *)b, brs, bcs, NULL, NULL, 0};
+    return s;
+}
+
+/* Runs t's primitives on sample n as thread tid (its column buffer; gw: its weight gradient
+ * accumulator). inner: called outside a parallel region, may use threads. Nonzero when out
+ * of memory. */
+static int sample_run(const pct_conv_task *t, const conv_ctx *cx, int64_t n, int tid, char *gw, bool inner)
+{
+    const pct_conv_plan *p = t->p;
+    const int dt = p->dtype, isz = pct_dtype_itemsize[dt];
+    const int64_t G = p->G, cb = p->cb, cs = p->cs, K = p->K, sv = p->svol, bv = p->bvol, blk = cx->blk;
+    char *col = cx->colsz ? cx->col + tid * cx->colsz * isz : NULL;
+    const int what = t->what;
+    int err = 0;
+    if ((what & PCT_CONV_FWD) && t->bias_small) fill_rows(t->small_out + n * G * cs * sv * isz, G * cs, sv, t->bias_small, isz);
+    if ((what & PCT_CONV_DATA) && (!p->direct || t->bias_big))
+        fill_rows(t->big_out + n * G * cb * bv * isz, G * cb, bv, t->bias_big, isz);
+    const bool acc_fwd = t->bias_small != NULL, acc_data = t->bias_big != NULL;
+    /* fwd alone on fast32 builds its B straight from the big tensor (no column buffer) */
+    const bool fused = p->fast32 && !p->direct && what == PCT_CONV_FWD;
+    for (int64_t g = 0; g < G; g++) {
+        const int64_t bo = (n * G + g) * cb * bv * isz, so = (n * G + g) * cs * sv * isz, wo = g * cs * K * isz;
+        const float *wpf = cx->wpack && cx->wpack_fwd ? cx->wpack + g * cx->wpacksz : NULL;
+        const float *wpd = cx->wpack && !cx->wpack_fwd ? cx->wpack + g * cx->wpacksz : NULL;
+        for (int64_t j0 = 0; j0 < sv; j0 += blk) {
+            const int64_t j1 = j0 + blk < sv ? j0 + blk : sv, nj = j1 - j0;
+            if (fused) {
+                pct_conv_bsrc src = {NULL, 0, 0, &p->geo, (const float *)(t->big + bo), j0};
+                err |= conv_gemm(p, cx, tid, inner, cs, nj, K, wpf, t->w + wo, K, 1, &src, acc_fwd,
+                                 t->small_out + so + j0 * isz, sv);
+            } else if (what & (PCT_CONV_FWD | PCT_CONV_WGRAD)) {
+                pct_conv_bsrc src = strided(col, nj, 1);
+                if (p->direct) src = strided(t->big + bo + j0 * isz, bv, 1);
+                else im2col_blk(p, t->big + bo, col, j0, j1, inner);
+                if (what & PCT_CONV_FWD)  /* small[cs, nj] = W[cs, K] @ col[K, nj] */
+                    err |= conv_gemm(p, cx, tid, inner, cs, nj, K, wpf, t->w + wo, K, 1, &src, acc_fwd,
+                                     t->small_out + so + j0 * isz, sv);
+                if (what & PCT_CONV_WGRAD) { /* gW[cs, K] += small[cs, nj] @ col[K, nj]^T */
+                    pct_conv_bsrc tr = strided((const char *)src.b, 1, src.brs);
+                    err |= conv_gemm(p, cx, tid, inner, cs, K, nj, NULL, t->small_in + so + j0 * isz, sv, 1, &tr, true,
+                                     gw + wo, K);
+                }
+            }
+            if (what & PCT_CONV_DATA) {   /* col[K, nj] = W[cs, K]^T @ small[cs, nj], scattered into big */
+                pct_conv_bsrc src = strided(t->small_in + so + j0 * isz, sv, 1);
+                if (p->direct) {
+                    err |= conv_gemm(p, cx, tid, inner, K, nj, cs, wpd, t->w + wo, 1, K, &src, acc_data,
+                                     t->big_out + bo + j0 * isz, bv);
+                } else {
+                    err |= conv_gemm(p, cx, tid, inner, K, nj, cs, wpd, t->w + wo, 1, K, &src, false, col, nj);
+                    col2im_blk(p, col, t->big_out + bo, j0, j1, inner);
+                }
+            }
+        }
+    }
+    return err;
+}
+
+#define CONV_SUM_INTO(T)                                                                            \
+    static void sum_into_##T(T *dst, const T *srcs, int64_t count, int nsrc)                        \
+    {                                                                                               \
+        PCT_OMP(omp parallel for schedule(static) if (count * nsrc > 32768))                        \
+        for (int64_t i = 0; i < count; i++) {                                                       \
+            T acc = dst[i];                                                                         \
+            for (int s = 0; s < nsrc; s++) acc += srcs[s * count + i];                              \
+            dst[i] = acc;                                                                           \
+        }                                                                                           \
+    }
+CONV_SUM_INTO(float)
+CONV_SUM_INTO(double)
+CONV_SUM_INTO(uint8_t)
+CONV_SUM_INTO(int8_t)
+CONV_SUM_INTO(int16_t)
+CONV_SUM_INTO(int32_t)
+CONV_SUM_INTO(int64_t)
+
+void pct_conv_sum_into(int dt, char *dst, const char *srcs, int64_t count, int nsrc)
+{
+    switch (dt) {
+    case PCT_FLOAT32: sum_into_float((float *)dst, (const float *)srcs, count, nsrc); break;
+    case PCT_FLOAT64: sum_into_double((double *)dst, (const double *)srcs, count, nsrc); break;
+    case PCT_UINT8: sum_into_uint8_t((uint8_t *)dst, (const uint8_t *)srcs, count, nsrc); break;
+    case PCT_INT8: sum_into_int8_t((int8_t *)dst, (const int8_t *)srcs, count, nsrc); break;
+    case PCT_INT16: sum_into_int16_t((int16_t *)dst, (const int16_t *)srcs, count, nsrc); break;
+    case PCT_INT32: sum_into_int32_t((int32_t *)dst, (const int32_t *)srcs, count, nsrc); break;
+    case PCT_INT64: sum_into_int64_t((int64_t *)dst, (const int64_t *)srcs, count, nsrc); break;
+    default: break;
+    }
+}
+
+/* The im2col + GEMM engine over the batch (Note [Convolution threading]). */
+int pct_conv_engine_run(const pct_conv_task *t, char *gw_out)
+{
+    const pct_conv_plan *p = t->p;
+    const int isz = pct_dtype_itemsize[p->dtype];
+    const int64_t gwsz = (t->what & PCT_CONV_WGRAD) ? p->G * p->cs * p->K : 0;
+    if (gwsz) memset(gw_out, 0, (size_t)(gwsz * isz));
+    if (p->N == 0) return 0;
+    if (p->depthwise) {
+        if (t->what & PCT_CONV_WGRAD) pct_dw_wgrad(p, t->big, t->small_in, gw_out);
+        if (t->what & PCT_CONV_FWD) pct_dw_fwd(p, t->big, t->w, t->bias_small, t->small_out);
+        if (t->what & PCT_CONV_DATA) pct_dw_data(p, t->small_in, t->w, t->bias_big, t->big_out);
+        return 0;
+    }
+    conv_ctx cx;
+    cx.nt = pct_conv_threads();
+    cx.blk = col_block(p);
+    cx.colsz = p->direct ? 0 : p->K * cx.blk;
+    cx.worksz = p->fast32 ? pct_conv_sgemm_work() : 0;
+    /* fwd and data read the weight (as A, W or W^T) for every sample: pack it once */
+    const bool wfwd = (t->what & PCT_CONV_FWD) != 0, wdata = (t->what & PCT_CONV_DATA) != 0;
+    cx.wpacksz = p->fast32 && (wfwd || wdata) ? (wfwd ? pct_conv_sgemm_apack_size(p->cs, p->K)
+                                                      : pct_conv_sgemm_apack_size(p->K, p->cs)) : 0;
+    cx.wpack_fwd = wfwd;
+    const double per_sample = (double)p->G * (double)p->cs * (double)p->K * (double)p->svol;
+    const int64_t nb = cx.nt > 1 && p->N >= cx.nt && per_sample * (double)p->N >= PCT_CONV_PARALLEL_MIN
+                       ? p->N / cx.nt * cx.nt : 0;
+    const int nbuf = nb ? cx.nt : 1;
+    /* one block: column buffers, packing buffers (one per thread: the inner GEMMs split too),
+     * the extra weight-gradient accumulators */
+    const size_t col_bytes = (size_t)(nbuf * cx.colsz * isz), work_bytes = (size_t)(cx.nt * cx.worksz) * sizeof(float);
+    const size_t gw_bytes = (size_t)((nbuf - 1) * gwsz * isz);
+    const size_t wpack_bytes = (size_t)(p->G * cx.wpacksz) * sizeof(float);
+    const size_t bytes = col_bytes + work_bytes + gw_bytes + wpack_bytes;
+    char *scratch = bytes ? pct_conv_scratch_get(bytes) : NULL;
+    if (bytes && !scratch) return -1;
+    cx.col = cx.colsz ? scratch : NULL;
+    cx.work = cx.worksz ? (float *)(scratch + col_bytes) : NULL;
+    char *gw_extra = gw_bytes ? scratch + col_bytes + work_bytes : NULL;
+    if (gw_extra) memset(gw_extra, 0, gw_bytes);
+    cx.wpack = wpack_bytes ? (float *)(scratch + col_bytes + work_bytes + gw_bytes) : NULL;
+    for (int64_t g = 0; cx.wpack && g < p->G; g++) {
+        const float *wg = (const float *)t->w + g * p->cs * p->K;
+        if (wfwd) pct_conv_sgemm_pack_a(p->cs, p->K, wg, p->K, 1, cx.wpack + g * cx.wpacksz);
+        else pct_conv_sgemm_pack_a(p->K, p->cs, wg, 1, p->K, cx.wpack + g * cx.wpacksz);
+    }
+    int err = 0;
+    if (nb) {
+        PCT_OMP(omp parallel num_threads(cx.nt) reduction(| : err))
+        {
+#ifdef _OPENMP
+            const int tid = omp_get_thread_num(), cnt = omp_get_num_threads();
+#else
+            const int tid = 0, cnt = 1;
+#endif
+            char *gw = tid == 0 ? gw_out : gw_extra ? gw_extra + (tid - 1) * gwsz * isz : NULL;
+            for (int64_t n = tid; n < nb; n += cnt) err |= sample_run(t, &cx, n, tid, gw, false);
+        }
+    }
+    const bool inner = cx.nt > 1 && per_sample >= PCT_CONV_PARALLEL_MIN;
+    for (int64_t n = nb; n < p->N; n++) err |= sample_run(t, &cx, n, 0, gw_out, inner);
+    if (gw_extra) pct_conv_sum_into(p->dtype, gw_out, gw_extra, gwsz, nbuf - 1);
+    pct_conv_scratch_put(scratch, bytes);
+    return err ? -1 : 0;
+}
