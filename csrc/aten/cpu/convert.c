@@ -3,6 +3,7 @@
 #include "../error.h"
 #include "../iter.h"
 #include "../../python/pyobjects.h"
+#include "fill.h"
 
 static int check_cpu_device(const pct_value *dev)
 {

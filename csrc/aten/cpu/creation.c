@@ -5,9 +5,9 @@
 #include "../error.h"
 #include "../iter.h"
 #include "../../python/pyobjects.h"
+#include "fill.h"
 #include <math.h>
 
-int pct_fill_scalar(pct_tensor *t, const pct_scalar *s);
 
 /* Makes (or resizes out=) a tensor of the given shape for a factory call. */
 static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int default_dtype)

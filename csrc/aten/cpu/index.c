@@ -25,6 +25,7 @@
 #include "../iter.h"
 #include "../../python/indexing.h"
 #include "../../python/pyobjects.h"
+#include "fill.h"
 #include <math.h>
 #include <stdatomic.h>
 #ifdef _OPENMP
@@ -1734,6 +1735,22 @@ PyObject *pct_cpu_index_fill(pct_call *c)
     PyObject *r = index_along(c, "index_fill_", IX_COPY, NULL, v, 1, 1, true);
     Py_DECREF(v);
     return r;
+}
+
+/* fill_(Tensor value): torch's overload for a 0-d tensor value (its gradient flows to value) */
+PyObject *pct_cpu_fill_tensor_(pct_call *c)
+{
+    pct_tensor *self = c->v[0].t, *value = c->v[1].t;
+    if (value->ndim != 0) {
+        PyErr_Format(PyExc_RuntimeError, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
+                     value->ndim);
+        return NULL;
+    }
+    pct_scalar s;
+    tensor_scalar(value, &s);
+    if (pct_fill_scalar(self, &s) < 0) return NULL;
+    Py_INCREF(self);
+    return (PyObject *)self;
 }
 
 /* ---------------------------------------------------------------------------------------

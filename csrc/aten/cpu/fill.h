@@ -1,0 +1,8 @@
+/* fill.h: filling a tensor with one scalar (convert.c), shared by fill_, zero_, full and fill_(Tensor). */
+#ifndef PCT_FILL_H
+#define PCT_FILL_H
+#include "../op.h"
+
+/* Writes s (converted to t's dtype) into every element of t; 0, or -1 with an exception set. */
+int pct_fill_scalar(pct_tensor *t, const pct_scalar *s);
+#endif
