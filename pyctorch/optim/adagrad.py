@@ -9,6 +9,7 @@ from pyctorch import _C
 
 from .optimizer import (Optimizer, _bump_steps, _c_step_supported, _device_dtype_check_for_fused,
                         _get_scalar_dtype, _get_value, _group_by_dtype, _to_scalar, _use_grad_for_differentiable)
+from .optimizer import _check_hyperparameters, _restore_group_defaults
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -21,18 +22,7 @@ def _new_step(fused):
 class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_hyperparameters(lr, ("lr_decay value", lr_decay), ("weight_decay value", weight_decay), ("initial_accumulator_value value", initial_accumulator_value), ("epsilon value", eps))
         defaults = {
             "lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
             "initial_accumulator_value": initial_accumulator_value, "foreach": foreach, "maximize": maximize,
@@ -55,17 +45,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        fused = None
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            fused = group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = torch.tensor(float(p_state["step"]),
-                                                   dtype=_get_scalar_dtype(is_fused=fused if group["fused"] else None))
+        _restore_group_defaults(self, {"foreach": None, "maximize": False, "differentiable": False, "fused": None}, fused_step=True)
 
     def share_memory(self):
         for group in self.param_groups:

@@ -3,6 +3,7 @@ import pyctorch as torch
 
 from .optimizer import (Optimizer, _check_capturable, _get_scalar_dtype, _get_value, _to_scalar,
                         _use_grad_for_differentiable)
+from .optimizer import _check_hyperparameters, _restore_group_defaults
 
 __all__ = ["Adamax", "adamax"]
 
@@ -10,18 +11,7 @@ __all__ = ["Adamax", "adamax"]
 class Adamax(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr, ("epsilon value", eps), ("betas", betas), ("weight_decay value", weight_decay))
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "foreach": foreach,
             "maximize": maximize, "differentiable": differentiable, "capturable": capturable,
@@ -30,15 +20,7 @@ class Adamax(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        _restore_group_defaults(self, {"foreach": None, "maximize": False, "differentiable": False, "capturable": False})
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_infs, state_steps):
         for p in group["params"]:

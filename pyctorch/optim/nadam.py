@@ -3,6 +3,7 @@ import pyctorch as torch
 
 from .optimizer import (Optimizer, _check_capturable, _get_scalar_dtype, _get_value, _rdiv, _to_scalar,
                         _use_grad_for_differentiable)
+from .optimizer import _check_hyperparameters, _restore_group_defaults
 
 __all__ = ["NAdam", "nadam"]
 
@@ -11,20 +12,7 @@ class NAdam(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        _check_hyperparameters(lr, ("epsilon value", eps), ("betas", betas), ("weight_decay value", weight_decay), ("momentum_decay value", momentum_decay))
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "momentum_decay": momentum_decay,
             "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize, "foreach": foreach,
@@ -34,19 +22,7 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0:
-                    if not torch.is_tensor(p_state["step"]):
-                        p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
-                    if not torch.is_tensor(p_state["mu_product"]):
-                        p_state["mu_product"] = torch.tensor(p_state["mu_product"], dtype=_get_scalar_dtype())
+        _restore_group_defaults(self, {"maximize": False, "foreach": None, "capturable": False, "differentiable": False, "decoupled_weight_decay": False}, tensor_state=('step', 'mu_product'))
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps):
         for p in group["params"]:

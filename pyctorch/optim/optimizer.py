@@ -129,6 +129,40 @@ def _bump_steps(steps, amount=1):
         s += amount
 
 
+def _check_hyperparameters(lr, *checks):
+    """torch's constructor checks, in the order given: lr (a number, or a 1-element tensor) must be
+    >= 0, then each (label, value) pair: "betas" checks 0 <= beta < 1 for both, any other label
+    checks value >= 0 and names it in torch's message ("Invalid <label>: <value>")."""
+    if isinstance(lr, torch.Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    for label, value in checks:
+        if label == "betas":
+            for i in (0, 1):
+                if not 0.0 <= value[i] < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {value[i]}")
+        elif not 0.0 <= value:
+            raise ValueError(f"Invalid {label}: {value}")
+
+
+def _restore_group_defaults(optimizer, defaults, tensor_state=("step",), fused_step=False):
+    """__setstate__ of an optimizer pickled by an older version: missing group options take their
+    defaults and scalar state entries become tensors (as torch's step counters are)."""
+    for group in optimizer.param_groups:
+        for key, value in defaults.items():
+            group.setdefault(key, value)
+        special = fused_step and (group.get("capturable") or group.get("fused"))
+        dtype = _get_scalar_dtype(is_fused=group.get("fused") if special else None)
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, [])
+            if len(p_state) == 0:
+                continue
+            for key in tensor_state:
+                if not torch.is_tensor(p_state[key]):
+                    p_state[key] = torch.tensor(float(p_state[key]), dtype=dtype)
+
+
 def _use_grad_for_differentiable(func):
     """Run an optimizer step with gradient recording on only for differentiable=True optimizers."""
 

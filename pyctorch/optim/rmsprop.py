@@ -2,6 +2,7 @@
 import pyctorch as torch
 
 from .optimizer import Optimizer, _check_capturable, _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable
+from .optimizer import _check_hyperparameters, _restore_group_defaults
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -9,18 +10,7 @@ __all__ = ["RMSprop", "rmsprop"]
 class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_hyperparameters(lr, ("epsilon value", eps), ("momentum value", momentum), ("weight_decay value", weight_decay), ("alpha value", alpha))
         defaults = {
             "lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
             "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach, "maximize": maximize,
@@ -30,17 +20,7 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        _restore_group_defaults(self, {"momentum": 0, "centered": False, "foreach": None, "maximize": False, "differentiable": False, "capturable": False})
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps):
         for p in group["params"]:
