@@ -4,6 +4,7 @@
  * (pointwise_ext.h): x is the first input, y the second; p1, p2, alpha are the op's scalars.
  * Backward kernels take (grad_output, input): x = grad, y = input. */
 #include "pointwise_ext.h"
+#include "vecmath.h"
 #include "../error.h"
 #include <tgmath.h>
 
@@ -35,6 +36,93 @@ PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, gelu, PCT_GELU(x), 0, 0)
 PCT_EXT_TABLE(gelu, PCT_FLOATS_PAIRED)
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, gelu_backward, x * PCT_GELU_GRAD(y), 0, 0)
 PCT_EXT_TABLE(gelu_backward, PCT_FLOATS_PAIRED)
+
+/* Note [Vector GELU]: on contiguous float32/float64 runs, GELU and its gradient go through
+ * blocks: the polynomial parts in plain loops the compiler vectorizes, tanh/erf/exp through
+ * the SIMD loops of vecmath.c (libmvec). Strided runs, and machines without them, use the
+ * scalar loops above. */
+#define GELU_BLOCK 256
+typedef struct gelu_vec { pct_loop_fn tanh_fn, erf_fn, exp_fn; } gelu_vec;
+
+/* out[i] = f(in[i]) over n contiguous elements through a vecmath loop */
+static inline void gelu_vec_apply(pct_loop_fn fn, void *out, void *in, int64_t n, int64_t size)
+{
+    char *a[2] = {out, in};
+    int64_t st[2] = {size, size};
+    fn(a, &n, st, NULL);
+}
+
+#define GELU_VEC_LOOPS(T, S)                                                                         \
+    static void gelu_vec_fwd_##S(const gelu_vec *v, bool tanh_form, T *o, const T *x, int64_t n)     \
+    {                                                                                                \
+        T buf[GELU_BLOCK];                                                                           \
+        const T beta = (T)0.7978845608028654, kappa = (T)0.044715, r2 = (T)0.70710678118654752440;   \
+        for (int64_t k0 = 0; k0 < n; k0 += GELU_BLOCK) {                                             \
+            int64_t m = n - k0 < GELU_BLOCK ? n - k0 : GELU_BLOCK;                                   \
+            const T *xs = x + k0;                                                                    \
+            if (tanh_form) {                                                                         \
+                for (int64_t i = 0; i < m; i++) buf[i] = beta * (xs[i] + kappa * xs[i] * xs[i] * xs[i]); \
+                gelu_vec_apply(v->tanh_fn, buf, buf, m, sizeof(T));                                  \
+            } else {                                                                                 \
+                for (int64_t i = 0; i < m; i++) buf[i] = xs[i] * r2;                                 \
+                gelu_vec_apply(v->erf_fn, buf, buf, m, sizeof(T));                                   \
+            }                                                                                        \
+            for (int64_t i = 0; i < m; i++) o[k0 + i] = (T)0.5 * xs[i] * (1 + buf[i]);               \
+        }                                                                                            \
+    }                                                                                                \
+    static void gelu_vec_bwd_##S(const gelu_vec *v, bool tanh_form, T *o, const T *g, const T *x, int64_t n) \
+    {                                                                                                \
+        T t[GELU_BLOCK], e[GELU_BLOCK];                                                              \
+        const T beta = (T)0.7978845608028654, kappa = (T)0.044715, r2 = (T)0.70710678118654752440;   \
+        const T inv_sqrt_2pi = (T)0.39894228040143267794;                                            \
+        for (int64_t k0 = 0; k0 < n; k0 += GELU_BLOCK) {                                             \
+            int64_t m = n - k0 < GELU_BLOCK ? n - k0 : GELU_BLOCK;                                   \
+            const T *xs = x + k0, *gs = g + k0;                                                      \
+            if (tanh_form) {                                                                         \
+                for (int64_t i = 0; i < m; i++) t[i] = beta * (xs[i] + kappa * xs[i] * xs[i] * xs[i]); \
+                gelu_vec_apply(v->tanh_fn, t, t, m, sizeof(T));                                      \
+                for (int64_t i = 0; i < m; i++)                                                      \
+                    o[k0 + i] = gs[i] * ((T)0.5 * (1 + t[i]) +                                       \
+                                         (T)0.5 * xs[i] * (1 - t[i] * t[i]) * beta * (1 + 3 * kappa * xs[i] * xs[i])); \
+            } else {                                                                                 \
+                for (int64_t i = 0; i < m; i++) { t[i] = xs[i] * r2; e[i] = (T)-0.5 * xs[i] * xs[i]; } \
+                gelu_vec_apply(v->erf_fn, t, t, m, sizeof(T));                                       \
+                gelu_vec_apply(v->exp_fn, e, e, m, sizeof(T));                                       \
+                for (int64_t i = 0; i < m; i++)                                                      \
+                    o[k0 + i] = gs[i] * ((T)0.5 * (1 + t[i]) + xs[i] * e[i] * inv_sqrt_2pi);         \
+            }                                                                                        \
+        }                                                                                            \
+    }
+GELU_VEC_LOOPS(float, f)
+GELU_VEC_LOOPS(double, d)
+
+/* The loop ctx carries the scalar loop (for strided runs) and the vector functions. */
+typedef struct gelu_loop_ctx {
+    pct_pw_ctx pw;       /* first: the scalar loops read it as their ctx */
+    pct_loop_fn scalar;
+    gelu_vec vec;
+    bool is_double;
+} gelu_loop_ctx;
+
+static void gelu_vec_loop(char **args, const int64_t *dims, const int64_t *steps, void *vctx)
+{
+    gelu_loop_ctx *c = vctx;
+    bool bwd = c->pw.has_p2 < 0; /* the runner marks two-input loops */
+    int64_t size = c->is_double ? 8 : 4, n = *dims;
+    bool contiguous = steps[0] == size && steps[1] == size && (!bwd || steps[2] == size);
+    if (!contiguous) {
+        c->scalar(args, dims, steps, vctx);
+        return;
+    }
+    bool tanh_form = c->pw.p1 != 0;
+    if (c->is_double) {
+        if (bwd) gelu_vec_bwd_d(&c->vec, tanh_form, (double *)args[0], (const double *)args[1], (const double *)args[2], n);
+        else gelu_vec_fwd_d(&c->vec, tanh_form, (double *)args[0], (const double *)args[1], n);
+    } else {
+        if (bwd) gelu_vec_bwd_f(&c->vec, tanh_form, (float *)args[0], (const float *)args[1], (const float *)args[2], n);
+        else gelu_vec_fwd_f(&c->vec, tanh_form, (float *)args[0], (const float *)args[1], n);
+    }
+}
 
 /* SiLU: x sigmoid(x); d/dx: s (1 + x (1 - s)) */
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, silu, x / (1 + exp(-x)), 0, 0)
@@ -89,18 +177,44 @@ static PyObject *run_activation(pct_call *c, const char *name, pct_loop_fn (*pic
     return pct_pw_run_ext(c, name, pick, 2, in, ctx, -1, true);
 }
 
+/* The dtype the runner will compute in is only known inside it, so the vector path is picked
+ * per dtype through these selectors (they read the thread's pending gelu ctx). */
+static _Thread_local gelu_loop_ctx *pending_gelu;
+
+static pct_loop_fn pick_gelu(int dtype, pct_loop_fn (*scalar_pick)(int))
+{
+    pct_loop_fn scalar = scalar_pick(dtype);
+    gelu_loop_ctx *g = pending_gelu;
+    if (!scalar || !g || (dtype != PCT_FLOAT32 && dtype != PCT_FLOAT64)) return scalar;
+    g->is_double = dtype == PCT_FLOAT64;
+    g->vec.tanh_fn = pct_vec_loop(PCT_OP_tanh, dtype);
+    g->vec.erf_fn = pct_vec_loop(PCT_OP_erf, dtype);
+    g->vec.exp_fn = pct_vec_loop(PCT_OP_exp, dtype);
+    if (!g->vec.tanh_fn || !g->vec.erf_fn || !g->vec.exp_fn) return scalar;
+    g->scalar = scalar;
+    return gelu_vec_loop;
+}
+static pct_loop_fn pick_gelu_fwd(int dtype) { return pick_gelu(dtype, gelu_loop); }
+static pct_loop_fn pick_gelu_bwd(int dtype) { return pick_gelu(dtype, gelu_backward_loop); }
+
 PyObject *pct_cpu_gelu(pct_call *c)
 {
-    pct_pw_ctx ctx = {0};
-    if (gelu_mode(c, 1, &ctx.p1) < 0) return NULL;
-    return run_activation(c, "GeluKernelImpl", gelu_loop, false, &ctx);
+    gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false};
+    if (gelu_mode(c, 1, &ctx.pw.p1) < 0) return NULL;
+    pending_gelu = &ctx;
+    PyObject *r = run_activation(c, "GeluKernelImpl", pick_gelu_fwd, false, &ctx.pw);
+    pending_gelu = NULL;
+    return r;
 }
 
 PyObject *pct_cpu_gelu_backward(pct_call *c)
 {
-    pct_pw_ctx ctx = {0};
-    if (gelu_mode(c, 2, &ctx.p1) < 0) return NULL;
-    return run_activation(c, "GeluBackwardKernelImpl", gelu_backward_loop, true, &ctx);
+    gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false};
+    if (gelu_mode(c, 2, &ctx.pw.p1) < 0) return NULL;
+    pending_gelu = &ctx;
+    PyObject *r = run_activation(c, "GeluBackwardKernelImpl", pick_gelu_bwd, true, &ctx.pw);
+    pending_gelu = NULL;
+    return r;
 }
 
 PyObject *pct_cpu_silu(pct_call *c)
