@@ -400,6 +400,10 @@ def matmul_backward(g, input, other, which):
         return sum_to(a.mT @ g2, tuple(b.shape) + (1,)).reshape(b.shape)
     if which == 0:
         return sum_to(g @ b.mT, a.shape)
+    if b.ndim == 2 and a.ndim > 2:
+        # a batch of rows times one matrix (nn.Linear on (B, T, C)): one GEMM over all rows
+        # instead of a GEMM per batch item and a sum
+        return a.reshape(-1, a.shape[-1]).mT @ g.reshape(-1, g.shape[-1])
     return sum_to(a.mT @ g, b.shape)
 
 
