@@ -619,3 +619,21 @@ def test_every_output_of_a_many_output_op_gets_history():
     assert all(p.requires_grad for p in parts)
     sum(p.sum() * i for i, p in enumerate(parts)).backward()
     assert x.grad.tolist() == [float(i) for i in range(100)]
+
+
+def test_input_read_only_by_unneeded_formulas_is_not_saved():
+    # torch saves `input` of input * other only for other's gradient: when other needs none, an
+    # in-place change of input after the op does not break backward
+    x = P.ones(3, requires_grad=True)
+    b = x * 1
+    z = b * 2.0
+    b.add_(1)
+    z.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    # ... while a tensor a needed formula reads is still version-checked
+    w = P.ones(3, requires_grad=True)
+    y = P.ones(3)
+    out = w * y
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

@@ -28,6 +28,7 @@ typedef struct grad_info {
     uint32_t save_mask;  /* bit i: parameter i is saved */
     uint32_t meta_mask;  /* bit i: only parameter i's shape and dtype are read */
     uint32_t diff_mask;  /* bit i: parameter i has a formula (its gradient flows) */
+    uint32_t users[PCT_MAX_PARAMS]; /* users[i] bit j: the formula of parameter j reads parameter i */
     PyObject *fn;        /* owned for the life of the module */
     PyObject *name;      /* e.g. "MulBackward0" */
 } grad_info;
@@ -92,9 +93,14 @@ static grad_info *info_for(int op_index)
     if (r == Py_None) {
         g->state = INFO_NONDIFF;
     } else {
-        PyObject *saved, *meta;
+        PyObject *saved, *meta, *users;
         int uses_result;
-        if (!PyArg_ParseTuple(r, "OOpO", &g->fn, &saved, &uses_result, &meta)) { Py_DECREF(r); goto fail; }
+        if (!PyArg_ParseTuple(r, "OOpOO", &g->fn, &saved, &uses_result, &meta, &users)) { Py_DECREF(r); goto fail; }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved) && i < PyTuple_GET_SIZE(users); i++) {
+            long at = PyLong_AsLong(PyTuple_GET_ITEM(saved, i));
+            unsigned long bits = PyLong_AsUnsignedLongMask(PyTuple_GET_ITEM(users, i));
+            if (at >= 0 && at < PCT_MAX_PARAMS) g->users[at] = (uint32_t)bits;
+        }
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(meta); i++)
             g->meta_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(meta, i));
         /* the targets before ": ", one name or a grouped list "query, key, value" */
@@ -323,6 +329,12 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     PyObject *r = NULL;
     pct_tensor **outs = NULL, **all_outs; /* every output; all_outs keeps the integer ones too */
     int nouts = 0;
+    /* the parameters whose gradient will be computed: a tensor read only by the formulas of
+     * the others is not saved (nor kept alive, nor version-checked) */
+    uint32_t needed = 0;
+    for (int i = 0; i < sig->nparams; i++)
+        if (i != sig->out_index && ((diff >> i) & 1u) && call_requires_grad(c, 1u << i)) needed |= 1u << i;
+    if (target) needed |= 1u;
     /* edges and saved inputs are taken before the kernel runs: an in-place op changes both */
     for (int i = 0, e = 0; i < sig->nparams; i++) {
         if (i == sig->out_index) continue;
@@ -336,6 +348,8 @@ PyObject *pct_autograd_dispatch(pct_call *c)
                 if (pct_node_set_edge(n, e++, flows ? (pct_tensor *)PySequence_Fast_ITEMS(v->obj)[j] : NULL) < 0) goto fail;
         }
         if (!(g->save_mask & (1u << i))) continue;
+        bool tensor_like = sig->params[i].type == PCT_ARG_TENSOR || sig->params[i].type == PCT_ARG_TENSORLIST;
+        if (tensor_like && g->users[i] && !(g->users[i] & needed)) continue;
         if (g->meta_mask & (1u << i)) params[i] = meta_of_value(&sig->params[i], v);
         else if (target && i == 0) params[i] = clone_with_history(target); /* the value before the op */
         else params[i] = value_to_object(&sig->params[i], v);

@@ -994,6 +994,7 @@ def compile_op(node_name, params, codes, formulas):
     arg = {p: (p + "_" if keyword.iskeyword(p) else p) for p in params}
     for p in list(exprs):
         exprs[p] = " ".join(exprs[p].split())
+    single_exprs = dict(exprs)
     lines = [f"def backward(grads, results, needs, {', '.join(arg[p] for p in params)}):"]
     if "grad" in used:
         lines.append("    grad = grads[0]")
@@ -1042,7 +1043,13 @@ def compile_op(node_name, params, codes, formulas):
     saved = tuple(i for i, p in enumerate(params) if codes[i] != "X" and p in used)
     every = [e for e in exprs.values() if not e.startswith("group")] + [e for _, e in groups]
     meta = tuple(i for i in saved if codes[i] in "TL" and _meta_only(every, params[i]))
-    return fn, saved, ("result" in used or "results" in used), meta
+    # users[k]: the parameters (a bit per position) whose gradient formula reads saved[k]; the
+    # recorder saves a tensor only when one of them needs a gradient (torch saves `other` of
+    # a * b only when a requires grad)
+    readers = [(single, _names(e)) for single, e in single_exprs.items()]
+    readers += [(t, _names(e)) for targets, e in groups for t in targets]
+    users = tuple(sum(1 << params.index(t) for t, names in readers if params[i] in names) for i in saved)
+    return fn, saved, ("result" in used or "results" in used), meta, users
 
 
 # helpers of the normalization and embedding formulas (ops_norm.def)
