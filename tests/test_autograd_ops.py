@@ -497,6 +497,8 @@ add("leaky_relu_backward", S(lambda T, g, x: T.leaky_relu_backward(g, x, 0.2), X
                              tfn=lambda T, g, x: T.ops.aten.leaky_relu_backward(g, x, 0.2, False)))
 add("hardtanh", S(lambda T, x: _F(T).hardtanh(x, -0.5, 0.5), X(3, 4)), S(lambda T, x: _F(T).relu6(x * 4), X(3, 4)),
     S(lambda T, x: _F(T).hardtanh(x * 1, inplace=True), X(3, 4)))
+add("threshold_backward", S(lambda T, g, x: T.threshold_backward(g, x, 0.1), X(3, 4), X(3, 4, layout="t"),
+                            tfn=lambda T, g, x: T.ops.aten.threshold_backward(g, x, 0.1)))
 add("hardtanh_backward", S(lambda T, g, x: T.hardtanh_backward(g, x, -0.5, 0.5), X(3, 4), X(3, 4),
                            tfn=lambda T, g, x: T.ops.aten.hardtanh_backward(g, x, -0.5, 0.5)))
 # fused attention (cpu/attention.c): torch's scaled_dot_product_attention is the oracle of the

@@ -149,6 +149,10 @@ PCT_EXT_TABLE(leaky_relu, PCT_FLOATS_PAIRED)
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, leaky_relu_backward, (y > 0 ? x : x * p1), 0, 0)
 PCT_EXT_TABLE(leaky_relu_backward, PCT_FLOATS_PAIRED)
 
+/* threshold_backward (relu's gradient): grad where input > threshold p1, else 0 */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, threshold_backward, (y <= p1 ? 0 : x), 0, 0)
+PCT_EXT_TABLE(threshold_backward, PCT_FLOATS_PAIRED)
+
 /* hardtanh's gradient passes strictly inside (min p1, max p2), unlike clamp's */
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, hardtanh_backward, ((y <= p1 || y >= p2) ? 0 : x), 0, 0)
 PCT_EXT_TABLE(hardtanh_backward, PCT_FLOATS_PAIRED)
@@ -273,3 +277,9 @@ PyObject *pct_cpu_hardtanh_backward(pct_call *c)
 
 /* hardtanh's forward is clamp's (same parameter layout); only its gradient differs */
 PyObject *pct_cpu_hardtanh(pct_call *c) { return pct_cpu_clamp(c); }
+
+PyObject *pct_cpu_threshold_backward(pct_call *c)
+{
+    pct_pw_ctx ctx = {.p1 = c->v[2].s.d};
+    return run_activation(c, "threshold_backward", threshold_backward_loop, true, &ctx);
+}

@@ -14,7 +14,29 @@
         pct_pw_ctx *ctx = vctx;                                                                \
         const C p1 = (C)ctx->p1, p2 = (C)ctx->p2, alpha = (C)ctx->alpha_d;                     \
         (void)p1; (void)p2; (void)alpha;                                                       \
-        for (int64_t k = 0; k < *dims; k++) {                                                  \
+        const int64_t n_ = *dims, sz_ = (int64_t)sizeof(T);                                    \
+        /* contiguous one- and two-input runs: plain indexing, so the compiler vectorizes */   \
+        if (ctx->has_p2 >= 0 && steps[0] == sz_ && steps[1] == sz_) {                           \
+            T *o_ = (T *)args[0];                                                              \
+            const T *a_ = (const T *)args[1];                                                  \
+            for (int64_t k = 0; k < n_; k++) {                                                 \
+                C x = PCT_TO_COMPUTE_##E(a_[k]), y = x, z = x;                                 \
+                (void)y; (void)z;                                                              \
+                o_[k] = PCT_FROM_COMPUTE_##E(expr);                                            \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        if (ctx->has_p2 == -1 && steps[0] == sz_ && steps[1] == sz_ && steps[2] == sz_) {      \
+            T *o_ = (T *)args[0];                                                              \
+            const T *a_ = (const T *)args[1], *b_ = (const T *)args[2];                        \
+            for (int64_t k = 0; k < n_; k++) {                                                 \
+                C x = PCT_TO_COMPUTE_##E(a_[k]), y = PCT_TO_COMPUTE_##E(b_[k]), z = x;         \
+                (void)y; (void)z;                                                              \
+                o_[k] = PCT_FROM_COMPUTE_##E(expr);                                            \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t k = 0; k < n_; k++) {                                                     \
             C x = PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * steps[1]));                    \
             C y = ctx->has_p2 < 0 ? PCT_TO_COMPUTE_##E(*(const T *)(args[2] + k * steps[2])) : x; \
             C z = ctx->has_p2 < -1 ? PCT_TO_COMPUTE_##E(*(const T *)(args[3] + k * steps[3])) : x; \
