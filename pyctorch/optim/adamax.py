@@ -1,9 +1,9 @@
 """Adamax (Adam with the infinity norm), as torch.optim.Adamax (torch's single-tensor step)."""
 import pyctorch as torch
 
-from .optimizer import (Optimizer, _check_capturable, _get_scalar_dtype, _get_value, _to_scalar,
+from .optimizer import (Optimizer, _check_capturable, _get_value, _to_scalar,
                         _use_grad_for_differentiable)
-from .optimizer import _check_hyperparameters, _restore_group_defaults
+from .optimizer import _check_hyperparameters, _new_param_state, _restore_group_defaults
 
 __all__ = ["Adamax", "adamax"]
 
@@ -30,10 +30,7 @@ class Adamax(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = (torch.zeros((), dtype=_get_scalar_dtype()) if group["capturable"]
-                                 else torch.tensor(0.0, dtype=_get_scalar_dtype()))
-                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["exp_inf"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                _new_param_state(state, p, ("exp_avg", "exp_inf"))
             exp_avgs.append(state["exp_avg"])
             exp_infs.append(state["exp_inf"])
             state_steps.append(state["step"])

@@ -1,9 +1,9 @@
 """NAdam (Adam with Nesterov momentum), as torch.optim.NAdam (torch's single-tensor step)."""
 import pyctorch as torch
 
-from .optimizer import (Optimizer, _check_capturable, _get_scalar_dtype, _get_value, _rdiv, _to_scalar,
+from .optimizer import (Optimizer, _check_capturable, _get_value, _rdiv, _to_scalar,
                         _use_grad_for_differentiable)
-from .optimizer import _check_hyperparameters, _restore_group_defaults
+from .optimizer import _check_hyperparameters, _new_param_state, _restore_group_defaults
 
 __all__ = ["NAdam", "nadam"]
 
@@ -33,14 +33,7 @@ class NAdam(Optimizer):
             state = self.state[p]
             if len(state) == 0:
                 # step and mu_product are 0-d tensors; mu_product's rounding to their dtype is part of the numbers
-                if group["capturable"]:
-                    state["step"] = torch.zeros((), dtype=_get_scalar_dtype())
-                    state["mu_product"] = torch.ones((), dtype=_get_scalar_dtype())
-                else:
-                    state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
-                    state["mu_product"] = torch.tensor(1.0, dtype=_get_scalar_dtype())
-                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                _new_param_state(state, p, ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),))
             exp_avgs.append(state["exp_avg"])
             exp_avg_sqs.append(state["exp_avg_sq"])
             mu_products.append(state["mu_product"])

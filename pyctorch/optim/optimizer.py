@@ -163,6 +163,17 @@ def _restore_group_defaults(optimizer, defaults, tensor_state=("step",), fused_s
                     p_state[key] = torch.tensor(float(p_state[key]), dtype=dtype)
 
 
+def _new_param_state(state, p, buffers, counters=()):
+    """Fills a parameter's empty state as torch's optimizers do: a float32 step counter, then
+    the named scalar counters ((name, start) pairs), then zero buffers shaped like p."""
+    state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
+    for name, start in counters:
+        state[name] = torch.tensor(float(start), dtype=_get_scalar_dtype())
+    for name in buffers:
+        state[name] = torch.zeros_like(p, memory_format=torch.preserve_format)
+    return state
+
+
 def _use_grad_for_differentiable(func):
     """Run an optimizer step with gradient recording on only for differentiable=True optimizers."""
 
