@@ -9,6 +9,7 @@ from pyctorch import _C
 
 from .optimizer import (Optimizer, _bump_steps, _c_step_supported, _device_dtype_check_for_fused,
                         _get_scalar_dtype, _get_value, _group_by_dtype, _to_scalar, _use_grad_for_differentiable)
+from .optimizer import _closure_loss
 from .optimizer import _check_hyperparameters, _restore_group_defaults
 
 __all__ = ["Adagrad", "adagrad"]
@@ -75,10 +76,7 @@ class Adagrad(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params_with_grad, grads, state_sums, state_steps = [], [], [], []
             has_sparse_grad, has_complex = self._init_group(group, params_with_grad, grads, state_sums, state_steps)

@@ -11,6 +11,7 @@ from pyctorch import _C
 from .optimizer import (Optimizer, _bump_steps, _c_step_supported, _check_capturable, _device_dtype_check_for_fused,
                         _get_scalar_dtype, _get_value, _group_by_dtype, _rdiv, _to_scalar,
                         _use_grad_for_differentiable)
+from .optimizer import _closure_loss
 
 __all__ = ["Adam", "adam"]
 
@@ -101,10 +102,7 @@ class Adam(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps = [], [], [], [], [], []
             beta1, beta2 = group["betas"]

@@ -3,7 +3,7 @@ import pyctorch as torch
 
 from .optimizer import (Optimizer, _check_capturable, _get_value, _rdiv, _to_scalar,
                         _use_grad_for_differentiable)
-from .optimizer import _check_hyperparameters, _new_param_state, _restore_group_defaults
+from .optimizer import _check_hyperparameters, _closure_loss, _gather_group, _restore_group_defaults
 
 __all__ = ["NAdam", "nadam"]
 
@@ -25,28 +25,15 @@ class NAdam(Optimizer):
         _restore_group_defaults(self, {"maximize": False, "foreach": None, "capturable": False, "differentiable": False, "decoupled_weight_decay": False}, tensor_state=('step', 'mu_product'))
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                # step and mu_product are 0-d tensors; mu_product's rounding to their dtype is part of the numbers
-                _new_param_state(state, p, ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),))
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            mu_products.append(state["mu_product"])
-            state_steps.append(state["step"])
-        return False  # has_complex
+        # step and mu_product are 0-d tensors; mu_product's rounding to their dtype is part of the numbers
+        return _gather_group(self, group, params_with_grad, grads,
+                             (("exp_avg", exp_avgs), ("exp_avg_sq", exp_avg_sqs), ("mu_product", mu_products),
+                              ("step", state_steps)), ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),))
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = [], [], [], [], [], []
             beta1, beta2 = group["betas"]

@@ -174,6 +174,31 @@ def _new_param_state(state, p, buffers, counters=()):
     return state
 
 
+def _gather_group(optimizer, group, params_with_grad, grads, outputs, buffers, counters=()):
+    """The `_init_group` of the Adam family: every parameter of `group` that has a gradient goes
+    to params_with_grad and grads, its state (created on first use by _new_param_state with
+    `buffers` and `counters`) to the lists of `outputs`, (state key, list) pairs."""
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        params_with_grad.append(p)
+        grads.append(p.grad)
+        state = optimizer.state[p]
+        if len(state) == 0:
+            _new_param_state(state, p, buffers, counters)
+        for key, out in outputs:
+            out.append(state[key])
+    return False  # has_complex: pyctorch has no complex dtypes
+
+
+def _closure_loss(closure):
+    """step(closure): the loss the closure computes, with grad mode on (None without one)."""
+    if closure is None:
+        return None
+    with torch.enable_grad():
+        return closure()
+
+
 def _use_grad_for_differentiable(func):
     """Run an optimizer step with gradient recording on only for differentiable=True optimizers."""
 

@@ -3,7 +3,7 @@ import pyctorch as torch
 
 from .optimizer import (Optimizer, _check_capturable, _get_value, _rdiv, _to_scalar,
                         _use_grad_for_differentiable)
-from .optimizer import _check_hyperparameters, _new_param_state, _restore_group_defaults
+from .optimizer import _check_hyperparameters, _closure_loss, _gather_group, _restore_group_defaults
 
 __all__ = ["RAdam", "radam"]
 
@@ -24,26 +24,14 @@ class RAdam(Optimizer):
         _restore_group_defaults(self, {"foreach": None, "maximize": False, "differentiable": False, "decoupled_weight_decay": False, "capturable": False})
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                _new_param_state(state, p, ("exp_avg", "exp_avg_sq"))
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            state_steps.append(state["step"])
-        return False  # has_complex
+        return _gather_group(self, group, params_with_grad, grads,
+                             (("exp_avg", exp_avgs), ("exp_avg_sq", exp_avg_sqs), ("step", state_steps)),
+                             ("exp_avg", "exp_avg_sq"))
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps = [], [], [], [], []
             beta1, beta2 = group["betas"]

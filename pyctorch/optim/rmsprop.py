@@ -2,6 +2,7 @@
 import pyctorch as torch
 
 from .optimizer import Optimizer, _check_capturable, _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable
+from .optimizer import _closure_loss
 from .optimizer import _check_hyperparameters, _restore_group_defaults
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -47,10 +48,7 @@ class RMSprop(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params_with_grad, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps = [], [], [], [], [], []
             has_complex = self._init_group(group, params_with_grad, grads, square_avgs, momentum_buffer_list,

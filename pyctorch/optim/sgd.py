@@ -9,6 +9,7 @@ from pyctorch import _C
 
 from .optimizer import (Optimizer, _c_step_supported, _device_dtype_check_for_fused, _get_value, _group_by_dtype,
                         _to_scalar, _use_grad_for_differentiable)
+from .optimizer import _closure_loss
 
 __all__ = ["SGD", "sgd"]
 
@@ -64,10 +65,7 @@ class SGD(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; closure re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params, grads, momentum_buffers = [], [], []
             has_sparse_grad = self._init_group(group, params, grads, momentum_buffers)

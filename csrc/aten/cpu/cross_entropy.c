@@ -12,6 +12,7 @@
 #include "../error.h"
 #include "../iter.h"
 #include "norm_rows.h"
+#include "fast_exp.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -25,31 +26,7 @@
 #define CE_HOT
 #endif
 
-/* expf as a branch-free polynomial (Cephes, about 1 ulp) that `omp simd` loops vectorize
- * (libm's expf is a call). Exact where it matters: -inf -> 0, +inf -> inf, NaN -> NaN;
- * results below FLT_MIN flush to 0. */
-static inline float ce_expf(float x)
-{
-    float xc = x < -87.33654f ? -87.33654f : x;
-    xc = xc > 88.37626f ? 88.37626f : xc;
-    float fx = xc * 1.44269504088896341f;
-    fx = (fx + 12582912.0f) - 12582912.0f; /* round to nearest */
-    float r = xc - fx * 0.693359375f + fx * 2.12194440e-4f;
-    float r2 = r * r;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
-    y = y * r2 + r + 1.0f;
-    union { int32_t i; float f; } p2 = {.i = ((int32_t)fx + 127) * (1 << 23)};
-    y *= p2.f;
-    y = x > 88.72283f ? INFINITY : y;
-    y = x < -87.33654f ? 0.0f : y;
-    return x != x ? x : y;
-}
-#define CE_EXP_float(x) ce_expf(x)
+#define CE_EXP_float(x) pct_fast_expf(x)
 #define CE_EXP_double(x) exp(x)
 
 typedef struct ce_args {

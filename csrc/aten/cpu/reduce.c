@@ -40,6 +40,7 @@
 #include "../../python/pyobjects.h"
 #include "../error.h"
 #include "pointwise.h"
+#include "fast_exp.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,36 +225,9 @@ typedef struct red_kernel {
     }
 #define RED_PSUM(name, E, T, C, A, MAP) RED_PFOLD(name, E, T, C, A, MAP, +, 0)
 
-/* expf without a libm call, so loops over it vectorize: Cephes' polynomial (about 1 ulp).
- * Exact at the edges that matter here (-inf -> 0, NaN -> NaN, +inf -> inf); results that
- * would be subnormal flush to 0 and arguments in (88.38, 88.72] are clamped. Every caller
- * passes x - max <= 0 except for infinities. */
-static inline float red_expf(float x)
-{
-    float xc = x < -87.33654f ? -87.33654f : x;
-    xc = xc > 88.37626f ? 88.37626f : xc;
-    float fx = xc * 1.44269504088896341f;
-    fx = (fx + 12582912.0f) - 12582912.0f; /* round to nearest */
-    float r = xc - fx * 0.693359375f + fx * 2.12194440e-4f;
-    float r2 = r * r;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
-    y = y * r2 + r + 1.0f;
-    uint32_t bits = (uint32_t)((int32_t)fx + 127) << 23;
-    float p2;
-    memcpy(&p2, &bits, sizeof p2);
-    y *= p2;
-    y = x > 88.72283f ? INFINITY : y;
-    y = x < -87.33654f ? 0.0f : y;
-    return x != x ? x : y;
-}
-#define RED_EXP_FLOAT16(x) red_expf(x)
-#define RED_EXP_BFLOAT16(x) red_expf(x)
-#define RED_EXP_FLOAT32(x) red_expf(x)
+#define RED_EXP_FLOAT16(x) pct_fast_expf(x)
+#define RED_EXP_BFLOAT16(x) pct_fast_expf(x)
+#define RED_EXP_FLOAT32(x) pct_fast_expf(x)
 #define RED_EXP_FLOAT64(x) exp(x)
 #define RED_EXP(E, x) RED_EXP_##E(x)
 
@@ -276,7 +250,7 @@ typedef int32_t red_v16i __attribute__((vector_size(64)));
 typedef double red_v8d __attribute__((vector_size(64)));
 typedef int64_t red_v8l __attribute__((vector_size(64)));
 #define RED_VSEL(VI, VF, m, a, b) ((VF)(((VI)(a) & (m)) | ((VI)(b) & ~(m))))
-/* out = expf(x) lane-wise, as red_expf */
+/* out = expf(x) lane-wise, as pct_fast_expf */
 #define RED_VEXPF(VF, VI, out, xin)                                                            \
     do {                                                                                       \
         VF x_ = (xin), zero_ = {0};                                                            \
@@ -351,7 +325,7 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
             s0 += s1;                                                                          \
             float part = 0;                                                                    \
             for (int i = 0; i < L; i++) part += s0[i];                                         \
-            for (; k < e; k++) part += red_expf(q[k] - m);                                     \
+            for (; k < e; k++) part += pct_fast_expf(q[k] - m);                                     \
             total += part;                                                                     \
         }                                                                                      \
         return (float)total;                                                                   \
@@ -386,7 +360,7 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
             float sum = 0;                                                                     \
             for (int i = 0; i < L; i++) sum += vs[i];                                          \
             for (; k < len; k++) {                                                             \
-                float e = red_expf(x[k] - mx);                                                 \
+                float e = pct_fast_expf(x[k] - mx);                                                 \
                 if (!lg) y[k] = e;                                                             \
                 sum += e;                                                                      \
             }                                                                                  \
