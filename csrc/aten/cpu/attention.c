@@ -299,6 +299,47 @@ static int64_t *batch_offsets(const pct_tensor *t, int nbd, int64_t nb)
     return off;
 }
 
+/* The geometry shared by forward and backward: batch count, lengths, widths, causal flag, scale. */
+static void bind_shapes(attn_args *a, const pct_tensor *q, const pct_tensor *k, const pct_tensor *v, bool causal,
+                        const pct_value *scale)
+{
+    const int nd = q->ndim;
+    a->nb = 1;
+    for (int d = 0; d < nd - 2; d++) a->nb *= q->sizes[d];
+    a->tq = q->sizes[nd - 2];
+    a->tk = k->sizes[nd - 2];
+    a->e = q->sizes[nd - 1];
+    a->ev = v->sizes[nd - 1];
+    a->causal = causal;
+    a->scale = scale->none ? 1.0 / sqrt((double)a->e) : scale->d;
+}
+
+/* Per-batch offsets and data pointers of q, k, v and the optional mask; off[0..3] receive the
+ * offset arrays (owned by the caller, freed on its paths). 0, or -1 with an exception set. */
+static int bind_inputs(attn_args *a, const pct_tensor *q, const pct_tensor *k, const pct_tensor *v,
+                       const pct_tensor *mask, int64_t **off)
+{
+    const int nd = q->ndim;
+    if (!(off[0] = batch_offsets(q, nd - 2, a->nb)) || !(off[1] = batch_offsets(k, nd - 2, a->nb)) ||
+        !(off[2] = batch_offsets(v, nd - 2, a->nb)))
+        return -1;
+    a->qoff = off[0];
+    a->koff = off[1];
+    a->voff = off[2];
+    a->q = pct_tensor_data(q);
+    a->k = pct_tensor_data(k);
+    a->v = pct_tensor_data(v);
+    if (mask) {
+        if (!(off[3] = batch_offsets(mask, nd - 2, a->nb))) return -1;
+        a->moff = off[3];
+        a->mask = pct_tensor_data(mask);
+        a->mask_kind = mask->dtype == PCT_BOOL ? PCT_ATTN_MASK_BOOL : PCT_ATTN_MASK_ADD;
+        a->m_rs = mask->strides[nd - 2];
+        a->m_cs = mask->strides[nd - 1];
+    }
+    return 0;
+}
+
 static int pick_threads(int64_t flops)
 {
 #ifdef _OPENMP
@@ -359,37 +400,14 @@ PyObject *pct_cpu_flash_attention(pct_call *c)
     PCT_TRY(k = blas_rows(c->v[1].t, &a.k_rs));
     PCT_TRY(v = blas_rows(c->v[2].t, &a.v_rs));
     const int nd = q->ndim, dtype = q->dtype;
-    a.nb = 1;
-    for (int d = 0; d < nd - 2; d++) a.nb *= q->sizes[d];
-    a.tq = q->sizes[nd - 2];
-    a.tk = k->sizes[nd - 2];
-    a.e = q->sizes[nd - 1];
-    a.ev = v->sizes[nd - 1];
-    a.causal = c->v[4].b;
-    a.scale = c->v[5].none ? 1.0 / sqrt((double)a.e) : c->v[5].d;
+    bind_shapes(&a, q, k, v, c->v[4].b, &c->v[5]);
     int64_t osz[PCT_MAX_DIMS];
     memcpy(osz, q->sizes, sizeof(int64_t) * (size_t)nd);
     osz[nd - 1] = a.ev;
     PCT_TRY(out = pct_tensor_empty(nd, osz, dtype, PCT_CPU, -1));
     PCT_TRY(lse = pct_tensor_empty(nd - 1, q->sizes, dtype, PCT_CPU, -1));
     if (a.nb > 0 && a.tq > 0) {
-        PCT_TRY(off[0] = batch_offsets(q, nd - 2, a.nb));
-        PCT_TRY(off[1] = batch_offsets(k, nd - 2, a.nb));
-        PCT_TRY(off[2] = batch_offsets(v, nd - 2, a.nb));
-        a.qoff = off[0];
-        a.koff = off[1];
-        a.voff = off[2];
-        a.q = pct_tensor_data(q);
-        a.k = pct_tensor_data(k);
-        a.v = pct_tensor_data(v);
-        if (mask) {
-            PCT_TRY(off[3] = batch_offsets(mask, nd - 2, a.nb));
-            a.moff = off[3];
-            a.mask = pct_tensor_data(mask);
-            a.mask_kind = mask->dtype == PCT_BOOL ? PCT_ATTN_MASK_BOOL : PCT_ATTN_MASK_ADD;
-            a.m_rs = mask->strides[nd - 2];
-            a.m_cs = mask->strides[nd - 1];
-        }
+        PCT_TRY_INT(bind_inputs(&a, q, k, v, mask, off));
         a.out = pct_tensor_data(out);
         a.lse = pct_tensor_data(lse);
         tile_sizes(&a, false, dtype);
@@ -468,41 +486,18 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
     PCT_TRY(dq = pct_tensor_zeros(nd, q0->sizes, dtype));
     PCT_TRY(dk = pct_tensor_zeros(nd, k0->sizes, dtype));
     PCT_TRY(dv = pct_tensor_zeros(nd, v0->sizes, dtype));
-    a.nb = 1;
-    for (int d = 0; d < nd - 2; d++) a.nb *= q0->sizes[d];
-    a.tq = q0->sizes[nd - 2];
-    a.tk = k0->sizes[nd - 2];
-    a.e = q0->sizes[nd - 1];
-    a.ev = v0->sizes[nd - 1];
-    a.causal = c->v[7].b;
-    a.scale = c->v[8].none ? 1.0 / sqrt((double)a.e) : c->v[8].d;
+    bind_shapes(&a, q0, k0, v0, c->v[7].b, &c->v[8]);
     a.need_q = c->v[10].list[0] != 0;
     a.need_k = c->v[10].list[1] != 0;
     a.need_v = c->v[10].list[2] != 0;
     if (a.nb > 0 && a.tq > 0 && a.tk > 0) {
-        PCT_TRY(off[0] = batch_offsets(q, nd - 2, a.nb));
-        PCT_TRY(off[1] = batch_offsets(k, nd - 2, a.nb));
-        PCT_TRY(off[2] = batch_offsets(v, nd - 2, a.nb));
+        PCT_TRY_INT(bind_inputs(&a, q, k, v, mask, off));
         PCT_TRY(off[4] = batch_offsets(g, nd - 2, a.nb));
-        a.qoff = off[0];
-        a.koff = off[1];
-        a.voff = off[2];
         a.dooff = off[4];
-        a.q = pct_tensor_data(q);
-        a.k = pct_tensor_data(k);
-        a.v = pct_tensor_data(v);
         a.dout = pct_tensor_data(g);
         a.o = pct_tensor_data(o);
         a.lse = pct_tensor_data(lse);
         a.glse = glse ? pct_tensor_data(glse) : NULL;
-        if (mask) {
-            PCT_TRY(off[3] = batch_offsets(mask, nd - 2, a.nb));
-            a.moff = off[3];
-            a.mask = pct_tensor_data(mask);
-            a.mask_kind = mask->dtype == PCT_BOOL ? PCT_ATTN_MASK_BOOL : PCT_ATTN_MASK_ADD;
-            a.m_rs = mask->strides[nd - 2];
-            a.m_cs = mask->strides[nd - 1];
-        }
         a.dq = pct_tensor_data(dq);
         a.dk = pct_tensor_data(dk);
         a.dv = pct_tensor_data(dv);

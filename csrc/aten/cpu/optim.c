@@ -57,6 +57,14 @@ typedef struct opt_work { int32_t t; int64_t lo, hi; } opt_work;
 /* torch.maximum: NaN if either is NaN */
 #define OPT_MAXIMUM(x, v) (((x) > (v) || (x) != (x)) ? (x) : (v))
 
+/* The start of every element step: the gradient (unscaled by grad_scale when given, the
+ * unscaled value written back as torch's fused steps do; negated to maximize) and the parameter. */
+#define OPT_LOAD_GRAD_PARAM(i, C, LD, ST, R)                                                   \
+    C g = LD(gp[i]);                                                                           \
+    if (has_scale) { g = R(g / scale); gp[i] = ST(g); }                                        \
+    if (maximize) g = -g;                                                                      \
+    C p = LD(pp[i])
+
 /* ---- the hyperparameters of one call, rounded to the math type C (R: an alpha of add) ---- */
 #define ADAM_SCALARS(C, R)                                                                     \
     const C w1 = (C)(1 - h->beta1), w1m1 = w1 - (C)1, b2 = (C)h->beta2, c2 = (C)(1 - h->beta2); \
@@ -69,10 +77,7 @@ typedef struct opt_work { int32_t t; int64_t lo, hi; } opt_work;
 /* One Adam element i. LD/ST convert storage <-> math type, R rounds to the storage dtype. */
 #define ADAM_ELEM(i, C, LD, ST, R)                                                             \
     do {                                                                                       \
-        C g = LD(gp[i]);                                                                       \
-        if (has_scale) { g = R(g / scale); gp[i] = ST(g); }                                    \
-        if (maximize) g = -g;                                                                  \
-        C p = LD(pp[i]);                                                                       \
+        OPT_LOAD_GRAD_PARAM(i, C, LD, ST, R);                                                  \
         if (wd_on) {                                                                           \
             if (decoupled) p = R(p * decay);                                                   \
             else g = R(OPT_FMA(p, wdc, g));                                                    \
@@ -102,10 +107,7 @@ typedef struct opt_work { int32_t t; int64_t lo, hi; } opt_work;
 /* One SGD element i (torch's single-tensor step; buf = grad on the first step). */
 #define SGD_ELEM(i, C, LD, ST, R)                                                              \
     do {                                                                                       \
-        C g = LD(gp[i]);                                                                       \
-        if (has_scale) { g = R(g / scale); gp[i] = ST(g); }                                    \
-        if (maximize) g = -g;                                                                  \
-        C p = LD(pp[i]);                                                                       \
+        OPT_LOAD_GRAD_PARAM(i, C, LD, ST, R);                                                  \
         if (wd_on) g = R(OPT_FMA(p, wdc, g));                                                  \
         if (has_buf) {                                                                         \
             C b = first ? g : R(OPT_FMA(g, damp1, R(LD(bp[i]) * mom)));                        \
@@ -123,10 +125,7 @@ typedef struct opt_work { int32_t t; int64_t lo, hi; } opt_work;
 /* One Adagrad element i: sum.addcmul_(g, g, value=1); p.addcdiv_(g, sum.sqrt() + eps, value=-clr). */
 #define ADAGRAD_ELEM(i, C, LD, ST, R)                                                          \
     do {                                                                                       \
-        C g = LD(gp[i]);                                                                       \
-        if (has_scale) { g = R(g / scale); gp[i] = ST(g); }                                    \
-        if (maximize) g = -g;                                                                  \
-        C p = LD(pp[i]);                                                                       \
+        OPT_LOAD_GRAD_PARAM(i, C, LD, ST, R);                                                  \
         if (wd_on) g = R(OPT_FMA(p, wdc, g));                                                  \
         C s = R(OPT_FMA(g, g, LD(sp[i])));                                                     \
         sp[i] = ST(s);                                                                         \
