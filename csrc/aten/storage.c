@@ -12,7 +12,7 @@ static void *cpu_alloc(size_t nbytes)
     if (posix_memalign(&p, 64, rounded) != 0) return NULL;
     return p;
 }
-static void cpu_free(void *p) { free(p); }
+static void cpu_free(void *p, size_t nbytes) { (void)nbytes; free(p); }
 
 const pct_allocator pct_cpu_allocator = {"cpu", cpu_alloc, cpu_free};
 
@@ -79,7 +79,7 @@ void pct_storage_decref(pct_storage *s)
     if (!s) return;
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
     if (s->owner) Py_DECREF(s->owner);
-    else if (s->allocator && s->data) s->allocator->free(s->data);
+    else if (s->allocator && s->data) s->allocator->free(s->data, s->nbytes);
     if (s->allocator == &pct_cpu_allocator) count_cpu_bytes(-(long long)s->nbytes);
     free(s);
 }
@@ -97,7 +97,7 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
     }
     void *p = s->allocator->alloc(nbytes);
     if (!p) { PyErr_NoMemory(); return -1; }
-    if (s->data) { memcpy(p, s->data, s->nbytes); s->allocator->free(s->data); }
+    if (s->data) { memcpy(p, s->data, s->nbytes); s->allocator->free(s->data, s->nbytes); }
     s->data = p;
     if (s->allocator == &pct_cpu_allocator) count_cpu_bytes((long long)nbytes - (long long)s->nbytes);
     s->nbytes = nbytes;

@@ -20,7 +20,8 @@ typedef enum pct_device_type { PCT_CPU = 0, PCT_CUDA = 1, PCT_NUM_BACKENDS = 2 }
 typedef struct pct_allocator {
     const char *name;
     void *(*alloc)(size_t nbytes);   /* NULL on failure, no exception set */
-    void (*free)(void *ptr);
+    void (*free)(void *ptr, size_t nbytes); /* nbytes: what alloc was asked for (mmap-backed and caching
+                                               allocators need it) */
 } pct_allocator;
 
 typedef struct pct_storage {
