@@ -1,20 +1,7 @@
-/* storage.c: storage lifetime and the CPU allocator. */
+/* storage.c: storage lifetime (the CPU allocator itself is in cpu_allocator.c). */
 #include "storage.h"
 #include <stdlib.h>
 #include <string.h>
-
-/* 64-byte alignment: whole cache lines and AVX-512 vectors (matches torch's CPU allocator). */
-static void *cpu_alloc(size_t nbytes)
-{
-    void *p = NULL;
-    size_t rounded = (nbytes + 63) & ~(size_t)63;
-    if (rounded == 0) rounded = 64;
-    if (posix_memalign(&p, 64, rounded) != 0) return NULL;
-    return p;
-}
-static void cpu_free(void *p, size_t nbytes) { (void)nbytes; free(p); }
-
-const pct_allocator pct_cpu_allocator = {"cpu", cpu_alloc, cpu_free};
 
 /* Bytes held by CPU storages now and at the peak since the last reset (tests of memory
  * savings such as checkpointing read these; torch has no CPU counterpart). */
@@ -39,7 +26,7 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
 {
     pct_storage *s = malloc(sizeof *s);
     if (!s) { PyErr_NoMemory(); return NULL; }
-    s->data = cpu_alloc(nbytes);
+    s->data = pct_cpu_allocator.alloc(nbytes);
     if (!s->data) {
         free(s);
         PyErr_Format(PyExc_RuntimeError, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.", nbytes);

@@ -49,6 +49,15 @@ void pct_storage_decref(pct_storage *s);
 int pct_storage_resize(pct_storage *s, size_t nbytes);
 
 void pct_cpu_memory_stats(long long *live, long long *peak);
+
+/* The CPU allocator's cache of freed large blocks (cpu_allocator.c). */
+typedef struct pct_cpu_cache_stats {
+    size_t cached_bytes, cached_blocks, limit_bytes;
+    unsigned long long hits, misses;
+} pct_cpu_cache_stats;
+void pct_cpu_cache_info(pct_cpu_cache_stats *out);
+void pct_cpu_cache_empty(void);              /* return every cached block to the system */
+void pct_cpu_cache_set_limit(size_t limit_bytes); /* 0 turns caching off; empties the cache */
 void pct_cpu_memory_reset_peak(void);
 
 #endif

@@ -228,7 +228,31 @@ static PyObject *py_cpu_memory_stats(PyObject *m, PyObject *args)
     return Py_BuildValue("(LL)", live, peak);
 }
 
+/* _cpu_cache_info() -> dict of the CPU allocator's block cache (cpu_allocator.c) */
+static PyObject *py_cpu_cache_info(PyObject *m, PyObject *unused)
+{
+    (void)m; (void)unused;
+    pct_cpu_cache_stats st;
+    pct_cpu_cache_info(&st);
+    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K}", "cached_bytes", (Py_ssize_t)st.cached_bytes,
+                         "cached_blocks", (Py_ssize_t)st.cached_blocks, "limit_bytes", (Py_ssize_t)st.limit_bytes,
+                         "hits", st.hits, "misses", st.misses);
+}
+
+/* _cpu_empty_cache(limit_bytes=None): give cached blocks back to the system; with a limit, set it too */
+static PyObject *py_cpu_empty_cache(PyObject *m, PyObject *args)
+{
+    (void)m;
+    Py_ssize_t limit = -1;
+    if (!PyArg_ParseTuple(args, "|n", &limit)) return NULL;
+    if (limit >= 0) pct_cpu_cache_set_limit((size_t)limit);
+    else pct_cpu_cache_empty();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef autograd_methods[] = {
+    {"_cpu_cache_info", py_cpu_cache_info, METH_NOARGS, NULL},
+    {"_cpu_empty_cache", py_cpu_empty_cache, METH_VARARGS, NULL},
     {"_index_accumulate", pct_py_index_accumulate, METH_VARARGS, NULL},
     {"_cpu_memory_stats", py_cpu_memory_stats, METH_VARARGS, NULL},
     {"_add_tensor_methods", py_add_tensor_methods, METH_O, NULL},

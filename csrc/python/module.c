@@ -2,6 +2,7 @@
 #include "pyobjects.h"
 #include "../autograd/autograd.h"
 #include "../aten/iter.h"
+#include <pthread.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -79,12 +80,33 @@ static PyObject *py_result_type(PyObject *m, PyObject *args)
     return d;
 }
 
+/* A forked child inherits libgomp's state but not its pool threads: its next parallel region would wait
+ * forever for them (real torch hangs there). The child runs on one thread, which is what torch's
+ * DataLoader workers ask for anyway, and set_num_threads there warns instead of raising the count. */
+static int forked_child;
+static void single_thread_after_fork(void)
+{
+    forked_child = 1;
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+#ifdef PCT_HAVE_OPENBLAS
+    openblas_set_num_threads(1);
+#endif
+}
+
 static PyObject *py_set_num_threads(PyObject *m, PyObject *arg)
 {
     (void)m;
     long n = PyLong_AsLong(arg);
     if (n == -1 && PyErr_Occurred()) return NULL;
     if (n <= 0) { PyErr_SetString(PyExc_RuntimeError, "set_num_threads expects a positive integer"); return NULL; }
+    if (forked_child && n > 1) {
+        if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "set_num_threads(%ld) ignored: this process was forked, and the "
+                             "OpenMP thread pool does not survive a fork; it stays at 1 thread", n) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
 #ifdef _OPENMP
     omp_set_num_threads((int)n);
 #endif
@@ -188,6 +210,10 @@ PyMODINIT_FUNC PyInit__C(void)
     PyObject *prio = PyLong_FromLong(1000);
     if (!prio || PyDict_SetItemString(pct_TensorType.tp_dict, "__array_priority__", prio) < 0) { Py_XDECREF(prio); goto fail; }
     Py_DECREF(prio);
+    if (pthread_atfork(NULL, NULL, single_thread_after_fork) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "pyctorch: pthread_atfork failed");
+        goto fail;
+    }
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
     if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0) goto fail;
     return m;
