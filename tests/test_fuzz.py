@@ -324,10 +324,9 @@ def _torch_refuses(*needles):
 KNOWN_BUGS = [
     ("internal overlap: in-place / out= into an expanded (stride-0) tensor is not refused",
      _torch_refuses("more than one element of the written-to tensor refers to a single memory location")),
-    ("creation ops with out= ignore an explicit dtype= that differs from out's, and resize a 0-d out",
-     lambda c: c.pe is None and "does not match dtype of out parameter" in _tmsg(c)
-     or (c.te is None and c.pe is None and "out=" in c.line and re.search(r"torch\.(linspace|logspace|arange)\(",
-                                                                         c.line) and "shape" in c.msg)),
+    ("range creation ops (linspace, logspace, arange) resize a 0-d out=",
+     lambda c: c.te is None and c.pe is None and "out=" in c.line
+     and re.search(r"torch\.(linspace|logspace|arange)\(", c.line) and "shape" in c.msg),
     ("out= dtype that torch requires to equal the result dtype (sign, ceil, nan_to_num, ...; signbit's bool) "
      "is accepted",
      _torch_refuses("but expected", "does not support non-boolean outputs", "should be same as input",
@@ -349,7 +348,7 @@ KNOWN_BUGS = [
      "duplicate squeeze dims, integer addcdiv, channels_last on non-4-d, memory_format with out=",
      _torch_refuses("Can't detach views in-place", "expected at least a 1-dimensional",
                     "appears multiple times in the list of dims", "Integer division with addcdiv",
-                    "required rank 4 tensor", "incompatible with 'out' tensor",
+                    "incompatible with 'out' tensor",
                     "preserve memory format is unsupported", "unsupported memory format",
                     "but got dims=None", "Integers to negative integer powers are not allowed",
                     "does not support the out kwarg when as_tuple is True")),
@@ -363,8 +362,6 @@ KNOWN_BUGS = [
      lambda c: c.te is None and isinstance(c.pe, TypeError) and re.search(r"\.to\(-?[0-9]", c.line)),
     ("an impossible allocation raises MemoryError (torch: RuntimeError)",
      lambda c: isinstance(c.pe, MemoryError) and isinstance(c.te, RuntimeError)),
-    ("memory_format=torch.channels_last is ignored (to(other, memory_format=...) returns self)",
-     lambda c: c.te is None and c.pe is None and "channels_last" in c.line),
     ("tensor_split with negative or unsorted indices cuts at other places than torch",
      lambda c: c.te is None and c.pe is None and "tensor_split" in c.line and "shape" in c.msg),
     ("arange/linspace/logspace with an integer dtype: torch truncates start, end (and step) to the dtype first",
@@ -378,8 +375,6 @@ KNOWN_BUGS = [
      "(test_ubsan_bool_view_of_other_bytes)",
      lambda c: c.te is None and c.pe is None and re.search(r"\.view\((dtype=)?torch\.bool\)", c.program)
      and "values differ" in c.msg),
-    ("tensordot of integer tensors returns int64 (torch keeps the input dtype)",
-     lambda c: c.te is None and c.pe is None and "tensordot" in c.line and "dtype" in c.msg),
     ("setitem with a bool index (x[False] = v, x[True, ...] = v) casts the source; torch's index_put requires "
      "the destination's dtype",
      _torch_refuses("Index put requires the source and destination dtypes match")),
@@ -389,8 +384,6 @@ KNOWN_BUGS = [
      lambda c: c.te is None and "pow_cpu\" not implemented for 'Bool'" in str(c.pe or "")),
     ("copy_() into an empty tensor does not check that the source broadcasts",
      lambda c: c.pe is None and "copy_" in c.line and "must match the size of tensor" in _tmsg(c)),
-    ("inner() of 2-d integer tensors fails inside mm ('expected m1 and m2 to have the same dtype')",
-     lambda c: c.te is None and "expected m1 and m2 to have the same dtype" in str(c.pe or "")),
     ("Python ints in [2**63, 2**64) wrap to negative int64 scalars (t.ge(2 ** 64 - 1) is True; torch compares "
      "the value, or refuses uint64 promotion)",
      lambda c: (c.pe is None or c.te is None) and "2 ** 64 - 1" in c.line),
@@ -407,8 +400,7 @@ KNOWN_BUGS = [
      lambda c: c.te is None and isinstance(c.pe, TypeError) and "must be bool, not NoneType" in str(c.pe)),
     ("dtypes torch has no kernel for are accepted (round on bool, ...): more than torch, harmless",
      lambda c: c.pe is None and isinstance(c.te, NotImplementedError) and "not implemented for" in _tmsg(c)),
-    ("dims of a 0-d tensor are not validated (tensordot(a0d, b0d, ([0], [0])), t0d.flatten(1, 0) return; torch: "
-     "IndexError)",
+    ("dims of a 0-d tensor are not validated (t0d.flatten(1, 0) returns; torch: IndexError)",
      _torch_refuses("but tensor has no dimensions", "Dimension out of range")),
 ]
 
@@ -713,9 +705,7 @@ class Program:
                 if t_view is None or p_view is None or t_view == p_view:
                     if t_view and p_view and t.numel() > 1 and _same_layout(pv, tv):
                         # a view of bases laid out alike must be laid out alike (strides of size-1 dims carry no
-                        # information). Bases laid out differently are elementwise outputs: torch keeps the
-                        # input's permutation, pyctorch writes them contiguous (KNOWN_REPRODUCERS
-                        # "elementwise_output_layout"), so their views differ too.
+                        # information)
                         if not _same_layout(p, t) or t.storage_offset() != p.storage_offset():
                             raise Divergence(
                                 f"view {name} of {other}: strides/offset {tuple(p.stride())}/{p.storage_offset()} "
@@ -1423,7 +1413,6 @@ KNOWN_REPRODUCERS = {
     "internal_overlap_inplace": lambda: _refused(lambda: pyctorch.tensor([0.5]).expand(3).exp_()),
     "internal_overlap_out": lambda: _refused(
         lambda: pyctorch.add(pyctorch.ones(3), 1, out=pyctorch.zeros(1).expand(3))),
-    "creation_out_dtype": lambda: _refused(lambda: pyctorch.zeros(2, dtype=pyctorch.float64, out=pyctorch.zeros(2))),
     "sign_out_dtype": lambda: _refused(
         lambda: pyctorch.sign(pyctorch.tensor([1.0], dtype=pyctorch.float64), out=pyctorch.zeros(1))),
     "fill_scalar_overflow": lambda: _refused(lambda: pyctorch.zeros(2, dtype=pyctorch.uint8).fill_(300)),
@@ -1432,8 +1421,6 @@ KNOWN_REPRODUCERS = {
     "detach_inplace_view": lambda: _refused(lambda: pyctorch.ones(3)[1:].detach_()),
     "tensor_split_0d": lambda: _refused(lambda: pyctorch.tensor_split(pyctorch.tensor(1.0), 1)),
     "squeeze_duplicate_dims": lambda: _refused(lambda: pyctorch.zeros(1, 2).squeeze([0, 0])),
-    "clone_channels_last_1d": lambda: _refused(
-        lambda: pyctorch.ones(2).clone(memory_format=pyctorch.channels_last)),
     "empty_memory_format_with_out": lambda: _refused(
         lambda: pyctorch.empty(2, memory_format=pyctorch.contiguous_format, out=pyctorch.zeros(2))),
     "parser_bool_as_int": lambda: _refused(lambda: pyctorch.ones(3).unfold(0, 1, True), TypeError),
@@ -1442,8 +1429,6 @@ KNOWN_REPRODUCERS = {
         lambda: pyctorch.ones(2).contiguous(pyctorch.contiguous_format), TypeError),
     "parser_rsub_scalar_first": lambda: _refused(lambda: pyctorch.rsub(1, pyctorch.ones(2)), TypeError),
     "memory_error_type": lambda: _refused(lambda: pyctorch.zeros([2 ** 63 - 1, 1])),
-    "channels_last_ignored": lambda: _assert_eq(
-        (lambda x: x.to(x, memory_format=pyctorch.channels_last) is x)(pyctorch.ones(1, 2, 3, 4)), False),
     "tensor_split_negative_index": lambda: _assert_eq(
         [tuple(p.shape) for p in pyctorch.tensor_split(pyctorch.zeros(2, 2), [1, -2, 2])],
         [(1, 2), (0, 2), (2, 2), (0, 2)]),
@@ -1457,11 +1442,6 @@ KNOWN_REPRODUCERS = {
     "contiguous_preserve_format": lambda: _refused(
         lambda: pyctorch.ones(2).contiguous(memory_format=pyctorch.preserve_format)),
     "sign_of_nan": lambda: _assert_eq(pyctorch.sign(pyctorch.tensor([math.nan])).tolist(), [0.0]),
-    "elementwise_output_layout": lambda: _assert_eq(
-        pyctorch.neg(pyctorch.arange(6).view(2, 3).t()).stride(), (1, 3)),
-    "inner_int8_2d": lambda: _assert_eq(_returns(
-        lambda: pyctorch.inner(pyctorch.tensor([[64]], dtype=pyctorch.int8),
-                               pyctorch.tensor([[2], [6], [-5]], dtype=pyctorch.int8)).tolist()), [[-128, -128, -64]]),
     "tensor_split_unsorted_indices": lambda: _assert_eq(
         [tuple(p.shape) for p in pyctorch.tensor_split(pyctorch.zeros(4, 1), [2, 1, 4, 3])],
         [(2, 1), (0, 1), (3, 1), (0, 1), (1, 1)]),
@@ -1482,9 +1462,6 @@ KNOWN_REPRODUCERS = {
         pyctorch.logit(pyctorch.tensor([0.3], dtype=pyctorch.float16), out=pyctorch.zeros(1)).item(),
         -0.84765625),
     "bool_none_takes_default": lambda: _returns(lambda: pyctorch.randperm(3, requires_grad=None)),
-    "tensordot_int32_dtype": lambda: _assert_eq(
-        str(pyctorch.tensordot(pyctorch.ones(5, 1, 1, dtype=pyctorch.int32),
-                               pyctorch.ones(5, 1, 1, dtype=pyctorch.int32)).dtype), "torch.int32"),
     "setitem_bool_index_dtype": lambda: _refused(
         lambda: pyctorch.zeros(2, dtype=pyctorch.int16).__setitem__((True, Ellipsis),
                                                                       pyctorch.tensor(1.5, dtype=pyctorch.float16))),
@@ -1501,8 +1478,6 @@ KNOWN_REPRODUCERS = {
     "nonzero_as_tuple_out": lambda: _refused(
         lambda: pyctorch.nonzero(pyctorch.tensor([1.0]), out=pyctorch.zeros(1), as_tuple=True)),
     "uint64_range_scalar": lambda: _assert_eq(pyctorch.tensor(-0.5).ge(2 ** 64 - 1).item(), False),
-    "tensordot_dims_of_0d": lambda: _refused(
-        lambda: pyctorch.tensordot(pyctorch.tensor(0.5), pyctorch.tensor(0.25), ([0], [0])), IndexError),
 }
 
 

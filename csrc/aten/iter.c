@@ -58,6 +58,20 @@ static void fill_strides(pct_iter *it, int k)
     it->data[k] = pct_tensor_data(t);
 }
 
+/* Reorders the iteration dims so the loop walks memory in `order` (order[0] innermost). */
+static void permute_dims(pct_iter *it, const int *order)
+{
+    int n = it->ndim;
+    int64_t shape[PCT_MAX_DIMS], strides[PCT_MAX_DIMS][PCT_ITER_MAX_OPERANDS];
+    for (int j = 0; j < n; j++) {
+        int d = order[n - 1 - j];
+        shape[j] = it->shape[d];
+        memcpy(strides[j], it->strides[d], sizeof strides[j]);
+    }
+    memcpy(it->shape, shape, sizeof(int64_t) * (size_t)n);
+    memcpy(it->strides, strides, sizeof strides[0] * (size_t)n);
+}
+
 /* Drops size-1 dims and merges neighbours that are contiguous for every operand. */
 static void coalesce(pct_iter *it)
 {
@@ -79,6 +93,69 @@ static void coalesce(pct_iter *it)
         n++;
     }
     it->ndim = n;
+}
+
+/* Stride of operand t in iteration dim d (0 where t broadcasts, its own stride for a real size-1 dim). */
+static int64_t layout_stride(const pct_tensor *t, int ndim, const int64_t *shape, int d)
+{
+    int td = t->ndim - ndim + d;
+    if (td < 0 || (t->sizes[td] == 1 && shape[d] != 1)) return 0;
+    return t->strides[td];
+}
+
+void pct_layout_perm(int ndim, const int64_t *sizes, int nops, const int64_t *const *strides, int *perm)
+{
+    for (int i = 0; i < ndim; i++) perm[i] = ndim - 1 - i;
+    for (int i = 1; i < ndim; i++) {
+        int slow = i;
+        for (int fast = i - 1; fast >= 0; fast--) {
+            /* the first operand with two non-zero strides that differ decides; on a tie in stride
+             * the longer dim goes outside; when nobody decides, compare with the next faster dim */
+            int d0 = perm[fast], d1 = perm[slow], verdict = 0;
+            for (int k = 0; k < nops && !verdict; k++) {
+                int64_t a = strides[k][d0], b = strides[k][d1];
+                if (a == 0 || b == 0) continue;
+                if (a != b) verdict = a < b ? -1 : 1;
+                else if (sizes[d0] > sizes[d1]) verdict = 1;
+            }
+            if (verdict < 0) break;
+            if (verdict > 0) {
+                perm[fast] = d1;
+                perm[slow] = d0;
+                slow = fast;
+            }
+        }
+    }
+}
+
+/* The memory order of the iteration space (order[0] fastest) from the written tensor, when it keeps its
+ * shape, and the inputs; true when that is plain C order (outputs are then allocated contiguous). */
+static bool layout_order(int ndim, const int64_t *shape, pct_tensor *const *ops, int nops, int *order)
+{
+    int64_t st[PCT_ITER_MAX_OPERANDS][PCT_MAX_DIMS];
+    const int64_t *rows[PCT_ITER_MAX_OPERANDS];
+    for (int k = 0; k < nops; k++) {
+        for (int d = 0; d < ndim; d++) st[k][d] = layout_stride(ops[k], ndim, shape, d);
+        rows[k] = st[k];
+    }
+    pct_layout_perm(ndim, shape, nops, rows, order);
+    for (int j = 0; j < ndim; j++)
+        if (order[j] != ndim - 1 - j) return false;
+    return true;
+}
+
+/* A new dense tensor of `shape` laid out in `order` (from layout_order); NULL with exception. */
+static pct_tensor *empty_in_order(int ndim, const int64_t *shape, int dtype, bool c_order, const int *order)
+{
+    pct_tensor *t = pct_tensor_empty(ndim, shape, dtype, PCT_CPU, -1);
+    if (!t || c_order) return t;
+    int64_t strides[PCT_MAX_DIMS], next = 1;
+    for (int j = 0; j < ndim; j++) {
+        strides[order[j]] = next;
+        next *= shape[order[j]];
+    }
+    if (pct_tensor_set_shape(t, ndim, shape, strides) < 0) Py_CLEAR(t);
+    return t;
 }
 
 /* Resizes an out= tensor to shape, as torch does for out arguments of the wrong shape. */
@@ -122,7 +199,16 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     it->compute_dtype = common;
     it->out_dtype = out_dtype;
 
+    /* the memory order: from the written tensor if it keeps its shape, then the inputs */
+    pct_tensor *order_ops[PCT_ITER_MAX_OPERANDS];
+    int norder = 0;
     pct_tensor *out = cfg->out;
+    if (out && (cfg->inplace || (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0)))
+        order_ops[norder++] = out;
+    for (int i = 0; i < cfg->ninputs; i++) order_ops[norder++] = cfg->inputs[i];
+    int order[PCT_MAX_DIMS];
+    bool c_order = cfg->keep_order || layout_order(ndim, shape, order_ops, norder, order);
+
     if (out) {
         if (cfg->out_dtype < 0 && !cfg->mixed_dtypes && !pct_can_cast(common, out->dtype)) {
             PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
@@ -135,11 +221,11 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         if (out->dtype == out_dtype || cfg->mixed_dtypes) {
             Py_INCREF(out);
             it->ops[0] = out;
-        } else if (!(it->ops[0] = pct_tensor_empty(ndim, shape, out_dtype, PCT_CPU, -1))) {
+        } else if (!(it->ops[0] = empty_in_order(ndim, shape, out_dtype, c_order, order))) {
             goto fail;
         }
     } else {
-        if (!(it->ops[0] = pct_tensor_empty(ndim, shape, out_dtype, PCT_CPU, -1))) goto fail;
+        if (!(it->ops[0] = empty_in_order(ndim, shape, out_dtype, c_order, order))) goto fail;
         Py_INCREF(it->ops[0]);
         it->result = it->ops[0];
     }
@@ -156,6 +242,7 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     it->numel = 1;
     for (int d = 0; d < ndim; d++) { it->shape[d] = shape[d]; it->numel *= shape[d]; }
     for (int k = 0; k < it->ntensors; k++) fill_strides(it, k);
+    if (!c_order) permute_dims(it, order);
     coalesce(it);
     return 0;
 fail:
@@ -254,6 +341,66 @@ pct_tensor *pct_to_dtype(pct_tensor *t, int dtype, bool force_copy)
 {
     if (t->dtype == dtype && !force_copy) { Py_INCREF(t); return t; }
     pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
+    if (!r) return NULL;
+    if (pct_copy_(r, t) < 0) { Py_DECREF(r); return NULL; }
+    atomic_store(&r->version->value, 0);
+    return r;
+}
+
+/* c10's is_non_overlapping_and_dense: the dims of size >= 2, sorted by stride, tile memory exactly. */
+static bool non_overlapping_and_dense(const pct_tensor *t)
+{
+    int nd = t->ndim, perm[PCT_MAX_DIMS];
+    if (nd == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
+    for (int i = 0; i < nd; i++) perm[i] = i;
+    for (int i = 1; i < nd; i++) {          /* by stride, size 0/1 dims last */
+        for (int k = i; k > 0; k--) {
+            int a = perm[k - 1], b = perm[k];
+            bool b_first = t->sizes[a] < 2 ? t->sizes[b] >= 2 : (t->sizes[b] >= 2 && t->strides[b] < t->strides[a]);
+            if (!b_first) break;
+            perm[k - 1] = b;
+            perm[k] = a;
+        }
+    }
+    int64_t require = 1;
+    for (int i = 0; i < nd; i++) {
+        int64_t n = t->sizes[perm[i]];
+        if (n < 2) return true;
+        if (t->strides[perm[i]] != require) return false;
+        require *= n;
+    }
+    return true;
+}
+
+void pct_preserved_strides(const pct_tensor *t, int64_t *out)
+{
+    int nd = t->ndim, perm[PCT_MAX_DIMS];
+    if (non_overlapping_and_dense(t)) {
+        memcpy(out, t->strides, sizeof(int64_t) * (size_t)nd);
+        return;
+    }
+    const int64_t *st[1] = {t->strides};
+    pct_layout_perm(nd, t->sizes, 1, st, perm);
+    int64_t cur = 1;
+    for (int i = 0; i < nd; i++) {
+        out[perm[i]] = cur;
+        if (t->sizes[perm[i]] > 1) cur *= t->sizes[perm[i]];
+    }
+}
+
+pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype)
+{
+    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
+    if (!r || pct_tensor_is_contiguous(t)) return r;
+    int64_t st[PCT_MAX_DIMS];
+    pct_preserved_strides(t, st);
+    if (pct_tensor_set_shape(r, t->ndim, t->sizes, st) < 0) Py_CLEAR(r);
+    return r;
+}
+
+pct_tensor *pct_copy_preserving(pct_tensor *t, int dtype)
+{
+    pct_tensor *r = pct_empty_preserving(t, dtype);
     if (!r) return NULL;
     if (pct_copy_(r, t) < 0) { Py_DECREF(r); return NULL; }
     atomic_store(&r->version->value, 0);

@@ -29,6 +29,9 @@ typedef struct pct_iter_config {
     bool int_to_float;        /* integral/bool common dtypes become the default float */
     int out_dtype;            /* -1: the compute dtype (e.g. PCT_BOOL for comparisons) */
     bool mixed_dtypes;        /* copy: keep each operand's own dtype (no conversion) */
+    bool keep_order;          /* iterate in C order of the shape (loops whose result depends on the
+                                 order of visits); otherwise the order follows memory, as in torch,
+                                 and allocated outputs take the inputs' layout */
 } pct_iter_config;
 
 typedef struct pct_iter {
@@ -60,6 +63,17 @@ void pct_iter_release(pct_iter *it);
 int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out);
 /* Result dtype of a set of tensors (wrapped numbers and 0-d tensors weigh less). */
 int pct_result_type_of(int n, pct_tensor *const *ts);
+
+/* The order in which TensorIterator lays out and walks dims (perm[0] fastest): C order, insertion-sorted
+ * by the operands' strides (strides[k][d], 0 where operand k broadcasts). */
+void pct_layout_perm(int ndim, const int64_t *sizes, int nops, const int64_t *const *strides, int *perm);
+/* Strides of a new tensor shaped like t under preserve_format: t's own when t is non-overlapping and
+ * dense, else dense strides in t's stride order (at::infer_dense_strides). */
+void pct_preserved_strides(const pct_tensor *t, int64_t *out);
+/* A new uninitialised tensor like t (dtype given) in t's preserved layout; NULL with exception. */
+pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype);
+/* A copy of t converted to dtype, in t's preserved layout (clone, to, *_like semantics). */
+pct_tensor *pct_copy_preserving(pct_tensor *t, int dtype);
 
 /* Copies src into dst with broadcasting and dtype conversion; -1 with exception. */
 int pct_copy_(pct_tensor *dst, pct_tensor *src);

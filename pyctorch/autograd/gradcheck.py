@@ -25,7 +25,6 @@ def _numerical_jacobian(fn, inputs, wrt, eps):
     jac = []
     for i in wrt:
         x = inputs[i]
-        flat = x.data.reshape(-1) if x.is_contiguous() else None
         cols = [_C.zeros((x.numel(), o.numel()), dtype=_C.float64) for o in outs]
         for k in range(x.numel()):
             idx = _unravel(k, x.shape)
@@ -38,7 +37,6 @@ def _numerical_jacobian(fn, inputs, wrt, eps):
                 x.data[idx] = orig
             for c, a, b in zip(cols, lo, hi):
                 c[k] = (b - a) / (2 * eps)
-        del flat
         jac.append(cols)
     return jac
 
@@ -63,8 +61,8 @@ def _analytical_jacobian(fn, inputs, wrt):
         if not o.requires_grad:
             continue
         for k in range(o.numel()):
-            go = _C.zeros_like(o)
-            go.reshape(-1)[k] = 1
+            go = _C.zeros(o.shape, dtype=o.dtype)
+            go.view(-1)[k] = 1
             gs = autograd_grad((o,), tuple(inputs[i] for i in wrt), (go,), retain_graph=True, allow_unused=True)
             for n, g in enumerate(gs):
                 if g is not None:

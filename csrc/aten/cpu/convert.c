@@ -4,6 +4,7 @@
 #include "../iter.h"
 #include "../../python/pyobjects.h"
 #include "fill.h"
+#include "factory.h"
 
 static int check_cpu_device(const pct_value *dev)
 {
@@ -14,10 +15,29 @@ static int check_cpu_device(const pct_value *dev)
     return 0;
 }
 
-static PyObject *to_impl(pct_tensor *t, int dtype, bool copy)
+/* A copy of t in dtype laid out by the call's memory_format (preserve_format when there is none). */
+static PyObject *copy_in_format(pct_call *c, pct_tensor *t, int dtype)
 {
-    if (dtype == t->dtype && !copy) { Py_INCREF(t); return (PyObject *)t; }
-    return (PyObject *)pct_to_dtype(t, dtype, true);
+    int mf = pct_memory_format_kind(c);
+    if (mf == PCT_MF_PRESERVE) return (PyObject *)pct_copy_preserving(t, dtype);
+    int64_t strides[PCT_MAX_DIMS];
+    if (pct_format_strides(mf, t->ndim, t->sizes, strides) < 0) return NULL;
+    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, PCT_CPU, -1);
+    if (!r || pct_tensor_set_shape(r, t->ndim, t->sizes, strides) < 0 || pct_copy_(r, t) < 0) {
+        Py_XDECREF(r);
+        return NULL;
+    }
+    atomic_store(&r->version->value, 0);
+    return (PyObject *)r;
+}
+
+/* to(): t itself when nothing changes (dtype, layout) and no copy is asked for. */
+static PyObject *to_impl(pct_call *c, pct_tensor *t, int dtype, bool copy)
+{
+    int mf = pct_memory_format_kind(c);
+    bool layout_ok = mf == PCT_MF_PRESERVE || (mf == PCT_MF_CONTIGUOUS && pct_tensor_is_contiguous(t));
+    if (dtype == t->dtype && !copy && layout_ok) { Py_INCREF(t); return (PyObject *)t; }
+    return copy_in_format(c, t, dtype);
 }
 
 PyObject *pct_cpu_to(pct_call *c)
@@ -25,15 +45,15 @@ PyObject *pct_cpu_to(pct_call *c)
     pct_tensor *t = c->v[0].t;
     if (check_cpu_device(pct_arg(c, "device")) < 0) return NULL;
     const pct_value *d = pct_arg(c, "dtype");
-    return to_impl(t, d->none ? t->dtype : d->dtype, pct_arg(c, "copy")->b);
+    return to_impl(c, t, d->none ? t->dtype : d->dtype, pct_arg(c, "copy")->b);
 }
 
 PyObject *pct_cpu_to_other(pct_call *c)
 {
-    return to_impl(c->v[0].t, c->v[1].t->dtype, c->v[3].b);
+    return to_impl(c, c->v[0].t, c->v[1].t->dtype, c->v[3].b);
 }
 
-PyObject *pct_cpu_type_as(pct_call *c) { return to_impl(c->v[0].t, c->v[1].t->dtype, false); }
+PyObject *pct_cpu_type_as(pct_call *c) { return to_impl(c, c->v[0].t, c->v[1].t->dtype, false); }
 
 PyObject *pct_cpu_copy_(pct_call *c)
 {
@@ -43,7 +63,7 @@ PyObject *pct_cpu_copy_(pct_call *c)
     return (PyObject *)self;
 }
 
-PyObject *pct_cpu_clone(pct_call *c) { return (PyObject *)pct_to_dtype(c->v[0].t, c->v[0].t->dtype, true); }
+PyObject *pct_cpu_clone(pct_call *c) { return copy_in_format(c, c->v[0].t, c->v[0].t->dtype); }
 PyObject *pct_cpu_contiguous(pct_call *c) { return (PyObject *)pct_contiguous(c->v[0].t); }
 
 /* Fills t with a scalar value (converted to t's dtype). */

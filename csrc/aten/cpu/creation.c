@@ -6,8 +6,23 @@
 #include "../iter.h"
 #include "../../python/pyobjects.h"
 #include "fill.h"
+#include "factory.h"
 #include <math.h>
 
+
+/* Applies the call's requires_grad=True to a new tensor (stolen; NULL passes through). */
+static pct_tensor *with_requires_grad(pct_call *c, pct_tensor *t)
+{
+    if (t && pct_arg(c, "requires_grad")->b) {
+        if (!pct_dtype_is_floating(t->dtype)) {
+            Py_DECREF(t);
+            PyErr_SetString(PyExc_RuntimeError, "Only Tensors of floating point and complex dtype can require gradients");
+            return NULL;
+        }
+        t->flags |= PCT_FLAG_REQUIRES_GRAD;
+    }
+    return t;
+}
 
 /* Makes (or resizes out=) a tensor of the given shape for a factory call. */
 static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int default_dtype)
@@ -39,20 +54,67 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
     } else if (!(t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1))) {
         return NULL;
     }
-    if (pct_arg(c, "requires_grad")->b) {
-        if (!pct_dtype_is_floating(t->dtype)) {
-            Py_DECREF(t);
-            PyErr_SetString(PyExc_RuntimeError, "Only Tensors of floating point and complex dtype can require gradients");
-            return NULL;
-        }
-        t->flags |= PCT_FLAG_REQUIRES_GRAD;
+    return with_requires_grad(c, t);
+}
+
+int pct_memory_format_kind(const pct_call *c)
+{
+    const pct_value *v = pct_arg(c, "memory_format");
+    if (v->none || !v->obj || v->obj == Py_None) return PCT_MF_PRESERVE;
+    PyObject *name = PyObject_GetAttrString(v->obj, "_name"); /* pyctorch's memory_format singletons */
+    if (!name) { PyErr_Clear(); return PCT_MF_UNKNOWN; }
+    int kind = PCT_MF_UNKNOWN;
+    if (PyUnicode_Check(name)) {
+        if (PyUnicode_CompareWithASCIIString(name, "preserve_format") == 0) kind = PCT_MF_PRESERVE;
+        else if (PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0) kind = PCT_MF_CONTIGUOUS;
+        else if (PyUnicode_CompareWithASCIIString(name, "channels_last") == 0) kind = PCT_MF_CHANNELS_LAST;
     }
+    Py_DECREF(name);
+    return kind;
+}
+
+int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
+{
+    if (mf == PCT_MF_CONTIGUOUS) {
+        pct_contiguous_strides(ndim, sizes, strides);
+        return 0;
+    }
+    if (mf == PCT_MF_CHANNELS_LAST) {
+        if (ndim != 4) {
+            PyErr_SetString(PyExc_RuntimeError, "required rank 4 tensor to use channels_last format");
+            return -1;
+        }
+        int64_t c = sizes[1] > 1 ? sizes[1] : 1, w = sizes[3] > 1 ? sizes[3] : 1, h = sizes[2] > 1 ? sizes[2] : 1;
+        strides[1] = 1;
+        strides[3] = c;
+        strides[2] = c * w;
+        strides[0] = c * w * h;
+        return 0;
+    }
+    PyErr_SetString(PyExc_RuntimeError, "unsupported memory format");
+    return -1;
+}
+
+pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src)
+{
+    const pct_value *dev = pct_arg(c, "device"), *dt = pct_arg(c, "dtype");
+    if (!dev->none && dev->dev.type != PCT_CPU) {
+        PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
+        return NULL;
+    }
+    int dtype = dt->none ? src->dtype : dt->dtype;
+    int mf = pct_memory_format_kind(c);
+    if (mf == PCT_MF_PRESERVE) return pct_empty_preserving(src, dtype);
+    int64_t strides[PCT_MAX_DIMS];
+    if (pct_format_strides(mf, src->ndim, src->sizes, strides) < 0) return NULL;
+    pct_tensor *t = pct_tensor_empty(src->ndim, src->sizes, dtype, PCT_CPU, -1);
+    if (t && pct_tensor_set_shape(t, src->ndim, src->sizes, strides) < 0) Py_CLEAR(t);
     return t;
 }
 
-static PyObject *filled(pct_call *c, int ndim, const int64_t *sizes, int default_dtype, const pct_scalar *value)
+/* Fills a new factory result (value NULL: left uninitialised) and applies requires_grad. */
+static PyObject *fill_new(pct_call *c, pct_tensor *t, const pct_scalar *value)
 {
-    pct_tensor *t = factory_new(c, ndim, sizes, default_dtype);
     if (!t) return NULL;
     if (value && t->numel) {
         bool requires = pct_tensor_requires_grad(t);
@@ -62,6 +124,14 @@ static PyObject *filled(pct_call *c, int ndim, const int64_t *sizes, int default
     }
     return (PyObject *)t;
 }
+
+static PyObject *filled(pct_call *c, int ndim, const int64_t *sizes, int default_dtype, const pct_scalar *value)
+{
+    return fill_new(c, factory_new(c, ndim, sizes, default_dtype), value);
+}
+
+/* The *_like forms: the requires_grad keyword is applied after the fill, as for the other factories. */
+static pct_tensor *like_start(pct_call *c, const pct_tensor *src) { return with_requires_grad(c, pct_like_new(c, src)); }
 
 static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0}, one = {PCT_SCALAR_INT, 1, 1};
 
@@ -79,10 +149,10 @@ PyObject *pct_cpu_full(pct_call *c)
     return filled(c, c->v[0].n, c->v[0].list, fill_value_dtype(&c->v[1].s), &c->v[1].s);
 }
 
-PyObject *pct_cpu_empty_like(pct_call *c) { pct_tensor *t = c->v[0].t; return filled(c, t->ndim, t->sizes, t->dtype, NULL); }
-PyObject *pct_cpu_zeros_like(pct_call *c) { pct_tensor *t = c->v[0].t; return filled(c, t->ndim, t->sizes, t->dtype, &zero); }
-PyObject *pct_cpu_ones_like(pct_call *c) { pct_tensor *t = c->v[0].t; return filled(c, t->ndim, t->sizes, t->dtype, &one); }
-PyObject *pct_cpu_full_like(pct_call *c) { pct_tensor *t = c->v[0].t; return filled(c, t->ndim, t->sizes, t->dtype, &c->v[1].s); }
+PyObject *pct_cpu_empty_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), NULL); }
+PyObject *pct_cpu_zeros_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &zero); }
+PyObject *pct_cpu_ones_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &one); }
+PyObject *pct_cpu_full_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &c->v[1].s); }
 PyObject *pct_cpu_new_empty(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, NULL); }
 PyObject *pct_cpu_new_zeros(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &zero); }
 PyObject *pct_cpu_new_ones(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &one); }

@@ -854,7 +854,7 @@ static int masked_scatter_into(pct_tensor *dst, pct_tensor *mask, pct_tensor *so
     {
         pct_iter it;
         pct_iter_config cfg = {.out = dst, .inplace = true, .ninputs = 1, .inputs = {pos}, .compute_dtype = dst->dtype,
-                               .out_dtype = dst->dtype, .mixed_dtypes = true};
+                               .out_dtype = dst->dtype, .mixed_dtypes = true, .keep_order = true};
         PCT_TRY_INT(pct_iter_build(&it, &cfg));
         ms_ctx c = {.src = pct_tensor_data(src), .isz = pct_dtype_itemsize[dst->dtype]};
         if (src->storage == dst->storage) pct_iter_run_serial(&it, ms_loop, &c); /* row-major, as torch reads it */

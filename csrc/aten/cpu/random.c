@@ -26,6 +26,7 @@
 #include "../iter.h"
 #include "pointwise.h"
 #include "random_engine.h"
+#include "factory.h"
 #include "../../python/pyobjects.h"
 #include <math.h>
 #include <stdlib.h>
@@ -94,44 +95,10 @@ typedef struct rng_plan {
     int64_t stride[2][PCT_MAX_DIMS]; /* element strides of each operand */
 } rng_plan;
 
-/* TensorIterator::reorder_dimensions' comparison: -1 keep, 1 swap, 0 ambiguous. */
-static int plan_should_swap(int nops, const int64_t *sizes, const int64_t *const *strides, int d0, int d1)
-{
-    for (int k = 0; k < nops; k++) {
-        int64_t s0 = strides[k][d0], s1 = strides[k][d1];
-        if (s0 == 0 || s1 == 0) continue;
-        if (s0 < s1) return -1;
-        if (s0 > s1) return 1;
-        if (sizes[d0] > sizes[d1]) return 1;
-    }
-    return 0;
-}
-
-/* The permutation TensorIterator (and infer_dense_strides) use: perm[0] is the
- * fastest-moving dimension. */
-static void plan_perm(int ndim, const int64_t *sizes, int nops, const int64_t *const *strides, int *perm)
-{
-    for (int i = 0; i < ndim; i++) perm[i] = ndim - 1 - i;
-    for (int i = 1; i < ndim; i++) {
-        int dim1 = i;
-        for (int dim0 = i - 1; dim0 >= 0; dim0--) {
-            int cmp = plan_should_swap(nops, sizes, strides, perm[dim0], perm[dim1]);
-            if (cmp > 0) {
-                int tmp = perm[dim0];
-                perm[dim0] = perm[dim1];
-                perm[dim1] = tmp;
-                dim1 = dim0;
-            } else if (cmp < 0) {
-                break;
-            }
-        }
-    }
-}
-
 static void plan_build(rng_plan *p, int ndim, const int64_t *sizes, int nops, const int64_t *const *strides)
 {
     int perm[PCT_MAX_DIMS];
-    plan_perm(ndim, sizes, nops, strides, perm);
+    pct_layout_perm(ndim, sizes, nops, strides, perm);
     p->nops = nops;
     p->nd = 0;
     for (int i = 0; i < ndim; i++) {
@@ -829,104 +796,6 @@ static PyObject *factory_finish(pct_call *c, pct_tensor *t, int rc)
     return (PyObject *)t;
 }
 
-/* c10's is_non_overlapping_and_dense */
-static bool non_overlapping_and_dense(const pct_tensor *t)
-{
-    int nd = t->ndim, perm[PCT_MAX_DIMS];
-    if (nd == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
-    for (int i = 0; i < nd; i++) perm[i] = i;
-    /* sort by stride, size 0/1 dims last (insertion sort: nd is small) */
-    for (int i = 1; i < nd; i++) {
-        for (int k = i; k > 0; k--) {
-            int a = perm[k - 1], b = perm[k];
-            bool b_first = t->sizes[a] < 2 ? t->sizes[b] >= 2 : (t->sizes[b] >= 2 && t->strides[b] < t->strides[a]);
-            if (!b_first) break;
-            perm[k - 1] = b;
-            perm[k] = a;
-        }
-    }
-    int64_t require = 1;
-    for (int i = 0; i < nd; i++) {
-        int64_t s = t->sizes[perm[i]];
-        if (s < 2) return true;
-        if (t->strides[perm[i]] != require) return false;
-        require *= s;
-    }
-    return true;
-}
-
-/* at::infer_dense_strides */
-static void infer_dense_strides(const pct_tensor *t, int64_t *out)
-{
-    int perm[PCT_MAX_DIMS];
-    const int64_t *st[1] = {t->strides};
-    plan_perm(t->ndim, t->sizes, 1, st, perm);
-    int64_t cur = 1;
-    for (int i = 0; i < t->ndim; i++) {
-        int d = perm[i];
-        out[d] = cur;
-        if (t->sizes[d] > 1) cur *= t->sizes[d];
-    }
-}
-
-/* The memory_format argument: 0 None / preserve_format, 1 contiguous_format,
- * 2 channels_last, -1 anything else (pyctorch's memory_format singletons carry _name). */
-static int memory_format_kind(pct_call *c)
-{
-    const pct_value *v = pct_arg(c, "memory_format");
-    if (v->none || !v->obj || v->obj == Py_None) return 0;
-    PyObject *name = PyObject_GetAttrString(v->obj, "_name");
-    if (!name) { PyErr_Clear(); return -1; }
-    int kind = -1;
-    if (PyUnicode_Check(name)) {
-        if (PyUnicode_CompareWithASCIIString(name, "preserve_format") == 0) kind = 0;
-        else if (PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0) kind = 1;
-        else if (PyUnicode_CompareWithASCIIString(name, "channels_last") == 0) kind = 2;
-    }
-    Py_DECREF(name);
-    return kind;
-}
-
-/* empty_like(src, dtype, memory_format) for the *_like factories. */
-static pct_tensor *like_new(pct_call *c, pct_tensor *src)
-{
-    if (check_cpu_device(c) < 0) return NULL;
-    const pct_value *dt = pct_arg(c, "dtype");
-    int dtype = dt->none ? src->dtype : dt->dtype;
-    int mf = memory_format_kind(c);
-    int64_t strides[PCT_MAX_DIMS];
-    const int64_t *use = NULL;
-    if (mf == 0) {
-        if (non_overlapping_and_dense(src)) {
-            memcpy(strides, src->strides, sizeof(int64_t) * (size_t)src->ndim);
-        } else {
-            infer_dense_strides(src, strides);
-        }
-        use = strides;
-    } else if (mf == 2) {
-        if (src->ndim != 4) {
-            PyErr_SetString(PyExc_RuntimeError, "required rank 4 tensor to use channels_last format");
-            return NULL;
-        }
-        const int64_t *s = src->sizes;
-        strides[1] = 1;
-        strides[3] = s[1];
-        strides[2] = strides[3] * s[3];
-        strides[0] = strides[2] * s[2];
-        use = strides;
-    } else if (mf != 1) {
-        PyErr_SetString(PyExc_RuntimeError, "unsupported memory format for a random *_like factory");
-        return NULL;
-    }
-    pct_tensor *t = pct_tensor_empty(src->ndim, src->sizes, dtype, PCT_CPU, -1);
-    if (!t) return NULL;
-    if (use && pct_tensor_set_shape(t, src->ndim, src->sizes, use) < 0) {
-        Py_DECREF(t);
-        return NULL;
-    }
-    return t;
-}
-
 /* ---- in-place ops ---- */
 
 PyObject *pct_cpu_uniform_(pct_call *c)
@@ -1028,7 +897,7 @@ PyObject *pct_cpu_randint(pct_call *c)
 PyObject *pct_cpu_rand_like(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
-    pct_tensor *t = like_new(c, c->v[0].t);
+    pct_tensor *t = pct_like_new(c, c->v[0].t);
     if (!t) return NULL;
     return factory_finish(c, t, do_uniform(t, 0.0, 1.0, gen_arg(c)));
 }
@@ -1036,7 +905,7 @@ PyObject *pct_cpu_rand_like(pct_call *c)
 PyObject *pct_cpu_randn_like(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
-    pct_tensor *t = like_new(c, c->v[0].t);
+    pct_tensor *t = pct_like_new(c, c->v[0].t);
     if (!t) return NULL;
     return factory_finish(c, t, do_normal(t, 0.0, 1.0, gen_arg(c)));
 }
@@ -1046,7 +915,7 @@ PyObject *pct_cpu_randint_like(pct_call *c)
     if (check_gen(c) < 0) return NULL;
     int64_t low = 0, high = pct_arg(c, "high")->i;
     if (c->op_index == PCT_OP_randint_like_low) low = pct_arg(c, "low")->i;
-    pct_tensor *t = like_new(c, c->v[0].t);
+    pct_tensor *t = pct_like_new(c, c->v[0].t);
     if (!t) return NULL;
     return factory_finish(c, t, do_random_from_to(t, low, high, gen_arg(c)));
 }
@@ -1482,8 +1351,7 @@ PyObject *pct_cpu_multinomial(pct_call *c)
     int64_t qs0 = nc, qs1 = 1;
     if (self->ndim == 2 && (!repl || ns == 1)) {
         int64_t qst[2];
-        if (non_overlapping_and_dense(self)) memcpy(qst, self->strides, sizeof qst);
-        else infer_dense_strides(self, qst);
+        pct_preserved_strides(self, qst);
         if (!(nc == 1 || ndist == 1) && qst[1] != 1) {
             qs0 = qst[0];
             qs1 = qst[1];

@@ -620,37 +620,10 @@ static PyObject *sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tens
  * copied into that layout when it differs; res is stolen. */
 static pct_tensor *sort_relayout(pct_tensor *res, const pct_tensor *like)
 {
-    int n = like->ndim, perm[PCT_MAX_DIMS];
+    int n = like->ndim;
     if (!res || n < 2 || pct_tensor_is_contiguous(like)) return res;
-    for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
-    for (int i = 1; i < n; i++) {
-        int d1 = i;
-        for (int d0 = i - 1; d0 >= 0; d0--) {
-            int64_t s0 = like->strides[perm[d0]], s1 = like->strides[perm[d1]];
-            int cmp = (s0 == 0 || s1 == 0) ? 0 : s0 < s1 ? -1 : s0 > s1 ? 1
-                    : like->sizes[perm[d0]] > like->sizes[perm[d1]] ? 1 : 0;
-            if (cmp > 0) {
-                int t = perm[d0];
-                perm[d0] = perm[d1];
-                perm[d1] = t;
-                d1 = d0;
-            } else if (cmp < 0) {
-                break;
-            }
-        }
-    }
-    int64_t st[PCT_MAX_DIMS], cur = 1;
-    bool dense = true;
-    for (int i = 0; i < n; i++) {
-        int d = perm[i];
-        st[d] = cur;
-        if (like->sizes[d] > 1) {
-            dense = dense && like->strides[d] == cur;
-            cur *= like->sizes[d];
-        }
-    }
-    if (dense)
-        for (int d = 0; d < n; d++) st[d] = like->strides[d];
+    int64_t st[PCT_MAX_DIMS];
+    pct_preserved_strides(like, st);
     if (pct_shape_is_contiguous(n, like->sizes, st)) return res;
     pct_tensor *r = pct_tensor_empty(n, like->sizes, res->dtype, PCT_CPU, -1);
     if (!r || pct_tensor_set_shape(r, n, like->sizes, st) < 0 || pct_copy_(r, res) < 0) {

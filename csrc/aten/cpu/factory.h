@@ -1,0 +1,16 @@
+/* factory.h: what the factories of creation.c and random.c share: the memory_format argument and
+ * the tensor a *_like factory starts from. */
+#ifndef PCT_FACTORY_H
+#define PCT_FACTORY_H
+#include "../op.h"
+
+enum { PCT_MF_PRESERVE = 0, PCT_MF_CONTIGUOUS = 1, PCT_MF_CHANNELS_LAST = 2, PCT_MF_UNKNOWN = -1 };
+/* The call's memory_format argument (None counts as preserve_format). */
+int pct_memory_format_kind(const pct_call *c);
+/* The uninitialised result of a *_like factory: src's shape, the call's dtype (default src's), laid out
+ * by memory_format (preserve: src's layout, as torch's empty_like); NULL with exception. */
+pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src);
+/* Strides for sizes in memory format mf (contiguous or channels_last; 4-d only for the latter);
+ * -1 with torch's error. */
+int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides);
+#endif
