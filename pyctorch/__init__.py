@@ -37,3 +37,16 @@ def __getattr__(name):
         from . import _tensor_str
         return getattr(_tensor_str, name)
     raise AttributeError(f"module 'pyctorch' has no attribute '{name}'")
+
+
+# ---- shared memory, multiprocessing, data loading (pyctorch.utils.data) ----
+from . import _tensor_shared  # noqa: F401,E402  (Tensor.share_memory_, is_shared, pin_memory, is_pinned)
+_getattr_before_multiprocessing = __getattr__
+
+
+def __getattr__(name):  # noqa: F811
+    # pyctorch.multiprocessing loads on first use (it imports the multiprocessing package)
+    if name == "multiprocessing":
+        import importlib
+        return importlib.import_module(".multiprocessing", __name__)
+    return _getattr_before_multiprocessing(name)

@@ -2,12 +2,13 @@
 #include "storage.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Bytes held by CPU storages now and at the peak since the last reset (tests of memory
  * savings such as checkpointing read these; torch has no CPU counterpart). */
 static atomic_llong cpu_bytes_live, cpu_bytes_peak;
 
-static void count_cpu_bytes(long long delta)
+void pct_cpu_memory_count(long long delta)
 {
     long long now = atomic_fetch_add_explicit(&cpu_bytes_live, delta, memory_order_relaxed) + delta;
     long long peak = atomic_load_explicit(&cpu_bytes_peak, memory_order_relaxed);
@@ -35,12 +36,13 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
     atomic_init(&s->refcount, 1);
     atomic_init(&s->exports, 0);
     s->nbytes = nbytes;
-    count_cpu_bytes((long long)nbytes);
+    pct_cpu_memory_count((long long)nbytes);
     s->allocator = &pct_cpu_allocator;
     s->owner = NULL;
     s->device_type = PCT_CPU;
     s->device_index = -1;
     s->resizable = 1;
+    s->shm_fd = -1;
     return s;
 }
 
@@ -58,6 +60,7 @@ pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner
     s->device_type = (int8_t)device_type;
     s->device_index = (int8_t)device_index;
     s->resizable = 0;
+    s->shm_fd = -1;
     return s;
 }
 
@@ -67,7 +70,8 @@ void pct_storage_decref(pct_storage *s)
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
     if (s->owner) Py_DECREF(s->owner);
     else if (s->allocator && s->data) s->allocator->free(s->data, s->nbytes);
-    if (s->allocator == &pct_cpu_allocator) count_cpu_bytes(-(long long)s->nbytes);
+    if (s->allocator == &pct_cpu_allocator) pct_cpu_memory_count(-(long long)s->nbytes);
+    if (s->shm_fd >= 0) close(s->shm_fd);
     free(s);
 }
 
@@ -86,7 +90,7 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
     if (!p) { PyErr_NoMemory(); return -1; }
     if (s->data) { memcpy(p, s->data, s->nbytes); s->allocator->free(s->data, s->nbytes); }
     s->data = p;
-    if (s->allocator == &pct_cpu_allocator) count_cpu_bytes((long long)nbytes - (long long)s->nbytes);
+    if (s->allocator == &pct_cpu_allocator) pct_cpu_memory_count((long long)nbytes - (long long)s->nbytes);
     s->nbytes = nbytes;
     return 0;
 }

@@ -35,6 +35,8 @@ typedef struct pct_storage {
     int8_t resizable;
     atomic_int exports;         /* live buffer exports (memoryviews of the storage or of a tensor
                                    over it): while > 0 the data must not move, so resize refuses */
+    int shm_fd;                 /* with pct_shm_allocator: the memory file behind `data` (owned,
+                                   closed with the storage); -1 otherwise */
 } pct_storage;
 
 extern const pct_allocator pct_cpu_allocator;
@@ -59,5 +61,19 @@ void pct_cpu_cache_info(pct_cpu_cache_stats *out);
 void pct_cpu_cache_empty(void);              /* return every cached block to the system */
 void pct_cpu_cache_set_limit(size_t limit_bytes); /* 0 turns caching off; empties the cache */
 void pct_cpu_memory_reset_peak(void);
+/* Adjust the live CPU byte count (memory leaving pct_cpu_allocator other than by decref). */
+void pct_cpu_memory_count(long long delta);
+
+/* Shared memory (storage_shared.c): MAP_SHARED mappings of anonymous memory files, freed
+ * by pct_shm_allocator (munmap); the storage owns the file descriptor in shm_fd. */
+extern const pct_allocator pct_shm_allocator;
+static inline int pct_storage_is_shared(const pct_storage *s) { return s->allocator == &pct_shm_allocator; }
+/* Move a CPU storage into shared memory in place (same struct, new data pointer, not
+ * resizable); a no-op when already shared. 0, or -1 with exception. */
+int pct_storage_share(pct_storage *s);
+/* A new zero-filled shared storage of nbytes; NULL with exception. */
+pct_storage *pct_storage_new_shared(size_t nbytes);
+/* A shared storage mapping nbytes of the memory file fd (dup'ed: the caller keeps fd). */
+pct_storage *pct_storage_from_fd(int fd, size_t nbytes);
 
 #endif

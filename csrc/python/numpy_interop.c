@@ -131,8 +131,11 @@ PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *arr = PyArray_New(&PyArray_Type, t->ndim, dims, typenum, strides, pct_tensor_data(t), (int)item,
                                 NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED, NULL);
     if (!arr) return NULL;
-    Py_INCREF(self);
-    if (PyArray_SetBaseObject((PyArrayObject *)arr, self) < 0) { Py_DECREF(arr); return NULL; }
+    /* the array's base is a buffer export of the tensor: while the array lives the storage
+       counts it, so share_memory_ and resize refuse to move the memory under it */
+    PyObject *guard = PyMemoryView_FromObject(self);
+    if (!guard) { Py_DECREF(arr); return NULL; }
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, guard) < 0) { Py_DECREF(arr); return NULL; }
     return arr;
 }
 

@@ -96,7 +96,68 @@ static void storage_releasebuffer(pct_storage_object *s, Py_buffer *view)
     atomic_fetch_sub(&s->storage->exports, 1);
 }
 
+/* ---- shared memory (Note [Shared storages] in csrc/aten/storage_shared.c) ---- */
+static PyObject *storage_share_memory_(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    if (pct_storage_share(s->storage) < 0) return NULL;
+    Py_INCREF(s);
+    return (PyObject *)s;
+}
+static PyObject *storage_is_shared(pct_storage_object *s, PyObject *u) { (void)u; return PyBool_FromLong(pct_storage_is_shared(s->storage)); }
+static PyObject *storage_resizable(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    return PyBool_FromLong(s->storage->resizable && s->storage->allocator != NULL);
+}
+/* (fd, nbytes): the descriptor stays owned by the storage; the caller duplicates it to send it */
+static PyObject *storage_share_fd_cpu_(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    if (pct_storage_share(s->storage) < 0) return NULL;
+    return Py_BuildValue("(in)", s->storage->shm_fd, (Py_ssize_t)s->storage->nbytes);
+}
+static PyObject *storage_wrap_new(PyTypeObject *type, pct_storage *st)
+{
+    if (!st) return NULL;
+    pct_storage_object *o = (pct_storage_object *)type->tp_alloc(type, 0);
+    if (!o) { pct_storage_decref(st); return NULL; }
+    o->storage = st;
+    return (PyObject *)o;
+}
+/* UntypedStorage._new_shared_fd_cpu(fd, size): map size bytes of a shared memory file (fd is dup'ed) */
+static PyObject *storage_new_shared_fd_cpu(PyTypeObject *type, PyObject *args)
+{
+    int fd;
+    long long n;
+    if (!PyArg_ParseTuple(args, "iL:_new_shared_fd_cpu", &fd, &n)) return NULL;
+    if (n < 0) return PyErr_Format(PyExc_RuntimeError, "_new_shared_fd_cpu: negative size %lld", n);
+    return storage_wrap_new(type, pct_storage_from_fd(fd, (size_t)n));
+}
+/* UntypedStorage._new_shared(size, *, device=None): size zeroed bytes in shared memory */
+static PyObject *storage_new_shared(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"size", "device", NULL};
+    long long n;
+    PyObject *dev = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "L|$O:_new_shared", kwlist, &n, &dev)) return NULL;
+    if (n < 0) return PyErr_Format(PyExc_RuntimeError, "Trying to create storage with negative size %lld", n);
+    int8_t dt = PCT_CPU, di = -1;
+    if (dev != Py_None && pct_device_from_object(dev, &dt, &di) < 0) return NULL;
+    if (dt != PCT_CPU) {
+        PyErr_SetString(PyExc_RuntimeError, "_new_shared: only CPU shared memory is supported in this build");
+        return NULL;
+    }
+    return storage_wrap_new(type, pct_storage_new_shared((size_t)n));
+}
+
 static PyMethodDef storage_methods[] = {
+    {"share_memory_", (PyCFunction)storage_share_memory_, METH_NOARGS, "move the bytes to shared memory (in place); returns self"},
+    {"is_shared", (PyCFunction)storage_is_shared, METH_NOARGS, NULL},
+    {"resizable", (PyCFunction)storage_resizable, METH_NOARGS, NULL},
+    {"_share_fd_cpu_", (PyCFunction)storage_share_fd_cpu_, METH_NOARGS, "share, then (fd, nbytes); the storage keeps owning fd"},
+    {"_new_shared_fd_cpu", (PyCFunction)storage_new_shared_fd_cpu, METH_VARARGS | METH_CLASS, "_new_shared_fd_cpu(fd, size)"},
+    {"_new_shared", (PyCFunction)(void (*)(void))storage_new_shared, METH_VARARGS | METH_KEYWORDS | METH_CLASS, "_new_shared(size)"},
     {"data_ptr", (PyCFunction)storage_data_ptr, METH_NOARGS, NULL},
     {"nbytes", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
     {"size", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},

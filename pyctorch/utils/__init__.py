@@ -1,3 +1,11 @@
-"""pyctorch.utils: hooks, checkpointing (and, as they land, data loading)."""
+"""pyctorch.utils: hooks, checkpointing, data loading (utils.data, loaded on first use)."""
 from . import hooks  # noqa: F401
 from . import checkpoint  # noqa: F401
+
+
+def __getattr__(name):
+    # utils.data loads on first use: it imports multiprocessing, kept out of `import pyctorch`
+    if name == "data":
+        import importlib
+        return importlib.import_module(".data", __name__)
+    raise AttributeError(f"module 'pyctorch.utils' has no attribute '{name}'")
