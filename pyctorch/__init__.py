@@ -37,3 +37,35 @@ def __getattr__(name):
         from . import _tensor_str
         return getattr(_tensor_str, name)
     raise AttributeError(f"module 'pyctorch' has no attribute '{name}'")
+
+
+# ---- drop-in torch (as_torch): constants, Tensor aliases; lazily loaded submodules and helpers ----
+from math import inf, nan, pi, e  # noqa: E402,F401
+newaxis = None
+from . import _tensor_aliases  # noqa: E402,F401  (Tensor.__format__, .isclose, .allclose, ...)
+
+_DROPIN_MODULES = frozenset({"testing", "cuda", "backends", "version", "torch_version", "as_torch"})
+_DROPIN_FUNCTIONS = frozenset({  # pyctorch/_dropin.py
+    "compile", "get_num_interop_threads", "set_num_interop_threads", "set_float32_matmul_precision",
+    "get_float32_matmul_precision", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode", "set_default_device", "get_default_device", "equal", "is_complex", "ravel"})
+_dropin_previous_getattr = __getattr__
+
+
+def __getattr__(name):
+    # what torch imports eagerly loads here on first use, keeping `import pyctorch` fast
+    if name in _DROPIN_MODULES:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    if name in _DROPIN_FUNCTIONS:
+        from . import _dropin
+        value = globals()[name] = getattr(_dropin, name)
+        return value
+    return _dropin_previous_getattr(name)
+
+
+def install_as_torch():
+    """Make `import torch` resolve to pyctorch in this process (see pyctorch.as_torch)."""
+    from .as_torch import install_as_torch as install
+    return install()
