@@ -31,22 +31,37 @@ from .serialization import save, load  # noqa: F401
 __version__ = "0.1.0"
 
 
+from . import _tensor_shared  # noqa: F401,E402  (Tensor.share_memory_, is_shared, pin_memory, is_pinned)
+from . import _tensor_aliases  # noqa: F401,E402  (Tensor.__format__, .isclose, .allclose, ...)
+from math import inf, nan, pi, e  # noqa: F401,E402
+newaxis = None
+
+# Loaded on first use, keeping `import pyctorch` fast: submodules torch imports eagerly (multiprocessing pulls
+# in the multiprocessing package), the drop-in flag functions of _dropin.py, the printing helpers.
+_LAZY_MODULES = frozenset({"multiprocessing", "testing", "cuda", "backends", "version", "torch_version", "as_torch"})
+_DROPIN_FUNCTIONS = frozenset({
+    "compile", "get_num_interop_threads", "set_num_interop_threads", "set_float32_matmul_precision",
+    "get_float32_matmul_precision", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode", "set_default_device", "get_default_device", "equal", "is_complex", "ravel"})
+_PRINT_HELPERS = frozenset({"set_printoptions", "get_printoptions", "printoptions"})
+
+
 def __getattr__(name):
-    # printing helpers load on first use, keeping `import pyctorch` fast
-    if name in ("set_printoptions", "get_printoptions", "printoptions"):
+    if name in _LAZY_MODULES:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    if name in _DROPIN_FUNCTIONS:
+        from . import _dropin
+        value = globals()[name] = getattr(_dropin, name)
+        return value
+    if name in _PRINT_HELPERS:
         from . import _tensor_str
         return getattr(_tensor_str, name)
     raise AttributeError(f"module 'pyctorch' has no attribute '{name}'")
 
 
-# ---- shared memory, multiprocessing, data loading (pyctorch.utils.data) ----
-from . import _tensor_shared  # noqa: F401,E402  (Tensor.share_memory_, is_shared, pin_memory, is_pinned)
-_getattr_before_multiprocessing = __getattr__
-
-
-def __getattr__(name):  # noqa: F811
-    # pyctorch.multiprocessing loads on first use (it imports the multiprocessing package)
-    if name == "multiprocessing":
-        import importlib
-        return importlib.import_module(".multiprocessing", __name__)
-    return _getattr_before_multiprocessing(name)
+def install_as_torch():
+    """Make `import torch` resolve to pyctorch in this process (see pyctorch.as_torch)."""
+    from .as_torch import install_as_torch as install
+    return install()

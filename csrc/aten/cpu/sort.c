@@ -1291,7 +1291,8 @@ static PyObject *scan_cummax(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     const char *name = is_max ? "cummax" : "cummin";
-    int dim = pct_wrap_dim(c->v[1].i, self->ndim);
+    /* torch returns empty results for an empty input before it looks at dim */
+    int dim = self->numel == 0 ? 0 : pct_wrap_dim(c->v[1].i, self->ndim);
     if (dim < 0) return NULL;
     if (sort_parse_out_pair(&c->v[2], name, outs) < 0) return NULL;
     if (outs[0]) {

@@ -1,0 +1,141 @@
+"""torch.cuda for a pyctorch build without a CUDA backend: what torch's CPU-only build does.
+
+Queries answer "no GPU" (is_available() False, device_count() 0, memory counters 0), seeding
+is a no-op, and everything that needs a device raises torch's
+AssertionError("Torch not compiled with CUDA enabled").
+"""
+import contextlib
+from collections import OrderedDict
+
+from .. import _C
+from . import amp  # noqa: F401  (torch.cuda.amp.GradScaler / autocast: disabled without CUDA)
+
+__all__ = ["is_available", "device_count", "is_initialized", "init", "manual_seed", "manual_seed_all",
+           "seed", "seed_all", "initial_seed", "synchronize", "current_device", "set_device",
+           "get_device_name", "get_device_capability", "get_device_properties", "get_arch_list",
+           "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
+           "max_memory_reserved", "memory_stats", "empty_cache", "reset_peak_memory_stats",
+           "mem_get_info", "get_rng_state", "set_rng_state", "get_rng_state_all",
+           "set_rng_state_all", "current_stream", "default_stream", "device", "device_of",
+           "stream", "ipc_collect", "set_per_process_memory_fraction"]
+
+_NOT_COMPILED = "Torch not compiled with CUDA enabled"
+
+
+def _no_cuda(*args, **kwargs):
+    raise AssertionError(_NOT_COMPILED)
+
+
+def is_available():
+    """False: this pyctorch build has no CUDA backend."""
+    return bool(_C._build_info().get("cuda", False))
+
+
+def device_count():
+    return 0
+
+
+def is_initialized():
+    return False
+
+
+def manual_seed(seed):
+    """No-op without CUDA (torch seeds CUDA lazily, so its CPU-only build ignores this too)."""
+    int(seed)
+
+
+def manual_seed_all(seed):
+    int(seed)
+
+
+def seed():
+    pass
+
+
+def seed_all():
+    pass
+
+
+def get_rng_state_all():
+    return []
+
+
+def set_rng_state_all(new_states):
+    pass
+
+
+def is_bf16_supported(including_emulation=True):
+    return False
+
+
+def get_arch_list():
+    return []
+
+
+def memory_allocated(device=None):
+    return 0
+
+
+def max_memory_allocated(device=None):
+    return 0
+
+
+def memory_reserved(device=None):
+    return 0
+
+
+def max_memory_reserved(device=None):
+    return 0
+
+
+def memory_stats(device=None):
+    return OrderedDict()
+
+
+def empty_cache():
+    pass
+
+
+def set_device(device):
+    d = device if isinstance(device, _C.device) else (
+        _C.device("cuda", device) if isinstance(device, int) else _C.device(device))
+    if d.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {d}")
+    raise AssertionError(_NOT_COMPILED)
+
+
+init = _lazy_init = initial_seed = synchronize = current_device = _no_cuda
+get_device_name = get_device_capability = get_device_properties = _no_cuda
+reset_peak_memory_stats = mem_get_info = get_rng_state = set_rng_state = _no_cuda
+current_stream = default_stream = ipc_collect = set_per_process_memory_fraction = _no_cuda
+
+
+class device:
+    """Context manager selecting a CUDA device; entering it fails without CUDA."""
+
+    def __init__(self, device):
+        self.idx = device
+
+    def __enter__(self):
+        raise RuntimeError("PyTorch was compiled without CUDA support")
+
+    def __exit__(self, *exc):
+        return False
+
+
+class device_of(device):
+    """device(tensor's device) for CUDA tensors; a no-op for CPU tensors, as in torch."""
+
+    def __init__(self, obj):
+        self.idx = -1 if getattr(getattr(obj, "device", None), "type", "cpu") != "cuda" else 0
+
+    def __enter__(self):
+        if self.idx != -1:
+            raise RuntimeError("PyTorch was compiled without CUDA support")
+
+
+def stream(stream):
+    """Stream context: a null context for None, as in torch."""
+    if stream is None:
+        return contextlib.nullcontext()
+    raise AssertionError(_NOT_COMPILED)
