@@ -545,3 +545,10 @@ def test_numpy_agreement():
     np.testing.assert_array_equal(x.permute(2, 0, 1).argmin(0).numpy(), a.argmin(2))
     np.testing.assert_allclose(x.prod(2).numpy(), a.prod(2), rtol=1e-12)
     np.testing.assert_allclose(x.norm(dim=1).numpy(), np.sqrt((a * a).sum(1)), rtol=1e-12)
+
+
+def test_amax_amin_dim_none_reduces_everything():
+    x = pyctorch.tensor([[1., 5.], [3., 2.]])
+    assert x.amax(None).item() == 5.0 and x.amin(dim=None).item() == 1.0
+    assert pyctorch.amax(x, None, True).shape == (1, 1)
+    assert x.amax(1).tolist() == [5.0, 3.0]

@@ -56,6 +56,8 @@ PyObject *pct_storage_wrap(pct_storage *st);
 pct_storage *pct_storage_from_object(PyObject *o);
 int pct_storage_install(PyObject *module);
 PyObject *pct_tensor_set_(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pct_tensor_resize_method(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pct_tensor_resize_as_method(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw);
 
 /* grad mode (thread-local), read by the binding before recording autograd. */

@@ -9,11 +9,11 @@
 #define T(o) ((pct_tensor *)(o))
 
 /* A sequence of ints into out[]; returns its length or -1 with an exception. */
-static int int_list(PyObject *o, const char *what, int64_t *out)
+static int int_list_of(PyObject *o, const char *fn, const char *what, int64_t *out)
 {
     PyObject *seq = PySequence_Fast(o, "");
     if (!seq) {
-        PyErr_Format(PyExc_TypeError, "set_(): argument '%s' must be a tuple of ints, not %s", what, Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a tuple of ints, not %s", fn, what, Py_TYPE(o)->tp_name);
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -29,14 +29,74 @@ static int int_list(PyObject *o, const char *what, int64_t *out)
         if (idx) { v = PyLong_AsLongLong(idx); Py_DECREF(idx); }
         if (!idx || (v == -1 && PyErr_Occurred())) {
             Py_DECREF(seq);
-            PyErr_Format(PyExc_TypeError, "set_(): argument '%s' must be a tuple of ints, but found element of type %s at pos %zd",
-                         what, Py_TYPE(item)->tp_name, i);
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a tuple of ints, but found element of type %s at pos %zd",
+                         fn, what, Py_TYPE(item)->tp_name, i);
             return -1;
         }
         out[i] = v;
     }
     Py_DECREF(seq);
     return (int)n;
+}
+
+static int int_list(PyObject *o, const char *what, int64_t *out) { return int_list_of(o, "set_", what, out); }
+
+/* The memory_format keyword of resize_: None or contiguous_format (what pyctorch lays out here). */
+static int check_resize_format(PyObject *mf)
+{
+    if (!mf || mf == Py_None) return 0;
+    PyObject *name = PyObject_GetAttrString(mf, "_name");
+    int ok = name && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    if (ok) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "resize_: pyctorch supports memory_format=None or torch.contiguous_format only");
+    return -1;
+}
+
+/* Shared by resize_ and resize_as_: torch's checks, then pct_tensor_resize_ (contiguous strides over the same
+ * storage, grown with its contents kept when too small) and a version bump. */
+static PyObject *resize_to(pct_tensor *t, int ndim, const int64_t *sizes)
+{
+    if (pct_tensor_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot resize variables that require grad");
+        return NULL;
+    }
+    if (pct_tensor_resize_(t, ndim, sizes) < 0) return NULL;
+    pct_tensor_bump_version(t);
+    Py_INCREF(t);
+    return (PyObject *)t;
+}
+
+PyObject *pct_tensor_resize_method(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"memory_format", NULL};
+    PyObject *mf = NULL, *empty = PyTuple_New(0);
+    if (!empty) return NULL;
+    int ok = PyArg_ParseTupleAndKeywords(empty, kw, "|$O:resize_", kwlist, &mf);
+    Py_DECREF(empty);
+    if (!ok || check_resize_format(mf) < 0) return NULL;
+    int64_t sizes[PCT_MAX_DIMS];
+    /* resize_(2, 3) or resize_((2, 3)) / resize_(torch.Size) */
+    PyObject *list = PyTuple_GET_SIZE(args) == 1 && PySequence_Check(PyTuple_GET_ITEM(args, 0))
+                     && !PCT_TENSOR_CHECK(PyTuple_GET_ITEM(args, 0)) ? PyTuple_GET_ITEM(args, 0) : args;
+    int ndim = int_list_of(list, "resize_", "size", sizes);
+    if (ndim < 0) return NULL;
+    return resize_to(T(self), ndim, sizes);
+}
+
+PyObject *pct_tensor_resize_as_method(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"the_template", "memory_format", NULL};
+    PyObject *other = NULL, *mf = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O:resize_as_", kwlist, &other, &mf)) return NULL;
+    if (!PCT_TENSOR_CHECK(other)) {
+        PyErr_Format(PyExc_TypeError, "resize_as_(): argument 'the_template' (position 1) must be Tensor, not %s",
+                     Py_TYPE(other)->tp_name);
+        return NULL;
+    }
+    if (check_resize_format(mf) < 0) return NULL;
+    return resize_to(T(self), T(other)->ndim, T(other)->sizes);
 }
 
 /* Bytes a view needs: (offset + sum((size-1)*stride) + 1) * itemsize, 0 when empty;

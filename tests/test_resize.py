@@ -1,0 +1,52 @@
+"""Tensor.resize_ / resize_as_ against torch."""
+import numpy as np
+import pytest
+
+import pyctorch as P
+from conftest import requires_torch, torch as T
+
+
+def _run(m):
+    x = m.arange(6.)
+    out = []
+    out.append(x.resize_(2, 2).tolist())
+    out.append(x.resize_((3,)).tolist())
+    y = x.resize_(m.Size([2, 5]))
+    out.append((tuple(y.shape), tuple(y.stride()), y.flatten()[:6].tolist(), y is x))
+    out.append(x.resize_as_(m.ones(1, 2)).tolist())
+    z = m.zeros(0)
+    z.resize_(4).fill_(3)
+    out.append(z.tolist())
+    return out
+
+
+@requires_torch
+def test_resize_matches_torch():
+    assert _run(P) == _run(T)
+
+
+def test_resize_keeps_contents_and_bumps_version():
+    x = P.arange(4.)
+    v = x._version
+    x.resize_(2, 3)
+    assert x.shape == (2, 3) and x.is_contiguous() and x._version > v
+    np.testing.assert_array_equal(x.flatten()[:4].numpy(), [0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("call, exc", [
+    (lambda: P.ones(2, requires_grad=True).resize_(3), RuntimeError),
+    (lambda: P.ones(2).resize_(-1), RuntimeError),
+    (lambda: P.ones(2).resize_("a"), TypeError),
+    (lambda: P.ones(2).resize_as_(3), TypeError),
+    (lambda: P.from_numpy(np.ones(2)).resize_(10), RuntimeError),
+])
+def test_resize_errors(call, exc):
+    with pytest.raises(exc):
+        call()
+
+
+@requires_torch
+def test_resize_error_texts_match_torch():
+    for m in (P, T):
+        with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+            m.ones(2, requires_grad=True).resize_(3)
