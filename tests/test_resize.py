@@ -1,4 +1,4 @@
-"""Tensor.resize_ / resize_as_ against torch."""
+"""Tensor.resize_ / resize_as_ against torch; number / tensor rounding."""
 import numpy as np
 import pytest
 
@@ -50,3 +50,14 @@ def test_resize_error_texts_match_torch():
     for m in (P, T):
         with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
             m.ones(2, requires_grad=True).resize_(3)
+
+
+@requires_torch
+def test_number_divided_by_tensor_is_reciprocal_times_number():
+    # torch's Tensor.__rtruediv__: self.reciprocal() * other (bit-identical results, 1 ulp from a division)
+    vals = np.random.RandomState(0).uniform(0.1, 10, 1000).astype(np.float32)
+    for num in (1.7, 3, 0.1):
+        p = num / P.tensor(vals)
+        t = num / T.tensor(vals)
+        np.testing.assert_array_equal(p.numpy(), t.numpy())
+    assert (2 / P.tensor([3])).dtype == P.float32

@@ -170,7 +170,20 @@ PCT_BINARY_DUNDER(nb_and, "bitwise_and", "bitwise_and")
 PCT_BINARY_DUNDER(nb_or, "bitwise_or", "bitwise_or")
 PCT_BINARY_DUNDER(nb_xor, "bitwise_xor", "bitwise_xor")
 PCT_BINARY_DUNDER_NC(nb_sub, "sub")
-PCT_BINARY_DUNDER_NC(nb_truediv, "div")
+/* number / tensor is tensor.reciprocal() * number, as torch's Tensor.__rtruediv__ computes it (the rounding
+ * differs from a division by up to 1 ulp, and the gradient flows through reciprocal and mul). */
+static PyObject *nb_truediv(PyObject *a, PyObject *b)
+{
+    if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;
+    if (PCT_TENSOR_CHECK(a)) return call2("div", a, b, 0);
+    PyObject *f = pct_opfunc_get("reciprocal", 0);
+    if (!f) { PyErr_SetString(PyExc_RuntimeError, "pyctorch internal error: no op reciprocal"); return NULL; }
+    PyObject *r = PyObject_Vectorcall(f, &b, 1, NULL);
+    if (!r) return NULL;
+    PyObject *res = call2("mul", r, a, 0);
+    Py_DECREF(r);
+    return res;
+}
 PCT_BINARY_DUNDER_NC(nb_floordiv, "floor_divide")
 PCT_BINARY_DUNDER_NC(nb_mod, "remainder")
 PCT_BINARY_DUNDER_NC(nb_lshift, "bitwise_left_shift")
