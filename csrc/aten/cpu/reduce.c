@@ -176,8 +176,24 @@ typedef struct red_kernel {
 /* Pairwise fold (OP is + or *, ID its identity) of MAP(x) over a strided run, in A
  * accumulators. MAP may use x, m and ctx. */
 #define RED_PFOLD(name, E, T, C, A, MAP, OP, ID)                                               \
+    /* runs of at most 4 * RED_NACC (rows of a small inner reduction, e.g. 7x7 spatial means): 8 \
+     * accumulators, one vector, instead of initialising and folding all RED_NACC */           \
+    RED_HOT static A name##_short_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
+    {                                                                                          \
+        (void)m; (void)ctx;                                                                    \
+        A acc[8];                                                                              \
+        for (int j = 0; j < 8; j++) acc[j] = ID;                                               \
+        int64_t k = 0;                                                                         \
+        for (; k + 8 <= n; k += 8)                                                             \
+            for (int j = 0; j < 8; j++) { C x = PCT_TO_COMPUTE_##E(q[k + j]); acc[j] = acc[j] OP (A)(MAP); } \
+        for (int j = 0; k < n; k++, j++) { C x = PCT_TO_COMPUTE_##E(q[k]); acc[j] = acc[j] OP (A)(MAP); } \
+        for (int w = 4; w > 0; w /= 2)                                                         \
+            for (int j = 0; j < w; j++) acc[j] = acc[j] OP acc[j + w];                         \
+        return acc[0];                                                                         \
+    }                                                                                          \
     RED_HOT static A name##_leaf_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
     {                                                                                          \
+        if (n <= 4 * RED_NACC) return name##_short_c(q, n, m, ctx);                            \
         (void)m; (void)ctx;                                                                    \
         A acc[RED_NACC];                                                                       \
         for (int j = 0; j < RED_NACC; j++) acc[j] = ID;                                        \
