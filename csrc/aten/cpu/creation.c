@@ -211,11 +211,22 @@ static void linspace_fill(pct_tensor *t, double start, double end, int64_t steps
     int64_t half = steps == 1 ? 1 : steps / 2;
     char *p = pct_tensor_data(t);
     int item = pct_dtype_itemsize[t->dtype];
+    /* linspace as torch's kernel computes it for float32/64 (bit-identical): the step in the output's
+     * precision, each value one fused multiply-add from the nearer end; logspace, float16 and bfloat16
+     * without the fusion (torch's reduced-precision kernels round differently: up to 1 ulp apart) */
+    bool fused = !log_base && (t->dtype == PCT_FLOAT32 || t->dtype == PCT_FLOAT64);
+    if (fused && single && steps > 1) stepf = (endf - startf) / (float)(steps - 1);
     for (int64_t i = 0; i < steps; i++) {
         double v;
-        if (single) v = i < half ? startf + stepf * (float)i : endf - stepf * (float)(steps - i - 1);
-        else v = i < half ? start + step * (double)i : end - step * (double)(steps - i - 1);
-        if (log_base) v = single ? (double)powf((float)base, (float)v) : pow(base, v);
+        if (fused && single) {
+            v = i < half ? fmaf(stepf, (float)i, startf) : fmaf(-stepf, (float)(steps - i - 1), endf);
+        } else if (fused) {
+            v = i < half ? fma(step, (double)i, start) : fma(-step, (double)(steps - i - 1), end);
+        } else {
+            if (single) v = i < half ? startf + stepf * (float)i : endf - stepf * (float)(steps - i - 1);
+            else v = i < half ? start + step * (double)i : end - step * (double)(steps - i - 1);
+            if (log_base) v = single ? (double)powf((float)base, (float)v) : pow(base, v);
+        }
         pct_store_double(p + i * item, t->dtype, v);
     }
 }

@@ -1,4 +1,4 @@
-"""Tensor.resize_ / resize_as_ against torch; number / tensor rounding."""
+"""Tensor.resize_ / resize_as_, number / tensor rounding and linspace values, against torch."""
 import numpy as np
 import pytest
 
@@ -61,3 +61,15 @@ def test_number_divided_by_tensor_is_reciprocal_times_number():
         t = num / T.tensor(vals)
         np.testing.assert_array_equal(p.numpy(), t.numpy())
     assert (2 / P.tensor([3])).dtype == P.float32
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linspace_is_bit_identical_to_torch(dtype):
+    rs = np.random.RandomState(1)
+    cases = [(-np.pi, np.pi, 2000), (0, 1, 7), (-3.3, 1e3, 1001), (0.1, 0.2, 3), (2, 2, 5), (1, 0, 1)]
+    cases += [(float(rs.uniform(-100, 100)), float(rs.uniform(-100, 100)), int(rs.randint(1, 3000))) for _ in range(20)]
+    for a, b, n in cases:
+        p = P.linspace(a, b, n, dtype=getattr(P, dtype)).numpy()
+        t = T.linspace(a, b, n, dtype=getattr(T, dtype)).numpy()
+        np.testing.assert_array_equal(p, t)
