@@ -37,3 +37,20 @@ def __getattr__(name):
         from . import _tensor_str
         return getattr(_tensor_str, name)
     raise AttributeError(f"module 'pyctorch' has no attribute '{name}'")
+
+
+# ---- profiler and mixed precision (issue 6): torch.profiler, torch.amp, torch.cpu, torch.cuda
+# and torch.autocast load on first use (torch.autograd.profiler too: pyctorch/autograd) ----
+from ._C import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
+
+
+def _issue6_getattr(name, _previous=__getattr__):
+    import importlib
+    if name in ("profiler", "amp", "cpu", "cuda"):
+        return importlib.import_module("." + name, __name__)
+    if name == "autocast":
+        return importlib.import_module(".amp", __name__).autocast
+    return _previous(name)
+
+
+__getattr__ = _issue6_getattr
