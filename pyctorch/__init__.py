@@ -31,6 +31,7 @@ from .serialization import save, load  # noqa: F401
 __version__ = "0.1.0"
 
 
+from ._C import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: F401,E402
 from . import _tensor_shared  # noqa: F401,E402  (Tensor.share_memory_, is_shared, pin_memory, is_pinned)
 from . import _tensor_aliases  # noqa: F401,E402  (Tensor.__format__, .isclose, .allclose, ...)
 from math import inf, nan, pi, e  # noqa: F401,E402
@@ -38,7 +39,8 @@ newaxis = None
 
 # Loaded on first use, keeping `import pyctorch` fast: submodules torch imports eagerly (multiprocessing pulls
 # in the multiprocessing package), the drop-in flag functions of _dropin.py, the printing helpers.
-_LAZY_MODULES = frozenset({"multiprocessing", "testing", "cuda", "backends", "version", "torch_version", "as_torch"})
+_LAZY_MODULES = frozenset({"multiprocessing", "testing", "cuda", "backends", "version", "torch_version", "as_torch",
+                           "profiler", "amp", "cpu"})
 _DROPIN_FUNCTIONS = frozenset({
     "compile", "get_num_interop_threads", "set_num_interop_threads", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -55,6 +57,9 @@ def __getattr__(name):
         from . import _dropin
         value = globals()[name] = getattr(_dropin, name)
         return value
+    if name == "autocast":
+        from .amp import autocast
+        return autocast
     if name in _PRINT_HELPERS:
         from . import _tensor_str
         return getattr(_tensor_str, name)

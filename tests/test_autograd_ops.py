@@ -1193,6 +1193,8 @@ NONDIFF = {  # op id -> (reason, a call on a float64 tensor x that requires grad
                                                   "unique_consecutive_p3")},
     # fused optimizer steps: in-place updates that return None (tests/test_optim_more.py)
     **{n: (NO_FLOAT_OUT, None) for n in ("fused_adam_", "fused_adamw_", "fused_sgd_", "fused_adagrad_")},
+    # gradient scaling steps: in-place updates of gradients / the scale (tests/amp/test_grad_scaler.py)
+    **{n: (NO_FLOAT_OUT, None) for n in ("amp_foreach_non_finite_check_and_unscale_", "amp_update_scale_")},
 }
 # ops with a Tensor input and a float output but no PCT_GRAD line: backward raises, as in torch
 MISSING_LIKE_TORCH = {

@@ -8,6 +8,7 @@
  * a broadcast shape is reduced with sum_to, a different dtype is cast. The first
  * error stops the pass and is re-raised. */
 #include "autograd.h"
+#include "profiler.h"
 #include "../python/pyobjects.h"
 #include <stdlib.h>
 #include <string.h>
@@ -475,7 +476,7 @@ static int run_node(graph_task *g, int ti)
         if (v != Py_None) Py_XSETREF(g->caps[i].grad, Py_NewRef(v));
     }
     if (!t->needed) { Py_DECREF(grads); return 0; }
-    PyObject *r = pct_node_apply(n, grads);
+    PyObject *r = pct_dispatch_hooks & PCT_HOOK_PROFILER ? pct_profiled_node_apply(n, grads) : pct_node_apply(n, grads);
     if (!r) goto fail;
     outs = PySequence_Tuple(r);
     Py_DECREF(r);

@@ -6,6 +6,7 @@
  * descriptor, so `t.add(u)` calls it with t first and no bound-method allocation. */
 #include "pyobjects.h"
 #include "../autograd/autograd.h"
+#include "../autograd/profiler.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,7 +92,8 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
             }
             c.out = (pct_tensor *)self;
         }
-        PyObject *r = pct_autograd_dispatch(&c);
+        /* Note [Dispatch hooks]: one predictable branch when no profiler or autocast is on */
+        PyObject *r = __builtin_expect(pct_dispatch_hooks != 0, 0) ? pct_hooked_dispatch(&c) : pct_autograd_dispatch(&c);
         pct_call_release(&c);
         return r;
     }

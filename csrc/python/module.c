@@ -1,6 +1,7 @@
 /* module.c: pyctorch._C: creates the types, the dtype objects and the op bindings. */
 #include "pyobjects.h"
 #include "../autograd/autograd.h"
+#include "../autograd/profiler.h"
 #include "../aten/iter.h"
 #include <pthread.h>
 #ifdef _OPENMP
@@ -216,6 +217,7 @@ PyMODINIT_FUNC PyInit__C(void)
     }
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
     if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0) goto fail;
+    if (pct_profiler_install(m) < 0) goto fail; /* profiler and autocast (csrc/autograd/profiler.h) */
     return m;
 fail:
     Py_DECREF(m);

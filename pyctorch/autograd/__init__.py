@@ -11,6 +11,15 @@ from . import graph  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from . import functional  # noqa: F401
 
+
+def __getattr__(name):
+    # torch.autograd.profiler (and its profiler_util) load on first use
+    if name in ("profiler", "profiler_util"):
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'pyctorch.autograd' has no attribute '{name}'")
+
+
 __all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional"]
 

@@ -1237,3 +1237,51 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return torch._C._col2im(input, _pair_arg(output_size), _pair_arg(kernel_size), _pair_arg(dilation),
                             _pair_arg(padding), _pair_arg(stride))
+
+
+# ---- autocast (issue 6: mixed precision) ----
+# Functions torch's CPU autocast lists as single ops but which are compositions here: inside a
+# torch.autocast("cpu") region their floating inputs are cast like an op of the table
+# (csrc/autograd/autocast.c, through its weight cache) and their bodies run with autocast off,
+# as torch runs an op below its Autocast key; outside a region the wrapper costs one C call.
+# Ops of the table (matmul, mm, convolution, cat...) are cast by the dispatcher itself.
+def _autocast_composite(fn, lower):
+    import functools
+    C = torch._C
+    active, cast, Tensor, set_enabled = C._autocast_cpu_active, C._autocast_cast, C.Tensor, C.set_autocast_enabled
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        dtype = active()
+        if dtype is None:
+            return fn(*args, **kwargs)
+        if not lower:
+            dtype = C.float32
+        args = [cast(a, dtype) if isinstance(a, Tensor) else a for a in args]
+        kwargs = {k: cast(v, dtype) if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+        set_enabled("cpu", False)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            set_enabled("cpu", True)
+
+    wrapper.__wrapped_autocast__ = fn
+    return wrapper
+
+
+def _autocast_wrap_functional():
+    # (the convolutions need no wrapper: they reach the convolution op, which the dispatcher casts)
+    lower = ("linear", "prelu", "scaled_dot_product_attention")
+    fp32 = ("mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+            "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "hinge_embedding_loss",
+            "poisson_nll_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+            "multilabel_margin_loss", "ctc_loss", "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d",
+            "adaptive_max_pool3d")
+    g = globals()
+    for names, is_lower in ((lower, True), (fp32, False)):
+        for name in names:
+            if name in g and not hasattr(g[name], "__wrapped_autocast__"):
+                g[name] = _autocast_composite(g[name], is_lower)
+
+
+_autocast_wrap_functional()

@@ -5,6 +5,7 @@
  * Backward kernels take (grad_output, input): x = grad, y = input. */
 #include "pointwise_ext.h"
 #include "vecmath.h"
+#include "gemm_lowp.h"
 #include "../error.h"
 #include <tgmath.h>
 
@@ -39,8 +40,9 @@ PCT_EXT_TABLE(gelu_backward, PCT_FLOATS_PAIRED)
 
 /* Note [Vector GELU]: on contiguous float32/float64 runs, GELU and its gradient go through
  * blocks: the polynomial parts in plain loops the compiler vectorizes, tanh/erf/exp through
- * the SIMD loops of vecmath.c (libmvec). Strided runs, and machines without them, use the
- * scalar loops above. */
+ * the SIMD loops of vecmath.c (libmvec); float16/bfloat16 runs are widened to float a block at
+ * a time and take the float loops. Strided runs, and machines without them, use the scalar
+ * loops above. */
 #define GELU_BLOCK 256
 typedef struct gelu_vec { pct_loop_fn tanh_fn, erf_fn, exp_fn; } gelu_vec;
 
@@ -102,20 +104,42 @@ typedef struct gelu_loop_ctx {
     pct_loop_fn scalar;
     gelu_vec vec;
     bool is_double;
+    int lowp;            /* float16/bfloat16: widened to float in blocks (0: no) */
 } gelu_loop_ctx;
+
+/* float16/bfloat16 runs through the float vector loops, a block at a time (one rounding) */
+static void gelu_vec_lowp(const gelu_loop_ctx *c, bool bwd, char **args, int64_t n)
+{
+    float x[GELU_BLOCK], g[GELU_BLOCK], o[GELU_BLOCK];
+    const bool tanh_form = c->pw.p1 != 0;
+    for (int64_t k0 = 0; k0 < n; k0 += GELU_BLOCK) {
+        int64_t m = n - k0 < GELU_BLOCK ? n - k0 : GELU_BLOCK;
+        if (bwd) {
+            pct_lowp_to_f32(g, (const uint16_t *)args[1] + k0, 1, m, 0, 1, c->lowp, 1);
+            pct_lowp_to_f32(x, (const uint16_t *)args[2] + k0, 1, m, 0, 1, c->lowp, 1);
+            gelu_vec_bwd_f(&c->vec, tanh_form, o, g, x, m);
+        } else {
+            pct_lowp_to_f32(x, (const uint16_t *)args[1] + k0, 1, m, 0, 1, c->lowp, 1);
+            gelu_vec_fwd_f(&c->vec, tanh_form, o, x, m);
+        }
+        pct_f32_to_lowp((uint16_t *)args[0] + k0, o, 1, m, 0, 1, c->lowp, 1);
+    }
+}
 
 static void gelu_vec_loop(char **args, const int64_t *dims, const int64_t *steps, void *vctx)
 {
     gelu_loop_ctx *c = vctx;
     bool bwd = c->pw.has_p2 < 0; /* the runner marks two-input loops */
-    int64_t size = c->is_double ? 8 : 4, n = *dims;
+    int64_t size = c->lowp ? 2 : c->is_double ? 8 : 4, n = *dims;
     bool contiguous = steps[0] == size && steps[1] == size && (!bwd || steps[2] == size);
     if (!contiguous) {
         c->scalar(args, dims, steps, vctx);
         return;
     }
     bool tanh_form = c->pw.p1 != 0;
-    if (c->is_double) {
+    if (c->lowp) {
+        gelu_vec_lowp(c, bwd, args, n);
+    } else if (c->is_double) {
         if (bwd) gelu_vec_bwd_d(&c->vec, tanh_form, (double *)args[0], (const double *)args[1], (const double *)args[2], n);
         else gelu_vec_fwd_d(&c->vec, tanh_form, (double *)args[0], (const double *)args[1], n);
     } else {
@@ -189,11 +213,13 @@ static pct_loop_fn pick_gelu(int dtype, pct_loop_fn (*scalar_pick)(int))
 {
     pct_loop_fn scalar = scalar_pick(dtype);
     gelu_loop_ctx *g = pending_gelu;
-    if (!scalar || !g || (dtype != PCT_FLOAT32 && dtype != PCT_FLOAT64)) return scalar;
+    if (!scalar || !g || !pct_dtype_is_floating(dtype)) return scalar;
     g->is_double = dtype == PCT_FLOAT64;
-    g->vec.tanh_fn = pct_vec_loop(PCT_OP_tanh, dtype);
-    g->vec.erf_fn = pct_vec_loop(PCT_OP_erf, dtype);
-    g->vec.exp_fn = pct_vec_loop(PCT_OP_exp, dtype);
+    g->lowp = pct_dtype_is_reduced_float(dtype) ? dtype : 0;
+    const int vdt = g->lowp ? PCT_FLOAT32 : dtype;
+    g->vec.tanh_fn = pct_vec_loop(PCT_OP_tanh, vdt);
+    g->vec.erf_fn = pct_vec_loop(PCT_OP_erf, vdt);
+    g->vec.exp_fn = pct_vec_loop(PCT_OP_exp, vdt);
     if (!g->vec.tanh_fn || !g->vec.erf_fn || !g->vec.exp_fn) return scalar;
     g->scalar = scalar;
     return gelu_vec_loop;
@@ -203,7 +229,7 @@ static pct_loop_fn pick_gelu_bwd(int dtype) { return pick_gelu(dtype, gelu_backw
 
 PyObject *pct_cpu_gelu(pct_call *c)
 {
-    gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false};
+    gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false, 0};
     if (gelu_mode(c, 1, &ctx.pw.p1) < 0) return NULL;
     pending_gelu = &ctx;
     PyObject *r = run_activation(c, "GeluKernelImpl", pick_gelu_fwd, false, &ctx.pw);
@@ -213,7 +239,7 @@ PyObject *pct_cpu_gelu(pct_call *c)
 
 PyObject *pct_cpu_gelu_backward(pct_call *c)
 {
-    gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false};
+    gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false, 0};
     if (gelu_mode(c, 2, &ctx.pw.p1) < 0) return NULL;
     pending_gelu = &ctx;
     PyObject *r = run_activation(c, "GeluBackwardKernelImpl", pick_gelu_bwd, true, &ctx.pw);

@@ -19,6 +19,7 @@
 #include "../iter.h"
 #include "../error.h"
 #include "pointwise.h"
+#include "gemm_lowp.h"
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -530,34 +531,46 @@ done:
     return rc;
 }
 
-/* float16 / bfloat16: widen to float32, sgemm, round once. */
+/* A float16/bfloat16 matrix widened to a dense float32 copy, in whichever orientation
+ * reads the source contiguously; *ors / *ocs are the copy's strides as a rows x cols matrix. */
+static void widen_lowp(float *dst, const char *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int dtype,
+                       int nt, int64_t *ors, int64_t *ocs)
+{
+    if (cs != 1 && rs == 1) { /* column-major: convert its transpose */
+        pct_lowp_to_f32(dst, (const uint16_t *)src, cols, rows, cs, rs, dtype, nt);
+        *ors = 1;
+        *ocs = imax(rows, 1);
+    } else {
+        pct_lowp_to_f32(dst, (const uint16_t *)src, rows, cols, rs, cs, dtype, nt);
+        *ors = imax(cols, 1);
+        *ocs = 1;
+    }
+}
+
+/* float16 / bfloat16: bfloat16 through the AVX512-BF16 kernel where the CPU has it (Note
+ * [bfloat16 GEMM] in gemm_lowp.c); otherwise widen to float32, sgemm, round once. */
 static int blas_gemm_reduced(const gemm_one_args *g, int nt)
 {
     int64_t m = g->m, n = g->n, k = g->k;
+    if (g->dtype == PCT_BFLOAT16) {
+        int r = pct_gemm_bf16_native(m, n, k, (float)g->alpha.d, g->beta.zero ? 0.0f : (float)g->beta.d, g->beta.zero,
+                                     (const uint16_t *)g->a, g->ars, g->acs, (const uint16_t *)g->b, g->brs, g->bcs,
+                                     (uint16_t *)g->c, g->crs, g->ccs, nt);
+        if (r <= 0) return r;
+    }
     float *a = malloc(sizeof(float) * (size_t)(m * k));
     float *b = malloc(sizeof(float) * (size_t)(k * n));
     float *c = malloc(sizeof(float) * (size_t)(m * n));
     int rc = -1;
     if (!a || !b || !c) goto done;
-    const bool half = g->dtype == PCT_FLOAT16;
-#define PCT_LD16(p) (half ? pct_half_to_float(*(const pct_half *)(p)) : pct_bf16_to_float(*(const pct_bfloat16 *)(p)))
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t p = 0; p < k; p++) a[i * k + p] = PCT_LD16(g->a + (i * g->ars + p * g->acs) * 2);
-    for (int64_t p = 0; p < k; p++)
-        for (int64_t j = 0; j < n; j++) b[p * n + j] = PCT_LD16(g->b + (p * g->brs + j * g->bcs) * 2);
-    if (!g->beta.zero)
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) c[i * n + j] = PCT_LD16(g->c + (i * g->crs + j * g->ccs) * 2);
-#undef PCT_LD16
+    int64_t ars, acs, brs, bcs;
+    widen_lowp(a, g->a, m, k, g->ars, g->acs, g->dtype, nt, &ars, &acs);
+    widen_lowp(b, g->b, k, n, g->brs, g->bcs, g->dtype, nt, &brs, &bcs);
+    if (!g->beta.zero) pct_lowp_to_f32(c, (const uint16_t *)g->c, m, n, g->crs, g->ccs, g->dtype, nt);
     gemm_one_args f = {PCT_FLOAT32, m, n, k, g->alpha, g->beta, (const char *)a, (const char *)b, (char *)c,
-                       k, 1, n, 1, n, 1};
+                       ars, acs, brs, bcs, n, 1};
     if (blas_gemm(&f, nt) < 0) goto done;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            char *p = g->c + (i * g->crs + j * g->ccs) * 2;
-            if (half) *(pct_half *)p = pct_float_to_half(c[i * n + j]);
-            else *(pct_bfloat16 *)p = pct_float_to_bf16(c[i * n + j]);
-        }
+    pct_f32_to_lowp((uint16_t *)g->c, c, m, n, g->crs, g->ccs, g->dtype, nt);
     rc = 0;
 done:
     free(a);

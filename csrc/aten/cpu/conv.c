@@ -13,6 +13,7 @@
  */
 #include "../op.h"
 #include "conv.h"
+#include "conv_lowp.h"
 #include "../error.h"
 #include "../iter.h"
 #include <stdio.h>
@@ -372,6 +373,10 @@ PyObject *pct_cpu_convolution(pct_call *c)
     int64_t osz[5];
     if (conv_prepare(input, weight, bias, &c->v[3], &c->v[4], &c->v[5], transposed, &c->v[7], c->v[8].i, &p, osz) < 0)
         return NULL;
+    if (!transposed && input->dtype == PCT_BFLOAT16) { /* kept in bfloat16 on AVX512-BF16 CPUs (conv_lowp.c) */
+        PyObject *r = pct_conv_bf16_forward(&p, input, weight, bias, osz);
+        if (r || PyErr_Occurred()) return r;
+    }
     pct_tensor *x = NULL, *w = NULL, *b = NULL, *out = NULL;
     PCT_TRY(x = as_compute(input, p.dtype));
     PCT_TRY(w = as_compute(weight, p.dtype));

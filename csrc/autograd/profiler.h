@@ -1,0 +1,34 @@
+/* profiler.h: the hooks every op call may take on its way to the dispatcher: the
+ * profiler's event recording and CPU autocast (autocast.c).
+ *
+ * Note [Dispatch hooks]
+ * The binding calls pct_autograd_dispatch directly unless the one global word
+ * pct_dispatch_hooks is non-zero: with no profiler running and autocast off in every
+ * thread, an op pays one load and one predictable branch. When a hook is on, the call
+ * goes through pct_hooked_dispatch, which opens a profiler event (before autocast, as
+ * torch's RecordFunction sits above its Autocast key, so the casts are nested events),
+ * applies the autocast casts of the op's policy, and runs autograd + the kernel.
+ * The word is only written with the GIL held.
+ */
+#ifndef PCT_PROFILER_H
+#define PCT_PROFILER_H
+#include "autograd.h"
+
+enum { PCT_HOOK_PROFILER = 1, PCT_HOOK_AUTOCAST = 2 };
+extern int pct_dispatch_hooks __attribute__((visibility("hidden")));
+
+/* An op call with the hooks that are on (profiler event, autocast casts). */
+PyObject *pct_hooked_dispatch(pct_call *c);
+/* The backward engine's call of one node: with the profiler recording, it is wrapped in
+ * "autograd::engine::evaluate_function: <node>" and "<node>" events. */
+PyObject *pct_profiled_node_apply(pct_node *n, PyObject *grads);
+int pct_profiler_install(PyObject *module);
+
+/* autocast.c. Casts the floating tensor arguments of c as the op's autocast policy says
+ * (when autocast is on for the CPU in this thread and the call is eligible). The new
+ * tensors and lists replace the borrowed ones in c->v and are owned through held[]
+ * (at most PCT_MAX_PARAMS entries; *nheld counts them). 0, or -1 with an exception. */
+int pct_autocast_apply(pct_call *c, PyObject **held, int *nheld);
+int pct_autocast_install(PyObject *module);
+
+#endif

@@ -1,0 +1,168 @@
+"""bfloat16 / float16 matrix products (csrc/aten/cpu/gemm_lowp.c, blas.c): mm, addmm (alpha, beta),
+bmm, matmul, linear against torch and against a float64 reference from the same rounded inputs,
+over layouts (transposed, sliced, column-major output), odd K, ragged edges of the 6 x 64 tiles,
+batches; the AVX512-BF16 path and the widening path (PYCTORCH_NO_BF16_GEMM=1, in a subprocess)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pyctorch
+from conftest import assert_same, requires_torch, torch
+
+SHAPES = [(1, 1, 1), (3, 5, 2), (6, 64, 64), (7, 65, 63), (13, 300, 129), (64, 1, 70), (130, 257, 67),
+          (1, 200, 300), (200, 64, 1)]
+
+
+def _arr(shape, seed):
+    return np.random.RandomState(seed).uniform(-2, 2, shape).astype(np.float32)
+
+
+def _ref(a, b):
+    """float64 product of the already-rounded inputs"""
+    return np.array(a.double().tolist()) @ np.array(b.double().tolist())
+
+
+def _check(got, a, b, dtype):
+    ref = _ref(a, b)
+    k = a.shape[-1]
+    ulp = 2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11
+    # one rounding of the result, plus float32 accumulation (tiny)
+    bound = ulp * np.abs(ref) + 1e-6 * k * 4 + 1e-30
+    err = np.abs(np.array(got.double().tolist()) - ref)
+    assert (err <= bound * 1.01 + 1e-6).all(), f"max err {err.max()} (bound {bound.max()})"
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("m,k,n", SHAPES)
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_mm_rounds_once(m, k, n, dtype, layout):
+    dt = getattr(pyctorch, dtype)
+    a = pyctorch.tensor(_arr((k, m) if layout[0] == "t" else (m, k), 1)).to(dt)
+    b = pyctorch.tensor(_arr((n, k) if layout[1] == "t" else (k, n), 2)).to(dt)
+    a = a.t() if layout[0] == "t" else a
+    b = b.t() if layout[1] == "t" else b
+    c = pyctorch.mm(a, b)
+    assert c.dtype == dt and tuple(c.shape) == (m, n)
+    _check(c, a, b, dtype)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_against_torch(dtype):
+    for (m, k, n) in [(33, 129, 70), (128, 256, 192), (5, 1000, 3)]:
+        A, B, C = _arr((m, k), 3), _arr((k, n), 4), _arr((m, n), 5)
+        outs = []
+        for lib in (pyctorch, torch):
+            dt = getattr(lib, dtype)
+            a, b, c = (lib.tensor(x).to(dt) for x in (A, B, C))
+            outs.append((a @ b, lib.addmm(c, a, b, beta=0.5, alpha=2.0), lib.addmm(c, a, b, beta=0.0),
+                         lib.nn.functional.linear(a, b.t(), c[0]),
+                         lib.bmm(a[None].expand(3, m, k), b[None].expand(3, k, n)),
+                         lib.matmul(a[:, ::2], b[::2])))
+        for p, t in zip(*outs):
+            scale = float(np.abs(np.array(t.double().tolist())).max())
+            assert_same(p, t, rtol=2e-2 if dtype == "bfloat16" else 2e-3, atol=1e-2 * scale)
+
+
+def test_addmm_beta_alpha_and_strided_output():
+    a = pyctorch.tensor(_arr((20, 70), 6)).bfloat16()
+    b = pyctorch.tensor(_arr((70, 90), 7)).bfloat16()
+    c = pyctorch.tensor(_arr((90, 20), 8)).bfloat16().t()  # column-major C
+    r = pyctorch.addmm(c, a, b, beta=0.5, alpha=-1.5)
+    ref = 0.5 * np.array(c.double().tolist()) - 1.5 * _ref(a, b)
+    np.testing.assert_allclose(np.array(r.double().tolist()), ref, rtol=1e-2, atol=2e-2)
+    out = pyctorch.empty(90, 20, dtype=pyctorch.bfloat16).t()
+    pyctorch.mm(a, b, out=out)
+    _check(out, a, b, "bfloat16")
+    nan_c = pyctorch.full((20, 90), float("nan")).bfloat16()
+    r0 = pyctorch.addmm(nan_c, a, b, beta=0.0)  # beta == 0 ignores C, NaN included
+    assert not np.isnan(np.array(r0.double().tolist())).any()
+
+
+def test_special_values():
+    a = pyctorch.tensor([[1.0, float("inf")], [float("nan"), 2.0]]).bfloat16()
+    b = pyctorch.ones(2, 70).bfloat16()
+    r = np.array((a @ b).double().tolist())
+    assert np.isinf(r[0]).all() and np.isnan(r[1]).all()
+    big = pyctorch.full((8, 300), 3.0e38).bfloat16()  # overflow to inf like torch
+    assert np.isinf(np.array((big @ big.t()).double().tolist())).all()
+
+
+def test_batched_and_broadcast_matmul():
+    a = pyctorch.tensor(_arr((4, 3, 17, 40), 9)).bfloat16()
+    b = pyctorch.tensor(_arr((3, 40, 66), 10)).bfloat16()
+    r = a @ b
+    assert tuple(r.shape) == (4, 3, 17, 66)
+    ref = np.array(a.double().tolist()) @ np.array(b.double().tolist())
+    np.testing.assert_allclose(np.array(r.double().tolist()), ref, rtol=8e-3, atol=1e-4 * 40)
+
+
+def test_threads_give_the_same_bits():
+    a = pyctorch.tensor(_arr((150, 300), 11)).bfloat16()
+    b = pyctorch.tensor(_arr((300, 260), 12)).bfloat16()
+    n = pyctorch.get_num_threads()
+    try:
+        pyctorch.set_num_threads(1)
+        one = (a @ b).float().tolist()
+        pyctorch.set_num_threads(2)
+        two = (a @ b).float().tolist()
+    finally:
+        pyctorch.set_num_threads(n)
+    assert one == two
+
+
+def test_widening_path_agrees_with_native():
+    """The float32-widening path (forced) gives the same rounded results within one ulp."""
+    code = ("import pyctorch, numpy as np\n"
+            "r = np.random.RandomState(0)\n"
+            "a = pyctorch.tensor(r.uniform(-2, 2, (37, 300)).astype(np.float32)).bfloat16()\n"
+            "b = pyctorch.tensor(r.uniform(-2, 2, (300, 70)).astype(np.float32)).bfloat16()\n"
+            "print(repr((a @ b).float().tolist()))\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    outs = []
+    for flag in ("0", "1"):
+        env = dict(os.environ, PYCTORCH_NO_BF16_GEMM=flag, PYTHONPATH=root)
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        outs.append(np.array(eval(res.stdout)))
+    np.testing.assert_allclose(outs[0], outs[1], rtol=2 ** -7, atol=1e-3)
+
+
+CONVS = [  # (input shape, weight shape, kwargs)
+    ((2, 16, 9, 11), (24, 16, 3, 3), dict(padding=1)),
+    ((1, 16, 9, 11), (24, 16, 3, 3), dict(stride=2, dilation=2, padding=2)),
+    ((2, 32, 7, 7), (64, 32, 1, 1), {}),                       # 1x1: the input is the GEMM operand
+    ((2, 32, 7, 7), (64, 16, 3, 3), dict(groups=2, padding=1)),
+    ((2, 8, 6, 6), (8, 1, 3, 3), dict(groups=8)),              # depthwise: the float32 engine
+    ((3, 16, 20), (32, 16, 5), dict(padding=2)),               # conv1d
+    ((1, 8, 5, 6, 7), (16, 8, 3, 3, 3), dict(padding=1)),      # conv3d
+    ((2, 3, 40, 40), (16, 3, 3, 3), dict(padding=1)),          # few input channels (K = 27)
+]
+
+
+@requires_torch
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("case", range(len(CONVS)))
+def test_bf16_convolution_matches_torch(case, bias):
+    xs, ws, kw = CONVS[case]
+    fn = {3: "conv1d", 4: "conv2d", 5: "conv3d"}[len(xs)]
+    X, W, B = _arr(xs, 13), _arr(ws, 14), _arr((ws[0],), 15)
+    outs = []
+    for lib in (pyctorch, torch):
+        args = [lib.tensor(X).bfloat16(), lib.tensor(W).bfloat16(), lib.tensor(B).bfloat16() if bias else None]
+        outs.append(getattr(lib.nn.functional, fn)(*args, **kw))
+    scale = float(np.abs(np.array(outs[1].double().tolist())).max())
+    assert_same(outs[0], outs[1], rtol=1.6e-2, atol=4e-3 * scale)
+
+
+def test_bf16_convolution_rounds_once():
+    """Against a float64 convolution of the rounded inputs: within one bfloat16 rounding."""
+    x = pyctorch.tensor(_arr((2, 16, 8, 8), 16)).bfloat16()
+    w = pyctorch.tensor(_arr((32, 16, 3, 3), 17)).bfloat16()
+    b = pyctorch.tensor(_arr((32,), 18)).bfloat16()
+    got = np.array(pyctorch.nn.functional.conv2d(x, w, b, padding=1).double().tolist())
+    ref = np.array(pyctorch.nn.functional.conv2d(x.double(), w.double(), b.double(), padding=1).tolist())
+    assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-4).all()
