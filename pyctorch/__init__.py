@@ -4,7 +4,9 @@
 nn, optim and data loading that behave like torch's. The heavy lifting is in the
 C extension pyctorch._C; this package re-exports it and adds the thin Python parts.
 """
-from . import _C
+from . import _openblas_env
+_openblas_env.select_openblas_kernels()  # before OpenBLAS loads with _C
+from . import _C  # noqa: E402
 from ._C import *  # noqa: F401,F403  (tensor, dtypes, every operator of the op table)
 from ._C import Tensor, Size, device, dtype  # noqa: F401
 from ._C import _softmax_backward_data, _log_softmax_backward_data  # noqa: F401

@@ -73,3 +73,22 @@ def test_linspace_is_bit_identical_to_torch(dtype):
         p = P.linspace(a, b, n, dtype=getattr(P, dtype)).numpy()
         t = T.linspace(a, b, n, dtype=getattr(T, dtype)).numpy()
         np.testing.assert_array_equal(p, t)
+
+
+def test_openblas_kernel_choice(monkeypatch):
+    from pyctorch import _openblas_env as env
+    skx = ("AuthenticAMD", {"avx2", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"})
+    cases = [({}, skx, "SKYLAKEX"),
+             ({"OPENBLAS_CORETYPE": "Haswell"}, skx, "Haswell"),            # the user's choice is kept
+             ({"PYCTORCH_NO_AVX512": "1"}, skx, None),                     # valgrind builds keep the default
+             ({}, ("GenuineIntel", skx[1]), None),                         # OpenBLAS recognises Intel itself
+             ({}, ("AuthenticAMD", {"avx2", "avx512f"}), None)]            # not every AVX-512 subset
+    for environ, info, expected in cases:
+        monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+        monkeypatch.delenv("PYCTORCH_NO_AVX512", raising=False)
+        for k, v in environ.items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.setattr(env, "_cpu_info", lambda info=info: info)
+        env.select_openblas_kernels()
+        import os
+        assert os.environ.get("OPENBLAS_CORETYPE") == expected, (environ, info)
