@@ -38,7 +38,7 @@ asan: deps
 	rm -rf build/asan && mkdir -p build/asan/pyctorch
 	PYCTORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
 	tar -C pyctorch --exclude='*.so' --exclude=__pycache__ -cf - . | tar -C build/asan/pyctorch -xf -
-	tar --exclude=__pycache__ -cf - tests | tar -C build/asan -xf -
+	tar --exclude=__pycache__ -cf - tests examples pyproject.toml | tar -C build/asan -xf -
 	cd build/asan && export LD_PRELOAD="$(ASAN_LIB) $$(gcc -print-file-name=libstdc++.so.6)" PYTHONMALLOC=malloc \
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:log_path=$(CURDIR)/build/asan/sanitizer \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$(CURDIR)/build/asan/sanitizer && \
