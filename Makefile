@@ -3,12 +3,12 @@ PYTHON ?= python3
 PIP = $(PYTHON) -m pip install -q --disable-pip-version-check
 ASAN_LIB = $(shell gcc -print-file-name=libasan.so)
 
-.PHONY: deps build test demo asan bench fuzz leak clean
+.PHONY: deps build test demo demo-cnn asan bench fuzz leak clean
 
 deps:
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libopenblas-openmp-dev >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-openmp-dev >/dev/null; fi
-	@$(PIP) "numpy>=1.24" pytest hypothesis setuptools wheel
+	@$(PIP) "numpy>=1.24" pytest hypothesis setuptools wheel tqdm
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 
 build: deps
@@ -18,9 +18,14 @@ build: deps
 test: build
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider
 
-# A short real training run with a progress bar.
+# A short real training run with a progress bar: a character-level GPT on the standard library's source
+# (checkpoint, loss curve PNG and metrics in examples/out/; --framework torch runs it on torch).
 demo: build
-	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_mlp.py
+	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_gpt.py
+
+# A small CNN on generated images through the multi-process DataLoader.
+demo-cnn: build
+	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_cnn.py
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer. The instrumented extension is built into
 # build/asan (objects in build/asan-tmp) next to copies of the Python package and of tests/, so the in-place
