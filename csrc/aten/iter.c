@@ -169,6 +169,8 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     memset(it, 0, offsetof(pct_iter, shape));
+    /* before shapes and dtypes, and before out= is resized, as torch's TensorIterator does */
+    if (cfg->check_overlap && cfg->out && pct_check_written_overlap(cfg->out, cfg->ninputs, cfg->inputs) < 0) return -1;
     it->ntensors = 1 + cfg->ninputs;
     int ndim = 0;
     int64_t shape[PCT_MAX_DIMS];
@@ -370,6 +372,42 @@ static bool non_overlapping_and_dense(const pct_tensor *t)
         require *= n;
     }
     return true;
+}
+
+/* Note [Written-tensor overlap]: as torch, a written tensor is refused when two of its elements share memory
+ * (a dim of size > 1 with stride 0; an empty tensor never is), and when an input that is not the same tensor
+ * meets its memory partially. Partial overlap is decided only between non-overlapping-and-dense tensors, by
+ * byte ranges: the same range with the same strides is a full overlap (allowed: elementwise reads its own
+ * element before writing it); other layouts are too hard to tell and pass, as in torch. */
+int pct_check_written_overlap(const pct_tensor *out, int ninputs, pct_tensor *const *inputs)
+{
+    if (out->numel == 0) return 0;
+    for (int d = 0; d < out->ndim; d++) {
+        if (out->strides[d] == 0 && out->sizes[d] > 1) {
+            PyErr_SetString(PyExc_RuntimeError, "unsupported operation: more than one element of the written-to tensor "
+                                                "refers to a single memory location. Please clone() the tensor before "
+                                                "performing the operation.");
+            return -1;
+        }
+    }
+    int dense_out = -1; /* computed on first need */
+    for (int i = 0; i < ninputs; i++) {
+        const pct_tensor *in = inputs[i];
+        if (in == out || in->storage != out->storage || in->numel == 0) continue;
+        const char *ob = pct_tensor_data(out), *ib = pct_tensor_data(in);
+        const char *oe = ob + out->numel * pct_tensor_itemsize(out), *ie = ib + in->numel * pct_tensor_itemsize(in);
+        if (!(ob < ie && ib < oe)) continue; /* disjoint memory ranges: the quick exit */
+        if (dense_out < 0) dense_out = non_overlapping_and_dense(out);
+        if (!dense_out || !non_overlapping_and_dense(in)) continue;
+        if (ob == ib && oe == ie && in->ndim == out->ndim &&
+            memcmp(in->strides, out->strides, sizeof(int64_t) * (size_t)in->ndim) == 0)
+            continue; /* full overlap */
+        PyErr_SetString(PyExc_RuntimeError, "unsupported operation: some elements of the input tensor and the written-to "
+                                            "tensor refer to a single memory location. Please clone() the tensor before "
+                                            "performing the operation.");
+        return -1;
+    }
+    return 0;
 }
 
 void pct_preserved_strides(const pct_tensor *t, int64_t *out)

@@ -32,6 +32,8 @@ typedef struct pct_iter_config {
     bool keep_order;          /* iterate in C order of the shape (loops whose result depends on the
                                  order of visits); otherwise the order follows memory, as in torch,
                                  and allocated outputs take the inputs' layout */
+    bool check_overlap;       /* refuse a written tensor with internal overlap or partially overlapping an
+                                 input (Note [Written-tensor overlap]); ops set it, internal users do not */
 } pct_iter_config;
 
 typedef struct pct_iter {
@@ -75,6 +77,9 @@ pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype);
 /* A copy of t converted to dtype, in t's preserved layout (clone, to, *_like semantics). */
 pct_tensor *pct_copy_preserving(pct_tensor *t, int dtype);
 
+/* Note [Written-tensor overlap]: torch's assert_no_internal_overlap / assert_no_partial_overlap for a tensor
+ * an op writes (in-place self or out=) and its inputs: -1 with torch's RuntimeError. */
+int pct_check_written_overlap(const pct_tensor *out, int ninputs, pct_tensor *const *inputs);
 /* Copies src into dst with broadcasting and dtype conversion; -1 with exception. */
 int pct_copy_(pct_tensor *dst, pct_tensor *src);
 /* A contiguous tensor with t's values (t itself, with a new reference, if it already is). */

@@ -24,6 +24,7 @@ typedef struct pct_scalar {
     int8_t kind;
     int64_t i;  /* valid for BOOL and INT */
     double d;   /* valid for all kinds */
+    uint8_t from_tensor; /* parsed from a one-element tensor (ops with a Tensor overload skip the range check) */
 } pct_scalar;
 
 /* One parsed argument. Objects are borrowed from the call's arguments, except the
@@ -138,5 +139,8 @@ const pct_value *pct_arg(const pct_call *c, const char *name);
 static inline double pct_scalar_to_double(const pct_scalar *s) { return s->d; }
 /* The dtype a Python scalar has on its own (bool, int64, default float). */
 int pct_scalar_dtype(const pct_scalar *s);
+/* torch's checked conversion of a Scalar argument to dtype (c10::checked_convert): -1 with "value cannot be
+ * converted to type <T> without overflow" where s does not fit (negative ints wrap into unsigned types). */
+int pct_scalar_check_fits(const pct_scalar *s, int dtype);
 
 #endif

@@ -78,6 +78,22 @@ int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const in
     return 0;
 }
 
+int64_t pct_strided_nbytes(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, int64_t item)
+{
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    for (int i = 0; i < ndim; i++)
+        if (sizes[i] == 0) return 0;
+    int64_t last = offset, step, nbytes;
+    for (int i = 0; i < ndim; i++)
+        if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last)) goto overflow;
+    if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, item, &nbytes)) goto overflow;
+    return nbytes;
+overflow:
+    PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                 pct_shape_str(b1, sizeof b1, ndim, sizes), pct_shape_str(b2, sizeof b2, ndim, strides));
+    return -1;
+}
+
 int64_t pct_tensor_storage_extent(const pct_tensor *t)
 {
     if (t->numel == 0) return 0;

@@ -563,23 +563,30 @@ PyObject *pct_as_strided(pct_call *c)
         PyErr_Format(PyExc_RuntimeError, "mismatch in length of strides and shape");
         return NULL;
     }
-    int64_t offset = c->v[3].none ? t->offset : c->v[3].i;
-    int64_t last = offset;
-    for (int i = 0; i < sz->n; i++) {
-        if (sz->list[i] < 0 || st->list[i] < 0) {
-            PyErr_SetString(PyExc_RuntimeError, "as_strided: Negative strides or sizes are not supported");
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    for (int i = 0; i < st->n; i++) {
+        if (st->list[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "as_strided: Negative strides are not supported at the moment, got strides: %s",
+                         pct_shape_str(b1, sizeof b1, st->n, st->list));
             return NULL;
         }
-        if (sz->list[i] == 0) { last = -1; break; }
-        last += (sz->list[i] - 1) * st->list[i];
     }
+    int64_t offset = c->v[3].none ? t->offset : c->v[3].i;
     if (offset < 0) { PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset); return NULL; }
-    if (last >= 0 && (size_t)((last + 1) * pct_tensor_itemsize(t)) > t->storage->nbytes) {
+    for (int i = 0; i < sz->n; i++) {
+        if (sz->list[i] < 0) { /* torch's storage-size computation reports a negative size as an overflow */
+            PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                         pct_shape_str(b1, sizeof b1, sz->n, sz->list), pct_shape_str(b2, sizeof b2, st->n, st->list));
+            return NULL;
+        }
+    }
+    int64_t need = pct_strided_nbytes(sz->n, sz->list, st->list, offset, pct_tensor_itemsize(t));
+    if (need < 0) return NULL;
+    if (need > 0 && (size_t)need > t->storage->nbytes) {
         PyErr_Format(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %d requiring a "
                      "storage size of %lld are out of bounds for storage of size %zu",
-                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, sz->n, sz->list),
-                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, st->n, st->list), (long long)offset,
-                     pct_dtype_itemsize[t->dtype], (long long)((last + 1) * pct_tensor_itemsize(t)), t->storage->nbytes);
+                     pct_shape_str(b1, sizeof b1, sz->n, sz->list), pct_shape_str(b2, sizeof b2, st->n, st->list),
+                     (long long)offset, pct_dtype_itemsize[t->dtype], (long long)need, t->storage->nbytes);
         return NULL;
     }
     return finish_view(c, t, sz->n, sz->list, st->list, offset);

@@ -160,6 +160,7 @@ static const char *type_label(int t)
 
 int pct_scalar_from_object(PyObject *o, pct_scalar *s)
 {
+    s->from_tensor = 0;
     if (PyBool_Check(o)) { s->kind = PCT_SCALAR_BOOL; s->i = o == Py_True; s->d = (double)s->i; return 0; }
     if (PyLong_Check(o)) {
         int overflow = 0;
@@ -179,6 +180,7 @@ int pct_scalar_from_object(PyObject *o, pct_scalar *s)
         pct_tensor *t = (pct_tensor *)o;
         if (t->numel != 1 || t->device_type != PCT_CPU) return -1;
         const char *p = pct_tensor_data(t);
+        s->from_tensor = 1;
         if (pct_dtype_is_floating(t->dtype)) { s->kind = PCT_SCALAR_FLOAT; s->d = pct_load_as_double(p, t->dtype); s->i = 0; }
         else { s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT; s->i = pct_load_as_int64(p, t->dtype); s->d = (double)s->i; }
         return 0;

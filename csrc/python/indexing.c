@@ -335,7 +335,8 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
             rc = r ? 0 : -1;
             Py_XDECREF(r);
         } else {
-            rc = sv ? pct_copy_(v, sv) : -1; /* bumps the (shared) version counter once */
+            /* torch's copy_ refuses written/source overlap here, Python scalars included */
+            rc = sv && pct_check_written_overlap(v, 1, &sv) == 0 ? pct_copy_(v, sv) : -1; /* bumps the version once */
         }
         if (sv && sv != src) Py_DECREF(sv);
         if (rc == 0 && v->numel == 0) pct_tensor_bump_version(t);

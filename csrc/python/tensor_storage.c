@@ -103,9 +103,8 @@ PyObject *pct_tensor_resize_as_method(PyObject *self, PyObject *args, PyObject *
  * -1 with RuntimeError on negative values or overflow. */
 static int64_t view_extent(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, int64_t item)
 {
-    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    char b1[PCT_SHAPE_BUF];
     if (offset < 0) PCT_FAIL(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
-    int64_t last = offset;
     bool empty = false;
     for (int i = 0; i < ndim; i++) {
         PCT_CHECK(sizes[i] >= 0, PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
@@ -115,16 +114,7 @@ static int64_t view_extent(int ndim, const int64_t *sizes, const int64_t *stride
         if (sizes[i] == 0) empty = true;
     }
     if (empty) return 0;
-    for (int i = 0; i < ndim; i++) {
-        int64_t step;
-        if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last)) goto overflow;
-    }
-    int64_t nbytes;
-    if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, item, &nbytes)) goto overflow;
-    return nbytes;
-overflow:
-    PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
-                 pct_shape_str(b1, sizeof b1, ndim, sizes), pct_shape_str(b2, sizeof b2, ndim, strides));
+    return pct_strided_nbytes(ndim, sizes, strides, offset, item);
 fail:
     return -1;
 }

@@ -1472,8 +1472,8 @@ fail:
     return NULL;
 }
 
-static const pct_scalar scalar_zero = {PCT_SCALAR_INT, 0, 0.0};
-static const pct_scalar scalar_one = {PCT_SCALAR_INT, 1, 1.0};
+static const pct_scalar scalar_zero = {PCT_SCALAR_INT, 0, 0.0, 0};
+static const pct_scalar scalar_one = {PCT_SCALAR_INT, 1, 1.0, 0};
 
 /* torch's mv / mv_out: addmv with beta = 0 into a fresh (or the out=) vector */
 static PyObject *mv_op(pct_tensor *mat, pct_tensor *vec, pct_tensor *out)
@@ -2217,6 +2217,11 @@ static PyObject *kron_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
     Py_XDECREF(av);
     Py_XDECREF(bv);
     if (!r) return NULL;
+    if (!pct_tensor_is_contiguous(r)) { /* the product follows its inputs' memory order; the reshape needs C order */
+        pct_tensor *cr = pct_contiguous(r);
+        Py_DECREF(r);
+        if (!(r = cr)) return NULL;
+    }
     if (pct_tensor_set_shape(r, maxdim, rsz, NULL) < 0) goto fail;
     if (!out) return (PyObject *)r;
     if (!pct_can_cast(r->dtype, out->dtype)) {
@@ -2830,7 +2835,7 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
     const int odt = has_dtype ? dtype : A->dtype;
     if (ord_str && strcmp(ord_str, "fro") == 0) {
         const int64_t dd[2] = {d0, d1};
-        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0};
+        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
         return vector_norm_impl(A, &two, dd, 2, keepdim, has_dtype, dtype, NULL);
     }
     if (ord_str) return svd_norm(A, d0, d1, 0, keepdim, odt);
@@ -2839,7 +2844,7 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
     if (abs_ord == INFINITY) { int t = d0; d0 = d1; d1 = t; }
     if (!keepdim && d0 < d1) d1--;
     const int64_t dd[1] = {d0};
-    const pct_scalar one = {PCT_SCALAR_INT, 1, 1.0};
+    const pct_scalar one = {PCT_SCALAR_INT, 1, 1.0, 0};
     pct_tensor *s = vector_norm_impl(A, &one, dd, 1, keepdim, has_dtype, dtype, NULL);
     if (!s) return NULL;
     if (ord < 0 && s->sizes[d1] == 0) { /* torch's amin rejects an empty dim (amax gives 0) */
@@ -2886,7 +2891,7 @@ static PyObject *linalg_norm_impl(pct_tensor *X, const pct_scalar *ord_s, const 
     if (ord_str || (ord_s && ((dims && ndims == 2) || (!dims && X->ndim == 2)))) {
         r = matrix_norm_impl(X, ord_s, ord_str, dims ? dims : d01, dims ? ndims : 2, keepdim, has_dtype, dtype);
     } else {
-        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0};
+        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
         r = vector_norm_impl(X, ord_s ? ord_s : &two, dims, ndims, keepdim, has_dtype, dtype, NULL);
     }
     return deliver_checked(r, out, "linalg.norm");

@@ -116,6 +116,10 @@ pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src)
 static PyObject *fill_new(pct_call *c, pct_tensor *t, const pct_scalar *value)
 {
     if (!t) return NULL;
+    if (value && pct_fill_check_value(value, t->dtype) < 0) { /* checked even when there is nothing to fill */
+        Py_DECREF(t);
+        return NULL;
+    }
     if (value && t->numel) {
         bool requires = pct_tensor_requires_grad(t);
         if (pct_fill_scalar(t, value) < 0) { Py_DECREF(t); return NULL; }
@@ -133,7 +137,7 @@ static PyObject *filled(pct_call *c, int ndim, const int64_t *sizes, int default
 /* The *_like forms: the requires_grad keyword is applied after the fill, as for the other factories. */
 static pct_tensor *like_start(pct_call *c, const pct_tensor *src) { return with_requires_grad(c, pct_like_new(c, src)); }
 
-static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0}, one = {PCT_SCALAR_INT, 1, 1};
+static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0}, one = {PCT_SCALAR_INT, 1, 1, 0};
 
 PyObject *pct_cpu_empty(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, NULL); }
 PyObject *pct_cpu_zeros(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &zero); }
@@ -169,7 +173,7 @@ PyObject *pct_cpu_new_full(pct_call *c) { return filled(c, c->v[1].n, c->v[1].li
 PyObject *pct_cpu_arange(pct_call *c)
 {
     bool has_start = c->op_index == PCT_OP_arange;
-    pct_scalar start = {PCT_SCALAR_INT, 0, 0}, end, step = {PCT_SCALAR_INT, 1, 1};
+    pct_scalar start = {PCT_SCALAR_INT, 0, 0, 0}, end, step = {PCT_SCALAR_INT, 1, 1, 0};
     if (has_start) { start = c->v[0].s; end = c->v[1].s; step = c->v[2].s; }
     else end = c->v[0].s;
     bool any_float = start.kind == PCT_SCALAR_FLOAT || end.kind == PCT_SCALAR_FLOAT || step.kind == PCT_SCALAR_FLOAT;

@@ -206,6 +206,7 @@ static pct_tensor *unaliased(pct_tensor *dst, pct_tensor *src)
  * memory (an expanded, stride-0 dim) is refused; `warn_op` names the ops torch only warns for. */
 static bool internal_overlap(const pct_tensor *t)
 {
+    if (t->numel == 0) return false; /* nothing to overlap */
     for (int d = 0; d < t->ndim; d++)
         if (t->sizes[d] > 1 && t->strides[d] == 0) return true;
     return false;

@@ -238,7 +238,7 @@ PyObject *pct_cpu_pad(pct_call *c)
     const pct_value *value = &c->v[3];
     if (mode < 0 || pad_check_length(x, npad, true) < 0) return NULL;
     if (mode == PAD_CONSTANT) {
-        pct_scalar s = {PCT_SCALAR_FLOAT, 0, value->none ? 0.0 : value->d};
+        pct_scalar s = {PCT_SCALAR_FLOAT, 0, value->none ? 0.0 : value->d, 0};
         return constant_pad(x, pad, npad, &s);
     }
     if (!value->none && value->d != 0) {

@@ -184,11 +184,30 @@ void pct_pw_config(pct_iter_config *cfg, int promotion)
     else if (promotion == PCT_PROMOTE_COMPARE || promotion == PCT_PROMOTE_BOOL_OUT) cfg->out_dtype = PCT_BOOL;
 }
 
+/* torch builds unary ops that keep their input's dtype (neg, abs, sign, floor, ...) with all dtypes required
+ * equal: out= may not be another dtype; signbit's out must be bool. */
+int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor *in)
+{
+    const pct_op *op = &pct_ops[op_index];
+    if (op->kind != PCT_KIND_UNARY) return 0;
+    if (op_index == PCT_OP_signbit && out->dtype != PCT_BOOL) {
+        PyErr_SetString(PyExc_RuntimeError, "signbit does not support non-boolean outputs.");
+        return -1;
+    }
+    if (op->promotion == PCT_PROMOTE_DEFAULT && out->dtype != in->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", pct_dtype_cpp_name[out->dtype],
+                     pct_dtype_cpp_name[in->dtype]);
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx)
 {
     const pct_op *op = &pct_ops[op_index];
     pct_iter it;
-    pct_iter_config cfg = {.out = c->out, .inplace = c->inplace, .ninputs = ninputs, .compute_dtype = -1, .out_dtype = -1};
+    pct_iter_config cfg = {.out = c->out, .inplace = c->inplace, .ninputs = ninputs, .compute_dtype = -1, .out_dtype = -1,
+                           .check_overlap = true};
     for (int i = 0; i < ninputs; i++) cfg.inputs[i] = inputs[i];
     pct_pw_config(&cfg, op->promotion);
     if (op_index == PCT_OP_sub || op_index == PCT_OP_subtract || op_index == PCT_OP_rsub) {
@@ -199,6 +218,7 @@ PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs
             return NULL;
         }
     }
+    if (c->out && !c->inplace && pct_pw_check_out_dtype(op_index, c->out, inputs[0]) < 0) return NULL;
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     if (pct_pw_check_dtype(op_index, it.compute_dtype, op->sig.name) < 0) { pct_iter_release(&it); return NULL; }
     pct_loop_fn loop = op->kind == PCT_KIND_UNARY ? pct_vec_loop(op_index, it.compute_dtype) : NULL;
@@ -221,13 +241,18 @@ PyObject *pct_cpu_binary(pct_call *c)
     if (sig->nparams > 2 && sig->params[2].type == PCT_ARG_SCALAR) {
         const pct_scalar *s = &c->v[2].s;
         pct_tensor *a = c->v[0].t, *b = c->v[1].t;
-        if (s->kind == PCT_SCALAR_FLOAT) {
+        if (s->kind != PCT_SCALAR_INT || s->i != 1) { /* the default alpha needs no check */
             pct_tensor *ab[2] = {a, b};
             int rt = pct_result_type_of(2, ab);
-            if (!pct_dtype_is_floating(rt)) {
+            if (s->kind == PCT_SCALAR_FLOAT && !pct_dtype_is_floating(rt)) {
                 PyErr_Format(PyExc_RuntimeError, "For integral input tensors, argument alpha must not be a floating point number.");
                 return NULL;
             }
+            if (s->kind == PCT_SCALAR_BOOL && rt != PCT_BOOL) {
+                PyErr_SetString(PyExc_RuntimeError, "Boolean alpha only supported for Boolean results.");
+                return NULL;
+            }
+            if (pct_scalar_check_fits(s, rt) < 0) return NULL;
         }
         ctx.alpha_d = s->d;
         ctx.alpha_i = s->kind == PCT_SCALAR_FLOAT ? (int64_t)s->d : s->i;

@@ -5,9 +5,14 @@
 #include "../error.h"
 #include <tgmath.h>
 
-/* clamp: x to [p1, p2]; has_p1/has_p2 > 0 say which bounds exist (a NaN input stays NaN) */
-#define PCT_CLAMP_LO ((ctx->has_p1 && x < p1) ? p1 : x)
-PCT_NUMS_PAIRED(PCT_EXT_DEFINE, clamp, (ctx->has_p2 > 0 && PCT_CLAMP_LO > p2) ? p2 : PCT_CLAMP_LO, 0, 0)
+/* clamp: x to [lo, hi]; has_p1/has_p2 > 0 say which bounds exist. A NaN input or bound gives NaN, as in torch.
+ * Integer loops take the bounds from p1_i/p2_i: an int64 bound through double would round (0.5 in their type is 0). */
+#define PCT_CLAMP_P1 ((__typeof__(x))0.5 != 0 ? p1 : (__typeof__(x))ctx->p1_i)
+#define PCT_CLAMP_P2 ((__typeof__(x))0.5 != 0 ? p2 : (__typeof__(x))ctx->p2_i)
+#define PCT_CLAMP_LO ((ctx->has_p1 && (x < PCT_CLAMP_P1 || PCT_CLAMP_P1 != PCT_CLAMP_P1)) ? PCT_CLAMP_P1 : x)
+PCT_NUMS_PAIRED(PCT_EXT_DEFINE, clamp,
+                (ctx->has_p2 > 0 && (PCT_CLAMP_LO > PCT_CLAMP_P2 || PCT_CLAMP_P2 != PCT_CLAMP_P2)) ? PCT_CLAMP_P2 : PCT_CLAMP_LO,
+                0, 0)
 PCT_EXT_TABLE(clamp, PCT_NUMS_PAIRED)
 
 /* where: y if the condition (input 1, converted to C) holds, else z */
@@ -43,7 +48,7 @@ PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int)
 {
     pct_iter it;
     pct_iter_config cfg = {.out = c->out, .inplace = c->inplace, .ninputs = nin, .compute_dtype = compute_dtype,
-                           .out_dtype = -1, .int_to_float = int_to_float};
+                           .out_dtype = -1, .int_to_float = int_to_float, .check_overlap = true};
     for (int i = 0; i < nin; i++) cfg.inputs[i] = in[i];
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     pct_loop_fn loop = pick(it.compute_dtype);
@@ -102,9 +107,31 @@ PyObject *pct_cpu_clamp(pct_call *c)
         return NULL;
     }
     bool fl = pct_dtype_is_floating(dtype);
-    if (!lo->none) { ctx.has_p1 = 1; ctx.p1 = fl ? lo->s.d : (double)lo->s.i; }
-    if (!hi->none) { ctx.has_p2 = 1; ctx.p2 = fl ? hi->s.d : (double)hi->s.i; }
-    if (c->inplace) dtype = x->dtype;
+    if (!lo->none) {
+        if (!lo->s.from_tensor && pct_scalar_check_fits(&lo->s, dtype) < 0) return NULL; /* torch's Tensor overload: no check */
+        ctx.has_p1 = 1; ctx.p1 = fl ? lo->s.d : 0; ctx.p1_i = lo->s.i; /* integer loops read p1_i */
+    }
+    if (!hi->none) {
+        if (!hi->s.from_tensor && pct_scalar_check_fits(&hi->s, dtype) < 0) return NULL;
+        ctx.has_p2 = 1; ctx.p2 = fl ? hi->s.d : 0; ctx.p2_i = hi->s.i;
+    }
+    if (c->inplace) {
+        if (dtype != x->dtype && !pct_can_cast(dtype, x->dtype)) {
+            /* torch's clamp names the output type as C++ does (typeid) */
+            static const char *const cxx[PCT_NUM_DTYPES] = {
+                [PCT_BOOL] = "bool", [PCT_UINT8] = "unsigned char", [PCT_INT8] = "signed char", [PCT_INT16] = "short int",
+                [PCT_INT32] = "int", [PCT_INT64] = "long int", [PCT_FLOAT16] = "c10::Half",
+                [PCT_BFLOAT16] = "c10::BFloat16", [PCT_FLOAT32] = "float", [PCT_FLOAT64] = "double"};
+            PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+                         pct_dtype_cpp_name[dtype], cxx[x->dtype]);
+            return NULL;
+        }
+        dtype = x->dtype;
+    } else if (c->out && c->out->dtype != dtype) {
+        PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", pct_dtype_cpp_name[c->out->dtype],
+                     pct_dtype_cpp_name[dtype]);
+        return NULL;
+    }
     return pct_pw_run_ext(c, "clamp", clamp_loop, 1, &x, &ctx, dtype, false);
 }
 
@@ -148,17 +175,36 @@ static PyObject *addc(pct_call *c, bool is_div)
                                             "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
         return NULL;
     }
+    if (dtype != PCT_FLOAT16 && dtype != PCT_BFLOAT16 && pct_scalar_check_fits(v, dtype) < 0) return NULL;
     pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i};
     return pct_pw_run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
 }
 PyObject *pct_cpu_addcmul(pct_call *c) { return addc(c, false); }
 PyObject *pct_cpu_addcdiv(pct_call *c) { return addc(c, true); }
 
+int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor *in);
+
+/* out= of an op that is the identity for x's dtype: resized to x's shape (as any out=), then written */
+static PyObject *copy_to_out(pct_tensor *out, pct_tensor *x, bool check_overlap)
+{
+    if ((out->ndim != x->ndim || memcmp(out->sizes, x->sizes, sizeof(int64_t) * (size_t)x->ndim) != 0) &&
+        pct_tensor_resize_(out, x->ndim, x->sizes) < 0)
+        return NULL;
+    if ((check_overlap && pct_check_written_overlap(out, 1, &x) < 0) || pct_copy_(out, x) < 0) return NULL;
+    Py_INCREF(out);
+    return (PyObject *)out;
+}
+
 PyObject *pct_cpu_nan_to_num(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
+    if (c->out && !c->inplace && c->out->dtype != x->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "nan_to_num: dtype of out: %s should be same as input: %s",
+                     pct_dtype_cpp_name[c->out->dtype], pct_dtype_cpp_name[x->dtype]);
+        return NULL;
+    }
     if (!pct_dtype_is_floating(x->dtype)) {
-        if (c->out) { if (pct_copy_(c->out, x) < 0) return NULL; Py_INCREF(c->out); return (PyObject *)c->out; }
+        if (c->out) return copy_to_out(c->out, x, !c->inplace); /* torch: nan_to_num_ of ints is a no-op */
         return (PyObject *)pct_to_dtype(x, x->dtype, !c->inplace);
     }
     double big, lowest;
@@ -178,12 +224,13 @@ PyObject *pct_cpu_round(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     int64_t decimals = c->v[1].i;
+    if (c->out && !c->inplace && pct_pw_check_out_dtype(PCT_OP_neg, c->out, x) < 0) return NULL; /* as neg: same dtype */
     if (!pct_dtype_is_floating(x->dtype)) {
         if (decimals != 0) {
             PyErr_SetString(PyExc_RuntimeError, "round_cpu not implemented for integral types with decimals != 0");
             return NULL;
         }
-        if (c->out) { if (pct_copy_(c->out, x) < 0) return NULL; Py_INCREF(c->out); return (PyObject *)c->out; }
+        if (c->out) return copy_to_out(c->out, x, true);
         return (PyObject *)pct_to_dtype(x, x->dtype, !c->inplace);
     }
     pct_pw_ctx ctx = {0};

@@ -12,6 +12,7 @@ typedef struct pct_pw_ctx {
     double alpha_d;       /* the `alpha` / `value` Scalar for floating loops */
     int64_t alpha_i;      /* ... and for integral loops */
     double p1, p2;        /* extra parameters (clamp bounds, eps, ...) */
+    int64_t p1_i, p2_i;   /* ... as integers, where a loop needs them exact (int64 clamp bounds) */
     int has_p1, has_p2;
     int error;            /* set by a loop on a data-dependent error (see PCT_PW_ERR_*) */
 } pct_pw_ctx;
@@ -20,7 +21,6 @@ enum { PCT_PW_ERR_ZERO_DIVISION = 1 };
 
 static inline void pct_pw_fail(pct_pw_ctx *ctx, int code) { __atomic_store_n(&ctx->error, code, __ATOMIC_RELAXED); }
 
-#define pct_pw_sign(x) ((x) > 0 ? 1 : ((x) < 0 ? -1 : ((x) != (x) ? (x) : 0)))
 /* Integer helpers go through int64 functions selected by _Generic, so bool and unsigned
  * inputs never meet comparisons that -Wextra calls always-false. */
 static inline int64_t pct_pw_abs_i64(int64_t x) { return x < 0 ? (int64_t)(0 - (uint64_t)x) : x; }
@@ -32,7 +32,8 @@ static inline int64_t pct_pw_not_i64(int64_t x) { return !x; }
 #define pct_pw_abs_int(x) _Generic((x), bool: pct_pw_keep_i64, uint8_t: pct_pw_keep_i64, default: pct_pw_abs_i64)((int64_t)(x))
 #define pct_pw_sign_int(x) _Generic((x), bool: pct_pw_keep_i64, uint8_t: pct_pw_nonzero_i64, default: pct_pw_sign_i64)((int64_t)(x))
 #define pct_pw_bitnot(x) _Generic((x), bool: pct_pw_not_i64, default: pct_pw_bitnot_i64)((int64_t)(x))
-#define pct_pw_sign(x) ((x) > 0 ? 1 : ((x) < 0 ? -1 : ((x) != (x) ? (x) : 0)))
+/* torch: sign(nan) is 0 */
+#define pct_pw_sign(x) ((x) > 0 ? 1 : ((x) < 0 ? -1 : 0))
 #define pct_pw_nanmin(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : ((a) < (b) ? (a) : (b)))
 #define pct_pw_nanmax(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : ((a) > (b) ? (a) : (b)))
 /* Not inlined: GCC 12 miscompiles (ICE) a vectorized signbit on SSE2. */

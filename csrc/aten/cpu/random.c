@@ -178,19 +178,8 @@ static void plan_scatter(const rng_plan *p, plan_cursor *cur, char *dst, const c
     }
 }
 
-/* torch's has_internal_overlap == YES: a dimension of size > 1 with stride 0. */
-static int check_no_internal_overlap(const pct_tensor *t)
-{
-    for (int i = 0; i < t->ndim; i++) {
-        if (t->strides[i] == 0 && t->sizes[i] > 1) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "unsupported operation: more than one element of the written-to tensor refers to a single "
-                            "memory location. Please clone() the tensor before performing the operation.");
-            return -1;
-        }
-    }
-    return 0;
-}
+/* torch's has_internal_overlap == YES (an empty tensor never has it): Note [Written-tensor overlap]. */
+static int check_no_internal_overlap(const pct_tensor *t) { return pct_check_written_overlap(t, 0, NULL); }
 
 /* ---- jobs run under the generator lock ---- */
 
