@@ -12,7 +12,7 @@
  * view over it sees the move: only `data`, `allocator` and `shm_fd` change. A shared
  * storage is never resized (resizable = 0): other processes map exactly nbytes.
  */
-#define _GNU_SOURCE
+/* storage.h includes Python.h first, whose pyconfig.h defines _GNU_SOURCE (memfd_create) */
 #include "storage.h"
 #include <errno.h>
 #include <fcntl.h>
