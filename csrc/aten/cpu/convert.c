@@ -1,11 +1,11 @@
 /* convert.c: dtype/device conversion, copies and fills. */
-#include <math.h>
-#include "../op.h"
+#include "../op.h"  /* first: it includes Python.h, which must precede system headers */
 #include "../error.h"
 #include "../iter.h"
 #include "../../python/pyobjects.h"
 #include "fill.h"
 #include "factory.h"
+#include <math.h>
 
 static int check_cpu_device(const pct_value *dev)
 {
