@@ -14,7 +14,8 @@ from _harness import setup, thread_list
 TARGET = 0.7
 
 
-def gpt(m, vocab=256, block=64, embd=128, heads=4, layers=4, batch=8):
+def gpt(m, vocab=256, block=64, embd=128, heads=4, layers=4, batch=8, autocast=False):
+    """The train step; autocast=True runs the forward under bfloat16 autocast (bench_amp.py)."""
     nn, F = m.nn, m.nn.functional
 
     class Block(nn.Module):
@@ -56,7 +57,12 @@ def gpt(m, vocab=256, block=64, embd=128, heads=4, layers=4, batch=8):
 
     def run():
         opt.zero_grad()
-        model(idx, tgt).backward()
+        if autocast:
+            with m.autocast("cpu", dtype=m.bfloat16):
+                loss = model(idx, tgt)
+        else:
+            loss = model(idx, tgt)
+        loss.backward()
         m.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
     return run
