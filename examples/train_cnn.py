@@ -20,6 +20,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _framework import load_framework  # noqa: E402
+
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 CLASSES = ("horizontal stripes", "vertical stripes", "disk", "ring", "cross", "checkerboard")
 
@@ -115,11 +118,7 @@ def accuracy(torch, model, loader, device):
 def main(argv=None):
     wall0 = time.perf_counter()
     ap, args = parse_args(argv)
-    torch = importlib.import_module(args.framework)
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    if args.device.startswith("cuda") and not torch.cuda.is_available():
-        ap.error(f"--device {args.device}: {args.framework}.cuda.is_available() is False")
+    torch = load_framework(ap, args)
     DataLoader = torch.utils.data.DataLoader
 
     torch.manual_seed(args.seed)

@@ -19,7 +19,6 @@ have had; it keeps the checkpoint's model and training hyperparameters, --steps 
 import argparse
 import contextlib
 import glob
-import importlib
 import json
 import math
 import os
@@ -28,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _png import plot_curves  # noqa: E402
+from _framework import load_framework  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 # Options that define the run: on --resume they come from the checkpoint (a resumed run is the same run).
@@ -272,11 +272,7 @@ def generate(torch, model, prompt_ids, n, device, seed, temperature=0.8, top_k=2
 def main(argv=None):
     wall0 = time.perf_counter()
     ap, args = parse_args(argv)
-    torch = importlib.import_module(args.framework)
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    if args.device.startswith("cuda") and not torch.cuda.is_available():
-        ap.error(f"--device {args.device}: {args.framework}.cuda.is_available() is False")
+    torch = load_framework(ap, args)
     if args.autocast and not hasattr(torch, "autocast"):
         ap.error(f"--autocast {args.autocast}: {args.framework} has no torch.autocast yet; run without it")
 

@@ -169,3 +169,14 @@ def resource_tracker_pid():
     """The multiprocessing resource tracker (started for 'spawn'; it lives as long as we do)."""
     from multiprocessing import resource_tracker
     return getattr(resource_tracker._resource_tracker, "_pid", None)
+
+
+def flat(batch):
+    """A batch as nested python values (tensors as (dtype, shape, values)), comparable across frameworks."""
+    if hasattr(batch, "tolist") and hasattr(batch, "dtype"):
+        return (str(batch.dtype), tuple(batch.shape), batch.tolist())
+    if isinstance(batch, dict):
+        return {k: flat(v) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch).__name__, [flat(b) for b in batch]
+    return batch

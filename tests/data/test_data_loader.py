@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import requires_torch, torch
-from data_helpers import Samples, Squares
+from data_helpers import Samples, Squares, flat
 
 import pyctorch
 from pyctorch.utils.data import (DataLoader, Dataset, IterableDataset, RandomSampler, TensorDataset,
@@ -23,16 +23,6 @@ class Stream(IterableDataset):
             raise TypeError("no len")
         return self.n
 
-
-def flat(batch):
-    """A batch as nested python values (tensors as (dtype, shape, values))."""
-    if hasattr(batch, "tolist") and hasattr(batch, "dtype"):
-        return (str(batch.dtype), tuple(batch.shape), batch.tolist())
-    if isinstance(batch, dict):
-        return {k: flat(v) for k, v in batch.items()}
-    if isinstance(batch, (list, tuple)):
-        return type(batch).__name__, [flat(b) for b in batch]
-    return batch
 
 
 def test_batches_by_hand():

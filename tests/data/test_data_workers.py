@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import requires_torch, torch
-from data_helpers import (KillSelfAt, RaiseAt, RaiseTwoArg, RandomAugment, Samples, Sleepy, Squares, child_pids,
+from data_helpers import (flat, KillSelfAt, RaiseAt, RaiseTwoArg, RandomAugment, Samples, Sleepy, Squares, child_pids,
                           our_shm_entries, resource_tracker_pid, shared_mappings)
 
 import pyctorch
@@ -19,15 +19,6 @@ from pyctorch.utils.data import DataLoader, IterableDataset, TensorDataset, get_
 # the machine may have fewer CPUs than some tests start workers
 pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create")
 
-
-def flat(batch):
-    if hasattr(batch, "tolist") and hasattr(batch, "dtype"):
-        return (str(batch.dtype), tuple(batch.shape), batch.tolist())
-    if isinstance(batch, dict):
-        return {k: flat(v) for k, v in batch.items()}
-    if isinstance(batch, (list, tuple)):
-        return type(batch).__name__, [flat(b) for b in batch]
-    return batch
 
 
 class Sharded(IterableDataset):
