@@ -35,7 +35,7 @@
 #include "../iter.h"
 #include "blas.h"
 #include "attention_rows.h"
-#include "attention_gemm.h"
+#include "gemm_f32.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +108,7 @@ static inline void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, d
 static inline void mm_f32(const attn_args *a, bool ta, int64_t m, int64_t n, int64_t k, float alpha, const float *x,
                           int64_t ldx, const float *y, int64_t ldy, float beta, float *c, int64_t ldc, int *failed)
 {
-    if (a->mk) pct_attn_sgemm(m, n, k, alpha, x, ta ? 1 : ldx, ta ? ldx : 1, y, ldy, beta, c, ldc);
+    if (a->mk) pct_sgemm_small(m, n, k, alpha, x, ta ? 1 : ldx, ta ? ldx : 1, y, ldy, beta, c, ldc);
     else gemm_f32(ta, false, m, n, k, alpha, x, ldx, y, ldy, beta, c, ldc, failed);
 }
 
@@ -376,7 +376,7 @@ static void tile_sizes(attn_args *a, bool backward, int dtype)
     a->bk = backward ? 128 : 256;
     if (a->bq > a->tq) a->bq = a->tq > 0 ? a->tq : 1;
     if (a->bk > a->tk) a->bk = a->tk > 0 ? a->tk : 1;
-    a->mk = dtype == PCT_FLOAT32 && pct_attn_sgemm_available();
+    a->mk = dtype == PCT_FLOAT32 && pct_sgemm_small_available();
     a->nkb = (a->tk + a->bk - 1) / a->bk;
     a->ldp = a->bk + 16;
 }

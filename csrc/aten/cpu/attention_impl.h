@@ -5,7 +5,7 @@
  *   GEMM      a function gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, failed)
  *             computing C = alpha op(A) op(B) + beta C on row-major SC matrices (BLAS)
  *   MM        mm(args, ta, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, failed): the same with
- *             op(B) = B, through the micro-kernel where args->mk (attention_gemm.h)
+ *             op(B) = B, through the micro-kernel where args->mk (gemm_f32.h)
  *   ROW_MAX, ROW_EXP_SUM, ROW_DS  the row loops (see attention_rows.h)
  * See Note [Flash attention on the CPU] in attention.c for the algorithm. */
 

@@ -20,6 +20,7 @@
 #include "../error.h"
 #include "pointwise.h"
 #include "gemm_lowp.h"
+#include "gemm_f32.h"
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -486,6 +487,18 @@ static int blas_gemm(const gemm_one_args *g, int nt)
                 : blas_gemv(dbl, true, k, n, alpha, b, ldb, a, acs, beta, g->beta.zero, g->c, g->ccs, nt);
         free(bbuf);
         return rc;
+    }
+
+    if (!dbl && pct_gemm_f32_available()) { /* Note [float32 GEMM] in gemm_f32.c */
+        const float fa = (float)alpha, fb = (float)beta;
+        const float *fa_ = (const float *)a, *fb_ = (const float *)b;
+        /* a column-major C is computed as C^T = B^T A^T so that tiles store rows */
+        rc = g->ccs != 1 && g->crs == 1
+                 ? pct_gemm_f32_native(n, m, k, fa, fb, g->beta.zero, fb_, bcs, brs, fa_, acs, ars, (float *)g->c,
+                                       g->ccs, g->crs, nt)
+                 : pct_gemm_f32_native(m, n, k, fa, fb, g->beta.zero, fa_, ars, acs, fb_, brs, bcs, (float *)g->c,
+                                       g->crs, g->ccs, nt);
+        if (rc <= 0) return rc;
     }
 
     /* orient by C: a column-major C is computed as C^T = B^T A^T */

@@ -3,23 +3,19 @@
  *
  * Note [bfloat16 GEMM]
  * vdpbf16ps multiplies 32 bfloat16 pairs and adds each pair's two products into one of 16
- * float32 lanes, so K is consumed two at a time. Both operands are packed once:
- *   A into panels of MR rows: for each pair q of K, the MR 32-bit words (A[i][2q], A[i][2q+1]),
- *     which the micro-kernel broadcasts;
- *   B into panels of NR columns: for each pair q, NR words (B[2q][j], B[2q+1][j]), four
- *     zmm registers of 16 columns;
- * an odd K and the ragged edges are padded with zeros. The MR x NR = 6 x 64 micro-kernel
- * keeps 24 float32 accumulators over all of K (no C round trips: one rounding to
- * bfloat16 at the end, as torch's oneDNN path does), reading its B panel from L2 and its A
- * panel from L1; 1.5 KB of results go out through an L1 buffer that the epilogue scales, adds
- * beta * C to and rounds. Threads take blocks of tiles one at a time (see run_blocks; results
- * do not depend on the thread count). Runtime dispatch: the kernel is
- * compiled with target attributes and used only when the CPU reports AVX512-BF16
- * (never -march=native); elsewhere blas.c widens to float32 around sgemm.
+ * float32 lanes, so K is consumed two at a time: a packed step (Note [Packed GEMM] in
+ * gemm_packed.h, whose driver runs this kernel) is the pair (X[2q], X[2q+1]) as one 32-bit
+ * word, which the micro-kernel broadcasts for A and loads 16 at a time for B. The MR x NR =
+ * 6 x 64 micro-kernel keeps 24 float32 accumulators over all of K (K is never sliced: one
+ * rounding to bfloat16 at the end, as torch's oneDNN path does), reading its B panel from L2
+ * and its A panel from L1; on Zen 5 slicing K so a B panel's slice stays in L1 measured
+ * 5-15% slower. The epilogue scales the tile, adds beta * C and rounds. Runtime dispatch:
+ * the kernel is compiled with target attributes and used only when the CPU reports
+ * AVX512-BF16 (never -march=native); elsewhere blas.c widens to float32 around sgemm.
  * PYCTORCH_NO_BF16_GEMM=1 forces the widening path (tests use it). */
 #include "gemm_lowp.h"
+#include "gemm_packed.h"
 #include "../dtype.h"
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -30,8 +26,8 @@
 #include <immintrin.h>
 #endif
 
-#define MR 6
-#define NR 64
+#define MR PCT_GEMM_MR
+#define NR PCT_GEMM_NR
 #define LOWP_GRAIN 32768
 
 #ifdef _OPENMP
@@ -40,83 +36,19 @@
 #define LOWP_OMP(x)
 #endif
 
-/* ---- CPU features ---- */
+static int features(void) { return pct_cpu_features(); }
 
-static int cpu_flags = -1; /* bit 0: AVX-512 F/BW/VL, bit 1: AVX512-BF16 (benign race: same value) */
-
-static int features(void)
+bool pct_gemm_bf16_available(void)
 {
-    int f = cpu_flags;
-    if (f >= 0) return f;
-    f = 0;
-#ifdef PCT_LOWP_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-        f |= 1;
-        const char *off = getenv("PYCTORCH_NO_BF16_GEMM");
-        if (__builtin_cpu_supports("avx512bf16") && !(off && *off && strcmp(off, "0") != 0)) f |= 2;
+    static int off = -1; /* PYCTORCH_NO_BF16_GEMM, read once */
+    if (off < 0) {
+        const char *e = getenv("PYCTORCH_NO_BF16_GEMM");
+        off = e && *e && strcmp(e, "0") != 0;
     }
-#endif
-    cpu_flags = f;
-    return f;
+    return !off && (features() & PCT_CPU_AVX512_BF16) != 0;
 }
-
-bool pct_gemm_bf16_available(void) { return (features() & 2) != 0; }
 
 #ifdef PCT_LOWP_X86 /* packing and the kernel: x86-64 builds with AVX-512 code only */
-
-/* ---- packing ---- */
-
-/* Note [Packing buffers]
- * The packed copies of A and B live in per-thread buffers that are kept between calls (up to
- * KEEP_BYTES each; larger ones are freed after the call): a fresh allocation of megabytes is a
- * fresh mmap whose page faults cost as much as the packing itself. */
-#define KEEP_BYTES ((size_t)16 << 20)
-typedef struct pack_bufs { void *ptr[2]; size_t cap[2]; } pack_bufs;
-static pthread_key_t bufs_key;
-static pthread_once_t bufs_once = PTHREAD_ONCE_INIT;
-static int bufs_key_ok;
-
-static void bufs_free(void *p)
-{
-    pack_bufs *b = p;
-    free(b->ptr[0]);
-    free(b->ptr[1]);
-    free(b);
-}
-static void bufs_init(void) { bufs_key_ok = pthread_key_create(&bufs_key, bufs_free) == 0; }
-
-/* The calling thread's buffer `which` (0: A, 1: B) of at least `bytes`, or NULL. */
-static void *pack_buffer(int which, size_t bytes)
-{
-    pthread_once(&bufs_once, bufs_init);
-    if (!bufs_key_ok) return NULL;
-    pack_bufs *b = pthread_getspecific(bufs_key);
-    if (!b) {
-        if (!(b = calloc(1, sizeof *b))) return NULL;
-        if (pthread_setspecific(bufs_key, b) != 0) { free(b); return NULL; }
-    }
-    bytes = (bytes + 63) & ~(size_t)63;
-    if (bytes == 0) bytes = 64;
-    if (b->cap[which] < bytes) {
-        free(b->ptr[which]);
-        b->ptr[which] = aligned_alloc(64, bytes);
-        b->cap[which] = b->ptr[which] ? bytes : 0;
-    }
-    return b->ptr[which];
-}
-
-/* Buffers above KEEP_BYTES are not kept. */
-static void release_buffers(void)
-{
-    pack_bufs *b = bufs_key_ok ? pthread_getspecific(bufs_key) : NULL;
-    for (int i = 0; b && i < 2; i++)
-        if (b->cap[i] > KEEP_BYTES) {
-            free(b->ptr[i]);
-            b->ptr[i] = NULL;
-            b->cap[i] = 0;
-        }
-}
 
 static inline uint32_t pair_at(const uint16_t *p, int64_t k, int64_t q, int64_t stride)
 {
@@ -125,9 +57,10 @@ static inline uint32_t pair_at(const uint16_t *p, int64_t k, int64_t q, int64_t 
     return lo | hi << 16;
 }
 
-/* rows (<= MR) rows of A, all of K, as one MR-row panel */
-static void pack_a(uint32_t *restrict dst, const uint16_t *a, int64_t rows, int64_t k, int64_t ars, int64_t acs)
+/* rows (<= MR) rows of A, k deep, as one MR-row panel */
+static void pack_a(uint32_t *restrict dst, const char *a_, int64_t rows, int64_t k, int64_t ars, int64_t acs)
 {
+    const uint16_t *a = (const uint16_t *)a_;
     const int64_t kp = (k + 1) / 2;
     for (int64_t r = 0; r < MR; r++) {
         if (r >= rows) {
@@ -144,47 +77,10 @@ static void pack_a(uint32_t *restrict dst, const uint16_t *a, int64_t rows, int6
     }
 }
 
-/* Full 16 x 16 word blocks of the transposed-B panel: dst[q * NR + j] = word q of column j, for
- * the first (full / 16) * 16 pairs; returns how many pairs it did. */
-__attribute__((target("avx512f"))) static int64_t pack_bt_avx512(uint32_t *restrict dst, const uint16_t *b,
-                                                                 int64_t full, int64_t bcs)
+/* cols (<= NR) columns of B, k deep, as one NR-column panel */
+static void pack_b(uint32_t *restrict dst, const char *b_, int64_t cols, int64_t k, int64_t brs, int64_t bcs)
 {
-    const int64_t done = full / 16 * 16;
-    for (int64_t q0 = 0; q0 < done; q0 += 16)
-        for (int64_t j0 = 0; j0 < NR; j0 += 16) {
-            __m512i r[16], t[16];
-            for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_si512(b + (j0 + i) * bcs + 2 * q0);
-            /* 16 x 16 transpose of 32-bit words: 32-bit, 64-bit, then 128-bit lane interleaves */
-            for (int i = 0; i < 16; i += 2) {
-                t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-                t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-            }
-            for (int i = 0; i < 16; i += 4) {
-                r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-                r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-                r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-                r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-            }
-            for (int i = 0; i < 4; i++) {
-                t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
-                t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xdd);
-                t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
-                t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xdd);
-            }
-            for (int i = 0; i < 4; i++) {
-                r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
-                r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xdd);
-                r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
-                r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xdd);
-            }
-            for (int i = 0; i < 16; i++) _mm512_storeu_si512(dst + (q0 + i) * NR + j0, r[i]);
-        }
-    return done;
-}
-
-/* cols (<= NR) columns of B, all of K, as one NR-column panel */
-static void pack_b(uint32_t *restrict dst, const uint16_t *b, int64_t cols, int64_t k, int64_t brs, int64_t bcs)
-{
+    const uint16_t *b = (const uint16_t *)b_;
     const int64_t kp = (k + 1) / 2;
     if (bcs == 1) { /* rows of B contiguous: interleave two rows */
         for (int64_t q = 0; q < kp; q++) {
@@ -204,7 +100,10 @@ static void pack_b(uint32_t *restrict dst, const uint16_t *b, int64_t cols, int6
          * (16 x NR words) and the cache lines it reads stay in L1 */
         const int64_t full = k / 2;
         int64_t q0 = 0;
-        if (cols == NR && (features() & 1)) q0 = pack_bt_avx512(dst, b, full, bcs);
+        if (cols == NR && (features() & PCT_CPU_AVX512)) {
+            pct_gemm_transpose_words(dst, b_, bcs * 2, 0, full / 16);
+            q0 = full / 16 * 16;
+        }
         for (; q0 < kp; q0 += 16) {
             const int64_t q1 = q0 + 16 < kp ? q0 + 16 : kp;
             for (int64_t j = 0; j < NR; j++) {
@@ -268,73 +167,18 @@ BF_TARGET static void ukernel(int64_t kp, const uint32_t *restrict a, const uint
 #undef BF_STORE
 }
 
-/* C(rows, cols) = alpha * tile + beta * C, rounded to bfloat16 */
-BF_TARGET static void store_tile(const float *tile, int64_t rows, int64_t cols, float alpha, float beta,
-                                 bool beta_zero, uint16_t *c, int64_t crs, int64_t ccs)
+/* C = alpha * tile + beta * C, rounded to bfloat16 */
+BF_TARGET static inline __m512 bf16_load16(__mmask16 mask, const uint16_t *p)
 {
-    if (ccs != 1) {
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t j = 0; j < cols; j++) {
-                uint16_t *p = c + r * crs + j * ccs;
-                float v = alpha * tile[r * NR + j];
-                if (!beta_zero) v += beta * pct_bf16_to_float(*p);
-                *p = pct_float_to_bf16(v);
-            }
-        return;
-    }
-    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    for (int64_t r = 0; r < rows; r++) {
-        uint16_t *crow = c + r * crs;
-        for (int64_t j0 = 0; j0 < cols; j0 += 16) {
-            const __mmask16 mask = cols - j0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (cols - j0)) - 1);
-            __m512 x = _mm512_loadu_ps(tile + r * NR + j0);
-            if (alpha != 1.0f) x = _mm512_mul_ps(x, va);
-            if (!beta_zero) {
-                __m256i old = _mm256_maskz_loadu_epi16(mask, crow + j0);
-                __m512 of = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(old), 16));
-                x = _mm512_fmadd_ps(of, vb, x);
-            }
-            __m256bh h = _mm512_cvtneps_pbh(x);
-            _mm256_mask_storeu_epi16(crow + j0, mask, (__m256i)h);
-        }
-    }
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
 }
-
-/* Blocking (Note [bfloat16 GEMM]): work goes by blocks of MC_PANELS row panels by NC_PANELS
- * column panels (their A and B panels fit in L2 together), column panel outermost inside a block
- * so one B panel serves all the block's row panels. The micro-kernel runs over all of K: on Zen 5
- * slicing K so a B panel's slice stays in L1 (64..256 pairs, partial sums in an L2 workspace)
- * measured 5-15% slower than streaming whole panels from L2. */
-#define MC_PANELS 16
-#define NC_PANELS 8
-
-typedef struct bf_job {
-    int64_t m, n, kp, mp, np;
-    const uint32_t *ap, *bp;
-    float alpha, beta;
-    bool beta_zero;
-    uint16_t *c;
-    int64_t crs, ccs;
-} bf_job;
-
-/* blocks [b0, b1) (column blocks outermost) */
-static void run_blocks(const bf_job *J, int64_t b0, int64_t b1)
+BF_TARGET static inline void bf16_store16(__mmask16 mask, uint16_t *p, __m512 x)
 {
-    float tile[MR * NR] __attribute__((aligned(64)));
-    const int64_t mblocks = (J->mp + MC_PANELS - 1) / MC_PANELS;
-    for (int64_t blk = b0; blk < b1; blk++) {
-        const int64_t jb = blk / mblocks, ib = blk % mblocks;
-        const int64_t jp0 = jb * NC_PANELS, jp1 = jp0 + NC_PANELS < J->np ? jp0 + NC_PANELS : J->np;
-        const int64_t ip0 = ib * MC_PANELS, ip1 = ip0 + MC_PANELS < J->mp ? ip0 + MC_PANELS : J->mp;
-        for (int64_t jp = jp0; jp < jp1; jp++)
-            for (int64_t ip = ip0; ip < ip1; ip++) {
-                const int64_t i0 = ip * MR, j0 = jp * NR;
-                ukernel(J->kp, J->ap + ip * MR * J->kp, J->bp + jp * NR * J->kp, tile);
-                store_tile(tile, J->m - i0 < MR ? J->m - i0 : MR, J->n - j0 < NR ? J->n - j0 : NR, J->alpha, J->beta,
-                           J->beta_zero, J->c + i0 * J->crs + j0 * J->ccs, J->crs, J->ccs);
-            }
-    }
+    _mm256_mask_storeu_epi16(p, mask, (__m256i)_mm512_cvtneps_pbh(x));
 }
+PCT_GEMM_DEFINE_STORE(store_tile, BF_TARGET, uint16_t, bf16_load16, bf16_store16, pct_bf16_to_float, pct_float_to_bf16)
+
+static const pct_gemm_kernel bf16_kernel = {2, 2, 2, 0, pack_a, pack_b, ukernel, store_tile, NULL};
 #endif /* PCT_LOWP_X86 */
 
 int pct_gemm_bf16_native(int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero,
@@ -342,35 +186,10 @@ int pct_gemm_bf16_native(int64_t m, int64_t n, int64_t k, float alpha, float bet
                          uint16_t *c, int64_t crs, int64_t ccs, int nt)
 {
 #ifdef PCT_LOWP_X86
-    if (!(features() & 2) || m <= 0 || n <= 0 || k <= 0) return 1;
-    const int64_t kp = (k + 1) / 2, mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR;
-    uint32_t *ap = pack_buffer(0, (size_t)(mp * MR * kp * 4)), *bp = pack_buffer(1, (size_t)(np * NR * kp * 4));
-    if (!ap || !bp) return -1;
-    const bf_job J = {m, n, kp, mp, np, ap, bp, alpha, beta, beta_zero, c, crs, ccs};
-    const int64_t blocks = ((mp + MC_PANELS - 1) / MC_PANELS) * ((np + NC_PANELS - 1) / NC_PANELS);
-    if (nt > 1 && m * n * k > LOWP_GRAIN * 8) {
-LOWP_OMP(omp parallel num_threads(nt))
-        {
-LOWP_OMP(omp for schedule(dynamic, 8))
-            for (int64_t ip = 0; ip < mp; ip++)
-                pack_a(ap + ip * MR * kp, a + ip * MR * ars, m - ip * MR < MR ? m - ip * MR : MR, k, ars, acs);
-LOWP_OMP(omp for schedule(dynamic, 2))
-            for (int64_t jp = 0; jp < np; jp++)
-                pack_b(bp + jp * NR * kp, b + jp * NR * bcs, n - jp * NR < NR ? n - jp * NR : NR, k, brs, bcs);
-            /* blocks handed out one at a time: a thread the OS preempts (cores shared with other
-             * processes) delays one block, not a fixed share of the product */
-LOWP_OMP(omp for schedule(dynamic, 1))
-            for (int64_t blk = 0; blk < blocks; blk++) run_blocks(&J, blk, blk + 1);
-        }
-    } else {
-        for (int64_t ip = 0; ip < mp; ip++)
-            pack_a(ap + ip * MR * kp, a + ip * MR * ars, m - ip * MR < MR ? m - ip * MR : MR, k, ars, acs);
-        for (int64_t jp = 0; jp < np; jp++)
-            pack_b(bp + jp * NR * kp, b + jp * NR * bcs, n - jp * NR < NR ? n - jp * NR : NR, k, brs, bcs);
-        run_blocks(&J, 0, blocks);
-    }
-    release_buffers();
-    return 0;
+    if (!pct_gemm_bf16_available() || m <= 0 || n <= 0 || k <= 0) return 1;
+    const pct_gemm_problem p = {m, n, k, alpha, beta, beta_zero, (const char *)a, (const char *)b, (char *)c,
+                                ars, acs, brs, bcs, crs, ccs};
+    return pct_gemm_packed(&bf16_kernel, &p, nt);
 #else
     (void)m; (void)n; (void)k; (void)alpha; (void)beta; (void)beta_zero; (void)a; (void)ars; (void)acs;
     (void)b; (void)brs; (void)bcs; (void)c; (void)crs; (void)ccs; (void)nt;
@@ -414,7 +233,7 @@ __attribute__((target("avx512f"))) static void row_to_half_avx512(uint16_t *d, c
 static void row_to_f32(float *d, const uint16_t *s, int64_t n, int64_t cs, bool half)
 {
 #ifdef PCT_LOWP_X86
-    if (cs == 1 && (features() & 1)) { row_to_f32_avx512(d, s, n, half); return; }
+    if (cs == 1 && (features() & PCT_CPU_AVX512)) { row_to_f32_avx512(d, s, n, half); return; }
 #endif
     for (int64_t j = 0; j < n; j++) d[j] = half ? pct_half_to_float(s[j * cs]) : pct_bf16_to_float(s[j * cs]);
 }
@@ -423,8 +242,8 @@ static void row_from_f32(uint16_t *d, const float *s, int64_t n, int64_t cs, boo
 {
 #ifdef PCT_LOWP_X86
     if (cs == 1) {
-        if (half && (features() & 1)) { row_to_half_avx512(d, s, n); return; }
-        if (!half && (features() & 2)) { row_to_bf16_native(d, s, n); return; }
+        if (half && (features() & PCT_CPU_AVX512)) { row_to_half_avx512(d, s, n); return; }
+        if (!half && (features() & PCT_CPU_AVX512_BF16)) { row_to_bf16_native(d, s, n); return; }
     }
 #endif
     for (int64_t j = 0; j < n; j++) d[j * cs] = half ? pct_float_to_half(s[j]) : pct_float_to_bf16(s[j]);
