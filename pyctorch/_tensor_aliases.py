@@ -1,9 +1,6 @@
 """Tensor methods torch code calls that pyctorch spells differently or has only as functions."""
 from . import _C
-from .functional import allclose, isclose
-
-_RENAMES = {"absolute": "abs", "absolute_": "abs_", "negative": "neg", "negative_": "neg_", "greater": "gt",
-            "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne"}
+from .functional import _RENAMES, allclose, isclose
 
 
 def __format__(self, format_spec):
@@ -33,8 +30,33 @@ def clamp_max(self, max):
     return self.clamp(max=max)
 
 
-_methods = {k: _C.Tensor.__dict__[v] for k, v in _RENAMES.items()}
+def _check_new_device(device):
+    if device is not None and _C.device(device).type != "cpu":
+        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {_C.device(device).type} was passed")
+
+
+def new(self, *args, device=None):
+    """The legacy constructor: new() is empty, new(*sizes) / new(torch.Size) uninitialized, new(tensor) an
+    alias of a tensor of the same dtype, new(data) a copy of the data; always self's dtype."""
+    _check_new_device(device)
+    if not args:
+        return _C.empty(0, dtype=self.dtype)
+    if len(args) == 1 and isinstance(args[0], _C.Tensor):
+        other = args[0]
+        if other.dtype != self.dtype:
+            raise TypeError(f"expected {self.dtype} (got {other.dtype})")
+        return other.view(other.shape)
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
+            len(args) == 1 and isinstance(args[0], _C.Size)):
+        return _C.empty(*args, dtype=self.dtype)
+    if len(args) == 1:
+        return _C.tensor(args[0], dtype=self.dtype)
+    raise TypeError(f"new() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}")
+
+
+_methods = {k + inplace: _C.Tensor.__dict__[v + inplace] for k, v in _RENAMES.items() for inplace in ("", "_")
+            if v + inplace in _C.Tensor.__dict__}
 _methods.update(isclose=isclose, allclose=allclose, equal=equal, where=where, ravel=ravel, clamp_min=clamp_min,
-                clamp_max=clamp_max)
+                clamp_max=clamp_max, new=new)
 _C._add_tensor_methods({k: v for k, v in _methods.items() if not hasattr(_C.Tensor, k)})
 _C._add_tensor_methods({"__format__": __format__})

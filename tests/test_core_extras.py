@@ -92,3 +92,71 @@ def test_openblas_kernel_choice(monkeypatch):
         env.select_openblas_kernels()
         import os
         assert os.environ.get("OPENBLAS_CORETYPE") == expected, (environ, info)
+
+
+# ---- NumPy scalars in tensor() / as_tensor(), Tensor.new, second names of operators ----
+
+NP_SCALAR_DATA = ["np.float64(2.5)", "[np.float64(1)]", "[np.int16(1), np.int16(2)]", "[np.int16(1), 2]",
+                  "[np.float16(1), 2.0]", "[np.uint8(1), np.int8(2)]", "np.bool_(1)", "[np.float32(1), np.float64(2)]",
+                  "[1, np.float32(2)]", "[True, np.int8(2)]", "np.int32(7)", "[np.float16(1), np.int64(2)]",
+                  "[[np.float64(1)], [2.5]]", "[True, 2]", "[1.5, 2]"]
+
+
+def _np_scalar_results(m):
+    out = []
+    for text in NP_SCALAR_DATA:
+        for make in (m.tensor, m.as_tensor):
+            x = make(eval(text))
+            out.append((text, str(x.dtype).split(".")[-1], x.tolist()))
+    return out
+
+
+def test_numpy_scalars_keep_their_dtype():
+    got = {(t, d) for t, d, _ in _np_scalar_results(P)}
+    assert ("np.int32(7)", "int32") in got and ("[np.int16(1), 2]", "int64") in got
+    assert ("[np.float16(1), 2.0]", "float32") in got and ("[np.float64(1)]", "float64") in got
+
+
+@requires_torch
+def test_numpy_scalars_match_torch():
+    assert _np_scalar_results(P) == _np_scalar_results(T)
+
+
+def _new_results(m):
+    y = m.tensor([1., 2.], dtype=m.float64)
+    a = y.new(2, 3)
+    b = y.new(m.Size([4]))
+    c = y.new([1, 2])
+    d = y.new((2, 3))
+    e = y.new(y)
+    return [(tuple(a.shape), str(a.dtype)), (tuple(b.shape), str(b.dtype)), (c.tolist(), str(c.dtype)),
+            (d.tolist(), str(d.dtype)), e.data_ptr() == y.data_ptr(), tuple(y.new().shape)]
+
+
+def test_tensor_new():
+    assert _new_results(P)[2] == ([1.0, 2.0], "torch.float64")
+    with pytest.raises(TypeError):
+        P.ones(2).new(P.ones(2, dtype=P.int64))
+
+
+@requires_torch
+def test_tensor_new_matches_torch():
+    assert _new_results(P) == _new_results(T)
+
+
+@requires_torch
+@pytest.mark.parametrize("name", ["sgn", "absolute", "negative", "greater", "greater_equal", "less", "less_equal",
+                                  "not_equal", "arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh", "fix"])
+def test_second_names_match_torch(name):
+    x = np.array([-1.5, -0.25, 0.0, 0.5, 1.0, 3.0], np.float32)
+    binary = name in ("greater", "greater_equal", "less", "less_equal", "not_equal")
+    outs = []
+    for m in (P, T):
+        t = m.tensor(x)
+        args = (t, 0.5) if binary else (t,)
+        r = [getattr(m, name)(*args), getattr(t, name)(*args[1:])]
+        if hasattr(m.Tensor, name + "_") and not binary:
+            r.append(getattr(t.clone(), name + "_")())
+        outs.append([v.tolist() for v in r])
+    np.testing.assert_allclose(np.array(outs[0], dtype=np.float64), np.array(outs[1], dtype=np.float64), equal_nan=True,
+                               rtol=1e-6)

@@ -46,6 +46,18 @@ static int dtype_from_numpy(int typenum)
     }
 }
 
+int pct_numpy_scalar_dtype(PyObject *o)
+{
+    if (PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o)) return -1;
+    if (!numpy_ready && !pct_numpy_is_array(o)) return -1; /* numpy not loaded: not a numpy scalar */
+    if (!PyArray_IsScalar(o, Generic)) return -1;
+    PyArray_Descr *d = PyArray_DescrFromScalar(o);
+    if (!d) { PyErr_Clear(); return -1; }
+    const int r = dtype_from_numpy(d->type_num);
+    Py_DECREF(d);
+    return r;
+}
+
 static int numpy_from_dtype(int dtype)
 {
     static const int map[PCT_NUM_DTYPES] = {NPY_BOOL, NPY_UINT8, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64,

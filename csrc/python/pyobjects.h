@@ -75,6 +75,9 @@ PyObject *pct_tensor_from_data(PyObject *data, int dtype, bool copy_always);
 PyObject *pct_py_from_numpy(PyObject *self, PyObject *arr);
 PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs);
 int pct_numpy_is_array(PyObject *o);
+/* The dtype of a NumPy scalar (np.int16(3) -> int16), or -1 for anything else (Python numbers
+ * included) and for NumPy types pyctorch has no dtype for. Never raises. */
+int pct_numpy_scalar_dtype(PyObject *o);
 PyObject *pct_from_numpy_impl(PyObject *arr, bool copy);
 PyObject *pct_tensor_tolist(PyObject *self, PyObject *unused);
 PyObject *pct_tensor_item(PyObject *self, PyObject *unused);

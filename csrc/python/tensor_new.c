@@ -17,15 +17,14 @@ static int infer(PyObject *o, int depth, int64_t *shape, int *ndim, int *dtype)
         *dtype = pct_promote_types(*dtype == KIND_NONE ? PCT_DTYPE_UNDEFINED : *dtype, t->dtype);
         return 0;
     }
-    if (PyBool_Check(o)) { *ndim = depth; if (*dtype == KIND_NONE) *dtype = PCT_BOOL; return 0; }
-    if (PyLong_Check(o)) {
+    /* a scalar's own dtype (a NumPy scalar keeps its dtype: np.float64 before float, of which it
+     * is a subclass), promoted with the others' as torch does */
+    int scalar_dtype = pct_numpy_scalar_dtype(o);
+    if (scalar_dtype < 0)
+        scalar_dtype = PyBool_Check(o) ? PCT_BOOL : PyLong_Check(o) ? PCT_INT64 : PyFloat_Check(o) ? pct_default_dtype : -1;
+    if (scalar_dtype >= 0) {
         *ndim = depth;
-        if (*dtype == KIND_NONE || *dtype == PCT_BOOL) *dtype = PCT_INT64;
-        return 0;
-    }
-    if (PyFloat_Check(o)) {
-        *ndim = depth;
-        if (*dtype == KIND_NONE || !pct_dtype_is_floating(*dtype)) *dtype = pct_default_dtype;
+        *dtype = *dtype == KIND_NONE ? scalar_dtype : pct_promote_types(*dtype, scalar_dtype);
         return 0;
     }
     if (PyUnicode_Check(o) || PyBytes_Check(o) || !PySequence_Check(o)) {
