@@ -160,3 +160,29 @@ def test_second_names_match_torch(name):
         outs.append([v.tolist() for v in r])
     np.testing.assert_allclose(np.array(outs[0], dtype=np.float64), np.array(outs[1], dtype=np.float64), equal_nan=True,
                                rtol=1e-6)
+
+
+# ---- outputs larger than the last-level cache (Note [Streaming stores] in iter.c) ----
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_outputs_written_around_the_cache(threads):
+    """Outputs of 36 MB and more go through non-temporal stores: misaligned starts, odd lengths, in-place
+    ops, conversions, broadcasting and 2 threads give the same values as numpy."""
+    old = P.get_num_threads()
+    P.set_num_threads(threads)
+    try:
+        n = (9 << 20) + 5
+        a, b = np.random.RandomState(0).randn(2, n).astype(np.float32)
+        A, B = P.from_numpy(a), P.from_numpy(b)
+        np.testing.assert_array_equal((A + B).numpy(), a + b)
+        out = P.empty(n + 3)[3:]  # 12 bytes past a 64-byte boundary
+        P.mul(A, B, out=out)
+        np.testing.assert_array_equal(out.numpy(), a * b)
+        x = A.clone()
+        x.sub_(B)
+        np.testing.assert_array_equal(x.numpy(), a - b)
+        np.testing.assert_array_equal(A.to(P.float64).numpy(), a.astype(np.float64))
+        rows = P.from_numpy(a[: 3 << 20].reshape(3, -1))
+        np.testing.assert_array_equal((rows * B[: rows.shape[1]]).numpy(), a[: 3 << 20].reshape(3, -1) * b[: rows.shape[1]])
+    finally:
+        P.set_num_threads(old)

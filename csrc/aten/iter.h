@@ -42,6 +42,9 @@ typedef struct pct_iter {
     pct_tensor *result;       /* the tensor handed back to the caller */
     int ndim;
     int64_t numel;
+    bool stream_output;       /* set by the caller after building: the loop only writes operand 0, never
+                                 reads it, so a large output may be written around the caches (Note
+                                 [Streaming stores] in iter.c). Zeroed by pct_iter_build. */
     int64_t shape[PCT_MAX_DIMS];
     /* byte strides, dim-major: strides[d][k] is operand k's stride in dim d */
     int64_t strides[PCT_MAX_DIMS][PCT_ITER_MAX_OPERANDS];

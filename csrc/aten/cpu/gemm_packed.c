@@ -216,12 +216,14 @@ int pct_gemm_packed(const pct_gemm_kernel *K, const pct_gemm_problem *p, int nt)
         /* with A read in place only a ragged last row panel is packed */
         const int64_t ip0 = in_place ? p->m / MR : 0;
         if (threaded) {
+            const int64_t na = mp - ip0; /* A panels to pack; then the B panels, in one loop (one barrier) */
 PACKED_OMP(omp parallel num_threads(nt))
             {
-PACKED_OMP(omp for schedule(dynamic, 8))
-                for (int64_t ip = ip0; ip < mp; ip++) pack_panels_a(&J, p, a, k, ip);
 PACKED_OMP(omp for schedule(dynamic, 2))
-                for (int64_t jp = 0; jp < np; jp++) pack_panels_b(&J, p, b, k, jp);
+                for (int64_t t = 0; t < na + np; t++) {
+                    if (t < na) pack_panels_a(&J, p, a, k, ip0 + t);
+                    else pack_panels_b(&J, p, b, k, t - na);
+                }
 PACKED_OMP(omp for schedule(dynamic, 1))
                 for (int64_t blk = 0; blk < blocks; blk++) run_blocks(&J, blk, blk + 1);
             }

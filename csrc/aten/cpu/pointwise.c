@@ -222,6 +222,7 @@ PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     if (pct_pw_check_dtype(op_index, it.compute_dtype, op->sig.name) < 0) { pct_iter_release(&it); return NULL; }
     pct_loop_fn loop = op->kind == PCT_KIND_UNARY ? pct_vec_loop(op_index, it.compute_dtype) : NULL;
+    it.stream_output = true; /* the table's loops only write their output */
     pct_iter_run(&it, loop ? loop : loop_table[op_index][it.compute_dtype], ctx);
     if (pct_pw_raise(ctx) < 0) { pct_iter_release(&it); return NULL; }
     return pct_iter_finish(&it);
