@@ -1,8 +1,9 @@
 """Scaled dot-product attention: F.scaled_dot_product_attention forward, and forward + backward.
 
-Cases: B=4, H=8, E=64, T = 128, 512, 2048 (--quick: 128, 512), is_causal False and True, float32,
-(B, H, T, E) contiguous inputs; 1 and 2 threads (--threads). torch runs its fused CPU flash-attention
-kernel, pyctorch its own (csrc/aten/cpu/attention.c). GFLOP/s counts 4*B*H*T*T*E for the forward and
+Cases: B=4, H=8, E=64, T = 128, 512, 2048 (--quick: 128, 512), is_causal False and True, float32 and
+bfloat16 (--dtypes), (B, H, T, E) contiguous inputs; 1 and 2 threads (--threads). torch runs its fused
+CPU flash-attention kernel, pyctorch its own (csrc/aten/cpu/attention.c; bfloat16 computes in float32,
+Note [Reduced-precision attention]). GFLOP/s counts 4*B*H*T*T*E for the forward and
 2.5 times that for the backward (halved with is_causal). Target: candidate time / torch time <= 1.0.
 """
 import sys
@@ -18,9 +19,9 @@ def flops(t, causal, backward):
     return f / 2 if causal else f
 
 
-def forward(m, t, causal):
+def forward(m, t, causal, dtype):
     g = m.Generator().manual_seed(0)
-    q, k, v = (m.randn(B, H, t, E, generator=g) for _ in range(3))
+    q, k, v = (m.randn(B, H, t, E, generator=g).to(getattr(m, dtype)) for _ in range(3))
     sdpa = m.nn.functional.scaled_dot_product_attention
 
     def run():
@@ -28,10 +29,10 @@ def forward(m, t, causal):
     return run
 
 
-def forward_backward(m, t, causal):
+def forward_backward(m, t, causal, dtype):
     g = m.Generator().manual_seed(0)
-    q, k, v = (m.randn(B, H, t, E, generator=g).requires_grad_() for _ in range(3))
-    go = m.randn(B, H, t, E, generator=g)
+    q, k, v = (m.randn(B, H, t, E, generator=g).to(getattr(m, dtype)).requires_grad_() for _ in range(3))
+    go = m.randn(B, H, t, E, generator=g).to(getattr(m, dtype))
     sdpa = m.nn.functional.scaled_dot_product_attention
 
     def run():
@@ -41,20 +42,23 @@ def forward_backward(m, t, causal):
 
 
 def main():
-    args, suite = setup("attention", __doc__, threads="1,2")
+    args, suite = setup("attention", __doc__, threads="1,2", extra_args=lambda p: p.add_argument(
+        "--dtypes", default="float32,bfloat16", help="comma-separated dtypes (default: %(default)s)"))
     lengths = (128, 512) if args.quick else (128, 512, 2048)
     for n in thread_list(args):
         suite.set_threads(n)
-        for t in lengths:
-            # the 2048 cases take seconds per call: fewer blocks
-            kw = dict(repeat=3, min_block_s=0.0) if t >= 2048 else {}
-            for causal in (False, True):
-                params = "T=%d causal=%d threads=%d" % (t, causal, n)
-                suite.bench("sdpa fwd", params, lambda m, t=t, c=causal: forward(m, t, c), target=TARGET,
-                            metrics=lambda s, t=t, c=causal: {"GFLOP/s": flops(t, c, False) / s / 1e9}, **kw)
-                suite.bench("sdpa fwd+bwd", params, lambda m, t=t, c=causal: forward_backward(m, t, c),
-                            target=TARGET,
-                            metrics=lambda s, t=t, c=causal: {"GFLOP/s": flops(t, c, True) / s / 1e9}, **kw)
+        for dt in args.dtypes.split(","):
+            for t in lengths:
+                # the 2048 cases take seconds per call: fewer blocks
+                kw = dict(repeat=3, min_block_s=0.0) if t >= 2048 else {}
+                for causal in (False, True):
+                    params = "T=%d causal=%d threads=%d" % (t, causal, n) + ("" if dt == "float32" else " " + dt)
+                    suite.bench("sdpa fwd", params, lambda m, t=t, c=causal, d=dt: forward(m, t, c, d),
+                                target=TARGET,
+                                metrics=lambda s, t=t, c=causal: {"GFLOP/s": flops(t, c, False) / s / 1e9}, **kw)
+                    suite.bench("sdpa fwd+bwd", params, lambda m, t=t, c=causal, d=dt: forward_backward(m, t, c, d),
+                                target=TARGET,
+                                metrics=lambda s, t=t, c=causal: {"GFLOP/s": flops(t, c, True) / s / 1e9}, **kw)
     return suite.finish()
 
 

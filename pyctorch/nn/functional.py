@@ -389,8 +389,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 # ---- attention ----
 # scaled_dot_product_attention runs the fused kernel _flash_attention_cpu (csrc/aten/cpu/attention.c,
-# Note [Flash attention on the CPU]) for float32/float64 without dropout, and torch's math path
-# (materialised weights) otherwise: dropout, a mask that needs a gradient, other dtypes.
+# Note [Flash attention on the CPU]) for floating dtypes without dropout, and torch's math path
+# (materialised weights) otherwise: dropout, a mask that needs a gradient.
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -500,10 +500,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         full = _attn_broadcast(attn_shape, attn_mask.shape)
         if full != attn_shape:
             raise RuntimeError(f"output with shape {list(attn_shape)} doesn't match the broadcast shape {list(full)}")
-        if attn_mask.dtype != torch.bool and attn_mask.dtype != query.dtype:
-            attn_mask = attn_mask.to(query.dtype)
-    fused = (query.dtype in (torch.float32, torch.float64) and not dropout_p > 0.0 and
+    fused = (query.dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16) and not dropout_p > 0.0 and
              not (attn_mask is not None and attn_mask.requires_grad and torch.is_grad_enabled()))
+    if attn_mask is not None and attn_mask.dtype != torch.bool and attn_mask.dtype != query.dtype:
+        # the fused kernel adds a float32 mask to a reduced-precision query's float32 scores as it is
+        if not (fused and attn_mask.dtype == torch.float32 and query.dtype in (torch.bfloat16, torch.float16)):
+            attn_mask = attn_mask.to(query.dtype)
     if not fused:
         if rep_k > 1:
             key = key.repeat_interleave(rep_k, -3)
@@ -544,6 +546,12 @@ def _flash_attention_double_backward(grads, grad_out, query, key, value, attn_ma
         grad dP = U - u P,  grad P = W (dP - D) - u dP + dO gV^T,  grad S = softmax backward,
     from which every input's gradient follows (out and logsumexp get none: their effect is
     counted through query/key/value, which they are functions of)."""
+    if query.dtype in (torch.bfloat16, torch.float16):  # in float32, as the kernels (logsumexp is float32)
+        widen = lambda t: t if t is None or t.dtype in (torch.bool, torch.float32) else t.float()  # noqa: E731
+        res = _flash_attention_double_backward([widen(g) for g in grads], widen(grad_out), widen(query), widen(key),
+                                               widen(value), widen(attn_mask), is_causal, scale, grad_logsumexp,
+                                               output_mask)
+        return tuple(r if r is None or i == 4 else r.to(query.dtype) for i, r in enumerate(res))
     gq, gk, gv = grads
     tq, tk = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale

@@ -100,22 +100,33 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
             raise RuntimeError("adagrad with fused=True does not support differentiable=True")
         _c_adagrad(params, grads, state_sums, state_steps, grad_scale, found_inf, **kwargs)
         return
-    if (foreach is None or foreach) and not differentiable and grad_scale is None and found_inf is None \
-            and _c_step_supported(params, grads, lr, weight_decay, lr_decay):
-        _c_adagrad(params, grads, state_sums, state_steps, None, None, **kwargs)
+    # a zero divisor 1 + (step - 1) * lr_decay: torch's for-loop raises ZeroDivisionError at that parameter
+    zero = any(_zero_divisor(lr_decay, _get_value(s) + 1) for s in state_steps)
+    if (foreach or (foreach is None and not zero)) and not differentiable and grad_scale is None \
+            and found_inf is None and _c_step_supported(params, grads, lr, weight_decay, lr_decay):
+        _c_adagrad(params, grads, state_sums, state_steps, None, None, python=True, **kwargs)
         return
     if grad_scale is not None or found_inf is not None:
         raise AssertionError("Expected grad_scale and found_inf to be None")
     _single_tensor_adagrad(params, grads, state_sums, state_steps, differentiable=differentiable, **kwargs)
 
 
+def _zero_divisor(lr_decay, step):
+    return 1 + (step - 1) * lr_decay == 0
+
+
 def _c_adagrad(params, grads, state_sums, state_steps, grad_scale, found_inf, *, lr, weight_decay, lr_decay, eps,
-               maximize):
+               maximize, python=False):
+    """One fused C call per dtype. A zero divisor 1 + (step - 1) * lr_decay gives inf/NaN
+    parameters in the fused kernel, as torch's; python=True (the foreach step) raises
+    ZeroDivisionError as torch's foreach step does, with the steps of that dtype group counted."""
     if not params:
         return
     lr, weight_decay, lr_decay = (float(_get_value(x)) for x in (lr, weight_decay, lr_decay))
     for p, g, s, steps in _group_by_dtype(params, grads, state_sums, state_steps).values():
         _bump_steps(steps)
+        if python and any(_zero_divisor(lr_decay, _get_value(st)) for st in steps):
+            raise ZeroDivisionError("float division by zero")
         _C._fused_adagrad_(p, g, s, steps, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=float(eps),
                            maximize=bool(maximize), grad_scale=grad_scale, found_inf=found_inf)
         if found_inf is not None:

@@ -134,9 +134,12 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
     if foreach and differentiable:
         raise AssertionError("_foreach ops don't support autograd")
     use_c = (foreach is None or foreach) and not differentiable and not capturable
+    # a step count of 0 (1 - beta1 ** step == 0): torch's for-loop raises ZeroDivisionError at that parameter
+    use_c = use_c and (foreach or not any(_zero_bias_correction(beta1, _get_value(s) + 1) for s in state_steps))
     if use_c and grad_scale is None and found_inf is None and _c_step_supported(
             params, grads, lr, beta1, beta2, weight_decay):
-        _c_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, None, None, **kwargs)
+        _c_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, None, None, python=True,
+                **kwargs)
         return
     if grad_scale is not None or found_inf is not None:
         raise AssertionError("Expected grad_scale and found_inf to be None")
@@ -144,9 +147,16 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
                         capturable=capturable, differentiable=differentiable, **kwargs)
 
 
+def _zero_bias_correction(beta1, step):
+    return 1 - beta1 ** step == 0
+
+
 def _c_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, grad_scale, found_inf, *,
-            amsgrad, beta1, beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay):
-    """One fused C call per dtype; the steps are counted here, as torch's _fused_adam does."""
+            amsgrad, beta1, beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay, python=False):
+    """One fused C call per dtype; the steps are counted here, as torch's _fused_adam does. A step
+    count of 0 makes the bias correction 1 - beta1 ** step zero: the fused kernel then gives inf/NaN
+    parameters, as torch's; python=True (the foreach step) raises ZeroDivisionError as torch's
+    foreach step does, after the moments (and AdamW's decay) of that dtype group are updated."""
     if not params:
         return
     fn = _C._fused_adamw_ if decoupled_weight_decay else _C._fused_adam_
@@ -154,6 +164,18 @@ def _c_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, 
     for p, g, m, v, vmax, steps in _group_by_dtype(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
                                                    state_steps).values():
         _bump_steps(steps)
+        if python and any(_zero_bias_correction(beta1, _get_value(s)) for s in steps):
+            # torch's foreach stages, list by list, up to its step size lr / (1 - beta1 ** step)
+            g = [-x for x in g] if maximize else g
+            if weight_decay != 0 and decoupled_weight_decay:
+                for param in p:
+                    param.mul_(1 - lr * weight_decay)
+            elif weight_decay != 0:
+                g = [x.add(param, alpha=weight_decay) for x, param in zip(g, p)]
+            for grad, exp_avg, exp_avg_sq in zip(g, m, v):
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            raise ZeroDivisionError("float division by zero")
         fn(p, g, m, v, vmax if amsgrad else [], steps, lr=lr, beta1=beta1, beta2=beta2, weight_decay=weight_decay,
            eps=float(eps), amsgrad=bool(amsgrad), maximize=bool(maximize), grad_scale=grad_scale,
            found_inf=found_inf)

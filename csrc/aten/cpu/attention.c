@@ -28,8 +28,17 @@
  * blocks of a batch are shared out and each thread sums dK/dV into a private O(Tk)
  * buffer, added up at the end (Note [Attention backward parallelism] in the code below).
  *
- * Rows that attend to nothing (every score -inf) give out = 0, logsumexp = -inf and zero
- * gradients, as torch's CPU kernels do. */
+ * Rows that attend to nothing (every score -inf) give out = 0, logsumexp = 0 and zero
+ * gradients, as torch's CPU kernels do.
+ *
+ * Note [Reduced-precision attention]
+ * bfloat16 and float16 inputs run the float32 kernel, as torch's CPU flash attention
+ * accumulates in float for them: query, key, value (and grad_out, output, a mask of the
+ * query's dtype) are converted to float32 rows on entry, and the results are rounded to
+ * the input dtype on exit; logsumexp (and its gradient) is float32, as in torch, and a
+ * float32 mask is used as it is. The conversions cost O(T E) memory and time per call,
+ * against the O(T^2 E) of the products: never a quadratic buffer, and under 1% of the time
+ * at T = 512 (benchmarks/bench_attention.py, bfloat16 cases). */
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
@@ -193,6 +202,17 @@ static bool same_shape(const pct_tensor *a, int ndim, const int64_t *sizes)
     return a->ndim == ndim && memcmp(a->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0;
 }
 
+static bool lowp(int dtype)
+{
+    return dtype == PCT_BFLOAT16 || dtype == PCT_FLOAT16;
+}
+
+/* The dtype the kernels compute in and logsumexp has (Note [Reduced-precision attention]). */
+static int compute_dtype(int dtype)
+{
+    return lowp(dtype) ? PCT_FLOAT32 : dtype;
+}
+
 /* q, k, v: ranks, batch dims, head dims and dtypes agree. */
 static int check_qkv(const char *name, pct_tensor *q, pct_tensor *k, pct_tensor *v)
 {
@@ -223,9 +243,10 @@ static int check_qkv(const char *name, pct_tensor *q, pct_tensor *k, pct_tensor 
                      pct_dtype_cpp_type_name[v->dtype]);
         return -1;
     }
-    if (q->dtype != PCT_FLOAT32 && q->dtype != PCT_FLOAT64) {
-        PyErr_Format(PyExc_RuntimeError, "%s: not implemented for '%s' (float32 and float64 only)", name,
-                     pct_dtype_cpp_name[q->dtype]);
+    if (q->dtype != PCT_FLOAT32 && q->dtype != PCT_FLOAT64 && !lowp(q->dtype)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s: not implemented for '%s' (float32 and float64, bfloat16 and float16 computed in float32)",
+                     name, pct_dtype_cpp_name[q->dtype]);
         return -1;
     }
     for (int d = nd - 2; d < nd; d++)
@@ -236,7 +257,7 @@ static int check_qkv(const char *name, pct_tensor *q, pct_tensor *k, pct_tensor 
     return 0;
 }
 
-/* The mask: shape (B..., Tq, Tk), bool or the query's dtype. */
+/* The mask: shape (B..., Tq, Tk), bool or the query's dtype (or float32 for a reduced-precision query). */
 static int check_mask(const char *name, pct_tensor *m, const pct_tensor *q, const pct_tensor *k)
 {
     char a[PCT_SHAPE_BUF];
@@ -250,9 +271,10 @@ static int check_mask(const char *name, pct_tensor *m, const pct_tensor *q, cons
                      pct_shape_str(b, sizeof b, nd, want), pct_shape_str(a, sizeof a, m->ndim, m->sizes));
         return -1;
     }
-    if (m->dtype != PCT_BOOL && m->dtype != q->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected attn_mask of dtype bool or %s, got %s", name,
-                     pct_dtype_cpp_name[q->dtype], pct_dtype_cpp_name[m->dtype]);
+    if (m->dtype != PCT_BOOL && m->dtype != q->dtype && m->dtype != compute_dtype(q->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "%s: expected attn_mask of dtype bool, %s or %s, got %s", name,
+                     pct_dtype_cpp_name[q->dtype], pct_dtype_cpp_name[compute_dtype(q->dtype)],
+                     pct_dtype_cpp_name[m->dtype]);
         return -1;
     }
     return 0;
@@ -277,6 +299,40 @@ static pct_tensor *blas_rows(pct_tensor *t, int64_t *rs)
     pct_tensor *c = pct_contiguous(t);
     if (c) *rs = minld;
     return c;
+}
+
+/* blas_rows of t in the compute dtype cd: a reduced-precision t is converted into new
+ * contiguous rows. */
+static pct_tensor *compute_rows(pct_tensor *t, int cd, int64_t *rs)
+{
+    if (t->dtype == cd) return blas_rows(t, rs);
+    pct_tensor *c = pct_tensor_empty(t->ndim, t->sizes, cd, PCT_CPU, -1);
+    if (!c) return NULL;
+    if (pct_copy_(c, t) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    *rs = t->sizes[t->ndim - 1] > 1 ? t->sizes[t->ndim - 1] : 1;
+    return c;
+}
+
+/* The mask as the kernels read it: bool, or added in the compute dtype cd (new reference). */
+static pct_tensor *compute_mask(pct_tensor *m, int cd)
+{
+    if (m->dtype == PCT_BOOL) {
+        Py_INCREF(m);
+        return m;
+    }
+    return pct_to_dtype(m, cd, false);
+}
+
+/* A result computed in float32 in the input dtype (steals *t; NULL with an exception). */
+static pct_tensor *to_input_dtype(pct_tensor **t, int dtype)
+{
+    pct_tensor *r = pct_to_dtype(*t, dtype, false);
+    Py_DECREF(*t);
+    *t = NULL;
+    return r;
 }
 
 /* Element offsets of every batch of t (its first nd - 2 dims); malloc'd, NULL with
@@ -387,43 +443,47 @@ static void tile_sizes(attn_args *a, bool backward, int dtype)
 PyObject *pct_cpu_flash_attention(pct_call *c)
 {
     const char *name = c->op->sig.name;
-    pct_tensor *q = NULL, *k = NULL, *v = NULL, *out = NULL, *lse = NULL;
-    pct_tensor *mask = c->v[3].none ? NULL : c->v[3].t;
+    pct_tensor *q = NULL, *k = NULL, *v = NULL, *out = NULL, *lse = NULL, *mask = NULL;
+    pct_tensor *mask0 = c->v[3].none ? NULL : c->v[3].t;
     attn_args a = {0};
     int64_t *off[4] = {NULL, NULL, NULL, NULL};
     PyObject *res = NULL;
     if (check_qkv(name, c->v[0].t, c->v[1].t, c->v[2].t) < 0) return NULL;
-    if (mask && check_mask(name, mask, c->v[0].t, c->v[1].t) < 0) return NULL;
+    if (mask0 && check_mask(name, mask0, c->v[0].t, c->v[1].t) < 0) return NULL;
+    const int dtype = c->v[0].t->dtype, cd = compute_dtype(dtype);
     rows32 = pct_attn_rows_f32_get();
     pct_blas_init();
-    PCT_TRY(q = blas_rows(c->v[0].t, &a.q_rs));
-    PCT_TRY(k = blas_rows(c->v[1].t, &a.k_rs));
-    PCT_TRY(v = blas_rows(c->v[2].t, &a.v_rs));
-    const int nd = q->ndim, dtype = q->dtype;
+    PCT_TRY(q = compute_rows(c->v[0].t, cd, &a.q_rs));
+    PCT_TRY(k = compute_rows(c->v[1].t, cd, &a.k_rs));
+    PCT_TRY(v = compute_rows(c->v[2].t, cd, &a.v_rs));
+    if (mask0) PCT_TRY(mask = compute_mask(mask0, cd));
+    const int nd = q->ndim;
     bind_shapes(&a, q, k, v, c->v[4].b, &c->v[5]);
     int64_t osz[PCT_MAX_DIMS];
     memcpy(osz, q->sizes, sizeof(int64_t) * (size_t)nd);
     osz[nd - 1] = a.ev;
-    PCT_TRY(out = pct_tensor_empty(nd, osz, dtype, PCT_CPU, -1));
-    PCT_TRY(lse = pct_tensor_empty(nd - 1, q->sizes, dtype, PCT_CPU, -1));
+    PCT_TRY(out = pct_tensor_empty(nd, osz, cd, PCT_CPU, -1));
+    PCT_TRY(lse = pct_tensor_empty(nd - 1, q->sizes, cd, PCT_CPU, -1));
     if (a.nb > 0 && a.tq > 0) {
         PCT_TRY_INT(bind_inputs(&a, q, k, v, mask, off));
         a.out = pct_tensor_data(out);
         a.lse = pct_tensor_data(lse);
-        tile_sizes(&a, false, dtype);
+        tile_sizes(&a, false, cd);
         a.nthreads = pick_threads(a.nb * a.tq * (a.tk + 1) * (a.e + a.ev + 1));
-        run_released(dtype == PCT_FLOAT32 ? forward_f32 : forward_f64, &a);
+        run_released(cd == PCT_FLOAT32 ? forward_f32 : forward_f64, &a);
         if (a.failed) {
             PyErr_NoMemory();
             goto fail;
         }
     }
+    PCT_TRY(out = to_input_dtype(&out, dtype));
     res = PyTuple_Pack(2, (PyObject *)out, (PyObject *)lse);
 fail:
     for (int i = 0; i < 4; i++) free(off[i]);
     Py_XDECREF(q);
     Py_XDECREF(k);
     Py_XDECREF(v);
+    Py_XDECREF(mask);
     Py_XDECREF(out);
     Py_XDECREF(lse);
     return res;
@@ -436,15 +496,15 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
     const char *name = c->op->sig.name;
     char sa[PCT_SHAPE_BUF], sb[PCT_SHAPE_BUF];
     pct_tensor *q = NULL, *k = NULL, *v = NULL, *g = NULL, *o = NULL, *lse = NULL, *glse = NULL;
-    pct_tensor *dq = NULL, *dk = NULL, *dv = NULL;
-    pct_tensor *mask = c->v[6].none ? NULL : c->v[6].t, *glse_in = c->v[9].none ? NULL : c->v[9].t;
+    pct_tensor *dq = NULL, *dk = NULL, *dv = NULL, *mask = NULL;
+    pct_tensor *mask0 = c->v[6].none ? NULL : c->v[6].t, *glse_in = c->v[9].none ? NULL : c->v[9].t;
     attn_args a = {0};
     int64_t *off[5] = {NULL, NULL, NULL, NULL, NULL};
     PyObject *res = NULL;
     pct_tensor *q0 = c->v[1].t, *k0 = c->v[2].t, *v0 = c->v[3].t;
     if (check_qkv(name, q0, k0, v0) < 0) return NULL;
-    if (mask && check_mask(name, mask, q0, k0) < 0) return NULL;
-    const int nd = q0->ndim, dtype = q0->dtype;
+    if (mask0 && check_mask(name, mask0, q0, k0) < 0) return NULL;
+    const int nd = q0->ndim, dtype = q0->dtype, cd = compute_dtype(dtype);
     int64_t osz[PCT_MAX_DIMS];
     memcpy(osz, q0->sizes, sizeof(int64_t) * (size_t)nd);
     osz[nd - 1] = v0->sizes[nd - 1];
@@ -458,15 +518,16 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
                          pct_shape_str(sb, sizeof sb, shaped[i]->ndim, shaped[i]->sizes));
             return NULL;
         }
-        if (shaped[i]->dtype != dtype) {
+        const int want = i == 2 ? cd : dtype; /* logsumexp in the compute dtype */
+        if (shaped[i]->dtype != want) {
             PyErr_Format(PyExc_RuntimeError, "%s: expected %s of dtype %s, got %s", name, what[i],
-                         pct_dtype_cpp_name[dtype], pct_dtype_cpp_name[shaped[i]->dtype]);
+                         pct_dtype_cpp_name[want], pct_dtype_cpp_name[shaped[i]->dtype]);
             return NULL;
         }
     }
-    if (glse_in && (!same_shape(glse_in, nd - 1, q0->sizes) || glse_in->dtype != dtype)) {
+    if (glse_in && (!same_shape(glse_in, nd - 1, q0->sizes) || glse_in->dtype != cd)) {
         PyErr_Format(PyExc_RuntimeError, "%s: expected grad_logsumexp of shape %s and dtype %s, got %s %s", name,
-                     pct_shape_str(sa, sizeof sa, nd - 1, q0->sizes), pct_dtype_cpp_name[dtype],
+                     pct_shape_str(sa, sizeof sa, nd - 1, q0->sizes), pct_dtype_cpp_name[cd],
                      pct_shape_str(sb, sizeof sb, glse_in->ndim, glse_in->sizes), pct_dtype_cpp_name[glse_in->dtype]);
         return NULL;
     }
@@ -476,16 +537,18 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
     }
     rows32 = pct_attn_rows_f32_get();
     pct_blas_init();
-    PCT_TRY(q = blas_rows(q0, &a.q_rs));
-    PCT_TRY(k = blas_rows(k0, &a.k_rs));
-    PCT_TRY(v = blas_rows(v0, &a.v_rs));
-    PCT_TRY(g = blas_rows(c->v[0].t, &a.do_rs));
-    PCT_TRY(o = pct_contiguous(c->v[4].t));
+    int64_t o_rs;
+    PCT_TRY(q = compute_rows(q0, cd, &a.q_rs));
+    PCT_TRY(k = compute_rows(k0, cd, &a.k_rs));
+    PCT_TRY(v = compute_rows(v0, cd, &a.v_rs));
+    PCT_TRY(g = compute_rows(c->v[0].t, cd, &a.do_rs));
+    PCT_TRY(o = cd == dtype ? pct_contiguous(c->v[4].t) : compute_rows(c->v[4].t, cd, &o_rs));
     PCT_TRY(lse = pct_contiguous(c->v[5].t));
     if (glse_in) PCT_TRY(glse = pct_contiguous(glse_in));
-    PCT_TRY(dq = pct_tensor_zeros(nd, q0->sizes, dtype));
-    PCT_TRY(dk = pct_tensor_zeros(nd, k0->sizes, dtype));
-    PCT_TRY(dv = pct_tensor_zeros(nd, v0->sizes, dtype));
+    if (mask0) PCT_TRY(mask = compute_mask(mask0, cd));
+    PCT_TRY(dq = pct_tensor_zeros(nd, q0->sizes, cd));
+    PCT_TRY(dk = pct_tensor_zeros(nd, k0->sizes, cd));
+    PCT_TRY(dv = pct_tensor_zeros(nd, v0->sizes, cd));
     bind_shapes(&a, q0, k0, v0, c->v[7].b, &c->v[8]);
     a.need_q = c->v[10].list[0] != 0;
     a.need_k = c->v[10].list[1] != 0;
@@ -501,14 +564,17 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
         a.dq = pct_tensor_data(dq);
         a.dk = pct_tensor_data(dk);
         a.dv = pct_tensor_data(dv);
-        tile_sizes(&a, true, dtype);
+        tile_sizes(&a, true, cd);
         a.nthreads = pick_threads(a.nb * a.tq * a.tk * (a.e + a.ev + 1));
-        run_released(dtype == PCT_FLOAT32 ? backward_f32 : backward_f64, &a);
+        run_released(cd == PCT_FLOAT32 ? backward_f32 : backward_f64, &a);
         if (a.failed) {
             PyErr_NoMemory();
             goto fail;
         }
     }
+    PCT_TRY(dq = to_input_dtype(&dq, dtype));
+    PCT_TRY(dk = to_input_dtype(&dk, dtype));
+    PCT_TRY(dv = to_input_dtype(&dv, dtype));
     res = PyTuple_Pack(3, (PyObject *)dq, (PyObject *)dk, (PyObject *)dv);
 fail:
     for (int i = 0; i < 5; i++) free(off[i]);
@@ -519,6 +585,7 @@ fail:
     Py_XDECREF(o);
     Py_XDECREF(lse);
     Py_XDECREF(glse);
+    Py_XDECREF(mask);
     Py_XDECREF(dq);
     Py_XDECREF(dk);
     Py_XDECREF(dv);

@@ -147,9 +147,9 @@ static void FN(fwd_item)(const attn_args *a, int64_t b, int64_t i0, SC *s, SC *m
     }
     for (int64_t r = 0; r < bq; r++) {
         SC *orow = o + r * ev;
-        if (mrow[r] == -INFINITY) { /* a row that attends to nothing gives 0, as torch's CPU kernels */
+        if (mrow[r] == -INFINITY) { /* a row that attends to nothing gives 0 and logsumexp 0, as torch's CPU kernels */
             memset(orow, 0, sizeof(SC) * (size_t)ev);
-            lse[r] = -INFINITY;
+            lse[r] = 0;
             continue;
         }
         const SC inv = 1 / lrow[r];
@@ -223,7 +223,7 @@ static void FN(bwd_tile)(const attn_args *a, int64_t b, int64_t i0, int64_t bq, 
     FN(scores)(a, b, i0, bq, j0, bk, p, bk, ktb, failed);
     for (int64_t r = 0; r < bq; r++) { /* P = exp(S - logsumexp) */
         SC *pr = p + r * bk;
-        if (lse[r] == -INFINITY) memset(pr, 0, sizeof(SC) * (size_t)bk);
+        if (lse[r] == -INFINITY) memset(pr, 0, sizeof(SC) * (size_t)bk); /* (rows of only -inf scores give 0 anyway) */
         else ROW_EXP_SUM(pr, bk, lse[r]);
     }
     if (a->need_v && ev > 0) /* dV_j += P^T dO_i */

@@ -46,6 +46,42 @@ static double channel_get(const pct_tensor *t, int64_t i, double dflt)
     return t ? pct_load_as_double(channel_ptr(t, i), t->dtype) : dflt;
 }
 
+/* Note [Batch norm parameter dtypes]
+ * torch's CPU rule for the per-channel tensors of a batch norm (weight, bias, running and saved
+ * statistics): the first defined one, in `params` order, decides. With the input's dtype,
+ * every defined one must have it ("expected scalar type X but found Y", Y the first offender in
+ * the kernel's reading order `order`, after grad_out). Otherwise the call is mixed: each must be
+ * float32, and the input bfloat16 or float16 (the statistics and parameter gradients are then
+ * float32); those checks come first. */
+static int bn_check_dtypes(const pct_tensor *in, const pct_tensor *grad, pct_tensor *const *params, int n,
+                           const int *order, bool *mixed)
+{
+    const pct_tensor *first = NULL;
+    for (int k = 0; k < n && !first; k++) first = params[k];
+    *mixed = first && first->dtype != in->dtype;
+    if (*mixed) {
+        for (int k = 0; k < n; k++)
+            if (params[k] && params[k]->dtype != PCT_FLOAT32) {
+                PyErr_SetString(PyExc_RuntimeError, "mixed dtype (CPU): expect parameter to have scalar type of Float");
+                return -1;
+            }
+        if (!pct_dtype_is_reduced_float(in->dtype)) {
+            PyErr_SetString(PyExc_RuntimeError, "mixed dtype (CPU): all inputs must share same datatype.");
+            return -1;
+        }
+    }
+    /* then the kernel's reads: grad_out (backward), and the parameters unless mixed */
+    const pct_tensor *bad = grad && grad->dtype != in->dtype ? grad : NULL;
+    for (int k = 0; k < n && !bad && !*mixed; k++)
+        if (params[order[k]] && params[order[k]]->dtype != in->dtype) bad = params[order[k]];
+    if (bad) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[in->dtype],
+                     pct_dtype_cpp_name[bad->dtype]);
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct bn_shape {
     int64_t N, C, L;
 } bn_shape;
@@ -107,8 +143,10 @@ PyObject *pct_cpu_native_batch_norm(pct_call *c)
     }
     if (pct_norm_check_float_input(in, "batch_norm") < 0) return NULL;
     pct_tensor *params[4] = {w, b, rm, rv};
-    for (int k = 0; k < 4; k++)
-        if (pct_norm_check_param_dtype(in, params[k], &mixed) < 0) return NULL;
+    /* (training reads the running statistics first) */
+    if (bn_check_dtypes(in, NULL, params, 4, training ? (const int[]){2, 3, 0, 1} : (const int[]){0, 1, 2, 3}, &mixed) <
+        0)
+        return NULL;
     if (!training && (!rm || !rv)) {
         PyErr_Format(PyExc_RuntimeError, "%s must be defined in evaluation mode", rm ? "running_var" : "running_mean");
         return NULL;
@@ -212,23 +250,16 @@ PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
     if (channel_vec_ok("weight", w, C) < 0 || channel_vec_ok(train ? "save_mean" : "running_mean", stats_mean, C) < 0 ||
         channel_vec_ok(train ? "save_invstd" : "running_var", stats_var, C) < 0)
         return NULL;
-    if (pct_norm_check_param_dtype(in, w, &mixed) < 0) return NULL;
-    if (!pct_dtype_is_floating(stats_mean->dtype) || !pct_dtype_is_floating(stats_var->dtype)) {
-        PyErr_SetString(PyExc_RuntimeError, "native_batch_norm_backward: expected floating point statistics");
-        return NULL;
-    }
+    pct_tensor *params[5] = {w, rm, rv, sm, si}; /* the kernel reads the saved statistics first in training */
+    const int *order = train ? (const int[]){3, 4, 1, 2, 0} : (const int[]){1, 2, 3, 4, 0};
+    if (bn_check_dtypes(in, grad, params, 5, order, &mixed) < 0) return NULL;
     if (grad->ndim != in->ndim || memcmp(grad->sizes, in->sizes, sizeof(int64_t) * (size_t)in->ndim) != 0) {
         PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: grad_out of shape %s does not match input of shape %s",
                      pct_shape_str(s1, sizeof s1, grad->ndim, grad->sizes), pct_shape_str(s2, sizeof s2, in->ndim, in->sizes));
         return NULL;
     }
-    if (!pct_dtype_is_floating(grad->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: expected grad_out to be floating point, but got %s",
-                     pct_dtype_cpp_name[grad->dtype]);
-        return NULL;
-    }
     bool want_i = mask->list[0] != 0, want_w = mask->list[1] != 0, want_b = mask->list[2] != 0;
-    int pdt = w ? w->dtype : (pct_dtype_is_reduced_float(in->dtype) && stats_mean->dtype == PCT_FLOAT32) ? PCT_FLOAT32 : in->dtype;
+    int pdt = mixed ? PCT_FLOAT32 : in->dtype;
     PCT_TRY_INT(pct_norm_as_contig(grad, in->dtype, &g));
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
     if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));

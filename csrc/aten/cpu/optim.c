@@ -451,15 +451,15 @@ static PyObject *fused_step(const char *op, opt_hyper *h, int kind, const pct_va
         if (steps) {
             double step;
             PCT_TRY_INT(one_value(op, list_item(steps, i), "state_steps", &step));
+            /* A zero divisor (adam: step 0, adagrad: 1 + (step - 1) * lr_decay == 0) gives inf/NaN
+             * steps, as torch's fused kernels; its Python steps raise ZeroDivisionError instead,
+             * which the callers in pyctorch/optim check for before coming here. */
             if (kind == OPT_ADAGRAD) {
                 /* as torch's Python step: clr = lr / (1 + (step - 1) * lr_decay) */
-                double den = 1 + (step - 1) * h->lr_decay;
-                if (den == 0) PCT_FAIL(PyExc_ZeroDivisionError, "float division by zero");
-                t->step_size = h->lr / den;
+                t->step_size = h->lr / (1 + (step - 1) * h->lr_decay);
             } else {
                 /* as torch's Python step: 1 - beta ** step, lr / bc1, bc2 ** 0.5 */
                 double bc1 = 1 - pow(h->beta1, step), bc2 = 1 - pow(h->beta2, step);
-                if (bc1 == 0) PCT_FAIL(PyExc_ZeroDivisionError, "float division by zero");
                 t->step_size = h->lr / bc1;
                 t->bc2_sqrt = pow(bc2, 0.5);
             }
@@ -495,6 +495,11 @@ static PyObject *fused_adam(pct_call *c, bool decoupled)
                    .amsgrad = c->v[11].b, .maximize = c->v[12].b, .decoupled = decoupled};
     const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], &c->v[3], h.amsgrad ? &c->v[4] : NULL};
     static const char *const names[L_NUM] = {"self", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs"};
+    if (!h.amsgrad && PySequence_Fast_GET_SIZE(c->v[4].obj) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Expected max_exp_avg_sqs.empty() to be true, but got false.  (Could this "
+                        "error message be improved?  If so, please report an enhancement request to PyTorch.)");
+        return NULL;
+    }
     return fused_step(op, &h, OPT_ADAM, lists, names, &c->v[5], &c->v[13], &c->v[14]);
 }
 

@@ -3,7 +3,8 @@
  * the four ops of the composite formula:
  *   softmax:      gi = y * (g - sum(g * y))
  *   log_softmax:  gi = g - exp(y) * sum(g)
- * Sums run over `dim`; a lane is one (outer, inner) position of contiguous copies. */
+ * Sums run over `dim`; a lane is one (outer, inner) position of contiguous copies. The result
+ * has grad_output's dtype (input_dtype only selects torch's half_to_float case). */
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
@@ -49,6 +50,17 @@ static PyObject *softmax_backward(pct_call *c, bool lg)
                      pct_shape_str(a, sizeof a, grad->ndim, grad->sizes), pct_shape_str(b, sizeof b, y->ndim, y->sizes));
         return NULL;
     }
+    /* The result has grad_output's dtype whatever input_dtype says, as torch's CPU kernels; float32
+     * grads with a float16 input_dtype are their half_to_float case, which the CPU refuses. */
+    if (grad->dtype == PCT_FLOAT32 && c->v[3].dtype == PCT_FLOAT16) {
+        PyErr_SetString(PyExc_RuntimeError, "expected scalar type Float but found Half");
+        return NULL;
+    }
+    if (grad->dtype != y->dtype && lanes_table[grad->dtype]) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[grad->dtype],
+                     pct_dtype_cpp_name[y->dtype]);
+        return NULL;
+    }
     if (grad->dtype != y->dtype || !lanes_table[y->dtype]) {
         PyErr_Format(PyExc_RuntimeError, "%s: expected grad_output and output of one floating dtype, got %s and %s",
                      c->op->sig.name, pct_dtype_cpp_name[grad->dtype], pct_dtype_cpp_name[y->dtype]);
@@ -69,11 +81,6 @@ static PyObject *softmax_backward(pct_call *c, bool lg)
     }
     Py_DECREF(gc);
     Py_DECREF(yc);
-    if (c->v[3].dtype != out->dtype) {
-        pct_tensor *r = pct_to_dtype(out, c->v[3].dtype, false);
-        Py_DECREF(out);
-        return (PyObject *)r;
-    }
     return (PyObject *)out;
 fail:
     Py_XDECREF(gc);
