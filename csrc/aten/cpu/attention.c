@@ -51,9 +51,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#ifdef PCT_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
 
 #ifdef _OPENMP
 #define PCT_OMP(x) _Pragma(#x)
@@ -84,36 +81,29 @@ typedef struct attn_args {
 
 /* ---- GEMM on raw row-major blocks (single-threaded inside the parallel regions) ---- */
 
-static inline void gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc, int *failed)
+/* C = alpha * op(X) @ op(Y) + beta * C (op: transposed when ta / tb), through pct_gemm (blas.h) */
+static inline void gemm_any(int dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void *x,
+                            int64_t ldx, const void *y, int64_t ldy, double beta, void *c, int64_t ldc, int *failed)
 {
-#ifdef PCT_HAVE_OPENBLAS
-    (void)failed;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
-#else
-    if (pct_gemm(PCT_FLOAT32, m, n, k, alpha, a, ta ? 1 : lda, ta ? lda : 1, b, tb ? 1 : ldb, tb ? ldb : 1, beta, c,
-                 ldc, 1) < 0)
+    if (pct_gemm(dtype, m, n, k, alpha, x, ta ? 1 : ldx, ta ? ldx : 1, y, tb ? 1 : ldy, tb ? ldy : 1, beta, c, ldc,
+                 1) < 0)
         *failed = 1;
-#endif
 }
 
-static inline void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
-                            int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc,
+static inline void gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *x,
+                            int64_t ldx, const float *y, int64_t ldy, float beta, float *c, int64_t ldc, int *failed)
+{
+    gemm_any(PCT_FLOAT32, ta, tb, m, n, k, alpha, x, ldx, y, ldy, beta, c, ldc, failed);
+}
+
+static inline void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *x,
+                            int64_t ldx, const double *y, int64_t ldy, double beta, double *c, int64_t ldc,
                             int *failed)
 {
-#ifdef PCT_HAVE_OPENBLAS
-    (void)failed;
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
-#else
-    if (pct_gemm(PCT_FLOAT64, m, n, k, alpha, a, ta ? 1 : lda, ta ? lda : 1, b, tb ? 1 : ldb, tb ? ldb : 1, beta, c,
-                 ldc, 1) < 0)
-        *failed = 1;
-#endif
+    gemm_any(PCT_FLOAT64, ta, tb, m, n, k, alpha, x, ldx, y, ldy, beta, c, ldc, failed);
 }
 
-/* op(B) = B products: the micro-kernel when the CPU has AVX-512, BLAS otherwise */
+/* op(X) @ Y; float32 through the unpacked AVX-512 micro-kernels (gemm_f32.h) where the CPU has them */
 static inline void mm_f32(const attn_args *a, bool ta, int64_t m, int64_t n, int64_t k, float alpha, const float *x,
                           int64_t ldx, const float *y, int64_t ldy, float beta, float *c, int64_t ldc, int *failed)
 {
