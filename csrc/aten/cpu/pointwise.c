@@ -33,14 +33,6 @@
 #define PCT_STORE_PCT_PROMOTE_COMPARE(E, v) ((bool)(v))
 #define PCT_STORE_PCT_PROMOTE_BOOL_OUT(E, v) ((bool)(v))
 
-/* Note [Loop ISA clones]: each loop is compiled for AVX2 as well as the x86-64 baseline;
- * the loader picks one at import through an ifunc (never -march=native). */
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define PCT_LOOP_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define PCT_LOOP_CLONES
-#endif
-
 #define PCT_UNARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                                \
     PCT_LOOP_CLONES static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
@@ -73,7 +65,7 @@
     PCT_LOOP_CLONES static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
         pct_pw_ctx *ctx = vctx;                                                               \
-        const C alpha = (C)PCT_PICK_##E(ctx->alpha_d, ctx->alpha_i);                          \
+        const C alpha = (C)PCT_PICK_##E(PCT_SCALAR_AS_T(E, (C)ctx->alpha_d), ctx->alpha_i);   \
         (void)alpha;                                                                          \
         typedef PCT_OUT_T_##promo(T) OT;                                                      \
         int64_t n = *dims, so = steps[0], sa = steps[1], sb = steps[2];                       \

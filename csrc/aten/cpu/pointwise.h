@@ -5,6 +5,21 @@
 #include "../op.h"
 #include "pointwise_math.h"
 
+/* Note [Loop ISA clones]: each elementwise loop is compiled for x86-64-v3 (AVX2 with FMA) as well
+ * as the x86-64 baseline; the loader picks one at import through an ifunc (never -march=native).
+ * The FMA matters for numbers as well as speed: torch's vectorized kernels compute add/sub with
+ * alpha, lerp and addcmul with one fused multiply-add, and so do ours (fma() in the expressions;
+ * the baseline clone calls libm's correctly rounded fma, slower but the same result). */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define PCT_LOOP_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define PCT_LOOP_CLONES
+#endif
+
+/* A Python scalar argument (alpha, value) as torch's kernels see it: converted to the tensor's
+ * dtype T first (a float16/bfloat16 rounding), then to the compute type. */
+#define PCT_SCALAR_AS_T(E, v) PCT_TO_COMPUTE_##E(PCT_FROM_COMPUTE_##E(v))
+
 /* The loop of a PCT_UNARY/PCT_BINARY op for a dtype. */
 pct_loop_fn pct_pw_loop(int op_index, int dtype);
 /* 0 if the op has a loop for dtype, else -1 with torch's "not implemented for" error. */

@@ -19,14 +19,21 @@ PCT_EXT_TABLE(clamp, PCT_NUMS_PAIRED)
 PCT_FORALL_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
 PCT_EXT_TABLE(where, PCT_FORALL_DTYPES_PAIRED)
 
-/* lerp: torch's two-sided formula keeps both endpoints exact */
-PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, lerp, (fabs(z) < 0.5 ? x + z * (y - x) : y - (y - x) * (1 - z)), 0, 0)
+/* lerp: torch's two-sided formula keeps both endpoints exact; one fused multiply-add, as torch's
+ * vectorized kernel (Note [Loop ISA clones]) */
+#define PCT_LERP(w) (fabs(w) < 0.5 ? fma(w, y - x, x) : fma(w - 1, y - x, y))
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, lerp, PCT_LERP(z), 0, 0)
 PCT_EXT_TABLE(lerp, PCT_FLOATS_PAIRED)
+/* a Python number as the weight stays in the compute type (float for float16/bfloat16), as torch's */
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, lerp_scalar, PCT_LERP(p1), 0, 0)
+PCT_EXT_TABLE(lerp_scalar, PCT_FLOATS_PAIRED)
 
-PCT_NUMS_PAIRED(PCT_EXT_DEFINE, addcmul, x + alpha * y * z, 0, 0)
+/* addcmul: x + (value * y) * z, the last step fused for floats (torch's compiled kernel contracts it) */
+#define PCT_IS_FLOAT_T(v) ((__typeof__(v))0.5 != 0)
+PCT_NUMS_PAIRED(PCT_EXT_DEFINE, addcmul, (PCT_IS_FLOAT_T(x) ? fma(alpha * y, z, x) : x + alpha * y * z), 0, 0)
 PCT_EXT_TABLE(addcmul, PCT_NUMS_PAIRED)
 
-PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, addcdiv, x + alpha * (y / z), 0, 0)
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, addcdiv, x + (alpha * y) / z, 0, 0)
 PCT_EXT_TABLE(addcdiv, PCT_FLOATS_PAIRED)
 
 /* nan_to_num: p1 replaces NaN, p2 +inf, alpha -inf */
@@ -158,6 +165,10 @@ PyObject *pct_cpu_lerp(pct_call *c)
         return NULL;
     }
     pct_pw_ctx ctx = {0};
+    if (in[2]->flags & PCT_FLAG_WRAPPED_NUMBER && in[2]->numel == 1) {
+        ctx.p1 = pct_load_as_double(pct_tensor_data(in[2]), in[2]->dtype);
+        return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_scalar_loop, 2, in, &ctx, in[0]->dtype, false);
+    }
     return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
 }
 
