@@ -167,6 +167,11 @@ for _e in TABLE:
         _f = (lambda name: lambda T, x: getattr(T, name)(x))(_e["name"])
         add(_e["id"], S(_f, X(3, 4, **_d)), S(_f, X(3, 4, layout="t", **_d)), S(_f, X(**_d)),
             S(_f, X(2, 3, layout="s", **_d)))
+# ops_api.def: torch spells these torch.special.i1 and torch.polygamma(1, x)
+SAMPLES["_i1"] = [S(lambda T, x: pyctorch._C._i1(x), x, tfn=lambda T, x: T.special.i1(x))
+                  for x in (X(3, 4), X(2, 3, layout="s"))]
+SAMPLES["_trigamma"] = [S(lambda T, x: pyctorch._C._trigamma(x), x, tfn=lambda T, x: T.polygamma(1, x))
+                        for x in (X(3, 4, **POS), X(2, 3, layout="t", **POS))]
 add("abs", S(lambda T, x: T.abs(x), V([0.0, -1.5, 2.0]), gc=False))
 add("sqrt", S(lambda T, x: T.sqrt(x), V([0.0, 1.5]), gc=False))
 
@@ -1160,7 +1165,7 @@ NONDIFF = {  # op id -> (reason, a call on a float64 tensor x that requires grad
     **{n: (NO_FLOAT_OUT, (lambda n: lambda T, x: getattr(T, n)(x, x * 2))(n))
        for n in ("logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge")},
     **{n: (NO_FLOAT_OUT, None) for n in ("bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-                                         "bitwise_left_shift", "bitwise_right_shift")},
+                                         "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm")},
     "where_cond": (NO_FLOAT_OUT, lambda T, x: T.where(x > 0)),
     "repeat_interleave_idx": (NO_FLOAT_OUT, None),
     "argsort_stable": (NO_FLOAT_OUT, lambda T, x: T.argsort(x, stable=True)),

@@ -1293,3 +1293,38 @@ def _autocast_wrap_functional():
 
 
 _autocast_wrap_functional()
+
+
+# ---- torch-namespace composites (pyctorch/_composites.py): threshold, hardshrink, alpha dropout, pixel shuffle ----
+__all__ += ["threshold", "threshold_", "hardshrink", "selu_", "celu_", "alpha_dropout", "feature_alpha_dropout",
+            "pixel_shuffle", "pixel_unshuffle"]
+from .._composites import pixel_shuffle, pixel_unshuffle, hardshrink, threshold_  # noqa: E402,F401
+
+
+def threshold(input, threshold, value, inplace=False):
+    return torch.threshold_(input, threshold, value) if inplace else torch.threshold(input, threshold, value)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def _check_dropout_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_dropout_p(p)
+    return torch.alpha_dropout_(input, p, training) if inplace else torch.alpha_dropout(input, p, training)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_dropout_p(p)
+    if inplace:
+        return torch.feature_alpha_dropout_(input, p, training)
+    return torch.feature_alpha_dropout(input, p, training)

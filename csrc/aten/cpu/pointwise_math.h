@@ -159,4 +159,6 @@ static inline double pct_pw_erfinv_d(double y)
 }
 #define pct_pw_erfinv(x) pct_pw_erfinv_d((double)(x))
 
+#include "pointwise_special.h"
+
 #endif

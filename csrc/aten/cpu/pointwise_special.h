@@ -1,0 +1,112 @@
+/* pointwise_special.h: scalar helpers of the special functions in ops_api.def (digamma, trigamma, the
+ * modified Bessel functions I0 and I1, gcd, lcm). Included by pointwise_math.h. Everything is
+ * computed in double and rounded by the loop to the output dtype; the edges follow torch
+ * (digamma(+-0) = -+inf, digamma at a negative integer NaN, gcd(0, 0) = 0, results nonnegative). */
+#ifndef PCT_POINTWISE_SPECIAL_H
+#define PCT_POINTWISE_SPECIAL_H
+#include <math.h>
+#include <stdint.h>
+
+#define PCT_PI 3.14159265358979323846
+
+/* digamma: reflection for x < 0, the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
+ * asymptotic series log(x) - 1/(2x) - sum B_2k / (2k x^2k). */
+static inline double pct_pw_digamma_d(double x)
+{
+    if (x != x) return x;
+    if (x == 0) return signbit(x) ? INFINITY : -INFINITY;
+    if (isinf(x)) return x > 0 ? x : NAN;
+    double shift = 0;
+    if (x < 0) {
+        if (x == floor(x)) return NAN;
+        /* psi(x) = psi(1 - x) - pi / tan(pi x) */
+        double r = x - floor(x);  /* tan(pi x) = tan(pi r), r in (0, 1), without huge arguments */
+        shift = -PCT_PI / tan(PCT_PI * r);
+        x = 1 - x;
+    }
+    while (x < 10) {
+        shift -= 1 / x;
+        x += 1;
+    }
+    double z = 1 / (x * x);
+    double tail = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    return shift + log(x) - 0.5 / x - tail;
+}
+#define pct_pw_digamma(x) pct_pw_digamma_d((double)(x))
+
+/* trigamma (polygamma(1, x)): reflection psi1(x) + psi1(1 - x) = pi^2 / sin^2(pi x), the recurrence
+ * psi1(x) = psi1(x + 1) + 1/x^2, then 1/x + 1/(2x^2) + sum B_2k / x^(2k+1). */
+static inline double pct_pw_trigamma_d(double x)
+{
+    if (x != x) return x;
+    if (x <= 0 && x == floor(x)) return INFINITY;
+    double sign = 1, acc = 0;
+    if (x < 0) {
+        double s = sin(PCT_PI * (x - floor(x)));
+        acc = PCT_PI * PCT_PI / (s * s);
+        sign = -1;
+        x = 1 - x;
+    }
+    double rec = 0;
+    while (x < 10) {
+        rec += 1 / (x * x);
+        x += 1;
+    }
+    double z = 1 / (x * x);
+    double series = 1 / x + z / 2 + z / x * (1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (5.0 / 66 - z * 691.0 / 2730)))));
+    return acc + sign * (rec + series);
+}
+#define pct_pw_trigamma(x) pct_pw_trigamma_d((double)(x))
+
+/* I_nu(x) for nu = 0 or 1, x >= 0: the power series (x/2)^nu sum (x^2/4)^k / (k! (k+nu)!) below 30 (positive
+ * terms, so no cancellation), the asymptotic series e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k above. */
+static inline double pct_pw_bessel_i(int nu, double x)
+{
+    if (x != x) return x;
+    if (isinf(x)) return INFINITY;
+    if (x <= 30) {
+        double q = x * x / 4, term = nu ? x / 2 : 1, sum = term;
+        for (int k = 1; k < 500 && term > sum * 1e-17; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+        }
+        return sum;
+    }
+    double mu = 4.0 * nu * nu, term = 1, sum = 1;
+    for (int k = 1; k < 60; k++) {
+        double next = term * -(mu - (2.0 * k - 1) * (2.0 * k - 1)) / (k * 8.0 * x);
+        if (fabs(next) >= fabs(term)) break;  /* the series is asymptotic: stop at its smallest term */
+        term = next;
+        sum += term;
+        if (fabs(term) < 1e-17 * fabs(sum)) break;
+    }
+    /* e^x split in two so that the prefactor overflows only where the result does */
+    double half = exp(x / 2);
+    return half * (sum / sqrt(2 * PCT_PI * x)) * half;
+}
+static inline double pct_pw_i0_d(double x) { return pct_pw_bessel_i(0, fabs(x)); }
+static inline double pct_pw_i1_d(double x) { return x < 0 ? -pct_pw_bessel_i(1, -x) : pct_pw_bessel_i(1, x); }
+#define pct_pw_i0(x) pct_pw_i0_d((double)(x))
+#define pct_pw_i1(x) pct_pw_i1_d((double)(x))
+
+/* gcd and lcm of integers, always nonnegative (torch); unsigned arithmetic keeps INT64_MIN defined. */
+static inline uint64_t pct_pw_uabs_i64(int64_t x) { return x < 0 ? 0 - (uint64_t)x : (uint64_t)x; }
+static inline int64_t pct_pw_gcd_i64(int64_t a, int64_t b)
+{
+    uint64_t x = pct_pw_uabs_i64(a), y = pct_pw_uabs_i64(b);
+    while (y) {
+        uint64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    return (int64_t)x;
+}
+static inline int64_t pct_pw_lcm_i64(int64_t a, int64_t b)
+{
+    int64_t g = pct_pw_gcd_i64(a, b);
+    return g == 0 ? 0 : (int64_t)(pct_pw_uabs_i64(a) / (uint64_t)g * pct_pw_uabs_i64(b));
+}
+#define pct_pw_gcd(a, b) pct_pw_gcd_i64((int64_t)(a), (int64_t)(b))
+#define pct_pw_lcm(a, b) pct_pw_lcm_i64((int64_t)(a), (int64_t)(b))
+
+#endif
