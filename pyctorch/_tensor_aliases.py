@@ -22,14 +22,6 @@ def ravel(self):
     return self.reshape(-1)
 
 
-def clamp_min(self, min):
-    return self.clamp(min=min)
-
-
-def clamp_max(self, max):
-    return self.clamp(max=max)
-
-
 def _check_new_device(device):
     if device is not None and _C.device(device).type != "cpu":
         raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {_C.device(device).type} was passed")
@@ -56,7 +48,6 @@ def new(self, *args, device=None):
 
 _methods = {k + inplace: _C.Tensor.__dict__[v + inplace] for k, v in _RENAMES.items() for inplace in ("", "_")
             if v + inplace in _C.Tensor.__dict__}
-_methods.update(isclose=isclose, allclose=allclose, equal=equal, where=where, ravel=ravel, clamp_min=clamp_min,
-                clamp_max=clamp_max, new=new)
+_methods.update(isclose=isclose, allclose=allclose, equal=equal, where=where, ravel=ravel, new=new)
 _C._add_tensor_methods({k: v for k, v in _methods.items() if not hasattr(_C.Tensor, k)})
 _C._add_tensor_methods({"__format__": __format__})

@@ -527,6 +527,14 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._worker_result_queue.close()
             for sock in self._fd_socks:
                 sock.close()  # descriptors still in transit are released with it
+            # Wait (briefly) for the queues' feeder threads to finish: the next iterator forks its workers,
+            # and a fork while another thread is inside malloc or holds a lock can leave the child deadlocked
+            # (seen under ASan, whose allocator lock is not reset in the child). The workers are gone, so a
+            # feeder can only block on a full pipe, which close() above has made it give up.
+            for q in self._index_queues + [self._worker_result_queue]:
+                feeder = getattr(q, "_thread", None)
+                if feeder is not None:
+                    feeder.join(timeout=1.0)
 
     def __del__(self):
         if getattr(self, "_workers", None) is not None:
