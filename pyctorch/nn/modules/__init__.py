@@ -18,3 +18,4 @@ from .upsampling import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
+from .extras import *  # noqa: F401,F403
