@@ -79,3 +79,17 @@ def test_integer_alpha_is_exact():
     b = pyctorch.tensor([3, 5, -2 ** 40], dtype=pyctorch.int64)
     assert pyctorch.add(a, b, alpha=3).tolist() == [2 ** 40 + 10, 8, 3 - 3 * 2 ** 40]
     assert pyctorch.addcmul(a, b, b, value=2).tolist() == [2 ** 40 + 19, 43, 3]  # 2 * 2**80 wraps to 0
+
+
+@requires_torch
+def test_scalar_arithmetic_in_formulas_is_double():
+    """Backward formulas that compute with Python numbers (pow's exponent - 1, lerp's 1 - weight, elu's
+    alpha * scale) keep double precision, as torch's C++ Scalars (Note [Arithmetic of Python numbers])."""
+    out = []
+    for m in (pyctorch, torch):
+        x = m.tensor([2.0, 3.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([5.0, 1.0], dtype=m.float64, requires_grad=True)
+        (x.pow(1 / 3).sum() + m.lerp(x, y, 0.1).sum() + m.nn.functional.elu(-x, alpha=0.3).sum()).backward()
+        out.append((x.grad.tolist(), y.grad.tolist()))
+    assert out[0] == out[1]
+    assert pyctorch.tensor([1.0]).dtype == pyctorch.float32 and (pyctorch.ones(2) * 0.1).dtype == pyctorch.float32

@@ -201,9 +201,20 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         memcpy(shape, o->sizes, sizeof(int64_t) * (size_t)ndim);
     }
 
+    /* Note [Arithmetic of Python numbers]: when every input is a wrapped Python number (which happens
+     * only inside pyctorch, e.g. `1 - weight` in a backward formula), the result is what the
+     * Python numbers give, in double precision (float64/int64, not the default dtype), and is a
+     * wrapped number itself: a formula computing with scalars matches torch's C++ Scalar arithmetic. */
+    bool numbers_only = cfg->compute_dtype < 0 && cfg->ninputs > 0;
+    for (int i = 0; i < cfg->ninputs && numbers_only; i++)
+        numbers_only = (cfg->inputs[i]->flags & PCT_FLAG_WRAPPED_NUMBER) != 0;
     int common = cfg->compute_dtype;
+    if (common < 0 && numbers_only) {
+        common = cfg->inputs[0]->dtype;
+        for (int i = 1; i < cfg->ninputs; i++) common = pct_promote_types(common, cfg->inputs[i]->dtype);
+    }
     if (common < 0) common = pct_result_type_of(cfg->ninputs, (pct_tensor *const *)cfg->inputs);
-    if (cfg->int_to_float && !pct_dtype_is_floating(common)) common = pct_default_dtype;
+    if (cfg->int_to_float && !pct_dtype_is_floating(common)) common = numbers_only ? PCT_FLOAT64 : pct_default_dtype;
     int out_dtype = cfg->out_dtype >= 0 ? cfg->out_dtype : common;
     it->compute_dtype = common;
     it->out_dtype = out_dtype;
@@ -235,6 +246,7 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         }
     } else {
         if (!(it->ops[0] = empty_in_order(ndim, shape, out_dtype, c_order, order))) goto fail;
+        if (numbers_only && ndim == 0) it->ops[0]->flags |= PCT_FLAG_WRAPPED_NUMBER;
         Py_INCREF(it->ops[0]);
         it->result = it->ops[0];
     }
