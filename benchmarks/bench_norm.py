@@ -4,7 +4,9 @@ Cases: LayerNorm (32*128, 768) and (8*1024, 1024); softmax (4096, 1024) over the
 cross_entropy with class indices, (4096, 1000) and (2048, 32000); BatchNorm2d (8, 64, 56, 56)
 in training mode; Embedding 50257x768 looked up with (8, 256) indices. "fwd+bwd" runs the
 forward, then backward of the sum of the output (of the loss for cross_entropy) and clears the
-gradients. Threads default to 1 and 2. Target: ratio <= 1.0.
+gradients. Also log_softmax on short rows (2048, 96); linalg.vector_norm of small tensors and
+clip_grad_norm_ over the 50 gradients of 25 Linear(64, 64) layers (per-call overhead); mean
+over short dims (forward only). Threads default to 1 and 2. Target: ratio <= 1.0.
 """
 import sys
 
@@ -42,6 +44,37 @@ def softmax(m, rows, d, backward):
         (m.softmax(x, -1) * w).sum().backward()
         x.grad = None
     return run
+
+
+def log_softmax(m, rows, d, backward):
+    g = m.Generator().manual_seed(0)
+    x = m.randn(rows, d, generator=g).requires_grad_(backward)
+    if not backward:
+        return lambda: m.log_softmax(x, -1)
+
+    def run():
+        m.log_softmax(x, -1).sum().backward()
+        x.grad = None
+    return run
+
+
+def vector_norm(m, shape, dim):
+    x = m.randn(*shape, generator=m.Generator().manual_seed(0))
+    return lambda: m.linalg.vector_norm(x, dim=dim)
+
+
+def clip_grad_norm(m, layers, width):
+    m.manual_seed(0)
+    net = m.nn.Sequential(*[m.nn.Linear(width, width) for _ in range(layers)])
+    for p in net.parameters():
+        p.grad = m.randn(*p.shape)
+    params = list(net.parameters())
+    return lambda: m.nn.utils.clip_grad_norm_(params, 1e9)
+
+
+def mean(m, shape, dim):
+    x = m.randn(*shape, generator=m.Generator().manual_seed(0))
+    return lambda: x.mean(dim)
 
 
 def cross_entropy(m, rows, classes, backward):
@@ -103,12 +136,24 @@ def main():
         ("BatchNorm2d", "(8, 64, 56, 56) train", lambda m, b: batch_norm(m, (8, 64, 56, 56), b)),
         ("Embedding", "50257x768 idx (8, 256)", lambda m, b: embedding(m, 50257, 768, (8, 256), b)),
     ]
+    cases.append(("log_softmax", "(2048, 96) dim=-1", lambda m, b: log_softmax(m, 2048, 96, b)))
+    forward_only = [
+        ("linalg.vector_norm", "(64, 64)", lambda m: vector_norm(m, (64, 64), None)),
+        ("linalg.vector_norm", "(256, 256)", lambda m: vector_norm(m, (256, 256), None)),
+        ("linalg.vector_norm", "(256, 256) dim=1", lambda m: vector_norm(m, (256, 256), 1)),
+        ("clip_grad_norm_", "50 grads of 25 Linear(64, 64)", lambda m: clip_grad_norm(m, 25, 64)),
+        ("mean", "(64, 512, 8) dim=-1", lambda m: mean(m, (64, 512, 8), -1)),
+        ("mean", "(64, 512, 8) dim=1", lambda m: mean(m, (64, 512, 8), 1)),
+        ("mean", "(4096, 16) dim=1", lambda m: mean(m, (4096, 16), 1)),
+    ]
     for n in thread_list(args):
         suite.set_threads(n)
         for name, params, make in cases:
             for backward in (False, True):
                 suite.bench("%s %s" % (name, "fwd+bwd" if backward else "fwd"), "%s t=%d" % (params, n),
                             lambda m, make=make, backward=backward: make(m, backward), TARGET)
+        for name, params, make in forward_only:
+            suite.bench(name, "%s t=%d" % (params, n), make, TARGET)
     return suite.finish()
 
 

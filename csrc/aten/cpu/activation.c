@@ -6,6 +6,7 @@
 #include "pointwise_ext.h"
 #include "vecmath.h"
 #include "gemm_lowp.h"
+#include "gelu_erf.h"
 #include "../error.h"
 #include <tgmath.h>
 
@@ -40,7 +41,8 @@ PCT_EXT_TABLE(gelu_backward, PCT_FLOATS_PAIRED)
 
 /* Note [Vector GELU]: on contiguous float32/float64 runs, GELU and its gradient go through
  * blocks: the polynomial parts in plain loops the compiler vectorizes, tanh/erf/exp through
- * the SIMD loops of vecmath.c (libmvec); float16/bfloat16 runs are widened to float a block at
+ * the SIMD loops of vecmath.c (libmvec), except float exact GELU, which has its own loops
+ * (gelu_erf.c); float16/bfloat16 runs are widened to float a block at
  * a time and take the float loops. Strided runs, and machines without them, use the scalar
  * loops above. */
 #define GELU_BLOCK 256
@@ -57,6 +59,10 @@ static inline void gelu_vec_apply(pct_loop_fn fn, void *out, void *in, int64_t n
 #define GELU_VEC_LOOPS(T, S)                                                                         \
     static void gelu_vec_fwd_##S(const gelu_vec *v, bool tanh_form, T *o, const T *x, int64_t n)     \
     {                                                                                                \
+        if (!tanh_form && sizeof(T) == sizeof(float)) { /* Note [Rational erf] */              \
+            pct_gelu_erf_f32((float *)o, (const float *)x, n);                                       \
+            return;                                                                                  \
+        }                                                                                            \
         T buf[GELU_BLOCK];                                                                           \
         const T beta = (T)0.7978845608028654, kappa = (T)0.044715, r2 = (T)0.70710678118654752440;   \
         for (int64_t k0 = 0; k0 < n; k0 += GELU_BLOCK) {                                             \
@@ -74,6 +80,10 @@ static inline void gelu_vec_apply(pct_loop_fn fn, void *out, void *in, int64_t n
     }                                                                                                \
     static void gelu_vec_bwd_##S(const gelu_vec *v, bool tanh_form, T *o, const T *g, const T *x, int64_t n) \
     {                                                                                                \
+        if (!tanh_form && sizeof(T) == sizeof(float)) {                                              \
+            pct_gelu_erf_backward_f32((float *)o, (const float *)g, (const float *)x, n);            \
+            return;                                                                                  \
+        }                                                                                            \
         T t[GELU_BLOCK], e[GELU_BLOCK];                                                              \
         const T beta = (T)0.7978845608028654, kappa = (T)0.044715, r2 = (T)0.70710678118654752440;   \
         const T inv_sqrt_2pi = (T)0.39894228040143267794;                                            \

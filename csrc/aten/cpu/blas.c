@@ -2950,6 +2950,11 @@ PyObject *pct_cpu_einsum(pct_call *c) { return einsum_op(c->v[0].obj, c->v[1].ob
 /* linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) */
 PyObject *pct_cpu_linalg_vector_norm(pct_call *c)
 {
+    /* Real floating inputs take reduce.c's norm (vectorized, float accumulation in a cascade
+     * as torch; the signatures share their argument positions): the double loops below cost
+     * 7x torch on a (256, 256) gradient, which clip_grad_norm_ runs once per parameter. Empty
+     * inputs, dtype= and out= stay here, for linalg's own error messages. */
+    if (pct_dtype_is_floating(T(0)->dtype) && T(0)->numel > 0 && c->v[4].none && !c->out) return pct_cpu_norm(c);
     const pct_value *dim = &c->v[2];
     return (PyObject *)vector_norm_impl(T(0), &c->v[1].s, dim->none ? NULL : dim->list, dim->none ? 0 : dim->n, c->v[3].b,
                                         !c->v[4].none, c->v[4].dtype, c->out);

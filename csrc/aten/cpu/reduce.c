@@ -154,6 +154,7 @@ typedef struct red_ctx {
     double correction;  /* var/std */
     bool take_sqrt;     /* std */
     bool with_mean;     /* var_mean / std_mean: second output */
+    bool ordered;       /* the op reports an index: fold positions in order */
 } red_ctx;
 
 typedef struct red_kernel {
@@ -168,6 +169,9 @@ typedef struct red_kernel {
 } red_kernel;
 
 #define RED_NB 256          /* outputs per vertical block */
+#define RED_VSMALL 32       /* vertical blocks of at most this many outputs fold rows in registers */
+#define RED_VROWS 8         /* rows folded at once there */
+#define RED_VCHUNK 64       /* lanes of a dense block of rows folded at once */
 #define RED_ACC_MAX 32      /* bytes of the largest accumulator */
 #define RED_FOLD 256        /* runs (or positions) per cascade level */
 #define RED_PW_BLOCK 8192   /* elements per pairwise leaf */
@@ -176,18 +180,19 @@ typedef struct red_kernel {
 /* Pairwise fold (OP is + or *, ID its identity) of MAP(x) over a strided run, in A
  * accumulators. MAP may use x, m and ctx. */
 #define RED_PFOLD(name, E, T, C, A, MAP, OP, ID)                                               \
-    /* runs of at most 4 * RED_NACC (rows of a small inner reduction, e.g. 7x7 spatial means): 8 \
-     * accumulators, one vector, instead of initialising and folding all RED_NACC */           \
+    /* runs of at most 4 * RED_NACC (rows of a small inner reduction, e.g. 7x7 spatial means): 16 \
+     * accumulators, one AVX-512 vector of float (8 gave GCC a shuffle-heavy vectorization),  \
+     * instead of initialising and folding all RED_NACC */                                     \
     RED_HOT static A name##_short_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
     {                                                                                          \
         (void)m; (void)ctx;                                                                    \
-        A acc[8];                                                                              \
-        for (int j = 0; j < 8; j++) acc[j] = ID;                                               \
+        A acc[16];                                                                             \
+        for (int j = 0; j < 16; j++) acc[j] = ID;                                              \
         int64_t k = 0;                                                                         \
-        for (; k + 8 <= n; k += 8)                                                             \
-            for (int j = 0; j < 8; j++) { C x = PCT_TO_COMPUTE_##E(q[k + j]); acc[j] = acc[j] OP (A)(MAP); } \
+        for (; k + 16 <= n; k += 16)                                                           \
+            for (int j = 0; j < 16; j++) { C x = PCT_TO_COMPUTE_##E(q[k + j]); acc[j] = acc[j] OP (A)(MAP); } \
         for (int j = 0; k < n; k++, j++) { C x = PCT_TO_COMPUTE_##E(q[k]); acc[j] = acc[j] OP (A)(MAP); } \
-        for (int w = 4; w > 0; w /= 2)                                                         \
+        for (int w = 8; w > 0; w /= 2)                                                         \
             for (int j = 0; j < w; j++) acc[j] = acc[j] OP acc[j + w];                         \
         return acc[0];                                                                         \
     }                                                                                          \
@@ -266,28 +271,14 @@ typedef int32_t red_v16i __attribute__((vector_size(64)));
 typedef double red_v8d __attribute__((vector_size(64)));
 typedef int64_t red_v8l __attribute__((vector_size(64)));
 #define RED_VSEL(VI, VF, m, a, b) ((VF)(((VI)(a) & (m)) | ((VI)(b) & ~(m))))
-/* out = expf(x) lane-wise, as pct_fast_expf */
+/* out = expf(x) lane-wise, as pct_fast_expf: fast_exp.h's vector exp for x <= 88.38, inf
+ * beyond 88.72 (in between, exp(88.38)) */
 #define RED_VEXPF(VF, VI, out, xin)                                                            \
     do {                                                                                       \
-        VF x_ = (xin), zero_ = {0};                                                            \
-        VF xc_ = RED_VSEL(VI, VF, x_ < zero_ - 87.33654f, zero_ - 87.33654f, x_);              \
-        xc_ = RED_VSEL(VI, VF, xc_ > zero_ + 88.37626f, zero_ + 88.37626f, xc_);               \
-        VF fx_ = xc_ * 1.44269504088896341f;                                                   \
-        fx_ = (fx_ + 12582912.0f) - 12582912.0f;                                               \
-        VF r_ = xc_ - fx_ * 0.693359375f + fx_ * 2.12194440e-4f;                               \
-        VF r2_ = r_ * r_;                                                                      \
-        VF y_ = zero_ + 1.9875691500e-4f;                                                      \
-        y_ = y_ * r_ + 1.3981999507e-3f;                                                       \
-        y_ = y_ * r_ + 8.3334519073e-3f;                                                       \
-        y_ = y_ * r_ + 4.1665795894e-2f;                                                       \
-        y_ = y_ * r_ + 1.6666665459e-1f;                                                       \
-        y_ = y_ * r_ + 5.0000001201e-1f;                                                       \
-        y_ = y_ * r2_ + r_ + 1.0f;                                                             \
-        VI bits_ = (__builtin_convertvector(fx_, VI) + 127) << 23;                             \
-        y_ = y_ * (VF)bits_;                                                                   \
-        y_ = RED_VSEL(VI, VF, x_ > zero_ + 88.72283f, zero_ + INFINITY, y_);                   \
-        y_ = RED_VSEL(VI, VF, x_ < zero_ - 87.33654f, zero_, y_);                              \
-        (out) = RED_VSEL(VI, VF, x_ != x_, x_, y_);                                            \
+        VF v_ = (xin), z0_ = {0};                                                              \
+        VF vc_ = RED_VSEL(VI, VF, v_ > z0_ + 88.37626f, z0_ + 88.37626f, v_);                  \
+        PCT_VEXPF_NEG(VF, VI, (out), vc_);                                                     \
+        (out) = RED_VSEL(VI, VF, v_ > z0_ + 88.72283f, z0_ + INFINITY, (out));                 \
     } while (0)
 
 /* NaN-propagating max / min of a contiguous run, starting from a (not NaN): a compare-
@@ -347,45 +338,139 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
         return (float)total;                                                                   \
     }
 
-/* softmax / log_softmax of contiguous float rows [r0, r1) of length len */
+/* Horizontal max / sum of a vector by halving (a tree, not a serial chain: short rows pay
+ * for these once per row). The max ignores NaN lanes, as the loops that feed it do. */
+#define RED_VHMAX(name, ATTR, VF, VI, L)                                                       \
+    ATTR static inline float name(VF v)                                                        \
+    {                                                                                          \
+        VI idx = {0};                                                                          \
+        for (int i = 0; i < L; i++) idx[i] = i;                                                \
+        for (int w = L / 2; w > 0; w /= 2) {                                                   \
+            VF u = __builtin_shuffle(v, idx ^ w);                                              \
+            v = RED_VSEL(VI, VF, u > v, u, v);                                                 \
+        }                                                                                      \
+        return v[0];                                                                           \
+    }
+#define RED_VHSUM(name, ATTR, VF, VI, L)                                                       \
+    ATTR static inline float name(VF v)                                                        \
+    {                                                                                          \
+        VI idx = {0};                                                                          \
+        for (int i = 0; i < L; i++) idx[i] = i;                                                \
+        for (int w = L / 2; w > 0; w /= 2) v += __builtin_shuffle(v, idx ^ w);                 \
+        return v[0];                                                                           \
+    }
+
+/* softmax / log_softmax of contiguous float rows [r0, r1) of length len: a max pass, an exp
+ * pass (writing exp to out for softmax) and a scale pass, like torch. Row tails go through a
+ * vector padded with -inf (exp 0). Rows go in chunks of up to RED_SM_CHUNK whose max and sum
+ * are kept, so the per-row log of log_softmax is one vectorized loop per chunk (short rows,
+ * e.g. (2048, 96), are dominated by per-row work); a chunk stays within ~16 KiB so the later
+ * passes read from L1, and all its max passes run before its exp passes so that rows' exp
+ * chains overlap instead of each waiting for its max. The max pass prefetches the next chunk:
+ * a row of 1024 floats is one 4 KiB page and hardware prefetchers stop at page boundaries,
+ * so without it every row starts with cache misses (measured ~25% of (4096, 1024)). */
+#define RED_SM_CHUNK 16
 #define RED_VSOFTMAX(name, ATTR, VF, VI, L)                                                    \
+    RED_VHMAX(name##_hmax, ATTR, VF, VI, L)                                                    \
+    RED_VHSUM(name##_hsum, ATTR, VF, VI, L)                                                    \
     ATTR static void name(const float *restrict in, float *restrict out, int64_t r0, int64_t r1, \
                           int64_t len, bool lg)                                                \
     {                                                                                          \
-        for (int64_t r = r0; r < r1; r++) {                                                    \
-            const float *x = in + r * len;                                                     \
-            float *y = out + r * len;                                                          \
-            VF vm = (VF){0} - INFINITY;                                                        \
-            int64_t k = 0;                                                                     \
-            for (; k + L <= len; k += L) {                                                     \
-                VF xv;                                                                         \
-                memcpy(&xv, x + k, sizeof xv);                                                 \
-                vm = RED_VSEL(VI, VF, xv > vm, xv, vm);                                        \
+        const int64_t tail = len % L, body = len - tail;                                       \
+        const int64_t chunk = len >= 4096 / RED_SM_CHUNK ? (4096 + len - 1) / len : RED_SM_CHUNK; \
+        /* prefetch distance in elements: the same row of the next chunk */                    \
+        const int64_t pf = chunk * len < 4096 ? chunk * len : 4096;                            \
+        const VF ninf = (VF){0} - INFINITY;                                                    \
+        float mxs[RED_SM_CHUNK], sh[RED_SM_CHUNK];                                             \
+        for (int64_t c0 = r0; c0 < r1; c0 += chunk) {                                          \
+            const int64_t nr = r1 - c0 < chunk ? r1 - c0 : chunk;                              \
+            for (int64_t g = 0; g < nr; g++) {                                                 \
+                const float *x = in + (c0 + g) * len;                                          \
+                const float *y = out + (c0 + g) * len;                                         \
+                VF m0 = ninf, m1 = ninf, xt = ninf;                                            \
+                if (tail) memcpy(&xt, x + body, sizeof(float) * (size_t)tail);                 \
+                int64_t k = 0;                                                                 \
+                for (; k + 2 * L <= body; k += 2 * L) {                                        \
+                    VF a, b;                                                                   \
+                    __builtin_prefetch(x + k + pf);                                            \
+                    __builtin_prefetch(y + k + pf, 1);                                         \
+                    memcpy(&a, x + k, sizeof a);                                               \
+                    memcpy(&b, x + k + L, sizeof b);                                           \
+                    m0 = RED_VSEL(VI, VF, a > m0, a, m0);                                      \
+                    m1 = RED_VSEL(VI, VF, b > m1, b, m1);                                      \
+                }                                                                              \
+                if (k < body) {                                                                \
+                    VF a;                                                                      \
+                    memcpy(&a, x + k, sizeof a);                                               \
+                    m0 = RED_VSEL(VI, VF, a > m0, a, m0);                                      \
+                }                                                                              \
+                m0 = RED_VSEL(VI, VF, xt > m0, xt, m0);                                        \
+                m0 = RED_VSEL(VI, VF, m1 > m0, m1, m0);                                        \
+                mxs[g] = name##_hmax(m0);                                                      \
             }                                                                                  \
-            float mx = -INFINITY;                                                              \
-            for (int i = 0; i < L; i++) mx = vm[i] > mx ? vm[i] : mx;                          \
-            for (; k < len; k++) mx = x[k] > mx ? x[k] : mx;                                   \
-            VF vs = {0};                                                                       \
-            for (k = 0; k + L <= len; k += L) {                                                \
-                VF xv, ev;                                                                     \
-                memcpy(&xv, x + k, sizeof xv);                                                 \
-                RED_VEXPF(VF, VI, ev, xv - mx);                                                \
-                if (!lg) memcpy(y + k, &ev, sizeof ev);                                        \
-                vs += ev;                                                                      \
+            /* exp passes after all max passes: rows' exp chains overlap, none waits for a max */ \
+            for (int64_t g = 0; g < nr; g++) {                                                 \
+                const float *x = in + (c0 + g) * len;                                          \
+                float *y = out + (c0 + g) * len;                                               \
+                const float mx = mxs[g];                                                       \
+                VF s0 = {0}, s1 = {0}, xt = ninf;                                              \
+                int64_t k;                                                                     \
+                for (k = 0; k + 2 * L <= body; k += 2 * L) {                                   \
+                    VF a, b, ea, eb;                                                           \
+                    memcpy(&a, x + k, sizeof a);                                               \
+                    memcpy(&b, x + k + L, sizeof b);                                           \
+                    PCT_VEXPF_NEG(VF, VI, ea, a - mx);                                         \
+                    PCT_VEXPF_NEG(VF, VI, eb, b - mx);                                         \
+                    if (!lg) {                                                                 \
+                        memcpy(y + k, &ea, sizeof ea);                                         \
+                        memcpy(y + k + L, &eb, sizeof eb);                                     \
+                    }                                                                          \
+                    s0 += ea;                                                                  \
+                    s1 += eb;                                                                  \
+                }                                                                              \
+                if (k < body) {                                                                \
+                    VF a, ea;                                                                  \
+                    memcpy(&a, x + k, sizeof a);                                               \
+                    PCT_VEXPF_NEG(VF, VI, ea, a - mx);                                         \
+                    if (!lg) memcpy(y + k, &ea, sizeof ea);                                    \
+                    s0 += ea;                                                                  \
+                }                                                                              \
+                if (tail) {                                                                    \
+                    VF et;                                                                     \
+                    memcpy(&xt, x + body, sizeof(float) * (size_t)tail);                       \
+                    PCT_VEXPF_NEG(VF, VI, et, xt - mx);                                        \
+                    if (!lg) memcpy(y + body, &et, sizeof(float) * (size_t)tail);              \
+                    s0 += et;                                                                  \
+                }                                                                              \
+                sh[g] = name##_hsum(s0 + s1);                                                  \
             }                                                                                  \
-            float sum = 0;                                                                     \
-            for (int i = 0; i < L; i++) sum += vs[i];                                          \
-            for (; k < len; k++) {                                                             \
-                float e = pct_fast_expf(x[k] - mx);                                                 \
-                if (!lg) y[k] = e;                                                             \
-                sum += e;                                                                      \
-            }                                                                                  \
-            if (lg) {                                                                          \
-                float sh = mx + logf(sum);                                                     \
-                for (k = 0; k < len; k++) y[k] = x[k] - sh;                                    \
-            } else {                                                                           \
-                float inv = 1 / sum;                                                           \
-                for (k = 0; k < len; k++) y[k] *= inv;                                         \
+            for (int64_t g = nr; g < RED_SM_CHUNK; g++) mxs[g] = 0, sh[g] = 1;                 \
+            if (lg)                                                                            \
+                for (int g = 0; g < RED_SM_CHUNK; g++) sh[g] = mxs[g] + pct_fast_logf(sh[g]);  \
+            else                                                                               \
+                for (int g = 0; g < RED_SM_CHUNK; g++) sh[g] = 1 / sh[g];                      \
+            for (int64_t g = 0; g < nr; g++) {                                                 \
+                const float *x = in + (c0 + g) * len;                                          \
+                float *y = out + (c0 + g) * len;                                               \
+                const float v = sh[g];                                                         \
+                int64_t k = 0;                                                                 \
+                if (lg) {                                                                      \
+                    for (; k < body; k += L) {                                                 \
+                        VF a;                                                                  \
+                        memcpy(&a, x + k, sizeof a);                                           \
+                        a -= v;                                                                \
+                        memcpy(y + k, &a, sizeof a);                                           \
+                    }                                                                          \
+                    for (; k < len; k++) y[k] = x[k] - v;                                      \
+                } else {                                                                       \
+                    for (; k < body; k += L) {                                                 \
+                        VF a;                                                                  \
+                        memcpy(&a, y + k, sizeof a);                                           \
+                        a *= v;                                                                \
+                        memcpy(y + k, &a, sizeof a);                                           \
+                    }                                                                          \
+                    for (; k < len; k++) y[k] *= v;                                            \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
     }
@@ -413,11 +498,12 @@ typedef struct red_vec_impl {
 RED_VEC_SET(base, RED_ATTR_BASE, red_v4f, red_v4i, 4, red_v2d, red_v2l, 2)
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PCT_NO_TARGET_CLONES)
 #define RED_VEC_X86 1
-#define RED_ATTR_AVX2 __attribute__((target("avx2")))
+/* FMA contraction (off under -std=c11) shortens exp's polynomial chain: ~20% of short-row softmax */
+#define RED_ATTR_AVX2 __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
 RED_VEC_SET(avx2, RED_ATTR_AVX2, red_v8f, red_v8i, 8, red_v4d, red_v4l, 4)
 #if !defined(PCT_NO_AVX512)
 #define RED_VEC_AVX512 1
-#define RED_ATTR_AVX512 __attribute__((target("avx512f")))
+#define RED_ATTR_AVX512 __attribute__((target("avx512f"), optimize("fp-contract=fast")))
 RED_VEC_SET(avx512, RED_ATTR_AVX512, red_v16f, red_v16i, 16, red_v8d, red_v8l, 8)
 #endif
 #endif
@@ -431,7 +517,7 @@ static const red_vec_impl *red_vec(void)
     v = &red_vec_base;
 #ifdef RED_VEC_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) v = &red_vec_avx2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v = &red_vec_avx2;
 #ifdef RED_VEC_AVX512
     if (__builtin_cpu_supports("avx512f")) v = &red_vec_avx512;
 #endif
@@ -504,7 +590,43 @@ static inline void red_vsoftmax_rows_f32(const float *in, float *out, int64_t r0
     {                                                                                          \
         op##_acc_##N *restrict a = buf;                                                        \
         (void)ctx; (void)idx;                                                                  \
-        for (int64_t r = 0; r < rows; r++, idx++, p += rs) {                                   \
+        int64_t r = 0;                                                                         \
+        /* Few outputs (e.g. x.sum(1) of (64, 512, 8)): a[j] += x row by row would wait on the  \
+         * store of the previous row's a[j]. Dense rows (rs = nb elements) are one contiguous   \
+         * run whose lane i belongs to output i % nb: fold it RED_VCHUNK lanes at a time (lanes \
+         * interleave rows, so not for ops that report an index); other rows fold RED_VROWS    \
+         * rows into a register before touching a[j]. */                                       \
+        if (nb <= RED_VSMALL && s == (int64_t)sizeof(T)) {                                     \
+            if (!ctx->ordered && rs == nb * (int64_t)sizeof(T) && RED_VCHUNK % nb == 0 &&      \
+                rows >= RED_VCHUNK / nb) {                                                     \
+                const int64_t rpc = RED_VCHUNK / nb, nch = rows / rpc;                         \
+                const T *restrict q = (const T *)p;                                            \
+                op##_acc_##N t[RED_VCHUNK];                                                    \
+                for (int i = 0; i < RED_VCHUNK; i++) { op##_INIT(E, N, T, C, t[i]); }          \
+                for (int64_t c = 0; c < nch; c++, q += RED_VCHUNK)                             \
+                    for (int i = 0; i < RED_VCHUNK; i++) {                                     \
+                        C x = PCT_TO_COMPUTE_##E(q[i]);                                        \
+                        op##_ACC(E, N, T, C, t[i], x, idx + c * rpc + i / nb);                 \
+                    }                                                                          \
+                for (int64_t w = RED_VCHUNK / 2; w >= nb; w /= 2) /* w % nb == 0: same output */ \
+                    for (int64_t i = 0; i < w; i++) { op##_COMBINE(E, N, T, C, t[i], t[i + w]); } \
+                for (int64_t j = 0; j < nb; j++) { op##_COMBINE(E, N, T, C, a[j], t[j]); }      \
+                r = nch * rpc;                                                                 \
+                idx += r;                                                                      \
+                p += r * rs;                                                                   \
+            }                                                                                  \
+            for (; r + RED_VROWS <= rows; r += RED_VROWS, idx += RED_VROWS, p += RED_VROWS * rs) \
+                for (int64_t j = 0; j < nb; j++) {                                             \
+                    op##_acc_##N t;                                                            \
+                    op##_INIT(E, N, T, C, t);                                                  \
+                    for (int i = 0; i < RED_VROWS; i++) {                                      \
+                        C x = PCT_TO_COMPUTE_##E(((const T *)(p + i * rs))[j]);                \
+                        op##_ACC(E, N, T, C, t, x, idx + i);                                   \
+                    }                                                                          \
+                    op##_COMBINE(E, N, T, C, a[j], t);                                         \
+                }                                                                              \
+        }                                                                                      \
+        for (; r < rows; r++, idx++, p += rs) {                                                \
             if (s == (int64_t)sizeof(T)) {                                                     \
                 const T *restrict q = (const T *)p;                                            \
                 for (int64_t j = 0; j < nb; j++) { C x = PCT_TO_COMPUTE_##E(q[j]); op##_ACC(E, N, T, C, a[j], x, idx); } \
@@ -1315,6 +1437,7 @@ static int red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t 
     }
     ctx->count = red_count(in, mask);
     red_plan pl;
+    ctx->ordered = keep_order;
     red_plan_build(&pl, in, mask, keep_order, nouts, dst, keepdim);
     red_run(k, &pl, ctx);
     for (int o = 0; o < nouts; o++) {
