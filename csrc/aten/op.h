@@ -142,5 +142,19 @@ int pct_scalar_dtype(const pct_scalar *s);
 /* torch's checked conversion of a Scalar argument to dtype (c10::checked_convert): -1 with "value cannot be
  * converted to type <T> without overflow" where s does not fit (negative ints wrap into unsigned types). */
 int pct_scalar_check_fits(const pct_scalar *s, int dtype);
+/* The same check against dtype's compute type (torch's opmath: float for float16/bfloat16/float32, none for
+ * double), as torch's kernels convert alpha/beta/value Scalars (addmm, baddbmm, addcmul, addcdiv). */
+int pct_scalar_check_opmath(const pct_scalar *s, int dtype);
+
+/* A Device argument given as a negative ordinal: it matches the overload, as in torch, and is refused here. */
+#define PCT_DEVICE_NEGATIVE_INDEX INT8_MIN
+/* The device check of CPU kernels: -1 with torch's error unless `dev` is None or the CPU. */
+static inline int pct_check_cpu_device(const pct_value *dev)
+{
+    if (dev->none || dev->dev.type == PCT_CPU) return 0;
+    if (dev->dev.index == PCT_DEVICE_NEGATIVE_INDEX) PyErr_SetString(PyExc_RuntimeError, "Device index must not be negative");
+    else PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
+    return -1;
+}
 
 #endif

@@ -87,7 +87,11 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
         return -1;
     }
     void *p = s->allocator->alloc(nbytes);
-    if (!p) { PyErr_NoMemory(); return -1; }
+    if (!p) {
+        PyErr_Format(PyExc_RuntimeError, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to "
+                     "allocate %zu bytes.", nbytes);
+        return -1;
+    }
     if (s->data) { memcpy(p, s->data, s->nbytes); s->allocator->free(s->data, s->nbytes); }
     s->data = p;
     if (s->allocator == &pct_cpu_allocator) pct_cpu_memory_count((long long)nbytes - (long long)s->nbytes);

@@ -44,6 +44,20 @@ bool pct_shape_is_contiguous(int ndim, const int64_t *sizes, const int64_t *stri
     return true;
 }
 
+bool pct_tensor_is_channels_last(const pct_tensor *t)
+{
+    static const int order[4] = {1, 3, 2, 0};
+    int64_t expected = 1;
+    if (t->ndim != 4) return false;
+    for (int k = 0; k < 4; k++) {
+        int d = order[k];
+        if (t->sizes[d] == 1) continue;
+        if (t->strides[d] != expected) return false;
+        expected *= t->sizes[d];
+    }
+    return true;
+}
+
 void pct_tensor_refresh(pct_tensor *t)
 {
     int64_t n = 1;
@@ -57,6 +71,14 @@ int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const in
 {
     if (ndim > PCT_MAX_DIMS) {
         PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %d", PCT_MAX_DIMS, ndim);
+        return -1;
+    }
+    /* numel must fit int64 (sticky: a zero size does not undo an overflow), as torch checks for every shape */
+    bool overflow = false;
+    int64_t numel = 1;
+    for (int i = 0; i < ndim && !overflow; i++) overflow = __builtin_mul_overflow(numel, sizes[i], &numel);
+    if (overflow) {
+        PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
         return -1;
     }
     int64_t *block = t->inline_dims;
@@ -105,6 +127,8 @@ int64_t pct_tensor_storage_extent(const pct_tensor *t)
 int pct_tensor_resize_(pct_tensor *t, int ndim, const int64_t *sizes)
 {
     char buf[PCT_SHAPE_BUF];
+    /* the same sizes keep the strides (a transposed out= stays transposed), as torch's resize_ */
+    if (t->ndim == ndim && (ndim == 0 || memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0)) return 0;
     uint64_t n = 1, item = (uint64_t)pct_tensor_itemsize(t);
     bool overflow = false;
     for (int i = 0; i < ndim; i++) {
@@ -160,25 +184,27 @@ pct_tensor *pct_tensor_from_storage(pct_storage *storage, int ndim, const int64_
 
 pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int device_type, int device_index)
 {
-    int64_t n = 1;
+    int64_t n = 1, nbytes;
+    bool overflow = false;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
             PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
                          (long long)sizes[i], pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
             return NULL;
         }
-        if (sizes[i] && n > INT64_MAX / sizes[i]) {
-            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
-            return NULL;
-        }
-        n *= sizes[i];
+        overflow = overflow || __builtin_mul_overflow(n, sizes[i], &n);
+    }
+    /* the overflow is sticky: a later zero size does not undo it (torch's rule) */
+    if (overflow || __builtin_mul_overflow(n, (int64_t)pct_dtype_itemsize[dtype], &nbytes)) {
+        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s",
+                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
+        return NULL;
     }
     if (device_type != PCT_CPU) {
         PyErr_SetString(PyExc_RuntimeError, "Cannot allocate on a CUDA device: pyctorch was built without CUDA support");
         return NULL;
     }
     (void)device_index;
-    if (n > INT64_MAX / 8) { PyErr_NoMemory(); return NULL; }
     pct_storage *s = pct_storage_new_cpu((size_t)n * (size_t)pct_dtype_itemsize[dtype]);
     if (!s) return NULL;
     pct_tensor *t = pct_tensor_from_storage(s, ndim, sizes, NULL, 0, dtype);

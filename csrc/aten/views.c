@@ -148,9 +148,9 @@ PyObject *pct_view_dtype(pct_call *c)
 PyObject *pct_flatten(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (t->ndim == 0) return view_impl(c, t, 1, (int64_t[]){1}, true);
     int s = pct_wrap_dim(c->v[1].i, t->ndim), e = pct_wrap_dim(c->v[2].i, t->ndim);
-    if (s < 0 || e < 0) return NULL;
+    if (s < 0 || e < 0) return NULL; /* a 0-d tensor takes dims -1 and 0 */
+    if (t->ndim == 0) return view_impl(c, t, 1, (int64_t[]){1}, true);
     if (s > e) { PyErr_SetString(PyExc_RuntimeError, "flatten() has invalid args: start_dim cannot come after end_dim"); return NULL; }
     if (s == e) { Py_INCREF(t); return (PyObject *)t; }
     int64_t shape[PCT_MAX_DIMS];
@@ -188,11 +188,15 @@ PyObject *pct_unflatten(pct_call *c)
 /* Marks the dims named by an int[1]? argument; all dims when None. -1 on bad dims. */
 static int dim_mask(const pct_value *v, int ndim, bool *mask)
 {
-    for (int i = 0; i < ndim; i++) mask[i] = v->none;
+    for (int i = 0; i < (ndim ? ndim : 1); i++) mask[i] = v->none; /* a 0-d tensor takes dim 0 (or -1) */
     if (v->none) return 0;
     for (int i = 0; i < v->n; i++) {
         int d = pct_wrap_dim(v->list[i], ndim);
         if (d < 0) return -1;
+        if (mask[d]) {
+            PyErr_Format(PyExc_RuntimeError, "dim %d appears multiple times in the list of dims", d);
+            return -1;
+        }
         mask[d] = true;
     }
     return 0;
@@ -416,20 +420,24 @@ PyObject *pct_unbind(pct_call *c)
 }
 
 /* Pieces of dim d with the given lengths, as a tuple of views. */
-static PyObject *pieces(pct_tensor *t, int d, int n, const int64_t *lengths)
+/* n views of t along dim d: piece i starts at starts[i] (NULL: where the previous one ended) with lengths[i]. */
+static PyObject *pieces_at(pct_tensor *t, int d, int64_t n, const int64_t *starts, const int64_t *lengths)
 {
-    PyObject *r = PyTuple_New(n);
+    PyObject *r = PyTuple_New((Py_ssize_t)n);
     int64_t start = 0, sizes[PCT_MAX_DIMS];
     memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
-    for (int i = 0; r && i < n; i++) {
+    for (int64_t i = 0; r && i < n; i++) {
+        if (starts) start = starts[i];
         sizes[d] = lengths[i];
         PyObject *v = (PyObject *)pct_tensor_view_of(t, t->ndim, sizes, t->strides, t->offset + start * t->strides[d]);
         if (!v) { Py_CLEAR(r); break; }
-        PyTuple_SET_ITEM(r, i, v);
+        PyTuple_SET_ITEM(r, (Py_ssize_t)i, v);
         start += lengths[i];
     }
     return r;
 }
+
+static PyObject *pieces(pct_tensor *t, int d, int n, const int64_t *lengths) { return pieces_at(t, d, n, NULL, lengths); }
 
 #define PCT_MAX_PIECES 4096
 PyObject *pct_split(pct_call *c)
@@ -446,7 +454,7 @@ PyObject *pct_split(pct_call *c)
             PyErr_Format(PyExc_RuntimeError, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld", (long long)size);
             return NULL;
         }
-        int64_t n = step == 0 ? 1 : (size + step - 1) / step;
+        int64_t n = step == 0 ? 1 : size / step + (size % step != 0); /* no overflow for a huge step */
         if (n == 0) n = 1;
         if (n > PCT_MAX_PIECES) {
             /* many pieces: fall back to a Python-sized list */
@@ -462,7 +470,14 @@ PyObject *pct_split(pct_call *c)
         return pieces(t, d, (int)n, lens);
     }
     int64_t total = 0;
-    for (int i = 0; i < s->n; i++) total += s->list[i];
+    for (int i = 0; i < s->n; i++) {
+        if (s->list[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                         "split_sizes=%s", pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->list));
+            return NULL;
+        }
+        total += s->list[i];
+    }
     if (total != size) {
         PyErr_Format(PyExc_RuntimeError, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
                      "dimension %d), but got split_sizes=%s", (long long)size, d,
@@ -472,31 +487,51 @@ PyObject *pct_split(pct_call *c)
     return pieces(t, d, s->n, s->list);
 }
 
+/* torch.slice's clamping of a bound to [0, size] (negative bounds count from the end). */
+static int64_t slice_bound(int64_t i, int64_t size)
+{
+    if (i < 0) i += size;
+    return i < 0 ? 0 : i > size ? size : i;
+}
+
 PyObject *pct_tensor_split(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+        return NULL;
+    }
     int d = pct_wrap_dim(c->v[2].i, t->ndim);
     if (d < 0) return NULL;
     const pct_value *s = &c->v[1];
-    int64_t size = t->sizes[d], lens[PCT_MAX_DIMS + 1];
-    if (c->op_index == PCT_OP_tensor_split) {
-        /* sections: the first size % n pieces get one more */
-        int64_t n = s->i;
-        if (n <= 0) { PyErr_Format(PyExc_RuntimeError, "number of sections must be larger than 0, got %lld", (long long)n); return NULL; }
-        if (n > PCT_MAX_DIMS) { PyErr_SetString(PyExc_RuntimeError, "tensor_split: too many sections"); return NULL; }
-        for (int64_t i = 0; i < n; i++) lens[i] = size / n + (i < size % n ? 1 : 0);
-        return pieces(t, d, (int)n, lens);
+    int64_t size = t->sizes[d];
+    bool sections = c->op_index == PCT_OP_tensor_split;
+    int64_t n = sections ? s->i : s->n + 1;
+    if (sections && n <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "number of sections must be larger than 0, got %lld", (long long)n);
+        return NULL;
     }
-    int64_t prev = 0;
-    for (int i = 0; i <= s->n; i++) {
-        int64_t idx = i < s->n ? s->list[i] : size;
-        if (idx < 0) idx += size;
-        if (idx > size) idx = size;
-        if (idx < prev) idx = prev;
-        lens[i] = idx - prev;
-        prev = idx;
+    /* torch's vector of pieces fails to allocate as a RuntimeError */
+    int64_t *starts = (uint64_t)n > (uint64_t)PY_SSIZE_T_MAX / (2 * sizeof(int64_t)) ? NULL
+                      : malloc(sizeof(int64_t) * 2 * (size_t)n);
+    if (!starts) { PyErr_SetString(PyExc_RuntimeError, "std::bad_alloc"); return NULL; }
+    int64_t *lens = starts + n;
+    if (sections) { /* the first size % n pieces get one more */
+        for (int64_t i = 0, at = 0; i < n; i++) {
+            lens[i] = size / n + (i < size % n ? 1 : 0);
+            starts[i] = at;
+            at += lens[i];
+        }
+    } else { /* piece i is t[indices[i-1]:indices[i]] with slice semantics, unsorted and negative indices included */
+        for (int64_t i = 0; i < n; i++) {
+            int64_t lo = slice_bound(i ? s->list[i - 1] : 0, size), hi = slice_bound(i < s->n ? s->list[i] : size, size);
+            starts[i] = lo;
+            lens[i] = hi > lo ? hi - lo : 0;
+        }
     }
-    return pieces(t, d, s->n + 1, lens);
+    PyObject *r = pieces_at(t, d, n, starts, lens);
+    free(starts);
+    return r;
 }
 
 PyObject *pct_chunk(pct_call *c)
@@ -602,6 +637,7 @@ PyObject *pct_unfold(pct_call *c)
         PyErr_Format(PyExc_RuntimeError, "maximum size for tensor at dimension %d is %lld but size is %lld", d, (long long)dsize, (long long)size);
         return NULL;
     }
+    if (size < 0) { PyErr_Format(PyExc_RuntimeError, "size is %lld but must be >= 0", (long long)size); return NULL; }
     if (step <= 0) { PyErr_Format(PyExc_RuntimeError, "step is %lld but must be > 0", (long long)step); return NULL; }
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     int n = t->ndim;
@@ -621,6 +657,14 @@ PyObject *pct_detach(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     if (c->inplace) {
+        if (t->base) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                            "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                            "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                            "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
+            return NULL;
+        }
         Py_CLEAR(t->grad_fn);
         t->flags &= (uint8_t)~PCT_FLAG_REQUIRES_GRAD;
         Py_INCREF(t);

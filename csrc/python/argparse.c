@@ -154,6 +154,8 @@ static const char *type_label(int t)
     case PCT_ARG_STR: return "str";
     case PCT_ARG_GENERATOR: return "torch.Generator";
     case PCT_ARG_FLOATLIST: return "tuple of floats";
+    case PCT_ARG_LAYOUT: return "torch.layout";
+    case PCT_ARG_MEMFORMAT: return "torch.memory_format";
     default: return "object";
     }
 }
@@ -222,7 +224,7 @@ pct_tensor *pct_wrap_scalar(const pct_scalar *s)
     return t;
 }
 
-static int as_int(PyObject *o, int64_t *out)
+static int as_int_or_bool(PyObject *o, int64_t *out)
 {
     if (PyLong_Check(o)) {
         int overflow = 0;
@@ -242,12 +244,29 @@ static int as_int(PyObject *o, int64_t *out)
     if (nb && nb->nb_index) {
         PyObject *i = PyNumber_Index(o);
         if (!i) { PyErr_Clear(); return -1; }
-        int r = as_int(i, out);
+        int r = as_int_or_bool(i, out);
         Py_DECREF(i);
         return r;
     }
     return -1;
 }
+
+/* torch refuses True/False for an int (but the elements of int lists take them: output_mask lists of bools) */
+static int as_int(PyObject *o, int64_t *out) { return PyBool_Check(o) ? -1 : as_int_or_bool(o, out); }
+
+/* Sets v to p's default (copied without the large list buffer unless it is an int list). */
+static void take_default(const pct_param *p, pct_value *v)
+{
+    v->none = p->def.none;
+    v->s = p->def.s; /* the largest union member: copies whichever is set */
+    if (p->type == PCT_ARG_INTLIST) {
+        v->n = p->def.n;
+        memcpy(v->list, p->def.list, sizeof(int64_t) * (size_t)p->def.n);
+    }
+}
+
+/* An instance of pyctorch's torch.memory_format / torch.layout classes (pyctorch/_layouts.py). */
+static bool is_instance_named(PyObject *o, const char *type_name) { return strcmp(_PyType_Name(Py_TYPE(o)), type_name) == 0; }
 
 /* Converts one Python object to a value of param p's type. 0, or -1 (no exception). */
 static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
@@ -255,7 +274,10 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
     v->none = 0;
     if (o == Py_None) {
         if (!p->optional && p->type != PCT_ARG_OBJECT && p->type != PCT_ARG_LAYOUT && p->type != PCT_ARG_MEMFORMAT) return -1;
-        v->none = 1;
+        /* None for `T? x=<value>` (requires_grad, pin_memory, ...) means the default, as in torch */
+        if (p->optional && p->has_default && !p->def.none) take_default(p, v);
+        else v->none = 1;
+        if (p->type == PCT_ARG_OBJECT) v->obj = Py_None; /* an explicit None (a default leaves obj NULL) */
         return 0;
     }
     switch (p->type) {
@@ -300,7 +322,7 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
         if (n > PCT_MAX_DIMS) return -1;
         PyObject **items = PySequence_Fast_ITEMS(o);
         for (Py_ssize_t i = 0; i < n; i++)
-            if (as_int(items[i], &v->list[i]) < 0) return -1;
+            if (as_int_or_bool(items[i], &v->list[i]) < 0) return -1;
         v->n = (int32_t)n;
         return 0;
     }
@@ -328,6 +350,12 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
         return 0;
     }
     case PCT_ARG_DEVICE:
+        if (PyLong_Check(o) && !PyBool_Check(o)) { /* a negative ordinal matches; the kernel refuses it */
+            int overflow = 0;
+            long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (!overflow && x < 0) { v->dev.type = PCT_CUDA; v->dev.index = PCT_DEVICE_NEGATIVE_INDEX; return 0; }
+            PyErr_Clear();
+        }
         if (pct_device_from_object(o, &v->dev.type, &v->dev.index) < 0) { PyErr_Clear(); return -1; }
         return 0;
     case PCT_ARG_TENSORLIST: {
@@ -340,6 +368,11 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
     }
     case PCT_ARG_STR:
         if (!PyUnicode_Check(o)) return -1;
+        v->obj = o;
+        return 0;
+    case PCT_ARG_MEMFORMAT:
+    case PCT_ARG_LAYOUT:
+        if (!is_instance_named(o, p->type == PCT_ARG_LAYOUT ? "layout" : "memory_format")) return -1;
         v->obj = o;
         return 0;
     default:
@@ -379,18 +412,18 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
         pi = 1;
     }
     for (Py_ssize_t ai = 0; ai < nargs; ai++, pi++) {
-        if (pi >= sig->npositional) {
-            *err = PyUnicode_FromFormat("%s() takes %d positional argument%s but %zd %s given", sig->name,
-                                        sig->npositional, sig->npositional == 1 ? "" : "s",
-                                        nargs + (self ? 1 : 0), nargs + (self ? 1 : 0) == 1 ? "was" : "were");
+        if (pi >= sig->npositional) { /* a method's counts leave self out, as torch's */
+            int takes = sig->npositional - (self ? 1 : 0);
+            *err = PyUnicode_FromFormat("%s() takes %d positional argument%s but %zd %s given", sig->name, takes,
+                                        takes == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
             return -1;
         }
         const pct_param *p = &sig->params[pi];
         PyObject *o = args[ai];
         /* varargs form of a leading int[]: view(2, 3), zeros(2, 3) */
         int64_t first_int;
-        /* torch allows this only when the int[] is the one positional parameter */
-        if (p->type == PCT_ARG_INTLIST && p->list_size == 0 && (pi == 0 || (pi == 1 && self)) &&
+        /* torch allows this only when the int[] (of any fixed size: x.squeeze(0, 2)) is the one positional parameter */
+        if (p->type == PCT_ARG_INTLIST && (pi == 0 || (pi == 1 && self)) &&
             sig->npositional == pi + 1 &&
             !PyTuple_Check(o) && !PyList_Check(o) && as_int(o, &first_int) == 0) {
             pct_value *v = &c->v[pi];
@@ -408,7 +441,7 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
             break;
         }
         if (convert(p, o, &c->v[pi], c) < 0) {
-            *err = type_error_for(sig, p, (int)ai + (self ? 1 : 0), o);
+            *err = type_error_for(sig, p, (int)ai, o); /* positions count from 1 after self, as torch's */
             return -1;
         }
         set[pi] = true;
@@ -449,13 +482,7 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
             *err = PyUnicode_FromFormat("%s() missing required argument '%s' (pos %d)", sig->name, p->name, i + 1);
             return -1;
         }
-        /* defaults are copied without the large list buffer unless it is an int list */
-        c->v[i].none = p->def.none;
-        c->v[i].s = p->def.s; /* the largest union member: copies whichever is set */
-        if (p->type == PCT_ARG_INTLIST) {
-            c->v[i].n = p->def.n;
-            memcpy(c->v[i].list, p->def.list, sizeof(int64_t) * (size_t)p->def.n);
-        }
+        take_default(p, &c->v[i]);
     }
     if (sig->out_index >= 0 && sig->params[sig->out_index].type == PCT_ARG_TENSOR) c->out = c->v[sig->out_index].none ? NULL : c->v[sig->out_index].t;
     return 0;

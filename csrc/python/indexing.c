@@ -301,16 +301,55 @@ PyObject *pct_py_index_accumulate(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* A tuple key holding True/False: torch indexes through index_put_, which wants the source in t's dtype. */
+static int check_bool_key_dtype(const pct_tensor *t, PyObject *key, const pct_tensor *src)
+{
+    if (!PyTuple_Check(key) || src->dtype == t->dtype) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+        if (!PyBool_Check(PyTuple_GET_ITEM(key, i))) continue;
+        PyErr_Format(PyExc_RuntimeError, "Index put requires the source and destination dtypes match, got %s for the "
+                     "destination and %s for the source.", pct_dtype_cpp_name[t->dtype], pct_dtype_cpp_name[src->dtype]);
+        return -1;
+    }
+    return 0;
+}
+
+/* torch expands the value to the indexed view before copying, also when the view is empty. */
+static int check_expands_to(const pct_tensor *src, const pct_tensor *dst)
+{
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    if (src->ndim > dst->ndim) {
+        PyErr_Format(PyExc_RuntimeError, "expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be "
+                     "greater or equal to the number of dimensions in the tensor (%d)", pct_dtype_cpp_name[src->dtype],
+                     pct_shape_str(b1, sizeof b1, src->ndim, src->sizes), pct_shape_str(b2, sizeof b2, dst->ndim, dst->sizes),
+                     dst->ndim, src->ndim);
+        return -1;
+    }
+    for (int i = 0; i < src->ndim; i++) {
+        int d = dst->ndim - src->ndim + i;
+        if (src->sizes[i] == 1 || src->sizes[i] == dst->sizes[d]) continue;
+        PyErr_Format(PyExc_RuntimeError, "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
+                     "non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", (long long)dst->sizes[d],
+                     (long long)src->sizes[i], d, pct_shape_str(b1, sizeof b1, dst->ndim, dst->sizes),
+                     pct_shape_str(b2, sizeof b2, src->ndim, src->sizes));
+        return -1;
+    }
+    return 0;
+}
+
 static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate)
 {
     if (key == Py_False) return 0; /* x[False] = v selects nothing: torch does nothing, not even a version bump */
     pct_tensor *src = NULL;
     if (PCT_TENSOR_CHECK(value)) {
         src = (pct_tensor *)value;
+        if (!accumulate && check_bool_key_dtype(t, key, src) < 0) return -1;
         Py_INCREF(src);
     } else {
         pct_scalar sc;
         if (pct_scalar_from_object(value, &sc) == 0) {
+            /* torch converts a Python number to t's dtype with its range check (float16/bfloat16: through float) */
+            if (!accumulate && !pct_dtype_is_reduced_float(t->dtype) && pct_scalar_check_fits(&sc, t->dtype) < 0) return -1;
             src = pct_tensor_scalar(t->dtype, sc.d, sc.i, sc.kind == PCT_SCALAR_FLOAT);
         } else {
             PyObject *made = pct_tensor_from_data(value, t->dtype, true);
@@ -336,7 +375,7 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
             Py_XDECREF(r);
         } else {
             /* torch's copy_ refuses written/source overlap here, Python scalars included */
-            rc = sv && pct_check_written_overlap(v, 1, &sv) == 0 ? pct_copy_(v, sv) : -1; /* bumps the version once */
+            rc = sv && check_expands_to(sv, v) == 0 && pct_check_written_overlap(v, 1, &sv) == 0 ? pct_copy_(v, sv) : -1;
         }
         if (sv && sv != src) Py_DECREF(sv);
         if (rc == 0 && v->numel == 0) pct_tensor_bump_version(t);

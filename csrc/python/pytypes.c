@@ -90,7 +90,7 @@ int pct_device_from_object(PyObject *o, int8_t *type, int8_t *index)
         return 0;
     }
     if (PyUnicode_Check(o)) return parse_device_string(PyUnicode_AsUTF8(o), type, index);
-    if (PyLong_Check(o)) {
+    if (PyLong_Check(o) && !PyBool_Check(o)) { /* an ordinal; True/False are not devices */
         long v = PyLong_AsLong(o);
         if (v < 0) { PyErr_SetString(PyExc_RuntimeError, "Device index must not be negative"); return -1; }
         *type = PCT_CUDA;

@@ -203,10 +203,22 @@ static PyObject *m_is_floating_point(PyObject *self, PyObject *u) { (void)u; ret
 static PyObject *m_is_complex(PyObject *self, PyObject *u) { (void)self; (void)u; Py_RETURN_FALSE; }
 static PyObject *m_is_signed(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_signed(T(self)->dtype)); }
 static PyObject *m_get_device(PyObject *self, PyObject *u) { (void)u; return PyLong_FromLong(T(self)->device_type == PCT_CPU ? -1 : T(self)->device_index); }
+/* is_contiguous(*, memory_format=torch.contiguous_format): channels_last asks for the NHWC order. */
 static PyObject *m_is_contiguous(PyObject *self, PyObject *args, PyObject *kw)
 {
-    (void)args; (void)kw;
-    return PyBool_FromLong(pct_tensor_is_contiguous(T(self)));
+    static char *kwlist[] = {"memory_format", NULL};
+    PyObject *mf = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$O:is_contiguous", kwlist, &mf)) return NULL;
+    if (mf && strcmp(_PyType_Name(Py_TYPE(mf)), "memory_format") != 0) {
+        PyErr_Format(PyExc_TypeError, "is_contiguous(): argument 'memory_format' must be torch.memory_format, not %s",
+                     Py_TYPE(mf)->tp_name);
+        return NULL;
+    }
+    PyObject *name = mf ? PyObject_GetAttrString(mf, "_name") : NULL;
+    if (mf && !name) return NULL;
+    bool cl = name && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "channels_last") == 0;
+    Py_XDECREF(name);
+    return PyBool_FromLong(cl ? pct_tensor_is_channels_last(T(self)) : pct_tensor_is_contiguous(T(self)));
 }
 static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kw)
 {

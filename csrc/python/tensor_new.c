@@ -68,14 +68,38 @@ static int infer(PyObject *o, int depth, int64_t *shape, int *ndim, int *dtype)
     return 0;
 }
 
+/* torch range-checks a Python number stored into an integral tensor (a float one takes it rounded, inf beyond). */
+static int check_int_value(const pct_scalar *s, int dtype)
+{
+    if (!pct_dtype_is_integral(dtype, false) || pct_scalar_check_fits(s, dtype) == 0) return 0;
+    PyErr_Clear();
+    PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", pct_dtype_name[dtype]);
+    return -1;
+}
+
 /* Writes the values of o into *p (dtype), advancing *p. */
 static int fill(PyObject *o, char **p, int dtype, int item)
 {
-    if (PyFloat_Check(o)) { pct_store_double(*p, dtype, PyFloat_AS_DOUBLE(o)); *p += item; return 0; }
+    if (PyFloat_Check(o)) {
+        pct_scalar s = {PCT_SCALAR_FLOAT, 0, PyFloat_AS_DOUBLE(o), 0};
+        if (check_int_value(&s, dtype) < 0) return -1;
+        pct_store_double(*p, dtype, s.d);
+        *p += item;
+        return 0;
+    }
     if (PyLong_Check(o)) {
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) { PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long"); return -1; }
+        if (overflow && pct_dtype_is_floating(dtype)) { /* a float tensor takes a huge int as its float value */
+            double d = PyLong_AsDouble(o);
+            if (d == -1.0 && PyErr_Occurred()) return -1;
+            pct_store_double(*p, dtype, d);
+            *p += item;
+            return 0;
+        }
+        if (overflow) { PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long"); return -1; }
+        pct_scalar s = {PyBool_Check(o) ? PCT_SCALAR_BOOL : PCT_SCALAR_INT, v, (double)v, 0};
+        if (check_int_value(&s, dtype) < 0) return -1;
         if (pct_dtype_is_floating(dtype)) pct_store_double(*p, dtype, (double)v);
         else pct_store_int64(*p, dtype, v);
         *p += item;
@@ -84,6 +108,7 @@ static int fill(PyObject *o, char **p, int dtype, int item)
     if (!PySequence_Check(o) || PyUnicode_Check(o)) {
         pct_scalar s;
         if (pct_scalar_from_object(o, &s) < 0) { PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name); return -1; }
+        if (check_int_value(&s, dtype) < 0) return -1;
         if (s.kind == PCT_SCALAR_FLOAT || pct_dtype_is_floating(dtype)) pct_store_double(*p, dtype, s.d);
         else pct_store_int64(*p, dtype, s.i);
         *p += item;

@@ -1052,7 +1052,7 @@ static red_acc red_init(int kind)
         case RED_SUM:                                                                              \
             if (ISINT) {                                                                           \
                 uint64_t si = acc->si;                                                             \
-                RED_LOOP(si += (uint64_t)(int64_t)x[i], si += (uint64_t)(int64_t)x[i * st]);       \
+                RED_LOOP(si += (uint64_t)(int64_t)LOAD(x[i]), si += (uint64_t)(int64_t)LOAD(x[i * st]));     \
                 acc->si = si;                                                                      \
             } else {                                                                               \
                 RED_LOOP(s += (double)LOAD(x[i]), s += (double)LOAD(x[i * st]));                   \
@@ -1076,7 +1076,9 @@ static red_acc red_init(int kind)
     }
 
 #define PCT_RED_ID(x) (x)
-PCT_RED_DEFINE(Bool, bool, PCT_RED_ID, 1)
+/* bools are read as bytes, any nonzero byte true (a view of other data may hold any byte) */
+#define PCT_RED_BOOL(x) ((x) != 0)
+PCT_RED_DEFINE(Bool, uint8_t, PCT_RED_BOOL, 1)
 PCT_RED_DEFINE(Byte, uint8_t, PCT_RED_ID, 1)
 PCT_RED_DEFINE(Char, int8_t, PCT_RED_ID, 1)
 PCT_RED_DEFINE(Short, int16_t, PCT_RED_ID, 1)
@@ -2929,6 +2931,8 @@ PyObject *pct_cpu_kron(pct_call *c) { return kron_op(T(0), T(1), c->out); }
 
 PyObject *pct_cpu_addmm(pct_call *c)
 {
+    if (pct_scalar_check_opmath(&c->v[3].s, T(1)->dtype) < 0 || pct_scalar_check_opmath(&c->v[4].s, T(1)->dtype) < 0)
+        return NULL;
     return addmm_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, OUT, c->inplace);
 }
 
@@ -2940,10 +2944,20 @@ PyObject *pct_cpu_addmv(pct_call *c)
 
 PyObject *pct_cpu_baddbmm(pct_call *c)
 {
+    if (pct_scalar_check_opmath(&c->v[3].s, T(1)->dtype) < 0 || pct_scalar_check_opmath(&c->v[4].s, T(1)->dtype) < 0)
+        return NULL;
     return baddbmm_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, OUT, c->inplace);
 }
 
-PyObject *pct_cpu_tensordot(pct_call *c) { return tensordot_op(T(0), T(1), c->v[2].none ? NULL : c->v[2].obj, c->out); }
+PyObject *pct_cpu_tensordot(pct_call *c)
+{
+    if (c->v[2].none && c->v[2].obj == Py_None) { /* the default is 2; an explicit None is refused */
+        PyErr_SetString(PyExc_RuntimeError, "tensordot expects dims to be int or tuple[list[int], list[int]] or "
+                                            "list[list[int]] containing two lists, but got dims=None");
+        return NULL;
+    }
+    return tensordot_op(T(0), T(1), c->v[2].none ? NULL : c->v[2].obj, c->out);
+}
 
 PyObject *pct_cpu_einsum(pct_call *c) { return einsum_op(c->v[0].obj, c->v[1].obj); }
 

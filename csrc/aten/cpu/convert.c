@@ -7,15 +7,6 @@
 #include "factory.h"
 #include <math.h>
 
-static int check_cpu_device(const pct_value *dev)
-{
-    if (!dev->none && dev->dev.type != PCT_CPU) {
-        PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
-        return -1;
-    }
-    return 0;
-}
-
 /* A copy of t in dtype laid out by the call's memory_format (preserve_format when there is none). */
 static PyObject *copy_in_format(pct_call *c, pct_tensor *t, int dtype)
 {
@@ -36,7 +27,10 @@ static PyObject *copy_in_format(pct_call *c, pct_tensor *t, int dtype)
 static PyObject *to_impl(pct_call *c, pct_tensor *t, int dtype, bool copy)
 {
     int mf = pct_memory_format_kind(c);
-    bool layout_ok = mf == PCT_MF_PRESERVE || (mf == PCT_MF_CONTIGUOUS && pct_tensor_is_contiguous(t));
+    /* torch's to() aliases when memory_format is preserve or the one the tensor suggests (channels_last for a 4-d
+     * tensor laid out so, contiguous for any other layout, a transposed one included) */
+    int suggested = !pct_tensor_is_contiguous(t) && pct_tensor_is_channels_last(t) ? PCT_MF_CHANNELS_LAST : PCT_MF_CONTIGUOUS;
+    bool layout_ok = mf == PCT_MF_PRESERVE || mf == suggested;
     if (dtype == t->dtype && !copy && layout_ok) { Py_INCREF(t); return (PyObject *)t; }
     return copy_in_format(c, t, dtype);
 }
@@ -44,14 +38,18 @@ static PyObject *to_impl(pct_call *c, pct_tensor *t, int dtype, bool copy)
 PyObject *pct_cpu_to(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (check_cpu_device(pct_arg(c, "device")) < 0) return NULL;
+    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return NULL;
     const pct_value *d = pct_arg(c, "dtype");
     return to_impl(c, t, d->none ? t->dtype : d->dtype, pct_arg(c, "copy")->b);
 }
 
 PyObject *pct_cpu_to_other(pct_call *c)
 {
-    return to_impl(c, c->v[0].t, c->v[1].t->dtype, c->v[3].b);
+    /* a Python number is taken as a 0-d tensor of its own type, as torch's to(other) does: t.to(1.5) is float64 */
+    const pct_tensor *o = c->v[1].t;
+    int dtype = o->dtype;
+    if ((o->flags & PCT_FLAG_WRAPPED_NUMBER) && pct_dtype_is_floating(dtype)) dtype = PCT_FLOAT64;
+    return to_impl(c, c->v[0].t, dtype, c->v[3].b);
 }
 
 PyObject *pct_cpu_type_as(pct_call *c) { return to_impl(c, c->v[0].t, c->v[1].t->dtype, false); }
@@ -83,7 +81,20 @@ PyObject *pct_cpu_copy_(pct_call *c)
 }
 
 PyObject *pct_cpu_clone(pct_call *c) { return copy_in_format(c, c->v[0].t, c->v[0].t->dtype); }
-PyObject *pct_cpu_contiguous(pct_call *c) { return (PyObject *)pct_contiguous(c->v[0].t); }
+PyObject *pct_cpu_contiguous(pct_call *c)
+{
+    pct_tensor *t = c->v[0].t;
+    const pct_value *v = pct_arg(c, "memory_format");
+    int mf = v->none ? PCT_MF_CONTIGUOUS : pct_memory_format_kind(c);
+    if (mf == PCT_MF_CONTIGUOUS) return (PyObject *)pct_contiguous(t);
+    if (mf == PCT_MF_PRESERVE) { /* accepted only where there is nothing to do */
+        if (pct_tensor_is_contiguous(t)) { Py_INCREF(t); return (PyObject *)t; }
+        PyErr_SetString(PyExc_RuntimeError, "preserve memory format is unsupported by the contiguous operator");
+        return NULL;
+    }
+    if (mf == PCT_MF_CHANNELS_LAST && pct_tensor_is_channels_last(t)) { Py_INCREF(t); return (PyObject *)t; }
+    return copy_in_format(c, t, t->dtype); /* channels_last of another layout, or torch's error */
+}
 
 int pct_scalar_check_fits(const pct_scalar *s, int dtype)
 {
@@ -105,11 +116,14 @@ int pct_scalar_check_fits(const pct_scalar *s, int dtype)
     if (s->kind == PCT_SCALAR_BOOL) return 0;
     bool bad;
     if (pct_dtype_is_floating(dtype)) {
-        /* an int always fits (rounding is fine); a double may be inf or nan, not beyond the finite range */
-        bad = s->kind == PCT_SCALAR_FLOAT && isfinite(s->d) && (s->d < -hi || s->d > hi);
+        /* an int fits where its value is in range (only float16's is narrower than int64's; rounding is fine);
+         * a double may be inf or nan, not beyond the finite range */
+        if (s->kind == PCT_SCALAR_INT) bad = s->d < -hi || s->d > hi; /* d: the value, also of ints in [2^63, 2^64) */
+        else bad = isfinite(s->d) && (s->d < -hi || s->d > hi);
     } else if (s->kind == PCT_SCALAR_INT) {
         int64_t v = s->i;
-        if (dtype == PCT_INT64) bad = false;
+        if (v < 0 && s->d > 0) bad = true; /* a Python int in [2^63, 2^64): i holds it wrapped, d its value */
+        else if (dtype == PCT_INT64) bad = false;
         else if (dtype == PCT_UINT8) bad = v > 255 || v < -255; /* negative ints wrap (two's complement), as in torch */
         else bad = (double)v < lo || (double)v > hi;
     } else {
@@ -121,26 +135,35 @@ int pct_scalar_check_fits(const pct_scalar *s, int dtype)
     return -1;
 }
 
+int pct_scalar_check_opmath(const pct_scalar *s, int dtype)
+{
+    if (dtype == PCT_FLOAT64) return 0;
+    return pct_scalar_check_fits(s, pct_dtype_is_floating(dtype) ? PCT_FLOAT32 : dtype);
+}
+
 /* Fills t with a scalar value (converted to t's dtype). */
 int pct_fill_scalar(pct_tensor *t, const pct_scalar *s)
 {
-    pct_tensor *v = pct_tensor_scalar(t->dtype, s->d, s->i, s->kind == PCT_SCALAR_FLOAT);
+    /* an int in [2^63, 2^64) (i wrapped, d its value) fills a float tensor with its value */
+    bool uint64 = s->kind == PCT_SCALAR_INT && s->i < 0 && s->d > 0;
+    pct_tensor *v = pct_tensor_scalar(t->dtype, s->d, s->i, s->kind == PCT_SCALAR_FLOAT || (uint64 && pct_dtype_is_floating(t->dtype)));
     if (!v) return -1;
     int r = pct_copy_(t, v);
     Py_DECREF(v);
     return r;
 }
 
-/* torch range-checks a Scalar fill value; float16/bfloat16 fill through float (out of range: inf) */
-int pct_fill_check_value(const pct_scalar *s, int dtype)
+/* torch range-checks a Scalar fill value, float16 and bfloat16 too, except in its one-element fast path, which
+ * converts those through float (out of range: inf) */
+int pct_fill_check_value(const pct_scalar *s, const pct_tensor *t)
 {
-    return dtype == PCT_FLOAT16 || dtype == PCT_BFLOAT16 ? 0 : pct_scalar_check_fits(s, dtype);
+    return pct_dtype_is_reduced_float(t->dtype) && t->numel == 1 ? 0 : pct_scalar_check_fits(s, t->dtype);
 }
 
 PyObject *pct_cpu_fill_(pct_call *c)
 {
     pct_tensor *self = c->v[0].t;
-    if (!c->v[1].s.from_tensor && pct_fill_check_value(&c->v[1].s, self->dtype) < 0) return NULL; /* fill_(Tensor): none */
+    if (!c->v[1].s.from_tensor && pct_fill_check_value(&c->v[1].s, self) < 0) return NULL; /* fill_(Tensor): none */
     if (pct_fill_scalar(self, &c->v[1].s) < 0) return NULL;
     Py_INCREF(self);
     return (PyObject *)self;

@@ -10,8 +10,7 @@
 #include <math.h>
 
 
-/* Applies the call's requires_grad=True to a new tensor (stolen; NULL passes through). */
-static pct_tensor *with_requires_grad(pct_call *c, pct_tensor *t)
+pct_tensor *pct_factory_requires_grad(pct_call *c, pct_tensor *t)
 {
     if (t && pct_arg(c, "requires_grad")->b) {
         if (!pct_dtype_is_floating(t->dtype)) {
@@ -24,15 +23,25 @@ static pct_tensor *with_requires_grad(pct_call *c, pct_tensor *t)
     return t;
 }
 
+int pct_factory_dtype(pct_call *c, int default_dtype)
+{
+    const pct_value *dt = pct_arg(c, "dtype");
+    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return -1;
+    if (!c->out) return dt->none ? default_dtype : dt->dtype;
+    /* out= decides the dtype; an explicit dtype= must agree with it (torch's rule) */
+    if (!dt->none && dt->dtype != c->out->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
+                     pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
+        return -1;
+    }
+    return c->out->dtype;
+}
+
 /* Makes (or resizes out=) a tensor of the given shape for a factory call. */
 static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int default_dtype)
 {
-    const pct_value *dev = pct_arg(c, "device"), *dt = pct_arg(c, "dtype");
-    if (!dev->none && dev->dev.type != PCT_CPU) {
-        PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
-        return NULL;
-    }
-    int dtype = dt->none ? default_dtype : dt->dtype;
+    int dtype = pct_factory_dtype(c, default_dtype);
+    if (dtype < 0) return NULL;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
             PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
@@ -43,18 +52,12 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
     pct_tensor *t;
     if (c->out) {
         t = c->out;
-        /* out= decides the dtype; an explicit dtype= must agree with it (torch's rule) */
-        if (!dt->none && dt->dtype != t->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
-                         pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[t->dtype]);
-            return NULL;
-        }
         if (pct_tensor_resize_(t, ndim, sizes) < 0) return NULL;
         Py_INCREF(t);
     } else if (!(t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1))) {
         return NULL;
     }
-    return with_requires_grad(c, t);
+    return pct_factory_requires_grad(c, t);
 }
 
 int pct_memory_format_kind(const pct_call *c)
@@ -97,11 +100,8 @@ int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
 
 pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src)
 {
-    const pct_value *dev = pct_arg(c, "device"), *dt = pct_arg(c, "dtype");
-    if (!dev->none && dev->dev.type != PCT_CPU) {
-        PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
-        return NULL;
-    }
+    const pct_value *dt = pct_arg(c, "dtype");
+    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return NULL;
     int dtype = dt->none ? src->dtype : dt->dtype;
     int mf = pct_memory_format_kind(c);
     if (mf == PCT_MF_PRESERVE) return pct_empty_preserving(src, dtype);
@@ -116,7 +116,7 @@ pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src)
 static PyObject *fill_new(pct_call *c, pct_tensor *t, const pct_scalar *value)
 {
     if (!t) return NULL;
-    if (value && pct_fill_check_value(value, t->dtype) < 0) { /* checked even when there is nothing to fill */
+    if (value && pct_fill_check_value(value, t) < 0) { /* checked even when there is nothing to fill */
         Py_DECREF(t);
         return NULL;
     }
@@ -135,11 +135,28 @@ static PyObject *filled(pct_call *c, int ndim, const int64_t *sizes, int default
 }
 
 /* The *_like forms: the requires_grad keyword is applied after the fill, as for the other factories. */
-static pct_tensor *like_start(pct_call *c, const pct_tensor *src) { return with_requires_grad(c, pct_like_new(c, src)); }
+static pct_tensor *like_start(pct_call *c, const pct_tensor *src) { return pct_factory_requires_grad(c, pct_like_new(c, src)); }
 
 static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0}, one = {PCT_SCALAR_INT, 1, 1, 0};
 
-PyObject *pct_cpu_empty(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, NULL); }
+PyObject *pct_cpu_empty(pct_call *c)
+{
+    const pct_value *v = pct_arg(c, "memory_format");
+    if (!v->none && c->out) {
+        PyErr_SetString(PyExc_RuntimeError, "'memory_format' argument is incompatible with 'out' tensor argument");
+        return NULL;
+    }
+    pct_tensor *t = factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
+    if (!t) return NULL;
+    int mf = v->none ? PCT_MF_CONTIGUOUS : pct_memory_format_kind(c);
+    if (mf == PCT_MF_CONTIGUOUS) return (PyObject *)t;
+    int64_t strides[PCT_MAX_DIMS];
+    if (mf == PCT_MF_PRESERVE) PyErr_SetString(PyExc_RuntimeError, "unsupported memory format Preserve");
+    else if (pct_format_strides(mf, t->ndim, t->sizes, strides) == 0 && pct_tensor_set_shape(t, t->ndim, t->sizes, strides) == 0)
+        return (PyObject *)t;
+    Py_DECREF(t);
+    return NULL;
+}
 PyObject *pct_cpu_zeros(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &zero); }
 PyObject *pct_cpu_ones(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &one); }
 
@@ -161,97 +178,6 @@ PyObject *pct_cpu_new_empty(pct_call *c) { return filled(c, c->v[1].n, c->v[1].l
 PyObject *pct_cpu_new_zeros(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &zero); }
 PyObject *pct_cpu_new_ones(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &one); }
 PyObject *pct_cpu_new_full(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &c->v[2].s); }
-
-/* Writes value(i) for i in [0, n) into a contiguous tensor of any dtype. */
-#define PCT_WRITE_SEQ(t, n, expr_d)                                                   \
-    do {                                                                              \
-        char *p_ = pct_tensor_data(t);                                                \
-        int item_ = pct_dtype_itemsize[(t)->dtype];                                   \
-        for (int64_t i = 0; i < (n); i++) pct_store_double(p_ + i * item_, (t)->dtype, (expr_d)); \
-    } while (0)
-
-PyObject *pct_cpu_arange(pct_call *c)
-{
-    bool has_start = c->op_index == PCT_OP_arange;
-    pct_scalar start = {PCT_SCALAR_INT, 0, 0, 0}, end, step = {PCT_SCALAR_INT, 1, 1, 0};
-    if (has_start) { start = c->v[0].s; end = c->v[1].s; step = c->v[2].s; }
-    else end = c->v[0].s;
-    bool any_float = start.kind == PCT_SCALAR_FLOAT || end.kind == PCT_SCALAR_FLOAT || step.kind == PCT_SCALAR_FLOAT;
-    if (step.d == 0) { PyErr_SetString(PyExc_RuntimeError, "step must be nonzero"); return NULL; }
-    if (!isfinite(start.d) || !isfinite(end.d)) {
-        PyErr_Format(PyExc_RuntimeError, "unsupported range: %g -> %g", start.d, end.d);
-        return NULL;
-    }
-    if ((step.d > 0 && start.d > end.d) || (step.d < 0 && start.d < end.d)) {
-        PyErr_SetString(PyExc_RuntimeError, "upper bound and larger bound inconsistent with step sign");
-        return NULL;
-    }
-    const pct_value *dt = pct_arg(c, "dtype");
-    int dtype = dt->none ? (any_float ? pct_default_dtype : PCT_INT64) : dt->dtype;
-    double n_d;
-    if (!any_float && !pct_dtype_is_floating(dtype)) n_d = (double)((end.i - start.i) / step.i + ((end.i - start.i) % step.i != 0));
-    else n_d = ceil((end.d - start.d) / step.d);
-    if (n_d < 0) n_d = 0;
-    int64_t n = (int64_t)n_d;
-    pct_tensor *t = factory_new(c, 1, &n, dtype);
-    if (!t) return NULL;
-    dtype = t->dtype; /* an out= tensor's dtype wins */
-    if (!any_float && !pct_dtype_is_floating(dtype)) {
-        char *p = pct_tensor_data(t);
-        for (int64_t i = 0; i < n; i++) pct_store_int64(p + i * pct_dtype_itemsize[dtype], dtype, start.i + i * step.i);
-    } else {
-        PCT_WRITE_SEQ(t, n, start.d + (double)i * step.d);
-    }
-    return (PyObject *)t;
-}
-
-/* torch fills linspace from both ends toward the middle so both endpoints are exact. */
-static void linspace_fill(pct_tensor *t, double start, double end, int64_t steps, bool log_base, double base)
-{
-    if (steps == 0) return;
-    bool single = t->dtype == PCT_FLOAT32 || pct_dtype_is_reduced_float(t->dtype);
-    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
-    float stepf = (float)step, startf = (float)start, endf = (float)end;
-    int64_t half = steps == 1 ? 1 : steps / 2;
-    char *p = pct_tensor_data(t);
-    int item = pct_dtype_itemsize[t->dtype];
-    /* linspace as torch's kernel computes it for float32/64 (bit-identical): the step in the output's
-     * precision, each value one fused multiply-add from the nearer end; logspace, float16 and bfloat16
-     * without the fusion (torch's reduced-precision kernels round differently: up to 1 ulp apart) */
-    bool fused = !log_base && (t->dtype == PCT_FLOAT32 || t->dtype == PCT_FLOAT64);
-    if (fused && single && steps > 1) stepf = (endf - startf) / (float)(steps - 1);
-    for (int64_t i = 0; i < steps; i++) {
-        double v;
-        if (fused && single) {
-            v = i < half ? fmaf(stepf, (float)i, startf) : fmaf(-stepf, (float)(steps - i - 1), endf);
-        } else if (fused) {
-            v = i < half ? fma(step, (double)i, start) : fma(-step, (double)(steps - i - 1), end);
-        } else {
-            if (single) v = i < half ? startf + stepf * (float)i : endf - stepf * (float)(steps - i - 1);
-            else v = i < half ? start + step * (double)i : end - step * (double)(steps - i - 1);
-            if (log_base) v = single ? (double)powf((float)base, (float)v) : pow(base, v);
-        }
-        pct_store_double(p + i * item, t->dtype, v);
-    }
-}
-
-PyObject *pct_cpu_linspace(pct_call *c)
-{
-    int64_t steps = c->v[2].i;
-    if (steps < 0) { PyErr_SetString(PyExc_RuntimeError, "number of steps must be non-negative"); return NULL; }
-    pct_tensor *t = factory_new(c, 1, &steps, pct_default_dtype);
-    if (t) linspace_fill(t, c->v[0].s.d, c->v[1].s.d, steps, false, 0);
-    return (PyObject *)t;
-}
-
-PyObject *pct_cpu_logspace(pct_call *c)
-{
-    int64_t steps = c->v[2].i;
-    if (steps < 0) { PyErr_SetString(PyExc_RuntimeError, "number of steps must be non-negative"); return NULL; }
-    pct_tensor *t = factory_new(c, 1, &steps, pct_default_dtype);
-    if (t) linspace_fill(t, c->v[0].s.d, c->v[1].s.d, steps, true, c->v[3].d);
-    return (PyObject *)t;
-}
 
 PyObject *pct_cpu_eye(pct_call *c)
 {

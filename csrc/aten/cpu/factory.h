@@ -13,4 +13,9 @@ pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src);
 /* Strides for sizes in memory format mf (contiguous or channels_last; 4-d only for the latter);
  * -1 with torch's error. */
 int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides);
+/* The dtype of a factory's result: out='s (dtype= must agree), else dtype=, else default_dtype; checks the
+ * device too. -1 with torch's error. */
+int pct_factory_dtype(pct_call *c, int default_dtype);
+/* Applies the call's requires_grad=True to a new tensor (stolen; NULL passes through). */
+pct_tensor *pct_factory_requires_grad(pct_call *c, pct_tensor *t);
 #endif

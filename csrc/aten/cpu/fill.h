@@ -5,6 +5,6 @@
 
 /* Writes s (converted to t's dtype) into every element of t; 0, or -1 with an exception set. */
 int pct_fill_scalar(pct_tensor *t, const pct_scalar *s);
-/* torch's range check of a Scalar fill value for dtype (fill_, full): -1 with RuntimeError. */
-int pct_fill_check_value(const pct_scalar *s, int dtype);
+/* torch's range check of a Scalar fill value for t (fill_, full): -1 with RuntimeError. */
+int pct_fill_check_value(const pct_scalar *s, const pct_tensor *t);
 #endif

@@ -598,6 +598,10 @@ PyObject *pct_cpu_nonzero(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     bool as_tuple = pct_arg(c, "as_tuple")->b;
+    if (as_tuple && c->out) {
+        PyErr_SetString(PyExc_RuntimeError, "nonzero does not support the out kwarg when as_tuple is True");
+        return NULL;
+    }
     if (as_tuple) {
         pct_tensor *r = nonzero_impl(t, true, true);
         if (!r) return NULL;
@@ -1568,7 +1572,8 @@ PyObject *pct_cpu_scatter(pct_call *c)
             return NULL;
         }
     }
-    if (is_value && (check_fits(self->dtype, &s) < 0 || !(value = scalar_tensor(self->dtype, &s)))) return NULL;
+    /* the value's range check is skipped with an empty index, as torch does */
+    if (is_value && ((index->numel && check_fits(self->dtype, &s) < 0) || !(value = scalar_tensor(self->dtype, &s)))) return NULL;
     PyObject *r = scatter_impl(c, "scatter", c->v[1].i, index, src, value, op, true);
     Py_XDECREF(value);
     return r;
@@ -1713,7 +1718,8 @@ PyObject *pct_cpu_index_add(pct_call *c)
 {
     const pct_scalar *a = &c->v[4].s;
     pct_tensor *self = c->v[0].t;
-    (void)self; /* an integral tensor takes a float alpha truncated, as torch does */
+    /* an integral tensor takes a float alpha truncated, as torch does, after its range check */
+    if (pct_scalar_check_fits(a, self->dtype) < 0) return NULL;
     int64_t ai = a->kind == PCT_SCALAR_FLOAT ? (int64_t)a->d : a->i;
     return index_along(c, "index_add_", IX_ADD, c->v[3].t, NULL, a->d, ai, false);
 }

@@ -349,7 +349,9 @@ static pct_tensor *rolled(pct_tensor *t, int k, const int *dims, const int64_t *
 PyObject *pct_cpu_roll(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    const pct_value *sh = &c->v[1], *dv = &c->v[2];
+    const pct_value *sh = &c->v[1];
+    pct_value none_dims = {.none = 1, .n = 0};
+    const pct_value *dv = c->v[2].none ? &none_dims : &c->v[2]; /* dims=None rolls the flattened tensor */
     if (sh->n == 0) {
         PyErr_SetString(PyExc_RuntimeError, "`shifts` required");
         return NULL;

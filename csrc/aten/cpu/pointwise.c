@@ -226,8 +226,34 @@ PyObject *pct_cpu_unary(pct_call *c)
     return pct_pw_run(c, c->op_index, 1, &c->v[0].t, &ctx);
 }
 
+/* torch's pow(Tensor, Scalar): an integral base refuses a negative integral exponent; an exponent other than 0 and 1
+ * (which are a fill and a copy) is range-checked against the result dtype (float and double take any); bool has a
+ * kernel only there (x ** True is x, x ** False is 1, which the bool loop computes). */
+static int pow_checks(pct_tensor *base, pct_tensor *exp)
+{
+    bool base_scalar = base->flags & PCT_FLAG_WRAPPED_NUMBER, exp_scalar = exp->flags & PCT_FLAG_WRAPPED_NUMBER;
+    pct_tensor *ab[2] = {base, exp};
+    int rt = pct_result_type_of(2, ab);
+    if (!exp_scalar || base_scalar) {
+        if (rt != PCT_BOOL) return 0;
+        PyErr_SetString(PyExc_NotImplementedError, "\"pow\" not implemented for 'Bool'");
+        return -1;
+    }
+    const char *p = pct_tensor_data(exp);
+    bool is_float = pct_dtype_is_floating(exp->dtype);
+    pct_scalar s = {is_float ? PCT_SCALAR_FLOAT : exp->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT,
+                    pct_load_as_int64(p, exp->dtype), pct_load_as_double(p, exp->dtype), 0};
+    if (!is_float && pct_dtype_is_integral(base->dtype, true) && s.i < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
+        return -1;
+    }
+    if (s.d == 0 || s.d == 1 || rt == PCT_FLOAT32 || rt == PCT_FLOAT64) return 0;
+    return pct_scalar_check_fits(&s, rt);
+}
+
 PyObject *pct_cpu_binary(pct_call *c)
 {
+    if (c->op_index == PCT_OP_pow && pow_checks(c->v[0].t, c->v[1].t) < 0) return NULL;
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
     const pct_signature *sig = &c->op->sig;
     /* add/sub carry `alpha` as the third parameter */

@@ -114,12 +114,15 @@ PyObject *pct_cpu_clamp(pct_call *c)
         return NULL;
     }
     bool fl = pct_dtype_is_floating(dtype);
+    /* a NaN bound makes the result NaN: torch then checks neither bound */
+    bool nan_bound = (!lo->none && lo->s.kind == PCT_SCALAR_FLOAT && isnan(lo->s.d)) ||
+                     (!hi->none && hi->s.kind == PCT_SCALAR_FLOAT && isnan(hi->s.d));
     if (!lo->none) {
-        if (!lo->s.from_tensor && pct_scalar_check_fits(&lo->s, dtype) < 0) return NULL; /* torch's Tensor overload: no check */
+        if (!nan_bound && !lo->s.from_tensor && pct_scalar_check_fits(&lo->s, dtype) < 0) return NULL; /* Tensor overload: no check */
         ctx.has_p1 = 1; ctx.p1 = fl ? lo->s.d : 0; ctx.p1_i = lo->s.i; /* integer loops read p1_i */
     }
     if (!hi->none) {
-        if (!hi->s.from_tensor && pct_scalar_check_fits(&hi->s, dtype) < 0) return NULL;
+        if (!nan_bound && !hi->s.from_tensor && pct_scalar_check_fits(&hi->s, dtype) < 0) return NULL;
         ctx.has_p2 = 1; ctx.p2 = fl ? hi->s.d : 0; ctx.p2_i = hi->s.i;
     }
     if (c->inplace) {
@@ -154,6 +157,15 @@ PyObject *pct_cpu_where(pct_call *c)
     pct_pw_ctx ctx = {0};
     pct_tensor *ab[2] = {in[1], in[2]};
     int dtype = pct_result_type_of(2, ab);
+    /* a Python number is converted to the result dtype with torch's range check (float16/bfloat16: unchecked) */
+    for (int k = 1; k < 3 && !pct_dtype_is_reduced_float(dtype); k++) {
+        if (!(in[k]->flags & PCT_FLAG_WRAPPED_NUMBER)) continue;
+        const char *p = pct_tensor_data(in[k]);
+        bool f = pct_dtype_is_floating(in[k]->dtype);
+        pct_scalar s = {f ? PCT_SCALAR_FLOAT : in[k]->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT,
+                        pct_load_as_int64(p, in[k]->dtype), pct_load_as_double(p, in[k]->dtype), 0};
+        if (pct_scalar_check_fits(&s, dtype) < 0) return NULL;
+    }
     return pct_pw_run_ext(c, "where", where_loop, 3, in, &ctx, dtype, false);
 }
 
@@ -161,7 +173,14 @@ PyObject *pct_cpu_lerp(pct_call *c)
 {
     pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
     if (in[0]->dtype != in[1]->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `end` but got dtype %s", pct_dtype_name[in[0]->dtype], pct_dtype_name[in[1]->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `end` but got dtype %s", pct_dtype_cpp_type_name[in[0]->dtype],
+                     pct_dtype_cpp_type_name[in[1]->dtype]);
+        return NULL;
+    }
+    /* a weight tensor must match too; a Python number or a 0-d tensor is taken as a Scalar weight, as in torch */
+    if (!(in[2]->flags & PCT_FLAG_WRAPPED_NUMBER) && in[2]->ndim > 0 && in[2]->dtype != in[0]->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `weight` but got dtype %s", pct_dtype_cpp_type_name[in[0]->dtype],
+                     pct_dtype_cpp_type_name[in[2]->dtype]);
         return NULL;
     }
     pct_pw_ctx ctx = {0};
@@ -177,8 +196,9 @@ static PyObject *addc(pct_call *c, bool is_div)
     pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
     const pct_scalar *v = &c->v[3].s;
     int dtype = pct_result_type_of(3, in);
-    if (is_div && !pct_dtype_is_floating(dtype)) {
-        PyErr_SetString(PyExc_RuntimeError, "Integer division with addcdiv is no longer supported, and in a future release "
+    /* torch refuses two integral (or bool) divisor operands, whatever self's dtype */
+    if (is_div && pct_dtype_is_integral(in[1]->dtype, true) && pct_dtype_is_integral(in[2]->dtype, true)) {
+        PyErr_SetString(PyExc_RuntimeError, "Integer division with addcdiv is no longer supported, and in a future  release "
                                             "addcdiv will perform a true division of tensor1 and tensor2. The historic "
                                             "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
                                             "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
@@ -186,7 +206,7 @@ static PyObject *addc(pct_call *c, bool is_div)
                                             "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
         return NULL;
     }
-    if (dtype != PCT_FLOAT16 && dtype != PCT_BFLOAT16 && pct_scalar_check_fits(v, dtype) < 0) return NULL;
+    if (pct_scalar_check_opmath(v, dtype) < 0) return NULL;
     pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i};
     return pct_pw_run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
 }

@@ -743,12 +743,7 @@ static int resize_out(pct_tensor *out, int nd, const int64_t *sizes, bool warn)
 
 static int check_cpu_device(pct_call *c)
 {
-    const pct_value *dev = pct_arg(c, "device");
-    if (!dev->none && dev->dev.type != PCT_CPU) {
-        PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
-        return -1;
-    }
-    return 0;
+    return pct_check_cpu_device(pct_arg(c, "device"));
 }
 
 /* The output of a factory: out= (resized, new reference) or a new contiguous tensor. */

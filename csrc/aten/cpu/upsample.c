@@ -102,21 +102,6 @@ static void up_nearest_map(int64_t *map, const up_axis *a, int mode, int recipe,
     }
 }
 
-/* torch's is_contiguous(memory_format=channels_last) of a 4-d tensor. */
-static bool up_channels_last(const pct_tensor *t)
-{
-    static const int order[4] = {1, 3, 2, 0};
-    int64_t expected = 1;
-    if (t->ndim != 4) return false;
-    for (int k = 0; k < 4; k++) {
-        int d = order[k];
-        if (t->sizes[d] == 1) continue;
-        if (t->strides[d] != expected) return false;
-        expected *= t->sizes[d];
-    }
-    return true;
-}
-
 /* Linear: the two inputs (i0, i1) and weights (w0, w1) of each output, in precision T. */
 #define UP_LINEAR_AXIS(T, SUF)                                                                   \
     static void up_linear_axis_##SUF(const up_axis *a, bool align, int64_t *i0, int64_t *i1, T *w0, T *w1) \
@@ -325,7 +310,7 @@ static PyObject *up_forward(pct_call *c, const up_op *op)
         PCT_TRY_INT(pct_index_maps_alloc(&m, op->nsp, isz, osz));
         /* torch's 2-d forward takes its channels-last kernel for small outputs (oh + ow <= 128) or
            channels-last inputs with more than 3 channels: the other index recipe */
-        bool idx = op->nsp == 2 && (osz[0] + osz[1] <= 128 || (up_channels_last(x) && x->sizes[1] > 3));
+        bool idx = op->nsp == 2 && (osz[0] + osz[1] <= 128 || (pct_tensor_is_channels_last(x) && x->sizes[1] > 3));
         for (int d = 0; d < op->nsp; d++)
             up_nearest_map(m.map[d], &ax[d], op->mode, idx ? UP_RECIPE_IDX : UP_RECIPE_GENERIC, x->dtype == PCT_FLOAT64);
         uint64_t zero = 0;

@@ -1,0 +1,240 @@
+/* range.c: the range factories arange, linspace and logspace.
+ *
+ * Note [Range factories and dtypes]: torch computes these in the result dtype's own terms, and so do we:
+ *  - the result dtype is out='s (an explicit dtype= must agree), else dtype=, else inferred from the arguments;
+ *  - arange checks its bounds in double, sizes the result in double, except for int64 where start, end and step
+ *    are first truncated to int64 and the size is an exact (wrapping) integer division; integral results are
+ *    start + i * step in int64 with start and step truncated; linspace and logspace convert start and end to the
+ *    result dtype first (a range-checked conversion: "value cannot be converted ... without overflow"), and
+ *    integral results convert the double value as x86 does (out of range: the minimum of int32 or int64);
+ *  - an out= tensor keeps its shape when it already has the right number of elements (a 0-d out stays 0-d), is
+ *    resized to (n,) otherwise, and is written in row-major order of its own shape;
+ *  - bool has no kernel (NotImplementedError), except where nothing is computed (linspace/logspace of <= 1 step).
+ */
+#include "../op.h"
+#include "../error.h"
+#include "../iter.h"
+#include "fill.h"
+#include "factory.h"
+#include <math.h>
+
+#define TWO63 9223372036854775808.0
+
+/* double -> integer as the x86 conversion torch's kernels compile to: cvttsd2si, which gives the minimum of the
+ * 32- or 64-bit range for NaN and out-of-range values; narrower types keep the low bits of the 32-bit result. */
+static int64_t x86_to_int(double v, int dtype)
+{
+    if (dtype == PCT_INT64) return v > -TWO63 - 1024.0 && v < TWO63 ? (int64_t)v : INT64_MIN;
+    return v > -2147483649.0 && v < 2147483648.0 ? (int64_t)v : (int64_t)INT32_MIN;
+}
+
+static void store_value(char *p, int dtype, double v)
+{
+    if (pct_dtype_is_integral(dtype, false)) pct_store_int64(p, dtype, x86_to_int(v, dtype));
+    else pct_store_double(p, dtype, v);
+}
+
+/* A scalar converted to dtype (range-checked), read back as double (and as int64 for integral dtypes). */
+static int scalar_in_dtype(const pct_scalar *s, int dtype, double *d, int64_t *i)
+{
+    if (pct_scalar_check_fits(s, dtype) < 0) return -1;
+    int64_t buf = 0;
+    if (s->kind == PCT_SCALAR_FLOAT) pct_store_double(&buf, dtype, s->d);
+    else pct_store_int64(&buf, dtype, s->i);
+    *d = pct_load_as_double(&buf, dtype);
+    *i = pct_load_as_int64(&buf, dtype);
+    return 0;
+}
+
+/* A scalar truncated to int64 (torch's accumulate type of integral dtypes), range-checked. */
+static int scalar_to_int64(const pct_scalar *s, int64_t *out)
+{
+    if (s->kind != PCT_SCALAR_FLOAT) { *out = s->i; return 0; }
+    if (!(s->d >= -TWO63 && s->d < TWO63)) {
+        PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int64_t without overflow");
+        return -1;
+    }
+    *out = (int64_t)s->d;
+    return 0;
+}
+
+static int no_bool_kernel(int dtype, const char *name)
+{
+    if (dtype != PCT_BOOL) return 0;
+    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for 'Bool'", name);
+    return -1;
+}
+
+/* The tensor a range factory writes: out= (kept when it has n elements, else resized to (n,)) or a new one. */
+static pct_tensor *range_target(pct_call *c, int64_t n, int dtype)
+{
+    pct_tensor *t = c->out;
+    if (!t) return pct_factory_requires_grad(c, pct_tensor_empty(1, &n, dtype, PCT_CPU, -1));
+    if (t->numel != n) {
+        if (n < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: [%lld]",
+                         (long long)n, (long long)n);
+            return NULL;
+        }
+        if (pct_tensor_resize_(t, 1, &n) < 0) return NULL;
+    } else if (pct_check_written_overlap(t, 0, NULL) < 0) {
+        return NULL;
+    }
+    Py_INCREF(t);
+    return pct_factory_requires_grad(c, t);
+}
+
+/* Contiguous memory for writing t's elements in row-major order: t itself, or a scratch copy written back by
+ * range_commit. */
+static pct_tensor *range_work(pct_tensor *t)
+{
+    if (pct_tensor_is_contiguous(t)) { Py_INCREF(t); return t; }
+    return pct_tensor_empty(t->ndim, t->sizes, t->dtype, PCT_CPU, -1);
+}
+
+/* Finishes a range factory: copies the scratch back, drops it; returns t (stolen) or NULL. An out= tensor
+ * counts the write in its version; a new tensor starts at version 0, as in torch. */
+static PyObject *range_commit(pct_call *c, pct_tensor *t, pct_tensor *work)
+{
+    int rc = work == t ? 0 : pct_copy_(t, work);
+    Py_DECREF(work);
+    if (rc < 0) { Py_DECREF(t); return NULL; }
+    if (!c->out) atomic_store(&t->version->value, 0);
+    else if (work == t) pct_tensor_bump_version(t);
+    return (PyObject *)t;
+}
+
+PyObject *pct_cpu_arange(pct_call *c)
+{
+    bool has_start = c->op_index == PCT_OP_arange;
+    pct_scalar start = {PCT_SCALAR_INT, 0, 0, 0}, end, step = {PCT_SCALAR_INT, 1, 1, 0};
+    if (has_start) { start = c->v[0].s; end = c->v[1].s; step = c->v[2].s; }
+    else end = c->v[0].s;
+    bool any_float = start.kind == PCT_SCALAR_FLOAT || end.kind == PCT_SCALAR_FLOAT || step.kind == PCT_SCALAR_FLOAT;
+    int dtype = pct_factory_dtype(c, any_float ? pct_default_dtype : PCT_INT64);
+    if (dtype < 0 || no_bool_kernel(dtype, "arange_cpu") < 0) return NULL;
+    if (!(step.d > 0 || step.d < 0)) { PyErr_SetString(PyExc_RuntimeError, "step must be nonzero"); return NULL; }
+    if (!isfinite(start.d) || !isfinite(end.d)) {
+        PyErr_Format(PyExc_RuntimeError, "unsupported range: %g -> %g", start.d, end.d);
+        return NULL;
+    }
+    if (!((step.d > 0 && end.d >= start.d) || (step.d < 0 && end.d <= start.d))) {
+        PyErr_SetString(PyExc_RuntimeError, "upper bound and lower bound inconsistent with step sign");
+        return NULL;
+    }
+    double n_d;
+    if (dtype == PCT_INT64) {
+        int64_t xs, xe, xst;
+        if (scalar_to_int64(&start, &xs) < 0 || scalar_to_int64(&end, &xe) < 0 || scalar_to_int64(&step, &xst) < 0)
+            return NULL;
+        if (xst == 0) { PyErr_SetString(PyExc_ValueError, "step must be nonzero"); return NULL; }
+        /* (end - start + step - sign) / step, wrapping as torch's int64 arithmetic does */
+        int64_t num = (int64_t)((uint64_t)xe - (uint64_t)xs + (uint64_t)xst - (uint64_t)(xst > 0 ? 1 : -1));
+        n_d = xst == -1 && num == INT64_MIN ? -TWO63 : (double)(num / xst);
+    } else {
+        n_d = ceil((end.d - start.d) / step.d);
+    }
+    if (!(n_d >= 0 && n_d <= TWO63)) {
+        PyErr_SetString(PyExc_RuntimeError, "invalid size, possible overflow?");
+        return NULL;
+    }
+    int64_t n = n_d >= TWO63 ? INT64_MIN : (int64_t)n_d; /* torch's cast of 2**63 */
+    pct_tensor *t = range_target(c, n, dtype);
+    if (!t) return NULL;
+    /* the kernel's accumulate type: int64 for integral dtypes, float for float16/bfloat16 (range-checked) */
+    int64_t xs = 0, xst = 0;
+    bool integral = pct_dtype_is_integral(dtype, false);
+    if ((integral && (scalar_to_int64(&start, &xs) < 0 || scalar_to_int64(&step, &xst) < 0)) ||
+        (pct_dtype_is_reduced_float(dtype) &&
+         (pct_scalar_check_fits(&start, PCT_FLOAT32) < 0 || pct_scalar_check_fits(&step, PCT_FLOAT32) < 0))) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    pct_tensor *work = range_work(t);
+    if (!work) { Py_DECREF(t); return NULL; }
+    char *p = pct_tensor_data(work);
+    int item = pct_dtype_itemsize[dtype];
+    for (int64_t i = 0; i < n; i++) {
+        if (integral) pct_store_int64(p + i * item, dtype, (int64_t)((uint64_t)xs + (uint64_t)xst * (uint64_t)i));
+        else pct_store_double(p + i * item, dtype, start.d + (double)i * step.d);
+    }
+    return range_commit(c, t, work);
+}
+
+/* linspace (log_base false) or logspace values into contiguous memory p (torch fills from both ends toward the
+ * middle so both endpoints are exact). */
+static void linspace_fill(char *p, int dtype, double start, double end, int64_t istart, int64_t iend, int64_t steps,
+                          bool log_base, double base)
+{
+    int item = pct_dtype_itemsize[dtype];
+    int64_t half = steps / 2;
+    if (pct_dtype_is_integral(dtype, false)) {
+        double step;
+        if (log_base) {
+            /* end - start in the dtype's own arithmetic (int and wider wrap) */
+            int64_t diff = (int64_t)((uint64_t)iend - (uint64_t)istart);
+            if (dtype == PCT_INT32) diff = (int32_t)(uint32_t)(uint64_t)diff;
+            step = (double)diff / (double)(steps - 1);
+        } else {
+            step = (end - start) / (double)(steps - 1);
+        }
+        for (int64_t i = 0; i < steps; i++) {
+            double v = i < half ? start + step * (double)i : end - step * (double)(steps - i - 1);
+            store_value(p + i * item, dtype, log_base ? pow(base, v) : v);
+        }
+        return;
+    }
+    bool single = dtype == PCT_FLOAT32 || pct_dtype_is_reduced_float(dtype);
+    double step = (end - start) / (double)(steps - 1);
+    float stepf = (float)step, startf = (float)start, endf = (float)end;
+    /* linspace as torch's kernel computes it for float32/64 (bit-identical): the step in the output's
+     * precision, each value one fused multiply-add from the nearer end; logspace, float16 and bfloat16
+     * without the fusion (torch's reduced-precision kernels round differently: up to 1 ulp apart) */
+    bool fused = !log_base && (dtype == PCT_FLOAT32 || dtype == PCT_FLOAT64);
+    if (fused && single) stepf = (endf - startf) / (float)(steps - 1);
+    for (int64_t i = 0; i < steps; i++) {
+        double v;
+        if (fused && single) {
+            v = i < half ? fmaf(stepf, (float)i, startf) : fmaf(-stepf, (float)(steps - i - 1), endf);
+        } else if (fused) {
+            v = i < half ? fma(step, (double)i, start) : fma(-step, (double)(steps - i - 1), end);
+        } else {
+            if (single) v = i < half ? startf + stepf * (float)i : endf - stepf * (float)(steps - i - 1);
+            else v = i < half ? start + step * (double)i : end - step * (double)(steps - i - 1);
+            if (log_base) v = single ? (double)powf((float)base, (float)v) : pow(base, v);
+        }
+        pct_store_double(p + i * item, dtype, v);
+    }
+}
+
+static PyObject *linspace_impl(pct_call *c, bool log_base, double base)
+{
+    int64_t steps = c->v[2].i;
+    const pct_scalar *start = &c->v[0].s, *end = &c->v[1].s;
+    int dtype = pct_factory_dtype(c, pct_default_dtype);
+    if (dtype < 0) return NULL;
+    if (steps < 0) { PyErr_SetString(PyExc_RuntimeError, "number of steps must be non-negative"); return NULL; }
+    pct_tensor *t = range_target(c, steps, dtype);
+    if (!t || steps == 0) return (PyObject *)t;
+    if (steps == 1) { /* a fill: start, or base ** start */
+        pct_scalar v = *start;
+        if (log_base) v = (pct_scalar){PCT_SCALAR_FLOAT, 0, pow(base, start->d), 0};
+        if (pct_fill_check_value(&v, t) < 0 || pct_fill_scalar(t, &v) < 0) { Py_DECREF(t); return NULL; }
+        if (!c->out) atomic_store(&t->version->value, 0);
+        return (PyObject *)t;
+    }
+    double s, e;
+    int64_t is, ie;
+    pct_tensor *work = NULL;
+    if (no_bool_kernel(dtype, log_base ? "logspace_cpu" : "linspace_cpu") < 0 ||
+        scalar_in_dtype(start, dtype, &s, &is) < 0 || scalar_in_dtype(end, dtype, &e, &ie) < 0 ||
+        !(work = range_work(t))) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    linspace_fill(pct_tensor_data(work), dtype, s, e, is, ie, steps, log_base, base);
+    return range_commit(c, t, work);
+}
+
+PyObject *pct_cpu_linspace(pct_call *c) { return linspace_impl(c, false, 0); }
+PyObject *pct_cpu_logspace(pct_call *c) { return linspace_impl(c, true, c->v[3].d); }
