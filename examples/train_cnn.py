@@ -12,7 +12,6 @@ and a cyclic shift of up to 3 pixels), which in worker processes is seeded per w
 Prints a progress bar (loss, images/s) per epoch, the validation accuracy after each epoch, and at the end
 the final validation accuracy, images/s and wall time.
 """
-import argparse
 import importlib
 import json
 import math
@@ -21,19 +20,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _framework import load_framework  # noqa: E402
+from _framework import demo_parser, load_framework  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 CLASSES = ("horizontal stripes", "vertical stripes", "disk", "ring", "cross", "checkerboard")
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--framework", choices=["pyctorch", "torch"], default="pyctorch",
-                    help="module imported as torch")
-    ap.add_argument("--device", default="cpu", help="cpu, or cuda where the framework has it")
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: leave as is)")
+    ap = demo_parser(__doc__)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--train-size", type=int, default=6000, help="images per training epoch")
     ap.add_argument("--val-size", type=int, default=1000)

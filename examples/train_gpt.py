@@ -16,7 +16,6 @@ evaluation, at the end and on Ctrl-C, samples --sample-chars characters at the e
 curve as a PNG. --resume continues a saved run at its step with the losses an uninterrupted run would
 have had; it keeps the checkpoint's model and training hyperparameters, --steps sets the new total.
 """
-import argparse
 import contextlib
 import glob
 import json
@@ -27,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _png import plot_curves  # noqa: E402
-from _framework import load_framework  # noqa: E402
+from _framework import demo_parser, load_framework  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 # Options that define the run: on --resume they come from the checkpoint (a resumed run is the same run).
@@ -36,12 +35,7 @@ RESUMED = ("n_layer", "n_head", "n_embd", "block_size", "dropout", "batch_size",
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--framework", choices=["pyctorch", "torch"], default="pyctorch",
-                    help="module imported as torch")
-    ap.add_argument("--device", default="cpu", help="cpu, or cuda where the framework has it")
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: leave as is)")
+    ap = demo_parser(__doc__)
     ap.add_argument("--autocast", choices=["bf16"], default=None,
                     help="run forward and loss under torch.autocast with bfloat16")
     ap.add_argument("--steps", type=int, default=800, help="total optimizer steps")
