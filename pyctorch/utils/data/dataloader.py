@@ -61,6 +61,21 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
+def _wait_until_exited(thread, timeout):
+    """Waits (up to timeout seconds) until a joined thread's OS thread is gone, not only its Python part.
+
+    join() returns when the thread's Python code is done; the thread then still runs its C-level teardown
+    (thread-local destructors; under ASan, returning its allocator cache, which takes allocator locks).
+    A fork in that window copies a held lock into the child, which then deadlocks at its first malloc
+    (GCC 12's libasan does not lock its allocator around fork). Linux lists live threads in /proc."""
+    tid = getattr(thread, "native_id", None)
+    if tid is None or not os.path.isdir("/proc/self/task"):
+        return
+    deadline = time.monotonic() + timeout
+    while os.path.exists("/proc/self/task/%d" % tid) and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 def _accelerator_available():
     from pyctorch._tensor_shared import _accelerator
     return _accelerator() is not None
@@ -535,6 +550,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 feeder = getattr(q, "_thread", None)
                 if feeder is not None:
                     feeder.join(timeout=1.0)
+                    _wait_until_exited(feeder, timeout=1.0)
 
     def __del__(self):
         if getattr(self, "_workers", None) is not None:
