@@ -3,6 +3,7 @@
  * kernels into pct_ops[i].kernels[PCT_CUDA]); an empty slot raises NotImplementedError. */
 #include "op.h"
 #include "error.h"
+#include "out.h"
 #include "../python/pyobjects.h"
 
 pct_op pct_ops[PCT_NUM_OPS] = {
@@ -64,7 +65,15 @@ PyObject *pct_dispatch(pct_call *c)
     /* in-place and out= results count as writes: one version bump unless the kernel made its own */
     pct_tensor *target = c->out;
     long before = target ? atomic_load(&target->version->value) : 0;
-    PyObject *r = k(c);
+    PyObject *r;
+    if (sig->out_index >= 0 && !c->v[sig->out_index].none) {
+        const pct_call *prev;
+        if (pct_out_enter(c, &prev) < 0) return NULL; /* Note [out= arguments] */
+        r = k(c);
+        pct_out_leave(prev);
+    } else {
+        r = k(c);
+    }
     if (r && target && atomic_load(&target->version->value) == before) pct_tensor_bump_version(target);
     return r;
 }

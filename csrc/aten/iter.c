@@ -1,6 +1,7 @@
 /* iter.c: building and running the elementwise loop machine. */
 #include "iter.h"
 #include "error.h"
+#include "out.h"
 #include "cpu/copy_loops.h"
 #include <stdint.h>
 #include <string.h>
@@ -165,11 +166,20 @@ static pct_tensor *empty_in_order(int ndim, const int64_t *shape, int dtype, boo
     return t;
 }
 
-/* Resizes an out= tensor to shape, as torch does for out arguments of the wrong shape. */
-static int resize_out(pct_tensor *out, int ndim, const int64_t *shape)
+/* torch's TensorIterator resizes an out= of the wrong shape (Note [out= arguments]), except when it is also one
+ * of the inputs (read and written): then its shape must be the broadcast shape. */
+static int resize_out(const pct_iter_config *cfg, int ndim, const int64_t *shape)
 {
-    if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    return pct_tensor_resize_(out, ndim, shape);
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    pct_tensor *out = cfg->out;
+    bool same = out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
+    for (int i = 0; i < cfg->ninputs && !same; i++) {
+        if (cfg->inputs[i] != out) continue;
+        PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s",
+                     pct_shape_str(b1, sizeof b1, out->ndim, out->sizes), pct_shape_str(b2, sizeof b2, ndim, shape));
+        return -1;
+    }
+    return pct_out_resize(out, ndim, shape);
 }
 
 int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
@@ -230,12 +240,8 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     bool c_order = cfg->keep_order || layout_order(ndim, shape, order_ops, norder, order);
 
     if (out) {
-        if (cfg->out_dtype < 0 && !cfg->mixed_dtypes && !pct_can_cast(common, out->dtype)) {
-            PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                         pct_dtype_cpp_name[common], pct_dtype_cpp_name[out->dtype]);
-            return -1;
-        }
-        if (!cfg->inplace && resize_out(out, ndim, shape) < 0) return -1;
+        if (cfg->out_dtype < 0 && !cfg->mixed_dtypes && pct_out_check_cast(common, out) < 0) return -1;
+        if (!cfg->inplace && resize_out(cfg, ndim, shape) < 0) return -1;
         Py_INCREF(out);
         it->result = out;
         if (out->dtype == out_dtype || cfg->mixed_dtypes) {

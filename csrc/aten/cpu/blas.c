@@ -18,6 +18,7 @@
 #include "blas.h"
 #include "../iter.h"
 #include "../error.h"
+#include "../out.h"
 #include "pointwise.h"
 #include "gemm_lowp.h"
 #include "gemm_f32.h"
@@ -799,40 +800,12 @@ static PyObject *not_implemented_bool(const char *name)
     return NULL;
 }
 
-/* torch's structured-kernel check of an out= tensor's dtype */
-static int check_out_dtype(const pct_tensor *out, int dtype)
-{
-    if (out && out->dtype != dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", pct_dtype_cpp_type_name[dtype],
-                     pct_dtype_cpp_type_name[out->dtype]);
-        return -1;
-    }
-    return 0;
-}
-
-/* at::native::resize_output: reshapes out= to the result's shape (contiguous),
- * warning as torch does when a non-empty tensor changes shape. */
-static int resize_out(pct_tensor *out, int nd, const int64_t *sizes)
-{
-    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-    if (out->ndim == nd && (nd == 0 || memcmp(out->sizes, sizes, sizeof(int64_t) * (size_t)nd) == 0)) return 0;
-    if (out->numel != 0 &&
-        PyErr_WarnFormat(PyExc_UserWarning, 1,
-                         "An output with one or more elements was resized since it had shape %s, which does not match "
-                         "the required output shape %s. This behavior is deprecated, and in a future PyTorch release "
-                         "outputs will not be resized unless they have zero elements. You can explicitly reuse an out "
-                         "tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                         SHAPE(b1, out), SHAPE_OF(b2, nd, sizes)) < 0)
-        return -1;
-    return pct_tensor_resize_(out, nd, sizes);
-}
-
 /* The tensor to write a result of this shape into: out= (resized; new reference) or a
  * new contiguous tensor. */
 static pct_tensor *result_tensor(pct_tensor *out, int nd, const int64_t *sizes, int dtype)
 {
     if (!out) return pct_tensor_empty(nd, sizes, dtype, PCT_CPU, -1);
-    if (resize_out(out, nd, sizes) < 0) return NULL;
+    if (pct_out_resize(out, nd, sizes) < 0) return NULL;
     Py_INCREF(out);
     return out;
 }
@@ -1371,7 +1344,7 @@ done:
 static PyObject *dot_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     if (out) {
-        if (resize_out(out, 0, no_dims) < 0) return NULL;
+        if (pct_out_resize(out, 0, no_dims) < 0) return NULL;
         if (out->dtype != a->dtype) {
             PyErr_Format(PyExc_RuntimeError, "result dtype %s does not match input dtype %s", pct_dtype_cpp_name[out->dtype],
                          pct_dtype_cpp_name[a->dtype]);
@@ -1444,7 +1417,7 @@ static PyObject *addmv_op(pct_tensor *self, pct_tensor *mat, pct_tensor *vec, co
                          SHAPE(b1, self), SHAPE_OF(b2, 1, os));
             return NULL;
         }
-    } else if (check_out_dtype(result_in, vec->dtype) < 0) {
+    } else if (pct_out_check_dtype(result_in, vec->dtype) < 0) {
         return NULL;
     }
     const int dtype = vec->dtype;
@@ -1585,7 +1558,7 @@ static PyObject *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
                      (long long)a->sizes[0], (long long)a->sizes[1], (long long)b->sizes[0], (long long)b->sizes[1]);
         return NULL;
     }
-    if (check_out_dtype(out, a->dtype) < 0) return NULL;
+    if (pct_out_check_dtype(out, a->dtype) < 0) return NULL;
     return addmm_impl(out, false, NULL, a, b, &scalar_zero, &scalar_one);
 }
 
@@ -1619,7 +1592,7 @@ static PyObject *addmm_op(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, cons
         }
         return addmm_impl(self, true, self, m1, m2, beta, alpha);
     }
-    if (check_out_dtype(out, m1->dtype) < 0) return NULL;
+    if (pct_out_check_dtype(out, m1->dtype) < 0) return NULL;
     pct_tensor *b_self = expand_to(self, 2, shape);
     if (!b_self) return NULL;
     PyObject *r = addmm_impl(out, false, b_self, m1, m2, beta, alpha);
@@ -1667,7 +1640,7 @@ static int bmm_compute(pct_tensor *result, pct_tensor *b1, pct_tensor *b2, const
 static PyObject *bmm_op(pct_tensor *b1, pct_tensor *b2, pct_tensor *out)
 {
     if (check_bmm_shapes(b1, b2) < 0) return NULL;
-    if (check_out_dtype(out, b2->dtype) < 0) return NULL;
+    if (pct_out_check_dtype(out, b2->dtype) < 0) return NULL;
     const int64_t shape[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
     pct_tensor *result = result_tensor(out, 3, shape, b2->dtype), *target = result;
     if (!result) return NULL;
@@ -1715,7 +1688,7 @@ static PyObject *baddbmm_op(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, co
         Py_INCREF(self);
         result = self;
     } else {
-        if (check_out_dtype(out, b2->dtype) < 0) goto fail;
+        if (pct_out_check_dtype(out, b2->dtype) < 0) goto fail;
         if (!(result = result_tensor(out, 3, shape, b2->dtype))) goto fail;
     }
     target = result;
@@ -1810,7 +1783,7 @@ static PyObject *matmul_fold(pct_tensor *tensor1, pct_tensor *tensor2, pct_tenso
             prod = NULL;
         }
     } else {
-        if (resize_out(out, ond, oshape) < 0) goto fail;
+        if (pct_out_resize(out, ond, oshape) < 0) goto fail;
         int64_t rs[2] = {folded, t2->sizes[t2->ndim - 1]};
         pct_tensor *ro = reshape(out, t2_matrix ? 2 : 1, rs);
         if (!ro) goto fail;
@@ -1855,7 +1828,7 @@ static PyObject *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
     if (d1 > 1) oshape[ond++] = n;
     if (d2 > 1) oshape[ond++] = p;
     const int dtype = t2->dtype;
-    if (check_out_dtype(out, dtype) < 0) return NULL;
+    if (pct_out_check_dtype(out, dtype) < 0) return NULL;
     pct_tensor *result = result_tensor(out, ond, oshape, dtype), *target = result;
     if (!result) return NULL;
     if (out && (!pct_tensor_is_contiguous(out) || shares_storage(out, t1) || shares_storage(out, t2))) {
@@ -2080,7 +2053,7 @@ static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dim
         Py_DECREF(prod);
         return NULL;
     }
-    if (resize_out(out, nr, rsizes) < 0 || pct_copy_(out, prod) < 0) {
+    if (pct_out_resize(out, nr, rsizes) < 0 || pct_copy_(out, prod) < 0) {
         Py_DECREF(prod);
         return NULL;
     }
@@ -2244,7 +2217,7 @@ static PyObject *kron_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
                      pct_dtype_cpp_name[r->dtype], pct_dtype_cpp_name[out->dtype]);
         goto fail;
     }
-    if (resize_out(out, maxdim, rsz) < 0 || pct_copy_(out, r) < 0) goto fail;
+    if (pct_out_resize(out, maxdim, rsz) < 0 || pct_copy_(out, r) < 0) goto fail;
     Py_DECREF(r);
     Py_INCREF(out);
     return (PyObject *)out;
@@ -2665,7 +2638,7 @@ static int ord_kind(double ord)
 static PyObject *deliver(pct_tensor *r, pct_tensor *out)
 {
     if (!r || !out) return (PyObject *)r;
-    if (resize_out(out, r->ndim, r->sizes) < 0 || pct_copy_(out, r) < 0) {
+    if (pct_out_resize(out, r->ndim, r->sizes) < 0 || pct_copy_(out, r) < 0) {
         Py_DECREF(r);
         return NULL;
     }
@@ -2708,7 +2681,7 @@ static pct_tensor *vector_norm_impl(pct_tensor *x, const pct_scalar *ord_s, cons
         return NULL;
     }
     const int odt = has_dtype ? dtype : x->dtype;
-    if (check_out_dtype(out, odt) < 0) return NULL;
+    if (pct_out_check_dtype(out, odt) < 0) return NULL;
     pct_tensor *r = reduce(x, mask, keepdim, odt, ord_kind(ord), ord);
     return (pct_tensor *)deliver(r, out);
 }

@@ -22,6 +22,7 @@
  */
 #include "../op.h"
 #include "../error.h"
+#include "../out.h"
 #include "../iter.h"
 #include "../../python/indexing.h"
 #include "../../python/pyobjects.h"
@@ -40,25 +41,21 @@
 #define SHAPE(buf, nd, sz) pct_shape_str((buf), sizeof(buf), (nd), (sz))
 
 /* ---------------------------------------------------------------------------------------
- * Small shared helpers (join.c uses pct_index_to_out and pct_index_resize_out too)
+ * Small shared helpers (join.c uses pct_index_to_out and pct_index_check_out too)
  * ------------------------------------------------------------------------------------- */
 
 static long version_of(pct_tensor *t) { return atomic_load(&t->version->value); }
 static void set_version(pct_tensor *t, long v) { atomic_store(&t->version->value, v); }
 
-int pct_index_resize_out(pct_tensor *out, int ndim, const int64_t *shape);
-int pct_index_resize_out(pct_tensor *out, int ndim, const int64_t *shape)
-{
-    if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    return pct_tensor_resize_(out, ndim, shape);
-}
-
 int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal);
 
 /* Hands back a freshly made result (version 0), or, for an out= call, copies it into out
  * (resized, same dtype required) and returns out. Steals res; NULL res passes through. */
-PyObject *pct_index_to_out(pct_call *c, pct_tensor *res);
-PyObject *pct_index_to_out(pct_call *c, pct_tensor *res)
+/* Hands back a freshly made result (version 0), or, for an out= call, copies it into out
+ * (resized, same dtype required) and returns out. Steals res; NULL res passes through.
+ * `check`: out may not overlap itself nor any tensor argument (the _unchecked form is for ops
+ * torch lets write anywhere, Note [out= arguments]). */
+static PyObject *to_out(pct_call *c, pct_tensor *res, bool check)
 {
     if (!res) return NULL;
     pct_tensor *o = c->out;
@@ -67,21 +64,37 @@ PyObject *pct_index_to_out(pct_call *c, pct_tensor *res)
         return (PyObject *)res;
     }
     if (o->dtype != res->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", pct_dtype_name[res->dtype],
-                     pct_dtype_name[o->dtype]);
+        if (c->op_index == PCT_OP_index_select || c->op_index == PCT_OP_masked_select)
+            PyErr_Format(PyExc_RuntimeError, "%s(): self and result must have the same scalar type", c->op->sig.name);
+        else
+            pct_out_check_dtype(o, res->dtype);
         Py_DECREF(res);
         return NULL;
     }
     long v = version_of(o);
-    if (pct_index_check_out(c, o, true) < 0 || pct_index_resize_out(o, res->ndim, res->sizes) < 0 || pct_copy_(o, res) < 0) {
-        Py_DECREF(res);
-        return NULL;
+    bool resized = o->ndim != res->ndim || memcmp(o->sizes, res->sizes, sizeof(int64_t) * (size_t)res->ndim) != 0;
+    /* gather, index_add and index_copy check out's own overlap once it is resized (pct_out_resize does) */
+    bool late = c->op_index == PCT_OP_gather || c->op_index == PCT_OP_index_add || c->op_index == PCT_OP_index_copy;
+    if ((check && pct_index_check_out(c, o, !late) < 0) || pct_out_resize(o, res->ndim, res->sizes) < 0) goto fail;
+    /* nonzero resizes its out column-major, as torch's (it fills the transposed matrix) */
+    if (resized && c->op_index == PCT_OP_nonzero) {
+        const int64_t cm[2] = {1, res->sizes[0]};
+        if (pct_tensor_set_shape(o, 2, res->sizes, cm) < 0) goto fail;
     }
+    if (pct_copy_(o, res) < 0) goto fail;
     set_version(o, v + 1);
     Py_DECREF(res);
     Py_INCREF(o);
     return (PyObject *)o;
+fail:
+    Py_DECREF(res);
+    return NULL;
 }
+
+PyObject *pct_index_to_out(pct_call *c, pct_tensor *res);
+PyObject *pct_index_to_out(pct_call *c, pct_tensor *res) { return to_out(c, res, true); }
+PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res);
+PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res) { return to_out(c, res, false); }
 
 /* The geometry of t with a 0-d tensor seen as 1-d of size 1 (as torch's gather/scatter do). */
 static int geom(const pct_tensor *t, int64_t *sizes, int64_t *strides)
@@ -1613,6 +1626,9 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
     int nd = geom(self, ss, st);
     int dim = pct_wrap_dim(c->v[1].i, self->ndim);
     if (dim < 0) return NULL;
+    /* torch's index_copy_ refuses a self sharing memory with index or source before it validates them */
+    if (op == IX_COPY && source && c->inplace && (check_no_overlap(self, index) < 0 || check_no_overlap(self, source) < 0))
+        return NULL;
     if (!source && index->dtype != PCT_INT64) PCT_FAIL(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
     if (index->ndim > 1 && !source) PCT_FAIL(PyExc_RuntimeError, "Index has to be a vector/scalar");
     if (index->ndim > 1)

@@ -9,6 +9,7 @@
  * merges contiguous dims and runs in parallel. tril/triu copy, then zero a triangle.
  */
 #include "../op.h"
+#include "../out.h"
 #include "../error.h"
 #include "../iter.h"
 #include "../../python/pyobjects.h"
@@ -23,8 +24,8 @@
 
 /* shared with index.c */
 PyObject *pct_index_to_out(pct_call *c, pct_tensor *res);
+PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res); /* tril, triu, diag: Note [out= arguments] */
 int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal);
-int pct_index_resize_out(pct_tensor *out, int ndim, const int64_t *shape);
 pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor *index);
 
 
@@ -112,7 +113,7 @@ static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_ar
         r = c->out;
         v0 = version_of(r);
         /* the inputs may not share memory with out (checked before out is resized) */
-        if (pct_index_check_out(c, r, false) < 0 || pct_index_resize_out(r, r0->ndim, shape) < 0) return NULL;
+        if (pct_index_check_out(c, r, false) < 0 || pct_out_resize(r, r0->ndim, shape) < 0) return NULL;
         if (pct_index_check_out(c, r, true) < 0) return NULL; /* out's own elements may not share memory */
         Py_INCREF(r);
     } else if (!(r = pct_tensor_empty(r0->ndim, shape, dtype, PCT_CPU, -1))) {
@@ -612,6 +613,23 @@ static void zero_triangle(pct_tensor *t, int64_t k, bool lower)
     Py_END_ALLOW_THREADS
 }
 
+/* torch's tril_/triu_ write in place when the batch dims tile memory (or there are at most 3 dims; a leading
+ * expanded dim is allowed); otherwise they compute a contiguous copy and copy_ it back, which refuses a self
+ * whose elements share memory. */
+static int tri_inplace_check(const pct_tensor *t)
+{
+    int nd = t->ndim;
+    if (nd <= 3 || pct_tensor_is_contiguous(t)) return 0;
+    int64_t expected = t->sizes[nd - 1] * t->sizes[nd - 2];
+    bool batch_contiguous = true;
+    for (int i = nd - 3; i >= 0 && batch_contiguous; i--) {
+        if (i == 0 && (t->strides[0] == 0 || t->sizes[0] == 1)) continue;
+        batch_contiguous = t->strides[i] == expected;
+        expected *= t->sizes[i];
+    }
+    return batch_contiguous ? 0 : pct_check_written_overlap(t, 0, NULL);
+}
+
 static PyObject *tri(pct_call *c, bool lower)
 {
     pct_tensor *t = c->v[0].t;
@@ -622,7 +640,8 @@ static PyObject *tri(pct_call *c, bool lower)
     }
     if (c->inplace) {
         long v0 = version_of(t);
-        zero_triangle(t, k, lower); /* an expanded self is written through, as torch does */
+        if (tri_inplace_check(t) < 0) return NULL;
+        zero_triangle(t, k, lower); /* an expanded self is otherwise written through, as torch does */
         set_version(t, v0 + 1);
         Py_INCREF(t);
         return (PyObject *)t;
@@ -630,7 +649,7 @@ static PyObject *tri(pct_call *c, bool lower)
     pct_tensor *r = pct_to_dtype(t, t->dtype, true);
     if (!r) return NULL;
     zero_triangle(r, k, lower);
-    return pct_index_to_out(c, r);
+    return pct_index_to_out_unchecked(c, r);
 }
 
 PyObject *pct_cpu_tril(pct_call *c) { return tri(c, true); }
@@ -652,14 +671,14 @@ PyObject *pct_cpu_diag(pct_call *c)
             return NULL;
         }
         Py_DECREF(dv);
-        return pct_index_to_out(c, r);
+        return pct_index_to_out_unchecked(c, r);
     }
     if (t->ndim == 2) {
         pct_tensor *dv = pct_diagonal_view(t, k, 0, 1);
         if (!dv) return NULL;
         pct_tensor *r = pct_to_dtype(dv, t->dtype, true);
         Py_DECREF(dv);
-        return pct_index_to_out(c, r);
+        return pct_index_to_out_unchecked(c, r);
     }
     PyErr_Format(PyExc_RuntimeError, "diag(): Supports 1D or 2D tensors. Got %dD", t->ndim);
     return NULL;

@@ -3,6 +3,7 @@
  * per-dtype X-macro as pointwise.c: each op writes one expression. */
 #include "pointwise_ext.h"
 #include "../error.h"
+#include "../out.h"
 #include <tgmath.h>
 
 /* clamp: x to [lo, hi]; has_p1/has_p2 > 0 say which bounds exist. A NaN input or bound gives NaN, as in torch.
@@ -45,9 +46,16 @@ PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, round,
                   (ctx->has_p1 ? (ctx->has_p2 > 0 ? nearbyint(x / p1) * p1 : nearbyint(x * p1) / p1) : nearbyint(x)), 0, 0)
 PCT_EXT_TABLE(round, PCT_FLOATS_PAIRED)
 
-/* logit: log(x / (1 - x)), x first clamped to [p1, 1 - p1] when eps is given */
-#define PCT_LOGIT_X (ctx->has_p1 ? (x < p1 ? p1 : (x > 1 - p1 ? 1 - p1 : x)) : x)
-PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, logit, log(PCT_LOGIT_X / (1 - PCT_LOGIT_X)), 0, 0)
+/* logit: log(x / (1 - x)), x first clamped to [p1, 1 - p1] when eps is given. torch computes it in the input
+ * type: for float16/bfloat16 every step (1 - x, the quotient, the bounds) is rounded to that type, which
+ * PCT_RT does (the identity for float and double). */
+#define PCT_RT(E, v) PCT_TO_COMPUTE_##E(PCT_FROM_COMPUTE_##E(v))
+#define PCT_LOGIT_LO(E) PCT_RT(E, p1)
+#define PCT_LOGIT_X(E) \
+    (ctx->has_p1 ? (x < PCT_LOGIT_LO(E) ? PCT_LOGIT_LO(E) : (x > PCT_RT(E, 1 - PCT_LOGIT_LO(E)) ? PCT_RT(E, 1 - PCT_LOGIT_LO(E)) : x)) : x)
+#define PCT_LOGIT_DEFINE(E, N, T, C, S, name, expr, y, z) \
+    PCT_EXT_LOOP(name, E, N, T, C, log(PCT_RT(E, PCT_LOGIT_X(E) / PCT_RT(E, 1 - PCT_LOGIT_X(E)))))
+PCT_FLOATS_PAIRED(PCT_LOGIT_DEFINE, logit, 0, 0, 0)
 PCT_EXT_TABLE(logit, PCT_FLOATS_PAIRED)
 
 PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
@@ -166,6 +174,10 @@ PyObject *pct_cpu_where(pct_call *c)
                         pct_load_as_int64(p, in[k]->dtype), pct_load_as_double(p, in[k]->dtype), 0};
         if (pct_scalar_check_fits(&s, dtype) < 0) return NULL;
     }
+    if (c->out && !c->inplace && c->out->dtype != dtype) {
+        PyErr_Format(PyExc_RuntimeError, "Expected out type to be %s but got %s", pct_dtype_cpp_name[dtype], pct_dtype_cpp_name[c->out->dtype]);
+        return NULL;
+    }
     return pct_pw_run_ext(c, "where", where_loop, 3, in, &ctx, dtype, false);
 }
 
@@ -218,9 +230,7 @@ int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor
 /* out= of an op that is the identity for x's dtype: resized to x's shape (as any out=), then written */
 static PyObject *copy_to_out(pct_tensor *out, pct_tensor *x, bool check_overlap)
 {
-    if ((out->ndim != x->ndim || memcmp(out->sizes, x->sizes, sizeof(int64_t) * (size_t)x->ndim) != 0) &&
-        pct_tensor_resize_(out, x->ndim, x->sizes) < 0)
-        return NULL;
+    if (pct_out_resize(out, x->ndim, x->sizes) < 0) return NULL;
     if ((check_overlap && pct_check_written_overlap(out, 1, &x) < 0) || pct_copy_(out, x) < 0) return NULL;
     Py_INCREF(out);
     return (PyObject *)out;

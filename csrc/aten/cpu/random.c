@@ -22,6 +22,7 @@
  * holds the generator's lock and releases the GIL for large fills; the job callbacks
  * below therefore never touch Python objects. */
 #include "../op.h"
+#include "../out.h"
 #include "../error.h"
 #include "../iter.h"
 #include "pointwise.h"
@@ -712,33 +713,10 @@ static PyObject *ret_self(pct_call *c, int rc)
     return self;
 }
 
-static bool same_shape(const pct_tensor *t, int nd, const int64_t *sizes)
-{
-    return t->ndim == nd && (nd == 0 || memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)nd) == 0);
-}
-
-/* at::native::resize_output (warn) or Tensor.resize_ (no warning): keeps strides when
- * the shape already matches, else makes the tensor contiguous in the new shape. */
+/* at::native::resize_output (warn) or Tensor.resize_ (no warning), Note [out= arguments] */
 static int resize_out(pct_tensor *out, int nd, const int64_t *sizes, bool warn)
 {
-    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-    if (same_shape(out, nd, sizes)) return 0;
-    for (int i = 0; i < nd; i++) {
-        if (sizes[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
-                         (long long)sizes[i], pct_shape_str(b1, sizeof b1, nd, sizes));
-            return -1;
-        }
-    }
-    if (warn && out->numel != 0 &&
-        PyErr_WarnFormat(PyExc_UserWarning, 1,
-                         "An output with one or more elements was resized since it had shape %s, which does not match "
-                         "the required output shape %s. This behavior is deprecated, and in a future PyTorch release "
-                         "outputs will not be resized unless they have zero elements. You can explicitly reuse an out "
-                         "tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                         pct_shape_str(b1, sizeof b1, out->ndim, out->sizes), pct_shape_str(b2, sizeof b2, nd, sizes)) < 0)
-        return -1;
-    return pct_tensor_resize_(out, nd, sizes);
+    return warn ? pct_out_resize(out, nd, sizes) : pct_out_resize_quiet(out, nd, sizes);
 }
 
 static int check_cpu_device(pct_call *c)

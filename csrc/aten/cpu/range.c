@@ -13,6 +13,7 @@
  */
 #include "../op.h"
 #include "../error.h"
+#include "../out.h"
 #include "../iter.h"
 #include "fill.h"
 #include "factory.h"
@@ -71,12 +72,16 @@ static pct_tensor *range_target(pct_call *c, int64_t n, int dtype)
     pct_tensor *t = c->out;
     if (!t) return pct_factory_requires_grad(c, pct_tensor_empty(1, &n, dtype, PCT_CPU, -1));
     if (t->numel != n) {
-        if (n < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: [%lld]",
-                         (long long)n, (long long)n);
+        /* arange warns about a non-empty out of another size (its own text); linspace and logspace do not */
+        bool is_arange = c->op_index == PCT_OP_arange || c->op_index == PCT_OP_arange_end;
+        char b[PCT_SHAPE_BUF];
+        if (is_arange && t->numel != 0 && n >= 0 &&
+            PyErr_WarnFormat(PyExc_UserWarning, 1, "The number of elements in the out tensor of shape %s is %lld which does "
+                             "not match the computed number of elements %lld. Note that this may occur as a result of "
+                             "rounding error. The out tensor will be resized to a tensor of shape (%lld,).",
+                             pct_shape_str(b, sizeof b, t->ndim, t->sizes), (long long)t->numel, (long long)n, (long long)n) < 0)
             return NULL;
-        }
-        if (pct_tensor_resize_(t, 1, &n) < 0) return NULL;
+        if (pct_out_resize_quiet(t, 1, &n) < 0) return NULL;
     } else if (pct_check_written_overlap(t, 0, NULL) < 0) {
         return NULL;
     }

@@ -39,6 +39,7 @@
 #include "../op.h"
 #include "../../python/pyobjects.h"
 #include "../error.h"
+#include "../out.h"
 #include "pointwise.h"
 #include "fast_exp.h"
 #include <math.h>
@@ -1383,23 +1384,6 @@ static int64_t red_count(const pct_tensor *t, uint64_t mask)
     return n;
 }
 
-/* Resizes an out= tensor to shape, as torch does for out arguments of the wrong shape. */
-static int red_resize_out(pct_tensor *out, int ndim, const int64_t *shape)
-{
-    if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    return pct_tensor_resize_(out, ndim, shape);
-}
-
-static int red_check_out_dtype(const pct_tensor *out, int dtype)
-{
-    if (out && out->dtype != dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead",
-                     pct_dtype_cpp_type_name[dtype], pct_dtype_cpp_type_name[out->dtype]);
-        return -1;
-    }
-    return 0;
-}
-
 static bool red_is_float(int d) { return pct_dtype_is_floating(d); }
 
 /* Runs kernel k over `in` (already of the kernel's dtype) reducing `mask`, into nouts
@@ -1420,7 +1404,7 @@ static int red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t 
     for (int o = 0; o < nouts; o++) {
         pct_tensor *oa = outs_arg ? outs_arg[o] : NULL;
         if (oa) {
-            if (red_resize_out(oa, ndim, shape) < 0) goto fail;
+            if (pct_out_resize(oa, ndim, shape) < 0) goto fail;
             Py_INCREF(oa);
             results[o] = oa;
             if (oa->dtype == dtypes[o]) {
@@ -1508,9 +1492,15 @@ static PyObject *red_sum_family(pct_call *c, int kind)
     }
     if (has_dtype) {
         rd = c->v[3].dtype;
-        if (red_check_out_dtype(out, rd) < 0) return NULL;
+        if (pct_out_check_dtype(out, rd) < 0) return NULL;
     } else if (out) {
         rd = out->dtype;
+        /* torch: mean divides a float result into out (a cast); nansum and nanmean run nansum at out's dtype */
+        if (kind == RED_MEAN && pct_out_check_cast(self->dtype, out) < 0) return NULL;
+        if ((kind == RED_NANSUM || kind == RED_NANMEAN) && red_is_float(self->dtype) && !red_is_float(rd)) {
+            PyErr_Format(PyExc_NotImplementedError, "\"nansum_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rd]);
+            return NULL;
+        }
     } else {
         rd = pct_dtype_is_integral(self->dtype, true) ? PCT_INT64 : self->dtype;
     }
@@ -1592,33 +1582,17 @@ static PyObject *red_all_minmax(pct_call *c, bool is_max)
 PyObject *pct_cpu_max_all(pct_call *c) { return red_all_minmax(c, true); }
 PyObject *pct_cpu_min_all(pct_call *c) { return red_all_minmax(c, false); }
 
-/* out=(values, indices) of max.dim / min.dim: NULLs when not given; -1 with TypeError. */
-static int red_parse_out_pair(const pct_value *v, const char *name, pct_tensor **outs)
-{
-    outs[0] = outs[1] = NULL;
-    if (v->none) return 0;
-    PyObject *o = v->obj;
-    if ((!PyTuple_Check(o) && !PyList_Check(o)) || PySequence_Fast_GET_SIZE(o) != 2 ||
-        !PCT_TENSOR_CHECK(PySequence_Fast_ITEMS(o)[0]) || !PCT_TENSOR_CHECK(PySequence_Fast_ITEMS(o)[1])) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", name, Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    outs[0] = (pct_tensor *)PySequence_Fast_ITEMS(o)[0];
-    outs[1] = (pct_tensor *)PySequence_Fast_ITEMS(o)[1];
-    return 0;
-}
-
 static PyObject *red_max_dim(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t;
     const char *name = is_max ? "max" : "min";
     uint64_t mask;
     pct_tensor *outs[2], *res[2];
+    if (pct_out_parse_pair(&c->v[3], name, outs) < 0) return NULL; /* torch's parser: before any other check */
     if (red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
     if (red_check_nonempty(self, mask, name, true, true) < 0) return NULL;
-    if (red_parse_out_pair(&c->v[3], name, outs) < 0) return NULL;
-    if (outs[0] && red_check_out_dtype(outs[0], self->dtype) < 0) return NULL;
-    if (outs[1] && red_check_out_dtype(outs[1], PCT_INT64) < 0) return NULL;
+    if (outs[0] && pct_out_check_dtype(outs[0], self->dtype) < 0) return NULL;
+    if (outs[1] && pct_out_check_dtype(outs[1], PCT_INT64) < 0) return NULL;
     int dtypes[2] = {self->dtype, PCT_INT64};
     red_ctx ctx = {0};
     const red_kernel *k = (is_max ? maxdim_table : mindim_table)[self->dtype];
@@ -1666,7 +1640,7 @@ static PyObject *red_argmax_family(pct_call *c, bool is_max)
         return NULL;
     }
     if (red_check_nonempty(self, mask, name, true, true) < 0) return NULL;
-    if (red_check_out_dtype(out, PCT_INT64) < 0) return NULL;
+    if (pct_out_check_dtype(out, PCT_INT64) < 0) return NULL;
     red_ctx ctx = {0};
     return red_simple(is_max ? argmax_table : argmin_table, &ctx, self, self->dtype, mask, c->v[2].b, true,
                       PCT_INT64, out);
@@ -1705,10 +1679,8 @@ static PyObject *red_all_any(pct_call *c, bool is_all)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     uint64_t mask;
-    /* torch: dim=() reduces nothing for all/any */
-    if (red_mask(self, &c->v[1], false, &mask) < 0) return NULL;
     int rd = self->dtype == PCT_UINT8 ? PCT_UINT8 : PCT_BOOL;
-    if (out) {
+    if (out) { /* torch checks out's dtype before the dims */
         if (out->dtype != PCT_BOOL && out->dtype != PCT_UINT8) {
             PyErr_Format(PyExc_RuntimeError, "%s only supports bool tensor for result, got: %s", is_all ? "all" : "any",
                          pct_dtype_cpp_name[out->dtype]);
@@ -1716,6 +1688,8 @@ static PyObject *red_all_any(pct_call *c, bool is_all)
         }
         rd = out->dtype;
     }
+    /* torch: dim=() reduces nothing for all/any */
+    if (red_mask(self, &c->v[1], false, &mask) < 0) return NULL;
     red_ctx ctx = {0};
     return red_simple(is_all ? all_table : any_table, &ctx, self, self->dtype, mask, c->v[2].b, false, rd, out);
 }
@@ -1750,6 +1724,7 @@ static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_va
         PyErr_SetString(PyExc_RuntimeError, "std and var only support floating point and complex dtypes");
         return NULL;
     }
+    if (pct_out_check_cast(self->dtype, out) < 0) return NULL;
     uint64_t mask;
     if (dimv) {
         if (red_mask(self, dimv, true, &mask) < 0) return NULL;
@@ -1810,15 +1785,24 @@ PyObject *pct_cpu_logsumexp(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     uint64_t mask;
-    if (red_mask(self, &c->v[1], true, &mask) < 0) return NULL;
     int rd = red_is_float(self->dtype) ? self->dtype : pct_default_dtype;
-    if (out) {
+    if (out) { /* torch checks out's dtype before the dims */
         if (!red_is_float(out->dtype)) {
             PyErr_Format(PyExc_RuntimeError, "logsumexp(): Expected floating point type for result tensor, but got: %s",
                          pct_dtype_cpp_name[out->dtype]);
             return NULL;
         }
         rd = out->dtype;
+    }
+    if (red_mask(self, &c->v[1], true, &mask) < 0) return NULL;
+    if (c->v[1].n == 0 && !c->v[2].b && self->ndim > 0 && self->numel > 0) {
+        /* torch reduces every dim for dim=[] but adds the max back with keepdim's shape, in place: refused */
+        int64_t ones[PCT_MAX_DIMS];
+        char b[PCT_SHAPE_BUF];
+        for (int d = 0; d < self->ndim; d++) ones[d] = 1;
+        PyErr_Format(PyExc_RuntimeError, "output with shape [] doesn't match the broadcast shape %s",
+                     pct_shape_str(b, sizeof b, self->ndim, ones));
+        return NULL;
     }
     red_ctx ctx = {0};
     return red_simple(lse_table, &ctx, self, rd, mask, c->v[2].b, false, rd, out);
@@ -1850,7 +1834,7 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
         }
         rd = d;
     }
-    if (red_check_out_dtype(out, rd) < 0) return NULL;
+    if (pct_out_check_dtype(out, rd) < 0) return NULL;
     if (self->numel == 0 && (p < 0 || p == INFINITY)) {
         char ps[64], msg[256];
         snprintf(ps, sizeof ps, "%g", p);

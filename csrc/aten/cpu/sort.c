@@ -29,6 +29,7 @@
  * check runs before, and allocation failures set a flag turned into MemoryError after.
  */
 #include "../iter.h"
+#include "../out.h"
 #include "../op.h"
 #include "../../python/pyobjects.h"
 #include "../error.h"
@@ -541,52 +542,12 @@ static PyObject *sort_pair(int rt, bool is_out, pct_tensor *a, pct_tensor *b)
     return pct_return_pair(sort_rt_names[rt][is_out], "values", "indices", a, b);
 }
 
-/* out=(values, indices): NULLs when not given; -1 with TypeError. */
-/* A type's name as torch prints it ("Tensor", not "pyctorch.Tensor"). */
-static const char *sort_short_name(PyObject *o)
-{
-    const char *n = Py_TYPE(o)->tp_name, *dot = strrchr(n, '.');
-    return dot ? dot + 1 : n;
-}
-
-static int sort_parse_out_pair(const pct_value *v, const char *name, pct_tensor **outs)
-{
-    outs[0] = outs[1] = NULL;
-    if (v->none || !v->obj) return 0;
-    PyObject *o = v->obj;
-    if (!PyTuple_Check(o) && !PyList_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", name, sort_short_name(o));
-        return -1;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    if (n != 2) {
-        PyErr_Format(PyExc_TypeError, "expected tuple of 2 elements but got %zd", n);
-        return -1;
-    }
-    for (int i = 0; i < 2; i++) {
-        PyObject *t = PySequence_Fast_ITEMS(o)[i];
-        if (!PCT_TENSOR_CHECK(t)) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", name, sort_short_name(t));
-            return -1;
-        }
-        outs[i] = (pct_tensor *)t;
-    }
-    return 0;
-}
-
-/* Resizes an out= tensor to a shape (keeping it when it already has that shape). */
-static int sort_resize_out(pct_tensor *out, int ndim, const int64_t *shape)
-{
-    if (out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    return pct_tensor_resize_(out, ndim, shape);
-}
-
 /* The result of a one-output op: res itself, or res copied into out (stolen res). */
 static PyObject *sort_finish(pct_tensor *res, pct_tensor *out)
 {
     if (!res) return NULL;
     if (!out) return (PyObject *)res;
-    if (sort_resize_out(out, res->ndim, res->sizes) < 0 || pct_copy_(out, res) < 0) {
+    if (pct_out_resize(out, res->ndim, res->sizes) < 0 || pct_copy_(out, res) < 0) {
         Py_DECREF(res);
         return NULL;
     }
@@ -601,7 +562,7 @@ static PyObject *sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tens
     if (!a || !b || !outs[0]) return sort_pair(rt, false, a, b);
     pct_tensor *res[2] = {a, b};
     for (int i = 0; i < 2; i++) {
-        if (sort_resize_out(outs[i], res[i]->ndim, res[i]->sizes) < 0 || pct_copy_(outs[i], res[i]) < 0) {
+        if (pct_out_resize(outs[i], res[i]->ndim, res[i]->sizes) < 0 || pct_copy_(outs[i], res[i]) < 0) {
             Py_DECREF(a);
             Py_DECREF(b);
             return NULL;
@@ -634,17 +595,6 @@ static pct_tensor *sort_relayout(pct_tensor *res, const pct_tensor *like)
     atomic_store(&r->version->value, 0);
     Py_DECREF(res);
     return r;
-}
-
-/* torch's "Expected out tensor to have dtype float, but got double instead". */
-static int sort_check_out_dtype(const pct_tensor *out, int dtype)
-{
-    if (out && out->dtype != dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", pct_dtype_cpp_type_name[dtype],
-                     pct_dtype_cpp_type_name[out->dtype]);
-        return -1;
-    }
-    return 0;
 }
 
 /* Output shape of a reduction over dim (keepdim keeps it as size 1). */
@@ -837,11 +787,11 @@ PyObject *pct_cpu_sort(pct_call *c)
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     const pct_value *st = pct_arg(c, "stable");
     bool stable = !st->none && st->b;
+    if (pct_out_parse_pair(pct_arg(c, "out"), "sort", outs) < 0) return NULL; /* torch's parser: before any other check */
     int dim = pct_wrap_dim(pct_arg(c, "dim")->i, self->ndim);
     if (dim < 0) return NULL;
     bool desc = pct_arg(c, "descending")->b;
-    if (sort_parse_out_pair(pct_arg(c, "out"), "sort", outs) < 0) return NULL;
-    if (outs[0] && (sort_check_out_dtype(outs[0], self->dtype) < 0 || sort_check_out_dtype(outs[1], PCT_INT64) < 0))
+    if (outs[0] && (pct_out_check_dtype(outs[0], self->dtype) < 0 || pct_out_check_dtype(outs[1], PCT_INT64) < 0))
         return NULL;
     if (sort_sel_run(self, dim, sort_op_for(self, stable, desc), self->ndim ? self->sizes[dim] : 1, 0, false, false,
                      self->ndim, self->sizes, &v, &i) < 0)
@@ -861,7 +811,7 @@ PyObject *pct_cpu_argsort(pct_call *c)
     int dim = pct_wrap_dim(pct_arg(c, "dim")->i, self->ndim);
     if (dim < 0) return NULL;
     bool desc = pct_arg(c, "descending")->b;
-    if (sort_check_out_dtype(c->out, PCT_INT64) < 0) return NULL;
+    if (pct_out_check_dtype(c->out, PCT_INT64) < 0) return NULL;
     if (sort_sel_run(self, dim, sort_op_for(self, stable, desc), self->ndim ? self->sizes[dim] : 1, 0, false, false,
                      self->ndim, self->sizes, NULL, &i) < 0)
         return NULL;
@@ -871,7 +821,7 @@ PyObject *pct_cpu_argsort(pct_call *c)
 PyObject *pct_cpu_msort(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *v = NULL, *i = NULL;
-    if (sort_check_out_dtype(c->out, self->dtype) < 0) return NULL;
+    if (pct_out_check_dtype(c->out, self->dtype) < 0) return NULL;
     if (sort_sel_run(self, 0, sort_op_for(self, false, false), self->ndim ? self->sizes[0] : 1, 0, false, false,
                      self->ndim, self->sizes, &v, &i) < 0)
         return NULL;
@@ -883,6 +833,7 @@ PyObject *pct_cpu_topk(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     int64_t k = c->v[1].i;
+    if (pct_out_parse_pair(&c->v[5], "topk", outs) < 0) return NULL; /* torch's parser: before any other check */
     int dim = pct_wrap_dim(c->v[2].i, self->ndim);
     if (dim < 0) return NULL;
     int64_t n = self->ndim ? self->sizes[dim] : 1;
@@ -890,8 +841,7 @@ PyObject *pct_cpu_topk(pct_call *c)
         PyErr_SetString(PyExc_RuntimeError, "selected index k out of range");
         return NULL;
     }
-    if (sort_parse_out_pair(&c->v[5], "topk", outs) < 0) return NULL;
-    if (outs[0] && (sort_check_out_dtype(outs[0], self->dtype) < 0 || sort_check_out_dtype(outs[1], PCT_INT64) < 0))
+    if (outs[0] && (pct_out_check_dtype(outs[0], self->dtype) < 0 || pct_out_check_dtype(outs[1], PCT_INT64) < 0))
         return NULL;
     if (self->dtype == PCT_BOOL) {
         PyErr_SetString(PyExc_RuntimeError, "topk does not support bool dtypes on CPU");
@@ -913,6 +863,7 @@ static PyObject *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, 
                                  int64_t k)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
+    if (pct_out_parse_pair(&c->v[out_i], name, outs) < 0) return NULL; /* torch's parser: before any other check */
     int dim = pct_wrap_dim(c->v[dim_i].i, self->ndim);
     if (dim < 0) return NULL;
     bool keepdim = c->v[keepdim_i].b;
@@ -924,7 +875,6 @@ static PyObject *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, 
             return NULL;
         }
     }
-    if (sort_parse_out_pair(&c->v[out_i], name, outs) < 0) return NULL;
     if (outs[0]) {
         const char *bad = NULL;
         switch (op) {
@@ -1250,7 +1200,7 @@ static PyObject *scan_cum(pct_call *c, int op)
         rd = self->dtype;
     } else if (out) {
         rd = has_dtype ? c->v[2].dtype : out->dtype;
-        if (sort_check_out_dtype(out, rd) < 0) return NULL;
+        if (pct_out_check_dtype(out, rd) < 0) return NULL;
     } else {
         rd = has_dtype ? c->v[2].dtype : pct_dtype_is_integral(self->dtype, true) ? PCT_INT64 : self->dtype;
     }
@@ -1291,10 +1241,10 @@ static PyObject *scan_cummax(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     const char *name = is_max ? "cummax" : "cummin";
+    if (pct_out_parse_pair(&c->v[2], name, outs) < 0) return NULL; /* torch's parser: before any other check */
     /* torch returns empty results for an empty input before it looks at dim */
     int dim = self->numel == 0 ? 0 : pct_wrap_dim(c->v[1].i, self->ndim);
     if (dim < 0) return NULL;
-    if (sort_parse_out_pair(&c->v[2], name, outs) < 0) return NULL;
     if (outs[0]) {
         int want[2] = {self->dtype, PCT_INT64};
         for (int k = 0; k < 2; k++) {
