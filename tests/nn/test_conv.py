@@ -537,3 +537,65 @@ def test_padding_same_even_kernel_warns_and_keeps_the_size():
         y = F.conv2d(x, P.randn(3, 2, 2, 4), padding="same")
     assert y.shape == (1, 3, 5, 6)
     assert F.conv2d(x, P.randn(3, 2, 3, 3), padding="same").shape == (1, 3, 5, 6)
+
+
+# ---- whole-batch GEMM (Note [Convolution GEMM]), shared row padding, strided col2im ----
+
+BATCH_GEMM = [
+    # n, c, o, h, w, k, s, p, d, g, bias
+    (8, 32, 24, 7, 9, 1, 1, 0, 1, 1, True),       # 1x1: 64-column panels straddle samples (63 positions)
+    (3, 12, 18, 7, 7, 1, 1, 0, 1, 3, True),       # 1x1, groups
+    (2, 16, 16, 9, 9, 1, 1, 1, 1, 1, True),       # 1x1 with padding wider than the kernel: direct kernel
+    (2, 16, 16, 9, 10, 3, 1, 2, 1, 1, False),     # padding == span: rows share their padding
+    (2, 16, 16, 9, 10, 3, 1, 3, 1, 1, True),      # padding > span: they do not
+    (2, 16, 16, 8, 11, 3, 1, (1, 2), (1, 2), 1, True),
+    (3, 4, 6, 9, 9, 3, 2, 1, 1, 1, True),         # few output channels: im2col while packing, strided
+    (2, 4, 6, 11, 13, 3, 1, 1, 2, 2, True),       # the same, dilated, groups
+]
+
+
+@requires_torch
+@pytest.mark.parametrize("case", BATCH_GEMM, ids=lambda c: "x".join(map(str, c[:5])) + f"_k{c[5]}p{c[7]}g{c[9]}")
+def test_batch_gemm_paths_vs_torch(case):
+    n, c, o, h, w, k, s, p, d, g, bias = case
+    arrays = [rand(n, c, h, w), rand(o, c // g, k, k, seed=1), rand(o, seed=2) if bias else None]
+    compare(lambda x, wt, b: F.conv2d(x, wt, b, s, p, d, g), lambda x, wt, b: T.nn.functional.conv2d(x, wt, b, s, p, d, g),
+            arrays, "float32")
+
+
+@requires_torch
+@pytest.mark.parametrize("stride,padding", [(2, 0), (2, 1), (2, 2), (3, 1), ((1, 2), (0, 3))])
+def test_conv_transpose_strided_col2im_vs_torch(stride, padding):
+    # stride 2 with 3 taps along the rows: the three taps' rows are added in one pass (im2col.c)
+    s = stride if isinstance(stride, tuple) else (stride, stride)
+    arrays = [rand(2, 8, 5, 7), rand(8, 4, 3, 3, seed=1), rand(4, seed=2)]
+    compare(lambda x, wt, b: F.conv_transpose2d(x, wt, b, stride, padding, (s[0] - 1, s[1] - 1)),
+            lambda x, wt, b: T.nn.functional.conv_transpose2d(x, wt, b, stride, padding, (s[0] - 1, s[1] - 1)),
+            arrays, "float32")
+
+
+@requires_torch
+def test_strided_input_gradient_in_column_blocks_vs_torch():
+    # a column block ends inside a row of output positions (Note [Column blocking])
+    arrays = [rand(1, 64, 81, 83), rand(8, 64, 3, 3, seed=1), None]
+    compare(lambda x, wt, b: F.conv2d(x, wt, b, 2, 1), lambda x, wt, b: T.nn.functional.conv2d(x, wt, b, 2, 1),
+            arrays, "float32", tol=(1e-3, 1e-3))
+
+
+def test_forward_does_not_depend_on_the_thread_count():
+    # every output element is summed in one order whatever the threads (packed driver, direct tiles)
+    g = P.Generator().manual_seed(0)
+    cases = [((5, 32, 7, 9), (24, 32, 1, 1), {}), ((4, 16, 12, 12), (16, 16, 3, 3), {"padding": 1}),
+             ((3, 4, 9, 9), (6, 4, 3, 3), {"stride": 2, "padding": 1})]
+    old = P.get_num_threads()
+    try:
+        for xs, ws, kw in cases:
+            x, w, b = P.randn(*xs, generator=g), P.randn(*ws, generator=g), P.randn(ws[0], generator=g)
+            wt = P.randn(xs[1], 4, 3, 3, generator=g)
+            res = []
+            for nt in (1, 2):
+                P.set_num_threads(nt)
+                res.append((F.conv2d(x, w, b, **kw).tolist(), F.conv_transpose2d(x, wt, None, 2, 1, 1).tolist()))
+            assert res[0] == res[1], (xs, ws, kw)
+    finally:
+        P.set_num_threads(old)

@@ -1,6 +1,6 @@
 /* conv.h: the convolution plan and tasks shared by the convolution files of the CPU backend
  * (internal): conv.c (checks, dispatch, the ops), conv_engine.c (im2col + GEMM), conv_gemm.c
- * (the float32 AVX-512 GEMM), conv_direct.c (direct float32 AVX-512 kernels) and
+ * (whole-batch float32 products), conv_direct.c (direct float32 AVX-512 kernels) and
  * conv_depthwise.c (direct loops for depthwise convolutions).
  *
  * A plan describes one convolution in the terms of Note [Convolution geometry] (im2col.h):
@@ -28,7 +28,7 @@ typedef struct pct_conv_plan {
     int64_t K;                 /* cb * kvol: the reduction length of fwd */
     bool direct;               /* 1x1 kernel, stride 1, no padding: im2col(big) is big itself */
     bool depthwise;            /* cb == 1, several groups, kvol <= PCT_DW_MAX_KVOL, float32/64 */
-    bool fast32;               /* float32 on an AVX-512 CPU: pct_conv_sgemm instead of pct_gemm */
+    bool fast32;               /* pct_conv_sgemm_available() and float32 */
 } pct_conv_plan;
 
 /* One call of the engines: which primitives (PCT_CONV_*) on which contiguous buffers. */
@@ -76,26 +76,14 @@ void pct_dw_fwd(const pct_conv_plan *p, const void *big, const void *w, const vo
 void pct_dw_data(const pct_conv_plan *p, const void *small, const void *w, const void *bias, void *big);
 void pct_dw_wgrad(const pct_conv_plan *p, const void *big, const void *small, void *gw);
 
-/* The float32 GEMM of Note [Convolution GEMM] (conv_gemm.c): C[m, n] = A @ B (+ C when
- * accumulate), C row-major with row stride ldc. A is `apacked` (from pct_conv_sgemm_pack_a,
- * apack_size floats) or, when that is NULL, element (i, p) at a[i * ars + p * acs]. B is a
- * strided matrix (element (p, j) at b[p * brs + j * bcs]) or, when geo is set, the column
- * matrix of im2col(big) from position j0 on, built while packing. Single-threaded, GIL-free;
- * `work` holds pct_conv_sgemm_work() floats. Only call it when pct_conv_sgemm_available(). */
-typedef struct pct_conv_bsrc {
-    const float *b;
-    int64_t brs, bcs;
-    const pct_im2col_geom *geo;
-    const float *big;
-    int64_t j0;
-} pct_conv_bsrc;
-
+/* float32 on an AVX-512 CPU (and PYCTORCH_NO_AVX512 unset): the products of the convolution
+ * run on the packed float32 GEMM (gemm_f32.h) and the direct kernels may run. */
 bool pct_conv_sgemm_available(void);
-int64_t pct_conv_sgemm_work(void);
-int64_t pct_conv_sgemm_apack_size(int64_t m, int64_t k);
-void pct_conv_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t ars, int64_t acs, float *dst);
-void pct_conv_sgemm(int64_t m, int64_t n, int64_t k, const float *apacked, const float *a, int64_t ars, int64_t acs,
-                    const pct_conv_bsrc *bs, bool accumulate, float *c, int64_t ldc, float *work);
+/* Note [Convolution GEMM] (conv_gemm.c): a task that is fwd alone, or data alone of a 1x1
+ * plan (p->direct), as one product per group over the whole batch, using up to nt threads.
+ * Needs p->K, p->cs, p->cb and N * svol > 0. 0; 1 when the float32 GEMM is not available
+ * (nothing done); -1 when out of memory. GIL-free. */
+int pct_conv_gemm_batch(const pct_conv_task *t, int nt);
 
 /* The pieces of the direct convolution of Note [Direct convolution] (conv_direct.c), fwd:
  * weights packed once (pack_w), tap offsets once (offsets: K entries), then per sample and

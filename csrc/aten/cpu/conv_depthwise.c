@@ -280,65 +280,44 @@ static bool use_threads(double work)
         }                                                                                           \
         return Pp[1] * Pp[2] + 4 * L + (g->big[2] + L - 1) / L * L + PCT_DW_MAX_KVOL;               \
     }                                                                                               \
-    static void dw_fwd_##NM(const pct_conv_plan *p, const T *big, const T *w, const T *bias, T *small) \
+    /* fwd (data false: planes (n, output channel) of small) or data (planes (n, group) of big), \
+     * each plane through the row form when it applies, else the tap loops */                    \
+    static void dw_planes_##NM(const pct_conv_plan *p, bool data, const T *src, const T *w, const T *bias, T *dst) \
     {                                                                                               \
-        const int64_t cnt = p->N * p->G * p->cs, bsz = rows_buf_##NM(p, false);                     \
-        const bool par = use_threads((double)cnt * (double)p->svol * (double)p->kvol);              \
-        const int nt = par ? dw_threads() : 1;                                             \
+        const int64_t cnt = data ? p->N * p->G : p->N * p->G * p->cs, bsz = rows_buf_##NM(p, data); \
+        const bool par = use_threads((double)p->N * (double)p->G * (double)p->cs * (double)p->svol * (double)p->kvol); \
+        const int nt = par ? dw_threads() : 1;                                                      \
         T *buf = bsz ? pct_conv_scratch_get(sizeof(T) * (size_t)(bsz * nt)) : NULL;                 \
-        if (par) {                                                                                  \
-            PCT_OMP(omp parallel for schedule(static))                                              \
-            for (int64_t i = 0; i < cnt; i++) {                                                     \
-                T *b = buf ? buf + dw_tid() * bsz : NULL;                               \
-                if (!b || !fwd_rows_##NM(p, big, w, bias, small, i, b, bsz)) fwd_one_##NM(p, big, w, bias, small, i); \
+        PCT_OMP(omp parallel for schedule(static) if (par))                                         \
+        for (int64_t i = 0; i < cnt; i++) {                                                         \
+            T *b = buf ? buf + dw_tid() * bsz : NULL;                                               \
+            if (data) {                                                                             \
+                if (!b || !data_rows_##NM(p, src, w, bias, dst, i, b, bsz)) data_one_##NM(p, src, w, bias, dst, i); \
+            } else {                                                                                \
+                if (!b || !fwd_rows_##NM(p, src, w, bias, dst, i, b, bsz)) fwd_one_##NM(p, src, w, bias, dst, i); \
             }                                                                                       \
-        } else {                                                                                    \
-            for (int64_t i = 0; i < cnt; i++)                                                       \
-                if (!buf || !fwd_rows_##NM(p, big, w, bias, small, i, buf, bsz)) fwd_one_##NM(p, big, w, bias, small, i); \
-        }                                                                                           \
-        pct_conv_scratch_put(buf, sizeof(T) * (size_t)(bsz * nt));                                  \
-    }                                                                                               \
-    static void dw_data_##NM(const pct_conv_plan *p, const T *small, const T *w, const T *bias, T *big) \
-    {                                                                                               \
-        const int64_t cnt = p->N * p->G, bsz = rows_buf_##NM(p, true);                              \
-        const bool par = use_threads((double)cnt * (double)p->cs * (double)p->svol * (double)p->kvol); \
-        const int nt = par ? dw_threads() : 1;                                             \
-        T *buf = bsz ? pct_conv_scratch_get(sizeof(T) * (size_t)(bsz * nt)) : NULL;                 \
-        if (par) {                                                                                  \
-            PCT_OMP(omp parallel for schedule(static))                                              \
-            for (int64_t i = 0; i < cnt; i++) {                                                     \
-                T *b = buf ? buf + dw_tid() * bsz : NULL;                               \
-                if (!b || !data_rows_##NM(p, small, w, bias, big, i, b, bsz)) data_one_##NM(p, small, w, bias, big, i); \
-            }                                                                                       \
-        } else {                                                                                    \
-            for (int64_t i = 0; i < cnt; i++)                                                       \
-                if (!buf || !data_rows_##NM(p, small, w, bias, big, i, buf, bsz)) data_one_##NM(p, small, w, bias, big, i); \
         }                                                                                           \
         pct_conv_scratch_put(buf, sizeof(T) * (size_t)(bsz * nt));                                  \
     }                                                                                               \
     static void dw_wgrad_##NM(const pct_conv_plan *p, const T *big, const T *small, T *gw)           \
     {                                                                                               \
         const int64_t cnt = p->G * p->cs;                                                           \
-        if (use_threads((double)p->N * (double)cnt * (double)p->svol * (double)p->kvol)) {          \
-            PCT_OMP(omp parallel for schedule(static))                                              \
-            for (int64_t o = 0; o < cnt; o++) wgrad_one_##NM(p, big, small, gw, o);                  \
-        } else {                                                                                    \
-            for (int64_t o = 0; o < cnt; o++) wgrad_one_##NM(p, big, small, gw, o);                  \
-        }                                                                                           \
+        PCT_OMP(omp parallel for schedule(static) if (use_threads((double)p->N * (double)cnt * (double)p->svol * (double)p->kvol))) \
+        for (int64_t o = 0; o < cnt; o++) wgrad_one_##NM(p, big, small, gw, o);                      \
     }
 DW_DEFINE(f32, float, int32_t)
 DW_DEFINE(f64, double, int64_t)
 
 void pct_dw_fwd(const pct_conv_plan *p, const void *big, const void *w, const void *bias, void *small)
 {
-    if (p->dtype == PCT_FLOAT32) dw_fwd_f32(p, big, w, bias, small);
-    else dw_fwd_f64(p, big, w, bias, small);
+    if (p->dtype == PCT_FLOAT32) dw_planes_f32(p, false, big, w, bias, small);
+    else dw_planes_f64(p, false, big, w, bias, small);
 }
 
 void pct_dw_data(const pct_conv_plan *p, const void *small, const void *w, const void *bias, void *big)
 {
-    if (p->dtype == PCT_FLOAT32) dw_data_f32(p, small, w, bias, big);
-    else dw_data_f64(p, small, w, bias, big);
+    if (p->dtype == PCT_FLOAT32) dw_planes_f32(p, true, small, w, bias, big);
+    else dw_planes_f64(p, true, small, w, bias, big);
 }
 
 void pct_dw_wgrad(const pct_conv_plan *p, const void *big, const void *small, void *gw)

@@ -69,6 +69,14 @@ static cd_layout layout(const pct_conv_plan *p)
     l.nph = 1;
     for (int i = 0; i < 3; i++) {
         l.P[i] = g->big[i] + 2 * g->pad[i];
+        /* With stride 1 along the rows, a row's right padding can be the next row's left
+         * padding: a tap reading past a row's end reads the next row's first pad columns,
+         * which are zeros (the rows of the last plane run into the zeros after the buffer).
+         * Each row then carries pad + W columns, and the dropped virtual positions of a
+         * 28-wide 3x3 layer fall from 2/30 to 1/29 of the work. (A padding wider than the
+         * kernel's span would make output rows longer than that.) */
+        if (i == 2 && g->stride[2] == 1 && g->pad[2] <= g->dil[2] * (g->kernel[2] - 1))
+            l.P[i] = g->big[i] + g->pad[i];
         l.Q[i] = (l.P[i] + g->stride[i] - 1) / g->stride[i];
         l.nph *= g->stride[i];
     }
@@ -403,7 +411,9 @@ int pct_conv_direct_task(const pct_conv_task *t, float *gw)
     const int64_t per_g = p->cs * p->K, gwsz = do_w ? p->G * per_g : 0, wpg = wsz / p->G;
     const double per_item = (double)p->cs * (double)p->K * (double)p->svol * (do_f + do_w);
     const bool batch_par = nt > 1 && p->N >= nt && per_item * (double)items >= PCT_CONV_PARALLEL_MIN;
-    const int nbuf = batch_par ? nt : 1;
+    /* fwd alone pads ROUND items at a time, then threads share their tiles (see below) */
+    const bool fwd_only = batch_par && !do_w;
+    const int nbuf = fwd_only ? (int)(items < 2 * nt ? items : 2 * nt) : batch_par ? nt : 1;
     /* one scratch block: the tap offsets, then the packed weight, the padded inputs, the
      * transposed small tensors and the extra weight-gradient accumulators */
     const size_t bytes = sizeof(int64_t) * (size_t)p->K
@@ -422,7 +432,29 @@ int pct_conv_direct_task(const pct_conv_task *t, float *gw)
     const float *big = (const float *)t->big, *small = (const float *)t->small_in;
     const float *bias = (const float *)t->bias_small;
     float *out = (float *)t->small_out;
-    if (batch_par) {
+    if (fwd_only) {
+        /* Rounds of nbuf items: pad them, then hand out chunks of CHUNK tiles of any of them
+         * to whichever thread is free (a thread the OS preempts, on a busy machine, delays
+         * one chunk, not a fixed share of the batch). Every output tile is still computed by
+         * one call, so results do not depend on the thread count. */
+        enum { CHUNK = 4 };
+        const int64_t chunks = (ftiles + CHUNK - 1) / CHUNK;
+        for (int64_t it0 = 0; it0 < items; it0 += nbuf) {
+            const int64_t nit = items - it0 < nbuf ? items - it0 : nbuf;
+            PCT_OMP(omp parallel num_threads(nt))
+            {
+                PCT_OMP(omp for schedule(static))
+                for (int64_t i = 0; i < nit; i++) pct_conv_direct_pad(p, big + (it0 + i) * p->cb * p->bvol, xbuf + i * xsz);
+                PCT_OMP(omp for schedule(dynamic, 1))
+                for (int64_t u = 0; u < nit * chunks; u++) {
+                    const int64_t i = u / chunks, it = it0 + i, g = it % p->G, t0 = u % chunks * CHUNK;
+                    const int64_t t1 = t0 + CHUNK < ftiles ? t0 + CHUNK : ftiles;
+                    pct_conv_direct_run(p, xbuf + i * xsz, wpack + g * wpg, off, bias ? bias + g * p->cs : NULL,
+                                        out + it * p->cs * p->svol, t0, t1);
+                }
+            }
+        }
+    } else if (batch_par) {
         PCT_OMP(omp parallel num_threads(nt))
         {
 #ifdef _OPENMP

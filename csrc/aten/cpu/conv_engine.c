@@ -9,7 +9,8 @@
  * gradient, its own accumulator, summed in thread order at the end (no races, and the same
  * result for the same thread count). The remaining samples (all of them when N < T) run one
  * after another with the parallelism inside: im2col / col2im split over channels, the GEMMs
- * split over column ranges (pct_conv_sgemm) or by pct_gemm.
+ * threaded by the GEMM itself. A float32 fwd alone (and the data of a 1x1 plan) is instead
+ * one product over the whole batch (Note [Convolution GEMM], conv_gemm.c).
  *
  * Note [Column blocking]
  * The column matrix of one sample (K = channels * kernel volume rows, one column per output
@@ -17,8 +18,7 @@
  * is built in blocks of output positions sized to about COL_BLOCK_BYTES, and each block is
  * consumed by its GEMM (or, for the input gradient, produced by its GEMM and scattered by
  * col2im) while it is still in cache; this also bounds the memory a huge image needs. A 1x1
- * convolution with stride 1 and no padding skips the column matrix: the input is already it;
- * a float32 fwd alone builds its packed GEMM operand straight from the input (conv_gemm.c).
+ * convolution with stride 1 and no padding skips the column matrix: the input is already it.
  */
 #include "blas.h"
 #include "conv.h"
@@ -128,11 +128,6 @@ typedef struct conv_ctx {
     int64_t blk;                 /* column block */
     char *col;                   /* per-thread column buffers, colsz elements each */
     int64_t colsz;
-    float *work;                 /* per-thread packing buffers of pct_conv_sgemm (fast32) */
-    int64_t worksz;
-    float *wpack;                /* fast32: the weight of every group packed as fwd's / data's A */
-    int64_t wpacksz;             /* floats per group */
-    bool wpack_fwd;              /* wpack is fwd's A (W), else data's (W^T) */
 } conv_ctx;
 
 static void im2col_blk(const pct_conv_plan *p, const char *big, char *col, int64_t j0, int64_t j1, bool inner)
@@ -156,45 +151,13 @@ static void col2im_blk(const pct_conv_plan *p, const char *col, char *big, int64
     }
 }
 
-/* C[m, n] = A @ B (+ C): pct_conv_sgemm for fast32 (split over column ranges when `inner`
- * allows threads), pct_gemm otherwise (which threads itself outside a parallel region; B is
- * then always a strided matrix). ap: A packed, or NULL. Nonzero when out of memory. */
-static int conv_gemm(const pct_conv_plan *p, const conv_ctx *cx, int tid, bool inner, int64_t m, int64_t n,
-                     int64_t k, const float *ap, const char *a, int64_t ars, int64_t acs, const pct_conv_bsrc *bs,
-                     bool acc, char *c, int64_t ldc)
+/* C[m, n] = A @ B (+ C when acc) on strided operands (pct_gemm: float32 on the packed kernel
+ * of gemm_f32.c where the CPU has AVX-512; serial inside the batch-parallel region, threaded
+ * by itself outside it). Nonzero when out of memory. */
+static int conv_gemm(const pct_conv_plan *p, int64_t m, int64_t n, int64_t k, const char *a, int64_t ars,
+                     int64_t acs, const char *b, int64_t brs, int64_t bcs, bool acc, char *c, int64_t ldc)
 {
-    if (!p->fast32)
-        return pct_gemm(p->dtype, m, n, k, 1.0, a, ars, acs, (const char *)bs->b, bs->brs, bs->bcs, acc ? 1.0 : 0.0, c,
-                        ldc, 1) != 0;
-    const float *fa = (const float *)a;
-    float *fc = (float *)c;
-    if (inner && cx->nt > 1 && n >= 64 && (double)m * (double)n * (double)k >= PCT_CONV_PARALLEL_MIN) {
-        PCT_OMP(omp parallel num_threads(cx->nt))
-        {
-#ifdef _OPENMP
-            const int t = omp_get_thread_num(), cnt = omp_get_num_threads();
-#else
-            const int t = 0, cnt = 1;
-#endif
-            const int64_t chunk = ((n + cnt - 1) / cnt + 31) & ~(int64_t)31;
-            const int64_t j0 = t * chunk, j1 = j0 + chunk < n ? j0 + chunk : n;
-            if (j0 < j1) {
-                pct_conv_bsrc part = *bs;
-                if (part.geo) part.j0 += j0;
-                else part.b += j0 * part.bcs;
-                pct_conv_sgemm(m, j1 - j0, k, ap, fa, ars, acs, &part, acc, fc + j0, ldc, cx->work + t * cx->worksz);
-            }
-        }
-    } else {
-        pct_conv_sgemm(m, n, k, ap, fa, ars, acs, bs, acc, fc, ldc, cx->work + tid * cx->worksz);
-    }
-    return 0;
-}
-
-static pct_conv_bsrc strided(const char *b, int64_t brs, int64_t bcs)
-{
-    pct_conv_bsrc s = {(const float *)b, brs, bcs, NULL, NULL, 0};
-    return s;
+    return pct_gemm(p->dtype, m, n, k, 1.0, a, ars, acs, b, brs, bcs, acc ? 1.0 : 0.0, c, ldc, 1) != 0;
 }
 
 /* Runs t's primitives on sample n as thread tid (its column buffer; gw: its weight gradient
@@ -212,38 +175,33 @@ static int sample_run(const pct_conv_task *t, const conv_ctx *cx, int64_t n, int
     if ((what & PCT_CONV_DATA) && (!p->direct || t->bias_big))
         fill_rows(t->big_out + n * G * cb * bv * isz, G * cb, bv, t->bias_big, isz);
     const bool acc_fwd = t->bias_small != NULL, acc_data = t->bias_big != NULL;
-    /* fwd alone on fast32 builds its B straight from the big tensor (no column buffer) */
-    const bool fused = p->fast32 && !p->direct && what == PCT_CONV_FWD;
     for (int64_t g = 0; g < G; g++) {
         const int64_t bo = (n * G + g) * cb * bv * isz, so = (n * G + g) * cs * sv * isz, wo = g * cs * K * isz;
-        const float *wpf = cx->wpack && cx->wpack_fwd ? cx->wpack + g * cx->wpacksz : NULL;
-        const float *wpd = cx->wpack && !cx->wpack_fwd ? cx->wpack + g * cx->wpacksz : NULL;
         for (int64_t j0 = 0; j0 < sv; j0 += blk) {
             const int64_t j1 = j0 + blk < sv ? j0 + blk : sv, nj = j1 - j0;
-            if (fused) {
-                pct_conv_bsrc src = {NULL, 0, 0, &p->geo, (const float *)(t->big + bo), j0};
-                err |= conv_gemm(p, cx, tid, inner, cs, nj, K, wpf, t->w + wo, K, 1, &src, acc_fwd,
-                                 t->small_out + so + j0 * isz, sv);
-            } else if (what & (PCT_CONV_FWD | PCT_CONV_WGRAD)) {
-                pct_conv_bsrc src = strided(col, nj, 1);
-                if (p->direct) src = strided(t->big + bo + j0 * isz, bv, 1);
-                else im2col_blk(p, t->big + bo, col, j0, j1, inner);
-                if (what & PCT_CONV_FWD)  /* small[cs, nj] = W[cs, K] @ col[K, nj] */
-                    err |= conv_gemm(p, cx, tid, inner, cs, nj, K, wpf, t->w + wo, K, 1, &src, acc_fwd,
-                                     t->small_out + so + j0 * isz, sv);
-                if (what & PCT_CONV_WGRAD) { /* gW[cs, K] += small[cs, nj] @ col[K, nj]^T */
-                    pct_conv_bsrc tr = strided((const char *)src.b, 1, src.brs);
-                    err |= conv_gemm(p, cx, tid, inner, cs, K, nj, NULL, t->small_in + so + j0 * isz, sv, 1, &tr, true,
-                                     gw + wo, K);
+            if (what & (PCT_CONV_FWD | PCT_CONV_WGRAD)) {
+                const char *colb = col; /* B of fwd: col[K, nj] (row stride nj), or big itself */
+                int64_t ld = nj;
+                if (p->direct) {
+                    colb = t->big + bo + j0 * isz;
+                    ld = bv;
+                } else {
+                    im2col_blk(p, t->big + bo, col, j0, j1, inner);
                 }
+                if (what & PCT_CONV_FWD)  /* small[cs, nj] = W[cs, K] @ col[K, nj] */
+                    err |= conv_gemm(p, cs, nj, K, t->w + wo, K, 1, colb, ld, 1, acc_fwd,
+                                     t->small_out + so + j0 * isz, sv);
+                if (what & PCT_CONV_WGRAD)  /* gW[cs, K] += small[cs, nj] @ col[K, nj]^T */
+                    err |= conv_gemm(p, cs, K, nj, t->small_in + so + j0 * isz, sv, 1, colb, 1, ld, true,
+                                     gw + wo, K);
             }
             if (what & PCT_CONV_DATA) {   /* col[K, nj] = W[cs, K]^T @ small[cs, nj], scattered into big */
-                pct_conv_bsrc src = strided(t->small_in + so + j0 * isz, sv, 1);
+                const char *sm = t->small_in + so + j0 * isz;
                 if (p->direct) {
-                    err |= conv_gemm(p, cx, tid, inner, K, nj, cs, wpd, t->w + wo, 1, K, &src, acc_data,
+                    err |= conv_gemm(p, K, nj, cs, t->w + wo, 1, K, sm, sv, 1, acc_data,
                                      t->big_out + bo + j0 * isz, bv);
                 } else {
-                    err |= conv_gemm(p, cx, tid, inner, K, nj, cs, wpd, t->w + wo, 1, K, &src, false, col, nj);
+                    err |= conv_gemm(p, K, nj, cs, t->w + wo, 1, K, sm, sv, 1, false, col, nj);
                     col2im_blk(p, col, t->big_out + bo, j0, j1, inner);
                 }
             }
@@ -298,38 +256,29 @@ int pct_conv_engine_run(const pct_conv_task *t, char *gw_out)
         if (t->what & PCT_CONV_DATA) pct_dw_data(p, t->small_in, t->w, t->bias_big, t->big_out);
         return 0;
     }
+    /* float32 fwd alone, and the data of a 1x1 plan: one product over the batch */
+    if (p->fast32 && p->K > 0 && p->cs > 0 && p->svol > 0 &&
+        (t->what == PCT_CONV_FWD || (t->what == PCT_CONV_DATA && p->direct))) {
+        const int rc = pct_conv_gemm_batch(t, pct_conv_threads());
+        if (rc <= 0) return rc;
+    }
     conv_ctx cx;
     cx.nt = pct_conv_threads();
     cx.blk = col_block(p);
     cx.colsz = p->direct ? 0 : p->K * cx.blk;
-    cx.worksz = p->fast32 ? pct_conv_sgemm_work() : 0;
-    /* fwd and data read the weight (as A, W or W^T) for every sample: pack it once */
-    const bool wfwd = (t->what & PCT_CONV_FWD) != 0, wdata = (t->what & PCT_CONV_DATA) != 0;
-    cx.wpacksz = p->fast32 && (wfwd || wdata) ? (wfwd ? pct_conv_sgemm_apack_size(p->cs, p->K)
-                                                      : pct_conv_sgemm_apack_size(p->K, p->cs)) : 0;
-    cx.wpack_fwd = wfwd;
     const double per_sample = (double)p->G * (double)p->cs * (double)p->K * (double)p->svol;
     const int64_t nb = cx.nt > 1 && p->N >= cx.nt && per_sample * (double)p->N >= PCT_CONV_PARALLEL_MIN
                        ? p->N / cx.nt * cx.nt : 0;
     const int nbuf = nb ? cx.nt : 1;
-    /* one block: column buffers, packing buffers (one per thread: the inner GEMMs split too),
-     * the extra weight-gradient accumulators */
-    const size_t col_bytes = (size_t)(nbuf * cx.colsz * isz), work_bytes = (size_t)(cx.nt * cx.worksz) * sizeof(float);
+    /* one block: column buffers, the extra weight-gradient accumulators */
+    const size_t col_bytes = (size_t)(nbuf * cx.colsz * isz);
     const size_t gw_bytes = (size_t)((nbuf - 1) * gwsz * isz);
-    const size_t wpack_bytes = (size_t)(p->G * cx.wpacksz) * sizeof(float);
-    const size_t bytes = col_bytes + work_bytes + gw_bytes + wpack_bytes;
+    const size_t bytes = col_bytes + gw_bytes;
     char *scratch = bytes ? pct_conv_scratch_get(bytes) : NULL;
     if (bytes && !scratch) return -1;
     cx.col = cx.colsz ? scratch : NULL;
-    cx.work = cx.worksz ? (float *)(scratch + col_bytes) : NULL;
-    char *gw_extra = gw_bytes ? scratch + col_bytes + work_bytes : NULL;
+    char *gw_extra = gw_bytes ? scratch + col_bytes : NULL;
     if (gw_extra) memset(gw_extra, 0, gw_bytes);
-    cx.wpack = wpack_bytes ? (float *)(scratch + col_bytes + work_bytes + gw_bytes) : NULL;
-    for (int64_t g = 0; cx.wpack && g < p->G; g++) {
-        const float *wg = (const float *)t->w + g * p->cs * p->K;
-        if (wfwd) pct_conv_sgemm_pack_a(p->cs, p->K, wg, p->K, 1, cx.wpack + g * cx.wpacksz);
-        else pct_conv_sgemm_pack_a(p->K, p->cs, wg, 1, p->K, cx.wpack + g * cx.wpacksz);
-    }
     int err = 0;
     if (nb) {
         PCT_OMP(omp parallel num_threads(cx.nt) reduction(| : err))

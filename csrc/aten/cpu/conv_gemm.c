@@ -1,45 +1,32 @@
-/* conv_gemm.c: the float32 GEMM of the convolution kernels on CPUs with AVX-512.
+/* conv_gemm.c: convolution products on the packed float32 GEMM driver (gemm_packed.h,
+ * gemm_f32.c) for CPUs with AVX-512.
  *
  * Note [Convolution GEMM]
- * The products of a convolution are narrow in one dimension (16..512 output channels) and
- * called once per sample and column block, the shape where a general BLAS pays most for its
- * generality; and the OpenBLAS a distribution ships may run older kernels than the CPU has
- * (Debian's 0.3.21 picks its AVX2 kernels on AMD Zen 4/5, and OPENBLAS_CORETYPE may pin them).
- * So float32 convolutions on AVX-512 CPUs use this single-threaded GEMM in the usual BLIS
- * structure: B is packed in NC x KC blocks of NR-column panels (kept in L2, each panel in
- * L1 while it is used), A in MC x KC blocks of MR-row panels, and a 14 x 32 micro-kernel
- * keeps 28 zmm accumulators and issues two FMAs per broadcast A element. Edges are zero-padded
- * in the packs and written back with masked stores. Packing reads any strides, so transposed
- * operands (W^T for the input gradient, col^T for the weight gradient) cost nothing extra. The
- * caller threads it (over samples, or over column ranges) and provides the packing buffers.
- * Elsewhere (other CPUs, other dtypes, PCT_NO_AVX512 builds) the convolution uses pct_gemm. */
+ * A convolution's forward over a whole batch is one product
+ *     C[o, (n, pos)] = W[o, K] @ im2col(big)[K, (n, pos)]   (+ bias[o])
+ * whose columns run over every output position of every sample. Done as one product, the
+ * driver's blocks share work between threads evenly whatever the batch size, the weight (A)
+ * is read in place once for all samples, and ragged edges are paid once per batch, not once
+ * per sample (a 14x14 layer has 196 positions: 4 panels of 64 columns per sample, 23%
+ * padding, but 25 panels for a batch of 8). Neither operand is a strided matrix, so the
+ * driver's hooks build B's panels straight from the big tensor (im2col while packing: no
+ * column buffer) and write C's tiles into the NCHW output, adding the bias on the way.
+ * The input gradient of a 1x1 convolution (stride 1, no padding) is the same product with
+ * A = W^T and B the small tensor. The order of every sum is the driver's, so results do not
+ * depend on the thread count. */
 #include "conv.h"
+#include "gemm_f32.h"
+#include "gemm_packed.h"
 #include <stdlib.h>
 #include <string.h>
+
+#define NR PCT_GEMM_NR
+#define CHUNK_BYTES ((int64_t)8 << 20)
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(PCT_NO_AVX512)
 #define CG_AVX512 1
 #include <immintrin.h>
 #endif
-
-#define CG_MR 14
-#define CG_NR 32
-#define CG_KC 256
-#define CG_MC (CG_MR * 10)
-#define CG_NC 512
-
-int64_t pct_conv_sgemm_work(void)
-{
-    return (int64_t)CG_MC * CG_KC + (int64_t)CG_KC * CG_NC + 64;
-}
-
-int64_t pct_conv_sgemm_apack_size(int64_t m, int64_t k)
-{
-    return (m + CG_MR - 1) / CG_MR * CG_MR * k;
-}
-
-#ifdef CG_AVX512
-#define CG_TARGET __attribute__((target("avx512f,fma")))
 
 bool pct_conv_sgemm_available(void)
 {
@@ -48,287 +35,186 @@ bool pct_conv_sgemm_available(void)
     if (!s) {
         /* PYCTORCH_NO_AVX512=1 at run time selects the portable paths (tests use it) */
         const char *off = getenv("PYCTORCH_NO_AVX512");
-        __builtin_cpu_init();
-        s = __builtin_cpu_supports("avx512f") && !(off && *off && strcmp(off, "0") != 0) ? 1 : 2;
+        s = pct_gemm_f32_available() && !(off && *off && strcmp(off, "0") != 0) ? 1 : 2;
         __atomic_store_n(&state, s, __ATOMIC_RELAXED);
     }
+#ifdef CG_AVX512
     return s == 1;
+#else
+    return false;
+#endif
 }
 
-/* c[mr x nr] (row stride ldc) = (acc ? c : 0) + the product of one A panel (kc x MR, packed
- * column by column) and one B panel (kc x NR, packed row by row) */
-CG_TARGET static void ukr_14x32(int64_t kc, const float *restrict a, const float *restrict b, float *c, int64_t ldc,
-                                int mr, int nr, bool acc)
-{
-    __m512 c0[CG_MR], c1[CG_MR];
-    for (int i = 0; i < CG_MR; i++) {
-        c0[i] = _mm512_setzero_ps();
-        c1[i] = _mm512_setzero_ps();
-    }
-    for (int64_t p = 0; p < kc; p++) {
-        const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-        for (int i = 0; i < CG_MR; i++) {
-            const __m512 ai = _mm512_set1_ps(a[i]);
-            c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
-            c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
-        }
-        a += CG_MR;
-        b += CG_NR;
-    }
-    const __mmask16 m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u);
-    const __mmask16 m1 = nr >= 32 ? (__mmask16)0xffff : nr <= 16 ? (__mmask16)0 : (__mmask16)((1u << (nr - 16)) - 1u);
-    for (int i = 0; i < mr; i++) {
-        float *cr = c + i * ldc;
-        if (acc) {
-            c0[i] = _mm512_add_ps(c0[i], _mm512_maskz_loadu_ps(m0, cr));
-            c1[i] = _mm512_add_ps(c1[i], _mm512_maskz_loadu_ps(m1, cr + 16));
-        }
-        _mm512_mask_storeu_ps(cr, m0, c0[i]);
-        _mm512_mask_storeu_ps(cr + 16, m1, c1[i]);
-    }
-}
+#ifdef CG_AVX512
+#define CG_TARGET __attribute__((target("avx512f")))
 
-/* B[pc:pc+kc, jc:jc+nc] of a strided matrix -> NR-column panels, zero-padded to a multiple of NR */
-CG_TARGET static void pack_b(float *dst, const float *b, int64_t brs, int64_t bcs, int64_t pc, int64_t kc, int64_t jc,
-                             int64_t nc)
+/* One batch product (Note [Convolution GEMM]): B's column (n, pos) and C's are position pos
+ * of sample n; row k of B is channel k of src (plain) or im2col row k of src (im2col). */
+typedef struct nchw_ctx {
+    const pct_conv_plan *p;
+    bool im2col;
+    int64_t vol;                      /* positions per sample (columns of one sample) */
+    int64_t col0;                     /* the product's column 0 is batch column col0 */
+    const float *src;                 /* B's source, group offset applied */
+    int64_t src_n;                    /* floats from one sample to the next in src */
+    int64_t src_plane;                /* floats per channel plane of src */
+    float *dst;                       /* C, group offset applied */
+    int64_t dst_n;
+    const float *bias;                /* per row of C, or NULL */
+} nchw_ctx;
+
+static inline __mmask16 lanes(int64_t cnt) { return cnt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cnt) - 1u); }
+
+/* cnt floats (any count) with masked 16-lane moves (masked-off lanes never fault) */
+CG_TARGET static inline void copy_n(float *d, const float *s, int64_t cnt)
 {
-    for (int64_t j0 = 0; j0 < nc; j0 += CG_NR, dst += kc * CG_NR) {
-        const int64_t nr = nc - j0 < CG_NR ? nc - j0 : CG_NR;
-        const float *src = b + pc * brs + (jc + j0) * bcs;
-        if (bcs == 1) {
-            for (int64_t p = 0; p < kc; p++) {
-                float *d = dst + p * CG_NR;
-                const float *sp = src + p * brs;
-                for (int64_t j = 0; j < nr; j++) d[j] = sp[j];
-                for (int64_t j = nr; j < CG_NR; j++) d[j] = 0.0f;
-            }
-        } else {  /* columns are rows of the stored matrix: read each contiguously */
-            for (int64_t j = 0; j < nr; j++)
-                for (int64_t p = 0; p < kc; p++) dst[p * CG_NR + j] = src[j * bcs + p * brs];
-            for (int64_t j = nr; j < CG_NR; j++)
-                for (int64_t p = 0; p < kc; p++) dst[p * CG_NR + j] = 0.0f;
-        }
+    for (int64_t i = 0; i < cnt; i += 16) {
+        const __mmask16 m = lanes(cnt - i);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
     }
 }
 
-/* Up to 32 floats with masked AVX-512 moves (masked-off lanes never fault). */
-CG_TARGET static inline void copy32(float *d, const float *src, int64_t cnt)
+/* cnt floats s[0], s[step], ... */
+CG_TARGET static inline void gather_n(float *d, const float *s, int64_t cnt, int64_t step)
 {
-    if (cnt >= 16) {
-        _mm512_storeu_ps(d, _mm512_loadu_ps(src));
-        d += 16;
-        src += 16;
-        cnt -= 16;
-    }
-    const __mmask16 m = (__mmask16)((1u << cnt) - 1u);
-    _mm512_mask_storeu_ps(d, m, _mm512_maskz_loadu_ps(m, src));
-}
-
-CG_TARGET static inline void gather32(float *d, const float *src, int64_t cnt, __m512i idx, int64_t step)
-{
-    while (cnt > 0) {
-        const int64_t c = cnt < 16 ? cnt : 16;
-        const __mmask16 m = (__mmask16)((1u << c) - 1u);
-        _mm512_mask_storeu_ps(d, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, src, 4));
-        d += 16;
-        src += 16 * step;
-        cnt -= c;
-    }
-}
-
-CG_TARGET static inline void zero32(float *d, int64_t cnt)
-{
-    const __m512 z = _mm512_setzero_ps();
-    if (cnt >= 16) {
-        _mm512_storeu_ps(d, z);
-        d += 16;
-        cnt -= 16;
-    }
-    _mm512_mask_storeu_ps(d, (__mmask16)((1u << cnt) - 1u), z);
-}
-
-/* Writers of one packed row: columns [j, j + len) of row p live in panels kcnr floats apart. */
-CG_TARGET static inline void put_zero(float *drow, int64_t kcnr, int64_t j, int64_t len)
-{
-    while (len > 0) {
-        const int64_t lane = j % CG_NR, cnt = len < CG_NR - lane ? len : CG_NR - lane;
-        zero32(drow + (j / CG_NR) * kcnr + lane, cnt);
-        j += cnt;
-        len -= cnt;
-    }
-}
-
-CG_TARGET static inline void put_copy(float *drow, int64_t kcnr, int64_t j, int64_t len, const float *src, int64_t sw,
-                                      __m512i idx)
-{
-    while (len > 0) {
-        const int64_t lane = j % CG_NR, cnt = len < CG_NR - lane ? len : CG_NR - lane;
-        float *d = drow + (j / CG_NR) * kcnr + lane;
-        if (sw == 1) copy32(d, src, cnt);
-        else gather32(d, src, cnt, idx, sw);
-        src += cnt * sw;
-        j += cnt;
-        len -= cnt;
-    }
-}
-
-/* The small rows (od, oh) a block of columns meets, with what packing needs of each. */
-typedef struct cg_row {
-    int64_t dbase, hbase;   /* od * sd - pd, oh * sh - ph */
-    int64_t a, b, rel;      /* columns [a, b) of this row are in the block; column ow is block column rel + ow */
-} cg_row;
-#define CG_ROWS 64
-
-/* Rows [pc, pc + kc) of a block of B = im2col(big), built straight from big (Note [Convolution
- * GEMM]), for the columns of the given small rows: row p of B is (channel, kernel tap), block
- * column j is small position s->j0 + jc + j. nc > 0: the block's width, whose padding lanes
- * up to the panel edge this call zeroes. */
-CG_TARGET static void pack_b_im2col_rows(float *dst, const pct_conv_bsrc *s, int64_t pc, int64_t kc, int64_t nc,
-                                         const cg_row *rows, int64_t nrows)
-{
-    const pct_im2col_geom *g = s->geo;
-    const int64_t KH = g->kernel[1], KW = g->kernel[2], kvol = g->kernel[0] * KH * KW;
-    const int64_t D = g->big[0], H = g->big[1], W = g->big[2], bvol = D * H * W;
-    const int64_t OW = g->small[2], sw = g->stride[2];
-    const int64_t kcnr = kc * CG_NR, npan = nc > 0 ? (nc + CG_NR - 1) / CG_NR : 0;
     const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32((int)sw));
-    for (int64_t p = 0; p < kc; p++) {
-        const int64_t row = pc + p, c = row / kvol, k = row % kvol;
-        const int64_t kd = k / (KH * KW), kh = (k / KW) % KH, kw = k % KW;
+                                           _mm512_set1_epi32((int)step));
+    for (int64_t i = 0; i < cnt; i += 16) {
+        const __mmask16 m = lanes(cnt - i);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, s + i * step, 4));
+    }
+}
+
+CG_TARGET static inline void zero_n(float *d, int64_t cnt)
+{
+    for (int64_t i = 0; i < cnt; i += 16) _mm512_mask_storeu_ps(d + i, lanes(cnt - i), _mm512_setzero_ps());
+}
+
+/* Lanes [lane, lane + len) of the panel rows [0, k) hold positions [pos0, pos0 + len) of one
+ * sample's im2col rows [k0, k0 + k); plane: the sample's first big channel (of the group). */
+CG_TARGET static void im2col_segment(const pct_conv_plan *p, float *dst, int64_t lane, const float *plane, int64_t pos0,
+                                     int64_t len, int64_t k0, int64_t k)
+{
+    const pct_im2col_geom *g = &p->geo;
+    const int64_t KH = g->kernel[1], KW = g->kernel[2], kvol = p->kvol;
+    const int64_t D = g->big[0], H = g->big[1], W = g->big[2], bvol = p->bvol;
+    const int64_t OH = g->small[1], OW = g->small[2], sw = g->stride[2];
+    const int64_t rfirst = pos0 / OW, rlast = (pos0 + len - 1) / OW;
+    for (int64_t q = 0; q < k; q++) {
+        const int64_t row = k0 + q, c = row / kvol, t = row % kvol;
+        const int64_t kd = t / (KH * KW), kh = (t / KW) % KH, kw = t % KW;
         const int64_t off = kw * g->dil[2] - g->pad[2], dd = kd * g->dil[0], dh = kh * g->dil[1];
         int64_t vlo, vhi;
         pct_conv_valid_range(W, OW, sw, off, &vlo, &vhi);
-        const float *plane = s->big + c * bvol;
-        float *drow = dst + p * CG_NR;
-        for (int64_t r = 0; r < nrows; r++) {
-            const cg_row *e = &rows[r];
-            const int64_t id = e->dbase + dd, ih = e->hbase + dh, a = e->a, b = e->b;
+        const float *src = plane + c * bvol;
+        float *drow = dst + q * NR + lane - pos0; /* position pos goes to drow[pos] */
+        for (int64_t r = rfirst; r <= rlast; r++) {
+            const int64_t od = r / OH, oh = r % OH;
+            const int64_t id = od * g->stride[0] - g->pad[0] + dd, ih = oh * g->stride[1] - g->pad[1] + dh;
+            /* columns [a, b) of this small row are in the segment */
+            const int64_t a = r == rfirst ? pos0 - r * OW : 0, b = r == rlast ? pos0 + len - r * OW : OW;
+            float *d = drow + r * OW;
             if (id < 0 || id >= D || ih < 0 || ih >= H) {
-                put_zero(drow, kcnr, e->rel + a, b - a);
+                zero_n(d + a, b - a);
                 continue;
             }
-            const int64_t l = vlo < a ? a : vlo > b ? b : vlo;
-            const int64_t h = vhi < l ? l : vhi > b ? b : vhi;
-            if (l > a) put_zero(drow, kcnr, e->rel + a, l - a);
-            if (h > l) put_copy(drow, kcnr, e->rel + l, h - l, plane + (id * H + ih) * W + l * sw + off, sw, idx);
-            if (b > h) put_zero(drow, kcnr, e->rel + h, b - h);
-        }
-        if (nc > 0 && npan * CG_NR > nc) put_zero(drow, kcnr, nc, npan * CG_NR - nc);
-    }
-}
-
-static void pack_b_im2col(float *dst, const pct_conv_bsrc *s, int64_t pc, int64_t kc, int64_t jc, int64_t nc)
-{
-    const pct_im2col_geom *g = s->geo;
-    const int64_t OH = g->small[1], OW = g->small[2];
-    const int64_t J0 = s->j0 + jc, J1 = J0 + nc, rfirst = J0 / OW, rlast = (J1 - 1) / OW;
-    cg_row rows[CG_ROWS];
-    /* blocks of at most CG_ROWS small rows (a block of many short rows: very narrow images) */
-    for (int64_t r0 = rfirst; r0 <= rlast; r0 += CG_ROWS) {
-        const int64_t r1 = r0 + CG_ROWS - 1 < rlast ? r0 + CG_ROWS - 1 : rlast;
-        for (int64_t r = r0; r <= r1; r++) {
-            cg_row *e = &rows[r - r0];
-            const int64_t od = r / OH, oh = r % OH;
-            e->dbase = od * g->stride[0] - g->pad[0];
-            e->hbase = oh * g->stride[1] - g->pad[1];
-            e->a = r == rfirst ? J0 - r * OW : 0;
-            e->b = r == rlast ? J1 - r * OW : OW;
-            e->rel = r * OW - J0;
-        }
-        pack_b_im2col_rows(dst, s, pc, kc, r1 == rlast ? nc : 0, rows, r1 - r0 + 1);
-    }
-}
-
-/* A[ic:ic+mc, pc:pc+kc] -> MR-row panels, zero-padded to a multiple of MR */
-CG_TARGET static void pack_a(float *dst, const float *a, int64_t ars, int64_t acs, int64_t ic, int64_t mc, int64_t pc,
-                             int64_t kc)
-{
-    for (int64_t i0 = 0; i0 < mc; i0 += CG_MR, dst += kc * CG_MR) {
-        const int64_t mr = mc - i0 < CG_MR ? mc - i0 : CG_MR;
-        const float *src = a + (ic + i0) * ars + pc * acs;
-        if (ars == 1) {
-            for (int64_t p = 0; p < kc; p++) {
-                float *d = dst + p * CG_MR;
-                const float *sp = src + p * acs;
-                for (int64_t i = 0; i < mr; i++) d[i] = sp[i];
-                for (int64_t i = mr; i < CG_MR; i++) d[i] = 0.0f;
+            const int64_t l = vlo < a ? a : vlo > b ? b : vlo, h = vhi < l ? l : vhi > b ? b : vhi;
+            const float *s = src + (id * H + ih) * W + off;
+            if (l > a) zero_n(d + a, l - a);
+            if (h > l) {
+                if (sw == 1) copy_n(d + l, s + l, h - l);
+                else gather_n(d + l, s + l * sw, h - l, sw);
             }
+            if (b > h) zero_n(d + h, b - h);
+        }
+    }
+}
+
+/* The driver's pack_b hook: columns [j0, j0 + cols) may span several samples. */
+CG_TARGET static void nchw_pack_b(const void *ctx_, uint32_t *dst_, int64_t j0, int64_t cols, int64_t k0, int64_t k)
+{
+    const nchw_ctx *x = ctx_;
+    float *dst = (float *)dst_;
+    j0 += x->col0;
+    for (int64_t j = j0; j < j0 + cols;) {
+        const int64_t n = j / x->vol, pos = j % x->vol;
+        const int64_t len = x->vol - pos < j0 + cols - j ? x->vol - pos : j0 + cols - j;
+        const float *s = x->src + n * x->src_n;
+        if (x->im2col) {
+            im2col_segment(x->p, dst, j - j0, s, pos, len, k0, k);
         } else {
-            for (int64_t i = 0; i < mr; i++)
-                for (int64_t p = 0; p < kc; p++) dst[p * CG_MR + i] = src[i * ars + p * acs];
-            for (int64_t i = mr; i < CG_MR; i++)
-                for (int64_t p = 0; p < kc; p++) dst[p * CG_MR + i] = 0.0f;
+            s += k0 * x->src_plane + pos;
+            for (int64_t q = 0; q < k; q++) copy_n(dst + q * NR + (j - j0), s + q * x->src_plane, len);
         }
+        j += len;
     }
+    if (cols < NR)
+        for (int64_t q = 0; q < k; q++) zero_n(dst + q * NR + cols, NR - cols);
 }
 
-/* The whole of A, packed once for many products (the weight of a convolution): KC-deep
- * slices one after another, each all of A's MR-row panels. */
-void pct_conv_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t ars, int64_t acs, float *dst)
+/* The driver's store hook: rows are channels of dst (+ bias on the first K slice). */
+CG_TARGET static void nchw_store(const void *ctx_, const float *tile, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
+                                 bool add)
 {
-    const int64_t mpad = (m + CG_MR - 1) / CG_MR * CG_MR;
-    for (int64_t pc = 0; pc < k; pc += CG_KC) {
-        const int64_t kc = k - pc < CG_KC ? k - pc : CG_KC;
-        pack_a(dst + pc * mpad, a, ars, acs, 0, m, pc, kc);
-    }
-}
-
-void pct_conv_sgemm(int64_t m, int64_t n, int64_t k, const float *apacked, const float *a, int64_t ars, int64_t acs,
-                    const pct_conv_bsrc *bs, bool accumulate, float *c, int64_t ldc, float *work)
-{
-    float *ap = work, *bp = work + (int64_t)CG_MC * CG_KC;
-    const int64_t mpad = (m + CG_MR - 1) / CG_MR * CG_MR;
-    if (m <= 0 || n <= 0) return;
-    if (k <= 0) {
-        if (!accumulate)
-            for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, sizeof(float) * (size_t)n);
-        return;
-    }
-    for (int64_t jc = 0; jc < n; jc += CG_NC) {
-        const int64_t nc = n - jc < CG_NC ? n - jc : CG_NC;
-        for (int64_t pc = 0; pc < k; pc += CG_KC) {
-            const int64_t kc = k - pc < CG_KC ? k - pc : CG_KC;
-            const bool acc = accumulate || pc > 0;
-            if (bs->geo) pack_b_im2col(bp, bs, pc, kc, jc, nc);
-            else pack_b(bp, bs->b, bs->brs, bs->bcs, pc, kc, jc, nc);
-            for (int64_t ic = 0; ic < m; ic += CG_MC) {
-                const int64_t mc = m - ic < CG_MC ? m - ic : CG_MC;
-                const float *apanels;
-                if (apacked) {
-                    apanels = apacked + pc * mpad + ic * kc;
-                } else {
-                    pack_a(ap, a, ars, acs, ic, mc, pc, kc);
-                    apanels = ap;
-                }
-                for (int64_t j0 = 0; j0 < nc; j0 += CG_NR) {
-                    const int nr = (int)(nc - j0 < CG_NR ? nc - j0 : CG_NR);
-                    const float *bpanel = bp + (j0 / CG_NR) * kc * CG_NR;
-                    for (int64_t i0 = 0; i0 < mc; i0 += CG_MR) {
-                        const int mr = (int)(mc - i0 < CG_MR ? mc - i0 : CG_MR);
-                        ukr_14x32(kc, apanels + (i0 / CG_MR) * kc * CG_MR, bpanel, c + (ic + i0) * ldc + jc + j0, ldc,
-                                  mr, nr, acc);
-                    }
-                }
+    const nchw_ctx *x = ctx_;
+    j0 += x->col0;
+    for (int64_t j = j0; j < j0 + cols;) {
+        const int64_t n = j / x->vol, pos = j % x->vol;
+        const int64_t len = x->vol - pos < j0 + cols - j ? x->vol - pos : j0 + cols - j;
+        float *d0 = x->dst + n * x->dst_n + i0 * x->vol + pos;
+        for (int64_t r = 0; r < rows; r++) {
+            float *d = d0 + r * x->vol;
+            const float *t = tile + r * NR + (j - j0);
+            const __m512 b = _mm512_set1_ps(add || !x->bias ? 0.0f : x->bias[i0 + r]);
+            for (int64_t i = 0; i < len; i += 16) {
+                const __mmask16 m = lanes(len - i);
+                __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, t + i), b);
+                if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, d + i));
+                _mm512_mask_storeu_ps(d + i, m, v);
             }
         }
+        j += len;
     }
 }
 
-#else /* no AVX-512 in this build: the convolution uses pct_gemm */
-
-bool pct_conv_sgemm_available(void) { return false; }
-
-void pct_conv_sgemm_pack_a(int64_t m, int64_t k, const float *a, int64_t ars, int64_t acs, float *dst)
+int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
 {
-    (void)m; (void)k; (void)a; (void)ars; (void)acs; (void)dst;
+    const pct_conv_plan *p = t->p;
+    const bool fwd = t->what == PCT_CONV_FWD;
+    const int64_t G = p->G, cs = p->cs, K = p->K;
+    /* fwd:     small[o, (n, pos)] = W[o, K] @ im2col(big)[K, (n, pos)]
+     * 1x1 data: big[c, (n, pos)] = W^T[c, o] @ small[o, (n, pos)]
+     * B's source has sch channels per group of svl positions, C dch channels of dvl */
+    const float *src = (const float *)(fwd ? t->big : t->small_in);
+    float *dst = (float *)(fwd ? t->small_out : t->big_out);
+    const float *bias = (const float *)(fwd ? t->bias_small : t->bias_big);
+    const int64_t sch = fwd ? p->cb : cs, dch = fwd ? cs : p->cb;
+    const int64_t svl = fwd ? p->bvol : p->svol, dvl = fwd ? p->svol : p->bvol;
+    /* the driver packs all of a K slice's B panels first (slices of at most 256, gemm_f32.c's
+     * KC): columns go in chunks whose packed B stays near CHUNK_BYTES, however big the batch */
+    const int64_t cols = p->N * p->svol, kc = K < 256 ? K : 256;
+    const int64_t chunk = (CHUNK_BYTES / (kc * 4) + NR - 1) / NR * NR;
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t c0 = 0; c0 < cols; c0 += chunk) {
+            const nchw_ctx x = {p, fwd && !p->direct, p->svol, c0, src + g * sch * svl, G * sch * svl, svl,
+                                dst + g * dch * dvl, G * dch * dvl, bias ? bias + g * dch : NULL};
+            const pct_gemm_hooks hooks = {&x, NULL, nchw_pack_b, nchw_store};
+            const float *wg = (const float *)t->w + g * cs * K;
+            const pct_gemm_problem pr = {fwd ? cs : K, cols - c0 < chunk ? cols - c0 : chunk, fwd ? K : cs, 1.0f, 0.0f,
+                                         true, (const char *)wg, (const char *)x.src, (char *)x.dst, fwd ? K : 1,
+                                         fwd ? 1 : K, 0, 0, 0, 0, &hooks}; /* B and C: through the hooks */
+            const int rc = pct_gemm_f32_problem(&pr, nt);
+            if (rc != 0) return rc < 0 ? -1 : 1;
+        }
+    return 0;
 }
 
-void pct_conv_sgemm(int64_t m, int64_t n, int64_t k, const float *apacked, const float *a, int64_t ars, int64_t acs,
-                    const pct_conv_bsrc *bs, bool accumulate, float *c, int64_t ldc, float *work)
+#else
+
+int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
 {
-    (void)m; (void)n; (void)k; (void)apacked; (void)a; (void)ars; (void)acs; (void)bs; (void)accumulate; (void)c;
-    (void)ldc; (void)work;
+    (void)t; (void)nt;
+    return 1;
 }
 
 #endif

@@ -159,15 +159,25 @@ PCT_GEMM_DEFINE_STORE(store_tile, F32_TARGET, float, _mm512_maskz_loadu_ps, F32_
 static const pct_gemm_kernel f32_kernel = {4, 4, 1, KC, pack_a, pack_b, ukernel, store_tile, ukernel_rows};
 #endif
 
+int pct_gemm_f32_problem(const pct_gemm_problem *p, int nt)
+{
+#ifdef PCT_F32_X86
+    if (!pct_gemm_f32_available()) return 1;
+    return pct_gemm_packed(&f32_kernel, p, nt);
+#else
+    (void)p; (void)nt;
+    return 1;
+#endif
+}
+
 int pct_gemm_f32_native(int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero, const float *a,
                         int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, float *c, int64_t crs,
                         int64_t ccs, int nt)
 {
 #ifdef PCT_F32_X86
-    if (!pct_gemm_f32_available()) return 1;
     const pct_gemm_problem p = {m, n, k, alpha, beta, beta_zero, (const char *)a, (const char *)b, (char *)c,
-                                ars, acs, brs, bcs, crs, ccs};
-    return pct_gemm_packed(&f32_kernel, &p, nt);
+                                ars, acs, brs, bcs, crs, ccs, NULL};
+    return pct_gemm_f32_problem(&p, nt);
 #else
     (void)m; (void)n; (void)k; (void)alpha; (void)beta; (void)beta_zero; (void)a; (void)ars; (void)acs;
     (void)b; (void)brs; (void)bcs; (void)c; (void)crs; (void)ccs; (void)nt;

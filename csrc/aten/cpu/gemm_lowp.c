@@ -188,7 +188,7 @@ int pct_gemm_bf16_native(int64_t m, int64_t n, int64_t k, float alpha, float bet
 #ifdef PCT_LOWP_X86
     if (!pct_gemm_bf16_available() || m <= 0 || n <= 0 || k <= 0) return 1;
     const pct_gemm_problem p = {m, n, k, alpha, beta, beta_zero, (const char *)a, (const char *)b, (char *)c,
-                                ars, acs, brs, bcs, crs, ccs};
+                                ars, acs, brs, bcs, crs, ccs, NULL};
     return pct_gemm_packed(&bf16_kernel, &p, nt);
 #else
     (void)m; (void)n; (void)k; (void)alpha; (void)beta; (void)beta_zero; (void)a; (void)ars; (void)acs;
@@ -249,26 +249,36 @@ static void row_from_f32(uint16_t *d, const float *s, int64_t n, int64_t cs, boo
     for (int64_t j = 0; j < n; j++) d[j * cs] = half ? pct_float_to_half(s[j]) : pct_float_to_bf16(s[j]);
 }
 
-void pct_lowp_to_f32(float *dst, const uint16_t *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int dtype,
-                     int nt)
+/* The two conversion directions share one row loop, threaded above LOWP_GRAIN elements (no
+ * parallel region at all below it: callers convert small rows inside their own regions):
+ * widen: dst dense float32, src strided 16-bit; else dst strided 16-bit, src dense float32. */
+static inline void convert_row(void *dst, const void *src, int64_t i, int64_t cols, int64_t rs, int64_t cs, bool half,
+                               bool widen)
+{
+    if (widen) row_to_f32((float *)dst + i * cols, (const uint16_t *)src + i * rs, cols, cs, half);
+    else row_from_f32((uint16_t *)dst + i * rs, (const float *)src + i * cols, cols, cs, half);
+}
+
+static void convert_rows(void *dst, const void *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int dtype,
+                         int nt, bool widen)
 {
     const bool half = dtype == PCT_FLOAT16;
     if (nt > 1 && rows > 1 && rows * cols > LOWP_GRAIN) {
 LOWP_OMP(omp parallel for num_threads(nt) schedule(static))
-        for (int64_t i = 0; i < rows; i++) row_to_f32(dst + i * cols, src + i * rs, cols, cs, half);
+        for (int64_t i = 0; i < rows; i++) convert_row(dst, src, i, cols, rs, cs, half, widen);
     } else {
-        for (int64_t i = 0; i < rows; i++) row_to_f32(dst + i * cols, src + i * rs, cols, cs, half);
+        for (int64_t i = 0; i < rows; i++) convert_row(dst, src, i, cols, rs, cs, half, widen);
     }
+}
+
+void pct_lowp_to_f32(float *dst, const uint16_t *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int dtype,
+                     int nt)
+{
+    convert_rows(dst, src, rows, cols, rs, cs, dtype, nt, true);
 }
 
 void pct_f32_to_lowp(uint16_t *dst, const float *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int dtype,
                      int nt)
 {
-    const bool half = dtype == PCT_FLOAT16;
-    if (nt > 1 && rows > 1 && rows * cols > LOWP_GRAIN) {
-LOWP_OMP(omp parallel for num_threads(nt) schedule(static))
-        for (int64_t i = 0; i < rows; i++) row_from_f32(dst + i * rs, src + i * cols, cols, cs, half);
-    } else {
-        for (int64_t i = 0; i < rows; i++) row_from_f32(dst + i * rs, src + i * cols, cols, cs, half);
-    }
+    convert_rows(dst, src, rows, cols, rs, cs, dtype, nt, false);
 }

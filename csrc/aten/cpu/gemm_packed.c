@@ -156,6 +156,8 @@ typedef struct packed_job {
     bool beta_zero;
     char *c;
     int64_t crs, ccs;
+    const pct_gemm_hooks *hooks; /* NULL: none */
+    int64_t k0;                  /* the slice's first element of K */
 } packed_job;
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -177,20 +179,34 @@ static void run_blocks(const packed_job *J, int64_t b0, int64_t b1)
                     K->ukernel_rows(J->steps, J->a + i0 * J->ars * K->a_size, J->ars, bpanel, tile);
                 else
                     K->ukernel(J->steps, J->ap + ip * MR * J->steps, bpanel, tile);
-                K->store(tile, min64(J->m - i0, MR), min64(J->n - j0, NR), J->alpha, J->beta, J->beta_zero,
-                         J->c + (i0 * J->crs + j0 * J->ccs) * K->c_size, J->crs, J->ccs);
+                const int64_t rows = min64(J->m - i0, MR), cols = min64(J->n - j0, NR);
+                if (J->hooks && J->hooks->store)
+                    J->hooks->store(J->hooks->ctx, tile, i0, rows, j0, cols, J->k0 > 0);
+                else
+                    K->store(tile, rows, cols, J->alpha, J->beta, J->beta_zero,
+                             J->c + (i0 * J->crs + j0 * J->ccs) * K->c_size, J->crs, J->ccs);
             }
     }
 }
 
 static void pack_panels_a(const packed_job *J, const pct_gemm_problem *p, const char *a, int64_t k, int64_t ip)
 {
+    if (J->hooks && J->hooks->pack_a) {
+        J->hooks->pack_a(J->hooks->ctx, (uint32_t *)J->ap + ip * MR * J->steps, ip * MR, min64(p->m - ip * MR, MR),
+                         J->k0, k);
+        return;
+    }
     J->kern->pack_a((uint32_t *)J->ap + ip * MR * J->steps, a + ip * MR * p->ars * J->kern->a_size,
                     min64(p->m - ip * MR, MR), k, p->ars, p->acs);
 }
 
 static void pack_panels_b(const packed_job *J, const pct_gemm_problem *p, const char *b, int64_t k, int64_t jp)
 {
+    if (J->hooks && J->hooks->pack_b) {
+        J->hooks->pack_b(J->hooks->ctx, (uint32_t *)J->bp + jp * NR * J->steps, jp * NR, min64(p->n - jp * NR, NR),
+                         J->k0, k);
+        return;
+    }
     J->kern->pack_b((uint32_t *)J->bp + jp * NR * J->steps, b + jp * NR * p->bcs * J->kern->a_size,
                     min64(p->n - jp * NR, NR), k, p->brs, p->bcs);
 }
@@ -205,14 +221,14 @@ int pct_gemm_packed(const pct_gemm_kernel *K, const pct_gemm_problem *p, int nt)
     if (!ap || !bp) return -1;
     const int64_t blocks = ((mp + MC_PANELS - 1) / MC_PANELS) * ((np + NC_PANELS - 1) / NC_PANELS);
     const bool threaded = nt > 1 && p->m * p->n * p->k > PACKED_GRAIN;
-    const bool in_place = K->ukernel_rows && p->acs == 1;
+    const bool in_place = K->ukernel_rows && p->acs == 1 && !(p->hooks && p->hooks->pack_a);
     for (int64_t k0 = 0; k0 < p->k; k0 += kc) {
         const int64_t k = min64(kc, p->k - k0);
         const bool first = k0 == 0;
         const char *a = p->a + k0 * p->acs * K->a_size, *b = p->b + k0 * p->brs * K->a_size;
         const packed_job J = {K, p->m, p->n, (k + K->k_per_step - 1) / K->k_per_step, mp, np, ap, bp,
                               in_place ? a : NULL, p->ars, p->alpha, first ? p->beta : 1.0f, first && p->beta_zero,
-                              p->c, p->crs, p->ccs};
+                              p->c, p->crs, p->ccs, p->hooks, k0};
         /* with A read in place only a ragged last row panel is packed */
         const int64_t ip0 = in_place ? p->m / MR : 0;
         if (threaded) {

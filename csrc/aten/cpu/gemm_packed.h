@@ -35,6 +35,23 @@
 #define PCT_CPU_AVX512_BF16 2 /* AVX512-BF16 as well */
 int pct_cpu_features(void);
 
+/* Optional callbacks that replace how a product reads A or B or writes C, for operands that
+ * are no strided matrix (a convolution's im2col columns spread over a batch, its NCHW output
+ * with a bias). Each may be NULL (the kernel's own code on the strided operand then runs);
+ * all get `ctx`, run on the driver's threads and must not fail.
+ *   pack_a  rows [i0, i0 + rows) (rows <= MR) of A, elements [k0, k0 + k) of K, as the
+ *           kernel's pack_a would pack them (zero rows up to MR, zeros up to a whole step)
+ *   pack_b  columns [j0, j0 + cols) (cols <= NR) of B the same way (zero columns up to NR)
+ *   store   C(i0 + r, j0 + j) for r < rows, j < cols from the float32 tile (row stride NR):
+ *           written on the first K slice (add false), added on later ones (add true); alpha,
+ *           beta and beta_zero are then not used. */
+typedef struct pct_gemm_hooks {
+    const void *ctx;
+    void (*pack_a)(const void *ctx, uint32_t *dst, int64_t i0, int64_t rows, int64_t k0, int64_t k);
+    void (*pack_b)(const void *ctx, uint32_t *dst, int64_t j0, int64_t cols, int64_t k0, int64_t k);
+    void (*store)(const void *ctx, const float *tile, int64_t i0, int64_t rows, int64_t j0, int64_t cols, bool add);
+} pct_gemm_hooks;
+
 /* One product; strides in elements of the kernel's dtypes. */
 typedef struct pct_gemm_problem {
     int64_t m, n, k;
@@ -43,6 +60,7 @@ typedef struct pct_gemm_problem {
     const char *a, *b;
     char *c;
     int64_t ars, acs, brs, bcs, crs, ccs;
+    const pct_gemm_hooks *hooks; /* NULL: plain strided operands */
 } pct_gemm_problem;
 
 typedef struct pct_gemm_kernel {
