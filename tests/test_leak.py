@@ -185,17 +185,9 @@ def _singletons():
             "int64": torch.int64, "bool": torch.bool, "Tensor": torch.Tensor}
 
 
-def test_no_leak_over_a_million_ops():
-    kinds = _kinds()
-    weight = sum(w for _, w in kinds.values())
-    per = {k: max(1000, TOTAL_OPS * w // weight) for k, (_, w) in kinds.items()}
-    singles = _singletons()
-    t0 = time.perf_counter()
-    for fn, _ in kinds.values():  # warm-up: caches, interned names, lazily created types, allocator pools
-        for _ in range(2000):
-            fn()
-    first = snapshot()
-    problems, ops = [], 0
+def _run_pass(kinds, per, singles, problems):
+    """Runs every kind per[kind] times; per-kind growth of objects, blocks, RSS and refcounts goes to problems."""
+    ops = 0
     for name, (fn, _) in kinds.items():
         n = per[name]
         for _ in range(500):
@@ -216,10 +208,33 @@ def test_no_leak_over_a_million_ops():
         for k in singles:
             if refs1[k] != refs0[k]:
                 problems.append(f"{name}: refcount of {k} changed by {refs1[k] - refs0[k]} over {n} calls")
+    return ops
+
+
+def test_no_leak_over_a_million_ops():
+    kinds = _kinds()
+    weight = sum(w for _, w in kinds.values())
+    per = {k: max(1000, TOTAL_OPS * w // weight) for k, (_, w) in kinds.items()}
+    singles = _singletons()
+    t0 = time.perf_counter()
+    for fn, _ in kinds.values():  # warm-up: caches, interned names, lazily created types, allocator pools
+        for _ in range(2000):
+            fn()
+    first = snapshot()
+    problems = []
+    ops = _run_pass(kinds, per, singles, problems)
     last = snapshot()
-    elapsed = time.perf_counter() - t0
     if last[0] - first[0] > SLACK_RSS_TOTAL_KB and not UNDER_ASAN:
-        problems.append(f"all kinds: RSS +{last[0] - first[0]} KiB")
+        # glibc's arenas may still be settling (more so on a loaded machine, where more threads touch them):
+        # a leak grows again by as much in a second pass over the same ops, settling does not.
+        again = _run_pass(kinds, per, singles, [])
+        ops += again
+        settled = snapshot()
+        if settled[0] - last[0] > SLACK_RSS_TOTAL_KB // 2:
+            problems.append(f"all kinds: RSS +{last[0] - first[0]} KiB, then +{settled[0] - last[0]} KiB "
+                            f"over a second pass")
+        last = settled
+    elapsed = time.perf_counter() - t0
     print(f"{ops} ops in {len(kinds)} kinds, {elapsed:.1f} s; RSS {first[0]} -> {last[0]} KiB, "
           f"objects {first[1]} -> {last[1]}, blocks {first[2]} -> {last[2]}")
     assert not problems, "\n".join(problems)
