@@ -1143,12 +1143,23 @@ def celu_(input, alpha=1.0):
     return f(input, alpha, inplace=True)
 
 
+def _check_threshold(input, threshold):
+    """torch converts threshold to the compute type with its range check (float for float16/bfloat16): the fill of an
+    empty tensor of that type does the same check."""
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    low = input.dtype in (_C.float16, _C.bfloat16)
+    _C.empty(0, dtype=_C.float32 if low else input.dtype).fill_(threshold)
+
+
 def threshold(input, threshold, value, *, out=None):
     """value where input <= threshold, else input (value cast to input's dtype)."""
+    _check_threshold(input, threshold)
     return _write_out(input.masked_fill(input <= threshold, value), out, "threshold")
 
 
 def threshold_(input, threshold, value):
+    _check_threshold(input, threshold)
     return input.masked_fill_(input <= threshold, value)
 
 

@@ -322,21 +322,6 @@ def _torch_refuses(*needles):
 # when the bug is fixed the reproducer reports XPASS (pytest -rX), and its two entries should go).
 # PYCTORCH_FUZZ_STRICT=1 turns these allowances off.
 KNOWN_BUGS = [
-    ("some scalars are not range-checked against the tensor dtype: Python floats taken as Tensor arguments (where, "
-     "lerp's weight) are held in a float32 0-d tensor, so 1e300 is inf by the check; ints in [2**63, 2**64) held the "
-     "same way (masked_fill, index_fill, where); F.threshold/hardtanh values; lists of 0-d tensors in torch.tensor() "
-     "(fill_, full, alpha, clamp, pow, addmm/baddbmm/addcmul/addcdiv, index_add alpha, setitem and torch.tensor() "
-     "values are checked)",
-     _torch_refuses("without overflow")),
-    ("the argument parser accepts spellings torch's refuses: None for an int that torch declares in a separate "
-     "overload (eye(3, None), std(0, None), prod(None)), int/tuple mixes in movedim, a Python scalar in "
-     "where(..., out=); a pyctorch schema is one signature where torch has several",
-     lambda c: isinstance(c.te, TypeError) and any(w in _tmsg(c) for w in _PARSER_WORDS)
-     and not isinstance(c.pe, TypeError)),
-    ("Python ints in [2**63, 2**64) are a wrapped int64 in 0-d number tensors (float_t.ge(2 ** 64 - 1) is True; "
-     "torch compares the value, or refuses uint64 promotion): pyctorch has no uint64 dtype. Range checks of Scalar "
-     "arguments see the value (full(2, 2 ** 63) is refused).",
-     lambda c: (c.pe is None or c.te is None) and "2 ** 64 - 1" in c.line),
     ("dtypes torch has no kernel for are accepted (round on bool, ...): more than torch, harmless",
      lambda c: c.pe is None and isinstance(c.te, NotImplementedError) and "not implemented for" in _tmsg(c)),
 ]
@@ -1336,8 +1321,6 @@ def _returns(fn):
 
 
 KNOWN_REPRODUCERS = {
-    "parser_none_for_int": lambda: _refused(lambda: pyctorch.eye(3, None), TypeError),
-    "uint64_range_scalar": lambda: _assert_eq(pyctorch.tensor(-0.5).ge(2 ** 64 - 1).item(), False),
 }
 
 
@@ -1395,6 +1378,20 @@ FIXED_REPRODUCERS = {
     "out_wider_dtype_rounding": lambda: _assert_eq(
         pyctorch.logit(pyctorch.tensor([0.3], dtype=pyctorch.float16), out=pyctorch.zeros(1)).item(),
         -0.84765625),
+    "parser_none_for_int": lambda: _refused(lambda: pyctorch.eye(3, None), TypeError),
+    "parser_movedim_int_tuple_mix": lambda: _refused(lambda: pyctorch.ones(2, 3).movedim(0, (1,)), TypeError),
+    "parser_where_out_scalar": lambda: _refused(
+        lambda: pyctorch.where(pyctorch.tensor([True]), pyctorch.ones(1), 1.0, out=pyctorch.zeros(1)), TypeError),
+    "parser_reduction_keepdim_without_dim": lambda: _refused(lambda: pyctorch.ones(2).prod(keepdim=True), TypeError),
+    "uint64_range_scalar": lambda: _assert_eq(pyctorch.tensor(-0.5).ge(2 ** 64 - 1).item(), False),
+    "uint64_bool_promotion": lambda: _refused(lambda: pyctorch.ones(2, dtype=pyctorch.bool) + 2 ** 63),
+    "uint64_masked_fill_int64": lambda: _refused(
+        lambda: pyctorch.ones(2, dtype=pyctorch.int64).masked_fill(pyctorch.tensor([True, False]), 2 ** 63)),
+    "scalar_range_lerp_weight": lambda: _refused(lambda: pyctorch.lerp(pyctorch.ones(2), pyctorch.zeros(2), 1e300)),
+    "scalar_range_threshold": lambda: _refused(
+        lambda: pyctorch.nn.functional.threshold(pyctorch.ones(2), 1e300, 2.0)),
+    "scalar_range_tensor_list": lambda: _refused(
+        lambda: pyctorch.tensor([pyctorch.tensor(300)], dtype=pyctorch.int8)),
 }
 
 

@@ -67,16 +67,31 @@ static int category(int d)
 
 bool pct_can_cast(int from, int to) { return category(from) <= category(to); }
 
+/* promote_types where a or b may be a uint64 number (Note [uint64 scalars] in op.h): a float wins, anything else
+ * is refused (the first refused pair is kept; the uint64 goes on so the rest of the state stays defined). */
+static int promote_u(pct_result_type_state *s, int a, int b)
+{
+    if (a != PCT_UINT64_SCALAR && b != PCT_UINT64_SCALAR) return pct_promote_types(a, b);
+    if (a == b || b == PCT_DTYPE_UNDEFINED) return a;
+    if (a == PCT_DTYPE_UNDEFINED) return b;
+    int other = a == PCT_UINT64_SCALAR ? b : a;
+    if (pct_dtype_is_floating(other)) return other;
+    if (!s->refused_a && !s->refused_b) { s->refused_a = a; s->refused_b = b; }
+    return PCT_UINT64_SCALAR;
+}
+
 void pct_result_type_update(pct_result_type_state *s, int dtype, int tier)
 {
     if (tier == 2 && pct_dtype_is_floating(dtype)) dtype = pct_default_dtype;
     int *slot = tier == 0 ? &s->dim_result : tier == 1 ? &s->zero_result : &s->wrapped_result;
-    *slot = pct_promote_types(*slot, dtype);
+    *slot = promote_u(s, *slot, dtype);
 }
 
 /* A lower tier only matters when it is of a higher category than the higher tier. */
-static int combine_categories(int higher, int lower)
+static int combine_categories(pct_result_type_state *s, int higher, int lower)
 {
+    if (lower == PCT_UINT64_SCALAR && higher != PCT_DTYPE_UNDEFINED) /* a uint64 number: the higher tier decides */
+        return higher == PCT_BOOL ? promote_u(s, higher, lower) : higher;
     if (higher != PCT_DTYPE_UNDEFINED && pct_dtype_is_floating(higher)) return higher;
     if (higher == PCT_BOOL || (lower != PCT_DTYPE_UNDEFINED && pct_dtype_is_floating(lower)))
         return pct_promote_types(higher, lower);
@@ -84,9 +99,11 @@ static int combine_categories(int higher, int lower)
     return lower;
 }
 
-int pct_result_type_finish(const pct_result_type_state *s)
+int pct_result_type_finish(pct_result_type_state *s)
 {
-    return combine_categories(s->dim_result, combine_categories(s->zero_result, s->wrapped_result));
+    int r = combine_categories(s, s->dim_result, combine_categories(s, s->zero_result, s->wrapped_result));
+    if (s->refused_a || s->refused_b) return -1;
+    return r == PCT_UINT64_SCALAR ? PCT_INT64 : r; /* only uint64 numbers: torch's uint64, held as int64 here */
 }
 
 double pct_load_as_double(const void *p, int d)

@@ -88,11 +88,16 @@ bool pct_can_cast(int from, int to);
  * tensors with dim > 0, 0-dim tensors, wrapped Python numbers. */
 typedef struct pct_result_type_state {
     int dim_result, zero_result, wrapped_result; /* PCT_DTYPE_UNDEFINED when unset */
+    int refused_a, refused_b; /* a promotion with a uint64 number torch refuses (both 0: none) */
 } pct_result_type_state;
-#define PCT_RESULT_TYPE_STATE_INIT {PCT_DTYPE_UNDEFINED, PCT_DTYPE_UNDEFINED, PCT_DTYPE_UNDEFINED}
+/* The dtype of a Python int in [2^63, 2^64) in pct_result_type_update (Note [uint64 scalars] in op.h). */
+#define PCT_UINT64_SCALAR PCT_NUM_DTYPES
+#define PCT_RESULT_TYPE_STATE_INIT {PCT_DTYPE_UNDEFINED, PCT_DTYPE_UNDEFINED, PCT_DTYPE_UNDEFINED, 0, 0}
 /* tier: 0 = dim > 0 tensor, 1 = 0-dim tensor, 2 = wrapped number */
 void pct_result_type_update(pct_result_type_state *s, int dtype, int tier);
-int pct_result_type_finish(const pct_result_type_state *s);
+/* The result dtype, or -1 where torch refuses to promote a uint64 number (with bools, or with another int number):
+ * s->refused_a/b name the pair; pct_result_type_done (iter.h) raises torch's error for it. */
+int pct_result_type_finish(pct_result_type_state *s);
 
 /* The process-wide default floating dtype (torch.get_default_dtype). */
 extern int pct_default_dtype;

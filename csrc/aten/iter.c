@@ -40,11 +40,23 @@ static int tier_of(const pct_tensor *t)
     return t->ndim == 0 ? 1 : 0;
 }
 
+int pct_result_type_done(pct_result_type_state *st)
+{
+    int r = pct_result_type_finish(st);
+    if (r >= 0) return r;
+    const char *a = st->refused_a == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[st->refused_a];
+    const char *b = st->refused_b == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[st->refused_b];
+    PyErr_Format(PyExc_RuntimeError, "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote %s and %s",
+                 a, b);
+    return -1;
+}
+
 int pct_result_type_of(int n, pct_tensor *const *ts)
 {
     pct_result_type_state st = PCT_RESULT_TYPE_STATE_INIT;
-    for (int i = 0; i < n; i++) pct_result_type_update(&st, ts[i]->dtype, tier_of(ts[i]));
-    return pct_result_type_finish(&st);
+    for (int i = 0; i < n; i++)
+        pct_result_type_update(&st, ts[i]->flags & PCT_FLAG_UINT64_NUMBER ? PCT_UINT64_SCALAR : ts[i]->dtype, tier_of(ts[i]));
+    return pct_result_type_done(&st);
 }
 
 void pct_iter_release(pct_iter *it)
@@ -223,7 +235,7 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         common = cfg->inputs[0]->dtype;
         for (int i = 1; i < cfg->ninputs; i++) common = pct_promote_types(common, cfg->inputs[i]->dtype);
     }
-    if (common < 0) common = pct_result_type_of(cfg->ninputs, (pct_tensor *const *)cfg->inputs);
+    if (common < 0 && (common = pct_result_type_of(cfg->ninputs, (pct_tensor *const *)cfg->inputs)) < 0) return -1;
     if (cfg->int_to_float && !pct_dtype_is_floating(common)) common = numbers_only ? PCT_FLOAT64 : pct_default_dtype;
     int out_dtype = cfg->out_dtype >= 0 ? cfg->out_dtype : common;
     it->compute_dtype = common;
@@ -451,6 +463,8 @@ int pct_copy_(pct_tensor *dst, pct_tensor *src)
 pct_tensor *pct_to_dtype(pct_tensor *t, int dtype, bool force_copy)
 {
     if (t->dtype == dtype && !force_copy) { Py_INCREF(t); return t; }
+    if ((t->flags & PCT_FLAG_UINT64_NUMBER) && pct_dtype_is_floating(dtype)) /* the value, not the int64 bits */
+        return pct_tensor_scalar(dtype, (double)(uint64_t)pct_load_as_int64(pct_tensor_data(t), t->dtype), 0, true);
     pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
     if (!r) return NULL;
     if (pct_copy_(r, t) < 0) { Py_DECREF(r); return NULL; }

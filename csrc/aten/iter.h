@@ -66,8 +66,11 @@ void pct_iter_release(pct_iter *it);
 
 /* Broadcast two shapes; -1 with torch's RuntimeError text. */
 int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out);
-/* Result dtype of a set of tensors (wrapped numbers and 0-d tensors weigh less). */
+/* Result dtype of a set of tensors (wrapped numbers and 0-d tensors weigh less); -1 with torch's error where it
+ * refuses a uint64 number's promotion (Note [uint64 scalars] in op.h). */
 int pct_result_type_of(int n, pct_tensor *const *ts);
+/* pct_result_type_finish, raising torch's error for a refused promotion; -1 then. */
+int pct_result_type_done(pct_result_type_state *st);
 
 /* The order in which TensorIterator lays out and walks dims (perm[0] fastest): C order, insertion-sorted
  * by the operands' strides (strides[k][d], 0 where operand k broadcasts). */

@@ -53,6 +53,8 @@ typedef struct pct_param {
     uint8_t has_default;
     int8_t list_size;     /* int[N]: a single int stands for N copies; 0 for int[] */
     uint8_t allow_number; /* `Tensor|Scalar`: a Python number becomes a wrapped 0-d tensor */
+    uint8_t int_only;     /* an overload's `int x` for the op's `int[N] x`: a single int, kept as an N-list */
+    int8_t slot;          /* where the value goes in pct_call.v: its index in the op's own signature */
     const char *name;
     PyObject *pyname;     /* interned */
     pct_value def;
@@ -65,6 +67,11 @@ typedef struct pct_signature {
     int out_index;        /* the `out` parameter, or -1 */
     pct_param params[PCT_MAX_PARAMS];
     char text[256];       /* the parameter list for error messages */
+    /* Note [Overload signatures]: an overload (csrc/aten/ops_overloads.def) is a narrower spelling of an op's
+     * schema; its parameters land in the op's slots (pct_param.slot) and the op's parameters it lacks take the
+     * op's defaults. NULL and 0 for an op's own signature. */
+    const struct pct_signature *canon;
+    uint16_t missing;     /* bit i: the op's parameter i is not in this overload */
 } pct_signature;
 
 enum { PCT_V_FUNC = 1, PCT_V_METHOD = 2, PCT_V_INPLACE = 4 };
@@ -137,6 +144,16 @@ PyObject *pct_call_op(int op_index, PyObject *const *args, Py_ssize_t nargs, PyO
 /* The value of the parameter called `name` (for kernels shared by several schemas). */
 const pct_value *pct_arg(const pct_call *c, const char *name);
 static inline double pct_scalar_to_double(const pct_scalar *s) { return s->d; }
+/* Note [uint64 scalars]: torch keeps a Python int in [2^63, 2^64) as a uint64 Scalar. pyctorch has no uint64 dtype;
+ * such an int is a PCT_SCALAR_INT whose i holds its bits (negative) and d its value (positive), and as a wrapped
+ * number an int64 0-d tensor flagged PCT_FLAG_UINT64_NUMBER. Its dtype in promotion is PCT_UINT64_SCALAR: with a
+ * floating operand it becomes that float (by value), with an integral one that type (wrapping, as in torch), and
+ * with only bools (or another int number) torch's "Promotion for uint16, uint32, uint64 types is not supported". */
+static inline bool pct_scalar_is_uint64(const pct_scalar *s) { return s->kind == PCT_SCALAR_INT && s->i < 0 && s->d > 0; }
+/* The value of a one-element tensor as a Scalar (from_tensor unless it is a wrapped Python number). */
+void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s);
+/* A 0-d tensor of dtype holding s converted as torch converts a Scalar (a uint64 one by value into floats). */
+pct_tensor *pct_scalar_tensor_of(int dtype, const pct_scalar *s);
 /* The dtype a Python scalar has on its own (bool, int64, default float). */
 int pct_scalar_dtype(const pct_scalar *s);
 /* torch's checked conversion of a Scalar argument to dtype (c10::checked_convert): -1 with "value cannot be

@@ -32,6 +32,8 @@ enum {
     PCT_FLAG_CONTIGUOUS = 1 << 2,     /* cached is_contiguous() */
     PCT_FLAG_RETAINS_GRAD = 1 << 3,
     PCT_FLAG_INFERENCE = 1 << 4,
+    PCT_FLAG_UINT64_NUMBER = 1 << 5,  /* with WRAPPED_NUMBER: an int64 holding the bits of a Python int in
+                                          [2^63, 2^64), which torch makes a uint64 number (Note [uint64 scalars]) */
 };
 
 typedef struct pct_tensor {

@@ -166,10 +166,11 @@ PyObject *pct_flatten(pct_call *c)
 PyObject *pct_unflatten(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
+    const pct_value *sz = &c->v[2];
+    /* torch checks the sizes before the dim */
+    if (sz->n == 0) { PyErr_SetString(PyExc_RuntimeError, "unflatten: sizes must be non-empty"); return NULL; }
     int d = pct_wrap_dim(c->v[1].i, t->ndim);
     if (d < 0) return NULL;
-    const pct_value *sz = &c->v[2];
-    if (sz->n == 0) { PyErr_SetString(PyExc_RuntimeError, "unflatten: sizes must be non-empty"); return NULL; }
     int64_t inner[PCT_MAX_DIMS];
     if (infer_size(sz->list, sz->n, t->sizes[d], inner) < 0) {
         PyErr_Clear();

@@ -116,6 +116,7 @@ int pct_signature_parse(const char *schema, pct_signature *sig)
             else goto bad;
         }
         p->kwonly = kwonly;
+        p->slot = (int8_t)sig->nparams;
         p->name = strdup(name); /* lives as long as the module: never freed */
         if (!p->name) { PyErr_NoMemory(); return -1; }
         p->pyname = PyUnicode_InternFromString(name);
@@ -134,6 +135,46 @@ int pct_signature_parse(const char *schema, pct_signature *sig)
     return 0;
 bad:
     PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: cannot parse schema '%s'", schema);
+    return -1;
+}
+
+/* Note [Overload signatures]: torch declares some ops as several overloads (eye(n) and eye(n, m); var(dim,
+ * unbiased, keepdim) and var(dim, *, correction, keepdim)) where pyctorch's table has one entry whose schema
+ * takes the union. Such an entry's Python callable parses against its overloads instead (ops_overloads.def), so
+ * it refuses what torch's overloads refuse (eye(3, None), var(unbiased=False, keepdim=True)); the values land in
+ * the entry's own slots, so the kernel, autograd and C callers see the union schema. */
+int pct_overload_parse(const char *schema, const pct_signature *canon, pct_signature *sig)
+{
+    if (pct_signature_parse(schema, sig) < 0) return -1;
+    sig->canon = canon;
+    uint32_t seen = 0;
+    for (int i = 0; i < sig->nparams; i++) {
+        pct_param *p = &sig->params[i];
+        int k = 0;
+        while (k < canon->nparams && strcmp(canon->params[k].name, p->name) != 0) k++;
+        if (k == canon->nparams) goto bad;
+        const pct_param *q = &canon->params[k];
+        if (p->type == PCT_ARG_INT && q->type == PCT_ARG_INTLIST && q->list_size > 0) {
+            p->type = PCT_ARG_INTLIST; /* `int x` where the op has `int[N] x`: one int, stored as its list */
+            p->list_size = q->list_size;
+            p->int_only = 1;
+            if (p->has_default && !p->def.none) goto bad; /* only None: an int default would be no list */
+        } else if (p->type != q->type) {
+            goto bad;
+        }
+        p->slot = (int8_t)k;
+        seen |= 1u << k;
+    }
+    for (int k = 0; k < canon->nparams; k++) {
+        if (seen & (1u << k)) continue;
+        if (!canon->params[k].has_default) goto bad;
+        sig->missing |= (uint16_t)(1u << k);
+    }
+    if (sig->out_index >= 0 && sig->params[sig->out_index].slot != canon->out_index) goto bad;
+    return 0;
+bad:
+    PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: overload '%s' does not fit the schema '%s%s'", schema,
+                 canon->name, canon->text);
     return -1;
 }
 
@@ -220,7 +261,7 @@ int pct_scalar_dtype(const pct_scalar *s)
 pct_tensor *pct_wrap_scalar(const pct_scalar *s)
 {
     pct_tensor *t = pct_tensor_scalar(pct_scalar_dtype(s), s->d, s->i, s->kind == PCT_SCALAR_FLOAT);
-    if (t) t->flags |= PCT_FLAG_WRAPPED_NUMBER;
+    if (t) t->flags |= PCT_FLAG_WRAPPED_NUMBER | (pct_scalar_is_uint64(s) ? PCT_FLAG_UINT64_NUMBER : 0);
     return t;
 }
 
@@ -273,7 +314,7 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
 {
     v->none = 0;
     if (o == Py_None) {
-        if (!p->optional && p->type != PCT_ARG_OBJECT && p->type != PCT_ARG_LAYOUT && p->type != PCT_ARG_MEMFORMAT) return -1;
+        if (!p->optional && p->type != PCT_ARG_OBJECT && p->type != PCT_ARG_LAYOUT) return -1;
         /* None for `T? x=<value>` (requires_grad, pin_memory, ...) means the default, as in torch */
         if (p->optional && p->has_default && !p->def.none) take_default(p, v);
         else v->none = 1;
@@ -317,7 +358,7 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
             for (int i = 0; i < p->list_size; i++) v->list[i] = x;
             return 0;
         }
-        if (!PyTuple_Check(o) && !PyList_Check(o)) return -1;
+        if (p->int_only || (!PyTuple_Check(o) && !PyList_Check(o))) return -1;
         Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
         if (n > PCT_MAX_DIMS) return -1;
         PyObject **items = PySequence_Fast_ITEMS(o);
@@ -402,10 +443,10 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
     bool set[PCT_MAX_PARAMS] = {0};
     int np = sig->nparams;
     int pi = 0;
-    *err = NULL;
+    if (err) *err = NULL;
     if (self) {
-        if (np == 0 || convert(&sig->params[0], self, &c->v[0], c) < 0) {
-            *err = PyUnicode_FromFormat("%s(): self must be a Tensor", sig->name);
+        if (np == 0 || convert(&sig->params[0], self, &c->v[sig->params[0].slot], c) < 0) {
+            if (err) *err = PyUnicode_FromFormat("%s(): self must be a Tensor", sig->name);
             return -1;
         }
         set[0] = true;
@@ -414,7 +455,7 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
     for (Py_ssize_t ai = 0; ai < nargs; ai++, pi++) {
         if (pi >= sig->npositional) { /* a method's counts leave self out, as torch's */
             int takes = sig->npositional - (self ? 1 : 0);
-            *err = PyUnicode_FromFormat("%s() takes %d positional argument%s but %zd %s given", sig->name, takes,
+            if (err) *err = PyUnicode_FromFormat("%s() takes %d positional argument%s but %zd %s given", sig->name, takes,
                                         takes == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
             return -1;
         }
@@ -422,16 +463,17 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
         PyObject *o = args[ai];
         /* varargs form of a leading int[]: view(2, 3), zeros(2, 3) */
         int64_t first_int;
-        /* torch allows this only when the int[] (of any fixed size: x.squeeze(0, 2)) is the one positional parameter */
-        if (p->type == PCT_ARG_INTLIST && (pi == 0 || (pi == 1 && self)) &&
+        /* torch allows this only when an int[] without a size (x.squeeze(0, 2), not x.std(0, 1)) is the one
+         * positional parameter */
+        if (p->type == PCT_ARG_INTLIST && p->list_size == 0 && (pi == 0 || (pi == 1 && self)) &&
             sig->npositional == pi + 1 &&
             !PyTuple_Check(o) && !PyList_Check(o) && as_int(o, &first_int) == 0) {
-            pct_value *v = &c->v[pi];
+            pct_value *v = &c->v[p->slot];
             v->none = 0;
             v->n = 0;
             for (; ai < nargs; ai++) {
                 if (v->n >= PCT_MAX_DIMS || as_int(args[ai], &v->list[v->n]) < 0) {
-                    *err = type_error_for(sig, p, (int)ai, args[ai]);
+                    if (err) *err = type_error_for(sig, p, (int)ai, args[ai]);
                     return -1;
                 }
                 v->n++;
@@ -440,8 +482,8 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
             pi++;
             break;
         }
-        if (convert(p, o, &c->v[pi], c) < 0) {
-            *err = type_error_for(sig, p, (int)ai, o); /* positions count from 1 after self, as torch's */
+        if (convert(p, o, &c->v[p->slot], c) < 0) {
+            if (err) *err = type_error_for(sig, p, (int)ai, o); /* positions count from 1 after self, as torch's */
             return -1;
         }
         set[pi] = true;
@@ -462,15 +504,15 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
                 found = 0;
         }
         if (found < 0) {
-            *err = PyUnicode_FromFormat("%s() got an unexpected keyword argument '%U'", sig->name, key);
+            if (err) *err = PyUnicode_FromFormat("%s() got an unexpected keyword argument '%U'", sig->name, key);
             return -1;
         }
         if (set[found]) {
-            *err = PyUnicode_FromFormat("%s() got multiple values for argument '%s'", sig->name, sig->params[found].name);
+            if (err) *err = PyUnicode_FromFormat("%s() got multiple values for argument '%s'", sig->name, sig->params[found].name);
             return -1;
         }
-        if (convert(&sig->params[found], o, &c->v[found], c) < 0) {
-            *err = type_error_for(sig, &sig->params[found], -1, o);
+        if (convert(&sig->params[found], o, &c->v[sig->params[found].slot], c) < 0) {
+            if (err) *err = type_error_for(sig, &sig->params[found], -1, o);
             return -1;
         }
         set[found] = true;
@@ -479,11 +521,17 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
         if (set[i]) continue;
         const pct_param *p = &sig->params[i];
         if (!p->has_default) {
-            *err = PyUnicode_FromFormat("%s() missing required argument '%s' (pos %d)", sig->name, p->name, i + 1);
+            if (err) *err = PyUnicode_FromFormat("%s() missing required argument '%s' (pos %d)", sig->name, p->name, i + 1);
             return -1;
         }
-        take_default(p, &c->v[i]);
+        take_default(p, &c->v[p->slot]);
     }
-    if (sig->out_index >= 0 && sig->params[sig->out_index].type == PCT_ARG_TENSOR) c->out = c->v[sig->out_index].none ? NULL : c->v[sig->out_index].t;
+    if (__builtin_expect(sig->missing != 0, 0)) /* an overload: the op's parameters it lacks take their defaults */
+        for (int k = 0; k < sig->canon->nparams; k++)
+            if (sig->missing & (1u << k)) take_default(&sig->canon->params[k], &c->v[k]);
+    if (sig->out_index >= 0 && sig->params[sig->out_index].type == PCT_ARG_TENSOR) {
+        const pct_value *o = &c->v[sig->params[sig->out_index].slot];
+        c->out = o->none ? NULL : o->t;
+    }
     return 0;
 }

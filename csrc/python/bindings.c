@@ -11,20 +11,32 @@
 #include <string.h>
 
 enum { MODE_FUNC, MODE_METHOD, MODE_INPLACE };
+#define PCT_MAX_OVERLOADS 12
+
+/* torch's overloads of table entries (Note [Overload signatures]), parsed at install */
+static const struct { int op; const char *schema; } overload_table[] = {
+#define PCT_OVERLOAD(id, schema) {PCT_OP_##id, schema},
+#include "../aten/ops_overloads.def"
+#undef PCT_OVERLOAD
+};
+#define NUM_OVERLOADS (sizeof overload_table / sizeof overload_table[0])
+static pct_signature overload_sigs[NUM_OVERLOADS];
 
 typedef struct pct_opfunc {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     int mode;
     int nops;
-    int ops[8];          /* overloads, in table order */
+    int ops[PCT_MAX_OVERLOADS];  /* overloads, in table order */
+    const pct_signature *sigs[PCT_MAX_OVERLOADS]; /* what each parses against: the op's own signature, or one of
+                                                      its torch overloads (Note [Overload signatures]) */
     PyObject *name;
     PyObject *doc;
 } pct_opfunc;
 
 static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_t nargs, PyObject *kwnames, PyObject *first_err)
 {
-    if (f->nops == 1) {
+    if (f->nops == 1 && first_err) {
         PyErr_SetObject(PyExc_TypeError, first_err);
         return NULL;
     }
@@ -45,7 +57,7 @@ static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_
                                          f->name, got);
     Py_DECREF(got);
     for (int i = 0; msg && i < f->nops; i++) {
-        PyObject *n = PyUnicode_FromFormat("%U\n * %s", msg, pct_ops[f->ops[i]].sig.text);
+        PyObject *n = PyUnicode_FromFormat("%U\n * %s", msg, f->sigs[i]->text);
         Py_SETREF(msg, n);
     }
     if (msg) { PyErr_SetObject(PyExc_TypeError, msg); Py_DECREF(msg); }
@@ -76,11 +88,13 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
         c.nowned = 0;
         c.inplace = f->mode == MODE_INPLACE;
         PyObject *err = NULL;
-        if (pct_parse_args(&op->sig, self, args, nargs, kwnames, &c, &err) < 0) {
+        /* one overload: its message is the error; several: the message lists them all, so a failed try makes none
+         * (formatting one would cost more than the parse) */
+        if (pct_parse_args(f->sigs[k], self, args, nargs, kwnames, &c, f->nops == 1 ? &err : NULL) < 0) {
             pct_call_release(&c);
+            if (f->nops > 1) continue;
             if (!err) return NULL;
-            if (!first_err) first_err = err;
-            else Py_DECREF(err);
+            first_err = err;
             continue;
         }
         Py_XDECREF(first_err);
@@ -180,16 +194,25 @@ static int set_doc(pct_opfunc *f, const char *prefix)
 {
     PyObject *doc = PyUnicode_FromString("");
     for (int i = 0; doc && i < f->nops; i++) {
-        const pct_op *op = &pct_ops[f->ops[i]];
-        PyObject *n = PyUnicode_FromFormat("%U%s%s%U%s", doc, i ? "\n" : "", prefix, f->name, op->sig.text);
+        PyObject *n = PyUnicode_FromFormat("%U%s%s%U%s", doc, i ? "\n" : "", prefix, f->name, f->sigs[i]->text);
         Py_SETREF(doc, n);
     }
     f->doc = doc;
     return doc ? 0 : -1;
 }
 
+static void add_sig(pct_opfunc *f, int op, const pct_signature *sig)
+{
+    if (f->nops >= PCT_MAX_OVERLOADS) return;
+    f->ops[f->nops] = op;
+    f->sigs[f->nops++] = sig;
+}
+
 int pct_bindings_install(PyObject *module)
 {
+    for (size_t k = 0; k < NUM_OVERLOADS; k++)
+        if (pct_overload_parse(overload_table[k].schema, &pct_ops[overload_table[k].op].sig, &overload_sigs[k]) < 0)
+            return -1;
     registry_func = PyDict_New();
     registry_inplace = PyDict_New();
     if (!registry_func || !registry_inplace) return -1;
@@ -209,9 +232,16 @@ int pct_bindings_install(PyObject *module)
             if (strcmp(pct_ops[j].sig.name, name) != 0) continue;
             done[j] = true;
             unsigned v = pct_ops[j].variants;
-            if ((v & PCT_V_FUNC) && modes[0]->nops < 8) modes[0]->ops[modes[0]->nops++] = j;
-            if ((v & PCT_V_METHOD) && modes[1]->nops < 8) modes[1]->ops[modes[1]->nops++] = j;
-            if ((v & PCT_V_INPLACE) && modes[2]->nops < 8) modes[2]->ops[modes[2]->nops++] = j;
+            for (int m = 0; m < 3; m++) {
+                if (!(v & (m == MODE_FUNC ? PCT_V_FUNC : m == MODE_METHOD ? PCT_V_METHOD : PCT_V_INPLACE))) continue;
+                bool has_overloads = false;
+                for (size_t k = 0; k < NUM_OVERLOADS; k++) {
+                    if (overload_table[k].op != j) continue;
+                    has_overloads = true;
+                    add_sig(modes[m], j, &overload_sigs[k]);
+                }
+                if (!has_overloads) add_sig(modes[m], j, &pct_ops[j].sig);
+            }
         }
         for (int m = 0; m < 3; m++) if (set_doc(modes[m], m == MODE_FUNC ? "pyctorch." : "Tensor.") < 0) goto fail;
         if (modes[0]->nops && (PyModule_AddObjectRef(module, name, (PyObject *)modes[0]) < 0 ||

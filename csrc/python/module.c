@@ -73,10 +73,12 @@ static PyObject *py_result_type(PyObject *m, PyObject *args)
                 PyErr_Format(PyExc_TypeError, "result_type(): argument must be Tensor or Number, not %s", Py_TYPE(ops[i])->tp_name);
                 return NULL;
             }
-            pct_result_type_update(&st, pct_scalar_dtype(&s), 2);
+            pct_result_type_update(&st, pct_scalar_is_uint64(&s) ? PCT_UINT64_SCALAR : pct_scalar_dtype(&s), 2);
         }
     }
-    PyObject *d = pct_dtype_objects[pct_result_type_finish(&st)];
+    int r = pct_result_type_done(&st);
+    if (r < 0) return NULL;
+    PyObject *d = pct_dtype_objects[r];
     Py_INCREF(d);
     return d;
 }

@@ -42,10 +42,13 @@ pct_tensor *pct_wrap_scalar(const pct_scalar *s);
 PyObject *pct_scalar_to_python(const void *p, int dtype);
 
 /* Argument parsing against a signature; fills c->v. Returns 0, or -1 with *err a
- * new reference to a message string (no exception set). */
+ * new reference to a message string (no exception set). With err NULL no message is made
+ * (an overloaded function reports every overload instead): -1 then only means no match. */
 int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, pct_call *c, PyObject **err);
 int pct_signature_parse(const char *schema, pct_signature *sig);
+/* An overload of canon's op (Note [Overload signatures]); -1 with exception. */
+int pct_overload_parse(const char *schema, const pct_signature *canon, pct_signature *sig);
 void pct_call_release(pct_call *c);
 
 /* pyctorch.UntypedStorage (storage_object.c): wrap a storage (new reference to a new

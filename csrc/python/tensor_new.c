@@ -77,6 +77,29 @@ static int check_int_value(const pct_scalar *s, int dtype)
     return -1;
 }
 
+/* A tensor inside a list given an integral dtype: torch takes its elements as Python ints (__index__), so a
+ * floating one is a TypeError and each value is range-checked. */
+static int check_tensor_values(pct_tensor *src, int dtype)
+{
+    if (!pct_dtype_is_integral(dtype, false) || src->dtype == dtype) return 0;
+    if (pct_dtype_is_floating(src->dtype)) {
+        PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
+        return -1;
+    }
+    pct_tensor *v = pct_to_dtype(src, PCT_INT64, false);
+    pct_tensor *cont = v ? pct_contiguous(v) : NULL;
+    Py_XDECREF(v);
+    if (!cont) return -1;
+    const int64_t *x = (const int64_t *)pct_tensor_data(cont);
+    int rc = 0;
+    for (int64_t k = 0; k < cont->numel && rc == 0; k++) {
+        pct_scalar s = {PCT_SCALAR_INT, x[k], (double)x[k], 0};
+        rc = check_int_value(&s, dtype);
+    }
+    Py_DECREF(cont);
+    return rc;
+}
+
 /* Writes the values of o into *p (dtype), advancing *p. */
 static int fill(PyObject *o, char **p, int dtype, int item)
 {
@@ -122,7 +145,7 @@ static int fill(PyObject *o, char **p, int dtype, int item)
         if (PCT_TENSOR_CHECK(x)) {
             /* a tensor inside a list: convert and copy its values */
             pct_tensor *src = (pct_tensor *)x;
-            pct_tensor *conv = pct_to_dtype(src, dtype, false);
+            pct_tensor *conv = check_tensor_values(src, dtype) < 0 ? NULL : pct_to_dtype(src, dtype, false);
             pct_tensor *cont = conv ? pct_contiguous(conv) : NULL;
             Py_XDECREF(conv);
             if (cont) {

@@ -1484,6 +1484,20 @@ static PyObject *mv_op(pct_tensor *mat, pct_tensor *vec, pct_tensor *out)
 
 /* ---- addmm / mm ---- */
 
+/* torch's float/double GEMM (MKL) applies alpha to the products: a non-finite alpha makes inf * 0 NaN and mixes
+ * signs per product, where OpenBLAS scales the sums. For such an alpha, *a becomes a copy of *a times alpha (owned by
+ * the caller through *owned) and alpha 1. */
+static int prescale_nonfinite_alpha(pct_tensor **a, coef *alpha, const pct_scalar *alpha_s, pct_tensor **owned)
+{
+    *owned = NULL;
+    if (((*a)->dtype != PCT_FLOAT32 && (*a)->dtype != PCT_FLOAT64) || isfinite(alpha->d)) return 0;
+    pct_tensor *t = pct_to_dtype(*a, (*a)->dtype, true);
+    if (!t || scale_inplace(t, alpha_s) < 0) { Py_XDECREF(t); return -1; }
+    *a = *owned = t;
+    *alpha = coef_from_double(1.0, t->dtype);
+    return 0;
+}
+
 /* torch's addmm_impl_cpu_: result = beta * self + alpha * m1 @ m2 (self already
  * expanded to the result's shape; NULL for mm). `target` is the out= or in-place
  * tensor or NULL. */
@@ -1498,9 +1512,10 @@ static PyObject *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self, 
     const int dtype = m1->dtype;
     const int64_t m = m1->sizes[0], k = m1->sizes[1], n = m2->sizes[1];
     const int64_t shape[2] = {m, n};
-    const coef alpha = coef_from_scalar(alpha_s, dtype);
+    coef alpha = coef_from_scalar(alpha_s, dtype);
     coef beta = coef_from_scalar(beta_s, dtype);
     const bool beta_scalar_zero = scalar_is_zero(beta_s);
+    pct_tensor *m1_scaled = NULL;
     if (!self || beta_scalar_zero) beta.zero = true;
     pct_tensor *result = NULL, *out_final = NULL;
     if (inplace) {
@@ -1533,8 +1548,11 @@ static PyObject *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self, 
     if (dtype == PCT_BOOL) { not_implemented_bool("addmm_impl_cpu_"); goto fail; }
     {
         const int64_t z[1] = {0};
-        PCT_TRY_INT(run_gemm(result, z, result->strides[0], result->strides[1], m1, z, m1->strides[0], m1->strides[1],
-                             m2, z, m2->strides[0], m2->strides[1], 0, NULL, m, n, k, alpha, beta));
+        PCT_TRY_INT(prescale_nonfinite_alpha(&m1, &alpha, alpha_s, &m1_scaled));
+        int rc = run_gemm(result, z, result->strides[0], result->strides[1], m1, z, m1->strides[0], m1->strides[1],
+                          m2, z, m2->strides[0], m2->strides[1], 0, NULL, m, n, k, alpha, beta);
+        Py_XDECREF(m1_scaled);
+        PCT_TRY_INT(rc);
     }
 done:
     if (out_final) {
@@ -2915,8 +2933,20 @@ PyObject *pct_cpu_addmv(pct_call *c)
     return addmv_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, c->out, false);
 }
 
+/* t.size(dim) in torch: IndexError where t has no such dim */
+static int torch_size_access(const pct_tensor *t, int dim)
+{
+    if (dim < t->ndim) return 0;
+    if (t->ndim == 0) PyErr_Format(PyExc_IndexError, "Dimension specified as %d but tensor has no dimensions", dim);
+    else PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
+                      -t->ndim, t->ndim - 1, dim);
+    return -1;
+}
+
 PyObject *pct_cpu_baddbmm(pct_call *c)
 {
+    /* torch first sizes self's expansion from batch1.size(0), batch1.size(1), batch2.size(2), then checks ranks */
+    if (torch_size_access(T(1), 0) < 0 || torch_size_access(T(1), 1) < 0 || torch_size_access(T(2), 2) < 0) return NULL;
     if (pct_scalar_check_opmath(&c->v[3].s, T(1)->dtype) < 0 || pct_scalar_check_opmath(&c->v[4].s, T(1)->dtype) < 0)
         return NULL;
     return baddbmm_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, OUT, c->inplace);

@@ -48,6 +48,11 @@ PyObject *pct_cpu_to_other(pct_call *c)
     /* a Python number is taken as a 0-d tensor of its own type, as torch's to(other) does: t.to(1.5) is float64 */
     const pct_tensor *o = c->v[1].t;
     int dtype = o->dtype;
+    /* torch makes the number a tensor through an int64: a Python int in [2^63, 2^64) overflows there */
+    if (o->flags & PCT_FLAG_UINT64_NUMBER) {
+        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+        return NULL;
+    }
     if ((o->flags & PCT_FLAG_WRAPPED_NUMBER) && pct_dtype_is_floating(dtype)) dtype = PCT_FLOAT64;
     return to_impl(c, c->v[0].t, dtype, c->v[3].b);
 }
@@ -141,12 +146,32 @@ int pct_scalar_check_opmath(const pct_scalar *s, int dtype)
     return pct_scalar_check_fits(s, pct_dtype_is_floating(dtype) ? PCT_FLOAT32 : dtype);
 }
 
+void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s)
+{
+    const char *p = pct_tensor_data(t);
+    s->from_tensor = !(t->flags & PCT_FLAG_WRAPPED_NUMBER);
+    if (pct_dtype_is_floating(t->dtype)) {
+        s->kind = PCT_SCALAR_FLOAT;
+        s->d = pct_load_as_double(p, t->dtype);
+        s->i = 0;
+    } else {
+        s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT;
+        s->i = pct_load_as_int64(p, t->dtype);
+        s->d = t->flags & PCT_FLAG_UINT64_NUMBER ? (double)(uint64_t)s->i : (double)s->i;
+    }
+}
+
+pct_tensor *pct_scalar_tensor_of(int dtype, const pct_scalar *s)
+{
+    /* an int in [2^63, 2^64) (i wrapped, d its value) becomes its value in a float dtype */
+    bool by_value = s->kind == PCT_SCALAR_FLOAT || (pct_scalar_is_uint64(s) && pct_dtype_is_floating(dtype));
+    return pct_tensor_scalar(dtype, s->d, s->i, by_value);
+}
+
 /* Fills t with a scalar value (converted to t's dtype). */
 int pct_fill_scalar(pct_tensor *t, const pct_scalar *s)
 {
-    /* an int in [2^63, 2^64) (i wrapped, d its value) fills a float tensor with its value */
-    bool uint64 = s->kind == PCT_SCALAR_INT && s->i < 0 && s->d > 0;
-    pct_tensor *v = pct_tensor_scalar(t->dtype, s->d, s->i, s->kind == PCT_SCALAR_FLOAT || (uint64 && pct_dtype_is_floating(t->dtype)));
+    pct_tensor *v = pct_scalar_tensor_of(t->dtype, s);
     if (!v) return -1;
     int r = pct_copy_(t, v);
     Py_DECREF(v);

@@ -112,59 +112,9 @@ static pct_tensor *clone_of(pct_tensor *t) { return pct_to_dtype(t, t->dtype, tr
 static uint64_t scalar_bytes(int dtype, const pct_scalar *s)
 {
     uint64_t b = 0;
-    if (s->kind == PCT_SCALAR_FLOAT) pct_store_double(&b, dtype, s->d);
+    if (s->kind == PCT_SCALAR_FLOAT || (pct_scalar_is_uint64(s) && pct_dtype_is_floating(dtype))) pct_store_double(&b, dtype, s->d);
     else pct_store_int64(&b, dtype, s->i);
     return b;
-}
-
-/* torch's c10::overflows: a fill value must be representable in the tensor's dtype (integral
- * targets take negative ints down to -max for unsigned types, floating ones take inf and nan).
- * 0, or -1 with RuntimeError. */
-static int check_fits(int dtype, const pct_scalar *s)
-{
-    static const char *const cpp[PCT_NUM_DTYPES] = {"bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t",
-                                                    "c10::Half", "c10::BFloat16", "float", "double"};
-    static const double fmax_[PCT_NUM_DTYPES] = {0, 0, 0, 0, 0, 0, 65504.0, 3.3895313892515355e38, 3.4028234663852886e38, 0};
-    int64_t lo = 0, hi = 0;
-    switch (dtype) {
-    case PCT_UINT8: lo = 0; hi = UINT8_MAX; break;
-    case PCT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case PCT_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
-    case PCT_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
-    case PCT_INT64: lo = INT64_MIN; hi = INT64_MAX; break;
-    default: break;
-    }
-    bool over = false;
-    if (dtype == PCT_BOOL || dtype == PCT_FLOAT64 || s->kind == PCT_SCALAR_BOOL) {
-        over = false;
-    } else if (pct_dtype_is_floating(dtype)) {
-        over = !isinf(s->d) && !isnan(s->d) && fabs(s->d) > fmax_[dtype];
-    } else if (s->kind == PCT_SCALAR_INT) {
-        if (s->i < 0 && s->d > 0) over = true; /* a Python int in [2**63, 2**64), kept as unsigned */
-        else if (dtype == PCT_UINT8) over = s->i > hi || s->i < -hi;
-        else over = s->i < lo || s->i > hi;
-    } else {
-        over = isnan(s->d) || isinf(s->d) || s->d < (double)lo || s->d > (double)hi;
-    }
-    if (over) {
-        PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", cpp[dtype]);
-        return -1;
-    }
-    return 0;
-}
-
-/* The value of a one-element tensor as a scalar. */
-static void tensor_scalar(pct_tensor *t, pct_scalar *s)
-{
-    const char *p = pct_tensor_data(t);
-    if (pct_dtype_is_floating(t->dtype)) { s->kind = PCT_SCALAR_FLOAT; s->d = pct_load_as_double(p, t->dtype); s->i = 0; }
-    else { s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT; s->i = pct_load_as_int64(p, t->dtype); s->d = (double)s->i; }
-}
-
-/* A 0-d tensor of `dtype` holding s. */
-static pct_tensor *scalar_tensor(int dtype, const pct_scalar *s)
-{
-    return pct_tensor_scalar(dtype, s->d, s->i, s->kind == PCT_SCALAR_FLOAT);
 }
 
 /* t covers exactly numel elements of its storage (a permutation of a contiguous layout). */
@@ -692,8 +642,8 @@ PyObject *pct_cpu_masked_fill(pct_call *c)
         return NULL;
     }
     pct_scalar s;
-    tensor_scalar(value, &s);
-    if (check_fits(self->dtype, &s) < 0) return NULL;
+    pct_tensor_item_scalar(value, &s);
+    if (pct_scalar_check_fits(&s, self->dtype) < 0) return NULL;
     if (c->inplace) {
         long v = version_of(self);
         if (check_written(self, "masked_fill_") < 0 || masked_fill_run(self, mask, &s) < 0) return NULL;
@@ -1150,7 +1100,7 @@ static int try_masked_fill_put(pct_tensor *self, int nindices, pct_tensor **indi
     pct_tensor *mv = pct_tensor_view_of(mask, self->ndim, self->sizes, st, mask->offset);
     if (!mv) return -1;
     pct_scalar s;
-    tensor_scalar(values, &s);
+    pct_tensor_item_scalar(values, &s);
     int rc = masked_fill_run(self, mv, &s);
     Py_DECREF(mv);
     return rc < 0 ? -1 : 1;
@@ -1573,7 +1523,7 @@ PyObject *pct_cpu_scatter(pct_call *c)
         s = c->v[3].s;
     } else {
         src = c->v[3].t;
-        if (src->flags & PCT_FLAG_WRAPPED_NUMBER) { tensor_scalar(src, &s); is_value = true; src = NULL; }
+        if (src->flags & PCT_FLAG_WRAPPED_NUMBER) { pct_tensor_item_scalar(src, &s); is_value = true; src = NULL; }
     }
     if (!red->none) {
         const char *r = PyUnicode_AsUTF8(red->obj);
@@ -1586,7 +1536,7 @@ PyObject *pct_cpu_scatter(pct_call *c)
         }
     }
     /* the value's range check is skipped with an empty index, as torch does */
-    if (is_value && ((index->numel && check_fits(self->dtype, &s) < 0) || !(value = scalar_tensor(self->dtype, &s)))) return NULL;
+    if (is_value && ((index->numel && pct_scalar_check_fits(&s, self->dtype) < 0) || !(value = pct_scalar_tensor_of(self->dtype, &s)))) return NULL;
     PyObject *r = scatter_impl(c, "scatter", c->v[1].i, index, src, value, op, true);
     Py_XDECREF(value);
     return r;
@@ -1616,6 +1566,15 @@ PyObject *pct_cpu_scatter_reduce(pct_call *c)
     return scatter_impl(c, "scatter_reduce", c->v[1].i, c->v[2].t, c->v[3].t, NULL, op, pct_arg(c, "include_self")->b);
 }
 
+/* The shapes (as geom() gives them) agree outside dim. */
+static bool same_slices(const int64_t *ss, int nd, const int64_t *srs, int snd, int dim)
+{
+    if (snd != nd) return false;
+    for (int d = 0; d < nd; d++)
+        if (d != dim && srs[d] != ss[d]) return false;
+    return true;
+}
+
 /* index_add / index_copy / index_fill: a vector index along dim of self. source NULL: fill. */
 static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *source, pct_tensor *value, double alpha_d,
                              int64_t alpha_i, bool wrap)
@@ -1634,22 +1593,29 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
     if (index->ndim > 1)
         PCT_FAIL(PyExc_IndexError, "%s(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s", name,
                  index->ndim, pct_dtype_cpp_name[index->dtype], SHAPE(b1, index->ndim, index->sizes));
-    if (op == IX_COPY && source && index->dtype != PCT_INT64)
-        PCT_FAIL(PyExc_RuntimeError, "%s(): Expected a long tensor for index, but got %s", name, pct_dtype_cpp_name[index->dtype]);
+    const bool copy = op == IX_COPY && source; /* index_copy checks its index's dtype later */
     if (!source && index->dtype != PCT_INT64) PCT_FAIL(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
-    if (!is_index_dtype(index->dtype))
+    if (!copy && !is_index_dtype(index->dtype))
         PCT_FAIL(PyExc_RuntimeError, "%s(): Expected dtype int32/int64 for index but got: %s", name, pct_dtype_cpp_name[index->dtype]);
     int64_t n = index->numel;
     int64_t srs[PCT_MAX_DIMS], srst[PCT_MAX_DIMS], zero[PCT_MAX_DIMS] = {0};
     if (source) {
         int snd = geom(source, srs, srst);
-        if (op == IX_COPY) {
+        if (op == IX_COPY) { /* torch's order: scalar source, ranks, index dtype, dtypes, slice shapes, count */
+            if (source->ndim == 0 && n != 1)
+                PCT_FAIL(PyExc_IndexError, "%s(): When source is scalar, index should have one element (got %lld)", name,
+                         (long long)n);
             if (snd != nd && !(source->ndim == 0 || self->ndim == 0))
                 PCT_FAIL(PyExc_IndexError, "%s(): When source and destination are not scalars, their dimensionality must match. Source "
                          "dimensionality (%d), destination dimensionality (%d)", name, source->ndim, self->ndim);
+            if (index->dtype != PCT_INT64)
+                PCT_FAIL(PyExc_RuntimeError, "%s(): Expected a long tensor for index, but got %s", name, pct_dtype_cpp_name[index->dtype]);
             if (source->dtype != self->dtype)
                 PCT_FAIL(PyExc_RuntimeError, "%s(): self and source expected to have the same dtype, but got (self) %s and (source) %s",
                          name, pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
+            if (!same_slices(ss, nd, srs, snd, dim))
+                PCT_FAIL(PyExc_RuntimeError, "%s(): Source/destination tensor must have same slice shapes. Destination slice shape: %s "
+                         "and source slice shape: %s", name, SHAPE(b1, self->ndim, self->sizes), SHAPE(b2, source->ndim, source->sizes));
             if (srs[snd > dim ? dim : 0] != n)
                 PCT_FAIL(PyExc_IndexError, "%s(): Number of indices (%lld) should be equal to source.size(dim) (%lld)", name,
                          (long long)n, (long long)srs[snd > dim ? dim : 0]);
@@ -1668,15 +1634,9 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
                 PCT_FAIL(PyExc_RuntimeError, "%s(): Number of indices (%lld) should be equal to source.size(dim): (%lld), for dim: %d",
                          name, (long long)n, (long long)srs[snd > dim ? dim : 0], dim);
         }
-        bool same = snd == nd;
-        for (int d = 0; same && d < nd; d++) same = d == dim || srs[d] == ss[d];
-        if (!same) {
-            if (op == IX_COPY)
-                PCT_FAIL(PyExc_RuntimeError, "%s(): Source/destination tensor must have same slice shapes. Destination slice shape: %s "
-                         "and source slice shape: %s", name, SHAPE(b1, self->ndim, self->sizes), SHAPE(b2, source->ndim, source->sizes));
+        if (!same_slices(ss, nd, srs, snd, dim))
             PCT_FAIL(PyExc_RuntimeError, "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
                      "self.shape = %s source.shape = %s", SHAPE(b1, self->ndim, self->sizes), SHAPE(b2, source->ndim, source->sizes));
-        }
     }
     int64_t bad;
     int is_bad;
@@ -1751,9 +1711,9 @@ PyObject *pct_cpu_index_fill(pct_call *c)
         return NULL;
     }
     pct_scalar s;
-    tensor_scalar(value, &s);
-    if (check_fits(self->dtype, &s) < 0) return NULL;
-    pct_tensor *v = scalar_tensor(self->dtype, &s);
+    pct_tensor_item_scalar(value, &s);
+    if (pct_scalar_check_fits(&s, self->dtype) < 0) return NULL;
+    pct_tensor *v = pct_scalar_tensor_of(self->dtype, &s);
     if (!v) return NULL;
     PyObject *r = index_along(c, "index_fill_", IX_COPY, NULL, v, 1, 1, true);
     Py_DECREF(v);
@@ -1770,7 +1730,7 @@ PyObject *pct_cpu_fill_tensor_(pct_call *c)
         return NULL;
     }
     pct_scalar s;
-    tensor_scalar(value, &s);
+    pct_tensor_item_scalar(value, &s);
     if (pct_fill_scalar(self, &s) < 0) return NULL;
     Py_INCREF(self);
     return (PyObject *)self;

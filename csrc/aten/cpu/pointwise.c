@@ -234,16 +234,15 @@ static int pow_checks(pct_tensor *base, pct_tensor *exp)
     bool base_scalar = base->flags & PCT_FLAG_WRAPPED_NUMBER, exp_scalar = exp->flags & PCT_FLAG_WRAPPED_NUMBER;
     pct_tensor *ab[2] = {base, exp};
     int rt = pct_result_type_of(2, ab);
+    if (rt < 0) return -1;
     if (!exp_scalar || base_scalar) {
         if (rt != PCT_BOOL) return 0;
         PyErr_SetString(PyExc_NotImplementedError, "\"pow\" not implemented for 'Bool'");
         return -1;
     }
-    const char *p = pct_tensor_data(exp);
-    bool is_float = pct_dtype_is_floating(exp->dtype);
-    pct_scalar s = {is_float ? PCT_SCALAR_FLOAT : exp->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT,
-                    pct_load_as_int64(p, exp->dtype), pct_load_as_double(p, exp->dtype), 0};
-    if (!is_float && pct_dtype_is_integral(base->dtype, true) && s.i < 0) {
+    pct_scalar s;
+    pct_tensor_item_scalar(exp, &s);
+    if (s.kind != PCT_SCALAR_FLOAT && pct_dtype_is_integral(base->dtype, true) && s.d < 0) {
         PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
         return -1;
     }
@@ -263,6 +262,7 @@ PyObject *pct_cpu_binary(pct_call *c)
         if (s->kind != PCT_SCALAR_INT || s->i != 1) { /* the default alpha needs no check */
             pct_tensor *ab[2] = {a, b};
             int rt = pct_result_type_of(2, ab);
+            if (rt < 0) return NULL;
             if (s->kind == PCT_SCALAR_FLOAT && !pct_dtype_is_floating(rt)) {
                 PyErr_Format(PyExc_RuntimeError, "For integral input tensors, argument alpha must not be a floating point number.");
                 return NULL;
@@ -275,6 +275,10 @@ PyObject *pct_cpu_binary(pct_call *c)
         }
         ctx.alpha_d = s->d;
         ctx.alpha_i = s->kind == PCT_SCALAR_FLOAT ? (int64_t)s->d : s->i;
+        /* torch subtracts by adding -alpha, negated as an int64: -(-2^63) wraps to -2^63 */
+        if (s->kind == PCT_SCALAR_INT && s->i == INT64_MIN && s->d < 0 &&
+            (c->op_index == PCT_OP_sub || c->op_index == PCT_OP_subtract || c->op_index == PCT_OP_rsub))
+            ctx.alpha_d = -s->d;
     }
     pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
     return pct_pw_run(c, c->op_index, 2, in, &ctx);

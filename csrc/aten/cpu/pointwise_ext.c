@@ -165,13 +165,12 @@ PyObject *pct_cpu_where(pct_call *c)
     pct_pw_ctx ctx = {0};
     pct_tensor *ab[2] = {in[1], in[2]};
     int dtype = pct_result_type_of(2, ab);
+    if (dtype < 0) return NULL;
     /* a Python number is converted to the result dtype with torch's range check (float16/bfloat16: unchecked) */
     for (int k = 1; k < 3 && !pct_dtype_is_reduced_float(dtype); k++) {
         if (!(in[k]->flags & PCT_FLAG_WRAPPED_NUMBER)) continue;
-        const char *p = pct_tensor_data(in[k]);
-        bool f = pct_dtype_is_floating(in[k]->dtype);
-        pct_scalar s = {f ? PCT_SCALAR_FLOAT : in[k]->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT,
-                        pct_load_as_int64(p, in[k]->dtype), pct_load_as_double(p, in[k]->dtype), 0};
+        pct_scalar s;
+        pct_tensor_item_scalar(in[k], &s);
         if (pct_scalar_check_fits(&s, dtype) < 0) return NULL;
     }
     if (c->out && !c->inplace && c->out->dtype != dtype) {
@@ -197,7 +196,11 @@ PyObject *pct_cpu_lerp(pct_call *c)
     }
     pct_pw_ctx ctx = {0};
     if (in[2]->flags & PCT_FLAG_WRAPPED_NUMBER && in[2]->numel == 1) {
-        ctx.p1 = pct_load_as_double(pct_tensor_data(in[2]), in[2]->dtype);
+        /* torch's lerp(Scalar weight) converts it to the compute type with its range check */
+        pct_scalar w;
+        pct_tensor_item_scalar(in[2], &w);
+        if (pct_scalar_check_opmath(&w, in[0]->dtype) < 0) return NULL;
+        ctx.p1 = w.d;
         return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_scalar_loop, 2, in, &ctx, in[0]->dtype, false);
     }
     return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
@@ -208,6 +211,7 @@ static PyObject *addc(pct_call *c, bool is_div)
     pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
     const pct_scalar *v = &c->v[3].s;
     int dtype = pct_result_type_of(3, in);
+    if (dtype < 0) return NULL;
     /* torch refuses two integral (or bool) divisor operands, whatever self's dtype */
     if (is_div && pct_dtype_is_integral(in[1]->dtype, true) && pct_dtype_is_integral(in[2]->dtype, true)) {
         PyErr_SetString(PyExc_RuntimeError, "Integer division with addcdiv is no longer supported, and in a future  release "
@@ -267,8 +271,10 @@ PyObject *pct_cpu_round(pct_call *c)
     int64_t decimals = c->v[1].i;
     if (c->out && !c->inplace && pct_pw_check_out_dtype(PCT_OP_neg, c->out, x) < 0) return NULL; /* as neg: same dtype */
     if (!pct_dtype_is_floating(x->dtype)) {
-        if (decimals != 0) {
-            PyErr_SetString(PyExc_RuntimeError, "round_cpu not implemented for integral types with decimals != 0");
+        /* torch has no integral kernel for decimals, nor a bool one at all */
+        if (decimals != 0 || x->dtype == PCT_BOOL) {
+            PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+                         decimals != 0 ? "round_cpu" : "round_vml_cpu", pct_dtype_cpp_name[x->dtype]);
             return NULL;
         }
         if (c->out) return copy_to_out(c->out, x, true);
@@ -287,7 +293,13 @@ PyObject *pct_cpu_logit(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     pct_pw_ctx ctx = {0};
-    if (!c->v[1].none) { ctx.has_p1 = 1; ctx.p1 = c->v[1].d; }
+    if (!c->v[1].none) {
+        /* torch converts eps to the result dtype with its range check */
+        pct_scalar eps = {PCT_SCALAR_FLOAT, 0, c->v[1].d, 0};
+        if (pct_scalar_check_fits(&eps, pct_dtype_is_floating(x->dtype) ? x->dtype : pct_default_dtype) < 0) return NULL;
+        ctx.has_p1 = 1;
+        ctx.p1 = c->v[1].d;
+    }
     return pct_pw_run_ext(c, "logit", logit_loop, 1, &x, &ctx, -1, true);
 }
 

@@ -914,11 +914,19 @@ static inline void red_welford_finish(const red_welford *a, const red_ctx *ctx, 
         (a).m2 += d_ * (x_ - (a).mean);                                                        \
     } while (0)
 #define var_COMBINE(E, N, T, C, a, b) red_welford_merge(&(a), (b).n, (b).mean, (b).m2)
+/* a run with inf or NaN goes element by element, as torch's Welford does (its NaN/inf pattern: the mean of
+ * [inf, 1] is NaN there, inf by the sum) */
 #define var_RUN(E, N, T, C, a, p, n, s, idx)                                                   \
     do {                                                                                       \
         if ((n) > 0) {                                                                         \
             double mr_ = var_s1_##N(p, n, s, 0, ctx) / (double)(n);                            \
-            red_welford_merge(&(a), n, mr_, var_s2_##N(p, n, s, mr_, ctx));                    \
+            if (isfinite(mr_)) {                                                               \
+                red_welford_merge(&(a), n, mr_, var_s2_##N(p, n, s, mr_, ctx));                \
+            } else {                                                                           \
+                red_welford w_ = {0, 0, 0};                                                    \
+                RED_RUN_LOOP(var, E, N, T, C, w_, p, n, s, idx);                               \
+                red_welford_merge(&(a), w_.n, w_.mean, w_.m2);                                 \
+            }                                                                                  \
         }                                                                                      \
     } while (0)
 #define var_FINISH(E, N, T, C, a, o0, o1)                                                      \
@@ -1556,7 +1564,7 @@ static PyObject *red_amax_family(pct_call *c, bool is_max)
     const char *name = is_max ? "amax" : "amin";
     uint64_t mask;
     if (red_mask(self, &c->v[1], true, &mask) < 0) return NULL;
-    if (red_check_nonempty(self, mask, name, c->v[1].n > 0, true) < 0) return NULL;
+    if (red_check_nonempty(self, mask, name, !c->v[1].none && c->v[1].n > 0, true) < 0) return NULL;
     if (out && out->dtype != self->dtype) {
         PyErr_Format(PyExc_RuntimeError, "Expected the dtype for input and out to match, but got %s for input's dtype "
                      "and %s for out's dtype.", pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[out->dtype]);
@@ -1709,6 +1717,37 @@ PyObject *pct_cpu_count_nonzero(pct_call *c)
 /* ------------------------------------------------------------------------------------ */
 /* var, std, var_mean, std_mean                                                           */
 
+/* torch's var/std with one output element for float and double (its std_var_all_cpu): the mean as mean() gives it
+ * (a sum in the dtype, which may overflow to inf where Welford would not), then the squared deviations summed in
+ * double; the value overwrites res's one element. */
+static int var_all_two_pass(pct_tensor *in, const red_ctx *vctx, pct_tensor *res)
+{
+    red_ctx mctx = {0};
+    pct_tensor *m = (pct_tensor *)red_simple(mean_table, &mctx, in, in->dtype, red_all_mask(in->ndim), false, false,
+                                              in->dtype, NULL);
+    if (!m) return -1;
+    double mean = pct_load_as_double(pct_tensor_data(m), m->dtype);
+    Py_DECREF(m);
+    pct_tensor *x = pct_contiguous(in);
+    if (!x) return -1;
+    const int64_t n = x->numel;
+    const char *p = pct_tensor_data(x);
+    const bool f64 = x->dtype == PCT_FLOAT64;
+    double s2 = 0;
+    Py_BEGIN_ALLOW_THREADS
+#pragma omp parallel for reduction(+ : s2) if (n > PCT_PARALLEL_GRAIN)
+    for (int64_t i = 0; i < n; i++) {
+        double d = (f64 ? ((const double *)p)[i] : (double)((const float *)p)[i]) - mean;
+        s2 += d * d;
+    }
+    Py_END_ALLOW_THREADS
+    Py_DECREF(x);
+    double dof = (double)vctx->count - vctx->correction;
+    double v = s2 / (dof > 0 ? dof : 0);
+    pct_store_double(pct_tensor_data(res), res->dtype, vctx->take_sqrt ? sqrt(v) : v);
+    return 0;
+}
+
 static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_value *unbiased, bool keepdim,
                                 const pct_value *correction, pct_tensor *out, bool take_sqrt, bool with_mean)
 {
@@ -1757,6 +1796,11 @@ static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_va
     int dtypes[2] = {rd, rd};
     pct_tensor *outs[2] = {out, NULL}, *res[2] = {NULL, NULL};
     int r = red_exec(var_table[rd], &ctx, in, mask, keepdim, false, with_mean ? 2 : 1, dtypes, outs, res);
+    if (r == 0 && !with_mean && count > 0 && res[0]->numel == 1 && (rd == PCT_FLOAT32 || rd == PCT_FLOAT64) &&
+        var_all_two_pass(in, &ctx, res[0]) < 0) {
+        Py_CLEAR(res[0]);
+        r = -1;
+    }
     Py_DECREF(in);
     if (r < 0) return NULL;
     if (!with_mean) return (PyObject *)res[0];

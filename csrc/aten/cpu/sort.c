@@ -1817,6 +1817,7 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
     }
     pct_tensor *pair[2] = {bd, in};
     int cd = pct_result_type_of(2, pair);
+    if (cd < 0) goto fail;
     if (cd == PCT_BOOL) {
         sort_not_implemented("searchsorted_out_cpu", cd);
         goto fail;
