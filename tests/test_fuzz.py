@@ -1400,7 +1400,8 @@ def test_fixed_divergence(name):
     FIXED_REPRODUCERS[name]()
 
 
-@pytest.mark.parametrize("name", sorted(KNOWN_REPRODUCERS))
-def test_known_divergence(name, request):
-    request.node.add_marker(_known(name))
-    KNOWN_REPRODUCERS[name]()
+if KNOWN_REPRODUCERS:  # none known today; the test comes back with the next entry
+    @pytest.mark.parametrize("name", sorted(KNOWN_REPRODUCERS))
+    def test_known_divergence(name, request):
+        request.node.add_marker(_known(name))
+        KNOWN_REPRODUCERS[name]()
