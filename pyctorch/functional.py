@@ -119,6 +119,14 @@ globals().update({alias: getattr(_C, name) for alias, name in _RENAMES.items()})
 __all__ += list(_RENAMES)
 
 
+def split(tensor, split_size_or_sections, dim=0):
+    """torch.split: the function names its size argument split_size_or_sections (Tensor.split: split_size)."""
+    return tensor.split(split_size_or_sections, dim)
+
+
+__all__ += ["split"]
+
+
 def broadcast_shapes(*shapes):
     """The shape tensors of these shapes broadcast to (torch.broadcast_shapes)."""
     result = []
@@ -168,6 +176,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
+    if not training and (running_mean is None or running_var is None):
+        # torch.batch_norm checks this before native_batch_norm's own checks
+        raise RuntimeError("%s must be defined in evaluation mode"
+                           % ("running_mean" if running_mean is None else "running_var"))
     if input.numel() == 0 and input.dim() >= 2:
         # torch: an empty batch leaves the running statistics alone; the result keeps the graph of the parameters
         out = input.clone()

@@ -200,6 +200,28 @@ CASES = [
     ("bool_view_sum_dim", lambda m: m.tensor([-2, 5, 0, 256], dtype=m.int16).view(m.bool).view(2, 4).sum(1), None),
     ("bool_view_masked_fill", lambda m: m.arange(8.0).masked_fill(m.tensor([-2, 5, 0, 256], dtype=m.int16)
                                                                   .view(m.bool), -1), None),
+    # dim lists: torch's TensorIterator reductions wrap every dim before looking for repeats; flip, squeeze,
+    # var/std, vector_norm and nansum check dim by dim
+    *[(f"dims_{name}_{i}", (lambda f, d: lambda m: f(m, m.ones(2, 5), d))(f, d),
+       "appears multiple times" if (name in ("flip", "squeeze", "std", "var_mean", "vector_norm", "nansum")
+                                    and d[0] == d[1]) else "Dimension out of range")
+      for name, f in [("flip", lambda m, t, d: t.flip(d)), ("squeeze", lambda m, t, d: t.squeeze(d)),
+                      ("vector_norm", lambda m, t, d: m.linalg.vector_norm(t, dim=d)),
+                      ("std", lambda m, t, d: t.std(dim=d)), ("var_mean", lambda m, t, d: m.var_mean(t, dim=d)),
+                      ("logsumexp", lambda m, t, d: t.logsumexp(d)), ("count_nonzero", lambda m, t, d: t.count_nonzero(d)),
+                      ("sum", lambda m, t, d: t.sum(d)), ("mean", lambda m, t, d: t.mean(d)),
+                      ("all", lambda m, t, d: t.all(d)), ("amax", lambda m, t, d: t.amax(d)),
+                      ("nansum", lambda m, t, d: t.nansum(d)), ("nanmean", lambda m, t, d: t.nanmean(d))]
+      for i, d in enumerate(([0, 0, 2], [2, 0, 0], [-2, -2, 2]))],
+    # native_batch_norm: running stats both or neither, then the channel dim, the dtype, the parameters' sizes
+    ("bn_one_running_stat", lambda m: m.native_batch_norm(m.ones(2, 3), None, None, None, m.ones(1), False, 0.1, 1e-5),
+     "must either both be None or neither be None"),
+    ("bn_1d_input", lambda m: m.native_batch_norm(m.ones(3), m.ones(2), None, None, None, True, 0.1, 1e-5),
+     "Dimension out of range"),
+    ("bn_int_before_sizes", lambda m: m.native_batch_norm(m.ones(2, 3, dtype=m.int32), m.ones(2, dtype=m.int32), None,
+                                                           None, None, True, 0.1, 1e-5), "not implemented for 'Int'"),
+    ("bn_eval_functional", lambda m: m.nn.functional.batch_norm(m.ones(2, 3), None, m.ones(3), training=False),
+     "running_mean must be defined in evaluation mode"),
 ]
 
 

@@ -1330,6 +1330,20 @@ def _assert_eq(a, b):
 
 # Former KNOWN_REPRODUCERS whose divergence is fixed: regression tests, run as plain tests.
 FIXED_REPRODUCERS = {
+    "stack_dim_before_sizes": lambda: _refused(
+        lambda: pyctorch.stack([pyctorch.zeros(3, 0), pyctorch.zeros(2)], 3), IndexError),
+    "split_function_keyword": lambda: _refused(lambda: pyctorch.split(pyctorch.arange(5), split_size=2), TypeError),
+    "trace_bool_dtype_first": lambda: _refused(lambda: pyctorch.trace(pyctorch.tensor(False)), NotImplementedError),
+    "embedding_renorm_int_no_rows": lambda: _assert_eq(
+        pyctorch.embedding_renorm_(pyctorch.tensor([[17]], dtype=pyctorch.uint8),
+                                   pyctorch.zeros(0, dtype=pyctorch.int64), 1.0, 2.0).tolist(), [[17]]),
+    "embedding_renorm_int_rows": lambda: _refused(
+        lambda: pyctorch.embedding_renorm_(pyctorch.tensor([[17]], dtype=pyctorch.uint8), pyctorch.tensor([0]), 1.0, 2.0)),
+    "native_batch_norm_one_running_stat": lambda: _refused(
+        lambda: pyctorch.native_batch_norm(pyctorch.ones(2, 3), None, None, None, pyctorch.ones(1), False, 0.1, 1e-5),
+        ValueError),
+    "batch_norm_eval_without_running_stat": lambda: _refused(
+        lambda: pyctorch.nn.functional.batch_norm(pyctorch.ones(2, 3), None, pyctorch.ones(3), training=False)),
     "setitem_bool_index_dtype": lambda: _refused(
         lambda: pyctorch.zeros(2, dtype=pyctorch.int16).__setitem__((True, Ellipsis),
                                                                       pyctorch.tensor(1.5, dtype=pyctorch.float16))),

@@ -132,16 +132,25 @@ PyObject *pct_cpu_native_batch_norm(pct_call *c)
     double *buf = NULL;
     bn_shape s;
     bool mixed = false;
-    bn_shape_of(in, &s);
-    if (channel_vec_ok("running_mean", rm, s.C) < 0 || channel_vec_ok("running_var", rv, s.C) < 0 ||
-        channel_vec_ok("weight", w, s.C) < 0 || channel_vec_ok("bias", b, s.C) < 0)
+    if (!rm != !rv) { /* torch's first check, before any shape */
+        PyErr_SetString(PyExc_ValueError, "running_mean and running_var must either both be None or neither be None");
         return NULL;
+    }
+    /* torch's order: the channel dim (input.size(1)), the dtype, then the parameters' sizes */
+    if (in->ndim == 1) {
+        PyErr_SetString(PyExc_IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+        return NULL;
+    }
     if (in->ndim < 2) {
         PyErr_Format(PyExc_RuntimeError, "batch_norm: expected an input with at least 2 dimensions (N, C, ...), got %d",
                      in->ndim);
         return NULL;
     }
     if (pct_norm_check_float_input(in, "batch_norm") < 0) return NULL;
+    bn_shape_of(in, &s);
+    if (channel_vec_ok("running_mean", rm, s.C) < 0 || channel_vec_ok("running_var", rv, s.C) < 0 ||
+        channel_vec_ok("weight", w, s.C) < 0 || channel_vec_ok("bias", b, s.C) < 0)
+        return NULL;
     pct_tensor *params[4] = {w, b, rm, rv};
     /* (training reads the running statistics first) */
     if (bn_check_dtypes(in, NULL, params, 4, training ? (const int[]){2, 3, 0, 1} : (const int[]){0, 1, 2, 3}, &mixed) <

@@ -1947,11 +1947,11 @@ PyObject *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double b
 
 static PyObject *trace_op(pct_tensor *t)
 {
+    if (t->dtype == PCT_BOOL) return not_implemented_bool("trace"); /* torch dispatches on dtype first */
     if (t->ndim != 2) {
         PyErr_Format(PyExc_RuntimeError, "trace: expected a matrix, but got tensor with dim %d", t->ndim);
         return NULL;
     }
-    if (t->dtype == PCT_BOOL) return not_implemented_bool("trace");
     const bool fl = pct_dtype_is_floating(t->dtype);
     pct_tensor *r = pct_tensor_empty(0, no_dims, fl ? t->dtype : PCT_INT64, PCT_CPU, -1);
     if (!r) return NULL;

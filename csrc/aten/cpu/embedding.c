@@ -215,12 +215,13 @@ PyObject *pct_cpu_embedding_renorm_(pct_call *c)
         PyErr_SetString(PyExc_RuntimeError, "embedding_renorm_: 'weight' must be 2-D");
         return NULL;
     }
-    if (!pct_dtype_is_floating(weight->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "\"embedding_renorm_\" not implemented for '%s'", pct_dtype_cpp_name[weight->dtype]);
-        return NULL;
-    }
     PCT_TRY(idx = checked_indices(c->v[1].t, weight->sizes[0], "embedding_renorm_"));
     int64_t k = idx->numel, D = weight->sizes[1], isz = pct_dtype_itemsize[weight->dtype];
+    if (k > 0 && !pct_dtype_is_floating(weight->dtype)) { /* torch fails in the row norm, so only with rows */
+        PyErr_Format(PyExc_RuntimeError, "norm(): input dtype should be either floating point or complex. "
+                     "Got %s instead.", pct_dtype_cpp_name[weight->dtype]);
+        goto fail;
+    }
     int64_t rs = weight->strides[0] * isz, cs = weight->strides[1] * isz;
     sorted = malloc(sizeof(int64_t) * (size_t)(k ? k : 1));
     if (!sorted) { PyErr_NoMemory(); goto fail; }

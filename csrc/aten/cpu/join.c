@@ -205,6 +205,8 @@ PyObject *pct_cpu_stack(pct_call *c)
         PyErr_SetString(PyExc_RuntimeError, "stack expects a non-empty TensorList");
         return NULL;
     }
+    int dim = pct_wrap_dim(c->v[1].i, ts[0]->ndim + 1); /* torch checks the dim before the sizes */
+    if (dim < 0) return NULL;
     for (int i = 1; i < n; i++) {
         if (ts[i]->ndim != ts[0]->ndim || memcmp(ts[i]->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)ts[0]->ndim) != 0) {
             PyErr_Format(PyExc_RuntimeError, "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d",
@@ -212,8 +214,6 @@ PyObject *pct_cpu_stack(pct_call *c)
             return NULL;
         }
     }
-    int dim = pct_wrap_dim(c->v[1].i, ts[0]->ndim + 1);
-    if (dim < 0) return NULL;
     return cat_of_views(c, n, ts, unsqueezed, dim, dim);
 }
 

@@ -1343,12 +1343,16 @@ static void red_run(const red_kernel *k, const red_plan *pl, const red_ctx *ctx)
 
 static uint64_t red_all_mask(int ndim) { return ndim ? (~0ULL >> (64 - ndim)) : 0; }
 
-/* Reduced-dim mask from an int[]? value. None, or an empty list when empty_all, means every dim. */
-static int red_mask(const pct_tensor *t, const pct_value *v, bool empty_all, uint64_t *mask)
+/* Reduced-dim mask from an int[]? value. None, or an empty list when empty_all, means every dim.
+ * torch's TensorIterator reductions wrap every dim before they look for repeats (wrap_first); its
+ * var/std and vector_norm check dim by dim, so a repeat before an out-of-range dim is the error. */
+static int red_mask(const pct_tensor *t, const pct_value *v, bool empty_all, bool wrap_first, uint64_t *mask)
 {
     int nd = t->ndim;
     if (v->none || (v->n == 0 && empty_all)) { *mask = red_all_mask(nd); return 0; }
     uint64_t seen = 0;
+    for (int i = 0; wrap_first && i < v->n; i++)
+        if (pct_wrap_dim(v->list[i], nd) < 0) return -1;
     for (int i = 0; i < v->n; i++) {
         int d = pct_wrap_dim(v->list[i], nd);
         if (d < 0) return -1;
@@ -1495,7 +1499,7 @@ static PyObject *red_sum_family(pct_call *c, int kind)
     if (kind == RED_PROD) {
         if (c->v[1].none) mask = red_all_mask(self->ndim);
         else if (red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
-    } else if (red_mask(self, &c->v[1], true, &mask) < 0) {
+    } else if (red_mask(self, &c->v[1], true, kind != RED_NANSUM, &mask) < 0) {
         return NULL;
     }
     if (has_dtype) {
@@ -1563,7 +1567,7 @@ static PyObject *red_amax_family(pct_call *c, bool is_max)
     pct_tensor *self = c->v[0].t, *out = c->out;
     const char *name = is_max ? "amax" : "amin";
     uint64_t mask;
-    if (red_mask(self, &c->v[1], true, &mask) < 0) return NULL;
+    if (red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
     if (red_check_nonempty(self, mask, name, !c->v[1].none && c->v[1].n > 0, true) < 0) return NULL;
     if (out && out->dtype != self->dtype) {
         PyErr_Format(PyExc_RuntimeError, "Expected the dtype for input and out to match, but got %s for input's dtype "
@@ -1697,7 +1701,7 @@ static PyObject *red_all_any(pct_call *c, bool is_all)
         rd = out->dtype;
     }
     /* torch: dim=() reduces nothing for all/any */
-    if (red_mask(self, &c->v[1], false, &mask) < 0) return NULL;
+    if (red_mask(self, &c->v[1], false, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
     return red_simple(is_all ? all_table : any_table, &ctx, self, self->dtype, mask, c->v[2].b, false, rd, out);
 }
@@ -1709,7 +1713,7 @@ PyObject *pct_cpu_count_nonzero(pct_call *c)
 {
     pct_tensor *self = c->v[0].t;
     uint64_t mask;
-    if (red_mask(self, &c->v[1], true, &mask) < 0) return NULL;
+    if (red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
     return red_simple(cnz_table, &ctx, self, self->dtype, mask, false, false, PCT_INT64, NULL);
 }
@@ -1766,7 +1770,7 @@ static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_va
     if (pct_out_check_cast(self->dtype, out) < 0) return NULL;
     uint64_t mask;
     if (dimv) {
-        if (red_mask(self, dimv, true, &mask) < 0) return NULL;
+        if (red_mask(self, dimv, true, false, &mask) < 0) return NULL;
     } else {
         mask = red_all_mask(self->ndim);
     }
@@ -1838,7 +1842,7 @@ PyObject *pct_cpu_logsumexp(pct_call *c)
         }
         rd = out->dtype;
     }
-    if (red_mask(self, &c->v[1], true, &mask) < 0) return NULL;
+    if (red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
     if (c->v[1].n == 0 && !c->v[2].b && self->ndim > 0 && self->numel > 0) {
         /* torch reduces every dim for dim=[] but adds the max back with keepdim's shape, in place: refused */
         int64_t ones[PCT_MAX_DIMS];
@@ -1862,7 +1866,7 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
         return NULL;
     }
     uint64_t mask;
-    if (red_mask(self, dimv, true, &mask) < 0) return NULL;
+    if (red_mask(self, dimv, true, false, &mask) < 0) return NULL;
     int rd = self->dtype;
     if (!dtypev->none) {
         int d = dtypev->dtype;
