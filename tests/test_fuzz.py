@@ -1330,6 +1330,8 @@ def _assert_eq(a, b):
 
 # Former KNOWN_REPRODUCERS whose divergence is fixed: regression tests, run as plain tests.
 FIXED_REPRODUCERS = {
+    "cumsum_inplace_expanded": lambda: _refused(lambda: pyctorch.ones(1, dtype=pyctorch.int32).expand(5).cumsum_(0)),
+    "cumprod_inplace_expanded": lambda: _refused(lambda: pyctorch.ones(1).expand(2, 3).cumprod_(1)),
     "stack_dim_before_sizes": lambda: _refused(
         lambda: pyctorch.stack([pyctorch.zeros(3, 0), pyctorch.zeros(2)], 3), IndexError),
     "split_function_keyword": lambda: _refused(lambda: pyctorch.split(pyctorch.arange(5), split_size=2), TypeError),

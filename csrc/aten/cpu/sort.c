@@ -1197,6 +1197,7 @@ static PyObject *scan_cum(pct_call *c, int op)
                          pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[c->v[2].dtype]);
             return NULL;
         }
+        if (pct_check_written_overlap(self, 0, NULL) < 0) return NULL; /* an expanded self: torch refuses */
         rd = self->dtype;
     } else if (out) {
         rd = has_dtype ? c->v[2].dtype : out->dtype;
