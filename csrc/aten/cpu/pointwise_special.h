@@ -84,8 +84,12 @@ static inline double pct_pw_bessel_i(int nu, double x)
     double half = exp(x / 2);
     return half * (sum / sqrt(2 * PCT_PI * x)) * half;
 }
-static inline double pct_pw_i0_d(double x) { return pct_pw_bessel_i(0, fabs(x)); }
-static inline double pct_pw_i1_d(double x) { return x < 0 ? -pct_pw_bessel_i(1, -x) : pct_pw_bessel_i(1, x); }
+/* torch's Chebyshev evaluation gives NaN at +-inf (exp(|x|) times a series at 0 / sqrt(inf)); so do we */
+static inline double pct_pw_i0_d(double x) { return isinf(x) ? NAN : pct_pw_bessel_i(0, fabs(x)); }
+static inline double pct_pw_i1_d(double x)
+{
+    return isinf(x) ? NAN : x < 0 ? -pct_pw_bessel_i(1, -x) : pct_pw_bessel_i(1, x);
+}
 #define pct_pw_i0(x) pct_pw_i0_d((double)(x))
 #define pct_pw_i1(x) pct_pw_i1_d((double)(x))
 
