@@ -75,14 +75,11 @@ def multigammaln(input, p, *, out=None):
     return _out(result, out)
 
 
-_CPP_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
-
-
 def round(input, *, decimals=0, out=None):
     """torch.special.round passes decimals explicitly, which torch has no integer kernel for."""
     if not input.is_floating_point():
-        raise NotImplementedError('"round_vml_cpu" not implemented for \'%s\''
-                                  % _CPP_NAMES[str(input.dtype).split(".")[-1]])
+        from ._composites import _cpp
+        raise NotImplementedError('"round_vml_cpu" not implemented for \'%s\'' % _cpp(input.dtype))
     return _C.round(input, decimals=decimals, out=out)
 
 

@@ -40,6 +40,13 @@ def relu6(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype == torch.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if not input.is_floating_point():  # torch clamps in the integer dtype, limits truncated to integers
+        if input.dtype == torch.uint8 and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        lo, hi = int(min_val), int(max_val)
+        return input.clamp_(lo, hi) if inplace else torch.clamp(input, lo, hi)
     return input.hardtanh_(min_val, max_val) if inplace else torch.hardtanh(input, min_val, max_val)
 
 
@@ -71,6 +78,7 @@ def silu(input, inplace=False):
 
 
 def mish(input, inplace=False):
+    _check_floating(input, "mish_cpu")
     out = input * torch.softplus(input).tanh()
     if inplace:
         with torch.no_grad():
@@ -1342,7 +1350,8 @@ __all__ += ["hardswish", "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", 
 
 def _check_floating(input, name):
     if not (input.is_floating_point() or input.is_complex()):
-        raise NotImplementedError(f'"{name}" not implemented for \'{str(input.dtype).split(".")[1].capitalize()}\'')
+        from .._composites import _cpp
+        raise NotImplementedError(f'"{name}" not implemented for \'{_cpp(input.dtype)}\'')
 
 
 def _write_inplace(input, out):
@@ -1364,7 +1373,7 @@ def hardsigmoid(input, inplace=False):
 
 
 def logsigmoid(input):
-    _check_floating(input, "log_sigmoid_forward")
+    _check_floating(input, "log_sigmoid_cpu")
     return -torch.softplus(-input)
 
 
@@ -1379,7 +1388,7 @@ def tanhshrink(input):
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    _check_floating(input, "softshrink_cpu")
+    _check_floating(input, "softshrink_check")
     return input - input.clamp(-lambd, lambd)
 
 

@@ -209,6 +209,12 @@ static PyObject *run_activation(pct_call *c, const char *name, pct_loop_fn (*pic
 {
     if (!backward) {
         pct_tensor *x = c->v[0].t;
+        if (!pct_dtype_is_floating(x->dtype)) { /* torch has no integer or bool kernel for these */
+            const bool gelu = strcmp(name, "GeluKernelImpl") == 0;
+            PyErr_Format(PyExc_NotImplementedError, "\"%s%s\" not implemented for '%s'", name, gelu ? "" : "_cpu",
+                         pct_dtype_cpp_name[x->dtype]);
+            return NULL;
+        }
         return pct_pw_run_ext(c, name, pick, 1, &x, ctx, c->inplace ? x->dtype : -1, true);
     }
     pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
