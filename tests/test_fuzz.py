@@ -1330,6 +1330,8 @@ def _assert_eq(a, b):
 
 # Former KNOWN_REPRODUCERS whose divergence is fixed: regression tests, run as plain tests.
 FIXED_REPRODUCERS = {
+    "fill_tensor_expanded": lambda: _refused(lambda: pyctorch.ones(1).expand(3).fill_(pyctorch.tensor(2.0))),
+    "fill_number_expanded": lambda: _returns(lambda: pyctorch.ones(1).expand(3).fill_(2)),
     "cumsum_inplace_expanded": lambda: _refused(lambda: pyctorch.ones(1, dtype=pyctorch.int32).expand(5).cumsum_(0)),
     "cumprod_inplace_expanded": lambda: _refused(lambda: pyctorch.ones(1).expand(2, 3).cumprod_(1)),
     "stack_dim_before_sizes": lambda: _refused(

@@ -1729,6 +1729,8 @@ PyObject *pct_cpu_fill_tensor_(pct_call *c)
                      value->ndim);
         return NULL;
     }
+    /* torch fills from a tensor through a TensorIterator, which refuses an expanded self (a Number fills any) */
+    if (pct_check_written_overlap(self, 0, NULL) < 0) return NULL;
     pct_scalar s;
     pct_tensor_item_scalar(value, &s);
     if (pct_fill_scalar(self, &s) < 0) return NULL;
