@@ -10,6 +10,7 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-openmp-dev >/dev/null; fi
 	@$(PIP) "numpy>=1.24" pytest hypothesis setuptools wheel tqdm
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
+	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"
 
 build: deps
 	$(PYTHON) setup.py -q build_ext --inplace

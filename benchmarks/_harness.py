@@ -368,6 +368,15 @@ class Suite:
                          for k in per[0]}
         return self.add(r)
 
+    def bench_cases(self, cases, target=None):
+        """For every thread count of --threads: bench each (name, params, make) of cases, the
+        params suffixed with the thread count; returns finish()'s exit status."""
+        for n in thread_list(self.args):
+            self.set_threads(n)
+            for name, params, make in cases:
+                self.bench(name, "%s t=%d" % (params, n), make, target)
+        return self.finish()
+
     def add(self, r):
         if not self.results:  # table header, printed lazily before row 1
             names = [c or self.args.candidate[:10] for c, _ in COLS]

@@ -9,7 +9,7 @@ Target: ratio <= 1.0.
 """
 import sys
 
-from _harness import setup, thread_list
+from _harness import setup
 
 TARGET = 1.0
 N = 1 << 20
@@ -77,11 +77,7 @@ def main():
         ("pixel_shuffle", "(8, 64, 56, 56) r=2", simple(lambda m, g: (lambda x: lambda: m.pixel_shuffle(x, 2))(
             m.randn(8, 64, 56, 56, generator=g)))),
     ]
-    for n in thread_list(args):
-        suite.set_threads(n)
-        for name, params, make in cases:
-            suite.bench(name, "%s t=%d" % (params, n), make, TARGET)
-    return suite.finish()
+    return suite.bench_cases(cases, TARGET)
 
 
 if __name__ == "__main__":

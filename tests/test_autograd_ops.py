@@ -462,6 +462,8 @@ add("norm",
     S(lambda T, x: T.norm(x, 3, dim=1), V(_zeros_in), gc=False, gg=SINGULAR),
     S(lambda T, x: T.norm(x, float("inf"), dim=1), V([[1.0, -3.0, 3.0], [2.0, 0.5, -2.0]]), gc=False))
 add("norm_str", S(lambda T, x: T.norm(x, "fro"), X(3, 4)),
+    S(lambda T, x: T.norm(x, "nuc"), X(3, 4)),
+    S(lambda T, x: T.norm(x, "nuc", dim=(0, 2), keepdim=True), X(2, 3, 4, layout="t")),
     S(lambda T, x: T.norm(x, "fro", dim=(0, 1)), X(3, 4, layout="t")))
 for _n in ("softmax", "log_softmax"):
     add(_n,
@@ -639,18 +641,34 @@ add("linalg_vector_norm",
     S(lambda T, x: T.linalg.vector_norm(x, float("inf"), dim=1), V([[1.0, -3.0, 3.0], [2.0, 0.5, -2.0]]), gc=False),
     S(lambda T, x: T.linalg.vector_norm(x, dtype=T.float64), X(2, 3, dtype="float32"), gc=False, tol=F32))
 _MATRIX_ORDS = (1, -1, float("inf"), -float("inf"))
-_NEEDS_SVD = "the derivative of the spectral / nuclear norm needs an SVD, which pyctorch does not have"
 add("linalg_matrix_norm",
     *[S(lambda T, x, o=o: T.linalg.matrix_norm(x, o), X(3, 4)) for o in _MATRIX_ORDS],
     S(lambda T, x: T.linalg.matrix_norm(x, 1, dim=(1, 0), keepdim=True), X(3, 4, layout="t")),
     S(lambda T, x: T.linalg.matrix_norm(x, float("inf")), X(2, 3, 2, layout="s")),
     S(lambda T, x: T.linalg.matrix_norm(x, 1), V([[1.0, -2.0], [-1.0, 2.0]]), gc=False),
-    S(lambda T, x: T.linalg.matrix_norm(x, 2), X(3, 3), skip=_NEEDS_SVD),
-    S(lambda T, x: T.linalg.matrix_norm(x, -2), X(3, 3), skip=_NEEDS_SVD))
+    S(lambda T, x: T.linalg.matrix_norm(x, 2), X(3, 3)),
+    S(lambda T, x: T.linalg.matrix_norm(x, -2, dim=(0, 2), keepdim=True), X(3, 2, 4, layout="t")),
+    S(lambda T, x: T.linalg.matrix_norm(x, 2, dtype=T.float64), X(2, 3, 2, dtype="float32"), gc=False, tol=F32))
 add("linalg_matrix_norm_str",
     S(lambda T, x: T.linalg.matrix_norm(x), X(3, 4)),
     S(lambda T, x: T.linalg.matrix_norm(x, "fro", dim=(0, 2), keepdim=True), X(2, 3, 2, layout="t")),
-    S(lambda T, x: T.linalg.matrix_norm(x, "nuc"), X(3, 3), skip=_NEEDS_SVD))
+    S(lambda T, x: T.linalg.matrix_norm(x, "nuc"), X(3, 3)),
+    S(lambda T, x: T.linalg.matrix_norm(x, "nuc", dim=(2, 0)), X(4, 2, 3, layout="s")))
+# The SVD: singular vectors are defined up to sign (LAPACKs differ), so the samples take
+# sign-invariant functions of them: U diag(f(S)) Vh, or products of a vector with itself.
+add("linalg_svd",
+    S(lambda T, x: (lambda r: r[0] @ r[2])(T.linalg.svd(x, full_matrices=False)), X(4, 3)),
+    S(lambda T, x: (lambda r: (r[0] * r[1].sin().unsqueeze(-2)) @ r[2])(T.linalg.svd(x, full_matrices=False)), X(2, 3, 5, layout="t")),
+    S(lambda T, x: (lambda r: r[0][..., :3].abs())(T.linalg.svd(x)), X(5, 3)),
+    S(lambda T, x: (lambda r: r[2][..., :2, :].mT @ r[2][..., :2, :])(T.linalg.svd(x)), X(2, 4, layout="s")),
+    S(lambda T, x: T.linalg.svd(x)[1], X(3, 3)))
+add("linalg_svdvals",
+    S(lambda T, x: T.linalg.svdvals(x), X(3, 4)),
+    S(lambda T, x: T.linalg.svdvals(x), X(2, 4, 3, layout="t")))
+add("svd",
+    S(lambda T, x: (lambda r: (r[0] * r[1].unsqueeze(-2)) @ r[2].mT)(T.svd(x)), X(4, 3)),
+    S(lambda T, x: (lambda r: r[2][..., :2] @ r[2][..., :2].mT)(T.svd(x, some=False)), X(2, 3, layout="t")),
+    S(lambda T, x: T.svd(x, compute_uv=False)[1], X(3, 4)))
 add("linalg_norm",
     S(lambda T, x: T.linalg.norm(x), X(3, 4)),
     S(lambda T, x: T.linalg.norm(x, 3, dim=1), X(3, 4, layout="t")),
@@ -662,7 +680,7 @@ add("linalg_norm",
 add("linalg_norm_str",
     S(lambda T, x: T.linalg.norm(x, "fro"), X(3, 4)),
     S(lambda T, x: T.linalg.norm(x, "fro", dim=(1, 2)), X(2, 3, 4, layout="t")),
-    S(lambda T, x: T.linalg.norm(x, "nuc"), X(3, 3), skip=_NEEDS_SVD))
+    S(lambda T, x: T.linalg.norm(x, "nuc"), X(3, 3)))
 
 # indexing
 IDX = [0, 2, 0]
@@ -1543,14 +1561,25 @@ def test_gradgradcheck(op):
 
 @pytest.mark.parametrize("call", [lambda T, x: T.linalg.matrix_norm(x, "nuc"), lambda T, x: T.linalg.matrix_norm(x, 2),
                                   lambda T, x: T.linalg.matrix_norm(x, -2), lambda T, x: T.linalg.norm(x, "nuc"),
-                                  lambda T, x: T.linalg.norm(x, 2)], ids=["nuc", "2", "-2", "norm_nuc", "norm_2"])
-def test_svd_norm_backward_raises_not_implemented(call):
-    """The spectral and nuclear norms have a forward but no derivative (it needs an SVD): backward must
-    say so rather than return another norm's gradient."""
-    x = pyctorch.tensor([[2.0, 1.0, 0.5], [0.0, 1.5, -1.0], [1.0, -0.5, 3.0]], dtype=pyctorch.float64).requires_grad_()
+                                  lambda T, x: T.linalg.norm(x, 2), lambda T, x: T.norm(x, "nuc")],
+                         ids=["nuc", "2", "-2", "norm_nuc", "norm_2", "torch_norm_nuc"])
+def test_svd_norm_gradients_against_numpy(call):
+    """The spectral and nuclear norms' gradients from numpy's SVD: U V^T for 'nuc', u_1 v_1^T for
+    ord 2 and u_k v_k^T for -2 (distinct singular values)."""
+    a = np.array([[2.0, 1.0, 0.5], [0.0, 1.5, -1.0], [1.0, -0.5, 3.0], [0.5, 0.25, -2.0]])
+    x = pyctorch.tensor(a).requires_grad_()
     y = call(pyctorch, x)
-    with pytest.raises(NotImplementedError, match="not implemented"):
-        y.backward()
+    y.backward()
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    value = float(y)
+    if np.isclose(value, s.sum()):
+        want = u @ vt
+    elif np.isclose(value, s[0]):
+        want = np.outer(u[:, 0], vt[0])
+    else:
+        assert np.isclose(value, s[-1])
+        want = np.outer(u[:, -1], vt[-1])
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-10, atol=1e-12)
 
 
 # ---- engine/binding behaviours this file found broken once (now fixed in C) -----------------------

@@ -87,6 +87,9 @@ CASES = {
     "kron": lambda M: (M.kron, (mk(M, [2, 2]), mk(M, [2, 3])), {}),
     "tensordot": lambda M: (M.tensordot, (mk(M, [3, 4]), mk(M, [4, 2])), {"dims": 1}),
     "linalg_vector_norm": lambda M: (M.linalg.vector_norm, (mk(M, [3, 4]),), {"dim": 1}),
+    "linalg_svdvals": lambda M: (M.linalg.svdvals, (mk(M, [2, 4, 3]),), {}),
+    "linalg_svd": lambda M: (M.linalg.svd, (mk(M, [2, 4, 3]),), {"full_matrices": False}),
+    "svd": lambda M: (M.svd, (mk(M, [3, 4]),), {}),
     "linalg_matrix_norm": lambda M: (M.linalg.matrix_norm, (mk(M, [2, 3, 4]), 1), {}),
     "linalg_matrix_norm_str": lambda M: (M.linalg.matrix_norm, (mk(M, [2, 3, 4]),), {}),
     "linalg_norm": lambda M: (M.linalg.norm, (mk(M, [3, 4]), 2), {"dim": 1}),
@@ -155,6 +158,8 @@ NOT_SAMPLED = {"empty", "rand", "randn", "randint", "randint_low", "randperm", "
                "_i1", "_trigamma"}
 TUPLE_OPS = {"max_dim", "min_dim", "sort", "sort_stable", "topk", "kthvalue", "median_dim", "nanmedian_dim", "mode",
              "cummax", "cummin"}
+# out=(U, S, Vh) / (U, S, V): tested by test_out_svd (values up to the singular vectors' signs)
+SVD_OPS = {"linalg_svd", "svd"}
 
 
 def _elementwise():
@@ -172,7 +177,7 @@ def _elementwise():
 
 ELEMENTWISE = dict(_elementwise())
 ALL = {**ELEMENTWISE, **CASES}
-SINGLE = sorted(k for k in ALL if k not in TUPLE_OPS)
+SINGLE = sorted(k for k in ALL if k not in TUPLE_OPS | SVD_OPS)
 FACTORIES = {"arange", "arange_end", "linspace", "logspace", "eye", "zeros", "ones", "full"}
 
 
@@ -257,6 +262,45 @@ def test_out_dtype(op, dtype):
 def _expandable(op):
     """ops whose result has two elements or more (a one-element result cannot be an expanded tensor)"""
     return not HAVE_TORCH or int(np.prod(_result(T, op).shape)) >= 2
+
+
+@requires_torch
+@pytest.mark.parametrize("op", sorted(SVD_OPS))
+@pytest.mark.parametrize("kind", ["correct", "empty", "wrong_shape", "transposed", "dtype", "expanded", "count"])
+def test_out_svd(op, kind):
+    """out= of the SVDs: each of the three tensors checked, resized (to the result's column-major layout)
+    and written as torch does; U, V are compared as |U|, |V| (their signs depend on the LAPACK)."""
+    def run(M):
+        fn, args, kw = ALL[op](M)
+        shapes = [tuple(r.shape) for r in fn(*args, **kw)]
+        outs = [M.zeros(s) for s in shapes]
+        if kind == "empty":
+            outs = [M.empty(0) for s in shapes]
+        elif kind == "wrong_shape":
+            outs[0] = M.zeros(7)
+        elif kind == "transposed":
+            outs[2] = M.zeros(shapes[2][::-1]).mT
+        elif kind == "dtype":
+            outs[1] = outs[1].double()
+        elif kind == "expanded":
+            outs[2] = M.zeros(1).expand(shapes[2])
+        elif kind == "count":
+            outs = outs[:2]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                r = fn(*args, **kw, out=tuple(outs))
+            except (RuntimeError, TypeError) as e:
+                return type(e).__name__ + ": " + str(e), None
+        assert all(a is b for a, b in zip(r, outs))
+        return None, ([o.abs().tolist() if i != 1 else o.tolist() for i, o in enumerate(outs)],
+                      [tuple(o.stride()) for o in outs], any("was resized" in str(x.message) for x in w))
+    (te, tv), (pe, pv) = run(T), run(P)
+    assert te == pe
+    if tv is not None:
+        assert pv[1:] == tv[1:]
+        for a, b in zip(pv[0], tv[0]):
+            np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-4, atol=1e-5)
 
 
 @requires_torch

@@ -68,6 +68,7 @@ static const uint8_t out_policy[PCT_NUM_OPS] = {
     [PCT_OP_multinomial] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_matrix_norm] = OUT_CHECK_INTERNAL,
     [PCT_OP_linalg_matrix_norm_str] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_norm] = OUT_CHECK_INTERNAL,
     [PCT_OP_linalg_norm_str] = OUT_CHECK_INTERNAL, [PCT_OP_nonzero] = OUT_CHECK_INTERNAL,
+    [PCT_OP_linalg_svd] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_svdvals] = OUT_CHECK_INTERNAL, [PCT_OP_svd] = OUT_CHECK_INTERNAL,
 };
 
 /* The tensor inputs of c (Tensor parameters and the items of Tensor[] parameters, out= excluded). */
@@ -189,21 +190,21 @@ static const char *short_type_name(PyObject *o)
     return dot ? dot + 1 : n;
 }
 
-int pct_out_parse_pair(const pct_value *v, const char *name, pct_tensor **outs)
+int pct_out_parse_tuple(const pct_value *v, const char *name, int n, pct_tensor **outs)
 {
-    outs[0] = outs[1] = NULL;
+    for (int i = 0; i < n; i++) outs[i] = NULL;
     if (v->none || !v->obj) return 0;
     PyObject *o = v->obj;
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", name, short_type_name(o));
         return -1;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    if (n != 2) {
-        PyErr_Format(PyExc_TypeError, "expected tuple of 2 elements but got %zd", n);
+    Py_ssize_t got = PySequence_Fast_GET_SIZE(o);
+    if (got != n) {
+        PyErr_Format(PyExc_TypeError, "expected tuple of %d elements but got %zd", n, got);
         return -1;
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         PyObject *t = PySequence_Fast_ITEMS(o)[i];
         if (!PCT_TENSOR_CHECK(t)) {
             PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", name, short_type_name(t));
@@ -212,4 +213,9 @@ int pct_out_parse_pair(const pct_value *v, const char *name, pct_tensor **outs)
         outs[i] = (pct_tensor *)t;
     }
     return 0;
+}
+
+int pct_out_parse_pair(const pct_value *v, const char *name, pct_tensor **outs)
+{
+    return pct_out_parse_tuple(v, name, 2, outs);
 }

@@ -3,6 +3,7 @@
 #include "../autograd/autograd.h"
 #include "../autograd/profiler.h"
 #include "../aten/iter.h"
+#include "../aten/error.h"
 #include <pthread.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -187,6 +188,8 @@ static const struct { const char *name; int dtype; } dtype_names[] = {
     {"float32", PCT_FLOAT32}, {"float", PCT_FLOAT32}, {"float64", PCT_FLOAT64}, {"double", PCT_FLOAT64},
 };
 
+PyObject *pct_LinAlgError; /* owned by the module init for the life of the process */
+
 PyMODINIT_FUNC PyInit__C(void)
 {
     pct_TensorType.tp_methods = pct_tensor_methods;
@@ -209,6 +212,9 @@ PyMODINIT_FUNC PyInit__C(void)
         PyModule_AddObjectRef(m, "dtype", (PyObject *)&pct_DtypeType) < 0 ||
         PyModule_AddObjectRef(m, "device", (PyObject *)&pct_DeviceType) < 0 ||
         PyModule_AddObjectRef(m, "Size", (PyObject *)&pct_SizeType) < 0)
+        goto fail;
+    if (!(pct_LinAlgError = PyErr_NewException("torch._C._LinAlgError", PyExc_RuntimeError, NULL)) ||
+        PyModule_AddObjectRef(m, "_LinAlgError", pct_LinAlgError) < 0)
         goto fail;
     PyObject *prio = PyLong_FromLong(1000);
     if (!prio || PyDict_SetItemString(pct_TensorType.tp_dict, "__array_priority__", prio) < 0) { Py_XDECREF(prio); goto fail; }

@@ -1,13 +1,15 @@
-/* return_types.c: torch.return_types.* (values, indices)-style named pairs, shared by all
- * kernels that return two tensors. Types are made on first use and kept for the process. */
+/* return_types.c: torch.return_types.* named tuples ((values, indices), (U, S, Vh)...),
+ * shared by all kernels that return several tensors. Types are made on first use and kept
+ * for the process. */
 #include "pyobjects.h"
 #include <string.h>
 
 #define PCT_MAX_RETURN_TYPES 48
+#define PCT_MAX_RETURN_FIELDS 3
 
 typedef struct {
     const char *name;                 /* a static string, e.g. "torch.return_types.sort" */
-    PyStructSequence_Field fields[3];
+    PyStructSequence_Field fields[PCT_MAX_RETURN_FIELDS + 1];
     PyStructSequence_Desc desc;
     PyTypeObject *type;               /* owned, never released */
 } return_type_entry;
@@ -15,35 +17,66 @@ typedef struct {
 static return_type_entry entries[PCT_MAX_RETURN_TYPES];
 static int nentries;
 
-static PyTypeObject *lookup(const char *name, const char *f0, const char *f1)
+/* torch's repr: "torch.return_types.sort(\nvalues=tensor(...),\nindices=tensor(...))" */
+static PyObject *named_repr(PyObject *self)
+{
+    const return_type_entry *e = NULL;
+    for (int i = 0; i < nentries; i++)
+        if (entries[i].type == Py_TYPE(self)) e = &entries[i];
+    if (!e) return PyTuple_Type.tp_repr(self);
+    PyObject *r = PyUnicode_FromFormat("%s(", e->name);
+    for (int i = 0; r && i < e->desc.n_in_sequence; i++) {
+        PyObject *item = PyUnicode_FromFormat("%s\n%s=%R", i ? "," : "", e->fields[i].name, PyTuple_GET_ITEM(self, i));
+        PyObject *joined = item ? PyUnicode_Concat(r, item) : NULL;
+        Py_XDECREF(item);
+        Py_SETREF(r, joined);
+    }
+    if (r) {
+        PyObject *close = PyUnicode_FromString(")");
+        PyObject *joined = close ? PyUnicode_Concat(r, close) : NULL;
+        Py_XDECREF(close);
+        Py_SETREF(r, joined);
+    }
+    return r;
+}
+
+static PyTypeObject *lookup(const char *name, int n, const char *const *fields)
 {
     for (int i = 0; i < nentries; i++)
         if (strcmp(entries[i].name, name) == 0) return entries[i].type;
-    if (nentries == PCT_MAX_RETURN_TYPES) {
+    if (nentries == PCT_MAX_RETURN_TYPES || n > PCT_MAX_RETURN_FIELDS) {
         PyErr_SetString(PyExc_RuntimeError, "pyctorch internal error: too many return types; please report a bug");
         return NULL;
     }
     return_type_entry *e = &entries[nentries];
     e->name = name;
-    e->fields[0] = (PyStructSequence_Field){f0, NULL};
-    e->fields[1] = (PyStructSequence_Field){f1, NULL};
-    e->fields[2] = (PyStructSequence_Field){NULL, NULL};
-    e->desc = (PyStructSequence_Desc){name, NULL, e->fields, 2};
+    for (int i = 0; i < n; i++) e->fields[i] = (PyStructSequence_Field){fields[i], NULL};
+    e->fields[n] = (PyStructSequence_Field){NULL, NULL};
+    e->desc = (PyStructSequence_Desc){name, NULL, e->fields, n};
     if (!(e->type = PyStructSequence_NewType(&e->desc))) return NULL;
+    e->type->tp_repr = named_repr;
+    PyType_Modified(e->type);
     nentries++;
     return e->type;
 }
 
-PyObject *pct_return_pair(const char *name, const char *f0, const char *f1, pct_tensor *a, pct_tensor *b)
+PyObject *pct_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items)
 {
     PyObject *r = NULL;
     PyTypeObject *tp;
-    if (!a || !b || !(tp = lookup(name, f0, f1)) || !(r = PyStructSequence_New(tp))) goto fail;
-    PyStructSequence_SET_ITEM(r, 0, (PyObject *)a);
-    PyStructSequence_SET_ITEM(r, 1, (PyObject *)b);
+    for (int i = 0; i < n; i++)
+        if (!items[i]) goto fail;
+    if (!(tp = lookup(name, n, fields)) || !(r = PyStructSequence_New(tp))) goto fail;
+    for (int i = 0; i < n; i++) PyStructSequence_SET_ITEM(r, i, (PyObject *)items[i]);
     return r;
 fail:
-    Py_XDECREF(a);
-    Py_XDECREF(b);
+    for (int i = 0; i < n; i++) Py_XDECREF(items[i]);
     return NULL;
+}
+
+PyObject *pct_return_pair(const char *name, const char *f0, const char *f1, pct_tensor *a, pct_tensor *b)
+{
+    const char *const fields[2] = {f0, f1};
+    pct_tensor *const items[2] = {a, b};
+    return pct_return_named(name, 2, fields, items);
 }

@@ -515,21 +515,24 @@ def matrix_norm_decomposed(input, ord, dim, keepdim):
 
 
 def matrix_norm_backward(g, input, result, ord, dim, keepdim):
+    if dim is None:  # linalg.norm of a matrix
+        dim = (-2, -1)
     if ord in ("fro", None):
         return norm_backward(g, input, result, 2.0, dim, keepdim)
     if not isinstance(ord, str) and abs(float(ord)) in (1.0, math.inf):
         return recompute_vjp(lambda x: matrix_norm_decomposed(x, float(ord), dim, keepdim), (input,), (True,), g)[0]
-    raise NotImplementedError(f"the derivative of matrix_norm with ord={ord!r} is not implemented")
+    return matrix_norm_svd_backward(g, input, result, ord if isinstance(ord, str) else float(ord), dim, keepdim)
 
 
 def matrix_norm_str_backward(g, input, result, dim, keepdim):
     """linalg_matrix_norm(str ord="fro"): its formula cannot name ord yet (a defaulted str parameter
-    reaches the recorder as NULL, see record.c), so "nuc" is told from "fro" by the result."""
+    reaches the recorder as NULL, see record.c), so "nuc" is told from "fro" by the result. Where
+    the two agree (a rank-1 matrix) so do their gradients, A / |A|."""
     x = input.detach().to(torch.float64)
     fro = x.pow(2).sum(_norm_dims(dim, input.ndim), keepdim=keepdim).sqrt()
     rtol = max(1e-4, 8 * torch.finfo(result.dtype).eps)
     if not torch.allclose(fro, result.detach().to(torch.float64), rtol=rtol, atol=1e-30):
-        raise NotImplementedError("the derivative of matrix_norm with ord='nuc' is not implemented")
+        return matrix_norm_svd_backward(g, input, result, "nuc", dim, keepdim)
     return norm_backward(g, input, result, 2.0, dim, keepdim)
 
 
@@ -1054,3 +1057,5 @@ def compile_op(node_name, params, codes, formulas):
 
 # helpers of the normalization and embedding formulas (ops_norm.def)
 from ._norm_formulas import *  # noqa: E402,F401,F403
+# helpers of the SVD and matrix-norm formulas (ops_linalg.def)
+from ._linalg_formulas import *  # noqa: E402,F401,F403

@@ -2704,101 +2704,6 @@ static pct_tensor *vector_norm_impl(pct_tensor *x, const pct_scalar *ord_s, cons
     return (pct_tensor *)deliver(r, out);
 }
 
-/* Singular values of a rows x cols matrix (column-major in a, destroyed) by one-sided
- * Jacobi rotations, which are accurate to the last bits in double. Needs rows >= cols;
- * sv gets cols values. */
-static void jacobi_singular_values(double *a, int64_t rows, int64_t cols, double *sv)
-{
-    for (int sweep = 0; sweep < 80; sweep++) {
-        double off = 0.0;
-        for (int64_t i = 0; i < cols - 1; i++)
-            for (int64_t j = i + 1; j < cols; j++) {
-                double *ui = a + i * rows, *uj = a + j * rows;
-                double alpha = 0, beta = 0, gamma = 0;
-                for (int64_t r = 0; r < rows; r++) {
-                    alpha += ui[r] * ui[r];
-                    beta += uj[r] * uj[r];
-                    gamma += ui[r] * uj[r];
-                }
-                if (gamma == 0.0 || fabs(gamma) <= 1e-15 * sqrt(alpha * beta)) continue;
-                double c = fabs(gamma) / sqrt(alpha * beta);
-                if (c > off) off = c;
-                double zeta = (beta - alpha) / (2.0 * gamma);
-                double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
-                double cs = 1.0 / sqrt(1.0 + t * t), sn = cs * t;
-                for (int64_t r = 0; r < rows; r++) {
-                    double x = ui[r], y = uj[r];
-                    ui[r] = cs * x - sn * y;
-                    uj[r] = sn * x + cs * y;
-                }
-            }
-        if (off <= 1e-15) break;
-    }
-    for (int64_t j = 0; j < cols; j++) {
-        double s = 0;
-        for (int64_t r = 0; r < rows; r++) s += a[j * rows + r] * a[j * rows + r];
-        sv[j] = sqrt(s);
-    }
-}
-
-/* ord 2 / -2 / nuc over dims (d0, d1): max / min / sum of the singular values */
-static pct_tensor *svd_norm(pct_tensor *A, int d0, int d1, int which, bool keepdim, int odt)
-{
-    int64_t bshape[PCT_MAX_DIMS], bst[PCT_MAX_DIMS], oshape[PCT_MAX_DIMS];
-    int nb = 0, ond = 0;
-    for (int d = 0; d < A->ndim; d++) {
-        if (d == d0 || d == d1) {
-            if (keepdim) oshape[ond++] = 1;
-            continue;
-        }
-        bshape[nb] = A->sizes[d];
-        bst[nb++] = A->strides[d];
-        oshape[ond++] = A->sizes[d];
-    }
-    pct_tensor *r = pct_tensor_empty(ond, oshape, odt, PCT_CPU, -1);
-    if (!r) return NULL;
-    const int64_t rows0 = A->sizes[d0], cols0 = A->sizes[d1], rs0 = A->strides[d0], cs0 = A->strides[d1];
-    if (which == -2 && imin(rows0, cols0) == 0) { /* torch: amin over the empty singular values */
-        Py_DECREF(r);
-        PyErr_SetString(PyExc_IndexError, "amin(): Expected reduction dim -1 to have non-zero size.");
-        return NULL;
-    }
-    const bool tr = rows0 < cols0;
-    const int64_t rows = tr ? cols0 : rows0, cols = tr ? rows0 : cols0;
-    int64_t batch = 1;
-    for (int i = 0; i < nb; i++) batch *= bshape[i];
-    double *buf = malloc(sizeof(double) * (size_t)(imax(rows * cols, 1) + imax(cols, 1)));
-    if (!buf) { Py_DECREF(r); PyErr_NoMemory(); return NULL; }
-    double *sv = buf + imax(rows * cols, 1);
-    const char *base = pct_tensor_data(A);
-    const int isz = pct_tensor_itemsize(A);
-    char *dst = pct_tensor_data(r);
-    for (int64_t t = 0; t < batch; t++) {
-        int64_t rem = t, off = 0;
-        for (int i = nb - 1; i >= 0; i--) { off += (rem % bshape[i]) * bst[i]; rem /= bshape[i]; }
-        /* column-major copy of the (possibly transposed) matrix: rows >= cols */
-        for (int64_t j = 0; j < cols; j++)
-            for (int64_t i = 0; i < rows; i++) {
-                int64_t ri = tr ? j : i, ci = tr ? i : j;
-                buf[j * rows + i] = pct_load_as_double(base + (off + ri * rs0 + ci * cs0) * isz, A->dtype);
-            }
-        double v = which == 2 ? -INFINITY : which == -2 ? INFINITY : 0.0;
-        if (rows * cols > 0) {
-            jacobi_singular_values(buf, rows, cols, sv);
-            for (int64_t j = 0; j < cols; j++) {
-                if (which == 2) { if (sv[j] > v || sv[j] != sv[j]) v = sv[j]; }
-                else if (which == -2) { if (sv[j] < v || sv[j] != sv[j]) v = sv[j]; }
-                else v += sv[j];
-            }
-        } else {
-            v = 0.0;
-        }
-        pct_store_double(dst + t * pct_dtype_itemsize[odt], odt, v);
-    }
-    free(buf);
-    return r;
-}
-
 /* ord_str: "fro"/"nuc" or NULL (then ord_s is the numeric order) */
 static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, const char *ord_str, const int64_t *dims_in,
                                     int ndims, bool keepdim, bool has_dtype, int dtype)
@@ -2827,8 +2732,12 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
         return NULL;
     }
     if (ndims != 2) {
-        if (ndims == 1) PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got %lld", (long long)dims_in[0]);
-        else PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got %s", SHAPE_OF(db, ndims, dims_in));
+        /* torch prints the dims space-separated */
+        size_t at = 0;
+        db[0] = 0;
+        for (int i = 0; i < ndims && at < sizeof db; i++)
+            at += (size_t)snprintf(db + at, sizeof db - at, "%s%lld", i ? " " : "", (long long)dims_in[i]);
+        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got %s", db);
         return NULL;
     }
     int d0 = pct_wrap_dim(dims_in[0], A->ndim), d1 = d0 < 0 ? -1 : pct_wrap_dim(dims_in[1], A->ndim);
@@ -2844,8 +2753,8 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
         const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
         return vector_norm_impl(A, &two, dd, 2, keepdim, has_dtype, dtype, NULL);
     }
-    if (ord_str) return svd_norm(A, d0, d1, 0, keepdim, odt);
-    if (abs_ord == 2.0) return svd_norm(A, d0, d1, ord > 0 ? 2 : -2, keepdim, odt);
+    if (ord_str) return pct_svd_norm(A, d0, d1, 0, keepdim, odt);
+    if (abs_ord == 2.0) return pct_svd_norm(A, d0, d1, ord > 0 ? 2 : -2, keepdim, odt);
     /* 1, -1, inf, -inf: max / min over one dim of the abs-sums over the other */
     if (abs_ord == INFINITY) { int t = d0; d0 = d1; d1 = t; }
     if (!keepdim && d0 < d1) d1--;
@@ -2983,6 +2892,13 @@ static PyObject *matrix_norm_entry(pct_call *c, const char *ord_str)
     const pct_value *dim = &c->v[2];
     pct_tensor *r = matrix_norm_impl(T(0), &c->v[1].s, ord_str, dim->list, dim->n, c->v[3].b, !c->v[4].none, c->v[4].dtype);
     return deliver_checked(r, c->out, "linalg.matrix_norm");
+}
+
+PyObject *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
+                                     bool has_dtype, int dtype, pct_tensor *out)
+{
+    pct_tensor *r = matrix_norm_impl(A, NULL, ord_str, dims, ndims, keepdim, has_dtype, dtype);
+    return deliver_checked(r, out, "linalg.matrix_norm");
 }
 
 PyObject *pct_cpu_linalg_matrix_norm(pct_call *c) { return matrix_norm_entry(c, NULL); }

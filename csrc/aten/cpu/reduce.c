@@ -40,6 +40,7 @@
 #include "../../python/pyobjects.h"
 #include "../error.h"
 #include "../out.h"
+#include "blas.h"
 #include "pointwise.h"
 #include "fast_exp.h"
 #include <math.h>
@@ -1922,24 +1923,20 @@ PyObject *pct_cpu_norm(pct_call *c)
     return red_norm(c, p, &c->v[2], c->v[3].b, &c->v[4], c->out);
 }
 
-/* norm(input, str p, ...): 'fro' is the 2-norm over the given dims; 'nuc' needs an SVD. */
+/* norm(input, str p, ...): as torch.functional.norm, 'fro' over at most two dims is the
+ * 2-norm; everything else (the nuclear norm, 'fro' over more dims: an error) goes to
+ * linalg.matrix_norm over the given dims, or all of them. */
 PyObject *pct_cpu_norm_str(pct_call *c)
 {
     const char *s = PyUnicode_AsUTF8(c->v[1].obj);
     if (!s) return NULL;
-    if (strcmp(s, "fro") == 0) {
-        if (!c->v[2].none && c->v[2].n > 2) {
-            PyErr_SetString(PyExc_RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple.");
-            return NULL;
-        }
-        return red_norm(c, 2.0, &c->v[2], c->v[3].b, &c->v[4], c->out);
-    }
-    if (strcmp(s, "nuc") == 0) {
-        PyErr_SetString(PyExc_NotImplementedError, "pyctorch: the nuclear norm (p='nuc') is not implemented");
-        return NULL;
-    }
-    PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %s not supported.", s);
-    return NULL;
+    const pct_value *dim = &c->v[2];
+    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, c->v[3].b, &c->v[4], c->out);
+    pct_tensor *self = c->v[0].t;
+    int64_t all[PCT_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) all[d] = d;
+    return pct_linalg_matrix_norm_str(self, s, dim->none ? all : dim->list, dim->none ? self->ndim : dim->n, c->v[3].b,
+                                      !c->v[4].none, c->v[4].dtype, c->out);
 }
 
 /* ------------------------------------------------------------------------------------ */
