@@ -40,13 +40,6 @@ def relu6(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if input.dtype == torch.bool:
-        raise RuntimeError("Bool inputs not supported for hardtanh")
-    if not input.is_floating_point():  # torch clamps in the integer dtype, limits truncated to integers
-        if input.dtype == torch.uint8 and (min_val < 0 or max_val < 0):
-            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
-        lo, hi = int(min_val), int(max_val)
-        return input.clamp_(lo, hi) if inplace else torch.clamp(input, lo, hi)
     return input.hardtanh_(min_val, max_val) if inplace else torch.hardtanh(input, min_val, max_val)
 
 

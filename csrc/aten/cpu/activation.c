@@ -318,7 +318,33 @@ PyObject *pct_cpu_hardtanh_backward(pct_call *c)
 }
 
 /* hardtanh's forward is clamp's (same parameter layout); only its gradient differs */
-PyObject *pct_cpu_hardtanh(pct_call *c) { return pct_cpu_clamp(c); }
+/* hardtanh(input, min_val, max_val) is clamp, with torch's own checks; integral inputs clamp in
+ * their dtype, the limits truncated to integers (torch's hardtanh casts them to the input type). */
+PyObject *pct_cpu_hardtanh(pct_call *c)
+{
+    const int dt = c->v[0].t->dtype;
+    if (dt == PCT_BOOL) {
+        PyErr_SetString(PyExc_RuntimeError, "Bool inputs not supported for hardtanh");
+        return NULL;
+    }
+    if (pct_dtype_is_floating(dt)) return pct_cpu_clamp(c);
+    if (dt == PCT_UINT8 && (c->v[1].s.d < 0 || c->v[2].s.d < 0)) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot do hardtanh on an unsigned type with negative limits");
+        return NULL;
+    }
+    for (int i = 1; i <= 2; i++) {
+        pct_scalar *s = &c->v[i].s;
+        if (s->kind == PCT_SCALAR_FLOAT) {
+            if (!(fabs(s->d) < 9.2e18)) { /* inf/NaN/huge: let clamp's range check name it */
+                if (pct_scalar_check_fits(s, dt) < 0) return NULL;
+            }
+            s->i = (int64_t)s->d;
+            s->d = (double)s->i;
+            s->kind = PCT_SCALAR_INT;
+        }
+    }
+    return pct_cpu_clamp(c);
+}
 
 PyObject *pct_cpu_threshold_backward(pct_call *c)
 {

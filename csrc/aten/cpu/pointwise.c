@@ -154,6 +154,8 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
     if (dtype == PCT_BOOL && op_index == PCT_OP_neg)
         PyErr_SetString(PyExc_RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. "
                                             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    else if (dtype == PCT_BOOL && op_index == PCT_OP_relu)
+        PyErr_SetString(PyExc_RuntimeError, "Boolean inputs not supported for relu");
     else
         PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
     return -1;
