@@ -77,9 +77,6 @@ def multigammaln(input, p, *, out=None):
 
 def round(input, *, decimals=0, out=None):
     """torch.special.round passes decimals explicitly, which torch has no integer kernel for."""
-    if not input.is_floating_point():
-        from ._composites import _cpp
-        raise NotImplementedError('"round_vml_cpu" not implemented for \'%s\'' % _cpp(input.dtype))
     return _C.round(input, decimals=decimals, out=out)
 
 

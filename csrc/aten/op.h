@@ -54,6 +54,7 @@ typedef struct pct_param {
     int8_t list_size;     /* int[N]: a single int stands for N copies; 0 for int[] */
     uint8_t allow_number; /* `Tensor|Scalar`: a Python number becomes a wrapped 0-d tensor */
     uint8_t int_only;     /* an overload's `int x` for the op's `int[N] x`: a single int, kept as an N-list */
+    uint8_t scalar_only;  /* an overload's `Scalar x` for the op's `Tensor|Scalar x`: a number or a 0-d tensor */
     int8_t slot;          /* where the value goes in pct_call.v: its index in the op's own signature */
     const char *name;
     PyObject *pyname;     /* interned */

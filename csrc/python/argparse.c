@@ -142,7 +142,8 @@ bad:
  * unbiased, keepdim) and var(dim, *, correction, keepdim)) where pyctorch's table has one entry whose schema
  * takes the union. Such an entry's Python callable parses against its overloads instead (ops_overloads.def), so
  * it refuses what torch's overloads refuse (eye(3, None), var(unbiased=False, keepdim=True)); the values land in
- * the entry's own slots, so the kernel, autograd and C callers see the union schema. */
+ * the entry's own slots, so the kernel, autograd and C callers see the union schema. An overload's `Scalar x` for the
+ * entry's `Tensor|Scalar x` stands for torch's Number overloads: it takes a number or a 0-d tensor only. */
 int pct_overload_parse(const char *schema, const pct_signature *canon, pct_signature *sig)
 {
     if (pct_signature_parse(schema, sig) < 0) return -1;
@@ -150,8 +151,11 @@ int pct_overload_parse(const char *schema, const pct_signature *canon, pct_signa
     uint32_t seen = 0;
     for (int i = 0; i < sig->nparams; i++) {
         pct_param *p = &sig->params[i];
+        /* torch's Number overloads name their first value `self` (where(condition, self, other)): that keyword
+         * fills the entry's `input` */
+        const char *want = strcmp(p->name, "self") == 0 ? "input" : p->name;
         int k = 0;
-        while (k < canon->nparams && strcmp(canon->params[k].name, p->name) != 0) k++;
+        while (k < canon->nparams && strcmp(canon->params[k].name, want) != 0) k++;
         if (k == canon->nparams) goto bad;
         const pct_param *q = &canon->params[k];
         if (p->type == PCT_ARG_INT && q->type == PCT_ARG_INTLIST && q->list_size > 0) {
@@ -159,6 +163,10 @@ int pct_overload_parse(const char *schema, const pct_signature *canon, pct_signa
             p->list_size = q->list_size;
             p->int_only = 1;
             if (p->has_default && !p->def.none) goto bad; /* only None: an int default would be no list */
+        } else if (p->type == PCT_ARG_SCALAR && q->type == PCT_ARG_TENSOR && q->allow_number && !p->has_default) {
+            p->type = PCT_ARG_TENSOR; /* torch's Number overload (rsub(input, other, alpha)): a number or 0-d tensor */
+            p->allow_number = 1;
+            p->scalar_only = 1;
         } else if (p->type != q->type) {
             goto bad;
         }
@@ -323,7 +331,11 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
     }
     switch (p->type) {
     case PCT_ARG_TENSOR: {
-        if (PCT_TENSOR_CHECK(o)) { v->t = (pct_tensor *)o; return 0; }
+        if (PCT_TENSOR_CHECK(o)) {
+            if (p->scalar_only && ((pct_tensor *)o)->ndim != 0) return -1;
+            v->t = (pct_tensor *)o;
+            return 0;
+        }
         pct_scalar s;
         if (!p->allow_number || PyUnicode_Check(o) || pct_scalar_from_object(o, &s) < 0) return -1;
         if (c->nowned >= PCT_MAX_OWNED) return -1;

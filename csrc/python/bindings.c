@@ -34,6 +34,12 @@ typedef struct pct_opfunc {
     PyObject *doc;
 } pct_opfunc;
 
+/* an argument's type as torch's messages name it: "Tensor" for tensors (their subclasses keep their names) */
+static const char *arg_type_name(PyObject *o)
+{
+    return Py_TYPE(o) == &pct_TensorType ? "Tensor" : Py_TYPE(o)->tp_name;
+}
+
 static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_t nargs, PyObject *kwnames, PyObject *first_err)
 {
     if (f->nops == 1 && first_err) {
@@ -43,13 +49,13 @@ static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_
     /* torch lists every overload when none matches */
     PyObject *got = PyUnicode_FromString("");
     for (size_t i = 0; got && i < nargs; i++) {
-        PyObject *n = PyUnicode_FromFormat("%U%s%s", got, i ? ", " : "", Py_TYPE(args[i])->tp_name);
+        PyObject *n = PyUnicode_FromFormat("%U%s%s", got, i ? ", " : "", arg_type_name(args[i]));
         Py_SETREF(got, n);
     }
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; got && k < nkw; k++) {
         PyObject *n = PyUnicode_FromFormat("%U%s%U=%s", got, (nargs || k) ? ", " : "", PyTuple_GET_ITEM(kwnames, k),
-                                           Py_TYPE(args[nargs + k])->tp_name);
+                                           arg_type_name(args[nargs + k]));
         Py_SETREF(got, n);
     }
     if (!got) return NULL;

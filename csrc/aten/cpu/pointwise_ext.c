@@ -268,11 +268,12 @@ PyObject *pct_cpu_nan_to_num(pct_call *c)
 PyObject *pct_cpu_round(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
-    int64_t decimals = c->v[1].i;
+    const bool explicit_decimals = !c->v[1].none; /* torch's round.decimals overload, even for 0 */
+    int64_t decimals = explicit_decimals ? c->v[1].i : 0;
     if (c->out && !c->inplace && pct_pw_check_out_dtype(PCT_OP_neg, c->out, x) < 0) return NULL; /* as neg: same dtype */
     if (!pct_dtype_is_floating(x->dtype)) {
         /* torch has no integral kernel for decimals, nor a bool one at all */
-        if (decimals != 0 || x->dtype == PCT_BOOL) {
+        if (explicit_decimals || x->dtype == PCT_BOOL) {
             PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
                          decimals != 0 ? "round_cpu" : "round_vml_cpu", pct_dtype_cpp_name[x->dtype]);
             return NULL;
