@@ -358,6 +358,10 @@ PyObject *pct_narrow(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     if (t->ndim == 0) { PyErr_SetString(PyExc_RuntimeError, "narrow() cannot be applied to a 0-dim tensor."); return NULL; }
+    if (c->v[3].i < 0) { /* torch checks the length before the dim and the start */
+        PyErr_SetString(PyExc_RuntimeError, "narrow(): length must be non-negative.");
+        return NULL;
+    }
     int d = pct_wrap_dim(c->v[1].i, t->ndim);
     if (d < 0) return NULL;
     int64_t start = c->v[2].i, len = c->v[3].i, size = t->sizes[d];

@@ -1401,8 +1401,12 @@ static PyObject *addmv_op(pct_tensor *self, pct_tensor *mat, pct_tensor *vec, co
     }
     const int64_t m = mat->sizes[0], k = mat->sizes[1];
     if (!(k == vec->sizes[0] && (m == self->numel || self->numel == 1))) {
+        if (self->ndim == 0) { /* torch's message reads self.size(0), which a 0-d self does not have */
+            PyErr_SetString(PyExc_IndexError, "Dimension specified as 0 but tensor has no dimensions");
+            return NULL;
+        }
         PyErr_Format(PyExc_RuntimeError, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
-                     (long long)(self->ndim ? self->sizes[0] : 1), (long long)m, (long long)k, (long long)vec->sizes[0]);
+                     (long long)self->sizes[0], (long long)m, (long long)k, (long long)vec->sizes[0]);
         return NULL;
     }
     if (!(self->dtype == mat->dtype && mat->dtype == vec->dtype)) {

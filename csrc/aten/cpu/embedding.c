@@ -215,6 +215,26 @@ PyObject *pct_cpu_embedding_renorm_(pct_call *c)
         PyErr_SetString(PyExc_RuntimeError, "embedding_renorm_: 'weight' must be 2-D");
         return NULL;
     }
+    /* torch visits the unique indices in ascending order, selecting each row (an IndexError past the
+     * end) and then taking its norm (an error for integral weights): which comes first depends on the
+     * smallest index */
+    const pct_tensor *raw = c->v[1].t;
+    if (!pct_dtype_is_floating(weight->dtype) && raw->numel > 0 && (raw->dtype == PCT_INT64 || raw->dtype == PCT_INT32)) {
+        pct_tensor *flat = pct_contiguous((pct_tensor *)raw);
+        if (!flat) return NULL;
+        int64_t lo = INT64_MAX;
+        for (int64_t i = 0; i < flat->numel; i++) {
+            int64_t v = raw->dtype == PCT_INT64 ? ((const int64_t *)pct_tensor_data(flat))[i]
+                                                : ((const int32_t *)pct_tensor_data(flat))[i];
+            if (v < lo) lo = v;
+        }
+        Py_DECREF(flat);
+        if (lo >= -weight->sizes[0] && lo < weight->sizes[0]) {
+            PyErr_Format(PyExc_RuntimeError, "norm(): input dtype should be either floating point or complex. "
+                         "Got %s instead.", pct_dtype_cpp_name[weight->dtype]);
+            return NULL;
+        }
+    }
     PCT_TRY(idx = checked_indices(c->v[1].t, weight->sizes[0], "embedding_renorm_"));
     int64_t k = idx->numel, D = weight->sizes[1], isz = pct_dtype_itemsize[weight->dtype];
     if (k > 0 && !pct_dtype_is_floating(weight->dtype)) { /* torch fails in the row norm, so only with rows */

@@ -1418,6 +1418,10 @@ static PyObject *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pc
         if (src) {
             int64_t srs[PCT_MAX_DIMS], srst[PCT_MAX_DIMS];
             int snd = geom(src, srs, srst);
+            /* torch reads src.size(d) for every dim of index before it compares the ranks */
+            if (src->ndim > 0 && src->ndim < ind)
+                PCT_FAIL(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
+                         -src->ndim, src->ndim - 1, src->ndim);
             if (snd != ind) PCT_FAIL(PyExc_RuntimeError, "Index tensor must have the same number of dimensions as src tensor");
             for (int d = 0; d < nd; d++)
                 if ((d != dim && is[d] > ss[d]) || is[d] > srs[d])
@@ -1585,9 +1589,12 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
     int nd = geom(self, ss, st);
     int dim = pct_wrap_dim(c->v[1].i, self->ndim);
     if (dim < 0) return NULL;
-    /* torch's index_copy_ refuses a self sharing memory with index or source before it validates them */
-    if (op == IX_COPY && source && c->inplace && (check_no_overlap(self, index) < 0 || check_no_overlap(self, source) < 0))
+    /* torch's index_copy_ refuses an expanded self, or one sharing memory with index or source, and index_copy an
+     * out= of another dtype, before it validates the arguments */
+    if (op == IX_COPY && source && c->inplace &&
+        (check_written(self, NULL) < 0 || check_no_overlap(self, index) < 0 || check_no_overlap(self, source) < 0))
         return NULL;
+    if (op == IX_COPY && source && !c->inplace && pct_out_check_dtype(c->out, self->dtype) < 0) return NULL;
     if (!source && index->dtype != PCT_INT64) PCT_FAIL(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
     if (index->ndim > 1 && !source) PCT_FAIL(PyExc_RuntimeError, "Index has to be a vector/scalar");
     if (index->ndim > 1)

@@ -521,12 +521,18 @@ PyObject *pct_cpu_repeat_interleave(pct_call *c)
     if (c->op_index == PCT_OP_repeat_interleave_int) {
         one_rep = c->v[1].i;
         if (one_rep < 0) PCT_FAIL(PyExc_RuntimeError, "Repeats must be non-negative");
+    }
+    if (!c->v[2].none && t->ndim == 0) { /* torch sizes a 0-d input along dim before it reads repeats */
+        if (pct_wrap_dim(c->v[2].i, 0) < 0) goto fail;
+        PCT_FAIL(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions", (long long)c->v[2].i);
+    }
+    if (c->op_index == PCT_OP_repeat_interleave_int) {
         reps = &one_rep;
         nrep = 1;
     } else {
         pct_tensor *rep = c->v[1].t;
         if (rep->ndim > 1) PCT_FAIL(PyExc_RuntimeError, "repeats must be 0-dim or 1-dim tensor");
-        if (!pct_dtype_is_integral(rep->dtype, false))
+        if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) /* torch's kernel has these two only */
             PCT_FAIL(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
         PCT_TRY(rv = int64_values(rep));
         reps = (const int64_t *)pct_tensor_data(rv);
@@ -543,7 +549,6 @@ PyObject *pct_cpu_repeat_interleave(pct_call *c)
         if (!input) goto fail;
         dim = 0;
     } else {
-        if (t->ndim == 0) PCT_FAIL(PyExc_IndexError, "Dimension specified as 0 but tensor has no dimensions");
         int d = pct_wrap_dim(c->v[2].i, t->ndim);
         if (d < 0) goto fail;
         dim = d;

@@ -194,6 +194,12 @@ PyObject *pct_cpu_lerp(pct_call *c)
                      pct_dtype_cpp_type_name[in[2]->dtype]);
         return NULL;
     }
+    if (!pct_dtype_is_floating(in[0]->dtype)) { /* before the weight's range check, as torch */
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+                     in[2]->flags & PCT_FLAG_WRAPPED_NUMBER ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
+                     pct_dtype_cpp_name[in[0]->dtype]);
+        return NULL;
+    }
     pct_pw_ctx ctx = {0};
     if (in[2]->flags & PCT_FLAG_WRAPPED_NUMBER && in[2]->numel == 1) {
         /* torch's lerp(Scalar weight) converts it to the compute type with its range check */

@@ -1973,9 +1973,9 @@ PyObject *pct_cpu_norm_str(pct_call *c)
                 }                                                                              \
             }                                                                                  \
             C sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])); \
-            if (lg) {                                                                          \
-                C sh = mx + RED_FN(E, log)(sum);                                               \
-                for (k = 0; k < len; k++) y[k] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(x[k]) - sh); \
+            if (lg) { /* (x - max) - log(sum), as torch: max + log(sum) would round away small terms */ \
+                C ls = RED_FN(E, log)(sum);                                                    \
+                for (k = 0; k < len; k++) y[k] = PCT_FROM_COMPUTE_##E((PCT_TO_COMPUTE_##E(x[k]) - mx) - ls); \
             } else if (RED_NARROW_##E) {                                                       \
                 C inv = 1 / sum;                                                               \
                 for (k = 0; k < len; k++)                                                      \
@@ -2006,10 +2006,10 @@ PyObject *pct_cpu_norm_str(pct_call *c)
                 for (int64_t j = 0; j < nb; j++)                                               \
                     sum[j] += RED_EXP(E, PCT_TO_COMPUTE_##E(x[r * inner + j]) - mx[j]);    \
             if (lg) {                                                                          \
-                for (int64_t j = 0; j < nb; j++) sum[j] = mx[j] + RED_FN(E, log)(sum[j]);      \
+                for (int64_t j = 0; j < nb; j++) sum[j] = RED_FN(E, log)(sum[j]);              \
                 for (int64_t r = 0; r < len; r++)                                              \
                     for (int64_t j = 0; j < nb; j++)                                           \
-                        y[r * inner + j] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(x[r * inner + j]) - sum[j]); \
+                        y[r * inner + j] = PCT_FROM_COMPUTE_##E((PCT_TO_COMPUTE_##E(x[r * inner + j]) - mx[j]) - sum[j]); \
             } else {                                                                           \
                 for (int64_t j = 0; j < nb; j++) sum[j] = 1 / sum[j];                          \
                 for (int64_t r = 0; r < len; r++)                                              \

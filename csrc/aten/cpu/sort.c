@@ -1197,7 +1197,6 @@ static PyObject *scan_cum(pct_call *c, int op)
                          pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[c->v[2].dtype]);
             return NULL;
         }
-        if (pct_check_written_overlap(self, 0, NULL) < 0) return NULL; /* an expanded self: torch refuses */
         rd = self->dtype;
     } else if (out) {
         rd = has_dtype ? c->v[2].dtype : out->dtype;
@@ -1209,6 +1208,7 @@ static PyObject *scan_cum(pct_call *c, int op)
         sort_not_implemented(kname, rd);
         return NULL;
     }
+    if (c->inplace && pct_check_written_overlap(self, 0, NULL) < 0) return NULL; /* an expanded self: torch refuses */
     pct_tensor *in = pct_to_dtype(self, rd, false), *res = NULL;
     if (!in) return NULL;
     int r = scan_run(in, dim, op, &res, NULL);
@@ -1651,6 +1651,9 @@ PyObject *pct_cpu_histc(pct_call *c)
         return NULL;
     }
     bool floating = pct_dtype_is_floating(self->dtype);
+    /* torch converts min and max to the input's type, range-checked */
+    if (floating && (pct_scalar_check_fits(&c->v[2].s, self->dtype) < 0 || pct_scalar_check_fits(&c->v[3].s, self->dtype) < 0))
+        return NULL;
     if (lo == hi && self->numel > 0) {
         /* torch takes the range from the data (aminmax; a NaN makes it NaN) */
         cont = pct_contiguous(self);
