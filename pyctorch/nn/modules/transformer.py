@@ -84,24 +84,48 @@ def _activation_code(activation):
     return 0
 
 
-class TransformerEncoderLayer(Module):
-    __constants__ = ["norm_first"]
+class _TransformerLayer(Module):
+    """What TransformerEncoderLayer and TransformerDecoderLayer share, registered in torch's order (so that
+    seeded initialization and state_dict keys match): the attention blocks (self_attn, and the decoder's
+    multihead_attn), the feed-forward block (linear1, dropout, linear2), then n norms and n dropouts; the
+    last dropout follows the feed-forward block."""
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        super().__init__()
+    def _build(self, n_blocks, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+               norm_first, bias, dtype):
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             dtype=dtype)
+        if n_blocks == 3:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
+                                                     bias=bias, dtype=dtype)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        for k in range(1, n_blocks + 1):
+            setattr(self, "norm%d" % k, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        for k in range(1, n_blocks + 1):
+            setattr(self, "dropout%d" % k, Dropout(dropout))
+        return _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return getattr(self, self._FF_DROPOUT)(x)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    __constants__ = ["norm_first"]
+    _FF_DROPOUT = "dropout2"  # a class attribute: modules pickled by torch load without it
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        activation = self._build(2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                                 norm_first, bias, dtype)
         self.activation_relu_or_gelu = _activation_code(activation)
         self.activation = activation
 
@@ -123,40 +147,16 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
 
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
-
-
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     __constants__ = ["norm_first"]
+    _FF_DROPOUT = "dropout3"
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
-                                            dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
-                                                 dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        if isinstance(activation, str):
-            self.activation = _get_activation_fn(activation)
-        else:
-            self.activation = activation
+        self.activation = self._build(3, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                      batch_first, norm_first, bias, dtype)
 
     def __setstate__(self, state):
         if "activation" not in state:
@@ -176,19 +176,10 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 is_causal=is_causal, need_weights=False)[0]
         return self.dropout2(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
 
 
 class TransformerEncoder(Module):
