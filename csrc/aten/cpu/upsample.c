@@ -269,6 +269,30 @@ fail:
     return -1;
 }
 
+/* The linear kernels of either direction in the compute dtype, without the GIL; -1 when out of memory. */
+static int up_linear_run(const up_op *op, const up_axis *ax, bool align, int64_t planes, int cd, bool backward,
+                         const void *src, void *dst)
+{
+    const up_axis *ah = op->nsp == 2 ? &ax[0] : NULL, *aw = &ax[op->nsp - 1];
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    if (cd == PCT_FLOAT64)
+        r = backward ? up_linear_bwd_FLOAT64(planes, ah, aw, align, src, dst) : up_linear_fwd_FLOAT64(planes, ah, aw, align, src, dst);
+    else
+        r = backward ? up_linear_bwd_FLOAT32(planes, ah, aw, align, src, dst) : up_linear_fwd_FLOAT32(planes, ah, aw, align, src, dst);
+    Py_END_ALLOW_THREADS
+    return r;
+}
+
+/* The nearest modes' source index of every output position, per spatial axis. */
+static int up_nearest_maps(pct_index_maps *m, const up_op *op, const up_axis *ax, int recipe, bool f64)
+{
+    int64_t in[2] = {ax[0].in, ax[op->nsp - 1].in}, out[2] = {ax[0].out, ax[op->nsp - 1].out};
+    if (pct_index_maps_alloc(m, op->nsp, in, out) < 0) return -1;
+    for (int d = 0; d < op->nsp; d++) up_nearest_map(m->map[d], &ax[d], op->mode, recipe, f64);
+    return 0;
+}
+
 static PyObject *up_forward(pct_call *c, const up_op *op)
 {
     pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL;
@@ -300,19 +324,12 @@ static PyObject *up_forward(pct_call *c, const up_op *op)
     PCT_TRY(xc = op->mode == UP_LINEAR ? pct_spatial_input(x) : pct_contiguous(x));
     int r;
     if (op->mode == UP_LINEAR) {
-        const up_axis *ah = op->nsp == 2 ? &ax[0] : NULL, *aw = &ax[op->nsp - 1];
-        Py_BEGIN_ALLOW_THREADS
-        if (cd == PCT_FLOAT64) r = up_linear_fwd_FLOAT64(planes, ah, aw, align, pct_tensor_data(xc), pct_tensor_data(out));
-        else r = up_linear_fwd_FLOAT32(planes, ah, aw, align, pct_tensor_data(xc), pct_tensor_data(out));
-        Py_END_ALLOW_THREADS
+        r = up_linear_run(op, ax, align, planes, cd, false, pct_tensor_data(xc), pct_tensor_data(out));
     } else {
-        int64_t isz[2] = {ax[0].in, ax[op->nsp - 1].in};
-        PCT_TRY_INT(pct_index_maps_alloc(&m, op->nsp, isz, osz));
         /* torch's 2-d forward takes its channels-last kernel for small outputs (oh + ow <= 128) or
            channels-last inputs with more than 3 channels: the other index recipe */
         bool idx = op->nsp == 2 && (osz[0] + osz[1] <= 128 || (pct_tensor_is_channels_last(x) && x->sizes[1] > 3));
-        for (int d = 0; d < op->nsp; d++)
-            up_nearest_map(m.map[d], &ax[d], op->mode, idx ? UP_RECIPE_IDX : UP_RECIPE_GENERIC, x->dtype == PCT_FLOAT64);
+        PCT_TRY_INT(up_nearest_maps(&m, op, ax, idx ? UP_RECIPE_IDX : UP_RECIPE_GENERIC, x->dtype == PCT_FLOAT64));
         uint64_t zero = 0;
         Py_BEGIN_ALLOW_THREADS
         r = pct_index_gather(&m, planes, pct_tensor_data(xc), pct_tensor_data(out), (int)pct_tensor_itemsize(x), &zero);
@@ -353,15 +370,9 @@ static PyObject *up_backward(pct_call *c, const up_op *op)
     PCT_TRY(gc = pct_spatial_input(g));
     int r;
     if (op->mode == UP_LINEAR) {
-        const up_axis *ah = op->nsp == 2 ? &ax[0] : NULL, *aw = &ax[op->nsp - 1];
-        Py_BEGIN_ALLOW_THREADS
-        if (cd == PCT_FLOAT64) r = up_linear_bwd_FLOAT64(planes, ah, aw, align, pct_tensor_data(gc), pct_tensor_data(gi));
-        else r = up_linear_bwd_FLOAT32(planes, ah, aw, align, pct_tensor_data(gc), pct_tensor_data(gi));
-        Py_END_ALLOW_THREADS
+        r = up_linear_run(op, ax, align, planes, cd, true, pct_tensor_data(gc), pct_tensor_data(gi));
     } else {
-        int64_t in[2] = {ax[0].in, ax[op->nsp - 1].in}, out[2] = {ax[0].out, ax[op->nsp - 1].out};
-        PCT_TRY_INT(pct_index_maps_alloc(&m, op->nsp, in, out));
-        for (int d = 0; d < op->nsp; d++) up_nearest_map(m.map[d], &ax[d], op->mode, UP_RECIPE_IDX, false);
+        PCT_TRY_INT(up_nearest_maps(&m, op, ax, UP_RECIPE_IDX, false));
         Py_BEGIN_ALLOW_THREADS
         r = pct_index_scatter_add(&m, planes, pct_tensor_data(gc), pct_tensor_data(gi), cd);
         Py_END_ALLOW_THREADS
