@@ -75,7 +75,7 @@
         if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == (int64_t)sizeof(T)) { \
             PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), PCT_TO_COMPUTE_##E(bp[k]), op[k]) \
         } else if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == 0) {        \
-            const C bs = PCT_TO_COMPUTE_##E(bp[0]);                                           \
+            const C bs = ctx->has_scalar_b ? (C)ctx->scalar_b : PCT_TO_COMPUTE_##E(bp[0]);    \
             PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), bs, op[k])  \
         } else if (so == (int64_t)sizeof(OT) && sa == 0 && sb == (int64_t)sizeof(T)) {        \
             const C as = PCT_TO_COMPUTE_##E(ap[0]);                                           \
@@ -196,6 +196,23 @@ int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor
     return 0;
 }
 
+/* torch multiplies and divides a float16/bfloat16 tensor by a 0-d `other` (a Python number, or a 0-d tensor
+ * of any dtype) in float with the value as it was before the cast to the tensor's dtype
+ * (BinaryOpsKernel's original_scalar_value): 1.7019 stays 1.7019, not the float16 1.7021, and 2**63 - 1
+ * does not overflow to inf. The loops read it from ctx where `other` is broadcast (stride 0). */
+static void scalar_other_in_opmath(int op_index, int ninputs, pct_tensor *const *inputs, int compute_dtype, pct_pw_ctx *ctx)
+{
+    const bool op = op_index == PCT_OP_mul || op_index == PCT_OP_multiply || op_index == PCT_OP_div ||
+                    op_index == PCT_OP_divide || op_index == PCT_OP_true_divide;
+    if (!op || ninputs != 2 || !pct_dtype_is_reduced_float(compute_dtype) || inputs[1]->ndim != 0 || inputs[0]->ndim == 0)
+        return;
+    if (inputs[1]->flags & PCT_FLAG_UINT64_NUMBER) /* a Python int in [2**63, 2**64): its value, not its int64 bits */
+        ctx->scalar_b = (double)*(const uint64_t *)pct_tensor_data(inputs[1]);
+    else
+        ctx->scalar_b = pct_load_as_double(pct_tensor_data(inputs[1]), inputs[1]->dtype);
+    ctx->has_scalar_b = 1;
+}
+
 PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx)
 {
     const pct_op *op = &pct_ops[op_index];
@@ -215,6 +232,7 @@ PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs
     if (c->out && !c->inplace && pct_pw_check_out_dtype(op_index, c->out, inputs[0]) < 0) return NULL;
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     if (pct_pw_check_dtype(op_index, it.compute_dtype, op->sig.name) < 0) { pct_iter_release(&it); return NULL; }
+    scalar_other_in_opmath(op_index, ninputs, inputs, it.compute_dtype, ctx);
     pct_loop_fn loop = op->kind == PCT_KIND_UNARY ? pct_vec_loop(op_index, it.compute_dtype) : NULL;
     it.stream_output = true; /* the table's loops only write their output */
     pct_iter_run(&it, loop ? loop : loop_table[op_index][it.compute_dtype], ctx);

@@ -15,6 +15,8 @@ typedef struct pct_pw_ctx {
     int64_t p1_i, p2_i;   /* ... as integers, where a loop needs them exact (int64 clamp bounds) */
     int has_p1, has_p2;
     int error;            /* set by a loop on a data-dependent error (see PCT_PW_ERR_*) */
+    int has_scalar_b;     /* mul/div of float16/bfloat16 by a 0-d `other`: its value before the cast to the */
+    double scalar_b;      /* ... tensor's dtype, used in float as torch's original_scalar_value */
 } pct_pw_ctx;
 
 enum { PCT_PW_ERR_ZERO_DIVISION = 1 };
