@@ -50,8 +50,6 @@ static void set_version(pct_tensor *t, long v) { atomic_store(&t->version->value
 int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal);
 
 /* Hands back a freshly made result (version 0), or, for an out= call, copies it into out
- * (resized, same dtype required) and returns out. Steals res; NULL res passes through. */
-/* Hands back a freshly made result (version 0), or, for an out= call, copies it into out
  * (resized, same dtype required) and returns out. Steals res; NULL res passes through.
  * `check`: out may not overlap itself nor any tensor argument (the _unchecked form is for ops
  * torch lets write anywhere, Note [out= arguments]). */
@@ -95,6 +93,20 @@ PyObject *pct_index_to_out(pct_call *c, pct_tensor *res);
 PyObject *pct_index_to_out(pct_call *c, pct_tensor *res) { return to_out(c, res, true); }
 PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res);
 PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res) { return to_out(c, res, false); }
+
+/* The result of an op that wrote `target` (self for an in-place call, else a new tensor): steals target.
+ * In place: bumps self's version (v0 = its version before the write) and returns it; otherwise returns
+ * the new tensor through the out= handling (`via_out`) or as it is, with version 0. */
+static PyObject *ix_done(pct_call *c, pct_tensor *target, long v0, bool via_out)
+{
+    if (c->inplace) {
+        set_version(target, v0 + 1);
+        return (PyObject *)target;
+    }
+    if (via_out) return pct_index_to_out(c, target);
+    set_version(target, 0);
+    return (PyObject *)target;
+}
 
 /* The geometry of t with a 0-d tensor seen as 1-d of size 1 (as torch's gather/scatter do). */
 static int geom(const pct_tensor *t, int64_t *sizes, int64_t *strides)
@@ -629,6 +641,30 @@ static int masked_fill_run(pct_tensor *dst, pct_tensor *mask, const pct_scalar *
     return 0;
 }
 
+/* masked_fill and masked_scatter: `run` writes dst where mask (broadcast) is set, from arg. In place it
+ * writes self (after the written-to checks, warning as `warn_op`); otherwise a copy of self broadcast
+ * with mask, returned through the out= handling. */
+typedef int (*masked_write_fn)(pct_tensor *dst, pct_tensor *mask, const void *arg);
+static PyObject *masked_apply(pct_call *c, pct_tensor *self, pct_tensor *mask, const char *warn_op, masked_write_fn run,
+                              const void *arg)
+{
+    if (c->inplace) {
+        long v = version_of(self);
+        if (check_written(self, warn_op) < 0 || run(self, mask, arg) < 0) return NULL;
+        Py_INCREF(self);
+        return ix_done(c, self, v, false);
+    }
+    int nd;
+    int64_t shape[PCT_MAX_DIMS];
+    if (pct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &nd, shape) < 0) return NULL;
+    pct_tensor *r = pct_tensor_empty(nd, shape, self->dtype, PCT_CPU, -1);
+    if (!r) return NULL;
+    if (pct_copy_(r, self) < 0 || run(r, mask, arg) < 0) { Py_DECREF(r); return NULL; }
+    return pct_index_to_out(c, r);
+}
+
+static int mf_apply(pct_tensor *dst, pct_tensor *mask, const void *s) { return masked_fill_run(dst, mask, s); }
+
 PyObject *pct_cpu_masked_fill(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *value = c->v[2].t;
@@ -644,20 +680,7 @@ PyObject *pct_cpu_masked_fill(pct_call *c)
     pct_scalar s;
     pct_tensor_item_scalar(value, &s);
     if (pct_scalar_check_fits(&s, self->dtype) < 0) return NULL;
-    if (c->inplace) {
-        long v = version_of(self);
-        if (check_written(self, "masked_fill_") < 0 || masked_fill_run(self, mask, &s) < 0) return NULL;
-        set_version(self, v + 1);
-        Py_INCREF(self);
-        return (PyObject *)self;
-    }
-    int nd;
-    int64_t shape[PCT_MAX_DIMS];
-    if (pct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &nd, shape) < 0) return NULL;
-    pct_tensor *r = pct_tensor_empty(nd, shape, self->dtype, PCT_CPU, -1);
-    if (!r) return NULL;
-    if (pct_copy_(r, self) < 0 || masked_fill_run(r, mask, &s) < 0) { Py_DECREF(r); return NULL; }
-    return pct_index_to_out(c, r);
+    return masked_apply(c, self, mask, "masked_fill_", mf_apply, &s);
 }
 
 /* Broadcast views of a and b (new references) to their common shape. */
@@ -835,6 +858,11 @@ fail:
     return rc;
 }
 
+static int ms_apply(pct_tensor *dst, pct_tensor *mask, const void *source)
+{
+    return masked_scatter_into(dst, mask, (pct_tensor *)source);
+}
+
 PyObject *pct_cpu_masked_scatter(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *source = c->v[2].t;
@@ -847,20 +875,7 @@ PyObject *pct_cpu_masked_scatter(pct_call *c)
                      pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
         return NULL;
     }
-    if (c->inplace) {
-        long v = version_of(self);
-        if (check_written(self, NULL) < 0 || masked_scatter_into(self, mask, source) < 0) return NULL;
-        set_version(self, v + 1);
-        Py_INCREF(self);
-        return (PyObject *)self;
-    }
-    int nd;
-    int64_t shape[PCT_MAX_DIMS];
-    if (pct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &nd, shape) < 0) return NULL;
-    pct_tensor *r = pct_tensor_empty(nd, shape, self->dtype, PCT_CPU, -1);
-    if (!r) return NULL;
-    if (pct_copy_(r, self) < 0 || masked_scatter_into(r, mask, source) < 0) { Py_DECREF(r); return NULL; }
-    return pct_index_to_out(c, r);
+    return masked_apply(c, self, mask, NULL, ms_apply, source);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1248,9 +1263,7 @@ PyObject *pct_cpu_index_put(pct_call *c)
             return NULL;
         }
     }
-    if (c->inplace) set_version(target, v + 1);
-    else set_version(target, 0);
-    return (PyObject *)target;
+    return ix_done(c, target, v, false);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1499,11 +1512,7 @@ static PyObject *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pc
     Py_XDECREF(ident);
     Py_XDECREF(cnt);
     Py_XDECREF(srcu);
-    if (c->inplace) {
-        set_version(target, v0 + 1);
-        return (PyObject *)target;
-    }
-    return pct_index_to_out(c, target);
+    return ix_done(c, target, v0, true);
 fail:
     Py_XDECREF(idx);
     Py_XDECREF(target);
@@ -1685,11 +1694,7 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
     }
     Py_DECREF(idx);
     Py_XDECREF(srcu);
-    if (c->inplace) {
-        set_version(target, v0 + 1);
-        return (PyObject *)target;
-    }
-    return pct_index_to_out(c, target);
+    return ix_done(c, target, v0, true);
 fail:
     Py_XDECREF(idx);
     Py_XDECREF(target);
@@ -1819,9 +1824,7 @@ PyObject *pct_cpu_put(pct_call *c)
     }
     Py_DECREF(L);
     Py_DECREF(src);
-    if (c->inplace) set_version(target, v0 + 1);
-    else set_version(target, 0);
-    return (PyObject *)target;
+    return ix_done(c, target, v0, false);
 fail:
     Py_XDECREF(L);
     Py_XDECREF(src);

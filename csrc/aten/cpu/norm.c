@@ -381,6 +381,62 @@ static void stat_shape(const pct_tensor *in, int n, int64_t *shape)
     for (int i = 0; i < in->ndim; i++) shape[i] = i < in->ndim - n ? in->sizes[i] : 1;
 }
 
+/* Mean and 1/sqrt(var + eps) of one row of n values (the mean taken as 0 for RMS norm). torch rounds both
+   to the compute type before using them. */
+static inline void row_stats(const pct_norm_rows *rows, const char *xr, int64_t n, double eps, int cdt, bool rms,
+                             double *mu_out, double *rs_out)
+{
+    double mu = rms || n == 0 ? 0.0 : rows->sum(xr, n) / (double)n;
+    double var = rows->sqdev(xr, n, mu) / (double)n;
+    double rs = 1.0 / sqrt(var + eps);
+    if (cdt == PCT_FLOAT32) {
+        rs = (float)rs;
+        mu = (float)mu;
+    }
+    *mu_out = mu;
+    *rs_out = rs;
+}
+
+/* The end of a layer/RMS/group norm forward; steals every reference. Drops the working copies x, wc, bc;
+   on success (sdt >= 0) converts the statistics to sdt and returns (out, mean, rstd), or (out, rstd) when
+   !with_mean; on failure (sdt < 0, an exception set) drops everything and returns NULL. */
+static PyObject *forward_finish(pct_tensor *x, pct_tensor *wc, pct_tensor *bc, pct_tensor *out, pct_tensor *mean,
+                                pct_tensor *rstd, int sdt, bool with_mean)
+{
+    Py_XDECREF(x);
+    Py_XDECREF(wc);
+    Py_XDECREF(bc);
+    if (sdt >= 0 && convert_owned(&mean, sdt) == 0 && convert_owned(&rstd, sdt) == 0) {
+        if (!with_mean) return pct_norm_tuple_steal(2, (pct_tensor *[]){out, rstd});
+        return pct_norm_tuple_steal(3, (pct_tensor *[]){out, mean, rstd});
+    }
+    Py_XDECREF(out);
+    Py_XDECREF(mean);
+    Py_XDECREF(rstd);
+    return NULL;
+}
+
+/* The end of a layer/RMS/group norm backward; steals every reference. Drops the inputs' working copies;
+   on success returns (grad_input, grad_weight, grad_bias), or (grad_input, grad_weight) when !with_bias;
+   on failure (an exception set) drops the gradients too and returns NULL. */
+static PyObject *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mean, pct_tensor *rstd, pct_tensor *wc,
+                                 pct_tensor *gi, pct_tensor *gw, pct_tensor *gb, bool ok, bool with_bias)
+{
+    Py_XDECREF(g);
+    Py_XDECREF(x);
+    Py_XDECREF(mean);
+    Py_XDECREF(rstd);
+    Py_XDECREF(wc);
+    if (ok) {
+        if (!with_bias) return pct_norm_tuple_steal(2, (pct_tensor *[]){gi, gw});
+        return pct_norm_tuple_steal(3, (pct_tensor *[]){gi, gw, gb});
+    }
+    Py_XDECREF(gi);
+    Py_XDECREF(gw);
+    Py_XDECREF(gb);
+    return NULL;
+}
+
 static PyObject *row_norm_forward(pct_call *c, bool rms)
 {
     const char *what = rms ? "rms_norm" : "layer_norm";
@@ -418,35 +474,17 @@ static PyObject *row_norm_forward(pct_call *c, bool rms)
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t i = 0; i < M; i++) {
             const char *xr = xd + i * D * isz;
-            double mu = rms || D == 0 ? 0.0 : rows->sum(xr, D) / (double)D;
-            double var = rows->sqdev(xr, D, mu) / (double)D;
-            double rs = 1.0 / sqrt(var + eps);
-            /* torch rounds rstd to the compute type before using it */
-            if (cdt == PCT_FLOAT32) {
-                rs = (float)rs;
-                mu = (float)mu;
-            }
+            double mu, rs;
+            row_stats(rows, xr, D, eps, cdt, rms, &mu, &rs);
             if (D > 0) affine(xr, yd + i * D * isz, D, rs, -rs * mu, wd, bd);
             if (md) pct_store_double(md + i * ssz, cdt, mu);
             pct_store_double(rd + i * ssz, cdt, rs);
         }
         Py_END_ALLOW_THREADS
     }
-    Py_CLEAR(x);
-    Py_CLEAR(wc);
-    Py_CLEAR(bc);
-    PCT_TRY_INT(convert_owned(&mean, sdt));
-    PCT_TRY_INT(convert_owned(&rstd, sdt));
-    if (rms) return pct_norm_tuple_steal(2, (pct_tensor *[]){out, rstd});
-    return pct_norm_tuple_steal(3, (pct_tensor *[]){out, mean, rstd});
+    return forward_finish(x, wc, bc, out, mean, rstd, sdt, !rms);
 fail:
-    Py_XDECREF(x);
-    Py_XDECREF(wc);
-    Py_XDECREF(bc);
-    Py_XDECREF(out);
-    Py_XDECREF(mean);
-    Py_XDECREF(rstd);
-    return NULL;
+    return forward_finish(x, wc, bc, out, mean, rstd, -1, !rms);
 }
 
 PyObject *pct_cpu_native_layer_norm(pct_call *c) { return row_norm_forward(c, false); }
@@ -569,23 +607,9 @@ static PyObject *row_norm_backward(pct_call *c, bool rms)
     if (M * D > 0 || want_w || want_b)
         PCT_TRY_INT(row_norm_backward_run(g, x, mean, rstd, wc, gi, want_w, want_b, M, D, ns->n, ns->list,
                                           w ? w->dtype : in->dtype, &gw, want_b ? &gb : NULL));
-    Py_DECREF(g);
-    Py_DECREF(x);
-    Py_XDECREF(mean);
-    Py_DECREF(rstd);
-    Py_XDECREF(wc);
-    if (rms) return pct_norm_tuple_steal(2, (pct_tensor *[]){gi, gw});
-    return pct_norm_tuple_steal(3, (pct_tensor *[]){gi, gw, gb});
+    return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, true, !rms);
 fail:
-    Py_XDECREF(g);
-    Py_XDECREF(x);
-    Py_XDECREF(mean);
-    Py_XDECREF(rstd);
-    Py_XDECREF(wc);
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(gb);
-    return NULL;
+    return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, false, !rms);
 }
 
 PyObject *pct_cpu_native_layer_norm_backward(pct_call *c) { return row_norm_backward(c, false); }
@@ -655,12 +679,8 @@ PyObject *pct_cpu_native_group_norm(pct_call *c)
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t ng = 0; ng < units; ng++) {
             const char *xr = xd + ng * K * isz;
-            double mu = K ? rows->sum(xr, K) / (double)K : 0.0;
-            double rs = 1.0 / sqrt(rows->sqdev(xr, K, mu) / (double)K + eps);
-            if (cdt == PCT_FLOAT32) {
-                rs = (float)rs;
-                mu = (float)mu;
-            }
+            double mu, rs;
+            row_stats(rows, xr, K, eps, cdt, false, &mu, &rs);
             pct_store_double(md + ng * ssz, cdt, mu);
             pct_store_double(rd + ng * ssz, cdt, rs);
             for (int64_t k = 0; k < cg; k++) {
@@ -671,20 +691,9 @@ PyObject *pct_cpu_native_group_norm(pct_call *c)
         }
         Py_END_ALLOW_THREADS
     }
-    Py_CLEAR(x);
-    Py_CLEAR(wc);
-    Py_CLEAR(bc);
-    PCT_TRY_INT(convert_owned(&mean, sdt));
-    PCT_TRY_INT(convert_owned(&rstd, sdt));
-    return pct_norm_tuple_steal(3, (pct_tensor *[]){out, mean, rstd});
+    return forward_finish(x, wc, bc, out, mean, rstd, sdt, true);
 fail:
-    Py_XDECREF(x);
-    Py_XDECREF(wc);
-    Py_XDECREF(bc);
-    Py_XDECREF(out);
-    Py_XDECREF(mean);
-    Py_XDECREF(rstd);
-    return NULL;
+    return forward_finish(x, wc, bc, out, mean, rstd, -1, true);
 }
 
 PyObject *pct_cpu_native_group_norm_backward(pct_call *c)
@@ -758,21 +767,8 @@ PyObject *pct_cpu_native_group_norm_backward(pct_call *c)
     sums = NULL;
     PCT_TRY_INT(convert_owned(&gw, pdt));
     PCT_TRY_INT(convert_owned(&gb, pdt));
-    Py_DECREF(g);
-    Py_DECREF(x);
-    Py_DECREF(mean);
-    Py_DECREF(rstd);
-    Py_XDECREF(wc);
-    return pct_norm_tuple_steal(3, (pct_tensor *[]){gi, gw, gb});
+    return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, true, true);
 fail:
     free(sums);
-    Py_XDECREF(g);
-    Py_XDECREF(x);
-    Py_XDECREF(mean);
-    Py_XDECREF(rstd);
-    Py_XDECREF(wc);
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(gb);
-    return NULL;
+    return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, false, true);
 }

@@ -136,30 +136,23 @@ typedef struct opt_work { int32_t t; int64_t lo, hi; } opt_work;
 #define OPT_ID(x) (x)
 
 /* ---- portable loops, every floating dtype ---- */
-#define OPT_SCALAR_LOOPS(E, N, T, C, S)                                                        \
-    static void adam_chunk_##N(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi) \
+/* One chunk function: the pointer declarations (...), the optimizer's SCALARS, then ELEM on lo..hi. */
+#define OPT_CHUNK(NAME, SCALARS, ELEM, C, LD, ST, R, ...)                                      \
+    static void NAME(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)          \
     {                                                                                          \
-        T *pp = (T *)t->p, *gp = (T *)t->g, *mp = (T *)t->s1, *vp = (T *)t->s2, *xp = (T *)t->s3; \
-        ADAM_SCALARS(C, OPT_ROUND_##E)                                                         \
-        (void)xp;                                                                              \
+        __VA_ARGS__;                                                                           \
+        SCALARS(C, R)                                                                          \
         for (int64_t i = lo; i < hi; i++)                                                      \
-            ADAM_ELEM(i, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, OPT_ROUND_##E);          \
-    }                                                                                          \
-    static void sgd_chunk_##N(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi) \
-    {                                                                                          \
-        T *pp = (T *)t->p, *gp = (T *)t->g, *bp = (T *)t->s1;                                  \
-        SGD_SCALARS(C, OPT_ROUND_##E)                                                          \
-        (void)bp;                                                                              \
-        for (int64_t i = lo; i < hi; i++)                                                      \
-            SGD_ELEM(i, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, OPT_ROUND_##E);           \
-    }                                                                                          \
-    static void adagrad_chunk_##N(const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi) \
-    {                                                                                          \
-        T *pp = (T *)t->p, *gp = (T *)t->g, *sp = (T *)t->s1;                                  \
-        ADAGRAD_SCALARS(C, OPT_ROUND_##E)                                                      \
-        for (int64_t i = lo; i < hi; i++)                                                      \
-            ADAGRAD_ELEM(i, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, OPT_ROUND_##E);       \
+            ELEM(i, C, LD, ST, R);                                                             \
     }
+#define OPT_SCALAR_LOOPS(E, N, T, C, S)                                                        \
+    OPT_CHUNK(adam_chunk_##N, ADAM_SCALARS, ADAM_ELEM, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, \
+              OPT_ROUND_##E, T *pp = (T *)t->p, *gp = (T *)t->g, *mp = (T *)t->s1, *vp = (T *)t->s2, \
+              *xp = (T *)t->s3)                                                                \
+    OPT_CHUNK(sgd_chunk_##N, SGD_SCALARS, SGD_ELEM, C, PCT_TO_COMPUTE_##E, PCT_FROM_COMPUTE_##E, \
+              OPT_ROUND_##E, T *pp = (T *)t->p, *gp = (T *)t->g, *bp = (T *)t->s1)             \
+    OPT_CHUNK(adagrad_chunk_##N, ADAGRAD_SCALARS, ADAGRAD_ELEM, C, PCT_TO_COMPUTE_##E,         \
+              PCT_FROM_COMPUTE_##E, OPT_ROUND_##E, T *pp = (T *)t->p, *gp = (T *)t->g, *sp = (T *)t->s1)
 #define OPT_ROUND_FLOAT16(x) pct_half_to_float(pct_float_to_half(x))
 #define OPT_ROUND_BFLOAT16(x) pct_bf16_to_float(pct_float_to_bf16(x))
 #define OPT_ROUND_FLOAT32(x) (x)
@@ -170,6 +163,13 @@ PCT_FORALL_FLOAT_DTYPES(OPT_SCALAR_LOOPS)
 /* ---- AVX2 + FMA loops for float32 / float64 (the same operations, 8 or 4 lanes) ----
  * VT: vector type, X: intrinsic suffix (ps/pd), W: lanes. The scalar tail uses ADAM_ELEM,
  * whose fma/fmaf compile to the same vfmadd instruction in this target. */
+/* The vector form of OPT_LOAD_GRAD_PARAM (vscale = the grad scale, sign = -0.0 in every lane). */
+#define OPT_V_LOAD_GRAD_PARAM(VT, X)                                                           \
+    VT g = _mm256_loadu_##X(gp + i);                                                           \
+    if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }            \
+    if (maximize) g = _mm256_xor_##X(g, sign);                                                 \
+    VT p = _mm256_loadu_##X(pp + i)
+
 #define OPT_AVX2_LOOPS(N, T, VT, X, W)                                                         \
     __attribute__((target("avx2,fma"))) static void adam_chunk_##N##_avx2(                     \
         const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)                       \
@@ -182,10 +182,7 @@ PCT_FORALL_FLOAT_DTYPES(OPT_SCALAR_LOOPS)
                  vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0);             \
         int64_t i = lo;                                                                        \
         for (; i + W <= hi; i += W) {                                                          \
-            VT g = _mm256_loadu_##X(gp + i);                                                   \
-            if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }    \
-            if (maximize) g = _mm256_xor_##X(g, sign);                                         \
-            VT p = _mm256_loadu_##X(pp + i);                                                   \
+            OPT_V_LOAD_GRAD_PARAM(VT, X);                                                      \
             if (wd_on) {                                                                       \
                 if (decoupled) p = _mm256_mul_##X(p, vdecay);                                  \
                 else g = _mm256_fmadd_##X(p, vwd, g);                                          \
@@ -216,10 +213,7 @@ PCT_FORALL_FLOAT_DTYPES(OPT_SCALAR_LOOPS)
                  vnlr = _mm256_set1_##X(nlr), vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0); \
         int64_t i = lo;                                                                        \
         for (; i + W <= hi; i += W) {                                                          \
-            VT g = _mm256_loadu_##X(gp + i);                                                   \
-            if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }    \
-            if (maximize) g = _mm256_xor_##X(g, sign);                                         \
-            VT p = _mm256_loadu_##X(pp + i);                                                   \
+            OPT_V_LOAD_GRAD_PARAM(VT, X);                                                      \
             if (wd_on) g = _mm256_fmadd_##X(p, vwd, g);                                        \
             if (has_buf) {                                                                     \
                 VT b = first ? g : _mm256_fmadd_##X(g, vdamp, _mm256_mul_##X(_mm256_loadu_##X(bp + i), vmom)); \
@@ -239,10 +233,7 @@ PCT_FORALL_FLOAT_DTYPES(OPT_SCALAR_LOOPS)
                  vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0);             \
         int64_t i = lo;                                                                        \
         for (; i + W <= hi; i += W) {                                                          \
-            VT g = _mm256_loadu_##X(gp + i);                                                   \
-            if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }    \
-            if (maximize) g = _mm256_xor_##X(g, sign);                                         \
-            VT p = _mm256_loadu_##X(pp + i);                                                   \
+            OPT_V_LOAD_GRAD_PARAM(VT, X);                                                      \
             if (wd_on) g = _mm256_fmadd_##X(p, vwd, g);                                        \
             VT s = _mm256_fmadd_##X(g, g, _mm256_loadu_##X(sp + i));                           \
             _mm256_storeu_##X(sp + i, s);                                                      \

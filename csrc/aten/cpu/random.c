@@ -760,17 +760,23 @@ static PyObject *factory_finish(pct_call *c, pct_tensor *t, int rc)
 
 /* ---- in-place ops ---- */
 
-PyObject *pct_cpu_uniform_(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    return ret_self(c, do_uniform(c->v[0].t, pct_arg(c, "from")->d, pct_arg(c, "to")->d, gen_arg(c)));
-}
-
-PyObject *pct_cpu_normal_(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    return ret_self(c, do_normal(c->v[0].t, pct_arg(c, "mean")->d, pct_arg(c, "std")->d, gen_arg(c)));
-}
+/* The in-place distributions with one or two float parameters, read by name: validate the generator,
+   fill self, return self. */
+#define RNG_INPLACE_OP(NAME, ...)                                       \
+    PyObject *pct_cpu_##NAME(pct_call *c)                               \
+    {                                                                   \
+        if (check_gen(c) < 0) return NULL;                              \
+        return ret_self(c, __VA_ARGS__);                                \
+    }
+#define RNG_ARG(name) pct_arg(c, name)->d
+RNG_INPLACE_OP(uniform_, do_uniform(c->v[0].t, RNG_ARG("from"), RNG_ARG("to"), gen_arg(c)))
+RNG_INPLACE_OP(normal_, do_normal(c->v[0].t, RNG_ARG("mean"), RNG_ARG("std"), gen_arg(c)))
+RNG_INPLACE_OP(cauchy_, do_cauchy(c->v[0].t, RNG_ARG("median"), RNG_ARG("sigma"), gen_arg(c)))
+RNG_INPLACE_OP(log_normal_, do_log_normal(c->v[0].t, RNG_ARG("mean"), RNG_ARG("std"), gen_arg(c)))
+RNG_INPLACE_OP(exponential_, do_exponential(c->v[0].t, RNG_ARG("lambd"), gen_arg(c)))
+RNG_INPLACE_OP(geometric_, do_geometric(c->v[0].t, RNG_ARG("p"), gen_arg(c)))
+#undef RNG_ARG
+#undef RNG_INPLACE_OP
 
 PyObject *pct_cpu_random_(pct_call *c)
 {
@@ -796,47 +802,22 @@ PyObject *pct_cpu_bernoulli_(pct_call *c)
     return ret_self(c, do_bernoulli_scalar(c->v[0].t, p->d, gen_arg(c)));
 }
 
-PyObject *pct_cpu_exponential_(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    return ret_self(c, do_exponential(c->v[0].t, pct_arg(c, "lambd")->d, gen_arg(c)));
-}
-
-PyObject *pct_cpu_cauchy_(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    return ret_self(c, do_cauchy(c->v[0].t, pct_arg(c, "median")->d, pct_arg(c, "sigma")->d, gen_arg(c)));
-}
-
-PyObject *pct_cpu_log_normal_(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    return ret_self(c, do_log_normal(c->v[0].t, pct_arg(c, "mean")->d, pct_arg(c, "std")->d, gen_arg(c)));
-}
-
-PyObject *pct_cpu_geometric_(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    return ret_self(c, do_geometric(c->v[0].t, pct_arg(c, "p")->d, gen_arg(c)));
-}
-
 /* ---- factories ---- */
 
-PyObject *pct_cpu_rand(pct_call *c)
+/* rand, randn, rand_like, randn_like: a new tensor (sized by the size list, or like input) filled from
+   U[0, 1) or N(0, 1). */
+static PyObject *standard_factory(pct_call *c, int like, int normal)
 {
     if (check_gen(c) < 0) return NULL;
-    pct_tensor *t = factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
+    pct_tensor *t = like ? pct_like_new(c, c->v[0].t) : factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
     if (!t) return NULL;
-    return factory_finish(c, t, do_uniform(t, 0.0, 1.0, gen_arg(c)));
+    return factory_finish(c, t, normal ? do_normal(t, 0.0, 1.0, gen_arg(c)) : do_uniform(t, 0.0, 1.0, gen_arg(c)));
 }
 
-PyObject *pct_cpu_randn(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    pct_tensor *t = factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
-    if (!t) return NULL;
-    return factory_finish(c, t, do_normal(t, 0.0, 1.0, gen_arg(c)));
-}
+PyObject *pct_cpu_rand(pct_call *c) { return standard_factory(c, 0, 0); }
+PyObject *pct_cpu_randn(pct_call *c) { return standard_factory(c, 0, 1); }
+PyObject *pct_cpu_rand_like(pct_call *c) { return standard_factory(c, 1, 0); }
+PyObject *pct_cpu_randn_like(pct_call *c) { return standard_factory(c, 1, 1); }
 
 PyObject *pct_cpu_randint(pct_call *c)
 {
@@ -854,22 +835,6 @@ PyObject *pct_cpu_randint(pct_call *c)
     pct_tensor *t = factory_new(c, size->n, size->list, c->out ? c->out->dtype : PCT_INT64);
     if (!t) return NULL;
     return factory_finish(c, t, do_random_from_to(t, low, high, gen_arg(c)));
-}
-
-PyObject *pct_cpu_rand_like(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    pct_tensor *t = pct_like_new(c, c->v[0].t);
-    if (!t) return NULL;
-    return factory_finish(c, t, do_uniform(t, 0.0, 1.0, gen_arg(c)));
-}
-
-PyObject *pct_cpu_randn_like(pct_call *c)
-{
-    if (check_gen(c) < 0) return NULL;
-    pct_tensor *t = pct_like_new(c, c->v[0].t);
-    if (!t) return NULL;
-    return factory_finish(c, t, do_normal(t, 0.0, 1.0, gen_arg(c)));
 }
 
 PyObject *pct_cpu_randint_like(pct_call *c)

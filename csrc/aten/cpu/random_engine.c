@@ -1115,37 +1115,26 @@ int pct_rng_bernoulli_scalar(pct_cpu_generator *g, void *out, int dtype,
     return 0;
 }
 
-int pct_rng_bernoulli_tensor(pct_cpu_generator *g, void *out, int dtype,
-                             const double *p, int64_t n)
-{
-    int64_t i;
-    if (!rng_check_buf(g, out, n) || pct_rng_dtype_size(dtype) == 0)
-        return -1;
-    if (n > 0 && p == NULL)
-        return -1;
-    for (i = 0; i < n; i++)
-        if (!(p[i] >= 0.0 && p[i] <= 1.0))
-            return -1;
-    for (i = 0; i < n; i++)
-        rng_store_i64(out, dtype, i, rng_u53(g) < p[i] ? 1 : 0);
-    return 0;
-}
-
-int pct_rng_bernoulli_tensor_f32(pct_cpu_generator *g, void *out, int dtype,
-                                 const float *p, int64_t n)
-{
-    int64_t i;
-    if (!rng_check_buf(g, out, n) || pct_rng_dtype_size(dtype) == 0)
-        return -1;
-    if (n > 0 && p == NULL)
-        return -1;
-    for (i = 0; i < n; i++)
-        if (!(p[i] >= 0.0f && p[i] <= 1.0f))
-            return -1;
-    for (i = 0; i < n; i++)
-        rng_store_i64(out, dtype, i, rng_u24(g) < p[i] ? 1 : 0);
-    return 0;
-}
+/* bernoulli with a probability per element: float64 probabilities draw a 53-bit uniform, float32 ones a
+   24-bit uniform (as torch does), so the two keep separate samplers but share the code. */
+#define RNG_BERNOULLI_TENSOR(NAME, T, UNIFORM)                                      \
+    int NAME(pct_cpu_generator *g, void *out, int dtype, const T *p, int64_t n)     \
+    {                                                                               \
+        int64_t i;                                                                  \
+        if (!rng_check_buf(g, out, n) || pct_rng_dtype_size(dtype) == 0)           \
+            return -1;                                                              \
+        if (n > 0 && p == NULL)                                                     \
+            return -1;                                                              \
+        for (i = 0; i < n; i++)                                                     \
+            if (!(p[i] >= (T)0 && p[i] <= (T)1))                                    \
+                return -1;                                                          \
+        for (i = 0; i < n; i++)                                                     \
+            rng_store_i64(out, dtype, i, UNIFORM(g) < p[i] ? 1 : 0);                \
+        return 0;                                                                   \
+    }
+RNG_BERNOULLI_TENSOR(pct_rng_bernoulli_tensor, double, rng_u53)
+RNG_BERNOULLI_TENSOR(pct_rng_bernoulli_tensor_f32, float, rng_u24)
+#undef RNG_BERNOULLI_TENSOR
 
 int pct_rng_cauchy(pct_cpu_generator *g, void *out, int dtype, int64_t n,
                    double median, double sigma)
