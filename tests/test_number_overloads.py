@@ -24,6 +24,10 @@ CASES = {
     "rsub 0-d other, positional alpha": lambda m: m.rsub(m.tensor([1.0, 2.0, 3.0]), m.tensor(2.0), 3),
     "rsub number, positional alpha": lambda m: m.rsub(m.tensor([1.0, 2.0, 3.0]), 2, 3),
     "rsub tensor, keyword alpha": lambda m: m.rsub(m.tensor([1.0, 2.0, 3.0]), m.tensor([2.0]), alpha=3),
+    "rsub 0-d other requiring grad, positional alpha":
+        lambda m: m.rsub(m.ones(2), m.tensor(2.0, requires_grad=True), 3),
+    "where self= 0-d requiring grad":
+        lambda m: m.where(m.tensor([True, False]), self=m.tensor(2.0, requires_grad=True), other=m.ones(2)),
     "rsub 1-d other, positional alpha": lambda m: m.rsub(m.tensor([1.0, 2.0, 3.0]), m.tensor([1.0, 2.0, 3.0]), 3),
     "rsub int number float alpha": lambda m: m.rsub(m.tensor([1, 2]), 2, 0.5),
     "bucketize number": lambda m: m.bucketize(2.5, m.tensor([1.0, 2.0, 3.0])),

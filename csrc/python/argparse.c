@@ -332,7 +332,8 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
     switch (p->type) {
     case PCT_ARG_TENSOR: {
         if (PCT_TENSOR_CHECK(o)) {
-            if (p->scalar_only && ((pct_tensor *)o)->ndim != 0) return -1;
+            /* torch's Scalar takes a 0-d tensor only when it does not require grad */
+            if (p->scalar_only && (((pct_tensor *)o)->ndim != 0 || pct_tensor_requires_grad((pct_tensor *)o))) return -1;
             v->t = (pct_tensor *)o;
             return 0;
         }

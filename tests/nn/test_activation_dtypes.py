@@ -56,6 +56,7 @@ HARDTANH_CASES = {
     "int": lambda m, h: h(m.tensor([-3, -1, 0, 2, 5])),
     "int fractional limits": lambda m, h: h(m.tensor([-3, -1, 0, 2, 5]), -1.5, 2.5),
     "uint8 negative limit": lambda m, h: h(m.tensor([0, 1, 3, 7], dtype=m.uint8), -1, 2),
+    "uint8 limit truncated to 0": lambda m, h: h(m.tensor([0, 3], dtype=m.uint8), -0.5, 1),
     "uint8": lambda m, h: h(m.tensor([0, 1, 3, 7], dtype=m.uint8), 0, 2),
     "bool": lambda m, h: h(m.tensor([True, False])),
     "min above max": lambda m, h: h(m.tensor([-3, 0, 5]), 2, 1),

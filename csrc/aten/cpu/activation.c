@@ -328,10 +328,6 @@ PyObject *pct_cpu_hardtanh(pct_call *c)
         return NULL;
     }
     if (pct_dtype_is_floating(dt)) return pct_cpu_clamp(c);
-    if (dt == PCT_UINT8 && (c->v[1].s.d < 0 || c->v[2].s.d < 0)) {
-        PyErr_SetString(PyExc_RuntimeError, "cannot do hardtanh on an unsigned type with negative limits");
-        return NULL;
-    }
     for (int i = 1; i <= 2; i++) {
         pct_scalar *s = &c->v[i].s;
         if (s->kind == PCT_SCALAR_FLOAT) {
@@ -342,6 +338,11 @@ PyObject *pct_cpu_hardtanh(pct_call *c)
             s->d = (double)s->i;
             s->kind = PCT_SCALAR_INT;
         }
+    }
+    /* after the truncation: -0.5 is a 0 limit */
+    if (dt == PCT_UINT8 && (c->v[1].s.i < 0 || c->v[2].s.i < 0)) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot do hardtanh on an unsigned type with negative limits");
+        return NULL;
     }
     return pct_cpu_clamp(c);
 }
