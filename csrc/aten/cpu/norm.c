@@ -397,44 +397,34 @@ static inline void row_stats(const pct_norm_rows *rows, const char *xr, int64_t 
     *rs_out = rs;
 }
 
-/* The end of a layer/RMS/group norm forward; steals every reference. Drops the working copies x, wc, bc;
-   on success (sdt >= 0) converts the statistics to sdt and returns (out, mean, rstd), or (out, rstd) when
-   !with_mean; on failure (sdt < 0, an exception set) drops everything and returns NULL. */
-static PyObject *forward_finish(pct_tensor *x, pct_tensor *wc, pct_tensor *bc, pct_tensor *out, pct_tensor *mean,
-                                pct_tensor *rstd, int sdt, bool with_mean)
+/* The end of a norm kernel; steals every reference. Drops the working tensors (NULLs allowed), then returns
+   the nres results as a tuple when ok, or drops them too and returns NULL (an exception set). */
+static PyObject *norm_finish(pct_tensor *const *work, int nwork, pct_tensor **res, int nres, bool ok)
 {
-    Py_XDECREF(x);
-    Py_XDECREF(wc);
-    Py_XDECREF(bc);
-    if (sdt >= 0 && convert_owned(&mean, sdt) == 0 && convert_owned(&rstd, sdt) == 0) {
-        if (!with_mean) return pct_norm_tuple_steal(2, (pct_tensor *[]){out, rstd});
-        return pct_norm_tuple_steal(3, (pct_tensor *[]){out, mean, rstd});
-    }
-    Py_XDECREF(out);
-    Py_XDECREF(mean);
-    Py_XDECREF(rstd);
+    for (int i = 0; i < nwork; i++) Py_XDECREF(work[i]);
+    if (ok) return pct_norm_tuple_steal(nres, res);
+    for (int i = 0; i < nres; i++) Py_XDECREF(res[i]);
     return NULL;
 }
 
-/* The end of a layer/RMS/group norm backward; steals every reference. Drops the inputs' working copies;
-   on success returns (grad_input, grad_weight, grad_bias), or (grad_input, grad_weight) when !with_bias;
-   on failure (an exception set) drops the gradients too and returns NULL. */
+/* A layer/RMS/group norm forward's end: the statistics converted to sdt (sdt < 0: failed), then
+   (out, mean, rstd), or (out, rstd) without the mean. */
+static PyObject *forward_finish(pct_tensor *x, pct_tensor *wc, pct_tensor *bc, pct_tensor *out, pct_tensor *mean,
+                                pct_tensor *rstd, int sdt, bool with_mean)
+{
+    bool ok = sdt >= 0 && convert_owned(&mean, sdt) == 0 && convert_owned(&rstd, sdt) == 0;
+    pct_tensor *work[4] = {x, wc, bc, with_mean ? NULL : mean};
+    pct_tensor *res[3] = {out, with_mean ? mean : rstd, rstd};
+    return norm_finish(work, 4, res, with_mean ? 3 : 2, ok);
+}
+
+/* A layer/RMS/group norm backward's end: (grad_input, grad_weight, grad_bias), or without grad_bias. */
 static PyObject *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mean, pct_tensor *rstd, pct_tensor *wc,
                                  pct_tensor *gi, pct_tensor *gw, pct_tensor *gb, bool ok, bool with_bias)
 {
-    Py_XDECREF(g);
-    Py_XDECREF(x);
-    Py_XDECREF(mean);
-    Py_XDECREF(rstd);
-    Py_XDECREF(wc);
-    if (ok) {
-        if (!with_bias) return pct_norm_tuple_steal(2, (pct_tensor *[]){gi, gw});
-        return pct_norm_tuple_steal(3, (pct_tensor *[]){gi, gw, gb});
-    }
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(gb);
-    return NULL;
+    pct_tensor *work[6] = {g, x, mean, rstd, wc, with_bias ? NULL : gb};
+    pct_tensor *res[3] = {gi, gw, gb};
+    return norm_finish(work, 6, res, with_bias ? 3 : 2, ok);
 }
 
 static PyObject *row_norm_forward(pct_call *c, bool rms)
