@@ -11,7 +11,7 @@ from . import _C
 __all__ = [
     # pointwise
     "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "positive", "logaddexp2", "ldexp", "ldexp_", "sinc", "sinc_",
-    "heaviside", "nextafter", "frexp", "isneginf", "isposinf", "isreal", "clamp_min", "clamp_min_", "clamp_max",
+    "heaviside", "nextafter", "frexp", "isneginf", "isposinf", "isreal", "clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max",
     "clamp_max_", "real", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "adjoint",
     # shapes and indexing
     "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "row_stack", "block_diag", "cartesian_prod",
@@ -288,6 +288,76 @@ def _clamp_tensor(input, bound, keep):
     dtype = _C.result_type(input, bound)
     x, b = input.to(dtype), bound.to(dtype)
     return _C.where(keep(x, b) | x.isnan(), x, b)
+
+
+_clamp_scalar, _clip_scalar = _C.clamp, _C.clip
+
+
+def _clamp_tensor_bounds(input, min, max):
+    """clamp with tensor bounds (torch's clamp.Tensor overload): broadcast over all three, NaN from any of them, the
+    upper bound winning where min > max, and torch's gradients: the input where min <= x <= max, min where x < min
+    and min < max, max where x > max or max < min (a tie of min == max above x gives no gradient at all)."""
+    value = input.detach()
+    if min is not None:
+        value = _C.maximum(value, min.detach())
+    if max is not None:
+        value = _C.minimum(value, max.detach())
+    ok = value == value  # a NaN anywhere stays NaN, with no gradient
+    keep = ok
+    if min is not None:
+        keep = keep & (input >= min)
+    if max is not None:
+        keep = keep & (input <= max)
+    result = value.detach()
+    if max is not None:
+        take_max = (input > max) if min is None else ((input > max) | (max < min))
+        result = _C.where(ok & take_max, max, result)
+    if min is not None:
+        take_min = (input < min) if max is None else ((input < min) & (min < max))
+        result = _C.where(ok & take_min, min, result)
+    return _C.where(keep, input, result)
+
+
+def _clamp_args(name, input, min, max):
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if any(v is not None and not isinstance(v, _C.Tensor) for v in (min, max)):
+        got = ", ".join("NoneType" if v is None else "Tensor" if isinstance(v, _C.Tensor) else type(v).__name__
+                        for v in (input, min, max))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        f" * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                        f" * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+
+
+def _clamp_with(name, scalar_op, scalar_inplace):
+    def clamp(input, min=None, max=None, *, out=None):
+        if not isinstance(min, _C.Tensor) and not isinstance(max, _C.Tensor):
+            return scalar_op(input, min, max, out=out)
+        _clamp_args(name, input, min, max)
+        return _write_out(_clamp_tensor_bounds(input, min, max), out, name)
+
+    def clamp_(input, min=None, max=None):
+        if not isinstance(min, _C.Tensor) and not isinstance(max, _C.Tensor):
+            return scalar_inplace(input, min, max)
+        _clamp_args(name, input, min, max)
+        result = _clamp_tensor_bounds(input, min, max)
+        if tuple(result.shape) != tuple(input.shape):
+            raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                               f"{list(result.shape)}")
+        if result.dtype != input.dtype and not _C.can_cast(result.dtype, input.dtype):
+            raise RuntimeError(f"result type {_cpp(result.dtype)} can't be cast to the desired output type "
+                               f"{_cpp(input.dtype)}")
+        return input.copy_(result)
+
+    clamp.__name__, clamp_.__name__ = name, name + "_"
+    return clamp, clamp_
+
+
+# torch.clamp / clip and their methods: the C op takes Number bounds; tensor bounds come here
+clamp, clamp_ = _clamp_with("clamp", _clamp_scalar, _C.Tensor.clamp_)
+clip, clip_ = _clamp_with("clip", _clip_scalar, _C.Tensor.clip_)
 
 
 def clamp_min(input, min, *, out=None):
@@ -1250,4 +1320,5 @@ _METHODS = {
 }
 _C._add_tensor_methods({k: v for k, v in _METHODS.items() if k not in _C.Tensor.__dict__})
 # these replace _tensor_aliases' scalar-only forms: torch also takes a tensor bound
-_C._add_tensor_methods({"clamp_min": clamp_min, "clamp_max": clamp_max})
+_C._add_tensor_methods({"clamp_min": clamp_min, "clamp_max": clamp_max, "clamp": clamp, "clamp_": clamp_, "clip": clip,
+                        "clip_": clip_})

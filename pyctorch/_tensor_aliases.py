@@ -46,8 +46,31 @@ def new(self, *args, device=None):
     raise TypeError(f"new() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}")
 
 
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """A new tensor holding a copy of data, with self's dtype and device unless given (torch's Tensor.new_tensor)."""
+    _check_new_device(device)
+    dtype = self.dtype if dtype is None else dtype
+    if isinstance(data, _C.Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        result = data.detach().to(dtype=dtype, copy=True)
+    else:
+        result = _C.tensor(data, dtype=dtype)
+    return result.requires_grad_(requires_grad) if requires_grad else result
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                      pin_memory=False):
+    """empty_strided with self's dtype and device unless given (torch's Tensor.new_empty_strided)."""
+    _check_new_device(device)
+    return _C.empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+
 _methods = {k + inplace: _C.Tensor.__dict__[v + inplace] for k, v in _RENAMES.items() for inplace in ("", "_")
             if v + inplace in _C.Tensor.__dict__}
-_methods.update(isclose=isclose, allclose=allclose, equal=equal, where=where, ravel=ravel, new=new)
+_methods.update(isclose=isclose, allclose=allclose, equal=equal, where=where, ravel=ravel, new=new, new_tensor=new_tensor,
+                new_empty_strided=new_empty_strided)
 _C._add_tensor_methods({k: v for k, v in _methods.items() if not hasattr(_C.Tensor, k)})
 _C._add_tensor_methods({"__format__": __format__})

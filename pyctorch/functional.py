@@ -145,6 +145,29 @@ def broadcast_shapes(*shapes):
     return _C.Size(reversed(result))
 
 
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common broadcast shape (torch.broadcast_tensors)."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    if not tensors:
+        return ()
+    shape = list(tensors[0].shape)
+    for k, t in enumerate(tensors[1:], 1):
+        other = list(t.shape)
+        n = max(len(shape), len(other))
+        a, b = [1] * (n - len(shape)) + shape, [1] * (n - len(other)) + other
+        for d in range(n):
+            if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+                raise RuntimeError(f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at "
+                                   f"non-singleton dimension {d}")
+        shape = [y if x == 1 else x for x, y in zip(a, b)]
+    return tuple(t.expand(shape) for t in tensors)
+
+
+__all__ += ["broadcast_tensors"]
+
+
 # ---- normalization (torch.layer_norm, torch.rms_norm, torch.group_norm, torch.batch_norm, torch.instance_norm) ----
 __all__ += ["layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm"]
 

@@ -1483,3 +1483,108 @@ if KNOWN_REPRODUCERS:  # none known today; the test comes back with the next ent
     def test_known_divergence(name, request):
         request.node.add_marker(_known(name))
         KNOWN_REPRODUCERS[name]()
+
+
+# ---------------------------------------------------------------------------------------------
+# Overflowing geometry (Note [Checked bounds] in csrc/aten/checked.h)
+# ---------------------------------------------------------------------------------------------
+# Integers near the int64 limits whose sums and products wrap: a bound check written `a + b > c` would pass them.
+# (None below 2**61: any size they make is refused at allocation, never a few GB that could be granted)
+NEAR_LIMIT = (2 ** 63 - 1, 2 ** 63 - 2, 2 ** 62, 2 ** 62 + 1, 2 ** 61 + 3, -2 ** 63, -2 ** 63 + 1, -2 ** 62)
+
+GEOMETRY_OPS = {
+    "narrow": lambda m, x, a, b, c: x.narrow(0, a, b),
+    "narrow_copy": lambda m, x, a, b, c: x.narrow_copy(-1, a, b),
+    "as_strided": lambda m, x, a, b, c: x.as_strided((2, a), (b, 1)),
+    "as_strided_off": lambda m, x, a, b, c: x.as_strided((a,), (1,), b),
+    "unfold": lambda m, x, a, b, c: x.unfold(0, a, b),
+    "split": lambda m, x, a, b, c: x.split([a, b, c]),
+    "split_size": lambda m, x, a, b, c: x.split(a),
+    "tensor_split": lambda m, x, a, b, c: x.tensor_split([a, b]),
+    "slice": lambda m, x, a, b, c: x[a:b:max(c, 1) if c > 0 else 1],
+    "select": lambda m, x, a, b, c: x.select(0, a),
+    "diagonal": lambda m, x, a, b, c: x.view(2, -1).diagonal(a),
+    "expand": lambda m, x, a, b, c: x[:1].expand(a, b),
+    "view": lambda m, x, a, b, c: x.view(a, b),
+    "reshape": lambda m, x, a, b, c: x.reshape(a, b),
+    "unflatten": lambda m, x, a, b, c: x.unflatten(0, (a, b)),
+    "repeat": lambda m, x, a, b, c: x.repeat(a, b),
+    "roll": lambda m, x, a, b, c: x.roll(a),
+    "movedim": lambda m, x, a, b, c: x.view(2, -1).movedim(0, a),
+    "index_select": lambda m, x, a, b, c: x.index_select(0, m.tensor([a, b])),
+    "set_": lambda m, x, a, b, c: m.zeros(1).set_(x.untyped_storage(), a, (2, 2), (b, 1)),
+    "new_empty_strided": lambda m, x, a, b, c: x.new_empty_strided((2, a), (b, 1)),
+    "empty_strided": lambda m, x, a, b, c: m.empty_strided((a, 2), (1, b)),
+    "conv1d": lambda m, x, a, b, c: m.nn.functional.conv1d(x.view(1, 1, -1), m.ones(1, 1, 2), stride=max(a, 1),
+                                                          padding=max(b, 0), dilation=max(c, 1)),
+    "pad": lambda m, x, a, b, c: m.nn.functional.pad(x.view(2, -1), (a, b)),
+}
+
+
+# ops whose size arithmetic torch lets wrap (returning a wrong but in-bounds result) where pyctorch refuses; and set_,
+# where torch grows the source storage to fit a view past its end (pyctorch refuses the view instead)
+WRAPPING_IN_TORCH = {"conv1d", "repeat", "view", "reshape", "unflatten", "expand", "empty_strided", "new_empty_strided",
+                     "pad", "set_"}
+
+
+def _view_in_bounds(t):
+    """The elements t can reach lie inside its storage (computed in Python's unbounded integers)."""
+    if t.numel() == 0:
+        return True
+    last = t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+    return min(t.stride(), default=0) >= 0 and t.storage_offset() >= 0 and \
+        (last + 1) * t.element_size() <= t.untyped_storage().nbytes()
+
+
+def _geometry_results(r):
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+@_seeded
+@_settings(max(50, EXAMPLES // 2))
+@given(st.data())
+def test_fuzz_overflowing_geometry(data):
+    name = data.draw(st.sampled_from(sorted(GEOMETRY_OPS)), label="op")
+    args = [data.draw(st.one_of(st.sampled_from(NEAR_LIMIT), st.integers(-3, 6)), label=f"arg{i}") for i in range(3)]
+    fn = GEOMETRY_OPS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            got, got_exc = fn(pyctorch, pyctorch.arange(8.0), *args), None
+        except (RuntimeError, IndexError, ValueError, TypeError, OverflowError, MemoryError) as e:
+            got, got_exc = None, e
+    assert not isinstance(got_exc, SystemError) and "internal error" not in str(got_exc)
+    if got_exc is None:
+        for t in _geometry_results(got):
+            if isinstance(t, pyctorch.Tensor):
+                assert _view_in_bounds(t), f"{name}{tuple(args)}: a view past its storage {t.shape} {t.stride()}"
+                if t.numel() <= MAX_COMPARE:
+                    t.sum()  # every element is readable
+    if not HAVE_TORCH:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exp, exp_exc = fn(torch, torch.arange(8.0), *args), None
+        except Exception as e:  # noqa: BLE001 - torch's refusal is the expectation
+            exp, exp_exc = None, e
+    if exp_exc is None and not all(_view_in_bounds(t) for t in _geometry_results(exp) if isinstance(t, torch.Tensor)):
+        return  # torch's own arithmetic wrapped (a view past its storage): pyctorch refusing it is right
+    if name == "slice" and args[2] in NEAR_LIMIT:
+        return  # torch's (stop - start + step - 1) / step wraps (0 elements, or a refusal); pyctorch counts as Python
+    if exp_exc is None and any(s < 0 for t in _geometry_results(exp) if isinstance(t, torch.Tensor) for s in t.shape):
+        return  # torch made a tensor of negative size (expand to a negative size next to a 0): pyctorch refuses it
+    if exp_exc is not None:
+        if "SymInt" in str(exp_exc):
+            return  # torch reserves the integers near -2**63 for symbolic sizes; pyctorch takes them as numbers
+        assert got_exc is not None, f"{name}{tuple(args)}: torch raised {exp_exc!r}, pyctorch returned"
+        return
+    if got_exc is not None:
+        # torch returned an in-bounds result; pyctorch may refuse it only where torch's own sizes came from wrapped
+        # arithmetic (a repeat or dilation product, a shape product past int64) and a near-limit value was given
+        assert name in WRAPPING_IN_TORCH and (name == "set_" or any(a in NEAR_LIMIT for a in args)), \
+            f"{name}{tuple(args)}: pyctorch raised {got_exc!r}, torch returned"
+        return
+    for g, e in zip(_geometry_results(got), _geometry_results(exp)):
+        if isinstance(e, torch.Tensor):
+            assert tuple(g.shape) == tuple(e.shape), f"{name}{tuple(args)}: {tuple(g.shape)} != {tuple(e.shape)}"

@@ -64,6 +64,11 @@ PyObject *pct_dispatch(pct_call *c)
     }
     /* in-place and out= results count as writes: one version bump unless the kernel made its own */
     pct_tensor *target = c->out;
+    if (target && target->storage->readonly && pct_check_writable(target) < 0) return NULL;
+    /* method-only mutators (copy_, fill_, zero_, the random fills) write their first argument */
+    if (sig->nparams && sig->params[0].type == PCT_ARG_TENSOR && !c->v[0].none && c->v[0].t->storage->readonly &&
+        sig->name[strlen(sig->name) - 1] == '_' && pct_check_writable(c->v[0].t) < 0)
+        return NULL;
     long before = target ? atomic_load(&target->version->value) : 0;
     PyObject *r;
     if (sig->out_index >= 0 && !c->v[sig->out_index].none) {

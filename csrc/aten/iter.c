@@ -226,10 +226,16 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     /* Note [Arithmetic of Python numbers]: when every input is a wrapped Python number (which happens
      * only inside pyctorch, e.g. `1 - weight` in a backward formula), the result is what the
      * Python numbers give, in double precision (float64/int64, not the default dtype), and is a
-     * wrapped number itself: a formula computing with scalars matches torch's C++ Scalar arithmetic. */
-    bool numbers_only = cfg->compute_dtype < 0 && cfg->ninputs > 0;
-    for (int i = 0; i < cfg->ninputs && numbers_only; i++)
+     * wrapped number itself: a formula computing with scalars matches torch's C++ Scalar arithmetic.
+     * A user's call with only Python numbers (torch.add(3, 2.5), torch.div(3, 2)) is not that: its numbers were
+     * all made by this call's parser (PCT_FLAG_CALL_NUMBER), and it follows torch's result_type (the default
+     * float dtype), as torch's Python API does. */
+    bool numbers_only = cfg->compute_dtype < 0 && cfg->ninputs > 0, all_call_numbers = true;
+    for (int i = 0; i < cfg->ninputs && numbers_only; i++) {
         numbers_only = (cfg->inputs[i]->flags & PCT_FLAG_WRAPPED_NUMBER) != 0;
+        all_call_numbers &= (cfg->inputs[i]->flags & PCT_FLAG_CALL_NUMBER) != 0;
+    }
+    if (all_call_numbers) numbers_only = false;
     int common = cfg->compute_dtype;
     if (common < 0 && numbers_only) {
         common = cfg->inputs[0]->dtype;
@@ -473,7 +479,7 @@ pct_tensor *pct_to_dtype(pct_tensor *t, int dtype, bool force_copy)
 }
 
 /* c10's is_non_overlapping_and_dense: the dims of size >= 2, sorted by stride, tile memory exactly. */
-static bool non_overlapping_and_dense(const pct_tensor *t)
+bool pct_tensor_non_overlapping_and_dense(const pct_tensor *t)
 {
     int nd = t->ndim, perm[PCT_MAX_DIMS];
     if (nd == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
@@ -520,8 +526,8 @@ int pct_check_written_overlap(const pct_tensor *out, int ninputs, pct_tensor *co
         const char *ob = pct_tensor_data(out), *ib = pct_tensor_data(in);
         const char *oe = ob + out->numel * pct_tensor_itemsize(out), *ie = ib + in->numel * pct_tensor_itemsize(in);
         if (!(ob < ie && ib < oe)) continue; /* disjoint memory ranges: the quick exit */
-        if (dense_out < 0) dense_out = non_overlapping_and_dense(out);
-        if (!dense_out || !non_overlapping_and_dense(in)) continue;
+        if (dense_out < 0) dense_out = pct_tensor_non_overlapping_and_dense(out);
+        if (!dense_out || !pct_tensor_non_overlapping_and_dense(in)) continue;
         if (ob == ib && oe == ie && in->ndim == out->ndim &&
             memcmp(in->strides, out->strides, sizeof(int64_t) * (size_t)in->ndim) == 0)
             continue; /* full overlap */
@@ -536,7 +542,7 @@ int pct_check_written_overlap(const pct_tensor *out, int ninputs, pct_tensor *co
 void pct_preserved_strides(const pct_tensor *t, int64_t *out)
 {
     int nd = t->ndim, perm[PCT_MAX_DIMS];
-    if (non_overlapping_and_dense(t)) {
+    if (pct_tensor_non_overlapping_and_dense(t)) {
         memcpy(out, t->strides, sizeof(int64_t) * (size_t)nd);
         return;
     }

@@ -75,6 +75,8 @@ int pct_result_type_done(pct_result_type_state *st);
 /* The order in which TensorIterator lays out and walks dims (perm[0] fastest): C order, insertion-sorted
  * by the operands' strides (strides[k][d], 0 where operand k broadcasts). */
 void pct_layout_perm(int ndim, const int64_t *sizes, int nops, const int64_t *const *strides, int *perm);
+/* c10's is_non_overlapping_and_dense: the dims of size >= 2, sorted by stride, tile their memory exactly. */
+bool pct_tensor_non_overlapping_and_dense(const pct_tensor *t);
 /* Strides of a new tensor shaped like t under preserve_format: t's own when t is non-overlapping and
  * dense, else dense strides in t's stride order (at::infer_dense_strides). */
 void pct_preserved_strides(const pct_tensor *t, int64_t *out);

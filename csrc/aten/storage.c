@@ -42,6 +42,7 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
     s->device_type = PCT_CPU;
     s->device_index = -1;
     s->resizable = 1;
+    s->readonly = 0;
     s->shm_fd = -1;
     return s;
 }
@@ -60,6 +61,7 @@ pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner
     s->device_type = (int8_t)device_type;
     s->device_index = (int8_t)device_index;
     s->resizable = 0;
+    s->readonly = 0;
     s->shm_fd = -1;
     return s;
 }

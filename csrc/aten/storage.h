@@ -33,6 +33,8 @@ typedef struct pct_storage {
     int8_t device_type;
     int8_t device_index;
     int8_t resizable;
+    int8_t readonly;            /* the memory must not be written (a non-writable NumPy array's): writes raise
+                                   instead of faulting, Note [Read-only storages] in tensor.c */
     atomic_int exports;         /* live buffer exports (memoryviews of the storage or of a tensor
                                    over it): while > 0 the data must not move, so resize refuses */
     int shm_fd;                 /* with pct_shm_allocator: the memory file behind `data` (owned,

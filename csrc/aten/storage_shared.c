@@ -90,6 +90,7 @@ static pct_storage *wrap_mapping(int fd, void *p, size_t nbytes)
     s->device_type = PCT_CPU;
     s->device_index = -1;
     s->resizable = 0;
+    s->readonly = 0;
     s->shm_fd = fd;
     return s;
 }
@@ -169,6 +170,7 @@ int pct_storage_share(pct_storage *s)
     s->owner = NULL;
     s->shm_fd = fd;
     s->resizable = 0;
+    s->readonly = 0; /* the shared copy is writable memory of our own */
     if (old_owner) {
         Py_DECREF(old_owner);
     } else {

@@ -116,6 +116,45 @@ overflow:
     return -1;
 }
 
+/* Note [Read-only storages]: a tensor over a non-writable NumPy array (a read-only np.memmap, an array with
+ * writeable=False) shares memory that may be mapped read-only, where a write faults. torch warns at creation
+ * and leaves writes undefined; pyctorch warns the same way and refuses every write it can see: the in-place
+ * and out= target of every op (the dispatcher), index assignment, and writable buffer or NumPy exports. */
+int pct_check_writable(const pct_tensor *t)
+{
+    if (!t->storage->readonly) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "cannot write to this tensor: its memory is read-only (it shares a non-writable "
+                                        "NumPy array). Make the array writable, or clone() the tensor, before writing.");
+    return -1;
+}
+
+int pct_view_check_storage(const pct_storage *s, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+                           int64_t item)
+{
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    if (offset < 0) {
+        PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
+        return -1;
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
+                         pct_shape_str(b1, sizeof b1, ndim, sizes));
+            return -1;
+        }
+    }
+    int64_t need = pct_strided_nbytes(ndim, sizes, strides, offset, item);
+    if (need < 0) return -1;
+    if (need > 0 && (uint64_t)need > (uint64_t)s->nbytes) {
+        PyErr_Format(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %d requiring a "
+                     "storage size of %lld are out of bounds for storage of size %zu",
+                     pct_shape_str(b1, sizeof b1, ndim, sizes), pct_shape_str(b2, sizeof b2, ndim, strides),
+                     (long long)offset, (int)item, (long long)need, s->nbytes);
+        return -1;
+    }
+    return 0;
+}
+
 int64_t pct_tensor_storage_extent(const pct_tensor *t)
 {
     if (t->numel == 0) return 0;
@@ -227,13 +266,19 @@ pct_tensor *pct_tensor_empty_like(const pct_tensor *t, int dtype)
 pct_tensor *pct_tensor_view_of(pct_tensor *src, int ndim, const int64_t *sizes,
                                const int64_t *strides, int64_t offset)
 {
+    return pct_tensor_view_as_dtype(src, ndim, sizes, strides, offset, src->dtype);
+}
+
+pct_tensor *pct_tensor_view_as_dtype(pct_tensor *src, int ndim, const int64_t *sizes, const int64_t *strides,
+                                     int64_t offset, int dtype)
+{
     pct_tensor *t = tensor_alloc();
     if (!t) return NULL;
     pct_storage_incref(src->storage);
     t->storage = src->storage;
     atomic_fetch_add_explicit(&src->version->refcount, 1, memory_order_relaxed);
     t->version = src->version;
-    t->dtype = src->dtype;
+    t->dtype = (uint8_t)dtype;
     t->device_type = src->device_type;
     t->device_index = src->device_index;
     t->offset = offset;
@@ -241,6 +286,11 @@ pct_tensor *pct_tensor_view_of(pct_tensor *src, int ndim, const int64_t *sizes,
     Py_INCREF(root);
     t->base = root;
     if (pct_tensor_set_shape(t, ndim, sizes, strides) < 0) { Py_DECREF(t); return NULL; }
+    /* Note [Checked bounds]: whatever a view op computed, a view never reaches past its storage */
+    if (pct_view_check_storage(t->storage, ndim, t->sizes, t->strides, offset, pct_tensor_itemsize(t)) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
     return t;
 }
 

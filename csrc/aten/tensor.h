@@ -34,6 +34,9 @@ enum {
     PCT_FLAG_INFERENCE = 1 << 4,
     PCT_FLAG_UINT64_NUMBER = 1 << 5,  /* with WRAPPED_NUMBER: an int64 holding the bits of a Python int in
                                           [2^63, 2^64), which torch makes a uint64 number (Note [uint64 scalars]) */
+    PCT_FLAG_CALL_NUMBER = 1 << 7,    /* with WRAPPED_NUMBER: made from a Python number by the argument parser of the
+                                          call now running; cleared when the call ends (Note [Arithmetic of Python
+                                          numbers] in iter.c) */
 };
 
 typedef struct pct_tensor {
@@ -87,6 +90,9 @@ pct_tensor *pct_tensor_from_storage(pct_storage *storage, int ndim, const int64_
 /* A view of `src`: same storage, version counter and root base. */
 pct_tensor *pct_tensor_view_of(pct_tensor *src, int ndim, const int64_t *sizes,
                                const int64_t *strides, int64_t offset);
+/* The same with the view's own dtype (Tensor.view(dtype)): sizes, strides and offset count its elements. */
+pct_tensor *pct_tensor_view_as_dtype(pct_tensor *src, int ndim, const int64_t *sizes, const int64_t *strides,
+                                     int64_t offset, int dtype);
 /* The diagonal (offset off) of dims a != b as a view (views.c). */
 pct_tensor *pct_diagonal_view(pct_tensor *t, int64_t off, int a, int b);
 /* A 0-d tensor holding one value converted to `dtype`. */
@@ -106,6 +112,12 @@ bool pct_tensor_is_channels_last(const pct_tensor *t);
 /* Bytes of storage a view of non-negative sizes/strides needs, (offset + sum((size-1)*stride) + 1) * item, 0 when
  * empty; -1 with torch's "Storage size calculation overflowed" RuntimeError when that overflows int64. */
 int64_t pct_strided_nbytes(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, int64_t item);
+/* 0 when t's memory may be written; -1 with RuntimeError for a read-only storage (Note [Read-only storages]). */
+int pct_check_writable(const pct_tensor *t);
+/* 0 when a view (sizes, non-negative strides, offset, element size item) lies inside storage s; -1 with torch's
+ * "setStorage: ... out of bounds" (or invalid offset / size overflow) RuntimeError otherwise. */
+int pct_view_check_storage(const pct_storage *s, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+                           int64_t item);
 /* Bytes of storage needed by this view: (max reachable element + 1) * itemsize. */
 int64_t pct_tensor_storage_extent(const pct_tensor *t);
 

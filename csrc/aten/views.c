@@ -4,12 +4,16 @@
 #include "op.h"
 #include "error.h"
 #include "iter.h"
+#include "checked.h"
 #include "../python/pyobjects.h"
 
 /* Result of a view op: a new view, or self rewritten when called in place. */
 static PyObject *finish_view(pct_call *c, pct_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
 {
     if (c->inplace) {
+        if (pct_view_check_storage(self->storage, ndim, sizes, strides ? strides : self->strides, offset,
+                                   pct_tensor_itemsize(self)) < 0)
+            return NULL;
         self->offset = offset;
         if (pct_tensor_set_shape(self, ndim, sizes, strides) < 0) return NULL;
         Py_INCREF(self);
@@ -140,9 +144,7 @@ PyObject *pct_view_dtype(pct_call *c)
             offset *= ratio;
         }
     }
-    pct_tensor *v = pct_tensor_view_of(t, n, sizes, strides, offset);
-    if (v) v->dtype = (uint8_t)dtype;
-    return (PyObject *)v;
+    return (PyObject *)pct_tensor_view_as_dtype(t, n, sizes, strides, offset, dtype);
 }
 
 PyObject *pct_flatten(pct_call *c)
@@ -332,6 +334,10 @@ static PyObject *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t *r
         if (td >= 0) {
             int64_t have = t->sizes[td];
             if (want == -1) want = have;
+            if (want < 0) { /* torch's size arithmetic meets the negative size first */
+                PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+                return NULL;
+            }
             if (have == want) { sizes[i] = have; strides[i] = t->strides[td]; continue; }
             if (have != 1) {
                 PyErr_Format(PyExc_RuntimeError, "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
@@ -371,7 +377,7 @@ PyObject *pct_narrow(pct_call *c)
         return NULL;
     }
     if (start < 0) start += size;
-    if (len < 0 || start + len > size) {
+    if (!pct_range_within(start, len, size)) { /* Note [Checked bounds] */
         PyErr_Format(PyExc_RuntimeError, "start (%lld) + length (%lld) exceeds dimension size (%lld).", (long long)start,
                      (long long)len, (long long)size);
         return NULL;
@@ -475,15 +481,16 @@ PyObject *pct_split(pct_call *c)
         return pieces(t, d, (int)n, lens);
     }
     int64_t total = 0;
+    bool overflow = false; /* Note [Checked bounds]: sizes summing past int64 must not wrap to `size` */
     for (int i = 0; i < s->n; i++) {
         if (s->list[i] < 0) {
             PyErr_Format(PyExc_RuntimeError, "split_with_sizes expects split_sizes have only non-negative entries, but got "
                          "split_sizes=%s", pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->list));
             return NULL;
         }
-        total += s->list[i];
+        overflow |= pct_add_overflows(total, s->list[i], &total);
     }
-    if (total != size) {
+    if (overflow || total != size) {
         PyErr_Format(PyExc_RuntimeError, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
                      "dimension %d), but got split_sizes=%s", (long long)size, d,
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->list));
@@ -620,15 +627,7 @@ PyObject *pct_as_strided(pct_call *c)
             return NULL;
         }
     }
-    int64_t need = pct_strided_nbytes(sz->n, sz->list, st->list, offset, pct_tensor_itemsize(t));
-    if (need < 0) return NULL;
-    if (need > 0 && (size_t)need > t->storage->nbytes) {
-        PyErr_Format(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %d requiring a "
-                     "storage size of %lld are out of bounds for storage of size %zu",
-                     pct_shape_str(b1, sizeof b1, sz->n, sz->list), pct_shape_str(b2, sizeof b2, st->n, st->list),
-                     (long long)offset, pct_dtype_itemsize[t->dtype], (long long)need, t->storage->nbytes);
-        return NULL;
-    }
+    if (pct_view_check_storage(t->storage, sz->n, sz->list, st->list, offset, pct_tensor_itemsize(t)) < 0) return NULL;
     return finish_view(c, t, sz->n, sz->list, st->list, offset);
 }
 

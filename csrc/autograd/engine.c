@@ -10,6 +10,7 @@
 #include "autograd.h"
 #include "profiler.h"
 #include "../python/pyobjects.h"
+#include "../aten/iter.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,38 @@ static PyObject *zeros_for(const pct_meta *m)
 
 /* ---- running one node ---- */
 
+/* Note [Gradient layout contract]: as torch's AccumulateGrad, a leaf's new .grad takes the leaf's strides when the
+ * leaf is non-overlapping and dense, and is contiguous otherwise, whatever layout the backward formula produced
+ * (the matmul backward gives nn.Linear's weight a transposed gradient). Code that flattens gradients
+ * (p.grad.view(-1), LBFGS, parameter vectors) relies on it. Strides of size-1 dims do not matter. */
+static bool grad_obeys_layout(const pct_tensor *g, const pct_tensor *var)
+{
+    if (!pct_tensor_non_overlapping_and_dense(var)) return pct_tensor_is_contiguous(g);
+    for (int i = 0; i < g->ndim; i++)
+        if (g->sizes[i] != 1 && g->strides[i] != var->strides[i]) return false;
+    return true;
+}
+
+/* A copy of g laid out by the contract (new reference); with grad mode on, the copy is recorded (copy_). */
+static PyObject *clone_obeying_layout(PyObject *g, const pct_tensor *var)
+{
+    pct_tensor *gt = (pct_tensor *)g;
+    pct_tensor *r = pct_tensor_empty(gt->ndim, gt->sizes, gt->dtype, gt->device_type, gt->device_index);
+    if (!r) return NULL;
+    if (pct_tensor_non_overlapping_and_dense(var) && pct_tensor_set_shape(r, var->ndim, var->sizes, var->strides) < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    if (!pct_grad_enabled || !pct_tensor_requires_grad(gt)) {
+        if (pct_copy_(r, gt) < 0) { Py_DECREF(r); return NULL; }
+        return (PyObject *)r;
+    }
+    PyObject *copy = pct_opfunc_get("copy_", 0), *args[2] = {(PyObject *)r, g};
+    PyObject *done = copy ? PyObject_Vectorcall(copy, args, 2, NULL) : NULL;
+    Py_DECREF(r);
+    return done;
+}
+
 static PyObject *accumulate_grad(pct_node *n, PyObject *grads)
 {
     pct_tensor *var = (pct_tensor *)n->variable;
@@ -256,14 +289,15 @@ static PyObject *accumulate_grad(pct_node *n, PyObject *grads)
     }
     if (!var->grad) {
         pct_tensor *gt = (pct_tensor *)g;
+        const bool layout_ok = grad_obeys_layout(gt, var); /* Note [Gradient layout contract] */
         /* a gradient only this call references can be stolen; anything else is copied */
-        if (pct_grad_enabled || (Py_REFCNT(g) <= 2 && !gt->grad_fn && !gt->base && pct_tensor_is_contiguous(gt))) {
+        if (layout_ok && (pct_grad_enabled || (Py_REFCNT(g) <= 2 && !gt->grad_fn && !gt->base))) {
             var->grad = g;
         } else {
-            PyObject *c = call_op("clone", g, NULL);
+            PyObject *c = layout_ok ? call_op("clone", g, NULL) : clone_obeying_layout(g, var);
             Py_DECREF(g);
             if (!c) return NULL;
-            if (((pct_tensor *)c)->grad_fn) { /* never store history in .grad outside create_graph */
+            if (!pct_grad_enabled && ((pct_tensor *)c)->grad_fn) { /* never store history in .grad outside create_graph */
                 Py_CLEAR(((pct_tensor *)c)->grad_fn);
                 ((pct_tensor *)c)->flags &= (uint8_t)~PCT_FLAG_REQUIRES_GRAD;
             }

@@ -342,6 +342,7 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
         if (c->nowned >= PCT_MAX_OWNED) return -1;
         pct_tensor *w = pct_wrap_scalar(&s);
         if (!w) { PyErr_Clear(); return -1; }
+        w->flags |= PCT_FLAG_CALL_NUMBER;
         c->owned[c->nowned++] = (PyObject *)w;
         v->t = w;
         return 0;
@@ -410,7 +411,12 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
             if (!overflow && x < 0) { v->dev.type = PCT_CUDA; v->dev.index = PCT_DEVICE_NEGATIVE_INDEX; return 0; }
             PyErr_Clear();
         }
-        if (pct_device_from_object(o, &v->dev.type, &v->dev.index) < 0) { PyErr_Clear(); return -1; }
+        if (pct_device_from_object(o, &v->dev.type, &v->dev.index) < 0) {
+            /* a malformed device string is torch's RuntimeError at once, not a non-matching overload */
+            if (PyUnicode_Check(o)) return PCT_PARSE_FAILED;
+            PyErr_Clear();
+            return -1;
+        }
         return 0;
     case PCT_ARG_TENSORLIST: {
         if (!PyTuple_Check(o) && !PyList_Check(o)) return -1;
@@ -437,7 +443,11 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
 
 void pct_call_release(pct_call *c)
 {
-    for (int i = 0; i < c->nowned; i++) Py_CLEAR(c->owned[i]);
+    for (int i = 0; i < c->nowned; i++) {
+        /* a number autograd saved outlives the call as a plain wrapped number */
+        if (PCT_TENSOR_CHECK(c->owned[i])) ((pct_tensor *)c->owned[i])->flags &= (uint8_t)~PCT_FLAG_CALL_NUMBER;
+        Py_CLEAR(c->owned[i]);
+    }
     c->nowned = 0;
 }
 
@@ -495,7 +505,9 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
             pi++;
             break;
         }
-        if (convert(p, o, &c->v[p->slot], c) < 0) {
+        int rc = convert(p, o, &c->v[p->slot], c);
+        if (rc < 0) {
+            if (rc == PCT_PARSE_FAILED) return rc;
             if (err) *err = type_error_for(sig, p, (int)ai, o); /* positions count from 1 after self, as torch's */
             return -1;
         }
@@ -524,7 +536,9 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
             if (err) *err = PyUnicode_FromFormat("%s() got multiple values for argument '%s'", sig->name, sig->params[found].name);
             return -1;
         }
-        if (convert(&sig->params[found], o, &c->v[sig->params[found].slot], c) < 0) {
+        int rc = convert(&sig->params[found], o, &c->v[sig->params[found].slot], c);
+        if (rc < 0) {
+            if (rc == PCT_PARSE_FAILED) return rc;
             if (err) *err = type_error_for(sig, &sig->params[found], -1, o);
             return -1;
         }

@@ -40,8 +40,29 @@ static const char *arg_type_name(PyObject *o)
     return Py_TYPE(o) == &pct_TensorType ? "Tensor" : Py_TYPE(o)->tp_name;
 }
 
+/* A call that matched no signature because it names more dims than a tensor can have (a size list of over
+ * PCT_MAX_DIMS ints, or as many ints given one by one): 1 with RuntimeError set. torch has no such limit; a
+ * clear error is better than a TypeError saying a list is not a tuple of ints. */
+static int too_many_dims(PyObject *const *args, size_t nargs, PyObject *kwnames)
+{
+    size_t nall = nargs + (size_t)(kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    Py_ssize_t n = 0;
+    for (size_t i = 0; i < nargs; i++) n += PyLong_Check(args[i]);
+    if (n <= PCT_MAX_DIMS) n = 0;
+    for (size_t i = 0; !n && i < nall; i++) {
+        PyObject *o = args[i];
+        if ((PyList_Check(o) || PyTuple_Check(o)) && PySequence_Fast_GET_SIZE(o) > PCT_MAX_DIMS &&
+            PyLong_Check(PySequence_Fast_ITEMS(o)[0]))
+            n = PySequence_Fast_GET_SIZE(o);
+    }
+    if (!n) return 0;
+    PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %zd", PCT_MAX_DIMS, n);
+    return 1;
+}
+
 static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_t nargs, PyObject *kwnames, PyObject *first_err)
 {
+    if (too_many_dims(args, nargs, kwnames)) return NULL;
     if (f->nops == 1 && first_err) {
         PyErr_SetObject(PyExc_TypeError, first_err);
         return NULL;
@@ -96,8 +117,13 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
         PyObject *err = NULL;
         /* one overload: its message is the error; several: the message lists them all, so a failed try makes none
          * (formatting one would cost more than the parse) */
-        if (pct_parse_args(f->sigs[k], self, args, nargs, kwnames, &c, f->nops == 1 ? &err : NULL) < 0) {
+        int prc = pct_parse_args(f->sigs[k], self, args, nargs, kwnames, &c, f->nops == 1 ? &err : NULL);
+        if (prc < 0) {
             pct_call_release(&c);
+            if (prc == PCT_PARSE_FAILED) { /* an argument raised its own error (a malformed device string) */
+                Py_XDECREF(first_err);
+                return NULL;
+            }
             if (f->nops > 1) continue;
             if (!err) return NULL;
             first_err = err;

@@ -340,6 +340,7 @@ static int check_expands_to(const pct_tensor *src, const pct_tensor *dst)
 static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate)
 {
     if (key == Py_False) return 0; /* x[False] = v selects nothing: torch does nothing, not even a version bump */
+    if (pct_check_writable(t) < 0) return -1;
     pct_tensor *src = NULL;
     if (PCT_TENSOR_CHECK(value)) {
         src = (pct_tensor *)value;

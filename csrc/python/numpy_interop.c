@@ -101,8 +101,19 @@ PyObject *pct_from_numpy_impl(PyObject *obj, bool copy)
         strides[i] = s / item;
     }
     size_t nbytes = (size_t)PyArray_NBYTES(arr);
+    const bool readonly = !PyArray_ISWRITEABLE(arr);
+    static bool warned_readonly = false; /* torch warns once per process */
+    if (readonly && !copy && !warned_readonly) {
+        warned_readonly = true;
+        if (PyErr_WarnEx(PyExc_UserWarning, "The given NumPy array is not writable, and PyTorch does not support "
+                         "non-writable tensors. This means writing to this tensor will result in undefined behavior. You "
+                         "may want to copy the array to protect its data or make it writable before converting it to a "
+                         "tensor. This type of warning will be suppressed for the rest of this program.", 1) < 0)
+            return NULL;
+    }
     pct_storage *st = pct_storage_new_external(PyArray_DATA(arr), nbytes, obj, PCT_CPU, -1);
     if (!st) return NULL;
+    st->readonly = readonly; /* Note [Read-only storages] */
     pct_tensor *t = pct_tensor_from_storage(st, nd, sizes, strides, 0, dtype);
     pct_storage_decref(st);
     if (!t || !copy) return (PyObject *)t;
@@ -141,11 +152,14 @@ PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
     int64_t item = pct_tensor_itemsize(t);
     for (int i = 0; i < t->ndim; i++) { dims[i] = (npy_intp)t->sizes[i]; strides[i] = (npy_intp)(t->strides[i] * item); }
     PyObject *arr = PyArray_New(&PyArray_Type, t->ndim, dims, typenum, strides, pct_tensor_data(t), (int)item,
-                                NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED, NULL);
+                                (t->storage->readonly ? 0 : NPY_ARRAY_WRITEABLE) | NPY_ARRAY_ALIGNED, NULL);
     if (!arr) return NULL;
     /* the array's base is a buffer export of the tensor: while the array lives the storage
        counts it, so share_memory_ and resize refuse to move the memory under it */
-    PyObject *guard = PyMemoryView_FromObject(self);
+    /* (numpy(force=True) of a tensor that requires grad: through a detached alias, the buffer being refused) */
+    PyObject *src = pct_tensor_requires_grad(t) ? pct_tensor_alias(&pct_TensorType, t, true) : Py_NewRef(self);
+    PyObject *guard = src ? PyMemoryView_FromObject(src) : NULL;
+    Py_XDECREF(src);
     if (!guard) { Py_DECREF(arr); return NULL; }
     if (PyArray_SetBaseObject((PyArrayObject *)arr, guard) < 0) { Py_DECREF(arr); return NULL; }
     return arr;
@@ -173,12 +187,25 @@ typedef struct pct_DLManagedTensor {
 enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6 };
 enum { DL_CPU = 1, DL_CUDA = 2 };
 
-/* What we export: the managed struct followed by shape and strides; owns a tensor reference. */
-typedef struct { pct_DLManagedTensor m; int64_t dims[2 * PCT_MAX_DIMS]; } export_block;
+/* What we export: the managed struct followed by shape and strides. Owns a tensor reference (manager_ctx) and
+ * one reference to the storage the data pointer lies in, whose `exports` count it holds until the consumer
+ * calls the deleter: while it is held the memory cannot move (resize_ and share_memory_ refuse), as for a
+ * NumPy array made by .numpy(). The storage is kept apart from the tensor because set_() may re-point the
+ * tensor at another storage while the capsule lives. */
+typedef struct {
+    pct_DLManagedTensor m;
+    pct_storage *storage;
+    int64_t dims[2 * PCT_MAX_DIMS];
+} export_block;
 
 static void export_deleter(pct_DLManagedTensor *m)
 {
+    export_block *b = (export_block *)m;
     PyGILState_STATE g = PyGILState_Ensure();
+    if (b->storage) {
+        atomic_fetch_sub(&b->storage->exports, 1);
+        pct_storage_decref(b->storage);
+    }
     Py_XDECREF((PyObject *)m->manager_ctx);
     PyGILState_Release(g);
     free(m);
@@ -228,6 +255,9 @@ PyObject *pct_dlpack_export(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_INCREF(self);
     b->m.manager_ctx = self;
     b->m.deleter = export_deleter;
+    pct_storage_incref(t->storage);
+    atomic_fetch_add(&t->storage->exports, 1);
+    b->storage = t->storage;
     PyObject *cap = PyCapsule_New(&b->m, "dltensor", capsule_destructor);
     if (!cap) { export_deleter(&b->m); return NULL; }
     return cap;

@@ -45,7 +45,9 @@ PyObject *pct_scalar_to_python(const void *p, int dtype);
 
 /* Argument parsing against a signature; fills c->v. Returns 0, or -1 with *err a
  * new reference to a message string (no exception set). With err NULL no message is made
- * (an overloaded function reports every overload instead): -1 then only means no match. */
+ * (an overloaded function reports every overload instead): -1 then only means no match.
+ * PCT_PARSE_FAILED: an argument raised its own exception (set), whatever the overloads. */
+#define PCT_PARSE_FAILED (-2)
 int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, pct_call *c, PyObject **err);
 int pct_signature_parse(const char *schema, pct_signature *sig);
@@ -79,6 +81,8 @@ PyObject *pct_tensor_from_data(PyObject *data, int dtype, bool copy_always);
 /* numpy interop (numpy_interop.c) */
 PyObject *pct_py_from_numpy(PyObject *self, PyObject *arr);
 PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs);
+/* A new Tensor of `type` sharing src's storage and geometry (a detached alias; tensor_type.c). */
+PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
 int pct_numpy_is_array(PyObject *o);
 /* The dtype of a NumPy scalar (np.int16(3) -> int16), or -1 for anything else (Python numbers
  * included) and for NumPy types pyctorch has no dtype for. Never raises. */

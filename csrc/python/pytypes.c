@@ -66,7 +66,9 @@ static int parse_device_string(const char *s, int8_t *type, int8_t *index)
     if (n == 3 && strncmp(s, "cpu", 3) == 0) *type = PCT_CPU;
     else if (n == 4 && strncmp(s, "cuda", 4) == 0) *type = PCT_CUDA;
     else {
-        PyErr_Format(PyExc_RuntimeError, "Expected one of cpu, cuda, ... device type at start of device string: %s", s);
+        PyErr_Format(PyExc_RuntimeError, "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+                     "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: %s",
+                     s);
         return -1;
     }
     *index = -1;

@@ -86,7 +86,7 @@ static int storage_getbuffer(pct_storage_object *s, Py_buffer *view, int flags)
         return -1;
     }
     void *buf = st->nbytes ? st->data : (void *)empty;
-    if (PyBuffer_FillInfo(view, (PyObject *)s, buf, (Py_ssize_t)st->nbytes, 0, flags) < 0) return -1;
+    if (PyBuffer_FillInfo(view, (PyObject *)s, buf, (Py_ssize_t)st->nbytes, st->readonly, flags) < 0) return -1;
     atomic_fetch_add(&st->exports, 1);
     return 0;
 }

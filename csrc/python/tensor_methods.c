@@ -301,16 +301,8 @@ static PyObject *m_array(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"dtype", "copy", NULL};
     PyObject *dtype = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:__array__", kwlist, &dtype, &copy)) return NULL;
-    pct_tensor *t = T(self);
-    PyObject *arr;
-    if (pct_tensor_requires_grad(t)) {
-        PyObject *d = PyObject_CallMethod(self, "detach", NULL);
-        if (!d) return NULL;
-        arr = pct_tensor_numpy(d, NULL, NULL);
-        Py_DECREF(d);
-    } else {
-        arr = pct_tensor_numpy(self, NULL, NULL);
-    }
+    /* np.asarray / np.array of a tensor that requires grad is refused as .numpy() refuses it (torch's rule) */
+    PyObject *arr = pct_tensor_numpy(self, NULL, NULL);
     if (!arr || dtype == Py_None) return arr;
     PyObject *r = PyObject_CallMethod(arr, "astype", "O", dtype);
     Py_DECREF(arr);

@@ -9,9 +9,12 @@ enum { KIND_NONE = -1 };
 /* Shape and dtype of nested data. dtype accumulates with torch's inference: bool < int64 < default float. */
 static int infer(PyObject *o, int depth, int64_t *shape, int *ndim, int *dtype)
 {
-    if (depth >= PCT_MAX_DIMS) { PyErr_SetString(PyExc_ValueError, "too many dimensions"); return -1; }
     if (PCT_TENSOR_CHECK(o)) {
         pct_tensor *t = (pct_tensor *)o;
+        if (depth + t->ndim > PCT_MAX_DIMS) {
+            PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %d", PCT_MAX_DIMS, depth + t->ndim);
+            return -1;
+        }
         for (int i = 0; i < t->ndim; i++) shape[depth + i] = t->sizes[i];
         *ndim = depth + t->ndim;
         *dtype = pct_promote_types(*dtype == KIND_NONE ? PCT_DTYPE_UNDEFINED : *dtype, t->dtype);
@@ -36,6 +39,10 @@ static int infer(PyObject *o, int depth, int64_t *shape, int *ndim, int *dtype)
             return 0;
         }
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (depth >= PCT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got more", PCT_MAX_DIMS);
         return -1;
     }
     Py_ssize_t n = PySequence_Length(o);

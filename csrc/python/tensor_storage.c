@@ -133,7 +133,13 @@ PyObject *pct_tensor_set_(PyObject *self, PyObject *args, PyObject *kw)
         PCT_CHECK(t->grad_fn != NULL, PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
         PCT_FAIL(PyExc_RuntimeError, "set_: pyctorch does not record set_ on a tensor that requires grad; use it under no_grad() or on a detached tensor");
     }
-    if (!source || source == Py_None) {
+    /* set_() empties the tensor; an explicit None matches none of torch's overloads */
+    PCT_CHECK(source != Py_None, PyExc_TypeError,
+              "set_() received an invalid combination of arguments - got (NoneType), but expected one of:\n * ()\n"
+              " * (torch.Storage source)\n * (torch.Storage source, int storage_offset, tuple of ints size, tuple of "
+              "ints stride = None)\n * (Tensor source)\n * (Tensor source, int storage_offset, tuple of ints size, "
+              "tuple of ints stride = None)\n");
+    if (!source) {
         PCT_CHECK(!offset_o && !size_o && !stride_o, PyExc_TypeError, "set_(): storage_offset, size and stride need a source storage");
         PCT_TRY(st = pct_storage_new_cpu(0));
         sizes[0] = 0;

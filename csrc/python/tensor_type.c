@@ -373,6 +373,15 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
         PyErr_Format(PyExc_BufferError, "tensors of dtype %s on this device do not export a buffer", pct_dtype_name[t->dtype]);
         return -1;
     }
+    if (pct_tensor_requires_grad(t)) { /* np.asarray(t) reads the buffer first: refuse it as .numpy() does */
+        PyErr_SetString(PyExc_RuntimeError, "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                            "instead.");
+        return -1;
+    }
+    if ((flags & PyBUF_WRITABLE) && t->storage->readonly) {
+        PyErr_SetString(PyExc_BufferError, "tensor memory is read-only");
+        return -1;
+    }
     if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !pct_tensor_is_contiguous(t)) {
         PyErr_SetString(PyExc_BufferError, "tensor is not C-contiguous");
         return -1;
@@ -392,7 +401,7 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->obj = self;
     Py_INCREF(self);
     view->len = (Py_ssize_t)(t->numel * item);
-    view->readonly = 0;
+    view->readonly = t->storage->readonly;
     view->itemsize = (Py_ssize_t)item;
     view->format = (flags & PyBUF_FORMAT) ? (char *)fmt : NULL;
     view->ndim = t->ndim;

@@ -5,7 +5,7 @@ from . import checkpoint  # noqa: F401
 
 def __getattr__(name):
     # utils.data loads on first use: it imports multiprocessing, kept out of `import pyctorch`
-    if name == "data":
+    if name in ("data", "dlpack"):
         import importlib
-        return importlib.import_module(".data", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'pyctorch.utils' has no attribute '{name}'")

@@ -15,6 +15,7 @@
 #include "conv.h"
 #include "conv_lowp.h"
 #include "../error.h"
+#include "../checked.h"
 #include "../iter.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,20 +158,29 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
                      pct_shape_str(b, sizeof b, bias->ndim, bias->sizes));
         return -1;
     }
-    int64_t insp[3], outsp[3], ksp[3];
+    int64_t insp[3], outsp[3] = {0}, ksp[3];
     for (int i = 0; i < nsp; i++) {
         insp[i] = input->sizes[2 + i];
         ksp[i] = weight->sizes[2 + i];
+        if (pad[i] > INT64_MAX / 2) { /* torch's limit: twice the padding must fit */
+            PyErr_Format(PyExc_RuntimeError, "Given padding=%lld at dimension %d , expected padding to be at most %lld",
+                         (long long)pad[i], i, (long long)(INT64_MAX / 2));
+            return -1;
+        }
     }
+    /* Note [Checked bounds]: the output size arithmetic of huge strides, dilations or paddings must not wrap into a
+     * small "valid" size; where it would, the geometry is refused */
+    bool wraps = false;
     if (!transposed) {
         int64_t padded[3], dk[3];
         bool ok = true;
         for (int i = 0; i < nsp; i++) {
-            padded[i] = insp[i] + 2 * pad[i];
-            dk[i] = dil[i] * (ksp[i] - 1) + 1;
+            wraps |= pct_add_overflows(insp[i], 2 * pad[i], &padded[i]);
+            wraps |= pct_mul_overflows(dil[i], ksp[i] - 1, &dk[i]) || pct_add_overflows(dk[i], 1, &dk[i]);
             ok &= padded[i] >= dk[i];
             outsp[i] = (padded[i] - dk[i]) / stride[i] + 1;
         }
+        if (wraps) goto overflow;
         if (!ok) {
             PyErr_Format(PyExc_RuntimeError, "Calculated padded input size per channel: (%s). Kernel size: (%s). "
                          "Kernel size can't be greater than actual input size", sizes_x(a, sizeof a, nsp, padded),
@@ -181,9 +191,13 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         if (check_output_padding(nsp, opad, stride, dil) < 0) return -1;
         bool ok = true;
         for (int i = 0; i < nsp; i++) {
-            outsp[i] = (insp[i] - 1) * stride[i] - 2 * pad[i] + dil[i] * (ksp[i] - 1) + opad[i] + 1;
+            int64_t span, dk;
+            wraps |= pct_mul_overflows(insp[i] - 1, stride[i], &span) || pct_sub_overflows(span, 2 * pad[i], &span) ||
+                     pct_mul_overflows(dil[i], ksp[i] - 1, &dk) || pct_add_overflows(span, dk, &span) ||
+                     pct_add_overflows(span, opad[i], &span) || pct_add_overflows(span, 1, &outsp[i]);
             ok &= outsp[i] >= 1;
         }
+        if (wraps) goto overflow;
         if (!ok) {
             PyErr_Format(PyExc_RuntimeError, "Given input size per channel: (%s). Calculated output size per channel: "
                          "(%s). Output size is too small", sizes_x(a, sizeof a, nsp, insp),
@@ -222,9 +236,11 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         g->big[i] = on ? (transposed ? outsp[src] : insp[src]) : 1;
         g->small[i] = on ? (transposed ? insp[src] : outsp[src]) : 1;
         g->kernel[i] = on ? ksp[src] : 1;
-        g->stride[i] = on ? stride[src] : 1;
+        /* a stride over a single output position and a dilation of a single tap do not matter: 1 keeps the kernels'
+           index arithmetic far from overflow (Note [Checked bounds]) */
+        g->stride[i] = on && g->small[i] > 1 ? stride[src] : 1;
         g->pad[i] = on ? pad[src] : 0;
-        g->dil[i] = on ? dil[src] : 1;
+        g->dil[i] = on && g->kernel[i] > 1 ? dil[src] : 1;
     }
     p->bvol = pct_geom_bvol(g);
     p->svol = pct_geom_svol(g);
@@ -240,6 +256,10 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
     out_sizes[1] = transposed ? p->cb * groups : w0;
     for (int i = 0; i < nsp; i++) out_sizes[2 + i] = outsp[i];
     return 0;
+overflow:
+    PyErr_Format(PyExc_RuntimeError, "convolution: the output size overflows for input size per channel (%s) with these "
+                 "stride, padding and dilation values", sizes_x(a, sizeof a, nsp, insp));
+    return -1;
 }
 
 /* Runs a task (gw_out: the weight gradient, written whole, when t->what has PCT_CONV_WGRAD):

@@ -157,6 +157,46 @@ PyObject *pct_cpu_empty(pct_call *c)
     Py_DECREF(t);
     return NULL;
 }
+/* empty_strided(size, stride): uninitialised memory just large enough for the strides given (torch's storage size
+ * rule, Note [Checked bounds] for its overflow), not a view of anything. */
+PyObject *pct_cpu_empty_strided(pct_call *c)
+{
+    const pct_value *size = &c->v[0], *stride = &c->v[1];
+    char b1[PCT_SHAPE_BUF];
+    if (size->n != stride->n) {
+        PyErr_Format(PyExc_RuntimeError, "dimensionality of sizes (%d) must match dimensionality of strides (%d)", size->n,
+                     stride->n);
+        return NULL;
+    }
+    int dtype = pct_factory_dtype(c, pct_default_dtype);
+    if (dtype < 0) return NULL;
+    for (int i = 0; i < size->n; i++) {
+        if (size->list[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+                         (long long)size->list[i], pct_shape_str(b1, sizeof b1, size->n, size->list));
+            return NULL;
+        }
+    }
+    int64_t item = pct_dtype_itemsize[dtype];
+    int64_t nbytes = pct_strided_nbytes(size->n, size->list, stride->list, 0, item); /* 0 when empty */
+    bool empty = false;
+    for (int i = 0; i < size->n; i++) empty |= size->list[i] == 0;
+    for (int i = 0; nbytes >= 0 && !empty && i < stride->n; i++)
+        if (stride->list[i] < 0) nbytes = -1; /* a negative stride of a non-empty tensor: refused as an overflow */
+    if (nbytes < 0) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                         pct_shape_str(b1, sizeof b1, size->n, size->list),
+                         pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, stride->n, stride->list));
+        return NULL;
+    }
+    pct_storage *s = pct_storage_new_cpu((size_t)nbytes);
+    if (!s) return NULL;
+    pct_tensor *t = pct_tensor_from_storage(s, size->n, size->list, stride->list, 0, dtype);
+    pct_storage_decref(s);
+    return (PyObject *)pct_factory_requires_grad(c, t);
+}
+
 PyObject *pct_cpu_zeros(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &zero); }
 PyObject *pct_cpu_ones(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &one); }
 

@@ -1099,7 +1099,17 @@ static int try_masked_fill_put(pct_tensor *self, int nindices, pct_tensor **indi
     if (count != 1 || which < 0 || values->numel != 1 || nindices > self->ndim) return 0;
     pct_tensor *mask = indices[which];
     char b1[PCT_SHAPE_BUF];
-    if (mask->dtype == PCT_UINT8 && warn_uint8_index() < 0) return -1;
+    if (mask->dtype == PCT_UINT8) {
+        /* torch takes this path only when the mask's sizes match the dims it indexes, and masked_fill_ refuses a
+         * uint8 mask; otherwise its deprecated uint8 indexing goes on (and fails on the mismatch below) */
+        bool fits = which + mask->ndim <= self->ndim;
+        for (int j = 0; fits && j < mask->ndim; j++) fits = mask->sizes[j] == self->sizes[which + j];
+        if (fits) {
+            PyErr_SetString(PyExc_RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char");
+            return -1;
+        }
+        if (warn_uint8_index() < 0) return -1;
+    }
     int64_t st[PCT_MAX_DIMS];
     for (int d = 0; d < self->ndim; d++) st[d] = 0;
     if (mask->ndim == 0) {
@@ -1198,9 +1208,9 @@ PyObject *pct_cpu_index_put(pct_call *c)
     bool skip_all = false;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = items[i];
-        if (o == Py_None) { p++; continue; }
-        if (!PCT_TENSOR_CHECK(o)) {
-            PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 1, but got %s", i, Py_TYPE(o)->tp_name);
+        if (!PCT_TENSOR_CHECK(o)) { /* torch's index_put takes no None (Tensor[] indices), unlike indexing */
+            PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %s", i,
+                         o == Py_None ? "NoneType" : Py_TYPE(o)->tp_name);
             return NULL;
         }
         pct_tensor *t = (pct_tensor *)o;

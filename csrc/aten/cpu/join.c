@@ -11,6 +11,7 @@
 #include "../op.h"
 #include "../out.h"
 #include "../error.h"
+#include "../checked.h"
 #include "../iter.h"
 #include "../../python/pyobjects.h"
 #include <stdlib.h>
@@ -415,7 +416,11 @@ static PyObject *repeat_impl(pct_tensor *t, int n, const int64_t *reps)
     for (int d = 0; d < n; d++) {
         ps[d] = d < pad ? 1 : t->sizes[d - pad];
         pst[d] = d < pad ? 0 : t->strides[d - pad];
-        os[d] = reps[d] * ps[d];
+        if (pct_mul_overflows(reps[d], ps[d], &os[d])) { /* Note [Checked bounds] */
+            PyErr_Format(PyExc_RuntimeError, "numel: integer multiplication overflow (repeat %lld times a size of %lld at "
+                         "dimension %d)", (long long)reps[d], (long long)ps[d], d);
+            return NULL;
+        }
     }
     pct_tensor *r = pct_tensor_empty(n, os, t->dtype, PCT_CPU, -1);
     if (!r || r->numel == 0) return (PyObject *)r;
