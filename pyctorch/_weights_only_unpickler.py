@@ -1,11 +1,29 @@
 """The restricted unpickler of weights_only=True loads, and the registry of user-allowed globals
 (torch.serialization.add_safe_globals & co.). See Note [weights_only] in pyctorch/serialization.py:
 globals resolve only through an allowlist, and calls (REDUCE, NEWOBJ), BUILD and container
-mutations are only performed on allowed objects; everything else raises pickle.UnpicklingError."""
+mutations are only performed on allowed objects; everything else raises pickle.UnpicklingError.
+
+Note [weights_only opcodes]
+The unpickler runs its own loop over exactly the opcodes torch's restricted unpickler knows (the
+protocol-2 subset torch.save writes: GLOBAL, REDUCE, NEWOBJ, BUILD, MARK, the tuple/list/dict/set
+builders, BININT*, BINFLOAT, LONG1, BINUNICODE, SHORT_BINSTRING, BINPERSID, BINGET/BINPUT and
+their LONG_ forms, PROTO, STOP); any other byte raises UnpicklingError("Unsupported operand N"),
+as torch's does. Inheriting pickle's Python unpickler instead would keep opcodes such as
+BYTEARRAY8, whose handler allocates the 8-byte length it reads before reading any data: a
+275-byte file could ask for gigabytes. Every length read from the file is clamped to the bytes
+left in it before anything is read (a short read then fails as torch's short reads do).
+"""
 import collections
 import contextlib
+import io
+import os
 import pickle
+import warnings
+from _compat_pickle import IMPORT_MAPPING, NAME_MAPPING
 from collections import OrderedDict
+from pickle import UnpicklingError, decode_long
+from struct import unpack
+from sys import maxsize
 
 from . import _C
 
@@ -75,74 +93,112 @@ def weights_only_message(message):
             "make `weights_only=True` compatible with your use case: WeightsUnpickler error: \n\n" + message + docs)
 
 
-class Unpickler(pickle._Unpickler):
-    """The restricted unpickler of weights_only=True loads (Note [weights_only])."""
+_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 
-    dispatch = dict(pickle._Unpickler.dispatch)
+# opcode bytes (pickle's names)
+_MARK, _STOP, _GLOBAL, _REDUCE, _BUILD, _NEWOBJ = b"(", b".", b"c", b"R", b"b", b"\x81"
+_APPEND, _APPENDS, _SETITEM, _SETITEMS = b"a", b"e", b"s", b"u"
+_TUPLE, _TUPLE1, _TUPLE2, _TUPLE3, _EMPTY_TUPLE = b"t", b"\x85", b"\x86", b"\x87", b")"
+_NONE, _NEWTRUE, _NEWFALSE, _EMPTY_LIST, _EMPTY_DICT, _EMPTY_SET = b"N", b"\x88", b"\x89", b"]", b"}", b"\x8f"
+_BININT, _BININT1, _BININT2, _BINFLOAT, _LONG1 = b"J", b"K", b"M", b"G", b"\x8a"
+_BINUNICODE, _SHORT_BINSTRING, _BINPERSID = b"X", b"U", b"Q"
+_BINGET, _LONG_BINGET, _BINPUT, _LONG_BINPUT, _PROTO = b"h", b"j", b"q", b"r", b"\x80"
 
-    def __init__(self, file, persistent_load, allowed_globals, **kwargs):
-        super().__init__(file, **kwargs)
+
+def _remaining_bytes(file):
+    """How many bytes `file` holds past its position (None when that cannot be known)."""
+    if isinstance(file, io.BytesIO):
+        return len(file.getbuffer()) - file.tell()
+    try:
+        if not file.seekable():
+            return None
+        pos = file.tell()
+        end = file.seek(0, os.SEEK_END)
+        file.seek(pos)
+        return end - pos
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+class Unpickler:
+    """The restricted unpickler of weights_only=True loads (Note [weights_only], Note [weights_only opcodes]).
+
+    `persistent_load` (may be None: persistent ids are then refused) receives the ids of BINPERSID;
+    `allowed_globals` maps torch's global names to the pyctorch objects they load as."""
+
+    def __init__(self, file, persistent_load=None, allowed_globals=None, *, encoding="bytes", **_ignored):
+        self.encoding = encoding
+        self._file = file
+        self.memo = {}
+        self.proto = -1
         self._persistent = persistent_load
-        self._allowed = allowed_globals  # torch's name -> pyctorch object
+        self._allowed = allowed_globals if allowed_globals is not None else {}
         self._user = _user_allowed_globals()
         self._allowed_ids = {id(v) for v in self._allowed.values()} | {id(v) for v in self._user.values()}
+        self._left = _remaining_bytes(file)  # bytes not yet read (None: unknown, reads are then unclamped)
+
+    # -- reading: every length taken from the file is clamped to what the file still holds --
+
+    def _read(self, n):
+        if self._left is not None:
+            n = min(n, self._left)
+        data = self._file.read(n)
+        if self._left is not None:
+            self._left -= len(data)
+        return data
+
+    def _readline(self):
+        if self._left is not None:
+            line = self._file.readline(self._left)
+            self._left -= len(line)
+            return line
+        return self._file.readline()
 
     def _is_allowed(self, obj):
         return id(obj) in self._allowed_ids
 
-    def persistent_load(self, pid):
-        if type(pid) is not tuple and type(pid) is not int:
-            raise pickle.UnpicklingError(f"persistent_load id must be tuple or int, but got {type(pid)}")
-        return self._persistent(pid)
-
-    def find_class(self, module, name):
-        if self.proto < 3 and self.fix_imports:
-            import _compat_pickle
-            if (module, name) in _compat_pickle.NAME_MAPPING:
-                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-            elif module in _compat_pickle.IMPORT_MAPPING:
-                module = _compat_pickle.IMPORT_MAPPING[module]
+    def _find_global(self):
+        module = self._readline()[:-1].decode("utf-8")
+        name = self._readline()[:-1].decode("utf-8")
+        if (module, name) in NAME_MAPPING:  # as torch: protocol-2 names of Python 2 modules
+            module, name = NAME_MAPPING[(module, name)]
+        elif module in IMPORT_MAPPING:
+            module = IMPORT_MAPPING[module]
         full = f"{module}.{name}"
+        if module in _BLOCKED_MODULES:
+            raise UnpicklingError(f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked.")
         obj = self._allowed.get(full)
         if obj is None:
             obj = self._user.get(full)
         if obj is None:
-            shown = full[len("builtins."):] if full.startswith("builtins.") else full
-            raise pickle.UnpicklingError(
-                f"Unsupported global: GLOBAL {shown} was not an allowed global by default. "
-                f"Please use `torch.serialization.add_safe_globals([{shown}])` or the "
-                f"`torch.serialization.safe_globals([{shown}])` context manager to allowlist this global "
+            if full.startswith("builtins"):
+                rest = full[len("builtins"):]
+                full = rest[1:] if rest.startswith(".") else full
+            raise UnpicklingError(
+                f"Unsupported global: GLOBAL {full} was not an allowed global by default. "
+                f"Please use `torch.serialization.add_safe_globals([{full}])` or the "
+                f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this global "
                 "if you trust this class/function.")
         return obj
 
-    def load_reduce(self):
-        args = self.stack.pop()
-        func = self.stack[-1]
-        if not self._is_allowed(func):
-            raise pickle.UnpicklingError(f"Trying to call reduce for unrecognized function {func!r}")
-        if type(args) is not tuple:
-            raise pickle.UnpicklingError(f"REDUCE arguments must be a tuple, got {type(args).__name__}")
-        self.stack[-1] = func(*args)
-    dispatch[pickle.REDUCE[0]] = load_reduce
+    def persistent_load(self, pid):
+        if self._persistent is None:
+            raise UnpicklingError("unsupported persistent id encountered")
+        return self._persistent(pid)
 
-    def load_newobj(self):
-        args = self.stack.pop()
-        cls = self.stack.pop()
-        from .nn.parameter import Parameter
-        if type(args) is not tuple:
-            raise pickle.UnpicklingError(f"NEWOBJ arguments must be a tuple, got {type(args).__name__}")
-        if cls is Parameter:
-            self.append(Parameter(*args))
-        elif self._is_allowed(cls) and isinstance(cls, type):
-            self.append(cls.__new__(cls, *args))
-        else:
-            raise pickle.UnpicklingError("Can only create new object for nn.Parameter or classes allowlisted "
-                                         f"via `add_safe_globals` but got {cls}")
-    dispatch[pickle.NEWOBJ[0]] = load_newobj
+    def _pop_mark(self):
+        items = self.stack
+        self.stack = self.metastack.pop()
+        return items
 
-    def load_build(self):
+    def _set_target(self, opcode):
+        if type(self.stack[-1]) not in (dict, OrderedDict, collections.Counter):
+            raise UnpicklingError(f"Can only {opcode} for dict, collections.OrderedDict, "
+                                  f"collections.Counter, but got {type(self.stack[-1])}")
+        return self.stack[-1]
+
+    def _build(self, state):
         from .nn.parameter import Parameter
-        state = self.stack.pop()
         inst = self.stack[-1]
         t = type(inst)
         if t is _C.Tensor:
@@ -164,49 +220,135 @@ class Unpickler(pickle._Unpickler):
                 for k, v in slotstate.items():
                     setattr(inst, k, v)
         else:
-            raise pickle.UnpicklingError("Can only build Tensor, Parameter, OrderedDict or types allowlisted "
-                                         f"via `add_safe_globals`, but got {t}")
-    dispatch[pickle.BUILD[0]] = load_build
+            raise UnpicklingError("Can only build Tensor, Parameter, OrderedDict or types allowlisted "
+                                  f"via `add_safe_globals`, but got {t}")
 
-    def _target(self, opcode, kinds, what):
-        target = self.stack[-1] if self.stack else None
-        if type(target) not in kinds:
-            raise pickle.UnpicklingError(f"Can only {opcode} for {what}, but got {type(target)}")
-        return target
+    def load(self):
+        from .nn.parameter import Parameter
+        self.metastack = []
+        self.stack = []
+        read = self._read
+        while True:
+            key = read(1)
+            if not key:
+                raise EOFError
+            if key == _GLOBAL:
+                self.stack.append(self._find_global())
+            elif key == _NEWOBJ:
+                args = self.stack.pop()
+                cls = self.stack.pop()
+                if cls is Parameter:
+                    self.stack.append(Parameter(*args))
+                elif self._is_allowed(cls) and isinstance(cls, type):
+                    self.stack.append(cls.__new__(cls, *args))
+                else:
+                    raise UnpicklingError("Can only create new object for nn.Parameter or classes allowlisted "
+                                          f"via `add_safe_globals` but got {cls}")
+            elif key == _REDUCE:
+                args = self.stack.pop()
+                func = self.stack[-1]
+                if not self._is_allowed(func):
+                    raise UnpicklingError(f"Trying to call reduce for unrecognized function {func}")
+                self.stack[-1] = func(*args)
+            elif key == _BUILD:
+                self._build(self.stack.pop())
+            elif key == _APPEND:
+                item = self.stack.pop()
+                if type(self.stack[-1]) is not list:
+                    raise UnpicklingError(f"Can only append to lists, but got {type(self.stack[-1])}")
+                self.stack[-1].append(item)
+            elif key == _APPENDS:
+                items = self._pop_mark()
+                if type(self.stack[-1]) is not list:
+                    raise UnpicklingError(f"Can only extend lists, but got {type(self.stack[-1])}")
+                self.stack[-1].extend(items)
+            elif key == _SETITEM:
+                value = self.stack.pop()
+                k = self.stack.pop()
+                self._set_target("SETITEM")[k] = value
+            elif key == _SETITEMS:
+                items = self._pop_mark()
+                d = self._set_target("SETITEMS")
+                for i in range(0, len(items), 2):
+                    d[items[i]] = items[i + 1]
+            elif key == _MARK:
+                self.metastack.append(self.stack)
+                self.stack = []
+            elif key == _TUPLE:
+                items = self._pop_mark()
+                self.stack.append(tuple(items))
+            elif key == _TUPLE1:
+                self.stack[-1] = (self.stack[-1],)
+            elif key == _TUPLE2:
+                self.stack[-2:] = [(self.stack[-2], self.stack[-1])]
+            elif key == _TUPLE3:
+                self.stack[-3:] = [(self.stack[-3], self.stack[-2], self.stack[-1])]
+            elif key == _NONE:
+                self.stack.append(None)
+            elif key == _NEWFALSE:
+                self.stack.append(False)
+            elif key == _NEWTRUE:
+                self.stack.append(True)
+            elif key == _EMPTY_TUPLE:
+                self.stack.append(())
+            elif key == _EMPTY_LIST:
+                self.stack.append([])
+            elif key == _EMPTY_DICT:
+                self.stack.append({})
+            elif key == _EMPTY_SET:
+                self.stack.append(set())
+            elif key == _BININT:
+                self.stack.append(unpack("<i", read(4))[0])
+            elif key == _BININT1:
+                self.stack.append(read(1)[0])
+            elif key == _BININT2:
+                self.stack.append(unpack("<H", read(2))[0])
+            elif key == _BINFLOAT:
+                self.stack.append(unpack(">d", read(8))[0])
+            elif key == _BINUNICODE:
+                n = unpack("<I", read(4))[0]
+                if n > maxsize:
+                    raise UnpicklingError("String is too long")
+                self.stack.append(str(read(n), "utf-8", "surrogatepass"))
+            elif key == _SHORT_BINSTRING:
+                data = read(read(1)[0])
+                self.stack.append(data if self.encoding == "bytes" else data.decode(self.encoding, "strict"))
+            elif key == _BINPERSID:
+                pid = self.stack.pop()
+                if type(pid) is not tuple and type(pid) is not int:
+                    raise UnpicklingError(f"persistent_load id must be tuple or int, but got {type(pid)}")
+                if type(pid) is tuple and len(pid) > 0:
+                    kind = pid[0].decode("ascii") if isinstance(pid[0], bytes) else pid[0]
+                    if kind != "storage":
+                        raise UnpicklingError(f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
+                self.stack.append(self.persistent_load(pid))
+            elif key == _BINGET or key == _LONG_BINGET:
+                idx = (read(1) if key == _BINGET else unpack("<I", read(4)))[0]
+                self.stack.append(self.memo[idx])
+            elif key == _BINPUT or key == _LONG_BINPUT:
+                idx = (read(1) if key == _BINPUT else unpack("<I", read(4)))[0]
+                self.memo[idx] = self.stack[-1]
+            elif key == _LONG1:
+                self.stack.append(decode_long(read(read(1)[0])))
+            elif key == _PROTO:
+                self.proto = read(1)[0]
+                if self.proto != 2:
+                    warnings.warn(
+                        f"Detected pickle protocol {self.proto} in the checkpoint, which was not the default pickle "
+                        "protocol used by `torch.load` (2). The weights_only Unpickler might not support all "
+                        "instructions implemented by this protocol, please file an issue for adding support if you "
+                        "encounter this.", stacklevel=2)
+            elif key == _STOP:
+                return self.stack.pop()
+            else:
+                raise UnpicklingError(f"Unsupported operand {key[0]}")
 
-    def load_append(self):
-        value = self.stack.pop()
-        self._target("APPEND", (list,), "lists").append(value)
-    dispatch[pickle.APPEND[0]] = load_append
 
-    def load_appends(self):
-        items = self.pop_mark()
-        self._target("APPENDS", (list,), "lists").extend(items)
-    dispatch[pickle.APPENDS[0]] = load_appends
+def load(file, *, encoding="ASCII"):
+    """One restricted unpickle from `file`, without persistent ids (as torch's _weights_only_unpickler.load)."""
+    return Unpickler(file, None, _default_allowed(), encoding=encoding).load()
 
-    _DICTS = (dict, OrderedDict, collections.Counter)
-    _DICT_NAMES = "dict, collections.OrderedDict, collections.Counter"
 
-    def load_setitem(self):
-        value = self.stack.pop()
-        key = self.stack.pop()
-        self._target("SETITEM", self._DICTS, self._DICT_NAMES)[key] = value
-    dispatch[pickle.SETITEM[0]] = load_setitem
-
-    def load_setitems(self):
-        items = self.pop_mark()
-        d = self._target("SETITEMS", self._DICTS, self._DICT_NAMES)
-        for i in range(0, len(items), 2):
-            d[items[i]] = items[i + 1]
-    dispatch[pickle.SETITEMS[0]] = load_setitems
-
-    def load_additems(self):
-        items = self.pop_mark()
-        self._target("ADDITEMS", (set,), "sets").update(items)
-    dispatch[pickle.ADDITEMS[0]] = load_additems
-
-    def _refuse(self):
-        raise pickle.UnpicklingError("Unsupported operand: this pickle instruction is not allowed with weights_only=True")
-    for _op in (pickle.INST, pickle.OBJ, pickle.NEWOBJ_EX, pickle.EXT1, pickle.EXT2, pickle.EXT4):
-        dispatch[_op[0]] = _refuse
-    del _op
+def _default_allowed():
+    from .serialization import _allowed_globals
+    return _allowed_globals()
