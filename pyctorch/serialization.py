@@ -553,8 +553,9 @@ def _write_archive(fh, archive, data_pkl, storages, byteorder_record=True):
 # target, fsyncs it and renames it over the target: an interrupted save leaves the previous file
 # untouched and never a partial checkpoint. Anything else is written in place, as torch writes every
 # save: a rename would turn /dev/null into a regular file, replace a FIFO its reader waits on, split a
-# hard link from its other names, and cannot work for /dev/stdout. A symlink is followed first, so the
-# link stays a link and its target gets the new checkpoint.
+# hard link from its other names, and cannot work for /dev/stdout (nor would it write to the file a
+# shell redirected stdout to: paths under /dev/ and /proc/ are always written in place). A symlink is
+# followed first, so the link stays a link and its target gets the new checkpoint.
 # Temporaries are named ".<target name>.pyctorch-save.<pid>.<random>.<host>.tmp". A save killed before
 # its rename (SIGKILL, OOM killer, power loss) leaves its temporary behind; the next save to the same
 # path on the same host removes those whose process is gone (a live pid's temporary may be a
@@ -631,19 +632,20 @@ def _atomic_write(path, write):
     target = os.fspath(path)
     if isinstance(target, bytes):
         target = os.fsdecode(target)
-    if os.path.islink(target):
-        target = os.path.realpath(target)  # write through the link, as opening the path would
-    directory = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(directory):
-        raise RuntimeError(f"Parent directory {os.path.dirname(target) or directory} does not exist.")
     try:
-        st = os.stat(target)
+        st = os.stat(target)  # what the path leads to, through symlinks
     except OSError:
         st = None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise _open_failed(target, IsADirectoryError(21, os.strerror(21)))
-    if st is not None and not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
-        return _write_in_place(target, write)
+    special = os.path.abspath(target).startswith(("/dev/", "/proc/"))  # /dev/stdout, /proc/self/fd/N: a descriptor
+    if st is not None and (special or not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1)):
+        return _write_in_place(target, write)  # opened by its own name: /dev/stdout's link leads to a pipe
+    if os.path.islink(target):
+        target = os.path.realpath(target)  # replace the link's target, not the link
+    directory = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(directory):
+        raise RuntimeError(f"Parent directory {os.path.dirname(target) or directory} does not exist.")
     stem = _temp_stem(os.path.basename(target))
     _remove_stale_temps(directory, stem)
     prefix = os.path.join(directory, f".{stem}{_TEMP_MARK}{os.getpid()}.")
