@@ -554,7 +554,7 @@ def _write_archive(fh, archive, data_pkl, storages, byteorder_record=True):
 # untouched and never a partial checkpoint. Anything else is written in place, as torch writes every
 # save: a rename would turn /dev/null into a regular file, replace a FIFO its reader waits on, split a
 # hard link from its other names, and cannot work for /dev/stdout (nor would it write to the file a
-# shell redirected stdout to: paths under /dev/ and /proc/ are always written in place). A symlink is
+# shell redirected stdout to: links under /dev/ and paths under /proc/ are written in place). A symlink is
 # followed first, so the link stays a link and its target gets the new checkpoint.
 # Temporaries are named ".<target name>.pyctorch-save.<pid>.<random>.<host>.tmp". A save killed before
 # its rename (SIGKILL, OOM killer, power loss) leaves its temporary behind; the next save to the same
@@ -638,7 +638,9 @@ def _atomic_write(path, write):
         st = None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise _open_failed(target, IsADirectoryError(21, os.strerror(21)))
-    special = os.path.abspath(target).startswith(("/dev/", "/proc/"))  # /dev/stdout, /proc/self/fd/N: a descriptor
+    where = os.path.abspath(target)
+    # /dev/stdout, /dev/fd/N, /proc/self/fd/N: links to a descriptor (a file a shell redirected to), written in place
+    special = where.startswith("/proc/") or (where.startswith("/dev/") and os.path.islink(target))
     if st is not None and (special or not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1)):
         return _write_in_place(target, write)  # opened by its own name: /dev/stdout's link leads to a pipe
     if os.path.islink(target):

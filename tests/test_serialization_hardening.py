@@ -172,14 +172,33 @@ def _load_bytes(data):
 def test_save_to_a_fifo_writes_in_place(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
+    # the reader end, opened first without blocking; the small checkpoint fits in the pipe's buffer,
+    # so the save completes before anything is read (and nothing can hang when a save replaces the FIFO)
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     got = []
-    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
-    reader.start()
-    pyctorch.save({"x": pyctorch.arange(5.)}, fifo)
-    reader.join(10)
-    assert not reader.is_alive()
-    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
-    assert _load_bytes(got[0])["x"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+    def drain():
+        while True:
+            try:
+                chunk = os.read(rfd, 1 << 16)
+            except BlockingIOError:
+                time.sleep(0.01)
+                continue
+            if not chunk:
+                return
+            got.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    try:
+        pyctorch.save({"x": pyctorch.arange(5.)}, fifo)
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        reader.start()
+        reader.join(10)
+        assert not reader.is_alive()
+    finally:
+        if not reader.is_alive():
+            os.close(rfd)
+    assert _load_bytes(b"".join(got))["x"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert sorted(os.listdir(tmp_path)) == ["pipe"]
 
 
