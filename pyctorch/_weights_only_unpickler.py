@@ -17,7 +17,6 @@ import collections
 import contextlib
 import io
 import os
-import pickle
 import warnings
 from _compat_pickle import IMPORT_MAPPING, NAME_MAPPING
 from collections import OrderedDict

@@ -593,7 +593,8 @@ def _pid_alive(pid):
 def _remove_stale_temps(directory, stem):
     """Remove temporaries of earlier saves to this target whose process no longer runs (Note [Saving to a path])."""
     import re
-    pattern = re.compile(r"\.%s%s(\d+)\.[0-9a-f]{12}\.([A-Za-z0-9_-]+)\.tmp\Z" % (re.escape(stem), re.escape(_TEMP_MARK)))
+    pattern = re.compile(r"\.%s%s(\d+)\.[0-9a-f]{12}\.([A-Za-z0-9_-]+)\.tmp\Z"
+                         % (re.escape(stem), re.escape(_TEMP_MARK)))
     host = _host_tag()
     try:
         names = os.listdir(directory)

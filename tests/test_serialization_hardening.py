@@ -531,7 +531,10 @@ def _damaged():
              ("random", bytes(random.Random(0).randrange(256) for _ in range(300)), (pickle.UnpicklingError,))]
     for cut in (4, 30, 64, 200, len(good) // 2, len(good) - 100, len(good) - 22, len(good) - 1):
         cases.append((f"zip cut at {cut}", good[:cut], (RuntimeError,)))
-    for cut in (2, 4, 64, 200, len(leg) - 30, len(leg) - 1):
+    # cuts in the first pickles, in the object's pickle after its storage id (the storage no longer fits:
+    # nothing is allocated), in the list of storage keys, and in the storage data (8-byte count + 40 bytes)
+    after_id = leg.index(b"cpu") + 8
+    for cut in (2, 4, 64, after_id, len(leg) - 48 - 1, len(leg) - 30, len(leg) - 1):
         cases.append((f"legacy cut at {cut}", leg[:cut], (EOFError, RuntimeError, pickle.UnpicklingError)))
     pkl = good.index(b"\x80\x02")
     d = bytearray(good)
