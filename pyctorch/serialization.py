@@ -16,6 +16,9 @@ The file is a zip archive (entries stored, not compressed; each entry's data sta
     <archive>/.data/serialization_id
 
 <archive> is the file's base name without its extension ("archive" for file objects).
+Loading also reads deflate-compressed records, and torch's legacy stream format
+(_use_new_zipfile_serialization=False, which save can write too: Note [Legacy format]). How a
+save to a path is made atomic, and when it is written in place instead: Note [Saving to a path].
 
 Note [Torch's names in our pickles]
 The pickle names torch's globals (torch._utils._rebuild_tensor_v2, torch.FloatStorage,
@@ -33,7 +36,10 @@ weights_only unpickler allows (rebuild functions, storage types, dtypes, Size, d
 Parameter, OrderedDict, set, bytes...), plus those added with add_safe_globals; calls
 (REDUCE, NEWOBJ), BUILD and container mutations are only performed on those. Anything else
 raises pickle.UnpicklingError whose message mentions weights_only, as torch's does. Every
-size, stride and offset of a rebuilt tensor is checked against its storage in C (set_).
+size, stride and offset of a rebuilt tensor is checked against its storage in C (set_). Only
+the opcodes torch's restricted unpickler knows are run, and no length read from the file is
+allocated beyond the bytes the file still holds (Note [weights_only opcodes] in
+_weights_only_unpickler.py).
 """
 import collections
 import contextlib
