@@ -80,6 +80,35 @@ class ZipWriter:
 _MAX_DEFLATE_RATIO = 1032  # deflate cannot expand one input byte to more than ~1032 output bytes
 
 
+_MIN_VERSION, _MAX_VERSION = 1, 10  # the file format versions torch 2.13 reads
+
+
+def _check_version(data):
+    """Parse the version record as torch's reader does (std::stoull: leading blanks, a sign, the digits that
+    follow) and check its range."""
+    text = data.decode("latin-1")
+    body = text.lstrip(" \t\n\r\f\v")
+    sign = -1 if body[:1] == "-" else 1
+    body = body[1:] if body[:1] in "+-" else body
+    digits = len(body) - len(body.lstrip("0123456789"))
+    if digits == 0:
+        raise RuntimeError(f"[enforce fail at inline_container.cc:215] . Couldn't parse the version {text} as Long "
+                           "Long.")
+    version = sign * int(body[:digits])
+    if version >= 1 << 64:
+        raise RuntimeError(f"PytorchStreamReader: the version {text.strip()} is out of range")
+    if version < _MIN_VERSION:
+        raise RuntimeError(f"[enforce fail at inline_container.cc:219] . Attempted to read a PyTorch file with version "
+                           f"{version}, but the minimum supported version for reading is {_MIN_VERSION}. Your PyTorch "
+                           "script module file is too old. Please regenerate it with latest version of PyTorch to "
+                           "mitigate this issue.")
+    if version > _MAX_VERSION:
+        raise RuntimeError(f"[enforce fail at inline_container.cc:230] . Attempted to read a PyTorch file with version "
+                           f"{version}, but the maximum supported version for reading is {_MAX_VERSION}. The version "
+                           "of your PyTorch installation may be too old, please upgrade PyTorch to latest version to "
+                           "mitigate this issue.")
+
+
 def _corrupt(message):
     return RuntimeError(f"PytorchStreamReader failed reading zip archive: {message}")
 
@@ -95,7 +124,7 @@ class ZipReader:
             self.zf = zipfile.ZipFile(f)
             infos = self.zf.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, struct.error, EOFError, OverflowError,
-                UnicodeDecodeError, OSError) as e:
+                UnicodeDecodeError, OSError, NotImplementedError) as e:
             raise _corrupt(str(e) or type(e).__name__) from None
         if not infos:
             raise _corrupt("the archive is empty")
@@ -115,6 +144,10 @@ class ZipReader:
         if not (self.has("version") or self.has(".data/version")):
             raise RuntimeError('Expected hasRecord("version") to be true, but got false.  (Could this error message '
                                'be improved?  If so, please report an enhancement request to PyTorch.)')
+        # as torch's reader does on opening: the version must parse and be one torch reads, and the
+        # serialization id is read (its header checked; it is decoded after loading, see serialization.py)
+        _check_version(self.read(".data/version" if self.has(".data/version") else "version"))
+        self.serialization_id = self.read(".data/serialization_id") if self.has(".data/serialization_id") else b""
 
     def _check_central_directory(self, infos):
         """The end record's entry count and directory size must describe exactly the entries read (Python's
@@ -125,6 +158,9 @@ class ZipReader:
             end = None
         if not end:
             raise _corrupt("failed finding central directory")
+        if end[zipfile._ECD_DISK_NUMBER] or end[zipfile._ECD_DISK_START] or \
+                end[zipfile._ECD_ENTRIES_THIS_DISK] != end[zipfile._ECD_ENTRIES_TOTAL]:
+            raise _corrupt("unsupported multidisk archive")
         size_cd, offset_cd = end[zipfile._ECD_SIZE], end[zipfile._ECD_OFFSET]
         start = end[zipfile._ECD_LOCATION] - size_cd
         if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:
@@ -138,7 +174,21 @@ class ZipReader:
                 if cd[pos:pos + 4] != b"PK\x01\x02" or pos + 46 > len(cd):
                     ok = False
                     break
-                n, m, k = struct.unpack("<HHH", cd[pos + 28:pos + 34])
+                flags, method = struct.unpack("<HH", cd[pos + 8:pos + 12])
+                csize, usize, n, m, k, disk = struct.unpack("<IIHHHH", cd[pos + 20:pos + 36])
+                local = struct.unpack("<I", cd[pos + 42:pos + 46])[0]
+                if flags & 0x2041:  # encrypted (traditional, strong, masked local headers): miniz refuses them
+                    raise _corrupt("unsupported encryption")
+                if disk not in (0, 0xFFFF):
+                    raise _corrupt("unsupported multidisk archive")
+                if method not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    raise _corrupt(f"unsupported method {method}")
+                if method == zipfile.ZIP_STORED and csize != usize:
+                    ok = False
+                    break
+                if local != 0xFFFFFFFF and local + 30 > start:  # a local header must come before the directory
+                    ok = False
+                    break
                 pos += 46 + n + m + k
             ok = ok and pos == size_cd == len(cd)
         if not ok:

@@ -760,9 +760,14 @@ def _normalize_bools(storage):
 
 def _load(reader, map_location, pickle_module, weights_only, mm, pickle_load_args):
     restore = _restore_location(map_location)
-    byteorder = reader.read("byteorder").decode() if reader.has("byteorder") else sys.byteorder
-    if byteorder not in ("little", "big"):
-        raise ValueError("Unknown endianness type: " + byteorder)
+    if reader.has(".format_version"):  # read as torch reads it (a damaged record raises here too)
+        reader.read(".format_version")
+    byteorder = reader.read("byteorder") if reader.has("byteorder") else sys.byteorder.encode()
+    if byteorder not in (b"little", b"big"):
+        raise ValueError("Unknown endianness type: " + byteorder.decode())
+    byteorder = byteorder.decode()
+    if reader.has(".storage_alignment"):
+        int(reader.read(".storage_alignment"))  # as torch: a damaged record is a ValueError
     loaded = {}
 
     def load_storage(key, nbytes):
@@ -805,21 +810,34 @@ def _load(reader, map_location, pickle_module, weights_only, mm, pickle_load_arg
 
     data = io.BytesIO(reader.read("data.pkl"))
     if weights_only:
-        return _WeightsUnpickler(data, persistent_load, _allowed_globals(), **pickle_load_args).load()
-    return _torch_unpickler(pickle_module, data, persistent_load, pickle_load_args).load()
+        result = _WeightsUnpickler(data, persistent_load, _allowed_globals(), **pickle_load_args).load()
+    else:
+        result = _torch_unpickler(pickle_module, data, persistent_load, pickle_load_args).load()
+    reader.serialization_id.decode("utf-8")  # torch decodes it after loading (a damaged id: UnicodeDecodeError)
+    return result
 
 
-def _torch_unpickler(pickle_module, file, persistent_load, pickle_load_args):
-    """pickle_module's unpickler (weights_only=False) mapping torch's globals to pyctorch's."""
+def _torch_unpickler(pickle_module, file, persistent_load, pickle_load_args, dry=False):
+    """pickle_module's unpickler (weights_only=False) mapping torch's globals to pyctorch's (dry: the
+    rebuild functions build nothing, see _raise_truncated_legacy)."""
     class TorchUnpickler(pickle_module.Unpickler):
         def find_class(self, module, name):
             obj = _resolve_torch_global(module, name)
+            if dry and f"{module}.{name}" in _REBUILD_NAMES:
+                return _build_nothing
             return obj if obj is not None else super().find_class(module, name)
 
     u = TorchUnpickler(file, **pickle_load_args)
     if persistent_load is not None:
         u.persistent_load = persistent_load
     return u
+
+
+_REBUILD_NAMES = frozenset(k for k in _SPECIAL if "._rebuild_" in k)
+
+
+def _build_nothing(*args, **kwargs):
+    return None
 
 
 # ---- torch's legacy format (Note [Legacy format]) ----
@@ -862,25 +880,13 @@ class _LegacyTruncated(Exception):
     """The storages a legacy pickle declares do not fit in what is left of the file."""
 
 
-def _raise_truncated_legacy(fh, pickle_start, load_one, weights_only):
+def _raise_truncated_legacy(fh, pickle_start, load_one, load_dry):
     """Raise for a legacy file too short for the storages its pickle declares, without allocating them,
-    the error torch's loader reaches on that file (after allocating them): the rest of the object's
-    pickle is skipped over, then the list of storage keys is read; where both are complete, the storage
-    data is what is missing."""
-    import pickletools
+    the error torch's loader reaches on that file (after allocating them): the object's pickle is read
+    again with rebuild functions that build nothing, then the list of storage keys; where both are
+    complete, the storage data is what is missing."""
     fh.seek(pickle_start)
-    try:
-        for op, _, _ in pickletools.genops(fh):
-            if op.name == "STOP":
-                break
-        else:
-            raise ValueError("no STOP")
-    except Exception as e:
-        if weights_only:
-            raise EOFError from None
-        if "exhausted" in str(e):  # the file ends between two opcodes
-            raise EOFError("Ran out of input") from None
-        raise pickle.UnpicklingError("pickle data was truncated") from None
+    load_dry()
     load_one()
     raise RuntimeError("unexpected EOF: the storages of this legacy checkpoint run past the end of the file. The file "
                        "might be corrupted.")
@@ -899,6 +905,12 @@ def _legacy_load(fh, map_location, pickle_module, weights_only, pickle_load_args
         if weights_only:
             return _WeightsUnpickler(fh, persistent_load, _allowed_globals(), **pickle_load_args).load()
         return _torch_unpickler(pickle_module, fh, persistent_load, pickle_load_args).load()
+
+    def load_dry():
+        if weights_only:
+            allowed = {k: (_build_nothing if k in _REBUILD_NAMES else v) for k, v in _allowed_globals().items()}
+            return _WeightsUnpickler(fh, _build_nothing, allowed, **pickle_load_args).load()
+        return _torch_unpickler(pickle_module, fh, _build_nothing, pickle_load_args, dry=True).load()
 
     if load_one() != _LEGACY_MAGIC:
         raise RuntimeError("Invalid magic number; corrupt file?")
@@ -943,7 +955,7 @@ def _legacy_load(fh, map_location, pickle_module, weights_only, pickle_load_args
     try:
         result = load_one(persistent_load)
     except _LegacyTruncated:
-        _raise_truncated_legacy(fh, pickle_start, load_one, weights_only)
+        _raise_truncated_legacy(fh, pickle_start, load_one, load_dry)
     keys = load_one()
     for key in keys:
         if key not in storages:
