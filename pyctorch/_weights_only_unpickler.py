@@ -11,7 +11,8 @@ their LONG_ forms, PROTO, STOP); any other byte raises UnpicklingError("Unsuppor
 as torch's does. Inheriting pickle's Python unpickler instead would keep opcodes such as
 BYTEARRAY8, whose handler allocates the 8-byte length it reads before reading any data: a
 275-byte file could ask for gigabytes. Every length read from the file is clamped to the bytes
-left in it before anything is read (a short read then fails as torch's short reads do).
+left in it before anything is read (a short read then fails as torch's short reads do; an
+in-memory buffer, what zip checkpoints are unpickled from, never reads past its end anyway).
 """
 import collections
 import contextlib
@@ -134,24 +135,27 @@ class Unpickler:
         self._allowed = allowed_globals if allowed_globals is not None else {}
         self._user = _user_allowed_globals()
         self._allowed_ids = {id(v) for v in self._allowed.values()} | {id(v) for v in self._user.values()}
-        self._left = _remaining_bytes(file)  # bytes not yet read (None: unknown, reads are then unclamped)
+        if isinstance(file, io.BytesIO):
+            # an in-memory buffer never reads (nor allocates) past its end: no clamping needed
+            self._left = None
+            self._read, self._readline = file.read, file.readline
+        else:
+            self._left = _remaining_bytes(file)  # bytes not yet read (None: unknown, reads are then unclamped)
+            if self._left is None:
+                self._read, self._readline = file.read, file.readline
 
     # -- reading: every length taken from the file is clamped to what the file still holds --
 
     def _read(self, n):
-        if self._left is not None:
-            n = min(n, self._left)
+        n = min(n, self._left)
         data = self._file.read(n)
-        if self._left is not None:
-            self._left -= len(data)
+        self._left -= len(data)
         return data
 
     def _readline(self):
-        if self._left is not None:
-            line = self._file.readline(self._left)
-            self._left -= len(line)
-            return line
-        return self._file.readline()
+        line = self._file.readline(self._left)
+        self._left -= len(line)
+        return line
 
     def _is_allowed(self, obj):
         return id(obj) in self._allowed_ids
@@ -223,124 +227,190 @@ class Unpickler:
                                   f"via `add_safe_globals`, but got {t}")
 
     def load(self):
-        from .nn.parameter import Parameter
         self.metastack = []
         self.stack = []
         read = self._read
-        while True:
-            key = read(1)
-            if not key:
-                raise EOFError
-            if key == _GLOBAL:
-                self.stack.append(self._find_global())
-            elif key == _NEWOBJ:
-                args = self.stack.pop()
-                cls = self.stack.pop()
-                if cls is Parameter:
-                    self.stack.append(Parameter(*args))
-                elif self._is_allowed(cls) and isinstance(cls, type):
-                    self.stack.append(cls.__new__(cls, *args))
-                else:
-                    raise UnpicklingError("Can only create new object for nn.Parameter or classes allowlisted "
-                                          f"via `add_safe_globals` but got {cls}")
-            elif key == _REDUCE:
-                args = self.stack.pop()
-                func = self.stack[-1]
-                if not self._is_allowed(func):
-                    raise UnpicklingError(f"Trying to call reduce for unrecognized function {func}")
-                self.stack[-1] = func(*args)
-            elif key == _BUILD:
-                self._build(self.stack.pop())
-            elif key == _APPEND:
-                item = self.stack.pop()
-                if type(self.stack[-1]) is not list:
-                    raise UnpicklingError(f"Can only append to lists, but got {type(self.stack[-1])}")
-                self.stack[-1].append(item)
-            elif key == _APPENDS:
-                items = self._pop_mark()
-                if type(self.stack[-1]) is not list:
-                    raise UnpicklingError(f"Can only extend lists, but got {type(self.stack[-1])}")
-                self.stack[-1].extend(items)
-            elif key == _SETITEM:
-                value = self.stack.pop()
-                k = self.stack.pop()
-                self._set_target("SETITEM")[k] = value
-            elif key == _SETITEMS:
-                items = self._pop_mark()
-                d = self._set_target("SETITEMS")
-                for i in range(0, len(items), 2):
-                    d[items[i]] = items[i + 1]
-            elif key == _MARK:
-                self.metastack.append(self.stack)
-                self.stack = []
-            elif key == _TUPLE:
-                items = self._pop_mark()
-                self.stack.append(tuple(items))
-            elif key == _TUPLE1:
-                self.stack[-1] = (self.stack[-1],)
-            elif key == _TUPLE2:
-                self.stack[-2:] = [(self.stack[-2], self.stack[-1])]
-            elif key == _TUPLE3:
-                self.stack[-3:] = [(self.stack[-3], self.stack[-2], self.stack[-1])]
-            elif key == _NONE:
-                self.stack.append(None)
-            elif key == _NEWFALSE:
-                self.stack.append(False)
-            elif key == _NEWTRUE:
-                self.stack.append(True)
-            elif key == _EMPTY_TUPLE:
-                self.stack.append(())
-            elif key == _EMPTY_LIST:
-                self.stack.append([])
-            elif key == _EMPTY_DICT:
-                self.stack.append({})
-            elif key == _EMPTY_SET:
-                self.stack.append(set())
-            elif key == _BININT:
-                self.stack.append(unpack("<i", read(4))[0])
-            elif key == _BININT1:
-                self.stack.append(read(1)[0])
-            elif key == _BININT2:
-                self.stack.append(unpack("<H", read(2))[0])
-            elif key == _BINFLOAT:
-                self.stack.append(unpack(">d", read(8))[0])
-            elif key == _BINUNICODE:
-                n = unpack("<I", read(4))[0]
-                if n > maxsize:
-                    raise UnpicklingError("String is too long")
-                self.stack.append(str(read(n), "utf-8", "surrogatepass"))
-            elif key == _SHORT_BINSTRING:
-                data = read(read(1)[0])
-                self.stack.append(data if self.encoding == "bytes" else data.decode(self.encoding, "strict"))
-            elif key == _BINPERSID:
-                pid = self.stack.pop()
-                if type(pid) is not tuple and type(pid) is not int:
-                    raise UnpicklingError(f"persistent_load id must be tuple or int, but got {type(pid)}")
-                if type(pid) is tuple and len(pid) > 0:
-                    kind = pid[0].decode("ascii") if isinstance(pid[0], bytes) else pid[0]
-                    if kind != "storage":
-                        raise UnpicklingError(f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
-                self.stack.append(self.persistent_load(pid))
-            elif key == _BINGET or key == _LONG_BINGET:
-                idx = (read(1) if key == _BINGET else unpack("<I", read(4)))[0]
-                self.stack.append(self.memo[idx])
-            elif key == _BINPUT or key == _LONG_BINPUT:
-                idx = (read(1) if key == _BINPUT else unpack("<I", read(4)))[0]
-                self.memo[idx] = self.stack[-1]
-            elif key == _LONG1:
-                self.stack.append(decode_long(read(read(1)[0])))
-            elif key == _PROTO:
-                self.proto = read(1)[0]
-                if self.proto != 2:
-                    warnings.warn(
-                        f"Detected pickle protocol {self.proto} in the checkpoint, which was not the default pickle "
-                        "protocol used by `torch.load` (2). The weights_only Unpickler might not support all "
-                        "instructions implemented by this protocol, please file an issue for adding support if you "
-                        "encounter this.", stacklevel=2)
-            elif key == _STOP:
-                return self.stack.pop()
-            else:
-                raise UnpicklingError(f"Unsupported operand {key[0]}")
+        dispatch = _DISPATCH
+        try:
+            while True:
+                key = read(1)
+                if not key:
+                    raise EOFError
+                op = dispatch.get(key[0])
+                if op is None:
+                    raise UnpicklingError(f"Unsupported operand {key[0]}")
+                op(self)
+        except _Stop as stop:
+            return stop.value
+
+    # -- one method per opcode torch's restricted unpickler knows (Note [weights_only opcodes]) --
+
+    def _op_global(self):
+        self.stack.append(self._find_global())
+
+    def _op_newobj(self):
+        from .nn.parameter import Parameter
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        if cls is Parameter:
+            self.stack.append(Parameter(*args))
+        elif self._is_allowed(cls) and isinstance(cls, type):
+            self.stack.append(cls.__new__(cls, *args))
+        else:
+            raise UnpicklingError("Can only create new object for nn.Parameter or classes allowlisted "
+                                  f"via `add_safe_globals` but got {cls}")
+
+    def _op_reduce(self):
+        args = self.stack.pop()
+        func = self.stack[-1]
+        if not self._is_allowed(func):
+            raise UnpicklingError(f"Trying to call reduce for unrecognized function {func}")
+        self.stack[-1] = func(*args)
+
+    def _op_build(self):
+        self._build(self.stack.pop())
+
+    def _op_append(self):
+        item = self.stack.pop()
+        if type(self.stack[-1]) is not list:
+            raise UnpicklingError(f"Can only append to lists, but got {type(self.stack[-1])}")
+        self.stack[-1].append(item)
+
+    def _op_appends(self):
+        items = self._pop_mark()
+        if type(self.stack[-1]) is not list:
+            raise UnpicklingError(f"Can only extend lists, but got {type(self.stack[-1])}")
+        self.stack[-1].extend(items)
+
+    def _op_setitem(self):
+        value = self.stack.pop()
+        k = self.stack.pop()
+        self._set_target("SETITEM")[k] = value
+
+    def _op_setitems(self):
+        items = self._pop_mark()
+        d = self._set_target("SETITEMS")
+        for i in range(0, len(items), 2):
+            d[items[i]] = items[i + 1]
+
+    def _op_mark(self):
+        self.metastack.append(self.stack)
+        self.stack = []
+
+    def _op_tuple(self):
+        items = self._pop_mark()
+        self.stack.append(tuple(items))
+
+    def _op_tuple1(self):
+        self.stack[-1] = (self.stack[-1],)
+
+    def _op_tuple2(self):
+        self.stack[-2:] = [(self.stack[-2], self.stack[-1])]
+
+    def _op_tuple3(self):
+        self.stack[-3:] = [(self.stack[-3], self.stack[-2], self.stack[-1])]
+
+    def _op_none(self):
+        self.stack.append(None)
+
+    def _op_newfalse(self):
+        self.stack.append(False)
+
+    def _op_newtrue(self):
+        self.stack.append(True)
+
+    def _op_empty_tuple(self):
+        self.stack.append(())
+
+    def _op_empty_list(self):
+        self.stack.append([])
+
+    def _op_empty_dict(self):
+        self.stack.append({})
+
+    def _op_empty_set(self):
+        self.stack.append(set())
+
+    def _op_binint(self):
+        self.stack.append(unpack("<i", self._read(4))[0])
+
+    def _op_binint1(self):
+        self.stack.append(self._read(1)[0])
+
+    def _op_binint2(self):
+        self.stack.append(unpack("<H", self._read(2))[0])
+
+    def _op_binfloat(self):
+        self.stack.append(unpack(">d", self._read(8))[0])
+
+    def _op_binunicode(self):
+        n = unpack("<I", self._read(4))[0]
+        if n > maxsize:
+            raise UnpicklingError("String is too long")
+        self.stack.append(str(self._read(n), "utf-8", "surrogatepass"))
+
+    def _op_short_binstring(self):
+        data = self._read(self._read(1)[0])
+        self.stack.append(data if self.encoding == "bytes" else data.decode(self.encoding, "strict"))
+
+    def _op_binpersid(self):
+        pid = self.stack.pop()
+        if type(pid) is not tuple and type(pid) is not int:
+            raise UnpicklingError(f"persistent_load id must be tuple or int, but got {type(pid)}")
+        if type(pid) is tuple and len(pid) > 0:
+            kind = pid[0].decode("ascii") if isinstance(pid[0], bytes) else pid[0]
+            if kind != "storage":
+                raise UnpicklingError(f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
+        self.stack.append(self.persistent_load(pid))
+
+    def _op_binget(self):
+        self.stack.append(self.memo[self._read(1)[0]])
+
+    def _op_long_binget(self):
+        self.stack.append(self.memo[unpack("<I", self._read(4))[0]])
+
+    def _op_binput(self):
+        self.memo[self._read(1)[0]] = self.stack[-1]
+
+    def _op_long_binput(self):
+        self.memo[unpack("<I", self._read(4))[0]] = self.stack[-1]
+
+    def _op_long1(self):
+        self.stack.append(decode_long(self._read(self._read(1)[0])))
+
+    def _op_proto(self):
+        self.proto = self._read(1)[0]
+        if self.proto != 2:
+            warnings.warn(
+                f"Detected pickle protocol {self.proto} in the checkpoint, which was not the default pickle "
+                "protocol used by `torch.load` (2). The weights_only Unpickler might not support all "
+                "instructions implemented by this protocol, please file an issue for adding support if you "
+                "encounter this.", stacklevel=4)
+
+    def _op_stop(self):
+        raise _Stop(self.stack.pop())
+
+
+class _Stop(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+_DISPATCH = {op[0]: fn for op, fn in (
+    (_GLOBAL, Unpickler._op_global), (_NEWOBJ, Unpickler._op_newobj), (_REDUCE, Unpickler._op_reduce),
+    (_BUILD, Unpickler._op_build), (_APPEND, Unpickler._op_append), (_APPENDS, Unpickler._op_appends),
+    (_SETITEM, Unpickler._op_setitem), (_SETITEMS, Unpickler._op_setitems), (_MARK, Unpickler._op_mark),
+    (_TUPLE, Unpickler._op_tuple), (_TUPLE1, Unpickler._op_tuple1), (_TUPLE2, Unpickler._op_tuple2),
+    (_TUPLE3, Unpickler._op_tuple3), (_NONE, Unpickler._op_none), (_NEWFALSE, Unpickler._op_newfalse),
+    (_NEWTRUE, Unpickler._op_newtrue), (_EMPTY_TUPLE, Unpickler._op_empty_tuple),
+    (_EMPTY_LIST, Unpickler._op_empty_list), (_EMPTY_DICT, Unpickler._op_empty_dict),
+    (_EMPTY_SET, Unpickler._op_empty_set), (_BININT, Unpickler._op_binint), (_BININT1, Unpickler._op_binint1),
+    (_BININT2, Unpickler._op_binint2), (_BINFLOAT, Unpickler._op_binfloat),
+    (_BINUNICODE, Unpickler._op_binunicode), (_SHORT_BINSTRING, Unpickler._op_short_binstring),
+    (_BINPERSID, Unpickler._op_binpersid), (_BINGET, Unpickler._op_binget),
+    (_LONG_BINGET, Unpickler._op_long_binget), (_BINPUT, Unpickler._op_binput),
+    (_LONG_BINPUT, Unpickler._op_long_binput), (_LONG1, Unpickler._op_long1), (_PROTO, Unpickler._op_proto),
+    (_STOP, Unpickler._op_stop))}
 
 
 def load(file, *, encoding="ASCII"):
