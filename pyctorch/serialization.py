@@ -585,7 +585,7 @@ def _host_tag():
 
 
 def _pid_alive(pid):
-    if pid <= 0:
+    if pid <= 0 or os.name == "nt":  # (on Windows os.kill(pid, 0) would terminate the process)
         return True
     try:
         os.kill(pid, 0)
