@@ -16,6 +16,9 @@ The file is a zip archive (entries stored, not compressed; each entry's data sta
     <archive>/.data/serialization_id
 
 <archive> is the file's base name without its extension ("archive" for file objects).
+Loading also reads deflate-compressed records, and torch's legacy stream format
+(_use_new_zipfile_serialization=False, which save can write too: Note [Legacy format]). How a
+save to a path is made atomic, and when it is written in place instead: Note [Saving to a path].
 
 Note [Torch's names in our pickles]
 The pickle names torch's globals (torch._utils._rebuild_tensor_v2, torch.FloatStorage,
@@ -33,7 +36,10 @@ weights_only unpickler allows (rebuild functions, storage types, dtypes, Size, d
 Parameter, OrderedDict, set, bytes...), plus those added with add_safe_globals; calls
 (REDUCE, NEWOBJ), BUILD and container mutations are only performed on those. Anything else
 raises pickle.UnpicklingError whose message mentions weights_only, as torch's does. Every
-size, stride and offset of a rebuilt tensor is checked against its storage in C (set_).
+size, stride and offset of a rebuilt tensor is checked against its storage in C (set_). Only
+the opcodes torch's restricted unpickler knows are run, and no length read from the file is
+allocated beyond the bytes the file still holds (Note [weights_only opcodes] in
+_weights_only_unpickler.py).
 """
 import collections
 import contextlib
@@ -42,6 +48,7 @@ import os
 import pickle
 import secrets
 import stat
+import struct
 import sys
 import warnings
 import zlib
@@ -380,6 +387,8 @@ class _StorageTable:
         self.by_cdata = {}
         self.records = []  # (key, UntypedStorage)
         self.locations = {}
+        self.dtypes = {}  # key -> the dtype the storage is saved as
+        self.legacy = False  # Note [Legacy format]: ids carry a sixth field (view metadata, None)
 
     def pid(self, storage, dtype):
         """torch's persistent id for `storage` seen as `dtype` (None: untyped)."""
@@ -389,6 +398,7 @@ class _StorageTable:
             key = str(len(self.records))
             self.records.append((key, storage))  # also keeps the storage (and its address) alive
             entry = self.by_cdata[storage._cdata] = (key, as_dtype)
+            self.dtypes[key] = as_dtype
         elif entry[1] != as_dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
         key = entry[0]
@@ -396,8 +406,10 @@ class _StorageTable:
         if location is None:  # one string object per device, so the pickle memoizes it as torch's does
             location = self.locations[storage.device] = str(storage.device)
         if dtype is None:
-            return ("storage", _UNTYPED_STORAGE_NAME, key, location, storage.nbytes())
-        return ("storage", _STORAGE_TYPE_NAMES[dtype], key, location, storage.nbytes() // _ITEMSIZE[dtype])
+            pid = ("storage", _UNTYPED_STORAGE_NAME, key, location, storage.nbytes())
+        else:
+            pid = ("storage", _STORAGE_TYPE_NAMES[dtype], key, location, storage.nbytes() // _ITEMSIZE[dtype])
+        return pid + (None,) if self.legacy else pid
 
 
 def _torch_global(obj, name):
@@ -542,36 +554,136 @@ def _write_archive(fh, archive, data_pkl, storages, byteorder_record=True):
             crc_pool.shutdown(cancel_futures=True)
 
 
+# Note [Saving to a path]
+# A save to a missing file or to a regular file with a single link writes a temporary file beside the
+# target, fsyncs it and renames it over the target: an interrupted save leaves the previous file
+# untouched and never a partial checkpoint. Anything else is written in place, as torch writes every
+# save: a rename would turn /dev/null into a regular file, replace a FIFO its reader waits on, split a
+# hard link from its other names, and cannot work for /dev/stdout (nor would it write to the file a
+# shell redirected stdout to: links under /dev/ and paths under /proc/ are written in place). A symlink is
+# followed first, so the link stays a link and its target gets the new checkpoint.
+# Temporaries are named ".<target name>.pyctorch-save.<pid>.<random>.<host>.tmp". A save killed before
+# its rename (SIGKILL, OOM killer, power loss) leaves its temporary behind; the next save to the same
+# path on the same host removes those whose process is gone (a live pid's temporary may be a
+# concurrent save and is left alone). Errors name the target, never the temporary.
+
+_TEMP_MARK = ".pyctorch-save."
+
+
+def _temp_stem(base):
+    """The target's name as it appears in its temporaries (hashed when too long for a file name)."""
+    if len(base.encode("utf-8", "surrogateescape")) <= 120:
+        return base
+    import hashlib
+    return base[:40] + "~" + hashlib.sha1(base.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _host_tag():
+    import re
+    import socket
+    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:64] or "host"
+
+
+def _pid_alive(pid):
+    if pid <= 0 or os.name == "nt":  # (on Windows os.kill(pid, 0) would terminate the process)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, owned by someone else
+        return True
+    return True
+
+
+def _remove_stale_temps(directory, stem):
+    """Remove temporaries of earlier saves to this target whose process no longer runs (Note [Saving to a path])."""
+    import re
+    pattern = re.compile(r"\.%s%s(\d+)\.[0-9a-f]{12}\.([A-Za-z0-9_-]+)\.tmp\Z"
+                         % (re.escape(stem), re.escape(_TEMP_MARK)))
+    host = _host_tag()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        m = pattern.match(name)
+        if m is None or m.group(2) != host or _pid_alive(int(m.group(1))):
+            continue
+        path = os.path.join(directory, name)
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+
+
+def _open_failed(target, err):
+    return RuntimeError(f"[enforce fail at inline_container.cc:747] . open file failed with strerror: "
+                        f"{err.strerror or err}: {target}")
+
+
+def _write_in_place(target, write):
+    try:
+        fh = open(target, "wb")
+    except OSError as e:
+        raise _open_failed(target, e) from None
+    with fh:
+        write(fh)
+        fh.flush()
+        with contextlib.suppress(OSError):  # a regular file (a hard link): make it durable; a device or FIFO: no-op
+            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                os.fsync(fh.fileno())
+
+
 def _atomic_write(path, write):
-    """Write through `write(fileobj)` to a temporary file beside `path`, fsync it, then rename it over `path`:
-    an interrupted save leaves the previous file untouched and no partial checkpoint."""
+    """Save through `write(fileobj)` to the path `path` (Note [Saving to a path])."""
     target = os.fspath(path)
+    if isinstance(target, bytes):
+        target = os.fsdecode(target)
+    try:
+        st = os.stat(target)  # what the path leads to, through symlinks
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise _open_failed(target, IsADirectoryError(21, os.strerror(21)))
+    where = os.path.abspath(target)
+    # /dev/stdout, /dev/fd/N, /proc/self/fd/N: links to a descriptor (a file a shell redirected to), written in place
+    special = where.startswith("/proc/") or (where.startswith("/dev/") and os.path.islink(target))
+    if st is not None and (special or not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1)):
+        return _write_in_place(target, write)  # opened by its own name: /dev/stdout's link leads to a pipe
     if os.path.islink(target):
-        target = os.path.realpath(target)  # write through the link, as opening the path would
+        target = os.path.realpath(target)  # replace the link's target, not the link
     directory = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(directory):
         raise RuntimeError(f"Parent directory {os.path.dirname(target) or directory} does not exist.")
-    base = os.path.basename(target)
+    stem = _temp_stem(os.path.basename(target))
+    _remove_stale_temps(directory, stem)
+    prefix = os.path.join(directory, f".{stem}{_TEMP_MARK}{os.getpid()}.")
+    suffix = f".{_host_tag()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = None
     for _ in range(100):
-        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+        tmp = f"{prefix}{secrets.token_hex(6)}{suffix}"
         try:
             fd = os.open(tmp, flags, 0o666)  # the umask applies, as for a plain open()
             break
         except FileExistsError:
             continue
-    else:
-        raise RuntimeError(f"could not create a temporary file in {directory}")
+        except OSError:  # e.g. a read-only directory holding a writable file: write in place, as torch
+            return _write_in_place(target, write)
+    if fd is None:
+        return _write_in_place(target, write)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        if st is not None:
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, stat.S_IMODE(st.st_mode))  # keep the permissions of the file we replace
         try:
-            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))  # keep the permissions of the file we replace
-        except FileNotFoundError:
-            pass
-        os.replace(tmp, target)
+            os.replace(tmp, target)
+        except OSError as e:
+            raise _open_failed(target, e) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -587,28 +699,31 @@ def _atomic_write(path, write):
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
-    """Save `obj` to `f` (a path or a writable binary file object) in torch's zip checkpoint format.
+    """Save `obj` to `f` (a path or a writable binary file object) in torch's zip checkpoint format
+    (_use_new_zipfile_serialization=False: torch's legacy stream format, Note [Legacy format]).
 
-    Saving to a path is atomic: the checkpoint is written to a temporary file in the same directory,
-    flushed and fsync'ed, then renamed over `f`."""
-    if not _use_new_zipfile_serialization:
-        raise RuntimeError("pyctorch.save: the legacy (pre-1.6) format is not supported; use "
-                           "_use_new_zipfile_serialization=True")
+    Saving over a regular file (or to a new one) is atomic: the checkpoint is written to a temporary file
+    in the same directory, flushed and fsync'ed, then renamed over `f`; devices, FIFOs and hard-linked
+    files are written in place (Note [Saving to a path])."""
     is_path = isinstance(f, (str, bytes, os.PathLike))
     if not is_path and not hasattr(f, "write"):
         raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a 'write' attribute")
-    archive = _archive_name(f) if is_path else "archive"
+    archive = _archive_name(f) if is_path and _use_new_zipfile_serialization else "archive"
     # Pickle first: a failure here (an unpicklable object) happens before any byte is written.
     cls = _PICKLERS.get(pickle_module)
     if cls is None:
         cls = _PICKLERS[pickle_module] = _make_pickler_class(pickle_module)
     storages = _StorageTable()
+    storages.legacy = not _use_new_zipfile_serialization
     buf = io.BytesIO()
     cls(buf, pickle_protocol, storages).dump(obj)
     data_pkl = buf.getbuffer()
 
     def write(fh):
-        _write_archive(fh, archive, data_pkl, storages, not _disable_byteorder_record)
+        if storages.legacy:
+            _write_legacy(fh, data_pkl, storages, pickle_module, pickle_protocol)
+        else:
+            _write_archive(fh, archive, data_pkl, storages, not _disable_byteorder_record)
 
     if is_path:
         _atomic_write(f, write)
@@ -645,9 +760,14 @@ def _normalize_bools(storage):
 
 def _load(reader, map_location, pickle_module, weights_only, mm, pickle_load_args):
     restore = _restore_location(map_location)
-    byteorder = reader.read("byteorder").decode() if reader.has("byteorder") else sys.byteorder
-    if byteorder not in ("little", "big"):
-        raise ValueError("Unknown endianness type: " + byteorder)
+    if reader.has(".format_version"):  # read as torch reads it (a damaged record raises here too)
+        reader.read(".format_version")
+    byteorder = reader.read("byteorder") if reader.has("byteorder") else sys.byteorder.encode()
+    if byteorder not in (b"little", b"big"):
+        raise ValueError("Unknown endianness type: " + byteorder.decode())
+    byteorder = byteorder.decode()
+    if reader.has(".storage_alignment"):
+        int(reader.read(".storage_alignment"))  # as torch: a damaged record is a ValueError
     loaded = {}
 
     def load_storage(key, nbytes):
@@ -656,7 +776,7 @@ def _load(reader, map_location, pickle_module, weights_only, mm, pickle_load_arg
         if size < nbytes:
             raise RuntimeError(f"PytorchStreamReader: record {name} holds {size} bytes but the checkpoint describes "
                                f"a storage of {nbytes} bytes")
-        if mm is not None and nbytes > 0 and start % ALIGNMENT == 0:
+        if mm is not None and nbytes > 0 and start % ALIGNMENT == 0 and not reader.is_compressed(name):
             return _C.frombuffer(mm, dtype=_C.uint8, count=nbytes, offset=start).untyped_storage()
         storage = _C.UntypedStorage(nbytes)
         reader.read_into(start, storage, nbytes, name)
@@ -690,22 +810,175 @@ def _load(reader, map_location, pickle_module, weights_only, mm, pickle_load_arg
 
     data = io.BytesIO(reader.read("data.pkl"))
     if weights_only:
-        try:
-            result = _WeightsUnpickler(data, persistent_load, _allowed_globals(), **pickle_load_args).load()
-        except pickle.UnpicklingError as e:
-            raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
+        result = _WeightsUnpickler(data, persistent_load, _allowed_globals(), **pickle_load_args).load()
     else:
-        base = pickle_module.Unpickler
+        result = _torch_unpickler(pickle_module, data, persistent_load, pickle_load_args).load()
+    reader.serialization_id.decode("utf-8")  # torch decodes it after loading (a damaged id: UnicodeDecodeError)
+    return result
 
-        class TorchUnpickler(base):
-            def find_class(self, module, name):
-                obj = _resolve_torch_global(module, name)
-                return obj if obj is not None else super().find_class(module, name)
 
-            def persistent_load(self, saved_id):
-                return persistent_load(saved_id)
+def _torch_unpickler(pickle_module, file, persistent_load, pickle_load_args, dry=False):
+    """pickle_module's unpickler (weights_only=False) mapping torch's globals to pyctorch's (dry: the
+    rebuild functions build nothing, see _raise_truncated_legacy)."""
+    class TorchUnpickler(pickle_module.Unpickler):
+        def find_class(self, module, name):
+            obj = _resolve_torch_global(module, name)
+            if dry and f"{module}.{name}" in _REBUILD_NAMES:
+                return _build_nothing
+            return obj if obj is not None else super().find_class(module, name)
 
-        result = TorchUnpickler(data, **pickle_load_args).load()
+    u = TorchUnpickler(file, **pickle_load_args)
+    if persistent_load is not None:
+        u.persistent_load = persistent_load
+    return u
+
+
+_REBUILD_NAMES = frozenset(k for k in _SPECIAL if "._rebuild_" in k)
+
+
+def _build_nothing(*args, **kwargs):
+    return None
+
+
+# ---- torch's legacy format (Note [Legacy format]) ----
+
+# Note [Legacy format]
+# torch.save(..., _use_new_zipfile_serialization=False) writes, one after the other in one stream:
+# pickles of the magic number, the protocol version 1001 and a dict of system information; the
+# object's pickle, whose storages are the persistent ids ('storage', storage type, key, location,
+# numel, None); a pickled list of the storage keys; then for each key in that order an int64
+# (little-endian) element count followed by the storage's raw bytes. Loading reads the object
+# first, on empty storages of the sizes its ids declare (checked against the bytes the file still
+# holds before anything is allocated), then fills them. weights_only applies the same restricted
+# unpickler to every pickle of the stream, as torch's does. The older tar variant (torch < 0.4)
+# is not read.
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL_VERSION = 1001
+
+
+def _write_legacy(fh, data_pkl, storages, pickle_module, protocol):
+    def dump(obj):
+        pickle_module.dump(obj, fh, protocol=protocol)
+
+    dump(_LEGACY_MAGIC)
+    dump(_LEGACY_PROTOCOL_VERSION)
+    dump({"protocol_version": _LEGACY_PROTOCOL_VERSION, "little_endian": sys.byteorder == "little",
+          "type_sizes": {"short": 2, "int": 4, "long": 4}})
+    fh.write(data_pkl)
+    by_key = dict(storages.records)
+    keys = sorted(by_key)
+    dump(keys)
+    for key in keys:
+        storage = by_key[key]
+        itemsize = _ITEMSIZE[storages.dtypes[key]]
+        fh.write(struct.pack("<q", storage.nbytes() // itemsize))
+        with memoryview(storage) as mv:
+            fh.write(mv)
+
+
+class _LegacyTruncated(Exception):
+    """The storages a legacy pickle declares do not fit in what is left of the file."""
+
+
+def _raise_truncated_legacy(fh, pickle_start, load_one, load_dry):
+    """Raise for a legacy file too short for the storages its pickle declares, without allocating them,
+    the error torch's loader reaches on that file (after allocating them): the object's pickle is read
+    again with rebuild functions that build nothing, then the list of storage keys; where both are
+    complete, the storage data is what is missing."""
+    fh.seek(pickle_start)
+    load_dry()
+    load_one()
+    raise RuntimeError("unexpected EOF: the storages of this legacy checkpoint run past the end of the file. The file "
+                       "might be corrupted.")
+
+
+def _legacy_load(fh, map_location, pickle_module, weights_only, pickle_load_args):
+    restore = _restore_location(map_location)
+
+    def left():
+        pos = fh.tell()
+        end = fh.seek(0, io.SEEK_END)
+        fh.seek(pos)
+        return end - pos
+
+    def load_one(persistent_load=None):
+        if weights_only:
+            return _WeightsUnpickler(fh, persistent_load, _allowed_globals(), **pickle_load_args).load()
+        return _torch_unpickler(pickle_module, fh, persistent_load, pickle_load_args).load()
+
+    def load_dry():
+        if weights_only:
+            allowed = {k: (_build_nothing if k in _REBUILD_NAMES else v) for k, v in _allowed_globals().items()}
+            return _WeightsUnpickler(fh, _build_nothing, allowed, **pickle_load_args).load()
+        return _torch_unpickler(pickle_module, fh, _build_nothing, pickle_load_args, dry=True).load()
+
+    if load_one() != _LEGACY_MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    version = load_one()
+    if version != _LEGACY_PROTOCOL_VERSION:
+        raise RuntimeError(f"Invalid protocol version: {version}")
+    load_one()  # system information: unused, as in torch
+    storages = {}  # key -> (UntypedStorage, dtype)
+    declared = [0]
+
+    def persistent_load(saved_id):
+        if not isinstance(saved_id, tuple):
+            raise AssertionError(f"saved_id must be a tuple, got {type(saved_id).__name__}")
+        typename = _decode_ascii(saved_id[0])
+        if typename == "module":  # a whole module saved by class (weights_only=False only)
+            return saved_id[1]
+        if typename != "storage":
+            raise RuntimeError(f"Unknown saved id type: {saved_id[0]}")
+        storage_type, key, location, numel, view_metadata = saved_id[1:]
+        if type(storage_type) is not _StorageType:
+            raise pickle.UnpicklingError(f"unknown storage type {storage_type!r:.100} in a persistent id")
+        if type(numel) is not int or numel < 0:
+            raise pickle.UnpicklingError(f"malformed storage persistent id {saved_id!r:.200}")
+        dtype = _C.uint8 if storage_type.dtype is None else storage_type.dtype
+        entry = storages.get(key)
+        if entry is None:
+            nbytes = numel * _ITEMSIZE[dtype]
+            declared[0] += nbytes
+            if declared[0] > left():  # checked before allocating what the pickle claims
+                raise _LegacyTruncated
+            untyped = restore(_C.UntypedStorage(nbytes), _decode_ascii(location))
+            if type(untyped) is TypedStorage:
+                untyped = untyped._untyped_storage
+            if type(untyped) is not _C.UntypedStorage:
+                raise TypeError(f"map_location must return a storage, got {type(untyped).__name__}")
+            entry = storages[key] = (untyped, dtype)
+        if view_metadata is not None:
+            raise RuntimeError("pyctorch.load: storage views of legacy (torch < 1.0) checkpoints are not supported")
+        return TypedStorage(entry[0], entry[1])
+
+    pickle_start = fh.tell()
+    try:
+        result = load_one(persistent_load)
+    except _LegacyTruncated:
+        _raise_truncated_legacy(fh, pickle_start, load_one, load_dry)
+    keys = load_one()
+    for key in keys:
+        if key not in storages:
+            raise AssertionError(f"storage key {key!r} not found in deserialized_objects")
+        untyped, dtype = storages[key]
+        head = fh.read(8)
+        if len(head) != 8:
+            raise RuntimeError("PytorchStreamReader failed reading legacy storage data: unexpected end of file")
+        numel = struct.unpack("<q", head)[0]
+        nbytes = untyped.nbytes()
+        if numel * _ITEMSIZE[dtype] != nbytes:
+            raise RuntimeError(f"storage has wrong byte size: expected {nbytes} got {numel * _ITEMSIZE[dtype]}")
+        if nbytes:
+            with memoryview(untyped) as mv:
+                got = 0
+                while got < nbytes:
+                    n = fh.readinto(mv[got:])
+                    if not n:
+                        raise RuntimeError(f"unexpected EOF, expected {nbytes - got} more bytes. The file might be "
+                                           "corrupted.")
+                    got += n
+        if dtype is _C.bool:
+            _normalize_bools(untyped)
     return result
 
 
@@ -759,13 +1032,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         fh.seek(start)
         if magic != b"PK\x03\x04":
             if mmap:
-                raise RuntimeError("mmap can only be used with files saved with `torch.save(_use_new_zipfile_"
+                name = f"{f}, " if isinstance(f, str) else ""
+                raise RuntimeError(f"mmap can only be used with files saved with `torch.save({name}_use_new_zipfile_"
                                    "serialization=True), please torch.save your checkpoint with this option in order "
                                    "to use mmap.")
-            if not magic:
-                raise EOFError("Ran out of input")
-            raise RuntimeError("pyctorch.load: this is not a zip checkpoint; files in torch's legacy (pre-1.6, "
-                               "_use_new_zipfile_serialization=False) format are not supported")
+            try:
+                return _legacy_load(fh, map_location, pickle_module, weights_only, dict(pickle_load_args))
+            except pickle.UnpicklingError as e:
+                if weights_only:
+                    raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
+                raise
         reader = ZipReader(fh)
         if reader.has("constants.pkl"):
             raise RuntimeError("pyctorch.load: TorchScript archives (torch.jit.save) are not supported")
@@ -777,6 +1053,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             mm = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
         try:
             return _load(reader, map_location, pickle_module, weights_only, mm, dict(pickle_load_args))
+        except pickle.UnpicklingError as e:
+            if weights_only:
+                raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
+            raise
         finally:
             if mm is not None:
                 with contextlib.suppress(BufferError):  # storages still view it; it closes with them

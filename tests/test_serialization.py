@@ -124,7 +124,9 @@ def test_bare_storages_and_other_pickle_protocols():
     for protocol in (1, 3, 4, 5):  # (protocol 0 writes persistent ids as text: unloadable, in torch too)
         buf = io.BytesIO()
         pyctorch.save({"t": t, "v": t[1:], "d": pyctorch.float16, "n": [1, "x"]}, buf, pickle_protocol=protocol)
-        got = pyctorch.load(io.BytesIO(buf.getvalue()))
+        # weights_only knows only the protocol-2 opcodes torch.save writes (as torch's; see
+        # test_serialization_hardening.py), so other protocols load with weights_only=False
+        got = pyctorch.load(io.BytesIO(buf.getvalue()), weights_only=False)
         assert got["t"].tolist() == t.tolist() and got["v"].storage_offset() == 1
         assert got["d"] is pyctorch.float16 and got["n"] == [1, "x"]
 
@@ -403,7 +405,7 @@ def test_malicious_pickles_are_refused(tmp_path):
             pyctorch.load(_archive(pkl))
         assert "weights_only" in str(ei.value), what
         assert not marker.exists(), what
-    with pytest.raises(pickle.UnpicklingError, match="GLOBAL os.system was not an allowed global by default"):
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL os.system whose module os is blocked"):  # as torch
         pyctorch.load(_archive(payloads["os.system"]))
     with pytest.raises(pickle.UnpicklingError, match="GLOBAL eval was not an allowed global"):
         pyctorch.load(_archive(payloads["eval"]))
@@ -517,7 +519,7 @@ def test_malformed_files_raise(tmp_path):
     good = to_torch_file({"a": pyctorch.randn(100)}).getvalue()
     with pytest.raises(EOFError):
         pyctorch.load(io.BytesIO(b""))
-    with pytest.raises(RuntimeError, match="legacy"):
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported operand 149"):  # read as legacy, as torch
         pyctorch.load(io.BytesIO(pickle.dumps({"a": 1})))
     for cut in [10, 200, len(good) // 2, len(good) - 30]:
         with pytest.raises((RuntimeError, EOFError)):
@@ -534,8 +536,6 @@ def test_malformed_files_raise(tmp_path):
     damaged[pos + 20:pos + 28] = struct.pack("<II", 10 ** 6, 10 ** 6)
     with pytest.raises(RuntimeError):
         pyctorch.load(io.BytesIO(bytes(damaged)))
-    with pytest.raises(RuntimeError, match="not supported"):
-        pyctorch.save(1, io.BytesIO(), _use_new_zipfile_serialization=False)
 
 
 # ---- C support: UntypedStorage, set_, frombuffer ----
