@@ -1,5 +1,6 @@
 """Loss modules: each wraps its functional form."""
 from .module import Module
+from .. import _reduction as _Reduction
 from .distance import PairwiseDistance
 from .. import functional as F
 
@@ -12,7 +13,7 @@ __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEn
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = reduction
+        self.reduction = _Reduction.resolve(size_average, reduce, reduction)
 
 
 class MSELoss(_Loss):
@@ -27,7 +28,7 @@ class L1Loss(_Loss):
 
 class SmoothL1Loss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
-        super().__init__(reduction=reduction)
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input, target):
@@ -45,13 +46,13 @@ class HuberLoss(_Loss):
 
 class _WeightedLoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction=reduction)
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
 
 class NLLLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-        super().__init__(weight, reduction=reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
@@ -61,7 +62,7 @@ class NLLLoss(_WeightedLoss):
 class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                  label_smoothing=0.0):
-        super().__init__(weight, reduction=reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -77,7 +78,7 @@ class BCELoss(_WeightedLoss):
 
 class BCEWithLogitsLoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
-        super().__init__(reduction=reduction)
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
@@ -106,7 +107,7 @@ class CosineEmbeddingLoss(_Loss):
 
 class MarginRankingLoss(_Loss):
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction=reduction)
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input1, input2, target):
@@ -115,7 +116,7 @@ class MarginRankingLoss(_Loss):
 
 class HingeEmbeddingLoss(_Loss):
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction=reduction)
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input, target):
@@ -134,7 +135,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 class MultiMarginLoss(_WeightedLoss):
     def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(weight, reduction=reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         if p not in (1, 2):
             raise ValueError("only p == 1 and p == 2 supported")
         if weight is not None and weight.dim() != 1:
@@ -149,7 +150,7 @@ class MultiMarginLoss(_WeightedLoss):
 
 class TripletMarginLoss(_Loss):
     def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction=reduction)
+        super().__init__(size_average, reduce, reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
@@ -176,7 +177,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 class PoissonNLLLoss(_Loss):
     def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
-        super().__init__(reduction=reduction)
+        super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input, target):
