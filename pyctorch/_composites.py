@@ -1251,3 +1251,29 @@ _METHODS = {
 _C._add_tensor_methods({k: v for k, v in _METHODS.items() if k not in _C.Tensor.__dict__})
 # these replace _tensor_aliases' scalar-only forms: torch also takes a tensor bound
 _C._add_tensor_methods({"clamp_min": clamp_min, "clamp_max": clamp_max})
+
+# Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (the Tensor methods above
+# keep the unchecked functions: their self is a tensor)
+from ._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    "hardshrink": (None, ("input",)), "pixel_unshuffle": (None, ("input",)), "pixel_shuffle": (None, ("input",)),
+    "threshold": (None, ("input",)), "threshold_": (None, ("input",)), "addr": (None, ("input", "vec1", "vec2")),
+    "adjoint": (None, ("input",)), "block_diag": (None, ("*tensors",)), "cartesian_prod": (None, ("*tensors",)),
+    "cdist": (None, ("x1", "x2")), "celu_": (None, ("input",)), "chain_matmul": (None, ("*matrices...",)),
+    "clamp_max_": (None, ("input",)), "clamp_min_": (None, ("input",)), "combinations": (None, ("input",)),
+    "conj": (None, ("input",)), "conj_physical": (None, ("input",)), "corrcoef": (None, ("input",)),
+    "cosine_similarity": (None, ("x1", "x2")), "cov": (None, ("input", "fweights", "aweights")),
+    "cross": (None, ("input", "other")), "cumulative_trapezoid": (None, ("y",)), "deg2rad": (None, ("input",)),
+    "deg2rad_": (None, ("input",)), "diagflat": (None, ("input",)), "diagonal_scatter": (None, ("input", "src")),
+    "diff": (None, ("input", "prepend", "append")), "frexp": (None, ("input",)),
+    "heaviside": (None, ("input", "values")), "histogram": (None, ("input", "weight")),
+    "is_conj": (None, ("input",)), "is_neg": (None, ("input",)), "isneginf": (None, ("input",)),
+    "isposinf": (None, ("input",)), "isreal": (None, ("input",)), "ldexp_": (None, ("input",)),
+    "ldexp": (None, ("input",)), "nanquantile": (None, ("input",)), "quantile": (None, ("input",)),
+    "pairwise_distance": (None, ("x1", "x2")), "positive": (None, ("input",)), "prelu": (None, ("input", "weight")),
+    "rad2deg": (None, ("input",)), "rad2deg_": (None, ("input",)), "real": (None, ("input",)),
+    "relu_": (None, ("input",)), "resolve_conj": (None, ("input",)), "resolve_neg": (None, ("input",)),
+    "rot90": (None, ("input",)), "selu_": (None, ("input",)), "sinc": (None, ("input",)), "sinc_": (None, ("input",)),
+    "slice_scatter": (None, ("input", "src")), "take_along_dim": (None, ("input", "indices")),
+    "trapezoid": (None, ("y",)), "trapz": (None, ("y",)),
+})

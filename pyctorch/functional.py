@@ -211,3 +211,12 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
         if running_var is not None:
             running_var.copy_(rv.reshape(n, c).mean(0))
     return out.reshape(shape)
+
+
+# Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument
+from ._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    "allclose": (None, ("input", "other")), "isclose": (None, ("input", "other")),
+    "is_floating_point": (None, ("input",)), "numel": (None, ("input",)), "meshgrid": (None, ("*tensors...",)),
+    "group_norm": (None, ("input", "weight", "bias")),
+})

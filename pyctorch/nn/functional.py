@@ -290,6 +290,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     reduction = _Reduction.resolve(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     # log(1 + exp(-|x|)) + max(x, 0) - x * t, with pos_weight scaling the positive term
     log_sig_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)  # -log(sigmoid(x))
     if pos_weight is not None:
@@ -1722,3 +1725,29 @@ def channel_shuffle(input, groups):
     shape = list(input.shape)
     return (input.reshape([shape[0], groups, c // groups] + shape[2:]).transpose(1, 2)
             .reshape(shape).contiguous())
+
+
+# Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (op names as torch's messages)
+from .._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    "alpha_dropout": (None, ("input",)), "feature_alpha_dropout": (None, ("input",)),
+    "celu_": (None, ("input",)), "elu_": (None, ("input",)), "selu_": (None, ("input",)), "relu_": (None, ("input",)),
+    "hardtanh_": (None, ("input",)), "leaky_relu_": (None, ("input",)), "rrelu_": (None, ("input",)),
+    "threshold_": (None, ("input",)), "conv1d": (None, ("input", "weight", "bias")),
+    "conv2d": (None, ("input", "weight", "bias")), "conv3d": (None, ("input", "weight", "bias")),
+    "cosine_similarity": (None, ("x1", "x2")), "pairwise_distance": (None, ("x1", "x2")),
+    "cross_entropy": ("cross_entropy_loss", ("input", "target", "weight")),
+    "nll_loss": ("nll_loss_nd", ("input", "target", "weight")),
+    "multi_margin_loss": (None, ("input", "target", "weight")),
+    "multilabel_soft_margin_loss": ("log_sigmoid", ("input",)),
+    "hardsigmoid": (None, ("input",)), "hardswish": (None, ("input",)), "mish": (None, ("input",)),
+    "logsigmoid": ("log_sigmoid", ("input",)), "softshrink": (None, ("input",)), "rrelu": (None, ("input",)),
+    "threshold": (None, ("input",)), "linear": (None, ("input", "weight", "bias")),
+    "bilinear": (None, ("input1", "input2", "weight", "bias")),
+    "max_pool1d": (None, ("input",)), "max_pool2d": (None, ("input",)),
+    "max_pool1d_with_indices": (None, ("input",)), "max_pool2d_with_indices": (None, ("input",)),
+    "one_hot": (None, ("input",)), "poisson_nll_loss": (None, ("input", "target")),
+    "prelu": (None, ("input", "weight")),
+    "scaled_dot_product_attention": (None, ("query", "key", "value", "attn_mask")),
+    "triplet_margin_loss": (None, ("anchor", "positive", "negative")),
+})

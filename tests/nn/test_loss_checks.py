@@ -181,3 +181,103 @@ def test_loss_modules_legacy_flags(name, flags):
     assert got[1][1] == exp[1][1]
     np.testing.assert_allclose(got[1][0].detach().numpy(), exp[1][0].detach().numpy(), rtol=1e-5, atol=1e-5)
     assert got_w == exp_w
+
+
+# ---- Python-level functions given a list where a tensor is expected (Note [Python-level tensor arguments]) ----
+def _sample(lib, kind):
+    rs = np.random.RandomState(0)
+    return {"f": lambda: lib.tensor(rs.rand(2, 3, 4, 4).astype(np.float32)),
+            "m": lambda: lib.tensor(rs.rand(4, 4).astype(np.float32)),
+            "v": lambda: lib.tensor(rs.rand(4).astype(np.float32)),
+            "l": lambda: lib.tensor([0, 1, 2, 1]),
+            "b": lambda: lib.tensor([True, False, True, True])}[kind]()
+
+
+# argument patterns tried in order; the first that both libraries accept is the function's valid call
+_CANDIDATES = [("m",), ("f",), ("v",), ("l",), ("m", "m"), ("v", "v"), ("f", "f"), ("m", "l"), ("m", "m", "m"),
+               ("v", "v", "v"), ("m", 1), ("f", 2), ("m", 2, 2), ("f", 1, 1), ("f", [2, 2]), ("m", (2,)), ("m", 0),
+               ("l", 5), ("m", "v"), ("b", "m", "m"), ("f", "f", "f"), ("m", [4])]
+_SKIP = {"load", "save", "manual_seed", "set_default_dtype", "compile", "use_deterministic_algorithms",
+         "set_printoptions", "seed", "initial_seed", "set_rng_state"}
+
+
+def _build(lib, cand):
+    return [_sample(lib, a) if isinstance(a, str) else a for a in cand]
+
+
+def _exc(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001 - the exception is what is compared
+            return e
+    return None
+
+
+def _python_functions(ns):
+    import inspect
+    for name in sorted(dir(ns)):
+        obj = getattr(ns, name)
+        if not name.startswith("_") and name not in _SKIP and inspect.isfunction(obj):
+            yield name, obj
+
+
+@pytest.mark.parametrize("ns", ["torch", "nn.functional", "special"])
+def test_python_level_functions_reject_lists_like_torch(ns):
+    """Each Python-level pyctorch function of the namespace, called with a valid call's tensors replaced one at a
+    time by a nested list: the exception type is torch's (torch's own functions are C bindings raising TypeError)."""
+    torch = pytest.importorskip("torch")
+    import importlib
+    pns = pt if ns == "torch" else importlib.import_module("pyctorch." + ns)
+    tns = torch if ns == "torch" else importlib.import_module("torch." + ns)
+    checked, bad = 0, []
+    for name, pf in _python_functions(pns):
+        tf = getattr(tns, name, None)
+        if tf is None:
+            continue
+        cand = next((c for c in _CANDIDATES
+                     if _exc(tf, _build(torch, c)) is None and _exc(pf, _build(pt, c)) is None), None)
+        if cand is None:
+            continue
+        for i, a in enumerate(cand):
+            if not isinstance(a, str):
+                continue
+            targs, pargs = _build(torch, cand), _build(pt, cand)
+            targs[i], pargs[i] = targs[i].tolist(), pargs[i].tolist()
+            te, pe = _exc(tf, targs), _exc(pf, pargs)
+            checked += 1
+            if type(te) is not type(pe):
+                bad.append(f"{name} arg {i}: torch {type(te).__name__}({te}) pyctorch {type(pe).__name__}({pe})")
+    assert not bad, "\n".join(bad)
+    assert checked > {"torch": 60, "nn.functional": 40, "special": 3}[ns]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: pt.nn.functional.linear([[1.0]], pt.ones(1, 1)),
+     "linear(): argument 'input' (position 1) must be Tensor, not list"),
+    (lambda: pt.nn.functional.linear(pt.ones(1, 1), weight=[[1.0]]),
+     "linear(): argument 'weight' must be Tensor, not list"),
+    (lambda: pt.nn.functional.relu_([1.0]), "relu_(): argument 'input' (position 1) must be Tensor, not list"),
+    (lambda: pt.nn.functional.nll_loss(pt.zeros(2, 2), [0, 1]),
+     "nll_loss_nd(): argument 'target' (position 2) must be Tensor, not list"),
+    (lambda: pt.conj([1.0]), "conj(): argument 'input' (position 1) must be Tensor, not list"),
+    (lambda: pt.cdist(pt.ones(2, 2), (1, 2)), "cdist(): argument 'x2' (position 2) must be Tensor, not tuple"),
+    (lambda: pt.meshgrid([1.0, 2.0]), "expected Tensor as element 0 in argument 0, but got float"),
+    (lambda: pt.block_diag(pt.ones(1), [1.0]), "expected Tensor as element 1 in argument 0, but got list"),
+    (lambda: pt.special.entr([1.0]), "special_entr(): argument 'input' (position 1) must be Tensor, not list"),
+])
+def test_non_tensor_argument_messages(call, message):
+    with pytest.raises(TypeError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_optional_tensor_arguments_accept_none():
+    x = pt.ones(2, 3)
+    assert pt.nn.functional.linear(x, pt.ones(4, 3), None).shape == (2, 4)
+    assert pt.nn.functional.linear(x, pt.ones(4, 3), bias=None).shape == (2, 4)
+    assert pt.diff(pt.arange(4.0), prepend=None).tolist() == [1.0, 1.0, 1.0]
+    assert pt.nn.functional.cross_entropy(x, pt.tensor([0, 2]), weight=None).shape == ()
+    with pytest.raises(TypeError, match="argument 'bias' \\(position 3\\) must be Tensor, not list"):
+        pt.nn.functional.linear(x, pt.ones(4, 3), [1.0, 2.0, 3.0, 4.0])
