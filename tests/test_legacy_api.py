@@ -1,0 +1,289 @@
+"""Legacy spellings old scripts use, compared with torch: the typed tensor classes, Tensor.type with them,
+autograd.Variable, the module-level in-place functions, Module backward hooks (legacy, full, full pre)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import pyctorch as pt
+
+_LEGACY = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
+           "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
+           "ByteTensor": "uint8", "BoolTensor": "bool"}
+
+
+def _outcome(lib, fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(lib)
+        except Exception as e:  # noqa: BLE001 - the exception is the result compared
+            return ("raise", type(e), str(e)), [str(x.message) for x in w]
+    return ("ok", r), [str(x.message) for x in w]
+
+
+def _same_tensor(got, exp, values=True):
+    assert str(got.dtype) == str(exp.dtype)
+    assert tuple(got.shape) == tuple(exp.shape)
+    assert type(got) is pt.Tensor
+    if values:
+        g, e = got.detach(), exp.detach()
+        if str(e.dtype) == "torch.bfloat16":
+            g, e = g.float(), e.float()
+        np.testing.assert_array_equal(g.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(_LEGACY))
+def test_legacy_type_dtype_and_constructors(name):
+    cls = getattr(pt, name)
+    assert str(cls.dtype) == "torch." + _LEGACY[name]
+    assert cls.__name__ == name and cls.__module__ == "pyctorch"
+    t = cls([1, 0, 2])
+    assert t.dtype == cls.dtype and t.shape == (3,)
+    assert cls(2, 3).shape == (2, 3) and cls(2, 3).dtype == cls.dtype
+    assert cls().shape == (0,)
+    assert cls(pt.Size([4])).shape == (4,)
+    assert isinstance(cls([1]), cls)
+    assert isinstance(pt.ones(2, dtype=cls.dtype), cls)
+    assert not isinstance(pt.ones(2, dtype=pt.float32 if cls.dtype != pt.float32 else pt.float64), cls)
+    assert not isinstance([1.0], cls)
+    assert pt.ones(2).type(cls).dtype == cls.dtype
+    assert pt.ones(2).type("torch." + name).dtype == cls.dtype
+
+
+_CASES = {
+    "data": lambda lib, T: T([[1, 2], [3, 4]]),
+    "float_data_to_int": lambda lib, T: T([1.7, -1.7, 0.2]),
+    "bool_data": lambda lib, T: T([True, False]),
+    "numpy": lambda lib, T: T(np.array([1.5, 2.0])),
+    "tuple_is_data": lambda lib, T: T((2, 3)),
+    "empty": lambda lib, T: T(),
+    "size_obj_empty": lambda lib, T: T(lib.Size([])),
+    "same_type_alias": lambda lib, T: T(lib.ones(3, dtype=T.dtype)),
+    "other_type": lambda lib, T: T(lib.ones(3, dtype=lib.float64 if T.dtype != lib.float64 else lib.float32)),
+    "scalar": lambda lib, T: T(3.5),
+    "negative": lambda lib, T: T(-1),
+    "cuda": lambda lib, T: T(2, device="cuda"),
+    "cpu": lambda lib, T: T([1], device="cpu"),
+}
+_UNINITIALIZED = {"size_obj_empty"}  # made from a size: the values are whatever the memory held
+
+
+@pytest.mark.parametrize("case", sorted(_CASES))
+@pytest.mark.parametrize("name", ["FloatTensor", "LongTensor", "BoolTensor", "HalfTensor", "ByteTensor"])
+def test_legacy_constructor_matches_torch(name, case):
+    torch = pytest.importorskip("torch")
+    (exp, _), (got, _) = (_outcome(lib, lambda lib: _CASES[case](lib, getattr(lib, name))) for lib in (torch, pt))
+    if exp[0] == "raise":
+        assert got[0] == "raise", f"torch raised {exp[1].__name__}: {exp[2]}; pyctorch returned {got[1]!r}"
+        assert got[1] is exp[1]
+        if case in ("other_type", "scalar", "negative"):
+            assert got[2] == exp[2]
+        return
+    assert got[0] == "ok", got
+    _same_tensor(got[1], exp[1], values=case not in _UNINITIALIZED)
+
+
+def test_legacy_constructor_sizes_and_alias_match_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, pt):
+        x = lib.ones(3)
+        y = lib.FloatTensor(x)
+        assert y.data_ptr() == x.data_ptr()
+        y[0] = 5
+        assert x[0].item() == 5
+    for args, kw in (((2, 3), {}), ((), {"size": (4,)}), (([2, 1],), {"size_type": True})):
+        if kw.pop("size_type", False):
+            got, exp = pt.FloatTensor(pt.Size(args[0])), torch.FloatTensor(torch.Size(args[0]))
+        else:
+            got, exp = pt.FloatTensor(*args, **kw), torch.FloatTensor(*args, **kw)
+        _same_tensor(got, exp, values=False)
+
+
+@pytest.mark.parametrize("name", sorted(_LEGACY))
+def test_isinstance_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    for dtype in _LEGACY.values():
+        for lib in (torch, pt):
+            t = lib.zeros(2, dtype=getattr(lib, dtype))
+            res = [isinstance(t, getattr(lib, name)), isinstance(lib.nn.Parameter(t.float()), getattr(lib, name))]
+            if lib is torch:
+                exp = res
+            else:
+                assert res == exp, (name, dtype)
+
+
+@pytest.mark.parametrize("arg", ["cls", "str", "dtype", "Tensor", "bad", "none"])
+def test_tensor_type_matches_torch(arg):
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        x = lib.tensor([1.5, -2.0], dtype=lib.float64)
+        a = {"cls": lib.IntTensor, "str": "torch.ShortTensor", "dtype": lib.bfloat16, "Tensor": lib.Tensor,
+             "bad": "foo", "none": None}[arg]
+        return x.type() if a is None else x.type(a)
+    (exp, _), (got, _) = _outcome(torch, run), _outcome(pt, run)
+    if exp[0] == "raise":
+        assert got[0] == "raise" and got[1] is exp[1] and got[2] == exp[2]
+    elif isinstance(exp[1], str):
+        assert got[1] == exp[1]
+    else:
+        _same_tensor(got[1], exp[1])
+
+
+# ---- autograd.Variable ----
+def test_variable_matches_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        from importlib import import_module
+        Variable = import_module(lib.__name__ + ".autograd").Variable
+        x = lib.tensor([1.0, 2.0])
+        v = Variable(x, requires_grad=True)
+        (v * v).sum().backward()
+        w = Variable(x * 2)
+        return (v.requires_grad, v is x, v.data_ptr() == x.data_ptr(), v.grad.tolist(), w.requires_grad,
+                isinstance(x, Variable), isinstance(1, Variable), tuple(Variable().shape), str(Variable().dtype),
+                Variable.__module__.split(".", 1)[1], Variable(x, volatile=True).requires_grad)
+    (exp, exp_w), (got, got_w) = _outcome(torch, run), _outcome(pt, run)
+    assert got == exp
+    assert got_w == exp_w
+    for lib in (torch, pt):
+        with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+            lib.autograd.Variable([1.0])
+
+
+def test_variable_detaches_history():
+    a = pt.ones(2, requires_grad=True)
+    v = pt.autograd.Variable(a * 2, requires_grad=True)
+    assert v.grad_fn is None and v.is_leaf and v.requires_grad
+    assert isinstance(v, pt.autograd.Variable)
+
+
+# ---- module-level in-place functions ----
+_INPLACE_ARGS = {
+    "addmv_": lambda lib: (lib.ones(2), lib.ones(2, 3), lib.ones(3)),
+    "clamp_": lambda lib: (lib.linspace(0, 1, 4), 0.2, 0.7), "clip_": lambda lib: (lib.linspace(0, 1, 4), 0.2, 0.7),
+    "fill_": lambda lib: (lib.zeros(3), 2.5), "clamp_min_": lambda lib: (lib.linspace(0, 1, 4), 0.4),
+    "clamp_max_": lambda lib: (lib.linspace(0, 1, 4), 0.4), "gcd_": lambda lib: (lib.tensor([4, 6]), lib.tensor([6, 4])),
+    "lcm_": lambda lib: (lib.tensor([4, 6]), lib.tensor([6, 4])),
+    "index_put_": lambda lib: (lib.zeros(3), (lib.tensor([0, 2]),), lib.tensor([1.0, 2.0])),
+    "ldexp_": lambda lib: (lib.ones(2), lib.tensor([1, 2])), "xlogy_": lambda lib: (lib.tensor([0.5, 2.0]), 3.0),
+    "resize_as_": lambda lib: (lib.zeros(2), lib.zeros(2, 2)), "as_strided_": lambda lib: (lib.zeros(4), (2,), (2,)),
+    "threshold_": lambda lib: (lib.linspace(-1, 1, 5), 0.0, 9.0),
+    "logit_": lambda lib: (lib.tensor([0.2, 0.7]),), "nan_to_num_": lambda lib: (lib.tensor([float("nan"), 1.0]),),
+    "celu_": lambda lib: (lib.linspace(-1, 1, 5),), "selu_": lambda lib: (lib.linspace(-1, 1, 5),),
+    "rrelu_": None, "dropout_": None, "alpha_dropout_": None, "feature_alpha_dropout_": None,
+    "feature_dropout_": None, "resize_as_sparse_": None, "embedding_renorm_": None,
+}
+
+
+def _torch_inplace_names(torch):
+    return sorted(n for n in dir(torch) if n.endswith("_") and not n.startswith("_") and callable(getattr(torch, n)))
+
+
+def test_module_inplace_functions_exist_for_every_method():
+    """Every name of torch's namespace ending in '_' whose in-place Tensor method pyctorch has is a function."""
+    torch = pytest.importorskip("torch")
+    missing = [n for n in _torch_inplace_names(torch) if n in pt.Tensor.__dict__ and not hasattr(pt, n)]
+    assert not missing
+    assert len([n for n in _torch_inplace_names(torch) if hasattr(pt, n)]) > 60
+
+
+def test_module_inplace_functions_match_torch():
+    torch = pytest.importorskip("torch")
+    checked = 0
+    for name in _torch_inplace_names(torch):
+        if not hasattr(pt, name) or (name in _INPLACE_ARGS and _INPLACE_ARGS[name] is None):
+            continue
+        make = _INPLACE_ARGS.get(name, lambda lib: (lib.linspace(0.1, 0.9, 5),))
+        (exp, _), (got, _) = (_outcome(lib, lambda lib: (lambda a: (getattr(lib, name)(*a), a[0]))(make(lib)))
+                              for lib in (torch, pt))
+        assert exp[0] == got[0] == "ok", (name, exp, got)
+        assert got[1][0] is got[1][1], name  # in place: the first argument itself comes back
+        _same_tensor(got[1][0], exp[1][0], values=False)
+        if name == "resize_as_":  # the grown part is uninitialized memory
+            continue
+        np.testing.assert_allclose(got[1][0].float().numpy(), exp[1][0].float().numpy(), rtol=1e-6, atol=1e-7,
+                                   err_msg=name)
+        checked += 1
+    assert checked > 50
+
+
+def test_module_inplace_function_rejects_non_tensor():
+    with pytest.raises(TypeError, match=r"sin_\(\): argument 'input' \(position 1\) must be Tensor, not list"):
+        pt.sin_([1.0])
+    x = pt.tensor([0.0, 1.0])
+    assert pt.exp_(x) is x
+    np.testing.assert_allclose(x.numpy(), np.exp([0.0, 1.0]), rtol=1e-6)
+
+
+# ---- module backward hooks ----
+def _hook_log(lib, kind):
+    log = []
+    lst = lambda gs: [None if g is None else np.round(np.asarray(g.tolist()), 5).tolist() for g in gs]  # noqa: E731
+
+    class Two(lib.nn.Module):
+        def forward(self, a, b, k=2.0):
+            return a * b * k, (a + b).sum()
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = lib.tensor([4.0, 5.0, 6.0], requires_grad=(kind == "both_grad"))
+    m = Two()
+    if kind in ("full", "both_grad", "pre"):
+        if kind == "pre":
+            m.register_full_backward_pre_hook(lambda mod, go: log.append(("pre", lst(go))) or (go[0] * 2, go[1]))
+        m.register_full_backward_hook(lambda mod, gi, go: log.append(("full", lst(gi), lst(go))) or
+                                      tuple(None if g is None else g + 1 for g in gi))
+        x, y = m(a, b, 3.0)
+        (x.sum() + y * 3).backward()
+        log.append(lst([a.grad, b.grad]))
+    elif kind == "nonarg":
+        m.register_full_backward_hook(lambda mod, gi, go: log.append(("full", lst(gi), lst(go))))
+        x, y = m(a, 2.0)
+        x.sum().backward()
+    elif kind == "bad_count":
+        m.register_full_backward_hook(lambda mod, gi, go: (gi[0],))
+        x, y = m(a, b)
+        x.sum().backward()
+    elif kind == "no_input_grad":
+        lin = lib.nn.Linear(3, 1)
+        lin.register_full_backward_hook(lambda mod, gi, go: log.append(("noin", gi, [tuple(g.shape) for g in go])))
+        lin(lib.ones(2, 3)).sum().backward()
+    elif kind == "legacy":
+        s = lib.nn.Sigmoid()
+        s.register_backward_hook(lambda mod, gi, go: log.append(("legacy", lst(gi), lst(go))))
+        s(a).sum().backward()
+        log.append(lst([a.grad]))
+    elif kind == "legacy_two_outputs":
+        m.register_backward_hook(lambda mod, gi, go: log.append(("legacy", len(gi), lst(go))))
+        x, y = m(a, b)
+        (x.sum() + y).backward()
+    elif kind == "mixed":
+        m.register_backward_hook(lambda *args: None)
+        m.register_full_backward_hook(lambda *args: None)
+    elif kind == "remove":
+        h = m.register_full_backward_hook(lambda mod, gi, go: log.append("called"))
+        h.remove()
+        m(a, b)[0].sum().backward()
+        log.append(lst([a.grad]))
+    return log
+
+
+@pytest.mark.parametrize("kind", ["full", "both_grad", "pre", "nonarg", "bad_count", "no_input_grad", "legacy",
+                                  "legacy_two_outputs", "mixed", "remove"])
+def test_module_backward_hooks_match_torch(kind):
+    torch = pytest.importorskip("torch")
+    (exp, exp_w), (got, got_w) = _outcome(torch, lambda lib: _hook_log(lib, kind)), \
+        _outcome(pt, lambda lib: _hook_log(lib, kind))
+    if exp[0] == "raise":
+        assert got[0] == "raise" and got[1] is exp[1] and got[2] == exp[2], got
+    else:
+        assert got == exp
+    assert got_w == exp_w
+
+
+def test_full_backward_hook_values():
+    """Hand-computed: d/da (sum(a*b*3) + 3*sum(a+b)) = 3b + 3; the hook adds 1 to grad_input."""
+    log = _hook_log(pt, "full")
+    assert log[0] == ("full", [[15.0, 18.0, 21.0], [0.0, 0.0, 0.0], None], [[1.0, 1.0, 1.0], 3.0])
+    assert log[-1][0] == [16.0, 19.0, 22.0]
