@@ -49,8 +49,11 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()  # id -> hook (torch's layout: pruning and tools inspect it)
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()  # id -> True for hooks taking (module, args, kwargs)
         d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_is_full_backward_hook"] = None
@@ -430,15 +433,22 @@ class Module:
 
     # ---- hooks and calling ----
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = (hook, with_kwargs)
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = (hook, with_kwargs)
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
+                                                                  self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -485,22 +495,20 @@ class Module:
         forward = self.forward
         if forward is None:
             raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
-            if with_kwargs:
-                r = hook(self, args, kwargs)
-                if r is not None:
-                    args, kwargs = r
-            else:
-                r = hook(self, args)
-                if r is not None:
-                    args = r if isinstance(r, tuple) else (r,)
+        if self._forward_pre_hooks:
+            with_kwargs = self._forward_pre_hooks_with_kwargs
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in with_kwargs:
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        args, kwargs = r
+                else:
+                    r = hook(self, args)
+                    if r is not None:
+                        args = r if isinstance(r, tuple) else (r,)
         if not (self._backward_hooks or self.__dict__.get("_backward_pre_hooks")):
             result = forward(*args, **kwargs)
-            for hook, with_kwargs in list(self._forward_hooks.values()):
-                r = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
-                if r is not None:
-                    result = r
-            return result
+            return _run_forward_hooks(self, args, kwargs, result) if self._forward_hooks else result
         return _call_with_backward_hooks(self, forward, args, kwargs)
 
     __call__ = _call_impl
@@ -534,8 +542,18 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())  # pickled by an older pyctorch
-        self.__dict__.setdefault("_is_full_backward_hook", None)
+        d = self.__dict__  # a module pickled by an older pyctorch: the hook tables it lacks
+        for name in ("_backward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                     "_forward_hooks_always_called"):
+            d.setdefault(name, OrderedDict())
+        d.setdefault("_is_full_backward_hook", None)
+        for name in ("_forward_pre_hooks", "_forward_hooks"):  # older pyctorch stored (hook, with_kwargs) pairs
+            hooks = d.get(name)
+            if hooks and all(type(v) is tuple and len(v) == 2 for v in hooks.values()):
+                for k, (hook, with_kwargs) in list(hooks.items()):
+                    hooks[k] = hook
+                    if with_kwargs:
+                        d[name + "_with_kwargs"][k] = True
 
 
 class _C_no_grad:
@@ -545,6 +563,15 @@ class _C_no_grad:
 
     def __exit__(self, *exc):
         _C._set_grad_enabled(self.prev)
+
+
+def _run_forward_hooks(module, args, kwargs, result):
+    with_kwargs = module._forward_hooks_with_kwargs
+    for hook_id, hook in list(module._forward_hooks.items()):
+        r = hook(module, args, kwargs, result) if hook_id in with_kwargs else hook(module, args, result)
+        if r is not None:
+            result = r
+    return result
 
 
 _MIXED_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
@@ -564,11 +591,7 @@ def _call_with_backward_hooks(module, forward, args, kwargs):
     if user_hooks or pre_hooks:
         bw = _FullBackwardHooks(module, user_hooks, pre_hooks)
         args = bw.setup_inputs(args)
-    result = forward(*args, **kwargs)
-    for hook, with_kwargs in list(module._forward_hooks.values()):
-        r = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
-        if r is not None:
-            result = r
+    result = _run_forward_hooks(module, args, kwargs, forward(*args, **kwargs))
     if bw is not None:
         if not isinstance(result, (_C.Tensor, tuple)):
             warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
