@@ -287,3 +287,127 @@ def test_full_backward_hook_values():
     log = _hook_log(pt, "full")
     assert log[0] == ("full", [[15.0, 18.0, 21.0], [0.0, 0.0, 0.0], None], [[1.0, 1.0, 1.0], 3.0])
     assert log[-1][0] == [16.0, 19.0, 22.0]
+
+
+# ---- nn.utils.prune ----
+def _prune_log(lib):
+    import importlib
+    prune = importlib.import_module(lib.__name__ + ".nn.utils.prune")
+    nn, log = lib.nn, []
+
+    def show(m, name="weight"):
+        mask = getattr(m, name + "_mask", None)
+        return (sorted(n for n, _ in m.named_parameters()), sorted(n for n, _ in m.named_buffers()),
+                None if mask is None else mask.tolist())
+    lib.manual_seed(0)
+    m = nn.Linear(4, 3)
+    prune.random_unstructured(m, "weight", amount=0.5)
+    log.append(show(m))
+    prune.random_structured(m, "weight", amount=1, dim=0)
+    log.append(show(m))
+    prune.l1_unstructured(m, "bias", amount=1)
+    log.append(show(m, "bias"))
+    log.append([type(h).__name__ for h in m._forward_pre_hooks.values()])
+    log.append([type(h).__name__ for h in next(iter(m._forward_pre_hooks.values()))])
+    x = lib.randn(2, 4)
+    log.append(m(x).tolist() == (x @ (m.weight_orig * m.weight_mask).t() + m.bias_orig * m.bias_mask).tolist())
+    log.append(prune.is_pruned(m))
+    prune.remove(m, "weight")
+    log.append((show(m), prune.is_pruned(m), type(m.weight).__name__, m.weight.tolist()))
+    prune.remove(m, "bias")
+    log.append(prune.is_pruned(m))
+    c = nn.Conv2d(2, 4, 3)
+    prune.ln_structured(c, "weight", amount=0.5, n=2, dim=0)
+    log.append([r[0][0][0] for r in show(c)[2]])
+    prune.ln_structured(c, "weight", amount=1, n=1, dim=1)
+    log.append([[r[i][0][0] for i in range(2)] for r in show(c)[2]])
+    prune.random_unstructured(c, "weight", amount=3)
+    log.append(show(c)[2])
+    p = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 2))
+    prune.global_unstructured([(p[0], "weight"), (p[1], "weight")], pruning_method=prune.L1Unstructured,
+                              amount=5)
+    log.append((p[0].weight_mask.tolist(), p[1].weight_mask.tolist(), prune.is_pruned(p)))
+    prune.global_unstructured([(p[0], "weight"), (p[1], "weight")], pruning_method=prune.RandomUnstructured,
+                              amount=0.3)
+    log.append((p[0].weight_mask.tolist(), p[1].weight_mask.tolist()))
+    prune.identity(p[1], "bias")
+    log.append(show(p[1], "bias"))
+    prune.custom_from_mask(p[1], "weight", lib.tensor([[1.0, 0, 1], [0, 1, 1]]))
+    log.append(p[1].weight_mask.tolist())
+    scores = {(p[0], "bias"): lib.tensor([3.0, 1.0, 2.0])}
+    prune.l1_unstructured(p[0], "bias", amount=1, importance_scores=scores[(p[0], "bias")])
+    log.append(p[0].bias_mask.tolist())
+    t = lib.arange(6.0).reshape(2, 3)
+    log.append(prune.L1Unstructured(amount=2).prune(t).tolist())
+    log.append(prune.LnStructured(amount=1, n=1, dim=1).prune(t).tolist())
+    log.append(prune.RandomStructured(amount=0.5, dim=0).prune(lib.ones(4, 2)).tolist())
+    first = prune.Identity()
+    first._tensor_name = "w"
+    cont = prune.PruningContainer(first)
+    second = prune.L1Unstructured(amount=1)
+    second._tensor_name = "w"
+    cont.add_pruning_method(second)
+    log.append((len(cont), [type(x).__name__ for x in cont], cont.compute_mask(t, lib.ones_like(t)).tolist()))
+    return log
+
+
+def test_prune_matches_torch():
+    torch = pytest.importorskip("torch")
+    (exp, exp_w), (got, got_w) = _outcome(torch, _prune_log), _outcome(pt, _prune_log)
+    assert exp[0] == "ok", exp
+    assert got == exp
+    assert got_w == exp_w
+
+
+_PRUNE_ERRORS = {
+    "amount_float": lambda p, nn: p.random_unstructured(nn.Linear(2, 2), "weight", amount=1.5),
+    "amount_count": lambda p, nn: p.random_unstructured(nn.Linear(2, 2), "weight", amount=5),
+    "amount_type": lambda p, nn: p.l1_unstructured(nn.Linear(2, 2), "weight", amount="a"),
+    "amount_negative": lambda p, nn: p.l1_unstructured(nn.Linear(2, 2), "weight", amount=-1),
+    "structured_1d": lambda p, nn: p.random_structured(nn.Linear(2, 2), "bias", amount=1, dim=0),
+    "structured_dim": lambda p, nn: p.ln_structured(nn.Linear(2, 2), "weight", amount=1, n=2, dim=3),
+    "remove_unpruned": lambda p, nn: p.remove(nn.Linear(2, 2), "weight"),
+    "global_structured": lambda p, nn: p.global_unstructured([(nn.Linear(2, 2), "weight")],
+                                                            pruning_method=p.RandomStructured, amount=1),
+    "global_not_iterable": lambda p, nn: p.global_unstructured(3, pruning_method=p.L1Unstructured, amount=1),
+    "global_scores_type": lambda p, nn: p.global_unstructured([(nn.Linear(2, 2), "weight")],
+                                                             pruning_method=p.L1Unstructured, amount=1,
+                                                             importance_scores=[1]),
+    "container_type": lambda p, nn: p.PruningContainer(p.Identity()).add_pruning_method(3),
+    "container_name": lambda p, nn: p.PruningContainer(p.Identity.apply(nn.Linear(2, 2), "weight")
+                                                       ).add_pruning_method(p.Identity.apply(nn.Linear(2, 2), "bias")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PRUNE_ERRORS))
+def test_prune_errors_match_torch(case):
+    torch = pytest.importorskip("torch")
+    import importlib
+
+    def run(lib):
+        return _PRUNE_ERRORS[case](importlib.import_module(lib.__name__ + ".nn.utils.prune"), lib.nn)
+    (exp, _), (got, _) = _outcome(torch, run), _outcome(pt, run)
+    assert exp[0] == got[0] == "raise", (exp, got)
+    assert got[1] is exp[1]
+    import re
+    norm = lambda msg: re.sub(r" at 0x[0-9a-f]+", "", msg.replace("pyctorch", "torch")).split(" of module")[0]  # noqa: E731
+    assert norm(got[2]) == norm(exp[2])
+
+
+def test_prune_by_hand():
+    from pyctorch.nn.utils import prune
+    t = pt.tensor([[0.5, -3.0, 0.25], [2.0, -0.125, 1.0]])
+    assert prune.L1Unstructured(amount=3).prune(t).tolist() == [[0.0, -3.0, 0.0], [2.0, 0.0, 1.0]]
+    assert prune.LnStructured(amount=1, n=1, dim=0).prune(t).tolist() == [[0.5, -3.0, 0.25], [0.0, 0.0, 0.0]]
+    m = pt.nn.Linear(3, 2)
+    w = m.weight.detach().clone()
+    prune.custom_from_mask(m, "weight", pt.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]))
+    assert isinstance(m.weight_orig, pt.nn.Parameter) and "weight" not in dict(m.named_parameters())
+    assert m.weight.tolist() == (w * pt.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])).tolist()
+    with pt.no_grad():
+        m.weight_orig.fill_(2.0)
+    m(pt.ones(1, 3))  # the forward pre hook recomputes the pruned weight
+    assert m.weight.tolist() == [[2.0, 0.0, 2.0], [0.0, 2.0, 0.0]]
+    prune.remove(m, "weight")
+    assert isinstance(m.weight, pt.nn.Parameter) and m.weight.tolist() == [[2.0, 0.0, 2.0], [0.0, 2.0, 0.0]]
+    assert not prune.is_pruned(m) and not hasattr(m, "weight_mask")
