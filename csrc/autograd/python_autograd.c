@@ -274,5 +274,6 @@ static PyMethodDef autograd_methods[] = {
 int pct_autograd_install(PyObject *module)
 {
     if (PyType_Ready(&pct_NodeType) < 0 || PyModule_AddObjectRef(module, "_Node", (PyObject *)&pct_NodeType) < 0) return -1;
-    return PyModule_AddFunctions(module, autograd_methods);
+    if (PyModule_AddFunctions(module, autograd_methods) < 0) return -1;
+    return pct_saved_hooks_install(module);
 }

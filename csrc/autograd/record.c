@@ -130,6 +130,12 @@ fail:
     return NULL;
 }
 
+uint32_t pct_op_meta_mask(int op_index)
+{
+    grad_info *g = op_index >= 0 && op_index < PCT_NUM_OPS ? &infos[op_index] : NULL;
+    return g && g->state == INFO_FORMULA ? g->meta_mask : 0;
+}
+
 /* A parsed argument as the Python value a formula reads. */
 static PyObject *value_to_object(const pct_param *p, const pct_value *v)
 {
@@ -325,6 +331,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     if (!n) return NULL;
     n->name = Py_NewRef(g->name);
     n->fn = g->fn ? Py_NewRef(g->fn) : NULL;
+    n->op_index = (int16_t)(c->op_index + 1);
     PyObject *params[PCT_MAX_PARAMS] = {0};
     PyObject *r = NULL;
     pct_tensor **outs = NULL, **all_outs; /* every output; all_outs keeps the integer ones too */
@@ -395,6 +402,9 @@ PyObject *pct_autograd_dispatch(pct_call *c)
             saved_set(&n->saved[n->nsaved++], a, outs[i] != NULL, (uint32_t)i);
         }
     }
+    if (pct_saved_hooks_on) /* Note [Saved tensor hooks]: inputs in parameter order, then outputs */
+        for (int i = 0; i < n->nsaved; i++)
+            if (!(i < n->nparams && (g->meta_mask & (1u << i))) && pct_saved_pack(&n->saved[i]) < 0) goto fail;
     /* only nodes that hold values refuse a second backward (torch: AddBackward can rerun) */
     for (int i = 0; i < n->nsaved; i++) n->has_saved |= n->saved[i].obj != NULL;
     if (pct_anomaly_enabled) {
