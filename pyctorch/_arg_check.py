@@ -6,7 +6,8 @@ expected with a TypeError naming the argument: "relu_(): argument 'input' (posit
 The same functions written in Python in pyctorch would instead fail somewhere inside with an AttributeError (or,
 for the trivial ones such as `conj`, return the list). `guard(namespace, table)` wraps the functions a module
 lists, once at import, so the check runs before the body and raises torch's TypeError. Only the listed tensor
-parameters are checked (an isinstance per argument); a parameter whose default is None may be None.
+parameters are checked (an isinstance per argument); a parameter whose default is None, or whose name the table
+writes with a trailing '?', may be None.
 A name written '*name' is the var-positional parameter: each element must be a tensor, and where torch accepts
 one sequence of tensors in its place (`meshgrid([a, b])`) the table says so with a trailing '...'.
 """
@@ -38,12 +39,14 @@ def _plan(fn, names):
         if spec.startswith("*"):
             variadic = (spec.endswith("..."), k)
             continue
+        may_be_none = spec.endswith("?")
+        spec = spec.rstrip("?")
         entry = by_name.get(spec)
         if entry is None:  # a generic (self, *args) wrapper: torch's name at the table's position
-            positional.append((k, spec, False))
+            positional.append((k, spec, may_be_none))
             continue
         i, p = entry
-        optional = p.default is None
+        optional = may_be_none or p.default is None
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             positional.append((i, spec, optional))
         keyword.append((spec, i if p.kind != p.KEYWORD_ONLY else None, optional))

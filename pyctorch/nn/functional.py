@@ -1750,4 +1750,6 @@ _guard(globals(), {
     "prelu": (None, ("input", "weight")),
     "scaled_dot_product_attention": (None, ("query", "key", "value", "attn_mask")),
     "triplet_margin_loss": (None, ("anchor", "positive", "negative")),
+    "batch_norm": (None, ("input", "running_mean?", "running_var?", "weight", "bias")),
+    "channel_shuffle": (None, ("input",)), "cosine_embedding_loss": (None, ("input1", "input2", "target")),
 })

@@ -190,13 +190,18 @@ def _sample(lib, kind):
             "m": lambda: lib.tensor(rs.rand(4, 4).astype(np.float32)),
             "v": lambda: lib.tensor(rs.rand(4).astype(np.float32)),
             "l": lambda: lib.tensor([0, 1, 2, 1]),
-            "b": lambda: lib.tensor([True, False, True, True])}[kind]()
+            "b": lambda: lib.tensor([True, False, True, True]),
+            "c": lambda: lib.tensor(rs.rand(1, 4, 2, 2).astype(np.float32)),
+            "s": lambda: lib.tensor(rs.rand(1, 2, 5).astype(np.float32)),
+            "w": lambda: lib.tensor(rs.rand(3, 2, 2).astype(np.float32)),
+            "k": lambda: lib.tensor(rs.rand(2, 2, 2, 2).astype(np.float32))}[kind]()
 
 
 # argument patterns tried in order; the first that both libraries accept is the function's valid call
 _CANDIDATES = [("m",), ("f",), ("v",), ("l",), ("m", "m"), ("v", "v"), ("f", "f"), ("m", "l"), ("m", "m", "m"),
                ("v", "v", "v"), ("m", 1), ("f", 2), ("m", 2, 2), ("f", 1, 1), ("f", [2, 2]), ("m", (2,)), ("m", 0),
-               ("l", 5), ("m", "v"), ("b", "m", "m"), ("f", "f", "f"), ("m", [4])]
+               ("l", 5), ("m", "v"), ("b", "m", "m"), ("f", "f", "f"), ("m", [4]), ("c", 2), ("s", "w"),
+               ("m", "v", "v"), ("c", "k"), ("s", (2,)), ("c", (2, 2)), ("m", "m", "v"), ("c", "c", "c"), ("v", 2)]
 _SKIP = {"load", "save", "manual_seed", "set_default_dtype", "compile", "use_deterministic_algorithms",
          "set_printoptions", "seed", "initial_seed", "set_rng_state"}
 
@@ -279,5 +284,8 @@ def test_optional_tensor_arguments_accept_none():
     assert pt.nn.functional.linear(x, pt.ones(4, 3), bias=None).shape == (2, 4)
     assert pt.diff(pt.arange(4.0), prepend=None).tolist() == [1.0, 1.0, 1.0]
     assert pt.nn.functional.cross_entropy(x, pt.tensor([0, 2]), weight=None).shape == ()
+    assert pt.nn.functional.batch_norm(x, None, None, training=True).shape == (2, 3)
+    with pytest.raises(TypeError, match="argument 'running_mean' \\(position 2\\) must be Tensor, not list"):
+        pt.nn.functional.batch_norm(x, [0.0] * 3, None, training=True)
     with pytest.raises(TypeError, match="argument 'bias' \\(position 3\\) must be Tensor, not list"):
         pt.nn.functional.linear(x, pt.ones(4, 3), [1.0, 2.0, 3.0, 4.0])
