@@ -12,7 +12,6 @@ A name written '*name' is the var-positional parameter: each element must be a t
 one sequence of tensors in its place (`meshgrid([a, b])`) the table says so with a trailing '...'.
 """
 import functools
-import inspect
 
 from . import _C
 
@@ -31,7 +30,9 @@ def _fail_element(index, value):
 
 
 def _plan(fn, names):
-    """(positional checks, keyword checks, var-positional check) for `fn` and the parameter names of the table."""
+    """(positional checks, keyword checks, var-positional check) for `fn` and the parameter names of the table
+    (made on the first call, keeping inspect out of `import pyctorch`)."""
+    import inspect
     params = list(inspect.signature(fn).parameters.values())
     by_name = {p.name: (i, p) for i, p in enumerate(params)}
     positional, keyword, variadic = [], [], None
@@ -54,10 +55,14 @@ def _plan(fn, names):
 
 
 def _wrap(fn, op, names):
-    positional, keyword, variadic = _plan(fn, names)
+    plan = None
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
+        nonlocal plan
+        if plan is None:
+            plan = _plan(fn, names)
+        positional, keyword, variadic = plan
         n = len(args)
         for i, name, optional in positional:
             if i < n:
