@@ -284,3 +284,18 @@ def test_packed_values_are_freed():
     del y
     gc.collect()
     assert Box.alive == 0
+
+
+@pytest.mark.parametrize("op", ["max", "min", "sort", "topk", "kthvalue", "median", "cummax"])
+def test_saved_indices_match_torch(op):
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        x = lib.tensor(np.random.RandomState(0).randn(3, 5).astype(np.float32), requires_grad=True)
+        call = {"max": lambda: x.max(1), "min": lambda: x.min(0), "sort": lambda: x.sort(1),
+                "topk": lambda: x.topk(2), "kthvalue": lambda: x.kthvalue(2, 1), "median": lambda: x.median(1),
+                "cummax": lambda: x.cummax(1)}[op]
+        values, indices = call()
+        saved = values.grad_fn._saved_indices
+        return str(saved.dtype), saved.tolist(), saved.tolist() == indices.tolist()
+    _compare(torch, run)

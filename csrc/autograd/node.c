@@ -334,6 +334,15 @@ static PyObject *node_call(pct_node *n, PyObject *args, PyObject *kwargs)
  * "input" in our schemas, is torch's "self"), a parameter of which only the shape is kept as
  * <name>_sym_sizes, its saved outputs as "result" (or result0, result1, ... for several). */
 
+/* The ops whose two outputs torch names (values, indices). */
+static bool values_indices_op(const char *op)
+{
+    static const char *const names[] = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian",
+                                        "cummax", "cummin", NULL};
+    for (const char *const *p = names; *p; p++) if (strcmp(op, *p) == 0) return true;
+    return false;
+}
+
 /* The saved slot `name` (without its prefix) refers to, or -1; *sizes_only: the slot keeps only a shape. */
 static int saved_slot_named(pct_node *n, const char *name, int *sizes_only)
 {
@@ -351,6 +360,10 @@ static int saved_slot_named(pct_node *n, const char *name, int *sizes_only)
         if (is_meta && strcmp(name + len, "_sym_sizes") == 0) { *sizes_only = 1; return i; }
     }
     int nres = n->nsaved - n->nparams;
+    if (nres == 2 && values_indices_op(sig->name)) {
+        if (strcmp(name, "values") == 0) return n->nparams;
+        if (strcmp(name, "indices") == 0) return n->nparams + 1;
+    }
     if (nres <= 0 || strncmp(name, "result", 6) != 0) return -1;
     if (nres == 1) return name[6] == '\0' ? n->nparams : -1;
     char *end;
