@@ -113,9 +113,10 @@ int pct_refresh_view_history(pct_tensor *t);
 int pct_check_inplace(pct_tensor *t);
 
 /* saved_hooks.c: Note [Saved tensor hooks] */
-extern _Thread_local int pct_saved_hooks_on; /* nonzero while saved tensor hooks (or their disabling) are active */
+extern _Thread_local int pct_saved_hooks_on; /* nonzero while saved tensor hooks are set on this thread */
 /* Replaces a saved tensor by what the innermost pack hook returns (no-op for non-tensors); 0 or -1. */
 int pct_saved_pack(pct_saved *s);
+/* The same with a given pair (SavedTensor.register_hooks); s must hold a tensor. */
 int pct_saved_pack_with(pct_saved *s, PyObject *pack, PyObject *unpack);
 /* unpack(obj) for a packed slot: a new reference to a tensor, or NULL with an exception. */
 PyObject *pct_saved_call_unpack(pct_saved *s);

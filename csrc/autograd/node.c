@@ -433,6 +433,7 @@ static PyObject *node_saved_register_hooks(pct_node *n, PyObject *args)
         return NULL;
     }
     if (!s->obj) return pct_saved_unpack(n, i); /* released: torch's error */
+    if (!s->is_tensor) { PyErr_SetString(PyExc_TypeError, "register_hooks: the saved value is not a tensor"); return NULL; }
     if (pct_saved_pack_with(s, pack, unpack) < 0) return NULL;
     Py_RETURN_NONE;
 }

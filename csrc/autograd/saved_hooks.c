@@ -10,7 +10,9 @@
  * ops pay one branch when no hooks exist.
  *
  * Ownership: the stack (a list of (pack, unpack) tuples) and the disabled message are owned thread-local
- * references; a packed slot owns its packed object (obj) and its unpack callable (unpack).
+ * references (kept until the thread's interpreter state goes: an empty list per thread that used hooks); a packed
+ * slot owns its packed object (obj), its unpack callable (unpack) and, for an input that required grad, the node
+ * its gradient flows into (history), so the unpacked tensor can take the input's place in a double backward.
  */
 #include "autograd.h"
 #include "../python/pyobjects.h"
