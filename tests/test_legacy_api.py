@@ -411,3 +411,30 @@ def test_prune_by_hand():
     prune.remove(m, "weight")
     assert isinstance(m.weight, pt.nn.Parameter) and m.weight.tolist() == [[2.0, 0.0, 2.0], [0.0, 2.0, 0.0]]
     assert not prune.is_pruned(m) and not hasattr(m, "weight_mask")
+
+
+def test_pruned_model_checkpoint_round_trips_with_torch():
+    """A pruned module pickles its pruning method (a forward pre hook) by torch's class path: it loads in torch,
+    keeps pruning there, and comes back."""
+    torch = pytest.importorskip("torch")
+    import io
+    from pyctorch.nn.utils import prune
+    pt.manual_seed(0)
+    m = pt.nn.Linear(3, 2)
+    prune.l1_unstructured(m, "weight", amount=2)
+    buf = io.BytesIO()
+    pt.save(m, buf)
+    buf.seek(0)
+    tm = torch.load(buf, weights_only=False)
+    hooks = list(tm._forward_pre_hooks.values())
+    assert [type(h).__module__ + "." + type(h).__name__ for h in hooks] == ["torch.nn.utils.prune.L1Unstructured"]
+    assert tm.weight_mask.tolist() == m.weight_mask.tolist()
+    assert tm(torch.ones(1, 3)).tolist() == m(pt.ones(1, 3)).tolist()
+    buf = io.BytesIO()
+    torch.save(tm, buf)
+    buf.seek(0)
+    back = pt.load(buf, weights_only=False)
+    assert isinstance(next(iter(back._forward_pre_hooks.values())), prune.L1Unstructured)
+    assert back(pt.ones(1, 3)).tolist() == m(pt.ones(1, 3)).tolist()
+    prune.remove(back, "weight")
+    assert not prune.is_pruned(back) and isinstance(back.weight, pt.nn.Parameter)
