@@ -438,3 +438,44 @@ def test_pruned_model_checkpoint_round_trips_with_torch():
     assert back(pt.ones(1, 3)).tolist() == m(pt.ones(1, 3)).tolist()
     prune.remove(back, "weight")
     assert not prune.is_pruned(back) and isinstance(back.weight, pt.nn.Parameter)
+
+
+def _inplace_after_hooked_module(lib):
+    m = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.ReLU(inplace=True))
+    m[0].register_full_backward_hook(lambda mod, gi, go: None)
+    m(lib.ones(2, 3, requires_grad=True)).sum().backward()
+
+
+def _inplace_on_function_view(lib, how):
+    class View(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x) if how != "as_is" else x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    a = lib.ones(2, requires_grad=True)
+    y = View.apply(a * 1)
+    if how == "no_grad":
+        with lib.no_grad():
+            y.add_(1)
+    elif how == "detach":
+        y.detach().add_(1)
+    else:
+        y.add_(1)
+    return y.tolist()
+
+
+@pytest.mark.parametrize("case", ["hooked_module", "view", "as_is", "no_grad", "detach"])
+def test_inplace_on_custom_function_view_matches_torch(case):
+    """A view a custom Function returns (BackwardHookFunction's included) may not be written in place under
+    autograd: torch refuses it, since the rebased history would bypass the Function's backward (and the hooks)."""
+    torch = pytest.importorskip("torch")
+    run = (lambda lib: _inplace_after_hooked_module(lib)) if case == "hooked_module" else \
+        (lambda lib: _inplace_on_function_view(lib, case))
+    (exp, _), (got, _) = _outcome(torch, run), _outcome(pt, run)
+    if exp[0] == "raise":
+        assert got[0] == "raise" and got[1] is exp[1] and got[2] == exp[2], got
+    else:
+        assert got == exp

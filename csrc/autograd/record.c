@@ -216,6 +216,23 @@ static bool is_leaf_requiring_grad(const pct_tensor *t) { return !t->grad_fn && 
 
 int pct_check_inplace(pct_tensor *t)
 {
+    if ((t->flags & PCT_FLAG_FUNCTION_VIEW) && t->grad_fn) {
+        /* torch names the Function's forward class: the node's name without "Backward" */
+        PyObject *node_name = PyObject_CallMethod(t->grad_fn, "name", NULL);
+        const char *text = node_name ? PyUnicode_AsUTF8(node_name) : NULL;
+        size_t len = text ? strlen(text) : 0;
+        PyObject *name = text ? PyUnicode_FromStringAndSize(text, (Py_ssize_t)(len > 8 && strcmp(text + len - 8, "Backward") == 0 ? len - 8 : len)) : NULL;
+        Py_XDECREF(node_name);
+        if (!name) return -1;
+        PyErr_Format(PyExc_RuntimeError,
+                     "Output %u of %U is a view and is being modified inplace. This view was created inside a custom "
+                     "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace "
+                     "would override the custom backward associated with the custom Function, leading to incorrect "
+                     "gradients. This behavior is forbidden. You can fix this by cloning the output of the custom "
+                     "Function.", t->output_nr, name);
+        Py_DECREF(name);
+        return -1;
+    }
     if (is_leaf_requiring_grad(t)) {
         PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
         return -1;

@@ -154,7 +154,7 @@ class Function(metaclass=FunctionMeta):
         ctx._num_inputs = len(args)
         ctx._input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         ctx._output_meta = [(o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outs]
-        _C._function_attach(ctx, tuple(args), outs, tuple(nondiff))
+        _C._function_attach(ctx, tuple(args), outs, tuple(nondiff), tuple(dirty))
         for o in outs:
             if isinstance(o, Tensor) and any(o is d for d in dirty) and o._base is not None:
                 _C._rebase_view(o)
