@@ -299,3 +299,19 @@ def test_saved_indices_match_torch(op):
         saved = values.grad_fn._saved_indices
         return str(saved.dtype), saved.tolist(), saved.tolist() == indices.tolist()
     _compare(torch, run)
+
+
+@pytest.mark.parametrize("op", ["mul", "div", "exp", "sigmoid", "tanh", "sum_dim_sizes"])
+def test_dir_lists_saved_names_like_torch(op):
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        a = lib.ones(2, 3, requires_grad=True)
+        b = lib.ones(2, 3, requires_grad=True)
+        y = {"mul": lambda: a * b, "div": lambda: a / b, "exp": lambda: a.exp(), "sigmoid": lambda: a.sigmoid(),
+             "tanh": lambda: a.tanh(), "sum_dim_sizes": lambda: (a * 2).sum(0)}[op]()
+        names = sorted(x for x in dir(y.grad_fn) if "saved" in x)
+        if op == "sum_dim_sizes":  # torch also keeps dim and keepdim; both keep the input's sizes
+            names = [x for x in names if x.endswith("sym_sizes")]
+        return names, [getattr(y.grad_fn, x) is not None for x in names]
+    _compare(torch, run)

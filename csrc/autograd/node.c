@@ -343,32 +343,35 @@ static bool values_indices_op(const char *op)
     return false;
 }
 
-/* The saved slot `name` (without its prefix) refers to, or -1; *sizes_only: the slot keeps only a shape. */
-static int saved_slot_named(pct_node *n, const char *name, int *sizes_only)
+/* torch's name of saved slot i (without the _saved_ prefix) into buf: false when the slot holds nothing (a value
+ * the formulas do not read). *sizes_only: only the shape of that parameter is kept (named <name>_sym_sizes). */
+static bool saved_slot_name(pct_node *n, int i, char *buf, size_t size, int *sizes_only)
 {
     *sizes_only = 0;
-    if (n->op_index <= 0 || !n->saved) return -1;
+    if (n->op_index <= 0 || !n->saved || i >= n->nsaved || !(n->saved[i].obj || n->released)) return false;
     int op = n->op_index - 1;
     const pct_signature *sig = &pct_ops[op].sig;
-    uint32_t meta = pct_op_meta_mask(op);
-    for (int i = 0; i < n->nparams && i < sig->nparams; i++) {
+    if (i < n->nparams) {
+        if (i >= sig->nparams) return false;
         const char *pname = i == 0 && strcmp(sig->params[i].name, "input") == 0 ? "self" : sig->params[i].name;
-        size_t len = strlen(pname);
-        if (strncmp(name, pname, len) != 0 || !(n->saved[i].obj || n->released)) continue;
-        bool is_meta = (meta >> i) & 1u;
-        if (!is_meta && name[len] == '\0') return i;
-        if (is_meta && strcmp(name + len, "_sym_sizes") == 0) { *sizes_only = 1; return i; }
+        *sizes_only = (pct_op_meta_mask(op) >> i) & 1u;
+        snprintf(buf, size, "%s%s", pname, *sizes_only ? "_sym_sizes" : "");
+        return true;
     }
-    int nres = n->nsaved - n->nparams;
-    if (nres == 2 && values_indices_op(sig->name)) {
-        if (strcmp(name, "values") == 0) return n->nparams;
-        if (strcmp(name, "indices") == 0) return n->nparams + 1;
-    }
-    if (nres <= 0 || strncmp(name, "result", 6) != 0) return -1;
-    if (nres == 1) return name[6] == '\0' ? n->nparams : -1;
-    char *end;
-    long k = name[6] ? strtol(name + 6, &end, 10) : -1;
-    return k >= 0 && k < nres && *end == '\0' ? n->nparams + (int)k : -1;
+    int nres = n->nsaved - n->nparams, k = i - n->nparams;
+    if (nres == 2 && values_indices_op(sig->name)) snprintf(buf, size, "%s", k ? "indices" : "values");
+    else if (nres == 1) snprintf(buf, size, "result");
+    else snprintf(buf, size, "result%d", k);
+    return true;
+}
+
+/* The saved slot `name` (without its prefix) refers to, or -1. */
+static int saved_slot_named(pct_node *n, const char *name, int *sizes_only)
+{
+    char buf[80];
+    for (int i = 0; i < n->nsaved; i++)
+        if (saved_slot_name(n, i, buf, sizeof buf, sizes_only) && strcmp(buf, name) == 0) return i;
+    return -1;
 }
 
 static PyObject *saved_sizes(pct_node *n, int i)
@@ -406,7 +409,28 @@ static PyObject *node_getattro(pct_node *n, PyObject *attr)
     return r;
 }
 
-/* _saved_slot(i): the value of saved slot i (what the backward reads). */
+/* dir(grad_fn): the generic attributes and the _saved_ / _raw_saved_ names, as torch lists them. */
+static PyObject *node_dir(pct_node *n, PyObject *unused)
+{
+    (void)unused;
+    PyObject *r = PyObject_CallMethod((PyObject *)&PyBaseObject_Type, "__dir__", "O", (PyObject *)n);
+    char buf[80];
+    int sizes_only;
+    for (int i = 0; r && i < n->nsaved; i++) {
+        if (!saved_slot_name(n, i, buf, sizeof buf, &sizes_only)) continue;
+        PyObject *a = PyUnicode_FromFormat("_saved_%s", buf);
+        if (!a || PyList_Append(r, a) < 0) Py_CLEAR(r);
+        Py_XDECREF(a);
+        if (r && !sizes_only && n->saved[i].is_tensor) {
+            PyObject *b = PyUnicode_FromFormat("_raw_saved_%s", buf);
+            if (!b || PyList_Append(r, b) < 0) Py_CLEAR(r);
+            Py_XDECREF(b);
+        }
+    }
+    return r;
+}
+
+/* _slot_value(i): the value of saved slot i (what the backward reads). */
 static PyObject *node_saved_slot(pct_node *n, PyObject *arg)
 {
     long i = PyLong_AsLong(arg);
@@ -415,7 +439,7 @@ static PyObject *node_saved_slot(pct_node *n, PyObject *arg)
     return pct_saved_unpack(n, (int)i);
 }
 
-/* _saved_register_hooks(i, pack, unpack): SavedTensor.register_hooks on slot i (packs it now). */
+/* _slot_register_hooks(i, pack, unpack): SavedTensor.register_hooks on slot i (packs it now). */
 static PyObject *node_saved_register_hooks(pct_node *n, PyObject *args)
 {
     int i;
@@ -439,8 +463,9 @@ static PyObject *node_saved_register_hooks(pct_node *n, PyObject *args)
 }
 
 static PyMethodDef node_methods[] = {
-    {"_saved_slot", (PyCFunction)node_saved_slot, METH_O, "the value of a saved slot"},
-    {"_saved_register_hooks", (PyCFunction)node_saved_register_hooks, METH_VARARGS, "pack/unpack hooks on a saved slot"},
+    {"__dir__", (PyCFunction)node_dir, METH_NOARGS, NULL},
+    {"_slot_value", (PyCFunction)node_saved_slot, METH_O, "the value of a saved slot"},
+    {"_slot_register_hooks", (PyCFunction)node_saved_register_hooks, METH_VARARGS, "pack/unpack hooks on a saved slot"},
     {"name", (PyCFunction)node_name, METH_NOARGS, "the node's name, e.g. MulBackward0"},
     {"register_hook", (PyCFunction)node_register_hook, METH_O, "hook(grad_inputs, grad_outputs) after the node runs"},
     {"register_prehook", (PyCFunction)node_register_prehook, METH_O, "hook(grad_outputs) before the node runs"},

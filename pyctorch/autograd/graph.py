@@ -20,10 +20,10 @@ class SavedTensor:
 
     def register_hooks(self, pack_hook, unpack_hook):
         """Pack the saved tensor now with pack_hook; the backward will read unpack_hook(packed)."""
-        self._node._saved_register_hooks(self._slot, pack_hook, unpack_hook)
+        self._node._slot_register_hooks(self._slot, pack_hook, unpack_hook)
 
     def unpack(self):
-        return self._node._saved_slot(self._slot)
+        return self._node._slot_value(self._slot)
 
 
 class saved_tensors_hooks:
