@@ -21,7 +21,7 @@ _Tensor = _C.Tensor
 
 
 def _fail_arg(op, name, position, value):
-    where = f" (position {position + 1})" if position is not None else ""
+    where = f" (position {position})" if position is not None else ""
     raise TypeError(f"{op}(): argument '{name}'{where} must be Tensor, not {type(value).__name__}")
 
 
@@ -54,8 +54,11 @@ def _plan(fn, names):
     return tuple(positional), tuple(keyword), variadic
 
 
-def _wrap(fn, op, names):
+def _wrap(fn, op, names, method=False):
+    """fn checked; `method`: fn serves as a Tensor method (self is not checked, positions count from the first
+    argument after it, as torch's method messages do)."""
     plan = None
+    first = 1 if method else 0
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
@@ -65,10 +68,10 @@ def _wrap(fn, op, names):
         positional, keyword, variadic = plan
         n = len(args)
         for i, name, optional in positional:
-            if i < n:
+            if first <= i < n:
                 a = args[i]
                 if not isinstance(a, _Tensor) and not (optional and a is None):
-                    _fail_arg(op, name, i, a)
+                    _fail_arg(op, name, i + 1 - first, a)
         if kwargs:
             for name, i, optional in keyword:
                 if name in kwargs:
@@ -85,6 +88,13 @@ def _wrap(fn, op, names):
         return fn(*args, **kwargs)
     checked.__tensor_args__ = names
     return checked
+
+
+def guard_methods(methods, table):
+    """{name: checked method} for the methods of `methods` ({name: function}) whose table entry has tensor
+    parameters besides self."""
+    return {name: _wrap(methods[name], op or name, names, method=True)
+            for name, (op, names) in table.items() if len(names) > 1}
 
 
 def guard(namespace, table):

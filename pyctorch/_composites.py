@@ -1253,9 +1253,9 @@ _C._add_tensor_methods({k: v for k, v in _METHODS.items() if k not in _C.Tensor.
 _C._add_tensor_methods({"clamp_min": clamp_min, "clamp_max": clamp_max})
 
 # Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (the Tensor methods above
-# keep the unchecked functions: their self is a tensor)
-from ._arg_check import guard as _guard  # noqa: E402
-_guard(globals(), {
+# are checked only where they take tensors besides self)
+from ._arg_check import guard as _guard, guard_methods as _guard_methods  # noqa: E402
+_TENSOR_ARGS = {
     "hardshrink": (None, ("input",)), "pixel_unshuffle": (None, ("input",)), "pixel_shuffle": (None, ("input",)),
     "threshold": (None, ("input",)), "threshold_": (None, ("input",)), "addr": (None, ("input", "vec1", "vec2")),
     "adjoint": (None, ("input",)), "block_diag": (None, ("*tensors",)), "cartesian_prod": (None, ("*tensors",)),
@@ -1275,5 +1275,17 @@ _guard(globals(), {
     "relu_": (None, ("input",)), "resolve_conj": (None, ("input",)), "resolve_neg": (None, ("input",)),
     "rot90": (None, ("input",)), "selu_": (None, ("input",)), "sinc": (None, ("input",)), "sinc_": (None, ("input",)),
     "slice_scatter": (None, ("input", "src")), "take_along_dim": (None, ("input", "indices")),
-    "trapezoid": (None, ("y",)), "trapz": (None, ("y",)),
+    "trapezoid": (None, ("y",)), "trapz": (None, ("y",)), "dist": (None, ("input", "other")),
+    "logaddexp2": (None, ("input", "other")), "nextafter": (None, ("input", "other")),
+    "nextafter_": (None, ("input", "other")),
+}
+_guard(globals(), _TENSOR_ARGS)
+_METHOD_TENSOR_ARGS = {name: _TENSOR_ARGS.get(name, (None, ())) for name in _METHODS}
+_METHOD_TENSOR_ARGS.update({
+    "addr_": ("addr_", ("input", "vec1", "vec2")), "heaviside_": ("heaviside_", ("input", "values")),
+    "addbmm": (None, ("input", "batch1", "batch2")), "addbmm_": ("addbmm_", ("input", "batch1", "batch2")),
+    "select_scatter": (None, ("input", "src")), "ldexp_": ("ldexp_", ("input", "other")),
+    "ldexp": (None, ("input", "other")),
 })
+_C._add_tensor_methods({name: fn for name, fn in _guard_methods(_METHODS, _METHOD_TENSOR_ARGS).items()
+                        if _C.Tensor.__dict__.get(name) is _METHODS[name]})

@@ -289,3 +289,34 @@ def test_optional_tensor_arguments_accept_none():
         pt.nn.functional.batch_norm(x, [0.0] * 3, None, training=True)
     with pytest.raises(TypeError, match="argument 'bias' \\(position 3\\) must be Tensor, not list"):
         pt.nn.functional.linear(x, pt.ones(4, 3), [1.0, 2.0, 3.0, 4.0])
+
+
+# Tensor methods written in Python: (method, self shape, shapes of the tensor arguments; None: int indices)
+_METHOD_CASES = {
+    "cross": ((3, 3), [(3, 3)]), "take_along_dim": ((3, 3), [None]), "addr": ((3, 3), [(3,), (3,)]),
+    "addr_": ((3, 3), [(3,), (3,)]), "dist": ((3,), [(3,)]), "slice_scatter": ((3, 3), [(3, 3)]),
+    "diagonal_scatter": ((3, 3), [(3,)]), "heaviside": ((3,), [(3,)]), "heaviside_": ((3,), [(3,)]),
+    "nextafter": ((3,), [(3,)]), "nextafter_": ((3,), [(3,)]), "ldexp": ((3,), [(3,)]), "ldexp_": ((3,), [(3,)]),
+    "logaddexp2": ((3,), [(3,)]), "prelu": ((2, 3), [(1,)]), "addbmm": ((2, 2), [(2, 2, 2), (2, 2, 2)]),
+    "addbmm_": ((2, 2), [(2, 2, 2), (2, 2, 2)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_METHOD_CASES))
+def test_python_level_methods_reject_lists_like_torch(name):
+    torch = pytest.importorskip("torch")
+    shape, others = _METHOD_CASES[name]
+
+    def make(lib, s):
+        return (lib.tensor(np.random.RandomState(0).rand(*s).astype(np.float32)) if s is not None
+                else lib.tensor([[0, 1, 2]] * 3))
+    for k in range(len(others)):
+        res = []
+        for lib in (torch, pt):
+            args = [make(lib, o) for o in others]
+            args[k] = args[k].tolist()
+            res.append(_exc(getattr(make(lib, shape), name), args))
+        te, pe = res
+        assert type(pe) is type(te), (name, k, te, pe)
+        if isinstance(te, TypeError) and "must be Tensor" in str(te):
+            assert str(pe) == str(te)
