@@ -615,7 +615,8 @@ def cross(input, other, dim=None, *, out=None):
         import warnings
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+                      "with that of linalg.cross in a future release.", UserWarning,
+                      stacklevel=3)  # past the argument check (_arg_check)
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
@@ -693,7 +694,7 @@ def chain_matmul(*matrices, out=None):
     import warnings
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
-                  "parameters.", UserWarning, stacklevel=2)
+                  "parameters.", UserWarning, stacklevel=3)  # past the argument check (_arg_check)
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for m in matrices:
@@ -814,7 +815,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if bool(norm_factor <= 0):
         import warnings
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+                      "observations.", UserWarning, stacklevel=3)  # past the argument check (_arg_check)
         norm_factor = norm_factor * 0
     xm = x - avg.unsqueeze(1)
     c = xm.mm((xm if w is None else xm * w).t())

@@ -17,7 +17,8 @@ __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongT
 
 # class name -> (dtype, c10's name of the dtype in TensorOptions messages)
 _TYPES = {
-    "FloatTensor": (_C.float32, "float"), "DoubleTensor": (_C.float64, "double"), "HalfTensor": (_C.float16, "c10::Half"),
+    "FloatTensor": (_C.float32, "float"), "DoubleTensor": (_C.float64, "double"),
+    "HalfTensor": (_C.float16, "c10::Half"),
     "BFloat16Tensor": (_C.bfloat16, "c10::BFloat16"), "LongTensor": (_C.int64, "long int"),
     "IntTensor": (_C.int32, "int"), "ShortTensor": (_C.int16, "short int"), "CharTensor": (_C.int8, "signed char"),
     "ByteTensor": (_C.uint8, "unsigned char"), "BoolTensor": (_C.bool, "bool"),

@@ -29,7 +29,7 @@ def meshgrid(*tensors, indexing=None):
     if indexing is None:
         import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)  # past the argument check (_arg_check)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")

@@ -320,3 +320,16 @@ def test_python_level_methods_reject_lists_like_torch(name):
         assert type(pe) is type(te), (name, k, te, pe)
         if isinstance(te, TypeError) and "must be Tensor" in str(te):
             assert str(pe) == str(te)
+
+
+@pytest.mark.parametrize("call", [lambda: pt.cross(pt.ones(3, 3), pt.ones(3, 3)),
+                                  lambda: pt.ones(3, 3).cross(pt.ones(3, 3)),
+                                  lambda: pt.meshgrid(pt.ones(2), pt.ones(2)),
+                                  lambda: pt.chain_matmul(pt.ones(2, 2), pt.ones(2, 2)),
+                                  lambda: pt.cov(pt.ones(2, 1))])
+def test_checked_functions_warn_at_the_callers_line(call):
+    """The argument check adds a frame: the functions' warnings still name the caller's file."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        call()
+    assert w and all(x.filename == __file__ for x in w), [(x.filename, str(x.message)) for x in w]

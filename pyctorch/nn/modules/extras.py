@@ -1,8 +1,9 @@
 """Old import path of the less common layers, which now live in the modules where torch defines them
 (activation, dropout, instancenorm, normalization, padding, loss, pooling, channelshuffle); kept so code and
 checkpoints that name pyctorch.nn.modules.extras.<class> still resolve to the same classes."""
-from .activation import (Hardswish, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink, Softshrink, Hardshrink, SELU,  # noqa: F401
-                         CELU, Threshold, GLU, Softmin, Softmax2d, RReLU)
+from .activation import (  # noqa: F401
+    Hardswish, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink, Softshrink, Hardshrink, SELU, CELU, Threshold, GLU,
+    Softmin, Softmax2d, RReLU)
 from .dropout import AlphaDropout, FeatureAlphaDropout  # noqa: F401
 from .instancenorm import _InstanceNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from .normalization import LocalResponseNorm  # noqa: F401
