@@ -685,7 +685,8 @@ def cross(input, other, dim=None, *, out=None):
         import warnings
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+                      "with that of linalg.cross in a future release.", UserWarning,
+                      stacklevel=3)  # past the argument check (_arg_check)
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
@@ -763,7 +764,7 @@ def chain_matmul(*matrices, out=None):
     import warnings
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
-                  "parameters.", UserWarning, stacklevel=2)
+                  "parameters.", UserWarning, stacklevel=3)  # past the argument check (_arg_check)
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for m in matrices:
@@ -884,7 +885,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if bool(norm_factor <= 0):
         import warnings
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+                      "observations.", UserWarning, stacklevel=3)  # past the argument check (_arg_check)
         norm_factor = norm_factor * 0
     xm = x - avg.unsqueeze(1)
     c = xm.mm((xm if w is None else xm * w).t())
@@ -1322,3 +1323,41 @@ _C._add_tensor_methods({k: v for k, v in _METHODS.items() if k not in _C.Tensor.
 # these replace _tensor_aliases' scalar-only forms: torch also takes a tensor bound
 _C._add_tensor_methods({"clamp_min": clamp_min, "clamp_max": clamp_max, "clamp": clamp, "clamp_": clamp_, "clip": clip,
                         "clip_": clip_})
+
+# Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (the Tensor methods above
+# are checked only where they take tensors besides self)
+from ._arg_check import guard as _guard, guard_methods as _guard_methods  # noqa: E402
+_TENSOR_ARGS = {
+    "hardshrink": (None, ("input",)), "pixel_unshuffle": (None, ("input",)), "pixel_shuffle": (None, ("input",)),
+    "threshold": (None, ("input",)), "threshold_": (None, ("input",)), "addr": (None, ("input", "vec1", "vec2")),
+    "adjoint": (None, ("input",)), "block_diag": (None, ("*tensors",)), "cartesian_prod": (None, ("*tensors",)),
+    "cdist": (None, ("x1", "x2")), "celu_": (None, ("input",)), "chain_matmul": (None, ("*matrices...",)),
+    "clamp_max_": (None, ("input",)), "clamp_min_": (None, ("input",)), "combinations": (None, ("input",)),
+    "conj": (None, ("input",)), "conj_physical": (None, ("input",)), "corrcoef": (None, ("input",)),
+    "cosine_similarity": (None, ("x1", "x2")), "cov": (None, ("input", "fweights", "aweights")),
+    "cross": (None, ("input", "other")), "cumulative_trapezoid": (None, ("y",)), "deg2rad": (None, ("input",)),
+    "deg2rad_": (None, ("input",)), "diagflat": (None, ("input",)), "diagonal_scatter": (None, ("input", "src")),
+    "diff": (None, ("input", "prepend", "append")), "frexp": (None, ("input",)),
+    "heaviside": (None, ("input", "values")), "histogram": (None, ("input", "weight")),
+    "is_conj": (None, ("input",)), "is_neg": (None, ("input",)), "isneginf": (None, ("input",)),
+    "isposinf": (None, ("input",)), "isreal": (None, ("input",)), "ldexp_": (None, ("input",)),
+    "ldexp": (None, ("input",)), "nanquantile": (None, ("input",)), "quantile": (None, ("input",)),
+    "pairwise_distance": (None, ("x1", "x2")), "positive": (None, ("input",)), "prelu": (None, ("input", "weight")),
+    "rad2deg": (None, ("input",)), "rad2deg_": (None, ("input",)), "real": (None, ("input",)),
+    "relu_": (None, ("input",)), "resolve_conj": (None, ("input",)), "resolve_neg": (None, ("input",)),
+    "rot90": (None, ("input",)), "selu_": (None, ("input",)), "sinc": (None, ("input",)), "sinc_": (None, ("input",)),
+    "slice_scatter": (None, ("input", "src")), "take_along_dim": (None, ("input", "indices")),
+    "trapezoid": (None, ("y",)), "trapz": (None, ("y",)), "dist": (None, ("input", "other")),
+    "logaddexp2": (None, ("input", "other")), "nextafter": (None, ("input", "other")),
+    "nextafter_": (None, ("input", "other")),
+}
+_guard(globals(), _TENSOR_ARGS)
+_METHOD_TENSOR_ARGS = {name: _TENSOR_ARGS.get(name, (None, ())) for name in _METHODS}
+_METHOD_TENSOR_ARGS.update({
+    "addr_": ("addr_", ("input", "vec1", "vec2")), "heaviside_": ("heaviside_", ("input", "values")),
+    "addbmm": (None, ("input", "batch1", "batch2")), "addbmm_": ("addbmm_", ("input", "batch1", "batch2")),
+    "select_scatter": (None, ("input", "src")), "ldexp_": ("ldexp_", ("input", "other")),
+    "ldexp": (None, ("input", "other")),
+})
+_C._add_tensor_methods({name: fn for name, fn in _guard_methods(_METHODS, _METHOD_TENSOR_ARGS).items()
+                        if _C.Tensor.__dict__.get(name) is _METHODS[name]})

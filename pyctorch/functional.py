@@ -29,7 +29,7 @@ def meshgrid(*tensors, indexing=None):
     if indexing is None:
         import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)  # past the argument check (_arg_check)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
@@ -234,3 +234,12 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
         if running_var is not None:
             running_var.copy_(rv.reshape(n, c).mean(0))
     return out.reshape(shape)
+
+
+# Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument
+from ._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    "allclose": (None, ("input", "other")), "isclose": (None, ("input", "other")),
+    "is_floating_point": (None, ("input",)), "numel": (None, ("input",)), "meshgrid": (None, ("*tensors...",)),
+    "group_norm": (None, ("input", "weight", "bias")),
+})

@@ -86,3 +86,11 @@ def softmax(input, dim, *, dtype=None):
 
 def log_softmax(input, dim, *, dtype=None):
     return _C.log_softmax(input, dim, dtype=dtype)
+
+
+# Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument
+from ._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    "entr": ("special_entr", ("input",)), "multigammaln": ("special_multigammaln", ("input",)),
+    "ndtr": ("special_ndtr", ("input",)),
+})

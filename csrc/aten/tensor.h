@@ -34,6 +34,8 @@ enum {
     PCT_FLAG_INFERENCE = 1 << 4,
     PCT_FLAG_UINT64_NUMBER = 1 << 5,  /* with WRAPPED_NUMBER: an int64 holding the bits of a Python int in
                                           [2^63, 2^64), which torch makes a uint64 number (Note [uint64 scalars]) */
+    PCT_FLAG_FUNCTION_VIEW = 1 << 6,  /* a view a custom autograd Function returned: writing it in place under
+                                          autograd is refused, as torch's CreationMeta::IN_CUSTOM_FUNCTION */
     PCT_FLAG_CALL_NUMBER = 1 << 7,    /* with WRAPPED_NUMBER: made from a Python number by the argument parser of the
                                           call now running; cleared when the call ends (Note [Arithmetic of Python
                                           numbers] in iter.c) */

@@ -6,7 +6,10 @@
  *   edges[i].node        one reference (the next node; NULL: that input needs no grad)
  *   edges[i].meta.sizes, outputs[i].sizes   owned copies (malloc'd, NULL for 0-d)
  *   saved[i].obj         one reference to a saved value (tensor or Python object) until
- *                        released after backward (retain_graph=False)
+ *                        released after backward (retain_graph=False); under saved tensor
+ *                        hooks, what the pack hook returned
+ *   saved[i].unpack      one reference to the unpack hook of a packed value, or NULL
+ *   saved[i].history     one reference to the grad_fn (or AccumulateGrad) of a packed input, or NULL
  *   fn                   one reference: the backward callable of a formula node
  *   variable             AccumulateGrad: one (strong) reference to its leaf tensor; the
  *                        leaf points back through a weak reference (t->grad_acc)
@@ -44,6 +47,9 @@ typedef struct pct_saved {
     uint8_t is_tensor;
     uint8_t is_output;       /* an output alias: re-attached to this node on unpack */
     uint32_t output_nr;
+    PyObject *unpack;        /* Note [Saved tensor hooks]: obj is packed; NULL: obj is the value */
+    PyObject *history;       /* a packed input that required grad: its grad_fn or grad accumulator */
+    uint32_t history_nr;     /* which output of `history` it was */
 } pct_saved;
 
 typedef struct pct_node {
@@ -51,6 +57,7 @@ typedef struct pct_node {
     uint8_t kind;
     uint8_t released;        /* saved values were freed by a backward */
     uint8_t has_saved;
+    int16_t op_index;        /* 1 + the op a formula node was recorded for (0: none): names grad_fn._saved_* */
     uint64_t seq;            /* creation order: the engine runs later nodes first */
     PyObject *name;          /* e.g. "MulBackward0" */
     PyObject *fn;
@@ -104,6 +111,18 @@ int pct_rebase_view_history(pct_tensor *t);
 int pct_refresh_view_history(pct_tensor *t);
 /* In-place checks on a target tensor (leaf / view of leaf that requires grad). */
 int pct_check_inplace(pct_tensor *t);
+
+/* saved_hooks.c: Note [Saved tensor hooks] */
+extern _Thread_local int pct_saved_hooks_on; /* nonzero while saved tensor hooks are set on this thread */
+/* Replaces a saved tensor by what the innermost pack hook returns (no-op for non-tensors); 0 or -1. */
+int pct_saved_pack(pct_saved *s);
+/* The same with a given pair (SavedTensor.register_hooks); s must hold a tensor. */
+int pct_saved_pack_with(pct_saved *s, PyObject *pack, PyObject *unpack);
+/* unpack(obj) for a packed slot: a new reference to a tensor, or NULL with an exception. */
+PyObject *pct_saved_call_unpack(pct_saved *s);
+int pct_saved_hooks_install(PyObject *module);
+/* record.c: bit i set when an op's formulas read only parameter i's shape and dtype (a stand-in is saved). */
+uint32_t pct_op_meta_mask(int op_index);
 
 /* engine.c */
 PyObject *pct_run_backward(PyObject *roots, PyObject *grad_roots, int keep_graph, int create_graph,

@@ -117,7 +117,10 @@ PyObject *pct_gradient_edge(pct_tensor *t, uint32_t *input_nr)
 
 void pct_node_release_saved(pct_node *n)
 {
-    for (int i = 0; i < n->nsaved; i++) Py_CLEAR(n->saved[i].obj);
+    for (int i = 0; i < n->nsaved; i++) {
+        Py_CLEAR(n->saved[i].obj);
+        Py_CLEAR(n->saved[i].history); /* unpack stays: a released slot still "has its hooks set" */
+    }
     if (n->has_saved || n->kind == PCT_NODE_FUNCTION) n->released = 1;
 }
 
@@ -150,16 +153,24 @@ PyObject *pct_saved_unpack(pct_node *n, int i)
         Py_RETURN_NONE;
     }
     if (!s->is_tensor) return Py_NewRef(s->obj);
-    pct_tensor *t = (pct_tensor *)s->obj;
-    if (atomic_load(&t->version->value) != s->version) return modified_error(n, s, t);
+    pct_tensor *t;
+    PyObject *unpacked = NULL;
+    if (s->unpack) { /* Note [Saved tensor hooks]: the hook gives the tensor back; no version check */
+        if (!(unpacked = pct_saved_call_unpack(s))) return NULL;
+        t = (pct_tensor *)unpacked;
+    } else {
+        t = (pct_tensor *)s->obj;
+        if (atomic_load(&t->version->value) != s->version) return modified_error(n, s, t);
+    }
     if (s->is_output && pct_grad_enabled) {
         /* double backward needs the output with its history: a fresh alias pointing at n */
         PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
         pct_tensor *a = (pct_tensor *)pct_tensor_alias(&pct_TensorType, t, true);
         if (a) pct_set_history(a, n, s->output_nr);
+        Py_XDECREF(unpacked);
         return (PyObject *)a;
     }
-    return Py_NewRef(s->obj);
+    return unpacked ? unpacked : Py_NewRef(s->obj);
 }
 
 /* ---- the Python type ---- */
@@ -167,7 +178,11 @@ PyObject *pct_saved_unpack(pct_node *n, int i)
 static int node_traverse(pct_node *n, visitproc visit, void *arg)
 {
     for (int i = 0; i < n->nedges; i++) Py_VISIT(n->edges[i].node);
-    for (int i = 0; i < n->nsaved; i++) Py_VISIT(n->saved[i].obj);
+    for (int i = 0; i < n->nsaved; i++) {
+        Py_VISIT(n->saved[i].obj);
+        Py_VISIT(n->saved[i].unpack);
+        Py_VISIT(n->saved[i].history);
+    }
     Py_VISIT(n->fn);
     Py_VISIT(n->variable);
     Py_VISIT(n->pre_hooks);
@@ -182,7 +197,11 @@ static int node_traverse(pct_node *n, visitproc visit, void *arg)
 static int node_clear(pct_node *n)
 {
     for (int i = 0; i < n->nedges; i++) Py_CLEAR(n->edges[i].node);
-    for (int i = 0; i < n->nsaved; i++) Py_CLEAR(n->saved[i].obj);
+    for (int i = 0; i < n->nsaved; i++) {
+        Py_CLEAR(n->saved[i].obj);
+        Py_CLEAR(n->saved[i].unpack);
+        Py_CLEAR(n->saved[i].history);
+    }
     Py_CLEAR(n->fn);
     Py_CLEAR(n->variable);
     Py_CLEAR(n->pre_hooks);
@@ -310,7 +329,143 @@ static PyObject *node_call(pct_node *n, PyObject *args, PyObject *kwargs)
     return pct_node_apply(n, args);
 }
 
+/* ---- grad_fn._saved_<name> and grad_fn._raw_saved_<name> ----
+ * Named as torch names them: a formula node's saved parameters by their schema names (the first parameter,
+ * "input" in our schemas, is torch's "self"), a parameter of which only the shape is kept as
+ * <name>_sym_sizes, its saved outputs as "result" (or result0, result1, ... for several). */
+
+/* The ops whose two outputs torch names (values, indices). */
+static bool values_indices_op(const char *op)
+{
+    static const char *const names[] = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian",
+                                        "cummax", "cummin", NULL};
+    for (const char *const *p = names; *p; p++) if (strcmp(op, *p) == 0) return true;
+    return false;
+}
+
+/* torch's name of saved slot i (without the _saved_ prefix) into buf: false when the slot holds nothing (a value
+ * the formulas do not read). *sizes_only: only the shape of that parameter is kept (named <name>_sym_sizes). */
+static bool saved_slot_name(pct_node *n, int i, char *buf, size_t size, int *sizes_only)
+{
+    *sizes_only = 0;
+    if (n->op_index <= 0 || !n->saved || i >= n->nsaved || !(n->saved[i].obj || n->released)) return false;
+    int op = n->op_index - 1;
+    const pct_signature *sig = &pct_ops[op].sig;
+    if (i < n->nparams) {
+        if (i >= sig->nparams) return false;
+        const char *pname = i == 0 && strcmp(sig->params[i].name, "input") == 0 ? "self" : sig->params[i].name;
+        *sizes_only = (pct_op_meta_mask(op) >> i) & 1u;
+        snprintf(buf, size, "%s%s", pname, *sizes_only ? "_sym_sizes" : "");
+        return true;
+    }
+    int nres = n->nsaved - n->nparams, k = i - n->nparams;
+    if (nres == 2 && values_indices_op(sig->name)) snprintf(buf, size, "%s", k ? "indices" : "values");
+    else if (nres == 1) snprintf(buf, size, "result");
+    else snprintf(buf, size, "result%d", k);
+    return true;
+}
+
+/* The saved slot `name` (without its prefix) refers to, or -1. */
+static int saved_slot_named(pct_node *n, const char *name, int *sizes_only)
+{
+    char buf[80];
+    for (int i = 0; i < n->nsaved; i++)
+        if (saved_slot_name(n, i, buf, sizeof buf, sizes_only) && strcmp(buf, name) == 0) return i;
+    return -1;
+}
+
+static PyObject *saved_sizes(pct_node *n, int i)
+{
+    if (!n->saved[i].obj) return pct_saved_unpack(n, i); /* released: torch's error */
+    const pct_tensor *t = (const pct_tensor *)n->saved[i].obj;
+    PyObject *r = PyTuple_New(t->ndim);
+    for (int d = 0; r && d < t->ndim; d++) {
+        PyObject *x = PyLong_FromLongLong(t->sizes[d]);
+        if (!x) { Py_CLEAR(r); break; }
+        PyTuple_SET_ITEM(r, d, x);
+    }
+    return r;
+}
+
+static PyObject *node_getattro(pct_node *n, PyObject *attr)
+{
+    PyObject *r = PyObject_GenericGetAttr((PyObject *)n, attr);
+    if (r || n->op_index <= 0 || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+    const char *s = PyUnicode_AsUTF8(attr);
+    if (!s) return NULL;
+    bool raw = strncmp(s, "_raw_saved_", 11) == 0;
+    int sizes_only = 0;
+    int i = raw || strncmp(s, "_saved_", 7) == 0 ? saved_slot_named(n, s + (raw ? 11 : 7), &sizes_only) : -1;
+    if (i < 0 || (raw && (sizes_only || !n->saved[i].is_tensor))) {
+        PyErr_Format(PyExc_AttributeError, "'%U' object has no attribute '%U'", n->name, attr);
+        return NULL;
+    }
+    PyErr_Clear();
+    if (sizes_only) return saved_sizes(n, i);
+    if (!raw) return pct_saved_unpack(n, i);
+    PyObject *mod = PyImport_ImportModule("pyctorch.autograd.graph");
+    r = mod ? PyObject_CallMethod(mod, "SavedTensor", "Oi", (PyObject *)n, i) : NULL;
+    Py_XDECREF(mod);
+    return r;
+}
+
+/* dir(grad_fn): the generic attributes and the _saved_ / _raw_saved_ names, as torch lists them. */
+static PyObject *node_dir(pct_node *n, PyObject *unused)
+{
+    (void)unused;
+    PyObject *r = PyObject_CallMethod((PyObject *)&PyBaseObject_Type, "__dir__", "O", (PyObject *)n);
+    char buf[80];
+    int sizes_only;
+    for (int i = 0; r && i < n->nsaved; i++) {
+        if (!saved_slot_name(n, i, buf, sizeof buf, &sizes_only)) continue;
+        PyObject *a = PyUnicode_FromFormat("_saved_%s", buf);
+        if (!a || PyList_Append(r, a) < 0) Py_CLEAR(r);
+        Py_XDECREF(a);
+        if (r && !sizes_only && n->saved[i].is_tensor) {
+            PyObject *b = PyUnicode_FromFormat("_raw_saved_%s", buf);
+            if (!b || PyList_Append(r, b) < 0) Py_CLEAR(r);
+            Py_XDECREF(b);
+        }
+    }
+    return r;
+}
+
+/* _slot_value(i): the value of saved slot i (what the backward reads). */
+static PyObject *node_saved_slot(pct_node *n, PyObject *arg)
+{
+    long i = PyLong_AsLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= n->nsaved) { PyErr_SetString(PyExc_IndexError, "saved slot out of range"); return NULL; }
+    return pct_saved_unpack(n, (int)i);
+}
+
+/* _slot_register_hooks(i, pack, unpack): SavedTensor.register_hooks on slot i (packs it now). */
+static PyObject *node_saved_register_hooks(pct_node *n, PyObject *args)
+{
+    int i;
+    PyObject *pack, *unpack;
+    if (!PyArg_ParseTuple(args, "iOO", &i, &pack, &unpack)) return NULL;
+    if (i < 0 || i >= n->nsaved) { PyErr_SetString(PyExc_IndexError, "saved slot out of range"); return NULL; }
+    pct_saved *s = &n->saved[i];
+    if (!PyCallable_Check(pack) || !PyCallable_Check(unpack)) {
+        PyErr_SetString(PyExc_TypeError, "register_hooks: pack_hook and unpack_hook must be callable");
+        return NULL;
+    }
+    if (s->unpack) {
+        PyErr_SetString(PyExc_RuntimeError, "Calling register_hooks on a saved tensor whose hooks have already been "
+                        "set. Hint: only one pair of hooks is allowed at a time.");
+        return NULL;
+    }
+    if (!s->obj) return pct_saved_unpack(n, i); /* released: torch's error */
+    if (!s->is_tensor) { PyErr_SetString(PyExc_TypeError, "register_hooks: the saved value is not a tensor"); return NULL; }
+    if (pct_saved_pack_with(s, pack, unpack) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef node_methods[] = {
+    {"__dir__", (PyCFunction)node_dir, METH_NOARGS, NULL},
+    {"_slot_value", (PyCFunction)node_saved_slot, METH_O, "the value of a saved slot"},
+    {"_slot_register_hooks", (PyCFunction)node_saved_register_hooks, METH_VARARGS, "pack/unpack hooks on a saved slot"},
     {"name", (PyCFunction)node_name, METH_NOARGS, "the node's name, e.g. MulBackward0"},
     {"register_hook", (PyCFunction)node_register_hook, METH_O, "hook(grad_inputs, grad_outputs) after the node runs"},
     {"register_prehook", (PyCFunction)node_register_prehook, METH_O, "hook(grad_outputs) before the node runs"},
@@ -343,6 +498,7 @@ PyTypeObject pct_NodeType = {
     .tp_basicsize = sizeof(pct_node),
     .tp_dealloc = (destructor)node_dealloc,
     .tp_repr = (reprfunc)node_repr,
+    .tp_getattro = (getattrofunc)node_getattro,
     .tp_call = (ternaryfunc)node_call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
     .tp_traverse = (traverseproc)node_traverse,

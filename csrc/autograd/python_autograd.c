@@ -114,14 +114,16 @@ static PyObject *py_retain_grad(PyObject *m, PyObject *o)
     Py_RETURN_NONE;
 }
 
-/* _function_attach(ctx, inputs, outputs, non_differentiable): ctx (a Node subclass
- * instance) becomes grad_fn of the differentiable outputs; its edges lead to inputs. */
+/* _function_attach(ctx, inputs, outputs, non_differentiable[, dirty]): ctx (a Node subclass
+ * instance) becomes grad_fn of the differentiable outputs; its edges lead to inputs. Outputs
+ * that are views (and were not modified in place by the Function) may not be written in
+ * place later (PCT_FLAG_FUNCTION_VIEW). */
 static PyObject *py_function_attach(PyObject *m, PyObject *args)
 {
     (void)m;
-    PyObject *ctx, *inputs, *outputs, *nondiff;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!", &pct_NodeType, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
-                          &PyTuple_Type, &nondiff))
+    PyObject *ctx, *inputs, *outputs, *nondiff, *dirty = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!|O!", &pct_NodeType, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
+                          &PyTuple_Type, &nondiff, &PyTuple_Type, &dirty))
         return NULL;
     pct_node *n = (pct_node *)ctx;
     Py_ssize_t ni = PyTuple_GET_SIZE(inputs), no = PyTuple_GET_SIZE(outputs);
@@ -145,8 +147,14 @@ static PyObject *py_function_attach(PyObject *m, PyObject *args)
         if (!c && pct_dtype_is_floating(((pct_tensor *)y)->dtype)) pct_node_set_output(n, (int)i, (pct_tensor *)y);
     }
     if (pct_node_finish_meta(n) < 0) return NULL;
-    for (Py_ssize_t i = 0; i < no; i++)
-        if (n->outputs[i].dtype >= 0) pct_set_history((pct_tensor *)PyTuple_GET_ITEM(outputs, i), n, (uint32_t)i);
+    for (Py_ssize_t i = 0; i < no; i++) {
+        if (n->outputs[i].dtype < 0) continue;
+        pct_tensor *y = (pct_tensor *)PyTuple_GET_ITEM(outputs, i);
+        pct_set_history(y, n, (uint32_t)i);
+        bool is_dirty = false;
+        for (Py_ssize_t k = 0; dirty && k < PyTuple_GET_SIZE(dirty); k++) is_dirty = is_dirty || PyTuple_GET_ITEM(dirty, k) == (PyObject *)y;
+        if (y->base && !is_dirty) y->flags |= PCT_FLAG_FUNCTION_VIEW;
+    }
     Py_RETURN_NONE;
 }
 
@@ -274,5 +282,6 @@ static PyMethodDef autograd_methods[] = {
 int pct_autograd_install(PyObject *module)
 {
     if (PyType_Ready(&pct_NodeType) < 0 || PyModule_AddObjectRef(module, "_Node", (PyObject *)&pct_NodeType) < 0) return -1;
-    return PyModule_AddFunctions(module, autograd_methods);
+    if (PyModule_AddFunctions(module, autograd_methods) < 0) return -1;
+    return pct_saved_hooks_install(module);
 }

@@ -130,6 +130,12 @@ fail:
     return NULL;
 }
 
+uint32_t pct_op_meta_mask(int op_index)
+{
+    grad_info *g = op_index >= 0 && op_index < PCT_NUM_OPS ? &infos[op_index] : NULL;
+    return g && g->state == INFO_FORMULA ? g->meta_mask : 0;
+}
+
 /* A parsed argument as the Python value a formula reads. */
 static PyObject *value_to_object(const pct_param *p, const pct_value *v)
 {
@@ -210,6 +216,23 @@ static bool is_leaf_requiring_grad(const pct_tensor *t) { return !t->grad_fn && 
 
 int pct_check_inplace(pct_tensor *t)
 {
+    if ((t->flags & PCT_FLAG_FUNCTION_VIEW) && t->grad_fn) {
+        /* torch names the Function's forward class: the node's name without "Backward" */
+        PyObject *node_name = PyObject_CallMethod(t->grad_fn, "name", NULL);
+        const char *text = node_name ? PyUnicode_AsUTF8(node_name) : NULL;
+        size_t len = text ? strlen(text) : 0;
+        PyObject *name = text ? PyUnicode_FromStringAndSize(text, (Py_ssize_t)(len > 8 && strcmp(text + len - 8, "Backward") == 0 ? len - 8 : len)) : NULL;
+        Py_XDECREF(node_name);
+        if (!name) return -1;
+        PyErr_Format(PyExc_RuntimeError,
+                     "Output %u of %U is a view and is being modified inplace. This view was created inside a custom "
+                     "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace "
+                     "would override the custom backward associated with the custom Function, leading to incorrect "
+                     "gradients. This behavior is forbidden. You can fix this by cloning the output of the custom "
+                     "Function.", t->output_nr, name);
+        Py_DECREF(name);
+        return -1;
+    }
     if (is_leaf_requiring_grad(t)) {
         PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
         return -1;
@@ -325,6 +348,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     if (!n) return NULL;
     n->name = Py_NewRef(g->name);
     n->fn = g->fn ? Py_NewRef(g->fn) : NULL;
+    n->op_index = (int16_t)(c->op_index + 1);
     PyObject *params[PCT_MAX_PARAMS] = {0};
     PyObject *r = NULL;
     pct_tensor **outs = NULL, **all_outs; /* every output; all_outs keeps the integer ones too */
@@ -395,6 +419,9 @@ PyObject *pct_autograd_dispatch(pct_call *c)
             saved_set(&n->saved[n->nsaved++], a, outs[i] != NULL, (uint32_t)i);
         }
     }
+    if (pct_saved_hooks_on) /* Note [Saved tensor hooks]: inputs in parameter order, then outputs */
+        for (int i = 0; i < n->nsaved; i++)
+            if (!(i < n->nparams && (g->meta_mask & (1u << i))) && pct_saved_pack(&n->saved[i]) < 0) goto fail;
     /* only nodes that hold values refuse a second backward (torch: AddBackward can rerun) */
     for (int i = 0; i < n->nsaved; i++) n->has_saved |= n->saved[i].obj != NULL;
     if (pct_anomaly_enabled) {

@@ -73,4 +73,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return result
 
 
-Variable = _C.Tensor
+from .variable import Variable  # noqa: E402
+from . import variable  # noqa: E402,F401  (torch.autograd.variable)

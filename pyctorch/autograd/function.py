@@ -42,6 +42,8 @@ class FunctionCtx(_C._Node):
                 ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
                 "graph a second time or if you need to access saved tensors after calling backward.")
         saved = getattr(self, "_saved", ())
+        if getattr(self, "_saved_packed", False):  # Note [Saved tensor hooks]: unpack (no version check)
+            return tuple(t if version is not None else _C._saved_tensors_unpack(*t) for t, version in saved)
         for i, (t, version) in enumerate(saved):
             if t is not None and t._version != version:
                 raise RuntimeError(
@@ -152,14 +154,27 @@ class Function(metaclass=FunctionMeta):
         ctx._num_inputs = len(args)
         ctx._input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         ctx._output_meta = [(o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outs]
-        _C._function_attach(ctx, tuple(args), outs, tuple(nondiff))
+        _C._function_attach(ctx, tuple(args), outs, tuple(nondiff), tuple(dirty))
         for o in outs:
             if isinstance(o, Tensor) and any(o is d for d in dirty) and o._base is not None:
                 _C._rebase_view(o)
         ctx._saved = tuple((t, t._version if t is not None else 0) for t in getattr(ctx, "to_save", ()))
+        if ctx._saved and _C._current_saved_tensors_hooks() is not None:
+            _pack_saved(ctx)
         if hasattr(ctx, "to_save"):
             del ctx.to_save
         return outs if is_tuple else outs[0]
+
+
+def _pack_saved(ctx):
+    """Note [Saved tensor hooks]: the ctx's saved tensors through the current pack hook; a packed entry is
+    ((packed, unpack), None)."""
+    out = []
+    for t, version in ctx._saved:
+        packed = _C._saved_tensors_pack(t) if t is not None else None
+        out.append((t, version) if packed is None else (packed, None))
+    ctx._saved = tuple(out)
+    ctx._saved_packed = True
 
 
 def _release_outputs(ctx, outs):

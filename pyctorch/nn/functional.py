@@ -2,12 +2,21 @@
 import math
 
 import pyctorch as torch
+from . import _reduction as _Reduction
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
            "softplus", "elu", "selu", "celu", "relu6", "hardtanh", "mish", "dropout", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "one_hot", "normalize", "dropout1d", "dropout2d", "dropout3d", "prelu", "bilinear", "kl_div",
            "cosine_similarity", "pairwise_distance", "cosine_embedding_loss"]
+
+
+def _warn_target_size(input, target):
+    if target.size() != input.size():
+        import warnings
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
 
 
 def _reduce(loss, reduction):
@@ -123,21 +132,28 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _warn_target_size(input, target)
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     d = input - target
     return _reduce(d * d, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _warn_target_size(input, target)
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     return _reduce((input - target).abs(), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _warn_target_size(input, target)
     d = (input - target).abs()
     loss = torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(loss, reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _warn_target_size(input, target)
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction)
@@ -152,13 +168,44 @@ def _class_dim_last(x):
     return x.movedim(1, -1).reshape(-1, x.shape[1])
 
 
+def _check_class_target(input, target, weight):
+    """torch's checks of a class-index target for nll_loss / cross_entropy, in its order (Note [nll target
+    checks]: batch size, target rank or shape, dtype, then sizes and weight, as torch's nll_loss_nd and kernels)."""
+    d = input.dim()
+    if d < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {d})")
+    if d != 1 and input.size(0) != (target.size(0) if target.dim() else 0):
+        raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                         f"({target.size(0) if target.dim() else 0}).")
+    if d == 3 or d > 4:
+        expect = [input.size(0)] + list(input.shape[2:])
+        if list(target.shape) != expect:
+            raise RuntimeError(f"Expected target size {expect}, got {list(target.shape)}")
+    if d <= 2 and target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if d == 4 and target.dim() != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.dim()}")
+    if target.dtype not in (torch.int64, torch.uint8):
+        from .._composites import _cpp
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_cpp(target.dtype)}")
+    if d == 1 and target.dim() == 1 and target.size(0) != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size(0)}")
+    if d == 4 and (target.size(0) != input.size(0) or list(target.shape[1:]) != list(input.shape[2:])):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+    classes = input.size(0 if d == 1 else 1)
+    if weight is not None and (weight.numel() != classes or (d <= 2 and weight.dim() != 1)):
+        if d <= 2:
+            raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                               f"got weight tensor of shape: {list(weight.shape)}")
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if input.ndim >= 2 and target.shape[0] != input.shape[0] or input.ndim == 1 and target.ndim != 0:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0] if target.ndim else 0}).")
-    out_shape = target.shape
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    _check_class_target(input, target, weight)
+    out_shape = target.shape if input.dim() > 1 else ()
     logp = _class_dim_last(input)
     t = target.reshape(-1).long()
     valid = t != ignore_index
@@ -174,34 +221,66 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return loss.reshape(out_shape)
     if reduction == "sum":
         return loss.sum()
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+    return loss.sum() / w.sum()
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
-    if not target.is_floating_point():  # class indices: the fused kernel (cpu/cross_entropy.c)
-        return _cross_entropy_indices(input, target, weight, ignore_index, reduction, label_smoothing)
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if input.shape != target.shape:  # class indices: the fused kernel (cpu/cross_entropy.c)
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
+        _check_class_target(input, target, weight)
+        return _cross_entropy_indices(input, target, weight, ignore_index, reduction, max(label_smoothing, 0.0))
+    # the same shape: class probabilities
+    if not target.is_floating_point():
+        from .._composites import _cpp
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{_cpp(target.dtype)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
     class_dim = 0 if input.ndim == 1 else 1
-    logp = input.log_softmax(class_dim)
     n_classes = input.shape[class_dim]
-    if target.is_floating_point():  # class probabilities
-        t = target
-        if label_smoothing > 0:
-            t = t * (1 - label_smoothing) + label_smoothing / n_classes
-        prod = logp * t
-        if weight is not None:
-            shape = [1] * input.ndim
-            shape[class_dim] = n_classes
-            prod = prod * weight.reshape(shape)
-        loss = -prod.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (loss.numel() if input.ndim > 1 else 1)
-        return _reduce(loss, reduction)
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    logp = input.log_softmax(class_dim)
+    t = target
+    if label_smoothing > 0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
+        t = t * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * t
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_dim] = n_classes
+        prod = prod * weight.reshape(shape)
+    loss = -prod.sum(class_dim)
+    if reduction == "mean":
+        return loss.sum() / (loss.numel() if input.ndim > 1 else 1)
+    return _reduce(loss, reduction)
+
+
+def _check_unit_range(input, target):
+    """binary_cross_entropy's per-element check (torch's kernel: input then target at the first bad element)."""
+    bad_in = ~((input >= 0) & (input <= 1))
+    bad_t = ~((target >= 0) & (target <= 1))
+    bad = (bad_in | bad_t).reshape(-1)
+    if bool(bad.any()):
+        first = int(bad.nonzero()[0, 0])
+        which = "input" if bool(bad_in.reshape(-1)[first]) else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    with torch.no_grad():
+        _check_unit_range(input, target)
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
     if weight is not None:
         loss = loss * weight
@@ -210,6 +289,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     # log(1 + exp(-|x|)) + max(x, 0) - x * t, with pos_weight scaling the positive term
     log_sig_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)  # -log(sigmoid(x))
     if pos_weight is not None:
@@ -322,7 +405,9 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    if reduction == "mean":
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    elif reduction == "mean":
         import warnings
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -358,6 +443,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() not in (1, 2):
         raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of one rank, got {input1.dim()}D and "
                            f"{input2.dim()}D")
@@ -377,8 +463,17 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 def one_hot(tensor, num_classes=-1):
     if tensor.dtype != torch.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if num_classes < 0:
-        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        if int(tensor.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        top = int(tensor.max())
+        if num_classes == -1:
+            num_classes = top + 1
+        elif num_classes <= top:
+            raise RuntimeError("Class values must be smaller than num_classes.")
     out = torch.zeros(tuple(tensor.shape) + (num_classes,), dtype=torch.int64)
     return out.scatter(-1, tensor.unsqueeze(-1), 1)
 
@@ -889,28 +984,21 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
 def _cross_entropy_indices(input, target, weight, ignore_index, reduction, label_smoothing):
-    """cross_entropy with class-index targets: log_softmax + nll in one fused op over (rows, C)."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    """cross_entropy with class-index targets (already checked by _check_class_target): log_softmax + nll in one
+    fused op over (rows, C)."""
     r = _REDUCTIONS[reduction]
-    if input.ndim == 0:
-        raise RuntimeError("cross_entropy: expected an input with at least 1 dimension (C), got a 0-d tensor")
     if input.ndim == 1:
-        if target.ndim != 0:
-            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
         x, t = input.unsqueeze(0), target.reshape(1)
     elif input.ndim == 2:
         x, t = input, target
     else:
-        if target.ndim == 0 or target.shape[0] != input.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0] if target.ndim else 0}).")
-        expect = [input.shape[0]] + list(input.shape[2:])
-        if list(target.shape) != expect:
-            raise RuntimeError(f"Expected target size {expect}, got {list(target.shape)}")
         x, t = input.movedim(1, -1).reshape(-1, input.shape[1]), target.reshape(-1)
     loss = torch._C._cross_entropy_loss(x, t, weight, r, ignore_index, float(label_smoothing))[0]
-    return loss.reshape(target.shape) if r == 0 else loss
+    if r == 0:
+        return loss.reshape(target.shape if input.ndim > 1 else ())
+    return loss
+
+
 # ---- pooling, padding, interpolation ----
 # Thin wrappers over the table ops of csrc/aten/ops_pool.def, with torch's Python-level
 # argument handling (return_indices, None entries of adaptive output sizes, F.interpolate's
@@ -1460,6 +1548,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
@@ -1467,6 +1556,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     zeros = torch.zeros_like(input)
     margin_part = torch.where(target != 1, (margin - input).clamp_min(0), zeros)
     self_part = torch.where(target != -1, input, zeros)
@@ -1474,10 +1564,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     return _reduce((-input * target).exp().log1p(), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -1488,6 +1580,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
@@ -1523,6 +1616,7 @@ def _check_triplet_dims(anchor, positive, negative, fmt):
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     _check_triplet_dims(anchor, positive, negative,
                         "The anchor, positive, and negative tensors are expected to have the same number of "
                         "dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
@@ -1553,6 +1647,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
+    reduction = _Reduction.resolve(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if log_input:
@@ -1630,3 +1725,31 @@ def channel_shuffle(input, groups):
     shape = list(input.shape)
     return (input.reshape([shape[0], groups, c // groups] + shape[2:]).transpose(1, 2)
             .reshape(shape).contiguous())
+
+
+# Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (op names as torch's messages)
+from .._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    "alpha_dropout": (None, ("input",)), "feature_alpha_dropout": (None, ("input",)),
+    "celu_": (None, ("input",)), "elu_": (None, ("input",)), "selu_": (None, ("input",)), "relu_": (None, ("input",)),
+    "hardtanh_": (None, ("input",)), "leaky_relu_": (None, ("input",)), "rrelu_": (None, ("input",)),
+    "threshold_": (None, ("input",)), "conv1d": (None, ("input", "weight", "bias")),
+    "conv2d": (None, ("input", "weight", "bias")), "conv3d": (None, ("input", "weight", "bias")),
+    "cosine_similarity": (None, ("x1", "x2")), "pairwise_distance": (None, ("x1", "x2")),
+    "cross_entropy": ("cross_entropy_loss", ("input", "target", "weight")),
+    "nll_loss": ("nll_loss_nd", ("input", "target", "weight")),
+    "multi_margin_loss": (None, ("input", "target", "weight")),
+    "multilabel_soft_margin_loss": ("log_sigmoid", ("input",)),
+    "hardsigmoid": (None, ("input",)), "hardswish": (None, ("input",)), "mish": (None, ("input",)),
+    "logsigmoid": ("log_sigmoid", ("input",)), "softshrink": (None, ("input",)), "rrelu": (None, ("input",)),
+    "threshold": (None, ("input",)), "linear": (None, ("input", "weight", "bias")),
+    "bilinear": (None, ("input1", "input2", "weight", "bias")),
+    "max_pool1d": (None, ("input",)), "max_pool2d": (None, ("input",)),
+    "max_pool1d_with_indices": (None, ("input",)), "max_pool2d_with_indices": (None, ("input",)),
+    "one_hot": (None, ("input",)), "poisson_nll_loss": (None, ("input", "target")),
+    "prelu": (None, ("input", "weight")),
+    "scaled_dot_product_attention": (None, ("query", "key", "value", "attn_mask")),
+    "triplet_margin_loss": (None, ("anchor", "positive", "negative")),
+    "batch_norm": (None, ("input", "running_mean?", "running_var?", "weight", "bias")),
+    "channel_shuffle": (None, ("input",)), "cosine_embedding_loss": (None, ("input1", "input2", "target")),
+})

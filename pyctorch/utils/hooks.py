@@ -11,7 +11,8 @@ class RemovableHandle:
     def __init__(self, hooks_dict, *, extra_dict=None):
         self.hooks_dict = hooks_dict  # plain dicts cannot be weakly referenced
         self.id = next(_ids)
-        self.extra_dict_ref = () if extra_dict is None else (weakref.ref(extra_dict),)
+        extras = [] if extra_dict is None else extra_dict if isinstance(extra_dict, list) else [extra_dict]
+        self.extra_dict_ref = tuple(weakref.ref(e) for e in extras)
 
     def remove(self):
         self.hooks_dict.pop(self.id, None)

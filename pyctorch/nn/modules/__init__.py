@@ -7,7 +7,6 @@ from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
-from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
@@ -18,4 +17,6 @@ from .upsampling import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
-from .extras import *  # noqa: F401,F403
+from .instancenorm import *  # noqa: F401,F403
+from .channelshuffle import *  # noqa: F401,F403
+from . import attention, extras  # noqa: F401  (old import paths)

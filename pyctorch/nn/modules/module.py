@@ -1,6 +1,7 @@
 """nn.Module: parameter/buffer/submodule registration, traversal, state dicts, modes, hooks."""
 from collections import OrderedDict
 import itertools
+import warnings
 
 from ... import _C
 from ..parameter import Parameter, Buffer
@@ -48,9 +49,14 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()  # id -> hook (torch's layout: pruning and tools inspect it)
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()  # id -> True for hooks taking (module, args, kwargs)
         d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     forward = None
 
@@ -427,46 +433,83 @@ class Module:
 
     # ---- hooks and calling ----
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = (hook, with_kwargs)
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = (hook, with_kwargs)
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
+                                                                  self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> new grad_output or None, called when the gradients of the module's
+        outputs are known, before those of its inputs are computed."""
+        hooks = self._backward_pre_hooks_dict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> new grad_input or None, called once the gradients of the
+        module's positional inputs are known (None for the arguments that are not tensors requiring grad)."""
+        if self.__dict__.get("_is_full_backward_hook") is False:
+            raise RuntimeError(_MIXED_HOOKS)
+        self.__dict__["_is_full_backward_hook"] = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """The legacy (non-full) backward hook: a hook on the autograd node that produced the module's output,
+        hook(module, grad_input, grad_output) with that node's gradients (see torch's deprecation notes)."""
+        if self.__dict__.get("_is_full_backward_hook") is True:
+            raise RuntimeError(_MIXED_HOOKS)
+        self.__dict__["_is_full_backward_hook"] = False
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         return handle
+
+    def _backward_pre_hooks_dict(self):
+        d = self.__dict__
+        if "_backward_pre_hooks" not in d:  # a module unpickled from an older pyctorch
+            d["_backward_pre_hooks"] = OrderedDict()
+        return d["_backward_pre_hooks"]
 
     def _call_impl(self, *args, **kwargs):
         forward = self.forward
         if forward is None:
             raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
-            if with_kwargs:
-                r = hook(self, args, kwargs)
-                if r is not None:
-                    args, kwargs = r
-            else:
-                r = hook(self, args)
-                if r is not None:
-                    args = r if isinstance(r, tuple) else (r,)
-        if self._backward_hooks:
-            result = _full_backward_hooked(self, forward, args, kwargs)
-        else:
+        if self._forward_pre_hooks:
+            with_kwargs = self._forward_pre_hooks_with_kwargs
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in with_kwargs:
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        args, kwargs = r
+                else:
+                    r = hook(self, args)
+                    if r is not None:
+                        args = r if isinstance(r, tuple) else (r,)
+        if not (self._backward_hooks or self.__dict__.get("_backward_pre_hooks")):
             result = forward(*args, **kwargs)
-        for hook, with_kwargs in list(self._forward_hooks.values()):
-            r = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
-            if r is not None:
-                result = r
-        return result
+            return _run_forward_hooks(self, args, kwargs, result) if self._forward_hooks else result
+        return _call_with_backward_hooks(self, forward, args, kwargs)
 
     __call__ = _call_impl
 
@@ -499,6 +542,18 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        d = self.__dict__  # a module pickled by an older pyctorch: the hook tables it lacks
+        for name in ("_backward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                     "_forward_hooks_always_called"):
+            d.setdefault(name, OrderedDict())
+        d.setdefault("_is_full_backward_hook", None)
+        for name in ("_forward_pre_hooks", "_forward_hooks"):  # older pyctorch stored (hook, with_kwargs) pairs
+            hooks = d.get(name)
+            if hooks and all(type(v) is tuple and len(v) == 2 for v in hooks.values()):
+                for k, (hook, with_kwargs) in list(hooks.items()):
+                    hooks[k] = hook
+                    if with_kwargs:
+                        d[name + "_with_kwargs"][k] = True
 
 
 class _C_no_grad:
@@ -510,48 +565,179 @@ class _C_no_grad:
         _C._set_grad_enabled(self.prev)
 
 
-def _full_backward_hooked(module, forward, args, kwargs):
-    """Module full backward hooks: hook(module, grad_input, grad_output) once the gradients of the
-    module's tensor inputs are known (a node hook on an identity Function around the call)."""
-    from ...autograd.function import Function
+def _run_forward_hooks(module, args, kwargs, result):
+    with_kwargs = module._forward_hooks_with_kwargs
+    for hook_id, hook in list(module._forward_hooks.items()):
+        r = hook(module, args, kwargs, result) if hook_id in with_kwargs else hook(module, args, result)
+        if r is not None:
+            result = r
+    return result
 
-    tensors_in = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
-    state = {}
 
-    class BackwardHookIn(Function):
-        @staticmethod
-        def forward(ctx, *xs):
-            return tuple(x.view_as(x) for x in xs)
+_MIXED_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
+                "only one of them.")
 
-        @staticmethod
-        def backward(ctx, *grads):
-            for hook in list(module._backward_hooks.values()):
-                r = hook(module, grads, state.get("grad_output", ()))
-                if r is not None:
-                    grads = tuple(r)
-            return grads
 
-    class BackwardHookOut(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.view_as(x)
+def _call_with_backward_hooks(module, forward, args, kwargs):
+    """Module.__call__ with backward hooks: the full ones (and the backward pre hooks) through identity nodes
+    around the module's tensor inputs and outputs (_FullBackwardHooks), the legacy ones as node hooks on the
+    output's grad_fn. Forward hooks run between the forward and the output node, as in torch."""
+    d = module.__dict__
+    full = d.get("_is_full_backward_hook") is not False
+    user_hooks = list(module._backward_hooks.values()) if full else []
+    pre_hooks = list(d.get("_backward_pre_hooks", {}).values())
+    legacy = [] if full else list(module._backward_hooks.values())
+    bw = None
+    if user_hooks or pre_hooks:
+        bw = _FullBackwardHooks(module, user_hooks, pre_hooks)
+        args = bw.setup_inputs(args)
+    result = _run_forward_hooks(module, args, kwargs, forward(*args, **kwargs))
+    if bw is not None:
+        if not isinstance(result, (_C.Tensor, tuple)):
+            warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
+                          f"but received {type(result)}")
+        result = bw.setup_outputs(result)
+    if legacy:
+        _attach_legacy_hooks(module, legacy, args, result)
+    return result
 
-        @staticmethod
-        def backward(ctx, g):
-            state["grad_output"] = (g,)
-            if not any(a.requires_grad for a in (args[i] for i in tensors_in)):
-                for hook in list(module._backward_hooks.values()):
-                    hook(module, (None,) * len(tensors_in), (g,))
-            return g
 
-    args = list(args)
-    if tensors_in and any(args[i].requires_grad for i in tensors_in):
-        wrapped = BackwardHookIn.apply(*[args[i] for i in tensors_in])
-        if not isinstance(wrapped, tuple):
-            wrapped = (wrapped,)
-        for i, w in zip(tensors_in, wrapped):
-            args[i] = w
-    out = forward(*args, **kwargs)
-    if isinstance(out, _C.Tensor) and out.requires_grad:
-        out = BackwardHookOut.apply(out)
-    return out
+class _FullBackwardHooks:
+    """One call's full backward hooks (the role of torch.utils.hooks.BackwardHook): the output node's hook
+    records grad_output (after the pre hooks may replace it); the input node's hook calls the user hooks with
+    grad_input packed to one entry per positional argument, and their result replaces the inputs' gradients."""
+
+    def __init__(self, module, user_hooks, pre_hooks):
+        self.module, self.user_hooks, self.pre_hooks = module, user_hooks, pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = self.n_outputs = -1
+        self.input_index = self.output_index = None
+
+    @staticmethod
+    def _pack(index, values, size):
+        out = [None] * size
+        for i, v in zip(index, values):
+            out[i] = v
+        return tuple(out)
+
+    @staticmethod
+    def _through_identity(values, on_node):
+        """values with their tensors passed through BackwardHookFunction (when one requires grad and grad mode is
+        on), calling on_node(node); returns (values, tensor positions or None)."""
+        from ._functions import BackwardHookFunction
+        index = [i for i, v in enumerate(values) if isinstance(v, _C.Tensor)]
+        if not (any(values[i].requires_grad for i in index) and _C.is_grad_enabled()):
+            return values, None
+        outs = BackwardHookFunction.apply(*[values[i] for i in index])
+        if not isinstance(outs, tuple):
+            outs = (outs,)
+        on_node(next(o.grad_fn for o in outs if o.grad_fn is not None))
+        values = list(values)
+        for i, o in zip(index, outs):
+            values[i] = o
+        return tuple(values), index
+
+    def setup_inputs(self, args):
+        def on_node(node):
+            node.register_hook(self._input_hook)
+        args, self.input_index = self._through_identity(tuple(args), on_node)
+        self.n_inputs = len(args)
+        return args
+
+    def _input_hook(self, grad_input, _grad_output):
+        if self.grad_outputs is None:  # the gradient reached the inputs without passing through the outputs
+            return None
+        res = self._pack(self.input_index, grad_input, self.n_inputs)
+        for hook in self.user_hooks:
+            out = hook(self.module, res, self.grad_outputs)
+            if out is None:
+                continue
+            if len(out) != len(res):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(out)}, but "
+                                   f"expected {len(res)}")
+            res = out
+        self.grad_outputs = None
+        return tuple(res[i] for i in self.input_index)
+
+    def setup_outputs(self, result):
+        is_tuple = isinstance(result, tuple)
+        values = result if is_tuple else (result,)
+
+        def on_node(node):
+            node.register_hook(self._output_hook)
+        values, self.output_index = self._through_identity(values, on_node)
+        self.n_outputs = len(values)
+        return values if is_tuple else values[0]
+
+    def _output_hook(self, _grad_input, grad_output):
+        self.grad_outputs = self._pack(self.output_index, grad_output, self.n_outputs)
+        for hook in self.pre_hooks:
+            out = hook(self.module, self.grad_outputs)
+            if out is None:
+                continue
+            if len(out) != len(self.grad_outputs):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got {len(out)}, "
+                                   f"but expected {len(self.grad_outputs)}")
+            self.grad_outputs = out
+        current = self.grad_outputs
+        if self.input_index is None:  # no input requires grad: the hooks run now, with no grad_input
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
+                          "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
+                          "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
+                          stacklevel=5)
+            none = (None,) * self.n_inputs
+            for hook in self.user_hooks:
+                r = hook(self.module, none, self.grad_outputs)
+                if r is not None and not (isinstance(r, tuple) and all(x is None for x in r)):
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
+                                       "return None or None for all gradients.")
+            self.grad_outputs = None
+        return tuple(current[i] for i in self.output_index)
+
+
+def _attach_legacy_hooks(module, hooks, args, result):
+    """register_backward_hook's hooks: node hooks on the grad_fn of the first tensor of the output, with torch's
+    FutureWarnings where that node cannot see all of the module's gradients."""
+    var = result
+    while not isinstance(var, _C.Tensor):
+        var = next(v for v in var.values() if isinstance(v, _C.Tensor)) if isinstance(var, dict) else var[0]
+    node = var.grad_fn
+    if node is None:
+        return
+    for hook in hooks:
+        node.register_hook(lambda gi, go, hook=hook: hook(module, gi, go))
+    _warn_legacy_hook(args, result, node)
+
+
+def _warn_legacy_hook(inputs, result, node):
+    tail = " Please use register_full_backward_hook to get the documented behavior."
+    if isinstance(result, _C.Tensor):
+        result = (result,)
+    elif not (isinstance(result, tuple) and all(isinstance(r, _C.Tensor) for r in result)):
+        warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
+                      "Tensors is deprecated and will be removed in future versions. This hook will be missing "
+                      "some of the grad_output." + tail, FutureWarning, stacklevel=4)
+        return
+    if isinstance(inputs, _C.Tensor):
+        inputs = (inputs,)
+    elif not (isinstance(inputs, tuple) and all(isinstance(i, _C.Tensor) for i in inputs)):
+        warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or a "
+                      "tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
+                      "missing some of the grad_input." + tail, FutureWarning, stacklevel=4)
+        return
+    out_nodes = {r.grad_fn for r in result if r.grad_fn is not None}
+    if not out_nodes or (len(out_nodes) == 1 and node not in out_nodes):
+        warnings.warn("Using a non-full backward hook when outputs are nested in python data structure is "
+                      "deprecated and will be removed in future versions. This hook will be missing some "
+                      "grad_output.", FutureWarning, stacklevel=4)
+    elif len(out_nodes) > 1:
+        warnings.warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                      "deprecated and will be removed in future versions. This hook will be missing some "
+                      "grad_output." + tail, FutureWarning, stacklevel=4)
+    else:
+        in_nodes = {i.grad_fn for i in inputs if i.grad_fn is not None}
+        next_nodes = {n[0] for n in node.next_functions}
+        if in_nodes != next_nodes:
+            warnings.warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+                          "deprecated and will be removed in future versions. This hook will be missing some "
+                          "grad_input." + tail, FutureWarning, stacklevel=4)

@@ -4,7 +4,8 @@ from .module import Module
 from .. import functional as F
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
-           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
+           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "ConstantPad3d",
+           "ZeroPad3d", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d"]
 
 
 def _ntuple(x, n):
@@ -120,3 +121,41 @@ class CircularPad2d(_CircularPadNd):
     def __init__(self, padding):
         super().__init__()
         self.padding = _ntuple(padding, 4)
+
+
+class ConstantPad3d(_ConstantPadNd):
+    def __init__(self, padding, value):
+        super().__init__(value)
+        self.padding = _ntuple(padding, 6)
+
+
+class ZeroPad3d(ConstantPad3d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad3d(_ModePadNd):
+    mode = "reflect"
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _ntuple(padding, 6)
+
+
+class ReplicationPad3d(_ModePadNd):
+    mode = "replicate"
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _ntuple(padding, 6)
+
+
+class CircularPad3d(_CircularPadNd):
+    dims = (4, 5)
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _ntuple(padding, 6)

@@ -1,0 +1,47 @@
+"""Instance normalization modules (torch.nn.modules.instancenorm)."""
+import warnings
+
+from .batchnorm import _NormBase
+from .. import functional as F
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+
+
+class _InstanceNorm(_NormBase):
+    no_batch_dim = None
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _apply_instance_norm(self, input):
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def forward(self, input):
+        nb = self.no_batch_dim
+        if input.dim() not in (nb, nb + 1):
+            raise ValueError(f"expected {nb}D or {nb + 1}D input (got {input.dim()}D input)")
+        feature_dim = input.dim() - nb
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False")
+        if input.dim() == nb:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    no_batch_dim = 4
