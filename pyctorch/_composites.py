@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 _CPP_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+              "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 # ---- shared helpers ----
@@ -58,7 +59,8 @@ def _is_float(dtype):
 
 
 def _is_integral(dtype, include_bool=False):
-    return dtype in (_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64) or (include_bool and dtype == _C.bool)
+    return dtype in (_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64, _C.uint16, _C.uint32, _C.uint64) or (
+        include_bool and dtype == _C.bool)
 
 
 def _as_tensor(x, like=None):

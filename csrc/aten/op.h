@@ -138,6 +138,10 @@ int pct_ops_init(void);
 /* Calls the kernel for c->op on the backend of its tensor arguments. */
 PyObject *pct_dispatch(pct_call *c);
 
+/* torch's kernel name in its "not implemented for 'UInt16'" refusal of op_index where that is not "<op>_cpu", else NULL
+ * (csrc/aten/ops_unsigned.def). */
+const char *pct_unsigned_refusal_name(int op_index);
+
 /* Calls an operator by id from C with already-made arguments (positional PyObjects). */
 PyObject *pct_call_op(int op_index, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 

@@ -276,7 +276,7 @@ static PyObject *m_type(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|Op:type", kwlist, &d, &nb)) return NULL;
     static const char *const legacy[PCT_NUM_DTYPES] = {"torch.BoolTensor", "torch.ByteTensor", "torch.CharTensor",
         "torch.ShortTensor", "torch.IntTensor", "torch.LongTensor", "torch.HalfTensor", "torch.BFloat16Tensor",
-        "torch.FloatTensor", "torch.DoubleTensor"};
+        "torch.FloatTensor", "torch.DoubleTensor", "torch.UInt16Tensor", "torch.UInt32Tensor", "torch.UInt64Tensor"};
     if (d == Py_None) return PyUnicode_FromString(legacy[T(self)->dtype]);
     int dtype = -1;
     if (PyUnicode_Check(d)) {

@@ -269,7 +269,7 @@ static PyObject *nb_int(PyObject *a)
         double d = pct_load_as_double(pct_tensor_data(t), t->dtype);
         return PyLong_FromDouble(d);
     }
-    return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
+    return pct_scalar_to_python(pct_tensor_data(t), t->dtype);
 }
 static PyObject *nb_index(PyObject *a)
 {
@@ -278,7 +278,7 @@ static PyObject *nb_index(PyObject *a)
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
         return NULL;
     }
-    return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
+    return pct_scalar_to_python(pct_tensor_data(t), t->dtype);
 }
 
 static PyNumberMethods tensor_as_number = {
@@ -354,6 +354,9 @@ static const char *buffer_format(int dtype)
     case PCT_FLOAT16: return "e";
     case PCT_FLOAT32: return "f";
     case PCT_FLOAT64: return "d";
+    case PCT_UINT16: return "H";
+    case PCT_UINT32: return "I";
+    case PCT_UINT64: return "Q";
     default: return NULL; /* bfloat16 has no struct format */
     }
 }

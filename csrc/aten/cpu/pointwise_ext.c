@@ -16,9 +16,9 @@ PCT_NUMS_PAIRED(PCT_EXT_DEFINE, clamp,
                 0, 0)
 PCT_EXT_TABLE(clamp, PCT_NUMS_PAIRED)
 
-/* where: y if the condition (input 1, converted to C) holds, else z */
-PCT_FORALL_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
-PCT_EXT_TABLE(where, PCT_FORALL_DTYPES_PAIRED)
+/* where: y if the condition (input 1, converted to C) holds, else z; uint16/32/64 too, as in torch */
+PCT_FORALL_ALL_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
+PCT_EXT_TABLE(where, PCT_FORALL_ALL_DTYPES_PAIRED)
 
 /* lerp: torch's two-sided formula keeps both endpoints exact; one fused multiply-add, as torch's
  * vectorized kernel (Note [Loop ISA clones]) */

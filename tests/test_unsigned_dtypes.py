@@ -1,0 +1,527 @@
+"""uint16 / uint32 / uint64: torch's "limited support" unsigned dtypes (issue 15).
+
+The dtype objects, creation, conversions to and from every dtype, printing, NumPy and DLPack interop,
+save/load in both directions, type promotion (the full table, Python scalars included) and every op
+of the table called with these dtypes: pyctorch must give torch 2.13's values where torch computes
+and torch's exception (type and message) where it refuses. The comparisons against torch skip
+without torch; the checks against NumPy and hand-computed values always run.
+"""
+import io
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import pyctorch
+from conftest import HAVE_TORCH, requires_torch, torch
+
+UNSIGNED = ["uint16", "uint32", "uint64"]
+ALL_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"] + UNSIGNED
+BITS = {"uint16": 16, "uint32": 32, "uint64": 64}
+VALS = [[3, 1, 2, 5], [0, 7, 2, 2], [9, 4, 6, 1]]
+
+
+def _i(L, v):
+    return L.tensor(v, dtype=L.int64)
+
+
+def _m(L):
+    return L.tensor([[True, False, True, False]] * 3)
+
+
+def _setitem(t, k, v):
+    t[k] = v
+    return t
+
+
+# One call per op of the table (and the indexing paths) with a (3, 4) tensor x of an unsigned dtype;
+# the same call runs in torch and in pyctorch (L is the library).
+CALLS = {
+    # pointwise with scalars and mixed dtypes
+    "add": lambda L, x: L.add(x, x), "add_float": lambda L, x: L.add(x, 2.5), "sub": lambda L, x: L.sub(x, x),
+    "mul": lambda L, x: L.mul(x, x), "mul_scalar": lambda L, x: x * 3, "mul_neg_scalar": lambda L, x: x * -1,
+    "mul_float": lambda L, x: x * 2.5, "mul_inplace": lambda L, x: x.clone().mul_(x),
+    "div": lambda L, x: L.div(x, x), "div_scalar": lambda L, x: x / 2,
+    "div_mode": lambda L, x: L.div(x, x, rounding_mode="floor"), "div_trunc": lambda L, x: L.div(x, x, rounding_mode="trunc"),
+    "float_power": lambda L, x: L.float_power(x, 2), "pow": lambda L, x: L.pow(x, 2), "pow_float": lambda L, x: L.pow(x, 0.5),
+    "remainder": lambda L, x: L.remainder(x, 2), "fmod": lambda L, x: L.fmod(x, 2), "floor_divide": lambda L, x: L.floor_divide(x, 2),
+    "eq": lambda L, x: L.eq(x, x.t().contiguous().t()), "eq_scalar": lambda L, x: x == 2, "ne": lambda L, x: x != 2,
+    "eq_neg": lambda L, x: x == -1, "lt": lambda L, x: x < 2, "le": lambda L, x: x <= 2, "gt": lambda L, x: x > 2, "ge": lambda L, x: x >= 2,
+    "lt_float": lambda L, x: x < 2.5,
+    "bitwise_and": lambda L, x: x & x, "bitwise_and_scalar": lambda L, x: x & 6, "bitwise_or": lambda L, x: x | 8,
+    "bitwise_xor": lambda L, x: x ^ x.t().contiguous().t(), "bitwise_xor_inplace": lambda L, x: x.clone().__ixor__(5),
+    "bitwise_not": lambda L, x: ~x, "bitwise_left_shift": lambda L, x: x << 1, "bitwise_right_shift": lambda L, x: x >> 1,
+    "logical_and": lambda L, x: L.logical_and(x, x), "logical_not": lambda L, x: L.logical_not(x),
+    "logical_or": lambda L, x: L.logical_or(x, x), "logical_xor": lambda L, x: L.logical_xor(x, x),
+    "neg": lambda L, x: -x, "abs": lambda L, x: L.abs(x), "sign": lambda L, x: L.sign(x), "relu": lambda L, x: L.relu(x),
+    "floor": lambda L, x: L.floor(x), "ceil": lambda L, x: L.ceil(x), "trunc": lambda L, x: L.trunc(x),
+    "round": lambda L, x: L.round(x), "round_decimals": lambda L, x: L.round(x, decimals=1), "frac": lambda L, x: L.frac(x),
+    "isnan": lambda L, x: L.isnan(x), "isinf": lambda L, x: L.isinf(x), "isfinite": lambda L, x: L.isfinite(x),
+    "signbit": lambda L, x: L.signbit(x), "sqrt": lambda L, x: L.sqrt(x), "exp": lambda L, x: L.exp(x),
+    "sigmoid": lambda L, x: L.sigmoid(x), "sin": lambda L, x: L.sin(x), "log1p": lambda L, x: L.log1p(x),
+    "erfinv": lambda L, x: L.erfinv(x), "lgamma": lambda L, x: L.lgamma(x), "i0": lambda L, x: L.i0(x),
+    "copysign": lambda L, x: L.copysign(x, x), "xlogy": lambda L, x: L.xlogy(x, x), "atan2": lambda L, x: L.atan2(x, x),
+    "hypot": lambda L, x: L.hypot(x, x), "logaddexp": lambda L, x: L.logaddexp(x, x),
+    "minimum": lambda L, x: L.minimum(x, x), "maximum": lambda L, x: L.maximum(x, x), "fmin": lambda L, x: L.fmin(x, x),
+    "fmax": lambda L, x: L.fmax(x, x), "gcd": lambda L, x: L.gcd(x, x), "lcm": lambda L, x: L.lcm(x, x),
+    "clamp": lambda L, x: L.clamp(x, 1, 4), "clamp_min": lambda L, x: L.clamp(x, min=1), "clip": lambda L, x: L.clip(x, 1, 4),
+    "where": lambda L, x: L.where(_m(L), x, x), "where_scalar": lambda L, x: L.where(_m(L), x, 0),
+    "lerp": lambda L, x: L.lerp(x, x, 0.5), "addcmul": lambda L, x: L.addcmul(x, x, x),
+    "addcdiv": lambda L, x: L.addcdiv(x, x, x), "nan_to_num": lambda L, x: L.nan_to_num(x), "logit": lambda L, x: L.logit(x),
+    "square": lambda L, x: L.square(x),
+    # copies, conversions, fills
+    "to_float": lambda L, x: x.to(L.float32), "to_int64": lambda L, x: x.to(L.int64), "to_self": lambda L, x: x.to(x.dtype),
+    "to_other": lambda L, x: x.to(L.zeros(1)), "type_as": lambda L, x: x.type_as(L.zeros(1, dtype=L.int8)),
+    "copy_": lambda L, x: L.zeros(3, 4).copy_(x), "copy_into": lambda L, x: x.clone().copy_(L.full((3, 4), -2.0)),
+    "copy_scalar": lambda L, x: x.clone().copy_(L.tensor(7)), "clone": lambda L, x: x.clone(),
+    "contiguous": lambda L, x: x.t().contiguous(), "fill_": lambda L, x: x.clone().fill_(7),
+    "fill_neg": lambda L, x: x.clone().fill_(-1), "fill_tensor_": lambda L, x: x.clone().fill_(L.tensor(3)),
+    "zero_": lambda L, x: x.clone().zero_(),
+    # factories
+    "empty_like": lambda L, x: L.empty_like(x).shape, "zeros_like": lambda L, x: L.zeros_like(x), "ones_like": lambda L, x: L.ones_like(x),
+    "full_like": lambda L, x: L.full_like(x, 9), "new_empty": lambda L, x: x.new_empty(2).dtype,
+    "new_zeros": lambda L, x: x.new_zeros(2), "new_ones": lambda L, x: x.new_ones(2), "new_full": lambda L, x: x.new_full((2,), 5),
+    "zeros": lambda L, x: L.zeros(2, 3, dtype=x.dtype), "ones": lambda L, x: L.ones(2, dtype=x.dtype),
+    "empty": lambda L, x: L.empty(2, dtype=x.dtype).shape, "full": lambda L, x: L.full((2,), 7, dtype=x.dtype),
+    "full_max": lambda L, x: L.full((2,), L.iinfo(x.dtype).max, dtype=x.dtype),
+    "full_neg": lambda L, x: L.full((2,), -3, dtype=x.dtype),
+    "zeros_out": lambda L, x: L.zeros(2, out=L.empty(0, dtype=x.dtype)),
+    "arange": lambda L, x: L.arange(5, dtype=x.dtype), "arange_start": lambda L, x: L.arange(1, 9, 2, dtype=x.dtype),
+    "linspace": lambda L, x: L.linspace(0, 8, 5, dtype=x.dtype), "logspace": lambda L, x: L.logspace(0, 2, 3, dtype=x.dtype),
+    "eye": lambda L, x: L.eye(3, dtype=x.dtype),
+    "rand": lambda L, x: L.rand(2, dtype=x.dtype), "randn": lambda L, x: L.randn(2, dtype=x.dtype),
+    "randint": lambda L, x: L.randint(0, 10, (3,), dtype=x.dtype).shape, "randperm": lambda L, x: L.randperm(4, dtype=x.dtype).shape,
+    "rand_like": lambda L, x: L.rand_like(x), "randint_like": lambda L, x: L.randint_like(x, 10).shape,
+    "normal_": lambda L, x: x.clone().normal_(), "uniform_": lambda L, x: x.clone().uniform_(),
+    "random_": lambda L, x: x.clone().random_(0, 10).shape, "bernoulli": lambda L, x: L.bernoulli(x),
+    "exponential_": lambda L, x: x.clone().exponential_(), "multinomial": lambda L, x: L.multinomial(x, 2),
+    # views
+    "view": lambda L, x: x.view(4, 3), "view_dtype": lambda L, x: x.view(L.uint8), "view_from_int": lambda L, x: L.full((4,), -2, dtype=L.int64).view(x.dtype),
+    "reshape": lambda L, x: x.reshape(-1), "flatten": lambda L, x: x.t().flatten(), "unflatten": lambda L, x: x.unflatten(1, (2, 2)),
+    "squeeze": lambda L, x: x[None].squeeze(0), "unsqueeze": lambda L, x: x.unsqueeze(1), "permute": lambda L, x: x.permute(1, 0),
+    "transpose": lambda L, x: x.transpose(0, 1), "t": lambda L, x: x.t(), "movedim": lambda L, x: x.movedim(0, 1),
+    "expand": lambda L, x: x[:1].expand(2, 4), "broadcast_to": lambda L, x: L.broadcast_to(x[0], (2, 4)),
+    "narrow": lambda L, x: x.narrow(1, 1, 2), "select": lambda L, x: x.select(1, 2), "unbind": lambda L, x: x.unbind(0),
+    "split": lambda L, x: x.split(2, 1), "chunk": lambda L, x: x.chunk(2, 1), "tensor_split": lambda L, x: x.tensor_split(3, 1),
+    "diagonal": lambda L, x: x.diagonal(), "as_strided": lambda L, x: x.as_strided((2, 2), (1, 2)),
+    "unfold": lambda L, x: x.unfold(1, 2, 1), "detach": lambda L, x: x.detach(),
+    # reductions
+    "sum": lambda L, x: x.sum(), "sum_dim": lambda L, x: x.sum(1), "sum_dtype": lambda L, x: x.sum(dtype=L.float64),
+    "sum_to_uint": lambda L, x: x.to(L.int64).sum(dtype=x.dtype), "nansum": lambda L, x: L.nansum(x),
+    "mean": lambda L, x: x.mean(), "mean_dtype": lambda L, x: x.mean(dtype=L.float32), "nanmean": lambda L, x: x.nanmean(),
+    "prod": lambda L, x: x.prod(), "prod_dim": lambda L, x: x.prod(0), "amax": lambda L, x: x.amax(), "amin": lambda L, x: x.amin(1),
+    "max": lambda L, x: x.max(), "max_dim": lambda L, x: x.max(1), "max_other": lambda L, x: L.max(x, x),
+    "min": lambda L, x: x.min(), "min_dim": lambda L, x: x.min(0), "argmax": lambda L, x: x.argmax(), "argmin": lambda L, x: x.argmin(1),
+    "aminmax": lambda L, x: L.aminmax(x), "all": lambda L, x: x.all(), "all_dim": lambda L, x: x.all(1), "any": lambda L, x: x.any(),
+    "any_dim": lambda L, x: x.any(0), "count_nonzero": lambda L, x: L.count_nonzero(x), "var": lambda L, x: x.var(),
+    "std": lambda L, x: x.std(), "var_mean": lambda L, x: L.var_mean(x), "logsumexp": lambda L, x: L.logsumexp(x, 1),
+    "norm": lambda L, x: x.norm(), "softmax": lambda L, x: L.softmax(x, 1), "log_softmax": lambda L, x: L.log_softmax(x, 1),
+    "softmax_dtype": lambda L, x: L.softmax(x, 1, dtype=L.float32),
+    "vector_norm": lambda L, x: L.linalg.vector_norm(x),
+    # linear algebra
+    "matmul": lambda L, x: L.matmul(x, x.t()), "mm": lambda L, x: L.mm(x, x.t()), "bmm": lambda L, x: L.bmm(x[None], x.t()[None]),
+    "mv": lambda L, x: L.mv(x, x[0]), "dot": lambda L, x: L.dot(x[0], x[1]), "outer": lambda L, x: L.outer(x[0], x[1]),
+    "addmm": lambda L, x: L.addmm(x[:, :3], x, x.t()), "trace": lambda L, x: L.trace(x), "kron": lambda L, x: L.kron(x, x),
+    "tensordot": lambda L, x: L.tensordot(x, x, dims=([1], [1])), "einsum": lambda L, x: L.einsum("ij,ij->i", x, x),
+    # indexing
+    "index_select": lambda L, x: L.index_select(x, 1, _i(L, [0, 2])), "gather": lambda L, x: L.gather(x, 1, _i(L, [[0], [1], [3]])),
+    "scatter": lambda L, x: x.clone().scatter_(1, _i(L, [[0], [1], [3]]), x), "scatter_value": lambda L, x: x.clone().scatter_(1, _i(L, [[0], [1], [3]]), 5),
+    "scatter_add": lambda L, x: x.clone().scatter_add_(1, _i(L, [[0], [1], [3]]), x),
+    "scatter_reduce": lambda L, x: x.clone().scatter_reduce_(1, _i(L, [[0], [1], [3]]), x, "amax"),
+    "index_add": lambda L, x: x.clone().index_add_(1, _i(L, [0, 2]), x[:, :2]),
+    "index_copy": lambda L, x: x.clone().index_copy_(1, _i(L, [0, 2]), x[:, :2]),
+    "index_fill": lambda L, x: x.clone().index_fill_(1, _i(L, [0, 2]), 5),
+    "masked_fill": lambda L, x: x.masked_fill(_m(L), 5), "masked_fill_tensor": lambda L, x: x.masked_fill(_m(L), L.tensor(4)),
+    "masked_select": lambda L, x: L.masked_select(x, _m(L)), "masked_scatter": lambda L, x: x.masked_scatter(_m(L), x),
+    "take": lambda L, x: L.take(x, _i(L, [0, 5])), "put": lambda L, x: x.clone().put_(_i(L, [0, 5]), x[0, :2]),
+    "index_put": lambda L, x: x.clone().index_put_((_i(L, [0, 2]),), x[:2]),
+    "getitem_int": lambda L, x: x[1], "getitem_item": lambda L, x: x[1, 1].item(), "getitem_slice": lambda L, x: x[:, 1:3],
+    "getitem_index": lambda L, x: x[_i(L, [2, 0])], "getitem_mask": lambda L, x: x[_m(L)],
+    "setitem_int": lambda L, x: _setitem(x.clone(), 1, 7), "setitem_index": lambda L, x: _setitem(x.clone(), _i(L, [0]), 7),
+    "setitem_mask": lambda L, x: _setitem(x.clone(), _m(L), 7),
+    "nonzero": lambda L, x: L.nonzero(x), "argwhere": lambda L, x: L.argwhere(x), "where_cond": lambda L, x: L.where(x),
+    # joining and reshaping copies
+    "cat": lambda L, x: L.cat([x, x]), "cat_mixed": lambda L, x: L.cat([x, x.to(L.int64)]), "stack": lambda L, x: L.stack([x, x]),
+    "hstack": lambda L, x: L.hstack([x, x]), "flip": lambda L, x: x.flip(0), "fliplr": lambda L, x: L.fliplr(x),
+    "roll": lambda L, x: x.roll(1, 1), "repeat": lambda L, x: x.repeat(2, 1), "repeat_interleave": lambda L, x: x.repeat_interleave(2),
+    "tile": lambda L, x: x.tile(2), "tril": lambda L, x: x.tril(), "triu": lambda L, x: x.triu(), "diag": lambda L, x: L.diag(x[0]),
+    "diag_embed": lambda L, x: L.diag_embed(x), "constant_pad_nd": lambda L, x: L.constant_pad_nd(x, [1, 1]),
+    # sorting and scans
+    "sort": lambda L, x: x.sort(), "sort_desc": lambda L, x: x.sort(0, descending=True), "sort_stable": lambda L, x: x.sort(stable=True),
+    "argsort": lambda L, x: x.argsort(), "msort": lambda L, x: L.msort(x), "topk": lambda L, x: x.topk(2),
+    "kthvalue": lambda L, x: x.kthvalue(2), "median": lambda L, x: x.median(), "median_dim": lambda L, x: x.median(1),
+    "nanmedian": lambda L, x: x.nanmedian(), "mode": lambda L, x: x.mode(), "cumsum": lambda L, x: x.cumsum(1),
+    "cumsum_dtype": lambda L, x: x.cumsum(1, dtype=L.float32), "cumprod": lambda L, x: x.cumprod(0),
+    "logcumsumexp": lambda L, x: x.logcumsumexp(1), "cummax": lambda L, x: x.cummax(1), "cummin": lambda L, x: x.cummin(1),
+    "unique": lambda L, x: L.unique(x), "unique_inverse": lambda L, x: L.unique(x, return_inverse=True, return_counts=True),
+    "unique_dim": lambda L, x: L.unique(x, dim=0), "unique_consecutive": lambda L, x: L.unique_consecutive(x),
+    "bincount": lambda L, x: L.bincount(x[0]), "histc": lambda L, x: L.histc(x), "searchsorted": lambda L, x: L.searchsorted(x[0].sort().values, x[1]),
+    "bucketize": lambda L, x: L.bucketize(x, x[0].sort().values),
+    # nn
+    "gelu": lambda L, x: L.nn.functional.gelu(x), "silu": lambda L, x: L.nn.functional.silu(x),
+    "softplus": lambda L, x: L.nn.functional.softplus(x), "elu": lambda L, x: L.nn.functional.elu(x),
+    "leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x), "hardtanh": lambda L, x: L.nn.functional.hardtanh(x),
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, (4,)), "embedding": lambda L, x: L.nn.functional.embedding(_i(L, [0, 2]), x),
+    "embedding_idx": lambda L, x: L.nn.functional.embedding(x, L.ones(10, 2)),
+    "max_pool1d": lambda L, x: L.nn.functional.max_pool1d(x[None], 2), "avg_pool1d": lambda L, x: L.nn.functional.avg_pool1d(x[None], 2),
+    "pad": lambda L, x: L.nn.functional.pad(x, (1, 1)), "interpolate": lambda L, x: L.nn.functional.interpolate(x[None], size=8),
+    "conv1d": lambda L, x: L.nn.functional.conv1d(x[None], x[:, :, None][:, :1].expand(3, 3, 1).contiguous()),
+    "cross_entropy_target": lambda L, x: L.nn.functional.cross_entropy(L.ones(3, 10), x[:, 0]),
+}
+
+def _plain(v, lib):
+    """A comparable form of a result: (dtype, shape, values) for tensors, recursively for sequences."""
+    if isinstance(v, (tuple, list)):
+        return [_plain(a, lib) for a in v]
+    if isinstance(v, lib.Tensor):
+        return (str(v.dtype), tuple(v.shape), v.tolist())
+    if isinstance(v, lib.Size):
+        return tuple(v)
+    return str(v)
+
+
+def _close(got, exp):
+    """Equal results; floating values (computed by libm in both, from the same integers) within 1e-6."""
+    if isinstance(exp, list) and isinstance(got, list):
+        return len(got) == len(exp) and all(_close(g, e) for g, e in zip(got, exp))
+    if isinstance(exp, tuple) and len(exp) == 3 and isinstance(exp[0], str) and exp[0].startswith("torch.float"):
+        if got[:2] != exp[:2]:
+            return False
+        a, b = np.asarray(got[2], dtype=np.float64), np.asarray(exp[2], dtype=np.float64)
+        return np.allclose(a, b, rtol=1e-6, atol=0, equal_nan=True)
+    return got == exp
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize("name", list(CALLS))
+def test_op_matches_torch(name, dtype):
+    f = CALLS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exp, exp_err = _plain(f(torch, torch.tensor(VALS, dtype=getattr(torch, dtype))), torch), None
+        except Exception as e:  # noqa: BLE001 - torch's refusal is the expectation
+            exp, exp_err = None, e
+        if exp_err is not None:
+            with pytest.raises(type(exp_err)) as info:
+                f(pyctorch, pyctorch.tensor(VALS, dtype=getattr(pyctorch, dtype)))
+            assert str(info.value) == str(exp_err)
+            return
+        got = _plain(f(pyctorch, pyctorch.tensor(VALS, dtype=getattr(pyctorch, dtype))), pyctorch)
+    assert _close(got, exp), f"{got}\n!= torch\n{exp}"
+
+
+# ---- the dtype objects ----
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_dtype_attributes(dtype):
+    d = getattr(pyctorch, dtype)
+    assert repr(d) == str(d) == f"torch.{dtype}"
+    assert d.itemsize == BITS[dtype] // 8
+    assert d.is_signed is False and d.is_floating_point is False and d.is_complex is False
+    info = pyctorch.iinfo(d)
+    assert (info.bits, info.min, info.max) == (BITS[dtype], 0, 2 ** BITS[dtype] - 1)
+    assert info.dtype == dtype
+    t = pyctorch.zeros(2, dtype=d)
+    assert t.element_size() == d.itemsize and t.dtype is d
+    assert t.type() == {"uint16": "torch.UInt16Tensor", "uint32": "torch.UInt32Tensor", "uint64": "torch.UInt64Tensor"}[dtype]
+    assert not t.is_floating_point()
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_dtype_attributes_match_torch(dtype):
+    d, e = getattr(pyctorch, dtype), getattr(torch, dtype)
+    assert (repr(d), d.itemsize, d.is_signed, d.is_floating_point) == (repr(e), e.itemsize, e.is_signed, e.is_floating_point)
+    assert repr(pyctorch.iinfo(d)) == repr(torch.iinfo(e))
+    assert pyctorch.zeros(1, dtype=d).type() == torch.zeros(1, dtype=e).type()
+
+
+# ---- type promotion ----
+
+def _promote(lib, a, b):
+    try:
+        return str(lib.promote_types(getattr(lib, a), getattr(lib, b)))
+    except RuntimeError as e:
+        return "error: " + str(e)
+
+
+def test_promotion_rules():
+    """Hand-checked: a float wins, anything else is refused (bool and uint8 included)."""
+    for u in UNSIGNED:
+        assert _promote(pyctorch, u, u) == f"torch.{u}"
+        for f in ["float16", "bfloat16", "float32", "float64"]:
+            assert _promote(pyctorch, u, f) == _promote(pyctorch, f, u) == f"torch.{f}"
+        for o in ["bool", "uint8", "int8", "int64"] + [v for v in UNSIGNED if v != u]:
+            assert _promote(pyctorch, u, o).startswith("error: Promotion for uint16, uint32, uint64 types is not supported")
+
+
+@requires_torch
+def test_promote_types_table_matches_torch():
+    for a in ALL_DTYPES:
+        for b in ALL_DTYPES:
+            assert _promote(pyctorch, a, b) == _promote(torch, a, b), (a, b)
+
+
+def _result_type(lib, a, b):
+    try:
+        return str(lib.result_type(a, b))
+    except RuntimeError as e:
+        return "error: " + str(e)
+
+
+def _operands(lib, dtype):
+    """A dim > 0 tensor and a 0-d tensor of dtype."""
+    d = getattr(lib, dtype)
+    return [lib.ones(2, dtype=d), lib.ones((), dtype=d)]
+
+
+SCALARS = [True, 3, -1, 2 ** 63, 2.5]
+
+
+@requires_torch
+def test_result_type_table_matches_torch():
+    """Every unsigned operand (tensor, 0-d tensor) with every dtype's tensors and with Python scalars."""
+    for u in UNSIGNED:
+        for i_u in range(2):
+            for other in ALL_DTYPES:
+                for i_o in range(2):
+                    p = _result_type(pyctorch, _operands(pyctorch, u)[i_u], _operands(pyctorch, other)[i_o])
+                    t = _result_type(torch, _operands(torch, u)[i_u], _operands(torch, other)[i_o])
+                    assert p == t, (u, i_u, other, i_o)
+                    p = _result_type(pyctorch, _operands(pyctorch, other)[i_o], _operands(pyctorch, u)[i_u])
+                    t = _result_type(torch, _operands(torch, other)[i_o], _operands(torch, u)[i_u])
+                    assert p == t, (other, i_o, u, i_u)
+            for s in SCALARS:
+                assert _result_type(pyctorch, _operands(pyctorch, u)[i_u], s) == _result_type(torch, _operands(torch, u)[i_u], s)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_binary_ops_with_other_dtypes_match_torch(dtype):
+    """mul / eq / add across dtypes: the promoted result or torch's promotion error."""
+    for other in ALL_DTYPES:
+        for op in ["mul", "eq", "add", "bitwise_and"]:
+            def run(lib):
+                a = lib.tensor([1, 2, 3], dtype=getattr(lib, dtype))
+                b = lib.tensor([2, 0, 1], dtype=getattr(lib, other))
+                return getattr(lib, op)(a, b)
+            try:
+                exp = run(torch)
+            except Exception as e:  # noqa: BLE001
+                with pytest.raises(type(e), match="^" + str(e).replace("(", r"\(").replace(")", r"\)").replace('"', '.')):
+                    run(pyctorch)
+                continue
+            got = run(pyctorch)
+            assert (str(got.dtype), got.tolist()) == (str(exp.dtype), exp.tolist()), (op, other)
+
+
+# ---- creation and conversions ----
+
+EDGE_INTS = [0, 1, 2 ** 15, 2 ** 16 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 63 - 1]
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_creation_and_wrapping(dtype):
+    """Checked against hand-computed modular values (numpy's unsigned types wrap the same way)."""
+    d, bits = getattr(pyctorch, dtype), BITS[dtype]
+    np_t = getattr(np, dtype)
+    assert pyctorch.zeros(2, 3, dtype=d).tolist() == [[0] * 3] * 2
+    assert pyctorch.ones(3, dtype=d).tolist() == [1, 1, 1]
+    assert pyctorch.full((2,), 2 ** bits - 1, dtype=d).tolist() == [2 ** bits - 1] * 2
+    assert pyctorch.full((2,), -3, dtype=d).tolist() == [2 ** bits - 3] * 2
+    assert pyctorch.tensor([1, 2], dtype=d).numpy().dtype == np_t
+    x = pyctorch.tensor([[5, 1], [2 ** bits - 1, 0]], dtype=d)
+    assert x[1, 0].item() == 2 ** bits - 1 and int(x[1, 0]) == 2 ** bits - 1
+    assert (x * 3).tolist() == (np.array(x.tolist(), dtype=np_t) * np_t(3)).tolist()
+    ints = [v for v in EDGE_INTS if v < 2 ** bits] + [-1, -5]
+    src = pyctorch.tensor(ints, dtype=pyctorch.int64)
+    assert src.to(d).tolist() == [v % 2 ** bits for v in ints]
+    assert src.to(d).to(pyctorch.int64).tolist() == np.array(ints).astype(np_t).astype(np.int64).tolist()
+    assert src.to(d).double().tolist() == [float(v % 2 ** bits) for v in ints]
+
+
+def test_uint64_full_range():
+    big = [0, 2 ** 63, 2 ** 64 - 1]
+    t = pyctorch.tensor(big, dtype=pyctorch.uint64)
+    assert t.tolist() == big and t[2].item() == 2 ** 64 - 1
+    assert t.to(pyctorch.int64).tolist() == [0, -2 ** 63, -1]
+    assert t.double().tolist() == [0.0, 2.0 ** 63, 2.0 ** 64]
+    assert (t == 2 ** 64 - 1).tolist() == [False, False, True]
+    with pytest.raises(OverflowError):
+        pyctorch.tensor([-1], dtype=pyctorch.uint64)
+    with pytest.raises(OverflowError):
+        pyctorch.tensor([2 ** 64], dtype=pyctorch.uint64)
+    with pytest.raises(TypeError):
+        pyctorch.tensor([1.0], dtype=pyctorch.uint64)
+
+
+CONVERT_INTS = [0, 1, 3, 127, 255, 1000, 40000, 65535]
+CONVERT_FLOATS = [0.0, 1.0, 2.5, 3.75, 100.0, 255.0, 1000.5, 65504.0]
+
+
+def _convert_source(lib, dtype):
+    d = getattr(lib, dtype)
+    if dtype == "bool":
+        return lib.tensor([True, False, True, True, False, True, True, False])
+    if dtype in ("float16", "bfloat16", "float32", "float64"):
+        return lib.tensor(CONVERT_FLOATS, dtype=lib.float64).to(d)
+    return lib.tensor(CONVERT_INTS, dtype=lib.int64).to(d)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize("other", ALL_DTYPES)
+def test_conversions_match_torch(dtype, other):
+    """other -> unsigned -> other, .to() and copy_, contiguous and strided."""
+    for lib_a, lib_b in [(pyctorch, torch)]:
+        src_p, src_t = _convert_source(lib_a, other), _convert_source(lib_b, other)
+        got, exp = src_p.to(getattr(lib_a, dtype)), src_t.to(getattr(lib_b, dtype))
+        assert (str(got.dtype), got.tolist()) == (str(exp.dtype), exp.tolist())
+        back_p, back_t = got.to(getattr(lib_a, other)), exp.to(getattr(lib_b, other))
+        assert (str(back_p.dtype), back_p.tolist()) == (str(back_t.dtype), back_t.tolist())
+        dst_p = lib_a.zeros(4, dtype=getattr(lib_a, dtype)).copy_(src_p[::2])
+        dst_t = lib_b.zeros(4, dtype=getattr(lib_b, dtype)).copy_(src_t[::2])
+        assert dst_p.tolist() == dst_t.tolist()
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_negative_and_large_floats_match_torch(dtype):
+    vals = [-1.0, -3.5, 3.7, 65536.5, 4294967296.0, 9.3e18]
+    got = pyctorch.tensor(vals, dtype=pyctorch.float64).to(getattr(pyctorch, dtype))
+    exp = torch.tensor(vals, dtype=torch.float64).to(getattr(torch, dtype))
+    assert got.tolist() == exp.tolist()
+    big = [0, 1, 2 ** 31, 2 ** 32 - 1] if dtype != "uint16" else [0, 1, 2 ** 15, 2 ** 16 - 1]
+    u_p, u_t = pyctorch.tensor(big, dtype=getattr(pyctorch, dtype)), torch.tensor(big, dtype=getattr(torch, dtype))
+    for other in ["float16", "bfloat16", "float32", "int8", "int16", "int32"]:
+        assert u_p.to(getattr(pyctorch, other)).tolist() == u_t.to(getattr(torch, other)).tolist(), other
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize("data", [[70000], [-65536], [65535], [-1], [2 ** 32], [-2 ** 32 + 1], [1.5], [-1.0], [65536.0],
+                                  [True, False], 7])
+def test_tensor_constructor_values_match_torch(dtype, data):
+    def run(lib):
+        return lib.tensor(data, dtype=getattr(lib, dtype))
+    try:
+        exp = run(torch)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)) as info:
+            run(pyctorch)
+        assert str(info.value) == str(e)
+        return
+    got = run(pyctorch)
+    assert (str(got.dtype), got.tolist()) == (str(exp.dtype), exp.tolist())
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize("value", [70000, -70000, -1, 2 ** 63, 2 ** 64 - 1, 2.5, -2 ** 63])
+def test_fill_values_match_torch(dtype, value):
+    for fn in (lambda L: L.full((2,), value, dtype=getattr(L, dtype)),
+               lambda L: L.zeros(2, dtype=getattr(L, dtype)).fill_(value)):
+        try:
+            exp = fn(torch)
+        except Exception as e:  # noqa: BLE001
+            with pytest.raises(type(e)) as info:
+                fn(pyctorch)
+            assert str(info.value) == str(e)
+            continue
+        assert fn(pyctorch).tolist() == exp.tolist()
+
+
+# ---- printing ----
+
+def _print_cases(lib, dtype):
+    d = getattr(lib, dtype)
+    top = 2 ** BITS[dtype] - 1
+    return [lib.tensor(VALS, dtype=d), lib.tensor([0, top, 5], dtype=d), lib.tensor(7, dtype=d), lib.zeros(0, dtype=d),
+            lib.arange(2000).to(d).reshape(2, 1000)]
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_printing_matches_torch(dtype):
+    for p, t in zip(_print_cases(pyctorch, dtype), _print_cases(torch, dtype)):
+        assert repr(p) == repr(t)
+        assert str(p) == str(t)
+
+
+def test_printing_hand_written():
+    assert repr(pyctorch.tensor([1, 2], dtype=pyctorch.uint16)) == "tensor([1, 2], dtype=torch.uint16)"
+    assert repr(pyctorch.tensor([2 ** 64 - 1], dtype=pyctorch.uint64)) == "tensor([18446744073709551615], dtype=torch.uint64)"
+
+
+# ---- NumPy and DLPack ----
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_numpy_round_trip(dtype):
+    np_t = getattr(np, dtype)
+    a = np.array([[0, 1, 2 ** BITS[dtype] - 1], [7, 8, 9]], dtype=np_t)
+    t = pyctorch.from_numpy(a)
+    assert t.dtype is getattr(pyctorch, dtype) and t.tolist() == a.tolist()
+    a[0, 0] = 5  # shares memory
+    assert t[0, 0].item() == 5
+    back = t.numpy()
+    assert back.dtype == np_t and np.shares_memory(back, a)
+    c = pyctorch.tensor(a)  # a copy, keeping the dtype
+    assert c.dtype is getattr(pyctorch, dtype) and c.tolist() == a.tolist()
+    assert pyctorch.as_tensor(a[:, ::2]).tolist() == a[:, ::2].tolist()
+    assert pyctorch.tensor([np_t(3), np_t(4)]).dtype is getattr(pyctorch, dtype)
+    with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64 types is not supported"):
+        pyctorch.tensor([np_t(3), 1])
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_dlpack_round_trip(dtype):
+    t = pyctorch.tensor([[1, 2], [3, 2 ** BITS[dtype] - 1]], dtype=getattr(pyctorch, dtype))
+    back = pyctorch.from_dlpack(t)
+    assert back.dtype is t.dtype and back.tolist() == t.tolist()
+    a = np.from_dlpack(t)
+    assert a.dtype == getattr(np, dtype) and a.tolist() == t.tolist()
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_dlpack_with_torch(dtype):
+    t = torch.tensor([1, 2, 2 ** BITS[dtype] - 1], dtype=getattr(torch, dtype))
+    p = pyctorch.from_dlpack(t)
+    assert p.dtype is getattr(pyctorch, dtype) and p.tolist() == t.tolist()
+    back = torch.from_dlpack(pyctorch.tensor([4, 5], dtype=getattr(pyctorch, dtype)))
+    assert back.dtype == getattr(torch, dtype) and back.tolist() == [4, 5]
+
+
+# ---- save / load ----
+
+def _payload(lib):
+    return {d: lib.tensor([[0, 1, 2 ** BITS[d] - 1], [3, 4, 5]], dtype=getattr(lib, d)) for d in UNSIGNED} | {
+        "view": lib.tensor([1, 2, 3, 4], dtype=lib.uint32)[1::2]}
+
+
+def test_save_load_round_trip():
+    buf = io.BytesIO()
+    pyctorch.save(_payload(pyctorch), buf)
+    buf.seek(0)
+    got = pyctorch.load(buf)
+    for k, v in _payload(pyctorch).items():
+        assert got[k].dtype is v.dtype and got[k].tolist() == v.tolist(), k
+
+
+@requires_torch
+def test_torch_file_loads_in_pyctorch_and_back():
+    buf = io.BytesIO()
+    torch.save(_payload(torch), buf)
+    buf.seek(0)
+    got = pyctorch.load(buf)
+    for k, v in _payload(torch).items():
+        assert str(got[k].dtype) == str(v.dtype) and got[k].tolist() == v.tolist(), k
+    buf = io.BytesIO()
+    pyctorch.save(_payload(pyctorch), buf)
+    buf.seek(0)
+    back = torch.load(buf)
+    for k, v in _payload(torch).items():
+        assert back[k].dtype == v.dtype and back[k].tolist() == v.tolist() and back[k].stride() == v.stride(), k
