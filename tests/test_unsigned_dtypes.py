@@ -169,6 +169,122 @@ CALLS = {
     "conv1d": lambda L, x: L.nn.functional.conv1d(x[None], x[:, :, None][:, :1].expand(3, 3, 1).contiguous()),
     "cross_entropy_target": lambda L, x: L.nn.functional.cross_entropy(L.ones(3, 10), x[:, 0]),
 }
+def _f(L):
+    return L.nn.functional
+
+
+CALLS.update({
+    # the rest of the table, through torch's public names
+    "addmv": lambda L, x: L.addmv(x[:, 0], x, x[0]), "baddbmm": lambda L, x: L.baddbmm(x[None, :, :3], x[None], x.t()[None]),
+    "inner": lambda L, x: L.inner(x, x), "vdot": lambda L, x: L.vdot(x[0], x[1]), "ger": lambda L, x: L.ger(x[0], x[1]),
+    "concat": lambda L, x: L.concat([x, x], 1), "concatenate": lambda L, x: L.concatenate([x, x]),
+    "vstack": lambda L, x: L.vstack([x, x[0]]), "dstack": lambda L, x: L.dstack([x, x]), "flipud": lambda L, x: L.flipud(x),
+    "flipud_t": lambda L, x: L.flipud(x.t()), "flip_t": lambda L, x: x.t().flip(1), "flip_3d": lambda L, x: x.reshape(2, 2, 3).flip(1),
+    "expand_as": lambda L, x: x[:1].expand_as(x), "moveaxis": lambda L, x: L.moveaxis(x, 0, 1), "reshape_as": lambda L, x: x.reshape_as(x.t()),
+    "split_with_sizes": lambda L, x: x.split_with_sizes([1, 3], 1), "swapaxes": lambda L, x: x.swapaxes(0, 1),
+    "swapdims": lambda L, x: x.swapdims(0, 1), "view_as": lambda L, x: x.view_as(x.t()), "std_mean": lambda L, x: L.std_mean(x),
+    "matrix_norm": lambda L, x: L.linalg.matrix_norm(x), "linalg_norm": lambda L, x: L.linalg.norm(x),
+    "linalg_svd": lambda L, x: L.linalg.svd(x), "svdvals": lambda L, x: L.linalg.svdvals(x), "svd": lambda L, x: L.svd(x),
+    "cauchy_": lambda L, x: x.clone().cauchy_(), "geometric_": lambda L, x: x.clone().geometric_(0.5),
+    "log_normal_": lambda L, x: x.clone().log_normal_(), "normal": lambda L, x: L.normal(x, 1.0),
+    "normal_std": lambda L, x: L.normal(1.0, x), "randn_like": lambda L, x: L.randn_like(x),
+    "random_from_to": lambda L, x: _seeded(L, lambda: x.clone().random_(3, 1000)),
+    "random_to": lambda L, x: _seeded(L, lambda: x.clone().random_(100)),
+    "random_from": lambda L, x: _seeded(L, lambda: x.clone().random_(5, None)),
+    "random_full": lambda L, x: _seeded(L, lambda: x.clone().random_(-2 ** 63, None)),
+    "random_default": lambda L, x: x.clone().random_(), "random_neg": lambda L, x: x.clone().random_(-1, 5),
+    "random_wide": lambda L, x: _seeded(L, lambda: x.clone().random_(0, 2 ** 16 + 1)),
+    "random_wider": lambda L, x: _seeded(L, lambda: x.clone().random_(0, 2 ** 32 + 1)),
+    "randint_values": lambda L, x: _seeded(L, lambda: L.randint(0, 2 ** 15, (5,), dtype=x.dtype)),
+    "randint_wide": lambda L, x: _seeded(L, lambda: L.randint(0, 2 ** 31, (5,), dtype=x.dtype)),
+    "randint_like_values": lambda L, x: _seeded(L, lambda: L.randint_like(x, 3, 10)),
+    "bernoulli_p": lambda L, x: x.clone().bernoulli_(0.5), "rand_out": lambda L, x: L.rand(2, out=L.empty(2, dtype=x.dtype)),
+    "softmax_backward": lambda L, x: L._softmax_backward_data(x, x, 1, x.dtype),
+    "log_softmax_backward": lambda L, x: L._log_softmax_backward_data(x, x, 1, x.dtype),
+    "convolution": lambda L, x: L.convolution(x[None], x[:, :3, None], None, [1], [0], [1], False, [0], 1),
+    "conv2d": lambda L, x: _f(L).conv2d(x[None, None], x[None, None, :2, :2]),
+    "batch_norm": lambda L, x: _f(L).batch_norm(x[None], None, None, training=True),
+    "group_norm": lambda L, x: _f(L).group_norm(x[None], 1), "rms_norm": lambda L, x: _f(L).rms_norm(x, (4,)),
+    "embedding_max_norm": lambda L, x: _f(L).embedding(_i(L, [0, 1]), x, max_norm=1.0),
+    "embedding_renorm_": lambda L, x: L.embedding_renorm_(x, _i(L, [0, 1]), 1.0, 2.0),
+    "cross_entropy_input": lambda L, x: _f(L).cross_entropy(x, _i(L, [0, 1, 2])),
+    "adaptive_avg_pool1d": lambda L, x: _f(L).adaptive_avg_pool1d(x[None], 2),
+    "adaptive_avg_pool2d": lambda L, x: _f(L).adaptive_avg_pool2d(x[None], 2),
+    "adaptive_max_pool1d": lambda L, x: _f(L).adaptive_max_pool1d(x[None], 2),
+    "adaptive_max_pool2d": lambda L, x: _f(L).adaptive_max_pool2d(x[None], 2),
+    "avg_pool2d": lambda L, x: _f(L).avg_pool2d(x[None], 2), "max_pool2d": lambda L, x: _f(L).max_pool2d(x[None], 2),
+    "max_pool1d_with_indices": lambda L, x: _f(L).max_pool1d(x[None], 2, return_indices=True),
+    "interpolate_nearest2d": lambda L, x: _f(L).interpolate(x[None, None], size=(4, 6)),
+    "interpolate_exact": lambda L, x: _f(L).interpolate(x[None], size=8, mode="nearest-exact"),
+    "interpolate_linear": lambda L, x: _f(L).interpolate(x[None], size=8, mode="linear"),
+    "interpolate_bilinear": lambda L, x: _f(L).interpolate(x[None, None], size=(4, 6), mode="bilinear"),
+    "pad_reflect": lambda L, x: _f(L).pad(x[None], (1, 1), mode="reflect"), "unfold_f": lambda L, x: _f(L).unfold(x[None, None], 2),
+    "fold": lambda L, x: _f(L).fold(x.reshape(1, 4, 3), (2, 4), (2, 2)),
+    "pad_replicate": lambda L, x: _f(L).pad(x[None], (1, 1), mode="replicate"),
+    "pad_reflect2d": lambda L, x: _f(L).pad(x[None, None], (1, 1, 1, 1), mode="reflect"),
+    "pad_circular": lambda L, x: _f(L).pad(x[None], (1, 1), mode="circular"),
+    "softmax_dim0": lambda L, x: L.softmax(x, 0), "log_softmax_dim0": lambda L, x: L.log_softmax(x, 0),
+    "fused_adamw": lambda L, x: L._fused_adamw_([x], [x], [x], [x], [], [L.tensor(1.0)], lr=0.1, beta1=0.9, beta2=0.99,
+                                                weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False),
+    "fused_sgd": lambda L, x: L._fused_sgd_([x], [x], [], weight_decay=0.0, momentum=0.0, lr=0.1, dampening=0.0,
+                                            nesterov=False, maximize=False, is_first_step=True),
+    "fused_adagrad": lambda L, x: L._fused_adagrad_([x], [x], [x], [L.tensor(1.0)], lr=0.1, lr_decay=0.0, weight_decay=0.0,
+                                                    eps=1e-8, maximize=False),
+    "amp_update_scale": lambda L, x: L._amp_update_scale_(x[0, :1], x[0, :1].int(), L.zeros(1), 2.0, 0.5, 10),
+    "bernoulli_tensor_p": lambda L, x: x.clone().bernoulli_(L.ones(3, 4)), "bernoulli_scalar": lambda L, x: L.bernoulli(x, 0.5),
+    "gelu_tanh": lambda L, x: _f(L).gelu(x, approximate="tanh"),
+    "sdpa": lambda L, x: _f(L).scaled_dot_product_attention(x[None], x[None], x[None]),
+    "fused_adam": lambda L, x: L._fused_adam_([x], [x], [x], [x], [], [L.tensor(1.0)], lr=0.1, beta1=0.9, beta2=0.99,
+                                              weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False),
+    "amp_unscale": lambda L, x: L._amp_foreach_non_finite_check_and_unscale_([x], L.zeros(1), L.ones(1)),
+    # variants: methods, in-place, out=, non-contiguous and 0-d inputs, mixed dtypes
+    "eq_method": lambda L, x: x.eq(3), "eq_inplace": lambda L, x: x.clone().eq_(3), "ne_out": lambda L, x: L.ne(x, 2, out=L.empty(0, dtype=L.bool)),
+    "mul_out": lambda L, x: L.mul(x, x, out=L.empty(0, dtype=x.dtype)), "mul_out_int64": lambda L, x: L.mul(x, x, out=L.empty(0, dtype=L.int64)),
+    "mul_into_uint": lambda L, x: L.mul(x.to(L.int64), 2, out=L.empty(0, dtype=x.dtype)),
+    "add_into_uint": lambda L, x: L.add(x.to(L.int64), 2, out=L.empty(0, dtype=x.dtype)),
+    "mul_strided": lambda L, x: x.t() * x.t(), "mul_broadcast": lambda L, x: x * x[0], "mul_0d": lambda L, x: x * x[0, 0],
+    "mul_0d_int64": lambda L, x: x * L.tensor(3), "mul_0d_float": lambda L, x: x * L.tensor(1.5),
+    "mul_uint64_scalar": lambda L, x: x * 2 ** 63, "eq_uint64_scalar": lambda L, x: x == 2 ** 64 - 1,
+    "mul_int64_0d_by_uint": lambda L, x: L.tensor([1, 2]) * x[0, 1], "mul_bool": lambda L, x: x * L.ones(4, dtype=L.bool),
+    "mul_bool_0d": lambda L, x: x * L.tensor(True), "mul_bool_scalar": lambda L, x: x * True,
+    "eq_int8": lambda L, x: x == x.to(L.int8), "where_mixed": lambda L, x: L.where(_m(L), x, x.to(L.int64)),
+    "where_float": lambda L, x: L.where(_m(L), x, 1.5), "floor_strided": lambda L, x: L.floor(x[:, ::2]),
+    "bitwise_and_0d": lambda L, x: x[0, 0] & x[1, 1], "sum_0d": lambda L, x: x[0, 0].sum(), "sort_0d": lambda L, x: x[0, 0].sort(),
+    "sum_out": lambda L, x: L.sum(x, 0, out=L.empty(0, dtype=L.int64)), "sum_out_uint": lambda L, x: L.sum(x, 0, out=L.empty(0, dtype=x.dtype)),
+    "prod_dtype_uint": lambda L, x: x.to(L.int64).prod(dtype=x.dtype), "cumsum_dtype_uint": lambda L, x: x.cumsum(0, dtype=x.dtype),
+    "cumprod_dtype_uint": lambda L, x: x.to(L.int64).cumprod(0, dtype=x.dtype), "mean_dtype_uint": lambda L, x: x.float().mean(dtype=x.dtype),
+    "nansum_dtype": lambda L, x: x.nansum(dtype=L.int16), "softmax_dtype_uint": lambda L, x: L.softmax(x.float(), 0, dtype=x.dtype),
+    "to_uint_from_float": lambda L, x: L.full((2,), 2.75).to(x.dtype), "type_method": lambda L, x: x.type(L.float64),
+    "clone_t": lambda L, x: x.t().clone(),
+    "contiguous_strided": lambda L, x: x[:, ::2].contiguous(), "copy_strided": lambda L, x: x.clone().t().copy_(x.t() * 2),
+    "copy_from_uint8": lambda L, x: x.clone().copy_(L.full((3, 4), 200, dtype=L.uint8)),
+    "copy_between_unsigned": lambda L, x: L.zeros(3, 4, dtype=L.uint16).copy_(x * 9000),
+    "requires_grad": lambda L, x: x.clone().requires_grad_(),
+    "float_tensor_requires_grad_to_uint": lambda L, x: L.ones(2, requires_grad=True).to(x.dtype),
+    "nonzero_static": lambda L, x: bool(x[0, 0]), "index_int": lambda L, x: [1, 2, 3][x[0, 1]],
+    "item_int": lambda L, x: int(x[0, 0]), "item_float": lambda L, x: float(x[2, 0]),
+    "getitem_uint_index": lambda L, x: x[x[0, 1]], "getitem_uint_tensor_index": lambda L, x: x[0][x[0, :2]],
+    "setitem_slice": lambda L, x: _setitem(x.clone(), (slice(None), 1), 9), "setitem_tensor": lambda L, x: _setitem(x.clone(), 0, x[1]),
+    "setitem_mask_tensor": lambda L, x: _setitem(x.clone(), _m(L), x[_m(L)]),
+    "tolist_strided": lambda L, x: x.t().tolist(), "numpy_dtype": lambda L, x: str(x.numpy().dtype),
+    "element_size": lambda L, x: x.element_size(), "is_signed": lambda L, x: x.is_signed(),
+})
+
+
+def _seeded(L, fn):
+    L.manual_seed(0)
+    return fn()
+
+
+# every pointwise entry of the table that torch names publicly, with a tensor and with a Python number
+for _e in pyctorch._C._op_table():
+    if _e["kind"] == "unary" and not _e["name"].startswith("_"):
+        CALLS.setdefault(_e["name"], (lambda n: lambda L, x: getattr(L, n)(x))(_e["name"]))
+    elif _e["kind"] == "binary" and not _e["name"].startswith("_"):
+        CALLS.setdefault(_e["name"], (lambda n: lambda L, x: getattr(L, n)(x, x.t().contiguous().t()))(_e["name"]))
+        CALLS.setdefault(_e["name"] + "_number", (lambda n: lambda L, x: getattr(L, n)(x, 2))(_e["name"]))
+        CALLS.setdefault(_e["name"] + "_float", (lambda n: lambda L, x: getattr(L, n)(x, 2.5))(_e["name"]))
+
 
 def _plain(v, lib):
     """A comparable form of a result: (dtype, shape, values) for tensors, recursively for sequences."""

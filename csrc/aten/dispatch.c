@@ -71,9 +71,24 @@ static int refuse_unsigned(const pct_call *c)
     if (dtype < 0) return 0; /* inputs only: none of the results is unsigned */
     const char *name = unsigned_refusal_name[c->op_index];
     switch (c->op_index) { /* refusals that depend on the arguments */
-    case PCT_OP_softmax: case PCT_OP_log_softmax: /* a float dtype= converts the input first */
+    case PCT_OP_softmax: case PCT_OP_log_softmax: { /* a float dtype= converts the input first */
         if (!c->v[2].none && !pct_dtype_is_barebones(c->v[2].dtype)) return 0;
+        const int nd = c->v[0].t->ndim; /* torch's kernel for the last dim, or the general one */
+        const bool last = nd <= 1 || c->v[1].i == -1 || c->v[1].i == nd - 1;
+        if (!last) name = c->op_index == PCT_OP_softmax ? "softmax_kernel_impl" : "log_softmax_kernel_impl";
         break;
+    }
+    case PCT_OP_cross_entropy_loss: /* an unsigned target meets the kernel's own target check */
+        if (!pct_dtype_is_barebones(c->v[0].t->dtype)) return 0;
+        break;
+    case PCT_OP_pad: { /* constant and circular padding copy; reflect and replicate have kernels without them */
+        const char *mode = PyUnicode_AsUTF8(c->v[2].obj);
+        if (!mode) return -1;
+        if (strcmp(mode, "reflect") && strcmp(mode, "replicate")) return 0;
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_pad%dd\" not implemented for '%s'",
+                     mode[2] == 'f' ? "reflection" : "replication", c->v[1].n / 2, pct_dtype_cpp_name[dtype]);
+        return -1;
+    }
     case PCT_OP_div_mode: /* rounding_mode=None is a true division, in float */
         if (c->v[2].none) return 0;
         name = PyUnicode_CompareWithASCIIString(c->v[2].obj, "trunc") == 0 ? "div_trunc_cpu" : "div_floor_cpu";

@@ -455,8 +455,8 @@ def _sdpa_check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa):
                            f"{_cpp_type(query.dtype)} key.dtype: {_cpp_type(key.dtype)} and value.dtype: "
                            f"{_cpp_type(value.dtype)} instead.")
     if not query.dtype.is_floating_point:
-        name = str(query.dtype).split(".")[-1]
-        raise RuntimeError(f"expected scalar type Float but found {name.capitalize() if name != 'int64' else 'Long'}")
+        from .._composites import _cpp
+        raise RuntimeError(f"expected scalar type Float but found {_cpp(query.dtype)}")
     if attn_mask is not None:
         if attn_mask.dtype != torch.bool and attn_mask.dtype != torch.float32 and attn_mask.dtype != query.dtype:
             raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "

@@ -181,7 +181,7 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
                                             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     else if (dtype == PCT_BOOL && op_index == PCT_OP_relu)
         PyErr_SetString(PyExc_RuntimeError, "Boolean inputs not supported for relu");
-    else if (pct_dtype_is_barebones(dtype) && pct_unsigned_refusal_name(op_index))
+    else if (pct_unsigned_refusal_name(op_index)) /* torch's kernel name, the same for every dtype */
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", pct_unsigned_refusal_name(op_index),
                      pct_dtype_cpp_name[dtype]);
     else
