@@ -309,24 +309,89 @@ def _close(got, exp):
     return got == exp
 
 
+def _compare(run):
+    """run(lib) in torch and in pyctorch: equal results, or the same exception type and message."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exp, exp_err = _plain(run(torch), torch), None
+        except Exception as e:  # noqa: BLE001 - torch's refusal is the expectation
+            exp, exp_err = None, e
+        if exp_err is not None:
+            with pytest.raises(type(exp_err)) as info:
+                run(pyctorch)
+            assert str(info.value) == str(exp_err)
+            return
+        got = _plain(run(pyctorch), pyctorch)
+    assert _close(got, exp), f"{got}\n!= torch\n{exp}"
+
+
 @requires_torch
 @pytest.mark.parametrize("dtype", UNSIGNED)
 @pytest.mark.parametrize("name", list(CALLS))
 def test_op_matches_torch(name, dtype):
     f = CALLS[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            exp, exp_err = _plain(f(torch, torch.tensor(VALS, dtype=getattr(torch, dtype))), torch), None
-        except Exception as e:  # noqa: BLE001 - torch's refusal is the expectation
-            exp, exp_err = None, e
-        if exp_err is not None:
-            with pytest.raises(type(exp_err)) as info:
-                f(pyctorch, pyctorch.tensor(VALS, dtype=getattr(pyctorch, dtype)))
-            assert str(info.value) == str(exp_err)
-            return
-        got = _plain(f(pyctorch, pyctorch.tensor(VALS, dtype=getattr(pyctorch, dtype))), pyctorch)
-    assert _close(got, exp), f"{got}\n!= torch\n{exp}"
+    _compare(lambda L: f(L, L.tensor(VALS, dtype=getattr(L, dtype))))
+
+
+# An unsigned tensor as another argument than self (an index, a mask, a weight, a second operand): torch's own argument
+# checks answer, or the op computes in the other operand's dtype. (lib, u) -> result, u a (3, 4) unsigned tensor.
+AUX_CALLS = {
+    "gather_idx": lambda L, u: L.gather(L.ones(3, 4), 1, u[:, :1]),
+    "scatter_idx": lambda L, u: L.zeros(3, 4).scatter_(1, u[:, :1], 1.0),
+    "index_select_idx": lambda L, u: L.index_select(L.ones(3, 4), 1, u[0, :2]),
+    "index_add_idx": lambda L, u: L.zeros(3, 4).index_add_(1, u[0, :2], L.ones(3, 2)),
+    "index_fill_idx": lambda L, u: L.zeros(3, 4).index_fill_(1, u[0, :2], 2.0),
+    "index_copy_idx": lambda L, u: L.zeros(3, 4).index_copy_(1, u[0, :2], L.ones(3, 2)),
+    "take_idx": lambda L, u: L.take(L.ones(3, 4), u[0]),
+    "put_idx": lambda L, u: L.zeros(3, 4).put_(u[0], L.ones(4)),
+    "masked_fill_mask": lambda L, u: L.zeros(3, 4).masked_fill(u, 1.0),
+    "masked_select_mask": lambda L, u: L.masked_select(L.zeros(3, 4), u),
+    "where_cond": lambda L, u: L.where(u, L.ones(3, 4), L.zeros(3, 4)),
+    "index_put_idx": lambda L, u: L.zeros(3, 4).index_put_((u[0, :2],), L.ones(4)),
+    "getitem_idx": lambda L, u: L.ones(3, 4)[u[0, :2]],
+    "setitem_idx": lambda L, u: L.ones(3, 4).__setitem__(u[0, :2], 5.0),
+    "repeat_interleave_rep": lambda L, u: L.ones(4).repeat_interleave(u[0]),
+    "repeat_interleave_only": lambda L, u: L.repeat_interleave(u[0]),
+    "bincount_w": lambda L, u: L.bincount(L.tensor([0, 1, 1, 2]), weights=u[0]),
+    "searchsorted_in": lambda L, u: L.searchsorted(L.tensor([1.0, 2.0, 3.0]), u),
+    "bucketize_b": lambda L, u: L.bucketize(L.tensor([1.0, 2.0]), u[0].sort().values),
+    "nll_target": lambda L, u: L.nn.functional.nll_loss(L.ones(3, 10), u[:, 0]),
+    "one_hot": lambda L, u: L.nn.functional.one_hot(u[0]),
+    "embedding_bag": lambda L, u: L.nn.functional.embedding(u[0, :2], L.ones(10, 2)),
+    "lerp_w": lambda L, u: L.lerp(L.ones(3, 4), L.zeros(3, 4), u),
+    "pow_exp": lambda L, u: L.pow(2.0, u), "pow_exp_t": lambda L, u: L.pow(L.ones(3, 4), u),
+    "addcmul_t": lambda L, u: L.addcmul(L.ones(3, 4), u, L.ones(3, 4)),
+    "masked_scatter_mask": lambda L, u: L.zeros(3, 4).masked_scatter(u, L.ones(12)),
+    "copy_to_float": lambda L, u: L.zeros(3, 4).copy_(u),
+    "float_mul_u": lambda L, u: L.ones(3, 4) * u, "float_eq_u": lambda L, u: L.ones(3, 4) == u,
+    "scalar_first": lambda L, u: 2 * u, "rsub_scalar": lambda L, u: 1 - u, "rdiv": lambda L, u: 1 / u,
+    "stack_mixed": lambda L, u: L.stack([u[0], u[1].to(L.int64)]),
+    "cat_float_first": lambda L, u: L.cat([L.ones(1, 4), u]),
+    "dot_mixed": lambda L, u: L.dot(L.ones(4), u[0]),
+    "mm_mixed": lambda L, u: L.mm(L.ones(2, 3), u),
+    "to_dtype_kw": lambda L, u: u.to(dtype=L.float16), "to_device": lambda L, u: u.to("cpu"),
+    "double": lambda L, u: u.double(), "long": lambda L, u: u.long(), "bool": lambda L, u: u.bool(),
+    "half": lambda L, u: u.half(), "byte": lambda L, u: u.byte(),
+    "zeros_like_float": lambda L, u: L.zeros_like(u, dtype=L.float32), "ones_like_u": lambda L, u: L.ones_like(L.ones(2), dtype=u.dtype),
+    "full_like_u": lambda L, u: L.full_like(L.ones(2), 7, dtype=u.dtype), "arange_out": lambda L, u: L.arange(3, out=L.empty(0, dtype=u.dtype)),
+    "linspace_out": lambda L, u: L.linspace(0, 1, 3, out=L.empty(0, dtype=u.dtype)),
+    "randint_out": lambda L, u: L.randint(0, 5, (3,), out=L.empty(0, dtype=u.dtype)).shape,
+    "tensor_dtype": lambda L, u: L.tensor([[1, 2]], dtype=u.dtype), "as_tensor_u": lambda L, u: L.as_tensor(u, dtype=L.int32),
+    "eq_method_float": lambda L, u: u.eq(2.5), "ne_int64_t": lambda L, u: u.ne(L.tensor([1, 2, 3, 4])),
+    "equal": lambda L, u: L.equal(u, u), "allclose": lambda L, u: L.allclose(u, u), "isclose": lambda L, u: L.isclose(u, u),
+    "numel": lambda L, u: u.numel(), "nbytes": lambda L, u: u.nbytes, "storage_size": lambda L, u: u.untyped_storage().nbytes(),
+    "view_as_int16": lambda L, u: u.view(L.int16).shape, "contig": lambda L, u: u.is_contiguous(),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize("name", list(AUX_CALLS))
+def test_unsigned_as_other_argument_matches_torch(name, dtype):
+    f = AUX_CALLS[name]
+    vals = [[3, 1, 2, 0], [0, 1, 2, 2], [1, 0, 1, 1]]
+    _compare(lambda L: f(L, L.tensor(vals, dtype=getattr(L, dtype))))
 
 
 # ---- the dtype objects ----

@@ -27,9 +27,11 @@ static const char *backend_name(int b) { return b == PCT_CUDA ? "CUDA" : "CPU"; 
 /* Note [Barebones unsigned dtypes]: torch 2.13 has uint16, uint32 and uint64 with "limited support": copies,
  * views, fills, a few pointwise ops and reductions, sorting. Their enum values follow the fully supported dtypes and
  * kernels' X-macro tables (PCT_FORALL_DTYPES) have no loops for them, so one check decides for a whole custom op:
- * the dispatcher, which reads every tensor argument's device anyway, also notes whether one (or a dtype argument)
- * is unsigned, and refuses the call as torch does unless the op is listed in ops_unsigned.def. Pointwise table
- * ops are not refused here: they may compute in a float (uint16 * 2.5), and their loop tables decide. */
+ * the dispatcher, which reads every tensor argument's device anyway, also notes whether the first tensor (torch's
+ * self, whose dtype its kernels dispatch on), the out= tensor or a dtype argument is unsigned, and refuses the call
+ * as torch does unless the op is listed in ops_unsigned.def. An unsigned index, mask or weight meets the kernel's
+ * own argument checks, as in torch. Pointwise table ops are not refused here: they may compute in a float
+ * (uint16 * 2.5), and their loop tables decide. */
 static const uint8_t unsigned_ok[PCT_NUM_OPS] = {
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 1,
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 1,
@@ -130,12 +132,14 @@ PyObject *pct_dispatch(pct_call *c)
             t = (const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[0];
         else if (p->type == PCT_ARG_DTYPE) has_unsigned |= pct_dtype_is_barebones(v->dtype);
         if (!t) continue;
-        has_unsigned |= pct_dtype_is_barebones(t->dtype);
+        if (backend < 0) has_unsigned |= pct_dtype_is_barebones(t->dtype); /* the first tensor: torch's self */
         if (backend < 0 || (backend == PCT_CPU && t->device_type != PCT_CPU)) {
             backend = t->device_type;
             index = t->device_index;
         }
     }
+    if (sig->out_index >= 0 && sig->params[sig->out_index].type == PCT_ARG_TENSOR && !c->v[sig->out_index].none)
+        has_unsigned |= pct_dtype_is_barebones(c->v[sig->out_index].t->dtype);
     if (has_unsigned && unsigned_ok[c->op_index] != 1 && refuse_unsigned(c) < 0) return NULL;
     if (backend < 0) backend = PCT_CPU; /* factories: the device argument is the kernel's business */
     if (backend != PCT_CPU) {

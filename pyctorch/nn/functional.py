@@ -158,6 +158,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim >= 2 and target.shape[0] != input.shape[0] or input.ndim == 1 and target.ndim != 0:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({target.shape[0] if target.ndim else 0}).")
+    if target.dtype != torch.int64 and target.dtype != torch.uint8:
+        from .._composites import _cpp
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_cpp(target.dtype)}")
     out_shape = target.shape
     logp = _class_dim_last(input)
     t = target.reshape(-1).long()
