@@ -348,6 +348,10 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
     } else {
         pct_scalar sc;
         if (pct_scalar_from_object(value, &sc) == 0) {
+            if (pct_scalar_is_uint64(&sc)) { /* torch reads the value as a C long long */
+                PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+                return -1;
+            }
             /* torch converts a Python number to t's dtype with its range check (float16/bfloat16: through float) */
             if (!accumulate && !pct_dtype_is_reduced_float(t->dtype) && pct_scalar_check_fits(&sc, t->dtype) < 0) return -1;
             src = pct_tensor_scalar(t->dtype, sc.d, sc.i, sc.kind == PCT_SCALAR_FLOAT);
