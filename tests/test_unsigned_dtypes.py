@@ -748,3 +748,35 @@ def test_torch_file_loads_in_pyctorch_and_back():
     back = torch.load(buf)
     for k, v in _payload(torch).items():
         assert back[k].dtype == v.dtype and back[k].tolist() == v.tolist() and back[k].stride() == v.stride(), k
+
+
+def test_safetensors_round_trip():
+    from pyctorch.utils import safetensors as st
+    data = _payload(pyctorch)
+    data["view"] = data["view"].contiguous()
+    got = st.load(st.save(data))
+    for k, v in data.items():
+        assert got[k].dtype is v.dtype and got[k].tolist() == v.tolist(), k
+
+
+@requires_torch
+def test_safetensors_with_the_safetensors_package():
+    sft = pytest.importorskip("safetensors.torch")
+    from pyctorch.utils import safetensors as st
+    data_t = {k: v.contiguous() for k, v in _payload(torch).items()}
+    data_p = {k: v.contiguous() for k, v in _payload(pyctorch).items()}
+    assert st.save(data_p) == sft.save(data_t)  # the same bytes: header order and offsets included
+    got = st.load(sft.save(data_t))
+    back = sft.load(st.save(data_p))
+    for k, v in data_t.items():
+        assert str(got[k].dtype) == str(v.dtype) and got[k].tolist() == v.tolist(), k
+        assert back[k].dtype == v.dtype and back[k].tolist() == v.tolist(), k
+
+
+@requires_torch
+def test_can_cast_table_matches_torch():
+    for a in ALL_DTYPES:
+        for b in ALL_DTYPES:
+            if a in UNSIGNED or b in UNSIGNED:
+                assert pyctorch.can_cast(getattr(pyctorch, a), getattr(pyctorch, b)) == \
+                    torch.can_cast(getattr(torch, a), getattr(torch, b)), (a, b)
