@@ -421,10 +421,24 @@ AUX_CALLS = {
     "randint_out": lambda L, u: L.randint(0, 5, (3,), out=L.empty(0, dtype=u.dtype)).shape,
     "tensor_dtype": lambda L, u: L.tensor([[1, 2]], dtype=u.dtype), "as_tensor_u": lambda L, u: L.as_tensor(u, dtype=L.int32),
     "eq_method_float": lambda L, u: u.eq(2.5), "ne_int64_t": lambda L, u: u.ne(L.tensor([1, 2, 3, 4])),
+    "fill_with_0d": lambda L, u: L.zeros(2).fill_(u[0, 0]), "fill_top": lambda L, u: L.zeros(2).fill_(_top(L, u)),
+    "full_like_top": lambda L, u: L.full_like(L.zeros(2, dtype=L.float64), _top(L, u).item()),
+    "mul_float_by_top": lambda L, u: L.ones(2) * _top(L, u), "grad_through_mul": lambda L, u: _grad_of(L, u),
     "equal": lambda L, u: L.equal(u, u), "allclose": lambda L, u: L.allclose(u, u), "isclose": lambda L, u: L.isclose(u, u),
     "numel": lambda L, u: u.numel(), "nbytes": lambda L, u: u.nbytes, "storage_size": lambda L, u: u.untyped_storage().nbytes(),
     "view_as_int16": lambda L, u: u.view(L.int16).shape, "contig": lambda L, u: u.is_contiguous(),
 }
+
+
+def _top(L, u):
+    """The largest value of u's dtype as a 0-d tensor."""
+    return L.full((), L.iinfo(u.dtype).max, dtype=u.dtype)
+
+
+def _grad_of(L, u):
+    w = L.ones(3, 4, requires_grad=True)
+    (w * u).sum().backward()
+    return w.grad
 
 
 @requires_torch

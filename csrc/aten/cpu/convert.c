@@ -162,7 +162,8 @@ void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s)
     } else {
         s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT;
         s->i = pct_load_as_int64(p, t->dtype);
-        s->d = t->flags & PCT_FLAG_UINT64_NUMBER ? (double)(uint64_t)s->i : (double)s->i;
+        /* a uint64 beyond int64 (a tensor's or a wrapped number's) is a uint64 Scalar (Note [uint64 scalars]) */
+        s->d = (t->flags & PCT_FLAG_UINT64_NUMBER) || t->dtype == PCT_UINT64 ? (double)(uint64_t)s->i : (double)s->i;
     }
 }
 
