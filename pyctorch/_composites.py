@@ -41,6 +41,16 @@ def _cpp(dtype):
     return _CPP_NAMES[str(dtype).split(".")[1]]
 
 
+_UNSIGNED = (_C.uint16, _C.uint32, _C.uint64)
+
+
+def _refuse_unsigned(dtype, name):
+    """torch's refusal of its limited-support unsigned dtypes by a kernel that lacks them (csrc/aten/ops_unsigned.def
+    for the C ops)."""
+    if dtype in _UNSIGNED:
+        raise NotImplementedError(f'"{name}" not implemented for \'{_cpp(dtype)}\'')
+
+
 def _wrap_dim(dim, ndim):
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -187,6 +197,7 @@ sinc_ = _inplace(sinc)
 def heaviside(input, values, *, out=None):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    _refuse_unsigned(input.dtype, "heaviside_cpu")
     with _no_grad():
         result = _C.where(input == 0, values, (input > 0).to(input.dtype))
     return _write_out(result, out, "heaviside")
@@ -294,12 +305,14 @@ def _clamp_tensor(input, bound, keep):
 
 def clamp_min(input, min, *, out=None):
     if isinstance(min, _C.Tensor):
+        _refuse_unsigned(_C.result_type(input, min), "maximum_cpu")
         return _write_out(_clamp_tensor(input, min, lambda x, b: x >= b), out, "clamp_min")
     return _C.clamp(input, min=min, out=out)
 
 
 def clamp_max(input, max, *, out=None):
     if isinstance(max, _C.Tensor):
+        _refuse_unsigned(_C.result_type(input, max), "minimum_cpu")
         return _write_out(_clamp_tensor(input, max, lambda x, b: x <= b), out, "clamp_max")
     return _C.clamp(input, max=max, out=out)
 
@@ -595,6 +608,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     for t in (elements, test_elements):
         if isinstance(t, _C.Tensor) and t.dtype == _C.bool:
             raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    _refuse_unsigned(dtype, "isin_default_cpu")
     e = _C.tensor(elements, dtype=dtype) if not isinstance(elements, _C.Tensor) else elements.to(dtype)
     t = _C.tensor(test_elements, dtype=dtype) if not isinstance(test_elements, _C.Tensor) else test_elements.to(dtype)
     t = t.reshape(-1)
@@ -629,6 +643,7 @@ def cross(input, other, dim=None, *, out=None):
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
+    _refuse_unsigned(input.dtype, "cross")
     a0, a1, a2 = input.unbind(d)
     b0, b1, b2 = other.unbind(d)
     result = _C.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)

@@ -237,6 +237,11 @@ CALLS.update({
     "fused_adam": lambda L, x: L._fused_adam_([x], [x], [x], [x], [], [L.tensor(1.0)], lr=0.1, beta1=0.9, beta2=0.99,
                                               weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False),
     "amp_unscale": lambda L, x: L._amp_foreach_non_finite_check_and_unscale_([x], L.zeros(1), L.ones(1)),
+    # Python compositions of table ops
+    "clamp_none": lambda L, x: L.clamp(x), "clamp_min_tensor": lambda L, x: L.clamp_min(x, x),
+    "clamp_max_tensor": lambda L, x: L.clamp_max(x, x), "clamp_min_number": lambda L, x: L.clamp_min(x, 1),
+    "isin": lambda L, x: L.isin(x.contiguous(), x.contiguous()), "heaviside": lambda L, x: L.heaviside(x, x),
+    "cross": lambda L, x: L.cross(x[:, :3], x[:, 1:], dim=1), "cosine_similarity": lambda L, x: L.cosine_similarity(x, x),
     # variants: methods, in-place, out=, non-contiguous and 0-d inputs, mixed dtypes
     "eq_method": lambda L, x: x.eq(3), "eq_inplace": lambda L, x: x.clone().eq_(3), "ne_out": lambda L, x: L.ne(x, 2, out=L.empty(0, dtype=L.bool)),
     "mul_out": lambda L, x: L.mul(x, x, out=L.empty(0, dtype=x.dtype)), "mul_out_int64": lambda L, x: L.mul(x, x, out=L.empty(0, dtype=L.int64)),

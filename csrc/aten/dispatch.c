@@ -106,6 +106,7 @@ static int refuse_unsigned(const pct_call *c)
         break;
     }
     case PCT_OP_clamp: case PCT_OP_clip:
+        if (c->v[1].none && c->v[2].none) return 0; /* the kernel's "At least one of 'min' or 'max'" comes first */
         if (c->v[2].none) name = "clamp_min_scalar_cpu";
         else if (c->v[1].none) name = "clamp_max_scalar_cpu";
         break;

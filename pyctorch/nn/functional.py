@@ -349,8 +349,11 @@ def _vector_norm_clamped(x, dim, eps):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     shape = torch.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(shape), x2.expand(shape)
+    common = torch.promote_types(x1.dtype, x2.dtype)
+    if not common.is_floating_point:
+        from .._composites import _cpp
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_cpp(common)}")
     if x1.dtype != x2.dtype:
-        common = torch.promote_types(x1.dtype, x2.dtype)
         x1, x2 = x1.to(common), x2.to(common)
     return ((x1 / _vector_norm_clamped(x1, dim, eps)) * (x2 / _vector_norm_clamped(x2, dim, eps))).sum(dim)
 
