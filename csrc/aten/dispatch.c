@@ -48,10 +48,12 @@ static const char *const unsigned_refusal_name[PCT_NUM_OPS] = {
 
 const char *pct_unsigned_refusal_name(int op_index) { return unsigned_refusal_name[op_index]; }
 
-/* The unsigned dtype of the first argument that has one (results only: a dtype= argument or out=), or -1. */
+/* The unsigned dtype of the first argument that has one (results only: a dtype= argument, out= or the in-place
+ * target), or -1. */
 static int unsigned_argument(const pct_call *c, bool results_only)
 {
     const pct_signature *sig = &c->op->sig;
+    if (results_only && c->out && pct_dtype_is_barebones(c->out->dtype)) return c->out->dtype;
     for (int i = 0; i < sig->nparams; i++) {
         const pct_value *v = &c->v[i];
         const int type = sig->params[i].type;
@@ -139,8 +141,7 @@ PyObject *pct_dispatch(pct_call *c)
             index = t->device_index;
         }
     }
-    if (sig->out_index >= 0 && sig->params[sig->out_index].type == PCT_ARG_TENSOR && !c->v[sig->out_index].none)
-        has_unsigned |= pct_dtype_is_barebones(c->v[sig->out_index].t->dtype);
+    if (c->out) has_unsigned |= pct_dtype_is_barebones(c->out->dtype); /* out= or the in-place target */
     if (has_unsigned && unsigned_ok[c->op_index] != 1 && refuse_unsigned(c) < 0) return NULL;
     if (backend < 0) backend = PCT_CPU; /* factories: the device argument is the kernel's business */
     if (backend != PCT_CPU) {
