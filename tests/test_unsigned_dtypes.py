@@ -237,6 +237,16 @@ CALLS.update({
     "fused_adam": lambda L, x: L._fused_adam_([x], [x], [x], [x], [], [L.tensor(1.0)], lr=0.1, beta1=0.9, beta2=0.99,
                                               weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False),
     "amp_unscale": lambda L, x: L._amp_foreach_non_finite_check_and_unscale_([x], L.zeros(1), L.ones(1)),
+    # arguments with which torch computes in another dtype, or answers without its kernel
+    "clamp_float_max": lambda L, x: L.clamp(x, max=1.5), "clamp_float_min": lambda L, x: L.clamp(x, 0.5, 2),
+    "clamp_inplace_float": lambda L, x: x.clone().clamp_(max=1.5), "clamp_out_float": lambda L, x: L.clamp(x, max=1.5, out=L.empty(0, dtype=x.dtype)),
+    "count_nonzero_dim": lambda L, x: x.count_nonzero(0), "count_nonzero_dims": lambda L, x: x.count_nonzero((0, 1)),
+    "randn_like_float": lambda L, x: L.randn_like(x, dtype=L.float32).dtype, "rand_like_float": lambda L, x: L.rand_like(x, dtype=L.float64).shape,
+    "randint_like_int64": lambda L, x: L.randint_like(x, 5, dtype=L.int64).dtype,
+    "max_dim_0d": lambda L, x: x[0, 0].max(0), "min_dim_empty": lambda L, x: x[:0].min(1), "mode_0d": lambda L, x: x[1, 1].mode(0),
+    "mode_empty": lambda L, x: x[:0].mode(1), "topk_0d": lambda L, x: x[0, 1].topk(1), "topk_empty": lambda L, x: x[:0].topk(0),
+    "kthvalue_0d": lambda L, x: x[0, 1].kthvalue(1), "cummax_0d": lambda L, x: x[0, 1].cummax(0), "cummin_empty": lambda L, x: x[:0].cummin(1),
+    "repeat_interleave_tensor": lambda L, x: x.repeat_interleave(_i(L, [1, 2, 0]), 0),
     # Python compositions of table ops
     "clamp_none": lambda L, x: L.clamp(x), "clamp_min_tensor": lambda L, x: L.clamp_min(x, x),
     "clamp_max_tensor": lambda L, x: L.clamp_max(x, x), "clamp_min_number": lambda L, x: L.clamp_min(x, 1),

@@ -82,6 +82,21 @@ static int refuse_unsigned(const pct_call *c)
         if (!last) name = c->op_index == PCT_OP_softmax ? "softmax_kernel_impl" : "log_softmax_kernel_impl";
         break;
     }
+    case PCT_OP_count_nonzero: /* torch counts along dims as (x != 0).sum(dims); only the whole count refuses */
+        if (!c->v[1].none) return 0;
+        break;
+    case PCT_OP_rand_like: case PCT_OP_randn_like: { /* a float dtype= makes a float tensor */
+        const pct_value *d = pct_arg(c, "dtype");
+        if (!d->none && !pct_dtype_is_barebones(d->dtype)) return 0;
+        break;
+    }
+    case PCT_OP_max_dim: case PCT_OP_min_dim: case PCT_OP_mode: case PCT_OP_kthvalue: case PCT_OP_cummax:
+    case PCT_OP_cummin: /* torch answers a 0-d or empty input without its kernel */
+        if (c->v[0].t->ndim == 0 || c->v[0].t->numel == 0) return 0;
+        break;
+    case PCT_OP_topk: /* a 0-d one only */
+        if (c->v[0].t->ndim == 0) return 0;
+        break;
     case PCT_OP_cross_entropy_loss: /* an unsigned target meets the kernel's own target check */
         if (!pct_dtype_is_barebones(c->v[0].t->dtype)) return 0;
         break;
@@ -109,6 +124,8 @@ static int refuse_unsigned(const pct_call *c)
     }
     case PCT_OP_clamp: case PCT_OP_clip:
         if (c->v[1].none && c->v[2].none) return 0; /* the kernel's "At least one of 'min' or 'max'" comes first */
+        if ((!c->v[1].none && c->v[1].s.kind == PCT_SCALAR_FLOAT) || (!c->v[2].none && c->v[2].s.kind == PCT_SCALAR_FLOAT))
+            return 0; /* a float bound: computed in the default float, as in torch */
         if (c->v[2].none) name = "clamp_min_scalar_cpu";
         else if (c->v[1].none) name = "clamp_max_scalar_cpu";
         break;

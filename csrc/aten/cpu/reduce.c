@@ -851,7 +851,7 @@ RED_DEFINE_ALL(argmin)
 #define maxdim_COMBINE argmax_COMBINE
 #define maxdim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(maxdim, E, N, T, C, a, p, n, s, idx)
 #define maxdim_FINISH RED_VALIDX_FINISH
-RED_DEFINE_ALL(maxdim)
+RED_DEFINE_ALLU(maxdim) /* uint16/32/64: only for the 0-d and empty inputs torch answers (dispatch.c) */
 
 #define mindim_A argmax_A
 #define mindim_PRE(E, N, T, C)
@@ -860,7 +860,7 @@ RED_DEFINE_ALL(maxdim)
 #define mindim_COMBINE argmin_COMBINE
 #define mindim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(mindim, E, N, T, C, a, p, n, s, idx)
 #define mindim_FINISH RED_VALIDX_FINISH
-RED_DEFINE_ALL(mindim)
+RED_DEFINE_ALLU(mindim)
 
 /* aminmax: (min, max), NaN wins both */
 #define aminmax_A(E, N, T, C) struct { C mn, mx; }
@@ -902,7 +902,7 @@ RED_DEFINE_ALLU(any)
 #define cnz_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define cnz_RUN(E, N, T, C, a, p, n, s, idx) ((a) += cnz_ps_##N(p, n, s, 0, ctx))
 #define cnz_FINISH(E, N, T, C, a, o0, o1) (*(int64_t *)(o0) = (a))
-RED_DEFINE_ALL(cnz)
+RED_DEFINE_ALLU(cnz) /* count_nonzero along dims takes uint16/32/64 */
 
 /* var / std (and their _mean forms): Welford state in double. A run is reduced in two
  * passes (mean, then squared deviations) and merged with Chan's formula. */

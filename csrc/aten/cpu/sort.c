@@ -1041,6 +1041,9 @@ PyObject *pct_cpu_nanmedian_all(pct_call *c) { return sort_median_all(c, true); 
 #define SCAN_ACC_BFLOAT16 float
 #define SCAN_ACC_FLOAT32 double
 #define SCAN_ACC_FLOAT64 double
+#define SCAN_ACC_UINT16 uint64_t
+#define SCAN_ACC_UINT32 uint64_t
+#define SCAN_ACC_UINT64 uint64_t
 #define SCAN_TOACC_BOOL(x) ((uint64_t)(int64_t)(x))
 #define SCAN_TOACC_UINT8(x) ((uint64_t)(int64_t)(x))
 #define SCAN_TOACC_INT8(x) ((uint64_t)(int64_t)(x))
@@ -1051,6 +1054,9 @@ PyObject *pct_cpu_nanmedian_all(pct_call *c) { return sort_median_all(c, true); 
 #define SCAN_TOACC_BFLOAT16(x) (x)
 #define SCAN_TOACC_FLOAT32(x) ((double)(x))
 #define SCAN_TOACC_FLOAT64(x) (x)
+#define SCAN_TOACC_UINT16(x) ((uint64_t)(x))
+#define SCAN_TOACC_UINT32(x) ((uint64_t)(x))
+#define SCAN_TOACC_UINT64(x) ((uint64_t)(x))
 
 enum { SCAN_SUM, SCAN_PROD, SCAN_LOGSUMEXP, SCAN_MAX, SCAN_MIN };
 
@@ -1079,6 +1085,9 @@ static inline float scan_lae_f(float x, float y)
 #define SCAN_NEGINF_BFLOAT16 (-INFINITY)
 #define SCAN_NEGINF_FLOAT32 (-INFINITY)
 #define SCAN_NEGINF_FLOAT64 (-INFINITY)
+#define SCAN_NEGINF_UINT16 0
+#define SCAN_NEGINF_UINT32 0
+#define SCAN_NEGINF_UINT64 0
 #define SCAN_LAE_float scan_lae_f
 #define SCAN_LAE_double scan_lae_d
 #define SCAN_LAE_uint64_t(x, y) (x)
@@ -1139,12 +1148,12 @@ static inline float scan_lae_f(float x, float y)
         }                                                                                        \
         }                                                                                        \
     }
-PCT_FORALL_DTYPES(SORT_DEF_SCAN)
+PCT_FORALL_ALL_DTYPES(SORT_DEF_SCAN) /* uint16/32/64: for the 0-d and empty inputs torch answers */
 
 typedef void (*scan_row_fn)(int, char *, int64_t, int64_t *, int64_t, const char *, int64_t, int64_t);
 static const scan_row_fn scan_rows[PCT_NUM_DTYPES] = {
 #define SCAN_ENTRY(E, N, T, C, S) [PCT_##E] = scan_row_##N,
-    PCT_FORALL_DTYPES(SCAN_ENTRY)
+    PCT_FORALL_ALL_DTYPES(SCAN_ENTRY)
 #undef SCAN_ENTRY
 };
 
