@@ -247,6 +247,10 @@ CALLS.update({
     "mode_empty": lambda L, x: x[:0].mode(1), "topk_0d": lambda L, x: x[0, 1].topk(1), "topk_empty": lambda L, x: x[:0].topk(0),
     "kthvalue_0d": lambda L, x: x[0, 1].kthvalue(1), "cummax_0d": lambda L, x: x[0, 1].cummax(0), "cummin_empty": lambda L, x: x[:0].cummin(1),
     "repeat_interleave_tensor": lambda L, x: x.repeat_interleave(_i(L, [1, 2, 0]), 0),
+    "max_float_other": lambda L, x: L.max(x, L.tensor(1.25)), "min_float_other": lambda L, x: x.min(L.full((3, 4), 2.5)),
+    "max_float_first": lambda L, x: L.max(L.full((3, 4), 2.5), x), "max_int_other": lambda L, x: L.max(x, L.tensor(1)),
+    "cumsum_0d_to_uint": lambda L, x: x[0, 0].to(L.int64).cumsum(0, dtype=x.dtype), "cumsum_empty": lambda L, x: x[:0].cumsum(1),
+    "cumprod_0d": lambda L, x: x[1, 1].cumprod(0),
     # Python compositions of table ops
     "clamp_none": lambda L, x: L.clamp(x), "clamp_min_tensor": lambda L, x: L.clamp_min(x, x),
     "clamp_max_tensor": lambda L, x: L.clamp_max(x, x), "clamp_min_number": lambda L, x: L.clamp_min(x, 1),
@@ -321,7 +325,7 @@ def _close(got, exp):
     """Equal results; floating values (computed by libm in both, from the same integers) within 1e-6."""
     if isinstance(exp, list) and isinstance(got, list):
         return len(got) == len(exp) and all(_close(g, e) for g, e in zip(got, exp))
-    if isinstance(exp, tuple) and len(exp) == 3 and isinstance(exp[0], str) and exp[0].startswith("torch.float"):
+    if isinstance(exp, tuple) and len(exp) == 3 and isinstance(exp[0], str) and "float" in exp[0]:
         if got[:2] != exp[:2]:
             return False
         a, b = np.asarray(got[2], dtype=np.float64), np.asarray(exp[2], dtype=np.float64)
@@ -812,3 +816,12 @@ def test_can_cast_table_matches_torch():
             if a in UNSIGNED or b in UNSIGNED:
                 assert pyctorch.can_cast(getattr(pyctorch, a), getattr(pyctorch, b)) == \
                     torch.can_cast(getattr(torch, a), getattr(torch, b)), (a, b)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_pad_value_conversion_matches_torch(dtype):
+    """constant_pad_nd converts its value with torch's checked conversion: a negative float into an unsigned dtype,
+    a float beyond the range, or 2**63 into a float dtype by value."""
+    for value in [-4.125, 1000.5, -3, 300, 1e6, 2 ** 63, True, math.nan]:
+        _compare(lambda L: L.constant_pad_nd(L.tensor([1, 0], dtype=getattr(L, dtype)), [1, 0], value=value))

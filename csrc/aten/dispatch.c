@@ -94,6 +94,12 @@ static int refuse_unsigned(const pct_call *c)
     case PCT_OP_cummin: /* torch answers a 0-d or empty input without its kernel */
         if (c->v[0].t->ndim == 0 || c->v[0].t->numel == 0) return 0;
         break;
+    case PCT_OP_max_other: case PCT_OP_min_other: /* with a float other: maximum/minimum in that float */
+        if (pct_dtype_is_floating(c->v[1].t->dtype)) return 0;
+        break;
+    case PCT_OP_cumsum: case PCT_OP_cumprod: /* a 0-d or empty input is a copy in torch */
+        if (c->v[0].t->ndim == 0 || c->v[0].t->numel == 0) return 0;
+        break;
     case PCT_OP_topk: /* a 0-d one only */
         if (c->v[0].t->ndim == 0) return 0;
         break;
