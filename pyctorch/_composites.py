@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 _CPP_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+              "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 # ---- shared helpers ----
@@ -38,6 +39,16 @@ _CPP_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
 def _cpp(dtype):
     """torch's C++ name of a dtype (Float, Long, ...), as its error messages spell it."""
     return _CPP_NAMES[str(dtype).split(".")[1]]
+
+
+_UNSIGNED = (_C.uint16, _C.uint32, _C.uint64)
+
+
+def _refuse_unsigned(dtype, name):
+    """torch's refusal of its limited-support unsigned dtypes by a kernel that lacks them (csrc/aten/ops_unsigned.def
+    for the C ops)."""
+    if dtype in _UNSIGNED:
+        raise NotImplementedError(f'"{name}" not implemented for \'{_cpp(dtype)}\'')
 
 
 def _wrap_dim(dim, ndim):
@@ -58,7 +69,8 @@ def _is_float(dtype):
 
 
 def _is_integral(dtype, include_bool=False):
-    return dtype in (_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64) or (include_bool and dtype == _C.bool)
+    return dtype in (_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64, _C.uint16, _C.uint32, _C.uint64) or (
+        include_bool and dtype == _C.bool)
 
 
 def _as_tensor(x, like=None):
@@ -185,6 +197,7 @@ sinc_ = _inplace(sinc)
 def heaviside(input, values, *, out=None):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    _refuse_unsigned(input.dtype, "heaviside_cpu")
     with _no_grad():
         result = _C.where(input == 0, values, (input > 0).to(input.dtype))
     return _write_out(result, out, "heaviside")
@@ -362,12 +375,14 @@ clip, clip_ = _clamp_with("clip", _clip_scalar, _C.Tensor.clip_)
 
 def clamp_min(input, min, *, out=None):
     if isinstance(min, _C.Tensor):
+        _refuse_unsigned(_C.result_type(input, min), "maximum_cpu")
         return _write_out(_clamp_tensor(input, min, lambda x, b: x >= b), out, "clamp_min")
     return _C.clamp(input, min=min, out=out)
 
 
 def clamp_max(input, max, *, out=None):
     if isinstance(max, _C.Tensor):
+        _refuse_unsigned(_C.result_type(input, max), "minimum_cpu")
         return _write_out(_clamp_tensor(input, max, lambda x, b: x <= b), out, "clamp_max")
     return _C.clamp(input, max=max, out=out)
 
@@ -663,6 +678,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     for t in (elements, test_elements):
         if isinstance(t, _C.Tensor) and t.dtype == _C.bool:
             raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    _refuse_unsigned(dtype, "isin_default_cpu")
     e = _C.tensor(elements, dtype=dtype) if not isinstance(elements, _C.Tensor) else elements.to(dtype)
     t = _C.tensor(test_elements, dtype=dtype) if not isinstance(test_elements, _C.Tensor) else test_elements.to(dtype)
     t = t.reshape(-1)
@@ -698,6 +714,7 @@ def cross(input, other, dim=None, *, out=None):
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
+    _refuse_unsigned(input.dtype, "cross")
     a0, a1, a2 = input.unbind(d)
     b0, b1, b2 = other.unbind(d)
     result = _C.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)

@@ -75,8 +75,10 @@ _STORAGE_NAMES = {
     _C.bfloat16: "BFloat16Storage", _C.int64: "LongStorage", _C.int32: "IntStorage",
     _C.int16: "ShortStorage", _C.int8: "CharStorage", _C.uint8: "ByteStorage", _C.bool: "BoolStorage",
 }
-_DTYPE_NAMES = {d: str(d)[len("torch."):] for d in _STORAGE_NAMES}
-_ITEMSIZE = {d: _C.empty(0, dtype=d).element_size() for d in _STORAGE_NAMES}
+# dtypes without a legacy storage class: torch saves them on an UntypedStorage through _rebuild_tensor_v3
+_V3_DTYPES = (_C.uint16, _C.uint32, _C.uint64)
+_DTYPE_NAMES = {d: str(d)[len("torch."):] for d in (*_STORAGE_NAMES, *_V3_DTYPES)}
+_ITEMSIZE = {d: d.itemsize for d in _DTYPE_NAMES}
 
 
 class _TorchName:
@@ -94,6 +96,7 @@ class _TorchName:
 
 
 _REBUILD_TENSOR_V2 = _TorchName("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = _TorchName("torch._utils", "_rebuild_tensor_v3")
 _REBUILD_PARAMETER = _TorchName("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = _TorchName("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE_V2 = _TorchName("torch._tensor", "_rebuild_from_type_v2")
@@ -476,14 +479,18 @@ def _make_pickler_class(pickle_module):
                 return (_REBUILD_PARAMETER, (data, t.requires_grad, OrderedDict()))
             if t.device.type != "cpu":
                 t = t.cpu()
-            ref = _StorageRef(self._storages.pid(t.untyped_storage(), t.dtype))
+            v3 = t.dtype in _V3_DTYPES
+            ref = _StorageRef(self._storages.pid(t.untyped_storage(), None if v3 else t.dtype))
             args = (ref, t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.requires_grad, OrderedDict())
+            rebuild = _REBUILD_TENSOR_V2
+            if v3:
+                args, rebuild = args + (t.dtype,), _REBUILD_TENSOR_V3
             state = None if kind is Buffer else getattr(t, "__dict__", None)
             if kind is _C.Tensor or kind is Buffer:
                 if not state:
-                    return (_REBUILD_TENSOR_V2, args)
+                    return (rebuild, args)
                 kind = _C.Tensor
-            return (_REBUILD_FROM_TYPE_V2, (_REBUILD_TENSOR_V2, kind, args, dict(state) if state else {}))
+            return (_REBUILD_FROM_TYPE_V2, (rebuild, kind, args, dict(state) if state else {}))
 
         def save_global(self, obj, name=None):
             target = _torch_global(obj, name)

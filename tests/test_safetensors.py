@@ -181,8 +181,9 @@ def test_malformed_data_raises_and_never_reads_out_of_bounds(tmp_path):
     assert st.load(_blob(ok, struct.pack("<2f", 1, 2)))["a"].tolist() == [1.0, 2.0]
     flags = st.load(_blob({"m": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}}, b"\x05\x00\x01"))["m"]
     assert flags.tolist() == [True, False, True] and raw(flags) == b"\x01\x00\x01"  # other bytes read as True
-    with pytest.raises(st.SafetensorError, match="no dtype for safetensors dtype U16"):
-        st.load(_blob({"a": {"dtype": "U16", "shape": [1], "data_offsets": [0, 2]}}, b"\x00\x00"))
+    with pytest.raises(st.SafetensorError, match="no dtype for safetensors dtype C64"):
+        st.load(_blob({"a": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]}}, b"\x00" * 8))
+    assert st.load(_blob({"a": {"dtype": "U16", "shape": [1], "data_offsets": [0, 2]}}, b"\xff\xff"))["a"].tolist() == [65535]
     # a file truncated after its header was written
     good = st.save({"a": pyctorch.randn(100)})
     for cut in range(0, len(good), 37):

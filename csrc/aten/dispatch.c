@@ -24,10 +24,129 @@ int pct_ops_init(void)
 
 static const char *backend_name(int b) { return b == PCT_CUDA ? "CUDA" : "CPU"; }
 
+/* Note [Barebones unsigned dtypes]: torch 2.13 has uint16, uint32 and uint64 with "limited support": copies,
+ * views, fills, a few pointwise ops and reductions, sorting. Their enum values follow the fully supported dtypes and
+ * kernels' X-macro tables (PCT_FORALL_DTYPES) have no loops for them, so one check decides for a whole custom op:
+ * the dispatcher, which reads every tensor argument's device anyway, also notes whether the first tensor (torch's
+ * self, whose dtype its kernels dispatch on), the out= tensor or a dtype argument is unsigned, and refuses the call
+ * as torch does unless the op is listed in ops_unsigned.def. An unsigned index, mask or weight meets the kernel's
+ * own argument checks, as in torch. Pointwise table ops are not refused here: they may compute in a float
+ * (uint16 * 2.5), and their loop tables decide. */
+static const uint8_t unsigned_ok[PCT_NUM_OPS] = {
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 1,
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 1,
+#include "ops.def"
+#define PCT_UNSIGNED_OK(id) [PCT_OP_##id] = 1,
+#define PCT_UNSIGNED_INPUTS(id, name) [PCT_OP_##id] = 2,
+#include "ops_unsigned.def"
+};
+static const char *const unsigned_refusal_name[PCT_NUM_OPS] = {
+#define PCT_UNSIGNED_INPUTS(id, name) [PCT_OP_##id] = name,
+#define PCT_UNSIGNED_REFUSED(id, name) [PCT_OP_##id] = name,
+#include "ops_unsigned.def"
+};
+
+const char *pct_unsigned_refusal_name(int op_index) { return unsigned_refusal_name[op_index]; }
+
+/* The unsigned dtype of the first argument that has one (results only: a dtype= argument, out= or the in-place
+ * target), or -1. */
+static int unsigned_argument(const pct_call *c, bool results_only)
+{
+    const pct_signature *sig = &c->op->sig;
+    if (results_only && c->out && pct_dtype_is_barebones(c->out->dtype)) return c->out->dtype;
+    for (int i = 0; i < sig->nparams; i++) {
+        const pct_value *v = &c->v[i];
+        const int type = sig->params[i].type;
+        if (v->none || (results_only && type != PCT_ARG_DTYPE && i != sig->out_index)) continue;
+        int d = type == PCT_ARG_TENSOR ? v->t->dtype
+              : type == PCT_ARG_DTYPE ? v->dtype
+              : type == PCT_ARG_TENSORLIST && PySequence_Fast_GET_SIZE(v->obj) > 0
+                  ? ((const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[0])->dtype : -1;
+        if (pct_dtype_is_barebones(d)) return d;
+    }
+    return -1;
+}
+
+/* -1 with torch's refusal where the op does not take the unsigned dtypes it was given, else 0. */
+static int refuse_unsigned(const pct_call *c)
+{
+    const pct_signature *sig = &c->op->sig;
+    int dtype = unsigned_argument(c, unsigned_ok[c->op_index] == 2);
+    if (dtype < 0) return 0; /* inputs only: none of the results is unsigned */
+    const char *name = unsigned_refusal_name[c->op_index];
+    switch (c->op_index) { /* refusals that depend on the arguments */
+    case PCT_OP_softmax: case PCT_OP_log_softmax: { /* a float dtype= converts the input first */
+        if (!c->v[2].none && !pct_dtype_is_barebones(c->v[2].dtype)) return 0;
+        const int nd = c->v[0].t->ndim; /* torch's kernel for the last dim, or the general one */
+        const bool last = nd <= 1 || c->v[1].i == -1 || c->v[1].i == nd - 1;
+        if (!last) name = c->op_index == PCT_OP_softmax ? "softmax_kernel_impl" : "log_softmax_kernel_impl";
+        break;
+    }
+    case PCT_OP_count_nonzero: /* torch counts along dims as (x != 0).sum(dims); only the whole count refuses */
+        if (!c->v[1].none) return 0;
+        break;
+    case PCT_OP_rand_like: case PCT_OP_randn_like: { /* a float dtype= makes a float tensor */
+        const pct_value *d = pct_arg(c, "dtype");
+        if (!d->none && !pct_dtype_is_barebones(d->dtype)) return 0;
+        break;
+    }
+    case PCT_OP_max_dim: case PCT_OP_min_dim: case PCT_OP_mode: case PCT_OP_kthvalue: case PCT_OP_cummax:
+    case PCT_OP_cummin: /* torch answers a 0-d or empty input without its kernel */
+        if (c->v[0].t->ndim == 0 || c->v[0].t->numel == 0) return 0;
+        break;
+    case PCT_OP_max_other: case PCT_OP_min_other: /* with a float other: maximum/minimum in that float */
+        if (pct_dtype_is_floating(c->v[1].t->dtype)) return 0;
+        break;
+    case PCT_OP_cumsum: case PCT_OP_cumprod: /* a 0-d or empty input is a copy in torch */
+        if (c->v[0].t->ndim == 0 || c->v[0].t->numel == 0) return 0;
+        break;
+    case PCT_OP_topk: /* a 0-d one only */
+        if (c->v[0].t->ndim == 0) return 0;
+        break;
+    case PCT_OP_cross_entropy_loss: /* an unsigned target meets the kernel's own target check */
+        if (!pct_dtype_is_barebones(c->v[0].t->dtype)) return 0;
+        break;
+    case PCT_OP_pad: { /* constant and circular padding copy; reflect and replicate have kernels without them */
+        const char *mode = PyUnicode_AsUTF8(c->v[2].obj);
+        if (!mode) return -1;
+        if (strcmp(mode, "reflect") && strcmp(mode, "replicate")) return 0;
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_pad%dd\" not implemented for '%s'",
+                     mode[2] == 'f' ? "reflection" : "replication", c->v[1].n / 2, pct_dtype_cpp_name[dtype]);
+        return -1;
+    }
+    case PCT_OP_div_mode: /* rounding_mode=None is a true division, in float */
+        if (c->v[2].none) return 0;
+        name = PyUnicode_CompareWithASCIIString(c->v[2].obj, "trunc") == 0 ? "div_trunc_cpu" : "div_floor_cpu";
+        break;
+    case PCT_OP_scatter_reduce: { /* sum and prod share the plain scatter's loop */
+        const char *r = PyUnicode_AsUTF8(c->v[4].obj);
+        if (!r) return -1;
+        if (strcmp(r, "sum") && strcmp(r, "prod")) {
+            PyErr_Format(PyExc_NotImplementedError, "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for '%s'", r,
+                         pct_dtype_cpp_name[dtype]);
+            return -1;
+        }
+        break;
+    }
+    case PCT_OP_clamp: case PCT_OP_clip:
+        if (c->v[1].none && c->v[2].none) return 0; /* the kernel's "At least one of 'min' or 'max'" comes first */
+        if ((!c->v[1].none && c->v[1].s.kind == PCT_SCALAR_FLOAT) || (!c->v[2].none && c->v[2].s.kind == PCT_SCALAR_FLOAT))
+            return 0; /* a float bound: computed in the default float, as in torch */
+        if (c->v[2].none) name = "clamp_min_scalar_cpu";
+        else if (c->v[1].none) name = "clamp_max_scalar_cpu";
+        break;
+    default: break;
+    }
+    if (name) PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
+    else PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", sig->name, pct_dtype_cpp_name[dtype]);
+    return -1;
+}
+
 PyObject *pct_dispatch(pct_call *c)
 {
     const pct_signature *sig = &c->op->sig;
     int backend = -1, index = -1;
+    bool has_unsigned = false; /* Note [Barebones unsigned dtypes] */
     /* The backend is that of the tensor arguments; 0-d CPU tensors may join any device. */
     for (int i = 0; i < sig->nparams; i++) {
         const pct_param *p = &sig->params[i];
@@ -37,11 +156,16 @@ PyObject *pct_dispatch(pct_call *c)
         if (p->type == PCT_ARG_TENSOR) t = v->t;
         else if (p->type == PCT_ARG_TENSORLIST && PySequence_Fast_GET_SIZE(v->obj) > 0)
             t = (const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[0];
-        if (t && (backend < 0 || (backend == PCT_CPU && t->device_type != PCT_CPU))) {
+        else if (p->type == PCT_ARG_DTYPE) has_unsigned |= pct_dtype_is_barebones(v->dtype);
+        if (!t) continue;
+        if (backend < 0) has_unsigned |= pct_dtype_is_barebones(t->dtype); /* the first tensor: torch's self */
+        if (backend < 0 || (backend == PCT_CPU && t->device_type != PCT_CPU)) {
             backend = t->device_type;
             index = t->device_index;
         }
     }
+    if (c->out) has_unsigned |= pct_dtype_is_barebones(c->out->dtype); /* out= or the in-place target */
+    if (has_unsigned && unsigned_ok[c->op_index] != 1 && refuse_unsigned(c) < 0) return NULL;
     if (backend < 0) backend = PCT_CPU; /* factories: the device argument is the kernel's business */
     if (backend != PCT_CPU) {
         for (int i = 0; i < sig->nparams; i++) {

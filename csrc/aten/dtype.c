@@ -3,24 +3,25 @@
 
 const int pct_dtype_itemsize[PCT_NUM_DTYPES] = {
 #define PCT_DTYPE_SIZE(E, N, T, C, S) (int)sizeof(T),
-    PCT_FORALL_DTYPES(PCT_DTYPE_SIZE)
+    PCT_FORALL_ALL_DTYPES(PCT_DTYPE_SIZE)
 #undef PCT_DTYPE_SIZE
 };
 
 const char *const pct_dtype_name[PCT_NUM_DTYPES] = {
 #define PCT_DTYPE_STR(E, N, T, C, S) S,
-    PCT_FORALL_DTYPES(PCT_DTYPE_STR)
+    PCT_FORALL_ALL_DTYPES(PCT_DTYPE_STR)
 #undef PCT_DTYPE_STR
 };
 
 const char *const pct_dtype_cpp_name[PCT_NUM_DTYPES] = {
 #define PCT_DTYPE_CPP(E, N, T, C, S) #N,
-    PCT_FORALL_DTYPES(PCT_DTYPE_CPP)
+    PCT_FORALL_ALL_DTYPES(PCT_DTYPE_CPP)
 #undef PCT_DTYPE_CPP
 };
 
 const char *const pct_dtype_cpp_type_name[PCT_NUM_DTYPES] = {
     "bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float", "double",
+    "short unsigned int", "unsigned int", "long unsigned int",
 };
 
 int pct_default_dtype = PCT_FLOAT32;
@@ -40,6 +41,12 @@ int pct_promote_types(int a, int b)
     if (a == b) return a;
     if (a == PCT_DTYPE_UNDEFINED) return b;
     if (b == PCT_DTYPE_UNDEFINED) return a;
+    /* torch promotes uint16/32/64 only with floating dtypes (the float wins) */
+    if (pct_dtype_is_barebones(a) || pct_dtype_is_barebones(b)) {
+        if (pct_dtype_is_floating(a)) return a;
+        if (pct_dtype_is_floating(b)) return b;
+        return -1;
+    }
     if (a == PCT_BOOL) return b;
     if (b == PCT_BOOL) return a;
     bool fa = pct_dtype_is_floating(a), fb = pct_dtype_is_floating(b);
@@ -71,7 +78,12 @@ bool pct_can_cast(int from, int to) { return category(from) <= category(to); }
  * is refused (the first refused pair is kept; the uint64 goes on so the rest of the state stays defined). */
 static int promote_u(pct_result_type_state *s, int a, int b)
 {
-    if (a != PCT_UINT64_SCALAR && b != PCT_UINT64_SCALAR) return pct_promote_types(a, b);
+    if (a != PCT_UINT64_SCALAR && b != PCT_UINT64_SCALAR) {
+        int r = pct_promote_types(a, b);
+        if (r >= 0) return r;
+        if (!s->refused_a && !s->refused_b) { s->refused_a = a; s->refused_b = b; }
+        return a; /* refused: keep a defined state */
+    }
     if (a == b || b == PCT_DTYPE_UNDEFINED) return a;
     if (a == PCT_DTYPE_UNDEFINED) return b;
     int other = a == PCT_UINT64_SCALAR ? b : a;
@@ -94,7 +106,7 @@ static int combine_categories(pct_result_type_state *s, int higher, int lower)
         return higher == PCT_BOOL ? promote_u(s, higher, lower) : higher;
     if (higher != PCT_DTYPE_UNDEFINED && pct_dtype_is_floating(higher)) return higher;
     if (higher == PCT_BOOL || (lower != PCT_DTYPE_UNDEFINED && pct_dtype_is_floating(lower)))
-        return pct_promote_types(higher, lower);
+        return promote_u(s, higher, lower);
     if (higher != PCT_DTYPE_UNDEFINED) return higher;
     return lower;
 }
@@ -110,7 +122,7 @@ double pct_load_as_double(const void *p, int d)
 {
     switch (d) {
 #define PCT_LOAD_D(E, N, T, C, S) case PCT_##E: return (double)PCT_TO_COMPUTE_##E(*(const T *)p);
-        PCT_FORALL_DTYPES(PCT_LOAD_D)
+        PCT_FORALL_ALL_DTYPES(PCT_LOAD_D)
 #undef PCT_LOAD_D
     default: return 0;
     }
@@ -120,7 +132,7 @@ int64_t pct_load_as_int64(const void *p, int d)
 {
     switch (d) {
 #define PCT_LOAD_I(E, N, T, C, S) case PCT_##E: return (int64_t)PCT_TO_COMPUTE_##E(*(const T *)p);
-        PCT_FORALL_DTYPES(PCT_LOAD_I)
+        PCT_FORALL_ALL_DTYPES(PCT_LOAD_I)
 #undef PCT_LOAD_I
     default: return 0;
     }
@@ -130,7 +142,7 @@ void pct_store_double(void *p, int d, double v)
 {
     switch (d) {
 #define PCT_STORE_D(E, N, T, C, S) case PCT_##E: *(T *)p = PCT_FROM_COMPUTE_##E((C)v); break;
-        PCT_FORALL_DTYPES(PCT_STORE_D)
+        PCT_FORALL_ALL_DTYPES(PCT_STORE_D)
 #undef PCT_STORE_D
     default: break;
     }
@@ -140,7 +152,7 @@ void pct_store_int64(void *p, int d, int64_t v)
 {
     switch (d) {
 #define PCT_STORE_I(E, N, T, C, S) case PCT_##E: *(T *)p = PCT_FROM_COMPUTE_##E((C)v); break;
-        PCT_FORALL_DTYPES(PCT_STORE_I)
+        PCT_FORALL_ALL_DTYPES(PCT_STORE_I)
 #undef PCT_STORE_I
     default: break;
     }

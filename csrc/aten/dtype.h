@@ -27,6 +27,19 @@ typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
     X(FLOAT32, Float, float, float, "float32")                 \
     X(FLOAT64, Double, double, double, "float64")
 
+/* The "barebones" unsigned dtypes torch has with limited support (uint16, uint32, uint64): after the
+ * dtypes above in the enum, and not in PCT_FORALL_DTYPES, so a kernel that expands loops over
+ * PCT_FORALL_DTYPES has no loop for them (its table holds NULL there). Code that supports them (copies,
+ * conversions, sort, the few pointwise ops torch has) expands PCT_FORALL_ALL_DTYPES, torch's
+ * AT_BAREBONES_UNSIGNED_TYPES. Note [Barebones unsigned dtypes] in csrc/aten/dispatch.c says how an op
+ * that does not list them refuses them. They compute in their own type. */
+#define PCT_FORALL_UNSIGNED_DTYPES(X)                          \
+    X(UINT16, UInt16, uint16_t, uint16_t, "uint16")            \
+    X(UINT32, UInt32, uint32_t, uint32_t, "uint32")            \
+    X(UINT64, UInt64, uint64_t, uint64_t, "uint64")
+
+#define PCT_FORALL_ALL_DTYPES(X) PCT_FORALL_DTYPES(X) PCT_FORALL_UNSIGNED_DTYPES(X)
+
 /* The same list, passing a fixed first dtype along, so loops over pairs of dtypes can
  * nest: X(E, N, T, C, S, OE, ON, OT, OC). */
 #define PCT_FORALL_DTYPES_PAIRED(X, OE, ON, OT, OC)                 \
@@ -41,9 +54,16 @@ typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
     X(FLOAT32, Float, float, float, "float32", OE, ON, OT, OC)       \
     X(FLOAT64, Double, double, double, "float64", OE, ON, OT, OC)
 
+#define PCT_FORALL_UNSIGNED_DTYPES_PAIRED(X, OE, ON, OT, OC)               \
+    X(UINT16, UInt16, uint16_t, uint16_t, "uint16", OE, ON, OT, OC)          \
+    X(UINT32, UInt32, uint32_t, uint32_t, "uint32", OE, ON, OT, OC)          \
+    X(UINT64, UInt64, uint64_t, uint64_t, "uint64", OE, ON, OT, OC)
+#define PCT_FORALL_ALL_DTYPES_PAIRED(X, OE, ON, OT, OC) \
+    PCT_FORALL_DTYPES_PAIRED(X, OE, ON, OT, OC) PCT_FORALL_UNSIGNED_DTYPES_PAIRED(X, OE, ON, OT, OC)
+
 typedef enum pct_dtype {
 #define PCT_DTYPE_ENUM(E, N, T, C, S) PCT_##E,
-    PCT_FORALL_DTYPES(PCT_DTYPE_ENUM)
+    PCT_FORALL_ALL_DTYPES(PCT_DTYPE_ENUM)
 #undef PCT_DTYPE_ENUM
     PCT_NUM_DTYPES,
     PCT_DTYPE_UNDEFINED = 255
@@ -71,15 +91,18 @@ extern const char *const pct_dtype_cpp_name[PCT_NUM_DTYPES];
 extern const char *const pct_dtype_cpp_type_name[PCT_NUM_DTYPES];
 
 static inline bool pct_dtype_is_floating(int d) { return d >= PCT_FLOAT16 && d <= PCT_FLOAT64; }
+/* uint16, uint32, uint64 (PCT_FORALL_UNSIGNED_DTYPES) */
+static inline bool pct_dtype_is_barebones(int d) { return d >= PCT_UINT16 && d <= PCT_UINT64; }
 static inline bool pct_dtype_is_integral(int d, bool include_bool)
 {
-    return (d >= PCT_UINT8 && d <= PCT_INT64) || (include_bool && d == PCT_BOOL);
+    return (d >= PCT_UINT8 && d <= PCT_INT64) || pct_dtype_is_barebones(d) || (include_bool && d == PCT_BOOL);
 }
-static inline bool pct_dtype_is_signed(int d) { return d != PCT_BOOL && d != PCT_UINT8; }
+static inline bool pct_dtype_is_signed(int d) { return d != PCT_BOOL && d != PCT_UINT8 && !pct_dtype_is_barebones(d); }
 /* Half and bfloat16 are "reduced" floats: stored in 16 bits, computed in float. */
 static inline bool pct_dtype_is_reduced_float(int d) { return d == PCT_FLOAT16 || d == PCT_BFLOAT16; }
 
-/* torch.promote_types for two dtypes. */
+/* torch.promote_types for two dtypes; -1 where torch refuses (uint16/32/64 with any other non-float dtype:
+ * pct_promote_types_or_raise in iter.h raises torch's error). */
 int pct_promote_types(int a, int b);
 /* torch.can_cast(from, to): category may not go "down" (float->int, int->bool). */
 bool pct_can_cast(int from, int to);
@@ -159,6 +182,9 @@ static inline pct_half pct_float_to_half(float f)
 #define PCT_TO_COMPUTE_BFLOAT16(v) pct_bf16_to_float(v)
 #define PCT_TO_COMPUTE_FLOAT32(v) (v)
 #define PCT_TO_COMPUTE_FLOAT64(v) (v)
+#define PCT_TO_COMPUTE_UINT16(v) (v)
+#define PCT_TO_COMPUTE_UINT32(v) (v)
+#define PCT_TO_COMPUTE_UINT64(v) (v)
 #define PCT_FROM_COMPUTE_BOOL(v) ((v) != 0)
 #define PCT_FROM_COMPUTE_UINT8(v) ((uint8_t)(int64_t)(v))
 #define PCT_FROM_COMPUTE_INT8(v) ((int8_t)(int64_t)(v))
@@ -169,6 +195,9 @@ static inline pct_half pct_float_to_half(float f)
 #define PCT_FROM_COMPUTE_BFLOAT16(v) pct_float_to_bf16((float)(v))
 #define PCT_FROM_COMPUTE_FLOAT32(v) ((float)(v))
 #define PCT_FROM_COMPUTE_FLOAT64(v) ((double)(v))
+#define PCT_FROM_COMPUTE_UINT16(v) ((uint16_t)(v))
+#define PCT_FROM_COMPUTE_UINT32(v) ((uint32_t)(v))
+#define PCT_FROM_COMPUTE_UINT64(v) ((uint64_t)(v))
 
 /* Read element p (of dtype d) as double / int64, write a double into p. For scalars. */
 double pct_load_as_double(const void *p, int d);

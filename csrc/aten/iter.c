@@ -40,15 +40,25 @@ static int tier_of(const pct_tensor *t)
     return t->ndim == 0 ? 1 : 0;
 }
 
-int pct_result_type_done(pct_result_type_state *st)
+static int raise_refused_promotion(int da, int db)
 {
-    int r = pct_result_type_finish(st);
-    if (r >= 0) return r;
-    const char *a = st->refused_a == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[st->refused_a];
-    const char *b = st->refused_b == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[st->refused_b];
+    const char *a = da == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[da];
+    const char *b = db == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[db];
     PyErr_Format(PyExc_RuntimeError, "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote %s and %s",
                  a, b);
     return -1;
+}
+
+int pct_result_type_done(pct_result_type_state *st)
+{
+    int r = pct_result_type_finish(st);
+    return r >= 0 ? r : raise_refused_promotion(st->refused_a, st->refused_b);
+}
+
+int pct_promote_types_or_raise(int a, int b)
+{
+    int r = pct_promote_types(a, b);
+    return r >= 0 ? r : raise_refused_promotion(a, b);
 }
 
 int pct_result_type_of(int n, pct_tensor *const *ts)
@@ -239,7 +249,8 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     int common = cfg->compute_dtype;
     if (common < 0 && numbers_only) {
         common = cfg->inputs[0]->dtype;
-        for (int i = 1; i < cfg->ninputs; i++) common = pct_promote_types(common, cfg->inputs[i]->dtype);
+        for (int i = 1; i < cfg->ninputs && common >= 0; i++) common = pct_promote_types_or_raise(common, cfg->inputs[i]->dtype);
+        if (common < 0) return -1;
     }
     if (common < 0 && (common = pct_result_type_of(cfg->ninputs, (pct_tensor *const *)cfg->inputs)) < 0) return -1;
     if (cfg->int_to_float && !pct_dtype_is_floating(common)) common = numbers_only ? PCT_FLOAT64 : pct_default_dtype;

@@ -71,6 +71,8 @@ int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int
 int pct_result_type_of(int n, pct_tensor *const *ts);
 /* pct_result_type_finish, raising torch's error for a refused promotion; -1 then. */
 int pct_result_type_done(pct_result_type_state *st);
+/* pct_promote_types, raising torch's "Promotion for uint16, uint32, uint64 types is not supported" where it refuses. */
+int pct_promote_types_or_raise(int a, int b);
 
 /* The order in which TensorIterator lays out and walks dims (perm[0] fastest): C order, insertion-sorted
  * by the operands' strides (strides[k][d], 0 where operand k broadcasts). */

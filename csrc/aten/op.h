@@ -138,6 +138,10 @@ int pct_ops_init(void);
 /* Calls the kernel for c->op on the backend of its tensor arguments. */
 PyObject *pct_dispatch(pct_call *c);
 
+/* torch's kernel name in its "not implemented for 'UInt16'" refusal of op_index where that is not "<op>_cpu", else NULL
+ * (csrc/aten/ops_unsigned.def). */
+const char *pct_unsigned_refusal_name(int op_index);
+
 /* Calls an operator by id from C with already-made arguments (positional PyObjects). */
 PyObject *pct_call_op(int op_index, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
@@ -145,8 +149,9 @@ PyObject *pct_call_op(int op_index, PyObject *const *args, Py_ssize_t nargs, PyO
 /* The value of the parameter called `name` (for kernels shared by several schemas). */
 const pct_value *pct_arg(const pct_call *c, const char *name);
 static inline double pct_scalar_to_double(const pct_scalar *s) { return s->d; }
-/* Note [uint64 scalars]: torch keeps a Python int in [2^63, 2^64) as a uint64 Scalar. pyctorch has no uint64 dtype;
- * such an int is a PCT_SCALAR_INT whose i holds its bits (negative) and d its value (positive), and as a wrapped
+/* Note [uint64 scalars]: torch keeps a Python int in [2^63, 2^64) as a uint64 Scalar. pyctorch's scalars are int64
+ * or double (the uint64 dtype is for tensors, Note [Barebones unsigned dtypes] in dispatch.c); such an int is a
+ * PCT_SCALAR_INT whose i holds its bits (negative) and d its value (positive), and as a wrapped
  * number an int64 0-d tensor flagged PCT_FLAG_UINT64_NUMBER. Its dtype in promotion is PCT_UINT64_SCALAR: with a
  * floating operand it becomes that float (by value), with an integral one that type (wrapping, as in torch), and
  * with only bools (or another int number) torch's "Promotion for uint16, uint32, uint64 types is not supported". */

@@ -349,6 +349,10 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
     } else {
         pct_scalar sc;
         if (pct_scalar_from_object(value, &sc) == 0) {
+            if (pct_scalar_is_uint64(&sc)) { /* torch reads the value as a C long long */
+                PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+                return -1;
+            }
             /* torch converts a Python number to t's dtype with its range check (float16/bfloat16: through float) */
             if (!accumulate && !pct_dtype_is_reduced_float(t->dtype) && pct_scalar_check_fits(&sc, t->dtype) < 0) return -1;
             src = pct_tensor_scalar(t->dtype, sc.d, sc.i, sc.kind == PCT_SCALAR_FLOAT);
@@ -380,6 +384,12 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
         }
         if (sv && sv != src) Py_DECREF(sv);
         if (rc == 0 && v->numel == 0) pct_tensor_bump_version(t);
+    } else if (pct_dtype_is_barebones(v->dtype)) {
+        /* torch writes through index_put_ (or masked_fill_ for one mask key and a 0-d value): neither takes
+         * uint16/32/64 (Note [Barebones unsigned dtypes] in csrc/aten/dispatch.c) */
+        bool mask = PCT_TENSOR_CHECK(key) && (((pct_tensor *)key)->dtype == PCT_BOOL || ((pct_tensor *)key)->dtype == PCT_UINT8);
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", mask && src->ndim == 0 ? "masked_fill" : "index_put",
+                     pct_dtype_cpp_name[v->dtype]);
     } else {
         pct_tensor *idx[PCT_MAX_DIMS];
         for (int i = 0; i < s.ndim; i++) idx[i] = (pct_tensor *)s.adv[i];

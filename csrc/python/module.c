@@ -42,7 +42,8 @@ static PyObject *py_promote_types(PyObject *m, PyObject *args)
     (void)m;
     PyObject *a, *b;
     if (!PyArg_ParseTuple(args, "O!O!:promote_types", &pct_DtypeType, &a, &pct_DtypeType, &b)) return NULL;
-    int r = pct_promote_types(((pct_dtype_object *)a)->dtype, ((pct_dtype_object *)b)->dtype);
+    int r = pct_promote_types_or_raise(((pct_dtype_object *)a)->dtype, ((pct_dtype_object *)b)->dtype);
+    if (r < 0) return NULL;
     PyObject *d = pct_dtype_objects[r];
     Py_INCREF(d);
     return d;
@@ -186,6 +187,7 @@ static const struct { const char *name; int dtype; } dtype_names[] = {
     {"int32", PCT_INT32}, {"int", PCT_INT32}, {"int64", PCT_INT64}, {"long", PCT_INT64},
     {"float16", PCT_FLOAT16}, {"half", PCT_FLOAT16}, {"bfloat16", PCT_BFLOAT16},
     {"float32", PCT_FLOAT32}, {"float", PCT_FLOAT32}, {"float64", PCT_FLOAT64}, {"double", PCT_FLOAT64},
+    {"uint16", PCT_UINT16}, {"uint32", PCT_UINT32}, {"uint64", PCT_UINT64},
 };
 
 PyObject *pct_LinAlgError; /* owned by the module init for the life of the process */

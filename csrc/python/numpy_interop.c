@@ -39,6 +39,9 @@ static int dtype_from_numpy(int typenum)
     case NPY_INT16: return PCT_INT16;
     case NPY_INT32: return PCT_INT32;
     case NPY_LONG: case NPY_LONGLONG: return PCT_INT64;
+    case NPY_UINT16: return PCT_UINT16;
+    case NPY_UINT32: return PCT_UINT32;
+    case NPY_ULONG: case NPY_ULONGLONG: return PCT_UINT64;
     case NPY_FLOAT16: return PCT_FLOAT16;
     case NPY_FLOAT32: return PCT_FLOAT32;
     case NPY_FLOAT64: return PCT_FLOAT64;
@@ -61,7 +64,7 @@ int pct_numpy_scalar_dtype(PyObject *o)
 static int numpy_from_dtype(int dtype)
 {
     static const int map[PCT_NUM_DTYPES] = {NPY_BOOL, NPY_UINT8, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64,
-                                            NPY_FLOAT16, -1, NPY_FLOAT32, NPY_FLOAT64};
+                                            NPY_FLOAT16, -1, NPY_FLOAT32, NPY_FLOAT64, NPY_UINT16, NPY_UINT32, NPY_UINT64};
     return map[dtype];
 }
 
@@ -224,7 +227,7 @@ static void dl_dtype(int dtype, pct_DLDataType *d)
     d->lanes = 1;
     d->bits = (uint8_t)(pct_dtype_itemsize[dtype] * 8);
     if (dtype == PCT_BOOL) d->code = DL_BOOL;
-    else if (dtype == PCT_UINT8) d->code = DL_UINT;
+    else if (dtype == PCT_UINT8 || pct_dtype_is_barebones(dtype)) d->code = DL_UINT;
     else if (dtype == PCT_BFLOAT16) d->code = DL_BFLOAT;
     else if (pct_dtype_is_floating(dtype)) d->code = DL_FLOAT;
     else d->code = DL_INT;
@@ -282,7 +285,7 @@ static int dtype_from_dl(pct_DLDataType d)
     if (d.lanes != 1) return -1;
     switch (d.code) {
     case DL_BOOL: return d.bits == 8 ? PCT_BOOL : -1;
-    case DL_UINT: return d.bits == 8 ? PCT_UINT8 : -1;
+    case DL_UINT: return d.bits == 8 ? PCT_UINT8 : d.bits == 16 ? PCT_UINT16 : d.bits == 32 ? PCT_UINT32 : d.bits == 64 ? PCT_UINT64 : -1;
     case DL_INT: return d.bits == 8 ? PCT_INT8 : d.bits == 16 ? PCT_INT16 : d.bits == 32 ? PCT_INT32 : d.bits == 64 ? PCT_INT64 : -1;
     case DL_FLOAT: return d.bits == 16 ? PCT_FLOAT16 : d.bits == 32 ? PCT_FLOAT32 : d.bits == 64 ? PCT_FLOAT64 : -1;
     case DL_BFLOAT: return d.bits == 16 ? PCT_BFLOAT16 : -1;

@@ -225,6 +225,10 @@ static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"requires_grad", NULL};
     PyObject *flag = Py_True;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O!:requires_grad_", kwlist, &PyBool_Type, &flag)) return NULL;
+    if (flag == Py_True && !pct_dtype_is_floating(((pct_tensor *)self)->dtype)) { /* torch's method words it so */
+        PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point dtype can require gradients");
+        return NULL;
+    }
     if (set_requires_grad(self, flag, NULL) < 0) return NULL;
     Py_INCREF(self);
     return self;
@@ -276,7 +280,7 @@ static PyObject *m_type(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|Op:type", kwlist, &d, &nb)) return NULL;
     static const char *const legacy[PCT_NUM_DTYPES] = {"torch.BoolTensor", "torch.ByteTensor", "torch.CharTensor",
         "torch.ShortTensor", "torch.IntTensor", "torch.LongTensor", "torch.HalfTensor", "torch.BFloat16Tensor",
-        "torch.FloatTensor", "torch.DoubleTensor"};
+        "torch.FloatTensor", "torch.DoubleTensor", "torch.UInt16Tensor", "torch.UInt32Tensor", "torch.UInt64Tensor"};
     if (d == Py_None) return PyUnicode_FromString(legacy[T(self)->dtype]);
     int dtype = -1;
     if (PyUnicode_Check(d)) {

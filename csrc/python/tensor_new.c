@@ -17,8 +17,8 @@ static int infer(PyObject *o, int depth, int64_t *shape, int *ndim, int *dtype)
         }
         for (int i = 0; i < t->ndim; i++) shape[depth + i] = t->sizes[i];
         *ndim = depth + t->ndim;
-        *dtype = pct_promote_types(*dtype == KIND_NONE ? PCT_DTYPE_UNDEFINED : *dtype, t->dtype);
-        return 0;
+        *dtype = pct_promote_types_or_raise(*dtype == KIND_NONE ? PCT_DTYPE_UNDEFINED : *dtype, t->dtype);
+        return *dtype < 0 ? -1 : 0;
     }
     /* a scalar's own dtype (a NumPy scalar keeps its dtype: np.float64 before float, of which it
      * is a subclass), promoted with the others' as torch does */
@@ -27,16 +27,16 @@ static int infer(PyObject *o, int depth, int64_t *shape, int *ndim, int *dtype)
         scalar_dtype = PyBool_Check(o) ? PCT_BOOL : PyLong_Check(o) ? PCT_INT64 : PyFloat_Check(o) ? pct_default_dtype : -1;
     if (scalar_dtype >= 0) {
         *ndim = depth;
-        *dtype = *dtype == KIND_NONE ? scalar_dtype : pct_promote_types(*dtype, scalar_dtype);
-        return 0;
+        *dtype = *dtype == KIND_NONE ? scalar_dtype : pct_promote_types_or_raise(*dtype, scalar_dtype);
+        return *dtype < 0 ? -1 : 0;
     }
     if (PyUnicode_Check(o) || PyBytes_Check(o) || !PySequence_Check(o)) {
         pct_scalar s;
         if (pct_scalar_from_object(o, &s) == 0) {
             *ndim = depth;
             int d = s.kind == PCT_SCALAR_FLOAT ? pct_default_dtype : s.kind == PCT_SCALAR_INT ? PCT_INT64 : PCT_BOOL;
-            *dtype = *dtype == KIND_NONE ? d : pct_promote_types(*dtype, d);
-            return 0;
+            *dtype = *dtype == KIND_NONE ? d : pct_promote_types_or_raise(*dtype, d);
+            return *dtype < 0 ? -1 : 0;
         }
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name);
         return -1;
@@ -110,6 +110,15 @@ static int check_tensor_values(pct_tensor *src, int dtype)
 /* Writes the values of o into *p (dtype), advancing *p. */
 static int fill(PyObject *o, char **p, int dtype, int item)
 {
+    if (dtype == PCT_UINT64 && (PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o)))) {
+        /* torch reads uint64 data as C unsigned long long: Python's own errors for floats, negative or huge ints */
+        if (PyFloat_Check(o)) { PyErr_SetString(PyExc_TypeError, "an integer is required"); return -1; }
+        unsigned long long u = PyLong_AsUnsignedLongLong(o);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+        memcpy(*p, &u, sizeof u);
+        *p += item;
+        return 0;
+    }
     if (PyFloat_Check(o)) {
         pct_scalar s = {PCT_SCALAR_FLOAT, 0, PyFloat_AS_DOUBLE(o), 0};
         if (check_int_value(&s, dtype) < 0) return -1;
@@ -274,6 +283,7 @@ PyObject *pct_scalar_to_python(const void *p, int dtype)
 {
     if (dtype == PCT_BOOL) return PyBool_FromLong(*(const uint8_t *)p != 0); /* any nonzero byte is True */
     if (pct_dtype_is_floating(dtype)) return PyFloat_FromDouble(pct_load_as_double(p, dtype));
+    if (dtype == PCT_UINT64) return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
     return PyLong_FromLongLong(pct_load_as_int64(p, dtype));
 }
 

@@ -249,10 +249,17 @@ static int single_value(pct_tensor *t, const char *what)
     }
     return 0;
 }
+/* torch reads a uint64 element for int(), __index__ and bool() as an int64: -1 with its error above INT64_MAX */
+static int check_uint64_as_int64(const pct_tensor *t)
+{
+    if (t->dtype != PCT_UINT64 || *(const uint64_t *)pct_tensor_data(t) <= (uint64_t)INT64_MAX) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int64_t without overflow");
+    return -1;
+}
 static int nb_bool(PyObject *a)
 {
     pct_tensor *t = (pct_tensor *)a;
-    if (single_value(t, "Boolean value") < 0) return -1;
+    if (single_value(t, "Boolean value") < 0 || check_uint64_as_int64(t) < 0) return -1;
     return pct_load_as_double(pct_tensor_data(t), t->dtype) != 0;
 }
 static PyObject *nb_float(PyObject *a)
@@ -269,6 +276,7 @@ static PyObject *nb_int(PyObject *a)
         double d = pct_load_as_double(pct_tensor_data(t), t->dtype);
         return PyLong_FromDouble(d);
     }
+    if (check_uint64_as_int64(t) < 0) return NULL;
     return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
 }
 static PyObject *nb_index(PyObject *a)
@@ -278,6 +286,7 @@ static PyObject *nb_index(PyObject *a)
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
         return NULL;
     }
+    if (check_uint64_as_int64(t) < 0) return NULL;
     return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
 }
 
@@ -354,6 +363,9 @@ static const char *buffer_format(int dtype)
     case PCT_FLOAT16: return "e";
     case PCT_FLOAT32: return "f";
     case PCT_FLOAT64: return "d";
+    case PCT_UINT16: return "H";
+    case PCT_UINT32: return "I";
+    case PCT_UINT64: return "Q";
     default: return NULL; /* bfloat16 has no struct format */
     }
 }

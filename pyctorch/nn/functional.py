@@ -431,8 +431,11 @@ def _vector_norm_clamped(x, dim, eps):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     shape = torch.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(shape), x2.expand(shape)
+    common = torch.promote_types(x1.dtype, x2.dtype)
+    if not common.is_floating_point:
+        from .._composites import _cpp
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_cpp(common)}")
     if x1.dtype != x2.dtype:
-        common = torch.promote_types(x1.dtype, x2.dtype)
         x1, x2 = x1.to(common), x2.to(common)
     return ((x1 / _vector_norm_clamped(x1, dim, eps)) * (x2 / _vector_norm_clamped(x2, dim, eps))).sum(dim)
 
@@ -550,8 +553,8 @@ def _sdpa_check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa):
                            f"{_cpp_type(query.dtype)} key.dtype: {_cpp_type(key.dtype)} and value.dtype: "
                            f"{_cpp_type(value.dtype)} instead.")
     if not query.dtype.is_floating_point:
-        name = str(query.dtype).split(".")[-1]
-        raise RuntimeError(f"expected scalar type Float but found {name.capitalize() if name != 'int64' else 'Long'}")
+        from .._composites import _cpp
+        raise RuntimeError(f"expected scalar type Float but found {_cpp(query.dtype)}")
     if attn_mask is not None:
         if attn_mask.dtype != torch.bool and attn_mask.dtype != torch.float32 and attn_mask.dtype != query.dtype:
             raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "

@@ -31,13 +31,14 @@ class SafetensorError(Exception):
 _DTYPES = {
     "F64": _C.float64, "F32": _C.float32, "F16": _C.float16, "BF16": _C.bfloat16, "I64": _C.int64,
     "I32": _C.int32, "I16": _C.int16, "I8": _C.int8, "U8": _C.uint8, "BOOL": _C.bool,
+    "U16": _C.uint16, "U32": _C.uint32, "U64": _C.uint64,
 }
 _CODES = {d: c for c, d in _DTYPES.items()}
 # safetensors' Dtype enum is ordered by increasing alignment; saving sorts by it, descending
-_ORDER = {c: i for i, c in enumerate(["BOOL", "U8", "I8", "I16", "F16", "BF16", "I32", "F32", "F64", "I64"])}
+_ORDER = {c: i for i, c in enumerate(["BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64",
+                                       "U64"])}
 # dtypes of the format that pyctorch has no tensor type for (recognised only to name them in errors)
-_FOREIGN = {"F4", "F6_E2M3", "F6_E3M2", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "U16",
-            "U32", "U64", "C64"}
+_FOREIGN = {"F4", "F6_E2M3", "F6_E3M2", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "C64"}
 _ITEMSIZE = {c: _C.empty(0, dtype=d).element_size() for c, d in _DTYPES.items()}
 
 

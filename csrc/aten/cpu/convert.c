@@ -105,7 +105,8 @@ int pct_scalar_check_fits(const pct_scalar *s, int dtype)
 {
     static const char *const cpp[PCT_NUM_DTYPES] = {
         [PCT_UINT8] = "uint8_t", [PCT_INT8] = "int8_t", [PCT_INT16] = "int16_t", [PCT_INT32] = "int",
-        [PCT_INT64] = "int64_t", [PCT_FLOAT16] = "c10::Half", [PCT_BFLOAT16] = "c10::BFloat16", [PCT_FLOAT32] = "float"};
+        [PCT_INT64] = "int64_t", [PCT_FLOAT16] = "c10::Half", [PCT_BFLOAT16] = "c10::BFloat16", [PCT_FLOAT32] = "float",
+        [PCT_UINT16] = "uint16_t", [PCT_UINT32] = "uint32_t", [PCT_UINT64] = "uint64_t"};
     double lo = 0, hi = 0;
     switch (dtype) {
     case PCT_UINT8: hi = 255; break;
@@ -116,6 +117,9 @@ int pct_scalar_check_fits(const pct_scalar *s, int dtype)
     case PCT_FLOAT16: hi = 65504.0; break;
     case PCT_BFLOAT16: hi = 3.3895313892515355e+38; break;
     case PCT_FLOAT32: hi = 3.4028234663852886e+38; break;
+    case PCT_UINT16: hi = 65535.0; break;
+    case PCT_UINT32: hi = 4294967295.0; break;
+    case PCT_UINT64: hi = 18446744073709551615.0; break;
     default: return 0; /* bool and double take any value */
     }
     if (s->kind == PCT_SCALAR_BOOL) return 0;
@@ -127,9 +131,10 @@ int pct_scalar_check_fits(const pct_scalar *s, int dtype)
         else bad = isfinite(s->d) && (s->d < -hi || s->d > hi);
     } else if (s->kind == PCT_SCALAR_INT) {
         int64_t v = s->i;
-        if (v < 0 && s->d > 0) bad = true; /* a Python int in [2^63, 2^64): i holds it wrapped, d its value */
-        else if (dtype == PCT_INT64) bad = false;
-        else if (dtype == PCT_UINT8) bad = v > 255 || v < -255; /* negative ints wrap (two's complement), as in torch */
+        if (v < 0 && s->d > 0) bad = dtype != PCT_UINT64; /* a Python int in [2^63, 2^64): i holds it wrapped, d its value */
+        else if (dtype == PCT_INT64 || dtype == PCT_UINT64) bad = false;
+        else if (dtype == PCT_UINT8 || pct_dtype_is_barebones(dtype))
+            bad = (double)v > hi || (double)v < -hi; /* negative ints wrap (two's complement), as in torch */
         else bad = (double)v < lo || (double)v > hi;
     } else {
         bad = !(s->d >= lo && s->d <= hi); /* nan and inf too */
@@ -157,7 +162,8 @@ void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s)
     } else {
         s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT;
         s->i = pct_load_as_int64(p, t->dtype);
-        s->d = t->flags & PCT_FLAG_UINT64_NUMBER ? (double)(uint64_t)s->i : (double)s->i;
+        /* a uint64 beyond int64 (a tensor's or a wrapped number's) is a uint64 Scalar (Note [uint64 scalars]) */
+        s->d = (t->flags & PCT_FLAG_UINT64_NUMBER) || t->dtype == PCT_UINT64 ? (double)(uint64_t)s->i : (double)s->i;
     }
 }
 

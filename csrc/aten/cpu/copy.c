@@ -40,21 +40,21 @@
             for (int64_t k = 0; k < n; k++) *(T *)(args[0] + k * so) = *(const T *)(args[1] + k * si); \
         }                                                                                      \
     }
-PCT_FORALL_DTYPES(PCT_SAME_LOOP)
+PCT_FORALL_ALL_DTYPES(PCT_SAME_LOOP)
 
 /* For each source dtype S, one loop per destination dtype D. */
 #define PCT_CONVERT_TO(DE, DN, DT, DC, DS, SE, SN, ST, SC) PCT_CONVERT_LOOP(DE, DN, DT, DC, DS, SE, SN, ST, SC, "")
-#define PCT_CONVERT_FROM(SE, SN, ST, SC, SS) PCT_FORALL_DTYPES_PAIRED(PCT_CONVERT_TO, SE, SN, ST, SC)
-PCT_FORALL_DTYPES(PCT_CONVERT_FROM)
+#define PCT_CONVERT_FROM(SE, SN, ST, SC, SS) PCT_FORALL_ALL_DTYPES_PAIRED(PCT_CONVERT_TO, SE, SN, ST, SC)
+PCT_FORALL_ALL_DTYPES(PCT_CONVERT_FROM)
 
 /* convert_table[src][dst] */
 #define PCT_ROW_ENTRY(DE, DN, DT, DC, DS, SE, SN, ST, SC) copy_##SN##_to_##DN,
-#define PCT_TABLE_ROW(SE, SN, ST, SC, SS) {PCT_FORALL_DTYPES_PAIRED(PCT_ROW_ENTRY, SE, SN, ST, SC)},
-static const pct_loop_fn convert_table[PCT_NUM_DTYPES][PCT_NUM_DTYPES] = {PCT_FORALL_DTYPES(PCT_TABLE_ROW)};
+#define PCT_TABLE_ROW(SE, SN, ST, SC, SS) {PCT_FORALL_ALL_DTYPES_PAIRED(PCT_ROW_ENTRY, SE, SN, ST, SC)},
+static const pct_loop_fn convert_table[PCT_NUM_DTYPES][PCT_NUM_DTYPES] = {PCT_FORALL_ALL_DTYPES(PCT_TABLE_ROW)};
 
 static const pct_loop_fn same_table[PCT_NUM_DTYPES] = {
 #define PCT_SAME_ENTRY(E, N, T, C, S) copy_same_##N,
-    PCT_FORALL_DTYPES(PCT_SAME_ENTRY)
+    PCT_FORALL_ALL_DTYPES(PCT_SAME_ENTRY)
 #undef PCT_SAME_ENTRY
 };
 

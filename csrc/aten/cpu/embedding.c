@@ -25,9 +25,11 @@
 static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *fn)
 {
     if (indices->dtype != PCT_INT64 && indices->dtype != PCT_INT32) {
+        /* torch names a dtype without a legacy tensor class (uint16/32/64) by its type object, CPUUInt16Type */
         PyErr_Format(PyExc_RuntimeError, "Expected tensor for argument #1 'indices' to have one of the following scalar "
-                     "types: Long, Int; but got torch.%sTensor instead (while checking arguments for %s)",
-                     pct_dtype_cpp_name[indices->dtype], fn);
+                     "types: Long, Int; but got %s%s%s instead (while checking arguments for %s)",
+                     pct_dtype_is_barebones(indices->dtype) ? "CPU" : "torch.", pct_dtype_cpp_name[indices->dtype],
+                     pct_dtype_is_barebones(indices->dtype) ? "Type" : "Tensor", fn);
         return NULL;
     }
     pct_tensor *idx = NULL, *c = pct_to_dtype(indices, PCT_INT64, false);

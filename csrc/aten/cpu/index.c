@@ -327,11 +327,11 @@ static inline bool ix_isnan(double v) { return isnan(v); }
                     (*(int64_t *)(args[3] + k * steps[3] + j * c->cnt_sj))++) break;            \
         }                                                                                       \
     }
-PCT_FORALL_DTYPES(IX_LOOP)
+PCT_FORALL_ALL_DTYPES(IX_LOOP) /* index_select and indexing copy uint16/32/64 elements */
 
 static const pct_loop_fn ix_loops[PCT_NUM_DTYPES] = {
 #define IX_ENTRY(E, N, T, C, S) ix_loop_##N,
-    PCT_FORALL_DTYPES(IX_ENTRY)
+    PCT_FORALL_ALL_DTYPES(IX_ENTRY)
 #undef IX_ENTRY
 };
 

@@ -79,7 +79,7 @@ static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_ar
             PyErr_SetString(PyExc_RuntimeError, "Expected all tensors to be on the same device");
             return NULL;
         }
-        if (i) dtype = pct_promote_types(dtype, ts[i]->dtype);
+        if (i && (dtype = pct_promote_types_or_raise(dtype, ts[i]->dtype)) < 0) return NULL;
         if (ref < 0 && !legacy_empty(ts[i])) ref = i;
     }
     pct_tensor *r0 = ts[ref >= 0 ? ref : 0];
@@ -245,6 +245,11 @@ static pct_tensor *flipped(pct_tensor *t, const bool *mask)
     int64_t strides[PCT_MAX_DIMS], offset = t->offset;
     for (int d = 0; d < t->ndim; d++) {
         strides[d] = t->strides[d];
+        /* torch copies uint16/32/64 rows as they are, but has no loop reversing a unit-stride dim for them */
+        if (mask[d] && t->sizes[d] > 1 && t->strides[d] == 1 && pct_dtype_is_barebones(t->dtype)) {
+            PyErr_Format(PyExc_NotImplementedError, "\"flip_cpu\" not implemented for '%s'", pct_dtype_cpp_name[t->dtype]);
+            return NULL;
+        }
         if (mask[d] && t->sizes[d] > 1) {
             offset += (t->sizes[d] - 1) * t->strides[d];
             strides[d] = -t->strides[d];

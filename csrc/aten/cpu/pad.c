@@ -104,7 +104,8 @@ fail:
 static int pad_fill_bytes(int dtype, const pct_scalar *v, uint64_t *bytes)
 {
     *bytes = 0;
-    pct_tensor *s = pct_tensor_scalar(dtype, v->d, v->i, v->kind == PCT_SCALAR_FLOAT);
+    if (pct_scalar_check_fits(v, dtype) < 0) return -1; /* torch fills with c10's checked conversion */
+    pct_tensor *s = pct_scalar_tensor_of(dtype, v); /* a uint64 Scalar by value into a float dtype */
     if (!s) return -1;
     memcpy(bytes, pct_tensor_data(s), (size_t)pct_tensor_itemsize(s));
     Py_DECREF(s);

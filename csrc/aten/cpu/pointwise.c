@@ -23,6 +23,9 @@
 #define PCT_PICK_BFLOAT16(f, i) f
 #define PCT_PICK_FLOAT32(f, i) f
 #define PCT_PICK_FLOAT64(f, i) f
+#define PCT_PICK_UINT16(f, i) i
+#define PCT_PICK_UINT32(f, i) i
+#define PCT_PICK_UINT64(f, i) i
 
 #define PCT_OUT_T_PCT_PROMOTE_DEFAULT(T) T
 #define PCT_OUT_T_PCT_PROMOTE_INT_TO_FLOAT(T) T
@@ -89,7 +92,8 @@
     }
 
 
-/* Which loops exist: PCT_SEL_<set>_<category>(then, else), category CBOOL, CINT, CFLT (not I or F: <complex.h> defines I). */
+/* Which loops exist: PCT_SEL_<set>_<category>(then, else), category CBOOL, CINT, CFLT, CUNS (uint16/32/64; not I or F:
+ * <complex.h> defines I). */
 #define PCT_CAT_BOOL CBOOL
 #define PCT_CAT_UINT8 CINT
 #define PCT_CAT_INT8 CINT
@@ -100,6 +104,9 @@
 #define PCT_CAT_BFLOAT16 CFLT
 #define PCT_CAT_FLOAT32 CFLT
 #define PCT_CAT_FLOAT64 CFLT
+#define PCT_CAT_UINT16 CUNS
+#define PCT_CAT_UINT32 CUNS
+#define PCT_CAT_UINT64 CUNS
 #define PCT_SEL_ALL_CBOOL(t, e) t
 #define PCT_SEL_ALL_CINT(t, e) t
 #define PCT_SEL_ALL_CFLT(t, e) t
@@ -115,6 +122,24 @@
 #define PCT_SEL_INTB_CBOOL(t, e) t
 #define PCT_SEL_INTB_CINT(t, e) t
 #define PCT_SEL_INTB_CFLT(t, e) e
+#define PCT_SEL_ALL_CUNS(t, e) e
+#define PCT_SEL_NUM_CUNS(t, e) e
+#define PCT_SEL_FLOAT_CUNS(t, e) e
+#define PCT_SEL_INT_CUNS(t, e) e
+#define PCT_SEL_INTB_CUNS(t, e) e
+/* the sets with the unsigned dtypes */
+#define PCT_SEL_ALLU_CBOOL(t, e) t
+#define PCT_SEL_ALLU_CINT(t, e) t
+#define PCT_SEL_ALLU_CFLT(t, e) t
+#define PCT_SEL_ALLU_CUNS(t, e) t
+#define PCT_SEL_NUMU_CBOOL(t, e) e
+#define PCT_SEL_NUMU_CINT(t, e) t
+#define PCT_SEL_NUMU_CFLT(t, e) t
+#define PCT_SEL_NUMU_CUNS(t, e) t
+#define PCT_SEL_INTBU_CBOOL(t, e) t
+#define PCT_SEL_INTBU_CINT(t, e) t
+#define PCT_SEL_INTBU_CFLT(t, e) e
+#define PCT_SEL_INTBU_CUNS(t, e) t
 #define PCT_SEL_CAT(set, cat, t, e) PCT_SEL_##set##_##cat(t, e)
 #define PCT_SEL_CAT2(set, cat, t, e) PCT_SEL_CAT(set, cat, t, e)
 #define PCT_SEL(set, E, t, e) PCT_SEL_CAT2(set, PCT_CAT_##E, t, e)
@@ -122,12 +147,12 @@
 /* Generate the loops: for each entry, one loop per dtype of its set. */
 /* The dtype set rides along in the `promo` slot as a (set, promotion) pair. */
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) \
-    PCT_FORALL_DTYPES_PAIRED(PCT_UNARY_LOOP_PAIRED, id, fexpr, iexpr, (dtypes, promo))
+    PCT_FORALL_ALL_DTYPES_PAIRED(PCT_UNARY_LOOP_PAIRED, id, fexpr, iexpr, (dtypes, promo))
 #define PCT_UNARY_LOOP_PAIRED(E, N, T, C, S, id, fexpr, iexpr, sp) PCT_UNARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, PCT_FIRST sp, PCT_SECOND sp)
 #define PCT_UNARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, set, promo) \
     PCT_SEL(set, E, PCT_UNARY_LOOP, PCT_NO_LOOP)(E, N, T, C, S, id, fexpr, iexpr, promo)
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) \
-    PCT_FORALL_DTYPES_PAIRED(PCT_BINARY_LOOP_PAIRED, id, fexpr, iexpr, (dtypes, promo))
+    PCT_FORALL_ALL_DTYPES_PAIRED(PCT_BINARY_LOOP_PAIRED, id, fexpr, iexpr, (dtypes, promo))
 #define PCT_BINARY_LOOP_PAIRED(E, N, T, C, S, id, fexpr, iexpr, sp) PCT_BINARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, PCT_FIRST sp, PCT_SECOND sp)
 #define PCT_BINARY_LOOP_SP(E, N, T, C, S, id, fexpr, iexpr, set, promo) \
     PCT_SEL(set, E, PCT_BINARY_LOOP, PCT_NO_LOOP)(E, N, T, C, S, id, fexpr, iexpr, promo)
@@ -143,9 +168,9 @@
 #define PCT_BINARY_ENTRY(E, N, T, C, S, id, set, b, c) PCT_SEL(set, E, binary_##id##_##N, NULL),
 static const pct_loop_fn loop_table[PCT_NUM_OPS][PCT_NUM_DTYPES] = {
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) \
-    [PCT_OP_##id] = {PCT_FORALL_DTYPES_PAIRED(PCT_UNARY_ENTRY, id, dtypes, 0, 0)},
+    [PCT_OP_##id] = {PCT_FORALL_ALL_DTYPES_PAIRED(PCT_UNARY_ENTRY, id, dtypes, 0, 0)},
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) \
-    [PCT_OP_##id] = {PCT_FORALL_DTYPES_PAIRED(PCT_BINARY_ENTRY, id, dtypes, 0, 0)},
+    [PCT_OP_##id] = {PCT_FORALL_ALL_DTYPES_PAIRED(PCT_BINARY_ENTRY, id, dtypes, 0, 0)},
 #include "../ops.def"
 };
 int pct_pw_check_dtype(int op_index, int dtype, const char *name)
@@ -156,6 +181,9 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
                                             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     else if (dtype == PCT_BOOL && op_index == PCT_OP_relu)
         PyErr_SetString(PyExc_RuntimeError, "Boolean inputs not supported for relu");
+    else if (pct_unsigned_refusal_name(op_index)) /* torch's kernel name, the same for every dtype */
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", pct_unsigned_refusal_name(op_index),
+                     pct_dtype_cpp_name[dtype]);
     else
         PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
     return -1;

@@ -16,9 +16,9 @@ PCT_NUMS_PAIRED(PCT_EXT_DEFINE, clamp,
                 0, 0)
 PCT_EXT_TABLE(clamp, PCT_NUMS_PAIRED)
 
-/* where: y if the condition (input 1, converted to C) holds, else z */
-PCT_FORALL_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
-PCT_EXT_TABLE(where, PCT_FORALL_DTYPES_PAIRED)
+/* where: y if the condition (input 1, converted to C) holds, else z; uint16/32/64 too, as in torch */
+PCT_FORALL_ALL_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
+PCT_EXT_TABLE(where, PCT_FORALL_ALL_DTYPES_PAIRED)
 
 /* lerp: torch's two-sided formula keeps both endpoints exact; one fused multiply-add, as torch's
  * vectorized kernel (Note [Loop ISA clones]) */
@@ -136,12 +136,8 @@ PyObject *pct_cpu_clamp(pct_call *c)
     if (c->inplace) {
         if (dtype != x->dtype && !pct_can_cast(dtype, x->dtype)) {
             /* torch's clamp names the output type as C++ does (typeid) */
-            static const char *const cxx[PCT_NUM_DTYPES] = {
-                [PCT_BOOL] = "bool", [PCT_UINT8] = "unsigned char", [PCT_INT8] = "signed char", [PCT_INT16] = "short int",
-                [PCT_INT32] = "int", [PCT_INT64] = "long int", [PCT_FLOAT16] = "c10::Half",
-                [PCT_BFLOAT16] = "c10::BFloat16", [PCT_FLOAT32] = "float", [PCT_FLOAT64] = "double"};
             PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                         pct_dtype_cpp_name[dtype], cxx[x->dtype]);
+                         pct_dtype_cpp_name[dtype], pct_dtype_cpp_type_name[x->dtype]);
             return NULL;
         }
         dtype = x->dtype;

@@ -45,6 +45,7 @@ static const int rng_code[PCT_NUM_DTYPES] = {
     [PCT_BOOL] = PCT_RNG_BOOL, [PCT_UINT8] = PCT_RNG_U8, [PCT_INT8] = PCT_RNG_I8, [PCT_INT16] = PCT_RNG_I16,
     [PCT_INT32] = PCT_RNG_I32, [PCT_INT64] = PCT_RNG_I64, [PCT_FLOAT16] = PCT_RNG_F16, [PCT_BFLOAT16] = PCT_RNG_BF16,
     [PCT_FLOAT32] = PCT_RNG_F32, [PCT_FLOAT64] = PCT_RNG_F64,
+    [PCT_UINT16] = PCT_RNG_U16, [PCT_UINT32] = PCT_RNG_U32, [PCT_UINT64] = PCT_RNG_U64,
 };
 
 static double float_max(int dtype)
@@ -440,6 +441,9 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
     case PCT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
     case PCT_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
     case PCT_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
+    case PCT_UINT16: lo = 0; hi = UINT16_MAX; break;
+    case PCT_UINT32: lo = 0; hi = UINT32_MAX; break;
+    case PCT_UINT64: lo = 0; hi = INT64_MAX; break; /* an int64 bound beyond that is negative here */
     default: lo = INT64_MIN; hi = INT64_MAX; break;
     }
     if (!(from >= lo && from <= hi)) {
@@ -485,7 +489,8 @@ static int do_random_from(pct_tensor *t, int64_t from, PyObject *gen)
     int dt = t->dtype;
     if (from == INT64_MIN) {
         if (t->numel == 0) return 0;
-        if (dt == PCT_FLOAT16 || dt == PCT_BOOL) return not_implemented("random_full_64_bits_range_kernel_cpu", dt);
+        if (dt == PCT_FLOAT16 || dt == PCT_BOOL || pct_dtype_is_barebones(dt))
+            return not_implemented("random_full_64_bits_range_kernel_cpu", dt);
         if (dt != PCT_INT64 && dt != PCT_FLOAT64 && dt != PCT_FLOAT32 && dt != PCT_BFLOAT16) {
             PyErr_SetString(PyExc_RuntimeError,
                             "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16");
@@ -512,6 +517,9 @@ static int do_random_from(pct_tensor *t, int64_t from, PyObject *gen)
         case PCT_INT8: to_inc = INT8_MAX; break;
         case PCT_INT16: to_inc = INT16_MAX; break;
         case PCT_INT32: to_inc = INT32_MAX; break;
+        case PCT_UINT16: to_inc = UINT16_MAX; break;
+        case PCT_UINT32: to_inc = UINT32_MAX; break;
+        case PCT_UINT64: to_inc = -1; break; /* 2^64 - 1 as an int64: out of bounds, as in torch */
         default: to_inc = INT64_MAX; break;
         }
     }
@@ -522,6 +530,7 @@ static int do_random_from(pct_tensor *t, int64_t from, PyObject *gen)
 
 static int do_random_default(pct_tensor *t, PyObject *gen)
 {
+    if (pct_dtype_is_barebones(t->dtype)) return not_implemented("random_kernel_cpu", t->dtype);
     rng_job j = {.kind = J_RANDOM_DEFAULT};
     return fill_tensor(t, &j, gen, "random_");
 }

@@ -152,6 +152,9 @@ size_t pct_rng_dtype_size(int dtype)
     case PCT_RNG_I8: return 1;
     case PCT_RNG_U8: return 1;
     case PCT_RNG_BOOL: return 1;
+    case PCT_RNG_U16: return 2;
+    case PCT_RNG_U32: return 4;
+    case PCT_RNG_U64: return 8;
     default: return 0;
     }
 }
@@ -194,8 +197,11 @@ static inline void rng_store_i64(void *out, int dtype, int64_t i, int64_t v)
     case PCT_RNG_F16: ((uint16_t *)out)[i] = rng_f32_to_f16((float)v); break;
     case PCT_RNG_BF16: ((uint16_t *)out)[i] = rng_f32_to_bf16((float)v); break;
     case PCT_RNG_I64: ((int64_t *)out)[i] = v; break;
-    case PCT_RNG_I32: ((uint32_t *)out)[i] = (uint32_t)(uint64_t)v; break;
-    case PCT_RNG_I16: ((uint16_t *)out)[i] = (uint16_t)(uint64_t)v; break;
+    case PCT_RNG_U64: ((uint64_t *)out)[i] = (uint64_t)v; break;
+    case PCT_RNG_I32:
+    case PCT_RNG_U32: ((uint32_t *)out)[i] = (uint32_t)(uint64_t)v; break;
+    case PCT_RNG_I16:
+    case PCT_RNG_U16: ((uint16_t *)out)[i] = (uint16_t)(uint64_t)v; break;
     case PCT_RNG_I8:
     case PCT_RNG_U8: ((uint8_t *)out)[i] = (uint8_t)(uint64_t)v; break;
     case PCT_RNG_BOOL: ((uint8_t *)out)[i] = (uint8_t)(v != 0); break;
@@ -946,6 +952,9 @@ static int rng_from_to_in_range(int dtype, int64_t from, int64_t to_inc)
     case PCT_RNG_I8: lo = INT8_MIN; hi = INT8_MAX; break;
     case PCT_RNG_U8: lo = 0; hi = UINT8_MAX; break;
     case PCT_RNG_BOOL: lo = 0; hi = 1; break;
+    case PCT_RNG_U16: lo = 0; hi = UINT16_MAX; break;
+    case PCT_RNG_U32: lo = 0; hi = UINT32_MAX; break;
+    case PCT_RNG_U64: lo = 0; hi = INT64_MAX; break; /* bounds arrive as int64 */
     default: return 0;
     }
     return from >= lo && from <= hi && to_inc >= lo && to_inc <= hi;
@@ -1012,6 +1021,9 @@ int pct_rng_random_from(pct_cpu_generator *g, void *out, int dtype,
     case PCT_RNG_I16: to_inc = INT16_MAX; break;
     case PCT_RNG_I8: to_inc = INT8_MAX; break;
     case PCT_RNG_U8: to_inc = UINT8_MAX; break;
+    case PCT_RNG_U16: to_inc = UINT16_MAX; break;
+    case PCT_RNG_U32: to_inc = UINT32_MAX; break;
+    case PCT_RNG_U64: return -1; /* [from, 2^64 - 1] is not an int64 range */
     default: to_inc = 1; break; /* bool */
     }
     if (!rng_from_to_in_range(dtype, from, to_inc))
@@ -1070,10 +1082,11 @@ int pct_rng_random_default(pct_cpu_generator *g, void *out, int dtype,
         for (i = 0; i < n; i++)
             ((uint8_t *)out)[i] = (uint8_t)(rng_next32(g) & 0xffu);
         break;
-    default: /* bool */
+    case PCT_RNG_BOOL:
         for (i = 0; i < n; i++)
             ((uint8_t *)out)[i] = (uint8_t)(rng_next32(g) & 1u);
         break;
+    default: return -1; /* the unsigned dtypes: torch has no default range for them */
     }
     return 0;
 }

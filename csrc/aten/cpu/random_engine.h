@@ -102,7 +102,10 @@ enum pct_rng_dtype {
     PCT_RNG_I16 = 6,
     PCT_RNG_I8 = 7,
     PCT_RNG_U8 = 8,
-    PCT_RNG_BOOL = 9  /* one byte per element, 0 or 1      */
+    PCT_RNG_BOOL = 9, /* one byte per element, 0 or 1      */
+    PCT_RNG_U16 = 10, /* the unsigned dtypes: integer draws only (random_, randint) */
+    PCT_RNG_U32 = 11,
+    PCT_RNG_U64 = 12
 };
 
 /* Element size in bytes of a dtype code, 0 for an unknown code. */

@@ -66,6 +66,9 @@
 #define RED_SUMT_BFLOAT16 float
 #define RED_SUMT_FLOAT32 float
 #define RED_SUMT_FLOAT64 double
+#define RED_SUMT_UINT16 uint64_t
+#define RED_SUMT_UINT32 uint64_t
+#define RED_SUMT_UINT64 uint64_t
 
 #define RED_ISNAN_BOOL(x) 0
 #define RED_ISNAN_UINT8(x) 0
@@ -77,6 +80,9 @@
 #define RED_ISNAN_BFLOAT16(x) ((x) != (x))
 #define RED_ISNAN_FLOAT32(x) ((x) != (x))
 #define RED_ISNAN_FLOAT64(x) ((x) != (x))
+#define RED_ISNAN_UINT16(x) 0
+#define RED_ISNAN_UINT32(x) 0
+#define RED_ISNAN_UINT64(x) 0
 
 #define RED_LOWEST_BOOL false
 #define RED_LOWEST_UINT8 0
@@ -88,6 +94,9 @@
 #define RED_LOWEST_BFLOAT16 (-INFINITY)
 #define RED_LOWEST_FLOAT32 (-INFINITY)
 #define RED_LOWEST_FLOAT64 (-INFINITY)
+#define RED_LOWEST_UINT16 0
+#define RED_LOWEST_UINT32 0
+#define RED_LOWEST_UINT64 0
 #define RED_NAN_BOOL 0
 #define RED_NAN_UINT8 0
 #define RED_NAN_INT8 0
@@ -98,6 +107,9 @@
 #define RED_NAN_BFLOAT16 NAN
 #define RED_NAN_FLOAT32 NAN
 #define RED_NAN_FLOAT64 NAN
+#define RED_NAN_UINT16 0
+#define RED_NAN_UINT32 0
+#define RED_NAN_UINT64 0
 #define RED_HIGHEST_BOOL true
 #define RED_HIGHEST_UINT8 UINT8_MAX
 #define RED_HIGHEST_INT8 INT8_MAX
@@ -108,6 +120,9 @@
 #define RED_HIGHEST_BFLOAT16 INFINITY
 #define RED_HIGHEST_FLOAT32 INFINITY
 #define RED_HIGHEST_FLOAT64 INFINITY
+#define RED_HIGHEST_UINT16 UINT16_MAX
+#define RED_HIGHEST_UINT32 UINT32_MAX
+#define RED_HIGHEST_UINT64 UINT64_MAX
 
 /* float math in the compute type: expf for float, exp for double */
 #define RED_FN_FLOAT16(fn) fn##f
@@ -133,6 +148,9 @@
 #define RED_FLT_BFLOAT16(t, e) t
 #define RED_FLT_FLOAT32(t, e) t
 #define RED_FLT_FLOAT64(t, e) t
+#define RED_FLT_UINT16(t, e) e
+#define RED_FLT_UINT32(t, e) e
+#define RED_FLT_UINT64(t, e) e
 #define RED_IF_FLOAT(E, t, e) RED_FLT_##E(t, e)
 #define RED_NOTHING(...)
 
@@ -662,6 +680,10 @@ static inline void red_vsoftmax_rows_f32(const float *in, float *out, int64_t r0
 #define RED_DEFINE_FLT(op)                                                                     \
     PCT_FORALL_DTYPES_PAIRED(RED_X_FLT, op, 0, 0, 0)                                           \
     static const red_kernel *const op##_table[PCT_NUM_DTYPES] = {PCT_FORALL_DTYPES_PAIRED(RED_X_ENTRY_FLT, op, 0, 0, 0)};
+/* RED_DEFINE_ALL with uint16/uint32/uint64 too (the reductions torch has for them) */
+#define RED_DEFINE_ALLU(op)                                                                    \
+    PCT_FORALL_ALL_DTYPES_PAIRED(RED_X_ALL, op, 0, 0, 0)                                       \
+    static const red_kernel *const op##_table[PCT_NUM_DTYPES] = {PCT_FORALL_ALL_DTYPES_PAIRED(RED_X_ENTRY_ALL, op, 0, 0, 0)};
 
 /* ------------------------------------------------------------------------------------ */
 /* the ops, as functors                                                                  */
@@ -829,7 +851,7 @@ RED_DEFINE_ALL(argmin)
 #define maxdim_COMBINE argmax_COMBINE
 #define maxdim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(maxdim, E, N, T, C, a, p, n, s, idx)
 #define maxdim_FINISH RED_VALIDX_FINISH
-RED_DEFINE_ALL(maxdim)
+RED_DEFINE_ALLU(maxdim) /* uint16/32/64: only for the 0-d and empty inputs torch answers (dispatch.c) */
 
 #define mindim_A argmax_A
 #define mindim_PRE(E, N, T, C)
@@ -838,7 +860,7 @@ RED_DEFINE_ALL(maxdim)
 #define mindim_COMBINE argmin_COMBINE
 #define mindim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(mindim, E, N, T, C, a, p, n, s, idx)
 #define mindim_FINISH RED_VALIDX_FINISH
-RED_DEFINE_ALL(mindim)
+RED_DEFINE_ALLU(mindim)
 
 /* aminmax: (min, max), NaN wins both */
 #define aminmax_A(E, N, T, C) struct { C mn, mx; }
@@ -861,7 +883,7 @@ RED_DEFINE_ALL(aminmax)
 #define all_COMBINE(E, N, T, C, a, b) ((a) &= (b))
 #define all_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(all, E, N, T, C, a, p, n, s, idx)
 #define all_FINISH(E, N, T, C, a, o0, o1) (*(uint8_t *)(o0) = (a))
-RED_DEFINE_ALL(all)
+RED_DEFINE_ALLU(all)
 
 #define any_A(E, N, T, C) uint8_t
 #define any_PRE(E, N, T, C)
@@ -870,7 +892,7 @@ RED_DEFINE_ALL(all)
 #define any_COMBINE(E, N, T, C, a, b) ((a) |= (b))
 #define any_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(any, E, N, T, C, a, p, n, s, idx)
 #define any_FINISH all_FINISH
-RED_DEFINE_ALL(any)
+RED_DEFINE_ALLU(any)
 
 /* count_nonzero -> int64 */
 #define cnz_A(E, N, T, C) int64_t
@@ -880,7 +902,7 @@ RED_DEFINE_ALL(any)
 #define cnz_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define cnz_RUN(E, N, T, C, a, p, n, s, idx) ((a) += cnz_ps_##N(p, n, s, 0, ctx))
 #define cnz_FINISH(E, N, T, C, a, o0, o1) (*(int64_t *)(o0) = (a))
-RED_DEFINE_ALL(cnz)
+RED_DEFINE_ALLU(cnz) /* count_nonzero along dims takes uint16/32/64 */
 
 /* var / std (and their _mean forms): Welford state in double. A run is reduced in two
  * passes (mean, then squared deviations) and merged with Chan's formula. */
@@ -1764,8 +1786,9 @@ static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_va
                      "correction=Number): pass only one of unbiased and correction", name);
         return NULL;
     }
-    if (!red_is_float(self->dtype)) {
-        PyErr_SetString(PyExc_RuntimeError, "std and var only support floating point and complex dtypes");
+    if (!red_is_float(self->dtype)) { /* torch names var_mean and std_mean; var and std share one message */
+        if (with_mean) PyErr_Format(PyExc_RuntimeError, "%s only support floating point and complex dtypes", name);
+        else PyErr_SetString(PyExc_RuntimeError, "std and var only support floating point and complex dtypes");
         return NULL;
     }
     if (pct_out_check_cast(self->dtype, out) < 0) return NULL;

@@ -107,6 +107,9 @@ static inline uint64_t sort_key_f32(float f)
 #define SORT_KEY_BFLOAT16(v) sort_key_f32(pct_bf16_to_float(v))
 #define SORT_KEY_FLOAT32(v) sort_key_f32(v)
 #define SORT_KEY_FLOAT64(v) sort_key_f64(v)
+#define SORT_KEY_UINT16(v) ((uint64_t)(v))
+#define SORT_KEY_UINT32(v) ((uint64_t)(v))
+#define SORT_KEY_UINT64(v) ((uint64_t)(v))
 
 #define SORT_ISNAN_BOOL(x) 0
 #define SORT_ISNAN_UINT8(x) 0
@@ -118,6 +121,9 @@ static inline uint64_t sort_key_f32(float f)
 #define SORT_ISNAN_BFLOAT16(x) ((x) != (x))
 #define SORT_ISNAN_FLOAT32(x) ((x) != (x))
 #define SORT_ISNAN_FLOAT64(x) ((x) != (x))
+#define SORT_ISNAN_UINT16(x) 0
+#define SORT_ISNAN_UINT32(x) 0
+#define SORT_ISNAN_UINT64(x) 0
 
 /* Loads n strided elements of one row as (key, position) pairs. */
 #define SORT_DEF_LOAD(E, N, T, C, S)                                                       \
@@ -139,24 +145,24 @@ static inline uint64_t sort_key_f32(float f)
     {                                                                                      \
         for (int64_t j = 0; j < n; j++) out[j] = SORT_KEY_##E(*(const T *)(p + j * st));   \
     }
-PCT_FORALL_DTYPES(SORT_DEF_LOAD)
+PCT_FORALL_ALL_DTYPES(SORT_DEF_LOAD) /* sort, argsort, unique take uint16/32/64 */
 
 typedef void (*sort_load_fn)(sort_kv *, const char *, int64_t, int64_t);
 typedef void (*sort_keys_fn)(uint64_t *, const char *, int64_t, int64_t);
 typedef void (*sort_loadv_fn)(sort_dv *, const char *, int64_t, int64_t);
 static const sort_loadv_fn sort_loadv[PCT_NUM_DTYPES] = {
 #define SORT_LOADV_ENTRY(E, N, T, C, S) [PCT_##E] = sort_loadv_##N,
-    PCT_FORALL_DTYPES(SORT_LOADV_ENTRY)
+    PCT_FORALL_ALL_DTYPES(SORT_LOADV_ENTRY)
 #undef SORT_LOADV_ENTRY
 };
 static const sort_load_fn sort_load[PCT_NUM_DTYPES] = {
 #define SORT_LOAD_ENTRY(E, N, T, C, S) [PCT_##E] = sort_load_##N,
-    PCT_FORALL_DTYPES(SORT_LOAD_ENTRY)
+    PCT_FORALL_ALL_DTYPES(SORT_LOAD_ENTRY)
 #undef SORT_LOAD_ENTRY
 };
 static const sort_keys_fn sort_keys[PCT_NUM_DTYPES] = {
 #define SORT_KEYS_ENTRY(E, N, T, C, S) [PCT_##E] = sort_keys_##N,
-    PCT_FORALL_DTYPES(SORT_KEYS_ENTRY)
+    PCT_FORALL_ALL_DTYPES(SORT_KEYS_ENTRY)
 #undef SORT_KEYS_ENTRY
 };
 
@@ -1035,6 +1041,9 @@ PyObject *pct_cpu_nanmedian_all(pct_call *c) { return sort_median_all(c, true); 
 #define SCAN_ACC_BFLOAT16 float
 #define SCAN_ACC_FLOAT32 double
 #define SCAN_ACC_FLOAT64 double
+#define SCAN_ACC_UINT16 uint64_t
+#define SCAN_ACC_UINT32 uint64_t
+#define SCAN_ACC_UINT64 uint64_t
 #define SCAN_TOACC_BOOL(x) ((uint64_t)(int64_t)(x))
 #define SCAN_TOACC_UINT8(x) ((uint64_t)(int64_t)(x))
 #define SCAN_TOACC_INT8(x) ((uint64_t)(int64_t)(x))
@@ -1045,6 +1054,9 @@ PyObject *pct_cpu_nanmedian_all(pct_call *c) { return sort_median_all(c, true); 
 #define SCAN_TOACC_BFLOAT16(x) (x)
 #define SCAN_TOACC_FLOAT32(x) ((double)(x))
 #define SCAN_TOACC_FLOAT64(x) (x)
+#define SCAN_TOACC_UINT16(x) ((uint64_t)(x))
+#define SCAN_TOACC_UINT32(x) ((uint64_t)(x))
+#define SCAN_TOACC_UINT64(x) ((uint64_t)(x))
 
 enum { SCAN_SUM, SCAN_PROD, SCAN_LOGSUMEXP, SCAN_MAX, SCAN_MIN };
 
@@ -1073,6 +1085,9 @@ static inline float scan_lae_f(float x, float y)
 #define SCAN_NEGINF_BFLOAT16 (-INFINITY)
 #define SCAN_NEGINF_FLOAT32 (-INFINITY)
 #define SCAN_NEGINF_FLOAT64 (-INFINITY)
+#define SCAN_NEGINF_UINT16 0
+#define SCAN_NEGINF_UINT32 0
+#define SCAN_NEGINF_UINT64 0
 #define SCAN_LAE_float scan_lae_f
 #define SCAN_LAE_double scan_lae_d
 #define SCAN_LAE_uint64_t(x, y) (x)
@@ -1133,12 +1148,12 @@ static inline float scan_lae_f(float x, float y)
         }                                                                                        \
         }                                                                                        \
     }
-PCT_FORALL_DTYPES(SORT_DEF_SCAN)
+PCT_FORALL_ALL_DTYPES(SORT_DEF_SCAN) /* uint16/32/64: for the 0-d and empty inputs torch answers */
 
 typedef void (*scan_row_fn)(int, char *, int64_t, int64_t *, int64_t, const char *, int64_t, int64_t);
 static const scan_row_fn scan_rows[PCT_NUM_DTYPES] = {
 #define SCAN_ENTRY(E, N, T, C, S) [PCT_##E] = scan_row_##N,
-    PCT_FORALL_DTYPES(SCAN_ENTRY)
+    PCT_FORALL_ALL_DTYPES(SCAN_ENTRY)
 #undef SCAN_ENTRY
 };
 
