@@ -1,0 +1,748 @@
+"""torch.distributed.distributed_c10d: process groups and collectives.
+
+The stores and the Gloo process group are C (pyctorch._C._distributed_c10d, csrc/distributed/);
+this module keeps torch's Python surface: the default group and subgroups, rank translation
+between global and group ranks, argument checks with torch's messages, async_op handles, and
+the object collectives (pickled into uint8 tensors).
+"""
+import datetime
+import enum
+import io
+import pickle
+import warnings
+
+import pyctorch
+from pyctorch._C import _distributed_c10d as _c10d
+
+from .constants import default_pg_timeout
+from .rendezvous import rendezvous
+
+Store = _c10d.Store
+TCPStore = _c10d.TCPStore
+HashStore = _c10d.HashStore
+FileStore = _c10d.FileStore
+PrefixStore = _c10d.PrefixStore
+DistError = _c10d.DistError
+DistStoreError = _c10d.DistStoreError
+DistNetworkError = _c10d.DistNetworkError
+DistBackendError = _c10d.DistBackendError
+
+_GLOO_AVAILABLE = _c10d._has_gloo()
+
+__all__ = [
+    "Backend", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "group",
+    "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
+    "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
+    "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
+    "get_world_size", "init_process_group", "irecv", "is_gloo_available", "is_initialized", "is_mpi_available",
+    "is_nccl_available", "is_torchelastic_launched", "is_ucc_available", "isend", "new_group", "recv", "reduce",
+    "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+    "Store", "TCPStore", "HashStore", "FileStore", "PrefixStore",
+]
+
+
+class ReduceOp:
+    """torch.distributed.ReduceOp: the reduction of all_reduce, reduce and reduce_scatter."""
+
+    class RedOpType(enum.IntEnum):
+        SUM = 0
+        AVG = 1
+        PRODUCT = 2
+        MIN = 3
+        MAX = 4
+        BAND = 5
+        BOR = 6
+        BXOR = 7
+        PREMUL_SUM = 8
+
+        def __repr__(self):
+            return f"<RedOpType.{self.name}: {self.value}>"
+
+        def __str__(self):
+            return f"RedOpType.{self.name}"
+
+    SUM = RedOpType.SUM
+    AVG = RedOpType.AVG
+    PRODUCT = RedOpType.PRODUCT
+    MIN = RedOpType.MIN
+    MAX = RedOpType.MAX
+    BAND = RedOpType.BAND
+    BOR = RedOpType.BOR
+    BXOR = RedOpType.BXOR
+    PREMUL_SUM = RedOpType.PREMUL_SUM
+
+
+class Backend(str):
+    """A backend name: Backend("GLOO") == "gloo"."""
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    MPI = "mpi"
+    XCCL = "xccl"
+    backend_list = [UNDEFINED, GLOO, NCCL, XCCL, UCC, MPI]
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL}
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        if value == Backend.UNDEFINED:
+            value = name.lower()
+        return str.__new__(cls, value)
+
+
+class GroupMember:
+    WORLD = None
+    NON_GROUP_MEMBER = -100
+
+
+class group:
+    """group.WORLD: the default process group (None before init_process_group)."""
+    WORLD = None
+
+
+_GroupNamespace = group  # functions below take a `group=` argument that hides the class
+
+
+if _GLOO_AVAILABLE:
+    Work = _c10d.Work
+else:
+    class Work:
+        """The handle of a finished operation (this build has no backend to run one)."""
+
+        def __init__(self, result=None):
+            self._result = result
+
+        def wait(self, timeout=None):
+            return True
+
+        def is_completed(self):
+            return True
+
+        is_success = is_completed
+
+        def result(self):
+            return list(self._result or [])
+
+
+class ProcessGroup:
+    """A group of ranks and the backend that carries its collectives (Gloo here).
+
+    Ownership: _backend is the C ProcessGroupGloo of this group (None on ranks outside it);
+    _ranks lists the global ranks of the members in group-rank order."""
+
+    def __init__(self, backend, ranks, rank, name, backend_name, timeout):
+        self._backend = backend
+        self._ranks = list(ranks)
+        self._rank = rank
+        self.group_name = name
+        self._backend_name = backend_name
+        self._timeout = timeout
+
+    def rank(self):
+        return self._rank
+
+    def size(self):
+        return len(self._ranks)
+
+    def name(self):
+        return self._backend_name
+
+    def __repr__(self):
+        return f"<torch.distributed.distributed_c10d.ProcessGroup object at {hex(id(self))}>"
+
+
+class _World:
+    """The state of this process's distributed world. pg_map holds every live group."""
+
+    def __init__(self):
+        self.default_pg = None
+        self.store = None        # the default group's store (subgroups prefix it)
+        self.pg_count = 0
+        self.groups = []
+
+
+_world = _World()
+
+
+def is_available():
+    return True
+
+
+def is_gloo_available():
+    return _GLOO_AVAILABLE
+
+
+def is_nccl_available():
+    return False
+
+
+def is_mpi_available():
+    return False
+
+
+def is_ucc_available():
+    return False
+
+
+def is_xccl_available():
+    return False
+
+
+def is_torchelastic_launched():
+    import os
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def is_initialized():
+    return _world.default_pg is not None
+
+
+def _get_default_group():
+    if _world.default_pg is None:
+        raise ValueError("Default process group has not been initialized, please make sure to call init_process_group.")
+    return _world.default_pg
+
+
+def _resolve(group):
+    """The ProcessGroup a `group=` argument names."""
+    if group is None or group is GroupMember.WORLD:
+        return _get_default_group()
+    if not isinstance(group, ProcessGroup) or group not in _world.groups:
+        name = getattr(group, "group_name", group)
+        raise ValueError(f"Process group {name} is not initialized in the world group map. "
+                         "Please initialize the group first.")
+    return group
+
+
+def _not_member(group):
+    return group is GroupMember.NON_GROUP_MEMBER or (isinstance(group, ProcessGroup) and group._backend is None)
+
+
+def _warn_not_in_group(op_name):
+    global_rank = -1 if _world.default_pg is None else _world.default_pg.rank()
+    warnings.warn(f"Running {op_name} on global rank {global_rank} which does not belong to the given group.")
+
+
+def _timedelta(timeout):
+    if timeout is None:
+        return default_pg_timeout
+    if not isinstance(timeout, datetime.timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
+    return timeout
+
+
+def _check_backend(backend):
+    if backend is None:
+        return Backend.GLOO
+    name = str(backend).lower()
+    # "cpu:gloo,cuda:nccl": the CPU part is what this build can run
+    if ":" in name:
+        parts = dict(p.split(":", 1) for p in name.split(",") if ":" in p)
+        name = parts.get("cpu", name)
+    name = Backend(name)
+    if name == Backend.NCCL:
+        raise RuntimeError("Distributed package doesn't have NCCL built in")
+    if name == Backend.MPI:
+        raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only included if you build PyTorch "
+                           "from source on a host that has MPI installed.")
+    if name != Backend.GLOO:
+        raise ValueError(f"Invalid backend: '{backend}'")
+    if not _GLOO_AVAILABLE:
+        raise RuntimeError("Distributed package doesn't have Gloo built in (pyctorch was built without libgloo-dev)")
+    return name
+
+
+def _local_address(store):
+    """The address this host reaches the store's master from: Gloo listens there."""
+    import socket
+    host = getattr(store, "host", None)
+    while host is None and isinstance(store, PrefixStore):
+        store = store.underlying_store
+        host = getattr(store, "host", None)
+    if not host or host in ("localhost", "127.0.0.1", "::1"):
+        return "127.0.0.1"
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((host, 9))  # UDP: picks the route, sends nothing
+            return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+
+
+def _make_group(store, ranks, global_rank, name, backend_name, timeout):
+    ranks = list(ranks)
+    if global_rank not in ranks:
+        return ProcessGroup(None, ranks, -1, name, backend_name, timeout)
+    rank = ranks.index(global_rank)
+    gstore = PrefixStore(f"{name}/", store)
+    pg = _c10d.ProcessGroupGloo(gstore, rank, len(ranks), timeout, _local_address(store))
+    return ProcessGroup(pg, ranks, rank, name, backend_name, timeout)
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
+                       group_name="", pg_options=None, device_id=None, _ranks=None):
+    """Joins this process to the default group (rank of world_size) through a store."""
+    if _world.default_pg is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if not (store is None or init_method is None):
+        raise AssertionError("Cannot specify both init_method and store.")
+    backend_name = _check_backend(backend)
+    timeout = _timedelta(timeout)
+    if store is not None:
+        if world_size <= 0:
+            raise AssertionError("world_size must be positive if using store")
+        if rank < 0:
+            raise AssertionError("rank must be non-negative if using store")
+    else:
+        if init_method is None:
+            init_method = "env://"
+        store, rank, world_size = rendezvous(init_method, rank, world_size, timeout)
+        store.set_timeout(timeout)
+    store = PrefixStore("default_pg", store)
+    pg = _make_group(store, range(world_size), rank, "0", backend_name, timeout)
+    _world.default_pg = pg
+    _world.store = store
+    _world.pg_count = 1
+    _world.groups = [pg]
+    GroupMember.WORLD = _GroupNamespace.WORLD = pg
+
+
+def _store_barrier(store, key, world_size, timeout):
+    """Returns once every rank of the world arrived here (counted in the store)."""
+    n = store.add(f"store_based_barrier_key/{key}", 1)
+    if n >= world_size:
+        store.set(f"store_based_barrier_key/{key}/done", "1")
+    else:
+        store.wait([f"store_based_barrier_key/{key}/done"], timeout)
+
+
+def destroy_process_group(group=None):
+    """Leaves the group (the default group: every group, and the world is reset)."""
+    if group is None or group is GroupMember.WORLD:
+        if _world.default_pg is None:
+            raise ValueError("Default process group has not been initialized, please make sure to call init_process_group.")
+        for g in _world.groups:
+            g._backend = None
+        _world.__init__()
+        GroupMember.WORLD = _GroupNamespace.WORLD = None
+        return
+    g = _resolve(group)
+    g._backend = None
+    _world.groups.remove(g)
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
+              group_desc=None, device_id=None, sort_ranks=True):
+    """A group of some ranks; every rank of the world must call it, members or not."""
+    default = _get_default_group()
+    world_size = default.size()
+    if ranks is None or len(ranks) == 0:
+        ranks = list(range(world_size))
+    ranks = sorted(ranks) if sort_ranks else list(ranks)
+    for r in ranks:
+        if r < 0 or r >= world_size:
+            raise ValueError("The new group's rank should be within the world_size set by init_process_group")
+    backend_name = _check_backend(backend) if backend is not None else default._backend_name
+    timeout = _timedelta(timeout) if timeout is not None else default._timeout
+    name = str(_world.pg_count)
+    _world.pg_count += 1
+    g = _make_group(_world.store, ranks, default.rank(), name, backend_name, timeout)
+    _world.groups.append(g)
+    _store_barrier(_world.store, f"new_group/{name}", world_size, timeout)
+    return g if g._backend is not None else GroupMember.NON_GROUP_MEMBER
+
+
+def get_rank(group=None):
+    if _not_member(group):
+        return -1
+    return _resolve(group).rank()
+
+
+def get_world_size(group=None):
+    if _not_member(group):
+        return -1
+    return _resolve(group).size()
+
+
+def get_backend(group=None):
+    if _not_member(group):
+        raise ValueError("Invalid process group specified")
+    return Backend(_resolve(group)._backend_name)
+
+
+def get_process_group_ranks(group):
+    if group is None or group is GroupMember.WORLD:
+        return list(range(_get_default_group().size()))
+    return list(_resolve(group)._ranks)
+
+
+def get_global_rank(group, group_rank):
+    ranks = get_process_group_ranks(group)
+    if not 0 <= group_rank < len(ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return ranks[group_rank]
+
+
+def get_group_rank(group, global_rank):
+    ranks = get_process_group_ranks(group)
+    if global_rank not in ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return ranks.index(global_rank)
+
+
+def _group_peer(g, peer, group_peer, what):
+    """The group rank of a src/dst given as a global rank (peer) or a group rank (group_peer)."""
+    if peer is not None and group_peer is not None:
+        raise ValueError(f"Can not specify both {what} and group_{what}")
+    if group_peer is not None:
+        if not 0 <= group_peer < g.size():
+            raise ValueError(f"Group rank {group_peer} is not part of group {g}")
+        return group_peer
+    if peer is None:
+        peer = 0
+    if g is _world.default_pg:
+        return peer
+    if peer not in g._ranks:
+        raise ValueError(f"Global rank {peer} is not part of group {g}")
+    return g._ranks.index(peer)
+
+
+def _check_tensor(t, name):
+    if not isinstance(t, pyctorch.Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type torch.Tensor\n"
+                        f"             but got {type(t)} instead.")
+
+
+def _check_tensor_list(ts, name):
+    if not isinstance(ts, list) or not all(isinstance(t, pyctorch.Tensor) for t in ts):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[torch.Tensor]\n"
+                        f"             but got {type(ts)} with elements of type {[type(t) for t in ts] if isinstance(ts, list) else ''}.")
+
+
+def _op_value(op):
+    if isinstance(op, ReduceOp.RedOpType):
+        return int(op)
+    if isinstance(op, int):
+        return op
+    raise TypeError(f"Invalid ReduceOp: {op!r}")
+
+
+def _done(async_op, result):
+    return Work(result) if async_op else None
+
+
+def _collective(name, group):
+    """The group's backend, or None (with torch's warning) on ranks outside it."""
+    if _not_member(group):
+        _warn_not_in_group(name)
+        return None
+    return _resolve(group)
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_tensor(tensor, "tensor")
+    g = _collective("all_reduce", group)
+    if g is None:
+        return None
+    g._backend.allreduce(tensor, _op_value(op))
+    return _done(async_op, [tensor])
+
+
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+    _check_tensor(tensor, "tensor")
+    g = _collective("broadcast", group)
+    if g is None:
+        return None
+    g._backend.broadcast(tensor, _group_peer(g, src, group_src, "src"))
+    return _done(async_op, [tensor])
+
+
+def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
+    _check_tensor(tensor, "tensor")
+    g = _collective("reduce", group)
+    if g is None:
+        return None
+    g._backend.reduce(tensor, _group_peer(g, dst, group_dst, "dst"), _op_value(op))
+    return _done(async_op, [tensor])
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    _check_tensor_list(tensor_list, "tensor_list")
+    _check_tensor(tensor, "tensor")
+    g = _collective("all_gather", group)
+    if g is None:
+        return None
+    g._backend.allgather(tensor_list, tensor)
+    return _done(async_op, tensor_list)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    _check_tensor(output_tensor, "output_tensor")
+    _check_tensor(input_tensor, "input_tensor")
+    g = _collective("all_gather_into_tensor", group)
+    if g is None:
+        return None
+    g._backend.allgather_into(output_tensor, input_tensor)
+    return _done(async_op, [output_tensor])
+
+
+def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    _check_tensor(tensor, "tensor")
+    if gather_list:
+        _check_tensor_list(gather_list, "gather_list")
+    else:
+        gather_list = []
+    g = _collective("gather", group)
+    if g is None:
+        return None
+    root = _group_peer(g, dst, group_dst, "dst")
+    if g.rank() == root:
+        if not gather_list:
+            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+    elif gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    g._backend.gather(gather_list if g.rank() == root else None, tensor, root)
+    return _done(async_op, gather_list)
+
+
+def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
+    _check_tensor(tensor, "tensor")
+    if scatter_list:
+        _check_tensor_list(scatter_list, "scatter_list")
+    else:
+        scatter_list = []
+    g = _collective("scatter", group)
+    if g is None:
+        return None
+    root = _group_peer(g, src, group_src, "src")
+    if g.rank() == root:
+        if not scatter_list:
+            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+    elif scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    g._backend.scatter(tensor, scatter_list if g.rank() == root else None, root)
+    return _done(async_op, [tensor])
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_tensor(output, "output")
+    _check_tensor_list(input_list, "input_list")
+    g = _collective("reduce_scatter", group)
+    if g is None:
+        return None
+    g._backend.reduce_scatter(output, input_list, _op_value(op))
+    return _done(async_op, [output])
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    g = _collective("reduce_scatter_tensor", group)
+    if g is None:
+        return None
+    g._backend.reduce_scatter_tensor(output, input, _op_value(op))
+    return _done(async_op, [output])
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    g = _collective("all_to_all_single", group)
+    if g is None:
+        return None
+    g._backend.alltoall_base(output, input, list(output_split_sizes or []), list(input_split_sizes or []))
+    return _done(async_op, [output])
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    _check_tensor_list(output_tensor_list, "output_tensor_list")
+    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    g = _collective("all_to_all", group)
+    if g is None:
+        return None
+    if len(input_tensor_list) != g.size() or len(output_tensor_list) != g.size():
+        raise RuntimeError("Number of tensors must equal the group size")
+    flat_in = pyctorch.cat([t.reshape(-1) for t in input_tensor_list])
+    flat_out = pyctorch.empty(sum(t.numel() for t in output_tensor_list), dtype=flat_in.dtype)
+    g._backend.alltoall_base(flat_out, flat_in, [t.numel() for t in output_tensor_list],
+                             [t.numel() for t in input_tensor_list])
+    offset = 0
+    for t in output_tensor_list:
+        t.copy_(flat_out[offset:offset + t.numel()].view(t.shape))
+        offset += t.numel()
+    return _done(async_op, output_tensor_list)
+
+
+def barrier(group=None, async_op=False, device_ids=None, timeout=None):
+    g = _collective("barrier", group)
+    if g is None:
+        return None
+    g._backend.barrier()
+    return _done(async_op, [])
+
+
+def _p2p_peer(g, peer, group_peer, what):
+    gp = _group_peer(g, peer, group_peer, what)
+    if gp == g.rank():
+        raise ValueError(f"Invalid {'destination' if what == 'dst' else 'source'} rank: "
+                         f"{'destination' if what == 'dst' else 'source'} rank should not be the same as the rank "
+                         "of the current process.")
+    return gp
+
+
+def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
+    _check_tensor(tensor, "tensor")
+    g = _collective("isend", group)
+    if g is None:
+        return None
+    return g._backend.send(tensor, _p2p_peer(g, dst, group_dst, "dst"), tag)
+
+
+def irecv(tensor, src=None, group=None, tag=0, group_src=None):
+    _check_tensor(tensor, "tensor")
+    g = _collective("irecv", group)
+    if g is None:
+        return None
+    peer = -1 if src is None and group_src is None else _p2p_peer(g, src, group_src, "src")
+    return g._backend.recv(tensor, peer, tag)
+
+
+def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    work = isend(tensor, dst, group, tag, group_dst)
+    if work is not None:
+        work.wait()
+
+
+def recv(tensor, src=None, group=None, tag=0, group_src=None):
+    work = irecv(tensor, src, group, tag, group_src)
+    if work is None:
+        return -1
+    work.wait()
+    g = _resolve(group)
+    return g._ranks[work._source_rank()]
+
+
+class P2POp:
+    """One send or receive for batch_isend_irecv: P2POp(dist.isend, tensor, peer)."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
+                             "``torch.distributed.irecv``.")
+        _check_tensor(tensor, "tensor")
+        self.op = op
+        self.tensor = tensor
+        self.group = group
+        self.peer = peer
+        self.tag = tag
+        self.group_peer = group_peer
+
+    def __repr__(self):
+        return f"P2POp(op={self.op.__name__}, tensor={tuple(self.tensor.shape)}, peer={self.peer}, tag={self.tag})"
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Posts every send and receive of the list and returns their Works."""
+    if not isinstance(p2p_op_list, list) or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type ``torch.distributed.P2POp``.")
+    works = []
+    for p in p2p_op_list:
+        if p.op is isend:
+            works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+        else:
+            works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+    return [w for w in works if w is not None]
+
+
+# ---- object collectives: objects travel as pickled uint8 tensors ---------------------------
+
+def _object_to_tensor(obj):
+    buf = io.BytesIO()
+    pickle.Pickler(buf).dump(obj)
+    data = bytearray(buf.getvalue())
+    t = pyctorch.frombuffer(data, dtype=pyctorch.uint8) if data else pyctorch.empty(0, dtype=pyctorch.uint8)
+    return t, pyctorch.tensor([len(data)], dtype=pyctorch.int64)
+
+
+def _tensor_to_object(t, size):
+    return pickle.Unpickler(io.BytesIO(bytes(t[:size].numpy()))).load()
+
+
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    g = _collective("broadcast_object_list", group)
+    if g is None:
+        return
+    root = _group_peer(g, src, group_src, "src")
+    if g.rank() == root:
+        pairs = [_object_to_tensor(o) for o in object_list]
+        sizes = pyctorch.cat([s for _, s in pairs])
+    else:
+        sizes = pyctorch.zeros(len(object_list), dtype=pyctorch.int64)
+    g._backend.broadcast(sizes, root)
+    if g.rank() == root:
+        payload = pyctorch.cat([t for t, _ in pairs]) if pairs else pyctorch.empty(0, dtype=pyctorch.uint8)
+    else:
+        payload = pyctorch.empty(int(sizes.sum().item()), dtype=pyctorch.uint8)
+    g._backend.broadcast(payload, root)
+    if g.rank() != root:
+        offset = 0
+        for i, n in enumerate(sizes.tolist()):
+            object_list[i] = _tensor_to_object(payload[offset:offset + n], n)
+            offset += n
+
+
+def _gather_padded(g, obj, to_all, root=0):
+    """Every rank's pickled obj: a list (on every rank when to_all, else on root only)."""
+    t, size = _object_to_tensor(obj)
+    sizes = [pyctorch.zeros(1, dtype=pyctorch.int64) for _ in range(g.size())]
+    g._backend.allgather(sizes, size)
+    longest = max(int(s.item()) for s in sizes)
+    padded = pyctorch.zeros(longest, dtype=pyctorch.uint8)
+    padded[:t.numel()] = t
+    outs = [pyctorch.empty(longest, dtype=pyctorch.uint8) for _ in range(g.size())]
+    if to_all:
+        g._backend.allgather(outs, padded)
+    else:
+        g._backend.gather(outs if g.rank() == root else None, padded, root)
+        if g.rank() != root:
+            return None
+    return [_tensor_to_object(o, int(s.item())) for o, s in zip(outs, sizes)]
+
+
+def all_gather_object(object_list, obj, group=None):
+    g = _collective("all_gather_object", group)
+    if g is None:
+        return
+    for i, o in enumerate(_gather_padded(g, obj, True)):
+        object_list[i] = o
+
+
+def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
+    g = _collective("gather_object", group)
+    if g is None:
+        return
+    root = _group_peer(g, dst, group_dst, "dst")
+    if g.rank() == root and object_gather_list is None:
+        raise ValueError("Argument ``object_gather_list`` must be specified on destination rank.")
+    if g.rank() != root and object_gather_list is not None:
+        raise ValueError("Argument ``object_gather_list`` must NOT be specified on non-destination ranks.")
+    got = _gather_padded(g, obj, False, root)
+    if got is not None:
+        for i, o in enumerate(got):
+            object_gather_list[i] = o
+
+
+def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None, group=None,
+                        group_src=None):
+    g = _collective("scatter_object_list", group)
+    if g is None:
+        return
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+    root = _group_peer(g, src, group_src, "src")
+    holder = [scatter_object_input_list if g.rank() == root else None]
+    broadcast_object_list(holder, group=group, group_src=root)
+    scatter_object_output_list[0] = holder[0][g.rank()]
