@@ -343,7 +343,6 @@ static PyGetSetDef Store_getset[] = {
 static int Store_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(((pct_store_object *)self)->inner);
-    Py_VISIT(Py_TYPE(self));
     return 0;
 }
 
@@ -365,9 +364,7 @@ static void Store_dealloc(PyObject *self)
         Py_END_ALLOW_THREADS
     }
     Store_clear(self); /* after freeing a PrefixStore, which borrowed the inner store */
-    PyTypeObject *tp = Py_TYPE(self);
-    tp->tp_free(self);
-    Py_DECREF(tp);
+    Py_TYPE(self)->tp_free(self);
 }
 
 /* Installs a freshly made C store into self (replacing none); -1 with the store's error. */

@@ -211,6 +211,8 @@ oom:
 
 /* ---- generic verbs ------------------------------------------------------------------------ */
 
+static const pct_store_vtable file_vt;
+
 int pct_store_set(pct_store *s, const char *key, size_t klen, const char *val, size_t vlen, pct_store_err *err)
 {
     pct_kv_req r = {.cmd = PCT_KV_SET, .key = key, .klen = klen, .a = val, .alen = vlen};
@@ -231,7 +233,11 @@ int pct_store_get(pct_store *s, const char *key, size_t klen, pct_kv_rep *rep, p
     pct_kv_req r = {.cmd = PCT_KV_GET, .key = key, .klen = klen};
     int st = s->vt->request(s, &r, rep, err);
     if (st != PCT_STORE_MISSING) return st;
-    st = s->vt->wait(s, &key, &klen, 1, atomic_load(&s->timeout_ms), err);
+    int64_t timeout = atomic_load(&s->timeout_ms);
+    st = s->vt->wait(s, &key, &klen, 1, timeout, err);
+    if (st == PCT_STORE_ERROR && s->vt == &file_vt && strcmp(err->msg, "Wait timeout") == 0)
+        return pct_store_fail(err, st, "Timeout waiting for key: %.*s after %lld ms", (int)(klen > 200 ? 200 : klen), key,
+                              (long long)timeout); /* torch's FileStore::get text */
     if (st != PCT_STORE_OK) return st;
     st = s->vt->request(s, &r, rep, err);
     return st == PCT_STORE_MISSING ? pct_store_fail(err, PCT_STORE_ERROR, "key was deleted while getting it") : st;
@@ -446,6 +452,7 @@ static int file_request(pct_store *s, const pct_kv_req *req, pct_kv_rep *rep, pc
     }
     file_lock(f, LOCK_UN);
     pthread_mutex_unlock(&f->mu);
+    if (req->cmd == PCT_KV_DEL) rep->n = 1; /* torch's FileStore reports every delete as done */
     return st;
 }
 
