@@ -7,6 +7,7 @@
  * wraps async_op=True results in a completed Work. Sends and receives are posted at once and
  * completed by Work.wait, so isend/irecv pairs in any order cannot deadlock. */
 #include <Python.h>
+#include <unistd.h>
 
 #include "aten/error.h"
 #include "aten/iter.h"
@@ -94,6 +95,7 @@ typedef struct pg_object {
     int rank, size;
     int64_t timeout_ms;
     uint32_t tag; /* numbers collectives; every rank issues them in the same order */
+    pid_t pid;    /* the process that connected (Note [Stores after fork]: a child leaves gloo alone) */
 } pg_object;
 
 /* Ownership: p2p owned (posted send/recv, freed by dealloc after waiting); pg, user, staged and
@@ -176,6 +178,7 @@ static int pg_init(PyObject *self, PyObject *args, PyObject *kwds)
     Py_END_ALLOW_THREADS
     if (!g) return gloo_fail(err);
     pg->gloo = g;
+    pg->pid = getpid();
     pg->rank = rank;
     pg->size = size;
     pg->timeout_ms = ms;
@@ -186,7 +189,9 @@ static int pg_init(PyObject *self, PyObject *args, PyObject *kwds)
 static void pg_dealloc(PyObject *self)
 {
     pg_object *pg = (pg_object *)self;
-    if (pg->gloo) {
+    if (pg->gloo && pg->pid != getpid()) {
+        pg->gloo = NULL; /* a forked child's copy: Gloo's threads live in the parent only; left as is */
+    } else if (pg->gloo) {
         pct_gloo *g = pg->gloo;
         pg->gloo = NULL;
         Py_BEGIN_ALLOW_THREADS /* closing the pairs joins Gloo's loop work */
@@ -199,7 +204,14 @@ static void pg_dealloc(PyObject *self)
 
 static pct_gloo *live(pg_object *pg)
 {
-    if (!pg->gloo) PyErr_SetString(PyExc_RuntimeError, "ProcessGroupGloo: the group is not connected");
+    if (!pg->gloo) {
+        PyErr_SetString(PyExc_RuntimeError, "ProcessGroupGloo: the group is not connected");
+        return NULL;
+    }
+    if (pg->pid != getpid()) {
+        PyErr_SetString(PyExc_RuntimeError, "ProcessGroupGloo: a forked child cannot use its parent's process group");
+        return NULL;
+    }
     return pg->gloo;
 }
 
@@ -336,6 +348,24 @@ fail:
     return NULL;
 }
 
+/* "(2, 3)": a shape as torch's Gloo messages print it. */
+static const char *paren_shape(char *buf, size_t n, int ndim, const int64_t *sizes)
+{
+    size_t used = (size_t)snprintf(buf, n, "(");
+    for (int i = 0; i < ndim && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "", (long long)sizes[i]);
+    if (used < n) snprintf(buf + used, n - used, ")");
+    return buf;
+}
+
+static int size_error(const char *what, Py_ssize_t i, int nd1, const int64_t *s1, int nd2, const int64_t *s2)
+{
+    char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
+    PyErr_Format(PyExc_RuntimeError, "ProcessGroupGloo::%s: invalid tensor size at index %zd (expected %s, got %s)", what, i,
+                 paren_shape(a, sizeof a, nd1, s1), paren_shape(b, sizeof b, nd2, s2));
+    return -1;
+}
+
 /* Checks that every tensor of `list` (a list, length pg->size) matches `like` in dtype and
  * element count; fills out[] with borrowed tensors. */
 static int check_list(pg_object *pg, PyObject *list, const pct_tensor *like, pct_tensor **out, const char *what)
@@ -349,11 +379,8 @@ static int check_list(pg_object *pg, PyObject *list, const pct_tensor *like, pct
         PCT_TRY(out[i] = gloo_tensor(o));
         PCT_CHECK(out[i]->dtype == like->dtype, PyExc_RuntimeError, "ProcessGroupGloo::%s: invalid tensor type at index %zd "
                   "(expected %s, got %s)", what, i, pct_dtype_cpp_name[like->dtype], pct_dtype_cpp_name[out[i]->dtype]);
-        if (out[i]->numel != like->numel) {
-            char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
-            PCT_FAIL(PyExc_RuntimeError, "ProcessGroupGloo::%s: invalid tensor size at index %zd (expected %s, got %s)", what,
-                     i, pct_shape_str(a, sizeof a, like->ndim, like->sizes), pct_shape_str(b, sizeof b, out[i]->ndim, out[i]->sizes));
-        }
+        if (out[i]->numel != like->numel)
+            return size_error(what, i, like->ndim, like->sizes, out[i]->ndim, out[i]->sizes);
     }
     return 0;
 fail:
@@ -442,8 +469,17 @@ static PyObject *pg_allgather_into(PyObject *self, PyObject *args)
     pct_tensor *out = gloo_tensor(oo), *in = out ? gloo_tensor(io) : NULL;
     if (!in) return NULL;
     PCT_CHECK(out->dtype == in->dtype, PyExc_TypeError, "output tensor must have the same type as input tensor");
-    PCT_CHECK(out->numel == in->numel * pg->size, PyExc_ValueError,
-              "output tensor size must be equal to world_size times input tensor size");
+    {
+        /* as torch's Gloo: the output is size chunks along dim 0, each shaped as the input */
+        int64_t chunk[PCT_MAX_DIMS];
+        int cnd = out->ndim ? out->ndim : 1;
+        for (int d = 0; d < out->ndim; d++) chunk[d] = out->sizes[d];
+        if (!out->ndim) chunk[0] = 1;
+        chunk[0] = (chunk[0] + pg->size - 1) / pg->size;
+        bool same = cnd == in->ndim && chunk[0] * pg->size == (out->ndim ? out->sizes[0] : 1);
+        for (int d = 0; same && d < cnd; d++) same = chunk[d] == in->sizes[d];
+        if (!same) { size_error("allgather", 0, in->ndim, in->sizes, cnd, chunk); goto fail; }
+    }
     PCT_TRY(staged = pct_contiguous(in));
     PCT_TRY(buf = output_buffer(out, out->numel));
     uint32_t tag = pg->tag++;
@@ -700,7 +736,8 @@ static PyObject *p2p(PyObject *self, PyObject *args, bool is_send)
     pct_tensor *t = gloo_tensor(to);
     if (!t) return NULL;
     PCT_CHECK(peer >= (is_send ? 0 : -1) && peer < pg->size, PyExc_ValueError, "Invalid %s rank %d", is_send ? "destination" : "source", peer);
-    PCT_TRY(staged = is_send ? pct_contiguous(t) : output_buffer(t, t->numel));
+    PCT_CHECK(pct_tensor_is_contiguous(t), PyExc_RuntimeError, "input tensor has to be contiguous"); /* as torch's Gloo */
+    PCT_TRY(staged = (pct_tensor *)Py_NewRef((PyObject *)t));
     PCT_TRY(w = PyObject_New(work_object, &work_type));
     w->p2p = NULL;
     w->pg = Py_NewRef(self);

@@ -96,6 +96,7 @@ typedef struct tcp_server {
     size_t nconns, capconns;
     tcp_waiter *waiters; /* owned array */
     size_t nwaiters, capwaiters;
+    pid_t owner;         /* the process running the thread (a forked child has the memory, not the thread) */
 } tcp_server;
 
 static int reply(int fd, int status, const char *data, size_t len, int64_t n)
@@ -307,7 +308,10 @@ static void *server_main(void *arg)
 static void server_free(tcp_server *srv)
 {
     if (!srv) return;
-    if (srv->running) {
+    /* Note [Stores after fork]: a forked child (a DataLoader worker) inherits the server's memory and
+     * descriptors but not its thread. It must neither wake nor join the parent's thread: it only
+     * closes its copies of the descriptors and frees its copy of the memory. */
+    if (srv->running && srv->owner == getpid()) {
         char b = 1;
         while (write(srv->wake[1], &b, 1) < 0 && errno == EINTR) {}
         pthread_join(srv->thread, NULL);
@@ -361,6 +365,7 @@ static tcp_server *server_start(int port, int *bound_port, pct_store_err *err)
         goto fail;
     }
     srv->running = true;
+    srv->owner = getpid();
     return srv;
 in_use:
     pct_store_fail(err, PCT_STORE_NETWORK,
@@ -380,6 +385,7 @@ typedef struct tcp_store {
     int fd;              /* owned connection to the server, -1 until (re)connected */
     pthread_mutex_t mu;  /* one request at a time on fd */
     tcp_server *server;  /* owned on the master, else NULL */
+    pid_t pid;           /* the process fd was connected in (Note [Stores after fork]) */
 } tcp_store;
 
 static const pct_store_vtable tcp_vt;
@@ -442,6 +448,7 @@ static int tcp_connect(tcp_store *t, int64_t timeout_ms, pct_store_err *err)
     int delay = 5;
     for (;;) {
         t->fd = try_connect(t->host, t->port, deadline);
+        t->pid = getpid();
         if (t->fd >= 0) return PCT_STORE_OK;
         if (now_ms() >= deadline)
             return pct_store_fail(err, PCT_STORE_NETWORK,
@@ -458,6 +465,11 @@ static int tcp_roundtrip(tcp_store *t, int cmd, const char *const *keys, const s
                          const pct_kv_req *req, int64_t timeout_ms, pct_kv_rep *rep, pct_store_err *err)
 {
     int st;
+    if (t->fd >= 0 && t->pid != getpid()) {
+        /* a forked child: the connection belongs to the parent; talk on a connection of its own */
+        close(t->fd);
+        t->fd = -1;
+    }
     if (t->fd < 0 && (st = tcp_connect(t, atomic_load(&t->base.timeout_ms), err)) != PCT_STORE_OK) return st;
     bbuf f = {0};
     uint8_t c = (uint8_t)cmd;

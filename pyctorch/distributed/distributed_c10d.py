@@ -30,9 +30,9 @@ DistBackendError = _c10d.DistBackendError
 _GLOO_AVAILABLE = _c10d._has_gloo()
 
 __all__ = [
-    "Backend", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "group",
+    "Backend", "Future", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "group",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
-    "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
+    "barrier", "batch_isend_irecv", "monitored_barrier", "new_subgroups", "new_subgroups_by_enumeration", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
     "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
     "get_world_size", "init_process_group", "irecv", "is_gloo_available", "is_initialized", "is_mpi_available",
     "is_nccl_available", "is_torchelastic_launched", "is_ucc_available", "isend", "new_group", "recv", "reduce",
@@ -106,25 +106,67 @@ class group:
 _GroupNamespace = group  # functions below take a `group=` argument that hides the class
 
 
-if _GLOO_AVAILABLE:
-    Work = _c10d.Work
-else:
-    class Work:
-        """The handle of a finished operation (this build has no backend to run one)."""
+class Work:
+    """The handle of a distributed operation: wait(), is_completed(), result(), get_future().
 
-        def __init__(self, result=None):
-            self._result = result
+    Collectives run to completion before they return (Gloo on the calling thread), so their
+    Work is born completed; a send or receive holds the C handle of the posted operation
+    (_handle, a _c10d.Work) and completes in wait()."""
 
-        def wait(self, timeout=None):
-            return True
+    def __init__(self, result=None, _handle=None):
+        self._result = list(result) if result is not None else []
+        self._handle = _handle
 
-        def is_completed(self):
-            return True
+    def wait(self, timeout=None):
+        if self._handle is not None and not self._handle.is_completed():
+            self._handle.wait(timeout)
+            self._result = self._handle.result()
+        return True
 
-        is_success = is_completed
+    def is_completed(self):
+        return self._handle is None or self._handle.is_completed()
 
-        def result(self):
-            return list(self._result or [])
+    def is_success(self):
+        return self.is_completed()
+
+    def exception(self):
+        return None
+
+    def result(self):
+        if self._handle is not None:
+            raise RuntimeError("result() not implemented.")  # as torch's Gloo sends and receives
+        return list(self._result)
+
+    def synchronize(self):
+        self.wait()
+
+    def get_future(self):
+        if self._handle is not None:
+            raise RuntimeError("Work::getFuture not implemented.")  # torch's Gloo sends/receives have none
+        return Future(self)
+
+    def _source_rank(self):
+        return self._handle._source_rank()
+
+
+class Future:
+    """torch.futures.Future as a finished collective's Work gives it: wait() and value() are the
+    work's result (its list of tensors); then(callback) is a future of callback(this future)."""
+
+    def __init__(self, work, parent=None, callback=None):
+        self._value = work.result() if parent is None else callback(parent)
+
+    def done(self):
+        return True
+
+    def wait(self):
+        return self._value
+
+    def value(self):
+        return self._value
+
+    def then(self, callback):
+        return Future(None, self, callback)
 
 
 class ProcessGroup:
@@ -133,8 +175,10 @@ class ProcessGroup:
     Ownership: _backend is the C ProcessGroupGloo of this group (None on ranks outside it);
     _ranks lists the global ranks of the members in group-rank order."""
 
-    def __init__(self, backend, ranks, rank, name, backend_name, timeout):
+    def __init__(self, backend, ranks, rank, name, backend_name, timeout, store=None):
         self._backend = backend
+        self._store = store  # this group's PrefixStore (monitored_barrier talks through it)
+        self._barrier_seq = 0
         self._ranks = list(ranks)
         self._rank = rank
         self.group_name = name
@@ -279,7 +323,7 @@ def _make_group(store, ranks, global_rank, name, backend_name, timeout):
     rank = ranks.index(global_rank)
     gstore = PrefixStore(f"{name}/", store)
     pg = _c10d.ProcessGroupGloo(gstore, rank, len(ranks), timeout, _local_address(store))
-    return ProcessGroup(pg, ranks, rank, name, backend_name, timeout)
+    return ProcessGroup(pg, ranks, rank, name, backend_name, timeout, gstore)
 
 
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
@@ -584,6 +628,77 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     return _done(async_op, [])
 
 
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that names the ranks that did not arrive: rank 0 waits for each rank's check-in
+    (through the group's store) up to timeout, then releases them all."""
+    g = _collective("monitored_barrier", group)
+    if g is None:
+        return None
+    timeout = g._timeout if timeout is None else _timedelta(timeout)
+    ms = int(timeout.total_seconds() * 1000)
+    g._barrier_seq += 1
+    prefix = f"monitored_barrier/{g._barrier_seq}"
+    if g.rank() != 0:
+        g._store.set(f"{prefix}/{g.rank()}", "1")
+        try:
+            g._store.wait([f"{prefix}/release"], timeout)
+        except DistStoreError:
+            raise RuntimeError(f"[Rank {g._ranks[g.rank()]}]: Rank 0 timed out in monitoredBarrier after {ms} ms") from None
+        return None
+    missing = []
+    for r in range(1, g.size()):
+        try:
+            g._store.wait([f"{prefix}/{r}"], timeout if not missing else datetime.timedelta(milliseconds=1))
+        except DistStoreError:
+            missing.append(g._ranks[r])
+            if not wait_all_ranks:
+                break
+    if missing:
+        who = "Ranks " + ", ".join(str(r) for r in missing) if wait_all_ranks else f"Rank {missing[0]}"
+        raise RuntimeError(f"[Rank {g._ranks[0]}]: {who} failed to pass monitoredBarrier in {ms} ms")
+    g._store.set(f"{prefix}/release", "1")
+    return None
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None,
+                                 group_desc=None):
+    """One group per list of ranks; returns (the group holding this rank or None, all of them)."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen = set()
+    for ranks in ranks_per_subgroup_list:
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {seen} and {ranks}")
+            seen.add(r)
+    me = get_rank()
+    cur, subgroups = None, []
+    for ranks in ranks_per_subgroup_list:
+        g = new_group(ranks=ranks, timeout=timeout, backend=backend, pg_options=pg_options)
+        subgroups.append(g)
+        if me in ranks:
+            cur = g
+    return cur, subgroups
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None):
+    """Splits the group into consecutive subgroups of group_size ranks."""
+    if group_size is None:
+        raise ValueError("Default group size only takes effect when CUDA is available."
+                         "If your subgroup using a backend that does not depend on CUDA,"
+                         "please pass in 'group_size' correctly.")
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    world_size = get_world_size(group=group)
+    if world_size < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({world_size})")
+    if world_size % group_size != 0:
+        raise ValueError(f"The world size ({world_size}) must be divisible by '{group_size=}'")
+    ranks = get_process_group_ranks(group)
+    return new_subgroups_by_enumeration([ranks[i:i + group_size] for i in range(0, len(ranks), group_size)],
+                                        timeout=timeout, backend=backend, pg_options=pg_options)
+
+
 def _p2p_peer(g, peer, group_peer, what):
     gp = _group_peer(g, peer, group_peer, what)
     if gp == g.rank():
@@ -598,7 +713,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     g = _collective("isend", group)
     if g is None:
         return None
-    return g._backend.send(tensor, _p2p_peer(g, dst, group_dst, "dst"), tag)
+    return Work(_handle=g._backend.send(tensor, _p2p_peer(g, dst, group_dst, "dst"), tag))
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -607,7 +722,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     if g is None:
         return None
     peer = -1 if src is None and group_src is None else _p2p_peer(g, src, group_src, "src")
-    return g._backend.recv(tensor, peer, tag)
+    return Work(_handle=g._backend.recv(tensor, peer, tag))
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):

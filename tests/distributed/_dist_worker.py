@@ -17,8 +17,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-import pyctorch as torch  # noqa: E402
-import pyctorch.distributed as dist  # noqa: E402
+FRAMEWORK = os.environ.get("PCT_DIST_FRAMEWORK", "pyctorch")
+if FRAMEWORK == "torch":  # the same checks on real torch: the oracle
+    import torch  # noqa: E402
+    import torch.distributed as dist  # noqa: E402
+else:
+    import pyctorch as torch  # noqa: E402
+    import pyctorch.distributed as dist  # noqa: E402
 
 RANK = int(os.environ.get("RANK", "0"))
 WORLD = int(os.environ.get("WORLD_SIZE", "1"))
@@ -127,6 +132,10 @@ def collectives():
         assert w.wait() is True and w.is_completed()
         check_equal(t, np.sum(np.stack(xs), axis=0))
         assert w.result()[0] is t
+        fut = w.get_future()
+        assert fut.done() and fut.wait()[0] is t
+        doubled = fut.then(lambda f: f.value()[0] * 2)
+        check_equal(doubled.wait(), np.sum(np.stack(xs), axis=0) * 2)
     report("all_reduce_async", async_work)
 
     def broadcast():
@@ -135,6 +144,8 @@ def collectives():
             t = tensor_of(xs[RANK], torch.int64)
             dist.broadcast(t, src=src)
             check_equal(t, xs[src])
+        if FRAMEWORK == "torch":
+            return  # torch's Gloo writes a strided view as if it were contiguous; pyctorch copies in and out
         xs = inputs(210, (3, 4), np.float32)
         base = tensor_of(xs[RANK], torch.float32)
         dist.broadcast(base[:, 1], src=WORLD - 1)  # a strided column
@@ -165,9 +176,15 @@ def collectives():
         out = torch.zeros(WORLD * 3, dtype=torch.float64)
         dist.all_gather_into_tensor(out, tensor_of(xs[RANK], torch.float64))
         check_equal(out, np.concatenate(xs))
-        stacked = torch.zeros(WORLD, 3, dtype=torch.float64)
-        dist.all_gather_into_tensor(stacked, tensor_of(xs[RANK], torch.float64))
-        check_equal(stacked, np.stack(xs))
+        out2 = torch.zeros(WORLD * 2, 3)
+        dist.all_gather_into_tensor(out2, tensor_of(np.stack([xs[RANK], xs[RANK] + 1]), torch.float32))
+        check_equal(out2, np.concatenate([np.stack([x, x + 1]) for x in xs]).astype(np.float32))
+        try:  # torch's Gloo takes the output as world_size chunks along dim 0, each shaped as the input
+            dist.all_gather_into_tensor(torch.zeros(WORLD, 3, dtype=torch.float64), tensor_of(xs[RANK], torch.float64))
+        except RuntimeError as e:
+            assert str(e) == "ProcessGroupGloo::allgather: invalid tensor size at index 0 (expected (3), got (1, 3))", e
+        else:
+            raise AssertionError("a stacked output was accepted")
     report("all_gather_into_tensor", all_gather_into_tensor)
 
     def gather():
@@ -243,10 +260,23 @@ def collectives():
         # isend/irecv posted in the same order on both ranks cannot deadlock; any-source receive
         got2 = torch.zeros(5)
         ws = [dist.isend(tensor_of(xs[RANK] * 2, torch.float32), dst=peer, tag=7), dist.irecv(got2, tag=7)]
+        try:
+            ws[1].get_future()
+        except RuntimeError as e:
+            assert str(e) == "Work::getFuture not implemented.", e  # torch's Gloo sends and receives have none
+        else:
+            raise AssertionError("a receive gave a future")
         for w in ws:
             w.wait()
+        assert ws[1].is_completed()
         check_equal(got2, xs[prev] * 2)
-        got3 = torch.zeros(3, 2).t()  # a non-contiguous receive buffer
+        try:
+            dist.irecv(torch.zeros(3, 2).t(), src=prev)
+        except RuntimeError as e:
+            assert str(e) == "input tensor has to be contiguous", e
+        else:
+            raise AssertionError("a non-contiguous receive buffer was accepted")
+        got3 = torch.zeros(2, 3)
         ops = [dist.P2POp(dist.isend, tensor_of(np.arange(6.0, dtype=np.float32).reshape(2, 3) + RANK, torch.float32),
                           peer), dist.P2POp(dist.irecv, got3, prev)]
         for w in dist.batch_isend_irecv(ops):
@@ -308,10 +338,36 @@ def collectives():
         assert dist.get_group_rank(everyone, 0) == 0
     report("new_group", subgroups)
 
+    def subgroups_by_size():
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=10))
+        cur, groups = dist.new_subgroups(group_size=1)
+        assert len(groups) == WORLD and dist.get_world_size(cur) == 1 and dist.get_rank(cur) == 0
+        t = torch.tensor([float(RANK)])
+        dist.all_reduce(t, group=cur)
+        check_equal(t, np.array([RANK], dtype=np.float32))
+    report("new_subgroups", subgroups_by_size)
+
+    def monitored():
+        # last: under torch a monitored barrier that times out leaves the group unusable
+        t0 = time.time()
+        if RANK == 0:
+            for wait_all in (False, True):
+                try:
+                    dist.monitored_barrier(timeout=datetime.timedelta(milliseconds=300), wait_all_ranks=wait_all)
+                except RuntimeError as e:
+                    who = ("Ranks " + ", ".join(str(r) for r in range(1, WORLD))) if wait_all else "Rank 1"
+                    assert f"[Rank 0]: {who} failed to pass monitoredBarrier in 300 ms" in str(e), e
+                else:
+                    raise AssertionError("monitored_barrier passed although ranks stayed away")
+                if FRAMEWORK == "torch":
+                    break
+            assert time.time() - t0 < 5
+
     def state():
         assert dist.is_initialized() and dist.get_backend() == "gloo"
         assert dist.group.WORLD is not None and dist.get_rank(dist.group.WORLD) == RANK
     report("state", state)
+    report("monitored_barrier", monitored)
     dist.destroy_process_group()
 
     def destroyed():

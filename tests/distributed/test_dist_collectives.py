@@ -3,6 +3,7 @@ expected result from the shared seed), plus argument errors compared with torch 
 import datetime
 import os
 import sys
+import time
 
 import pytest
 
@@ -27,7 +28,7 @@ CHECKS = ([f"all_reduce_{o}_{d}" for o in OPS for d in DTYPES]
           + [f"all_reduce_{o}_{d}" for o in ("BAND", "BOR", "BXOR") for d in ("int32", "int64", "uint8", "bool")]
           + ["all_reduce_AVG_float32", "all_reduce_noncontiguous", "all_reduce_async", "broadcast", "reduce",
              "all_gather", "all_gather_into_tensor", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
-             "all_to_all_single", "all_to_all", "send_recv", "barrier", "object_collectives", "new_group", "state",
+             "all_to_all_single", "all_to_all", "send_recv", "barrier", "object_collectives", "new_group", "new_subgroups", "state", "monitored_barrier",
              "destroyed"])
 
 
@@ -43,6 +44,16 @@ def collective_results():
 def test_collective(collective_results, check):
     assert check in collective_results, f"{check} did not run"
     assert collective_results[check] == "", collective_results[check]
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="torch with Gloo is not installed (oracle comparisons skip)")
+def test_the_same_checks_hold_on_torch():
+    """The oracle: torch's own Gloo backend passes every check the pyctorch run is held to, so
+    the NumPy expectations (bool sums, integer wrap-around, AVG, error texts) are torch's."""
+    results, outputs = run_ranks("collectives", world_size=2, timeout=120, env={"PCT_DIST_FRAMEWORK": "torch"})
+    failed = {k: v for k, v in results.items() if v}
+    assert not failed, failed
+    assert set(results) == set(CHECKS)
 
 
 def test_init_methods(tmp_path):
@@ -158,3 +169,19 @@ def test_tcp_init_single_rank():
         assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
     finally:
         dist.destroy_process_group()
+
+
+def test_rank_that_never_joins_times_out():
+    port = free_port()
+    t0 = time.monotonic()
+    with pytest.raises(dist.DistStoreError) as e:
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=2,
+                                timeout=datetime.timedelta(seconds=1))
+    assert time.monotonic() - t0 < 4
+    assert str(e.value).endswith("seconds waiting for clients. 1/2 clients joined.")
+    assert not dist.is_initialized()
+    with pytest.raises(dist.DistNetworkError) as e:
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=1, world_size=2,
+                                timeout=datetime.timedelta(seconds=1))
+    assert str(e.value) == f"The client socket has timed out after 1000ms while trying to connect to (127.0.0.1, {port})."
+    assert not dist.is_initialized()
