@@ -8,7 +8,10 @@ the object collectives (pickled into uint8 tensors).
 import datetime
 import enum
 import io
+import os
 import pickle
+import queue
+import threading
 import warnings
 
 import pyctorch
@@ -32,7 +35,8 @@ _GLOO_AVAILABLE = _c10d._has_gloo()
 __all__ = [
     "Backend", "Future", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "group",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
-    "barrier", "batch_isend_irecv", "monitored_barrier", "new_subgroups", "new_subgroups_by_enumeration", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
+    "barrier", "batch_isend_irecv", "monitored_barrier", "new_subgroups", "new_subgroups_by_enumeration",
+    "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
     "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
     "get_world_size", "init_process_group", "irecv", "is_gloo_available", "is_initialized", "is_mpi_available",
     "is_nccl_available", "is_torchelastic_launched", "is_ucc_available", "isend", "new_group", "recv", "reduce",
@@ -107,30 +111,35 @@ _GroupNamespace = group  # functions below take a `group=` argument that hides t
 
 
 class Work:
-    """The handle of a distributed operation: wait(), is_completed(), result(), get_future().
+    """The handle of a distributed operation: wait(), is_completed(), exception(), result(),
+    get_future().
 
-    Collectives run to completion before they return (Gloo on the calling thread), so their
-    Work is born completed; a send or receive holds the C handle of the posted operation
+    A collective run with async_op holds its job on the group's worker thread (_job; Note
+    [Async collectives]); a send or receive holds the C handle of the posted operation
     (_handle, a _c10d.Work) and completes in wait()."""
 
-    def __init__(self, result=None, _handle=None):
+    def __init__(self, result=None, _handle=None, _job=None):
         self._result = list(result) if result is not None else []
         self._handle = _handle
+        self._job = _job
 
     def wait(self, timeout=None):
-        if self._handle is not None and not self._handle.is_completed():
+        if self._job is not None:
+            self._job.wait(timeout)
+        elif self._handle is not None and not self._handle.is_completed():
             self._handle.wait(timeout)
-            self._result = self._handle.result()
         return True
 
     def is_completed(self):
+        if self._job is not None:
+            return self._job.event.is_set()
         return self._handle is None or self._handle.is_completed()
 
     def is_success(self):
-        return self.is_completed()
+        return self.is_completed() and self.exception() is None
 
     def exception(self):
-        return None
+        return self._job.error if self._job is not None and self._job.event.is_set() else None
 
     def result(self):
         if self._handle is not None:
@@ -150,23 +159,82 @@ class Work:
 
 
 class Future:
-    """torch.futures.Future as a finished collective's Work gives it: wait() and value() are the
-    work's result (its list of tensors); then(callback) is a future of callback(this future)."""
+    """torch.futures.Future as a collective's Work gives it: wait() and value() wait for the work
+    and give its result (its list of tensors); then(callback) is a future of callback(this
+    future), run when that future is first waited for."""
 
     def __init__(self, work, parent=None, callback=None):
-        self._value = work.result() if parent is None else callback(parent)
+        self._work = work
+        self._parent = parent
+        self._callback = callback
+        self._done = False
+        self._value = None
 
     def done(self):
-        return True
+        return self._done or self._work.is_completed()
 
     def wait(self):
+        if not self._done:
+            self._work.wait()
+            self._value = self._work.result() if self._parent is None else self._callback(self._parent)
+            self._done = True
         return self._value
 
     def value(self):
-        return self._value
+        return self.wait()
 
     def then(self, callback):
-        return Future(None, self, callback)
+        return Future(self._work, self, callback)
+
+
+class _Job:
+    """One backend call for a group's worker thread; wait() re-raises its exception here."""
+    __slots__ = ("fn", "args", "event", "error")
+
+    def __init__(self, fn, args):
+        self.fn = fn
+        self.args = args
+        self.event = threading.Event()
+        self.error = None
+
+    def run(self):
+        try:
+            self.fn(*self.args)
+        except BaseException as e:  # noqa: BLE001  (handed to whoever waits)
+            self.error = e
+        finally:
+            self.fn = self.args = None
+            self.event.set()
+
+    def wait(self, timeout=None):
+        if not self.event.wait(None if timeout is None else timeout.total_seconds()):
+            raise RuntimeError(f"Work timed out after {int(timeout.total_seconds() * 1000)} ms")
+        if self.error is not None:
+            raise self.error
+
+
+class _Worker:
+    """A daemon thread running a group's backend calls in submission order."""
+
+    def __init__(self):
+        self._queue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="pyctorch-gloo-worker", daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            job.run()
+
+    def submit(self, fn, args):
+        job = _Job(fn, args)
+        self._queue.put(job)
+        return job
+
+    def stop(self):
+        self._queue.put(None)
 
 
 class ProcessGroup:
@@ -179,11 +247,40 @@ class ProcessGroup:
         self._backend = backend
         self._store = store  # this group's PrefixStore (monitored_barrier talks through it)
         self._barrier_seq = 0
+        self._worker = None  # the thread async collectives run on (Note [Async collectives])
+        self._pid = os.getpid()
         self._ranks = list(ranks)
         self._rank = rank
         self.group_name = name
         self._backend_name = backend_name
         self._timeout = timeout
+
+    def _call(self, async_op, result, fn, *args):
+        """Runs fn(*args), a backend call, in this group's order of operations.
+
+        Note [Async collectives]: with async_op the call goes to the group's worker thread (made
+        on the first one) and a pending Work comes back; the Gloo call releases the GIL, so the
+        caller computes meanwhile. Once a group has a worker every call goes through it, so the
+        ranks' collectives keep the order they were issued in; before that, a synchronous call
+        runs on the calling thread with no hand-off."""
+        if self._pid != os.getpid():
+            raise RuntimeError("ProcessGroupGloo: a forked child cannot use its parent's process group")
+        if self._worker is None and not async_op:
+            fn(*args)
+            return None
+        if self._worker is None:
+            self._worker = _Worker()
+        job = self._worker.submit(fn, args)
+        if async_op:
+            return Work(result, _job=job)
+        job.wait()
+        return None
+
+    def _shutdown(self):
+        if self._worker is not None and self._pid == os.getpid():
+            self._worker.stop()
+        self._worker = None
+        self._backend = None
 
     def rank(self):
         return self._rank
@@ -367,14 +464,15 @@ def destroy_process_group(group=None):
     """Leaves the group (the default group: every group, and the world is reset)."""
     if group is None or group is GroupMember.WORLD:
         if _world.default_pg is None:
-            raise ValueError("Default process group has not been initialized, please make sure to call init_process_group.")
+            raise ValueError("Default process group has not been initialized, "
+                             "please make sure to call init_process_group.")
         for g in _world.groups:
-            g._backend = None
+            g._shutdown()
         _world.__init__()
         GroupMember.WORLD = _GroupNamespace.WORLD = None
         return
     g = _resolve(group)
-    g._backend = None
+    g._shutdown()
     _world.groups.remove(g)
 
 
@@ -463,7 +561,8 @@ def _check_tensor(t, name):
 def _check_tensor_list(ts, name):
     if not isinstance(ts, list) or not all(isinstance(t, pyctorch.Tensor) for t in ts):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[torch.Tensor]\n"
-                        f"             but got {type(ts)} with elements of type {[type(t) for t in ts] if isinstance(ts, list) else ''}.")
+                        f"             but got {type(ts)} with elements of type "
+                        f"{[type(t) for t in ts] if isinstance(ts, list) else ''}.")
 
 
 def _op_value(op):
@@ -472,10 +571,6 @@ def _op_value(op):
     if isinstance(op, int):
         return op
     raise TypeError(f"Invalid ReduceOp: {op!r}")
-
-
-def _done(async_op, result):
-    return Work(result) if async_op else None
 
 
 def _collective(name, group):
@@ -491,8 +586,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     g = _collective("all_reduce", group)
     if g is None:
         return None
-    g._backend.allreduce(tensor, _op_value(op))
-    return _done(async_op, [tensor])
+    return g._call(async_op, [tensor], g._backend.allreduce, tensor, _op_value(op))
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -500,8 +594,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     g = _collective("broadcast", group)
     if g is None:
         return None
-    g._backend.broadcast(tensor, _group_peer(g, src, group_src, "src"))
-    return _done(async_op, [tensor])
+    return g._call(async_op, [tensor], g._backend.broadcast, tensor, _group_peer(g, src, group_src, "src"))
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -509,8 +602,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     g = _collective("reduce", group)
     if g is None:
         return None
-    g._backend.reduce(tensor, _group_peer(g, dst, group_dst, "dst"), _op_value(op))
-    return _done(async_op, [tensor])
+    return g._call(async_op, [tensor], g._backend.reduce, tensor, _group_peer(g, dst, group_dst, "dst"), _op_value(op))
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -519,8 +611,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     g = _collective("all_gather", group)
     if g is None:
         return None
-    g._backend.allgather(tensor_list, tensor)
-    return _done(async_op, tensor_list)
+    return g._call(async_op, tensor_list, g._backend.allgather, tensor_list, tensor)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -529,8 +620,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     g = _collective("all_gather_into_tensor", group)
     if g is None:
         return None
-    g._backend.allgather_into(output_tensor, input_tensor)
-    return _done(async_op, [output_tensor])
+    return g._call(async_op, [output_tensor], g._backend.allgather_into, output_tensor, input_tensor)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
@@ -548,8 +638,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    g._backend.gather(gather_list if g.rank() == root else None, tensor, root)
-    return _done(async_op, gather_list)
+    return g._call(async_op, gather_list, g._backend.gather, gather_list if g.rank() == root else None, tensor, root)
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -567,8 +656,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    g._backend.scatter(tensor, scatter_list if g.rank() == root else None, root)
-    return _done(async_op, [tensor])
+    return g._call(async_op, [tensor], g._backend.scatter, tensor, scatter_list if g.rank() == root else None, root)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -577,8 +665,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     g = _collective("reduce_scatter", group)
     if g is None:
         return None
-    g._backend.reduce_scatter(output, input_list, _op_value(op))
-    return _done(async_op, [output])
+    return g._call(async_op, [output], g._backend.reduce_scatter, output, input_list, _op_value(op))
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -587,8 +674,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     g = _collective("reduce_scatter_tensor", group)
     if g is None:
         return None
-    g._backend.reduce_scatter_tensor(output, input, _op_value(op))
-    return _done(async_op, [output])
+    return g._call(async_op, [output], g._backend.reduce_scatter_tensor, output, input, _op_value(op))
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
@@ -597,8 +683,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     g = _collective("all_to_all_single", group)
     if g is None:
         return None
-    g._backend.alltoall_base(output, input, list(output_split_sizes or []), list(input_split_sizes or []))
-    return _done(async_op, [output])
+    return g._call(async_op, [output], g._backend.alltoall_base, output, input, list(output_split_sizes or []),
+                   list(input_split_sizes or []))
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -611,21 +697,22 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
         raise RuntimeError("Number of tensors must equal the group size")
     flat_in = pyctorch.cat([t.reshape(-1) for t in input_tensor_list])
     flat_out = pyctorch.empty(sum(t.numel() for t in output_tensor_list), dtype=flat_in.dtype)
-    g._backend.alltoall_base(flat_out, flat_in, [t.numel() for t in output_tensor_list],
-                             [t.numel() for t in input_tensor_list])
-    offset = 0
-    for t in output_tensor_list:
-        t.copy_(flat_out[offset:offset + t.numel()].view(t.shape))
-        offset += t.numel()
-    return _done(async_op, output_tensor_list)
+
+    def run():
+        g._backend.alltoall_base(flat_out, flat_in, [t.numel() for t in output_tensor_list],
+                                 [t.numel() for t in input_tensor_list])
+        offset = 0
+        for t in output_tensor_list:
+            t.copy_(flat_out[offset:offset + t.numel()].view(t.shape))
+            offset += t.numel()
+    return g._call(async_op, output_tensor_list, run)
 
 
 def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     g = _collective("barrier", group)
     if g is None:
         return None
-    g._backend.barrier()
-    return _done(async_op, [])
+    return g._call(async_op, [], g._backend.barrier)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
@@ -643,7 +730,8 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
         try:
             g._store.wait([f"{prefix}/release"], timeout)
         except DistStoreError:
-            raise RuntimeError(f"[Rank {g._ranks[g.rank()]}]: Rank 0 timed out in monitoredBarrier after {ms} ms") from None
+            raise RuntimeError(
+                f"[Rank {g._ranks[g.rank()]}]: Rank 0 timed out in monitoredBarrier after {ms} ms") from None
         return None
     missing = []
     for r in range(1, g.size()):
@@ -796,12 +884,12 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
         sizes = pyctorch.cat([s for _, s in pairs])
     else:
         sizes = pyctorch.zeros(len(object_list), dtype=pyctorch.int64)
-    g._backend.broadcast(sizes, root)
+    g._call(False, None, g._backend.broadcast, sizes, root)
     if g.rank() == root:
         payload = pyctorch.cat([t for t, _ in pairs]) if pairs else pyctorch.empty(0, dtype=pyctorch.uint8)
     else:
         payload = pyctorch.empty(int(sizes.sum().item()), dtype=pyctorch.uint8)
-    g._backend.broadcast(payload, root)
+    g._call(False, None, g._backend.broadcast, payload, root)
     if g.rank() != root:
         offset = 0
         for i, n in enumerate(sizes.tolist()):
@@ -813,15 +901,15 @@ def _gather_padded(g, obj, to_all, root=0):
     """Every rank's pickled obj: a list (on every rank when to_all, else on root only)."""
     t, size = _object_to_tensor(obj)
     sizes = [pyctorch.zeros(1, dtype=pyctorch.int64) for _ in range(g.size())]
-    g._backend.allgather(sizes, size)
+    g._call(False, None, g._backend.allgather, sizes, size)
     longest = max(int(s.item()) for s in sizes)
     padded = pyctorch.zeros(longest, dtype=pyctorch.uint8)
     padded[:t.numel()] = t
     outs = [pyctorch.empty(longest, dtype=pyctorch.uint8) for _ in range(g.size())]
     if to_all:
-        g._backend.allgather(outs, padded)
+        g._call(False, None, g._backend.allgather, outs, padded)
     else:
-        g._backend.gather(outs if g.rank() == root else None, padded, root)
+        g._call(False, None, g._backend.gather, outs if g.rank() == root else None, padded, root)
         if g.rank() != root:
             return None
     return [_tensor_to_object(o, int(s.item())) for o, s in zip(outs, sizes)]

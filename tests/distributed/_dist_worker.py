@@ -138,6 +138,25 @@ def collectives():
         check_equal(doubled.wait(), np.sum(np.stack(xs), axis=0) * 2)
     report("all_reduce_async", async_work)
 
+    def async_in_flight():
+        # several collectives in flight at once, a synchronous one queued behind them, then the waits
+        xs = [inputs(103 + i, (50_000,), np.float32) for i in range(3)]
+        ts = [tensor_of(x[RANK], torch.float32) for x in xs]
+        works = [dist.all_reduce(t, async_op=True) for t in ts]
+        b = torch.tensor([float(RANK)])
+        dist.broadcast(b, src=0)  # runs after the three above, on every rank
+        check_equal(b, np.array([0.0], dtype=np.float32))
+        works.append(dist.all_reduce(b, op=dist.ReduceOp.MAX, async_op=True))
+        for w, t, x in zip(works, ts, xs):
+            assert w.wait() is True and w.is_completed() and w.is_success() and w.exception() is None
+            np.testing.assert_allclose(np_of(t), np.sum(np.stack(x), axis=0), rtol=1e-6)
+        works[-1].wait()
+        fut = dist.all_reduce(torch.ones(3), async_op=True).get_future()
+        chained = fut.then(lambda f: f.value()[0] + 1)
+        check_equal(chained.wait(), np.full(3, WORLD + 1.0, dtype=np.float32))
+        assert fut.done() and chained.done()
+    report("async_in_flight", async_in_flight)
+
     def broadcast():
         for src in range(WORLD):
             xs = inputs(200 + src, (2, 3), np.int64)

@@ -26,7 +26,7 @@ OPS = ("SUM", "PRODUCT", "MIN", "MAX")
 DTYPES = ("float32", "float64", "int32", "int64", "int8", "uint8", "float16", "bfloat16", "bool")
 CHECKS = ([f"all_reduce_{o}_{d}" for o in OPS for d in DTYPES]
           + [f"all_reduce_{o}_{d}" for o in ("BAND", "BOR", "BXOR") for d in ("int32", "int64", "uint8", "bool")]
-          + ["all_reduce_AVG_float32", "all_reduce_noncontiguous", "all_reduce_async", "broadcast", "reduce",
+          + ["all_reduce_AVG_float32", "all_reduce_noncontiguous", "all_reduce_async", "async_in_flight", "broadcast", "reduce",
              "all_gather", "all_gather_into_tensor", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
              "all_to_all_single", "all_to_all", "send_recv", "barrier", "object_collectives", "new_group", "new_subgroups", "state", "monitored_barrier",
              "destroyed"])
