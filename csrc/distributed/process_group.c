@@ -253,6 +253,12 @@ static pct_gloo_reduce_fn reduce_fn_for(int op, int dtype)
         PyErr_Format(PyExc_RuntimeError, "Cannot use ReduceOp.%s with Gloo", op >= 0 && op < NUM_OPS ? op_names[op] : "UNUSED");
         return NULL;
     }
+    if (op == OP_AVG && !pct_dtype_is_floating(dtype)) {
+        /* torch's Gloo averages in float and cannot store the result back */
+        PyErr_Format(PyExc_RuntimeError, "result type Float can't be cast to the desired output type %s",
+                     pct_dtype_cpp_name[dtype]);
+        return NULL;
+    }
     pct_gloo_reduce_fn fn = reduce_fns[op][dtype];
     if (!fn) PyErr_Format(PyExc_RuntimeError, "Cannot use ReduceOp.%s with non-integral dtype", op_names[op]);
     return fn;

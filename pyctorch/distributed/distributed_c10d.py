@@ -376,14 +376,23 @@ def _timedelta(timeout):
 
 
 def _check_backend(backend):
+    """The name get_backend reports (torch's 'undefined' when none was given), after checking that
+    this build runs it: Gloo for CPU tensors ("cpu:gloo,cuda:nccl" needs NCCL, which it lacks)."""
     if backend is None:
-        return Backend.GLOO
-    name = str(backend).lower()
-    # "cpu:gloo,cuda:nccl": the CPU part is what this build can run
-    if ":" in name:
+        name, cpu = Backend.UNDEFINED, Backend.GLOO
+    elif ":" in str(backend):
+        name = str(backend).lower()
         parts = dict(p.split(":", 1) for p in name.split(",") if ":" in p)
-        name = parts.get("cpu", name)
-    name = Backend(name)
+        if Backend.NCCL in parts.values():
+            raise RuntimeError("Distributed package doesn't have NCCL built in")
+        cpu = parts.get("cpu", "")
+    else:
+        name = cpu = Backend(backend)
+    _check_runnable(backend, cpu)
+    return str(name)
+
+
+def _check_runnable(backend, name):
     if name == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
     if name == Backend.MPI:
@@ -393,7 +402,6 @@ def _check_backend(backend):
         raise ValueError(f"Invalid backend: '{backend}'")
     if not _GLOO_AVAILABLE:
         raise RuntimeError("Distributed package doesn't have Gloo built in (pyctorch was built without libgloo-dev)")
-    return name
 
 
 def _local_address(store):
@@ -464,8 +472,7 @@ def destroy_process_group(group=None):
     """Leaves the group (the default group: every group, and the world is reset)."""
     if group is None or group is GroupMember.WORLD:
         if _world.default_pg is None:
-            raise ValueError("Default process group has not been initialized, "
-                             "please make sure to call init_process_group.")
+            raise AssertionError("Process group cannot be None")
         for g in _world.groups:
             g._shutdown()
         _world.__init__()
@@ -512,7 +519,7 @@ def get_world_size(group=None):
 def get_backend(group=None):
     if _not_member(group):
         raise ValueError("Invalid process group specified")
-    return Backend(_resolve(group)._backend_name)
+    return _resolve(group)._backend_name
 
 
 def get_process_group_ranks(group):
@@ -809,7 +816,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     g = _collective("irecv", group)
     if g is None:
         return None
-    peer = -1 if src is None and group_src is None else _p2p_peer(g, src, group_src, "src")
+    peer = -1 if src is None and group_src is None else _group_peer(g, src, group_src, "src")
     return Work(_handle=g._backend.recv(tensor, peer, tag))
 
 

@@ -89,6 +89,8 @@ def _single_rank_cases(d, T):
         "allgather_size": lambda: d.all_gather([T.zeros(3)], T.ones(2)),
         "init_twice": lambda: d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1),
         "send_to_self": lambda: d.send(T.ones(1), dst=0),
+        "avg_of_ints": lambda: d.all_reduce(T.tensor([1, 2]), op=d.ReduceOp.AVG),
+        "recv_noncontiguous": lambda: d.irecv(T.zeros(2, 2).t(), src=0),
     }
 
 
@@ -156,6 +158,26 @@ def test_backend_names():
         assert repr(tdist.ReduceOp.SUM) == repr(dist.ReduceOp.SUM)
         assert [int(getattr(tdist.ReduceOp, n)) for n in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")] \
             == [int(getattr(dist.ReduceOp, n)) for n in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")]
+
+
+def _backend_names(d):
+    names = []
+    for b in (None, "GLOO", "cpu:gloo"):
+        d.init_process_group(b, store=d.HashStore(), rank=0, world_size=1)
+        names.append((d.get_backend(), type(d.get_backend()).__name__))
+        d.destroy_process_group()
+    with pytest.raises(AssertionError, match="Process group cannot be None"):
+        d.destroy_process_group()
+    with pytest.raises(RuntimeError, match="NCCL built in"):
+        d.init_process_group("cpu:gloo,cuda:nccl", store=d.HashStore(), rank=0, world_size=1)
+    return names
+
+
+def test_backend_strings_match_torch():
+    names = _backend_names(dist)
+    assert names == [("undefined", "str"), ("gloo", "str"), ("cpu:gloo", "str")]
+    if HAVE_TORCH:
+        assert _backend_names(tdist) == names
 
 
 def test_tcp_init_single_rank():
