@@ -239,6 +239,7 @@ int pct_store_get(pct_store *s, const char *key, size_t klen, pct_kv_rep *rep, p
         return pct_store_fail(err, st, "Timeout waiting for key: %.*s after %lld ms", (int)(klen > 200 ? 200 : klen), key,
                               (long long)timeout); /* torch's FileStore::get text */
     if (st != PCT_STORE_OK) return st;
+    pct_kv_rep_clear(rep);
     st = s->vt->request(s, &r, rep, err);
     return st == PCT_STORE_MISSING ? pct_store_fail(err, PCT_STORE_ERROR, "key was deleted while getting it") : st;
 }

@@ -501,7 +501,15 @@ static int tcp_roundtrip(tcp_store *t, int cmd, const char *const *keys, const s
     if (!data) { st = pct_store_fail(err, PCT_STORE_ERROR, "out of memory"); goto drop; }
     if ((st = recv_all(t->fd, data, len, deadline, err)) != PCT_STORE_OK) { free(data); goto drop; }
     data[len] = 0;
-    if (status == PCT_STORE_OK || status == PCT_STORE_MISSING) {
+    if (status == PCT_STORE_MISSING) {
+        free(data);
+        return status;
+    }
+    if (status == PCT_STORE_OK && len == 0 && cmd != PCT_KV_GET && cmd != PCT_KV_CSET) {
+        free(data); /* a numeric reply: no bytes, as pct_kv_apply gives */
+        return status;
+    }
+    if (status == PCT_STORE_OK) {
         rep->data = data;
         rep->len = len;
         return status;

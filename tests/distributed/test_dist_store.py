@@ -286,3 +286,24 @@ def test_prefix_store_keys_and_errors(tmp_path):
     base.set("notint", "abc")
     with pytest.raises(ValueError):
         base.add("notint", 1)
+
+
+def test_c_stores_under_sanitizers(tmp_path):
+    """store.c and tcpstore.c have no Python in them: a C harness drives every store, built with
+    AddressSanitizer and UndefinedBehaviorSanitizer (leaks included), so memory errors fail here."""
+    import shutil
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    exe = str(tmp_path / "harness")
+    src = [os.path.join(ROOT, "tests", "distributed", "store_harness.c"),
+           os.path.join(ROOT, "csrc", "distributed", "store.c"), os.path.join(ROOT, "csrc", "distributed", "tcpstore.c")]
+    flags = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I" + os.path.join(ROOT, "csrc")]
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+    built = subprocess.run([cc, *flags, *san, *src, "-o", exe, "-lpthread"], capture_output=True, text=True)
+    if built.returncode != 0:  # a compiler without the sanitizer runtimes: the checks still run
+        built = subprocess.run([cc, *flags, *src, "-o", exe, "-lpthread"], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    run = subprocess.run([exe, str(tmp_path)], capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-4000:]
