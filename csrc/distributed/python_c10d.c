@@ -57,28 +57,41 @@ static const char *value_of(PyObject *o, Py_ssize_t *len)
     return NULL;
 }
 
-/* The keys of a list as parallel arrays borrowed from the list's items (caller frees arrays). */
-static int keys_of(PyObject *seq, const char ***keys, size_t **lens, Py_ssize_t *n)
+/* The keys of a sequence as parallel arrays of borrowed UTF-8 pointers. Ownership: fast (the
+ * sequence as a list or tuple, which keeps the key strings alive), keys and lens are owned and
+ * released by key_list_clear. */
+typedef struct key_list {
+    PyObject *fast;
+    const char **keys;
+    size_t *lens;
+    Py_ssize_t n;
+} key_list;
+
+static void key_list_clear(key_list *kl)
 {
-    PyObject *fast = PySequence_Fast(seq, "keys must be a list of str");
-    if (!fast) return -1;
-    *n = PySequence_Fast_GET_SIZE(fast);
-    *keys = PyMem_Malloc((size_t)(*n ? *n : 1) * sizeof **keys);
-    *lens = PyMem_Malloc((size_t)(*n ? *n : 1) * sizeof **lens);
-    if (!*keys || !*lens) { PyErr_NoMemory(); goto fail; }
-    for (Py_ssize_t i = 0; i < *n; i++) {
+    PyMem_Free(kl->keys);
+    PyMem_Free(kl->lens);
+    Py_CLEAR(kl->fast);
+    kl->keys = NULL;
+    kl->lens = NULL;
+}
+
+static int key_list_init(key_list *kl, PyObject *seq)
+{
+    memset(kl, 0, sizeof *kl);
+    PCT_TRY(kl->fast = PySequence_Fast(seq, "keys must be a list of str"));
+    kl->n = PySequence_Fast_GET_SIZE(kl->fast);
+    kl->keys = PyMem_Malloc((size_t)(kl->n ? kl->n : 1) * sizeof *kl->keys);
+    kl->lens = PyMem_Malloc((size_t)(kl->n ? kl->n : 1) * sizeof *kl->lens);
+    if (!kl->keys || !kl->lens) { PyErr_NoMemory(); goto fail; }
+    for (Py_ssize_t i = 0; i < kl->n; i++) {
         Py_ssize_t l;
-        PCT_TRY((*keys)[i] = key_of(PySequence_Fast_GET_ITEM(fast, i), &l));
-        (*lens)[i] = (size_t)l;
+        PCT_TRY(kl->keys[i] = key_of(PySequence_Fast_GET_ITEM(kl->fast, i), &l));
+        kl->lens[i] = (size_t)l;
     }
-    Py_DECREF(fast); /* the items stay alive in `seq` (a list the caller holds) */
     return 0;
 fail:
-    PyMem_Free(*keys);
-    PyMem_Free(*lens);
-    *keys = NULL;
-    *lens = NULL;
-    Py_DECREF(fast);
+    key_list_clear(kl);
     return -1;
 }
 
@@ -202,14 +215,12 @@ static PyObject *Store_delete_key(PyObject *self, PyObject *key)
 static PyObject *Store_check(PyObject *self, PyObject *keys_list)
 {
     pct_store *s = store_of(self);
-    const char **keys = NULL;
-    size_t *lens = NULL;
-    Py_ssize_t n = 0;
-    if (!s || keys_of(keys_list, &keys, &lens, &n) < 0) return NULL;
+    key_list kl;
+    if (!s || key_list_init(&kl, keys_list) < 0) return NULL;
     PyObject *out = NULL;
     bool all = true;
-    for (Py_ssize_t i = 0; i < n && all; i++) {
-        pct_kv_req r = {.cmd = PCT_KV_CHECK, .key = keys[i], .klen = lens[i]};
+    for (Py_ssize_t i = 0; i < kl.n && all; i++) {
+        pct_kv_req r = {.cmd = PCT_KV_CHECK, .key = kl.keys[i], .klen = kl.lens[i]};
         pct_kv_rep rep = {0};
         if (run_request(s, &r, &rep) < 0) goto done;
         all = rep.n != 0;
@@ -217,8 +228,7 @@ static PyObject *Store_check(PyObject *self, PyObject *keys_list)
     }
     out = PyBool_FromLong(all);
 done:
-    PyMem_Free(keys);
-    PyMem_Free(lens);
+    key_list_clear(&kl);
     return out;
 }
 
@@ -240,17 +250,14 @@ static PyObject *Store_wait(PyObject *self, PyObject *args)
     if (!s || !PyArg_ParseTuple(args, "O|O:wait", &keys_list, &timeout)) return NULL;
     int64_t ms = atomic_load(&s->timeout_ms);
     if (timeout && pct_timedelta_ms(timeout, &ms) < 0) return NULL;
-    const char **keys = NULL;
-    size_t *lens = NULL;
-    Py_ssize_t n = 0;
-    if (keys_of(keys_list, &keys, &lens, &n) < 0) return NULL;
+    key_list kl;
+    if (key_list_init(&kl, keys_list) < 0) return NULL;
     pct_store_err err;
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = pct_store_wait(s, keys, lens, (size_t)n, ms, &err);
+    st = pct_store_wait(s, kl.keys, kl.lens, (size_t)kl.n, ms, &err);
     Py_END_ALLOW_THREADS
-    PyMem_Free(keys);
-    PyMem_Free(lens);
+    key_list_clear(&kl);
     if (st != PCT_STORE_OK) return pct_c10d_raise(st, &err), NULL;
     Py_RETURN_NONE;
 }
@@ -258,18 +265,15 @@ static PyObject *Store_wait(PyObject *self, PyObject *args)
 static PyObject *Store_multi_get(PyObject *self, PyObject *keys_list)
 {
     pct_store *s = store_of(self);
-    const char **keys = NULL;
-    size_t *lens = NULL;
-    Py_ssize_t n = 0;
-    if (!s || keys_of(keys_list, &keys, &lens, &n) < 0) return NULL;
-    PyObject *out = PyList_New(n);
-    for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *v = get_value(s, keys[i], lens[i]);
+    key_list kl;
+    if (!s || key_list_init(&kl, keys_list) < 0) return NULL;
+    PyObject *out = PyList_New(kl.n);
+    for (Py_ssize_t i = 0; out && i < kl.n; i++) {
+        PyObject *v = get_value(s, kl.keys[i], kl.lens[i]);
         if (!v) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, v);
     }
-    PyMem_Free(keys);
-    PyMem_Free(lens);
+    key_list_clear(&kl);
     return out;
 }
 
