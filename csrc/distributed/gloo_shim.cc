@@ -3,7 +3,9 @@
 // Each entry point builds Gloo's options object, runs the algorithm, and turns any C++ exception
 // into -1 plus its message: no exception crosses into C. Element sizes are dispatched to an
 // unsigned integer type of that width, because Gloo's option setters take their element size
-// from the template type; the reduction itself is the caller's C function.
+// from the template type; the reduction itself is the caller's C function. Collectives of empty
+// tensors return at once on every rank (their sizes agree across ranks, and Gloo's algorithms
+// divide by them: an empty all_gather raised SIGFPE).
 #include "gloo_shim.h"
 
 #include <chrono>
@@ -136,6 +138,7 @@ void pct_gloo_free(pct_gloo *g)
 int pct_gloo_allreduce(pct_gloo *g, void *buf, size_t count, size_t elsize, pct_gloo_reduce_fn fn,
                        uint32_t tag, int64_t timeout_ms, char *err, size_t errlen)
 {
+    if (count == 0) return 0; // every rank has the same empty tensor (Gloo divides by the size)
     return guarded(err, errlen, [&] {
         gloo::AllreduceOptions opts(g->context);
         by_width(elsize, [&](auto *type) {
@@ -152,6 +155,7 @@ int pct_gloo_allreduce(pct_gloo *g, void *buf, size_t count, size_t elsize, pct_
 int pct_gloo_reduce(pct_gloo *g, void *buf, size_t count, size_t elsize, pct_gloo_reduce_fn fn, int root,
                     uint32_t tag, int64_t timeout_ms, char *err, size_t errlen)
 {
+    if (count == 0) return 0;
     return guarded(err, errlen, [&] {
         gloo::ReduceOptions opts(g->context);
         by_width(elsize, [&](auto *type) {
@@ -169,6 +173,7 @@ int pct_gloo_reduce(pct_gloo *g, void *buf, size_t count, size_t elsize, pct_glo
 int pct_gloo_broadcast(pct_gloo *g, void *buf, size_t nbytes, int root, uint32_t tag, int64_t timeout_ms,
                        char *err, size_t errlen)
 {
+    if (nbytes == 0) return 0;
     return guarded(err, errlen, [&] {
         gloo::BroadcastOptions opts(g->context);
         opts.setOutput(static_cast<uint8_t *>(buf), nbytes);
@@ -182,6 +187,7 @@ int pct_gloo_broadcast(pct_gloo *g, void *buf, size_t nbytes, int root, uint32_t
 int pct_gloo_allgather(pct_gloo *g, const void *in, void *out, size_t nbytes, uint32_t tag, int64_t timeout_ms,
                        char *err, size_t errlen)
 {
+    if (nbytes == 0) return 0;
     return guarded(err, errlen, [&] {
         gloo::AllgatherOptions opts(g->context);
         opts.setInput(static_cast<uint8_t *>(const_cast<void *>(in)), nbytes);
@@ -195,6 +201,7 @@ int pct_gloo_allgather(pct_gloo *g, const void *in, void *out, size_t nbytes, ui
 int pct_gloo_gather(pct_gloo *g, const void *in, void *out, size_t nbytes, int root, uint32_t tag,
                     int64_t timeout_ms, char *err, size_t errlen)
 {
+    if (nbytes == 0) return 0;
     return guarded(err, errlen, [&] {
         gloo::GatherOptions opts(g->context);
         opts.setInput(static_cast<uint8_t *>(const_cast<void *>(in)), nbytes);
@@ -209,6 +216,7 @@ int pct_gloo_gather(pct_gloo *g, const void *in, void *out, size_t nbytes, int r
 int pct_gloo_scatter(pct_gloo *g, void *const *ins, void *out, size_t nbytes, int root, uint32_t tag,
                      int64_t timeout_ms, char *err, size_t errlen)
 {
+    if (nbytes == 0) return 0;
     return guarded(err, errlen, [&] {
         gloo::ScatterOptions opts(g->context);
         if (g->context->rank == root) {

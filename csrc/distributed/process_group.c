@@ -98,9 +98,11 @@ typedef struct pg_object {
     pid_t pid;    /* the process that connected (Note [Stores after fork]: a child leaves gloo alone) */
 } pg_object;
 
-/* Ownership: p2p owned (posted send/recv, freed by dealloc after waiting); pg, user, staged and
- * result owned references or NULL: the group keeping Gloo alive, the caller's tensor, the
- * contiguous buffer Gloo fills (copied into user on completion when different), the list
+/* Ownership: p2p owned (the posted send/recv, freed by dealloc before the tensors: Gloo's pairs
+ * hold only weak references to it, so freeing one never waited for is safe); pg, user, staged
+ * and result owned references or NULL: the group keeping Gloo alive, the caller's tensor (a
+ * receive's, to report as the result), the contiguous memory Gloo reads or writes (the caller's
+ * tensor itself: torch's Gloo takes contiguous tensors only for sends and receives), the list
  * result() returns. */
 typedef struct work_object {
     PyObject_HEAD

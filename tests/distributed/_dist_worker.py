@@ -382,6 +382,28 @@ def collectives():
                     break
             assert time.time() - t0 < 5
 
+    def empty_and_0d():
+        t = torch.tensor(2.0 + RANK)
+        dist.all_reduce(t)
+        check_equal(t, np.array(sum(2.0 + r for r in range(WORLD)), dtype=np.float32))
+        e = torch.zeros(0, 3)
+        dist.all_reduce(e)
+        dist.broadcast(e, src=0)
+        dist.reduce(e, dst=0)
+        dist.all_gather([torch.zeros(0, 3) for _ in range(WORLD)], e)
+        dist.gather(e, [torch.zeros(0, 3) for _ in range(WORLD)] if RANK == 0 else None, dst=0)
+        dist.scatter(e, [torch.zeros(0, 3) for _ in range(WORLD)] if RANK == 0 else None, src=0)
+        dist.reduce_scatter_tensor(torch.zeros(0), torch.zeros(0))
+        dist.all_to_all_single(torch.zeros(0), torch.zeros(0))
+        assert tuple(e.shape) == (0, 3)
+        # all_to_all_single where only rank 1 sends, and only to rank 0
+        out = torch.zeros(2 if RANK == 0 else 0)
+        inp = torch.zeros(2 if RANK == 1 else 0) + 5
+        dist.all_to_all_single(out, inp, [0, 2] if RANK == 0 else [0, 0], [0, 0] if RANK == 0 else [2, 0])
+        check_equal(out, np.full(2 if RANK == 0 else 0, 5.0, dtype=np.float32))
+    if WORLD == 2:
+        report("empty_and_0d", empty_and_0d)
+
     def state():
         assert dist.is_initialized() and dist.get_backend() == "gloo"
         assert dist.group.WORLD is not None and dist.get_rank(dist.group.WORLD) == RANK

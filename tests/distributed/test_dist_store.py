@@ -275,6 +275,11 @@ def test_prefix_store_keys_and_errors(tmp_path):
     nested = dist.PrefixStore("inner", p)
     nested.set("z", "1")
     assert base.get("job/inner/z") == b"1" and nested.num_keys() == base.num_keys() == 2
+    keys = ["job/k", "job/inner/z"]
+    assert base.check(k for k in keys) and base.multi_get(iter(keys)) == [b"v", b"1"]  # any iterable of keys
+    base.wait(k for k in keys)
+    with pytest.raises(TypeError):
+        base.check(["job/k", 3])
     with pytest.raises(TypeError):
         dist.PrefixStore("x", object())
     with pytest.raises(TypeError):
