@@ -21,8 +21,16 @@ int pct_c10d_raise(int status, const pct_store_err *err)
     return -1;
 }
 
+/* datetime's C API, imported on first use so `import pyctorch` does not load datetime. */
+static int need_datetime(void)
+{
+    if (!PyDateTimeAPI) PyDateTime_IMPORT;
+    return PyDateTimeAPI ? 0 : -1;
+}
+
 int pct_timedelta_ms(PyObject *o, int64_t *ms)
 {
+    if (need_datetime() < 0) return -1;
     if (!PyDelta_Check(o)) {
         PyErr_Format(PyExc_TypeError, "expected a datetime.timedelta, got %s", Py_TYPE(o)->tp_name);
         return -1;
@@ -34,6 +42,7 @@ int pct_timedelta_ms(PyObject *o, int64_t *ms)
 
 PyObject *pct_timedelta_from_ms(int64_t ms)
 {
+    if (need_datetime() < 0) return NULL;
     return PyDelta_FromDSU((int)(ms / 86400000), (int)((ms % 86400000) / 1000), (int)(ms % 1000) * 1000);
 }
 
@@ -550,8 +559,6 @@ static struct PyModuleDef c10d_module_def = {PyModuleDef_HEAD_INIT, "pyctorch._C
 
 int pct_distributed_install(PyObject *module)
 {
-    PyDateTime_IMPORT;
-    if (!PyDateTimeAPI) return -1;
     pct_StoreType.tp_methods = Store_methods;
     PyTypeObject *types[] = {&pct_StoreType, &pct_HashStoreType, &pct_FileStoreType, &pct_PrefixStoreType,
                              &pct_TCPStoreType};
