@@ -418,6 +418,11 @@ def collectives():
 
 def init_methods():
     """init_process_group through tcp:// then file://, each followed by one all_reduce."""
+    if os.environ.get("PCT_DIST_EXPECT_ALIAS"):
+        def alias():
+            import pyctorch
+            assert torch is pyctorch and dist is pyctorch.distributed, (torch, dist)
+        report("alias", alias)
     port = os.environ["MASTER_PORT"]
     folder = os.environ["PCT_DIST_DIR"]
     for name, kwargs in (

@@ -64,6 +64,16 @@ def test_init_methods(tmp_path):
         assert results.get(name) == "", results.get(name, f"{name} did not run")
 
 
+def test_torch_code_runs_under_the_alias(tmp_path):
+    """The worker's `import torch.distributed as dist` resolves to pyctorch under as_torch."""
+    env = {"PCT_DIST_DIR": str(tmp_path), "PCT_DIST_FRAMEWORK": "torch", "PCT_DIST_EXPECT_ALIAS": "1"}
+    results, outputs = run_ranks("init_methods", 2, timeout=60, env=env, alias=True)
+    for code, out, err in outputs:
+        assert code == 0, err[-3000:]
+    for name in ("alias", "init_tcp", "init_file", "init_store"):
+        assert results.get(name) == "", results.get(name, f"{name} did not run")
+
+
 def test_peer_dies_raises_within_timeout():
     results, outputs = run_ranks("peer_dies", 2, timeout=40)
     assert results.get("peer_dies") == "", results.get("peer_dies", f"did not run: {outputs[0][2][-2000:]}")
