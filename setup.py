@@ -120,7 +120,8 @@ sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
 # headers and op tables: a change to one must reach build_extension (which then recompiles
 # only the objects whose dependency files name it)
 depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
-                 + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True))
+                 + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True)
+                 + ([GLOO_SHIM] if gloo else []))  # the shim is linked in: a change to it must relink
 
 
 def object_is_current(obj):
