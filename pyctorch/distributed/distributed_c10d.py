@@ -33,7 +33,8 @@ DistBackendError = _c10d.DistBackendError
 _GLOO_AVAILABLE = _c10d._has_gloo()
 
 __all__ = [
-    "Backend", "Future", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "group",
+    "Backend", "DebugLevel", "Future", "GroupMember", "get_debug_level", "set_debug_level",
+    "set_debug_level_from_env", "P2POp", "ProcessGroup", "ReduceOp", "Work", "group",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
     "barrier", "batch_isend_irecv", "monitored_barrier", "new_subgroups", "new_subgroups_by_enumeration",
     "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
@@ -187,6 +188,109 @@ class Future:
         return Future(self._work, self, callback)
 
 
+class DebugLevel(enum.IntEnum):
+    OFF = 0
+    INFO = 1
+    DETAIL = 2
+
+
+def _level_from_env():
+    value = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper()
+    if value not in DebugLevel.__members__:
+        raise ValueError(f"The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL, but got {value}")
+    return DebugLevel[value]
+
+
+_debug_level = _level_from_env()
+
+
+def get_debug_level():
+    return _debug_level
+
+
+def set_debug_level(level):
+    global _debug_level
+    _debug_level = DebugLevel(level)
+
+
+def set_debug_level_from_env():
+    set_debug_level(_level_from_env())
+
+
+# Note [Collective fingerprints]: under TORCH_DISTRIBUTED_DEBUG=DETAIL every collective first
+# all-gathers a fixed-size int64 fingerprint (sequence number, op, the first tensor's dtype and
+# shape) over the same group, so ranks that issue different collectives, or the same one on
+# different shapes or dtypes, all raise torch's "Detected mismatch between collectives" error
+# naming the ranks, instead of corrupting data or hanging (or Gloo aborting the process on a
+# size mismatch). The check runs in the group's order of operations, just before the collective.
+_OP_CODES = {name: i + 1 for i, name in enumerate((
+    "ALLREDUCE", "BROADCAST", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE", "GATHER", "SCATTER", "REDUCE_SCATTER",
+    "_REDUCE_SCATTER_BASE", "ALLTOALL_BASE", "ALLTOALL", "BARRIER"))}
+_OP_NAMES = {v: k for k, v in _OP_CODES.items()}
+_FP_DIMS = 16
+_FP_LEN = 4 + _FP_DIMS
+_DTYPE_CODES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+_DTYPE_CPP = ["Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"]
+_TENSOR_OPTIONS = ("TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), requires_grad=false "
+                   "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _encode_fingerprint(seq, op, tensor):
+    code = [seq, _OP_CODES[op], -1, -1] + [-1] * _FP_DIMS
+    if tensor is not None:
+        code[2] = _DTYPE_CODES.index(str(tensor.dtype).split(".")[1])
+        code[3] = tensor.dim()
+        for i, n in enumerate(tuple(tensor.shape)[:_FP_DIMS]):
+            code[4 + i] = n
+    return code
+
+
+def _fingerprint_text(code):
+    shape = ", ".join(str(n) for n in code[4:4 + max(code[3], 0)])
+    dtype = _DTYPE_CPP[code[2]] if code[2] >= 0 else "Undefined"
+    return (f"CollectiveFingerPrint(SequenceNumber={code[0]}, OpType={_OP_NAMES[code[1]]}, TensorShape=[{shape}], "
+            f"TensorDtypes={dtype}, TensorDeviceTypes={_TENSOR_OPTIONS})")
+
+
+def _fingerprint_differences(mine, theirs):
+    aspects = ""
+    if mine[0] != theirs[0]:
+        aspects += f"  Sequence number: {mine[0]}vs {theirs[0]}"
+    if mine[1] != theirs[1]:
+        aspects += f"  Op type: {_OP_NAMES[mine[1]]}vs {_OP_NAMES[theirs[1]]}"
+    if mine[3:] != theirs[3:]:
+        def dims(c):
+            return " ".join(str(n) for n in c[4:4 + max(c[3], 0)])
+        aspects += f"  Tensor Tensor shapes: {dims(mine)}vs {dims(theirs)}"
+    if mine[2] != theirs[2]:
+        def name(c):
+            return _DTYPE_CPP[c[2]] if c[2] >= 0 else "Undefined"
+        aspects += f"  Tensor Tensor dtypes: {name(mine)}vs {name(theirs)}"
+    return aspects
+
+
+class _FingerprintChecked:
+    """fn preceded by the fingerprint check of Note [Collective fingerprints]."""
+
+    def __init__(self, group, fp, fn):
+        self.group, self.fp, self.fn = group, fp, fn
+
+    def __call__(self, *args):
+        g = self.group
+        code = _encode_fingerprint(g._seq, *self.fp)  # runs in the group's order: the same seq on every rank
+        everyone = [pyctorch.zeros(_FP_LEN, dtype=pyctorch.int64) for _ in range(g.size())]
+        g._backend.allgather(everyone, pyctorch.tensor(code, dtype=pyctorch.int64))
+        for r, theirs in enumerate(t.tolist() for t in everyone):
+            if theirs != code:
+                raise RuntimeError(
+                    f"Detected mismatch between collectives on ranks. Rank {g._ranks[g.rank()]} is running collective: "
+                    f"{_fingerprint_text(code)}, but Rank {g._ranks[r]} is running collective: "
+                    f"{_fingerprint_text(theirs)}.Collectives differ in the following aspects: "
+                    f"{_fingerprint_differences(code, theirs)}")
+        g._seq += 1  # as torch: a collective refused for a mismatch takes no sequence number
+        return self.fn(*args)
+
+
 class _Job:
     """One backend call for a group's worker thread; wait() re-raises its exception here."""
     __slots__ = ("fn", "args", "event", "error")
@@ -248,6 +352,8 @@ class ProcessGroup:
         self._store = store  # this group's PrefixStore (monitored_barrier talks through it)
         self._barrier_seq = 0
         self._worker = None  # the thread async collectives run on (Note [Async collectives])
+        self._seq = 0  # collectives that passed the fingerprint check (their SequenceNumber)
+        self._detail = _debug_level == DebugLevel.DETAIL  # as torch: fixed when the group is made
         self._pid = os.getpid()
         self._ranks = list(ranks)
         self._rank = rank
@@ -255,7 +361,7 @@ class ProcessGroup:
         self._backend_name = backend_name
         self._timeout = timeout
 
-    def _call(self, async_op, result, fn, *args):
+    def _call(self, async_op, result, fn, *args, fp=None):
         """Runs fn(*args), a backend call, in this group's order of operations.
 
         Note [Async collectives]: with async_op the call goes to the group's worker thread (made
@@ -265,6 +371,8 @@ class ProcessGroup:
         runs on the calling thread with no hand-off."""
         if self._pid != os.getpid():
             raise RuntimeError("ProcessGroupGloo: a forked child cannot use its parent's process group")
+        if fp is not None and self._detail:
+            fn = _FingerprintChecked(self, fp, fn)
         if self._worker is None and not async_op:
             fn(*args)
             return None
@@ -440,6 +548,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise AssertionError("Cannot specify both init_method and store.")
     backend_name = _check_backend(backend)
     timeout = _timedelta(timeout)
+    set_debug_level_from_env()
     if store is not None:
         if world_size <= 0:
             raise AssertionError("world_size must be positive if using store")
@@ -593,7 +702,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     g = _collective("all_reduce", group)
     if g is None:
         return None
-    return g._call(async_op, [tensor], g._backend.allreduce, tensor, _op_value(op))
+    return g._call(async_op, [tensor], g._backend.allreduce, tensor, _op_value(op), fp=("ALLREDUCE", tensor))
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -601,7 +710,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     g = _collective("broadcast", group)
     if g is None:
         return None
-    return g._call(async_op, [tensor], g._backend.broadcast, tensor, _group_peer(g, src, group_src, "src"))
+    return g._call(async_op, [tensor], g._backend.broadcast, tensor, _group_peer(g, src, group_src, "src"),
+                   fp=("BROADCAST", tensor))
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -609,7 +719,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     g = _collective("reduce", group)
     if g is None:
         return None
-    return g._call(async_op, [tensor], g._backend.reduce, tensor, _group_peer(g, dst, group_dst, "dst"), _op_value(op))
+    return g._call(async_op, [tensor], g._backend.reduce, tensor, _group_peer(g, dst, group_dst, "dst"), _op_value(op),
+                   fp=("REDUCE", tensor))
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -618,7 +729,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     g = _collective("all_gather", group)
     if g is None:
         return None
-    return g._call(async_op, tensor_list, g._backend.allgather, tensor_list, tensor)
+    return g._call(async_op, tensor_list, g._backend.allgather, tensor_list, tensor, fp=("ALLGATHER", tensor))
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -627,7 +738,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     g = _collective("all_gather_into_tensor", group)
     if g is None:
         return None
-    return g._call(async_op, [output_tensor], g._backend.allgather_into, output_tensor, input_tensor)
+    return g._call(async_op, [output_tensor], g._backend.allgather_into, output_tensor, input_tensor,
+                   fp=("_ALLGATHER_BASE", input_tensor))
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
@@ -645,7 +757,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    return g._call(async_op, gather_list, g._backend.gather, gather_list if g.rank() == root else None, tensor, root)
+    return g._call(async_op, gather_list, g._backend.gather, gather_list if g.rank() == root else None, tensor, root,
+                   fp=("GATHER", tensor))
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -663,7 +776,8 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    return g._call(async_op, [tensor], g._backend.scatter, tensor, scatter_list if g.rank() == root else None, root)
+    return g._call(async_op, [tensor], g._backend.scatter, tensor, scatter_list if g.rank() == root else None, root,
+                   fp=("SCATTER", tensor))
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -672,7 +786,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     g = _collective("reduce_scatter", group)
     if g is None:
         return None
-    return g._call(async_op, [output], g._backend.reduce_scatter, output, input_list, _op_value(op))
+    return g._call(async_op, [output], g._backend.reduce_scatter, output, input_list, _op_value(op),
+                   fp=("REDUCE_SCATTER", output))
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -681,7 +796,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     g = _collective("reduce_scatter_tensor", group)
     if g is None:
         return None
-    return g._call(async_op, [output], g._backend.reduce_scatter_tensor, output, input, _op_value(op))
+    return g._call(async_op, [output], g._backend.reduce_scatter_tensor, output, input, _op_value(op),
+                   fp=("_REDUCE_SCATTER_BASE", input))
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
@@ -691,7 +807,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     if g is None:
         return None
     return g._call(async_op, [output], g._backend.alltoall_base, output, input, list(output_split_sizes or []),
-                   list(input_split_sizes or []))
+                   list(input_split_sizes or []), fp=("ALLTOALL_BASE", input))
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -712,14 +828,15 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
         for t in output_tensor_list:
             t.copy_(flat_out[offset:offset + t.numel()].view(t.shape))
             offset += t.numel()
-    return g._call(async_op, output_tensor_list, run)
+    return g._call(async_op, output_tensor_list, run,
+                   fp=("ALLTOALL", input_tensor_list[0] if input_tensor_list else None))
 
 
 def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     g = _collective("barrier", group)
     if g is None:
         return None
-    return g._call(async_op, [], g._backend.barrier)
+    return g._call(async_op, [], g._backend.barrier, fp=("BARRIER", None))
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):

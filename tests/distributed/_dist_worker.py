@@ -366,6 +366,49 @@ def collectives():
         check_equal(t, np.array([RANK], dtype=np.float32))
     report("new_subgroups", subgroups_by_size)
 
+    def detail():
+        # a group made under TORCH_DISTRIBUTED_DEBUG=DETAIL checks every collective's fingerprint
+        dist.set_debug_level(dist.DebugLevel.DETAIL)
+        g = dist.new_group(list(range(WORLD)))
+        dist.set_debug_level(dist.DebugLevel.OFF)
+        t = torch.ones(2)
+        dist.all_reduce(t, group=g)
+        check_equal(t, np.full(2, WORLD, dtype=np.float32))
+        other = 1 - RANK
+        opts = ("TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), requires_grad=false "
+                "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+        def fp(seq, op, shape, dtype):
+            return (f"CollectiveFingerPrint(SequenceNumber={seq}, OpType={op}, TensorShape=[{', '.join(map(str, shape))}], "
+                    f"TensorDtypes={dtype}, TensorDeviceTypes={opts})")
+
+        def expect(fn, seq, mine, theirs, aspects):
+            try:
+                fn()
+            except RuntimeError as e:
+                want = (f"Detected mismatch between collectives on ranks. Rank {RANK} is running collective: "
+                        f"{fp(seq, *mine)}, but Rank {other} is running collective: {fp(seq, *theirs)}."
+                        f"Collectives differ in the following aspects: {aspects}")
+                assert str(e) == want, (str(e), want)
+            else:
+                raise AssertionError("a mismatched collective ran")
+        rows = [4, 5]  # a refused collective takes no sequence number: each mismatch below is number 1
+        expect(lambda: dist.all_reduce(torch.ones(rows[RANK], 2), group=g), 1,
+               ("ALLREDUCE", [rows[RANK], 2], "Float"), ("ALLREDUCE", [rows[other], 2], "Float"),
+               f"  Tensor Tensor shapes: {rows[RANK]} 2vs {rows[other]} 2")
+        ops = ["ALLREDUCE", "BROADCAST"]
+        expect(lambda: dist.all_reduce(torch.ones(3), group=g) if RANK == 0 else dist.broadcast(torch.ones(3), 0, group=g),
+               1, (ops[RANK], [3], "Float"), (ops[other], [3], "Float"), f"  Op type: {ops[RANK]}vs {ops[other]}")
+        dts = [(torch.float32, "Float"), (torch.float64, "Double")]
+        expect(lambda: dist.all_reduce(torch.ones(3, dtype=dts[RANK][0]), group=g), 1,
+               ("ALLREDUCE", [3], dts[RANK][1]), ("ALLREDUCE", [3], dts[other][1]),
+               f"  Tensor Tensor dtypes: {dts[RANK][1]}vs {dts[other][1]}")
+        t = torch.ones(2)
+        dist.all_reduce(t, group=g)  # the group still works
+        check_equal(t, np.full(2, WORLD, dtype=np.float32))
+    if WORLD == 2:
+        report("detail_mismatch", detail)
+
     def monitored():
         # last: under torch a monitored barrier that times out leaves the group unusable
         t0 = time.time()

@@ -28,7 +28,7 @@ CHECKS = ([f"all_reduce_{o}_{d}" for o in OPS for d in DTYPES]
           + [f"all_reduce_{o}_{d}" for o in ("BAND", "BOR", "BXOR") for d in ("int32", "int64", "uint8", "bool")]
           + ["all_reduce_AVG_float32", "all_reduce_noncontiguous", "all_reduce_async", "async_in_flight", "broadcast", "reduce",
              "all_gather", "all_gather_into_tensor", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
-             "all_to_all_single", "all_to_all", "send_recv", "barrier", "object_collectives", "new_group", "new_subgroups", "empty_and_0d", "state", "monitored_barrier",
+             "all_to_all_single", "all_to_all", "send_recv", "barrier", "object_collectives", "new_group", "new_subgroups", "empty_and_0d", "state", "detail_mismatch", "monitored_barrier",
              "destroyed"])
 
 
