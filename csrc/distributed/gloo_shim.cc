@@ -113,13 +113,17 @@ struct pct_gloo_p2p {
 
 extern "C" {
 
-pct_gloo *pct_gloo_connect(const pct_gloo_store_cb *store, const char *hostname, int rank, int size,
-                           int64_t timeout_ms, char *err, size_t errlen)
+pct_gloo *pct_gloo_connect(const pct_gloo_store_cb *store, const char *hostname, const char *iface, int rank,
+                           int size, int64_t timeout_ms, char *err, size_t errlen)
 {
     pct_gloo *g = nullptr;
     int rc = guarded(err, errlen, [&] {
         std::unique_ptr<pct_gloo> made(new pct_gloo());
-        gloo::transport::tcp::attr attr(hostname);
+        gloo::transport::tcp::attr attr;
+        if (iface && *iface)
+            attr.iface = iface;
+        else
+            attr.hostname = hostname;
         made->device = gloo::transport::tcp::CreateDevice(attr);
         made->context = std::make_shared<gloo::rendezvous::Context>(rank, size);
         made->context->setTimeout(ms(timeout_ms));

@@ -29,8 +29,10 @@ typedef void (*pct_gloo_reduce_fn)(void *out, const void *a, const void *b, size
 /* A connected full mesh of `size` ranks (owns the Gloo context and device). */
 typedef struct pct_gloo pct_gloo;
 
-pct_gloo *pct_gloo_connect(const pct_gloo_store_cb *store, const char *hostname, int rank, int size,
-                           int64_t timeout_ms, char *err, size_t errlen);
+/* Gloo listens on `iface` (a network interface name, as GLOO_SOCKET_IFNAME gives) when it is
+ * non-empty, else on the address `hostname` resolves to. */
+pct_gloo *pct_gloo_connect(const pct_gloo_store_cb *store, const char *hostname, const char *iface, int rank,
+                           int size, int64_t timeout_ms, char *err, size_t errlen);
 void pct_gloo_free(pct_gloo *g);
 
 /* Collectives. elsize is 1, 2, 4 or 8; counts are elements; tag numbers the collective (every

@@ -156,12 +156,13 @@ static int cb_wait(void *ctx, const char *const *keys, size_t nkeys, int64_t tim
 
 static int pg_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kw[] = {"store", "rank", "size", "timeout", "hostname", NULL};
+    static char *kw[] = {"store", "rank", "size", "timeout", "hostname", "iface", NULL};
     pg_object *pg = (pg_object *)self;
     PyObject *store, *timeout = NULL;
     int rank, size;
-    const char *host = "127.0.0.1";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oii|Os:ProcessGroupGloo", kw, &store, &rank, &size, &timeout, &host))
+    const char *host = "127.0.0.1", *iface = "";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oii|Oss:ProcessGroupGloo", kw, &store, &rank, &size, &timeout, &host,
+                                     &iface))
         return -1;
     pct_store *s = pct_store_from_object(store);
     if (!s) return -1;
@@ -176,7 +177,7 @@ static int pg_init(PyObject *self, PyObject *args, PyObject *kwds)
     char err[512] = {0};
     pct_gloo *g;
     Py_BEGIN_ALLOW_THREADS
-    g = pct_gloo_connect(&cb, host, rank, size, ms, err, sizeof err);
+    g = pct_gloo_connect(&cb, host, iface, rank, size, ms, err, sizeof err);
     Py_END_ALLOW_THREADS
     if (!g) return gloo_fail(err);
     pg->gloo = g;
@@ -809,7 +810,7 @@ static PyTypeObject pg_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "torch._C._distributed_c10d.ProcessGroupGloo",
     .tp_basicsize = sizeof(pg_object),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "ProcessGroupGloo(store, rank, size, timeout=timedelta(minutes=30), hostname='127.0.0.1')",
+    .tp_doc = "ProcessGroupGloo(store, rank, size, timeout=timedelta(minutes=30), hostname='127.0.0.1', iface='')",
     .tp_new = PyType_GenericNew,
     .tp_init = pg_init,
     .tp_dealloc = pg_dealloc,

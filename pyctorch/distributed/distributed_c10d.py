@@ -535,7 +535,9 @@ def _make_group(store, ranks, global_rank, name, backend_name, timeout):
         return ProcessGroup(None, ranks, -1, name, backend_name, timeout)
     rank = ranks.index(global_rank)
     gstore = PrefixStore(f"{name}/", store)
-    pg = _c10d.ProcessGroupGloo(gstore, rank, len(ranks), timeout, _local_address(store))
+    # GLOO_SOCKET_IFNAME names the interface Gloo listens on, as in torch (the first of a list)
+    iface = os.environ.get("GLOO_SOCKET_IFNAME", "").split(",")[0]
+    pg = _c10d.ProcessGroupGloo(gstore, rank, len(ranks), timeout, _local_address(store), iface)
     return ProcessGroup(pg, ranks, rank, name, backend_name, timeout, gstore)
 
 

@@ -57,7 +57,9 @@ def test_the_same_checks_hold_on_torch():
 
 
 def test_init_methods(tmp_path):
-    results, outputs = run_ranks("init_methods", 2, timeout=60, env={"PCT_DIST_DIR": str(tmp_path)})
+    # Gloo listens on the loopback interface named by GLOO_SOCKET_IFNAME here (elsewhere on an address)
+    results, outputs = run_ranks("init_methods", 2, timeout=60, env={"PCT_DIST_DIR": str(tmp_path),
+                                                                     "GLOO_SOCKET_IFNAME": "lo"})
     for code, out, err in outputs:
         assert code == 0, err[-3000:]
     for name in ("init_tcp", "init_file", "init_store"):
@@ -217,3 +219,11 @@ def test_rank_that_never_joins_times_out():
                                 timeout=datetime.timedelta(seconds=1))
     assert str(e.value) == f"The client socket has timed out after 1000ms while trying to connect to (127.0.0.1, {port})."
     assert not dist.is_initialized()
+
+
+def test_unknown_gloo_interface_is_an_error(monkeypatch):
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "nosuch0")
+    for d in (dist, tdist) if HAVE_TORCH else (dist,):
+        with pytest.raises(RuntimeError, match="Unable to find address for: nosuch0"):
+            d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1)
+        assert not d.is_initialized()
