@@ -142,3 +142,65 @@ def test_signal_reaches_every_worker(tmp_path):
 def test_argument_errors(tmp_path):
     r = launch(tmp_path, ENV_SCRIPT, "--nnodes", "1:2", "--nproc-per-node", "1")
     assert r.returncode != 0 and "fixed node count" in r.stderr
+
+
+def _ip(*args):
+    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=20)
+
+
+@pytest.fixture
+def two_hosts():
+    """Two network namespaces joined by a veth pair (10.77.0.1 and 10.77.0.2): two "nodes"."""
+    import shutil
+    if shutil.which("ip") is None:
+        pytest.skip("the ip tool is missing: no network namespaces")
+    name = f"pct{os.getpid() % 100000}"
+    hosts = [(f"{name}a", f"{name}va", "10.77.0.1"), (f"{name}b", f"{name}vb", "10.77.0.2")]
+    try:
+        steps = [("netns", "add", hosts[0][0]), ("netns", "add", hosts[1][0]),
+                 ("link", "add", hosts[0][1], "type", "veth", "peer", "name", hosts[1][1])]
+        for ns, dev, addr in hosts:
+            steps += [("link", "set", dev, "netns", ns), ("-n", ns, "addr", "add", f"{addr}/24", "dev", dev),
+                      ("-n", ns, "link", "set", dev, "up"), ("-n", ns, "link", "set", "lo", "up")]
+        for step in steps:
+            r = _ip(*step)
+            if r.returncode != 0:
+                pytest.skip(f"network namespaces cannot be made here: ip {' '.join(step)}: {r.stderr.strip()}")
+        yield hosts
+    finally:
+        for ns, _, _ in hosts:
+            _ip("netns", "del", ns)
+
+
+@requires_gloo
+def test_two_nodes_over_network_namespaces(tmp_path, two_hosts):
+    """--nnodes 2 --nproc-per-node 2: one launcher per namespace, rendezvous and Gloo over the veth."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys
+        import pyctorch as torch, pyctorch.distributed as dist
+        dist.init_process_group("gloo")
+        t = torch.tensor([float(dist.get_rank() + 1)])
+        dist.all_reduce(t)
+        ranks = [torch.zeros(1, dtype=torch.int64) for _ in range(dist.get_world_size())]
+        dist.all_gather(ranks, torch.tensor([dist.get_rank()]))
+        sys.stdout.write(f"rank {dist.get_rank()} node {os.environ['GROUP_RANK']} sum {t.item()} "
+                         f"gathered {[int(r.item()) for r in ranks]}" + chr(10))
+        dist.destroy_process_group()
+    """))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    procs = [subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-m", "pyctorch.distributed.run", "--nnodes", "2",
+                               "--node-rank", str(i), "--nproc-per-node", "2", "--master-addr", "10.77.0.1",
+                               "--master-port", "29631", str(script)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i, (ns, _, _) in enumerate(two_hosts)]
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=90))
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+    lines = sorted(line for out, _ in outs for line in out.splitlines() if line.startswith("rank"))
+    assert lines == [f"rank {r} node {r // 2} sum 10.0 gathered [0, 1, 2, 3]" for r in range(4)]
