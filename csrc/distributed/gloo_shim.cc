@@ -101,11 +101,16 @@ std::chrono::milliseconds ms(int64_t t) { return std::chrono::milliseconds(t); }
 
 } // namespace
 
+// Ownership: the connected context and the TCP device it runs on, both owned (shared_ptr, as
+// Gloo hands them out); pct_gloo_free releases them, which closes the pairs.
 struct pct_gloo {
     std::shared_ptr<gloo::transport::Device> device;
     std::shared_ptr<gloo::rendezvous::Context> context;
 };
 
+// Ownership: the posted operation's UnboundBuffer, owned (it borrows the caller's memory, which
+// must outlive it); pct_gloo_p2p_free deletes it, safe even before completion (pairs hold weak
+// references to it).
 struct pct_gloo_p2p {
     std::unique_ptr<gloo::transport::UnboundBuffer> buf;
     bool is_send;

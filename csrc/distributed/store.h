@@ -30,6 +30,7 @@ enum {
     PCT_STORE_VALUE = -5,    /* ValueError (bad argument, e.g. add to a non-integer value) */
 };
 
+/* A failure's message, filled by the failing function (inline storage, nothing to free). */
 typedef struct pct_store_err {
     char msg[512];
 } pct_store_err;
@@ -78,6 +79,7 @@ int pct_kvmap_put(pct_kvmap *m, const char *key, size_t klen, const char *val, s
 int pct_kv_apply(pct_kvmap *m, const pct_kv_req *req, pct_kv_rep *rep, bool *mutated, pct_store_err *err);
 
 typedef struct pct_store pct_store;
+/* A store kind's functions: static tables, one per kind, never freed. */
 typedef struct pct_store_vtable {
     const char *name;
     /* One non-blocking request (never PCT_KV_WAIT). */
