@@ -240,16 +240,17 @@ class _Launcher:
             name = signal.Signals(-code).name
             text += f"  ({name})"
             traceback = f"Signal {-code} ({name}) received by PID {w.proc.pid}"
-        elif os.path.exists(w.error_file):
-            error_file = w.error_file
-            try:
-                with open(w.error_file) as f:
-                    msg = json.load(f).get("message", {})
-                traceback = msg.get("extraInfo", {}).get("py_callstack", traceback) if isinstance(msg, dict) else msg
-            except (OSError, ValueError):
-                pass
         else:
             text += " "
+            if os.path.exists(w.error_file):  # written by @record (elastic.multiprocessing.errors)
+                error_file = w.error_file
+                try:
+                    with open(w.error_file) as f:
+                        msg = json.load(f).get("message", {})
+                    tb = msg.get("extraInfo", {}).get("py_callstack", traceback) if isinstance(msg, dict) else msg
+                    traceback = str(tb).replace("\n", "\n  ")  # continuation lines indented, as torchrun's
+                except (OSError, ValueError):
+                    pass
         return (f"  time      : {when}\n  host      : {socket.getfqdn()}\n"
                 f"  rank      : {w.global_rank} (local_rank: {w.local_rank})\n  exitcode  : {text}\n"
                 f"  error_file: {error_file}\n  traceback : {traceback}")

@@ -105,6 +105,25 @@ def test_failure_summary(tmp_path):
     assert "error_file: <N/A>" in root
 
 
+def test_failure_summary_shows_the_recorded_traceback(tmp_path):
+    script = """
+        import os
+        from torch.distributed.elastic.multiprocessing.errors import record
+
+        @record
+        def main():
+            if os.environ["RANK"] == "1":
+                raise KeyError("recorded")
+
+        main()
+    """
+    r = launch(tmp_path, script, "--standalone", "--nproc-per-node", "2", module="torch.distributed.run", alias=True)
+    assert r.returncode == 1
+    root = r.stderr.split("Root Cause (first observed failure):")[1]
+    assert "rank      : 1 (local_rank: 1)" in root and "error.json" in root
+    assert "KeyError: 'recorded'" in root and "in main" in root  # the worker's traceback, from its error file
+
+
 def test_restart_after_a_failure(tmp_path):
     r = launch(tmp_path, FAIL_SCRIPT, "--standalone", "--nproc-per-node", "2", "--max-restarts", "1")
     assert r.returncode == 0, r.stderr
