@@ -559,7 +559,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     else:
         if init_method is None:
             init_method = "env://"
-        store, rank, world_size = rendezvous(init_method, rank, world_size, timeout)
+        store, rank, world_size = next(rendezvous(init_method, rank, world_size, timeout=timeout))
         store.set_timeout(timeout)
     store = PrefixStore("default_pg", store)
     pg = _make_group(store, range(world_size), rank, "0", backend_name, timeout)

@@ -312,3 +312,30 @@ def test_c_stores_under_sanitizers(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     run = subprocess.run([exe, str(tmp_path)], capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-4000:]
+
+
+def test_rendezvous_urls(monkeypatch, tmp_path):
+    """init_method URLs to (store, rank, world_size); under mpirun (OpenMPI's variables, no RANK) env://
+    takes rank and size from MPI."""
+    for var in ("RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(var, raising=False)
+    port = free_port()
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "0")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "1")
+    store, rank, size = next(dist.rendezvous("env://", timeout=datetime.timedelta(seconds=5)))
+    assert (rank, size, store.port) == (0, 1, port) and isinstance(store, dist.TCPStore)
+    del store
+    store, rank, size = next(dist.rendezvous(f"file://{tmp_path}/rdzv?rank=0&world_size=1"))
+    assert (rank, size) == (0, 1) and isinstance(store, dist.FileStore)
+    with pytest.raises(ValueError) as e:
+        next(dist.rendezvous(f"tcp://127.0.0.1:{port}"))
+    want = "Error initializing torch.distributed using tcp:// rendezvous: rank parameter missing"
+    assert str(e.value) == want
+    if HAVE_TORCH:
+        with pytest.raises(ValueError) as te:
+            next(tdist.rendezvous(f"tcp://127.0.0.1:{port}"))
+        assert str(te.value) == want
+    with pytest.raises(RuntimeError, match="No rendezvous handler for foo://"):
+        dist.rendezvous("foo://x")
