@@ -339,3 +339,25 @@ def test_rendezvous_urls(monkeypatch, tmp_path):
         assert str(te.value) == want
     with pytest.raises(RuntimeError, match="No rendezvous handler for foo://"):
         dist.rendezvous("foo://x")
+
+
+def test_stores_after_fork():
+    """A forked child (a DataLoader worker) talks to the master on a connection of its own, and
+    freeing its copy of the master's store leaves the parent's server thread running."""
+    master = dist.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=5))
+    master.set("before", "1")
+    pid = os.fork()
+    if pid == 0:  # the child: never return into pytest
+        code = 1
+        try:
+            master.set("from_child", str(os.getpid()))
+            code = 0 if master.get("before") == b"1" else 2
+            del master  # the child's copy: must not stop or join the parent's server thread
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert master.get("from_child") == str(pid).encode()
+    master.set("after", "2")  # the parent's connection and the server still work
+    client = dist.TCPStore("127.0.0.1", master.port, 1, False, timeout=datetime.timedelta(seconds=5))
+    assert client.get("after") == b"2"
