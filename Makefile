@@ -8,6 +8,9 @@ ASAN_LIB = $(shell gcc -print-file-name=libasan.so)
 deps:
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libopenblas-openmp-dev >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-openmp-dev >/dev/null; fi
+	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libgloo-dev >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgloo-dev >/dev/null \
+		|| echo "libgloo-dev unavailable: torch.distributed will have no backend (its tests skip)"; fi
 	@$(PIP) "numpy>=1.24" pytest hypothesis setuptools wheel tqdm
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"

@@ -24,11 +24,11 @@ def off(name):
     return os.environ.get(f"PYCTORCH_NO_{name}", "") not in ("", "0")
 
 
-def compiles(code, flags=(), libs=()):
-    """True when a small C program compiles and links with these flags."""
-    cc = sysconfig.get_config_var("CC").split()[0] or "cc"
+def compiles(code, flags=(), libs=(), cxx=False):
+    """True when a small C (or, with cxx, C++) program compiles and links with these flags."""
+    cc = "g++" if cxx else (sysconfig.get_config_var("CC").split()[0] or "cc")
     with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "t.c")
+        src = os.path.join(d, "t.cc" if cxx else "t.c")
         with open(src, "w") as f:
             f.write(code)
         cmd = [cc, src, "-o", os.path.join(d, "t"), *flags, *libs]
@@ -89,8 +89,21 @@ else:
 
 nccl = cuda_home and os.path.exists(os.path.join(cuda_home, "include", "nccl.h"))
 report("NCCL", bool(nccl) and not off("NCCL"), "" if nccl else "(needs CUDA and nccl.h)")
-gloo = os.path.exists("/usr/include/gloo/config.h")
-report("Gloo", gloo and not off("GLOO"), "" if gloo else "(apt-get install libgloo-dev)")
+# Gloo (Debian's libgloo-dev): CPU collectives for torch.distributed, called through one C++ shim
+# (csrc/distributed/gloo_shim.cc, compiled apart by g++ and linked with -lgloo -lstdc++).
+GLOO_SHIM = os.path.join("csrc", "distributed", "gloo_shim.cc")
+gloo_test = ("#include <gloo/rendezvous/context.h>\n#include <gloo/transport/tcp/device.h>\n"
+             "int main(){auto d = gloo::transport::tcp::CreateDevice(gloo::transport::tcp::attr(\"127.0.0.1\"));"
+             "return d ? 0 : 1;}")
+if off("GLOO"):
+    gloo = False
+    report("Gloo", False, "disabled by PYCTORCH_NO_GLOO")
+else:
+    gloo = bool(shutil.which("g++")) and compiles(gloo_test, ["-std=c++17"], ["-lgloo"], cxx=True)
+    report("Gloo", gloo, "-lgloo -lstdc++" if gloo else "(apt-get install libgloo-dev; torch.distributed has no backend)")
+if gloo:
+    define_macros.append(("PCT_HAVE_GLOO", "1"))
+    libraries += ["gloo", "stdc++"]
 
 if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
     san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
@@ -107,7 +120,8 @@ sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
 # headers and op tables: a change to one must reach build_extension (which then recompiles
 # only the objects whose dependency files name it)
 depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
-                 + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True))
+                 + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True)
+                 + ([GLOO_SHIM] if gloo else []))  # the shim is linked in: a change to it must relink
 
 
 def object_is_current(obj):
@@ -131,6 +145,8 @@ class ParallelBuildExt(build_ext):
             self.parallel = os.cpu_count() or 1
 
     def build_extension(self, ext):
+        if gloo:
+            ext.extra_objects = [self.build_gloo_shim()]
         compile_one = self.compiler._compile
 
         def incremental(obj, src, ext_, cc_args, extra_postargs, pp_opts):
@@ -143,6 +159,20 @@ class ParallelBuildExt(build_ext):
             super().build_extension(ext)
         finally:
             self.compiler._compile = compile_one
+
+    def build_gloo_shim(self):
+        """Compiles the C++ Gloo shim with g++ (the C flags would not suit it), when it changed."""
+        obj = os.path.join(self.build_temp, "gloo_shim.o")
+        if self.force or not object_is_current(obj):
+            os.makedirs(self.build_temp, exist_ok=True)
+            flags = ["-std=c++17", "-O2", "-fPIC", "-Wall", "-Wextra"]
+            if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
+                flags += ["-fsanitize=address,undefined", "-g"]
+            cmd = ["g++", *flags, "-I" + os.path.join(ROOT, "csrc"), "-MMD", "-MF", obj[:-2] + ".d",
+                   "-c", GLOO_SHIM, "-o", obj]
+            print(" ".join(cmd), flush=True)
+            subprocess.run(cmd, check=True)
+        return obj
 
 
 setup(

@@ -264,7 +264,9 @@ def main(argv=None):
                 return 2
             sys.argv = [args[1]] + args[2:]  # runpy replaces argv[0] with the module's path
             sys.path[0] = os.getcwd()  # as `python -m`
-            runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+            # `-m torch.distributed.run` runs pyctorch's module of that name (runpy needs its code,
+            # which the alias loader does not hand out)
+            runpy.run_module(_target_name(args[1]) or args[1], run_name="__main__", alter_sys=True)
         elif args[0] == "-c":
             if len(args) < 2:
                 sys.stderr.write("pyctorch.as_torch: -c needs a command\n")

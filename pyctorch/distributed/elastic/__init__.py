@@ -1,0 +1,1 @@
+"""torch.distributed.elastic: the parts a training script touches (errors.record)."""

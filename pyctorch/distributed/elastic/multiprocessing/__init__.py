@@ -1,0 +1,1 @@
+"""torch.distributed.elastic.multiprocessing (errors only, for now)."""
