@@ -158,10 +158,18 @@ def equal(input, other):
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
 
 
+def _tensor_arg(name, input):
+    from . import _C as C
+    if not isinstance(input, C.Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def is_complex(input):
     """Whether input's dtype is complex (pyctorch has no complex dtypes yet, so False)."""
+    _tensor_arg("is_complex", input)
     return bool(input.dtype.is_complex)
 
 
 def ravel(input):
+    _tensor_arg("ravel", input)
     return input.reshape(-1)

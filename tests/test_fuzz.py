@@ -1588,3 +1588,84 @@ def test_fuzz_overflowing_geometry(data):
     for g, e in zip(_geometry_results(got), _geometry_results(exp)):
         if isinstance(e, torch.Tensor):
             assert tuple(g.shape) == tuple(e.shape), f"{name}{tuple(args)}: {tuple(g.shape)} != {tuple(e.shape)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Loss targets of the wrong shape, dtype or range (issue 15: nll_loss took a (1,) float target against (5, 5))
+# ---------------------------------------------------------------------------------------------
+LOSS_CALLS = {
+    "nll_loss": lambda F, x, t, w, o: F.nll_loss(x.log_softmax(-1) if x.dim() else x, t, weight=w, **o),
+    "cross_entropy": lambda F, x, t, w, o: F.cross_entropy(x, t, weight=w, **o),
+    "binary_cross_entropy": lambda F, x, t, w, o: F.binary_cross_entropy(x, t, weight=w, reduction=o["reduction"]),
+    "bce_with_logits": lambda F, x, t, w, o: F.binary_cross_entropy_with_logits(x, t, weight=w, reduction=o["reduction"]),
+    "mse_loss": lambda F, x, t, w, o: F.mse_loss(x, t, reduction=o["reduction"]),
+    "l1_loss": lambda F, x, t, w, o: F.l1_loss(x, t, reduction=o["reduction"]),
+    "kl_div": lambda F, x, t, w, o: F.kl_div(x, t, reduction=o["reduction"]),
+    "one_hot": lambda F, x, t, w, o: F.one_hot(t, o["classes"]),
+}
+
+
+@_seeded
+@_settings(max(60, EXAMPLES // 2))
+@given(st.data())
+def test_fuzz_loss_targets(data):
+    draw = data.draw
+    name = draw(st.sampled_from(sorted(LOSS_CALLS)), label="loss")
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=0, max_size=3), label="input shape"))
+    tshape = draw(st.sampled_from([shape, shape[:1], shape[1:], (1,), (), tuple(s + 1 for s in shape)]), label="target")
+    if name in ("nll_loss", "cross_entropy") and tshape == () and len(shape) > 1:
+        # a 0-d class target against a batch: torch's C++ reads its size 0 out of range, and which error that
+        # becomes (IndexError, "ArrayRef: invalid slice", a batch-size ValueError) depends on the path taken;
+        # pyctorch always gives the batch-size ValueError
+        tshape = (1,)
+    if name == "cross_entropy" and 0 in shape[1:2] + shape[:1 if len(shape) == 1 else 0]:
+        shape = tuple(max(s, 1) for s in shape)  # no classes at all: torch's smoothed losses are NaN, pyctorch's 0
+    tdtype = draw(st.sampled_from(["float32", "int64", "uint8", "bool", "int32", "float64"]), label="target dtype")
+    classes = shape[1] if len(shape) > 1 else (shape[0] if shape else 1)
+    wlen = draw(st.sampled_from([None, classes, classes + 1]), label="weight")
+    opts = {"reduction": draw(st.sampled_from(["mean", "sum", "none"]), label="reduction")}
+    if name == "cross_entropy":
+        opts["label_smoothing"] = draw(st.sampled_from([0.0, 0.1, 1.0, 1.5, -0.2]), label="smoothing")
+    if name in ("nll_loss", "cross_entropy"):
+        opts["ignore_index"] = draw(st.sampled_from([-100, 0, 1]), label="ignore")
+    if name == "one_hot":
+        opts = {"classes": draw(st.sampled_from([-2, -1, 0, 2, 5]), label="classes")}
+    seed_ = draw(st.integers(0, 2 ** 16), label="seed")
+    rng = np.random.default_rng(seed_)
+    xv = rng.uniform(-0.5, 1.5, size=shape) if name == "binary_cross_entropy" else rng.normal(size=shape)
+    high = max(classes, 1) + (1 if draw(st.booleans(), label="out of range") else 0)
+    tv = rng.integers(0, high, size=tshape) if tdtype not in ("float32", "float64") else rng.uniform(0, 1, size=tshape)
+
+    def run(m):
+        x = m.tensor(np.asarray(xv, dtype=np.float32))
+        t = m.tensor(np.asarray(tv)).to(getattr(m, tdtype))
+        w = None if wlen is None or name in ("mse_loss", "l1_loss", "kl_div", "one_hot") else \
+            m.tensor(np.linspace(0.5, 1.5, wlen, dtype=np.float32))
+        if name == "binary_cross_entropy" or name == "bce_with_logits":
+            w = None if wlen is None else m.ones(tshape if wlen == classes else (wlen,))
+        return LOSS_CALLS[name](m.nn.functional, x, t, w, opts)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            got, got_exc = run(pyctorch), None
+        except (RuntimeError, ValueError, IndexError, TypeError) as e:
+            got, got_exc = None, e
+    assert not isinstance(got_exc, SystemError) and "internal error" not in str(got_exc)
+    if not HAVE_TORCH:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exp, exp_exc = run(torch), None
+        except Exception as e:  # noqa: BLE001 - torch's refusal is the expectation
+            exp, exp_exc = None, e
+    where = f"{name} input {shape} target {tshape} {tdtype} weight {wlen} {opts}"
+    if exp_exc is not None:
+        assert got_exc is not None, f"{where}: torch raised {exp_exc!r}, pyctorch returned {got!r}"
+        assert isinstance(got_exc, _builtin_base(type(exp_exc))), f"{where}: {got_exc!r} vs torch's {exp_exc!r}"
+        return
+    assert got_exc is None, f"{where}: pyctorch raised {got_exc!r}, torch returned"
+    assert tuple(got.shape) == tuple(exp.shape) and str(got.dtype) == str(exp.dtype), where
+    np.testing.assert_allclose(np.asarray(got.tolist(), dtype=np.float64), np.asarray(exp.tolist(), dtype=np.float64),
+                               rtol=2e-5, atol=2e-5, equal_nan=True, err_msg=where)

@@ -131,9 +131,20 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * noise
 
 
+def _loss_operands(input, target, bool_target=False):
+    """input and target as torch's pointwise losses see them: broadcast to one shape (so a 0-d target promotes as a
+    tensor); for mse_loss (bool_target), a bool target in the result dtype (its kernel takes it, l1_loss's refuses)."""
+    if input.shape != target.shape:
+        input, target = torch.broadcast_tensors(input, target)
+    if bool_target and target.dtype == torch.bool and input.dtype != torch.bool:
+        target = target.to(torch.result_type(input, target))
+    return input, target
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _warn_target_size(input, target)
     reduction = _Reduction.resolve(size_average, reduce, reduction)
+    input, target = _loss_operands(input, target, bool_target=True)
     d = input - target
     return _reduce(d * d, reduction)
 
@@ -141,11 +152,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _warn_target_size(input, target)
     reduction = _Reduction.resolve(size_average, reduce, reduction)
+    input, target = _loss_operands(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_target_size(input, target)
+    input, target = _loss_operands(input, target)
     d = (input - target).abs()
     loss = torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(loss, reduction)
@@ -154,6 +167,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _warn_target_size(input, target)
     reduction = _Reduction.resolve(size_average, reduce, reduction)
+    input, target = _loss_operands(input, target)
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction)
@@ -189,6 +203,8 @@ def _check_class_target(input, target, weight):
     if target.dtype not in (torch.int64, torch.uint8):
         from .._composites import _cpp
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_cpp(target.dtype)}")
+    if d > 2 and target.dtype != torch.int64:  # torch's spatial kernel (nll_loss2d) takes Long only
+        raise RuntimeError("expected scalar type Long but found Byte")
     if d == 1 and target.dim() == 1 and target.size(0) != 1:
         raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size(0)}")
     if d == 4 and (target.size(0) != input.size(0) or list(target.shape[1:]) != list(input.shape[2:])):
@@ -231,6 +247,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if input.shape != target.shape:  # class indices: the fused kernel (cpu/cross_entropy.c)
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
+        if input.dim() == 0:  # torch's log_softmax over the class dim 1 of a 0-d input, before the target checks
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
         _check_class_target(input, target, weight)
         return _cross_entropy_indices(input, target, weight, ignore_index, reduction, max(label_smoothing, 0.0))
     # the same shape: class probabilities
@@ -250,15 +268,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if label_smoothing > 0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
-        t = t * (1 - label_smoothing) + label_smoothing / n_classes
+        t = t * (1 - label_smoothing) + (label_smoothing / n_classes if n_classes else float("nan"))
     prod = logp * t
     if weight is not None:
         shape = [1] * input.ndim
         shape[class_dim] = n_classes
         prod = prod * weight.reshape(shape)
     loss = -prod.sum(class_dim)
-    if reduction == "mean":
-        return loss.sum() / (loss.numel() if input.ndim > 1 else 1)
+    if reduction == "mean":  # torch divides by numel / classes: NaN for an empty batch or no classes
+        return loss.sum() / (input.numel() / n_classes if n_classes else float("nan"))
     return _reduce(loss, reduction)
 
 
@@ -279,10 +297,16 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.size() != input.size():
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if target.dtype != input.dtype:  # torch's kernel takes the target in the input's dtype only
+        from .._composites import _cpp
+        raise RuntimeError(f"Found dtype {_cpp(target.dtype)} but expected {_cpp(input.dtype)}")
     with torch.no_grad():
         _check_unit_range(input, target)
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
     if weight is not None:
+        shape = torch.broadcast_shapes(loss.shape, weight.shape)
+        if shape != loss.shape:  # torch scales the loss in place by the weight
+            raise RuntimeError(f"output with shape {list(loss.shape)} doesn't match the broadcast shape {list(shape)}")
         loss = loss * weight
     return _reduce(loss, reduction)
 
@@ -293,6 +317,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _Reduction.get_enum(reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    if target.dtype == torch.bool:  # torch's formula computes 1 - target first
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if not target.is_floating_point():  # and then writes into a tensor of the target's dtype
+        from .._composites import _cpp
+        raise RuntimeError(f"result type {_cpp(torch.promote_types(input.dtype, target.dtype))} can't be cast to the "
+                           f"desired output type {_cpp(target.dtype)}")
     # log(1 + exp(-|x|)) + max(x, 0) - x * t, with pos_weight scaling the positive term
     log_sig_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)  # -log(sigmoid(x))
     if pos_weight is not None:
@@ -301,6 +332,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     else:
         loss = (1 - target) * input + log_sig_neg
     if weight is not None:
+        shape = torch.broadcast_shapes(loss.shape, weight.shape)
+        if shape != loss.shape:  # torch scales the loss in place by the weight
+            raise RuntimeError(f"output with shape {list(loss.shape)} doesn't match the broadcast shape {list(shape)}")
         loss = loss * weight
     return _reduce(loss, reduction)
 
@@ -412,6 +446,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+    if not input.is_floating_point() or not target.is_floating_point():
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -1740,7 +1776,7 @@ _guard(globals(), {
     "conv2d": (None, ("input", "weight", "bias")), "conv3d": (None, ("input", "weight", "bias")),
     "cosine_similarity": (None, ("x1", "x2")), "pairwise_distance": (None, ("x1", "x2")),
     "cross_entropy": ("cross_entropy_loss", ("input", "target", "weight")),
-    "nll_loss": ("nll_loss_nd", ("input", "target", "weight")),
+    "nll_loss": ("nll_loss_nd", ("input", "target", "weight")), "kl_div": (None, ("input", "target")),
     "multi_margin_loss": (None, ("input", "target", "weight")),
     "multilabel_soft_margin_loss": ("log_sigmoid", ("input",)),
     "hardsigmoid": (None, ("input",)), "hardswish": (None, ("input",)), "mish": (None, ("input",)),
