@@ -275,24 +275,24 @@ static pct_gloo_reduce_fn reduce_fn_for(int op, int dtype)
         Py_END_ALLOW_THREADS if (rc_ < 0) { gloo_fail(err); goto fail; }                          \
     } while (0)
 
-/* allreduce(tensor, op) */
-static PyObject *pg_allreduce(PyObject *self, PyObject *args)
+/* allreduce(tensor, op) and reduce(tensor, root, op): one body; to_all: every rank gets the result */
+static PyObject *reduce_into(pg_object *pg, PyObject *to, bool to_all, int root, int op)
 {
-    pg_object *pg = (pg_object *)self;
-    PyObject *to;
-    int op;
     char err[512] = {0};
     pct_tensor *staged = NULL;
-    if (!PyArg_ParseTuple(args, "Oi:allreduce", &to, &op) || !live(pg)) return NULL;
+    if (!live(pg)) return NULL;
     pct_tensor *t = gloo_tensor(to);
     pct_gloo_reduce_fn fn = t ? reduce_fn_for(op, t->dtype) : NULL;
     if (!fn) return NULL;
+    PCT_CHECK(to_all || (root >= 0 && root < pg->size), PyExc_RuntimeError, "ProcessGroupGloo::reduce: invalid root rank: %d",
+              root);
     PCT_TRY(staged = pct_contiguous(t));
     void *p = pct_tensor_data(staged);
     size_t n = (size_t)staged->numel, es = (size_t)pct_tensor_itemsize(staged);
     uint32_t tag = pg->tag++;
-    RUN_GLOO(pct_gloo_allreduce(pg->gloo, p, n, es, fn, tag, PG_TIMEOUT(pg), err, sizeof err));
-    if (op == OP_AVG) divide_by(p, n, staged->dtype, pg->size);
+    if (to_all) RUN_GLOO(pct_gloo_allreduce(pg->gloo, p, n, es, fn, tag, PG_TIMEOUT(pg), err, sizeof err));
+    else RUN_GLOO(pct_gloo_reduce(pg->gloo, p, n, es, fn, root, tag, PG_TIMEOUT(pg), err, sizeof err));
+    if (op == OP_AVG && (to_all || pg->rank == root)) divide_by(p, n, staged->dtype, pg->size);
     PCT_TRY_INT(unstage(t, staged));
     pct_tensor_bump_version(t);
     Py_DECREF(staged);
@@ -302,32 +302,20 @@ fail:
     return NULL;
 }
 
-/* reduce(tensor, root, op) */
+static PyObject *pg_allreduce(PyObject *self, PyObject *args)
+{
+    PyObject *to;
+    int op;
+    if (!PyArg_ParseTuple(args, "Oi:allreduce", &to, &op)) return NULL;
+    return reduce_into((pg_object *)self, to, true, 0, op);
+}
+
 static PyObject *pg_reduce(PyObject *self, PyObject *args)
 {
-    pg_object *pg = (pg_object *)self;
     PyObject *to;
     int root, op;
-    char err[512] = {0};
-    pct_tensor *staged = NULL;
-    if (!PyArg_ParseTuple(args, "Oii:reduce", &to, &root, &op) || !live(pg)) return NULL;
-    pct_tensor *t = gloo_tensor(to);
-    pct_gloo_reduce_fn fn = t ? reduce_fn_for(op, t->dtype) : NULL;
-    if (!fn) return NULL;
-    PCT_CHECK(root >= 0 && root < pg->size, PyExc_RuntimeError, "ProcessGroupGloo::reduce: invalid root rank: %d", root);
-    PCT_TRY(staged = pct_contiguous(t));
-    void *p = pct_tensor_data(staged);
-    size_t n = (size_t)staged->numel, es = (size_t)pct_tensor_itemsize(staged);
-    uint32_t tag = pg->tag++;
-    RUN_GLOO(pct_gloo_reduce(pg->gloo, p, n, es, fn, root, tag, PG_TIMEOUT(pg), err, sizeof err));
-    if (op == OP_AVG && pg->rank == root) divide_by(p, n, staged->dtype, pg->size);
-    PCT_TRY_INT(unstage(t, staged));
-    pct_tensor_bump_version(t);
-    Py_DECREF(staged);
-    Py_RETURN_NONE;
-fail:
-    Py_XDECREF(staged);
-    return NULL;
+    if (!PyArg_ParseTuple(args, "Oii:reduce", &to, &root, &op)) return NULL;
+    return reduce_into((pg_object *)self, to, false, root, op);
 }
 
 /* broadcast(tensor, root) */
