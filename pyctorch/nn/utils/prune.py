@@ -185,23 +185,27 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes `amount` (a fraction or a count) of the entries, chosen at random."""
+class _UnstructuredByScore(BasePruningMethod):
+    """Prunes `amount` (a fraction or a count) of the entries, those the score ranks first."""
 
     PRUNING_TYPE = "unstructured"
+    _prune_largest = True  # prune the entries with the largest scores (else the smallest)
 
     def __init__(self, amount):
         _check_amount(amount)
         self.amount = amount
+
+    def _scores(self, t):
+        raise NotImplementedError
 
     def compute_mask(self, t, default_mask):
         size = t.nelement()
         k = _count(self.amount, size)
         _check_amount_fits(k, size)
         mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if k != 0:
-            drawn = torch.rand_like(t)
-            mask.view(-1)[torch.topk(drawn.view(-1), k=k).indices] = 0
+        if k != 0:  # (no scores drawn for nothing to prune: the random stream stays torch's)
+            order = torch.topk(self._scores(t).view(-1), k=k, largest=self._prune_largest)
+            mask.view(-1)[order.indices] = 0
         return mask
 
     @classmethod
@@ -209,27 +213,24 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class RandomUnstructured(_UnstructuredByScore):
+    """Prunes `amount` (a fraction or a count) of the entries, chosen at random."""
+
+    def _scores(self, t):
+        return torch.rand_like(t)
+
+
+class L1Unstructured(_UnstructuredByScore):
     """Prunes `amount` of the entries with the smallest absolute values."""
 
-    PRUNING_TYPE = "unstructured"
+    _prune_largest = False
 
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        size = t.nelement()
-        k = _count(self.amount, size)
-        _check_amount_fits(k, size)
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if k != 0:
-            mask.view(-1)[torch.topk(torch.abs(t).view(-1), k=k, largest=False).indices] = 0
-        return mask
+    def _scores(self, t):
+        return torch.abs(t)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
-        return super().apply(module, name, amount=amount, importance_scores=importance_scores)
+        return super(_UnstructuredByScore, cls).apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
 def _channel_mask(t, dim, keep):
