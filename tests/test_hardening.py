@@ -230,6 +230,18 @@ def _modules(m):
         (nn.GRU(3, 4, batch_first=True), m.randn(2, 4, 3)),
         (nn.MultiheadAttention(8, 2), (m.randn(3, 2, 8),) * 3),
         (nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), m.randn(3, 2, 8)),
+        (nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), (m.randn(3, 2, 8), m.randn(4, 2, 8))),
+        (nn.Conv3d(2, 3, 2), m.randn(1, 2, 3, 3, 3)),
+        (nn.ConvTranspose1d(2, 3, 3, stride=2), m.randn(2, 2, 4)),
+        (nn.RNN(3, 4, bidirectional=True), m.randn(5, 2, 3)),
+        (nn.LSTMCell(3, 4), m.randn(2, 3)),
+        (nn.GRUCell(3, 4), m.randn(2, 3)),
+        (nn.InstanceNorm2d(3, affine=True), m.randn(2, 3, 4, 4)),
+        (nn.BatchNorm2d(3), m.randn(2, 3, 4, 4)),
+        (nn.PReLU(3), m.randn(2, 3, 4)),
+        (nn.Linear(5, 2, bias=False), m.randn(3, 5)),
+        (nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 5 * 5, 3)),
+         m.randn(2, 2, 5, 5)),
     ]
 
 
