@@ -78,6 +78,14 @@ static inline char *pct_tensor_data(const pct_tensor *t)
 static inline int64_t pct_tensor_itemsize(const pct_tensor *t) { return pct_dtype_itemsize[t->dtype]; }
 static inline bool pct_tensor_is_contiguous(const pct_tensor *t) { return (t->flags & PCT_FLAG_CONTIGUOUS) != 0; }
 static inline bool pct_tensor_requires_grad(const pct_tensor *t) { return (t->flags & PCT_FLAG_REQUIRES_GRAD) != 0; }
+/* 0 when a tensor of ndim dims can be made; -1 with RuntimeError naming the limit (torch has none) otherwise. Every
+ * op that adds dims checks before it fills its int64_t[PCT_MAX_DIMS] shape arrays. */
+static inline int pct_check_ndim(int64_t ndim)
+{
+    if (ndim <= PCT_MAX_DIMS) return 0;
+    PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %lld", PCT_MAX_DIMS, (long long)ndim);
+    return -1;
+}
 /* Wrap a possibly negative dim into [0, ndim); -1 with IndexError (torch's text). */
 int pct_wrap_dim(int64_t dim, int64_t ndim);
 

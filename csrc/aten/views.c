@@ -174,6 +174,7 @@ PyObject *pct_unflatten(pct_call *c)
     int d = pct_wrap_dim(c->v[1].i, t->ndim);
     if (d < 0) return NULL;
     int64_t inner[PCT_MAX_DIMS];
+    if (pct_check_ndim((int64_t)t->ndim - 1 + sz->n) < 0) return NULL;
     if (infer_size(sz->list, sz->n, t->sizes[d], inner) < 0) {
         PyErr_Clear();
         PyErr_Format(PyExc_RuntimeError, "unflatten: Provided sizes %s don't multiply up to the size of dim %d (%lld) in the input tensor",
@@ -224,7 +225,7 @@ PyObject *pct_unsqueeze(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int d = pct_wrap_dim(c->v[1].i, t->ndim + 1);
-    if (d < 0) return NULL;
+    if (d < 0 || pct_check_ndim(t->ndim + 1) < 0) return NULL;
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     int n = 0;
     for (int i = 0; i <= t->ndim; i++) {
@@ -643,6 +644,7 @@ PyObject *pct_unfold(pct_call *c)
     }
     if (size < 0) { PyErr_Format(PyExc_RuntimeError, "size is %lld but must be >= 0", (long long)size); return NULL; }
     if (step <= 0) { PyErr_Format(PyExc_RuntimeError, "step is %lld but must be > 0", (long long)step); return NULL; }
+    if (pct_check_ndim(t->ndim + 1) < 0) return NULL;
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     int n = t->ndim;
     memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)n);

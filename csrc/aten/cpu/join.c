@@ -207,7 +207,7 @@ PyObject *pct_cpu_stack(pct_call *c)
         return NULL;
     }
     int dim = pct_wrap_dim(c->v[1].i, ts[0]->ndim + 1); /* torch checks the dim before the sizes */
-    if (dim < 0) return NULL;
+    if (dim < 0 || pct_check_ndim(ts[0]->ndim + 1) < 0) return NULL;
     for (int i = 1; i < n; i++) {
         if (ts[i]->ndim != ts[0]->ndim || memcmp(ts[i]->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)ts[0]->ndim) != 0) {
             PyErr_Format(PyExc_RuntimeError, "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d",
