@@ -54,6 +54,16 @@ def test_ddp(ddp_run, check):
 
 
 @requires_gloo
+def test_ddp_four_processes():
+    """The same checks with 4 ranks (every NumPy expectation is written for any world size)."""
+    results, outputs = run_ranks("ddp", world_size=4, timeout=90, script="_ddp_worker.py")
+    records(outputs)
+    assert set(results) == set(CHECKS), set(CHECKS) ^ set(results)
+    failed = {k: v for k, v in results.items() if v}
+    assert not failed, failed
+
+
+@requires_gloo
 @pytest.mark.skipif(not HAVE_TORCH, reason="torch with Gloo is not installed (oracle comparison skips)")
 def test_torch_ddp_gives_the_same_numbers(ddp_run):
     """The oracle: torch's DDP passes every check of the worker, and its parameters at every step
