@@ -331,6 +331,30 @@ def check_overlap():
     assert calls[1:] == [(0, True), (1, True), (2, True), (3, False)], calls
 
 
+def check_future_hook():
+    """A hook that reduces synchronously and returns a torch.futures.Future it completed itself,
+    with the annotations torch checks."""
+    def hook(state, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+        buf = bucket.buffer()
+        dist.all_reduce(buf)
+        fut = torch.futures.Future()
+        fut.set_result(buf.div_(WORLD))
+        return fut
+
+    _, model, per_rank = comm_hook_grads(hook)
+    for n, p in model.named_parameters():
+        close(np_of(p.grad), sum(g[n] for g in per_rank) / WORLD, 2e-6, f"future hook grad of {n}")
+
+    def bad(state, bucket: int):
+        return None
+    try:
+        DDP(make_model(1)).register_comm_hook(None, bad)
+    except ValueError as e:
+        assert str(e) == "Communication hook: bucket annotation should be dist.GradBucket.", str(e)
+    else:
+        raise AssertionError("a hook annotated with a wrong bucket type was accepted")
+
+
 def check_hook_errors():
     ddp = DDP(make_model(1))
     ddp.register_comm_hook(None, default_hooks.allreduce_hook)
@@ -391,6 +415,7 @@ def main():
     report("fp16_hook", check_fp16_hook)
     report("bf16_hook", check_bf16_hook)
     report("custom_hook", check_custom_hook)
+    report("future_hook", check_future_hook)
     report("overlap", check_overlap)
     report("hook_errors", check_hook_errors)
     report("join_even", lambda: check_join(False))

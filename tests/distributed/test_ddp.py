@@ -23,7 +23,7 @@ except ImportError:
     HAVE_TORCH = False
 
 CHECKS = ["construction", "train_default", "train_buckets", "no_sync", "find_unused", "allreduce_hook", "fp16_hook",
-          "bf16_hook", "custom_hook", "overlap", "hook_errors", "join_even", "join_uneven",
+          "bf16_hook", "custom_hook", "future_hook", "overlap", "hook_errors", "join_even", "join_uneven",
           "unused_without_find_unused"]
 
 
@@ -156,3 +156,33 @@ def test_queue_callback():
     assert log == [("after grad", [5.0, 5.0, 5.0])], log
     with pytest.raises(RuntimeError, match="^Final callbacks can only be installed during backward pass.$"):
         engine.queue_callback(lambda: None)
+
+
+@pytest.mark.parametrize("mod", ["pyctorch"] + (["torch"] if HAVE_TORCH else []))
+def test_futures(mod):
+    """torch.futures.Future: then() chains, set_result once, exceptions carried to wait(); the
+    Future of a collective is one too."""
+    m = pyctorch if mod == "pyctorch" else torch
+    f = m.futures.Future()
+    g = f.then(lambda fut: fut.value() * 2)
+    h = g.then(lambda fut: 1 / 0)
+    assert not f.done() and not g.done()
+    f.set_result(21)
+    assert f.done() and g.wait() == 42 and g.value() == 42
+    with pytest.raises(RuntimeError, match="^Got the following error when running the callback: ZeroDivisionError: "
+                                           "division by zero"):
+        h.wait()
+    with pytest.raises(RuntimeError, match="^Attempting to mark a completed Future as complete again. Note that a "
+                                           "Future can only be marked completed once.$"):
+        f.set_result(1)
+    with pytest.raises(AssertionError, match="^3 is of type <class 'int'>, not an Exception.$"):
+        m.futures.Future().set_exception(3)
+    e = m.futures.Future()
+    e.set_exception(ValueError("x"))
+    with pytest.raises(ValueError, match="^x$"):
+        e.wait()
+    done = m.futures.collect_all([f, g])
+    assert [x.value() for x in done.wait()] == [21, 42]
+    assert m.futures.wait_all([f, g]) == [21, 42]
+    if mod == "pyctorch":
+        assert issubclass(dist.distributed_c10d.Future, pyctorch.futures.Future)

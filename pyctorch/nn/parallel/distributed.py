@@ -377,7 +377,7 @@ class DistributedDataParallel(Module, Joinable):
         if sig.parameters["bucket"].annotation not in (inspect.Parameter.empty, GradBucket):
             raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
         if sig.return_annotation is not inspect.Signature.empty and \
-                getattr(sig.return_annotation, "__name__", None) != "Future":
+                sig.return_annotation != torch.futures.Future[torch.Tensor]:
             raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
         if getattr(hook, "__name__", None) in ("bf16_compress_hook", "bf16_compress_wrapper_hook") and \
                 not dist.is_nccl_available():  # as torch: the bfloat16 hooks need CUDA and NCCL (or XPU and XCCL)
