@@ -148,6 +148,7 @@ class Reducer:
         self.comm_hook = None
         self.comm_hook_state = None
         self.expect_hooks = False
+        self.require_finalize = False  # a hook of this iteration ran; _finalize_backward must run
         self.has_rebuilt = False
         self.ready_order = []
         self.num_iterations = 0
@@ -178,7 +179,9 @@ class Reducer:
         self._ensure_prior_reduction_finished()
 
     def _ensure_prior_reduction_finished(self):
-        if self.expect_hooks:
+        # as torch: only a backward that reached DDP's hooks and did not finish is an error (a
+        # forward with no backward after it, e.g. an evaluation with grad enabled, is not)
+        if self.require_finalize:
             missing = " ".join(str(i) for i, r in enumerate(self.ready) if not r)
             raise RuntimeError(_UNFINISHED_REDUCTION + f"\nParameter indices which did not receive grad for rank "
                                f"{self.group.rank()}: {missing}\n In addition, you can set the environment "
@@ -246,6 +249,7 @@ class Reducer:
                 "a variable ready multiple times. DDP does not support such use cases in default. You can try to "
                 "use _set_static_graph() as a workaround if your module graph does not change over iterations.")
         self.ready[index] = True
+        self.require_finalize = True
         b, pos = self.locate[index]
         bucket = self.buckets[b]
         view = bucket.views[pos]
@@ -286,6 +290,7 @@ class Reducer:
 
     def _finalize_backward(self):
         self.expect_hooks = False
+        self.require_finalize = False
         self.num_iterations += 1
         used = None
         if self.find_unused:

@@ -144,6 +144,7 @@ def train(name, steps=4, **ddp_kwargs):
     w = {k: v for k, v in initial_weights(7).items() if not k.startswith(("extra", "never"))}
     vel = {k: np.zeros_like(v) for k, v in w.items()}
     values = []
+    ddp(local(batches(11, 1)[0][0]))  # a forward with grad enabled and no backward (an evaluation): no error
     for step, (x, t) in enumerate(batches(11, steps)):
         opt.zero_grad()
         loss = mse(ddp(local(x)), local(t))
