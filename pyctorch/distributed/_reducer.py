@@ -145,6 +145,8 @@ class Reducer:
         self.find_unused = bool(find_unused_parameters)
         self.gradient_as_bucket_view = bool(gradient_as_bucket_view)
         self.static_graph = bool(static_graph)
+        self.static_used = None  # static_graph: how many ranks used each parameter in the first iteration
+        self.static_unused = []  # static_graph: the parameters this rank did not use then
         self.comm_hook = None
         self.comm_hook_state = None
         self.expect_hooks = False
@@ -218,23 +220,52 @@ class Reducer:
         self.marked_unused = False
         self.local_used = None
         self.used_work = None
+        self.delayed = False
         if self.find_unused:
             self.local_used = _torch.zeros(len(self.params), dtype=_torch.int32)
             reached = _reached_variables(outputs)
             self.unused = [i for i, p in enumerate(self.params) if id(p) not in reached]
+        elif self.static_graph and self.static_used is None:
+            self.local_used = _torch.zeros(len(self.params), dtype=_torch.int32)
+        elif self.static_graph:
+            self.unused = list(self.static_unused)
 
     def _autograd_hook(self, index):
         if not self.expect_hooks:
             return  # no_sync, or a backward not preceded by a synced forward
+        if self.static_graph and self.static_used is None:
+            # Note [Static graph]: the first iteration only records which parameters are used; the
+            # reduction of every bucket runs once backward has finished (_delay_all_reduce), and
+            # later iterations treat the parameters unused here as find_unused_parameters would,
+            # without searching the graph
+            if self.local_used[index].item():
+                raise RuntimeError("Your training graph has changed in this iteration, e.g., one parameter is "
+                                   "used twice or more times in this backward pass; static_graph does not support "
+                                   "a parameter whose hook runs more than once in the first iteration (pyctorch).")
+            self.local_used[index] = 1
+            self.ready_order.append(index)
+            if not self.delayed:
+                self.delayed = True
+                _torch.autograd.Variable._execution_engine.queue_callback(self._delay_all_reduce)
+            return
         if not self.has_rebuilt and not self.find_unused:
             self.ready_order.append(index)
         if self.find_unused:
             self.local_used[index] = 1
-            if not self.marked_unused:
-                self.marked_unused = True
-                for u in self.unused:
-                    self._mark_ready(u)
+        if not self.marked_unused:
+            self.marked_unused = True
+            for u in self.unused:  # (empty unless find_unused_parameters or a static graph)
+                self._mark_ready(u)
         self._mark_ready(index)
+
+    def _delay_all_reduce(self):
+        _c10d.all_reduce(self.local_used, group=self.group)
+        used_here = set(self.ready_order)
+        self.static_unused = [i for i in range(len(self.params)) if i not in used_here]
+        self.static_used = self.local_used.tolist()  # (now the count of ranks using each parameter)
+        self.ready_order += self.static_unused  # the rebuilt buckets hold every parameter
+        for i in range(len(self.params)):
+            self._mark_ready(i)
 
     def _mark_ready(self, index):
         if self.ready[index]:
@@ -296,6 +327,8 @@ class Reducer:
         if self.find_unused:
             self.used_work.wait()
             used = self.local_used.tolist()
+        elif self.static_graph:
+            used = self.static_used
         with _torch.no_grad():
             for bucket in self.buckets:
                 result = _future_tensor(bucket.future.wait())

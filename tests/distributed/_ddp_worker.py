@@ -217,6 +217,33 @@ def check_find_unused():
     record("find_unused", halves[0] + halves[1])
 
 
+def check_static_graph():
+    """static_graph=True: `extra` used only on rank 0, `never` on no rank, the same every iteration."""
+    model = make_model(4, extra=True)
+    ddp = DDP(model, static_graph=True)
+    opt = torch.optim.SGD(ddp.parameters(), lr=LR)
+    w = initial_weights(4)
+    values = []
+    for it, (x, t) in enumerate(batches(16, 3)):
+        opt.zero_grad()
+        mse(ddp(local(x), use_extra=(RANK == 0)), local(t)).backward()
+        g = {}
+        for r in range(WORLD):
+            s = slice(r * B, (r + 1) * B)
+            for n, v in np_grads(w, x[s], t[s], use_extra=(r == 0)).items():
+                g[n] = g.get(n, 0) + v / WORLD
+        for n, p in model.named_parameters():
+            if n.startswith("never"):
+                assert p.grad is None, f"iteration {it}: {n}, unused on every rank, got a gradient"
+            else:
+                close(np_of(p.grad), g[n], 2e-6, f"iteration {it}: grad of {n}")
+        opt.step()
+        for n in g:
+            w[n] = w[n] - LR * g[n]
+        values += [v for n, p in model.named_parameters() for v in np_of(p).ravel().tolist()]
+    record("static_graph", values)
+
+
 def check_unused_without_find_unused():
     model = make_model(4, extra=True)
     ddp = DDP(model)
@@ -412,6 +439,7 @@ def main():
     report("train_buckets", check_train_buckets)
     report("no_sync", check_no_sync)
     report("find_unused", check_find_unused)
+    report("static_graph", check_static_graph)
     report("allreduce_hook", check_allreduce_hook)
     report("fp16_hook", check_fp16_hook)
     report("bf16_hook", check_bf16_hook)

@@ -22,7 +22,7 @@ try:
 except ImportError:
     HAVE_TORCH = False
 
-CHECKS = ["construction", "train_default", "train_buckets", "no_sync", "find_unused", "allreduce_hook", "fp16_hook",
+CHECKS = ["construction", "train_default", "train_buckets", "no_sync", "find_unused", "static_graph", "allreduce_hook", "fp16_hook",
           "bf16_hook", "custom_hook", "future_hook", "overlap", "hook_errors", "join_even", "join_uneven",
           "unused_without_find_unused"]
 
@@ -75,7 +75,8 @@ def test_torch_ddp_gives_the_same_numbers(ddp_run):
     assert set(results) == set(CHECKS)
     theirs = records(outputs)
     ours = ddp_run[1]
-    assert set(theirs) == set(ours) == {"default", "small_buckets", "find_unused", "fp16_hook", "bf16_hook"}
+    assert set(theirs) == set(ours) == {"default", "small_buckets", "find_unused", "static_graph", "fp16_hook",
+                                         "bf16_hook"}
     for name in ours:
         a, b = np.array(ours[name]), np.array(theirs[name])
         tol = 2e-3 if name.endswith("hook") else 1e-6  # a half-precision rounding may fall differently

@@ -225,6 +225,7 @@ class DistributedDataParallel(Module, Joinable):
             return
         self.static_graph = True
         self.reducer.static_graph = True
+        self.reducer.find_unused = False  # a static graph is searched once, in the first backward (Note [Static graph])
 
     @staticmethod
     def _set_params_and_buffers_to_ignore_for_model(module, params_and_buffers_to_ignore):
