@@ -37,8 +37,8 @@ class Future(Generic[T]):
     def _complete(self, result, error):
         with self._lock:
             if self._event.is_set():
-                raise RuntimeError("Attempting to mark a completed Future as complete again. Note that a Future can only be "
-                                   "marked completed once.")
+                raise RuntimeError("Attempting to mark a completed Future as complete again. Note that a Future "
+                                   "can only be marked completed once.")
             self._result, self._error = result, error
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []

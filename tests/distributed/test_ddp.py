@@ -22,8 +22,8 @@ try:
 except ImportError:
     HAVE_TORCH = False
 
-CHECKS = ["construction", "train_default", "train_buckets", "no_sync", "find_unused", "static_graph", "allreduce_hook", "fp16_hook",
-          "bf16_hook", "custom_hook", "future_hook", "overlap", "hook_errors", "join_even", "join_uneven",
+CHECKS = ["construction", "train_default", "train_buckets", "no_sync", "find_unused", "static_graph", "allreduce_hook",
+          "fp16_hook", "bf16_hook", "custom_hook", "future_hook", "overlap", "hook_errors", "join_even", "join_uneven",
           "unused_without_find_unused"]
 
 
