@@ -24,6 +24,38 @@ __all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_e
            "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional"]
 
 
+class _ImperativeEngine:
+    """torch.autograd.Variable._execution_engine: queue_callback(callback) runs callback (no arguments)
+    once the backward pass now running has finished, before backward()/grad() return; callbacks
+    queued by callbacks run too. The engine is C (csrc/autograd/engine.c); the callbacks of each
+    (possibly re-entrant) backward call are kept here, one list per call."""
+
+    def __init__(self):
+        self._callbacks = []  # one list per backward call in progress, innermost last
+
+    def queue_callback(self, callback):
+        if not self._callbacks:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        self._callbacks[-1].append(callback)
+
+    def is_checkpoint_valid(self):
+        return True
+
+    def run_backward(self, *args):
+        queue = []
+        self._callbacks.append(queue)
+        try:
+            result = _C._run_backward(*args)
+            while queue:  # callbacks may queue more callbacks
+                queue.pop(0)()
+        finally:
+            self._callbacks.pop()
+        return result
+
+
+_engine = _ImperativeEngine()
+
+
 def _as_tuple(x):
     if x is None:
         return None
@@ -46,7 +78,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
-    _C._run_backward(tensors, grad_tensors, bool(retain_graph), bool(create_graph), inputs, True, True)
+    _engine.run_backward(tensors, grad_tensors, bool(retain_graph), bool(create_graph), inputs, True, True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -66,7 +98,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"grad_outputs has {len(grad_outputs)} elements but outputs has {len(outputs)}")
     if retain_graph is None:
         retain_graph = create_graph
-    result = _C._run_backward(outputs, grad_outputs, bool(retain_graph), bool(create_graph), inputs, bool(allow_unused),
+    result = _engine.run_backward(outputs, grad_outputs, bool(retain_graph), bool(create_graph), inputs, bool(allow_unused),
                               False)
     if materialize_grads:
         result = tuple(_C.zeros_like(i) if r is None else r for r, i in zip(result, inputs))
@@ -74,4 +106,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 from .variable import Variable  # noqa: E402
+Variable._execution_engine = _engine
 from . import variable  # noqa: E402,F401  (torch.autograd.variable)

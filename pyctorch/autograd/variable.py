@@ -30,4 +30,5 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
-    """isinstance(t, Variable) is True for every tensor; Variable(t) is a detached alias of t."""
+    """isinstance(t, Variable) is True for every tensor; Variable(t) is a detached alias of t.
+    Variable._execution_engine.queue_callback(fn) runs fn when the running backward pass ends."""

@@ -14,3 +14,5 @@ from .distributed_c10d import (  # noqa: F401
 )
 from .rendezvous import rendezvous, register_rendezvous_handler  # noqa: F401
 from . import constants  # noqa: F401
+from ._reducer import GradBucket, Reducer, _compute_bucket_assignment_by_size, _DEFAULT_FIRST_BUCKET_BYTES  # noqa: F401,E402
+from . import algorithms  # noqa: F401,E402

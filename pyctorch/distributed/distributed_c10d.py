@@ -16,6 +16,7 @@ import warnings
 
 import pyctorch
 from pyctorch._C import _distributed_c10d as _c10d
+from pyctorch import futures as _futures
 
 from .constants import default_pg_timeout
 from .rendezvous import rendezvous
@@ -159,10 +160,10 @@ class Work:
         return self._handle._source_rank()
 
 
-class Future:
+class Future(_futures.Future):
     """torch.futures.Future as a collective's Work gives it: wait() and value() wait for the work
     and give its result (its list of tensors); then(callback) is a future of callback(this
-    future), run when that future is first waited for."""
+    future), run when that future is first waited for (so is add_done_callback's callback)."""
 
     def __init__(self, work, parent=None, callback=None):
         self._work = work
@@ -170,6 +171,18 @@ class Future:
         self._callback = callback
         self._done = False
         self._value = None
+        self._done_callbacks = []
+
+    def add_done_callback(self, callback):
+        if self._done:
+            callback(self)
+        else:
+            self._done_callbacks.append(callback)
+
+    def set_result(self, result):
+        raise RuntimeError("a collective's Future is completed by its collective")
+
+    set_exception = set_result
 
     def done(self):
         return self._done or self._work.is_completed()
@@ -179,6 +192,9 @@ class Future:
             self._work.wait()
             self._value = self._work.result() if self._parent is None else self._callback(self._parent)
             self._done = True
+            callbacks, self._done_callbacks = self._done_callbacks, []
+            for cb in callbacks:
+                cb(self)
         return self._value
 
     def value(self):

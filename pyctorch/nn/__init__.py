@@ -5,3 +5,4 @@ from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, 
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
+from . import parallel  # noqa: F401,E402

@@ -22,18 +22,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_ranks(scenario, world_size=2, timeout=60, env=None, alias=False):
+def run_ranks(scenario, world_size=2, timeout=60, env=None, alias=False, script="_dist_worker.py"):
     """Runs _dist_worker.py SCENARIO as world_size processes; returns ({check: error or ''}, outputs).
     Every process is killed at the timeout, so a hang fails the test instead of stalling the suite.
     alias: run it through `python -m pyctorch.as_torch` (with PCT_DIST_FRAMEWORK=torch the worker's
-    `import torch` is then pyctorch)."""
+    `import torch` is then pyctorch). script: the worker file in this directory."""
     port = free_port()
     procs = []
     for rank in range(world_size):
         e = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1",
                  MASTER_PORT=str(port), PYTHONPATH=ROOT, OMP_NUM_THREADS="1", **(env or {}))
         runner = [sys.executable, "-m", "pyctorch.as_torch"] if alias else [sys.executable]
-        procs.append(subprocess.Popen([*runner, os.path.join(HERE, "_dist_worker.py"), scenario], env=e,
+        procs.append(subprocess.Popen([*runner, os.path.join(HERE, script), scenario], env=e,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outputs = []
     for p in procs:
@@ -51,6 +51,8 @@ def run_ranks(scenario, world_size=2, timeout=60, env=None, alias=False):
         for line in out.splitlines():
             if line.startswith("{"):
                 r = json.loads(line)
+                if "check" not in r:
+                    continue  # another kind of line (a worker's record of values)
                 if not r["ok"]:
                     results[r["check"]] = results.get(r["check"], "") + f"[rank {rank}]\n{r['error']}"
                 else:

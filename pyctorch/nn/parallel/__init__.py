@@ -1,0 +1,12 @@
+"""torch.nn.parallel: DistributedDataParallel (distributed.py; loaded, with pyctorch.distributed,
+on first use so that `import pyctorch` does not pay for it)."""
+import importlib
+
+__all__ = ["DistributedDataParallel"]
+
+
+def __getattr__(name):
+    if name in ("DistributedDataParallel", "distributed"):
+        module = importlib.import_module(".distributed", __name__)
+        return module if name == "distributed" else module.DistributedDataParallel
+    raise AttributeError(f"module 'pyctorch.nn.parallel' has no attribute '{name}'")
