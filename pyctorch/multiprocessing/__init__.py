@@ -12,6 +12,10 @@ import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
 
 from .reductions import init_reductions
+from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException, SpawnContext, spawn,  # noqa: F401
+                    start_processes)
+
+ENV_VAR_PARALLEL_START = "TORCH_MP_PARALLEL_START"
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"] + list(multiprocessing.__all__)
 
