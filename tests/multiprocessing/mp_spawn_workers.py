@@ -12,8 +12,15 @@ def record_pid(i, outdir):
         f.write(f"{os.getpid()} {os.getppid()}")
 
 
-def fail_on_rank1(i, outdir):
+def _await_ranks(outdir, n):
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(os.listdir(outdir)) < n:
+        time.sleep(0.02)
+
+
+def fail_on_rank1(i, outdir, nprocs=1):
     record_pid(i, outdir)
+    _await_ranks(outdir, nprocs)  # every rank is running (and has its pid written) first
     if i == 1:
         raise ValueError("rank 1 is broken")
     time.sleep(60)  # the parent must end us
@@ -21,6 +28,7 @@ def fail_on_rank1(i, outdir):
 
 def kill_self_on_rank0(i, outdir):
     record_pid(i, outdir)
+    _await_ranks(outdir, 2)
     if i == 0:
         os.kill(os.getpid(), signal.SIGKILL)
     time.sleep(60)

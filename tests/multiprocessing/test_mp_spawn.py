@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from conftest import requires_torch  # noqa: E402
@@ -59,7 +60,7 @@ def test_exports_match_torch_names():
 
 def test_failing_child_reraises_with_traceback_and_ends_the_others(tmp_path):
     with pytest.raises(mp.ProcessRaisedException) as info:
-        mp.spawn(W.fail_on_rank1, args=(str(tmp_path),), nprocs=3)
+        mp.spawn(W.fail_on_rank1, args=(str(tmp_path), 3), nprocs=3)
     e = info.value
     assert e.error_index == 1
     msg = str(e)
@@ -105,12 +106,12 @@ def test_join_false_returns_the_context(tmp_path):
 
 
 def test_killed_parent_orphans_nothing(tmp_path):
-    # a parent spawns two sleepers and is SIGKILLed: PR_SET_PDEATHSIG ends its children
+    # a parent spawns a sleeper and is SIGKILLed: PR_SET_PDEATHSIG ends its children
     import subprocess
     code = ("import sys; sys.path[:0] = %r\n"
             "import pyctorch.multiprocessing as mp, mp_spawn_workers as W\n"
             "if __name__ == '__main__':\n"
-            "    mp.spawn(W.fail_on_rank1, args=(%r,), nprocs=1)\n") % (sys.path[:3], str(tmp_path))
+            "    mp.spawn(W.fail_on_rank1, args=(%r,), nprocs=1)\n") % ([HERE, os.path.dirname(os.path.dirname(HERE))], str(tmp_path))
     parent = subprocess.Popen([sys.executable, "-c", code])
     try:
         _wait_files(tmp_path, 1)
