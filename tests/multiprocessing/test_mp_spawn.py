@@ -160,3 +160,15 @@ def test_exceptions_match_torch():
     b = tmp.ProcessExitedException("x", 0, 1, 2)
     assert (a.msg, a.error_index, a.error_pid, a.exit_code, a.signal_name) == \
         (b.msg, b.error_index, b.error_pid, b.exit_code, b.signal_name)
+
+
+@requires_torch
+def test_exit_code_message_matches_torch():
+    import torch.multiprocessing as tmp
+    msgs = []
+    for m in (mp, tmp):
+        with pytest.raises(m.ProcessExitedException) as info:
+            m.start_processes(W.exit_code_3, nprocs=1, start_method="fork")
+        e = info.value
+        msgs.append((str(e), e.error_index, e.exit_code, e.signal_name))
+    assert msgs[0] == msgs[1]
