@@ -44,6 +44,7 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
     s->resizable = 1;
     s->readonly = 0;
     s->shm_fd = -1;
+    s->shm_name = NULL;
     return s;
 }
 
@@ -63,6 +64,7 @@ pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner
     s->resizable = 0;
     s->readonly = 0;
     s->shm_fd = -1;
+    s->shm_name = NULL;
     return s;
 }
 
@@ -70,6 +72,7 @@ void pct_storage_decref(pct_storage *s)
 {
     if (!s) return;
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+    if (s->shm_name) pct_storage_drop_name(s);
     if (s->owner) Py_DECREF(s->owner);
     else if (s->allocator && s->data) s->allocator->free(s->data, s->nbytes);
     if (s->allocator == &pct_cpu_allocator) pct_cpu_memory_count(-(long long)s->nbytes);

@@ -39,6 +39,8 @@ typedef struct pct_storage {
                                    over it): while > 0 the data must not move, so resize refuses */
     int shm_fd;                 /* with pct_shm_allocator: the memory file behind `data` (owned,
                                    closed with the storage); -1 otherwise */
+    char *shm_name;             /* with pct_shm_named_allocator: the /dev/shm name (owned), whose
+                                   use count this storage holds one of (Note [Storages shared by name]) */
 } pct_storage;
 
 extern const pct_allocator pct_cpu_allocator;
@@ -69,7 +71,13 @@ void pct_cpu_memory_count(long long delta);
 /* Shared memory (storage_shared.c): MAP_SHARED mappings of anonymous memory files, freed
  * by pct_shm_allocator (munmap); the storage owns the file descriptor in shm_fd. */
 extern const pct_allocator pct_shm_allocator;
-static inline int pct_storage_is_shared(const pct_storage *s) { return s->allocator == &pct_shm_allocator; }
+extern const pct_allocator pct_shm_named_allocator; /* named files in /dev/shm (file_system strategy) */
+static inline int pct_storage_is_shared(const pct_storage *s)
+{
+    return s->allocator == &pct_shm_allocator || s->allocator == &pct_shm_named_allocator;
+}
+/* 1: share_memory_ moves storages to named files (the file_system strategy); 0: anonymous ones */
+extern int pct_shm_by_name;
 /* Move a CPU storage into shared memory in place (same struct, new data pointer, not
  * resizable); a no-op when already shared. 0, or -1 with exception. */
 int pct_storage_share(pct_storage *s);
@@ -77,5 +85,13 @@ int pct_storage_share(pct_storage *s);
 pct_storage *pct_storage_new_shared(size_t nbytes);
 /* A shared storage mapping nbytes of the memory file fd (dup'ed: the caller keeps fd). */
 pct_storage *pct_storage_from_fd(int fd, size_t nbytes);
+/* A shared storage mapping the named file `name` (one of ours, "/pyctorch_fs_..."); takes a use. */
+pct_storage *pct_storage_from_name(const char *name, size_t nbytes);
+/* The storage's descriptor, opening its named file when it has none; -1 with exception. */
+int pct_storage_shared_fd(pct_storage *s);
+/* Adds delta to the use count of a storage shared by name (removing the name at 0); -1 with exception. */
+int pct_storage_name_uses(pct_storage *s, int delta);
+/* Releases the storage's use of its name (pct_storage_decref, before unmapping). */
+void pct_storage_drop_name(pct_storage *s);
 
 #endif

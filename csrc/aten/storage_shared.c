@@ -20,7 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +96,7 @@ static pct_storage *wrap_mapping(int fd, void *p, size_t nbytes)
     s->resizable = 0;
     s->readonly = 0;
     s->shm_fd = fd;
+    s->shm_name = NULL;
     return s;
 }
 
@@ -134,9 +139,12 @@ pct_storage *pct_storage_from_fd(int fd, size_t nbytes)
     return wrap_mapping(own, p, nbytes);
 }
 
+int pct_storage_share_named(pct_storage *s);
+
 int pct_storage_share(pct_storage *s)
 {
     if (pct_storage_is_shared(s)) return 0;
+    if (pct_shm_by_name) return pct_storage_share_named(s);
     if (s->device_type != PCT_CPU) {
         PyErr_SetString(PyExc_RuntimeError, "share_memory_: only CPU storages can be moved to shared memory in this build");
         return -1;
@@ -178,4 +186,288 @@ int pct_storage_share(pct_storage *s)
         pct_cpu_memory_count(-(long long)n);
     }
     return 0;
+}
+
+/* Note [Storages shared by name]
+ * The file_system strategy (torch.multiprocessing.set_sharing_strategy("file_system")) shares
+ * a storage as a named file, /dev/shm/pyctorch_fs_<pid>_<token>_<n>, that the receiver opens
+ * by name; no descriptor stays open on either side. The file holds the bytes, then (at
+ * name_offset(nbytes), 64-byte aligned) a use count shared by every process: one use per
+ * storage mapping it, plus one per message in flight (the sender's reducer takes it with
+ * _shared_incref, the receiver returns it with _shared_decref once it holds its own). Whoever
+ * brings the count to 0 removes the name; the mappings live on until unmapped.
+ *
+ * A process that dies holding uses (killed, or exiting with storages alive, or a message never
+ * received) would leave the name behind, so every process that creates a name first starts a
+ * watchdog: a detached process (double fork, own session, SIGINT/SIGTERM/SIGHUP ignored) that
+ * does nothing but read a pipe whose only writers are the creator and its forked children.
+ * When the last of them is gone the read returns 0 and the watchdog removes every name of
+ * /dev/shm carrying the creator's prefix (pid and a random token), then exits. So nothing of
+ * ours outlives its creator; a receiver may still map the memory, but cannot pass it on by
+ * name after the creator is gone. The watchdog only makes system calls (no malloc, no locks):
+ * it is forked from a process that may have other threads. */
+static size_t name_offset(size_t nbytes) { return (nbytes + 63) & ~(size_t)63; }
+static size_t named_length(size_t nbytes) { return name_offset(nbytes) + 64; }
+static atomic_long *name_uses(pct_storage *s) { return (atomic_long *)((char *)s->data + name_offset(s->nbytes)); }
+static void shm_named_free(void *p, size_t nbytes) { munmap(p, named_length(nbytes)); }
+
+const pct_allocator pct_shm_named_allocator = {"shm_named", shm_alloc, shm_named_free};
+int pct_shm_by_name = 0;
+
+#define NAME_PREFIX "pyctorch_fs_"
+static pid_t watchdog_owner = 0;   /* the process whose watchdog is running (getpid() at start) */
+static char name_prefix[64];       /* "pyctorch_fs_<pid>_<token>_" */
+static unsigned long name_counter = 0;
+
+static void watchdog_main(int rfd, const char *prefix, size_t prefix_len)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL);
+    /* hold nothing of the creator's: not its stdout (a reader would wait for us), not its files */
+#ifdef SYS_close_range
+    if (rfd > 0) syscall(SYS_close_range, 0u, (unsigned)rfd - 1, 0u);
+    if (syscall(SYS_close_range, (unsigned)rfd + 1, ~0u, 0u) < 0)
+#endif
+    {
+        long maxfd = sysconf(_SC_OPEN_MAX);
+        if (maxfd < 0 || maxfd > 65536) maxfd = 65536;
+        for (int fd = 0; fd < maxfd; fd++) if (fd != rfd) close(fd);
+    }
+    char buf[64];
+    for (;;) {
+        ssize_t r = read(rfd, buf, sizeof buf);
+        if (r == 0) break;
+        if (r < 0 && errno != EINTR) break;
+    }
+    int dir = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        char ents[8192];
+        for (;;) {
+            long n = syscall(SYS_getdents64, dir, ents, sizeof ents);
+            if (n <= 0) break;
+            for (long off = 0; off < n;) {
+                unsigned short reclen = *(unsigned short *)(ents + off + 16); /* struct linux_dirent64 */
+                const char *name = ents + off + 19;
+                if (strncmp(name, prefix, prefix_len) == 0) unlinkat(dir, name, 0);
+                off += reclen;
+            }
+        }
+        close(dir);
+    }
+    _exit(0);
+}
+
+/* fork without the pthread_atfork handlers (OpenBLAS and OpenMP shut down and restart their
+ * thread pools in theirs): the children below only make system calls and exit. */
+static pid_t bare_fork(void)
+{
+#ifdef SYS_fork
+    return (pid_t)syscall(SYS_fork);
+#else
+    return (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+#endif
+}
+
+static int start_watchdog(void)
+{
+    pid_t me = getpid();
+    if (watchdog_owner == me) return 0;
+    unsigned long long token = 0;
+    if (syscall(SYS_getrandom, &token, sizeof token, 0) != (long)sizeof token) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        token = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)ts.tv_sec ^ ((unsigned long long)me << 40);
+    }
+    char prefix[64];
+    int plen = snprintf(prefix, sizeof prefix, NAME_PREFIX "%d_%016llx_", (int)me, token);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) { set_os_error("start the watchdog of", 0); return -1; }
+    pid_t child = bare_fork();
+    if (child < 0) {
+        set_os_error("start the watchdog of", 0);
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (child == 0) {
+        setsid();
+        pid_t dog = bare_fork();
+        if (dog == 0) watchdog_main(fds[0], prefix, (size_t)plen);
+        _exit(dog < 0 ? 1 : 0);
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        close(fds[1]);
+        PyErr_SetString(PyExc_RuntimeError, "unable to start the watchdog of shared memory files");
+        return -1;
+    }
+    /* fds[1] stays open (close-on-exec) for this process's life: its end is the watchdog's signal.
+     * A forked child inherits it, and starts a watchdog of its own when it creates names. */
+    memcpy(name_prefix, prefix, (size_t)plen + 1);
+    watchdog_owner = me;
+    name_counter = 0;
+    return 0;
+}
+
+int pct_storage_share_named(pct_storage *s)
+{
+    if (pct_storage_is_shared(s)) return 0;
+    if (s->device_type != PCT_CPU) {
+        PyErr_SetString(PyExc_RuntimeError, "share_memory_: only CPU storages can be moved to shared memory in this build");
+        return -1;
+    }
+    if (atomic_load(&s->exports) > 0) {
+        PyErr_SetString(PyExc_BufferError, "Existing exports of data: storage cannot be moved to shared memory");
+        return -1;
+    }
+    if (!s->owner && s->allocator != &pct_cpu_allocator) {
+        PyErr_Format(PyExc_RuntimeError, "share_memory_: cannot move a storage of allocator '%s' to shared memory",
+                     s->allocator ? s->allocator->name : "none");
+        return -1;
+    }
+    size_t n = s->nbytes, len = named_length(n);
+    if (start_watchdog() < 0) return -1;
+    char name[128];
+    int fd = -1;
+    for (int tries = 0; tries < 16 && fd < 0; tries++) {
+        snprintf(name, sizeof name, "/%s%lu", name_prefix, name_counter++);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) { set_os_error("create", n); return -1; }
+    char *owned_name = strdup(name);
+    if (!owned_name || ftruncate(fd, (off_t)len) < 0) {
+        if (owned_name) set_os_error("size", n); else PyErr_NoMemory();
+        free(owned_name);
+        close(fd);
+        shm_unlink(name);
+        return -1;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd); /* the name and the mapping are enough */
+    if (p == MAP_FAILED) {
+        set_os_error("map", n);
+        free(owned_name);
+        shm_unlink(name);
+        return -1;
+    }
+    atomic_init((atomic_long *)((char *)p + name_offset(n)), 1);
+    if (n) {
+        void *src = s->data;
+        Py_BEGIN_ALLOW_THREADS
+        memcpy(p, src, n);
+        Py_END_ALLOW_THREADS
+    }
+    void *old = s->data;
+    const pct_allocator *old_alloc = s->allocator;
+    PyObject *old_owner = s->owner;
+    s->data = p;
+    s->allocator = &pct_shm_named_allocator;
+    s->owner = NULL;
+    s->shm_fd = -1;
+    s->shm_name = owned_name;
+    s->resizable = 0;
+    s->readonly = 0;
+    if (old_owner) {
+        Py_DECREF(old_owner);
+    } else {
+        old_alloc->free(old, n);
+        pct_cpu_memory_count(-(long long)n);
+    }
+    return 0;
+}
+
+pct_storage *pct_storage_from_name(const char *name, size_t nbytes)
+{
+    if (strncmp(name, "/" NAME_PREFIX, sizeof NAME_PREFIX) != 0 || strchr(name + 1, '/') || strlen(name) > 120) {
+        PyErr_Format(PyExc_RuntimeError, "_new_shared_filename_cpu: '%s' is not a pyctorch shared memory name", name);
+        return NULL;
+    }
+    if (nbytes > (size_t)INT64_MAX / 2) {
+        PyErr_Format(PyExc_RuntimeError, "_new_shared_filename_cpu: size %zu is too large", nbytes);
+        return NULL;
+    }
+    size_t len = named_length(nbytes);
+    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        PyErr_Format(PyExc_RuntimeError, "unable to open shared memory object <%s> in read-write mode: %s (%d)", name,
+                     strerror(e), e);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)len) {
+        PyErr_Format(PyExc_RuntimeError, "_new_shared_filename_cpu: the shared memory file <%s> does not hold a storage of "
+                     "%zu bytes", name, nbytes);
+        close(fd);
+        return NULL;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) { set_os_error("map", nbytes); return NULL; }
+    char *owned_name = strdup(name);
+    pct_storage *s = owned_name ? malloc(sizeof *s) : NULL;
+    if (!s) {
+        free(owned_name);
+        munmap(p, len);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->exports, 0);
+    s->data = p;
+    s->nbytes = nbytes;
+    s->allocator = &pct_shm_named_allocator;
+    s->owner = NULL;
+    s->device_type = PCT_CPU;
+    s->device_index = -1;
+    s->resizable = 0;
+    s->readonly = 0;
+    s->shm_fd = -1;
+    s->shm_name = owned_name;
+    atomic_fetch_add(name_uses(s), 1);
+    return s;
+}
+
+int pct_storage_name_uses(pct_storage *s, int delta)
+{
+    if (!s->shm_name) {
+        PyErr_SetString(PyExc_RuntimeError, "this storage is not shared by name (file_system strategy)");
+        return -1;
+    }
+    long before = atomic_fetch_add(name_uses(s), (long)delta);
+    if (before + delta <= 0) shm_unlink(s->shm_name);
+    return 0;
+}
+
+void pct_storage_drop_name(pct_storage *s)
+{
+    if (atomic_fetch_sub(name_uses(s), 1) == 1) shm_unlink(s->shm_name);
+    free(s->shm_name);
+    s->shm_name = NULL;
+}
+
+int pct_storage_shared_fd(pct_storage *s)
+{
+    if (s->shm_fd >= 0) return s->shm_fd;
+    if (!s->shm_name) {
+        PyErr_SetString(PyExc_RuntimeError, "this storage is not in shared memory");
+        return -1;
+    }
+    int fd = shm_open(s->shm_name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        PyErr_Format(PyExc_RuntimeError, "unable to reopen shared memory object <%s> (its creating process may have "
+                     "exited): %s (%d)", s->shm_name, strerror(e), e);
+        return -1;
+    }
+    s->shm_fd = fd;
+    return fd;
 }

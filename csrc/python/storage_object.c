@@ -115,7 +115,59 @@ static PyObject *storage_share_fd_cpu_(pct_storage_object *s, PyObject *u)
 {
     (void)u;
     if (pct_storage_share(s->storage) < 0) return NULL;
-    return Py_BuildValue("(in)", s->storage->shm_fd, (Py_ssize_t)s->storage->nbytes);
+    int fd = pct_storage_shared_fd(s->storage);
+    if (fd < 0) return NULL;
+    return Py_BuildValue("(in)", fd, (Py_ssize_t)s->storage->nbytes);
+}
+static PyObject *storage_wrap_new(PyTypeObject *type, pct_storage *st);
+/* Note [Storages shared by name] in csrc/aten/storage_shared.c */
+/* (manager_handle, name, nbytes) as torch: the manager handle is empty (no manager process) */
+static PyObject *storage_share_filename_cpu_(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    if (pct_storage_share(s->storage) < 0) return NULL;
+    if (!s->storage->shm_name) {
+        PyErr_SetString(PyExc_RuntimeError, "_share_filename_cpu_: this storage was moved to shared memory under the "
+                        "file_descriptor strategy and has no name");
+        return NULL;
+    }
+    return Py_BuildValue("(y y n)", "", s->storage->shm_name, (Py_ssize_t)s->storage->nbytes);
+}
+static PyObject *storage_new_shared_filename_cpu(PyTypeObject *type, PyObject *args)
+{
+    const char *manager, *name; /* "y": bytes without embedded nulls */
+    long long n;
+    if (!PyArg_ParseTuple(args, "yyL:_new_shared_filename_cpu", &manager, &name, &n)) return NULL;
+    (void)manager;
+    if (n < 0) return PyErr_Format(PyExc_RuntimeError, "_new_shared_filename_cpu: negative size %lld", n);
+    return storage_wrap_new(type, pct_storage_from_name(name, (size_t)n));
+}
+static PyObject *storage_shared_incref(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    if (s->storage->shm_name && pct_storage_name_uses(s->storage, 1) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+static PyObject *storage_shared_decref(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    if (s->storage->shm_name && pct_storage_name_uses(s->storage, -1) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+/* UntypedStorage._set_share_by_name(flag): share_memory_ then makes named files (file_system) */
+static PyObject *storage_set_share_by_name(PyTypeObject *type, PyObject *flag)
+{
+    (void)type;
+    int f = PyObject_IsTrue(flag);
+    if (f < 0) return NULL;
+    pct_shm_by_name = f;
+    Py_RETURN_NONE;
+}
+static PyObject *storage_shared_name(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    if (!s->storage->shm_name) Py_RETURN_NONE;
+    return PyUnicode_FromString(s->storage->shm_name);
 }
 static PyObject *storage_wrap_new(PyTypeObject *type, pct_storage *st)
 {
@@ -157,6 +209,13 @@ static PyMethodDef storage_methods[] = {
     {"resizable", (PyCFunction)storage_resizable, METH_NOARGS, NULL},
     {"_share_fd_cpu_", (PyCFunction)storage_share_fd_cpu_, METH_NOARGS, "share, then (fd, nbytes); the storage keeps owning fd"},
     {"_new_shared_fd_cpu", (PyCFunction)storage_new_shared_fd_cpu, METH_VARARGS | METH_CLASS, "_new_shared_fd_cpu(fd, size)"},
+    {"_share_filename_cpu_", (PyCFunction)storage_share_filename_cpu_, METH_NOARGS, "share, then (manager, name, nbytes)"},
+    {"_new_shared_filename_cpu", (PyCFunction)storage_new_shared_filename_cpu, METH_VARARGS | METH_CLASS,
+     "_new_shared_filename_cpu(manager, name, size): map a storage shared by name"},
+    {"_shared_incref", (PyCFunction)storage_shared_incref, METH_NOARGS, "one more use of the storage's shared name"},
+    {"_shared_decref", (PyCFunction)storage_shared_decref, METH_NOARGS, "one use fewer (the name goes at 0)"},
+    {"_set_share_by_name", (PyCFunction)storage_set_share_by_name, METH_O | METH_CLASS, NULL},
+    {"_shared_name", (PyCFunction)storage_shared_name, METH_NOARGS, "the /dev/shm name, or None"},
     {"_new_shared", (PyCFunction)(void (*)(void))storage_new_shared, METH_VARARGS | METH_KEYWORDS | METH_CLASS, "_new_shared(size)"},
     {"data_ptr", (PyCFunction)storage_data_ptr, METH_NOARGS, NULL},
     {"nbytes", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},

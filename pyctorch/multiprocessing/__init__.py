@@ -12,13 +12,19 @@ import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
 
 from .reductions import init_reductions
+from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException, SpawnContext, spawn,  # noqa: F401
+                    start_processes)
+
+ENV_VAR_PARALLEL_START = "TORCH_MP_PARALLEL_START"
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"] + list(multiprocessing.__all__)
 
-# Only descriptor passing: a storage travels as a duplicate of its memory file's descriptor.
-# (torch also offers "file_system", named files in /dev/shm kept by a manager process.)
+# file_descriptor: a storage travels as a duplicate of its anonymous memory file's descriptor.
+# file_system: as the name of a file in /dev/shm (Note [Storages shared by name] in
+# csrc/aten/storage_shared.c: a use count in the file and a watchdog per creating process
+# remove the names, where torch has its torch_shm_manager process).
 _sharing_strategy = "file_descriptor"
-_all_sharing_strategies = {"file_descriptor"}
+_all_sharing_strategies = {"file_descriptor", "file_system"}
 
 
 def set_sharing_strategy(new_strategy):
@@ -27,6 +33,8 @@ def set_sharing_strategy(new_strategy):
     if new_strategy not in _all_sharing_strategies:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}, expected one of {_all_sharing_strategies}")
     _sharing_strategy = new_strategy
+    from pyctorch import _C
+    _C.UntypedStorage._set_share_by_name(new_strategy == "file_system")
 
 
 def get_sharing_strategy():

@@ -5,7 +5,10 @@ as a duplicate of its memory file's descriptor (multiprocessing.reduction.DupFd:
 SCM_RIGHTS, or inherited by a spawned child); the receiver maps the same pages
 (UntypedStorage._new_shared_fd_cpu), so nothing is copied and writes on either side are
 seen by the other. A tensor travels as its storage plus dtype, offset, sizes and strides,
-so views keep their place in the storage.
+so views keep their place in the storage. Under the file_system strategy a storage moved to
+shared memory by name travels as that name instead (rebuild_storage_filename; Note [Storages
+shared by name] in csrc/aten/storage_shared.c); one shared before, anonymously, still travels
+by descriptor, and so do the DataLoader's bundles (Note [Descriptor bundles]).
 
 Note [One storage per message]
 Tensor.untyped_storage() makes a new Python object each call, so the pickler's memo would
@@ -79,6 +82,14 @@ def rebuild_storage_bundled(position, nbytes):
     return _C.UntypedStorage._new_shared_fd_cpu(bundle[position], nbytes)
 
 
+def rebuild_storage_filename(manager, name, nbytes):
+    """Receiver side of the file_system strategy: map the named file, then return the use the
+    sender took for the message (Note [Storages shared by name], csrc/aten/storage_shared.c)."""
+    storage = _C.UntypedStorage._new_shared_filename_cpu(manager, name, nbytes)
+    storage._shared_decref()
+    return storage
+
+
 def rebuild_storage_fd(df, nbytes):
     """Receiver side: map nbytes of the memory file whose descriptor df carries."""
     fd = df.detach()
@@ -96,8 +107,15 @@ class _StorageRef:
         self.storage = storage
 
     def __reduce__(self):
-        fd, nbytes = self.storage._share_fd_cpu_()
         collect = getattr(_local, "collect", None)
+        if collect is None and self.storage._shared_name() is not None:
+            import pyctorch.multiprocessing as mp
+            if mp.get_sharing_strategy() == "file_system":
+                # by name; the message holds a use until the receiver has mapped it
+                manager, name, nbytes = self.storage._share_filename_cpu_()
+                self.storage._shared_incref()
+                return (rebuild_storage_filename, (manager, name, nbytes))
+        fd, nbytes = self.storage._share_fd_cpu_()
         if collect is not None:  # Note [Descriptor bundles]
             collect.append((fd, self.storage))
             return (rebuild_storage_bundled, (len(collect) - 1, nbytes))
@@ -105,7 +123,7 @@ class _StorageRef:
 
 
 def _storage_ref(storage):
-    storage.share_memory_()  # first: the address key below must name the moved storage
+    storage.share_memory_()  # (by name under file_system unless already shared) first: the address key below must name the moved storage
     key = storage._cdata
     with _refs_lock:
         ref = _refs.get(key)
