@@ -140,6 +140,9 @@ ERRORS = {
     "implicit_scalar": lambda m, x: m.autograd.grad(x.sum(), x, is_grads_batched=True),
     "implicit_nonscalar": lambda m, x: m.autograd.grad(x * 2, x, is_grads_batched=True),
     "not_a_tensor": lambda m, x: m.autograd.grad(x * 2, x, [3], is_grads_batched=True),
+    "none_grad_output": lambda m, x: m.autograd.grad((x * 2, m.ones(2)), x, (m.ones(3, 2), None),
+                                                     is_grads_batched=True),
+    "no_outputs": lambda m, x: m.autograd.grad((), x, (), is_grads_batched=True),
     "unused": lambda m, x: m.autograd.grad(x * 2, (x, _y(m)), m.ones(3, 2), is_grads_batched=True),
 }
 
@@ -215,3 +218,30 @@ def test_unused_input_message_names_its_index():
     with pytest.raises(RuntimeError, match="^The differentiated Tensor at index 0 appears to not have been used in the "
                                            "graph. Set allow_unused=True if this is the desired behavior.$"):
         P.autograd.grad((x * 2).sum(), (y, x))
+
+
+JAC_EDGE = {
+    "empty_out": lambda m: m.autograd.functional.jacobian(lambda a: a[:0] * 2, m.ones(3), vectorize=True),
+    "empty_in": lambda m: m.autograd.functional.jacobian(lambda a: a.sum().reshape(1) + 1, m.ones(0), vectorize=True),
+    "const_out": lambda m: m.autograd.functional.jacobian(lambda a: m.ones(2), m.ones(3), vectorize=True),
+    "scalar_out": lambda m: m.autograd.functional.jacobian(lambda a: (a * a).sum(), m.arange(3.0), vectorize=True),
+    "tuple_in": lambda m: m.autograd.functional.jacobian(lambda a, b: (a * b).sum(), (m.arange(2.0), m.tensor(3.0)),
+                                                         vectorize=True),
+    "hessian_tuple": lambda m: m.autograd.functional.hessian(lambda a, b: (a * a * b).sum(),
+                                                             (m.tensor([1.0, 2.0]), m.tensor(3.0)), vectorize=True),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(JAC_EDGE))
+def test_jacobian_vectorize_edges_vs_torch(name):
+    def run(m):
+        try:
+            return JAC_EDGE[name](m)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e)
+    p, t = run(P), run(T)
+    if isinstance(t, tuple) and isinstance(t[0], str):
+        assert p == t
+    else:
+        _same_all(p, t)

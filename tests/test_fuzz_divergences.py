@@ -92,7 +92,8 @@ def test_tensordot_bool_vs_torch(a, b, dims, dtype):
         assert_same(p, t)
 
 
-PERMS = [((0, 2, 3), (0, 2, 1)), ((2, 0, 3), (2, 0, 1)), ((2, 3, 0), (2, 1, 0)), ((0, 3), (1, 0)), ((3, 0, 1), (2, 1, 0))]
+PERMS = [((0, 2, 3), (0, 2, 1)), ((2, 0, 3), (2, 0, 1)), ((2, 3, 0), (2, 1, 0)), ((0, 3), (1, 0)),
+         ((3, 0, 1), (2, 1, 0))]
 
 
 def test_empty_permuted_is_contiguous_hand_checked():

@@ -98,7 +98,8 @@ def _batched_grad_outputs(outputs, grad_outputs):
                 if out.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 if not out.dtype.is_floating_point:
-                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+                    raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
+                                       f"{out.dtype}")
                 made.append(_C.ones_like(out))
             else:
                 made.append(None)
@@ -109,17 +110,20 @@ def _batched_grad_outputs(outputs, grad_outputs):
 
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """grad(..., is_grads_batched=True): one vector-Jacobian product per index of the grad_outputs' first
-    dimension, stacked along a new first dimension (None stays None). pyctorch has no vmap yet, so this is a
-    loop over the batch; its checks and errors are those of torch's vmap over the engine call."""
+    dimension, stacked along a new first dimension (an unused input's None stays None). pyctorch has no vmap
+    yet, so this is a loop over the batch; its checks and errors are those of torch's vmap over the engine call."""
     gos = _batched_grad_outputs(outputs, grad_outputs)
-    batched = [g for g in gos if g is not None]
-    for g in batched:
+    for g in gos:  # torch's vmap maps dim 0 of every grad_output, in order
+        if g is None:  # an output that needs no gradient, given None
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for an input but the input is of type "
+                             "<class 'NoneType'>. We cannot vmap over non-Tensor arguments, please use None as the "
+                             "respective in_dim")
         if g.dim() == 0:  # an implicit ones_like of a 0-d output
             raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a "
                              "Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
-    if not batched:
+    if not gos:
         raise IndexError("list index out of range")  # torch's vmap finds no batch size
-    sizes = [g.shape[0] for g in batched]
+    sizes = [g.shape[0] for g in gos]
     if any(s != sizes[0] for s in sizes):
         raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                          f"{sizes} for the mapped dimension")
@@ -127,8 +131,8 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     rows = []
     for b in range(n):
         keep = retain_graph or b + 1 < n  # the graph serves every vector of the batch
-        rows.append(_C._run_backward(outputs, tuple(None if g is None else g[b] for g in gos), keep, create_graph,
-                                     inputs, allow_unused, False))
+        rows.append(_C._run_backward(outputs, tuple(g[b] for g in gos), keep, create_graph, inputs, allow_unused,
+                                     False))
     return tuple(None if col[0] is None else _C.stack(col) for col in zip(*rows))
 
 
