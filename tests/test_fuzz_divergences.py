@@ -127,7 +127,8 @@ def test_empty_permuted_contiguous_vs_torch(shape, perm):
         c = t.contiguous()
         r = t.reshape(-1)
         return (t.is_contiguous(), c is t, c.stride(), c.clone().stride(), tuple((t * 2).stride()), r.stride(),
-                t.flatten().stride(), t.transpose(0, 1).is_contiguous(), t.sum(0).shape, t.view(t.shape).stride())
+                t.flatten().stride(), t.transpose(0, 1).is_contiguous(), t.sum(0).shape, t.view(t.shape).stride(),
+                t.sort(1)[0].stride(), t.argsort(-1).stride(), m.empty_like(t).stride(), (t + t).stride())
     assert run(P) == run(T)
 
 
