@@ -174,6 +174,18 @@ static bool layout_order(int ndim, const int64_t *shape, pct_tensor *const *ops,
     return true;
 }
 
+/* TensorIterator's fast setup: operands that all have the broadcast shape and are all contiguous give a
+ * C-order result. Only empty tensors (contiguous whatever their strides) can get another order from
+ * layout_order: torch's t + t of a permuted (0, 2, 3) t is C-ordered, t * 2 (a broadcast operand) is not. */
+static bool all_contiguous_same_shape(int ndim, const int64_t *shape, pct_tensor *const *ops, int nops)
+{
+    for (int k = 0; k < nops; k++)
+        if (ops[k]->ndim != ndim || !pct_tensor_is_contiguous(ops[k]) ||
+            (ndim && memcmp(ops[k]->sizes, shape, sizeof(int64_t) * (size_t)ndim) != 0))
+            return false;
+    return nops > 0;
+}
+
 /* A new dense tensor of `shape` laid out in `order` (from layout_order); NULL with exception. */
 static pct_tensor *empty_in_order(int ndim, const int64_t *shape, int dtype, bool c_order, const int *order)
 {
@@ -266,7 +278,8 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         order_ops[norder++] = out;
     for (int i = 0; i < cfg->ninputs; i++) order_ops[norder++] = cfg->inputs[i];
     int order[PCT_MAX_DIMS];
-    bool c_order = cfg->keep_order || layout_order(ndim, shape, order_ops, norder, order);
+    bool c_order = cfg->keep_order || all_contiguous_same_shape(ndim, shape, order_ops, norder) ||
+                   layout_order(ndim, shape, order_ops, norder, order);
 
     if (out) {
         if (cfg->out_dtype < 0 && !cfg->mixed_dtypes && pct_out_check_cast(common, out) < 0) return -1;
@@ -492,6 +505,9 @@ pct_tensor *pct_to_dtype(pct_tensor *t, int dtype, bool force_copy)
 /* c10's is_non_overlapping_and_dense: the dims of size >= 2, sorted by stride, tile memory exactly. */
 bool pct_tensor_non_overlapping_and_dense(const pct_tensor *t)
 {
+    /* c10 sets the flag for every contiguous or channels_last-contiguous tensor first: empty ones included,
+     * whose strides the test below might refuse */
+    if (pct_tensor_is_contiguous(t) || pct_tensor_is_channels_last(t)) return true;
     int nd = t->ndim, perm[PCT_MAX_DIMS];
     if (nd == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
     for (int i = 0; i < nd; i++) perm[i] = i;
@@ -569,7 +585,8 @@ void pct_preserved_strides(const pct_tensor *t, int64_t *out)
 pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype)
 {
     pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
-    if (!r || pct_tensor_is_contiguous(t)) return r;
+    /* an empty t counts as contiguous whatever its strides; torch still preserves them (empty_like) */
+    if (!r || (pct_tensor_is_contiguous(t) && t->numel > 0)) return r;
     int64_t st[PCT_MAX_DIMS];
     pct_preserved_strides(t, st);
     if (pct_tensor_set_shape(r, t->ndim, t->sizes, st) < 0) Py_CLEAR(r);

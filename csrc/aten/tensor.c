@@ -35,9 +35,11 @@ void pct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides_out
 
 bool pct_shape_is_contiguous(int ndim, const int64_t *sizes, const int64_t *strides)
 {
+    /* torch counts every empty tensor as contiguous, whatever its strides (a permuted (0, 2, 3) too) */
+    for (int i = 0; i < ndim; i++)
+        if (sizes[i] == 0) return true;
     int64_t expected = 1;
     for (int i = ndim - 1; i >= 0; i--) {
-        if (sizes[i] == 0) return true;
         if (sizes[i] != 1 && strides[i] != expected) return false;
         expected *= sizes[i];
     }

@@ -722,8 +722,8 @@ PyObject *pct_run_backward(PyObject *roots, PyObject *grad_roots, int keep_graph
         PyObject *v = g.caps[i].grad;
         if (!v) {
             if (!allow_unused) {
-                PyErr_SetString(PyExc_RuntimeError, "One of the differentiated Tensors appears to not have been used in the "
-                                                    "graph. Set allow_unused=True if this is the desired behavior.");
+                PyErr_Format(PyExc_RuntimeError, "The differentiated Tensor at index %zd appears to not have been used in "
+                                                 "the graph. Set allow_unused=True if this is the desired behavior.", i);
                 Py_CLEAR(result);
                 break;
             }

@@ -189,6 +189,28 @@ static int build_spec(pct_tensor *t, PyObject *key, view_spec *s)
         if (!(tuple = PySequence_Tuple(key))) return -1;
         key = tuple;
     }
+    /* torch's messages for a lone integer or slice on a 0-d tensor (inside a tuple: "too many indices") */
+    if (t->ndim == 0 && !tuple && !PyTuple_Check(key)) {
+        if (PySlice_Check(key)) {
+            PyErr_SetString(PyExc_IndexError, "slice() cannot be applied to a 0-dim tensor.");
+            return -1;
+        }
+        if (!PyBool_Check(key) && !PCT_TENSOR_CHECK(key) && PyIndex_Check(key)) {
+            PyObject *iv = PyNumber_Index(key);
+            int overflow = 0;
+            long long v = iv ? PyLong_AsLongLongAndOverflow(iv, &overflow) : -1;
+            Py_XDECREF(iv);
+            if (v == -1 && PyErr_Occurred()) return -1;
+            if (!overflow) { /* torch: 0 asks for item(); any other int is out of bounds of a size-0 dim */
+                if (v == 0)
+                    PyErr_SetString(PyExc_IndexError, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                                      "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+                else
+                    PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension 0 with size 0", v);
+                return -1;
+            }
+        }
+    }
     int rc;
     if (PyTuple_Check(key)) rc = build_spec_items(t, &PyTuple_GET_ITEM(key, 0), PyTuple_GET_SIZE(key), s);
     else rc = build_spec_items(t, &key, 1, s);

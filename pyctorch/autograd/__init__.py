@@ -84,8 +84,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
-    if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported by pyctorch")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
@@ -98,11 +96,76 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"grad_outputs has {len(grad_outputs)} elements but outputs has {len(outputs)}")
     if retain_graph is None:
         retain_graph = create_graph
-    result = _engine.run_backward(outputs, grad_outputs, bool(retain_graph), bool(create_graph), inputs, bool(allow_unused),
-                              False)
+    if is_grads_batched:
+        result = _grad_batched(outputs, inputs, grad_outputs, bool(retain_graph), bool(create_graph),
+                               bool(allow_unused))
+    else:
+        result = _engine.run_backward(outputs, grad_outputs, bool(retain_graph), bool(create_graph), inputs,
+                                  bool(allow_unused), False)
     if materialize_grads:
+        # as torch: an unused input's zeros have the input's shape, without the batch dimension
         result = tuple(_C.zeros_like(i) if r is None else r for r, i in zip(result, inputs))
     return result
+
+
+def _batched_grad_outputs(outputs, grad_outputs):
+    """torch's checks of batched grad_outputs (the dims after the first must be the output's shape) and the
+    implicit ones of scalar outputs, as one tuple (None where an output needs no gradient)."""
+    gos = grad_outputs if grad_outputs is not None else (None,) * len(outputs)
+    made = []
+    for out, go in zip(outputs, gos):
+        if isinstance(go, _C.Tensor):
+            first = go[0]  # torch's IndexError for a 0-d or empty batch
+            if tuple(first.shape) != tuple(out.shape):
+                # torch's message drops the first dim of the first vector again: a (4, 3) batch shows Size([])
+                raise RuntimeError(
+                    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                    "dimension. The sizes of the remaining dimensions are expected to match the shape of "
+                    f"corresponding output, but a mismatch was detected: grad_output[{gos.index(go)}] has a shape of "
+                    f"{first.shape[1:]} and output[{outputs.index(out)}] has a shape of {out.shape}. If you only want "
+                    "some tensors in `grad_output` to be considered batched, consider using vmap.")
+            made.append(go)
+        elif go is None:
+            if out.requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
+                                       f"{out.dtype}")
+                made.append(_C.ones_like(out))
+            else:
+                made.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(go).__name__}")
+    return tuple(made)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
+    """grad(..., is_grads_batched=True): one vector-Jacobian product per index of the grad_outputs' first
+    dimension, stacked along a new first dimension (an unused input's None stays None). pyctorch has no vmap
+    yet, so this is a loop over the batch; its checks and errors are those of torch's vmap over the engine call."""
+    gos = _batched_grad_outputs(outputs, grad_outputs)
+    for g in gos:  # torch's vmap maps dim 0 of every grad_output, in order
+        if g is None:  # an output that needs no gradient, given None
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for an input but the input is of type "
+                             "<class 'NoneType'>. We cannot vmap over non-Tensor arguments, please use None as the "
+                             "respective in_dim")
+        if g.dim() == 0:  # an implicit ones_like of a 0-d output
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a "
+                             "Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
+    if not gos:
+        raise IndexError("list index out of range")  # torch's vmap finds no batch size
+    sizes = [g.shape[0] for g in gos]
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    n = sizes[0]
+    rows = []
+    for b in range(n):
+        keep = retain_graph or b + 1 < n  # the graph serves every vector of the batch
+        rows.append(_engine.run_backward(outputs, tuple(g[b] for g in gos), keep, create_graph, inputs, allow_unused,
+                                     False))
+    return tuple(None if col[0] is None else _C.stack(col) for col in zip(*rows))
 
 
 from .variable import Variable  # noqa: E402

@@ -80,28 +80,31 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian of func at inputs; nested tuples mirror torch's layout."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
+                             'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, '
+                             'prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and `strategy='
+                                      '"forward-mode"` are not supported together (yet). Please either set '
+                                      '`create_graph=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                      "only implemented for `vectorize=True`.")
+        # no forward-mode AD yet: the reverse-mode Jacobian is the same matrix
     inputs, tup = _tuple(inputs)
     from . import grad
     with enable_grad():
         ins = _prepare(inputs, create_graph)
         outputs, out_tup = _tuple(func(*ins))
-        result = []
-        for o in outputs:
-            rows = [[] for _ in ins]
-            flat = o.reshape(-1)
-            for k in range(flat.numel()):
-                if o.requires_grad:
-                    gs = grad((flat[k],), ins, retain_graph=True, create_graph=create_graph, allow_unused=True)
-                else:
-                    gs = (None,) * len(ins)
-                for n, (g, i) in enumerate(zip(gs, ins)):
-                    rows[n].append(_C.zeros_like(i) if g is None else g)
-            per_in = []
-            for n, i in enumerate(ins):
-                j = _C.stack(rows[n]) if rows[n] else _C.zeros((0,) + tuple(i.shape), dtype=i.dtype)
-                j = j.reshape(tuple(o.shape) + tuple(i.shape))
-                per_in.append(j if create_graph else j.detach())
-            result.append(tuple(per_in))
+        if vectorize:
+            if strict:
+                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                                   "supported together. Please either set `strict=False` or `vectorize=False`.")
+            result = _jacobian_batched(outputs, ins, create_graph)
+        else:
+            result = _jacobian_rows(outputs, ins, create_graph)
     if not out_tup and not tup:
         return result[0][0]
     if not out_tup:
@@ -109,6 +112,59 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     if not tup:
         return tuple(r[0] for r in result)
     return tuple(result)
+
+
+def _jacobian_batched(outputs, ins, create_graph):
+    """jacobian(vectorize=True), as torch computes it: one grad(is_grads_batched=True) call whose batch is the
+    standard basis of all outputs' elements, split per output afterwards."""
+    numels = [o.numel() for o in outputs]
+    total = sum(numels)
+    basis, start = [], 0
+    for o, n in zip(outputs, numels):
+        b = _C.zeros((total, n), dtype=o.dtype, device=o.device)
+        b[start:start + n].diagonal().fill_(1)
+        basis.append(b)
+        start += n
+    flat = tuple(o.reshape(-1) for o in outputs)
+    keep = [k for k, o in enumerate(flat) if o.requires_grad]
+    if keep:
+        from . import grad
+        per_in = grad([flat[k] for k in keep], ins, [basis[k] for k in keep], retain_graph=create_graph,
+                      create_graph=create_graph, allow_unused=True, is_grads_batched=True)
+    else:
+        per_in = (None,) * len(ins)
+    per_in = [_C.zeros_like(i).expand((total,) + tuple(i.shape)) if g is None else g for g, i in zip(per_in, ins)]
+    result = []
+    for k, o in enumerate(outputs):
+        row = []
+        for g, i in zip(per_in, ins):
+            j = g.split(numels, dim=0)[k].view(tuple(o.shape) + tuple(i.shape))
+            row.append(j if create_graph else j.detach())
+        result.append(tuple(row))
+    return result
+
+
+def _jacobian_rows(outputs, ins, create_graph):
+    """jacobian(vectorize=False): one grad call per element of each output."""
+    from . import grad
+    result = []
+    for o in outputs:
+        rows = [[] for _ in ins]
+        flat = o.reshape(-1)
+        for k in range(flat.numel()):
+            if o.requires_grad:
+                gs = grad((flat[k],), ins, retain_graph=True, create_graph=create_graph, allow_unused=True)
+            else:
+                gs = (None,) * len(ins)
+            for n, (g, i) in enumerate(zip(gs, ins)):
+                rows[n].append(_C.zeros_like(i) if g is None else g)
+        per_in = []
+        for n, i in enumerate(ins):
+            j = _C.stack(rows[n]) if rows[n] else _C.zeros((0,) + tuple(i.shape), dtype=i.dtype)
+            j = j.reshape(tuple(o.shape) + tuple(i.shape))
+            per_in.append(j if create_graph else j.detach())
+        result.append(tuple(per_in))
+    return result
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
@@ -124,7 +180,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         gs = grad((out.reshape(()),), ins, create_graph=True, allow_unused=True)
         return tuple(_C.zeros_like(i) if g is None else g for g, i in zip(gs, ins))
 
-    res = jacobian(jac_func, inputs if tup else inputs[0], create_graph=create_graph)
+    res = jacobian(jac_func, inputs if tup else inputs[0], create_graph=create_graph, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
     if not tup:
         return res[0] if isinstance(res, tuple) else res
     return res

@@ -2064,6 +2064,9 @@ static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dim
         Py_XDECREF(v2);
         if (!t1p || !t2p) goto fail;
     }
+    /* torch 2.13 contracts a 1 x 1 product (two vectors, or every dim contracted) with dot, which has no bool
+     * kernel even for empty inputs */
+    if (size1 == 1 && size2 == 1 && t1p->dtype == PCT_BOOL) { not_implemented_bool("dot"); goto fail; }
     if (!(prod = (pct_tensor *)mm_op(t1p, t2p, NULL))) goto fail;
     if (pct_tensor_set_shape(prod, nr, rsizes, NULL) < 0) goto fail;
     Py_DECREF(t1); Py_DECREF(t2); Py_DECREF(t1p); Py_DECREF(t2p);

@@ -87,11 +87,12 @@ int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
             PyErr_SetString(PyExc_RuntimeError, "required rank 4 tensor to use channels_last format");
             return -1;
         }
-        int64_t c = sizes[1] > 1 ? sizes[1] : 1, w = sizes[3] > 1 ? sizes[3] : 1, h = sizes[2] > 1 ? sizes[2] : 1;
+        /* torch's get_channels_last_strides_2d multiplies the sizes as they are: a 0 size zeroes the strides
+         * outside it ((2, 3, 0, 4) -> (0, 1, 12, 3)), which keeps an empty tensor channels_last-contiguous */
         strides[1] = 1;
-        strides[3] = c;
-        strides[2] = c * w;
-        strides[0] = c * w * h;
+        strides[3] = sizes[1];
+        strides[2] = sizes[1] * sizes[3];
+        strides[0] = strides[2] * sizes[2];
         return 0;
     }
     PyErr_SetString(PyExc_RuntimeError, "unsupported memory format");

@@ -93,24 +93,43 @@ static inline double pct_pw_i1_d(double x)
 #define pct_pw_i0(x) pct_pw_i0_d((double)(x))
 #define pct_pw_i1(x) pct_pw_i1_d((double)(x))
 
-/* gcd and lcm of integers, always nonnegative (torch); unsigned arithmetic keeps INT64_MIN defined. */
-static inline uint64_t pct_pw_uabs_i64(int64_t x) { return x < 0 ? 0 - (uint64_t)x : (uint64_t)x; }
-static inline int64_t pct_pw_gcd_i64(int64_t a, int64_t b)
+/* gcd and lcm as torch computes them, in the element type of `bytes` bytes: abs() keeps the type's minimum
+ * negative, and Euclid's signed remainders then give negative results (gcd(6, INT8_MIN) = -2,
+ * gcd(INT32_MAX, INT32_MIN) = -1). lcm's a / g * b is computed in C's promoted type (int for
+ * int8/int16, exact here; the element type itself for int32/int64, where it wraps) and its abs() taken
+ * there; the store wraps it into the element type. No step is undefined in C: a remainder b % -1 never
+ * meets b = INT64_MIN (b is the minimum only while a is nonnegative or the minimum), and a / -1 is
+ * negated in unsigned arithmetic (torch's int32/int64 kernels trap on INT_MIN / -1). */
+static inline int64_t pct_pw_int_wrap(int64_t x, int bytes)
 {
-    uint64_t x = pct_pw_uabs_i64(a), y = pct_pw_uabs_i64(b);
-    while (y) {
-        uint64_t t = x % y;
-        x = y;
-        y = t;
+    if (bytes >= 8) return x;
+    const int shift = 64 - 8 * bytes;
+    return (int64_t)((uint64_t)x << shift) >> shift;
+}
+static inline int64_t pct_pw_int_abs(int64_t x, int bytes) { return pct_pw_int_wrap(x < 0 ? (int64_t)(0 - (uint64_t)x) : x, bytes); }
+static inline int64_t pct_pw_gcd_i64(int64_t a, int64_t b, int bytes)
+{
+    a = pct_pw_int_abs(a, bytes);
+    b = pct_pw_int_abs(b, bytes);
+    while (a != 0) {
+        const int64_t r = b % a;
+        b = a;
+        a = r;
     }
-    return (int64_t)x;
+    return b;
 }
-static inline int64_t pct_pw_lcm_i64(int64_t a, int64_t b)
+static inline int64_t pct_pw_lcm_i64(int64_t a, int64_t b, int bytes)
 {
-    int64_t g = pct_pw_gcd_i64(a, b);
-    return g == 0 ? 0 : (int64_t)(pct_pw_uabs_i64(a) / (uint64_t)g * pct_pw_uabs_i64(b));
+    const int64_t g = pct_pw_gcd_i64(a, b, bytes);
+    if (g == 0) return 0;
+    const int64_t q = g == -1 ? (int64_t)(0 - (uint64_t)a) : a / g;
+    const int wide = bytes < 4 ? 4 : bytes;
+    return pct_pw_int_abs(pct_pw_int_wrap((int64_t)((uint64_t)q * (uint64_t)b), wide), wide);
 }
-#define pct_pw_gcd(a, b) pct_pw_gcd_i64((int64_t)(a), (int64_t)(b))
-#define pct_pw_lcm(a, b) pct_pw_lcm_i64((int64_t)(a), (int64_t)(b))
+/* the width for the helpers above: a signed element type's own; unsigned types never wrap an abs(), and their
+ * values are exact in int64 (the store wraps lcm as their own arithmetic would) */
+#define PCT_PW_INT_BYTES ((OT)-1 < (OT)0 ? (int)sizeof(OT) : 8)
+#define pct_pw_gcd(a, b) pct_pw_gcd_i64((int64_t)(a), (int64_t)(b), PCT_PW_INT_BYTES)
+#define pct_pw_lcm(a, b) pct_pw_lcm_i64((int64_t)(a), (int64_t)(b), PCT_PW_INT_BYTES)
 
 #endif

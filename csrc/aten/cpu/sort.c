@@ -588,10 +588,11 @@ static PyObject *sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tens
 static pct_tensor *sort_relayout(pct_tensor *res, const pct_tensor *like)
 {
     int n = like->ndim;
-    if (!res || n < 2 || pct_tensor_is_contiguous(like)) return res;
+    /* an empty `like` counts as contiguous whatever its strides, and torch keeps them */
+    if (!res || n < 2 || (like->numel > 0 && pct_tensor_is_contiguous(like))) return res;
     int64_t st[PCT_MAX_DIMS];
     pct_preserved_strides(like, st);
-    if (pct_shape_is_contiguous(n, like->sizes, st)) return res;
+    if (memcmp(st, res->strides, sizeof(int64_t) * (size_t)n) == 0) return res;
     pct_tensor *r = pct_tensor_empty(n, like->sizes, res->dtype, PCT_CPU, -1);
     if (!r || pct_tensor_set_shape(r, n, like->sizes, st) < 0 || pct_copy_(r, res) < 0) {
         Py_XDECREF(r);
