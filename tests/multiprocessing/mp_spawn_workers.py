@@ -60,3 +60,31 @@ def gloo_all_reduce(rank, world, init_method, outdir, framework="pyctorch"):
             f.write(repr((t.tolist(), m.tolist(), dist.get_rank(), dist.get_world_size())))
     finally:
         dist.destroy_process_group()
+
+
+def ddp_step(rank, world, init_method, outdir):
+    """One DDP SGD step of a small MLP on this rank's half of a fixed batch; writes the updated parameters."""
+    import numpy as np
+    import pyctorch as torch
+    import pyctorch.distributed as dist
+    from pyctorch.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
+    try:
+        torch.manual_seed(rank + 7)  # different initial weights per rank: DDP must broadcast rank 0's
+        model = DDP(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = ddp_batch()
+        per = x.shape[0] // world
+        sl = slice(rank * per, (rank + 1) * per)
+        torch.nn.functional.mse_loss(model(torch.tensor(x[sl])), torch.tensor(y[sl])).backward()
+        opt.step()
+        np.save(os.path.join(outdir, f"ddp{rank}.npy"),
+                np.concatenate([p.detach().numpy().ravel() for p in model.module.parameters()]))
+    finally:
+        dist.destroy_process_group()
+
+
+def ddp_batch():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(8, 4)).astype(np.float32), rng.normal(size=(8, 2)).astype(np.float32)

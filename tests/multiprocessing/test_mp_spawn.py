@@ -172,3 +172,22 @@ def test_exit_code_message_matches_torch():
         e = info.value
         msgs.append((str(e), e.error_index, e.exit_code, e.signal_name))
     assert msgs[0] == msgs[1]
+
+
+def test_spawned_ddp_step_equals_one_process_on_the_whole_batch(tmp_path):
+    import numpy as np
+    import pyctorch
+    import pyctorch.distributed as dist
+    if not dist.is_gloo_available():
+        pytest.skip("pyctorch was built without Gloo")
+    mp.spawn(W.ddp_step, args=(2, f"tcp://127.0.0.1:{_free_port()}", str(tmp_path)), nprocs=2)
+    ranks = [np.load(tmp_path / f"ddp{r}.npy") for r in range(2)]
+    np.testing.assert_array_equal(ranks[0], ranks[1])  # every rank holds the same parameters after the step
+    pyctorch.manual_seed(7)  # rank 0's initial weights, which DDP broadcast
+    model = pyctorch.nn.Sequential(pyctorch.nn.Linear(4, 8), pyctorch.nn.Tanh(), pyctorch.nn.Linear(8, 2))
+    opt = pyctorch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = W.ddp_batch()
+    pyctorch.nn.functional.mse_loss(model(pyctorch.tensor(x)), pyctorch.tensor(y)).backward()
+    opt.step()
+    whole = np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+    np.testing.assert_allclose(ranks[0], whole, rtol=1e-6, atol=1e-7)  # to float32 rounding of the averaging
