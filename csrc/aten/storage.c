@@ -23,32 +23,8 @@ void pct_cpu_memory_stats(long long *live, long long *peak)
 
 void pct_cpu_memory_reset_peak(void) { atomic_store(&cpu_bytes_peak, atomic_load(&cpu_bytes_live)); }
 
-pct_storage *pct_storage_new_cpu(size_t nbytes)
-{
-    pct_storage *s = malloc(sizeof *s);
-    if (!s) { PyErr_NoMemory(); return NULL; }
-    s->data = pct_cpu_allocator.alloc(nbytes);
-    if (!s->data) {
-        free(s);
-        PyErr_Format(PyExc_RuntimeError, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.", nbytes);
-        return NULL;
-    }
-    atomic_init(&s->refcount, 1);
-    atomic_init(&s->exports, 0);
-    s->nbytes = nbytes;
-    pct_cpu_memory_count((long long)nbytes);
-    s->allocator = &pct_cpu_allocator;
-    s->owner = NULL;
-    s->device_type = PCT_CPU;
-    s->device_index = -1;
-    s->resizable = 1;
-    s->readonly = 0;
-    s->shm_fd = -1;
-    s->shm_name = NULL;
-    return s;
-}
-
-pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner, int device_type, int device_index)
+pct_storage *pct_storage_struct_new(void *data, size_t nbytes, const pct_allocator *allocator, int device_type,
+                                    int device_index)
 {
     pct_storage *s = malloc(sizeof *s);
     if (!s) { PyErr_NoMemory(); return NULL; }
@@ -56,15 +32,37 @@ pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner
     atomic_init(&s->exports, 0);
     s->data = data;
     s->nbytes = nbytes;
-    s->allocator = NULL;
-    Py_XINCREF(owner);
-    s->owner = owner;
+    s->allocator = allocator;
+    s->owner = NULL;
     s->device_type = (int8_t)device_type;
     s->device_index = (int8_t)device_index;
     s->resizable = 0;
     s->readonly = 0;
     s->shm_fd = -1;
     s->shm_name = NULL;
+    return s;
+}
+
+pct_storage *pct_storage_new_cpu(size_t nbytes)
+{
+    void *data = pct_cpu_allocator.alloc(nbytes);
+    if (!data) {
+        PyErr_Format(PyExc_RuntimeError, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.", nbytes);
+        return NULL;
+    }
+    pct_storage *s = pct_storage_struct_new(data, nbytes, &pct_cpu_allocator, PCT_CPU, -1);
+    if (!s) { pct_cpu_allocator.free(data, nbytes); return NULL; }
+    pct_cpu_memory_count((long long)nbytes);
+    s->resizable = 1;
+    return s;
+}
+
+pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner, int device_type, int device_index)
+{
+    pct_storage *s = pct_storage_struct_new(data, nbytes, NULL, device_type, device_index);
+    if (!s) return NULL;
+    Py_XINCREF(owner);
+    s->owner = owner;
     return s;
 }
 

@@ -45,6 +45,11 @@ typedef struct pct_storage {
 
 extern const pct_allocator pct_cpu_allocator;
 
+/* A storage struct over data (taken as is: owned through allocator, or by nothing yet) with every other field at its
+ * default (refcount 1, not resizable, writable, no owner, no shared-memory file); NULL with MemoryError. The one
+ * place the struct is initialised: the constructors below and the shared-memory ones set what differs. */
+pct_storage *pct_storage_struct_new(void *data, size_t nbytes, const pct_allocator *allocator, int device_type,
+                                    int device_index);
 /* New storage of nbytes on the CPU (uninitialised); NULL with MemoryError set. */
 pct_storage *pct_storage_new_cpu(size_t nbytes);
 /* Storage over external memory kept alive by owner (a new reference is taken). */

@@ -78,25 +78,13 @@ static void *map_file(int fd, size_t nbytes)
 /* A storage struct over a mapping; takes ownership of fd and p (released on failure). */
 static pct_storage *wrap_mapping(int fd, void *p, size_t nbytes)
 {
-    pct_storage *s = malloc(sizeof *s);
+    pct_storage *s = pct_storage_struct_new(p, nbytes, &pct_shm_allocator, PCT_CPU, -1);
     if (!s) {
         munmap(p, map_length(nbytes));
         close(fd);
-        PyErr_NoMemory();
         return NULL;
     }
-    atomic_init(&s->refcount, 1);
-    atomic_init(&s->exports, 0);
-    s->data = p;
-    s->nbytes = nbytes;
-    s->allocator = &pct_shm_allocator;
-    s->owner = NULL;
-    s->device_type = PCT_CPU;
-    s->device_index = -1;
-    s->resizable = 0;
-    s->readonly = 0;
     s->shm_fd = fd;
-    s->shm_name = NULL;
     return s;
 }
 
@@ -413,24 +401,13 @@ pct_storage *pct_storage_from_name(const char *name, size_t nbytes)
     close(fd);
     if (p == MAP_FAILED) { set_os_error("map", nbytes); return NULL; }
     char *owned_name = strdup(name);
-    pct_storage *s = owned_name ? malloc(sizeof *s) : NULL;
+    pct_storage *s = owned_name ? pct_storage_struct_new(p, nbytes, &pct_shm_named_allocator, PCT_CPU, -1) : NULL;
     if (!s) {
+        if (!owned_name) PyErr_NoMemory();
         free(owned_name);
         munmap(p, len);
-        PyErr_NoMemory();
         return NULL;
     }
-    atomic_init(&s->refcount, 1);
-    atomic_init(&s->exports, 0);
-    s->data = p;
-    s->nbytes = nbytes;
-    s->allocator = &pct_shm_named_allocator;
-    s->owner = NULL;
-    s->device_type = PCT_CPU;
-    s->device_index = -1;
-    s->resizable = 0;
-    s->readonly = 0;
-    s->shm_fd = -1;
     s->shm_name = owned_name;
     atomic_fetch_add(name_uses(s), 1);
     return s;
