@@ -134,9 +134,26 @@ def shared_mappings():
     return fds, maps
 
 
+def _foreign_live_creator(entry):
+    """A file_system-strategy name (pyctorch_fs_<creator pid>_...) whose creator is alive and not this process or
+    one of its children: another process's storage in use (a concurrent run), not something this test left."""
+    parts = entry.split("_")
+    if len(parts) < 3 or parts[1] != "fs" or not parts[2].isdigit():
+        return False
+    pid = int(parts[2])
+    if pid == os.getpid() or pid in child_pids():
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
 def our_shm_entries():
-    """Entries of /dev/shm that pyctorch could have created (the shm_open fallback names)."""
-    return sorted(e for e in os.listdir("/dev/shm") if e.startswith("pyctorch"))
+    """Entries of /dev/shm that pyctorch could have created (the shm_open fallback names and the file_system
+    strategy's names), leaving out those of unrelated live processes."""
+    return sorted(e for e in os.listdir("/dev/shm") if e.startswith("pyctorch") and not _foreign_live_creator(e))
 
 
 def write_through_queue(q_in, q_out):
