@@ -32,7 +32,8 @@ demo-cnn: build
 	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_cnn.py
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer. The instrumented extension is built into
-# build/asan (objects in build/asan-tmp) next to copies of the Python package and of tests/, so the in-place
+# build/asan (objects in build/asan-tmp) next to copies of the Python package, tests/ and csrc/ (the distributed tests
+# compile a C harness from it), so the in-place
 # build is untouched and tests/conftest.py (which puts its parent directory first on sys.path) imports the
 # instrumented copy. CPython is not instrumented, so libasan is preloaded, with libstdc++ (without it ASan's
 # __cxa_throw interceptor aborts at torch's first C++ exception); PYTHONMALLOC=malloc routes Python objects
@@ -47,7 +48,7 @@ asan: deps
 	rm -rf build/asan && mkdir -p build/asan/pyctorch
 	PYCTORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
 	tar -C pyctorch --exclude='*.so' --exclude=__pycache__ -cf - . | tar -C build/asan/pyctorch -xf -
-	tar --exclude=__pycache__ -cf - tests examples pyproject.toml | tar -C build/asan -xf -
+	tar --exclude=__pycache__ -cf - tests examples csrc pyproject.toml | tar -C build/asan -xf -
 	cd build/asan && export LD_PRELOAD="$(ASAN_LIB) $$(gcc -print-file-name=libstdc++.so.6)" PYTHONMALLOC=malloc \
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1:log_path=$(CURDIR)/build/asan/sanitizer \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$(CURDIR)/build/asan/sanitizer && \
