@@ -129,10 +129,9 @@ pct_storage *pct_storage_from_fd(int fd, size_t nbytes)
 
 int pct_storage_share_named(pct_storage *s);
 
-int pct_storage_share(pct_storage *s)
+/* 0 when s may be moved into shared memory (either strategy); -1 with torch's error otherwise. */
+static int check_movable(const pct_storage *s)
 {
-    if (pct_storage_is_shared(s)) return 0;
-    if (pct_shm_by_name) return pct_storage_share_named(s);
     if (s->device_type != PCT_CPU) {
         PyErr_SetString(PyExc_RuntimeError, "share_memory_: only CPU storages can be moved to shared memory in this build");
         return -1;
@@ -146,6 +145,14 @@ int pct_storage_share(pct_storage *s)
                      s->allocator ? s->allocator->name : "none");
         return -1;
     }
+    return 0;
+}
+
+int pct_storage_share(pct_storage *s)
+{
+    if (pct_storage_is_shared(s)) return 0;
+    if (pct_shm_by_name) return pct_storage_share_named(s);
+    if (check_movable(s) < 0) return -1;
     size_t n = s->nbytes;
     int fd = memory_file(n);
     if (fd < 0) return -1;
@@ -247,7 +254,7 @@ static void watchdog_main(int rfd, const char *prefix, size_t prefix_len)
         }
         close(dir);
     }
-    _exit(0);
+    _exit(0); /* Note [Watchdog exit]: a forked helper ends with _exit, never by returning into the parent's code */
 }
 
 /* fork without the pthread_atfork handlers (OpenBLAS and OpenMP shut down and restart their
@@ -286,6 +293,9 @@ static int start_watchdog(void)
         setsid();
         pid_t dog = bare_fork();
         if (dog == 0) watchdog_main(fds[0], prefix, (size_t)plen);
+        /* Note [Watchdog exit]: this is the intermediate child of a double fork, not an error path of the library.
+         * A forked child of an interpreter has no Python state it may raise into or unwind through (returning would
+         * run the parent's interpreter twice), so _exit is the only correct way out; the parent reads the status. */
         _exit(dog < 0 ? 1 : 0);
     }
     close(fds[0]);
@@ -307,19 +317,7 @@ static int start_watchdog(void)
 int pct_storage_share_named(pct_storage *s)
 {
     if (pct_storage_is_shared(s)) return 0;
-    if (s->device_type != PCT_CPU) {
-        PyErr_SetString(PyExc_RuntimeError, "share_memory_: only CPU storages can be moved to shared memory in this build");
-        return -1;
-    }
-    if (atomic_load(&s->exports) > 0) {
-        PyErr_SetString(PyExc_BufferError, "Existing exports of data: storage cannot be moved to shared memory");
-        return -1;
-    }
-    if (!s->owner && s->allocator != &pct_cpu_allocator) {
-        PyErr_Format(PyExc_RuntimeError, "share_memory_: cannot move a storage of allocator '%s' to shared memory",
-                     s->allocator ? s->allocator->name : "none");
-        return -1;
-    }
+    if (check_movable(s) < 0) return -1;
     size_t n = s->nbytes, len = named_length(n);
     if (start_watchdog() < 0) return -1;
     char name[128];
