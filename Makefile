@@ -3,32 +3,44 @@ PYTHON ?= python3
 PIP = $(PYTHON) -m pip install -q --disable-pip-version-check
 ASAN_LIB = $(shell gcc -print-file-name=libasan.so)
 
-.PHONY: deps build test demo demo-cnn asan bench fuzz leak clean
+.PHONY: deps test-deps build compile test demo demo-cnn asan bench fuzz leak clean
 
+# What building needs: the C libraries, numpy's headers, setuptools.
 deps:
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libopenblas-openmp-dev >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-openmp-dev >/dev/null; fi
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libgloo-dev >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgloo-dev >/dev/null \
 		|| echo "libgloo-dev unavailable: torch.distributed will have no backend (its tests skip)"; fi
-	@$(PIP) "numpy>=1.24" pytest hypothesis setuptools wheel tqdm
+	@$(PIP) "numpy>=1.24" "setuptools>=77" wheel
+
+# What testing needs besides: pytest, hypothesis, and the oracles (torch, safetensors), which only tests import.
+test-deps:
+	@$(PIP) pytest hypothesis tqdm
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"
 
 build: deps
+	@$(MAKE) --no-print-directory compile
+
+# The extension alone (the C files compile in parallel, one compiler per core: setup.py).
+compile:
 	$(PYTHON) setup.py -q build_ext --inplace
 
-# The whole suite (the README's test command; CI runs it).
-test: build
+# The whole suite (the README's test command; CI runs it). The oracles install while the C compiles.
+test: deps
+	@$(MAKE) --no-print-directory -j2 compile test-deps
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider
 
 # A short real training run with a progress bar: a character-level GPT on the standard library's source
 # (checkpoint, loss curve PNG and metrics in examples/out/; --framework torch runs it on torch).
 demo: build
+	@$(PIP) tqdm
 	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_gpt.py
 
 # A small CNN on generated images through the multi-process DataLoader.
 demo-cnn: build
+	@$(PIP) tqdm
 	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_cnn.py
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer. The instrumented extension is built into
@@ -44,7 +56,7 @@ demo-cnn: build
 # are printed at the end and fail the target; UBSan ignores log_path here, so
 # pytest captures at the sys level only (--capture=sys) and UBSan's report reaches the terminal before it aborts.
 # ASAN_ARGS passes pytest arguments (e.g. ASAN_ARGS="-x -k fuzz").
-asan: deps
+asan: deps test-deps
 	rm -rf build/asan && mkdir -p build/asan/pyctorch
 	PYCTORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
 	tar -C pyctorch --exclude='*.so' --exclude=__pycache__ -cf - . | tar -C build/asan/pyctorch -xf -
@@ -60,11 +72,11 @@ asan: deps
 		  exit $$status; }
 
 # Benchmarks against torch (opt-in; prints ratio tables and JSON).
-bench: build
+bench: build test-deps
 	$(PYTHON) benchmarks/run_all.py
 
 # Long hypothesis fuzzing (opt-in).
-fuzz: build
+fuzz: build test-deps
 	PYCTORCH_FUZZ_EXAMPLES=20000 $(PYTHON) -m pytest tests/test_fuzz.py tests/test_autograd_fuzz.py -q -p no:cacheprovider
 
 clean:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -135,30 +136,48 @@ def object_is_current(obj):
     return all(os.path.exists(p) and os.path.getmtime(p) <= built for p in inputs)
 
 
-class ParallelBuildExt(build_ext):
-    """Compiles the C files in parallel on every core, recompiling only the objects whose
-    sources or included headers changed (distutils alone rebuilds every file)."""
+def build_jobs():
+    """Compiler processes at once: PYCTORCH_BUILD_JOBS, else one per core."""
+    jobs = os.environ.get("PYCTORCH_BUILD_JOBS", "")
+    return max(1, int(jobs)) if jobs.isdigit() else (os.cpu_count() or 1)
 
-    def finalize_options(self):
-        super().finalize_options()
-        if self.parallel is None:
-            self.parallel = os.cpu_count() or 1
+
+class ParallelBuildExt(build_ext):
+    """Compiles the C files of the extension in parallel, one compiler per core (setuptools'
+    own --parallel only builds several extensions at once, and pyctorch has one), recompiling
+    only the objects whose sources or included headers changed (distutils alone rebuilds
+    every file). The largest sources start first so the last compiler to finish is not
+    left alone with a big file."""
 
     def build_extension(self, ext):
-        if gloo:
-            ext.extra_objects = [self.build_gloo_shim()]
-        compile_one = self.compiler._compile
+        compiler = self.compiler
+        compile_serial = compiler.compile
 
-        def incremental(obj, src, ext_, cc_args, extra_postargs, pp_opts):
-            if self.force or not object_is_current(obj):
+        def compile_parallel(sources, output_dir=None, macros=None, include_dirs=None, debug=0, extra_preargs=None,
+                             extra_postargs=None, depends=None):
+            macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+                output_dir, macros, include_dirs, sources, depends, extra_postargs)
+            cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+            stale = [obj for obj in objects if self.force or not object_is_current(obj)]
+            stale.sort(key=lambda obj: -os.path.getsize(build[obj][0]))
+
+            def compile_object(obj):
+                src, ext_ = build[obj]
                 dep = os.path.splitext(obj)[0] + ".d"
-                compile_one(obj, src, ext_, cc_args, list(extra_postargs) + ["-MMD", "-MF", dep], pp_opts)
+                compiler._compile(obj, src, ext_, cc_args, list(extra_postargs) + ["-MMD", "-MF", dep], pp_opts)
 
-        self.compiler._compile = incremental
+            with ThreadPoolExecutor(build_jobs()) as pool:
+                shim = pool.submit(self.build_gloo_shim) if gloo else None
+                list(pool.map(compile_object, stale))  # re-raises the first compile error
+                if shim:
+                    ext.extra_objects = [shim.result()]
+            return objects
+
+        compiler.compile = compile_parallel
         try:
             super().build_extension(ext)
         finally:
-            self.compiler._compile = compile_one
+            compiler.compile = compile_serial
 
     def build_gloo_shim(self):
         """Compiles the C++ Gloo shim with g++ (the C flags would not suit it), when it changed."""

@@ -1,5 +1,7 @@
-"""conv2d, float32, on ResNet-like layers (batch 8): forward alone, and forward + backward (input, weight
-and bias gradients through autograd). GFLOP/s counts 2*N*O*(C/groups)*kh*kw*OH*OW per direction
+"""conv2d, float32 and bfloat16, on ResNet-like layers (batch 8): forward alone, and forward + backward
+(input, weight and bias gradients through autograd). bfloat16 is what autocast runs a convolution in on
+the CPU (pyctorch: the bfloat16 GEMM with float32 accumulation where the CPU has AVX512-BF16, Note
+[bfloat16 convolution] in csrc/aten/cpu/conv_engine.c; torch: oneDNN). GFLOP/s counts 2*N*O*(C/groups)*kh*kw*OH*OW per direction
 (forward), three times that for forward + backward. Target: ratio <= 1.0 (torch runs oneDNN).
 
 Cases: the 7x7/2 stem (3 -> 64 on 112x112), 64 -> 64 3x3 on 56x56, 128 -> 128 3x3 on 28x28,
@@ -27,11 +29,12 @@ def out_size(h, k, s, p, transposed):
     return (h - 1) * s - 2 * p + k + (s - 1) if transposed else (h + 2 * p - k) // s + 1
 
 
-def make_case(m, n, c, o, h, k, s, p, g, transposed, backward):
+def make_case(m, n, c, o, h, k, s, p, g, transposed, backward, dtype):
     gen = m.Generator().manual_seed(0)
-    x = m.randn(n, c, h, h, generator=gen)
-    w = m.randn(*((c, o // g) if transposed else (o, c // g)), k, k, generator=gen) * 0.1
-    b = m.randn(o, generator=gen)
+    dt = getattr(m, dtype)
+    x = m.randn(n, c, h, h, generator=gen).to(dt)
+    w = (m.randn(*((c, o // g) if transposed else (o, c // g)), k, k, generator=gen) * 0.1).to(dt)
+    b = m.randn(o, generator=gen).to(dt)
     F = m.nn.functional
     if transposed:
         def fn(x, w, b):
@@ -44,7 +47,7 @@ def make_case(m, n, c, o, h, k, s, p, g, transposed, backward):
     x.requires_grad_()
     w.requires_grad_()
     b.requires_grad_()
-    go = m.randn(*fn(x, w, b).shape, generator=gen)
+    go = m.randn(*fn(x, w, b).shape, generator=gen).to(dt)
 
     def run():
         fn(x, w, b).backward(go)
@@ -57,16 +60,18 @@ def main():
     n = 2 if args.quick else 8
     for threads in thread_list(args):
         suite.set_threads(threads)
-        for backward in (False, True):
-            for name, c, o, h, k, s, p, g, tr in CASES:
-                oh = out_size(h, k, s, p, tr)
-                small = h if tr else oh   # positions of the ordinary convolution's output side
-                fl = 2.0 * n * (c if tr else o) * ((o if tr else c) // g) * k * k * small * small
-                fl *= 3 if backward else 1
-                params = "N=%d %dx%d %d->%d t=%d" % (n, h, h, c, o, threads)
-                suite.bench(name + (" fwd+bwd" if backward else " fwd"), params,
-                            lambda m, a=(n, c, o, h, k, s, p, g, tr, backward): make_case(m, *a), TARGET,
-                            metrics=lambda t, fl=fl: {"GFLOP/s": fl / t / 1e9})
+        for dtype in ("float32", "bfloat16"):
+            for backward in (False, True):
+                for name, c, o, h, k, s, p, g, tr in CASES:
+                    oh = out_size(h, k, s, p, tr)
+                    small = h if tr else oh   # positions of the ordinary convolution's output side
+                    fl = 2.0 * n * (c if tr else o) * ((o if tr else c) // g) * k * k * small * small
+                    fl *= 3 if backward else 1
+                    params = "N=%d %dx%d %d->%d t=%d" % (n, h, h, c, o, threads)
+                    label = name + (" fwd+bwd" if backward else " fwd") + ("" if dtype == "float32" else " bf16")
+                    suite.bench(label, params,
+                                lambda m, a=(n, c, o, h, k, s, p, g, tr, backward, dtype): make_case(m, *a), TARGET,
+                                metrics=lambda t, fl=fl: {"GFLOP/s": fl / t / 1e9})
     return suite.finish()
 
 

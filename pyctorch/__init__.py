@@ -30,7 +30,9 @@ from . import optim  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import save, load  # noqa: F401
 
-__version__ = "0.1.0"
+# The one version string of the package (pyproject.toml reads it; pyctorch.version.pyctorch_version is it).
+_PACKAGE_VERSION = "0.1.0"
+__version__ = _PACKAGE_VERSION
 
 
 from ._C import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: F401,E402

@@ -28,7 +28,7 @@ Versions: while the alias is installed, `torch.__version__` (hence also
 `pyctorch.__version__`, the same attribute of the same module) is the torch API
 version pyctorch follows, a TorchVersion ("2.13.0"), because scripts compare it
 against torch releases. pyctorch's own package version stays available as
-`pyctorch.version.pyctorch_version` ("0.1.0"); without the alias
+`pyctorch.version.pyctorch_version`; without the alias
 `pyctorch.__version__` is that package version.
 
 Limits: processes started with the "spawn" or "forkserver" methods (e.g.

@@ -7,10 +7,12 @@ alias is installed). This build has no CUDA, HIP or XPU backend.
 """
 from typing import Optional
 
+from . import _PACKAGE_VERSION
+
 __all__ = ["__version__", "debug", "cuda", "git_version", "hip", "rocm", "xpu", "pyctorch_version"]
 
 __version__ = "2.13.0"
-pyctorch_version = "0.1.0"
+pyctorch_version = _PACKAGE_VERSION
 debug = False
 cuda: Optional[str] = None
 git_version = "unknown"

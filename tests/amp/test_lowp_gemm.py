@@ -166,3 +166,80 @@ def test_bf16_convolution_rounds_once():
     got = np.array(pyctorch.nn.functional.conv2d(x, w, b, padding=1).double().tolist())
     ref = np.array(pyctorch.nn.functional.conv2d(x.double(), w.double(), b.double(), padding=1).tolist())
     assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-4).all()
+
+
+# The backward of the bfloat16 convolution (Note [bfloat16 convolution], conv_engine.c): the cases above and
+# transposed ones, whose input gradient is the forward primitive and whose data primitive has a bias.
+CONV_GRADS = [(xs, ws, kw, False) for xs, ws, kw in CONVS] + [
+    ((2, 16, 5, 5), (16, 24, 3, 3), dict(stride=2, padding=1, output_padding=1), True),
+    ((2, 32, 6, 6), (32, 8, 3, 3), dict(groups=2, padding=1), True),
+    ((2, 16, 7, 7), (16, 32, 1, 1), {}, True),
+]
+
+
+def _conv_grads(lib, case, bias, dtype):
+    """(output, grad input, grad weight, grad bias or None) of CONV_GRADS[case] in dtype, for a fixed grad_output"""
+    xs, ws, kw, transposed = CONV_GRADS[case]
+    nsp = len(xs) - 2
+    fn = getattr(lib.nn.functional, ("conv_transpose%dd" if transposed else "conv%dd") % nsp)
+    nout = ws[1] * kw.get("groups", 1) if transposed else ws[0]
+    x = lib.tensor(_arr(xs, 21)).to(getattr(lib, dtype)).requires_grad_()
+    w = lib.tensor(_arr(ws, 22)).to(getattr(lib, dtype)).requires_grad_()
+    b = lib.tensor(_arr((nout,), 23)).to(getattr(lib, dtype)).requires_grad_() if bias else None
+    y = fn(x, w, b, **kw)
+    g = lib.tensor(_arr(tuple(y.shape), 24)).to(getattr(lib, dtype))
+    grads = lib.autograd.grad(y, (x, w, b) if bias else (x, w), g)
+    return (y, *grads, None) if not bias else (y, *grads)
+
+
+@requires_torch
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("case", range(len(CONV_GRADS)))
+def test_bf16_convolution_backward_matches_torch(case, bias):
+    got, exp = _conv_grads(pyctorch, case, bias, "bfloat16"), _conv_grads(torch, case, bias, "bfloat16")
+    for name, a, e in zip(("output", "grad_input", "grad_weight", "grad_bias"), got, exp):
+        if e is None:
+            continue
+        assert a.dtype == pyctorch.bfloat16, name
+        scale = float(np.abs(np.array(e.double().tolist())).max())
+        assert_same(a, e, rtol=1.6e-2, atol=4e-3 * scale)
+
+
+@pytest.mark.parametrize("case", range(len(CONV_GRADS)))
+def test_bf16_convolution_backward_rounds_once(case):
+    """Each gradient is a float32 sum rounded once to bfloat16: within one bfloat16 rounding of the float64
+    gradients of the same rounded inputs (a bfloat16 sum per product or per sample would be far off)."""
+    low = _conv_grads(pyctorch, case, True, "bfloat16")
+    xs, ws, kw, transposed = CONV_GRADS[case]
+    nsp = len(xs) - 2
+    fn = getattr(pyctorch.nn.functional, ("conv_transpose%dd" if transposed else "conv%dd") % nsp)
+    x = low[0].new_tensor(_arr(xs, 21)).bfloat16().double().requires_grad_()
+    w = low[0].new_tensor(_arr(ws, 22)).bfloat16().double().requires_grad_()
+    b = low[0].new_tensor(_arr((low[3].shape[0],), 23)).bfloat16().double().requires_grad_()
+    y = fn(x, w, b, **kw)
+    g = pyctorch.tensor(_arr(tuple(y.shape), 24)).bfloat16().double()
+    ref = pyctorch.autograd.grad(y, (x, w, b), g)
+    for name, got, r in zip(("grad_input", "grad_weight", "grad_bias"), low[1:], ref):
+        r = np.array(r.tolist())
+        terms = np.prod(low[0].shape) / r.size * 4 * 4  # a loose bound of the float32 sum's own error
+        err = np.abs(np.array(got.double().tolist()) - r)
+        bound = 2.0 ** -8 * np.abs(r) + 2.0 ** -20 * terms
+        assert (err <= bound).all(), f"{name}: max err {err.max()} over the bound"
+
+
+def test_bf16_convolution_backward_widening_path_agrees():
+    """PYCTORCH_NO_BF16_GEMM=1 (the float32 engine) gives the same gradients within one bfloat16 rounding."""
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "import test_lowp_gemm as t\n"
+            "print(repr([[r.double().tolist() for r in t._conv_grads(t.pyctorch, c, True, 'bfloat16')[1:]]"
+            " for c in (0, 1, 2, 8)]))\n" % os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    outs = []
+    for flag in ("0", "1"):
+        env = dict(os.environ, PYCTORCH_NO_BF16_GEMM=flag, PYTHONPATH=root + os.pathsep + os.path.join(root, "tests"))
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        outs.append(eval(res.stdout))
+    for case_a, case_b in zip(*outs):
+        for a, b in zip(case_a, case_b):
+            np.testing.assert_allclose(np.array(a), np.array(b), rtol=2 ** -7, atol=1e-2)

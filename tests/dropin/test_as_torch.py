@@ -212,8 +212,13 @@ def test_versions_without_the_alias():
     assert pyctorch.__version__ == "0.1.0" == pyctorch.version.pyctorch_version
     import tomllib
     with open(os.path.join(REPO, "pyproject.toml"), "rb") as f:
-        project = tomllib.load(f)["project"]
-    assert project["version"] == pyctorch.version.pyctorch_version
+        config = tomllib.load(f)
+    project = config["project"]
+    # one version string: the package metadata and pyctorch.version read pyctorch._PACKAGE_VERSION
+    assert "version" not in project and project["dynamic"] == ["version"]
+    assert config["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "pyctorch._PACKAGE_VERSION"}
+    with open(os.path.join(REPO, "pyctorch", "version.py")) as f:
+        assert '"0.1.0"' not in f.read()
     assert project["scripts"]["pyctorch-as-torch"] == "pyctorch.as_torch:main"
     from pyctorch.as_torch import main
     assert callable(main)

@@ -13,7 +13,7 @@
  */
 #include "../op.h"
 #include "conv.h"
-#include "conv_lowp.h"
+#include "gemm_lowp.h"
 #include "../error.h"
 #include "../checked.h"
 #include "../iter.h"
@@ -223,7 +223,6 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
     }
 
     memset(p, 0, sizeof *p);
-    p->dtype = pct_dtype_is_reduced_float(input->dtype) ? PCT_FLOAT32 : input->dtype;
     p->N = input->sizes[0];
     p->G = groups;
     p->cs = w0 / groups;
@@ -249,6 +248,11 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
     p->direct = true;
     for (int i = 0; i < 3; i++)
         p->direct &= g->kernel[i] == 1 && g->stride[i] == 1 && g->pad[i] == 0 && g->big[i] == g->small[i];
+    /* bfloat16 stays bfloat16 where its GEMM runs and the products fill its 6 x 64 tiles (not depthwise or
+       tiny-channel shapes): Note [bfloat16 convolution] */
+    const bool bf16_native = input->dtype == PCT_BFLOAT16 && p->cs >= 8 && p->K >= 8 && pct_gemm_bf16_available();
+    p->dtype = bf16_native ? PCT_BFLOAT16 : pct_dtype_is_reduced_float(input->dtype) ? PCT_FLOAT32 : input->dtype;
+    p->acc_dtype = bf16_native ? PCT_FLOAT32 : p->dtype;
     p->fast32 = p->dtype == PCT_FLOAT32 && pct_conv_sgemm_available();
     p->depthwise = p->cb == 1 && p->G > 1 && p->kvol <= PCT_DW_MAX_KVOL &&
                    (p->dtype == PCT_FLOAT32 || p->dtype == PCT_FLOAT64);
@@ -287,7 +291,7 @@ static int conv_run(const pct_conv_task *t, char *gw_out)
     return pct_conv_engine_run(t, gw_out);
 }
 
-/* grad_bias[c] = sum of go[n, c, :] */
+/* grad_bias[c] = sum of go[n, c, :] (a bfloat16 go sums into float32: the plan's acc_dtype) */
 #define CONV_BIAS_GRAD(N, T, ACC)                                                                   \
     static void bias_grad_##N(const T *go, int64_t nb, int64_t C, int64_t vol, T *gb)               \
     {                                                                                               \
@@ -328,6 +332,22 @@ static void bias_grad_f32(const float *go, int64_t nb, int64_t C, int64_t vol, f
         gb[c] = (float)s;
     }
 }
+/* bfloat16 (a plan that keeps it): float32 sums, as float32's, of the widened elements */
+static void bias_grad_bf16(const uint16_t *go, int64_t nb, int64_t C, int64_t vol, float *gb)
+{
+    PCT_OMP(omp parallel for schedule(static) if (nb * C * vol > 32768))
+    for (int64_t c = 0; c < C; c++) {
+        float row[256];
+        double s = 0;
+        for (int64_t n = 0; n < nb; n++)
+            for (int64_t i0 = 0; i0 < vol; i0 += 256) {
+                const int64_t len = vol - i0 < 256 ? vol - i0 : 256;
+                pct_lowp_to_f32(row, go + (n * C + c) * vol + i0, 1, len, len, 1, PCT_BFLOAT16, 1);
+                s += sum_f32(row, len);
+            }
+        gb[c] = (float)s;
+    }
+}
 CONV_BIAS_GRAD(f64, double, double)
 CONV_BIAS_GRAD(u8, uint8_t, uint64_t)
 CONV_BIAS_GRAD(i8, int8_t, uint64_t)
@@ -339,6 +359,7 @@ static void bias_grad(int dt, const char *go, int64_t n, int64_t C, int64_t vol,
 {
     switch (dt) {
     case PCT_FLOAT32: bias_grad_f32((const float *)go, n, C, vol, (float *)gb); break;
+    case PCT_BFLOAT16: bias_grad_bf16((const uint16_t *)go, n, C, vol, (float *)gb); break;
     case PCT_FLOAT64: bias_grad_f64((const double *)go, n, C, vol, (double *)gb); break;
     case PCT_UINT8: bias_grad_u8((const uint8_t *)go, n, C, vol, (uint8_t *)gb); break;
     case PCT_INT8: bias_grad_i8((const int8_t *)go, n, C, vol, (int8_t *)gb); break;
@@ -393,10 +414,6 @@ PyObject *pct_cpu_convolution(pct_call *c)
     int64_t osz[5];
     if (conv_prepare(input, weight, bias, &c->v[3], &c->v[4], &c->v[5], transposed, &c->v[7], c->v[8].i, &p, osz) < 0)
         return NULL;
-    if (!transposed && input->dtype == PCT_BFLOAT16) { /* kept in bfloat16 on AVX512-BF16 CPUs (conv_lowp.c) */
-        PyObject *r = pct_conv_bf16_forward(&p, input, weight, bias, osz);
-        if (r || PyErr_Occurred()) return r;
-    }
     pct_tensor *x = NULL, *w = NULL, *b = NULL, *out = NULL;
     PCT_TRY(x = as_compute(input, p.dtype));
     PCT_TRY(w = as_compute(weight, p.dtype));
@@ -458,9 +475,9 @@ PyObject *pct_cpu_convolution_backward(pct_call *c)
     if (need_w) PCT_TRY(x = as_compute(input, p.dtype));
     if (need_i) PCT_TRY(w = as_compute(weight, p.dtype));
     if (need_i) PCT_TRY(gi = pct_tensor_empty(input->ndim, input->sizes, p.dtype, PCT_CPU, -1));
-    if (need_w) PCT_TRY(gw = pct_tensor_empty(weight->ndim, weight->sizes, p.dtype, PCT_CPU, -1));
+    if (need_w) PCT_TRY(gw = pct_tensor_empty(weight->ndim, weight->sizes, p.acc_dtype, PCT_CPU, -1));
     if (need_b) {
-        PCT_TRY(gb = pct_tensor_empty(1, &osz[1], p.dtype, PCT_CPU, -1));
+        PCT_TRY(gb = pct_tensor_empty(1, &osz[1], p.acc_dtype, PCT_CPU, -1));
         int64_t vol = 1;
         for (int i = 2; i < go->ndim; i++) vol *= go->sizes[i];
         Py_BEGIN_ALLOW_THREADS

@@ -20,7 +20,9 @@
 #include <stdint.h>
 
 typedef struct pct_conv_plan {
-    int dtype;                 /* compute dtype (float16/bfloat16 run as float32) */
+    int dtype;                 /* compute dtype: float16 runs as float32, and so does bfloat16 except on the
+                                  bfloat16 GEMM (Note [bfloat16 convolution] in conv_engine.c) */
+    int acc_dtype;             /* dtype of sums over calls (wgrad, data columns): float32 for bfloat16 */
     int64_t N, G;              /* batch, groups */
     int64_t cb, cs;            /* big / small channels per group */
     pct_im2col_geom geo;       /* geo.channels == cb */
@@ -57,9 +59,9 @@ void pct_conv_scratch_put(void *p, size_t bytes);
 int pct_conv_threads(void);
 /* dst[i] += srcs[s * count + i] for s < nsrc, in that order (dtype dt; conv_engine.c). */
 void pct_conv_sum_into(int dt, char *dst, const char *srcs, int64_t count, int nsrc);
-/* The im2col + GEMM engine (conv_engine.c): any task, any dtype but bool and 16-bit floats.
- * gw: the weight gradient (written whole) when the task has PCT_CONV_WGRAD. 0, or -1 when out
- * of memory. GIL-free. */
+/* The im2col + GEMM engine (conv_engine.c): any task, any dtype but bool and float16 (and
+ * bfloat16 only where the plan says so). gw: the weight gradient (written whole, in the plan's
+ * acc_dtype) when the task has PCT_CONV_WGRAD. 0, or -1 when out of memory. GIL-free. */
 int pct_conv_engine_run(const pct_conv_task *t, char *gw);
 /* The direct float32 kernels (conv_direct.c, Note [Direct convolution]): fwd and/or wgrad of
  * a plan pct_conv_direct_usable accepts (0, or -1 when out of memory); data of a stride-1

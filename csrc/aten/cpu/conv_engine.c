@@ -19,9 +19,20 @@
  * consumed by its GEMM (or, for the input gradient, produced by its GEMM and scattered by
  * col2im) while it is still in cache; this also bounds the memory a huge image needs. A 1x1
  * convolution with stride 1 and no padding skips the column matrix: the input is already it.
+ *
+ * Note [bfloat16 convolution]
+ * On CPUs with AVX512-BF16 a bfloat16 plan (conv.c picks it where the products fill the GEMM's
+ * tiles) keeps its operands in bfloat16: im2col copies 2-byte elements and the products run on
+ * the bfloat16 GEMM (Note [bfloat16 GEMM], gemm_lowp.c), with float32 accumulation as torch's
+ * oneDNN path has it. What is a sum over several products stays float32 until the end: the
+ * weight gradient (per-thread float32 accumulators over the samples and column blocks, rounded
+ * by the caller), and the input gradient's columns, which col2im adds into a float32 copy of
+ * the sample before one rounding to bfloat16. A product complete in one call (fwd, and the data
+ * of a 1x1 plan) writes bfloat16 directly, rounded once from its float32 sum.
  */
 #include "blas.h"
 #include "conv.h"
+#include "gemm_lowp.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +128,7 @@ static void fill_rows(char *dst, int64_t rows, int64_t len, const char *vals, in
 static int64_t col_block(const pct_conv_plan *p)
 {
     if (p->direct || p->K == 0) return p->svol > 0 ? p->svol : 1;
-    int64_t b = COL_BLOCK_BYTES / (p->K * pct_dtype_itemsize[p->dtype]);
+    int64_t b = COL_BLOCK_BYTES / (p->K * pct_dtype_itemsize[p->acc_dtype]);
     if (b < 128) b = 128;
     return b >= p->svol ? (p->svol > 0 ? p->svol : 1) : b;
 }
@@ -126,8 +137,11 @@ static int64_t col_block(const pct_conv_plan *p)
 typedef struct conv_ctx {
     int nt;                      /* threads of the run */
     int64_t blk;                 /* column block */
-    char *col;                   /* per-thread column buffers, colsz elements each */
+    char *col;                   /* per-thread column buffers, colsz elements of acc_dtype each */
     int64_t colsz;
+    char *bigacc;                /* per-thread float32 data results of a bfloat16 plan, bigsz elements each */
+    int64_t bigsz;               /* (Note [bfloat16 convolution]); 0 otherwise */
+    const char *wt;              /* bfloat16 data: the weight transposed per group, [G][K][cs], or NULL */
 } conv_ctx;
 
 static void im2col_blk(const pct_conv_plan *p, const char *big, char *col, int64_t j0, int64_t j1, bool inner)
@@ -141,23 +155,45 @@ static void im2col_blk(const pct_conv_plan *p, const char *big, char *col, int64
     }
 }
 
+/* col holds acc_dtype elements (the data columns of Note [bfloat16 convolution]) */
 static void col2im_blk(const pct_conv_plan *p, const char *col, char *big, int64_t j0, int64_t j1, bool inner)
 {
     if (inner && p->cb > 1 && (double)p->K * (double)(j1 - j0) >= 65536.0) {
         PCT_OMP(omp parallel for schedule(static))
-        for (int64_t c = 0; c < p->cb; c++) pct_col2im(&p->geo, p->dtype, col, j1 - j0, big, c, c + 1, j0, j1);
+        for (int64_t c = 0; c < p->cb; c++) pct_col2im(&p->geo, p->acc_dtype, col, j1 - j0, big, c, c + 1, j0, j1);
     } else {
-        pct_col2im(&p->geo, p->dtype, col, j1 - j0, big, 0, p->cb, j0, j1);
+        pct_col2im(&p->geo, p->acc_dtype, col, j1 - j0, big, 0, p->cb, j0, j1);
     }
 }
 
-/* C[m, n] = A @ B (+ C when acc) on strided operands (pct_gemm: float32 on the packed kernel
- * of gemm_f32.c where the CPU has AVX-512; serial inside the batch-parallel region, threaded
- * by itself outside it). Nonzero when out of memory. */
+/* C[m, n] = A @ B (+ C when acc) on strided operands of the plan's dtype, C in that dtype or, when
+ * c_acc, in its acc_dtype (pct_gemm: float32 on the packed kernel of gemm_f32.c where the CPU has
+ * AVX-512; bfloat16 on gemm_lowp.c's; serial inside the batch-parallel region, threaded by itself
+ * outside it). Nonzero when out of memory. */
 static int conv_gemm(const pct_conv_plan *p, int64_t m, int64_t n, int64_t k, const char *a, int64_t ars,
-                     int64_t acs, const char *b, int64_t brs, int64_t bcs, bool acc, char *c, int64_t ldc)
+                     int64_t acs, const char *b, int64_t brs, int64_t bcs, bool acc, char *c, int64_t ldc, bool c_acc)
 {
+    if (p->dtype == PCT_BFLOAT16) { /* the plan exists only where the bfloat16 GEMM runs: only -1 is a failure */
+        const uint16_t *a16 = (const uint16_t *)a, *b16 = (const uint16_t *)b;
+        const float beta = acc ? 1.0f : 0.0f;
+        const int nt = pct_conv_threads();
+        return (c_acc ? pct_gemm_bf16_f32out(m, n, k, 1.0f, beta, !acc, a16, ars, acs, b16, brs, bcs, (float *)c, ldc, 1, nt)
+                      : pct_gemm_bf16_native(m, n, k, 1.0f, beta, !acc, a16, ars, acs, b16, brs, bcs, (uint16_t *)c, ldc,
+                                             1, nt)) < 0;
+    }
     return pct_gemm(p->dtype, m, n, k, 1.0, a, ars, acs, b, brs, bcs, acc ? 1.0 : 0.0, c, ldc, 1) != 0;
+}
+
+/* big (bfloat16, rows x len) = acc (float32) + bias[row] (bfloat16, or none), rounded once; acc is scratch */
+static void round_big(const pct_conv_plan *p, char *big, float *acc, const char *bias)
+{
+    const int64_t rows = p->G * p->cb, len = p->bvol;
+    if (bias)
+        for (int64_t r = 0; r < rows; r++) {
+            const float b = pct_bf16_to_float(((const uint16_t *)bias)[r]);
+            for (int64_t i = 0; i < len; i++) acc[r * len + i] += b;
+        }
+    pct_f32_to_lowp((uint16_t *)big, acc, rows, len, len, 1, PCT_BFLOAT16, 1);
 }
 
 /* Runs t's primitives on sample n as thread tid (its column buffer; gw: its weight gradient
@@ -166,17 +202,20 @@ static int conv_gemm(const pct_conv_plan *p, int64_t m, int64_t n, int64_t k, co
 static int sample_run(const pct_conv_task *t, const conv_ctx *cx, int64_t n, int tid, char *gw, bool inner)
 {
     const pct_conv_plan *p = t->p;
-    const int dt = p->dtype, isz = pct_dtype_itemsize[dt];
+    const int dt = p->dtype, isz = pct_dtype_itemsize[dt], asz = pct_dtype_itemsize[p->acc_dtype];
     const int64_t G = p->G, cb = p->cb, cs = p->cs, K = p->K, sv = p->svol, bv = p->bvol, blk = cx->blk;
-    char *col = cx->colsz ? cx->col + tid * cx->colsz * isz : NULL;
+    char *col = cx->colsz ? cx->col + tid * cx->colsz * asz : NULL;
     const int what = t->what;
+    /* where col2im adds up the data columns: this sample of big_out, or a float32 copy (Note [bfloat16 convolution]) */
+    char *const data_sum = cx->bigsz ? cx->bigacc + tid * cx->bigsz * asz : t->big_out + n * G * cb * bv * isz;
     int err = 0;
     if ((what & PCT_CONV_FWD) && t->bias_small) fill_rows(t->small_out + n * G * cs * sv * isz, G * cs, sv, t->bias_small, isz);
     if ((what & PCT_CONV_DATA) && (!p->direct || t->bias_big))
-        fill_rows(t->big_out + n * G * cb * bv * isz, G * cb, bv, t->bias_big, isz);
+        fill_rows(data_sum, G * cb, bv, cx->bigsz ? NULL : t->bias_big, cx->bigsz ? asz : isz);
     const bool acc_fwd = t->bias_small != NULL, acc_data = t->bias_big != NULL;
     for (int64_t g = 0; g < G; g++) {
         const int64_t bo = (n * G + g) * cb * bv * isz, so = (n * G + g) * cs * sv * isz, wo = g * cs * K * isz;
+        const int64_t gwo = g * cs * K * asz, sumo = g * cb * bv * (cx->bigsz ? asz : isz);
         for (int64_t j0 = 0; j0 < sv; j0 += blk) {
             const int64_t j1 = j0 + blk < sv ? j0 + blk : sv, nj = j1 - j0;
             if (what & (PCT_CONV_FWD | PCT_CONV_WGRAD)) {
@@ -190,23 +229,25 @@ static int sample_run(const pct_conv_task *t, const conv_ctx *cx, int64_t n, int
                 }
                 if (what & PCT_CONV_FWD)  /* small[cs, nj] = W[cs, K] @ col[K, nj] */
                     err |= conv_gemm(p, cs, nj, K, t->w + wo, K, 1, colb, ld, 1, acc_fwd,
-                                     t->small_out + so + j0 * isz, sv);
+                                     t->small_out + so + j0 * isz, sv, false);
                 if (what & PCT_CONV_WGRAD)  /* gW[cs, K] += small[cs, nj] @ col[K, nj]^T */
                     err |= conv_gemm(p, cs, K, nj, t->small_in + so + j0 * isz, sv, 1, colb, 1, ld, true,
-                                     gw + wo, K);
+                                     gw + gwo, K, true);
             }
             if (what & PCT_CONV_DATA) {   /* col[K, nj] = W[cs, K]^T @ small[cs, nj], scattered into big */
-                const char *sm = t->small_in + so + j0 * isz;
+                const char *sm = t->small_in + so + j0 * isz, *wa = cx->wt ? cx->wt + wo : t->w + wo;
+                const int64_t wrs = cx->wt ? cs : 1, wcs = cx->wt ? 1 : K;
                 if (p->direct) {
-                    err |= conv_gemm(p, K, nj, cs, t->w + wo, 1, K, sm, sv, 1, acc_data,
-                                     t->big_out + bo + j0 * isz, bv);
+                    err |= conv_gemm(p, K, nj, cs, wa, wrs, wcs, sm, sv, 1, acc_data,
+                                     t->big_out + bo + j0 * isz, bv, false);
                 } else {
-                    err |= conv_gemm(p, K, nj, cs, t->w + wo, 1, K, sm, sv, 1, false, col, nj);
-                    col2im_blk(p, col, t->big_out + bo, j0, j1, inner);
+                    err |= conv_gemm(p, K, nj, cs, wa, wrs, wcs, sm, sv, 1, false, col, nj, true);
+                    col2im_blk(p, col, data_sum + sumo, j0, j1, inner);
                 }
             }
         }
     }
+    if (cx->bigsz && (what & PCT_CONV_DATA)) round_big(p, t->big_out + n * G * cb * bv * isz, (float *)data_sum, t->bias_big);
     return err;
 }
 
@@ -246,9 +287,9 @@ void pct_conv_sum_into(int dt, char *dst, const char *srcs, int64_t count, int n
 int pct_conv_engine_run(const pct_conv_task *t, char *gw_out)
 {
     const pct_conv_plan *p = t->p;
-    const int isz = pct_dtype_itemsize[p->dtype];
+    const int asz = pct_dtype_itemsize[p->acc_dtype];
     const int64_t gwsz = (t->what & PCT_CONV_WGRAD) ? p->G * p->cs * p->K : 0;
-    if (gwsz) memset(gw_out, 0, (size_t)(gwsz * isz));
+    if (gwsz) memset(gw_out, 0, (size_t)(gwsz * asz));
     if (p->N == 0) return 0;
     if (p->depthwise) {
         if (t->what & PCT_CONV_WGRAD) pct_dw_wgrad(p, t->big, t->small_in, gw_out);
@@ -266,18 +307,32 @@ int pct_conv_engine_run(const pct_conv_task *t, char *gw_out)
     cx.nt = pct_conv_threads();
     cx.blk = col_block(p);
     cx.colsz = p->direct ? 0 : p->K * cx.blk;
+    cx.bigsz = p->acc_dtype != p->dtype && !p->direct && (t->what & PCT_CONV_DATA) ? p->G * p->cb * p->bvol : 0;
+    /* the bfloat16 GEMM packs a row-major A fast and a column-major one element by element: the data products'
+       A = W^T is transposed once here rather than gathered again for every sample and column block */
+    const int64_t wtsz = p->dtype == PCT_BFLOAT16 && (t->what & PCT_CONV_DATA) ? p->G * p->cs * p->K : 0;
     const double per_sample = (double)p->G * (double)p->cs * (double)p->K * (double)p->svol;
     const int64_t nb = cx.nt > 1 && p->N >= cx.nt && per_sample * (double)p->N >= PCT_CONV_PARALLEL_MIN
                        ? p->N / cx.nt * cx.nt : 0;
     const int nbuf = nb ? cx.nt : 1;
-    /* one block: column buffers, the extra weight-gradient accumulators */
-    const size_t col_bytes = (size_t)(nbuf * cx.colsz * isz);
-    const size_t gw_bytes = (size_t)((nbuf - 1) * gwsz * isz);
-    const size_t bytes = col_bytes + gw_bytes;
+    /* one block: column buffers, float32 data results, the extra weight-gradient accumulators */
+    const size_t col_bytes = (size_t)(nbuf * cx.colsz * asz), sum_bytes = (size_t)(nbuf * cx.bigsz * asz);
+    const size_t gw_bytes = (size_t)((nbuf - 1) * gwsz * asz), wt_bytes = (size_t)wtsz * 2;
+    const size_t bytes = col_bytes + sum_bytes + gw_bytes + wt_bytes;
     char *scratch = bytes ? pct_conv_scratch_get(bytes) : NULL;
     if (bytes && !scratch) return -1;
     cx.col = cx.colsz ? scratch : NULL;
-    char *gw_extra = gw_bytes ? scratch + col_bytes : NULL;
+    cx.bigacc = cx.bigsz ? scratch + col_bytes : NULL;
+    char *gw_extra = gw_bytes ? scratch + col_bytes + sum_bytes : NULL;
+    cx.wt = NULL;
+    if (wtsz) {
+        uint16_t *wt = (uint16_t *)(scratch + col_bytes + sum_bytes + gw_bytes);
+        const uint16_t *w = (const uint16_t *)t->w;
+        for (int64_t g = 0; g < p->G; g++)
+            for (int64_t o = 0; o < p->cs; o++)
+                for (int64_t k = 0; k < p->K; k++) wt[(g * p->K + k) * p->cs + o] = w[(g * p->cs + o) * p->K + k];
+        cx.wt = (const char *)wt;
+    }
     if (gw_extra) memset(gw_extra, 0, gw_bytes);
     int err = 0;
     if (nb) {
@@ -288,13 +343,13 @@ int pct_conv_engine_run(const pct_conv_task *t, char *gw_out)
 #else
             const int tid = 0, cnt = 1;
 #endif
-            char *gw = tid == 0 ? gw_out : gw_extra ? gw_extra + (tid - 1) * gwsz * isz : NULL;
+            char *gw = tid == 0 ? gw_out : gw_extra ? gw_extra + (tid - 1) * gwsz * asz : NULL;
             for (int64_t n = tid; n < nb; n += cnt) err |= sample_run(t, &cx, n, tid, gw, false);
         }
     }
     const bool inner = cx.nt > 1 && per_sample >= PCT_CONV_PARALLEL_MIN;
     for (int64_t n = nb; n < p->N; n++) err |= sample_run(t, &cx, n, 0, gw_out, inner);
-    if (gw_extra) pct_conv_sum_into(p->dtype, gw_out, gw_extra, gwsz, nbuf - 1);
+    if (gw_extra) pct_conv_sum_into(p->acc_dtype, gw_out, gw_extra, gwsz, nbuf - 1);
     pct_conv_scratch_put(scratch, bytes);
     return err ? -1 : 0;
 }

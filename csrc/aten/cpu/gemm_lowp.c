@@ -179,22 +179,46 @@ BF_TARGET static inline void bf16_store16(__mmask16 mask, uint16_t *p, __m512 x)
 PCT_GEMM_DEFINE_STORE(store_tile, BF_TARGET, uint16_t, bf16_load16, bf16_store16, pct_bf16_to_float, pct_float_to_bf16)
 
 static const pct_gemm_kernel bf16_kernel = {2, 2, 2, 0, pack_a, pack_b, ukernel, store_tile, NULL};
+
+/* The same product into a float32 C: the variant that accumulates (a weight gradient summed over
+ * a batch, an input gradient's columns before col2im adds them up) without a rounding per call */
+BF_TARGET static inline __m512 f32_load16(__mmask16 mask, const float *p) { return _mm512_maskz_loadu_ps(mask, p); }
+BF_TARGET static inline void f32_store16(__mmask16 mask, float *p, __m512 x) { _mm512_mask_storeu_ps(p, mask, x); }
+static inline float f32_same(float x) { return x; }
+PCT_GEMM_DEFINE_STORE(store_tile_f32, BF_TARGET, float, f32_load16, f32_store16, f32_same, f32_same)
+
+static const pct_gemm_kernel bf16_f32out_kernel = {2, 4, 2, 0, pack_a, pack_b, ukernel, store_tile_f32, NULL};
 #endif /* PCT_LOWP_X86 */
 
-int pct_gemm_bf16_native(int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero,
-                         const uint16_t *a, int64_t ars, int64_t acs, const uint16_t *b, int64_t brs, int64_t bcs,
-                         uint16_t *c, int64_t crs, int64_t ccs, int nt)
+/* One product on the kernel of `c_is_f32` ? the float32-output : the bfloat16-output variant. */
+static int bf16_product(bool c_is_f32, int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero,
+                        const uint16_t *a, int64_t ars, int64_t acs, const uint16_t *b, int64_t brs, int64_t bcs,
+                        void *c, int64_t crs, int64_t ccs, int nt)
 {
 #ifdef PCT_LOWP_X86
     if (!pct_gemm_bf16_available() || m <= 0 || n <= 0 || k <= 0) return 1;
     const pct_gemm_problem p = {m, n, k, alpha, beta, beta_zero, (const char *)a, (const char *)b, (char *)c,
                                 ars, acs, brs, bcs, crs, ccs, NULL};
-    return pct_gemm_packed(&bf16_kernel, &p, nt);
+    return pct_gemm_packed(c_is_f32 ? &bf16_f32out_kernel : &bf16_kernel, &p, nt);
 #else
-    (void)m; (void)n; (void)k; (void)alpha; (void)beta; (void)beta_zero; (void)a; (void)ars; (void)acs;
-    (void)b; (void)brs; (void)bcs; (void)c; (void)crs; (void)ccs; (void)nt;
+    (void)c_is_f32; (void)m; (void)n; (void)k; (void)alpha; (void)beta; (void)beta_zero; (void)a; (void)ars;
+    (void)acs; (void)b; (void)brs; (void)bcs; (void)c; (void)crs; (void)ccs; (void)nt;
     return 1;
 #endif
+}
+
+int pct_gemm_bf16_native(int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero,
+                         const uint16_t *a, int64_t ars, int64_t acs, const uint16_t *b, int64_t brs, int64_t bcs,
+                         uint16_t *c, int64_t crs, int64_t ccs, int nt)
+{
+    return bf16_product(false, m, n, k, alpha, beta, beta_zero, a, ars, acs, b, brs, bcs, c, crs, ccs, nt);
+}
+
+int pct_gemm_bf16_f32out(int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero,
+                         const uint16_t *a, int64_t ars, int64_t acs, const uint16_t *b, int64_t brs, int64_t bcs,
+                         float *c, int64_t crs, int64_t ccs, int nt)
+{
+    return bf16_product(true, m, n, k, alpha, beta, beta_zero, a, ars, acs, b, brs, bcs, c, crs, ccs, nt);
 }
 
 /* ---- conversions ---- */

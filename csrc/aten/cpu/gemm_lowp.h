@@ -5,6 +5,8 @@
  *                         one rounding at the end. Returns 1 without touching anything
  *                         when the CPU lacks the instructions, else 0, or -1 when out of
  *                         memory.
+ *   pct_gemm_bf16_f32out  the same with a float32 C (alpha * A @ B + beta * C rounded to
+ *                         float32 only): products that accumulate over several calls.
  *   pct_lowp_to_f32 / pct_f32_to_lowp
  *                         strided 2-D conversions between float16/bfloat16 and a dense
  *                         row-major float32 matrix (vectorized, split across nt threads),
@@ -21,6 +23,9 @@ bool pct_gemm_bf16_available(void);
 int pct_gemm_bf16_native(int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero,
                          const uint16_t *a, int64_t ars, int64_t acs, const uint16_t *b, int64_t brs, int64_t bcs,
                          uint16_t *c, int64_t crs, int64_t ccs, int nt);
+int pct_gemm_bf16_f32out(int64_t m, int64_t n, int64_t k, float alpha, float beta, bool beta_zero,
+                         const uint16_t *a, int64_t ars, int64_t acs, const uint16_t *b, int64_t brs, int64_t bcs,
+                         float *c, int64_t crs, int64_t ccs, int nt);
 
 /* dst[i * cols + j] = src(i, j), src(i, j) at src + (i * rs + j * cs) elements of `dtype`. */
 void pct_lowp_to_f32(float *dst, const uint16_t *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
