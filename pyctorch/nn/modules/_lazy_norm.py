@@ -1,14 +1,20 @@
-"""Lazy batch and instance normalisation (torch defines them in nn.modules.batchnorm and
-nn.modules.instancenorm): num_features comes from dim 1 of the first input. They live in this
-file of their own so that batchnorm.py stays with its other editors."""
+"""Lazy batch normalisation (num_features from dim 1 of the first input) and the base it shares
+with the lazy instance norms (nn.modules.instancenorm).
+
+Note [Lazy batch norm's home]: torch defines LazyBatchNorm*d in nn.modules.batchnorm, and pyctorch
+keeps every class at torch's path (checkpoints and weights_only allow-lists name it). While
+batchnorm.py is being edited elsewhere, the classes are written here and published under that path:
+their __module__ says batchnorm and the batchnorm module holds them, so pickles and
+`nn.modules.batchnorm.LazyBatchNorm1d` resolve. Moving them into batchnorm.py later changes nothing
+for users.
+"""
 import pyctorch as torch
 from ..parameter import UninitializedBuffer, UninitializedParameter
+from . import batchnorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, _InstanceNorm
 from .lazy import LazyModuleMixin
 
-__all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
-           "LazyInstanceNorm3d"]
+__all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 class _LazyNormBase(LazyModuleMixin, _NormBase):
@@ -47,7 +53,9 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
         self.reset_parameters()
 
 
-def _lazy(eager, base):
+def _lazy_norm_class(eager, base):
+    """The lazy twin of `eager`, whose lazy machinery comes before `base` (torch's hierarchy: the lazy
+    class is not an instance of the eager one until its first forward)."""
     class _Lazy(_LazyNormBase, base):
         cls_to_become = eager
         _check_input_dim = getattr(eager, "_check_input_dim", base._check_input_dim)
@@ -55,25 +63,19 @@ def _lazy(eager, base):
     return _Lazy
 
 
-class LazyBatchNorm1d(_lazy(BatchNorm1d, _BatchNorm)):
+class LazyBatchNorm1d(_lazy_norm_class(BatchNorm1d, _BatchNorm)):
     """BatchNorm1d whose num_features is taken from the first input."""
 
 
-class LazyBatchNorm2d(_lazy(BatchNorm2d, _BatchNorm)):
+class LazyBatchNorm2d(_lazy_norm_class(BatchNorm2d, _BatchNorm)):
     """BatchNorm2d whose num_features is taken from the first input."""
 
 
-class LazyBatchNorm3d(_lazy(BatchNorm3d, _BatchNorm)):
+class LazyBatchNorm3d(_lazy_norm_class(BatchNorm3d, _BatchNorm)):
     """BatchNorm3d whose num_features is taken from the first input."""
 
 
-class LazyInstanceNorm1d(_lazy(InstanceNorm1d, _InstanceNorm)):
-    """InstanceNorm1d whose num_features is taken from the first input."""
-
-
-class LazyInstanceNorm2d(_lazy(InstanceNorm2d, _InstanceNorm)):
-    """InstanceNorm2d whose num_features is taken from the first input."""
-
-
-class LazyInstanceNorm3d(_lazy(InstanceNorm3d, _InstanceNorm)):
-    """InstanceNorm3d whose num_features is taken from the first input."""
+for _cls in (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d):  # Note [Lazy batch norm's home]
+    _cls.__module__ = batchnorm.__name__
+    setattr(batchnorm, _cls.__name__, _cls)
+batchnorm.__all__ = list(batchnorm.__all__) + [n for n in __all__ if n not in batchnorm.__all__]
