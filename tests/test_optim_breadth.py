@@ -18,6 +18,10 @@ if HAVE_TORCH:
 SHAPES = [((3, 4), "float32"), ((5,), "float64"), ((2, 3, 2), "float32"), ((), "float64")]
 STEPS = 6
 
+class _TensorLR(float):
+    """An lr given as a 0-d tensor of the running library (torch accepts tensor learning rates)."""
+
+
 # (optimizer name, constructor options): one entry per option combination worth checking
 OPTIMIZER_CASES = [
     ("Adadelta", {}),
@@ -32,7 +36,7 @@ OPTIMIZER_CASES = [
     ("Adafactor", {}),
     ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-6, 1e-2), "d": 2.0, "weight_decay": 0.1}),
     ("Adafactor", {"maximize": True, "foreach": False}),
-]
+] + [(name, {"lr": _TensorLR(0.05)}) for name in ("Adadelta", "ASGD", "Rprop", "Adafactor")]
 
 
 def _case_id(case):
@@ -62,6 +66,7 @@ class Run:
         self.targets = [lib.tensor(a) for a in _arrays(1)]
         # two groups so group-level options and state indices are both exercised
         groups = [{"params": self.params[:2]}, {"params": self.params[2:]}]
+        opts = {k: lib.tensor(float(v)) if isinstance(v, _TensorLR) else v for k, v in opts.items()}
         self.opt = getattr(lib.optim, name)(groups, **opts)
 
     def steps(self, n):
@@ -90,7 +95,12 @@ def _assert_state_dicts_match(ours, theirs):
                 assert p_state[key] == t_value
     assert len(ours["param_groups"]) == len(theirs["param_groups"])
     for pg, tg in zip(ours["param_groups"], theirs["param_groups"]):
-        assert pg == tg
+        assert pg.keys() == tg.keys()
+        for key, value in tg.items():
+            if isinstance(value, torch.Tensor):
+                assert pg[key].item() == value.item(), key
+            else:
+                assert pg[key] == value, key
 
 
 def _to_pyctorch(value):

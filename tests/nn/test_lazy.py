@@ -124,6 +124,16 @@ def test_placeholders():
     assert not is_lazy(b) and tuple(b.shape) == (4,)
 
 
+def test_lazy_modules_pickle_and_deepcopy_before_their_first_forward():
+    import pickle
+    for clone in (lambda m: pickle.loads(pickle.dumps(m)), copy.deepcopy):
+        m = clone(pyctorch.nn.LazyBatchNorm2d())
+        assert type(m).__name__ == "LazyBatchNorm2d" and m.has_uninitialized_params()
+        m(pyctorch.ones(2, 3, 2, 2))
+        assert type(m) is pyctorch.nn.BatchNorm2d and not m._forward_pre_hooks
+        assert type(m.running_mean) is pyctorch.Tensor and tuple(m.running_mean.shape) == (3,)
+
+
 def test_parameters_created_before_the_forward_are_the_ones_trained():
     """An optimizer built on a lazy module holds the placeholders, which become the parameters."""
     m = pyctorch.nn.LazyLinear(2)

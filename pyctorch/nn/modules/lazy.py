@@ -11,6 +11,7 @@ forward materializes the placeholders with the saved shapes instead.
 import itertools
 
 import pyctorch as torch
+from ...utils.hooks import RemovableHandle
 from ..parameter import _MaterializedBuffer, is_lazy
 
 __all__ = ["LazyModuleMixin"]
@@ -24,6 +25,20 @@ class LazyModuleMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
+
+    def __getstate__(self):
+        # the hook's handle holds weak references, which do not pickle: it is rebuilt on loading
+        state = super().__getstate__()
+        state.pop("_initialize_hook", None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for hook_id, hook in self._forward_pre_hooks.items():
+            if getattr(hook, "__func__", None) is LazyModuleMixin._infer_parameters:
+                handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+                handle.id = hook_id
+                self._initialize_hook = handle
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         # placeholders go into the state_dict as themselves (detaching would lose what they are)
