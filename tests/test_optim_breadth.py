@@ -1,6 +1,7 @@
 """The optimizers added for API breadth (Adadelta, ASGD, Rprop, SparseAdam, Adafactor) and
 optim.swa_utils against torch: parameters after several steps for each option set, state_dict
 layout and values, a torch state_dict loaded mid-run, and the averaging helpers."""
+import io
 import warnings
 
 import numpy as np
@@ -103,17 +104,6 @@ def _assert_state_dicts_match(ours, theirs):
                 assert pg[key] == value, key
 
 
-def _to_pyctorch(value):
-    """A torch state_dict with every tensor rebuilt as a pyctorch tensor (dtype kept)."""
-    if isinstance(value, torch.Tensor):
-        return pyctorch.tensor(value.numpy(), dtype=getattr(pyctorch, str(value.dtype).split(".")[1]))
-    if isinstance(value, dict):
-        return {k: _to_pyctorch(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_to_pyctorch(v) for v in value]
-    return value
-
-
 @requires_torch
 @pytest.mark.parametrize("case", OPTIMIZER_CASES, ids=_case_id)
 def test_steps_and_state_dict_match_torch(case):
@@ -139,7 +129,11 @@ def test_torch_state_dict_loads_and_continues(case):
         for p, t, s in zip(ours.params, theirs.params, saved.params):
             p.copy_(pyctorch.tensor(s.detach().numpy()))
             t.copy_(s)
-    ours.opt.load_state_dict(_to_pyctorch(saved.opt.state_dict()))
+    # through torch.save and pyctorch.load, as a checkpoint would travel
+    buffer = io.BytesIO()
+    torch.save(saved.opt.state_dict(), buffer)
+    buffer.seek(0)
+    ours.opt.load_state_dict(pyctorch.load(buffer))
     theirs.opt.load_state_dict(saved.opt.state_dict())
     ours.steps(3)
     theirs.steps(3)

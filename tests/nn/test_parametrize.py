@@ -208,6 +208,18 @@ def _square_linear(lib):
     return lib.nn.Linear(4, 4)
 
 
+def _batched_matrices(lib):
+    """A module with a batch of two 5x3 matrices as its weight: forward(x) = x @ weight."""
+    class BatchedMatmul(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = lib.nn.Parameter(lib.randn(2, 5, 3))
+
+        def forward(self, x):
+            return x @ self.weight
+    return BatchedMatmul()
+
+
 # (label, module factory, input shape, how to parametrize, forward calls)
 PARAMETRIZATION_CASES = [
     ("weight_norm-linear", _linear, (2, 5), lambda lib, m: lib.nn.utils.parametrizations.weight_norm(m), 1),
@@ -228,6 +240,12 @@ PARAMETRIZATION_CASES = [
      lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m), 1),
     ("orthogonal-matrix_exp-tall", _tall_linear, (2, 3),
      lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map="matrix_exp"), 1),
+    ("orthogonal-batched-householder", _batched_matrices, (2, 4, 5),
+     lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m), 1),
+    ("orthogonal-batched-matrix_exp", _batched_matrices, (2, 4, 5),
+     lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map="matrix_exp"), 1),
+    ("spectral_norm-batched-dim2", _batched_matrices, (2, 4, 5),
+     lambda lib, m: lib.nn.utils.parametrizations.spectral_norm(m, dim=2), 2),
 ]
 
 
