@@ -287,3 +287,23 @@ def test_update_bn_matches_torch():
         stats.append([model[1].running_mean, model[1].running_var, model[1].num_batches_tracked])
     for p, t in zip(*stats):
         _assert_tensors_close(p, t)
+
+
+def _through_two_steps(lib, name, opts):
+    """differentiable=True: gradients of the updated parameter w.r.t. its start and its gradient."""
+    start = lib.tensor(np.arange(1.0, 5.0), requires_grad=True)
+    param = start.clone()  # non-leaf: the steps stay in the graph
+    grad = lib.tensor(np.array([0.5, -1.0, 2.0, 0.1]), requires_grad=True)
+    param.grad = grad
+    opt = getattr(lib.optim, name)([param], differentiable=True, **opts)
+    for _ in range(2):
+        opt.step()
+    (param * lib.arange(4.0)).sum().backward()
+    return param, start.grad, grad.grad
+
+
+@requires_torch
+@pytest.mark.parametrize("case", [("Adadelta", {"weight_decay": 0.1}), ("ASGD", {"t0": 0})], ids=_case_id)
+def test_differentiable_step_gradients_match_torch(case):
+    for ours, theirs in zip(_through_two_steps(pyctorch, *case), _through_two_steps(torch, *case)):
+        _assert_tensors_close(ours, theirs)
