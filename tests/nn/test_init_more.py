@@ -1,6 +1,5 @@
 """nn.init against torch: every initializer's values for a seed, the deprecated spellings and their
 warnings, the importable private helpers, and torch's argument errors."""
-import warnings
 
 import numpy as np
 import pytest

@@ -5,5 +5,6 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters  # no
 from . import parametrize, parametrizations, fusion, stateless  # noqa: F401,E402
 from .weight_norm import weight_norm, remove_weight_norm  # noqa: F401,E402
 from .spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401,E402
-from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: F401,E402
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,  # noqa: F401,E402
+                     fuse_linear_bn_weights)
 from .init import skip_init  # noqa: F401,E402
