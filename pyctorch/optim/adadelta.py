@@ -1,7 +1,8 @@
 """Adadelta, as torch.optim.Adadelta (torch's single-tensor step on pyctorch ops)."""
 import pyctorch as torch
 
-from .optimizer import Optimizer, _closure_loss, _new_param_state, _restore_group_defaults, _to_scalar
+from .optimizer import (Optimizer, _check_hyperparameters, _closure_loss,
+                        _new_param_state, _restore_group_defaults, _to_scalar)
 from .optimizer import _use_grad_for_differentiable
 from ._single_tensor import _check_functional_call, _reject_sparse_grad, _require_capturable_devices
 
@@ -14,16 +15,10 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= rho <= 1.0:
+        _check_hyperparameters(lr)
+        if not 0.0 <= rho <= 1.0:  # checked between lr and eps, as torch orders its checks
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(0.0, ("epsilon value", eps), ("weight_decay value", weight_decay))  # lr done above
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
                     "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
         super().__init__(params, defaults)

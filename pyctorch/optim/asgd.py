@@ -1,7 +1,8 @@
 """Averaged SGD, as torch.optim.ASGD (torch's single-tensor step on pyctorch ops)."""
 import pyctorch as torch
 
-from .optimizer import Optimizer, _closure_loss, _get_scalar_dtype, _get_value, _to_scalar
+from .optimizer import (Optimizer, _check_hyperparameters, _closure_loss,
+                        _get_scalar_dtype, _get_value, _to_scalar)
 from .optimizer import _use_grad_for_differentiable
 from ._single_tensor import _check_functional_call, _reject_sparse_grad, _require_capturable_devices
 
@@ -14,12 +15,7 @@ class ASGD(Optimizer):
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr, ("weight_decay value", weight_decay))
         defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "capturable": capturable}

@@ -1,7 +1,8 @@
 """Resilient backpropagation, as torch.optim.Rprop (torch's single-tensor step on pyctorch ops)."""
 import pyctorch as torch
 
-from .optimizer import Optimizer, _closure_loss, _new_param_state, _restore_group_defaults, _to_scalar
+from .optimizer import (Optimizer, _check_hyperparameters, _closure_loss,
+                        _new_param_state, _restore_group_defaults, _to_scalar)
 from .optimizer import _use_grad_for_differentiable
 from ._single_tensor import _check_functional_call, _reject_sparse_grad, _require_capturable_devices
 
@@ -15,10 +16,7 @@ class Rprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
                  foreach=None, maximize=False, differentiable=False):
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_hyperparameters(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach, "maximize": maximize,
