@@ -209,29 +209,11 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return _no_grad_normal_(tensor, 0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-def _orthonormal_factor(a):
-    """Q of the QR factorisation a = QR (a: m x n, m >= n) with R's diagonal positive.
-
-    Note [orthogonal_ without linalg.qr]: pyctorch has no torch.linalg.qr yet. torch takes LAPACK's
-    Householder QR and multiplies Q's columns by the signs of R's diagonal, which makes the result
-    the unique Q whose R has a positive diagonal (for a full-rank a; a Gaussian matrix is one).
-    Gram-Schmidt yields that same Q directly; run in float64 with one re-orthogonalisation pass it
-    agrees with torch's float32 result to float32 rounding, not bit for bit.
-    """
-    a = a.double()
-    m, n = a.shape
-    q = torch.zeros(m, n, dtype=torch.float64)
-    for j in range(n):
-        v = a[:, j]
-        for _ in range(2):  # the second pass removes what rounding left of the earlier columns
-            v = v - q[:, :j].mv(q[:, :j].t().mv(v)) if j else v
-        q[:, j] = v / v.norm()
-    return q
-
-
 def orthogonal_(tensor, gain=1, generator=None):
     """Fill with a (semi-)orthogonal matrix drawn from a Gaussian one (dims after the first are
-    flattened), scaled by gain: same seed, torch's matrix (Note [orthogonal_ without linalg.qr])."""
+    flattened), scaled by gain: same seed, torch's matrix (Note [orthogonal_ without linalg.qr] in
+    nn/utils/_composites.py)."""
+    from .utils._composites import make_orthogonal  # nn.utils imports this module: no cycle at import
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -241,7 +223,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     with torch.no_grad():
         flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
         wide = rows < cols  # factor the tall orientation, so Q's columns are the orthonormal ones
-        q = _orthonormal_factor(flattened.t() if wide else flattened)
+        q = make_orthogonal(flattened.t() if wide else flattened)
         if wide:
             q = q.t()
         tensor.view_as(q).copy_(q)

@@ -244,6 +244,10 @@ PARAMETRIZATION_CASES = [
      lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m), 1),
     ("orthogonal-batched-matrix_exp", _batched_matrices, (2, 4, 5),
      lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map="matrix_exp"), 1),
+    ("orthogonal-householder-no-trivialization", _wide_linear, (2, 6),
+     lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m, use_trivialization=False), 1),
+    ("orthogonal-batched-householder-no-trivialization", _batched_matrices, (2, 4, 5),
+     lambda lib, m: lib.nn.utils.parametrizations.orthogonal(m, use_trivialization=False), 1),
     ("spectral_norm-batched-dim2", _batched_matrices, (2, 4, 5),
      lambda lib, m: lib.nn.utils.parametrizations.spectral_norm(m, dim=2), 2),
 ]
@@ -279,6 +283,12 @@ def test_orthogonal_assignment_and_result_is_orthogonal():
             m.weight = lib.nn.init.orthogonal_(lib.empty(6, 3))
     _close(ours.weight, theirs.weight, atol=2e-5)
     np.testing.assert_allclose(to_numpy(ours.weight.mT @ ours.weight), np.eye(3), atol=1e-5)
+
+
+def test_orthogonal_without_trivialization_refuses_assignment_for_matrix_exp():
+    m = pyctorch.nn.utils.parametrizations.orthogonal(pyctorch.nn.Linear(3, 3), use_trivialization=False)
+    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+        m.weight = pyctorch.eye(3)
 
 
 def test_orthogonal_cayley_is_reported_missing():

@@ -1,12 +1,11 @@
 """Torch operators the weight parametrizations need and pyctorch's op table lacks, written with
 table ops so autograd differentiates them without formulas of their own: norm_except_dim,
-_weight_norm, matrix_exp, householder_product and the sign-fixed QR factor behind
-parametrizations.orthogonal. Results equal torch's to rounding (torch runs LAPACK or fused kernels).
+_weight_norm, matrix_exp, householder_product, and (without gradient) geqrf and the sign-fixed QR
+factor behind parametrizations.orthogonal. Results equal torch's to rounding (torch runs LAPACK or fused kernels).
 """
 import math
 
 import pyctorch as torch
-from pyctorch.nn.init import _orthonormal_factor
 
 __all__ = []
 
@@ -61,9 +60,50 @@ def householder_product(a, tau):
     return q
 
 
-def make_orthogonal(a):
-    """The Q of a = QR with R's diagonal positive, for a matrix or a batch (n >= k)."""
+def _geqrf_matrix(a):
+    """geqrf of one m x n matrix, in float64, without gradient: Householder reflections chosen as
+    LAPACK's dlarfg chooses them (beta = -sign(alpha) * ||x||, tau = (beta - alpha) / beta, the
+    vector scaled to a unit first entry), so the compact result matches LAPACK's to rounding."""
+    r = a.double().clone()
+    m, n = r.shape
+    taus = torch.zeros(min(m, n), dtype=torch.float64)
+    for j in range(min(m, n)):
+        alpha = r[j, j].item()
+        tail_norm = r[j + 1:, j].norm().item() if j + 1 < m else 0.0
+        if tail_norm == 0.0:
+            continue  # H = I: tau stays 0
+        beta = -math.copysign(math.hypot(alpha, tail_norm), alpha)
+        tau = (beta - alpha) / beta
+        v = torch.cat([torch.ones(1, dtype=torch.float64), r[j + 1:, j] / (alpha - beta)])
+        trailing = r[j:, j + 1:]
+        trailing -= tau * torch.outer(v, v.matmul(trailing))
+        r[j, j] = beta
+        r[j + 1:, j] = v[1:]
+        taus[j] = tau
+    return r.to(a.dtype), taus.to(a.dtype)
+
+
+def geqrf(a):
+    """(a_compact, tau) of torch.geqrf for a matrix or a batch: R on and above the diagonal, the
+    Householder vectors below it. Not differentiable (used by right_inverse under no_grad)."""
     if a.dim() == 2:
-        return _orthonormal_factor(a).to(a.dtype)
-    flat = a.reshape(-1, *a.shape[-2:])
-    return torch.stack([_orthonormal_factor(m).to(a.dtype) for m in flat]).reshape(a.shape)
+        return _geqrf_matrix(a)
+    flat = [_geqrf_matrix(m) for m in a.reshape(-1, *a.shape[-2:])]
+    return (torch.stack([c for c, _ in flat]).reshape(a.shape),
+            torch.stack([t for _, t in flat]).reshape(*a.shape[:-2], -1))
+
+
+def make_orthogonal(a):
+    """The Q of a = QR with R's diagonal positive, for a matrix or a batch (n >= k), without gradient.
+
+    Note [orthogonal_ without linalg.qr]: pyctorch has no torch.linalg.qr yet. torch takes LAPACK's
+    Householder QR and multiplies Q's columns by the signs of R's diagonal, which makes the result
+    the unique Q whose R has a positive diagonal (for a full-rank a; a Gaussian matrix is one). This
+    runs the same Householder QR (geqrf, then householder_product) in float64, so it agrees with
+    torch's float32 result to float32 rounding, not bit for bit.
+    """
+    with torch.no_grad():
+        compact, tau = geqrf(a.double())
+        q = householder_product(compact, tau)
+        q = q * compact.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+    return q.to(a.dtype)

@@ -10,7 +10,7 @@ from pyctorch.nn.modules import Module
 
 from . import parametrize
 from .spectral_norm import _default_dim
-from ._composites import _weight_norm, householder_product, make_orthogonal, matrix_exp, norm_except_dim
+from ._composites import _weight_norm, geqrf, householder_product, make_orthogonal, matrix_exp, norm_except_dim
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -74,16 +74,20 @@ class _Orthogonal(Module):
                                  f"Got a tensor of shape {Q.shape}.")
             Q_init = Q
             n, k = Q.shape[-2], Q.shape[-1]
-            if n < k:
+            transposed = n < k
+            if transposed:
                 Q = Q.mT
                 n, k = k, n
             if not hasattr(self, "base"):
                 if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
                     raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
                                               "parametrizations when use_trivialization=False.")
-                # torch stores geqrf's Householder vectors here; pyctorch has no geqrf yet
-                raise NotImplementedError("pyctorch does not implement torch.geqrf yet, which assigning to the "
-                                          "householder map with use_trivialization=False needs")
+                # the Householder vectors of Q's QR; the diagonal keeps only the sign that
+                # forward's integer part multiplies each column by
+                A, tau = geqrf(Q)
+                diagonal = A.diagonal(dim1=-2, dim2=-1)
+                diagonal.copy_(torch.where(tau == 0.0, -diagonal.sign(), diagonal.sign()))
+                return A.mT if transposed else A
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else make_orthogonal(Q)
             else:
