@@ -6,3 +6,4 @@ from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from . import parallel  # noqa: F401,E402
+from .parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401,E402

@@ -37,3 +37,87 @@ class Buffer(_C.Tensor):
         t = _C.Tensor._make_subclass(cls, data, data.requires_grad)
         t.persistent = persistent
         return t
+
+
+# ---------------------------------------------------------------- lazy modules' placeholders
+# Note [Uninitialized tensors]: a lazy module holds UninitializedParameter / UninitializedBuffer
+# objects (empty tensors) until its first forward learns the shapes; materialize(shape) gives the
+# object storage and turns it into its cls_to_become in place, so references held elsewhere (an
+# optimizer built before the first forward) stay valid. torch also blocks every other op on them
+# through __torch_function__; pyctorch has no such dispatch, so only `shape` raises here.
+
+class UninitializedTensorMixin:
+    """What the uninitialized parameter and buffer share: materialize() and the refusals."""
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Allocate (uninitialized) storage of `shape` and become a regular tensor of cls_to_become."""
+        dtype = self.data.dtype if dtype is None else dtype
+        self.data = _C.empty(shape, dtype=dtype)
+        self.__class__ = self._materialized_class()
+
+    @classmethod
+    def _materialized_class(cls):
+        return cls.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+def is_lazy(param):
+    """Whether `param` is a placeholder of a lazy module that is still uninitialized."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape a lazy module fills in at its first forward (Note [Uninitialized tensors])."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return _C.Tensor._make_subclass(cls, _C.empty(0, dtype=dtype), requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, None, self.data.dtype)
+        return memo[id(self)]
+
+
+class _MaterializedBuffer(_C.Tensor):
+    """What a materialized UninitializedBuffer becomes: Python cannot turn an object of a subclass
+    into the C Tensor type itself, so lazy modules swap these for plain tensors once initialized."""
+
+
+class UninitializedBuffer(UninitializedTensorMixin, _C.Tensor):
+    """A buffer whose shape a lazy module fills in at its first forward (Note [Uninitialized tensors])."""
+
+    cls_to_become = _C.Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        t = _C.Tensor._make_subclass(cls, _C.empty(0, dtype=dtype), requires_grad)
+        t.persistent = persistent
+        return t
+
+    @classmethod
+    def _materialized_class(cls):
+        return _MaterializedBuffer
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, None, self.data.dtype, self.persistent)
+        return memo[id(self)]

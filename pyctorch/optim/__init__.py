@@ -14,6 +14,13 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .lbfgs import LBFGS
 from . import lr_scheduler
+from .adadelta import Adadelta
+from .asgd import ASGD
+from .rprop import Rprop
+from .sparse_adam import SparseAdam
+from ._adafactor import Adafactor
+from . import swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop", "LBFGS",
-           "lr_scheduler", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+           "lr_scheduler", "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "swa_utils",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

@@ -204,3 +204,99 @@ class ConvTranspose2d(_conv_transpose_module(2, _pair, "conv_transpose2d")):
 
 class ConvTranspose3d(_conv_transpose_module(3, _triple, "conv_transpose3d")):
     pass
+
+
+# ---------------------------------------------------------------- lazy variants (nn.modules.lazy)
+from ..parameter import UninitializedParameter  # noqa: E402
+from .lazy import LazyModuleMixin  # noqa: E402
+
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d"]
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """in_channels comes from the channel dimension of the first input (batched or not)."""
+
+    def _make_placeholders(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_in_channels(self, input):
+        dims_unbatched = self._get_num_spatial_dims() + 1
+        if input.dim() not in (dims_unbatched, dims_unbatched + 1):
+            raise RuntimeError(f"Expected {dims_unbatched}D (unbatched) or {dims_unbatched + 1}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == dims_unbatched + 1 else input.shape[0]
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        with torch.no_grad():
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_num_spatial_dims(self):
+        return len(self.kernel_size)
+
+
+def _lazy_conv(eager):
+    class _LazyConv(_LazyConvXdMixin, eager):
+        cls_to_become = eager
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode="zeros", device=None, dtype=None):
+            # built with no channels and no bias; the placeholders replace the parameters
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+            self._make_placeholders(out_channels, bias, device, dtype)
+    return _LazyConv
+
+
+def _lazy_conv_transpose(eager):
+    class _LazyConvT(_LazyConvXdMixin, eager):
+        cls_to_become = eager
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                             padding_mode)
+            self._make_placeholders(out_channels, bias, device, dtype)
+    return _LazyConvT
+
+
+class LazyConv1d(_lazy_conv(Conv1d)):
+    """Conv1d whose in_channels is taken from the first input."""
+
+
+class LazyConv2d(_lazy_conv(Conv2d)):
+    """Conv2d whose in_channels is taken from the first input."""
+
+
+class LazyConv3d(_lazy_conv(Conv3d)):
+    """Conv3d whose in_channels is taken from the first input."""
+
+
+class LazyConvTranspose1d(_lazy_conv_transpose(ConvTranspose1d)):
+    """ConvTranspose1d whose in_channels is taken from the first input."""
+
+
+class LazyConvTranspose2d(_lazy_conv_transpose(ConvTranspose2d)):
+    """ConvTranspose2d whose in_channels is taken from the first input."""
+
+
+class LazyConvTranspose3d(_lazy_conv_transpose(ConvTranspose3d)):
+    """ConvTranspose3d whose in_channels is taken from the first input."""

@@ -45,3 +45,21 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     no_batch_dim = 4
+
+
+# ---------------------------------------------------------------- lazy variants (nn.modules.lazy)
+from ._lazy_norm import _lazy_norm_class  # noqa: E402
+
+__all__ += ["LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+
+
+class LazyInstanceNorm1d(_lazy_norm_class(InstanceNorm1d, _InstanceNorm)):
+    """InstanceNorm1d whose num_features is taken from the first input."""
+
+
+class LazyInstanceNorm2d(_lazy_norm_class(InstanceNorm2d, _InstanceNorm)):
+    """InstanceNorm2d whose num_features is taken from the first input."""
+
+
+class LazyInstanceNorm3d(_lazy_norm_class(InstanceNorm3d, _InstanceNorm)):
+    """InstanceNorm3d whose num_features is taken from the first input."""

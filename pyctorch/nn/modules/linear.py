@@ -72,3 +72,43 @@ class Bilinear(Module):
 
 class NonDynamicallyQuantizableLinear(Linear):
     """torch's marker subclass of Linear for out_proj (the name shows in reprs)."""
+
+
+# ---------------------------------------------------------------- lazy variant (nn.modules.lazy)
+from ..parameter import UninitializedParameter  # noqa: E402
+from .lazy import LazyModuleMixin  # noqa: E402
+
+__all__ += ["LazyLinear"]
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """Linear whose in_features is taken from the last dimension of its first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        # built empty and without bias: the placeholders below replace the parameters
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with torch.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:
+            # materialized by load_state_dict: in_features is still to be read from the input
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
