@@ -46,8 +46,8 @@ demo-cnn: build
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer. The instrumented extension is built into
 # build/asan (objects in build/asan-tmp) next to copies of the Python package, tests/ and csrc/ (the distributed tests
 # compile a C harness from it), so the in-place
-# build is untouched and tests/conftest.py (which puts its parent directory first on sys.path) imports the
-# instrumented copy. CPython is not instrumented, so libasan is preloaded, with libstdc++ (without it ASan's
+# build is untouched and `python -m pytest`, run from build/asan, puts that directory first on sys.path and imports
+# the instrumented copy. CPython is not instrumented, so libasan is preloaded, with libstdc++ (without it ASan's
 # __cxa_throw interceptor aborts at torch's first C++ exception); PYTHONMALLOC=malloc routes Python objects
 # (tensors included) through ASan's allocator; detect_leaks=0 because CPython leaks at exit by design;
 # allocator_may_return_null=1 because the fuzzer asks for impossible sizes on purpose (they must raise);

@@ -1,12 +1,11 @@
 """Shared test helpers: the torch oracle (optional) and comparison of results."""
-import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
+# pyctorch is whatever `import pyctorch` finds: `python -m pytest tests` in a source tree puts the working
+# directory first (the in-place build: make test, make asan from its copy), while `pytest tests` after
+# `pip install .` tests the installed package. Nothing here forces the source tree ahead of it.
 import pyctorch  # noqa: E402
 
 try:
