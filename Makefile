@@ -14,9 +14,11 @@ deps:
 		|| echo "libgloo-dev unavailable: torch.distributed will have no backend (its tests skip)"; fi
 	@$(PIP) "numpy>=1.24" "setuptools>=77" wheel
 
-# What testing needs besides: pytest, hypothesis, and the oracles (torch, safetensors), which only tests import.
+# What testing needs besides: pytest, hypothesis, the oracles (torch, safetensors), which only tests import, and the
+# packages users expect beside torch (tensorboard: SummaryWriter's event files; matplotlib: the demo's loss curve).
 test-deps:
 	@$(PIP) pytest hypothesis tqdm
+	@$(PYTHON) -c "import tensorboard, matplotlib" 2>/dev/null || $(PIP) tensorboard matplotlib || echo "tensorboard/matplotlib unavailable: their tests skip"
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"
 
@@ -36,11 +38,13 @@ test: deps
 # (checkpoint, loss curve PNG and metrics in examples/out/; --framework torch runs it on torch).
 demo: build
 	@$(PIP) tqdm
+	@$(PYTHON) -c "import matplotlib" 2>/dev/null || $(PIP) matplotlib || echo "matplotlib unavailable: the demo runs without its loss-curve picture"
 	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_gpt.py
 
 # A small CNN on generated images through the multi-process DataLoader.
 demo-cnn: build
 	@$(PIP) tqdm
+	@$(PYTHON) -c "import matplotlib" 2>/dev/null || $(PIP) matplotlib || echo "matplotlib unavailable: the demo runs without its loss-curve picture"
 	PYTHONPATH=$(CURDIR) $(PYTHON) examples/train_cnn.py
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer. The instrumented extension is built into
