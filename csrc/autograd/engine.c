@@ -507,7 +507,13 @@ static int run_node(graph_task *g, int ti)
     for (int i = 0; i < g->ncaps; i++) {
         if (g->caps[i].node != n) continue;
         PyObject *v = PyTuple_GET_ITEM(grads, g->caps[i].nr);
-        if (v != Py_None) Py_XSETREF(g->caps[i].grad, Py_NewRef(v));
+        if (v == Py_None) continue;
+        Py_INCREF(v);
+        /* grad() of a leaf: its AccumulateGrad does not run, but the leaf's hooks still see (and may replace) the
+           gradient, as torch runs them before capturing it */
+        const pct_tensor *leaf = n->kind == PCT_NODE_ACCUMULATE && !g->accumulate ? (const pct_tensor *)n->variable : NULL;
+        if (leaf && leaf->hooks && !(v = run_tensor_hooks(leaf->hooks, v))) goto fail;
+        Py_XSETREF(g->caps[i].grad, v);
     }
     if (!t->needed) { Py_DECREF(grads); return 0; }
     PyObject *r = pct_dispatch_hooks & PCT_HOOK_PROFILER ? pct_profiled_node_apply(n, grads) : pct_node_apply(n, grads);
