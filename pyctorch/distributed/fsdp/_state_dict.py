@@ -1,0 +1,87 @@
+"""FSDP state dicts (the unit tree below a root, either FSDP flavour).
+
+FULL_STATE_DICT: the unwrapped model's keys and full values (every rank gathers; rank0_only
+leaves the other ranks' dicts empty). SHARDED_STATE_DICT: the same keys, each parameter's value
+being this rank's piece of its flattened parameter (1-D, possibly empty) where torch gives a
+DTensor/ShardedTensor; it loads back at the same world size and wrapping. LOCAL_STATE_DICT: the
+flat shards under their own names (Module.state_dict as is).
+"""
+from collections import OrderedDict
+
+import pyctorch as torch
+from pyctorch.nn.modules.module import Module, _IncompatibleKeys
+
+from ._runtime import unit_states
+
+FSDP_PREFIX = "_fsdp_wrapped_module."
+FLAT_PARAM = "_flat_param"
+
+
+def clean_key(key):
+    return key.replace(FSDP_PREFIX, "")
+
+
+def _plain_state_dict(root, keep_vars):
+    raw = Module.state_dict(root, keep_vars=keep_vars)
+    return OrderedDict((clean_key(k), v) for k, v in raw.items() if k.rsplit(".", 1)[-1] != FLAT_PARAM)
+
+
+def full_state_dict(root, config, summon):
+    with summon(root, writeback=False):
+        sd = OrderedDict((k, v.detach().clone()) for k, v in _plain_state_dict(root, keep_vars=False).items())
+    if getattr(config, "rank0_only", False) and torch.distributed.get_rank() != 0:
+        return OrderedDict()
+    return sd
+
+
+def _load_into(targets, state_dict, strict, root):
+    missing = [k for k in targets if k not in state_dict]
+    unexpected = [k for k in state_dict if k not in targets]
+    errors = [f"size mismatch for {k}: copying a param with shape {state_dict[k].shape} from checkpoint, the shape "
+              f"in current model is {t.shape}." for k, t in targets.items()
+              if k in state_dict and tuple(state_dict[k].shape) != tuple(t.shape)]
+    if strict:
+        if unexpected:
+            errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if missing:
+            errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+    if errors:
+        raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(root).__name__,
+                                                                                "\n\t".join(errors)))
+    with torch.no_grad():
+        for k, t in targets.items():
+            if k in state_dict:
+                t.copy_(state_dict[k])
+    return _IncompatibleKeys(missing, unexpected)
+
+
+def load_full_state_dict(root, state_dict, strict, summon):
+    with summon(root, writeback=True):
+        return _load_into(_plain_state_dict(root, keep_vars=True), state_dict, strict, root)
+
+
+def _sharded_targets(root):
+    """{clean key: the tensor a sharded state dict reads and writes} (parameter pieces, buffers)."""
+    prefix = {id(m): clean_key(name) for name, m in root.named_modules()}
+    targets = OrderedDict()
+    for state in unit_states(root):
+        if state._handle is None:
+            continue
+        for info, piece in state._handle.fqn_pieces():
+            module, name = info.places[0]
+            p = prefix[id(module)]
+            targets[f"{p}.{name}" if p else name] = piece
+    for name, b in root.named_buffers():
+        targets[clean_key(name)] = b
+    for name, p in root.named_parameters():  # parameters no unit manages (ignored ones)
+        if name.rsplit(".", 1)[-1] != FLAT_PARAM and clean_key(name) not in targets:
+            targets[clean_key(name)] = p
+    return targets
+
+
+def sharded_state_dict(root):
+    return OrderedDict((k, v.detach().clone()) for k, v in _sharded_targets(root).items())
+
+
+def load_sharded_state_dict(root, state_dict, strict):
+    return _load_into(_sharded_targets(root), state_dict, strict, root)
