@@ -135,7 +135,9 @@ class FlatParamHandle:
                 else:
                     module._parameters.pop(name, None)
                     module.__dict__[name] = _FREED
-            if self.use_orig_params:
+            if not self.use_orig_params:
+                info.param.data = _FREED  # (the original values live on in the flat shard only)
+            else:
                 lo, hi = info.local
                 info.param.data = self.flat_param.data[lo:hi].view(info.local_shape)
 
@@ -276,9 +278,6 @@ class FlatParamHandle:
         for module, params in saved.items():
             module._parameters.clear()
             module._parameters.update(params)
-        if not self.use_orig_params:
-            for info in self.infos:
-                info.param.data = _FREED
         self._rest()
 
     def fqn_pieces(self):

@@ -61,21 +61,24 @@ def load_full_state_dict(root, state_dict, strict, summon):
 
 
 def _sharded_targets(root):
-    """{clean key: the tensor a sharded state dict reads and writes} (parameter pieces, buffers)."""
-    prefix = {id(m): clean_key(name) for name, m in root.named_modules()}
-    targets = OrderedDict()
+    """{clean key: the tensor a sharded state dict reads and writes}: each parameter's piece of the
+    shard (unmanaged parameters whole) and the buffers, in the unwrapped model's order."""
+    pieces, order = {}, {}
     for state in unit_states(root):
-        if state._handle is None:
-            continue
-        for info, piece in state._handle.fqn_pieces():
-            module, name = info.places[0]
-            p = prefix[id(module)]
-            targets[f"{p}.{name}" if p else name] = piece
-    for name, b in root.named_buffers():
-        targets[clean_key(name)] = b
-    for name, p in root.named_parameters():  # parameters no unit manages (ignored ones)
-        if name.rsplit(".", 1)[-1] != FLAT_PARAM and clean_key(name) not in targets:
-            targets[clean_key(name)] = p
+        if state._handle is not None:
+            order.update((id(m), names) for m, names in state._handle.module_param_order.items())
+            for info, piece in state._handle.fqn_pieces():
+                pieces.update(((id(m), n), piece) for m, n in info.places)
+    targets = OrderedDict()
+    for name, m in root.named_modules():
+        prefix = clean_key(name + ".")
+        for n in order.get(id(m), list(m._parameters)):
+            t = pieces.get((id(m), n), m._parameters.get(n))
+            if t is not None and n != FLAT_PARAM:
+                targets[prefix + n] = t
+        for n, b in m._buffers.items():
+            if b is not None and n not in m._non_persistent_buffers_set:
+                targets[prefix + n] = b
     return targets
 
 

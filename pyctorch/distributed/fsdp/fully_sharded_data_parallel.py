@@ -113,8 +113,12 @@ class FullyShardedDataParallel(nn.Module):
         return self._handle.local_params() if self._handle is not None else []
 
     def named_parameters(self, *args, **kwargs):
+        """Inside summon_full_params: the original parameters under the unwrapped model's names."""
         for name, p in super().named_parameters(*args, **kwargs):
-            yield (_state_dict.clean_key(name) if self._in_summon else name), p
+            if not self._in_summon:
+                yield name, p
+            elif name.rsplit(".", 1)[-1] != _state_dict.FLAT_PARAM:
+                yield _state_dict.clean_key(name), p
 
     def named_buffers(self, *args, **kwargs):
         for name, b in super().named_buffers(*args, **kwargs):
