@@ -306,16 +306,54 @@ def check_sync_module_states():
         close(got[k], want[k], 0, f"rank 0's {k}")
 
 
-# (name, check, runs on torch too): torch's FSDP refuses CPUOffload (pinned memory) and sync_module_states
-# (GPU-only) without an accelerator, and its HYBRID_SHARD on a CPU-only machine gives other numbers than
-# the unsharded model (pyctorch documents HYBRID_SHARD as FULL_SHARD within one node)
+def check_frees_between_forward_and_backward():
+    """FULL_SHARD: after forward only the root's parameters stay gathered, and backward gathers each
+    block again; SHARD_GRAD_OP keeps every block gathered from forward to backward (pyctorch's
+    storage counter and collective count)."""
+    import pyctorch._C as C
+    from pyctorch.distributed import distributed_c10d as c10d
+    h, blocks = 64, 3
+    block_bytes = (h * h + h) * 4
+    real = c10d.all_gather_into_tensor
+    gathers = [0]
+
+    def counting(*args, **kwargs):
+        gathers[0] += 1
+        return real(*args, **kwargs)
+
+    c10d.all_gather_into_tensor = counting
+    try:
+        for strategy, kept, regathered in ((ShardingStrategy.FULL_SHARD, 0, blocks),
+                                           (ShardingStrategy.SHARD_GRAD_OP, blocks, 0)):
+            model = FSDP(make_net(h=h, blocks=blocks, std=0.05), sharding_strategy=strategy,
+                         auto_wrap_policy=block_policy())
+            x = torch.ones(2, IN)
+            gc.collect()
+            base = C._cpu_memory_stats(True)[0]
+            gathers[0] = 0
+            out = model(x).sum()
+            live = C._cpu_memory_stats()[0] - base
+            assert gathers[0] == blocks + 1, (strategy, gathers[0])
+            assert kept * block_bytes <= live < (kept + 0.5) * block_bytes, (strategy, live, block_bytes)
+            out.backward()
+            assert gathers[0] == blocks + 1 + regathered, (strategy, gathers[0])
+            del out, model
+    finally:
+        c10d.all_gather_into_tensor = real
+
+
+# (name, check, runs on torch too): the freeing check reads pyctorch's counters; torch's FSDP refuses
+# CPUOffload (pinned memory) and sync_module_states (GPU-only) without an accelerator, and its
+# HYBRID_SHARD on a CPU-only machine gives other numbers than the unsharded model (pyctorch documents
+# HYBRID_SHARD as FULL_SHARD within one node)
 CHECKS = [("full_shard", check_full_shard, True), ("shard_grad_op", check_shard_grad_op, True),
           ("no_shard", check_no_shard, True), ("hybrid_shard", check_hybrid_shard, False),
           ("orig_params_size_policy", check_orig_params_size_policy, True), ("cpu_offload", check_cpu_offload, False),
           ("fully_shard", check_fully_shard, True), ("mixed_precision", check_mixed_precision, True),
           ("full_state_dict", check_full_state_dict, True), ("sharded_state_dict", check_sharded_state_dict, True),
           ("summon_full_params", check_summon_full_params, True), ("no_sync", check_no_sync, True),
-          ("sync_module_states", check_sync_module_states, False)]
+          ("sync_module_states", check_sync_module_states, False),
+          ("frees_between_forward_and_backward", check_frees_between_forward_and_backward, False)]
 
 
 def main_fsdp():

@@ -1,7 +1,7 @@
 """What runs around every FSDP unit's forward, for FullyShardedDataParallel and fully_shard alike.
 
-A unit is any module with an FSDP state (module.__dict__["_fsdp_state"]: the FSDP wrapper itself,
-or fully_shard's state object); the state has `_handle` (a FlatParamHandle or None),
+A unit is any module with an FSDP state (state_of: the FSDP wrapper itself, or fully_shard's
+state object); the state has `_handle` (a FlatParamHandle or None),
 `_mixed_precision` and `_root_done`. The outermost unit whose forward runs is the root: at its
 first forward it is initialised as such (it keeps its parameters gathered from forward to
 backward, as torch's root does, and buffers are cast for mixed precision), it casts floating
@@ -19,6 +19,10 @@ _depth = 0  # FSDP forwards running now (nested units)
 
 
 def state_of(module):
+    # an FSDP wrapper is its own state (a class flag, so no instance refers to itself and the wrapper is
+    # freed without the cycle collector); fully_shard's state sits in the module's __dict__
+    if getattr(type(module), "_is_fsdp_wrapper", False):
+        return module
     return module.__dict__.get("_fsdp_state")
 
 

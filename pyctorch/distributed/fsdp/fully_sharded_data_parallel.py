@@ -32,6 +32,8 @@ _DEFAULT_CONFIG = {StateDictType.FULL_STATE_DICT: FullStateDictConfig, StateDict
 class FullyShardedDataParallel(nn.Module):
     """Shards a module's parameters across the process group (see the module docstring)."""
 
+    _is_fsdp_wrapper = True  # (_runtime.state_of)
+
     def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None, auto_wrap_policy=None,
                  backward_prefetch=BackwardPrefetch.BACKWARD_PRE, mixed_precision=None, ignored_modules=None,
                  param_init_fn=None, device_id=None, sync_module_states=False, forward_prefetch=False,
@@ -72,7 +74,6 @@ class FullyShardedDataParallel(nn.Module):
                             only_wrap_children=True)
         self._fsdp_wrapped_module = module
         d = self.__dict__
-        d["_fsdp_state"] = self
         d["_root_done"] = False
         d["_is_root"] = None
         d["_mixed_precision"] = mixed_precision
