@@ -28,7 +28,8 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 CHECKS = ["full_shard", "shard_grad_op", "no_shard", "hybrid_shard", "orig_params_size_policy", "cpu_offload",
           "fully_shard", "mixed_precision", "full_state_dict", "sharded_state_dict", "summon_full_params", "no_sync",
           "sync_module_states", "frees_between_forward_and_backward"]
-TORCH_SKIPS = {"hybrid_shard", "cpu_offload", "sync_module_states", "frees_between_forward_and_backward"}  # why: CHECKS in _fsdp_worker.py
+# not run on torch (why: CHECKS in _fsdp_worker.py)
+TORCH_SKIPS = {"hybrid_shard", "cpu_offload", "sync_module_states", "frees_between_forward_and_backward"}
 TORCH_SKIPPED_RECORDS = {"hybrid_shard", "cpu_offload"}
 
 

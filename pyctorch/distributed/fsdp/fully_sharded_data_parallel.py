@@ -196,7 +196,8 @@ class FullyShardedDataParallel(nn.Module):
             return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)
         kind = self._state_dict_type
         if kind == StateDictType.FULL_STATE_DICT:
-            return _state_dict.full_state_dict(self, self._state_dict_config, FullyShardedDataParallel.summon_full_params)
+            return _state_dict.full_state_dict(self, self._state_dict_config,
+                                               FullyShardedDataParallel.summon_full_params)
         if kind == StateDictType.SHARDED_STATE_DICT:
             return _state_dict.sharded_state_dict(self)
         return super().state_dict(keep_vars=keep_vars)
@@ -242,3 +243,19 @@ class FullyShardedDataParallel(nn.Module):
             clip_grads_with_norm_(params, max_norm, total)
         grads = sharded + replicated
         return total.to(grads[0].dtype) if grads else total
+
+
+def _optim_state_dict_not_supported(name):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(f"FullyShardedDataParallel.{name} is not supported by pyctorch yet: save the "
+                                  "optimizer of each rank (its state is the state of that rank's shards)")
+    refuse.__name__ = name
+    return staticmethod(refuse)
+
+
+for _name in ("optim_state_dict", "optim_state_dict_to_load", "full_optim_state_dict", "sharded_optim_state_dict",
+              "shard_full_optim_state_dict", "scatter_full_optim_state_dict", "rekey_optim_state_dict",
+              "flatten_sharded_optim_state_dict"):
+    setattr(FullyShardedDataParallel, _name, _optim_state_dict_not_supported(_name))
+del _name
+

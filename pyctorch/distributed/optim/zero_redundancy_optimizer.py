@@ -7,7 +7,8 @@ greedily, largest first, onto the rank owning the fewest elements so far (the sa
 rank, since it depends only on the shapes). After the local step each owner broadcasts its
 parameters, so all ranks leave step() with the same model. `param_groups` is the full list the
 caller built (a learning-rate scheduler sees and changes it); its hyperparameters are copied into
-the local optimizer before each step.
+the local optimizer before each step. parameters_as_bucket_view is accepted and changes nothing
+(the broadcasts are coalesced per owner and dtype anyway); overlap_with_ddp is not supported.
 """
 import pyctorch as torch
 from pyctorch.optim.optimizer import Optimizer
