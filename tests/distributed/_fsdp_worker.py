@@ -33,6 +33,7 @@ ModuleWrapPolicy = _wrap.ModuleWrapPolicy
 size_based_auto_wrap_policy, transformer_auto_wrap_policy = (_wrap.size_based_auto_wrap_policy,
                                                              _wrap.transformer_auto_wrap_policy)
 
+checkpoint = importlib.import_module(torch.__name__ + ".utils.checkpoint").checkpoint
 CPU = torch.device("cpu")  # torch's FSDP needs device_id on a machine without an accelerator
 IN, OUT, B, STEPS, LR, CLIP = 5, 3, 4, 3, 0.05, 0.5
 
@@ -46,19 +47,26 @@ class Block(torch.nn.Module):
         return x + torch.tanh(self.fc(x))
 
 
+class CheckpointedBlock(Block):
+    """Block with its inside under activation checkpointing (recomputed in backward)."""
+
+    def forward(self, x):
+        return x + checkpoint(lambda y: torch.tanh(self.fc(y)), x, use_reentrant=False)
+
+
 class Net(torch.nn.Module):
-    def __init__(self, h=8, blocks=2):
+    def __init__(self, h=8, blocks=2, block_cls=Block):
         super().__init__()
         self.inp = torch.nn.Linear(IN, h)
-        self.blocks = torch.nn.Sequential(*[Block(h) for _ in range(blocks)])
+        self.blocks = torch.nn.Sequential(*[block_cls(h) for _ in range(blocks)])
         self.head = torch.nn.Linear(h, OUT)
 
     def forward(self, x):
         return self.head(self.blocks(self.inp(x)))
 
 
-def make_net(seed=0, h=8, blocks=2, std=0.3):
-    net = Net(h, blocks)
+def make_net(seed=0, h=8, blocks=2, std=0.3, block_cls=Block):
+    net = Net(h, blocks, block_cls)
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         for p in net.parameters():
@@ -217,6 +225,11 @@ def check_fully_shard():
     close(losses, reference(clip=False)[0], 1e-5, "fully_shard: losses")
 
 
+def check_checkpoint_in_unit():
+    model = FSDP(make_net(block_cls=CheckpointedBlock), device_id=CPU, auto_wrap_policy=block_policy())
+    expect_reference("checkpoint_in_unit", model, train(model))
+
+
 def check_mixed_precision():
     mp = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, buffer_dtype=torch.bfloat16)
     model = wrap(auto_wrap_policy=block_policy(), mixed_precision=mp)
@@ -349,7 +362,8 @@ def check_frees_between_forward_and_backward():
 CHECKS = [("full_shard", check_full_shard, True), ("shard_grad_op", check_shard_grad_op, True),
           ("no_shard", check_no_shard, True), ("hybrid_shard", check_hybrid_shard, False),
           ("orig_params_size_policy", check_orig_params_size_policy, True), ("cpu_offload", check_cpu_offload, False),
-          ("fully_shard", check_fully_shard, True), ("mixed_precision", check_mixed_precision, True),
+          ("fully_shard", check_fully_shard, True), ("checkpoint_in_unit", check_checkpoint_in_unit, True),
+          ("mixed_precision", check_mixed_precision, True),
           ("full_state_dict", check_full_state_dict, True), ("sharded_state_dict", check_sharded_state_dict, True),
           ("summon_full_params", check_summon_full_params, True), ("no_sync", check_no_sync, True),
           ("sync_module_states", check_sync_module_states, False),

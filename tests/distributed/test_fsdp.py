@@ -26,8 +26,8 @@ from dist_helpers import ROOT, requires_gloo, run_ranks  # noqa: E402
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 CHECKS = ["full_shard", "shard_grad_op", "no_shard", "hybrid_shard", "orig_params_size_policy", "cpu_offload",
-          "fully_shard", "mixed_precision", "full_state_dict", "sharded_state_dict", "summon_full_params", "no_sync",
-          "sync_module_states", "frees_between_forward_and_backward"]
+          "fully_shard", "checkpoint_in_unit", "mixed_precision", "full_state_dict", "sharded_state_dict",
+          "summon_full_params", "no_sync", "sync_module_states", "frees_between_forward_and_backward"]
 # not run on torch (why: CHECKS in _fsdp_worker.py)
 TORCH_SKIPS = {"hybrid_shard", "cpu_offload", "sync_module_states", "frees_between_forward_and_backward"}
 TORCH_SKIPPED_RECORDS = {"hybrid_shard", "cpu_offload"}

@@ -128,6 +128,7 @@ class FlatParamHandle:
     # -- the states of the original names ----------------------------------------------------------
     def _rest(self):
         """The sharded state: the gathered vector dropped, the original names back at rest."""
+        self.installed = False
         for info in self.infos:
             for module, name in info.places:
                 if self.use_orig_params:
@@ -145,6 +146,7 @@ class FlatParamHandle:
         for info, view in zip(self.infos, views):
             for module, name in info.places:
                 module.__dict__[name] = view
+        self.installed = True
 
     def _views(self, full):
         parts = torch.split(full, self.split_sizes)
@@ -189,6 +191,17 @@ class FlatParamHandle:
         else:
             full = self.full
         self._install(self._views(full))
+
+    def pre_backward(self):
+        """Before the unit's backward: its names read the gathered parameters again, for code that
+        runs the module's forward inside backward. pyctorch's activation checkpointing recomputes
+        its function with grad enabled and back-propagates through the recomputed graph, so the
+        views must lead to an _Unshard node again (whose backward reduces what that inner backward
+        gives; the forward's node reduces the rest, if anything reaches it)."""
+        if not self.installed:
+            self._ensure_gathered()
+            with torch.enable_grad():
+                self._install(self._views(_Unshard.apply(self.flat_param, self)))
 
     def post_forward(self):
         if self.reshard_after_forward or not torch.is_grad_enabled():

@@ -11,6 +11,7 @@ parameter views], so every unit inside can free its parameters after its forward
 import contextlib
 
 import pyctorch as torch
+from pyctorch.nn.parallel.distributed import _find_tensors
 
 from . import _saved_params
 from .api import ShardingStrategy
@@ -75,11 +76,24 @@ def unit_forward(state, module, forward, args, kwargs):
         try:
             if handle is not None:
                 handle.pre_forward()
-            return forward(*args, **kwargs)
+            out = forward(*args, **kwargs)
         finally:
             _depth -= 1
             if handle is not None:
                 handle.post_forward()
+        if handle is not None and torch.is_grad_enabled() and handle.flat_param.requires_grad:
+            _register_pre_backward(handle, out)
+        return out
+
+
+def _register_pre_backward(handle, out):
+    """handle.pre_backward() once the gradient of any of the unit's outputs arrives."""
+    def hook(grad):
+        handle.pre_backward()
+
+    for t in _find_tensors(out):
+        if t.requires_grad:
+            t.register_hook(hook)
 
 
 def unit_params(root, is_other_unit, ignored_ids):
