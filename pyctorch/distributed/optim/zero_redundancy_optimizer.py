@@ -11,6 +11,7 @@ the local optimizer before each step. parameters_as_bucket_view is accepted and 
 (the broadcasts are coalesced per owner and dtype anyway); overlap_with_ddp is not supported.
 """
 import pyctorch as torch
+from pyctorch.nn.parallel.distributed import _broadcast_coalesced
 from pyctorch.optim.optimizer import Optimizer
 
 from .. import distributed_c10d as c10d
@@ -92,22 +93,12 @@ class ZeroRedundancyOptimizer(Optimizer):
         return loss
 
     def _broadcast_params(self):
-        """Each owner sends its parameters: one flat broadcast per owner and dtype (coalesced as
-        DDP's initial broadcast is)."""
-        with torch.no_grad():
-            for r, groups in enumerate(self._partition()):
-                src = c10d.get_global_rank(self._group, r)
-                by_dtype = {}
-                for p in (p for ps in groups for p in ps):
-                    by_dtype.setdefault(p.dtype, []).append(p)
-                for ps in by_dtype.values():
-                    flat = torch.cat([p.detach().reshape(-1) for p in ps])
-                    c10d.broadcast(flat, src, group=self._group)
-                    if r != self.rank:
-                        off = 0
-                        for p in ps:
-                            p.copy_(flat[off:off + p.numel()].view(p.shape))
-                            off += p.numel()
+        """Each owner sends its parameters (one flat broadcast per owner and dtype, as DDP's initial
+        broadcast)."""
+        for r, groups in enumerate(self._partition()):
+            owned = [p for ps in groups for p in ps]
+            if owned:
+                _broadcast_coalesced(self._group, owned, r)
 
     # -- state dicts -----------------------------------------------------------------------------
     def _global_index(self):
