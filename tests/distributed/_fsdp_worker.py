@@ -64,6 +64,9 @@ class Net(torch.nn.Module):
     def forward(self, x):
         return self.head(self.blocks(self.inp(x)))
 
+    def predict(self, x):  # a method besides forward that uses the parameters
+        return self.head(self.blocks(self.inp(x))).argmax(-1)
+
 
 def make_net(seed=0, h=8, blocks=2, std=0.3, block_cls=Block):
     net = Net(h, blocks, block_cls)
@@ -223,6 +226,9 @@ def check_fully_shard():
         losses.append(mean.item() / WORLD)
     record("fully_shard", losses)
     close(losses, reference(clip=False)[0], 1e-5, "fully_shard: losses")
+    _fsdp.register_fsdp_forward_method(net, "predict")
+    with torch.no_grad():
+        assert net.predict(x).tolist() == net(x).argmax(-1).tolist()
 
 
 def check_checkpoint_in_unit():

@@ -10,5 +10,6 @@ from .api import (BackwardPrefetch, CPUOffload, FullOptimStateDictConfig, FullSt
                   ShardedOptimStateDictConfig, ShardedStateDictConfig, ShardingStrategy, StateDictConfig,
                   StateDictSettings, StateDictType)
 from .fully_sharded_data_parallel import FullyShardedDataParallel  # noqa: F401
-from ._fully_shard import FSDPModule, MixedPrecisionPolicy, OffloadPolicy, CPUOffloadPolicy, fully_shard  # noqa: F401
+from ._fully_shard import (CPUOffloadPolicy, FSDPModule, MixedPrecisionPolicy, OffloadPolicy,  # noqa: F401
+                           UnshardHandle, fully_shard, register_fsdp_forward_method)
 from . import wrap  # noqa: F401

@@ -19,7 +19,8 @@ from . import _runtime
 from ._flat_param import FlatParamHandle
 from .api import MixedPrecision, ShardingStrategy
 
-__all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy"]
+__all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy", "UnshardHandle",
+           "register_fsdp_forward_method"]
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,11 @@ class FSDPModule:
             self._fsdp_state._handle.reshard()
 
     def unshard(self, async_op=False):
-        """Gathers the parameters now (the next forward uses them without gathering again)."""
+        """Gathers the parameters now (the next forward uses them without gathering again). The
+        gather is synchronous; with async_op the returned handle's wait() has nothing left to do."""
         if self._fsdp_state._handle is not None:
             self._fsdp_state._handle._ensure_gathered()
+        return UnshardHandle() if async_op else None
 
     def set_requires_gradient_sync(self, requires_gradient_sync, *, recurse=True):
         """False: backward accumulates unreduced gradients locally (torch's no_sync); the next synced
@@ -80,6 +83,27 @@ class FSDPModule:
             s = _runtime.state_of(m)
             if s is not None and s._handle is not None and not s._is_root:
                 s._handle.reshard_after_forward = bool(reshard_after_forward)
+
+
+class UnshardHandle:
+    """What FSDPModule.unshard(async_op=True) returns."""
+
+    def wait(self):
+        return None
+
+
+def register_fsdp_forward_method(module, method_name):
+    """Makes module.<method_name> (a method other than forward, e.g. generate) run with the unit's
+    parameters gathered, as forward does."""
+    state = _runtime.state_of(module)
+    if state is None:
+        return
+    method = getattr(module, method_name)
+
+    def gathered(*args, **kwargs):
+        return _runtime.unit_forward(state, module, method, args, kwargs)
+
+    setattr(module, method_name, gathered)
 
 
 @functools.lru_cache(maxsize=None)
