@@ -243,6 +243,13 @@ def check_mixed_precision():
     record("mixed_bf16", losses)
     close(losses, ref()[0], 0.05, "bf16 losses near float32's")
     assert all(p.dtype == torch.float32 for p in model.parameters()), "the shards keep their float32"
+    # buffers run in buffer_dtype; a full state dict gives them back in their own dtype
+    bn = FSDP(torch.nn.Sequential(torch.nn.Linear(IN, 4), torch.nn.BatchNorm1d(4)), device_id=CPU, mixed_precision=mp)
+    bn(torch.ones(3, IN)).sum().backward()
+    assert bn.module[1].running_mean.dtype == torch.bfloat16, bn.module[1].running_mean.dtype
+    with FSDP.state_dict_type(bn, StateDictType.FULL_STATE_DICT):
+        dtypes = {k: v.dtype for k, v in bn.state_dict().items()}
+    assert dtypes["1.running_mean"] == torch.float32 and dtypes["1.num_batches_tracked"] == torch.int64, dtypes
 
 
 # -- state dicts, summon, no_sync, sync_module_states ------------------------------------------

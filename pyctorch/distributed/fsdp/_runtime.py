@@ -57,6 +57,8 @@ def _init_root(state, module):
             for m in module.modules():
                 for name, b in list(m._buffers.items()):
                     if b is not None and b.is_floating_point():
+                        # (a full state dict gives buffers back in this original dtype, as torch's)
+                        m.__dict__.setdefault("_fsdp_buffer_dtypes", {})[name] = b.dtype
                         m._buffers[name] = b.to(mp.buffer_dtype)
 
 

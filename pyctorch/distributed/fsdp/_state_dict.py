@@ -3,7 +3,9 @@
 FULL_STATE_DICT: the unwrapped model's keys and full values (every rank gathers; rank0_only
 leaves the other ranks' dicts empty). SHARDED_STATE_DICT: the same keys, each parameter's value
 being this rank's piece of its flattened parameter (1-D, possibly empty) where torch gives a
-DTensor/ShardedTensor; it loads back at the same world size and wrapping. LOCAL_STATE_DICT: the
+DTensor/ShardedTensor; it loads back at the same world size and wrapping. Buffers that mixed
+precision cast come back in their original dtype in a full state dict (as torch's), as they are in
+the others. LOCAL_STATE_DICT: the
 flat shards under their own names (Module.state_dict as is).
 """
 from collections import OrderedDict
@@ -26,9 +28,17 @@ def _plain_state_dict(root, keep_vars):
     return OrderedDict((clean_key(k), v) for k, v in raw.items() if k.rsplit(".", 1)[-1] != FLAT_PARAM)
 
 
+def _original_buffer_dtypes(root):
+    """{clean key: dtype} of the buffers mixed precision cast at the first forward."""
+    return {clean_key(f"{name}.{b}" if name else b): dtype for name, m in root.named_modules()
+            for b, dtype in m.__dict__.get("_fsdp_buffer_dtypes", {}).items()}
+
+
 def full_state_dict(root, config, summon):
+    dtypes = _original_buffer_dtypes(root)
     with summon(root, writeback=False):
-        sd = OrderedDict((k, v.detach().clone()) for k, v in _plain_state_dict(root, keep_vars=False).items())
+        sd = OrderedDict((k, v.detach().clone().to(dtypes.get(k, v.dtype)))
+                         for k, v in _plain_state_dict(root, keep_vars=False).items())
     if getattr(config, "rank0_only", False) and torch.distributed.get_rank() != 0:
         return OrderedDict()
     return sd
