@@ -637,3 +637,24 @@ def test_input_read_only_by_unneeded_formulas_is_not_saved():
     y.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("lib_name", ["pyctorch", "torch"])
+def test_grad_runs_leaf_hooks_on_the_captured_gradient(lib_name):
+    """autograd.grad of a leaf: the leaf's hooks see the gradient and their result is what grad() returns
+    (the leaf's .grad stays untouched); hooks of a non-leaf input run likewise."""
+    if lib_name == "torch" and T is None:
+        pytest.skip("torch is not installed (oracle comparisons skip)")
+    lib = P if lib_name == "pyctorch" else T
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: (seen.append(g.tolist()), g * 10)[1])
+    x.register_hook(lambda g: None)  # a hook returning None keeps the gradient
+    g, = lib.autograd.grad((x * x).sum(), x)
+    assert g.tolist() == [20.0, 40.0] and seen == [[2.0, 4.0]] and x.grad is None
+    z = x * 3
+    z.register_hook(lambda g: g + 1)
+    gz, = lib.autograd.grad((z * 2).sum(), z)
+    assert gz.tolist() == [3.0, 3.0]
+    (x * x).sum().backward()  # backward() still runs the hooks once, into .grad
+    assert x.grad.tolist() == [20.0, 40.0] and len(seen) == 2

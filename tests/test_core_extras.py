@@ -186,3 +186,25 @@ def test_large_outputs_written_around_the_cache(threads):
         np.testing.assert_array_equal((rows * B[: rows.shape[1]]).numpy(), a[: 3 << 20].reshape(3, -1) * b[: rows.shape[1]])
     finally:
         P.set_num_threads(old)
+
+
+@requires_torch
+@pytest.mark.parametrize("value", [3.5, 2, True, "tensor", "tensor_grad", "tensor_1d"])
+def test_torch_fill_matches_torch(value):
+    """torch.fill (out of place): a new tensor like the input filled with a number or a 0-d tensor, whose
+    gradient flows to the tensor value (grad.sum()) and zeros to the input; a 1-d value is refused."""
+    outs = []
+    for lib in (P, T):
+        x = lib.zeros(2, 3, requires_grad=True)
+        v = {"tensor": lib.tensor(1.25), "tensor_grad": lib.tensor(2.0, requires_grad=True),
+             "tensor_1d": lib.ones(2)}.get(value, value)
+        try:
+            y = lib.fill(x, v)
+        except RuntimeError as e:
+            outs.append(("error", str(e)))
+            continue
+        (y * lib.arange(6.0).reshape(2, 3)).sum().backward()
+        outs.append((y.tolist(), str(y.dtype), x.grad.tolist(),
+                     v.grad.item() if isinstance(v, type(x)) and v.requires_grad else None))
+    assert outs[0] == outs[1]
+    assert P.fill(P.zeros(2, dtype=P.int64), 2.7).tolist() == [2, 2]

@@ -200,6 +200,26 @@ PyObject *pct_cpu_fill_(pct_call *c)
     return (PyObject *)self;
 }
 
+/* torch.fill(input, value): fill_ into a new tensor shaped as input, through the in-place kernel of the same
+ * value type (its checks included) */
+static PyObject *fill_new(pct_call *c, pct_kernel_fn fill_in_place)
+{
+    pct_tensor *r = pct_tensor_empty_like(c->v[0].t, -1);
+    if (!r) return NULL;
+    pct_call in_place = *c;
+    in_place.v[0].t = r;
+    PyObject *done = fill_in_place(&in_place);
+    Py_XDECREF(done);
+    if (!done) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    return (PyObject *)r;
+}
+
+PyObject *pct_cpu_fill(pct_call *c) { return fill_new(c, pct_cpu_fill_); }
+PyObject *pct_cpu_fill_tensor(pct_call *c) { return fill_new(c, pct_cpu_fill_tensor_); }
+
 PyObject *pct_cpu_zero_(pct_call *c)
 {
     pct_tensor *self = c->v[0].t;
