@@ -129,6 +129,15 @@ class _Worker:
                                                           prefix if prefixed else ""), daemon=True)
             t.start()
             self.threads.append(t)
+        # Note [First failure]: a reaper thread notes when the process ended, so when several workers
+        # die within one monitor interval (a rank killed mid-collective, then its peers raising) the
+        # root cause is the one that died first, not the first in rank order
+        self.ended_at = None
+        threading.Thread(target=self._reap, daemon=True).start()
+
+    def _reap(self):
+        self.proc.wait()
+        self.ended_at = time.monotonic()
 
     @staticmethod
     def _pump(pipe, log, console, prefix):
@@ -338,11 +347,11 @@ class _Launcher:
         """Waits until every worker succeeded (None), one failed (that worker), the rendezvous
         membership changed (_MEMBERSHIP_CHANGED) or a signal came (None, with self.stopping set)."""
         while self.stopping is None:
-            codes = [w.proc.poll() for w in self.workers]
-            for w, c in zip(self.workers, codes):
-                if c not in (None, 0):
-                    return w
-            if all(c == 0 for c in codes):
+            ended = [w for w in self.workers if w.ended_at is not None]
+            failed = [w for w in ended if w.proc.returncode != 0]
+            if failed:
+                return min(failed, key=lambda w: w.ended_at)  # Note [First failure]
+            if len(ended) == len(self.workers):
                 return None
             if self.rdzv.membership_changed(self.info):
                 return _MEMBERSHIP_CHANGED
