@@ -200,6 +200,8 @@ class C10dRendezvous:
             self.store.add(f"{info.round}/done", 1)
             end = time.monotonic() + self.exit_barrier_timeout
             while self.store.add(f"{info.round}/done", 0) < info.nnodes and time.monotonic() < end:
+                if self.store.check(["closed"]):
+                    return  # a node gave up: it will never arrive
                 time.sleep(POLL_S)
         except Exception:  # noqa: BLE001 -- the host left first: nothing left to wait for
             pass
