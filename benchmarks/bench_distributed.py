@@ -122,6 +122,13 @@ def run_job(module_name, quick):
     return json.loads(lines[0])
 
 
+def _timing(xs):
+    """The harness's timing record for one case's per-call samples."""
+    med = statistics.median(xs)
+    return {"per_call_s": med, "min_s": min(xs), "spread": (max(xs) - min(xs)) / med, "number": None,
+            "repeat": len(xs)}
+
+
 def main():
     if "--worker" in sys.argv:
         return worker(sys.argv[sys.argv.index("--worker") + 1], "--quick" in sys.argv)
@@ -131,43 +138,38 @@ def main():
     args, suite = setup("distributed", __doc__)
     if args.device != "cpu":
         suite.skip("the distributed benchmark runs Gloo on the CPU only")
-    frameworks = [args.candidate] + (["torch"] if suite.ref is not None else [])
-    samples = {f: {} for f in frameworks}
+    # role -> framework; with --candidate torch both roles run torch (the harness's self-test)
+    roles = {"candidate": args.candidate, **({"torch": "torch"} if suite.ref is not None else {})}
+    samples = {role: {} for role in roles}
     params = None
     for _ in range(1 if args.quick else 2):  # alternate the jobs: drifts of the machine hit both
-        for f in frameworks:
-            job = run_job(f, args.quick)
+        for role, framework in roles.items():
+            job = run_job(framework, args.quick)
             params = job["params"]
             for case, xs in job["samples"].items():
-                samples[f].setdefault(case, []).extend(xs)
+                samples[role].setdefault(case, []).extend(xs)
 
-    def median(f, case):
-        return statistics.median(samples[f][case]) if f in samples and case in samples[f] else None
+    def per_role(fn):
+        """{"candidate": fn(role samples), "torch": ... or None}: the harness's metric layout."""
+        return {role: fn(samples[role]) if role in samples else None for role in ("candidate", "torch")}
 
-    def timing(xs):
-        med = statistics.median(xs)
-        return {"per_call_s": med, "min_s": min(xs), "spread": (max(xs) - min(xs)) / med, "number": None,
-                "repeat": len(xs)}
+    def overlap(cases):
+        """The share of the communication hidden behind backward, per turn of the three cases (they
+        ran back to back), then the median: steadier than a difference of medians."""
+        turns = zip(cases["ddp step"], cases["compute"], cases["grad all_reduce"])
+        return statistics.median(100 * (compute + comm - step) / comm for step, compute, comm in turns)
 
-    ref = frameworks[1] if len(frameworks) > 1 else None
-    per_framework = {f: {c: timing(xs) for c, xs in samples[f].items()} for f in frameworks}
-    for case in samples[args.candidate]:
-        label = {"ddp step": "transformer 2x128, B=8 T=64 / rank", "compute": "the step under no_sync()",
-                 "grad all_reduce": f"{params} float32 (all gradients)"}.get(case, "float32 SUM, 2 ranks")
-        r = Result(case, label, median(args.candidate, case), median(ref, case) if ref else None, TARGET,
-                   timings={k: per_framework[f][case] for k, f in zip(("candidate", "torch"), frameworks)})
+    labels = {"ddp step": "transformer 2x128, B=8 T=64 / rank", "compute": "the step under no_sync()",
+              "grad all_reduce": f"{params} float32 (all gradients)"}
+    for case in samples["candidate"]:
+        med = per_role(lambda cases: statistics.median(cases[case]))
+        r = Result(case, labels.get(case, "float32 SUM, 2 ranks"), med["candidate"], med["torch"], TARGET,
+                   timings={role: _timing(cases[case]) for role, cases in samples.items()})
         if case.startswith("all_reduce"):
             nbytes = {"KB": 1 << 10, "MB": 1 << 20}[case[-2:]] * int(case.split()[1][:-2])
-            r.metrics = {"GB/s": {k: nbytes / median(f, case) / 1e9 for k, f in zip(("candidate", "torch"), frameworks)}}
-            r.metrics["GB/s"].setdefault("torch", None)
+            r.metrics = {"GB/s": per_role(lambda cases: nbytes / statistics.median(cases[case]) / 1e9)}
         if case == "ddp step":
-            def overlap(f):
-                """The share of the communication hidden behind backward, per turn of the three
-                cases (they ran back to back), then the median: steadier than a difference of medians."""
-                turns = zip(samples[f]["ddp step"], samples[f]["compute"], samples[f]["grad all_reduce"])
-                return statistics.median(100 * (compute + comm - step) / comm for step, compute, comm in turns)
-            r.metrics = {"overlap%": {k: overlap(f) for k, f in zip(("candidate", "torch"), frameworks)}}
-            r.metrics["overlap%"].setdefault("torch", None)
+            r.metrics = {"overlap%": per_role(overlap)}
         suite.add(r)
     return suite.finish()
 

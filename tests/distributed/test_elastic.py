@@ -11,6 +11,12 @@ import time
 
 import pytest
 
+try:
+    import torch.distributed.run  # noqa: F401
+    HAVE_TORCHRUN = True
+except ImportError:
+    HAVE_TORCHRUN = False
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dist_helpers import ROOT, free_port, requires_gloo  # noqa: E402
@@ -34,11 +40,11 @@ WORKER = """
 """
 
 
-def start_launcher(tmp_path, script, nnodes, port, *extra, env=None):
+def start_launcher(tmp_path, script, nnodes, port, *extra, env=None, module="pyctorch.distributed.run"):
     path = tmp_path / "script.py"
     if not path.exists():
         path.write_text(textwrap.dedent(script))
-    cmd = [sys.executable, "-m", "pyctorch.distributed.run", "--nnodes", nnodes, "--nproc-per-node", "1",
+    cmd = [sys.executable, "-m", module, "--nnodes", nnodes, "--nproc-per-node", "1",
            "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "job7",
            "--monitor-interval", "0.05", *extra, str(path)]
     e = dict(os.environ, PYTHONPATH=ROOT, **(env or {}))
@@ -140,3 +146,23 @@ def test_c10d_needs_an_endpoint(tmp_path):
                         str(tmp_path / "s.py")], capture_output=True, text=True, timeout=30,
                        env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2 and "--rdzv-endpoint host:port" in r.stderr
+
+
+@pytest.mark.skipif(not HAVE_TORCHRUN, reason="torch is not installed (oracle comparisons skip)")
+def test_worker_environment_matches_torchruns(tmp_path):
+    # the one difference: torchrun's agent serves the workers' store (TORCHELASTIC_USE_AGENT_STORE=True,
+    # MASTER_ADDR from socket.getfqdn()), pyctorch's rank 0 serves it at node 0's address towards the endpoint
+    script = WORKER.replace('"TORCHELASTIC_RUN_ID"]', '"TORCHELASTIC_RUN_ID", "ROLE_RANK", "ROLE_WORLD_SIZE", '
+                            '"LOCAL_WORLD_SIZE", "TORCHELASTIC_MAX_RESTARTS", "ROLE_NAME"]')
+    envs = {}
+    for module in ("pyctorch.distributed.run", "torch.distributed.run"):
+        port = free_port()
+        procs = [start_launcher(tmp_path, script, "1:2", port, "--rdzv-conf", "last_call_timeout=20", module=module)]
+        time.sleep(1.0 if module.startswith("torch") else 0.5)  # torchrun's agent imports torch first
+        procs.append(start_launcher(tmp_path, script, "1:2", port, "--rdzv-conf", "last_call_timeout=20",
+                                    module=module))
+        results = finish(procs, timeout=60)
+        for code, _, err in results:
+            assert code == 0, err[-3000:]
+        envs[module] = records(results)
+    assert envs["pyctorch.distributed.run"] == envs["torch.distributed.run"]
