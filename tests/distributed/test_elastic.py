@@ -101,11 +101,13 @@ def test_a_late_node_restarts_the_job_with_it(tmp_path):
     # node's arrival makes a new round with both, no restart spent
     script = WORKER.replace('    if os.environ.get("PCT_TEST_COLLECTIVE"):',
                             '    if os.environ["GROUP_WORLD_SIZE"] == "1":\n'
-                            '        import time; time.sleep(60)\n'
+                            '        import time; open("alone", "w").close(); time.sleep(60)\n'
                             '    if os.environ.get("PCT_TEST_COLLECTIVE"):')
     port = free_port()
     procs = [start_launcher(tmp_path, script, "1:2", port, "--rdzv-conf", "last_call_timeout=0.5")]
-    time.sleep(2.5)
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "alone").exists() and time.monotonic() < deadline:  # the one-node round runs
+        time.sleep(0.05)
     procs.append(start_launcher(tmp_path, script, "1:2", port, "--rdzv-conf", "last_call_timeout=0.5"))
     results = finish(procs)
     for code, _, err in results:
