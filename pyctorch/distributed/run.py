@@ -12,10 +12,12 @@ OMP_NUM_THREADS=1 unless set). When a worker fails the others get SIGTERM (then 
 failure summary is printed, and the whole group restarts while --max-restarts allows, else the
 launcher exits 1. SIGINT/SIGTERM/SIGHUP to the launcher reach every worker and none is left behind.
 
-Rendezvous is static: ranks are node_rank * nproc_per_node + local_rank and the workers meet at
-MASTER_ADDR:MASTER_PORT through init_process_group's env://. (--rdzv-backend c10d with a dynamic node
-count is not implemented yet: --nnodes MIN:MAX needs MIN == MAX and --node-rank.) Under the torch
-alias (python -m pyctorch.as_torch -m torch.distributed.run ...) the workers run under it too.
+Rendezvous (elastic/rendezvous/): static by default, ranks node_rank * nproc_per_node + local_rank
+with the workers meeting at --master-addr:--master-port; with --rdzv-backend c10d --rdzv-endpoint
+host:port the launchers join a store there and get node ranks in join order once MIN (then, after
+the last call, up to MAX) of --nnodes MIN:MAX are in; a restart, or a late node while there is room,
+starts a new round. Under the torch alias (python -m pyctorch.as_torch -m torch.distributed.run ...)
+the workers run under it too.
 """
 import argparse
 import json
@@ -29,12 +31,16 @@ import threading
 import time
 import uuid
 
+from .elastic.rendezvous import parse_rendezvous_conf
+from .elastic.rendezvous.c10d_rendezvous import C10dRendezvous
+from .elastic.rendezvous.static_rendezvous import StaticRendezvous
+
 __all__ = ["main", "get_args_parser", "parse_args", "run"]
 
 
 def get_args_parser():
     p = argparse.ArgumentParser(description="Torch Distributed Elastic Training Launcher (pyctorch)")
-    p.add_argument("--nnodes", type=str, default="1:1", help="N or MIN:MAX (MIN must equal MAX here)")
+    p.add_argument("--nnodes", type=str, default="1:1", help="N, or MIN:MAX with --rdzv-backend c10d")
     p.add_argument("--nproc-per-node", "--nproc_per_node", type=str, default="1",
                    help="workers per node: an integer, 'auto' or 'cpu' (the CPU count)")
     p.add_argument("--rdzv-backend", "--rdzv_backend", type=str, default="static")
@@ -68,11 +74,7 @@ def parse_args(args=None):
 
 def _nnodes(text):
     lo, _, hi = text.partition(":")
-    lo, hi = int(lo), int(hi or lo)
-    if lo != hi:
-        raise ValueError(f"pyctorch's launcher needs a fixed node count (--nnodes {text}: MIN != MAX); "
-                         "elastic membership is not implemented yet")
-    return lo
+    return int(lo), int(hi or lo)
 
 
 def _nproc(text):
@@ -127,6 +129,15 @@ class _Worker:
                                                           prefix if prefixed else ""), daemon=True)
             t.start()
             self.threads.append(t)
+        # Note [First failure]: a reaper thread notes when the process ended, so when several workers
+        # die within one monitor interval (a rank killed mid-collective, then its peers raising) the
+        # root cause is the one that died first, not the first in rank order
+        self.ended_at = None
+        threading.Thread(target=self._reap, daemon=True).start()
+
+    def _reap(self):
+        self.proc.wait()
+        self.ended_at = time.monotonic()
 
     @staticmethod
     def _pump(pipe, log, console, prefix):
@@ -146,27 +157,37 @@ class _Worker:
             f.close()
 
 
+def _rendezvous(args, nproc):
+    """The rendezvous the options ask for, and the run id."""
+    lo, hi = _nnodes(args.nnodes)
+    if args.standalone:
+        return StaticRendezvous(1, 0, nproc, "localhost", _free_port()), str(uuid.uuid4())
+    if args.rdzv_backend == "c10d":
+        if not args.rdzv_endpoint:
+            raise ValueError("--rdzv-backend c10d needs --rdzv-endpoint host:port")
+        conf = parse_rendezvous_conf(args.rdzv_conf)
+        return C10dRendezvous(args.rdzv_endpoint, args.rdzv_id, lo, hi, nproc, conf, args.local_addr), args.rdzv_id
+    if args.rdzv_backend != "static":
+        raise ValueError(f"--rdzv-backend {args.rdzv_backend}: pyctorch has 'static' and 'c10d'")
+    if lo != hi:
+        raise ValueError(f"--nnodes {args.nnodes}: an elastic node range needs --rdzv-backend c10d "
+                         "--rdzv-endpoint host:port")
+    addr, port = args.master_addr, args.master_port
+    if args.rdzv_endpoint:
+        host, _, p = args.rdzv_endpoint.rpartition(":")
+        addr, port = (host or args.rdzv_endpoint), int(p or 29400)
+    return StaticRendezvous(lo, args.node_rank, nproc, addr, port), args.rdzv_id
+
+
 class _Launcher:
     def __init__(self, args):
         self.args = args
-        self.nnodes = _nnodes(args.nnodes)
         self.nproc = _nproc(args.nproc_per_node)
-        if args.standalone:
-            self.nnodes, self.node_rank = 1, 0
-            self.master_addr, self.master_port = "localhost", _free_port()
-            self.run_id = str(uuid.uuid4())
-        else:
-            self.node_rank = args.node_rank
-            self.master_addr, self.master_port = args.master_addr, args.master_port
-            if args.rdzv_endpoint:
-                host, _, port = args.rdzv_endpoint.rpartition(":")
-                self.master_addr, self.master_port = (host or args.rdzv_endpoint), int(port or 29400)
-            self.run_id = args.rdzv_id
-        if not 0 <= self.node_rank < self.nnodes:
-            raise ValueError(f"--node-rank {self.node_rank} must be in [0, {self.nnodes})")
-        self.world_size = self.nnodes * self.nproc
+        self.rdzv, self.run_id = _rendezvous(args, self.nproc)
+        self.info = None  # the current round's RendezvousInfo
         self.workers = []
         self.stopping = None
+        self.rendezvous_pending = False
         self.base_dir = tempfile.mkdtemp(prefix="torchelastic_")
 
     def _command(self):
@@ -184,20 +205,20 @@ class _Launcher:
         return [*python, a.training_script, *a.training_script_args]
 
     def _start(self, restart_count):
-        a = self.args
+        a, info = self.args, self.info
         attempt_dir = os.path.join(self.base_dir, f"{self.run_id}_attempt_{restart_count}")
         tee, redirects = _std_mask(a.tee, self.nproc), _std_mask(a.redirects, self.nproc)
         shown = set(range(self.nproc)) if not a.local_ranks_filter else {int(r) for r in a.local_ranks_filter.split(",")}
         self.workers = []
         for lr in range(self.nproc):
-            rank = self.node_rank * self.nproc + lr
+            rank = info.rank_offset + lr
             os.makedirs(os.path.join(attempt_dir, str(lr)), exist_ok=True)
             env = dict(os.environ)
             env.update({
-                "LOCAL_RANK": str(lr), "RANK": str(rank), "GROUP_RANK": str(self.node_rank), "ROLE_RANK": str(rank),
-                "ROLE_NAME": a.role, "LOCAL_WORLD_SIZE": str(self.nproc), "WORLD_SIZE": str(self.world_size),
-                "GROUP_WORLD_SIZE": str(self.nnodes), "ROLE_WORLD_SIZE": str(self.world_size),
-                "MASTER_ADDR": self.master_addr, "MASTER_PORT": str(self.master_port),
+                "LOCAL_RANK": str(lr), "RANK": str(rank), "GROUP_RANK": str(info.node_rank), "ROLE_RANK": str(rank),
+                "ROLE_NAME": a.role, "LOCAL_WORLD_SIZE": str(self.nproc), "WORLD_SIZE": str(info.world_size),
+                "GROUP_WORLD_SIZE": str(info.nnodes), "ROLE_WORLD_SIZE": str(info.world_size),
+                "MASTER_ADDR": info.master_addr, "MASTER_PORT": str(info.master_port),
                 "TORCHELASTIC_RESTART_COUNT": str(restart_count), "TORCHELASTIC_MAX_RESTARTS": str(a.max_restarts),
                 "TORCHELASTIC_RUN_ID": self.run_id, "TORCHELASTIC_USE_AGENT_STORE": "False",
                 "TORCHELASTIC_ERROR_FILE": os.path.join(attempt_dir, str(lr), "error.json"),
@@ -268,6 +289,8 @@ class _Launcher:
 
     def _on_signal(self, signum, frame):
         self.stopping = signum
+        if self.rendezvous_pending:  # no worker to stop yet: leave the (possibly long) rendezvous wait now
+            raise SystemExit(128 + signum)
 
     def run(self):
         a = self.args
@@ -280,16 +303,27 @@ class _Launcher:
         try:
             restart = 0
             while True:
+                self.rendezvous_pending = True
+                self.info = self.rdzv.next_rendezvous()
+                self.rendezvous_pending = False
                 self._start(restart)
                 failed = self._monitor()
                 if self.stopping is not None:
                     name = signal.Signals(self.stopping).name
                     print(f"Received {name} death signal, shutting down workers", file=sys.stderr, flush=True)
                     self._stop_workers(signal.SIGTERM)
+                    self.rdzv.close()
                     return 128 + self.stopping
+                if failed is _MEMBERSHIP_CHANGED:  # not a failure: every node rejoins, no restart is spent
+                    print(f"[{a.role}] Detected a change of the rendezvous membership; restarting the worker "
+                          "group in a new round", file=sys.stderr, flush=True)
+                    self._stop_workers(signal.SIGTERM)
+                    self.rdzv.request_new_round(self.info)  # late joiners wait for it (a no-op if begun)
+                    continue
                 if failed is None:
                     for w in self.workers:
                         w.finish()
+                    self.rdzv.exit_barrier(self.info)
                     return 0
                 when = time.strftime("%Y-%m-%d_%H:%M:%S")
                 print(f"E{time.strftime('%m%d %H:%M:%S')} pyctorch/distributed/run.py] failed (exitcode: "
@@ -298,30 +332,42 @@ class _Launcher:
                 self._stop_workers(signal.SIGTERM)
                 if restart < a.max_restarts:
                     restart += 1
+                    self.rdzv.request_new_round(self.info)
                     print(f"[{a.role}] Worker group FAILED. {a.max_restarts - restart + 1}/{a.max_restarts} attempts "
                           "left; will restart worker group", file=sys.stderr, flush=True)
                     continue
                 print(self._summary(failed, when), file=sys.stderr, flush=True)
+                self.rdzv.close()
                 return 1
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
 
     def _monitor(self):
-        """Waits until every worker succeeded (None), one failed (that worker) or a signal came."""
+        """Waits until every worker succeeded (None), one failed (that worker), the rendezvous
+        membership changed (_MEMBERSHIP_CHANGED) or a signal came (None, with self.stopping set)."""
         while self.stopping is None:
-            codes = [w.proc.poll() for w in self.workers]
-            for w, c in zip(self.workers, codes):
-                if c not in (None, 0):
-                    return w
-            if all(c == 0 for c in codes):
+            ended = [w for w in self.workers if w.ended_at is not None]
+            failed = [w for w in ended if w.proc.returncode != 0]
+            if failed:
+                return min(failed, key=lambda w: w.ended_at)  # Note [First failure]
+            if len(ended) == len(self.workers):
                 return None
+            if self.rdzv.membership_changed(self.info):
+                return _MEMBERSHIP_CHANGED
             time.sleep(self.args.monitor_interval)
         return None
 
 
+_MEMBERSHIP_CHANGED = object()
+
+
 def run(args):
-    return _Launcher(args).run()
+    try:
+        launcher = _Launcher(args)
+    except ValueError as e:  # a bad option: argparse's style of message, not a traceback
+        get_args_parser().error(str(e))
+    return launcher.run()
 
 
 def main(args=None):

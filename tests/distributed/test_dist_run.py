@@ -159,8 +159,40 @@ def test_signal_reaches_every_worker(tmp_path):
 
 
 def test_argument_errors(tmp_path):
+    # an elastic node range needs the c10d rendezvous (tests/distributed/test_elastic.py)
     r = launch(tmp_path, ENV_SCRIPT, "--nnodes", "1:2", "--nproc-per-node", "1")
-    assert r.returncode != 0 and "fixed node count" in r.stderr
+    assert r.returncode != 0 and "--rdzv-backend c10d" in r.stderr
+
+
+def _console_script_target():
+    """pyctorch-run's target: from the installed distribution's metadata when pyctorch is
+    installed, else from pyproject.toml (a source checkout)."""
+    from importlib import metadata
+    try:
+        eps = metadata.distribution("pyctorch").entry_points
+        return next(ep.value for ep in eps if ep.group == "console_scripts" and ep.name == "pyctorch-run")
+    except (metadata.PackageNotFoundError, StopIteration):
+        import tomllib
+        with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+            return tomllib.load(f)["project"]["scripts"]["pyctorch-run"]
+
+
+def test_console_script_resolves_to_the_launcher():
+    import importlib
+    target = _console_script_target()
+    module, _, attr = target.partition(":")
+    main = getattr(importlib.import_module(module), attr)
+    import pyctorch.distributed.run as run
+    assert main is run.main
+    with pytest.raises(SystemExit) as e:  # argparse's --help exits 0 after printing the usage
+        main(["--help"])
+    assert e.value.code == 0
+
+
+def test_python_dash_m_help():
+    r = subprocess.run([sys.executable, "-m", "pyctorch.distributed.run", "--help"], capture_output=True, text=True,
+                       timeout=30, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and "--nproc-per-node" in r.stdout and "--rdzv-endpoint" in r.stdout
 
 
 def _ip(*args):

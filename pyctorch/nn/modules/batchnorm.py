@@ -5,7 +5,7 @@ from ..parameter import Parameter
 from .. import functional as F
 from .. import init
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -106,3 +106,6 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+from ._sync_batchnorm import SyncBatchNorm  # noqa: E402 -- it subclasses _BatchNorm above
