@@ -102,7 +102,8 @@ def decode_png(data):
 
 def read_run(run_dir):
     """Everything tensorboard's EventAccumulator finds in one run, without wall times."""
-    acc = event_accumulator.EventAccumulator(run_dir, size_guidance={k: 0 for k in event_accumulator.DEFAULT_SIZE_GUIDANCE})
+    keep_all = {kind: 0 for kind in event_accumulator.DEFAULT_SIZE_GUIDANCE}  # 0: no sampling, every event
+    acc = event_accumulator.EventAccumulator(run_dir, size_guidance=keep_all)
     acc.Reload()
     tags = acc.Tags()
     hist = lambda h: (h.min, h.max, h.num, h.sum, h.sum_squares, list(h.bucket_limit), list(h.bucket))  # noqa: E731
@@ -157,7 +158,8 @@ def test_histograms(ours):
     (step, (lo, hi, num, total, squares, limits, counts)), = hists["weights"]
     assert step == 1 and num == 1000 and sum(counts) == 1000
     assert lo == pytest.approx(WEIGHTS.min()) and hi == pytest.approx(WEIGHTS.max())
-    assert total == pytest.approx(WEIGHTS.astype(float).sum()) and squares == pytest.approx((WEIGHTS.astype(float) ** 2).sum())
+    as_double = WEIGHTS.astype(float)
+    assert total == pytest.approx(as_double.sum()) and squares == pytest.approx((as_double ** 2).sum())
     assert counts[0] == 0 and limits[0] <= WEIGHTS.min() < limits[1] and limits[-1] >= WEIGHTS.max()
     (_, (_, _, num, _, _, limits, counts)), = hists["counts"]
     # max_bins=7 merges the 30 bins in groups of 30 // 7 = 4: 8 remain, + the empty leading one
