@@ -310,3 +310,16 @@ def test_figure_and_bfloat16(tmp_path):
     assert (w, h) == (100, 50) and ((pixels[..., 0] > 200) & (pixels[..., 1] < 80)).any()  # the red line
     assert run["scalars"]["half"] == [(0, 0.5)]
     assert run["histograms"]["half_hist"][0][1][6] == [0.0, 2.0, 2.0, 2.0, 2.0]
+
+
+def test_hparams_values(tmp_path):
+    """A one-element tensor is logged as its number; other types are refused before anything is written."""
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_hparams({"dropout": pyctorch.tensor(0.25), "depth": np.int64(3)}, {"m": 1.0}, run_name="r")
+        with pytest.raises(ValueError, match="a hyperparameter must be"):
+            w.add_hparams({"bad": [1, 2]}, {"m": 1.0}, run_name="r2")
+        with pytest.raises(TypeError, match="hparam_domain_discrete\\[depth\\]"):
+            w.add_hparams({"depth": 3}, {"m": 1.0}, hparam_domain_discrete={"depth": ["3"]})
+    start = hparams_plugin_data(str(tmp_path / "r"))["_hparams_/session_start_info"].session_start_info.hparams
+    assert start["dropout"].number_value == 0.25 and start["depth"].number_value == 3
+    assert not os.path.exists(tmp_path / "r2")

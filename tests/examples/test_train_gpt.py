@@ -1,6 +1,6 @@
 """examples/train_gpt.py end to end, with a tiny model: it trains, writes a checkpoint, a metrics file and,
-with matplotlib, the loss curves as a PNG (without it, a notice), --resume continues with the losses of an uninterrupted run, and --framework torch gives
-pyctorch's losses for the same seed."""
+with matplotlib, the loss curves as a PNG (without it, a notice), --resume continues with the losses of an
+uninterrupted run, and --framework torch gives pyctorch's losses for the same seed."""
 import importlib.util
 import json
 import math

@@ -16,4 +16,4 @@ def make_np(value):
             # numpy has no bfloat16; float16 is what torch's writer converts to as well
             value = value.to(pyctorch.float16)
         return value.detach().cpu().numpy()
-    raise NotImplementedError(f"Got {type(value)}, but a numpy array, a number or a pyctorch tensor is expected.")
+    raise NotImplementedError(f"cannot log a {type(value).__name__}: pass a pyctorch tensor, a numpy array or a number")

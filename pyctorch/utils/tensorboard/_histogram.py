@@ -46,7 +46,7 @@ def make_histogram(values, bins, max_bins=None):
     """A HistogramProto of `values` (any shape) binned with numpy's `bins` specification."""
     flat = np.asarray(values, dtype=float).reshape(-1)
     if flat.size == 0:
-        raise ValueError("The input has no element.")
+        raise ValueError("add_histogram: no values to bin (an empty input).")
     counts, edges = np.histogram(flat, bins=bins)
     if max_bins is not None and len(counts) > max_bins:
         counts, edges = _merge_bins(counts, edges, max_bins)

@@ -32,17 +32,17 @@ def _check_discrete_domains(hparam_dict, domains):
     for name, values in domains.items():
         if (name not in hparam_dict or not isinstance(values, list)
                 or not all(isinstance(v, type(hparam_dict[name])) for v in values)):
-            raise TypeError(f"parameter: hparam_domain_discrete[{name}] should be a list of the type of "
-                            f"hparam_dict[{name}].")
+            raise TypeError(f"hparam_domain_discrete[{name}] must be a list of values of the type of "
+                            f"hparam_dict[{name}], a hyperparameter that hparam_dict names")
 
 
 def hparams(hparam_dict, metric_dict, hparam_domain_discrete=None):
     """(experiment, session start, session end) Summaries for these hyperparameters and metric names."""
     if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
-        raise TypeError("hparam_dict and metric_dict should be dictionaries.")
+        raise TypeError("hparams: hparam_dict and metric_dict must both be dicts.")
     domains = hparam_domain_discrete or {}
     if not isinstance(domains, dict):
-        raise TypeError("parameter: hparam_domain_discrete should be a dictionary.")
+        raise TypeError("hparams: hparam_domain_discrete must be a dict of lists.")
     _check_discrete_domains(hparam_dict, domains)
 
     start = plugin_data_pb2.SessionStartInfo()
@@ -51,11 +51,15 @@ def hparams(hparam_dict, metric_dict, hparam_domain_discrete=None):
         if value is None:
             continue  # an unset hyperparameter is left out, not logged as a null
         tensor_given = not isinstance(value, (numbers.Number, np.generic, str))
-        if tensor_given:  # a one-element tensor or array
-            value = float(make_np(value).reshape(-1)[0])
+        if tensor_given:  # a tensor or array: its first element, as a number
+            try:
+                value = float(make_np(value).reshape(-1)[0])
+            except NotImplementedError:
+                value = None  # neither a tensor nor an array: refused below
         kind = _kind(value)
         if kind is None:
-            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+            raise ValueError(f"hparam_dict[{name!r}]: a hyperparameter must be a number, a bool, a str or a "
+                             "one-element tensor")
         data_type, field = kind
         setattr(start.hparams[name], field, float(value) if field == "number_value" else str(value))
         domain = None

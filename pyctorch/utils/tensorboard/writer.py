@@ -116,7 +116,7 @@ class SummaryWriter:
 
     def add_custom_scalars_marginchart(self, tags, category="default", title="untitled"):
         if len(tags) != 3:
-            raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
+            raise AssertionError(f"a margin chart takes 3 tags (value, lower, upper), got {len(tags)}")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
 
     # ------------------------------------------------------------------------------------- histograms
@@ -160,7 +160,7 @@ class SummaryWriter:
         """One hparams-plugin session in the run log_dir/<run_name> (default: the current time): the
         hyperparameters, the metric names, and each metric's value as a scalar there."""
         if type(hparam_dict) is not dict or type(metric_dict) is not dict:
-            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+            raise TypeError("add_hparams: hparam_dict and metric_dict must both be dicts.")
         experiment, session_start, session_end = hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         run_dir = os.path.join(self._get_file_writer().get_logdir(), run_name or str(time.time()))
         with SummaryWriter(log_dir=run_dir) as run:
@@ -198,21 +198,21 @@ class SummaryWriter:
         folder = os.path.join(logdir, subdir)
         if tf.io.gfile.exists(folder):
             if not tf.io.gfile.isdir(folder):
-                raise NotADirectoryError(f"Path: `{folder}` exists, but is a file. Cannot proceed.")
-            print("warning: Embedding dir exists, did you set global_step for add_embedding()?")
+                raise NotADirectoryError(f"add_embedding: {folder} is a file, not a directory for the embedding")
+            print(f"warning: add_embedding overwrites {folder}; give each call its own global_step or tag")
         else:
             tf.io.gfile.makedirs(folder)
         if metadata is not None:
             if mat.shape[0] != len(metadata):
-                raise AssertionError("#labels should equal with #data points")
+                raise AssertionError(f"add_embedding: {len(metadata)} metadata rows for {mat.shape[0]} points")
             _embedding.write_metadata(metadata, folder, metadata_header)
         if label_img is not None:
             label_img = make_np(label_img)
             if mat.shape[0] != label_img.shape[0]:
-                raise AssertionError("#images should equal with #data points")
+                raise AssertionError(f"add_embedding: {label_img.shape[0]} label images for {mat.shape[0]} points")
             _embedding.write_sprite(label_img, folder)
         if mat.ndim != 2:
-            raise AssertionError("mat should be 2D, where mat.size(0) is the number of data points")
+            raise AssertionError(f"add_embedding: mat must be 2-D (points x dimensions), got shape {mat.shape}")
         _embedding.write_matrix(mat, folder)
         # one config lists every embedding this writer logged
         if not hasattr(self, "_projector_config"):
