@@ -1,13 +1,14 @@
 """SummaryWriter: log scalars, histograms, images, text, hyperparameters and more as TensorBoard event files.
 
 The event files are written by tensorboard's own EventFileWriter, and every record is one of
-tensorboard's protobuf messages, so TensorBoard (and torch's reader tools) read them as they read torch's.
+tensorboard's protobuf messages, so TensorBoard reads them as it reads torch's.
 """
 import os
 import socket
 import time
 from datetime import datetime
 
+import numpy as np
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
@@ -144,8 +145,7 @@ class SummaryWriter:
 
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
         """A matplotlib figure (or a list of them, as a grid) rendered to an image."""
-        from ._image import figure_to_chw
-        import numpy as np
+        from ._image import figure_to_chw  # matplotlib is imported only here
         if isinstance(figure, list):
             self.add_image(tag, np.stack([figure_to_chw(f, close) for f in figure]), global_step, walltime,
                            dataformats="NCHW")
