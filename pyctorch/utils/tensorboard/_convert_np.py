@@ -8,7 +8,7 @@ def make_np(value):
     """A numpy array for `value`; a number becomes a 1-element array, as torch's writer does."""
     if isinstance(value, np.ndarray):
         return value
-    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, np.ndarray):
+    if isinstance(value, (numbers.Number, np.generic)):
         return np.array([value])
     import pyctorch  # already loaded by whoever imported this package; deferred to keep the import graph flat
     if isinstance(value, pyctorch.Tensor):
