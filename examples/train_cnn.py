@@ -9,8 +9,9 @@ and a cyclic shift of up to 3 pixels), which in worker processes is seeded per w
     python examples/train_cnn.py                      # pyctorch, 2 loader workers
     python examples/train_cnn.py --framework torch    # the very same code on real torch, for comparison
 
-Prints a progress bar (loss, images/s) per epoch, the validation accuracy after each epoch, and at the end
-the final validation accuracy, images/s and wall time.
+Prints a progress bar (loss, images/s) per epoch, the validation loss and accuracy after each epoch, and at
+the end the final validation accuracy, images/s and wall time; draws the training and validation loss curves
+as a PNG with matplotlib (skipped, with a notice, where matplotlib is not installed).
 """
 import importlib
 import json
@@ -21,6 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _framework import demo_parser, load_framework  # noqa: E402
+from _loss_plot import save_loss_plot  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 CLASSES = ("horizontal stripes", "vertical stripes", "disk", "ring", "cross", "checkerboard")
@@ -36,7 +38,7 @@ def parse_args(argv=None):
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out-dir", default=DEFAULT_OUT, help="where cnn_metrics.json is written")
+    ap.add_argument("--out-dir", default=DEFAULT_OUT, help="where cnn_metrics.json and cnn_loss.png are written")
     ap.add_argument("--no-bar", action="store_true", help="no progress bar")
     return ap, ap.parse_args(argv)
 
@@ -97,16 +99,19 @@ def make_net(torch, n_classes):
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, n_classes))
 
 
-def accuracy(torch, model, loader, device):
+def evaluate(torch, model, loader, device):
+    """(mean cross-entropy loss, accuracy) over the loader."""
     model.eval()
     correct = total = 0
+    loss_sum = 0.0
     with torch.no_grad():
         for x, y in loader:
-            pred = model(x.to(device)).argmax(dim=1)
-            correct += (pred == y.to(device)).sum().item()
+            logits, y = model(x.to(device)), y.to(device)
+            loss_sum += torch.nn.functional.cross_entropy(logits, y, reduction="sum").item()
+            correct += (logits.argmax(dim=1) == y).sum().item()
             total += y.numel()
     model.train()
-    return correct / total
+    return loss_sum / total, correct / total
 
 
 def main(argv=None):
@@ -130,7 +135,7 @@ def main(argv=None):
           f"{args.image_size}x{args.image_size} images of {len(CLASSES)} classes, {args.num_workers} loader "
           f"workers, {torch.get_num_threads()} threads")
 
-    losses, val_acc, images, train_time = [], [], 0, 0.0
+    losses, val_acc, val_loss, images, train_time = [], [], [], 0, 0.0
     if not args.no_bar:
         from tqdm import tqdm
     for epoch in range(1, args.epochs + 1):
@@ -153,18 +158,29 @@ def main(argv=None):
         train_time += time.perf_counter() - t0
         if bar is not None:
             bar.close()
-        val_acc.append(accuracy(torch, model, val_loader, args.device))
-        print(f"epoch {epoch}: last loss {losses[-1]:.4f}, validation accuracy {val_acc[-1] * 100:.1f}%")
+        loss_value, acc = evaluate(torch, model, val_loader, args.device)
+        val_loss.append(loss_value)
+        val_acc.append(acc)
+        print(f"epoch {epoch}: last loss {losses[-1]:.4f}, validation loss {val_loss[-1]:.4f}, "
+              f"validation accuracy {val_acc[-1] * 100:.1f}%")
 
     wall = time.perf_counter() - wall0
     images_per_s = images / train_time if train_time else float("nan")
     os.makedirs(args.out_dir, exist_ok=True)
     metrics_path = os.path.join(args.out_dir, "cnn_metrics.json")
+    png_path = os.path.join(args.out_dir, "cnn_loss.png")
+    steps_per_epoch = len(losses) // args.epochs
+    curves = [("train (per batch)", list(range(1, len(losses) + 1)), losses),
+              ("val", [steps_per_epoch * e for e in range(1, args.epochs + 1)], val_loss)]
+    drawn = save_loss_plot(png_path, curves, title=f"CNN on generated patterns ({args.framework})")
     with open(metrics_path, "w") as f:
-        json.dump({"framework": args.framework, "losses": losses, "val_acc": val_acc, "images_per_s": images_per_s,
-                   "wall_s": wall, "config": vars(args)}, f)
+        json.dump({"framework": args.framework, "losses": losses, "val_loss": val_loss, "val_acc": val_acc,
+                   "images_per_s": images_per_s, "wall_s": wall, "png": png_path if drawn else None,
+                   "config": vars(args)}, f)
     print(f"final validation accuracy {val_acc[-1] * 100:.1f}% | {images_per_s:,.0f} images/s (training, "
           f"loading included) | wall {wall:.1f} s")
+    if drawn:
+        print(f"loss curve: {png_path}")
     return 0
 
 

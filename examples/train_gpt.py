@@ -12,9 +12,10 @@ cosine learning rate with linear warmup, gradient clipping.
 
 It shows a progress bar (loss, tokens/s), evaluates train and validation loss every --eval-interval steps,
 saves a checkpoint (model, optimizer, step, config, RNG states, loss history) to --out-dir at every
-evaluation, at the end and on Ctrl-C, samples --sample-chars characters at the end, and draws the loss
-curve as a PNG. --resume continues a saved run at its step with the losses an uninterrupted run would
-have had; it keeps the checkpoint's model and training hyperparameters, --steps sets the new total.
+evaluation, at the end and on Ctrl-C, samples --sample-chars characters at the end, and draws the training
+and validation loss curves as a PNG with matplotlib (skipped, with a notice, where matplotlib is not
+installed). --resume continues a saved run at its step with the losses an uninterrupted run would have had;
+it keeps the checkpoint's model and training hyperparameters, --steps sets the new total.
 """
 import contextlib
 import glob
@@ -25,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _png import plot_curves  # noqa: E402
+from _loss_plot import save_loss_plot  # noqa: E402
 from _framework import demo_parser, load_framework  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
@@ -372,22 +373,22 @@ def main(argv=None):
         out = generate(torch, model, prompt, args.sample_chars, args.device, cfg["seed"])
         print("---- sample ----\n" + "".join(vocab[i] for i in out) + "\n----------------")
 
-    series = [("train", [s for s, _ in history["train"]], [v for _, v in history["train"]], (31, 119, 180)),
-              ("val", [s for s, _ in history["val"]], [v for _, v in history["val"]], (230, 85, 13))]
-    plot_curves(png_path, series, title=f"char GPT on stdlib source ({args.framework})", xlabel="step",
-                ylabel="loss")
+    curves = [("train", [s for s, _ in history["train"]], [v for _, v in history["train"]]),
+              ("val", [s for s, _ in history["val"]], [v for _, v in history["val"]])]
+    drawn = save_loss_plot(png_path, curves, title=f"char GPT on stdlib source ({args.framework})")
     tokens_per_s = train_tokens / train_time if train_time else float("nan")
     wall = time.perf_counter() - wall0
     metrics = {"framework": args.framework, "threads": torch.get_num_threads(), "step": step,
                "final_train_loss": est["train"], "final_val_loss": est["val"], "tokens_per_s": tokens_per_s,
-               "wall_s": wall, "train_s": train_time, "checkpoint": ckpt_path, "png": png_path,
+               "wall_s": wall, "train_s": train_time, "checkpoint": ckpt_path, "png": png_path if drawn else None,
                "history": history, "config": cfg}
     with open(metrics_path, "w") as f:
         json.dump(metrics, f)
     print(f"final train loss {est['train']:.4f} | val loss {est['val']:.4f} | {tokens_per_s:,.0f} tokens/s | "
           f"wall {wall:.1f} s")
     print(f"checkpoint: {ckpt_path}")
-    print(f"loss curve: {png_path}")
+    if drawn:
+        print(f"loss curve: {png_path}")
     return 0
 
 
