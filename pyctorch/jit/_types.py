@@ -56,9 +56,9 @@ def _warn_if_empty(obj):
 
 def _matches(obj, target_type):
     """obj is an instance of target_type, where target_type may be List[T], Dict[K, V], Tuple[...] or a Union."""
+    _check_parameterized(target_type)  # bare List / dict / Optional... (typing.List has an origin but no args)
     origin = get_origin(target_type)
     if origin is None:
-        _check_parameterized(target_type)
         return builtins.isinstance(obj, target_type)
     args = get_args(target_type)
     if origin is list:
