@@ -95,6 +95,15 @@ class _Progress:
         sys.stderr.write("\r" + shown)
         sys.stderr.flush()
 
+    def set_description(self, *args, **kwargs):
+        pass
+
+    def write(self, s):
+        sys.stderr.write(f"{s}\n")
+
+    def close(self):
+        self.disable = True
+
     def __enter__(self):
         return self
 
@@ -455,3 +464,14 @@ def load(repo_or_dir, model, *args, source="github", trust_repo="check", force_r
     return _load_local(repo_or_dir, model, *args, **kwargs)
 
 
+
+
+def __getattr__(name):
+    # torch.hub.tqdm: tqdm when installed, else the minimal bar (some libraries import it from here)
+    if name == "tqdm":
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            tqdm = _Progress
+        return tqdm
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

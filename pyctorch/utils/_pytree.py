@@ -23,7 +23,7 @@ import types
 import warnings
 from collections import OrderedDict, defaultdict, deque, namedtuple
 from enum import Enum
-from typing import Any, Callable, Hashable, Iterable, NamedTuple, Optional, Protocol, TypeVar, Generic
+from typing import Any, Callable, Generic, Hashable, Iterable, NamedTuple, Protocol, TypeVar
 
 __all__ = [
     "PyTree", "Context", "FlattenFn", "UnflattenFn", "DumpableContext", "ToDumpableContextFn",
@@ -41,12 +41,12 @@ K = TypeVar("K", bound=Hashable)
 # ---- type aliases (documentation only, as in torch) ----
 Context = Any
 PyTree = Any
-FlattenFn = Callable[[PyTree], "tuple[list[Any], Context]"]
+FlattenFn = Callable[[PyTree], tuple[list[Any], Context]]
 UnflattenFn = Callable[[Iterable[Any], Context], PyTree]
 DumpableContext = Any  # anything json.dumps accepts
 ToDumpableContextFn = Callable[[Context], DumpableContext]
 FromDumpableContextFn = Callable[[DumpableContext], Context]
-FlattenWithKeysFn = Callable[[PyTree], "tuple[list[tuple[Any, Any]], Any]"]
+FlattenWithKeysFn = Callable[[PyTree], tuple[list[tuple[Any, Any]], Any]]
 FlattenFunc, UnflattenFunc, FlattenWithKeysFunc = FlattenFn, UnflattenFn, FlattenWithKeysFn  # old names
 
 DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL = 1
@@ -65,7 +65,7 @@ class KeyEntry(Protocol):
     def get(self, parent: Any) -> Any: ...
 
 
-KeyPath = "tuple[KeyEntry, ...]"
+KeyPath = tuple[KeyEntry, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -751,7 +751,7 @@ def tree_map_(func, tree, *rests, is_leaf=None):
 
 
 def map_only(type_or_types_or_pred, /):
-    """Decorator: the function applies to values of the given type(s) (or passing the predicate); others pass through."""
+    """Decorator: the function applies to values of the given type(s) or passing the predicate; others pass."""
     selector = type_or_types_or_pred
     if isinstance(selector, (type, tuple, types.UnionType)):
         def pred(x):
