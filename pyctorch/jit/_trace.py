@@ -55,7 +55,9 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     """Run `func` (a function, method or nn.Module) once on the example inputs and return `func` itself.
 
     No graph is recorded (Note [Tracing without a graph]): the returned callable is the original and keeps
-    its Python control flow. check_inputs, when given, are run too (each a tuple of arguments).
+    its Python control flow, so code torch would trace with a TracerWarning (branches on tensor values,
+    Python numbers taken from tensors) gives its eager result on every later call instead of replaying the
+    first one. check_inputs, when given, are run too (each a tuple of arguments).
     """
     warnings.warn("`torch.jit.trace` is deprecated. Please switch to `torch.compile` or `torch.export`.",
                   DeprecationWarning, stacklevel=2)
