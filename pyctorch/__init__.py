@@ -46,7 +46,7 @@ newaxis = None
 # Loaded on first use, keeping `import pyctorch` fast: submodules torch imports eagerly (multiprocessing pulls
 # in the multiprocessing package), the drop-in flag functions of _dropin.py, the printing helpers.
 _LAZY_MODULES = frozenset({"multiprocessing", "testing", "cuda", "backends", "version", "torch_version", "as_torch",
-                           "profiler", "amp", "cpu", "special", "distributed", "futures"})
+                           "profiler", "amp", "cpu", "special", "distributed", "futures", "distributions"})
 _DROPIN_FUNCTIONS = frozenset({
     "compile", "get_num_interop_threads", "set_num_interop_threads", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
