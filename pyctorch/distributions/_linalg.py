@@ -16,6 +16,9 @@ def cholesky(a):
     if native is not None:
         return native(a)
     n = a.shape[-1]
+    # The factorisation reads only the lower triangle; symmetrising first spreads the gradient over
+    # both triangles as torch's cholesky backward does (its gradient is symmetric).
+    a = (a + a.mT) / 2
     columns = []
     for j in range(n):
         # column j of L: (a[:, j] - sum_{k<j} L[:, k] L[j, k]) / L[j, j], zero above the diagonal
