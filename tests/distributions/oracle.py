@@ -1,5 +1,6 @@
 """Build a case in pyctorch and in torch and compare what comes out."""
 import numpy as np
+import pytest
 
 import pyctorch as P
 from conftest import HAVE_TORCH, torch as T
@@ -64,3 +65,20 @@ def outcome(fn):
         return "ok", fn()
     except NotImplementedError:
         return "raise", "NotImplementedError"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def single_thread():
+    """Run each test module on one thread in both frameworks. The samplers loop over small
+    elementwise ops; on a machine whose cores are shared, every OpenMP region then waits at its
+    barrier for descheduled threads, which made these loops hundreds of times slower. Values do
+    not depend on the thread count."""
+    before = P.get_num_threads()
+    P.set_num_threads(1)
+    if HAVE_TORCH:
+        torch_before = T.get_num_threads()
+        T.set_num_threads(1)
+    yield
+    P.set_num_threads(before)
+    if HAVE_TORCH:
+        T.set_num_threads(torch_before)

@@ -10,6 +10,7 @@ import pytest
 import pyctorch as P
 from cases import CASES, CASE_IDS
 from conftest import HAVE_TORCH, requires_torch, torch as T
+from oracle import single_thread  # noqa: F401  (autouse fixture)
 from oracle import assert_close, build, build_both, np_of, outcome, to_pyctorch, to_torch
 
 SEED = 1234
