@@ -146,7 +146,7 @@ _KL_ONLY = [
     Case("Normal2", lambda D, t: D.Normal(t(LOC[::-1].copy()), t(SCALE + 0.3))),
     Case("Bernoulli2", lambda D, t: D.Bernoulli(probs=t(PROBS[::-1].copy()))),
     Case("Beta2", lambda D, t: D.Beta(t(CONC_B), t(CONC_A))),
-    Case("Binomial2", lambda D, t: D.Binomial(t(np.array([3.0, 5.0, 10.0, 25.0])), t(PROBS[::-1].copy()))),
+    Case("Binomial2", lambda D, t: D.Binomial(t(np.array([3.0, 5.0, 10.0, 20.0])), t(PROBS[::-1].copy()))),
     Case("Categorical2", lambda D, t: D.Categorical(probs=t(CAT_PROBS[::-1].copy()))),
     Case("ContinuousBernoulli2", lambda D, t: D.ContinuousBernoulli(probs=t(np.array([0.6, 0.2, 0.7, 0.45])))),
     Case("Dirichlet2", lambda D, t: D.Dirichlet(t(DIRICHLET[::-1].copy()))),
