@@ -114,6 +114,22 @@ CASES = [
     Case("GeneralizedPareto", lambda D, t: D.GeneralizedPareto(t(LOC), t(SCALE), t(np.array([-0.2, 0.0, 0.1, 0.3]))),
          seeded=True, rsample=True, cdf=True, icdf=True, tol=2e-6, dtype="float32"),
     Case("InverseGamma", lambda D, t: D.InverseGamma(t(CONC_A + 3.0), t(RATE)), moments=True),
+    # shapes and compositions beyond one family with a flat batch
+    Case("Normal-broadcast", lambda D, t: D.Normal(t(LOC[:3].reshape(3, 1)), t(SCALE[:2])), seeded=True,
+         rsample=True, cdf=True, icdf=False),
+    Case("Uniform-scalar", lambda D, t: D.Uniform(-1.0, 3.0), seeded=True, cdf=True, icdf=True, tol=1e-6),
+    Case("OneHotCategoricalStraightThrough", lambda D, t: D.OneHotCategoricalStraightThrough(logits=t(CAT_LOGITS)),
+         seeded=True, rsample=True),
+    Case("MixtureSameFamily-mvn", lambda D, t: D.MixtureSameFamily(
+        D.Categorical(logits=t(np.array([0.3, -0.2]))),
+        D.MultivariateNormal(t(MVN_LOC), scale_tril=t(SCALE_TRIL))), seeded=True, tol=1e-8),
+    Case("TransformedDistribution-reshape", lambda D, t: D.TransformedDistribution(
+        D.Independent(D.Normal(t(np.zeros((2, 6))), t(np.ones((2, 6)))), 1),
+        [D.ReshapeTransform((6,), (2, 3)), D.ExpTransform()]), seeded=True, rsample=True),
+    Case("Independent-Bernoulli", lambda D, t: D.Independent(D.Bernoulli(probs=t(CAT_PROBS)), 1), seeded=True),
+    Case("Exponential-float32", lambda D, t: D.Exponential(t(RATE)), seeded=True, rsample=True, cdf=True, icdf=True,
+         tol=1e-6, dtype="float32"),
+    Case("Gamma-float32", lambda D, t: D.Gamma(t(CONC_A), t(RATE)), moments=True, tol=1e-5, dtype="float32"),
 ]
 
 CASE_IDS = [c.name for c in CASES]

@@ -98,6 +98,7 @@ def test_rsample_gradients_equal_torch(case):
             assert_close(pl.grad, tl.grad, rtol=max(case.tol, 1e-7), atol=max(case.tol, 1e-9))
 
 
+@pytest.mark.filterwarnings("ignore:Singular sample detected")  # torch's Wishart warns on every draw; so do we
 @pytest.mark.parametrize("case", [c for c in CASES if c.moments], ids=lambda c: c.name)
 def test_sample_moments(case):
     """Families with their own sampler: the sample mean and variance of n draws fall within
@@ -123,6 +124,7 @@ def test_sample_moments(case):
         assert np.all(np.abs(sample_var - var) <= 5 * var_err + 1e-12), (sample_var, var)
 
 
+@pytest.mark.filterwarnings("ignore:Singular sample detected")
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_sample_shapes_and_support(case):
     dist, _ = build(case, P)
