@@ -148,12 +148,9 @@ def poisson(rate):
     return counts.to(rate.dtype)
 
 
-def binomial(total_count, probs):
-    """Binomial(total_count, probs) counts as floats: by inverting the CDF with the pmf recurrence
-    pmf(k+1) = pmf(k) (n-k)/(k+1) p/(1-p), on the side p <= 1/2 (then mirrored) so pmf(0) is large."""
-    n, p = torch.broadcast_tensors(total_count.detach().to(torch.float64), probs.detach().to(torch.float64))
-    flip = p > 0.5
-    q = torch.where(flip, 1 - p, p)
+def _binomial_inversion(n, q):
+    """Counts for n q < 10 (q <= 1/2) by inverting the CDF, with the pmf recurrence
+    pmf(k+1) = pmf(k) (n-k)/(k+1) q/(1-q); pmf(0) = (1-q)^n is then at least about e^-20."""
     u = torch.rand(n.shape, dtype=torch.float64)
     k = torch.zeros_like(n)
     pmf = (1 - q) ** n
@@ -165,5 +162,52 @@ def binomial(total_count, probs):
         k = k + running.to(k.dtype)
         cdf = cdf + pmf
         running = running & (u > cdf) & (k < n)
+    return k
+
+
+def _binomial_btrs(n, q):
+    """Counts for n q >= 10 (q <= 1/2) by Hoermann's transformed rejection with squeeze (BTRS,
+    1993), the binomial sibling of PTRS: a few rounds whatever n is."""
+    safe_n = torch.where(n * q >= 10, n, torch.full_like(n, 40.0))  # keep unused entries finite
+    safe_q = torch.where(n * q >= 10, q, torch.full_like(q, 0.5))
+    spq = (safe_n * safe_q * (1 - safe_q)).sqrt()
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * safe_q
+    c = safe_n * safe_q + 0.5
+    v_r = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * spq
+    log_odds = (safe_q / (1 - safe_q)).log()
+    m = torch.floor((safe_n + 1) * safe_q)
+    h = torch.lgamma(m + 1) + torch.lgamma(safe_n - m + 1)
+    out = torch.zeros_like(n)
+    pending = torch.ones_like(n, dtype=torch.bool)
+    while bool(pending.any()):
+        u = torch.rand(n.shape, dtype=torch.float64) - 0.5
+        v = torch.rand(n.shape, dtype=torch.float64)
+        us = 0.5 - u.abs()
+        k = torch.floor((2 * a / us + b) * u + c)
+        in_range = (k >= 0) & (k <= safe_n)
+        quick = (us >= 0.07) & (v <= v_r)
+        k_safe = k.clamp(min=0).minimum(safe_n)
+        log_v = torch.log(v * alpha / (a / (us * us) + b))
+        exact = log_v <= h - torch.lgamma(k_safe + 1) - torch.lgamma(safe_n - k_safe + 1) + (k_safe - m) * log_odds
+        accept = pending & in_range & (quick | exact)
+        out = torch.where(accept, k, out)
+        pending = pending & ~accept
+    return out
+
+
+def binomial(total_count, probs):
+    """Binomial(total_count, probs) counts as floats. Computed on the side q = min(p, 1-p) and
+    mirrored: inversion where n q < 10, BTRS rejection elsewhere."""
+    n, p = torch.broadcast_tensors(total_count.detach().to(torch.float64), probs.detach().to(torch.float64))
+    flip = p > 0.5
+    q = torch.where(flip, 1 - p, p)
+    large = n * q >= 10
+    k = torch.zeros_like(n)
+    if bool((~large).any()):
+        k = torch.where(large, k, _binomial_inversion(torch.where(large, torch.zeros_like(n), n), q))
+    if bool(large.any()):
+        k = torch.where(large, _binomial_btrs(n, q), k)
     k = torch.where(flip, n - k, k)
     return k.to(probs.dtype)

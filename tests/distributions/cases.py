@@ -67,6 +67,8 @@ CASES = [
     Case("OneHotCategorical", lambda D, t: D.OneHotCategorical(probs=t(CAT_PROBS)), seeded=True),
     Case("Multinomial", lambda D, t: D.Multinomial(7, probs=t(CAT_PROBS)), seeded=True),
     Case("Binomial", lambda D, t: D.Binomial(t(np.array([3.0, 8.0, 10.0, 20.0])), t(PROBS)), moments=True),
+    Case("Binomial-large", lambda D, t: D.Binomial(t(np.array([40.0, 1000.0, 1e5, 3e4])),
+                                                   t(np.array([0.5, 0.02, 0.7, 0.999]))), moments=True),
     Case("Binomial-logits", lambda D, t: D.Binomial(6, logits=t(LOGITS)), moments=True),
     Case("Poisson", lambda D, t: D.Poisson(t(np.array([0.5, 2.0, 6.0, 15.0]))), moments=True),
     Case("Geometric", lambda D, t: D.Geometric(probs=t(PROBS)), seeded=True),
