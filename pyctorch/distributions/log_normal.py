@@ -1,6 +1,4 @@
 """Log-normal distribution: exp(X) for X ~ Normal(loc, scale)."""
-import pyctorch as torch
-
 from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution

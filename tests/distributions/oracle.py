@@ -46,11 +46,6 @@ def to_pyctorch(t):
     return P.tensor(np_of(t).tolist(), dtype=getattr(P, name))
 
 
-def to_torch(p):
-    name = str(p.dtype).split(".")[1]
-    return T.tensor(np_of(p).tolist(), dtype=getattr(T, name))
-
-
 def assert_close(p, t, rtol=1e-9, atol=1e-9):
     """pyctorch result p equals torch result t: shape, dtype and values (nan == nan, inf == inf)."""
     assert tuple(p.shape) == tuple(t.shape), f"shape {tuple(p.shape)} != torch {tuple(t.shape)}"
