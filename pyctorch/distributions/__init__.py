@@ -2,7 +2,8 @@
 log densities, entropies and KL divergences, plus constraints and transforms between them.
 
 Samplers are the generator calls torch makes where pyctorch has the same seeded op, so a seed gives
-torch's numbers; see Note [Own samplers] in _sampling.py for the families that differ.
+torch's numbers; the gamma, Dirichlet, Poisson and binomial samplers pyctorch's op table lacks are
+replicated in Python (Note [Sampling like torch] in _torch_samplers.py).
 """
 from . import constraints, transforms
 from .bernoulli import Bernoulli

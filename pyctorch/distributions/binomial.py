@@ -72,7 +72,7 @@ class Binomial(Distribution):
 
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():  # Note [Own samplers] in _sampling.py: torch.binomial is not in pyctorch
+        with torch.no_grad():  # torch.binomial, replicated: Note [Sampling like torch]
             return _sample_binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):

@@ -30,7 +30,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        # Note [Own samplers] in _sampling.py: normalised gammas, not torch's _sample_dirichlet
+        # torch._sample_dirichlet, replicated (Note [Sampling like torch]); gradient: Note [Gamma gradients]
         return sample_dirichlet(self.concentration.expand(shape))
 
     def log_prob(self, value):

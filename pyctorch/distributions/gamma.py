@@ -44,7 +44,7 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
-        # Note [Own samplers] in _sampling.py: moments match torch, numbers do not
+        # torch._standard_gamma, replicated (Note [Sampling like torch]); gradient: Note [Gamma gradients]
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         value.detach().clamp_(min=torch.finfo(value.dtype).tiny)  # keep log_prob finite; not recorded
         return value

@@ -53,7 +53,8 @@ class LowRankMultivariateNormal(Distribution):
         if cov_diag.shape[-1:] != event_shape:
             raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
         try:
-            loc_, self.cov_factor, diag_ = torch.broadcast_tensors(loc.unsqueeze(-1), cov_factor, cov_diag.unsqueeze(-1))
+            loc_, self.cov_factor, diag_ = torch.broadcast_tensors(loc.unsqueeze(-1), cov_factor,
+                                                                   cov_diag.unsqueeze(-1))
         except RuntimeError as e:
             raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor {cov_factor.shape}, "
                              f"cov_diag {cov_diag.shape}") from e

@@ -39,7 +39,7 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():  # Note [Own samplers] in _sampling.py: torch.poisson is not in pyctorch
+        with torch.no_grad():  # torch.poisson, replicated: Note [Sampling like torch]
             return _sample_poisson(self.rate.expand(shape))
 
     def log_prob(self, value):

@@ -35,7 +35,8 @@ class TransformedDistribution(Distribution):
         # parameters of the transforms may broadcast the base's batch: expand it to match
         expanded_base_shape = transform.inverse_shape(forward_shape)
         if base_shape != expanded_base_shape:
-            base_distribution = base_distribution.expand(expanded_base_shape[:len(expanded_base_shape) - base_event_dim])
+            base_batch = expanded_base_shape[:len(expanded_base_shape) - base_event_dim]
+            base_distribution = base_distribution.expand(base_batch)
         # a transform acting on whole vectors needs the base's matching batch dims to be event dims
         reinterpreted = transform.domain.event_dim - base_event_dim
         if reinterpreted > 0:

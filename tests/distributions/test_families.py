@@ -62,6 +62,7 @@ def test_cdf_icdf(case):
 
 
 @requires_torch
+@pytest.mark.filterwarnings("ignore:Singular sample detected")
 @pytest.mark.parametrize("case", [c for c in CASES if c.seeded], ids=lambda c: c.name)
 def test_seeded_samples_equal_torch(case):
     p, t, _, _ = build_both(case)
@@ -97,17 +98,18 @@ def test_rsample_gradients_equal_torch(case):
         if tl.grad is None:
             assert pl.grad is None or not np.any(np_of(pl.grad))
         else:
-            assert_close(pl.grad, tl.grad, rtol=max(case.tol, 1e-7), atol=max(case.tol, 1e-9))
+            tol = case.grad_tol or max(case.tol, 1e-7)
+            assert_close(pl.grad, tl.grad, rtol=tol, atol=max(case.tol, 1e-9))
 
 
 @pytest.mark.filterwarnings("ignore:Singular sample detected")  # torch's Wishart warns on every draw; so do we
 @pytest.mark.parametrize("case", [c for c in CASES if c.moments], ids=lambda c: c.name)
 def test_sample_moments(case):
-    """Families with their own sampler: the sample mean and variance of n draws fall within
-    5 standard errors of the distribution's mean and variance (the error of a variance estimate
-    uses the sample fourth moment). Runs without torch."""
+    """Families whose sampler is replicated in Python: the sample mean and variance of n draws fall
+    within 5 standard errors of the distribution's mean and variance (the error of a variance
+    estimate uses the sample fourth moment). Runs without torch."""
     dist, _ = build(case, P)
-    n = 20000
+    n = 5000
     P.manual_seed(0)
     x = np_of(dist.sample((n,)))
     assert x.shape == (n,) + tuple(dist.batch_shape) + tuple(dist.event_shape)
@@ -180,7 +182,8 @@ def test_hand_computed_values():
     """Values checked against closed forms, independent of torch."""
     D = P.distributions
     n = D.Normal(P.tensor([0.0], dtype=P.float64), P.tensor([2.0], dtype=P.float64))
-    assert abs(float(n.log_prob(P.tensor([1.0], dtype=P.float64))) - (-0.125 - math.log(2 * math.sqrt(2 * math.pi)))) < 1e-12
+    expected = -0.125 - math.log(2 * math.sqrt(2 * math.pi))
+    assert abs(float(n.log_prob(P.tensor([1.0], dtype=P.float64))) - expected) < 1e-12
     assert abs(float(n.entropy()) - (0.5 * math.log(2 * math.pi * math.e * 4))) < 1e-12
     e = D.Exponential(P.tensor(2.0, dtype=P.float64))
     assert abs(float(e.cdf(P.tensor(0.5, dtype=P.float64))) - (1 - math.exp(-1))) < 1e-12

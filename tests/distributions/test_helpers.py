@@ -18,7 +18,8 @@ X = np.array([1e-4, 0.8, 0.3, 4.0, 12.0, 55.0])
 
 @requires_torch
 def test_standard_gamma_grad_matches_torch():
-    ours = _sampling.standard_gamma_grad(P.tensor(X.tolist(), dtype=P.float64), P.tensor(ALPHA.tolist(), dtype=P.float64))
+    ours = _sampling.standard_gamma_grad(P.tensor(X.tolist(), dtype=P.float64),
+                                         P.tensor(ALPHA.tolist(), dtype=P.float64))
     theirs = T._standard_gamma_grad(T.tensor(ALPHA.tolist(), dtype=T.float64), T.tensor(X.tolist(), dtype=T.float64))
     # torch evaluates an approximation (series / asymptotic / rational fit); ours sums the exact series
     np.testing.assert_allclose(np_of(ours), np_of(theirs), rtol=2e-3)
@@ -84,7 +85,7 @@ def test_mvlgamma_and_bessel_by_hand():
     ("Beta", lambda a, b: b / (a + b) ** 2),
 ])
 def test_reparameterised_gradient_by_moments(family, grad_of_mean):
-    """Our own samplers' rsample gradients are unbiased: over n draws (one concentration entry per
+    """The gamma-route rsample gradients (Note [Gamma gradients]) are unbiased: over n draws (one concentration entry per
     draw, so each entry's .grad is that draw's dx/da) the mean of dx/da is within 5 standard
     errors of d E[x]/da."""
     a_val, b_val, n = 2.0, 3.0, 20000

@@ -64,7 +64,8 @@ def test_kl_messages_match_torch():
     cases = [
         lambda D: D.kl_divergence(D.MultivariateNormal(D.Normal(0.0, 1.0).loc.new_zeros(2), scale_tril=_eye(D, 2)),
                                   D.MultivariateNormal(D.Normal(0.0, 1.0).loc.new_zeros(3), scale_tril=_eye(D, 3))),
-        lambda D: D.kl_divergence(D.Binomial(2, probs=D.Normal(0.5, 1.0).loc), D.Binomial(5, probs=D.Normal(0.5, 1.0).loc)),
+        lambda D: D.kl_divergence(D.Binomial(2, probs=D.Normal(0.5, 1.0).loc),
+                                  D.Binomial(5, probs=D.Normal(0.5, 1.0).loc)),
     ]
     for fn in cases:
         assert message(P, fn) == message(T, fn)

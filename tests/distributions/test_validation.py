@@ -33,7 +33,8 @@ BAD = [
                                                                    scale_tril=m.eye(2))),
     ("mvn-not-pd", lambda m: m.distributions.MultivariateNormal(m.zeros(2), covariance_matrix=m.tensor(
         [[1.0, 2.0], [2.0, 1.0]]))),
-    ("mvn-tril", lambda m: m.distributions.MultivariateNormal(m.zeros(2), scale_tril=m.tensor([[1.0, 1.0], [0.0, 1.0]]))),
+    ("mvn-tril", lambda m: m.distributions.MultivariateNormal(m.zeros(2),
+                                                             scale_tril=m.tensor([[1.0, 1.0], [0.0, 1.0]]))),
     ("mvn-loc-0d", lambda m: m.distributions.MultivariateNormal(m.tensor(0.0), covariance_matrix=m.eye(2))),
     ("lowrank-shape", lambda m: m.distributions.LowRankMultivariateNormal(m.zeros(3), m.ones(2, 1), m.ones(3))),
     ("binomial-count", lambda m: m.distributions.Binomial(m.tensor([2.5]), m.tensor([0.5]))),
