@@ -10,10 +10,41 @@ import pyctorch as P
 from conftest import requires_torch, torch as T
 from oracle import single_thread  # noqa: F401  (autouse fixture)
 from oracle import np_of
-from pyctorch.distributions import _linalg, _sampling, _special
+from pyctorch.distributions import _linalg, _sampling, _special, _torch_samplers
 
 ALPHA = np.array([0.05, 0.3, 1.0, 2.5, 10.0, 60.0])
 X = np.array([1e-4, 0.8, 0.3, 4.0, 12.0, 55.0])
+
+
+_SAMPLER_INPUTS = {
+    # op: (torch op, our replica, argument values chosen to reach every branch of the algorithm)
+    "gamma": (lambda m: m._standard_gamma, _torch_samplers.standard_gamma,
+              [[0.0, 1e-3, 0.05, 0.3, 0.999, 1.0, 2.5, 7.3, 60.0]]),
+    "dirichlet": (lambda m: m._sample_dirichlet, lambda c: _torch_samplers.dirichlet(c)[0],
+                  [[[0.7, 1.5, 3.0], [2.0, 2.0, 5.0], [0.01, 0.02, 0.5]]]),
+    "poisson": (lambda m: m.poisson, _torch_samplers.poisson, [[0.0, 0.5, 3.0, 9.99, 10.0, 35.5, 1e4]]),
+    "binomial": (lambda m: m.binomial, _torch_samplers.binomial,
+                 [[0.0, 1.0, 5.0, 20.0, 100.0, 1000.0, 1e5, 7.0, 30.0, 50.0],
+                  [0.3, 0.5, 0.9, 0.55, 0.02, 0.4, 0.7, 1.0, 0.95, 0.0]]),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("op", list(_SAMPLER_INPUTS))
+def test_replicated_samplers_equal_torch(op, dtype):
+    """Note [Sampling like torch]: bit-equal draws, and the generator left in torch's state."""
+    torch_op, ours, args = _SAMPLER_INPUTS[op]
+    t_args = [T.tensor(a, dtype=getattr(T, dtype)).repeat(*([25] + [1] * (len(np.shape(a)) - 1))) for a in args]
+    p_args = [P.tensor(a.tolist(), dtype=getattr(P, dtype)) for a in t_args]
+    T.manual_seed(21)
+    P.manual_seed(21)
+    T.randn(1, dtype=T.float64)  # leave a cached Box-Muller normal in both generators
+    P.randn(1, dtype=P.float64)
+    expected = torch_op(T)(*t_args)
+    got = ours(*p_args)
+    assert str(got.dtype) == str(expected.dtype) and got.tolist() == expected.tolist()
+    assert P.randn(3, dtype=P.float64).tolist() == T.randn(3, dtype=T.float64).tolist()
 
 
 @requires_torch
@@ -80,14 +111,14 @@ def test_mvlgamma_and_bessel_by_hand():
 
 
 @pytest.mark.parametrize("family,grad_of_mean", [
-    # d E[x] / d concentration1, which the average reparameterised gradient must estimate
+    # d E[x] / d concentration1, which the mean reparameterised gradient must estimate
     ("Gamma", lambda a, b: 1 / b),
     ("Beta", lambda a, b: b / (a + b) ** 2),
 ])
 def test_reparameterised_gradient_by_moments(family, grad_of_mean):
-    """The gamma-route rsample gradients (Note [Gamma gradients]) are unbiased: over n draws (one concentration entry per
-    draw, so each entry's .grad is that draw's dx/da) the mean of dx/da is within 5 standard
-    errors of d E[x]/da."""
+    """The gamma-route rsample gradients (Note [Gamma gradients]) are unbiased: over n draws
+    (one concentration entry per draw, so each entry's .grad is that draw's dx/da) the mean of
+    dx/da is within 5 standard errors of d E[x]/da."""
     a_val, b_val, n = 2.0, 3.0, 20000
     a = P.full((n,), a_val, dtype=P.float64, requires_grad=True)
     dist = getattr(P.distributions, family)(a, P.full((n,), b_val, dtype=P.float64))
