@@ -161,7 +161,7 @@ KL_PAIRS = [
     ("LowRankMultivariateNormal", "MultivariateNormal-tril"), ("MultivariateNormal-cov", "MultivariateNormal-tril"),
     ("OneHotCategorical", "OneHotCategorical2"), ("Pareto", "Pareto2"), ("Poisson", "Poisson2"),
     ("TransformedDistribution", "TransformedDistribution2"), ("Uniform", "Uniform2"), ("Independent", "Independent2"),
-    ("Cauchy", "Cauchy2"), ("LogNormal", "LogNormal2"), ("Chi2", "Chi2"),
+    ("Cauchy", "Cauchy2"), ("LogNormal", "LogNormal2"), ("Chi2", "Chi2"), ("Wishart", "Wishart2"),
     ("Bernoulli-probs", "Poisson2"), ("Beta", "ContinuousBernoulli2"), ("Beta", "Pareto2"), ("Beta", "Exponential2"),
     ("Beta", "Gamma2"), ("Beta", "Normal2"), ("Beta", "Uniform01"), ("ContinuousBernoulli", "Pareto2"),
     ("ContinuousBernoulli", "Exponential2"), ("ContinuousBernoulli", "Normal2"), ("ContinuousBernoulli", "Uniform01"),
@@ -200,6 +200,7 @@ _KL_ONLY = [
     Case("Uniform01", lambda D, t: D.Uniform(t(np.zeros(4)), t(np.ones(4)))),
     Case("Uniform01in", lambda D, t: D.Uniform(t(np.array([0.1, 0.2, 0.0, 0.5])), t(np.array([0.3, 0.9, 1.0, 0.6])))),
     Case("Independent2", lambda D, t: D.Independent(D.Normal(t(MVN_LOC[::-1].copy()), t(np.abs(MVN_LOC) + 1.0)), 1)),
+    Case("Wishart2", lambda D, t: D.Wishart(t(np.array([5.5])), scale_tril=t(SCALE_TRIL[1:]))),
     Case("Cauchy2", lambda D, t: D.Cauchy(t(LOC[::-1].copy()), t(SCALE + 0.5))),
     Case("LogNormal2", lambda D, t: D.LogNormal(t(LOC[::-1].copy()), t(SCALE + 0.5))),
 ]

@@ -1,6 +1,7 @@
 """The private numerical helpers pyctorch.distributions needs where pyctorch lacks torch's op:
-the gamma sampler's implicit gradient, the incomplete gamma function, Cholesky and triangular
-solves, and the reparameterised gradients of the families sampled by our own samplers."""
+the replicated gamma / Dirichlet / Poisson / binomial samplers, the gamma draws' implicit gradient,
+the incomplete gamma function, Cholesky and triangular solves, and the unbiasedness of the
+gamma-route rsample gradients."""
 import math
 
 import numpy as np
