@@ -25,7 +25,9 @@ def standard_gamma_grad(x, alpha):
 
     F(x; a) = sum_n x^(a+n) e^-x / Gamma(a+n+1) (the series of the regularised incomplete gamma);
     differentiating each term gives dF/da = sum_n term_n (log x - digamma(a+n+1)). Computed in
-    float64 with enough terms to pass the series' peak near n = x - a.
+    float64 with enough terms to pass the series' peak near n = x - a, a block of terms at a time
+    along a new last dim. Where the density underflows (far tails) the gradient is taken as 0,
+    as torch does for its nan results.
     """
     xd = x.detach().to(torch.float64).clamp(min=1e-300)
     ad = alpha.detach().to(torch.float64)
@@ -34,14 +36,16 @@ def standard_gamma_grad(x, alpha):
         return torch.zeros_like(x)
     x_max = float(xd.max())
     terms = int(x_max + 12 * math.sqrt(x_max) + 40)
-    log_x = xd.log()
+    log_x, x_col, a_col = xd.log().unsqueeze(-1), xd.unsqueeze(-1), ad.unsqueeze(-1)
     total = torch.zeros_like(xd)
-    for n in range(terms):
-        a_n = ad + (n + 1)
-        log_term = (a_n - 1) * log_x - xd - torch.lgamma(a_n)
-        total = total + log_term.exp() * (log_x - torch.digamma(a_n))
-    log_pdf = (ad - 1) * log_x - xd - torch.lgamma(ad)
-    return (-total / log_pdf.exp()).to(x.dtype)
+    block = 32
+    for start in range(0, terms, block):
+        a_n = a_col + torch.arange(start + 1, start + block + 1, dtype=torch.float64)
+        log_term = (a_n - 1) * log_x - x_col - torch.lgamma(a_n)
+        total = total + (log_term.exp() * (log_x - torch.digamma(a_n))).sum(-1)
+    log_pdf = (ad - 1) * xd.log() - xd - torch.lgamma(ad)
+    grad = -total / log_pdf.exp()
+    return torch.where(torch.isfinite(grad), grad, torch.zeros_like(grad)).to(x.dtype)
 
 
 class _StandardGamma(Function):
