@@ -208,3 +208,28 @@ def test_sample_n_and_generic_helpers():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         P.distributions.Normal(0.0, 1.0).log_prob(P.tensor(0.3))
+
+
+@requires_torch
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_flags_support_and_constraints_match_torch(case):
+    p, t, _, _ = build_both(case)
+    assert p.has_rsample == t.has_rsample
+    assert p.has_enumerate_support == t.has_enumerate_support
+    assert repr(p.support) == repr(t.support)
+    assert (p.support.is_discrete, p.support.event_dim) == (t.support.is_discrete, t.support.event_dim)
+    assert {k: repr(v) for k, v in p.arg_constraints.items()} == {k: repr(v) for k, v in t.arg_constraints.items()}
+    assert repr(p) == repr(t)
+    if not t.has_rsample:
+        for d in (p, t):
+            with pytest.raises(NotImplementedError):
+                d.rsample()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.seeded], ids=lambda c: c.name)
+def test_sample_is_detached(case):
+    dist, leaves = build(case, P, grad=True)
+    P.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not dist.sample((2,)).requires_grad
