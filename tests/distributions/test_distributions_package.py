@@ -8,8 +8,8 @@ import pytest
 
 import pyctorch as P
 from conftest import requires_torch, torch as T
-from oracle import single_thread  # noqa: F401  (autouse fixture)
-from oracle import assert_close, np_of
+from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
+from distribution_oracle import assert_close, np_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

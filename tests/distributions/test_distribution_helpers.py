@@ -9,8 +9,8 @@ import pytest
 
 import pyctorch as P
 from conftest import requires_torch, torch as T
-from oracle import single_thread  # noqa: F401  (autouse fixture)
-from oracle import np_of
+from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
+from distribution_oracle import np_of
 from pyctorch.distributions import _linalg, _sampling, _special, _torch_samplers
 
 ALPHA = np.array([0.05, 0.3, 1.0, 2.5, 10.0, 60.0])

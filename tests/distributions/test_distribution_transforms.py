@@ -5,8 +5,8 @@ import pytest
 
 import pyctorch as P
 from conftest import HAVE_TORCH, requires_torch, torch as T
-from oracle import single_thread  # noqa: F401  (autouse fixture)
-from oracle import assert_close, np_of, to_pyctorch
+from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
+from distribution_oracle import assert_close, np_of, to_pyctorch
 
 _RNG = np.random.default_rng(7)
 X_REAL = _RNG.normal(size=(2, 3))

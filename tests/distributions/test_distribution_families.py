@@ -1,4 +1,4 @@
-"""Every family of the registry (cases.py) against torch: densities, moments, entropies, CDFs,
+"""Every family of the registry (distribution_cases.py) against torch: densities, moments, entropies, CDFs,
 seeded samples, rsample gradients, expand and enumerate_support; families with their own sampler
 are checked by moments (no torch needed there)."""
 import math
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import pyctorch as P
-from cases import CASES, CASE_IDS
+from distribution_cases import CASES, CASE_IDS
 from conftest import requires_torch, torch as T
-from oracle import single_thread  # noqa: F401  (autouse fixture)
-from oracle import assert_close, build, build_both, np_of, outcome, to_pyctorch
+from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
+from distribution_oracle import assert_close, build, build_both, np_of, outcome, to_pyctorch
 
 SEED = 1234
 

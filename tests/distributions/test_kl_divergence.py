@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import pyctorch as P
-from cases import ALL_BUILDERS, KL_PAIRS
+from distribution_cases import ALL_BUILDERS, KL_PAIRS
 from conftest import requires_torch, torch as T
-from oracle import single_thread  # noqa: F401  (autouse fixture)
-from oracle import assert_close, build
+from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
+from distribution_oracle import assert_close, build
 
 
 @requires_torch

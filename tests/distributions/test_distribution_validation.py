@@ -4,7 +4,7 @@ import pytest
 
 import pyctorch as P
 from conftest import requires_torch, torch as T
-from oracle import single_thread  # noqa: F401  (autouse fixture)
+from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
 
 
 def _error(module, fn):
