@@ -1,6 +1,6 @@
-"""Every family of the registry (distribution_cases.py) against torch: densities, moments, entropies, CDFs,
-seeded samples, rsample gradients, expand and enumerate_support; families with their own sampler
-are checked by moments (no torch needed there)."""
+"""Every family of the registry (distribution_cases.py) against torch: densities, moments,
+entropies, CDFs, seeded samples, rsample gradients, expand, enumerate_support, flags and supports.
+The families whose sampler is replicated in Python are also checked by moments, without torch."""
 import math
 import warnings
 
