@@ -32,18 +32,25 @@ def _normal():
     return torch.randn(1, dtype=torch.float64).item()
 
 
-def _gamma_one(alpha, single):
-    """One Gamma(alpha, 1) draw; `single` does the alpha-side arithmetic in float32 as torch does
-    for float tensors (the rest is double either way)."""
-    scale = 1.0
+def _gamma_constants(alpha, single):
+    """(exponent of the boost or None, d, c) for one concentration. `single` does the alpha-side
+    arithmetic in float32 as torch does for float tensors (the rest is double either way)."""
+    exponent = None
     if alpha < 1.0:
-        if alpha == 0.0:
-            return 0.0
         exponent = float(np.float32(1.0) / np.float32(alpha)) if single else 1.0 / alpha
-        scale *= (1 - _uniform()) ** exponent
         alpha = float(np.float32(alpha) + np.float32(1.0)) if single else alpha + 1.0
     d = float(np.float32(alpha) - np.float32(_ONE_THIRD_F32)) if single else alpha - _ONE_THIRD_F32
-    c = 1.0 / math.sqrt(9.0 * d)
+    return exponent, d, 1.0 / math.sqrt(9.0 * d)
+
+
+def _gamma_one(alpha, constants):
+    """One Gamma(alpha, 1) draw, given _gamma_constants(alpha)."""
+    if alpha == 0.0:
+        return 0.0
+    exponent, d, c = constants
+    scale = 1.0
+    if exponent is not None:
+        scale *= (1 - _uniform()) ** exponent
     while True:
         x = _normal()
         y = 1.0 + c * x
@@ -57,6 +64,19 @@ def _gamma_one(alpha, single):
             return scale * d * v
 
 
+def _gamma_draws(alphas, single):
+    """Draws for a list of concentrations, the per-value constants computed once (parameters are
+    usually expanded, so few values repeat many times)."""
+    constants = {}
+    out = []
+    for a in alphas:
+        k = constants.get(a)
+        if k is None:
+            k = constants[a] = _gamma_constants(a, single) if a != 0.0 else None
+        out.append(_gamma_one(a, k))
+    return out
+
+
 def _values(t):
     """The entries of t in memory order of a contiguous copy (torch's serial kernel order)."""
     return t.detach().contiguous().reshape(-1).tolist()
@@ -64,8 +84,7 @@ def _values(t):
 
 def standard_gamma(alpha):
     """torch._standard_gamma: a tensor like alpha of Gamma(alpha, 1) draws, no gradient."""
-    single = alpha.dtype != torch.float64
-    draws = [_gamma_one(a, single) for a in _values(alpha)]
+    draws = _gamma_draws(_values(alpha), single=alpha.dtype != torch.float64)
     out = torch.tensor(draws, dtype=torch.float64).reshape(alpha.shape).to(alpha.dtype)
     return out.clamp(min=torch.finfo(alpha.dtype).tiny)  # torch returns at least the smallest normal
 
@@ -73,7 +92,7 @@ def standard_gamma(alpha):
 def dirichlet(concentration):
     """torch._sample_dirichlet: gammas drawn in double, normalised along the last dim, then kept
     inside [tiny, 1) of the dtype. Returns (draws, the double gammas) for the gradient."""
-    gammas = [max(_DBL_MIN, _gamma_one(a, False)) for a in _values(concentration.to(torch.float64))]
+    gammas = [max(_DBL_MIN, g) for g in _gamma_draws(_values(concentration.to(torch.float64)), single=False)]
     gammas = torch.tensor(gammas, dtype=torch.float64).reshape(concentration.shape)
     ratio = (gammas / gammas.sum(-1, keepdim=True)).to(concentration.dtype)
     finfo = torch.finfo(concentration.dtype)
