@@ -311,6 +311,8 @@ add("clone", S(lambda T, x: T.clone(x), X(3, 4, layout="t")), S(lambda T, x: x.c
 add("contiguous", S(lambda T, x: x.contiguous(), X(3, 4, layout="t")),
     S(lambda T, x: x.contiguous(), X(2, 3, layout="s")))
 add("fill_", S(lambda T, x: (x * 1).fill_(2.0), X(3, 4), **_xfg))
+add("fill", S(lambda T, x: T.fill(x, 2.0), X(3, 4, layout="t"), **_xfg))
+add("fill_tensor", S(lambda T, x, v: T.fill(x, v), X(3, 4), X()))
 add("zero_", S(lambda T, x: (x * 1).zero_(), X(3, 4, layout="t"), **_xfg))
 add("type_as", S(lambda T, x: x.type_as(T.zeros(1, dtype=T.float32)), X(3, 4), gc=False, tol=F32),
     S(lambda T, x, o: x.type_as(o), X(3, dtype="float32"), X(2, grad=False), gc=False, tol=F32))

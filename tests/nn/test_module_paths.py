@@ -57,7 +57,9 @@ def test_module_and_qualname_match_torch():
     torch = pytest.importorskip("torch")
     checked = 0
     for sub, name, tcls in _torch_classes(torch):
-        pcls = getattr(pt.nn, name, None)
+        # torch.nn's class of that name, unless the name is another class's there (the SyncBatchNorm Function of
+        # nn.modules._functions is not nn.SyncBatchNorm)
+        pcls = getattr(pt.nn, name, None) if getattr(torch.nn, name, tcls) is tcls else None
         if pcls is None:  # a private base class: look for it where torch keeps it
             pmod = getattr(pmodules, sub, None)
             pcls = getattr(pmod, name, None) if pmod is not None else None
