@@ -7,6 +7,8 @@ C extension pyctorch._C; this package re-exports it and adds the thin Python par
 from . import _openblas_env
 _openblas_env.select_openblas_kernels()  # before OpenBLAS loads with _C
 from . import _C  # noqa: E402
+from . import _C_python_attrs  # noqa: E402
+_C_python_attrs.install(_C)  # torch._C's private Python-level helpers (_log_api_usage_once, ...)
 from ._C import *  # noqa: F401,F403  (tensor, dtypes, every operator of the op table)
 from ._C import Tensor, Size, device, dtype  # noqa: F401
 from ._C import _softmax_backward_data, _log_softmax_backward_data  # noqa: F401
