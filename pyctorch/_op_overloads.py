@@ -114,7 +114,7 @@ _IRREGULAR = {
     "eye": {"default": ("default", "m"), "out": ("out", "m_out")},
     "to": {"dtype": ("dtype",), "device": ("device",), "Tensor_other": ("other",), "Scalar_other": ()},
     "fill_": {"default": ("Scalar",), "tensor": ("Tensor",)}, "fill": {"default": ("Scalar",), "tensor": ("Tensor",)},
-    "copy_": {"default": ("default",)},
+    "copy_": {"Tensor": ("default", "Tensor"), "Scalar": ()}, "divide": {"Scalar_out": ()},
     "scatter": {"src": ("src",), "value": ("value",), "src_reduce": ("reduce",),
                 "value_reduce": ("value_reduce",), "src_out": ("src_out",), "value_out": ("value_out",),
                 "src_reduce_out": ("reduce_out",), "value_reduce_out": ("value_reduce_out",)},
@@ -150,6 +150,33 @@ _SCALAR_SELF = frozenset({"remainder", "bitwise_and", "bitwise_or", "bitwise_xor
                           "bitwise_right_shift", "pow", "float_power", "xlogy", "where", "bucketize"})
 
 _FACTORY_KWARGS = ("dtype", "layout", "device", "pin_memory")
+
+# int arguments aten declares as SymInt (sizes and offsets that may be symbolic under tracing);
+# pooling ops keep plain ints for their window arguments
+_SYMINT_NAMES = frozenset({"size", "shape", "stride", "storage_offset", "pad", "split_size", "split_sizes",
+                           "normalized_shape", "padding_idx", "num_weights", "start", "length", "index",
+                           "output_size", "input_size", "sizes", "repeats", "bias_sizes", "padding",
+                           "dilation", "output_padding", "groups", "minlength", "n", "m", "high", "low"})
+
+# where one pyctorch entry stands for several aten overloads, what each overload's schema keeps:
+# drop = arguments it lacks, required = arguments without a default, types = retyped arguments,
+# positional = arguments before the `*` that pyctorch's entry makes keyword-only
+_NO_DIM = {"drop": ("dim", "keepdim")}
+_DIM_REQUIRED = {"required": ("dim",)}
+_SHAPES = {
+    ("sum", "default"): _NO_DIM, ("sum", "dim_IntList"): _DIM_REQUIRED, ("sum", "out"): _NO_DIM,
+    ("sum", "IntList_out"): _DIM_REQUIRED, ("mean", "default"): _NO_DIM, ("mean", "dim"): _DIM_REQUIRED,
+    ("mean", "out"): _DIM_REQUIRED, ("squeeze", "default"): {"drop": ("dim",)},
+    ("squeeze_", "default"): {"drop": ("dim",)},
+    ("squeeze", "dim"): {"required": ("dim",), "types": {"dim": "int"}},
+    ("squeeze_", "dim"): {"required": ("dim",), "types": {"dim": "int"}},
+    ("squeeze", "dims"): {"required": ("dim",), "types": {"dim": "int[]"}},
+    ("squeeze_", "dims"): {"required": ("dim",), "types": {"dim": "int[]"}},
+    ("add", "Scalar"): {"positional": ("alpha",)}, ("add", "Scalar_out"): {"positional": ("alpha",)},
+    ("add_", "Scalar"): {"positional": ("alpha",)},
+    ("sub", "Scalar"): {"positional": ("alpha",)}, ("sub", "Scalar_out"): {"positional": ("alpha",)},
+    ("sub_", "Scalar"): {"positional": ("alpha",)},
+}
 
 # aten ops whose tensor argument is spelled `input` (the rest call it `self`)
 _KEEPS_INPUT_NAME = frozenset({"convolution", "convolution_backward", "_fused_rms_norm",
@@ -202,9 +229,9 @@ def _choices(params):
     combos = [()]
     for i in union:
         combos = [c + ((i, t),) for c in combos for t in ("Tensor", "Scalar")]
+    # a choice with no tensor anywhere is a TorchScript number op, not a tensor overload
     return [c for c in combos if not c or any(t == "Tensor" for _, t in c)
-            or not any(parse_param(p)[0] == "Tensor" or parse_param(p)[0].startswith("Tensor[")
-                       for i, p in enumerate(params) if i not in dict(c))]
+            or any(parse_param(p)[0].startswith("Tensor") for i, p in enumerate(params) if i not in dict(c))]
 
 
 def _base_name(combo, params):
@@ -245,6 +272,8 @@ def _torch_type(type_, name):
 def schema_text(op_name, overload, params, combo, writes_self, out_param, returns, is_view):
     """torch's schema spelling for one overload (see the Note above)."""
     chosen = dict(combo)
+    shape = _SHAPES.get((op_name, overload), {})
+    is_factory = any(parse_param(p)[1] == "device" for p in params)
     args, seen_star = [], False
     for i, p in enumerate(params):
         type_, name, default = parse_param(p)
@@ -252,13 +281,22 @@ def schema_text(op_name, overload, params, combo, writes_self, out_param, return
             seen_star = True
             args.append("*")
             continue
-        if name in ("out", "requires_grad"):
+        if name in ("out", "requires_grad") or name in shape.get("drop", ()):
+            continue
+        if name in shape.get("required", ()):
+            default = None
+        type_ = shape.get("types", {}).get(name, type_)
+        if name in _SYMINT_NAMES and "pool" not in op_name and type_.split("[")[0].rstrip("?") == "int":
+            type_ = "SymInt" + type_[3:]
+        if name in shape.get("positional", ()) and seen_star:
+            star = args.index("*")
+            args.insert(star, f"{type_} {name}" + (f"={default}" if default is not None else ""))
             continue
         if i in chosen:
             type_ = type_.replace("Tensor|Scalar", chosen[i])
         if name == "input" and op_name not in _KEEPS_INPUT_NAME:
             name = "self"
-        if out_param and name in _FACTORY_KWARGS:
+        if out_param and is_factory and name in _FACTORY_KWARGS:
             continue  # aten's out= factories take the dtype and device from `out`
         if name == "pin_memory" and default is not None:
             default = "None"

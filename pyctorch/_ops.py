@@ -185,7 +185,7 @@ class OpOverload(OperatorBase):
     def decompose(self, *args, **kwargs):
         return NotImplemented  # pyctorch keeps no Python decompositions
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # positional-only: callers may pass aten's `self=` keyword
         args, kwargs = _self_as_positional(args, kwargs)
         _check_tensor_or_scalar(self, args)
         return self._overloadpacket._eager(*args, **kwargs)
@@ -217,6 +217,10 @@ def _check_tensor_or_scalar(overload, args):
                                f"Position: {position}\nDeclaration: {overload._schema}")
 
 
+def _resolve_packet(namespace, op_name):
+    return getattr(getattr(ops, namespace), op_name)
+
+
 def _resolve_overload(namespace, op_name, overload):
     return getattr(getattr(getattr(ops, namespace), op_name), overload)
 
@@ -235,7 +239,7 @@ class OpOverloadPacket:
         self.__qualname__ = op_name
         self.__module__ = f"{_PACKAGE}._ops.{namespace}"
 
-    def _eager(self, *args, **kwargs):
+    def _eager(self, /, *args, **kwargs):
         if self._eager_fn is None:
             self._eager_fn = _eager_function(self._opname)
         return self._eager_fn(*args, **kwargs)
@@ -264,7 +268,7 @@ class OpOverloadPacket:
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._overload_names))
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         args, kwargs = _self_as_positional(args, kwargs)
         return self._eager(*args, **kwargs)
 
@@ -275,7 +279,7 @@ class OpOverloadPacket:
         return f"<OpOverloadPacket(op='{self._namespace}.{self._opname}')>"
 
     def __reduce__(self):
-        return getattr, (getattr(ops, self._namespace), self._opname)
+        return _resolve_packet, (self._namespace, self._opname)
 
 
 class _OpNamespace(types.ModuleType):
