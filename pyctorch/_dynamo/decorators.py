@@ -63,13 +63,8 @@ def run(fn=None):
 
 
 def _dims(t, index):
-    indices = list(index) if isinstance(index, (list, tuple)) else [index]
-    ndim = t.dim()
-    for i in indices:
-        if not isinstance(i, int) or not -ndim <= i < max(ndim, 1):
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
-                             f"but got {i})")
-    return {i % ndim if ndim else 0 for i in indices}
+    """The marked dims as given (torch stores them unnormalized and checks them only when tracing)."""
+    return set(index) if isinstance(index, (list, tuple)) else {index}
 
 
 def _record(t, attr, dims):

@@ -96,5 +96,5 @@ def wrap_numpy(fn):
     def wrapped(*args, **kwargs):
         args, kwargs = tree_map_only(Tensor, lambda t: t.numpy(), (args, kwargs))
         out = fn(*args, **kwargs)
-        return tree_map_only(np.ndarray, as_tensor, out)
+        return tree_map_only(np.ndarray, as_tensor, out)  # NumPy scalars stay scalars, as in torch
     return wrapped
