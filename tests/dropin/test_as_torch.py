@@ -61,7 +61,7 @@ def test_module_objects_are_shared():
 
 def test_missing_submodule_names_the_torch_api():
     out = ok(run_code("""
-        for name in ("torch.fx", "torch.nn.does_not_exist", "torch._dynamo"):
+        for name in ("torch.fx", "torch.nn.does_not_exist", "torch._inductor"):
             try:
                 __import__(name)
             except ModuleNotFoundError as e:
@@ -74,7 +74,7 @@ def test_missing_submodule_names_the_torch_api():
     assert out.splitlines() == [
         "ModuleNotFoundError torch.fx | pyctorch does not implement torch.fx yet",
         "ModuleNotFoundError torch.nn.does_not_exist | pyctorch does not implement torch.nn.does_not_exist yet",
-        "ModuleNotFoundError torch._dynamo | pyctorch does not implement torch._dynamo yet",
+        "ModuleNotFoundError torch._inductor | pyctorch does not implement torch._inductor yet",
         "from-import ImportError",
     ]
 
