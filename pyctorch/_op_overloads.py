@@ -20,7 +20,12 @@ picks the form, so a name that differs from torch's changes lookup, never result
 The schema text follows torch's spelling (`aten::name.overload(Tensor self, ...) -> Tensor`,
 `Tensor(a!)` for what an in-place or out overload writes). The table has no return types,
 alias annotations of views or SymInt markers, so those parts are derived: `Tensor` unless the
-entry returns several tensors (_RETURNS) and `Tensor(a)` for the view ops in _VIEW_OPS.
+entry returns several tensors (_RETURNS), `Tensor(a)` for the view ops in _VIEW_OPS, SymInt for
+the size-like argument names of _SYMINT_NAMES, and per-overload argument lists for the entries
+that stand for several overloads (_SHAPES). About four in five overloads then print exactly
+torch's schema; the rest differ where pyctorch's signature itself differs from aten's (its
+backward helpers take other arguments, `int[1]? dim=None` where aten has `int[1] dim=[]`, ...),
+and such a schema describes what pyctorch's function accepts, not torch's.
 """
 
 # aten's name where pyctorch's table uses a private one for the same operator

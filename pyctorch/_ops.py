@@ -211,7 +211,9 @@ def _check_tensor_or_scalar(overload, args):
             raise RuntimeError(f"{overload._schema.name}() Expected a value of type 'number' for argument "
                                f"'{arg.name}' but instead found type 'Tensor'.\nPosition: {position}\n"
                                f"Declaration: {overload._schema}")
-        if arg.type == "Tensor" and isinstance(value, (bool, int, float, complex)):
+        # torch lets a number stand for a later tensor argument of the arithmetic ops
+        # (aten.add.Tensor(t, 2) works), never for `self`; pyctorch's functions take numbers anywhere
+        if position == 0 and arg.type == "Tensor" and isinstance(value, (bool, int, float, complex)):
             raise RuntimeError(f"{overload._schema.name}() Expected a value of type 'Tensor' for argument "
                                f"'{arg.name}' but instead found type '{type(value).__name__}'.\n"
                                f"Position: {position}\nDeclaration: {overload._schema}")

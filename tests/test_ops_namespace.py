@@ -111,6 +111,7 @@ def test_calls_match_torch():
         (aten.transpose.int(a, 0, 1), torch.ops.aten.transpose.int(ta, 0, 1)),
         (aten.softmax.int(a, 1), torch.ops.aten.softmax.int(ta, 1)),
         (aten.pow.Tensor_Scalar(a, 2), torch.ops.aten.pow.Tensor_Scalar(ta, 2)),
+        (aten.add.Tensor(a, 2), torch.ops.aten.add.Tensor(ta, 2)),  # a number for a later tensor argument
     ]
     for got, expected in cases:
         assert_same(got, expected)
@@ -151,6 +152,7 @@ def test_errors_match_torch():
     assert message(lambda: aten.add.no_such) == message(lambda: torch.ops.aten.add.no_such)
     a, ta = pair((2,), 0)
     assert message(lambda: aten.add.Scalar(a, a)) == message(lambda: torch.ops.aten.add.Scalar(ta, ta))
+    assert message(lambda: aten.relu.default(1.0)) == message(lambda: torch.ops.aten.relu.default(1.0))
     assert not hasattr(pyctorch.ops.torchvision, "nms")
 
 
