@@ -658,3 +658,33 @@ def test_grad_runs_leaf_hooks_on_the_captured_gradient(lib_name):
     assert gz.tolist() == [3.0, 3.0]
     (x * x).sum().backward()  # backward() still runs the hooks once, into .grad
     assert x.grad.tolist() == [20.0, 40.0] and len(seen) == 2
+
+
+@requires_torch
+@pytest.mark.parametrize("case", ["batch_norm", "batch_norm_eval", "group_norm", "layer_norm", "rms_norm", "max_dim"])
+def test_in_place_after_an_op_that_saves_only_some_outputs(case):
+    """Ops save what torch saves: batch/group/layer/RMS norm keep their statistics, not their output, so an in-place
+    ReLU after them (every ResNet) backpropagates as in torch; max(dim) keeps its indices, not its values."""
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(4, 3, 5, 5, dtype=lib.float64).requires_grad_()
+        if case == "max_dim":
+            y = x.max(dim=1).values
+        else:
+            norm = {"batch_norm": lambda: lib.nn.BatchNorm2d(3), "batch_norm_eval": lambda: lib.nn.BatchNorm2d(3).eval(),
+                    "group_norm": lambda: lib.nn.GroupNorm(1, 3), "layer_norm": lambda: lib.nn.LayerNorm([5, 5]),
+                    "rms_norm": lambda: lib.nn.RMSNorm([5, 5])}[case]().double()
+            y = norm(x)
+        y = lib.relu_(y)
+        (y * lib.arange(y.numel(), dtype=lib.float64).reshape(y.shape)).sum().backward()
+        return x.grad
+    assert_same(run(P), run(T))
+
+
+def test_modified_saved_output_error_names_the_tensor_type_as_torch():
+    x = P.randn(3, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=r"\[torch\.FloatTensor \[3\]\], which is output 0 of ExpBackward0, is at "
+                                           r"version 1; expected version 0 instead"):
+        y.sum().backward()

@@ -208,3 +208,13 @@ def test_torch_fill_matches_torch(value):
                      v.grad.item() if isinstance(v, type(x)) and v.requires_grad else None))
     assert outs[0] == outs[1]
     assert P.fill(P.zeros(2, dtype=P.int64), 2.7).tolist() == [2, 2]
+
+
+def test_getsizeof_of_a_storage_counts_its_bytes():
+    """sys.getsizeof(storage) grows with the bytes held, as torch's does (torchinfo sums it for its size report)."""
+    import sys
+    small, big = P.zeros(0).untyped_storage(), P.zeros(1000).untyped_storage()
+    assert sys.getsizeof(big) - sys.getsizeof(small) == 4000
+    if T is not None:
+        ts, tb = T.zeros(0).untyped_storage(), T.zeros(1000).untyped_storage()
+        assert sys.getsizeof(tb) - sys.getsizeof(ts) == sys.getsizeof(big) - sys.getsizeof(small)

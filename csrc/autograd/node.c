@@ -132,7 +132,7 @@ static PyObject *modified_error(pct_node *n, pct_saved *s, pct_tensor *t)
                  "[torch.%sTensor %s], which is %s %u of %U, is at version %ld; expected version %lld instead. Hint: "
                  "enable anomaly detection to find the operation that failed to compute its gradient, with "
                  "torch.autograd.set_detect_anomaly(True).",
-                 pct_dtype_cpp_type_name[t->dtype], pct_shape_str(buf, sizeof buf, t->ndim, t->sizes),
+                 pct_dtype_cpp_name[t->dtype], pct_shape_str(buf, sizeof buf, t->ndim, t->sizes),
                  s->is_output ? "output" : "input", s->output_nr, n->name,
                  (long)atomic_load(&t->version->value), (long long)s->version);
     return NULL;

@@ -24,7 +24,7 @@ enum { INFO_UNKNOWN, INFO_FORMULA, INFO_MISSING, INFO_NONDIFF };
 
 typedef struct grad_info {
     int8_t state;
-    bool save_results;
+    uint32_t results_mask; /* bit i: output i is saved (the formula reads it) */
     uint32_t save_mask;  /* bit i: parameter i is saved */
     uint32_t meta_mask;  /* bit i: only parameter i's shape and dtype are read */
     uint32_t diff_mask;  /* bit i: parameter i has a formula (its gradient flows) */
@@ -94,8 +94,8 @@ static grad_info *info_for(int op_index)
         g->state = INFO_NONDIFF;
     } else {
         PyObject *saved, *meta, *users;
-        int uses_result;
-        if (!PyArg_ParseTuple(r, "OOpOO", &g->fn, &saved, &uses_result, &meta, &users)) { Py_DECREF(r); goto fail; }
+        unsigned int results_read;
+        if (!PyArg_ParseTuple(r, "OOIOO", &g->fn, &saved, &results_read, &meta, &users)) { Py_DECREF(r); goto fail; }
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved) && i < PyTuple_GET_SIZE(users); i++) {
             long at = PyLong_AsLong(PyTuple_GET_ITEM(saved, i));
             unsigned long bits = PyLong_AsUnsignedLongMask(PyTuple_GET_ITEM(users, i));
@@ -117,7 +117,7 @@ static grad_info *info_for(int op_index)
             }
         }
         Py_INCREF(g->fn);
-        g->save_results = uses_result;
+        g->results_mask = results_read;
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++)
             g->save_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(saved, i));
         g->state = INFO_FORMULA;
@@ -397,7 +397,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     }
     if (!any_float) goto unrecorded;
     n->outputs = calloc((size_t)nouts, sizeof(pct_meta));
-    n->saved = calloc((size_t)(sig->nparams + (g->save_results ? nouts : 0)), sizeof(pct_saved));
+    n->saved = calloc((size_t)(sig->nparams + (g->results_mask ? nouts : 0)), sizeof(pct_saved));
     if (!n->outputs || !n->saved) { PyErr_NoMemory(); goto fail; }
     n->noutputs = nouts;
     for (int i = 0; i < nouts; i++) {
@@ -411,10 +411,12 @@ PyObject *pct_autograd_dispatch(pct_call *c)
         saved_set(&n->saved[i], params[i], false, (uint32_t)i);
         params[i] = NULL;
     }
-    if (g->save_results) {
+    if (g->results_mask) {
         for (int i = 0; i < nouts; i++) {
-            /* every output is saved (max(dim) backward reads its indices); floats get re-attached */
-            PyObject *a = all_outs[i] ? pct_tensor_alias(&pct_TensorType, all_outs[i], true) : Py_NewRef(Py_None);
+            /* the outputs the formula reads are saved (max(dim)'s backward reads its indices; batch norm's its mean
+               and invstd, not its output); floats get re-attached; the others are None slots */
+            const bool read = i < 32 && (g->results_mask & (1u << i));
+            PyObject *a = read && all_outs[i] ? pct_tensor_alias(&pct_TensorType, all_outs[i], true) : Py_NewRef(Py_None);
             if (!a) goto fail;
             saved_set(&n->saved[n->nsaved++], a, outs[i] != NULL, (uint32_t)i);
         }

@@ -59,6 +59,13 @@ static void storage_dealloc(pct_storage_object *s)
 }
 static PyObject *storage_data_ptr(pct_storage_object *s, PyObject *u) { (void)u; return PyLong_FromVoidPtr(s->storage->data); }
 static PyObject *storage_nbytes(pct_storage_object *s, PyObject *u) { (void)u; return PyLong_FromSize_t(s->storage->nbytes); }
+
+/* the object and the bytes it holds, as torch counts them (sys.getsizeof of a storage: torchinfo's size report) */
+static PyObject *storage_sizeof(pct_storage_object *s, PyObject *u)
+{
+    (void)u;
+    return PyLong_FromSize_t((size_t)Py_TYPE(s)->tp_basicsize + s->storage->nbytes);
+}
 static PyObject *storage_element_size(pct_storage_object *s, PyObject *u) { (void)s; (void)u; return PyLong_FromLong(1); }
 static PyObject *storage_cpu(pct_storage_object *s, PyObject *u) { (void)u; Py_INCREF(s); return (PyObject *)s; }
 static Py_ssize_t storage_len(pct_storage_object *s) { return (Py_ssize_t)s->storage->nbytes; }
@@ -219,6 +226,7 @@ static PyMethodDef storage_methods[] = {
     {"_new_shared", (PyCFunction)(void (*)(void))storage_new_shared, METH_VARARGS | METH_KEYWORDS | METH_CLASS, "_new_shared(size)"},
     {"data_ptr", (PyCFunction)storage_data_ptr, METH_NOARGS, NULL},
     {"nbytes", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
+    {"__sizeof__", (PyCFunction)storage_sizeof, METH_NOARGS, NULL},
     {"size", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
     {"element_size", (PyCFunction)storage_element_size, METH_NOARGS, NULL},
     {"cpu", (PyCFunction)storage_cpu, METH_NOARGS, "this storage (it is on the CPU)"},

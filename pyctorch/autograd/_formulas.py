@@ -10,6 +10,7 @@ is itself recorded and double backward works for every op whose formula is diffe
 """
 import ast
 import keyword
+import re
 import math
 import traceback
 import warnings
@@ -1052,7 +1053,20 @@ def compile_op(node_name, params, codes, formulas):
     readers = [(single, _names(e)) for single, e in single_exprs.items()]
     readers += [(t, _names(e)) for targets, e in groups for t in targets]
     users = tuple(sum(1 << params.index(t) for t, names in readers if params[i] in names) for i in saved)
-    return fn, saved, ("result" in used or "results" in used), meta, users
+    return fn, saved, _results_read(formulas, used), meta, users
+
+
+def _results_read(formulas, used):
+    """Bit i: the backward reads output i, which the recorder then saves (`result` is output 0, `results[i]` output
+    i, `results` alone all of them). Only those are saved, as torch saves only what its formula names: batch
+    norm's backward reads the mean and invstd, not the output an in-place ReLU may overwrite next."""
+    text = " ".join(formulas)
+    if re.search(r"\bresults\b(?!\[\d+\])", text):
+        return 0xFFFFFFFF
+    mask = 1 if "result" in used else 0
+    for i in re.findall(r"\bresults\[(\d+)\]", text):
+        mask |= 1 << int(i)
+    return mask
 
 
 # helpers of the normalization and embedding formulas (ops_norm.def)

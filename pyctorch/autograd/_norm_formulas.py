@@ -78,8 +78,7 @@ def _row_norm_composite(g, x, mean, rstd, w, dims, batch):
     return gi, gweight, gbias
 
 
-def layer_norm_grads(grads, results, input, normalized_shape, weight, bias, output_mask):
-    mean, rstd = results[1], results[2]
+def layer_norm_grads(grads, mean, rstd, input, normalized_shape, weight, bias, output_mask):
     gi, gw, gb = torch.native_layer_norm_backward(grads[0], input, normalized_shape, mean, rstd, weight, bias,
                                                   list(output_mask))
     if output_mask[0] and (_nonzero(grads[1]) or _nonzero(grads[2])):
@@ -97,8 +96,7 @@ def layer_norm_backward_grads(grads, grad_out, input, normalized_shape, mean, rs
     return _vjp(f, (grad_out, input, mean, rstd, weight), grads, output_mask)
 
 
-def rms_norm_grads(grads, results, input, normalized_shape, weight, output_mask):
-    rstd = results[1]
+def rms_norm_grads(grads, rstd, input, normalized_shape, weight, output_mask):
     gi, gw = torch._C._fused_rms_norm_backward(grads[0], input, normalized_shape, rstd, weight, list(output_mask))
     if output_mask[0] and _nonzero(grads[1]):
         # rstd = (avg(x^2) + eps)^-1/2
@@ -130,8 +128,7 @@ def _group_norm_composite(g, x, mean, rstd, w, N, C, HxW, group):
     return gi.reshape(x.shape), gweight, gbias
 
 
-def group_norm_grads(grads, results, input, weight, N, C, HxW, group, output_mask):
-    mean, rstd = results[1], results[2]
+def group_norm_grads(grads, mean, rstd, input, weight, N, C, HxW, group, output_mask):
     gi, gw, gb = torch.native_group_norm_backward(grads[0], input, mean, rstd, weight, N, C, HxW, group,
                                                   list(output_mask))
     if output_mask[0] and (_nonzero(grads[1]) or _nonzero(grads[2])):
@@ -170,8 +167,7 @@ def _batch_norm_composite(g, x, w, running_mean, running_var, save_mean, save_in
     return gi, (g * xhat).sum(red), g.sum(red)
 
 
-def batch_norm_grads(grads, results, input, weight, running_mean, running_var, training, eps, output_mask):
-    save_mean, save_invstd = results[1], results[2]
+def batch_norm_grads(grads, save_mean, save_invstd, input, weight, running_mean, running_var, training, eps, output_mask):
     gi, gw, gb = torch.native_batch_norm_backward(grads[0], input, weight, running_mean, running_var, save_mean,
                                                   save_invstd, training, eps, list(output_mask))
     if output_mask[0] and training and (_nonzero(grads[1]) or _nonzero(grads[2])):
