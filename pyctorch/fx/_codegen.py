@@ -94,9 +94,6 @@ def generate_python_code(graph, root_module="self"):
     for node in graph.nodes:
         for inp in node.all_input_nodes:
             last_use[inp] = node
-    freed_by = {}
-    for value, user in last_use.items():
-        freed_by.setdefault(user, []).append(value)
 
     params, body = [], []
     wrapped = []
@@ -132,7 +129,7 @@ def generate_python_code(graph, root_module="self"):
                 line = f"{node.name} = {name}({fmt_args(node.args, node.kwargs)})"
                 if node.meta.get("is_wrapped"):
                     wrapped.append(name)
-        freed = [v.name for v in freed_by.get(node, [])]
+        freed = [v.name for v in node.all_input_nodes if last_use[v] is node]  # in argument order
         if not node.users:
             freed.append(node.name)
         if freed:

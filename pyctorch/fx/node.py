@@ -199,7 +199,7 @@ class Node:
         if isinstance(arg, list):
             return "[" + ", ".join(self._pretty(a, as_code) for a in arg) + "]"
         if isinstance(arg, dict):
-            return "{" + ", ".join(f"{k!r if as_code else k}: {self._pretty(v, as_code)}"
+            return "{" + ", ".join(f"{repr(k) if as_code else k}: {self._pretty(v, as_code)}"
                                    for k, v in arg.items()) + "}"
         return repr(arg) if as_code else str(arg)
 
