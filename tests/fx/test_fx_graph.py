@@ -1,0 +1,123 @@
+"""The Graph/Node editing API: building by hand, inserting, erasing, copying, dead code, lint, printing."""
+import copy
+import operator
+
+import pytest
+
+import pyctorch
+import pyctorch.fx as fx
+
+
+def _add_relu_graph():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    y = g.placeholder("y", default_value=2)
+    add = g.call_function(operator.add, (x, y))
+    relu = g.call_method("relu", (add,))
+    g.output(relu)
+    return g, (x, y, add, relu)
+
+
+def test_hand_built_graph_runs_and_prints():
+    g, (x, y, add, relu) = _add_relu_graph()
+    gm = fx.GraphModule(pyctorch.nn.Module(), g)
+    assert gm(pyctorch.tensor([-3.0, 1.0])).tolist() == [0.0, 3.0]
+    assert "def forward(self, x, y = 2):" in gm.code
+    assert [n.name for n in g.nodes] == ["x", "y", "add", "relu", "output"]
+    assert add.users == {relu: None} and relu.all_input_nodes == [add]
+    assert add.prev is y and add.next is relu
+    assert add.format_node() == "%add : [num_users=1] = call_function[target=operator.add](args = (%x, %y), kwargs = {})"
+    assert str(g).splitlines()[0] == "graph():"
+    g.lint()
+
+
+def test_inserting_before_after_and_replace_all_uses():
+    g, (x, y, add, relu) = _add_relu_graph()
+    with g.inserting_after(add):
+        neg = g.call_function(operator.neg, (add,))
+        mul = g.call_function(operator.mul, (neg, 3))
+    changed = add.replace_all_uses_with(mul, delete_user_cb=lambda u: u is not neg)
+    assert changed == [relu]
+    with g.inserting_before(add):
+        sub = g.call_function(operator.sub, (x, 1))
+    add.replace_input_with(x, sub)
+    assert [n.name for n in g.nodes] == ["x", "y", "sub", "add", "neg", "mul", "relu", "output"]
+    g.lint()
+    gm = fx.GraphModule(pyctorch.nn.Module(), g)
+    # relu(-(x - 1 + 2) * 3)
+    assert gm(pyctorch.tensor([-4.0, 0.0])).tolist() == [9.0, 0.0]
+
+
+def test_erase_node_refuses_a_used_node_and_dce_removes_dead_ones():
+    g, (x, y, add, relu) = _add_relu_graph()
+    with pytest.raises(RuntimeError, match="still had 1 users"):
+        g.erase_node(add)
+    with g.inserting_after(relu):
+        dead = g.call_function(operator.mul, (relu, relu))
+        g.call_function(operator.neg, (dead,))
+    assert len(g.nodes) == 7
+    assert g.eliminate_dead_code() is True
+    assert [n.name for n in g.nodes] == ["x", "y", "add", "relu", "output"]
+    assert g.eliminate_dead_code() is False
+
+
+def test_in_place_nodes_survive_dead_code_elimination():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.call_method("add_", (x, 1))
+    g.output(x)
+    g.eliminate_dead_code()
+    assert [n.op for n in g.nodes] == ["placeholder", "call_method", "output"]
+
+
+def test_node_copy_graph_copy_and_deepcopy():
+    g, _ = _add_relu_graph()
+    g2 = fx.Graph()
+    env = {}
+    out = g2.graph_copy(g, env)
+    g2.output(out)
+    g2.lint()
+    assert [n.name for n in g2.nodes] == [n.name for n in g.nodes]
+    assert all(n.graph is g2 for n in g2.nodes)
+    g3 = copy.deepcopy(g)
+    g3.lint()
+    assert str(g3) == str(g)
+    g4 = fx.Graph()
+    xs = g4.placeholder("a")
+    copied = g4.node_copy(next(n for n in g.nodes if n.op == "call_method"), lambda n: xs)
+    assert copied.args == (xs,) and copied.target == "relu"
+
+
+def test_lint_finds_use_before_definition_and_foreign_nodes():
+    g, (x, y, add, relu) = _add_relu_graph()
+    add.prepend(relu)  # relu now comes before the add it uses
+    with pytest.raises(RuntimeError, match="used before it has been defined"):
+        g.lint()
+    other, _ = _add_relu_graph()
+    g5 = fx.Graph()
+    with pytest.raises(RuntimeError, match="does not belong to this Graph"):
+        g5.output(g5.call_function(operator.neg, (next(iter(other.nodes)),)))
+        g5.lint()
+
+
+def test_lint_checks_module_targets():
+    gm = fx.symbolic_trace(pyctorch.nn.Sequential(pyctorch.nn.Linear(2, 2)))
+    node = next(n for n in gm.graph.nodes if n.op == "call_module")
+    node.target = "missing"
+    with pytest.raises(RuntimeError, match="nonexistent attribute"):
+        gm.graph.lint()
+
+
+def test_map_arg_and_meta():
+    g, (x, y, add, relu) = _add_relu_graph()
+    assert fx.map_arg((x, [y, 3], {"k": add}), lambda n: n.name) == ("x", ["y", 3], {"k": "add"})
+    add.meta["note"] = 1
+    assert add.meta == {"note": 1}
+
+
+def test_print_tabular(capsys):
+    g, _ = _add_relu_graph()
+    g.print_tabular()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs"]
+    assert lines[4].split()[:3] == ["call_function", "add", "operator.add"]
