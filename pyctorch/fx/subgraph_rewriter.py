@@ -7,8 +7,8 @@ __all__ = ["Match", "replace_pattern"]
 
 
 class Match:
-    """One occurrence: anchor is the graph node matched to the pattern's output value; nodes_map maps each
-    pattern node to the graph node it matched."""
+    """One occurrence: anchor is the pattern's node the match was grown from (its output value, as torch
+    reports it); nodes_map maps each pattern node to the graph node it matched."""
 
     def __init__(self, anchor, nodes_map):
         self.anchor = anchor
@@ -44,7 +44,7 @@ class _Matcher:
             g = nodes_map[p]
             if g is not anchor and any(u not in matched for u in g.users):
                 return None
-        return Match(anchor, nodes_map)
+        return Match(self.pattern_output, nodes_map)
 
     def _match_node(self, p, g, nodes_map):
         if p in nodes_map:
@@ -100,11 +100,15 @@ def replace_pattern(gm, pattern, replacement):
             raise RuntimeError("replace_pattern: pattern and replacement must take the same number of inputs")
         for rp, value in zip(rep_placeholders, inputs):
             val_map[rp] = value
-        with graph.inserting_before(match.anchor):
+        anchor = match.nodes_map[match.anchor]
+        # Like torch: the replacement goes just before the first user of the matched value (or just after it
+        # when unused), so the new nodes sit where the value is consumed.
+        insert_point = next((n for n in graph.nodes if n in anchor.users), anchor.next)
+        with graph.inserting_before(insert_point):
             result = graph.graph_copy(replacement_graph, val_map)
         if not isinstance(result, Node):
             raise NotImplementedError("pyctorch.fx replace_pattern supports replacements returning one value")
-        match.anchor.replace_all_uses_with(result)
+        anchor.replace_all_uses_with(result)
         for p in reversed(matcher.pattern_nodes):
             graph.erase_node(match.nodes_map[p])
     gm.recompile()
