@@ -58,6 +58,13 @@ def qualified_name(fn):
     if module is None:
         module = "builtins" if getattr(builtins, name, None) is fn else "__main__"
     qualname = getattr(fn, "__qualname__", name)
+    if module == "pyctorch" or module.startswith("pyctorch."):  # Note [Printed names], when importable so
+        printed = "torch" + module[len("pyctorch"):] + "." + qualname
+        try:
+            if resolve_qualified_name(printed) is fn:
+                return printed
+        except (ImportError, AttributeError):
+            pass
     return f"{module}.{qualname}"
 
 

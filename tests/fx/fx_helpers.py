@@ -31,9 +31,9 @@ def torch_nodes(gm):
 
 def normalized_code(code):
     """Generated code with the spellings known to differ mapped to one: torch's C homes of nn.functional
-    functions, and torch._assert (pyctorch has none; pyctorch.fx binds its own under a global name)."""
+    functions, and torch._assert (pyctorch has none: pyctorch.fx has its own in _symbolic_trace)."""
     code = code.replace("torch._C._nn.", "torch.nn.functional.")
-    return code.replace("torch._assert(", "_assert_1(")
+    return code.replace("torch._assert(", "torch.fx._symbolic_trace._assert(")
 
 
 def to_np(t):
