@@ -81,8 +81,8 @@ def generate_python_code(graph, root_module="self"):
         if isinstance(arg, type) or inspect.isfunction(arg) or inspect.isbuiltin(arg) or \
                 type(arg).__name__ == "builtin_function":
             return add_global(getattr(arg, "__name__", "obj"), arg)
-        if isinstance(arg, pyctorch.device):
-            return f"device({arg.type!r})" if arg.index is None else f"device({arg.type!r}, {arg.index})"
+        if isinstance(arg, pyctorch.device):  # torch's spelling: device(type='cpu'), with `device` a global
+            return repr(arg)
         return repr(arg)
 
     def fmt_args(args, kwargs):

@@ -13,7 +13,7 @@ from .graph import Graph
 from .node import Node, map_aggregate
 from .proxy import ParameterProxy, Proxy, TraceError
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]
+__all__ = ["Tracer", "GraphAppendingTracer", "symbolic_trace", "wrap", "PH", "PHBase"]
 
 
 class PHBase:
@@ -302,6 +302,18 @@ class Tracer:
             result = fn(self.root, *args, **kwargs) if skip_first else fn(*args, **kwargs)
             self.create_node("output", "output", (self.create_arg(result),), {})
         return self.graph
+
+
+class GraphAppendingTracer(Tracer):
+    """The tracer of Proxies built by hand over an existing graph (`Proxy(graph.placeholder("x"), tracer)`):
+    operators and methods on them append nodes to that graph. pyctorch functions are not patched outside
+    trace() (Note [Tracing torch functions]); call graph.call_function for those."""
+
+    def __init__(self, graph):
+        super().__init__()
+        from pyctorch.nn import Module
+        self.graph = graph
+        self.root = Module()
 
 
 def symbolic_trace(root, concrete_args=None):

@@ -10,7 +10,9 @@ __all__ = ["Graph"]
 
 
 class _NodeList:
-    """A live view of a graph's nodes, in order; iteration tolerates erasing the current node."""
+    """A live view of a graph's nodes, in order. As torch's: the next node is read after the loop body
+    runs, so nodes inserted just after the current one are visited, and erasing the current node is safe
+    (an erased node keeps its links)."""
 
     def __init__(self, graph, reverse=False):
         self._graph = graph
@@ -24,10 +26,9 @@ class _NodeList:
         step = "_prev" if self._reverse else "_next"
         cur = getattr(root, step)
         while cur is not root:
-            nxt = getattr(cur, step)  # taken first, so the loop body may erase cur
             if not cur._erased:
                 yield cur
-            cur = nxt
+            cur = getattr(cur, step)
 
     def __reversed__(self):
         return _NodeList(self._graph, not self._reverse)

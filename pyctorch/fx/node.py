@@ -101,9 +101,9 @@ class Node:
         self._next.prepend(x)
 
     def _remove_from_list(self):
+        # The node's own links are kept: a loop over graph.nodes standing on it can still step on.
         p, n = self._prev, self._next
         p._next, n._prev = n, p
-        self._prev = self._next = self
 
     # ---- arguments ----
     @property

@@ -22,9 +22,9 @@ class Proxy:
     """The symbolic value of one Node while tracing; operations on it extend the tracer's graph."""
 
     def __init__(self, node, tracer=None):
-        if tracer is None:
-            from ._symbolic_trace import Tracer
-            tracer = Tracer(graph=node.graph)  # a bare proxy (from a hand-built graph) records into its graph
+        if tracer is None:  # a bare proxy (over a hand-built graph) records into its node's graph
+            from ._symbolic_trace import GraphAppendingTracer
+            tracer = GraphAppendingTracer(node.graph)
         self.tracer = tracer
         self.node = node
 
@@ -142,3 +142,10 @@ def _install_operators():
 
 
 _install_operators()
+
+
+def __getattr__(name):
+    if name == "GraphAppendingTracer":  # defined with Tracer, which imports this module
+        from ._symbolic_trace import GraphAppendingTracer
+        return GraphAppendingTracer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -121,3 +121,30 @@ def test_print_tabular(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs"]
     assert lines[4].split()[:3] == ["call_function", "add", "operator.add"]
+
+
+def test_proxies_over_a_hand_built_graph():
+    g = fx.Graph()
+    tracer = fx.proxy.GraphAppendingTracer(g)
+    x = fx.Proxy(g.placeholder("x"), tracer)
+    y = fx.Proxy(g.placeholder("y"))
+    out = (x + y).relu() * 2
+    g.output(out.node)
+    gm = fx.GraphModule(pyctorch.nn.Module(), g)
+    assert [n.op for n in g.nodes] == ["placeholder", "placeholder", "call_function", "call_method",
+                                       "call_function", "output"]
+    assert gm(pyctorch.tensor([1.0, -3.0]), pyctorch.tensor([1.0, 1.0])).tolist() == [4.0, 0.0]
+
+
+def test_editing_while_iterating_visits_inserted_nodes_as_torch():
+    gm = fx.symbolic_trace(lambda x: pyctorch.add(x, x) * 2)
+    visited = []
+    for node in gm.graph.nodes:
+        visited.append(node.name)
+        if node.op == "call_function" and node.target is pyctorch.add:
+            with gm.graph.inserting_after(node):
+                new = gm.graph.call_function(pyctorch.relu, args=(node,))
+            node.replace_all_uses_with(new)
+    assert visited == ["x", "add", "relu", "mul", "output"]
+    gm.recompile()
+    assert gm(pyctorch.tensor([-1.0, 2.0])).tolist() == [0.0, 8.0]
