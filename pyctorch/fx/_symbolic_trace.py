@@ -46,12 +46,17 @@ def wrap(fn_or_name):
 
 
 def _assert(condition, message=""):
-    """torch._assert: pyctorch's spelling, recorded for concrete_args checks."""
+    """torch._assert for the checks of concrete_args; given a Proxy (code generated with it, traced again)
+    it records itself."""
+    if isinstance(condition, Proxy):
+        return condition.tracer.create_proxy("call_function", _assert, (condition, message), {})
     if not condition:
         raise AssertionError(message)
 
 
 def _assert_is_none(value, msg):
+    if isinstance(value, Proxy):
+        return value.tracer.create_proxy("call_function", _assert_is_none, (value, msg), {})
     if value is not None:
         raise AssertionError(msg)
 

@@ -28,6 +28,7 @@ def test_trace_matches_torch(name, torch):
         assert_close_tree(traced, eager, rtol=0, atol=0)
         assert_close_tree(traced, tgm(*theirs_in), rtol=1e-4, atol=1e-5)
         assert_close_tree(fx.Interpreter(gm).run(*ours_in), eager, rtol=0, atol=0)
+    assert fx.symbolic_trace(gm).code == gm.code  # generated code traces back to itself
 
 
 @pytest.mark.parametrize("name", ["mlp", "cnn", "methods", "parameter_functional"])
