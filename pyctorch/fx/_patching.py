@@ -13,7 +13,11 @@ too. Everything is restored when trace() returns or raises.
 What this cannot reach (torch's protocol does): a function imported by name before tracing
 (`from torch import relu` in the traced module keeps the unpatched one; use torch.fx.wrap("relu") there or
 call it through the module), and pyctorch-internal calls made by code that does run while tracing, such as
-the forward of a non-leaf module that calls _C directly.
+the forward of a non-leaf module that calls _C directly. Nor can it reach the methods of a real tensor given
+a Proxy argument (`self.buffer.add(proxy)`, recorded by torch as call_method): pyctorch.Tensor is an immutable
+C type, so its methods cannot be swapped for the trace, and the call raises pyctorch's TypeError. Operators
+are fine (`self.buffer + proxy`: the tensor's __add__ declines and Proxy.__radd__ records operator.add), as
+are `torch.add(self.buffer, proxy)` and `proxy.add(self.buffer)`.
 The same patcher wraps the functions registered with torch.fx.wrap() in the globals they were registered
 from, and the Module.__call__ / Module.__getattr__ hooks of the tracer.
 """
