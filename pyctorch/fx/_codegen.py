@@ -81,9 +81,7 @@ def generate_python_code(graph, root_module="self"):
         if isinstance(arg, type) or inspect.isfunction(arg) or inspect.isbuiltin(arg) or \
                 type(arg).__name__ == "builtin_function":
             return add_global(getattr(arg, "__name__", "obj"), arg)
-        if isinstance(arg, pyctorch.device):  # torch's spelling: device(type='cpu'), with `device` a global
-            return repr(arg)
-        return repr(arg)
+        return repr(arg)  # dtypes print as torch.float32, devices as device(type='cpu'): both are globals
 
     def fmt_args(args, kwargs):
         parts = [rep(a) for a in args] + [f"{k} = {rep(v)}" for k, v in kwargs.items()]

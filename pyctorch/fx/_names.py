@@ -89,7 +89,8 @@ def _snake_case(s):
 
 
 # Names a generated forward must not shadow: keywords, builtins, and the module names the code uses.
-_ILLEGAL_NAMES = set(keyword.kwlist) | set(dir(builtins)) | {"self", "pyctorch", "torch", "inf", "nan", "operator"}
+_ILLEGAL_NAMES = set(keyword.kwlist) | set(dir(builtins)) | {"self", "pyctorch", "torch", "inf", "nan", "operator",
+                                                              "device", "NoneType", "wrap"}
 
 
 class Namespace:
