@@ -54,21 +54,41 @@ def find_proxy(args, kwargs):
     return found[0] if found else None
 
 
-def recording_wrapper(original, is_wrapped=False):
-    """A stand-in for original that records a call_function node when any argument is a Proxy."""
-    def wrapper(*args, **kwargs):
+class _RecordingFunction:
+    """The stand-in for a function while tracing: records a call_function node (target: the original) when
+    any argument is a Proxy, else calls the original. It compares and hashes equal to the original, so code
+    running during a trace or a Transformer that checks `node.target == torch.relu` still matches."""
+
+    def __init__(self, original, is_wrapped):
+        self._pyctorch_fx_original = original
+        self._is_wrapped = is_wrapped
+        self.__wrapped__ = original  # inspect.signature() follows it
+        self.__name__ = getattr(original, "__name__", "function")
+        self.__qualname__ = getattr(original, "__qualname__", self.__name__)
+        self.__doc__ = getattr(original, "__doc__", None)
+
+    def __call__(self, *args, **kwargs):
         proxy = find_proxy(args, kwargs)
         if proxy is None:
-            return original(*args, **kwargs)
-        result = proxy.tracer.create_proxy("call_function", original, args, kwargs)
-        if is_wrapped:
+            return self._pyctorch_fx_original(*args, **kwargs)
+        result = proxy.tracer.create_proxy("call_function", self._pyctorch_fx_original, args, kwargs)
+        if self._is_wrapped:
             result.node.meta["is_wrapped"] = True
         return result
-    wrapper.__name__ = getattr(original, "__name__", "wrapper")
-    wrapper.__qualname__ = getattr(original, "__qualname__", wrapper.__name__)
-    wrapper.__doc__ = getattr(original, "__doc__", None)
-    wrapper._pyctorch_fx_original = original
-    return wrapper
+
+    def __eq__(self, other):
+        return other is self or other is self._pyctorch_fx_original
+
+    def __hash__(self):
+        return hash(self._pyctorch_fx_original)
+
+    def __repr__(self):
+        return repr(self._pyctorch_fx_original)
+
+
+def recording_wrapper(original, is_wrapped=False):
+    """A stand-in for original that records a call_function node when any argument is a Proxy."""
+    return _RecordingFunction(original, is_wrapped)
 
 
 class Patcher:

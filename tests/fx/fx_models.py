@@ -200,3 +200,29 @@ def build_pair(name, torch):
     ours_inputs = tuple(_tensor(pyctorch, s, i) for i, s in enumerate(shapes))
     theirs_inputs = tuple(_tensor(torch, s, i) for i, s in enumerate(shapes))
     return ours, theirs, ours_inputs, theirs_inputs, concrete_args
+
+
+def subclassed_layers(lib):
+    """User subclasses of library layers are not leaves: their forward (the library's code) is traced."""
+    nn = lib.nn
+
+    class ScaledLinear(nn.Linear):
+        def forward(self, x):
+            return super().forward(x) * 2
+
+    class PaddedConv(nn.Conv2d):
+        def forward(self, x):
+            return super().forward(x).relu()
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = PaddedConv(2, 3, 3, padding=1)
+            self.lin = ScaledLinear(3, 4)
+
+        def forward(self, x):
+            return self.lin(self.conv(x).mean(dim=(2, 3)))
+    return Net()
+
+
+MODELS["subclassed_layers"] = (subclassed_layers, [(2, 2, 5, 5)], None)
