@@ -61,6 +61,10 @@ def _assert_is_none(value, msg):
         raise AssertionError(msg)
 
 
+_assert._fx_side_effectful = True  # kept by dead-code elimination although nothing uses their value
+_assert_is_none._fx_side_effectful = True
+
+
 def _is_pyctorch_nn_class(cls):
     module = getattr(cls, "__module__", "") or ""
     return module == "pyctorch.nn" or module.startswith("pyctorch.nn.")

@@ -122,6 +122,54 @@ class GraphModule(Module):
         type(self).forward = _exec_source(python_code.src, python_code.globals)
         return python_code
 
+    # ---- submodule surgery for passes ----
+    def add_submodule(self, target, m):
+        """Install m at the dotted path target, creating plain Modules for missing parents; False when a parent
+        on the path exists but is not a Module."""
+        *prefix, field = target.split(".")
+        mod = self
+        for item in prefix:
+            sub = getattr(mod, item, None)
+            if sub is None:
+                sub = Module()
+                mod.add_module(item, sub)
+            if not isinstance(sub, Module):
+                return False
+            mod = sub
+        mod.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target):
+        """Remove the submodule at target; False when there is none."""
+        *prefix, field = target.split(".")
+        mod = self
+        for item in prefix:
+            mod = getattr(mod, item, None)
+            if not isinstance(mod, Module):
+                return False
+        if not isinstance(getattr(mod, field, None), Module):
+            return False
+        delattr(mod, field)
+        return True
+
+    def delete_all_unused_submodules(self):
+        """Remove the submodules no call_module/get_attr node reaches (a called module keeps all of its own)."""
+        used = set()
+        for node in self.graph.nodes:
+            if node.op not in ("call_module", "get_attr"):
+                continue
+            atoms = node.target.split(".")
+            used.update(".".join(atoms[:i]) for i in range(1, len(atoms) + 1))
+            if node.op == "call_module":
+                try:
+                    called = self.get_submodule(node.target)
+                except AttributeError:
+                    continue
+                used.update(f"{node.target}.{name}" for name, _ in called.named_modules() if name)
+        for name, _ in list(self.named_modules()):
+            if name and name not in used:
+                self.delete_submodule(name)
+
     def print_readable(self, print_output=True, include_stride=False, include_device=False, colored=False,
                        **kwargs):
         """The module as a class definition: its generated forward, nested classes for GraphModule children."""

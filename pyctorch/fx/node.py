@@ -169,7 +169,8 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target in _IMPURE_FUNCTIONS or getattr(self.target, "__name__", "").endswith("_")
+            return self.target in _IMPURE_FUNCTIONS or getattr(self.target, "_fx_side_effectful", False) or \
+                getattr(self.target, "__name__", "").endswith("_")
         if self.op == "call_method":
             return self.target.endswith("_") and not self.target.endswith("__")  # in-place methods: add_, copy_
         if self.op == "call_module":

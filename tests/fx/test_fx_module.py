@@ -167,6 +167,8 @@ def test_concrete_args_none_and_defaults(torch):
     assert [(n.op, n.name) for n in gm.graph.nodes] == [(n.op, n.name) for n in tgm.graph.nodes]
     assert gm.code == tgm.code
     assert gm(pyctorch.ones(2), None).tolist() == [2.0, 2.0]
+    gm.graph.eliminate_dead_code()  # the check has no users but must stay
+    gm.recompile()
     with pytest.raises(AssertionError, match="specialized to have value None"):
         gm(pyctorch.ones(2), pyctorch.ones(2))
 
@@ -203,3 +205,22 @@ def test_import_is_lazy_and_torch_alias_shares_the_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1.0, 3.0]"
+
+
+def test_submodule_surgery(torch):
+    _, gm, x = _traced_mlp(torch)
+    assert gm.add_submodule("extra.deep", nn.ReLU()) is True
+    assert isinstance(gm.extra.deep, nn.ReLU)
+    node = next(n for n in gm.graph.nodes if n.op == "call_module" and n.target == "head")
+    with gm.graph.inserting_after(node):
+        act = gm.graph.call_module("extra.deep", (node,))
+    node.replace_all_uses_with(act)
+    gm.recompile()
+    assert "extra_deep = self.extra.deep(head)" in gm.code
+    assert gm.delete_submodule("nope.missing") is False
+    act.replace_all_uses_with(node)
+    gm.graph.erase_node(act)
+    gm.recompile()
+    gm.delete_all_unused_submodules()
+    assert not hasattr(gm, "extra")
+    assert [name for name, _ in gm.named_modules()] == ["", "body", "body.0", "body.1", "body.2", "head"]
