@@ -5,7 +5,6 @@ attribute of the root module), call_function, call_method, call_module and outpu
 hold constants, other nodes, and tuples/lists/dicts/slices of those; the nodes found in them are the
 node's inputs, and each input keeps the reverse edge in its `users` dict (insertion-ordered, used as a set).
 """
-import builtins
 import operator
 
 __all__ = ["Node", "map_arg", "map_aggregate"]
@@ -165,16 +164,16 @@ class Node:
 
     # ---- queries ----
     def is_impure(self):
-        """Whether dead-code elimination must keep this node although nothing uses its value."""
+        """Whether dead-code elimination must keep this node although nothing uses its value. As torch's:
+        placeholders, outputs, operator.setitem, the tracer's asserts, random sampling, and modules marked
+        `_is_impure`; methods (in-place ones included) and other functions count as pure."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target in _IMPURE_FUNCTIONS or getattr(self.target, "_fx_side_effectful", False) or \
-                getattr(self.target, "__name__", "").endswith("_")
-        if self.op == "call_method":
-            return self.target.endswith("_") and not self.target.endswith("__")  # in-place methods: add_, copy_
+            return self.target is operator.setitem or getattr(self.target, "_fx_side_effectful", False) or \
+                getattr(self.target, "__name__", None) in _RANDOM_FUNCTION_NAMES
         if self.op == "call_module":
-            root = getattr(self.graph, "owning_module", None)
+            root = self.graph.owning_module
             if root is not None:
                 try:
                     return getattr(root.get_submodule(self.target), "_is_impure", False)
@@ -226,6 +225,6 @@ class Node:
                 f"(args = {self._pretty(self.args)}, kwargs = {self._pretty(self.kwargs)})")
 
 
-_IMPURE_FUNCTIONS = {operator.setitem, builtins.print, operator.iadd, operator.isub, operator.imul,
-                     operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
-                     operator.ior, operator.ixor, operator.ilshift, operator.irshift, operator.imatmul}
+# Sampling functions: eliminating an unused one would change the random stream of the ones after it.
+_RANDOM_FUNCTION_NAMES = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                                    "randint_like", "bernoulli", "multinomial", "normal", "poisson"})

@@ -6,6 +6,7 @@ import pytest
 
 import pyctorch
 import pyctorch.fx as fx
+from fx_helpers import torch  # noqa: F401
 
 
 def _add_relu_graph():
@@ -61,13 +62,18 @@ def test_erase_node_refuses_a_used_node_and_dce_removes_dead_ones():
     assert g.eliminate_dead_code() is False
 
 
-def test_in_place_nodes_survive_dead_code_elimination():
-    g = fx.Graph()
-    x = g.placeholder("x")
-    g.call_method("add_", (x, 1))
-    g.output(x)
-    g.eliminate_dead_code()
-    assert [n.op for n in g.nodes] == ["placeholder", "call_method", "output"]
+def test_dead_code_elimination_purity_as_torch(torch):
+    def build(lib, fx_module):
+        g = fx_module.Graph()
+        x = g.placeholder("x")
+        g.call_method("add_", (x, 1))  # torch counts methods as pure, in-place ones too
+        g.call_function(lib.rand, (2,))  # sampling is kept
+        g.call_function(operator.setitem, (x, 0, 1.0))
+        g.call_function(lib.relu, (x,))
+        g.output(x)
+        g.eliminate_dead_code()
+        return [n.op + ":" + (n.target if isinstance(n.target, str) else n.target.__name__) for n in g.nodes]
+    assert build(pyctorch, fx) == build(torch, torch.fx)
 
 
 def test_node_copy_graph_copy_and_deepcopy():
