@@ -4,7 +4,7 @@ import inspect
 import math
 
 from ._names import Namespace, qualified_name
-from .node import Node, map_arg
+from .node import Node
 
 __all__ = ["PythonCode", "generate_python_code"]
 
@@ -110,7 +110,8 @@ def generate_python_code(graph, root_module="self"):
             return_line = f"return {rep(node.args[0])}"
             continue
         if node.op == "call_method":
-            line = f"{node.name} = {_format_target(rep(node.args[0]), node.target)}({fmt_args(node.args[1:], node.kwargs)})"
+            method = _format_target(rep(node.args[0]), node.target)
+            line = f"{node.name} = {method}({fmt_args(node.args[1:], node.kwargs)})"
         elif node.op == "call_module":
             line = f"{node.name} = {_format_target(root_module, node.target)}({fmt_args(node.args, node.kwargs)})"
         elif node.op == "get_attr":

@@ -5,7 +5,6 @@ import functools
 import inspect
 import math
 import operator
-import sys
 import warnings
 
 from ._patching import Patcher, patch_torch_namespaces, recording_wrapper

@@ -7,7 +7,7 @@ from pyctorch.nn import Module, Parameter
 
 from ._names import qualified_name, resolve_qualified_name
 from .graph import Graph
-from .node import Node, map_arg
+from .node import map_arg
 
 __all__ = ["GraphModule"]
 

@@ -1,7 +1,7 @@
 """replace_pattern: find each occurrence of a pattern function's graph in a GraphModule and substitute the
 graph of a replacement function taking the same inputs."""
 from .graph_module import GraphModule
-from .node import Node, map_arg
+from .node import Node
 
 __all__ = ["Match", "replace_pattern"]
 

@@ -27,7 +27,8 @@ def test_hand_built_graph_runs_and_prints():
     assert [n.name for n in g.nodes] == ["x", "y", "add", "relu", "output"]
     assert add.users == {relu: None} and relu.all_input_nodes == [add]
     assert add.prev is y and add.next is relu
-    assert add.format_node() == "%add : [num_users=1] = call_function[target=operator.add](args = (%x, %y), kwargs = {})"
+    assert add.format_node() == \
+        "%add : [num_users=1] = call_function[target=operator.add](args = (%x, %y), kwargs = {})"
     assert str(g).splitlines()[0] == "graph():"
     g.lint()
 
