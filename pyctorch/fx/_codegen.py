@@ -100,6 +100,7 @@ def generate_python_code(graph, root_module="self"):
         if node.op == "placeholder":
             if node.target.startswith("*"):
                 params.append(node.target)
+                body.append(f"{node.name} = {node.target.lstrip('*')}")  # the name is `_args`: `*` is no identifier
             else:
                 default = f" = {rep(node.args[0])}" if node.args else ""
                 params.append(f"{node.target}{default}")

@@ -5,6 +5,7 @@ import functools
 import inspect
 import math
 import operator
+import types
 import warnings
 
 from ._patching import Patcher, patch_torch_namespaces, recording_wrapper
@@ -62,6 +63,23 @@ def _assert_is_none(value, msg):
 
 _assert._fx_side_effectful = True  # kept by dead-code elimination although nothing uses their value
 _assert_is_none._fx_side_effectful = True
+
+
+def _star_params_as_positional(fn):
+    """fn with its *args / **kwargs turned into plain positional parameters (same code, flags cleared), so
+    the trace can pass each of them one Proxy: `args[0]` then records a getitem, as in torch."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return fn
+    star_flags = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+    extra = bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    if not extra:
+        return fn
+    if code.co_kwonlyargcount:  # keyword-only names sit between the positional ones and *args in co_varnames
+        raise RuntimeError("pyctorch.fx cannot trace a function with both keyword-only parameters and "
+                           "*args/**kwargs")
+    new_code = code.replace(co_flags=code.co_flags & ~star_flags, co_argcount=code.co_argcount + extra)
+    return types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def _is_pyctorch_nn_class(cls):
@@ -222,7 +240,8 @@ class Tracer:
                 args.append(self.create_proxy("placeholder", "*" + p.name, (), {}))
                 continue
             if p.kind == p.VAR_KEYWORD:
-                raise RuntimeError("pyctorch.fx cannot trace a forward that takes **kwargs")
+                args.append(self.create_proxy("placeholder", "**" + p.name, (), {}))
+                continue
             value = self._concrete_placeholder(p.name, default, concrete_args[p.name]) if p.name in concrete_args \
                 else self.create_proxy("placeholder", p.name, default, {}, type_expr=annotations.get(p.name))
             if p.kind == p.KEYWORD_ONLY:
@@ -307,7 +326,8 @@ class Tracer:
             for name, value in list(fn_globals.items()):
                 if id(value) in self._autowrap_ids and self._autowrap_ids[id(value)] is value:
                     patcher.set_item(fn_globals, name, recording_wrapper(value))
-            result = fn(self.root, *args, **kwargs) if skip_first else fn(*args, **kwargs)
+            traced = _star_params_as_positional(fn)
+            result = traced(self.root, *args, **kwargs) if skip_first else traced(*args, **kwargs)
             self.create_node("output", "output", (self.create_arg(result),), {})
         return self.graph
 

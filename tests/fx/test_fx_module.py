@@ -224,3 +224,14 @@ def test_submodule_surgery(torch):
     gm.delete_all_unused_submodules()
     assert not hasattr(gm, "extra")
     assert [name for name, _ in gm.named_modules()] == ["", "body", "body.0", "body.1", "body.2", "head"]
+
+
+def test_star_args_and_kwargs_are_traced_as_torch(torch):
+    def fn(x, *args, **kw):
+        return x + args[0] * args[1] + kw["z"]
+
+    gm, tgm = fx.symbolic_trace(fn), torch.fx.symbolic_trace(fn)
+    assert gm.code == tgm.code
+    one = pyctorch.ones(1)
+    assert gm(one, one * 2, one * 3, z=one * 4).tolist() == [11.0]
+    assert fx.symbolic_trace(gm).code == gm.code
