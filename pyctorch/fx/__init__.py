@@ -6,7 +6,7 @@ Interpreter/Transformer, subgraph rewriting and shape propagation, in pure Pytho
 pyctorch has no __torch_function__, so tracing temporarily patches the torch namespaces' functions to record
 calls on Proxies: see Note [Tracing torch functions] in _patching.py.
 """
-from .node import Node, map_arg, map_aggregate
+from .node import Node, has_side_effect, map_arg, map_aggregate
 from .graph import Graph
 from .proxy import Proxy, Attribute, TraceError, ParameterProxy
 from ._symbolic_trace import Tracer, symbolic_trace, wrap, PH
@@ -16,6 +16,6 @@ from . import subgraph_rewriter, passes  # noqa: F401
 from ._codegen import PythonCode  # noqa: F401
 
 __all__ = ["Node", "map_arg", "Graph", "Proxy", "Tracer", "symbolic_trace", "wrap", "GraphModule",
-           "Interpreter", "Transformer", "replace_pattern", "PH"]
+           "Interpreter", "Transformer", "replace_pattern", "PH", "has_side_effect"]
 
 replace_pattern = subgraph_rewriter.replace_pattern

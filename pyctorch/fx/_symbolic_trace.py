@@ -10,7 +10,7 @@ import warnings
 
 from ._patching import Patcher, patch_torch_namespaces, recording_wrapper
 from .graph import Graph
-from .node import Node, map_aggregate
+from .node import Node, has_side_effect, map_aggregate
 from .proxy import ParameterProxy, Proxy, TraceError
 
 __all__ = ["Tracer", "GraphAppendingTracer", "symbolic_trace", "wrap", "PH", "PHBase"]
@@ -61,8 +61,8 @@ def _assert_is_none(value, msg):
         raise AssertionError(msg)
 
 
-_assert._fx_side_effectful = True  # kept by dead-code elimination although nothing uses their value
-_assert_is_none._fx_side_effectful = True
+has_side_effect(_assert)  # kept by dead-code elimination although nothing uses their value
+has_side_effect(_assert_is_none)
 
 
 def _star_params_as_positional(fn):

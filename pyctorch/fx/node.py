@@ -7,7 +7,7 @@ node's inputs, and each input keeps the reverse edge in its `users` dict (insert
 """
 import operator
 
-__all__ = ["Node", "map_arg", "map_aggregate"]
+__all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
 
 _OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output", "root")
 
@@ -170,8 +170,7 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target is operator.setitem or getattr(self.target, "_fx_side_effectful", False) or \
-                getattr(self.target, "__name__", None) in _RANDOM_FUNCTION_NAMES
+            return self.target in _SIDE_EFFECTFUL or getattr(self.target, "__name__", None) in _RANDOM_FUNCTION_NAMES
         if self.op == "call_module":
             root = self.graph.owning_module
             if root is not None:
@@ -223,6 +222,16 @@ class Node:
             return f"%{self.name}{typ} : [num_users={len(self.users)}] = get_attr[target={target}]"
         return (f"%{self.name}{typ} : [num_users={len(self.users)}] = {self.op}[target={target}]"
                 f"(args = {self._pretty(self.args)}, kwargs = {self._pretty(self.kwargs)})")
+
+
+# Functions kept by dead-code elimination whatever their use: torch.fx.has_side_effect() adds to it.
+_SIDE_EFFECTFUL = {operator.setitem}
+
+
+def has_side_effect(fn):
+    """Mark fn as side-effectful: graphs keep its call_function nodes even when their value is unused."""
+    _SIDE_EFFECTFUL.add(fn)
+    return fn
 
 
 # Sampling functions: eliminating an unused one would change the random stream of the ones after it.

@@ -155,3 +155,15 @@ def test_editing_while_iterating_visits_inserted_nodes_as_torch():
     assert visited == ["x", "add", "relu", "mul", "output"]
     gm.recompile()
     assert gm(pyctorch.tensor([-1.0, 2.0])).tolist() == [0.0, 8.0]
+
+
+def test_has_side_effect_keeps_a_node():
+    def log(x):
+        return x
+
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.call_function(log, (x,))
+    g.output(x)
+    fx.has_side_effect(log)
+    assert g.eliminate_dead_code() is False
