@@ -43,6 +43,13 @@ def _index_namespaces():
             _public_names.setdefault(id(original), (f"{printed}.{name}", original))
 
 
+def is_torch_function(obj):
+    """Whether obj is a function of the torch namespaces (pyctorch.relu, F.gelu, ...)."""
+    _index_namespaces()
+    entry = _public_names.get(id(obj))
+    return entry is not None and entry[1] is obj
+
+
 def qualified_name(fn):
     """The dotted name of fn ("torch.relu" for pyctorch.relu, "operator.add", "builtins.getattr")."""
     if isinstance(fn, str):

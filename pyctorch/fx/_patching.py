@@ -10,10 +10,13 @@ a Proxy anywhere in its arguments (lists and dicts included, as for torch.cat([a
 call_function node whose target is the original function; called with anything else it calls the
 original. Under the torch alias these are the same module objects, so `torch.relu` and `F.relu` are patched
 too. Everything is restored when trace() returns or raises.
-What this cannot reach (torch's protocol does): a function imported by name before tracing
-(`from torch import relu` in the traced module keeps the unpatched one; use torch.fx.wrap("relu") there or
-call it through the module), and pyctorch-internal calls made by code that does run while tracing, such as
-the forward of a non-leaf module that calls _C directly. Nor can it reach the methods of a real tensor given
+Functions imported by name (`from torch import relu`) are bound in the importing module's globals, not
+reached through the namespaces: patch_imported_torch_functions() wraps them too, in the globals of the
+traced function and of the forward of every traced-through module class.
+What this cannot reach (torch's protocol does): torch functions held elsewhere (a class attribute, a
+closure, a helper module's globals), and pyctorch-internal calls made by code that does run while tracing,
+such as the forward of a non-leaf module that calls _C directly; torch.fx.wrap("name") at module scope of
+such a helper covers the first case. Nor can it reach the methods of a real tensor given
 a Proxy argument (`self.buffer.add(proxy)`, recorded by torch as call_method): pyctorch.Tensor is an immutable
 C type, so its methods cannot be swapped for the trace, and the call raises pyctorch's TypeError. Operators
 are fine (`self.buffer + proxy`: the tensor's __add__ declines and Proxy.__radd__ records operator.add), as
@@ -23,7 +26,7 @@ from, and the Module.__call__ / Module.__getattr__ hooks of the tracer.
 """
 import sys
 
-from ._names import TORCH_NAMESPACES
+from ._names import TORCH_NAMESPACES, is_torch_function
 from .node import map_aggregate
 from .proxy import Proxy
 
@@ -144,3 +147,15 @@ def patch_torch_namespaces(patcher):
             if hasattr(value, "_pyctorch_fx_original"):
                 continue
             patcher.set_item(namespace, name, recording_wrapper(value))
+
+
+def patch_imported_torch_functions(patcher, globals_dicts):
+    """Note [Tracing torch functions]: wrap the torch functions imported by name into these globals."""
+    seen = set()
+    for namespace in globals_dicts:
+        if id(namespace) in seen:
+            continue
+        seen.add(id(namespace))
+        for name, value in list(namespace.items()):
+            if type(value).__name__ in _FUNCTION_TYPES and is_torch_function(value):
+                patcher.set_item(namespace, name, recording_wrapper(value))

@@ -8,7 +8,7 @@ import operator
 import types
 import warnings
 
-from ._patching import Patcher, patch_torch_namespaces, recording_wrapper
+from ._patching import Patcher, patch_imported_torch_functions, patch_torch_namespaces, recording_wrapper
 from .graph import Graph
 from .node import Node, has_side_effect, map_aggregate
 from .proxy import ParameterProxy, Proxy, TraceError
@@ -318,7 +318,12 @@ class Tracer:
             patcher.set_attr(Module, "__call__", module_call)
             patcher.set_attr(Module, "__getattr__", module_getattr)
             patch_torch_namespaces(patcher)
+            patch_imported_torch_functions(patcher, [fn_globals] + [
+                getattr(type(m).forward, "__globals__", {}) for m in self.root.modules()
+                if not _is_pyctorch_nn_class(type(m))])
             for (_, name), globals_ in list(_wrapped_functions.items()):
+                if hasattr(globals_.get(name), "_pyctorch_fx_original"):  # already recording (nested trace)
+                    continue
                 if name in globals_:
                     patcher.set_item(globals_, name, recording_wrapper(globals_[name], is_wrapped=True))
                 elif name in builtins.__dict__:  # wrap("len"): the module's own name shadows the builtin

@@ -13,6 +13,8 @@ import pyctorch.fx as fx
 import pyctorch.nn as nn
 import pyctorch.nn.functional as F
 from fx_helpers import torch  # noqa: F401
+from pyctorch import cat as imported_cat, relu as imported_relu
+from pyctorch.nn.functional import gelu as imported_gelu
 from fx_models import build_pair
 
 
@@ -235,3 +237,17 @@ def test_star_args_and_kwargs_are_traced_as_torch(torch):
     one = pyctorch.ones(1)
     assert gm(one, one * 2, one * 3, z=one * 4).tolist() == [11.0]
     assert fx.symbolic_trace(gm).code == gm.code
+
+
+class _ImportedByName(nn.Module):
+    def forward(self, x):
+        return imported_cat([imported_relu(x), imported_gelu(x)])
+
+
+def test_torch_functions_imported_by_name_are_recorded():
+    gm = fx.symbolic_trace(nn.Sequential(_ImportedByName()))  # found in the globals of a traced-through forward
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets == [pyctorch.relu, F.gelu, pyctorch.cat]
+    assert imported_relu is pyctorch.relu and globals()["imported_cat"] is pyctorch.cat  # restored
+    x = pyctorch.tensor([-1.0, 1.0])
+    assert gm(x).tolist() == _ImportedByName()(x).tolist()
