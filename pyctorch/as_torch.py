@@ -17,7 +17,7 @@ Nothing is copied or wrapped, so isinstance checks, monkey-patching and
 pickling by module path all see one set of objects.
 
 What pyctorch lacks fails loudly with the torch name in the message:
-  * `import torch.fx` raises ModuleNotFoundError "pyctorch does not implement torch.fx yet";
+  * `import torch._dynamo` raises ModuleNotFoundError "pyctorch does not implement torch._dynamo yet";
   * `torch.foo_bar` raises AttributeError "... pyctorch does not implement torch.foo_bar yet".
 The second works by giving each aliased module a module-level __getattr__ that
 first defers to the module's own __getattr__ (pyctorch's lazy helpers keep
