@@ -45,7 +45,7 @@
     /* runs of at most 4 * RED_NACC (rows of a small inner reduction, e.g. 7x7 spatial means): 16 \
      * accumulators, one AVX-512 vector of float (8 gave GCC a shuffle-heavy vectorization),  \
      * instead of initialising and folding all RED_NACC */                                     \
-    RED_HOT static A name##_short_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
+    PCT_HOT static A name##_short_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
     {                                                                                          \
         (void)m; (void)ctx;                                                                    \
         A acc[16];                                                                             \
@@ -58,7 +58,7 @@
             for (int j = 0; j < w; j++) acc[j] = acc[j] OP acc[j + w];                         \
         return acc[0];                                                                         \
     }                                                                                          \
-    RED_HOT static A name##_leaf_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
+    PCT_HOT static A name##_leaf_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
     {                                                                                          \
         if (n <= 4 * RED_NACC) return name##_short_c(q, n, m, ctx);                            \
         (void)m; (void)ctx;                                                                    \
@@ -154,7 +154,7 @@
         (void)ctx; (void)idx;                                                                  \
         op##_RUN(E, N, T, C, (*a), p, n, s, idx);                                              \
     }                                                                                          \
-    RED_HOT static void op##_vrun_##N(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,     \
+    PCT_HOT static void op##_vrun_##N(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,     \
                                       int64_t rs, int64_t idx, const red_ctx *ctx)             \
     {                                                                                          \
         op##_acc_##N *restrict a = buf;                                                        \
@@ -315,7 +315,7 @@ RED_DEFINE_ALL(prod)
 
 /* amax / amin: NaN wins. The pick uses a bitwise | so the compare-and-blend vectorizes. */
 #define RED_MINMAX_RUN_FN(name, E, T, C, CMP, DIR)                                                \
-    __attribute__((unused)) RED_HOT static C name##_c(C a, const T *restrict q, int64_t n)     \
+    __attribute__((unused)) PCT_HOT static C name##_c(C a, const T *restrict q, int64_t n)     \
     {                                                                                          \
         C acc[16];                                                                             \
         for (int j = 0; j < 16; j++) acc[j] = a;                                               \

@@ -129,9 +129,6 @@
 #define RED_IF_FLOAT(E, t, e) RED_FLT_##E(t, e)
 #define RED_NOTHING(...)
 
-/* Hot contiguous loops get the clones of PCT_HOT (simd_levels.h). */
-#define RED_HOT PCT_HOT
-
 /* ------------------------------------------------------------------------------------ */
 /* the kernel interface                                                                  */
 

@@ -8,13 +8,15 @@
  * Note [One clone set]
  * Loops written in plain C rather than vector extensions get their instruction sets from
  * GCC's target_clones instead: PCT_HOT clones a function for AVX-512, AVX2 and the
- * baseline and the loader's ifunc picks one at load time. It is the one definition every
- * kernel file uses (reduce, norm, cross_entropy, softmax_backward, im2col and the conv and
- * pool files through PCT_CONV_HOT). The exception is PCT_HOT_AVX2 (AVX2 and baseline only,
- * spatial.h's row loops): on Zen 4 the AVX-512 clone of those short rows measured slower
- * than the AVX2 one (1.6x on the 7 x 7 window sums). Both vanish under clang (different
- * clone semantics), off Linux x86-64 (no ifunc), with PCT_NO_TARGET_CLONES, and lose
- * their AVX-512 clone with PCT_NO_AVX512 (valgrind builds). */
+ * baseline, and the loader's ifunc picks one at load time. It is the one definition every
+ * kernel file uses: reduce.c and softmax_impl.h directly; norm.c, cross_entropy.c and
+ * softmax_backward.c through NORM_HOT / CE_HOT / SMB_HOT, and im2col and the conv, pool and
+ * upsample files through im2col.h's PCT_CONV_HOT, all aliases of it. The one exception is
+ * PCT_HOT_AVX2 (AVX2 and baseline only) for spatial.h's row loops (PCT_SPATIAL_HOT): on
+ * Zen 4 the AVX-512 clone of those short rows measured slower than the AVX2 one (1.6x on
+ * the 7 x 7 window sums). Both are empty under clang (other clone semantics), off Linux
+ * x86-64 (no ifunc) and with PCT_NO_TARGET_CLONES; PCT_NO_AVX512 (valgrind builds) drops
+ * PCT_HOT's AVX-512 clone. */
 #ifndef PCT_SIMD_LEVELS_H
 #define PCT_SIMD_LEVELS_H
 

@@ -17,7 +17,7 @@
 /* The input is contiguous and viewed as (outer, len, inner). Rows (inner == 1) are reduced
  * in place; otherwise blocks of RED_NB columns are reduced together so loads stay
  * contiguous. Computed in float for 16-bit floats (exp recomputed instead of stored). */
-RED_HOT static void SM_NAME(softmax_rows)(const SM_T *restrict in, SM_T *restrict out, int64_t r0, int64_t r1, int64_t len, bool lg)
+PCT_HOT static void SM_NAME(softmax_rows)(const SM_T *restrict in, SM_T *restrict out, int64_t r0, int64_t r1, int64_t len, bool lg)
 {
     for (int64_t r = r0; r < r1; r++) {
         const SM_T *x = in + r * len;
@@ -57,7 +57,7 @@ RED_HOT static void SM_NAME(softmax_rows)(const SM_T *restrict in, SM_T *restric
         }
     }
 }
-RED_HOT static void SM_NAME(softmax_cols)(const SM_T *restrict in, SM_T *restrict out, int64_t u0, int64_t u1, int64_t len,
+PCT_HOT static void SM_NAME(softmax_cols)(const SM_T *restrict in, SM_T *restrict out, int64_t u0, int64_t u1, int64_t len,
                              int64_t inner, bool lg)
 {
     int64_t nblk = (inner + RED_NB - 1) / RED_NB;
