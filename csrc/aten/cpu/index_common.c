@@ -188,90 +188,10 @@ int pct_ix_warn_uint8_index(void)
 
 static inline bool ix_isnan(double v) { return isnan(v); }
 
-/* BODY sees d (destination element), s (source element), j (index value) and k (outer
- * position). n == 1 (advanced indexing, take, put) has its own loop without the inner one. */
-#define IX_EACH(T, ...)                                                                            \
-    if (n == 1 && steps[2] == 0) {                                                              \
-        /* one index value for the whole run (the inner dims of x[idx]): plain strided loop */  \
-        const int64_t j = *(const int64_t *)args[2];                                            \
-        char *restrict d0 = args[0] + j * c->dst_sj;                                            \
-        const char *restrict s0 = args[1] + j * c->src_sj;                                      \
-        const int64_t sd = steps[0], ss = steps[1];                                             \
-        if (c->op == IX_COPY && sd == (int64_t)sizeof(T) && ss == (int64_t)sizeof(T)) {         \
-            memcpy(d0, s0, (size_t)dims[0] * sizeof(T));                                        \
-        } else if (sd == (int64_t)sizeof(T) && ss == (int64_t)sizeof(T)) {                      \
-            for (int64_t k = 0; k < dims[0]; k++) {                                             \
-                char *d = d0 + k * (int64_t)sizeof(T);                                          \
-                const char *s = s0 + k * (int64_t)sizeof(T);                                    \
-                (void)s;                                                                        \
-                __VA_ARGS__;                                                                    \
-            }                                                                                   \
-        } else {                                                                                \
-            for (int64_t k = 0; k < dims[0]; k++) {                                             \
-                char *d = d0 + k * sd;                                                          \
-                const char *s = s0 + k * ss;                                                    \
-                (void)s;                                                                        \
-                __VA_ARGS__;                                                                    \
-            }                                                                                   \
-        }                                                                                       \
-    } else if (n == 1 && c->op == IX_COPY && c->dst_sj == 0 && steps[0] == (int64_t)sizeof(T) && \
-               steps[1] == 0 && steps[2] == (int64_t)sizeof(int64_t)) {                         \
-        /* a gather into a contiguous run: dst[k] = src[L[k]] */                                \
-        T *restrict dd = (T *)args[0];                                                          \
-        const int64_t *restrict jp = (const int64_t *)args[2];                                  \
-        const char *sb = args[1];                                                               \
-        for (int64_t k = 0; k < dims[0]; k++) dd[k] = *(const T *)(sb + jp[k] * c->src_sj);     \
-    } else if (n == 1) {                                                                        \
-        for (int64_t k = 0; k < dims[0]; k++) {                                                 \
-            int64_t j = *(const int64_t *)(args[2] + k * steps[2]);                             \
-            char *d = args[0] + k * steps[0] + j * c->dst_sj;                                   \
-            const char *s = args[1] + k * steps[1] + j * c->src_sj;                             \
-            (void)s;                                                                            \
-            __VA_ARGS__;                                                                        \
-        }                                                                                       \
-    } else {                                                                                    \
-        for (int64_t k = 0; k < dims[0]; k++) {                                                 \
-            char *dp = args[0] + k * steps[0];                                                  \
-            const char *sp = args[1] + k * steps[1];                                            \
-            const char *ip = args[2] + k * steps[2];                                            \
-            for (int64_t i = 0; i < n; i++) {                                                   \
-                int64_t j = *(const int64_t *)(ip + i * c->idx_step);                           \
-                char *d = dp + i * c->dst_si + j * c->dst_sj;                                   \
-                const char *s = sp + i * c->src_si + j * c->src_sj;                             \
-                (void)s;                                                                        \
-                __VA_ARGS__;                                                                    \
-            }                                                                                   \
-        }                                                                                       \
-    }
-
-#define IX_LOOP(E, N, T, C, S)                                                                  \
-    static void ix_loop_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx)  \
-    {                                                                                           \
-        const ix_ctx *c = vctx;                                                                 \
-        const int64_t n = c->n;                                                                 \
-        const C alpha = pct_dtype_is_floating(PCT_##E) ? (C)c->alpha_d : (C)c->alpha_i;         \
-        switch (c->op) {                                                                        \
-        case IX_COPY:                                                                           \
-            IX_EACH(T, *(T *)d = *(const T *)s) break;                                             \
-        case IX_ADD:                                                                            \
-            IX_EACH(T, *(T *)d = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(*(T *)d) +                \
-                                                   alpha * PCT_TO_COMPUTE_##E(*(const T *)s))) break; \
-        case IX_MUL:                                                                            \
-            IX_EACH(T, *(T *)d = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(*(T *)d) *                \
-                                                   PCT_TO_COMPUTE_##E(*(const T *)s))) break;   \
-        case IX_MAX:                                                                            \
-            IX_EACH(T, C a_ = PCT_TO_COMPUTE_##E(*(T *)d), b_ = PCT_TO_COMPUTE_##E(*(const T *)s); \
-                    if (ix_isnan((double)b_) || b_ > a_) *(T *)d = *(const T *)s) break;        \
-        case IX_MIN:                                                                            \
-            IX_EACH(T, C a_ = PCT_TO_COMPUTE_##E(*(T *)d), b_ = PCT_TO_COMPUTE_##E(*(const T *)s); \
-                    if (ix_isnan((double)b_) || b_ < a_) *(T *)d = *(const T *)s) break;        \
-        case IX_MEAN:                                                                           \
-            IX_EACH(T, *(T *)d = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(*(T *)d) +                \
-                                                   PCT_TO_COMPUTE_##E(*(const T *)s));          \
-                    (*(int64_t *)(args[3] + k * steps[3] + j * c->cnt_sj))++) break;            \
-        }                                                                                       \
-    }
-PCT_FORALL_ALL_DTYPES(IX_LOOP) /* index_select and indexing copy uint16/32/64 elements */
+/* ix_loop_<N> per dtype (index_loop_impl.h); index_select and indexing copy uint16/32/64 elements */
+#define PCT_FOREACH_TEMPLATE "index_loop_impl.h"
+#define PCT_FOREACH_UNSIGNED
+#include "dtype_foreach.h"
 
 static const pct_loop_fn ix_loops[PCT_NUM_DTYPES] = {
 #define IX_ENTRY(E, N, T, C, S) ix_loop_##N,

@@ -176,16 +176,23 @@ typedef struct red_vec_impl {
     void (*softmax_rows_f32)(const float *, float *, int64_t, int64_t, int64_t, bool);
 } red_vec_impl;
 
-/* The vector kernels for this CPU (reduce_vec.c; chosen once, at first use). */
-PCT_RED_INTERNAL const red_vec_impl *pct_red_vec(void);
-static inline float red_vmax_f32(float a, const float *q, int64_t n) { return pct_red_vec()->max_f32(a, q, n); }
-static inline float red_vmin_f32(float a, const float *q, int64_t n) { return pct_red_vec()->min_f32(a, q, n); }
-static inline double red_vmax_f64(double a, const double *q, int64_t n) { return pct_red_vec()->max_f64(a, q, n); }
-static inline double red_vmin_f64(double a, const double *q, int64_t n) { return pct_red_vec()->min_f64(a, q, n); }
-static inline float red_vsumexp_f32(const float *q, int64_t n, float m) { return pct_red_vec()->sumexp_f32(q, n, m); }
+/* The vector kernels for this CPU: chosen once, at first use, by pct_red_vec_select
+ * (reduce_vec.c); the choice is read inline, so a short run pays no call for it. */
+PCT_RED_INTERNAL extern const red_vec_impl *pct_red_vec_cached;
+PCT_RED_INTERNAL const red_vec_impl *pct_red_vec_select(void);
+static inline const red_vec_impl *red_vec(void)
+{
+    const red_vec_impl *v = __atomic_load_n(&pct_red_vec_cached, __ATOMIC_ACQUIRE);
+    return v ? v : pct_red_vec_select();
+}
+static inline float red_vmax_f32(float a, const float *q, int64_t n) { return red_vec()->max_f32(a, q, n); }
+static inline float red_vmin_f32(float a, const float *q, int64_t n) { return red_vec()->min_f32(a, q, n); }
+static inline double red_vmax_f64(double a, const double *q, int64_t n) { return red_vec()->max_f64(a, q, n); }
+static inline double red_vmin_f64(double a, const double *q, int64_t n) { return red_vec()->min_f64(a, q, n); }
+static inline float red_vsumexp_f32(const float *q, int64_t n, float m) { return red_vec()->sumexp_f32(q, n, m); }
 static inline void red_vsoftmax_rows_f32(const float *in, float *out, int64_t r0, int64_t r1, int64_t len, bool lg)
 {
-    pct_red_vec()->softmax_rows_f32(in, out, r0, r1, len, lg);
+    red_vec()->softmax_rows_f32(in, out, r0, r1, len, lg);
 }
 #define RED_IS_F32_FLOAT16 0
 #define RED_IS_F32_BFLOAT16 0

@@ -1,6 +1,6 @@
 /* reduce_vec.c: the reductions' explicit-vector loops (Note [Explicit vectors]): NaN-aware
  * float max/min, sum of exp, and softmax rows, each instantiated at three native widths and
- * picked once by CPU feature (pct_red_vec). reduce.c and softmax.c call them through the
+ * picked once by CPU feature (pct_red_vec_select). reduce.c and softmax.c call them through the
  * wrappers of reduce_internal.h.
  */
 #include "reduce_internal.h"
@@ -156,11 +156,12 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
 #endif
 #endif
 
-/* The vector kernels for this CPU (chosen once; a benign race stores the same pointer). */
-const red_vec_impl *pct_red_vec(void)
+const red_vec_impl *pct_red_vec_cached;
+
+/* The vector kernels for this CPU, chosen once (a benign race stores the same pointer). */
+const red_vec_impl *pct_red_vec_select(void)
 {
-    static const red_vec_impl *impl;
-    const red_vec_impl *v = __atomic_load_n(&impl, __ATOMIC_ACQUIRE);
+    const red_vec_impl *v = __atomic_load_n(&pct_red_vec_cached, __ATOMIC_ACQUIRE);
     if (v) return v;
     v = &red_vec_base;
 #ifdef RED_VEC_X86
@@ -170,6 +171,6 @@ const red_vec_impl *pct_red_vec(void)
     if (__builtin_cpu_supports("avx512f")) v = &red_vec_avx512;
 #endif
 #endif
-    __atomic_store_n(&impl, v, __ATOMIC_RELEASE);
+    __atomic_store_n(&pct_red_vec_cached, v, __ATOMIC_RELEASE);
     return v;
 }

@@ -71,61 +71,10 @@ static inline float scan_lae_f(float x, float y)
 #define SCAN_LAE_(A) SCAN_LAE_##A
 #define SCAN_LAE(A) SCAN_LAE_(A)
 
-/* One row of a scan: p (stride st bytes) -> o (stride ost bytes), indices to io (stride ist
- * elements) for cummax / cummin. */
-#define SORT_DEF_SCAN(E, N, T, C, S)                                                             \
-    static void scan_row_##N(int op, char *o, int64_t ost, int64_t *io, int64_t ist, const char *p, \
-                             int64_t st, int64_t n)                                              \
-    {                                                                                            \
-        typedef SCAN_ACC_##E A;                                                                  \
-        switch (op) {                                                                            \
-        case SCAN_SUM: {                                                                         \
-            A acc = 0;                                                                           \
-            for (int64_t j = 0; j < n; j++) {                                                    \
-                acc += SCAN_TOACC_##E(PCT_TO_COMPUTE_##E(*(const T *)(p + j * st)));             \
-                *(T *)(o + j * ost) = PCT_FROM_COMPUTE_##E(acc);                                 \
-            }                                                                                    \
-            break;                                                                               \
-        }                                                                                        \
-        case SCAN_PROD: {                                                                        \
-            A acc = 1;                                                                           \
-            for (int64_t j = 0; j < n; j++) {                                                    \
-                acc *= SCAN_TOACC_##E(PCT_TO_COMPUTE_##E(*(const T *)(p + j * st)));             \
-                *(T *)(o + j * ost) = PCT_FROM_COMPUTE_##E(acc);                                 \
-            }                                                                                    \
-            break;                                                                               \
-        }                                                                                        \
-        case SCAN_LOGSUMEXP: {                                                                   \
-            A acc = SCAN_NEGINF_##E;                                                                \
-            for (int64_t j = 0; j < n; j++) {                                                    \
-                A x = SCAN_TOACC_##E(PCT_TO_COMPUTE_##E(*(const T *)(p + j * st)));              \
-                acc = SCAN_LAE(SCAN_ACC_##E)(x, acc);                                            \
-                *(T *)(o + j * ost) = PCT_FROM_COMPUTE_##E(acc);                                 \
-            }                                                                                    \
-            break;                                                                               \
-        }                                                                                        \
-        default: {                                                                               \
-            /* torch's cummax_cummin_helper: ties move to the later position, NaN sticks */      \
-            bool is_max = op == SCAN_MAX;                                                        \
-            T best = *(const T *)p;                                                              \
-            C bc = PCT_TO_COMPUTE_##E(best);                                                     \
-            int64_t bi = 0;                                                                      \
-            for (int64_t j = 0; j < n; j++) {                                                    \
-                T cur = *(const T *)(p + j * st);                                                \
-                C cc = PCT_TO_COMPUTE_##E(cur);                                                  \
-                if (SORT_ISNAN_##E(cc) || (!SORT_ISNAN_##E(bc) && (is_max ? cc >= bc : cc <= bc))) { \
-                    best = cur;                                                                  \
-                    bc = cc;                                                                     \
-                    bi = j;                                                                      \
-                }                                                                                \
-                *(T *)(o + j * ost) = best;                                                      \
-                io[j * ist] = bi;                                                                \
-            }                                                                                    \
-            break;                                                                               \
-        }                                                                                        \
-        }                                                                                        \
-    }
-PCT_FORALL_ALL_DTYPES(SORT_DEF_SCAN) /* uint16/32/64: for the 0-d and empty inputs torch answers */
+/* scan_row_<N> per dtype (scan_impl.h); uint16/32/64: for the 0-d and empty inputs torch answers */
+#define PCT_FOREACH_TEMPLATE "scan_impl.h"
+#define PCT_FOREACH_UNSIGNED
+#include "dtype_foreach.h"
 
 typedef void (*scan_row_fn)(int, char *, int64_t, int64_t *, int64_t, const char *, int64_t, int64_t);
 static const scan_row_fn scan_rows[PCT_NUM_DTYPES] = {
