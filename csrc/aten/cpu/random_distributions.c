@@ -81,7 +81,7 @@ int pct_rng_log_normal(pct_cpu_generator *g, void *out, int dtype, int64_t n,
     if (!(std > 0.0))
         return -1;
     for (i = 0; i < n; i++)
-        rng_store_double(out, dtype, i, exp(pct_rng_normal_double(g, mean, std)));
+        rng_store_double(out, dtype, i, exp(rng_normal_double(g, mean, std)));
     return 0;
 }
 

@@ -57,26 +57,6 @@ size_t pct_rng_dtype_size(int dtype)
 /* mt19937 generator                                                      */
 /* ===================================================================== */
 
-static inline uint32_t rng_mt_twist_pair(uint32_t u, uint32_t v)
-{
-    uint32_t y = (u & 0x80000000u) | (v & 0x7fffffffu);
-    return (y >> 1) ^ ((v & 1u) ? 0x9908b0dfu : 0u);
-}
-
-void pct_rng_mt_regenerate(pct_cpu_generator *g)
-{
-    uint32_t *s = g->state;
-    int k;
-    for (k = 0; k < RNG_MT_N - RNG_MT_M; k++)
-        s[k] = s[k + RNG_MT_M] ^ rng_mt_twist_pair(s[k], s[k + 1]);
-    for (; k < RNG_MT_N - 1; k++)
-        s[k] = s[k + RNG_MT_M - RNG_MT_N] ^ rng_mt_twist_pair(s[k], s[k + 1]);
-    s[RNG_MT_N - 1] =
-        s[RNG_MT_M - 1] ^ rng_mt_twist_pair(s[RNG_MT_N - 1], s[0]);
-    g->left = RNG_MT_N;
-    g->next = 0;
-}
-
 void pct_generator_init(pct_cpu_generator *g, uint64_t seed)
 {
     uint32_t j;
@@ -302,24 +282,6 @@ int pct_rng_uniform(pct_cpu_generator *g, void *out, int dtype, int64_t n,
 /* ===================================================================== */
 /* normal_                                                                */
 /* ===================================================================== */
-
-/* Scalar Box-Muller of at::normal_distribution<double>, with the
- * generator's cached second value. */
-double pct_rng_normal_double(pct_cpu_generator *g, double mean, double sd)
-{
-    double u1, u2, r, theta;
-    if (g->has_next_double_normal) {
-        g->has_next_double_normal = 0;
-        return fma(g->next_double_normal, sd, mean);
-    }
-    u1 = rng_u53(g);
-    u2 = rng_u53(g);
-    r = sqrt(-2.0 * log1p(-u2));
-    theta = 6.283185307179586 * u1; /* (double)(2*pi) */
-    g->next_double_normal = r * sin(theta);
-    g->has_next_double_normal = 1;
-    return fma(r * cos(theta), sd, mean);
-}
 
 /* Constants of the avx_mathfun log/sincos polynomials, as float bit
  * patterns taken from the compiled torch kernel. */
@@ -653,7 +615,7 @@ int pct_rng_normal_ex(pct_cpu_generator *g, void *out, int dtype, int64_t n,
         }
     }
     for (i = 0; i < n; i++)
-        rng_store_double(out, dtype, i, pct_rng_normal_double(g, mean, std));
+        rng_store_double(out, dtype, i, rng_normal_double(g, mean, std));
     return 0;
 }
 
