@@ -125,113 +125,18 @@
         }                                                                                      \
     } while (0)
 
-/* The five kernel functions of op for one dtype, from op's functor macros:
- *   op_A(E,N,T,C)                   accumulator type
- *   op_PRE(E,N,T,C)                 helper definitions (pairwise sums, ...)
- *   op_INIT(E,N,T,C,a)              empty accumulator
- *   op_ACC(E,N,T,C,a,x,idx)         fold element x (compute type C) at reduced position idx
- *   op_COMBINE(E,N,T,C,a,b)         a = a (+) b, b holding later elements
- *   op_RUN(E,N,T,C,a,p,n,s,idx)     fold a strided run (usually RED_RUN_LOOP or a pairwise sum)
- *   op_FINISH(E,N,T,C,a,o0,o1)      write results (o1: second output, for two-output ops) */
-#define RED_KERNEL(op, E, N, T, C)                                                             \
-    typedef op##_A(E, N, T, C) op##_acc_##N;                                                   \
-    static void op##_init_##N(void *buf, int64_t nb, const red_ctx *ctx)                       \
-    {                                                                                          \
-        op##_acc_##N *a = buf;                                                                 \
-        (void)ctx;                                                                             \
-        for (int64_t j = 0; j < nb; j++) { op##_INIT(E, N, T, C, a[j]); }                      \
-    }                                                                                          \
-    static void op##_combine_##N(void *dst, const void *src, int64_t nb, const red_ctx *ctx)   \
-    {                                                                                          \
-        op##_acc_##N *a = dst;                                                                 \
-        const op##_acc_##N *b = src;                                                           \
-        (void)ctx;                                                                             \
-        for (int64_t j = 0; j < nb; j++) { op##_COMBINE(E, N, T, C, a[j], b[j]); }             \
-    }                                                                                          \
-    static void op##_run_##N(void *buf, const char *p, int64_t n, int64_t s, int64_t idx, const red_ctx *ctx) \
-    {                                                                                          \
-        op##_acc_##N *a = buf;                                                                 \
-        (void)ctx; (void)idx;                                                                  \
-        op##_RUN(E, N, T, C, (*a), p, n, s, idx);                                              \
-    }                                                                                          \
-    PCT_HOT static void op##_vrun_##N(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,     \
-                                      int64_t rs, int64_t idx, const red_ctx *ctx)             \
-    {                                                                                          \
-        op##_acc_##N *restrict a = buf;                                                        \
-        (void)ctx; (void)idx;                                                                  \
-        int64_t r = 0;                                                                         \
-        /* Few outputs (e.g. x.sum(1) of (64, 512, 8)): a[j] += x row by row would wait on the  \
-         * store of the previous row's a[j]. Dense rows (rs = nb elements) are one contiguous   \
-         * run whose lane i belongs to output i % nb: fold it RED_VCHUNK lanes at a time (lanes \
-         * interleave rows, so not for ops that report an index); other rows fold RED_VROWS    \
-         * rows into a register before touching a[j]. */                                       \
-        if (nb <= RED_VSMALL && s == (int64_t)sizeof(T)) {                                     \
-            if (!ctx->ordered && rs == nb * (int64_t)sizeof(T) && RED_VCHUNK % nb == 0 &&      \
-                rows >= RED_VCHUNK / nb) {                                                     \
-                const int64_t rpc = RED_VCHUNK / nb, nch = rows / rpc;                         \
-                const T *restrict q = (const T *)p;                                            \
-                op##_acc_##N t[RED_VCHUNK];                                                    \
-                for (int i = 0; i < RED_VCHUNK; i++) { op##_INIT(E, N, T, C, t[i]); }          \
-                for (int64_t c = 0; c < nch; c++, q += RED_VCHUNK)                             \
-                    for (int i = 0; i < RED_VCHUNK; i++) {                                     \
-                        C x = PCT_TO_COMPUTE_##E(q[i]);                                        \
-                        op##_ACC(E, N, T, C, t[i], x, idx + c * rpc + i / nb);                 \
-                    }                                                                          \
-                for (int64_t w = RED_VCHUNK / 2; w >= nb; w /= 2) /* w % nb == 0: same output */ \
-                    for (int64_t i = 0; i < w; i++) { op##_COMBINE(E, N, T, C, t[i], t[i + w]); } \
-                for (int64_t j = 0; j < nb; j++) { op##_COMBINE(E, N, T, C, a[j], t[j]); }      \
-                r = nch * rpc;                                                                 \
-                idx += r;                                                                      \
-                p += r * rs;                                                                   \
-            }                                                                                  \
-            for (; r + RED_VROWS <= rows; r += RED_VROWS, idx += RED_VROWS, p += RED_VROWS * rs) \
-                for (int64_t j = 0; j < nb; j++) {                                             \
-                    op##_acc_##N t;                                                            \
-                    op##_INIT(E, N, T, C, t);                                                  \
-                    for (int i = 0; i < RED_VROWS; i++) {                                      \
-                        C x = PCT_TO_COMPUTE_##E(((const T *)(p + i * rs))[j]);                \
-                        op##_ACC(E, N, T, C, t, x, idx + i);                                   \
-                    }                                                                          \
-                    op##_COMBINE(E, N, T, C, a[j], t);                                         \
-                }                                                                              \
-        }                                                                                      \
-        for (; r < rows; r++, idx++, p += rs) {                                                \
-            if (s == (int64_t)sizeof(T)) {                                                     \
-                const T *restrict q = (const T *)p;                                            \
-                for (int64_t j = 0; j < nb; j++) { C x = PCT_TO_COMPUTE_##E(q[j]); op##_ACC(E, N, T, C, a[j], x, idx); } \
-            } else {                                                                           \
-                for (int64_t j = 0; j < nb; j++) {                                             \
-                    C x = PCT_TO_COMPUTE_##E(*(const T *)(p + j * s));                         \
-                    op##_ACC(E, N, T, C, a[j], x, idx);                                        \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
-    }                                                                                          \
-    static void op##_finish_##N(void *buf, int64_t nb, char *const *o, const int64_t *os, const red_ctx *ctx) \
-    {                                                                                          \
-        op##_acc_##N *a = buf;                                                                 \
-        (void)ctx;                                                                             \
-        for (int64_t j = 0; j < nb; j++) { op##_FINISH(E, N, T, C, a[j], (o[0] + j * os[0]), (o[1] + j * os[1])); } \
-    }                                                                                          \
-    static const red_kernel op##_kernel_##N = {sizeof(op##_acc_##N), op##_init_##N, op##_combine_##N, \
-                                               op##_run_##N, op##_vrun_##N, op##_finish_##N};
 
-#define RED_INST(op, E, N, T, C) op##_PRE(E, N, T, C) RED_KERNEL(op, E, N, T, C)
-#define RED_X_ALL(E, N, T, C, S, op, b, c, d) RED_INST(op, E, N, T, C)
-#define RED_X_FLT(E, N, T, C, S, op, b, c, d) RED_IF_FLOAT(E, RED_INST, RED_NOTHING)(op, E, N, T, C)
+/* An op's kernels: RK_OP defined, then one include of reduce_kernel_impl.h per dtype (all, the
+ * floating ones with RK_FLOAT_ONLY, uint16/32/64 too with PCT_FOREACH_UNSIGNED); then its table. */
 #define RED_ENTRY(op, E, N) [PCT_##E] = &op##_kernel_##N,
 #define RED_X_ENTRY_ALL(E, N, T, C, S, op, b, c, d) RED_ENTRY(op, E, N)
 #define RED_X_ENTRY_FLT(E, N, T, C, S, op, b, c, d) RED_IF_FLOAT(E, RED_ENTRY, RED_NOTHING)(op, E, N)
-/* Defines op's kernels for every dtype (ALL) or the floating ones (FLT), and its table. */
-#define RED_DEFINE_ALL(op)                                                                     \
-    PCT_FORALL_DTYPES_PAIRED(RED_X_ALL, op, 0, 0, 0)                                           \
+#define RED_TABLE_ALL(op) \
     static const red_kernel *const op##_table[PCT_NUM_DTYPES] = {PCT_FORALL_DTYPES_PAIRED(RED_X_ENTRY_ALL, op, 0, 0, 0)};
-#define RED_DEFINE_FLT(op)                                                                     \
-    PCT_FORALL_DTYPES_PAIRED(RED_X_FLT, op, 0, 0, 0)                                           \
+#define RED_TABLE_FLT(op) \
     static const red_kernel *const op##_table[PCT_NUM_DTYPES] = {PCT_FORALL_DTYPES_PAIRED(RED_X_ENTRY_FLT, op, 0, 0, 0)};
-/* RED_DEFINE_ALL with uint16/uint32/uint64 too (the reductions torch has for them) */
-#define RED_DEFINE_ALLU(op)                                                                    \
-    PCT_FORALL_ALL_DTYPES_PAIRED(RED_X_ALL, op, 0, 0, 0)                                       \
+/* uint16/uint32/uint64 too (the reductions torch has for them) */
+#define RED_TABLE_ALLU(op) \
     static const red_kernel *const op##_table[PCT_NUM_DTYPES] = {PCT_FORALL_ALL_DTYPES_PAIRED(RED_X_ENTRY_ALL, op, 0, 0, 0)};
 
 /* ------------------------------------------------------------------------------------ */
@@ -245,7 +150,11 @@
 #define sum_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define sum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += sum_ps_##N(p, n, s, 0, ctx))
 #define sum_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(a))
-RED_DEFINE_ALL(sum)
+#define RK_OP sum
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALL(sum)
 
 /* nansum (floating; integral inputs use sum) */
 #define RED_NONAN(x) ((x) != (x) ? 0 : (x))
@@ -256,7 +165,13 @@ RED_DEFINE_ALL(sum)
 #define nansum_COMBINE sum_COMBINE
 #define nansum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += nansum_ps_##N(p, n, s, 0, ctx))
 #define nansum_FINISH sum_FINISH
-RED_DEFINE_FLT(nansum)
+#define RK_OP nansum
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(nansum)
 
 /* mean = sum rounded to the dtype, divided by the count (as torch: sum().div_(n)) */
 #define mean_A sum_A
@@ -270,7 +185,13 @@ RED_DEFINE_FLT(nansum)
         C s_ = PCT_TO_COMPUTE_##E(PCT_FROM_COMPUTE_##E(a));                                    \
         *(T *)(o0) = PCT_FROM_COMPUTE_##E(s_ / (C)ctx->count);                                 \
     } while (0)
-RED_DEFINE_FLT(mean)
+#define RK_OP mean
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(mean)
 
 /* nanmean = nansum / number of non-NaN elements */
 #define nanmean_A(E, N, T, C) struct { RED_SUMT_##E s; int64_t n; }
@@ -285,7 +206,13 @@ RED_DEFINE_FLT(mean)
         C s_ = PCT_TO_COMPUTE_##E(PCT_FROM_COMPUTE_##E((a).s));                                \
         *(T *)(o0) = PCT_FROM_COMPUTE_##E(s_ / (C)(a).n);                                      \
     } while (0)
-RED_DEFINE_FLT(nanmean)
+#define RK_OP nanmean
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(nanmean)
 
 /* prod */
 #define prod_A sum_A
@@ -295,7 +222,11 @@ RED_DEFINE_FLT(nanmean)
 #define prod_COMBINE(E, N, T, C, a, b) ((a) *= (b))
 #define prod_RUN(E, N, T, C, a, p, n, s, idx) ((a) *= prod_pp_##N(p, n, s, 0, ctx))
 #define prod_FINISH sum_FINISH
-RED_DEFINE_ALL(prod)
+#define RK_OP prod
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALL(prod)
 
 
 /* The contiguous min/max scan of a dtype: the vector one for float and double, else the
@@ -351,7 +282,11 @@ RED_DEFINE_ALL(prod)
 #define amax_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, >, a, b))
 #define amax_RUN(E, N, T, C, a, p, n, s, idx) ((a) = amax_scan_##N(a, p, n, s))
 #define amax_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(a))
-RED_DEFINE_ALL(amax)
+#define RK_OP amax
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALL(amax)
 
 #define amin_A(E, N, T, C) C
 #define amin_PRE(E, N, T, C) RED_MINMAX_RUN_FN(amin_scan_##N, E, T, C, <, lt)
@@ -360,7 +295,11 @@ RED_DEFINE_ALL(amax)
 #define amin_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, <, a, b))
 #define amin_RUN(E, N, T, C, a, p, n, s, idx) ((a) = amin_scan_##N(a, p, n, s))
 #define amin_FINISH amax_FINISH
-RED_DEFINE_ALL(amin)
+#define RK_OP amin
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALL(amin)
 
 /* argmax / argmin / max.dim / min.dim: (value, index); the first occurrence wins ties and
  * the first NaN wins over numbers. i < 0 marks an empty accumulator. */
@@ -380,7 +319,11 @@ RED_DEFINE_ALL(amin)
 #define argmax_COMBINE(E, N, T, C, a, b) RED_ARG_COMBINE(E, >, a, b)
 #define argmax_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(argmax, E, N, T, C, a, p, n, s, idx)
 #define argmax_FINISH(E, N, T, C, a, o0, o1) (*(int64_t *)(o0) = (a).i)
-RED_DEFINE_ALL(argmax)
+#define RK_OP argmax
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALL(argmax)
 
 #define argmin_A argmax_A
 #define argmin_PRE(E, N, T, C)
@@ -389,7 +332,11 @@ RED_DEFINE_ALL(argmax)
 #define argmin_COMBINE(E, N, T, C, a, b) RED_ARG_COMBINE(E, <, a, b)
 #define argmin_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(argmin, E, N, T, C, a, p, n, s, idx)
 #define argmin_FINISH argmax_FINISH
-RED_DEFINE_ALL(argmin)
+#define RK_OP argmin
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALL(argmin)
 
 #define RED_VALIDX_FINISH(E, N, T, C, a, o0, o1)                                              \
     (*(T *)(o0) = PCT_FROM_COMPUTE_##E((a).v), *(int64_t *)(o1) = (a).i)
@@ -400,7 +347,12 @@ RED_DEFINE_ALL(argmin)
 #define maxdim_COMBINE argmax_COMBINE
 #define maxdim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(maxdim, E, N, T, C, a, p, n, s, idx)
 #define maxdim_FINISH RED_VALIDX_FINISH
-RED_DEFINE_ALLU(maxdim) /* uint16/32/64: only for the 0-d and empty inputs torch answers (dispatch.c) */
+#define RK_OP maxdim
+#define PCT_FOREACH_UNSIGNED
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALLU(maxdim) /* uint16/32/64: only for the 0-d and empty inputs torch answers (dispatch.c) */
 
 #define mindim_A argmax_A
 #define mindim_PRE(E, N, T, C)
@@ -409,7 +361,12 @@ RED_DEFINE_ALLU(maxdim) /* uint16/32/64: only for the 0-d and empty inputs torch
 #define mindim_COMBINE argmin_COMBINE
 #define mindim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(mindim, E, N, T, C, a, p, n, s, idx)
 #define mindim_FINISH RED_VALIDX_FINISH
-RED_DEFINE_ALLU(mindim)
+#define RK_OP mindim
+#define PCT_FOREACH_UNSIGNED
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALLU(mindim)
 
 /* aminmax: (min, max), NaN wins both */
 #define aminmax_A(E, N, T, C) struct { C mn, mx; }
@@ -422,7 +379,11 @@ RED_DEFINE_ALLU(mindim)
     ((a).mn = amin_scan_##N((a).mn, p, n, s), (a).mx = amax_scan_##N((a).mx, p, n, s))
 #define aminmax_FINISH(E, N, T, C, a, o0, o1)                                                  \
     (*(T *)(o0) = PCT_FROM_COMPUTE_##E((a).mn), *(T *)(o1) = PCT_FROM_COMPUTE_##E((a).mx))
-RED_DEFINE_ALL(aminmax)
+#define RK_OP aminmax
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALL(aminmax)
 
 /* all / any: read any dtype, write one byte (bool, or uint8 for uint8 inputs) */
 #define all_A(E, N, T, C) uint8_t
@@ -432,7 +393,12 @@ RED_DEFINE_ALL(aminmax)
 #define all_COMBINE(E, N, T, C, a, b) ((a) &= (b))
 #define all_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(all, E, N, T, C, a, p, n, s, idx)
 #define all_FINISH(E, N, T, C, a, o0, o1) (*(uint8_t *)(o0) = (a))
-RED_DEFINE_ALLU(all)
+#define RK_OP all
+#define PCT_FOREACH_UNSIGNED
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALLU(all)
 
 #define any_A(E, N, T, C) uint8_t
 #define any_PRE(E, N, T, C)
@@ -441,7 +407,12 @@ RED_DEFINE_ALLU(all)
 #define any_COMBINE(E, N, T, C, a, b) ((a) |= (b))
 #define any_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(any, E, N, T, C, a, p, n, s, idx)
 #define any_FINISH all_FINISH
-RED_DEFINE_ALLU(any)
+#define RK_OP any
+#define PCT_FOREACH_UNSIGNED
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALLU(any)
 
 /* count_nonzero -> int64 */
 #define cnz_A(E, N, T, C) int64_t
@@ -451,7 +422,12 @@ RED_DEFINE_ALLU(any)
 #define cnz_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define cnz_RUN(E, N, T, C, a, p, n, s, idx) ((a) += cnz_ps_##N(p, n, s, 0, ctx))
 #define cnz_FINISH(E, N, T, C, a, o0, o1) (*(int64_t *)(o0) = (a))
-RED_DEFINE_ALLU(cnz) /* count_nonzero along dims takes uint16/32/64 */
+#define RK_OP cnz
+#define PCT_FOREACH_UNSIGNED
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+RED_TABLE_ALLU(cnz) /* count_nonzero along dims takes uint16/32/64 */
 
 /* var / std (and their _mean forms): Welford state in double. A run is reduced in two
  * passes (mean, then squared deviations) and merged with Chan's formula. */
@@ -508,7 +484,13 @@ static inline void red_welford_finish(const red_welford *a, const red_ctx *ctx, 
         *(T *)(o0) = PCT_FROM_COMPUTE_##E((C)v_);                                              \
         if (ctx->with_mean) *(T *)(o1) = PCT_FROM_COMPUTE_##E((C)m_);                          \
     } while (0)
-RED_DEFINE_FLT(var)
+#define RK_OP var
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(var)
 
 /* logsumexp: (m, s) stands for log(s) + shift(m), shift(m) = m if finite else 0, so
  * infinities and NaN come out as torch's (max-shifted) formula gives them. */
@@ -551,7 +533,13 @@ RED_LSE_HELPERS(double, d, exp)
     } while (0)
 #define lse_FINISH(E, N, T, C, a, o0, o1)                                                      \
     (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, log)((a).s) + RED_LSE(E, red_lse_shift_)((a).m)))
-RED_DEFINE_FLT(lse)
+#define RK_OP lse
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(lse)
 
 /* vector norms (floating): sums of |x|^p with pairwise accumulation, or max/min |x| */
 #define norm2_A sum_A
@@ -561,7 +549,13 @@ RED_DEFINE_FLT(lse)
 #define norm2_COMBINE sum_COMBINE
 #define norm2_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm2_ps_##N(p, n, s, 0, ctx))
 #define norm2_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, sqrt)(a)))
-RED_DEFINE_FLT(norm2)
+#define RK_OP norm2
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(norm2)
 
 #define norm1_A sum_A
 #define norm1_PRE(E, N, T, C) RED_PSUM(norm1_ps_##N, E, T, C, RED_SUMT_##E, RED_FN(E, fabs)(x))
@@ -570,7 +564,13 @@ RED_DEFINE_FLT(norm2)
 #define norm1_COMBINE sum_COMBINE
 #define norm1_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm1_ps_##N(p, n, s, 0, ctx))
 #define norm1_FINISH sum_FINISH
-RED_DEFINE_FLT(norm1)
+#define RK_OP norm1
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(norm1)
 
 #define norm0_A sum_A
 #define norm0_PRE(E, N, T, C) RED_PSUM(norm0_ps_##N, E, T, C, RED_SUMT_##E, (x) != 0)
@@ -579,7 +579,13 @@ RED_DEFINE_FLT(norm1)
 #define norm0_COMBINE sum_COMBINE
 #define norm0_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm0_ps_##N(p, n, s, 0, ctx))
 #define norm0_FINISH sum_FINISH
-RED_DEFINE_FLT(norm0)
+#define RK_OP norm0
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(norm0)
 
 #define normp_A sum_A
 #define normp_PRE(E, N, T, C)                                                                  \
@@ -590,7 +596,13 @@ RED_DEFINE_FLT(norm0)
 #define normp_RUN(E, N, T, C, a, p, n, s, idx) ((a) += normp_ps_##N(p, n, s, 0, ctx))
 #define normp_FINISH(E, N, T, C, a, o0, o1)                                                    \
     (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, pow)((a), (C)(1.0 / ctx->p))))
-RED_DEFINE_FLT(normp)
+#define RK_OP normp
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(normp)
 
 #define norminf_A(E, N, T, C) C
 #define norminf_PRE(E, N, T, C)
@@ -599,7 +611,13 @@ RED_DEFINE_FLT(normp)
 #define norminf_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, >, a, b))
 #define norminf_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(norminf, E, N, T, C, a, p, n, s, idx)
 #define norminf_FINISH amax_FINISH
-RED_DEFINE_FLT(norminf)
+#define RK_OP norminf
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(norminf)
 
 #define normninf_A(E, N, T, C) C
 #define normninf_PRE(E, N, T, C)
@@ -608,7 +626,13 @@ RED_DEFINE_FLT(norminf)
 #define normninf_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, <, a, b))
 #define normninf_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(normninf, E, N, T, C, a, p, n, s, idx)
 #define normninf_FINISH amax_FINISH
-RED_DEFINE_FLT(normninf)
+#define RK_OP normninf
+#define RK_FLOAT_ONLY
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach.h"
+#undef RK_OP
+#undef RK_FLOAT_ONLY
+RED_TABLE_FLT(normninf)
 
 /* ------------------------------------------------------------------------------------ */
 /* torch.return_types                                                                    */
