@@ -39,74 +39,6 @@
  */
 #include "reduce_internal.h"
 
-/* Pairwise fold (OP is + or *, ID its identity) of MAP(x) over a strided run, in A
- * accumulators. MAP may use x, m and ctx. */
-#define RED_PFOLD(name, E, T, C, A, MAP, OP, ID)                                               \
-    /* runs of at most 4 * RED_NACC (rows of a small inner reduction, e.g. 7x7 spatial means): 16 \
-     * accumulators, one AVX-512 vector of float (8 gave GCC a shuffle-heavy vectorization),  \
-     * instead of initialising and folding all RED_NACC */                                     \
-    PCT_HOT static A name##_short_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
-    {                                                                                          \
-        (void)m; (void)ctx;                                                                    \
-        A acc[16];                                                                             \
-        for (int j = 0; j < 16; j++) acc[j] = ID;                                              \
-        int64_t k = 0;                                                                         \
-        for (; k + 16 <= n; k += 16)                                                           \
-            for (int j = 0; j < 16; j++) { C x = PCT_TO_COMPUTE_##E(q[k + j]); acc[j] = acc[j] OP (A)(MAP); } \
-        for (int j = 0; k < n; k++, j++) { C x = PCT_TO_COMPUTE_##E(q[k]); acc[j] = acc[j] OP (A)(MAP); } \
-        for (int w = 8; w > 0; w /= 2)                                                         \
-            for (int j = 0; j < w; j++) acc[j] = acc[j] OP acc[j + w];                         \
-        return acc[0];                                                                         \
-    }                                                                                          \
-    PCT_HOT static A name##_leaf_c(const T *restrict q, int64_t n, double m, const red_ctx *ctx) \
-    {                                                                                          \
-        if (n <= 4 * RED_NACC) return name##_short_c(q, n, m, ctx);                            \
-        (void)m; (void)ctx;                                                                    \
-        A acc[RED_NACC];                                                                       \
-        for (int j = 0; j < RED_NACC; j++) acc[j] = ID;                                        \
-        int64_t k = 0;                                                                         \
-        for (; k + RED_NACC <= n; k += RED_NACC)                                               \
-            for (int j = 0; j < RED_NACC; j++) { C x = PCT_TO_COMPUTE_##E(q[k + j]); acc[j] = acc[j] OP (A)(MAP); } \
-        for (int j = 0; k < n; k++, j++) { C x = PCT_TO_COMPUTE_##E(q[k]); acc[j] = acc[j] OP (A)(MAP); } \
-        for (int w = RED_NACC / 2; w > 0; w /= 2)                                              \
-            for (int j = 0; j < w; j++) acc[j] = acc[j] OP acc[j + w];                         \
-        return acc[0];                                                                         \
-    }                                                                                          \
-    static A name##_leaf_s(const char *p, int64_t n, int64_t s, double m, const red_ctx *ctx)   \
-    {                                                                                          \
-        (void)m; (void)ctx;                                                                    \
-        A acc[8];                                                                              \
-        for (int j = 0; j < 8; j++) acc[j] = ID;                                               \
-        int64_t k = 0;                                                                         \
-        for (; k + 8 <= n; k += 8)                                                             \
-            for (int j = 0; j < 8; j++) {                                                      \
-                C x = PCT_TO_COMPUTE_##E(*(const T *)(p + (k + j) * s));                       \
-                acc[j] = acc[j] OP (A)(MAP);                                                   \
-            }                                                                                  \
-        for (int j = 0; k < n; k++, j++) { C x = PCT_TO_COMPUTE_##E(*(const T *)(p + k * s)); acc[j] = acc[j] OP (A)(MAP); } \
-        for (int w = 4; w > 0; w /= 2)                                                         \
-            for (int j = 0; j < w; j++) acc[j] = acc[j] OP acc[j + w];                         \
-        return acc[0];                                                                         \
-    }                                                                                          \
-    static A name##_rec(const char *p, int64_t n, int64_t s, double m, const red_ctx *ctx)      \
-    {                                                                                          \
-        if (n <= RED_PW_BLOCK)                                                                 \
-            return s == (int64_t)sizeof(T) ? name##_leaf_c((const T *)p, n, m, ctx)            \
-                                           : name##_leaf_s(p, n, s, m, ctx);                   \
-        int64_t h = (n / 2 + RED_NACC - 1) / RED_NACC * RED_NACC;                              \
-        return name##_rec(p, h, s, m, ctx) OP name##_rec(p + h * s, n - h, s, m, ctx);          \
-    }                                                                                          \
-    /* long contiguous runs start with a head up to a 64-byte boundary: vector loads that    \
-     * straddle cache lines cost ~10% even when memory-bound */                              \
-    static A name(const char *p, int64_t n, int64_t s, double m, const red_ctx *ctx)            \
-    {                                                                                          \
-        if (s == (int64_t)sizeof(T) && n > RED_PW_BLOCK && ((uintptr_t)p % sizeof(T)) == 0) {  \
-            int64_t h = (int64_t)(((64 - ((uintptr_t)p & 63)) & 63) / sizeof(T));             \
-            if (h > 0) return name##_leaf_c((const T *)p, h, m, ctx) OP name##_rec(p + h * s, n - h, s, m, ctx); \
-        }                                                                                      \
-        return name##_rec(p, n, s, m, ctx);                                                    \
-    }
-#define RED_PSUM(name, E, T, C, A, MAP) RED_PFOLD(name, E, T, C, A, MAP, +, 0)
 
 /* The default RUN: ACC over every element of the run. */
 #define RED_RUN_LOOP(op, E, N, T, C, a, p, n, s, idx)                                          \
@@ -144,31 +76,43 @@
 
 /* sum (every dtype; integers accumulate in 64 bits and wrap like torch) */
 #define sum_A(E, N, T, C) RED_SUMT_##E
-#define sum_PRE(E, N, T, C) RED_PSUM(sum_ps_##N, E, T, C, RED_SUMT_##E, x)
+#define sum_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define sum_INIT(E, N, T, C, a) ((a) = 0)
 #define sum_ACC(E, N, T, C, a, x, idx) ((a) += (RED_SUMT_##E)(x))
 #define sum_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define sum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += sum_ps_##N(p, n, s, 0, ctx))
 #define sum_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(a))
 #define RK_OP sum
+#define RK_PF_NAME sum_ps
+#define RK_PF_A(E, N, T, C) RED_SUMT_##E
+#define RK_PF_MAP(E, N, T, C) x
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 RED_TABLE_ALL(sum)
 
 /* nansum (floating; integral inputs use sum) */
 #define RED_NONAN(x) ((x) != (x) ? 0 : (x))
 #define nansum_A(E, N, T, C) RED_SUMT_##E
-#define nansum_PRE(E, N, T, C) RED_PSUM(nansum_ps_##N, E, T, C, RED_SUMT_##E, RED_NONAN(x))
+#define nansum_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define nansum_INIT sum_INIT
 #define nansum_ACC(E, N, T, C, a, x, idx) ((a) += RED_NONAN(x))
 #define nansum_COMBINE sum_COMBINE
 #define nansum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += nansum_ps_##N(p, n, s, 0, ctx))
 #define nansum_FINISH sum_FINISH
 #define RK_OP nansum
+#define RK_PF_NAME nansum_ps
+#define RK_PF_A(E, N, T, C) RED_SUMT_##E
+#define RK_PF_MAP(E, N, T, C) RED_NONAN(x)
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(nansum)
@@ -195,7 +139,7 @@ RED_TABLE_FLT(mean)
 
 /* nanmean = nansum / number of non-NaN elements */
 #define nanmean_A(E, N, T, C) struct { RED_SUMT_##E s; int64_t n; }
-#define nanmean_PRE(E, N, T, C) RED_PSUM(nnan_ps_##N, E, T, C, int64_t, (x) == (x))
+#define nanmean_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define nanmean_INIT(E, N, T, C, a) ((a).s = 0, (a).n = 0)
 #define nanmean_ACC(E, N, T, C, a, x, idx) ((a).s += RED_NONAN(x), (a).n += (x) == (x))
 #define nanmean_COMBINE(E, N, T, C, a, b) ((a).s += (b).s, (a).n += (b).n)
@@ -207,24 +151,40 @@ RED_TABLE_FLT(mean)
         *(T *)(o0) = PCT_FROM_COMPUTE_##E(s_ / (C)(a).n);                                      \
     } while (0)
 #define RK_OP nanmean
+#define RK_PF_NAME nnan_ps
+#define RK_PF_A(E, N, T, C) int64_t
+#define RK_PF_MAP(E, N, T, C) (x) == (x)
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(nanmean)
 
 /* prod */
 #define prod_A sum_A
-#define prod_PRE(E, N, T, C) RED_PFOLD(prod_pp_##N, E, T, C, RED_SUMT_##E, x, *, 1)
+#define prod_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define prod_INIT(E, N, T, C, a) ((a) = 1)
 #define prod_ACC(E, N, T, C, a, x, idx) ((a) *= (RED_SUMT_##E)(x))
 #define prod_COMBINE(E, N, T, C, a, b) ((a) *= (b))
 #define prod_RUN(E, N, T, C, a, p, n, s, idx) ((a) *= prod_pp_##N(p, n, s, 0, ctx))
 #define prod_FINISH sum_FINISH
 #define RK_OP prod
+#define RK_PF_NAME prod_pp
+#define RK_PF_A(E, N, T, C) RED_SUMT_##E
+#define RK_PF_MAP(E, N, T, C) x
+#define RK_PF_OP *
+#define RK_PF_ID 1
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
+#undef RK_PF_OP
+#undef RK_PF_ID
 #undef RK_OP
 RED_TABLE_ALL(prod)
 
@@ -416,16 +376,22 @@ RED_TABLE_ALLU(any)
 
 /* count_nonzero -> int64 */
 #define cnz_A(E, N, T, C) int64_t
-#define cnz_PRE(E, N, T, C) RED_PSUM(cnz_ps_##N, E, T, C, int64_t, (x) != 0)
+#define cnz_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define cnz_INIT(E, N, T, C, a) ((a) = 0)
 #define cnz_ACC(E, N, T, C, a, x, idx) ((a) += (x) != 0)
 #define cnz_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define cnz_RUN(E, N, T, C, a, p, n, s, idx) ((a) += cnz_ps_##N(p, n, s, 0, ctx))
 #define cnz_FINISH(E, N, T, C, a, o0, o1) (*(int64_t *)(o0) = (a))
 #define RK_OP cnz
+#define RK_PF_NAME cnz_ps
+#define RK_PF_A(E, N, T, C) int64_t
+#define RK_PF_MAP(E, N, T, C) (x) != 0
 #define PCT_FOREACH_UNSIGNED
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 RED_TABLE_ALLU(cnz) /* count_nonzero along dims takes uint16/32/64 */
 
@@ -450,9 +416,7 @@ static inline void red_welford_finish(const red_welford *a, const red_ctx *ctx, 
     *mean = a->n ? a->mean : NAN;
 }
 #define var_A(E, N, T, C) red_welford
-#define var_PRE(E, N, T, C)                                                                    \
-    RED_PSUM(var_s1_##N, E, T, C, double, (double)x)                                           \
-    RED_PSUM(var_s2_##N, E, T, C, double, ((double)x - m) * ((double)x - m))
+#define var_PRE(E, N, T, C) /* pairwise folds: RK_PF/RK_PF2_* at the instantiation below */
 #define var_INIT(E, N, T, C, a) ((a).mean = 0, (a).m2 = 0, (a).n = 0)
 #define var_ACC(E, N, T, C, a, x, idx)                                                         \
     do {                                                                                       \
@@ -485,9 +449,21 @@ static inline void red_welford_finish(const red_welford *a, const red_ctx *ctx, 
         if (ctx->with_mean) *(T *)(o1) = PCT_FROM_COMPUTE_##E((C)m_);                          \
     } while (0)
 #define RK_OP var
+#define RK_PF_NAME var_s1
+#define RK_PF_A(E, N, T, C) double
+#define RK_PF_MAP(E, N, T, C) (double)x
+#define RK_PF2_NAME var_s2
+#define RK_PF2_A(E, N, T, C) double
+#define RK_PF2_MAP(E, N, T, C) ((double)x - m) * ((double)x - m)
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
+#undef RK_PF2_NAME
+#undef RK_PF2_A
+#undef RK_PF2_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(var)
@@ -516,7 +492,7 @@ RED_LSE_HELPERS(double, d, exp)
 #define RED_LSE_CAT2(a, b) RED_LSE_CAT(a, b)
 #define RED_LSE(E, fn) RED_LSE_CAT2(fn, RED_LSE_SFX_##E)
 #define lse_A(E, N, T, C) struct { C m, s; }
-#define lse_PRE(E, N, T, C) RED_PSUM(lse_ps_##N, E, T, C, C, RED_EXP(E, x - (C)m))
+#define lse_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define lse_INIT(E, N, T, C, a) ((a).m = -INFINITY, (a).s = 0)
 #define lse_ACC(E, N, T, C, a, x, idx)                                                         \
     RED_LSE(E, red_lse_merge_)(&(a).m, &(a).s, x, isfinite(x) ? (C)1 : RED_EXP(E, x))
@@ -534,62 +510,85 @@ RED_LSE_HELPERS(double, d, exp)
 #define lse_FINISH(E, N, T, C, a, o0, o1)                                                      \
     (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, log)((a).s) + RED_LSE(E, red_lse_shift_)((a).m)))
 #define RK_OP lse
+#define RK_PF_NAME lse_ps
+#define RK_PF_A(E, N, T, C) C
+#define RK_PF_MAP(E, N, T, C) RED_EXP(E, x - (C)m)
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(lse)
 
 /* vector norms (floating): sums of |x|^p with pairwise accumulation, or max/min |x| */
 #define norm2_A sum_A
-#define norm2_PRE(E, N, T, C) RED_PSUM(norm2_ps_##N, E, T, C, RED_SUMT_##E, x * x)
+#define norm2_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define norm2_INIT sum_INIT
 #define norm2_ACC(E, N, T, C, a, x, idx) ((a) += (x) * (x))
 #define norm2_COMBINE sum_COMBINE
 #define norm2_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm2_ps_##N(p, n, s, 0, ctx))
 #define norm2_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, sqrt)(a)))
 #define RK_OP norm2
+#define RK_PF_NAME norm2_ps
+#define RK_PF_A(E, N, T, C) RED_SUMT_##E
+#define RK_PF_MAP(E, N, T, C) x * x
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm2)
 
 #define norm1_A sum_A
-#define norm1_PRE(E, N, T, C) RED_PSUM(norm1_ps_##N, E, T, C, RED_SUMT_##E, RED_FN(E, fabs)(x))
+#define norm1_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define norm1_INIT sum_INIT
 #define norm1_ACC(E, N, T, C, a, x, idx) ((a) += RED_FN(E, fabs)(x))
 #define norm1_COMBINE sum_COMBINE
 #define norm1_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm1_ps_##N(p, n, s, 0, ctx))
 #define norm1_FINISH sum_FINISH
 #define RK_OP norm1
+#define RK_PF_NAME norm1_ps
+#define RK_PF_A(E, N, T, C) RED_SUMT_##E
+#define RK_PF_MAP(E, N, T, C) RED_FN(E, fabs)(x)
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm1)
 
 #define norm0_A sum_A
-#define norm0_PRE(E, N, T, C) RED_PSUM(norm0_ps_##N, E, T, C, RED_SUMT_##E, (x) != 0)
+#define norm0_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define norm0_INIT sum_INIT
 #define norm0_ACC(E, N, T, C, a, x, idx) ((a) += (x) != 0)
 #define norm0_COMBINE sum_COMBINE
 #define norm0_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm0_ps_##N(p, n, s, 0, ctx))
 #define norm0_FINISH sum_FINISH
 #define RK_OP norm0
+#define RK_PF_NAME norm0_ps
+#define RK_PF_A(E, N, T, C) RED_SUMT_##E
+#define RK_PF_MAP(E, N, T, C) (x) != 0
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm0)
 
 #define normp_A sum_A
-#define normp_PRE(E, N, T, C)                                                                  \
-    RED_PSUM(normp_ps_##N, E, T, C, RED_SUMT_##E, RED_FN(E, pow)(RED_FN(E, fabs)(x), (C)ctx->p))
+#define normp_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define normp_INIT sum_INIT
 #define normp_ACC(E, N, T, C, a, x, idx) ((a) += RED_FN(E, pow)(RED_FN(E, fabs)(x), (C)ctx->p))
 #define normp_COMBINE sum_COMBINE
@@ -597,9 +596,15 @@ RED_TABLE_FLT(norm0)
 #define normp_FINISH(E, N, T, C, a, o0, o1)                                                    \
     (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, pow)((a), (C)(1.0 / ctx->p))))
 #define RK_OP normp
+#define RK_PF_NAME normp_ps
+#define RK_PF_A(E, N, T, C) RED_SUMT_##E
+#define RK_PF_MAP(E, N, T, C) RED_FN(E, pow)(RED_FN(E, fabs)(x), (C)ctx->p)
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+#undef RK_PF_NAME
+#undef RK_PF_A
+#undef RK_PF_MAP
 #undef RK_OP
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(normp)

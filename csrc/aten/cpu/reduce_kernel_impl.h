@@ -14,6 +14,38 @@
 #define RK_NAME(base) RK_CAT(RK_CAT(RK_OP, base), PCT_TPL_N)
 #define RK_TO_C RK_CAT(PCT_TO_COMPUTE_, PCT_TPL_E)
 
+/* the op's pairwise folds (reduce_pfold_impl.h), then its other helpers */
+#ifdef RK_PF_NAME
+#define PF_NAME RK_PF_NAME
+#define PF_A RK_PF_A
+#define PF_MAP RK_PF_MAP
+#ifdef RK_PF_OP
+#define PF_OP RK_PF_OP
+#define PF_ID RK_PF_ID
+#else
+#define PF_OP +
+#define PF_ID 0
+#endif
+#include "reduce_pfold_impl.h"
+#undef PF_NAME
+#undef PF_A
+#undef PF_MAP
+#undef PF_OP
+#undef PF_ID
+#endif
+#ifdef RK_PF2_NAME
+#define PF_NAME RK_PF2_NAME
+#define PF_A RK_PF2_A
+#define PF_MAP RK_PF2_MAP
+#define PF_OP +
+#define PF_ID 0
+#include "reduce_pfold_impl.h"
+#undef PF_NAME
+#undef PF_A
+#undef PF_MAP
+#undef PF_OP
+#undef PF_ID
+#endif
 RK_CALL(RK_F(_PRE), RK_ARGS)
 
 /* The op's functor macros:
