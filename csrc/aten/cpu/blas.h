@@ -1,7 +1,9 @@
 /* blas.h: matrix products for the rest of the CPU backend.
  *
- * The kernels of ops_linalg.def live in blas.c; this header exposes the pieces other
- * kernel files (linear, attention, conv) build on:
+ * The kernels of ops_linalg.def live in blas.c (GEMM, mm, bmm) and the files beside it
+ * (vector_products.c, matmul.c, tensordot.c, einsum.c, linalg_norm.c; what they share is
+ * blas_internal.h); this header exposes the pieces other kernel files (linear, attention,
+ * conv) build on:
  *
  *   pct_gemm / pct_gemm_batched  GIL-free C = alpha * A @ B + beta * C on raw strided
  *                                data of any dtype but bool (floats through OpenBLAS).
@@ -48,7 +50,7 @@ PyObject *pct_matmul(pct_tensor *a, pct_tensor *b, pct_tensor *out);
 /* linalg.matrix_norm over dims (d0, d1) from the singular values (linalg_svd.c): which = 2
  * the largest, -2 the smallest, 0 their sum ('nuc'); the result has dtype odt. */
 pct_tensor *pct_svd_norm(pct_tensor *A, int d0, int d1, int which, bool keepdim, int odt);
-/* The same entry as linalg.matrix_norm(A, ord_str, dims, keepdim, dtype=..., out=...) (blas.c),
+/* The same entry as linalg.matrix_norm(A, ord_str, dims, keepdim, dtype=..., out=...) (linalg_norm.c),
  * for torch.norm's string orders. */
 PyObject *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
                                      bool has_dtype, int dtype, pct_tensor *out);

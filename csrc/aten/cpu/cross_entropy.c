@@ -8,6 +8,7 @@
  *   d loss_i / d x_c = p_c * ((1 - e) * w_t + e / C * sum(w)) - e / C * w_c - [c == t] * (1 - e) * w_t
  * with p = softmax(x_i). reduction: 0 none, 1 mean (divided by the summed weight of the
  * non-ignored targets, as torch), 2 sum. */
+#include "simd_levels.h"
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
@@ -16,15 +17,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES) && !defined(PCT_NO_AVX512)
-#define CE_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES)
-#define CE_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define CE_HOT
-#endif
+/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
+#define CE_HOT PCT_HOT
 
 #define CE_EXP_float(x) pct_fast_expf(x)
 #define CE_EXP_double(x) exp(x)

@@ -17,19 +17,12 @@
  * channels * big volume elements. Neither needs the GIL nor raises. */
 #ifndef PCT_IM2COL_H
 #define PCT_IM2COL_H
+#include "simd_levels.h"
 #include <stdint.h>
 #include <stdbool.h>
 
-/* Hot loops get AVX-512 / AVX2 clones picked at load time (never -march=native). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES) && !defined(PCT_NO_AVX512)
-#define PCT_CONV_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES)
-#define PCT_CONV_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define PCT_CONV_HOT
-#endif
+/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
+#define PCT_CONV_HOT PCT_HOT
 
 typedef struct pct_im2col_geom {
     int64_t channels;             /* big channels in one call's tensor */

@@ -12,6 +12,7 @@
  *   grad_input  = rstd * (gw - sum(gw) / D - xc * rstd^2 * sum(gw * xc) / D)   (RMS: no mean term)
  *   grad_weight = sum over rows of grad * xc * rstd,  grad_bias = sum over rows of grad
  * Column sums go to per-thread double buffers that are added once at the end (no races). */
+#include "simd_levels.h"
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
@@ -28,16 +29,8 @@
 #define NORM_NTH() 1
 #endif
 
-/* Hot loops get AVX-512 / AVX2 clones picked at load time (never -march=native). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES) && !defined(PCT_NO_AVX512)
-#define NORM_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES)
-#define NORM_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define NORM_HOT
-#endif
+/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
+#define NORM_HOT PCT_HOT
 
 int pct_norm_threads(int64_t work, int64_t units)
 {

@@ -5,6 +5,7 @@
  *   log_softmax:  gi = g - exp(y) * sum(g)
  * Sums run over `dim`; a lane is one (outer, inner) position of contiguous copies. The result
  * has grad_output's dtype (input_dtype only selects torch's half_to_float case). */
+#include "simd_levels.h"
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
@@ -19,15 +20,7 @@ typedef void (*lanes_fn)(const void *g, const void *y, void *out, int64_t outer,
  * g - exp(y) * sum(g) cancels, so the sum's rounding shows in the result),
  * then one vectorized pass. float32 log_softmax takes exp from the attention row loops
  * (explicit vectors; the inlined libm call would not vectorize). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES) && !defined(PCT_NO_AVX512)
-#define SMB_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES)
-#define SMB_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define SMB_HOT
-#endif
+#define SMB_HOT PCT_HOT /* Note [One clone set] (simd_levels.h) */
 #define SMB_NACC 32
 #define SMB_IS_F32_FLOAT16 0
 #define SMB_IS_F32_BFLOAT16 0

@@ -8,6 +8,7 @@
  * kernels compute in float for them. */
 #ifndef PCT_SPATIAL_H
 #define PCT_SPATIAL_H
+#include "simd_levels.h"
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
@@ -34,15 +35,8 @@ static inline int pct_spatial_threads(int64_t work, int64_t units)
 #endif
 }
 
-/* Hot row loops get an AVX2 clone picked at load time (never -march=native). No AVX-512 clone:
- * on Zen 4 its code for these short rows measured slower than the AVX2 one (1.6x on the
- * 7 x 7 window sums). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(PCT_NO_TARGET_CLONES)
-#define PCT_SPATIAL_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define PCT_SPATIAL_HOT
-#endif
+/* Hot row loops: AVX2 and baseline clones only, Note [One clone set] (simd_levels.h). */
+#define PCT_SPATIAL_HOT PCT_HOT_AVX2
 
 /* floor(a / b) for b != 0 (C division truncates toward zero). */
 static inline int64_t pct_div_floor(int64_t a, int64_t b)

@@ -1,0 +1,193 @@
+/* histogram.c: bincount and histc (histc's arithmetic in the input dtype, as torch's).
+ */
+#include "sort_internal.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* bincount, histc                                                                       */
+
+PyObject *pct_cpu_bincount(pct_call *c)
+{
+    pct_tensor *self = c->v[0].t, *w = c->v[1].none ? NULL : c->v[1].t, *in = NULL, *wc = NULL, *res = NULL;
+    int64_t minlength = c->v[2].i;
+    if (!pct_dtype_is_integral(self->dtype, false)) {
+        sort_not_implemented("bincount_cpu", self->dtype);
+        return NULL;
+    }
+    if (minlength < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "minlength should be >= 0");
+        return NULL;
+    }
+    if (self->ndim == 1 && self->numel == 0) return (PyObject *)pct_tensor_zeros(1, &minlength, PCT_INT64);
+    if (!(in = pct_to_dtype(self, PCT_INT64, false))) return NULL;
+    pct_tensor *ic = pct_contiguous(in);
+    Py_DECREF(in);
+    if (!(in = ic)) return NULL;
+    const int64_t *ip = (const int64_t *)pct_tensor_data(in);
+    int64_t n = in->numel, mx = -1;
+    bool bad = self->ndim != 1;
+    for (int64_t j = 0; j < n && !bad; j++) {
+        if (ip[j] < 0) bad = true;
+        if (ip[j] > mx) mx = ip[j];
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_RuntimeError, "bincount only supports 1-d non-negative integral inputs.");
+        goto fail;
+    }
+    if (w && (w->ndim != 1 || w->sizes[0] != n)) {
+        PyErr_SetString(PyExc_RuntimeError, "weights should be 1-d and have the same length as input");
+        goto fail;
+    }
+    int64_t nbins = mx + 1 > minlength ? mx + 1 : minlength;
+    if (!w) {
+        if (!(res = pct_tensor_zeros(1, &nbins, PCT_INT64))) goto fail;
+        int64_t *op = (int64_t *)pct_tensor_data(res);
+        for (int64_t j = 0; j < n; j++) op[ip[j]]++;
+    } else if (w->dtype == PCT_FLOAT32) {
+        if (!(wc = pct_contiguous(w)) || !(res = pct_tensor_zeros(1, &nbins, PCT_FLOAT32))) goto fail;
+        float *op = (float *)pct_tensor_data(res);
+        const float *wp = (const float *)pct_tensor_data(wc);
+        for (int64_t j = 0; j < n; j++) op[ip[j]] += wp[j];
+    } else {
+        pct_tensor *wd = pct_to_dtype(w, PCT_FLOAT64, false);
+        if (!wd) goto fail;
+        wc = pct_contiguous(wd);
+        Py_DECREF(wd);
+        if (!wc || !(res = pct_tensor_zeros(1, &nbins, PCT_FLOAT64))) goto fail;
+        double *op = (double *)pct_tensor_data(res);
+        const double *wp = (const double *)pct_tensor_data(wc);
+        for (int64_t j = 0; j < n; j++) op[ip[j]] += wp[j];
+    }
+    Py_DECREF(in);
+    Py_XDECREF(wc);
+    return (PyObject *)res;
+fail:
+    Py_XDECREF(in);
+    Py_XDECREF(wc);
+    Py_XDECREF(res);
+    return NULL;
+}
+
+/* torch's histogram arithmetic in the input dtype: c10::Half / BFloat16 round every step */
+#define HIST_ROUND_FLOAT16(x) pct_half_to_float(pct_float_to_half(x))
+#define HIST_ROUND_BFLOAT16(x) pct_bf16_to_float(pct_float_to_bf16(x))
+#define HIST_ROUND_FLOAT32(x) (x)
+#define HIST_ROUND_FLOAT64(x) (x)
+
+#define SORT_DEF_HIST(E, N, T, C, S)                                                             \
+    static void hist_count_##N(const char *p, int64_t n, double lo, double hi, int64_t bins, double *h) \
+    {                                                                                            \
+        const C left = HIST_ROUND_##E((C)lo), right = HIST_ROUND_##E((C)hi);                    \
+        const C nb = HIST_ROUND_##E((C)bins), width = HIST_ROUND_##E(right - left);              \
+        for (int64_t j = 0; j < n; j++) {                                                        \
+            C x = PCT_TO_COMPUTE_##E(((const T *)p)[j]);                                        \
+            if (!(x >= left && x <= right)) continue;                                            \
+            C t = HIST_ROUND_##E(x - left);                                                      \
+            t = HIST_ROUND_##E(t * nb);                                                          \
+            t = HIST_ROUND_##E(t / width);                                                       \
+            int64_t pos = (int64_t)t;                                                            \
+            if (pos == bins) pos--;                                                              \
+            if (pos >= 0 && pos < bins) h[pos] += 1;                                             \
+        }                                                                                        \
+    }
+PCT_FORALL_FLOAT_DTYPES(SORT_DEF_HIST)
+
+PyObject *pct_cpu_histc(pct_call *c)
+{
+    pct_tensor *self = c->v[0].t, *out = c->out, *cont = NULL, *res = NULL;
+    int64_t bins = c->v[1].i;
+    double lo = c->v[2].s.d, hi = c->v[3].s.d;
+    double *h = NULL;
+    if (bins <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "torch.histogram(): bins must be > 0, but got %lld for dimension 0", (long long)bins);
+        return NULL;
+    }
+    if (out && out->dtype != self->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+                     "input %s and hist %s", pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[out->dtype]);
+        return NULL;
+    }
+    bool floating = pct_dtype_is_floating(self->dtype);
+    /* torch converts min and max to the input's type, range-checked */
+    if (floating && (pct_scalar_check_fits(&c->v[2].s, self->dtype) < 0 || pct_scalar_check_fits(&c->v[3].s, self->dtype) < 0))
+        return NULL;
+    if (lo == hi && self->numel > 0) {
+        /* torch takes the range from the data (aminmax; a NaN makes it NaN) */
+        cont = pct_contiguous(self);
+        if (!cont) return NULL;
+        const char *p = pct_tensor_data(cont);
+        int isz = (int)pct_tensor_itemsize(cont);
+        bool has_nan = false;
+        /* aminmax starts from the dtype's largest finite values, so all -inf gives max = lowest */
+        double big = self->dtype == PCT_FLOAT16 ? 65504.0 : self->dtype == PCT_BFLOAT16 ? 3.3895313892515355e38
+                   : self->dtype == PCT_FLOAT32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+        lo = big;
+        hi = -big;
+        for (int64_t j = 0; j < cont->numel; j++) {
+            double v = pct_load_as_double(p + j * isz, self->dtype);
+            if (v != v) has_nan = true;
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+        }
+        if (has_nan) /* as torch prints it (its vectorized aminmax yields the negative NaN) */
+            lo = hi = (self->numel > 1 && self->dtype != PCT_BFLOAT16) ? -NAN : NAN;
+    }
+    if (lo == hi) {
+        lo -= 1;
+        hi += 1;
+    }
+    if (isinf(lo) || isinf(hi) || isnan(lo) || isnan(hi)) {
+        char msg[128]; /* PyErr_Format has no %g */
+        snprintf(msg, sizeof msg, "torch.histc: range of [%g, %g] is not finite", lo, hi);
+        PyErr_SetString(PyExc_RuntimeError, msg);
+        goto fail;
+    }
+    if (!(lo < hi)) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.histc: max must be larger than min");
+        goto fail;
+    }
+    if (!floating) {
+        /* torch fails making the bin edges (linspace in the input dtype), or then in histogram */
+        static const char *const cname[PCT_NUM_DTYPES] = {
+            [PCT_UINT8] = "uint8_t", [PCT_INT8] = "int8_t", [PCT_INT16] = "int16_t", [PCT_INT32] = "int",
+            [PCT_INT64] = "int64_t"};
+        static const double lim[PCT_NUM_DTYPES][2] = {
+            [PCT_UINT8] = {0, 255}, [PCT_INT8] = {-128, 127}, [PCT_INT16] = {-32768, 32767},
+            [PCT_INT32] = {-2147483648.0, 2147483647.0}, [PCT_INT64] = {-9223372036854775808.0, 9223372036854775807.0}};
+        if (self->dtype == PCT_BOOL) {
+            sort_not_implemented("linspace_cpu", self->dtype);
+        } else if (lo < lim[self->dtype][0] || lo > lim[self->dtype][1] || hi < lim[self->dtype][0] ||
+                   hi > lim[self->dtype][1]) {
+            PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", cname[self->dtype]);
+        } else {
+            sort_not_implemented("histogram_cpu", self->dtype);
+        }
+        goto fail;
+    }
+    if (!cont && !(cont = pct_contiguous(self))) goto fail;
+    if (!(h = calloc((size_t)bins, sizeof(double)))) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    {
+        PyThreadState *ts = cont->numel >= PCT_PARALLEL_GRAIN ? PyEval_SaveThread() : NULL;
+        const char *p = pct_tensor_data(cont);
+        switch (self->dtype) {
+#define HIST_CASE(E, N, T, C, S) case PCT_##E: hist_count_##N(p, cont->numel, lo, hi, bins, h); break;
+            PCT_FORALL_FLOAT_DTYPES(HIST_CASE)
+#undef HIST_CASE
+        default: break;
+        }
+        if (ts) PyEval_RestoreThread(ts);
+    }
+    if (!(res = pct_tensor_empty(1, &bins, self->dtype, PCT_CPU, -1))) goto fail;
+    for (int64_t b = 0; b < bins; b++) pct_store_double(pct_tensor_data(res) + b * pct_tensor_itemsize(res), res->dtype, h[b]);
+    free(h);
+    Py_DECREF(cont);
+    return pct_sort_finish(res, out);
+fail:
+    free(h);
+    Py_XDECREF(cont);
+    Py_XDECREF(res);
+    return NULL;
+}
+

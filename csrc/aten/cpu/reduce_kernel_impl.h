@@ -1,0 +1,148 @@
+/* reduce_kernel_impl.h: the five kernel functions (and the red_kernel) of one reduction op for
+ * one dtype, from the op's functor macros (Note [Reduction plan] in reduce.c), included by
+ * reduce.c once per op and dtype through dtype_foreach.h, the way NumPy's .c.src loops are
+ * expanded. Before including dtype_foreach.h, define RK_OP (the op: sum, amax, ...) and, for
+ * ops of the floating dtypes only, RK_FLOAT_ONLY. The op's helpers (op_PRE: pairwise sums,
+ * ...) come first. No include guard: by design. */
+#if !defined(RK_FLOAT_ONLY) || PCT_TPL_FLOATING
+#define RK_CAT_(a, b) a##b
+#define RK_CAT(a, b) RK_CAT_(a, b)
+/* m(args) with args macro-expanded first: the functors paste E (RED_SUMT_##E) */
+#define RK_CALL(m, ...) m(__VA_ARGS__)
+#define RK_ARGS PCT_TPL_E, PCT_TPL_N, PCT_TPL_T, PCT_TPL_C
+#define RK_F(suffix) RK_CAT(RK_OP, suffix)
+#define RK_NAME(base) RK_CAT(RK_CAT(RK_OP, base), PCT_TPL_N)
+#define RK_TO_C RK_CAT(PCT_TO_COMPUTE_, PCT_TPL_E)
+
+/* the op's pairwise folds (reduce_pfold_impl.h), then its other helpers */
+#ifdef RK_PF_NAME
+#define PF_NAME RK_PF_NAME
+#define PF_A RK_PF_A
+#define PF_MAP RK_PF_MAP
+#ifdef RK_PF_OP
+#define PF_OP RK_PF_OP
+#define PF_ID RK_PF_ID
+#else
+#define PF_OP +
+#define PF_ID 0
+#endif
+#include "reduce_pfold_impl.h"
+#undef PF_NAME
+#undef PF_A
+#undef PF_MAP
+#undef PF_OP
+#undef PF_ID
+#endif
+#ifdef RK_PF2_NAME
+#define PF_NAME RK_PF2_NAME
+#define PF_A RK_PF2_A
+#define PF_MAP RK_PF2_MAP
+#define PF_OP +
+#define PF_ID 0
+#include "reduce_pfold_impl.h"
+#undef PF_NAME
+#undef PF_A
+#undef PF_MAP
+#undef PF_OP
+#undef PF_ID
+#endif
+RK_CALL(RK_F(_PRE), RK_ARGS)
+
+/* The op's functor macros:
+ *   op_A(E,N,T,C)                   accumulator type
+ *   op_PRE(E,N,T,C)                 helper definitions (pairwise sums, ...)
+ *   op_INIT(E,N,T,C,a)              empty accumulator
+ *   op_ACC(E,N,T,C,a,x,idx)         fold element x (compute type C) at reduced position idx
+ *   op_COMBINE(E,N,T,C,a,b)         a = a (+) b, b holding later elements
+ *   op_RUN(E,N,T,C,a,p,n,s,idx)     fold a strided run (usually RED_RUN_LOOP or a pairwise sum)
+ *   op_FINISH(E,N,T,C,a,o0,o1)      write results (o1: second output, for two-output ops) */
+typedef RK_CALL(RK_F(_A), RK_ARGS) RK_NAME(_acc_);
+static void RK_NAME(_init_)(void *buf, int64_t nb, const red_ctx *ctx)
+{
+    RK_NAME(_acc_) *a = buf;
+    (void)ctx;
+    for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, a[j]); }
+}
+static void RK_NAME(_combine_)(void *dst, const void *src, int64_t nb, const red_ctx *ctx)
+{
+    RK_NAME(_acc_) *a = dst;
+    const RK_NAME(_acc_) *b = src;
+    (void)ctx;
+    for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], b[j]); }
+}
+static void RK_NAME(_run_)(void *buf, const char *p, int64_t n, int64_t s, int64_t idx, const red_ctx *ctx)
+{
+    RK_NAME(_acc_) *a = buf;
+    (void)ctx; (void)idx;
+    RK_CALL(RK_F(_RUN), RK_ARGS, (*a), p, n, s, idx);
+}
+PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,
+                                  int64_t rs, int64_t idx, const red_ctx *ctx)
+{
+    RK_NAME(_acc_) *restrict a = buf;
+    (void)ctx; (void)idx;
+    int64_t r = 0;
+    /* Few outputs (e.g. x.sum(1) of (64, 512, 8)): a[j] += x row by row would wait on the
+     * store of the previous row's a[j]. Dense rows (rs = nb elements) are one contiguous
+     * run whose lane i belongs to output i % nb: fold it RED_VCHUNK lanes at a time (lanes
+     * interleave rows, so not for ops that report an index); other rows fold RED_VROWS
+     * rows into a register before touching a[j]. */
+    if (nb <= RED_VSMALL && s == (int64_t)sizeof(PCT_TPL_T)) {
+        if (!ctx->ordered && rs == nb * (int64_t)sizeof(PCT_TPL_T) && RED_VCHUNK % nb == 0 &&
+            rows >= RED_VCHUNK / nb) {
+            const int64_t rpc = RED_VCHUNK / nb, nch = rows / rpc;
+            const PCT_TPL_T *restrict q = (const PCT_TPL_T *)p;
+            RK_NAME(_acc_) t[RED_VCHUNK];
+            for (int i = 0; i < RED_VCHUNK; i++) { RK_CALL(RK_F(_INIT), RK_ARGS, t[i]); }
+            for (int64_t c = 0; c < nch; c++, q += RED_VCHUNK)
+                for (int i = 0; i < RED_VCHUNK; i++) {
+                    PCT_TPL_C x = RK_TO_C(q[i]);
+                    RK_CALL(RK_F(_ACC), RK_ARGS, t[i], x, idx + c * rpc + i / nb);
+                }
+            for (int64_t w = RED_VCHUNK / 2; w >= nb; w /= 2) /* w % nb == 0: same output */
+                for (int64_t i = 0; i < w; i++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t[i], t[i + w]); }
+            for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t[j]); }
+            r = nch * rpc;
+            idx += r;
+            p += r * rs;
+        }
+        for (; r + RED_VROWS <= rows; r += RED_VROWS, idx += RED_VROWS, p += RED_VROWS * rs)
+            for (int64_t j = 0; j < nb; j++) {
+                RK_NAME(_acc_) t;
+                RK_CALL(RK_F(_INIT), RK_ARGS, t);
+                for (int i = 0; i < RED_VROWS; i++) {
+                    PCT_TPL_C x = RK_TO_C(((const PCT_TPL_T *)(p + i * rs))[j]);
+                    RK_CALL(RK_F(_ACC), RK_ARGS, t, x, idx + i);
+                }
+                RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t);
+            }
+    }
+    for (; r < rows; r++, idx++, p += rs) {
+        if (s == (int64_t)sizeof(PCT_TPL_T)) {
+            const PCT_TPL_T *restrict q = (const PCT_TPL_T *)p;
+            for (int64_t j = 0; j < nb; j++) { PCT_TPL_C x = RK_TO_C(q[j]); RK_CALL(RK_F(_ACC), RK_ARGS, a[j], x, idx); }
+        } else {
+            for (int64_t j = 0; j < nb; j++) {
+                PCT_TPL_C x = RK_TO_C(*(const PCT_TPL_T *)(p + j * s));
+                RK_CALL(RK_F(_ACC), RK_ARGS, a[j], x, idx);
+            }
+        }
+    }
+}
+static void RK_NAME(_finish_)(void *buf, int64_t nb, char *const *o, const int64_t *os, const red_ctx *ctx)
+{
+    RK_NAME(_acc_) *a = buf;
+    (void)ctx;
+    for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_FINISH), RK_ARGS, a[j], (o[0] + j * os[0]), (o[1] + j * os[1])); }
+}
+static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_init_), RK_NAME(_combine_),
+                                           RK_NAME(_run_), RK_NAME(_vrun_), RK_NAME(_finish_)};
+
+#undef RK_CAT_
+#undef RK_CAT
+#undef RK_CALL
+#undef RK_ARGS
+#undef RK_F
+#undef RK_NAME
+#undef RK_TO_C
+#endif

@@ -1,0 +1,92 @@
+/* softmax.c: softmax and log_softmax over one dim (forward; the backward is softmax_backward.c).
+ * Not reductions of the output's shape, they have their own loops: rows (the last dim) and
+ * column blocks (other dims), float32 rows through the explicit vectors of reduce_vec.c.
+ */
+#include "reduce_internal.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* softmax, log_softmax                                                                  */
+
+#ifdef _OPENMP
+#define RED_OMP_THREADS(nth, numel, units)                                                     \
+    do {                                                                                       \
+        if ((numel) >= PCT_PARALLEL_GRAIN && (units) > 1 && !omp_in_parallel()) nth = omp_get_max_threads(); \
+    } while (0)
+#define RED_OMP_SPLIT(units, nth, BODY)                                                        \
+    do {                                                                                       \
+        Py_BEGIN_ALLOW_THREADS                                                                 \
+        _Pragma("omp parallel num_threads(nth)")                                               \
+        {                                                                                      \
+            int64_t T_ = omp_get_num_threads(), t_ = omp_get_thread_num();                     \
+            int64_t ch_ = ((units) + T_ - 1) / T_;                                             \
+            int64_t b_ = t_ * ch_, e_ = b_ + ch_ < (units) ? b_ + ch_ : (units);               \
+            if (b_ < e_) { BODY; }                                                             \
+        }                                                                                      \
+        Py_END_ALLOW_THREADS                                                                   \
+    } while (0)
+#else
+#define RED_OMP_THREADS(nth, numel, units) ((void)(numel), (void)(units))
+#define RED_OMP_SPLIT(units, nth, BODY) do { (void)(nth); } while (0)
+#endif
+
+/* The loops of each floating dtype (softmax_impl.h): softmax_rows_<N>, softmax_cols_<N>, softmax_run_<N>. */
+#define SM_E FLOAT16
+#define SM_N Half
+#define SM_T pct_half
+#define SM_C float
+#include "softmax_impl.h"
+#define SM_E BFLOAT16
+#define SM_N BFloat16
+#define SM_T pct_bfloat16
+#define SM_C float
+#include "softmax_impl.h"
+#define SM_E FLOAT32
+#define SM_N Float
+#define SM_T float
+#define SM_C float
+#include "softmax_impl.h"
+#define SM_E FLOAT64
+#define SM_N Double
+#define SM_T double
+#define SM_C double
+#include "softmax_impl.h"
+
+typedef void (*red_softmax_fn)(const char *, char *, int64_t, int64_t, int64_t, bool);
+static const red_softmax_fn softmax_table[PCT_NUM_DTYPES] = {
+#define RED_SOFTMAX_ENTRY(E, N) [PCT_##E] = softmax_run_##N,
+#define RED_X_SOFTMAX_ENTRY(E, N, T, C, S, a, b, c, d) RED_IF_FLOAT(E, RED_SOFTMAX_ENTRY, RED_NOTHING)(E, N)
+    PCT_FORALL_DTYPES_PAIRED(RED_X_SOFTMAX_ENTRY, 0, 0, 0, 0)
+};
+
+static PyObject *red_softmax(pct_call *c, bool lg)
+{
+    pct_tensor *self = c->v[0].t, *in = NULL, *cont = NULL, *out = NULL;
+    int dim = pct_wrap_dim(c->v[1].i, self->ndim);
+    if (dim < 0) return NULL;
+    int rd = c->v[2].none ? self->dtype : c->v[2].dtype;
+    if (self->numel == 0) return (PyObject *)pct_tensor_empty(self->ndim, self->sizes, rd, PCT_CPU, -1);
+    if (!softmax_table[rd]) {
+        bool last = self->ndim == 0 || dim == self->ndim - 1;
+        PyErr_Format(PyExc_NotImplementedError, "\"%s%s_kernel_impl\" not implemented for '%s'",
+                     lg ? "log_softmax" : "softmax", last ? "_lastdim" : "", pct_dtype_cpp_name[rd]);
+        return NULL;
+    }
+    PCT_TRY(in = pct_to_dtype(self, rd, false));
+    PCT_TRY(cont = pct_contiguous(in));
+    PCT_TRY(out = pct_tensor_empty(self->ndim, self->sizes, rd, PCT_CPU, -1));
+    int64_t outer = 1, len = self->ndim ? self->sizes[dim] : 1, inner = 1;
+    for (int d = 0; d < dim; d++) outer *= self->sizes[d];
+    for (int d = dim + 1; d < self->ndim; d++) inner *= self->sizes[d];
+    if (out->numel > 0) softmax_table[rd](pct_tensor_data(cont), pct_tensor_data(out), outer, len, inner, lg);
+    Py_DECREF(in);
+    Py_DECREF(cont);
+    return (PyObject *)out;
+fail:
+    Py_XDECREF(in);
+    Py_XDECREF(cont);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+PyObject *pct_cpu_softmax(pct_call *c) { return red_softmax(c, false); }
+PyObject *pct_cpu_log_softmax(pct_call *c) { return red_softmax(c, true); }

@@ -1,0 +1,210 @@
+/* sort_common.c: the pieces every file of the sort family uses (declared in sort_internal.h):
+ * per-dtype loaders of (key, index) pairs (Note [Sort keys] in sort.c), the rows of a tensor
+ * along a dim with the parallel row driver, and the result helpers (out=, the input's memory
+ * layout, torch.return_types pairs).
+ */
+#include "sort_internal.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* keys (Note [Sort keys])                                                               */
+
+/* Loads n strided elements of one row as (key, position) pairs. */
+#define SORT_DEF_LOAD(E, N, T, C, S)                                                       \
+    static void sort_load_##N(sort_kv *kv, const char *p, int64_t st, int64_t n)           \
+    {                                                                                      \
+        for (int64_t j = 0; j < n; j++) {                                                  \
+            kv[j].k = SORT_KEY_##E(*(const T *)(p + j * st));                              \
+            kv[j].i = j;                                                                   \
+        }                                                                                  \
+    }                                                                                      \
+    static void sort_loadv_##N(sort_dv *dv, const char *p, int64_t st, int64_t n)          \
+    {                                                                                      \
+        for (int64_t j = 0; j < n; j++) {                                                  \
+            dv[j].v = (double)PCT_TO_COMPUTE_##E(*(const T *)(p + j * st));                \
+            dv[j].i = j;                                                                   \
+        }                                                                                  \
+    }                                                                                      \
+    static void sort_keys_##N(uint64_t *out, const char *p, int64_t st, int64_t n)         \
+    {                                                                                      \
+        for (int64_t j = 0; j < n; j++) out[j] = SORT_KEY_##E(*(const T *)(p + j * st));   \
+    }
+PCT_FORALL_ALL_DTYPES(SORT_DEF_LOAD) /* sort, argsort, unique take uint16/32/64 */
+
+const sort_loadv_fn pct_sort_loadv[PCT_NUM_DTYPES] = {
+#define SORT_LOADV_ENTRY(E, N, T, C, S) [PCT_##E] = sort_loadv_##N,
+    PCT_FORALL_ALL_DTYPES(SORT_LOADV_ENTRY)
+#undef SORT_LOADV_ENTRY
+};
+const sort_load_fn pct_sort_load[PCT_NUM_DTYPES] = {
+#define SORT_LOAD_ENTRY(E, N, T, C, S) [PCT_##E] = sort_load_##N,
+    PCT_FORALL_ALL_DTYPES(SORT_LOAD_ENTRY)
+#undef SORT_LOAD_ENTRY
+};
+const sort_keys_fn pct_sort_keys[PCT_NUM_DTYPES] = {
+#define SORT_KEYS_ENTRY(E, N, T, C, S) [PCT_##E] = sort_keys_##N,
+    PCT_FORALL_ALL_DTYPES(SORT_KEYS_ENTRY)
+#undef SORT_KEYS_ENTRY
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* rows along a dim, and the parallel row driver                                         */
+
+void pct_sort_rows_init(sort_rows *rp, const pct_tensor *t, int dim)
+{
+    rp->base = pct_tensor_data(t);
+    rp->itemsize = (int)pct_tensor_itemsize(t);
+    rp->nother = 0;
+    rp->inner = 1;
+    rp->nrows = 1;
+    if (t->ndim == 0) {
+        rp->n = 1;
+        rp->st = rp->itemsize;
+        return;
+    }
+    rp->n = t->sizes[dim];
+    rp->st = t->strides[dim] * rp->itemsize;
+    for (int d = 0; d < t->ndim; d++) {
+        if (d == dim) continue;
+        rp->osz[rp->nother] = t->sizes[d];
+        rp->ost[rp->nother] = t->strides[d] * rp->itemsize;
+        rp->nother++;
+        rp->nrows *= t->sizes[d];
+        if (d > dim) rp->inner *= t->sizes[d];
+    }
+}
+
+/* Runs fn(ctx, r, scratch) for every row r; with the GIL released and rows split across
+ * threads when `work` (about the number of element operations) is large. Each thread has
+ * its own scratch buffer of scratch_bytes. -1 with MemoryError. */
+int pct_sort_run_rows(int64_t nrows, double work, size_t scratch_bytes, sort_row_fn fn, void *ctx)
+{
+    if (nrows <= 0) return 0;
+    bool big = work >= (double)PCT_PARALLEL_GRAIN;
+    int failed = 0;
+    PyThreadState *ts = big ? PyEval_SaveThread() : NULL;
+#ifdef _OPENMP
+#pragma omp parallel if (big && nrows > 1)
+#endif
+    {
+        void *scratch = scratch_bytes ? malloc(scratch_bytes) : NULL;
+        bool ok = !scratch_bytes || scratch;
+        if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t r = 0; r < nrows; r++)
+            if (ok) fn(ctx, r, scratch);
+        free(scratch);
+    }
+    if (ts) PyEval_RestoreThread(ts);
+    if (failed) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* results, out= and torch.return_types                                                  */
+
+static const char *const sort_rt_names[RT_COUNT][2] = {
+    {"torch.return_types.sort", "torch.return_types.sort_out"},
+    {"torch.return_types.topk", "torch.return_types.topk_out"},
+    {"torch.return_types.kthvalue", "torch.return_types.kthvalue_out"},
+    {"torch.return_types.median", "torch.return_types.median_out"},
+    {"torch.return_types.nanmedian", "torch.return_types.nanmedian_out"},
+    {"torch.return_types.mode", "torch.return_types.mode_out"},
+    {"torch.return_types.cummax", "torch.return_types.cummax_out"},
+    {"torch.return_types.cummin", "torch.return_types.cummin_out"},
+};
+/* A torch.return_types pair; steals a and b (either may be NULL: then fails). */
+static PyObject *sort_pair(int rt, bool is_out, pct_tensor *a, pct_tensor *b)
+{
+    return pct_return_pair(sort_rt_names[rt][is_out], "values", "indices", a, b);
+}
+
+/* The result of a one-output op: res itself, or res copied into out (stolen res). */
+PyObject *pct_sort_finish(pct_tensor *res, pct_tensor *out)
+{
+    if (!res) return NULL;
+    if (!out) return (PyObject *)res;
+    if (pct_out_resize(out, res->ndim, res->sizes) < 0 || pct_copy_(out, res) < 0) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    Py_DECREF(res);
+    Py_INCREF(out);
+    return (PyObject *)out;
+}
+
+/* The result of a two-output op as a return_types pair (steals a and b). */
+PyObject *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tensor *const *outs)
+{
+    if (!a || !b || !outs[0]) return sort_pair(rt, false, a, b);
+    pct_tensor *res[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        if (pct_out_resize(outs[i], res[i]->ndim, res[i]->sizes) < 0 || pct_copy_(outs[i], res[i]) < 0) {
+            Py_DECREF(a);
+            Py_DECREF(b);
+            return NULL;
+        }
+    }
+    Py_DECREF(a);
+    Py_DECREF(b);
+    Py_INCREF(outs[0]);
+    Py_INCREF(outs[1]);
+    return sort_pair(rt, true, outs[0], outs[1]);
+}
+
+/* sort, argsort and msort results keep the input's memory layout, as torch's (its dense
+ * strides, or for a non-dense input infer_dense_strides: dims ordered by stride, smaller
+ * size first on ties, stride-0 dims left in place). Results are computed contiguous and
+ * copied into that layout when it differs; res is stolen. */
+pct_tensor *pct_sort_relayout(pct_tensor *res, const pct_tensor *like)
+{
+    int n = like->ndim;
+    /* an empty `like` counts as contiguous whatever its strides, and torch keeps them */
+    if (!res || n < 2 || (like->numel > 0 && pct_tensor_is_contiguous(like))) return res;
+    int64_t st[PCT_MAX_DIMS];
+    pct_preserved_strides(like, st);
+    if (memcmp(st, res->strides, sizeof(int64_t) * (size_t)n) == 0) return res;
+    pct_tensor *r = pct_tensor_empty(n, like->sizes, res->dtype, PCT_CPU, -1);
+    if (!r || pct_tensor_set_shape(r, n, like->sizes, st) < 0 || pct_copy_(r, res) < 0) {
+        Py_XDECREF(r);
+        Py_DECREF(res);
+        return NULL;
+    }
+    atomic_store(&r->version->value, 0);
+    Py_DECREF(res);
+    return r;
+}
+
+/* Output shape of a reduction over dim (keepdim keeps it as size 1). */
+int pct_sort_reduced_shape(const pct_tensor *t, int dim, bool keepdim, int64_t *shape)
+{
+    int n = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (d == dim) {
+            if (keepdim) shape[n++] = 1;
+        } else {
+            shape[n++] = t->sizes[d];
+        }
+    }
+    return n;
+}
+
+/* IndexError for a reduction over an empty dim, as torch's zero_numel_check_dims. */
+int pct_sort_check_nonempty_dim(const pct_tensor *t, int dim, const char *name)
+{
+    if (t->ndim > 0 && t->sizes[dim] == 0) {
+        PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim %d to have non-zero size.", name, dim);
+        return -1;
+    }
+    return 0;
+}
+
