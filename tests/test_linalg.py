@@ -1,4 +1,4 @@
-"""Linear algebra ops (csrc/aten/cpu/blas.c): matmul and friends, einsum, tensordot,
+"""Linear algebra ops (csrc/aten/cpu/blas.c and the product files beside it): matmul and friends, einsum, tensordot,
 kron, trace and the linalg norms.
 
 Two kinds of tests: numpy-checked ones that always run, and oracle comparisons

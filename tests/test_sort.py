@@ -1,4 +1,5 @@
-"""Sorting, selection, scans, unique, counting and searching (csrc/aten/cpu/sort.c).
+"""Sorting, selection, scans, unique, counting and searching (csrc/aten/cpu/sort.c, scan.c, unique.c,
+histogram.c, searchsorted.c).
 
 Oracle tests run each case as f(m, *tensors) with m = torch and m = pyctorch on the same
 data: results must agree in type (torch.return_types names included), shape, dtype and
