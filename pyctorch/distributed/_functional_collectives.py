@@ -61,7 +61,7 @@ def all_to_all_single(self, output_split_sizes, input_split_sizes, group, tag=""
 
 
 def _all_to_all_function():
-    from ...autograd import Function
+    from ..autograd import Function
 
     class _AllToAllSingle(Function):
         @staticmethod
