@@ -157,6 +157,15 @@ def test_sdpa_backends_and_flex_names():
     import torch.nn.attention.flex_attention as tfa
     assert fa._DEFAULT_SPARSE_BLOCK_SIZE == tfa._DEFAULT_SPARSE_BLOCK_SIZE
     assert fa.AuxRequest(lse=True) == (True, False)
+    qi, ki = pyctorch.arange(4).view(4, 1), pyctorch.arange(4).view(1, 4)
+    tq, tk = torch.arange(4).view(4, 1), torch.arange(4).view(1, 4)
+    zero, tzero = pyctorch.tensor(0), torch.tensor(0)
+    for ours, theirs in ((fa.and_masks(lambda b, h, q, k: q >= k, lambda b, h, q, k: q - k < 2),
+                          tfa.and_masks(lambda b, h, q, k: q >= k, lambda b, h, q, k: q - k < 2)),
+                         (fa.or_masks(lambda b, h, q, k: q == k, lambda b, h, q, k: k == 0),
+                          tfa.or_masks(lambda b, h, q, k: q == k, lambda b, h, q, k: k == 0)),
+                         (fa.noop_mask, tfa.noop_mask)):
+        assert ours(zero, zero, qi, ki).tolist() == theirs(tzero, tzero, tq, tk).tolist()
     assert not isinstance(q, fa.BlockMask)
     with pytest.raises(NotImplementedError, match="flex_attention"):
         fa.flex_attention(q, q, q)

@@ -4,8 +4,8 @@
 `create_block_mask` and `flex_attention` raise NotImplementedError naming what is missing.
 """
 
-__all__ = ["AuxRequest", "AuxOutput", "BlockMask", "create_block_mask", "flex_attention", "create_mask", "and_masks", "or_masks",
-           "noop_mask"]
+__all__ = ["AuxRequest", "AuxOutput", "BlockMask", "create_block_mask", "flex_attention", "create_mask",
+           "and_masks", "or_masks", "noop_mask"]
 
 from typing import NamedTuple
 
@@ -56,18 +56,18 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
 
 def noop_mask(batch, head, token_q, token_kv):
     """The mask_mod that keeps every position."""
-    return batch.new_ones(size=(), dtype=bool_dtype())
+    return batch.new_ones(size=(), dtype=_bool())
 
 
-def bool_dtype():
-    from ... import bool as _bool
-    return _bool
+def _bool():
+    from ... import bool as bool_
+    return bool_
 
 
 def and_masks(*mask_mods):
     """A mask_mod that is the AND of `mask_mods`."""
     def mask(b, h, q_idx, kv_idx):
-        result = b.new_ones((), dtype=bool_dtype())
+        result = b.new_ones((), dtype=_bool())
         for m in mask_mods:
             result = result & m(b, h, q_idx, kv_idx)
         return result
@@ -77,7 +77,7 @@ def and_masks(*mask_mods):
 def or_masks(*mask_mods):
     """A mask_mod that is the OR of `mask_mods`."""
     def mask(b, h, q_idx, kv_idx):
-        result = b.new_zeros((), dtype=bool_dtype())
+        result = b.new_zeros((), dtype=_bool())
         for m in mask_mods:
             result = result | m(b, h, q_idx, kv_idx)
         return result
