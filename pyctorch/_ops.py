@@ -293,7 +293,11 @@ class _OpNamespace(types.ModuleType):
         self._dir = []
 
     def _specs(self):
-        return _aten_specs() if self.name == "aten" else {}
+        if self.name == "aten":
+            return _aten_specs()
+        import sys
+        library = sys.modules.get(f"{_PACKAGE}.library")  # torch.library.custom_op registrations
+        return {} if library is None else _custom_specs(library, self.name)
 
     def __getattr__(self, op_name):
         if op_name.startswith("__") and op_name.endswith("__"):
@@ -302,6 +306,8 @@ class _OpNamespace(types.ModuleType):
         if specs is None:
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
         packet = OpOverloadPacket(self.name, op_name, specs)
+        if self.name != "aten":
+            packet._eager_fn = specs["default"].custom_op
         setattr(self, op_name, packet)
         self._dir.append(op_name)
         return packet
@@ -314,6 +320,21 @@ class _OpNamespace(types.ModuleType):
 
 
 _aten_cache = []
+
+
+class _CustomSpec:
+    """The one ("default") overload of a torch.library.custom_op operator."""
+    is_out = is_inplace = False
+    overload = "default"
+
+    def __init__(self, op):
+        self.op_name, self.custom_op = op._name, op
+        self.schema = f"{op._qualname}{op._schema_text}"
+
+
+def _custom_specs(library, namespace):
+    return {op._name: {"default": _CustomSpec(op)} for op in library._CUSTOM_OPS.values()
+            if op._namespace == namespace}
 
 
 def _aten_specs():

@@ -48,7 +48,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also a bare decorator, as in torch: `@no_grad` (no call) decorates the function itself."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disables gradient recording inside the block."""
 
     def __init__(self):
@@ -62,7 +71,7 @@ class no_grad(_DecoratorContextManager):
         _C._set_grad_enabled(self.prev)
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enables gradient recording inside the block (e.g. within no_grad)."""
 
     def __enter__(self):

@@ -17,7 +17,8 @@ __all__ = ["is_available", "device_count", "is_initialized", "init", "manual_see
            "max_memory_reserved", "memory_stats", "empty_cache", "reset_peak_memory_stats",
            "mem_get_info", "get_rng_state", "set_rng_state", "get_rng_state_all",
            "set_rng_state_all", "current_stream", "default_stream", "device", "device_of",
-           "stream", "ipc_collect", "set_per_process_memory_fraction"]
+           "stream", "ipc_collect", "set_per_process_memory_fraction", "Stream", "Event", "CUDAGraph",
+           "StreamContext", "graph", "graph_pool_handle", "is_current_stream_capturing"]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
 
@@ -139,3 +140,53 @@ def stream(stream):
     if stream is None:
         return contextlib.nullcontext()
     raise AssertionError(_NOT_COMPILED)
+
+
+class _DummyCudaType:
+    """The classes torch's CPU-only build defines as dummies: they exist (isinstance checks, subclassing,
+    class attributes in libraries) and refuse to be made with torch's message."""
+
+    def __new__(cls, *args, **kwargs):
+        raise RuntimeError(f"Tried to instantiate dummy base class {cls.__name__}")
+
+
+class Event(_DummyCudaType):
+    pass
+
+
+class CUDAGraph(_DummyCudaType):
+    pass
+
+
+class Stream(_DummyCudaType):
+    def __new__(cls, *args, **kwargs):
+        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+
+
+class StreamContext:
+    """Selects a stream inside the block: a no-op for None, as in torch; a stream needs CUDA."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        if self.stream is not None:
+            raise AssertionError(_NOT_COMPILED)
+
+    def __exit__(self, *exc):
+        return False
+
+
+class graph:
+    """CUDA graph capture context (torch.cuda.graph); making one needs a CUDA stream, as in torch."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        Stream()
+
+
+def graph_pool_handle():
+    raise RuntimeError("Tried to instantiate dummy base class _graph_pool_handle")
+
+
+def is_current_stream_capturing():
+    raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")

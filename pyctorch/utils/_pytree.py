@@ -324,20 +324,71 @@ def _tuple_flatten(d):
     return list(d), None
 
 
+def _tuple_flatten_with_keys(d):
+    return _seq_keys(d), None
+
+
+def _tuple_unflatten(values, context):
+    return tuple(values)
+
+
 def _list_flatten(d):
     return d, None
+
+
+def _list_flatten_with_keys(d):
+    return _seq_keys(d), None
+
+
+def _list_unflatten(values, context):
+    return list(values)
 
 
 def _dict_flatten(d):
     return list(d.values()), list(d.keys())
 
 
+def _dict_flatten_with_keys(d):
+    values, keys = _dict_flatten(d)
+    return _map_keys(keys, values), keys
+
+
 def _dict_unflatten(values, context):
     return dict(zip(context, values, strict=True))
 
 
+def _ordereddict_flatten(d):
+    return list(d.values()), list(d.keys())
+
+
+_ordereddict_flatten_with_keys = _dict_flatten_with_keys
+
+
+def _ordereddict_unflatten(values, context):
+    return OrderedDict(zip(context, values, strict=True))
+
+
+_odict_flatten, _odict_unflatten = _ordereddict_flatten, _ordereddict_unflatten
+
+
+def _deque_flatten(d):
+    return list(d), d.maxlen
+
+
+def _deque_flatten_with_keys(d):
+    return _seq_keys(d), d.maxlen
+
+
+def _deque_unflatten(values, context):
+    return deque(values, maxlen=context)
+
+
 def _namedtuple_flatten(d):
     return list(d), type(d)
+
+
+def _namedtuple_unflatten(values, context):
+    return context(*values)
 
 
 def _namedtuple_flatten_with_keys(d):
@@ -364,7 +415,7 @@ def _namedtuple_deserialize(dumpable_context):
 
 def _register_namedtuple(cls, *, serialized_type_name):
     """Give a namedtuple class a name so specs holding it can be dumped (namedtuples are nodes anyway)."""
-    _private_register_pytree_node(cls, _namedtuple_flatten, lambda values, context: context(*values),
+    _private_register_pytree_node(cls, _namedtuple_flatten, _namedtuple_unflatten,
                                   serialized_type_name=serialized_type_name,
                                   to_dumpable_context=_namedtuple_serialize,
                                   from_dumpable_context=_namedtuple_deserialize,
@@ -374,6 +425,15 @@ def _register_namedtuple(cls, *, serialized_type_name):
 def _defaultdict_flatten(d):
     values, keys = _dict_flatten(d)
     return values, [d.default_factory, keys]
+
+
+def _defaultdict_flatten_with_keys(d):
+    values, context = _defaultdict_flatten(d)
+    return _map_keys(context[1], values), context
+
+
+def _defaultdict_unflatten(values, context):
+    return defaultdict(context[0], _dict_unflatten(values, context[1]))
 
 
 def _defaultdict_serialize(context):
@@ -396,33 +456,26 @@ def _defaultdict_deserialize(dumpable_context):
     return [getattr(importlib.import_module(module), name), dumpable_context["dict_context"]]
 
 
-_private_register_pytree_node(
-    tuple, _tuple_flatten, lambda values, context: tuple(values), serialized_type_name="builtins.tuple",
-    flatten_with_keys_fn=lambda d: (_seq_keys(d), None))
-_private_register_pytree_node(
-    list, _list_flatten, lambda values, context: list(values), serialized_type_name="builtins.list",
-    flatten_with_keys_fn=lambda d: (_seq_keys(d), None))
-_private_register_pytree_node(
-    dict, _dict_flatten, _dict_unflatten, serialized_type_name="builtins.dict",
-    flatten_with_keys_fn=lambda d: (_map_keys(list(d), list(d.values())), list(d)))
+_private_register_pytree_node(tuple, _tuple_flatten, _tuple_unflatten, serialized_type_name="builtins.tuple",
+                              flatten_with_keys_fn=_tuple_flatten_with_keys)
+_private_register_pytree_node(list, _list_flatten, _list_unflatten, serialized_type_name="builtins.list",
+                              flatten_with_keys_fn=_list_flatten_with_keys)
+_private_register_pytree_node(dict, _dict_flatten, _dict_unflatten, serialized_type_name="builtins.dict",
+                              flatten_with_keys_fn=_dict_flatten_with_keys)
 # Every namedtuple class is a node under the one key `collections.namedtuple`; its context is the class.
 _private_register_pytree_node(
-    namedtuple, _namedtuple_flatten, lambda values, context: context(*values),
+    namedtuple, _namedtuple_flatten, _namedtuple_unflatten,
     serialized_type_name="collections.namedtuple", to_dumpable_context=_namedtuple_serialize,
     from_dumpable_context=_namedtuple_deserialize, flatten_with_keys_fn=_namedtuple_flatten_with_keys)
+_private_register_pytree_node(OrderedDict, _ordereddict_flatten, _ordereddict_unflatten,
+                              serialized_type_name="collections.OrderedDict",
+                              flatten_with_keys_fn=_ordereddict_flatten_with_keys)
 _private_register_pytree_node(
-    OrderedDict, _dict_flatten, lambda values, context: OrderedDict(zip(context, values, strict=True)),
-    serialized_type_name="collections.OrderedDict",
-    flatten_with_keys_fn=lambda d: (_map_keys(list(d), list(d.values())), list(d)))
-_private_register_pytree_node(
-    defaultdict, _defaultdict_flatten,
-    lambda values, context: defaultdict(context[0], _dict_unflatten(values, context[1])),
+    defaultdict, _defaultdict_flatten, _defaultdict_unflatten,
     serialized_type_name="collections.defaultdict", to_dumpable_context=_defaultdict_serialize,
-    from_dumpable_context=_defaultdict_deserialize,
-    flatten_with_keys_fn=lambda d: (_map_keys(list(d), list(d.values())), [d.default_factory, list(d)]))
-_private_register_pytree_node(
-    deque, lambda d: (list(d), d.maxlen), lambda values, context: deque(values, maxlen=context),
-    serialized_type_name="collections.deque", flatten_with_keys_fn=lambda d: (_seq_keys(d), d.maxlen))
+    from_dumpable_context=_defaultdict_deserialize, flatten_with_keys_fn=_defaultdict_flatten_with_keys)
+_private_register_pytree_node(deque, _deque_flatten, _deque_unflatten, serialized_type_name="collections.deque",
+                              flatten_with_keys_fn=_deque_flatten_with_keys)
 
 STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
