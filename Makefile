@@ -19,6 +19,7 @@ deps:
 test-deps:
 	@$(PIP) pytest hypothesis tqdm
 	@$(PYTHON) -c "import tensorboard, matplotlib" 2>/dev/null || $(PIP) tensorboard matplotlib || echo "tensorboard/matplotlib unavailable: their tests skip"
+	@$(PIP) -r tests/libraries/requirements.txt || echo "the libraries of tests/libraries/requirements.txt are unavailable: their tests skip"
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"
 

@@ -51,7 +51,8 @@ newaxis = None
 # in the multiprocessing package), the drop-in flag functions of _dropin.py, the printing helpers.
 _LAZY_MODULES = frozenset({"multiprocessing", "testing", "cuda", "backends", "version", "torch_version", "as_torch",
                            "profiler", "amp", "cpu", "special", "distributed", "futures", "func", "jit",
-                           "hub", "distributions", "ops", "_ops", "compiler", "_dynamo", "fx"})
+                           "hub", "distributions", "ops", "_ops", "compiler", "_dynamo", "fx", "accelerator",
+                           "library"})
 _DROPIN_FUNCTIONS = frozenset({
     "compile", "get_num_interop_threads", "set_num_interop_threads", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
