@@ -145,6 +145,21 @@ def set_default_device(device):
     _default_device = d
 
 
+_device_context_stack = []  # the defaults that `with torch.device(...)` blocks entered over, innermost last
+
+
+def _device_context_enter(device):
+    """`with torch.device(d):` (csrc/python/pytypes.c): d is the default device inside the block."""
+    previous = _default_device
+    set_default_device(device)
+    _device_context_stack.append(previous)
+
+
+def _device_context_exit():
+    global _default_device
+    _default_device = _device_context_stack.pop()
+
+
 def get_default_device():
     from ._C import device as _device
     return _default_device if _default_device is not None else _device("cpu")

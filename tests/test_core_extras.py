@@ -218,3 +218,21 @@ def test_getsizeof_of_a_storage_counts_its_bytes():
     if T is not None:
         ts, tb = T.zeros(0).untyped_storage(), T.zeros(1000).untyped_storage()
         assert sys.getsizeof(tb) - sys.getsizeof(ts) == sys.getsizeof(big) - sys.getsizeof(small)
+
+
+def test_device_as_a_context_manager():
+    """`with torch.device(d):` makes d the factories' default inside the block and restores the one before, nested
+    blocks included (transformers builds models inside one); a device pyctorch lacks refuses at the `with`."""
+    outer = P.get_default_device()
+    with P.device("cpu") as d:
+        assert d == P.device("cpu") and P.get_default_device() == P.device("cpu")
+        with P.device("cpu"):
+            assert P.zeros(1).device == P.device("cpu")
+    assert P.get_default_device() == outer
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        with P.device("cuda"):
+            pass
+    assert P.get_default_device() == outer
+    if T is not None:
+        with T.device("cpu") as td:
+            assert repr(td) == repr(d)

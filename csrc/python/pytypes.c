@@ -158,7 +158,39 @@ static PyGetSetDef device_getset[] = {
     {"index", (getter)device_index, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
-static PyMethodDef device_methods[] = {{"__reduce__", (PyCFunction)device_reduce, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+/* `with torch.device(...):` makes the device the default of the factories inside, as torch's DeviceContext does;
+ * the bookkeeping (a stack of the defaults entered over) is Python's: pyctorch._dropin */
+static PyObject *call_dropin(const char *name, PyObject *arg)
+{
+    PyObject *mod = PyImport_ImportModule("pyctorch._dropin");
+    if (!mod) return NULL;
+    PyObject *r = PyObject_CallMethod(mod, name, arg ? "O" : NULL, arg);
+    Py_DECREF(mod);
+    return r;
+}
+static PyObject *device_enter(pct_device_object *d, PyObject *u)
+{
+    (void)u;
+    PyObject *r = call_dropin("_device_context_enter", (PyObject *)d);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    return Py_NewRef((PyObject *)d);
+}
+static PyObject *device_exit(pct_device_object *d, PyObject *args)
+{
+    (void)d;
+    (void)args;
+    PyObject *r = call_dropin("_device_context_exit", NULL);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_FALSE;
+}
+static PyMethodDef device_methods[] = {
+    {"__reduce__", (PyCFunction)device_reduce, METH_NOARGS, NULL},
+    {"__enter__", (PyCFunction)device_enter, METH_NOARGS, "make this device the factories' default inside the block"},
+    {"__exit__", (PyCFunction)device_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
 
 PyTypeObject pct_DeviceType = {
     PyVarObject_HEAD_INIT(NULL, 0)
