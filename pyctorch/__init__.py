@@ -57,7 +57,8 @@ _DROPIN_FUNCTIONS = frozenset({
     "compile", "get_num_interop_threads", "set_num_interop_threads", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
-    "get_deterministic_debug_mode", "set_default_device", "get_default_device", "equal", "is_complex", "ravel"})
+    "get_deterministic_debug_mode", "set_default_device", "get_default_device", "equal", "is_complex", "ravel",
+    "_assert"})
 _PRINT_HELPERS = frozenset({"set_printoptions", "get_printoptions", "printoptions"})
 
 

@@ -11,7 +11,7 @@ __all__ = ["compile", "get_num_interop_threads", "set_num_interop_threads",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "set_default_device", "get_default_device",
-           "equal", "is_complex", "ravel"]
+           "equal", "is_complex", "ravel", "_assert"]
 
 _state = {
     "interop_threads": None,          # None: never set (default: the intra-op thread count)
@@ -163,6 +163,13 @@ def _device_context_exit():
 def get_default_device():
     from ._C import device as _device
     return _default_device if _default_device is not None else _device("cpu")
+
+
+def _assert(condition, message):
+    """torch._assert: `assert condition, message` as a function, which symbolic tracing can record (a one-element
+    tensor condition counts by its truth value)."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def equal(input, other):

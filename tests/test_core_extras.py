@@ -236,3 +236,17 @@ def test_device_as_a_context_manager():
     if T is not None:
         with T.device("cpu") as td:
             assert repr(td) == repr(d)
+
+
+@pytest.mark.parametrize("condition", [True, False, "tensor_true", "tensor_false"])
+def test_torch_assert(condition):
+    """torch._assert(condition, message): None, or AssertionError(message), for bools and one-element tensors."""
+    results = []
+    for lib in [P] + ([T] if T is not None else []):
+        c = {"tensor_true": lib.tensor(True), "tensor_false": lib.tensor(False)}.get(condition, condition)
+        try:
+            results.append(lib._assert(c, "the message"))
+        except AssertionError as e:
+            results.append(("AssertionError", str(e)))
+    assert results[0] == (None if condition in (True, "tensor_true") else ("AssertionError", "the message"))
+    assert len(set(map(str, results))) == 1
