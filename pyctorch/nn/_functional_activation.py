@@ -5,10 +5,17 @@ and the feature dropouts, prelu.
 import them from there. Calls between sections resolve through the shared namespace that
 functional.py sets up, Note [Functional sections].)
 """
+import math
 import pyctorch as torch
 
 
 def linear(input, weight, bias=None):
+    # with a bias, torch's linear is one addmm over the rows of a 2-d (or contiguous, folded) input: a bfloat16 or
+    # float16 result is rounded once from product + bias, not twice as matmul then add would
+    if bias is not None and input.dim() >= 2 and (input.dim() == 2 or input.is_contiguous()):
+        rows = input if input.dim() == 2 else input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        out = torch.addmm(bias, rows, weight.t())
+        return out if input.dim() == 2 else out.view(*input.shape[:-1], out.shape[-1])
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 

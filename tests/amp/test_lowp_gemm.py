@@ -243,3 +243,22 @@ def test_bf16_convolution_backward_widening_path_agrees():
     for case_a, case_b in zip(*outs):
         for a, b in zip(case_a, case_b):
             np.testing.assert_allclose(np.array(a), np.array(b), rtol=2 ** -7, atol=1e-2)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("shape", [(64, 96), (4, 16, 96), (3, 5, 7, 96), (5, 96)])
+def test_linear_with_bias_rounds_once_as_torch(dtype, shape):
+    """F.linear with a bias is one addmm (product + bias rounded once), as torch's: a bfloat16 result equals torch's bit
+    for bit (float16 and float32 within rounding: torch's GEMMs for them sum in another order)."""
+    rs = np.random.RandomState(7)
+    x, w, b = rs.randn(*shape), rs.randn(80, 96), rs.randn(80)
+    outs = []
+    for lib in (pyctorch, torch):
+        d = getattr(lib, dtype)
+        args = [lib.tensor(a.astype(np.float32)).to(d) for a in (x, w, b)]
+        outs.append(np.array(lib.nn.functional.linear(*args).float().tolist()))
+    if dtype == "bfloat16":
+        np.testing.assert_array_equal(outs[0], outs[1])
+    else:
+        np.testing.assert_allclose(outs[0], outs[1], rtol=2.0 ** -10 if dtype == "float16" else 1e-5, atol=1e-4)
