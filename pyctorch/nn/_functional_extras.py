@@ -1,5 +1,5 @@
-"""torch.nn.functional, defined after the autocast wrapping (so none of these is wrapped,
-as when they followed it in one file): threshold, selu_, celu_, alpha dropout, and the nn
+"""torch.nn.functional, bound after the main autocast wrapping (functional.py wraps the fp32-listed losses
+among them in a second pass): threshold, selu_, celu_, alpha dropout, and the nn
 extras: activations, local response norm, extra losses, gumbel softmax, LP pooling and
 channel shuffle, all composites of existing ops (autograd follows).
 

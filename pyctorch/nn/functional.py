@@ -18,8 +18,8 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sig
 # look names up in their section's globals: after the wrappers below (autocast, argument
 # checks) replace functions here, every section's globals receive this module's final names,
 # so a call from one function to another reaches the same (wrapped) object it reached when all
-# of them lived in one file. Sections bound after _autocast_wrap_functional() stay unwrapped,
-# as the functions that followed it did.
+# of them lived in one file. _autocast_wrap_functional() runs again once the extras are bound, so the
+# fp32-listed losses among them compute in float32 under autocast, as torch's do.
 import importlib as _importlib
 
 
@@ -133,6 +133,7 @@ __all__ += ["hardswish", "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", 
             "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss",
             "gumbel_softmax", "lp_pool1d", "lp_pool2d", "channel_shuffle"]
 _SECTIONS.append(_bind_section("_functional_extras"))
+_autocast_wrap_functional()  # the fp32-listed losses of the extras (margin_ranking_loss, ...) too, as torch's autocast
 
 
 # Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (op names as torch's messages)

@@ -320,3 +320,28 @@ def test_disabled_autocast_adds_no_work():
         with pyctorch.autocast("cpu", enabled=False):
             assert _count_casts(lambda: a @ a) == 0
     assert pyctorch._C._autocast_cpu_active() is None
+
+
+@requires_torch
+@pytest.mark.parametrize("name", ["hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss", "soft_margin_loss",
+                                  "triplet_margin_loss", "multi_margin_loss"])
+def test_fp32_listed_losses_of_the_extras_run_in_float32(name):
+    """The losses torch's CPU autocast runs in float32, those of functional.py's last section included: bfloat16
+    inputs give a float32 loss with torch's value."""
+    def run(L):
+        F = L.nn.functional
+        g = np.random.RandomState(3)
+        a, b = (L.tensor(g.randn(4, 5).astype(np.float32)).bfloat16() for _ in range(2))
+        y = L.ones(4, 5).bfloat16()
+        call = {"hinge_embedding_loss": lambda: F.hinge_embedding_loss(a, y),
+                "margin_ranking_loss": lambda: F.margin_ranking_loss(a[:, 0], b[:, 0], y[:, 0]),
+                "poisson_nll_loss": lambda: F.poisson_nll_loss(a, b.abs()),
+                "soft_margin_loss": lambda: F.soft_margin_loss(a, y),
+                "triplet_margin_loss": lambda: F.triplet_margin_loss(a, b, a + 1),
+                "multi_margin_loss": lambda: F.multi_margin_loss(a, L.tensor([0, 1, 2, 3]))}[name]
+        with L.autocast("cpu", dtype=L.bfloat16):
+            out = call()
+        return str(out.dtype).split(".")[1], out.item()
+    got, exp = run(pyctorch), run(torch)
+    assert got[0] == exp[0] == "float32"
+    assert abs(got[1] - exp[1]) <= 1e-5 * max(1.0, abs(exp[1]))
