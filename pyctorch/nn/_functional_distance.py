@@ -51,4 +51,4 @@ def one_hot(tensor, num_classes=-1):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
-    return input / denom
+    return input / denom if out is None else torch.div(input, denom, out=out)

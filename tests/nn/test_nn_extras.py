@@ -418,3 +418,13 @@ def test_losses_float32_batch1_and_scalar_var():
             "float32")
     compare(lambda a: PF.multi_margin_loss(a, P.tensor([4])), lambda a: TF.multi_margin_loss(a, T.tensor([4])),
             [x], "float32")
+
+
+def test_normalize_writes_out():
+    """F.normalize(..., out=o) writes o and returns it, as torch's (it used to ignore out=)."""
+    x = P.tensor(np.arange(6.0).reshape(2, 3))
+    o = P.empty(2, 3, dtype=P.float64)
+    r = P.nn.functional.normalize(x, out=o)
+    assert r is o
+    exp = np.arange(6.0).reshape(2, 3) / np.linalg.norm(np.arange(6.0).reshape(2, 3), axis=1, keepdims=True)
+    np.testing.assert_allclose(np.array(o.tolist()), exp)
