@@ -42,7 +42,8 @@ def report(component, found, detail=""):
 
 
 define_macros = []
-extra_compile = ["-std=c11", "-O3", "-Wall", "-Wextra", "-fno-strict-aliasing"]
+extra_compile = ["-std=c11", "-O3", "-Wall", "-Wextra", "-fno-strict-aliasing",
+                 "-D_GNU_SOURCE"]  # what Python.h's pyconfig.h gave every file when the core included it
 extra_link = []
 libraries = ["m"]
 

@@ -4,7 +4,6 @@
 #include "op.h"
 #include "error.h"
 #include "out.h"
-#include "../python/pyobjects.h"
 
 pct_op pct_ops[PCT_NUM_OPS] = {
 #define PCT_OP(id, schema, variants, cpu) [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_CUSTOM, 0, {cpu, NULL}, {{0}}},
@@ -15,12 +14,6 @@ pct_op pct_ops[PCT_NUM_OPS] = {
 #include "ops.def"
 };
 
-int pct_ops_init(void)
-{
-    for (int i = 0; i < PCT_NUM_OPS; i++)
-        if (pct_signature_parse(pct_ops[i].schema, &pct_ops[i].sig) < 0) return -1;
-    return 0;
-}
 
 static const char *backend_name(int b) { return b == PCT_CUDA ? "CUDA" : "CPU"; }
 
@@ -60,8 +53,7 @@ static int unsigned_argument(const pct_call *c, bool results_only)
         if (v->none || (results_only && type != PCT_ARG_DTYPE && i != sig->out_index)) continue;
         int d = type == PCT_ARG_TENSOR ? v->t->dtype
               : type == PCT_ARG_DTYPE ? v->dtype
-              : type == PCT_ARG_TENSORLIST && PySequence_Fast_GET_SIZE(v->obj) > 0
-                  ? ((const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[0])->dtype : -1;
+              : type == PCT_ARG_TENSORLIST && v->n > 0 ? v->items[0]->dtype : -1;
         if (pct_dtype_is_barebones(d)) return d;
     }
     return -1;
@@ -107,22 +99,20 @@ static int refuse_unsigned(const pct_call *c)
         if (!pct_dtype_is_barebones(c->v[0].t->dtype)) return 0;
         break;
     case PCT_OP_pad: { /* constant and circular padding copy; reflect and replicate have kernels without them */
-        const char *mode = PyUnicode_AsUTF8(c->v[2].obj);
-        if (!mode) return -1;
+        const char *mode = c->v[2].str;
         if (strcmp(mode, "reflect") && strcmp(mode, "replicate")) return 0;
-        PyErr_Format(PyExc_NotImplementedError, "\"%s_pad%dd\" not implemented for '%s'",
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_pad%dd\" not implemented for '%s'",
                      mode[2] == 'f' ? "reflection" : "replication", c->v[1].n / 2, pct_dtype_cpp_name[dtype]);
         return -1;
     }
     case PCT_OP_div_mode: /* rounding_mode=None is a true division, in float */
         if (c->v[2].none) return 0;
-        name = PyUnicode_CompareWithASCIIString(c->v[2].obj, "trunc") == 0 ? "div_trunc_cpu" : "div_floor_cpu";
+        name = strcmp(c->v[2].str, "trunc") == 0 ? "div_trunc_cpu" : "div_floor_cpu";
         break;
     case PCT_OP_scatter_reduce: { /* sum and prod share the plain scatter's loop */
-        const char *r = PyUnicode_AsUTF8(c->v[4].obj);
-        if (!r) return -1;
+        const char *r = c->v[4].str;
         if (strcmp(r, "sum") && strcmp(r, "prod")) {
-            PyErr_Format(PyExc_NotImplementedError, "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for '%s'", r,
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for '%s'", r,
                          pct_dtype_cpp_name[dtype]);
             return -1;
         }
@@ -137,12 +127,12 @@ static int refuse_unsigned(const pct_call *c)
         break;
     default: break;
     }
-    if (name) PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
-    else PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", sig->name, pct_dtype_cpp_name[dtype]);
+    if (name) pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
+    else pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", sig->name, pct_dtype_cpp_name[dtype]);
     return -1;
 }
 
-PyObject *pct_dispatch(pct_call *c)
+pct_object *pct_dispatch(pct_call *c)
 {
     const pct_signature *sig = &c->op->sig;
     int backend = -1, index = -1;
@@ -154,8 +144,7 @@ PyObject *pct_dispatch(pct_call *c)
         const pct_tensor *t = NULL;
         if (v->none) continue;
         if (p->type == PCT_ARG_TENSOR) t = v->t;
-        else if (p->type == PCT_ARG_TENSORLIST && PySequence_Fast_GET_SIZE(v->obj) > 0)
-            t = (const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[0];
+        else if (p->type == PCT_ARG_TENSORLIST && v->n > 0) t = v->items[0];
         else if (p->type == PCT_ARG_DTYPE) has_unsigned |= pct_dtype_is_barebones(v->dtype);
         if (!t) continue;
         if (backend < 0) has_unsigned |= pct_dtype_is_barebones(t->dtype); /* the first tensor: torch's self */
@@ -173,7 +162,7 @@ PyObject *pct_dispatch(pct_call *c)
             if (sig->params[i].type != PCT_ARG_TENSOR || v->none) continue;
             if (v->t->device_type == PCT_CPU && v->t->ndim == 0) continue;
             if (v->t->device_type != backend || v->t->device_index != index) {
-                PyErr_Format(PyExc_RuntimeError,
+                pct_error(PCT_ERR_RUNTIME,
                              "Expected all tensors to be on the same device, but found at least two devices, cuda:%d and cpu!",
                              index);
                 return NULL;
@@ -182,7 +171,7 @@ PyObject *pct_dispatch(pct_call *c)
     }
     pct_kernel_fn k = c->op->kernels[backend];
     if (!k) {
-        PyErr_Format(PyExc_NotImplementedError, "Could not run 'aten::%s' with arguments from the '%s' backend.",
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "Could not run 'aten::%s' with arguments from the '%s' backend.",
                      sig->name, backend_name(backend));
         return NULL;
     }
@@ -194,7 +183,7 @@ PyObject *pct_dispatch(pct_call *c)
         sig->name[strlen(sig->name) - 1] == '_' && pct_check_writable(c->v[0].t) < 0)
         return NULL;
     long before = target ? atomic_load(&target->version->value) : 0;
-    PyObject *r;
+    pct_object *r;
     if (sig->out_index >= 0 && !c->v[sig->out_index].none) {
         const pct_call *prev;
         if (pct_out_enter(c, &prev) < 0) return NULL; /* Note [out= arguments] */
@@ -216,23 +205,20 @@ const pct_value *pct_arg(const pct_call *c, const char *name)
     return &none;
 }
 
-PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
+void pct_call_init(pct_call *c, int op_index)
 {
-    (void)self; (void)unused;
-    static const char *const kinds[] = {"custom", "unary", "binary"};
-    static const char *const promos[] = {"default", "int_to_float", "compare", "bool_out"};
-    PyObject *list = PyList_New(PCT_NUM_OPS);
-    for (int i = 0; list && i < PCT_NUM_OPS; i++) {
-        const pct_op *op = &pct_ops[i];
-        char variants[4] = {0};
-        int n = 0;
-        if (op->variants & PCT_V_FUNC) variants[n++] = 'F';
-        if (op->variants & PCT_V_METHOD) variants[n++] = 'M';
-        if (op->variants & PCT_V_INPLACE) variants[n++] = 'I';
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", op->id, "name", op->sig.name, "schema", op->schema,
-                                    "variants", variants, "kind", kinds[op->kind], "promotion", promos[op->promotion]);
-        if (!d) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, d);
+    c->op = &pct_ops[op_index];
+    c->op_index = op_index;
+    c->out = NULL;
+    c->inplace = false;
+    c->nowned = 0;
+    const pct_signature *sig = &c->op->sig;
+    for (int i = 0; i < sig->nparams; i++) {
+        const pct_param *p = &sig->params[i];
+        pct_value *v = &c->v[i];
+        v->none = p->has_default ? p->def.none : 1;
+        v->s = p->def.s; /* the largest union member: copies whichever is set */
+        v->n = p->def.n;
+        if (p->type == PCT_ARG_INTLIST) memcpy(v->list, p->def.list, sizeof(int64_t) * (size_t)p->def.n);
     }
-    return list;
 }

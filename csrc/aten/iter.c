@@ -22,7 +22,7 @@ int pct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int
         int ia = na - n + i, ib = nb - n + i;
         int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
-            PyErr_Format(PyExc_RuntimeError,
+            pct_error(PCT_ERR_RUNTIME,
                          "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton dimension %d",
                          (long long)sa, (long long)sb, i);
             return -1;
@@ -44,7 +44,7 @@ static int raise_refused_promotion(int da, int db)
 {
     const char *a = da == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[da];
     const char *b = db == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[db];
-    PyErr_Format(PyExc_RuntimeError, "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote %s and %s",
+    pct_error(PCT_ERR_RUNTIME, "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote %s and %s",
                  a, b);
     return -1;
 }
@@ -71,8 +71,8 @@ int pct_result_type_of(int n, pct_tensor *const *ts)
 
 void pct_iter_release(pct_iter *it)
 {
-    for (int k = 0; k < it->ntensors; k++) Py_CLEAR(it->ops[k]);
-    Py_CLEAR(it->result);
+    for (int k = 0; k < it->ntensors; k++) PCT_CLEAR(it->ops[k]);
+    PCT_CLEAR(it->result);
     it->ntensors = 0;
 }
 
@@ -196,7 +196,7 @@ static pct_tensor *empty_in_order(int ndim, const int64_t *shape, int dtype, boo
         strides[order[j]] = next;
         next *= shape[order[j]];
     }
-    if (pct_tensor_set_shape(t, ndim, shape, strides) < 0) Py_CLEAR(t);
+    if (pct_tensor_set_shape(t, ndim, shape, strides) < 0) PCT_CLEAR(t);
     return t;
 }
 
@@ -209,7 +209,7 @@ static int resize_out(const pct_iter_config *cfg, int ndim, const int64_t *shape
     bool same = out->ndim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
     for (int i = 0; i < cfg->ninputs && !same; i++) {
         if (cfg->inputs[i] != out) continue;
-        PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s",
+        pct_error(PCT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s",
                      pct_shape_str(b1, sizeof b1, out->ndim, out->sizes), pct_shape_str(b2, sizeof b2, ndim, shape));
         return -1;
     }
@@ -235,8 +235,8 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         int64_t tmp[PCT_MAX_DIMS];
         if (pct_broadcast_shapes(o->ndim, o->sizes, ndim, shape, &nb, tmp) < 0 || nb != o->ndim ||
             memcmp(tmp, o->sizes, sizeof(int64_t) * (size_t)nb) != 0) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s",
+            pct_error_clear();
+            pct_error(PCT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s",
                          pct_shape_str(b1, sizeof b1, o->ndim, o->sizes), pct_shape_str(b2, sizeof b2, ndim, shape));
             return -1;
         }
@@ -284,10 +284,10 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     if (out) {
         if (cfg->out_dtype < 0 && !cfg->mixed_dtypes && pct_out_check_cast(common, out) < 0) return -1;
         if (!cfg->inplace && resize_out(cfg, ndim, shape) < 0) return -1;
-        Py_INCREF(out);
+        PCT_INCREF(out);
         it->result = out;
         if (out->dtype == out_dtype || cfg->mixed_dtypes) {
-            Py_INCREF(out);
+            PCT_INCREF(out);
             it->ops[0] = out;
         } else if (!(it->ops[0] = empty_in_order(ndim, shape, out_dtype, c_order, order))) {
             goto fail;
@@ -295,13 +295,13 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
     } else {
         if (!(it->ops[0] = empty_in_order(ndim, shape, out_dtype, c_order, order))) goto fail;
         if (numbers_only && ndim == 0) it->ops[0]->flags |= PCT_FLAG_WRAPPED_NUMBER;
-        Py_INCREF(it->ops[0]);
+        PCT_INCREF(it->ops[0]);
         it->result = it->ops[0];
     }
     for (int i = 0; i < cfg->ninputs; i++) {
         pct_tensor *t = cfg->inputs[i];
         if (cfg->mixed_dtypes || t->dtype == common) {
-            Py_INCREF(t);
+            PCT_INCREF(t);
             it->ops[i + 1] = t;
         } else if (!(it->ops[i + 1] = pct_to_dtype(t, common, false))) {
             goto fail;
@@ -444,7 +444,7 @@ void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx)
     if (n == 0) return;
 #ifdef _OPENMP
     if (n >= PCT_PARALLEL_GRAIN && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         #pragma omp parallel
         {
             int nthreads = omp_get_num_threads(), tid = omp_get_thread_num();
@@ -453,20 +453,20 @@ void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx)
             int64_t b = tid * chunk, e = b + chunk < n ? b + chunk : n;
             if (b < e) run_range(it, loop, ctx, b, e);
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
         return;
     }
 #endif
     run_range(it, loop, ctx, 0, n);
 }
 
-PyObject *pct_iter_finish(pct_iter *it)
+pct_object *pct_iter_finish(pct_iter *it)
 {
-    PyObject *res = NULL;
-    if (it->result && it->ops[0] && (PyObject *)it->ops[0] != (PyObject *)it->result) {
+    pct_object *res = NULL;
+    if (it->result && it->ops[0] && (pct_object *)it->ops[0] != (pct_object *)it->result) {
         if (pct_copy_((pct_tensor *)it->result, it->ops[0]) < 0) goto done;
     }
-    res = (PyObject *)it->result;
+    res = (pct_object *)it->result;
     it->result = NULL;
 done:
     pct_iter_release(it);
@@ -492,12 +492,12 @@ int pct_copy_(pct_tensor *dst, pct_tensor *src)
 
 pct_tensor *pct_to_dtype(pct_tensor *t, int dtype, bool force_copy)
 {
-    if (t->dtype == dtype && !force_copy) { Py_INCREF(t); return t; }
+    if (t->dtype == dtype && !force_copy) { PCT_INCREF(t); return t; }
     if ((t->flags & PCT_FLAG_UINT64_NUMBER) && pct_dtype_is_floating(dtype)) /* the value, not the int64 bits */
         return pct_tensor_scalar(dtype, (double)(uint64_t)pct_load_as_int64(pct_tensor_data(t), t->dtype), 0, true);
     pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
     if (!r) return NULL;
-    if (pct_copy_(r, t) < 0) { Py_DECREF(r); return NULL; }
+    if (pct_copy_(r, t) < 0) { PCT_DECREF(r); return NULL; }
     atomic_store(&r->version->value, 0);
     return r;
 }
@@ -540,7 +540,7 @@ int pct_check_written_overlap(const pct_tensor *out, int ninputs, pct_tensor *co
     if (out->numel == 0) return 0;
     for (int d = 0; d < out->ndim; d++) {
         if (out->strides[d] == 0 && out->sizes[d] > 1) {
-            PyErr_SetString(PyExc_RuntimeError, "unsupported operation: more than one element of the written-to tensor "
+            pct_error_str(PCT_ERR_RUNTIME, "unsupported operation: more than one element of the written-to tensor "
                                                 "refers to a single memory location. Please clone() the tensor before "
                                                 "performing the operation.");
             return -1;
@@ -558,7 +558,7 @@ int pct_check_written_overlap(const pct_tensor *out, int ninputs, pct_tensor *co
         if (ob == ib && oe == ie && in->ndim == out->ndim &&
             memcmp(in->strides, out->strides, sizeof(int64_t) * (size_t)in->ndim) == 0)
             continue; /* full overlap */
-        PyErr_SetString(PyExc_RuntimeError, "unsupported operation: some elements of the input tensor and the written-to "
+        pct_error_str(PCT_ERR_RUNTIME, "unsupported operation: some elements of the input tensor and the written-to "
                                             "tensor refer to a single memory location. Please clone() the tensor before "
                                             "performing the operation.");
         return -1;
@@ -589,7 +589,7 @@ pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype)
     if (!r || (pct_tensor_is_contiguous(t) && t->numel > 0)) return r;
     int64_t st[PCT_MAX_DIMS];
     pct_preserved_strides(t, st);
-    if (pct_tensor_set_shape(r, t->ndim, t->sizes, st) < 0) Py_CLEAR(r);
+    if (pct_tensor_set_shape(r, t->ndim, t->sizes, st) < 0) PCT_CLEAR(r);
     return r;
 }
 
@@ -597,13 +597,13 @@ pct_tensor *pct_copy_preserving(pct_tensor *t, int dtype)
 {
     pct_tensor *r = pct_empty_preserving(t, dtype);
     if (!r) return NULL;
-    if (pct_copy_(r, t) < 0) { Py_DECREF(r); return NULL; }
+    if (pct_copy_(r, t) < 0) { PCT_DECREF(r); return NULL; }
     atomic_store(&r->version->value, 0);
     return r;
 }
 
 pct_tensor *pct_contiguous(pct_tensor *t)
 {
-    if (pct_tensor_is_contiguous(t)) { Py_INCREF(t); return t; }
+    if (pct_tensor_is_contiguous(t)) { PCT_INCREF(t); return t; }
     return pct_to_dtype(t, t->dtype, true);
 }

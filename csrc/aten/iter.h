@@ -61,7 +61,7 @@ void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx);
 void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx);
 /* Copies back into the real out= target if a temporary was used, releases operands,
  * and returns the result (new reference) or NULL with exception. */
-PyObject *pct_iter_finish(pct_iter *it);
+pct_object *pct_iter_finish(pct_iter *it);
 void pct_iter_release(pct_iter *it);
 
 /* Broadcast two shapes; -1 with torch's RuntimeError text. */

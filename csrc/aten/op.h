@@ -12,6 +12,9 @@
 
 #define PCT_MAX_PARAMS 16
 
+/* A memory_format argument as the binding reads it (pct_value.code). */
+enum { PCT_MF_PRESERVE = 0, PCT_MF_CONTIGUOUS = 1, PCT_MF_CHANNELS_LAST = 2, PCT_MF_UNKNOWN = -1 };
+
 typedef enum pct_arg_type {
     PCT_ARG_TENSOR, PCT_ARG_SCALAR, PCT_ARG_INT, PCT_ARG_INTLIST, PCT_ARG_FLOAT, PCT_ARG_BOOL,
     PCT_ARG_DTYPE, PCT_ARG_DEVICE, PCT_ARG_TENSORLIST, PCT_ARG_STR, PCT_ARG_GENERATOR,
@@ -33,7 +36,14 @@ typedef struct pct_value {
     uint8_t none;                /* None was given (or the default is None) */
     union {
         pct_tensor *t;
-        PyObject *obj;           /* TENSORLIST (a sequence), STR, OBJECT, GENERATOR */
+        struct {
+            pct_object *obj;     /* TENSORLIST (a tuple or list), STR, OBJECT, GENERATOR, LAYOUT, MEMFORMAT: the argument */
+            union {              /* what the binding read from it, so kernels need no Python: */
+                pct_tensor *const *items; /* TENSORLIST: its n tensors (the sequence's own array, valid for the call) */
+                const char *str;          /* STR: the text, UTF-8 (owned by obj) */
+                int code;                 /* MEMFORMAT: PCT_MF_* (cpu/factory.h) */
+            };
+        };
         int64_t i;
         double d;
         bool b;
@@ -41,7 +51,7 @@ typedef struct pct_value {
         pct_scalar s;
         struct { int8_t type, index; } dev;
     };
-    int32_t n;                   /* INTLIST / FLOATLIST length */
+    int32_t n;                   /* INTLIST / FLOATLIST / TENSORLIST length */
     int64_t list[PCT_MAX_DIMS];  /* INTLIST values */
     double flist[4];             /* FLOATLIST values (short lists only) */
 } pct_value;
@@ -57,7 +67,7 @@ typedef struct pct_param {
     uint8_t scalar_only;  /* an overload's `Scalar x` for the op's `Tensor|Scalar x`: a number or a 0-d tensor */
     int8_t slot;          /* where the value goes in pct_call.v: its index in the op's own signature */
     const char *name;
-    PyObject *pyname;     /* interned */
+    pct_object *pyname;     /* interned */
     pct_value def;
 } pct_param;
 
@@ -93,7 +103,7 @@ typedef enum pct_promotion {
 } pct_promotion;
 
 struct pct_call;
-typedef PyObject *(*pct_kernel_fn)(struct pct_call *c);
+typedef pct_object *(*pct_kernel_fn)(struct pct_call *c);
 
 typedef struct pct_op {
     const char *id;           /* unique name of this overload, e.g. "sum_dim" */
@@ -113,7 +123,7 @@ typedef struct pct_call {
     pct_tensor *out;          /* out= or in-place target (borrowed), NULL otherwise */
     bool inplace;
     int nowned;
-    PyObject *owned[PCT_MAX_OWNED];
+    pct_object *owned[PCT_MAX_OWNED];
 } pct_call;
 
 /* The operator enum, one PCT_OP_<id> per ops.def entry. */
@@ -126,24 +136,23 @@ enum pct_op_id {
 };
 
 /* Kernel prototypes for custom ops. */
-#define PCT_OP(id, schema, variants, cpu) PyObject *cpu(pct_call *c);
+#define PCT_OP(id, schema, variants, cpu) pct_object *cpu(pct_call *c);
 #include "ops.def"
-PyObject *pct_cpu_unary(pct_call *c);
-PyObject *pct_cpu_binary(pct_call *c);
+pct_object *pct_cpu_unary(pct_call *c);
+pct_object *pct_cpu_binary(pct_call *c);
 
 extern pct_op pct_ops[PCT_NUM_OPS];
 
-/* Parses every schema in pct_ops; -1 with exception. */
-int pct_ops_init(void);
+/* A call of op op_index with every parameter at its default (None where it has none), no out= and not in place:
+ * C callers (autograd, autocast) set the arguments they pass and call the op by id (pct_op_call, autograd.h). */
+void pct_call_init(pct_call *c, int op_index);
 /* Calls the kernel for c->op on the backend of its tensor arguments. */
-PyObject *pct_dispatch(pct_call *c);
+pct_object *pct_dispatch(pct_call *c);
 
 /* torch's kernel name in its "not implemented for 'UInt16'" refusal of op_index where that is not "<op>_cpu", else NULL
  * (csrc/aten/ops_unsigned.def). */
 const char *pct_unsigned_refusal_name(int op_index);
 
-/* Calls an operator by id from C with already-made arguments (positional PyObjects). */
-PyObject *pct_call_op(int op_index, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
 /* Helpers for kernels. */
 /* The value of the parameter called `name` (for kernels shared by several schemas). */
@@ -160,8 +169,11 @@ static inline bool pct_scalar_is_uint64(const pct_scalar *s) { return s->kind ==
 void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s);
 /* A 0-d tensor of dtype holding s converted as torch converts a Scalar (a uint64 one by value into floats). */
 pct_tensor *pct_scalar_tensor_of(int dtype, const pct_scalar *s);
-/* The dtype a Python scalar has on its own (bool, int64, default float). */
-int pct_scalar_dtype(const pct_scalar *s);
+/* The dtype a Python scalar has on its own (bool, int64, double). */
+static inline int pct_scalar_dtype(const pct_scalar *s)
+{
+    return s->kind == PCT_SCALAR_BOOL ? PCT_BOOL : s->kind == PCT_SCALAR_INT ? PCT_INT64 : PCT_FLOAT64;
+}
 /* torch's checked conversion of a Scalar argument to dtype (c10::checked_convert): -1 with "value cannot be
  * converted to type <T> without overflow" where s does not fit (negative ints wrap into unsigned types). */
 int pct_scalar_check_fits(const pct_scalar *s, int dtype);
@@ -175,8 +187,8 @@ int pct_scalar_check_opmath(const pct_scalar *s, int dtype);
 static inline int pct_check_cpu_device(const pct_value *dev)
 {
     if (dev->none || dev->dev.type == PCT_CPU) return 0;
-    if (dev->dev.index == PCT_DEVICE_NEGATIVE_INDEX) PyErr_SetString(PyExc_RuntimeError, "Device index must not be negative");
-    else PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
+    if (dev->dev.index == PCT_DEVICE_NEGATIVE_INDEX) pct_error_str(PCT_ERR_RUNTIME, "Device index must not be negative");
+    else pct_error_str(PCT_ERR_ASSERTION, "Torch not compiled with CUDA enabled");
     return -1;
 }
 

@@ -82,9 +82,7 @@ static int gather_inputs(const pct_call *c, pct_tensor **ins, int cap)
         if (sig->params[i].type == PCT_ARG_TENSOR) {
             if (n < cap) ins[n++] = v->t;
         } else if (sig->params[i].type == PCT_ARG_TENSORLIST) {
-            Py_ssize_t k = PySequence_Fast_GET_SIZE(v->obj);
-            PyObject **items = PySequence_Fast_ITEMS(v->obj);
-            for (Py_ssize_t j = 0; j < k && n < cap; j++) ins[n++] = (pct_tensor *)items[j];
+            for (int32_t j = 0; j < v->n && n < cap; j++) ins[n++] = v->items[j];
         }
     }
     return n;
@@ -122,10 +120,12 @@ static bool is_out_of(const pct_call *c, const pct_tensor *t)
     const pct_signature *sig = &c->op->sig;
     if (sig->out_index < 0 || c->v[sig->out_index].none) return false;
     if (sig->params[sig->out_index].type == PCT_ARG_TENSOR) return c->v[sig->out_index].t == t;
-    PyObject *o = c->v[sig->out_index].obj;
-    if (!o || (!PyTuple_Check(o) && !PyList_Check(o))) return false;
-    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(o); k++)
-        if (PySequence_Fast_ITEMS(o)[k] == (PyObject *)t) return true;
+    pct_object *o = c->v[sig->out_index].obj;
+    pct_object *const *items;
+    int64_t n;
+    if (!o || !pct_sequence_items(o, &items, &n)) return false;
+    for (int64_t k = 0; k < n; k++)
+        if (items[k] == (pct_object *)t) return true;
     return false;
 }
 
@@ -147,13 +147,13 @@ static int out_resize(pct_tensor *out, int ndim, const int64_t *shape, bool warn
         return out_call ? out_check(out_call, out) : 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)shape[i],
+            pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s", (long long)shape[i],
                          pct_shape_str(b1, sizeof b1, ndim, shape));
             return -1;
         }
     }
     if (warn && out->numel != 0 &&
-        PyErr_WarnFormat(PyExc_UserWarning, 1,
+        pct_warn(PCT_WARN_USER,
                          "An output with one or more elements was resized since it had shape %s, which does not match "
                          "the required output shape %s. This behavior is deprecated, and in a future PyTorch release "
                          "outputs will not be resized unless they have zero elements. You can explicitly reuse an out "
@@ -170,7 +170,7 @@ int pct_out_resize_quiet(pct_tensor *out, int ndim, const int64_t *shape) { retu
 int pct_out_check_dtype(const pct_tensor *out, int dtype)
 {
     if (!out || out->dtype == dtype) return 0;
-    PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead", pct_dtype_cpp_type_name[dtype],
+    pct_error(PCT_ERR_RUNTIME, "Expected out tensor to have dtype %s, but got %s instead", pct_dtype_cpp_type_name[dtype],
                  pct_dtype_cpp_type_name[out->dtype]);
     return -1;
 }
@@ -178,15 +178,15 @@ int pct_out_check_dtype(const pct_tensor *out, int dtype)
 int pct_out_check_cast(int result_dtype, const pct_tensor *out)
 {
     if (!out || pct_can_cast(result_dtype, out->dtype)) return 0;
-    PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s", pct_dtype_cpp_name[result_dtype],
+    pct_error(PCT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s", pct_dtype_cpp_name[result_dtype],
                  pct_dtype_cpp_name[out->dtype]);
     return -1;
 }
 
 /* A type's name as torch prints it ("Tensor", not "pyctorch.Tensor"). */
-static const char *short_type_name(PyObject *o)
+static const char *short_type_name(pct_object *o)
 {
-    const char *n = Py_TYPE(o)->tp_name, *dot = strrchr(n, '.');
+    const char *n = pct_type_name(o), *dot = strrchr(n, '.');
     return dot ? dot + 1 : n;
 }
 
@@ -194,20 +194,21 @@ int pct_out_parse_tuple(const pct_value *v, const char *name, int n, pct_tensor 
 {
     for (int i = 0; i < n; i++) outs[i] = NULL;
     if (v->none || !v->obj) return 0;
-    PyObject *o = v->obj;
-    if (!PyTuple_Check(o) && !PyList_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", name, short_type_name(o));
+    pct_object *o = v->obj;
+    pct_object *const *items;
+    int64_t got;
+    if (!pct_sequence_items(o, &items, &got)) {
+        pct_error(PCT_ERR_TYPE, "%s(): argument 'out' must be tuple of Tensors, not %s", name, short_type_name(o));
         return -1;
     }
-    Py_ssize_t got = PySequence_Fast_GET_SIZE(o);
     if (got != n) {
-        PyErr_Format(PyExc_TypeError, "expected tuple of %d elements but got %zd", n, got);
+        pct_error(PCT_ERR_TYPE, "expected tuple of %d elements but got %lld", n, (long long)got);
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        PyObject *t = PySequence_Fast_ITEMS(o)[i];
-        if (!PCT_TENSOR_CHECK(t)) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", name, short_type_name(t));
+        pct_object *t = items[i];
+        if (!pct_is_tensor(t)) {
+            pct_error(PCT_ERR_TYPE, "%s(): argument 'out' must be tuple of Tensors, not %s", name, short_type_name(t));
             return -1;
         }
         outs[i] = (pct_tensor *)t;

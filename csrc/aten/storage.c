@@ -27,7 +27,7 @@ pct_storage *pct_storage_struct_new(void *data, size_t nbytes, const pct_allocat
                                     int device_index)
 {
     pct_storage *s = malloc(sizeof *s);
-    if (!s) { PyErr_NoMemory(); return NULL; }
+    if (!s) { pct_error_nomem(); return NULL; }
     atomic_init(&s->refcount, 1);
     atomic_init(&s->exports, 0);
     s->data = data;
@@ -47,7 +47,7 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
 {
     void *data = pct_cpu_allocator.alloc(nbytes);
     if (!data) {
-        PyErr_Format(PyExc_RuntimeError, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.", nbytes);
+        pct_error(PCT_ERR_RUNTIME, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.", nbytes);
         return NULL;
     }
     pct_storage *s = pct_storage_struct_new(data, nbytes, &pct_cpu_allocator, PCT_CPU, -1);
@@ -57,11 +57,11 @@ pct_storage *pct_storage_new_cpu(size_t nbytes)
     return s;
 }
 
-pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner, int device_type, int device_index)
+pct_storage *pct_storage_new_external(void *data, size_t nbytes, pct_object *owner, int device_type, int device_index)
 {
     pct_storage *s = pct_storage_struct_new(data, nbytes, NULL, device_type, device_index);
     if (!s) return NULL;
-    Py_XINCREF(owner);
+    PCT_XINCREF(owner);
     s->owner = owner;
     return s;
 }
@@ -71,7 +71,7 @@ void pct_storage_decref(pct_storage *s)
     if (!s) return;
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
     if (s->shm_name) pct_storage_drop_name(s);
-    if (s->owner) Py_DECREF(s->owner);
+    if (s->owner) PCT_DECREF(s->owner);
     else if (s->allocator && s->data) s->allocator->free(s->data, s->nbytes);
     if (s->allocator == &pct_cpu_allocator) pct_cpu_memory_count(-(long long)s->nbytes);
     if (s->shm_fd >= 0) close(s->shm_fd);
@@ -82,16 +82,16 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
 {
     if (nbytes <= s->nbytes) return 0;
     if (!s->resizable || !s->allocator) {
-        PyErr_SetString(PyExc_RuntimeError, "Trying to resize storage that is not resizable");
+        pct_error_str(PCT_ERR_RUNTIME, "Trying to resize storage that is not resizable");
         return -1;
     }
     if (atomic_load(&s->exports) > 0) {
-        PyErr_SetString(PyExc_BufferError, "Existing exports of data: storage cannot be re-sized");
+        pct_error_str(PCT_ERR_BUFFER, "Existing exports of data: storage cannot be re-sized");
         return -1;
     }
     void *p = s->allocator->alloc(nbytes);
     if (!p) {
-        PyErr_Format(PyExc_RuntimeError, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to "
+        pct_error(PCT_ERR_RUNTIME, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to "
                      "allocate %zu bytes.", nbytes);
         return -1;
     }

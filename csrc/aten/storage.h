@@ -10,7 +10,7 @@
  */
 #ifndef PCT_STORAGE_H
 #define PCT_STORAGE_H
-#include <Python.h>
+#include "runtime.h"
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@ typedef struct pct_storage {
     void *data;                 /* owned unless `owner` is set */
     size_t nbytes;
     const pct_allocator *allocator; /* frees `data`; NULL when `owner` is set */
-    PyObject *owner;            /* owned reference keeping external memory alive, or NULL */
+    pct_object *owner;            /* owned reference keeping external memory alive, or NULL */
     int8_t device_type;
     int8_t device_index;
     int8_t resizable;
@@ -53,7 +53,7 @@ pct_storage *pct_storage_struct_new(void *data, size_t nbytes, const pct_allocat
 /* New storage of nbytes on the CPU (uninitialised); NULL with MemoryError set. */
 pct_storage *pct_storage_new_cpu(size_t nbytes);
 /* Storage over external memory kept alive by owner (a new reference is taken). */
-pct_storage *pct_storage_new_external(void *data, size_t nbytes, PyObject *owner, int device_type, int device_index);
+pct_storage *pct_storage_new_external(void *data, size_t nbytes, pct_object *owner, int device_type, int device_index);
 static inline void pct_storage_incref(pct_storage *s) { atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed); }
 void pct_storage_decref(pct_storage *s);
 /* Grow a resizable storage to at least nbytes, keeping its contents; -1 with exception. */

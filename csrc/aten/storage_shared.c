@@ -12,7 +12,7 @@
  * view over it sees the move: only `data`, `allocator` and `shm_fd` change. A shared
  * storage is never resized (resizable = 0): other processes map exactly nbytes.
  */
-/* storage.h includes Python.h first, whose pyconfig.h defines _GNU_SOURCE (memfd_create) */
+/* _GNU_SOURCE (memfd_create) comes from the build flags (setup.py) */
 #include "storage.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +41,7 @@ const pct_allocator pct_shm_allocator = {"shm", shm_alloc, shm_free};
 static void set_os_error(const char *what, size_t nbytes)
 {
     int e = errno;
-    PyErr_Format(PyExc_RuntimeError, "unable to %s shared memory of %zu bytes: %s (%d)", what, nbytes, strerror(e), e);
+    pct_error(PCT_ERR_RUNTIME, "unable to %s shared memory of %zu bytes: %s (%d)", what, nbytes, strerror(e), e);
 }
 
 /* A new anonymous memory file of nbytes; -1 with exception. */
@@ -101,11 +101,11 @@ pct_storage *pct_storage_from_fd(int fd, size_t nbytes)
 {
     struct stat st;
     if (fd < 0) {
-        PyErr_Format(PyExc_RuntimeError, "_new_shared_fd_cpu: invalid file descriptor %d", fd);
+        pct_error(PCT_ERR_RUNTIME, "_new_shared_fd_cpu: invalid file descriptor %d", fd);
         return NULL;
     }
     if (nbytes > (size_t)INT64_MAX) {
-        PyErr_Format(PyExc_RuntimeError, "_new_shared_fd_cpu: size %zu is too large", nbytes);
+        pct_error(PCT_ERR_RUNTIME, "_new_shared_fd_cpu: size %zu is too large", nbytes);
         return NULL;
     }
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -117,7 +117,7 @@ pct_storage *pct_storage_from_fd(int fd, size_t nbytes)
     }
     /* mapping past the end of the file would SIGBUS on first touch: check before */
     if (st.st_size < 0 || (uint64_t)st.st_size < (uint64_t)map_length(nbytes)) {
-        PyErr_Format(PyExc_RuntimeError, "_new_shared_fd_cpu: the shared memory file holds %lld bytes, fewer than the %zu "
+        pct_error(PCT_ERR_RUNTIME, "_new_shared_fd_cpu: the shared memory file holds %lld bytes, fewer than the %zu "
                      "requested", (long long)st.st_size, nbytes);
         close(own);
         return NULL;
@@ -133,15 +133,15 @@ int pct_storage_share_named(pct_storage *s);
 static int check_movable(const pct_storage *s)
 {
     if (s->device_type != PCT_CPU) {
-        PyErr_SetString(PyExc_RuntimeError, "share_memory_: only CPU storages can be moved to shared memory in this build");
+        pct_error_str(PCT_ERR_RUNTIME, "share_memory_: only CPU storages can be moved to shared memory in this build");
         return -1;
     }
     if (atomic_load(&s->exports) > 0) {
-        PyErr_SetString(PyExc_BufferError, "Existing exports of data: storage cannot be moved to shared memory");
+        pct_error_str(PCT_ERR_BUFFER, "Existing exports of data: storage cannot be moved to shared memory");
         return -1;
     }
     if (!s->owner && s->allocator != &pct_cpu_allocator) {
-        PyErr_Format(PyExc_RuntimeError, "share_memory_: cannot move a storage of allocator '%s' to shared memory",
+        pct_error(PCT_ERR_RUNTIME, "share_memory_: cannot move a storage of allocator '%s' to shared memory",
                      s->allocator ? s->allocator->name : "none");
         return -1;
     }
@@ -160,14 +160,14 @@ int pct_storage_share(pct_storage *s)
     if (!p) { close(fd); return -1; }
     if (n) {
         void *src = s->data;
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         memcpy(p, src, n);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
     /* from here nothing fails: release the old memory the way it was held */
     void *old = s->data;
     const pct_allocator *old_alloc = s->allocator;
-    PyObject *old_owner = s->owner;
+    pct_object *old_owner = s->owner;
     s->data = p;
     s->allocator = &pct_shm_allocator;
     s->owner = NULL;
@@ -175,7 +175,7 @@ int pct_storage_share(pct_storage *s)
     s->resizable = 0;
     s->readonly = 0; /* the shared copy is writable memory of our own */
     if (old_owner) {
-        Py_DECREF(old_owner);
+        PCT_DECREF(old_owner);
     } else {
         old_alloc->free(old, n);
         pct_cpu_memory_count(-(long long)n);
@@ -303,7 +303,7 @@ static int start_watchdog(void)
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         close(fds[1]);
-        PyErr_SetString(PyExc_RuntimeError, "unable to start the watchdog of shared memory files");
+        pct_error_str(PCT_ERR_RUNTIME, "unable to start the watchdog of shared memory files");
         return -1;
     }
     /* fds[1] stays open (close-on-exec) for this process's life: its end is the watchdog's signal.
@@ -330,7 +330,7 @@ int pct_storage_share_named(pct_storage *s)
     if (fd < 0) { set_os_error("create", n); return -1; }
     char *owned_name = strdup(name);
     if (!owned_name || ftruncate(fd, (off_t)len) < 0) {
-        if (owned_name) set_os_error("size", n); else PyErr_NoMemory();
+        if (owned_name) set_os_error("size", n); else pct_error_nomem();
         free(owned_name);
         close(fd);
         shm_unlink(name);
@@ -347,13 +347,13 @@ int pct_storage_share_named(pct_storage *s)
     atomic_init((atomic_long *)((char *)p + name_offset(n)), 1);
     if (n) {
         void *src = s->data;
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         memcpy(p, src, n);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
     void *old = s->data;
     const pct_allocator *old_alloc = s->allocator;
-    PyObject *old_owner = s->owner;
+    pct_object *old_owner = s->owner;
     s->data = p;
     s->allocator = &pct_shm_named_allocator;
     s->owner = NULL;
@@ -362,7 +362,7 @@ int pct_storage_share_named(pct_storage *s)
     s->resizable = 0;
     s->readonly = 0;
     if (old_owner) {
-        Py_DECREF(old_owner);
+        PCT_DECREF(old_owner);
     } else {
         old_alloc->free(old, n);
         pct_cpu_memory_count(-(long long)n);
@@ -373,24 +373,24 @@ int pct_storage_share_named(pct_storage *s)
 pct_storage *pct_storage_from_name(const char *name, size_t nbytes)
 {
     if (strncmp(name, "/" NAME_PREFIX, sizeof NAME_PREFIX) != 0 || strchr(name + 1, '/') || strlen(name) > 120) {
-        PyErr_Format(PyExc_RuntimeError, "_new_shared_filename_cpu: '%s' is not a pyctorch shared memory name", name);
+        pct_error(PCT_ERR_RUNTIME, "_new_shared_filename_cpu: '%s' is not a pyctorch shared memory name", name);
         return NULL;
     }
     if (nbytes > (size_t)INT64_MAX / 2) {
-        PyErr_Format(PyExc_RuntimeError, "_new_shared_filename_cpu: size %zu is too large", nbytes);
+        pct_error(PCT_ERR_RUNTIME, "_new_shared_filename_cpu: size %zu is too large", nbytes);
         return NULL;
     }
     size_t len = named_length(nbytes);
     int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
-        PyErr_Format(PyExc_RuntimeError, "unable to open shared memory object <%s> in read-write mode: %s (%d)", name,
+        pct_error(PCT_ERR_RUNTIME, "unable to open shared memory object <%s> in read-write mode: %s (%d)", name,
                      strerror(e), e);
         return NULL;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)len) {
-        PyErr_Format(PyExc_RuntimeError, "_new_shared_filename_cpu: the shared memory file <%s> does not hold a storage of "
+        pct_error(PCT_ERR_RUNTIME, "_new_shared_filename_cpu: the shared memory file <%s> does not hold a storage of "
                      "%zu bytes", name, nbytes);
         close(fd);
         return NULL;
@@ -401,7 +401,7 @@ pct_storage *pct_storage_from_name(const char *name, size_t nbytes)
     char *owned_name = strdup(name);
     pct_storage *s = owned_name ? pct_storage_struct_new(p, nbytes, &pct_shm_named_allocator, PCT_CPU, -1) : NULL;
     if (!s) {
-        if (!owned_name) PyErr_NoMemory();
+        if (!owned_name) pct_error_nomem();
         free(owned_name);
         munmap(p, len);
         return NULL;
@@ -414,7 +414,7 @@ pct_storage *pct_storage_from_name(const char *name, size_t nbytes)
 int pct_storage_name_uses(pct_storage *s, int delta)
 {
     if (!s->shm_name) {
-        PyErr_SetString(PyExc_RuntimeError, "this storage is not shared by name (file_system strategy)");
+        pct_error_str(PCT_ERR_RUNTIME, "this storage is not shared by name (file_system strategy)");
         return -1;
     }
     long before = atomic_fetch_add(name_uses(s), (long)delta);
@@ -433,13 +433,13 @@ int pct_storage_shared_fd(pct_storage *s)
 {
     if (s->shm_fd >= 0) return s->shm_fd;
     if (!s->shm_name) {
-        PyErr_SetString(PyExc_RuntimeError, "this storage is not in shared memory");
+        pct_error_str(PCT_ERR_RUNTIME, "this storage is not in shared memory");
         return -1;
     }
     int fd = shm_open(s->shm_name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
-        PyErr_Format(PyExc_RuntimeError, "unable to reopen shared memory object <%s> (its creating process may have "
+        pct_error(PCT_ERR_RUNTIME, "unable to reopen shared memory object <%s> (its creating process may have "
                      "exited): %s (%d)", s->shm_name, strerror(e), e);
         return -1;
     }

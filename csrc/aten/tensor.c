@@ -8,7 +8,7 @@ int pct_wrap_dim(int64_t dim, int64_t ndim)
 {
     int64_t n = ndim > 0 ? ndim : 1; /* a 0-d tensor accepts dims -1 and 0 */
     if (dim < -n || dim >= n) {
-        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+        pct_error(PCT_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
                      (long long)-n, (long long)(n - 1), (long long)dim);
         return -1;
     }
@@ -72,7 +72,7 @@ void pct_tensor_refresh(pct_tensor *t)
 int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides)
 {
     if (ndim > PCT_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %d", PCT_MAX_DIMS, ndim);
+        pct_error(PCT_ERR_RUNTIME, "pyctorch supports at most %d dimensions, got %d", PCT_MAX_DIMS, ndim);
         return -1;
     }
     /* numel must fit int64 (sticky: a zero size does not undo an overflow), as torch checks for every shape */
@@ -80,13 +80,13 @@ int pct_tensor_set_shape(pct_tensor *t, int ndim, const int64_t *sizes, const in
     int64_t numel = 1;
     for (int i = 0; i < ndim && !overflow; i++) overflow = __builtin_mul_overflow(numel, sizes[i], &numel);
     if (overflow) {
-        PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+        pct_error_str(PCT_ERR_RUNTIME, "numel: integer multiplication overflow");
         return -1;
     }
     int64_t *block = t->inline_dims;
     if (ndim > PCT_INLINE_DIMS) {
         block = malloc(sizeof(int64_t) * 2 * (size_t)ndim);
-        if (!block) { PyErr_NoMemory(); return -1; }
+        if (!block) { pct_error_nomem(); return -1; }
     }
     /* sizes/strides may alias the old block: copy before freeing it */
     int64_t tmp[2 * PCT_MAX_DIMS];
@@ -113,7 +113,7 @@ int64_t pct_strided_nbytes(int ndim, const int64_t *sizes, const int64_t *stride
     if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, item, &nbytes)) goto overflow;
     return nbytes;
 overflow:
-    PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
+    pct_error(PCT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
                  pct_shape_str(b1, sizeof b1, ndim, sizes), pct_shape_str(b2, sizeof b2, ndim, strides));
     return -1;
 }
@@ -125,7 +125,7 @@ overflow:
 int pct_check_writable(const pct_tensor *t)
 {
     if (!t->storage->readonly) return 0;
-    PyErr_SetString(PyExc_RuntimeError, "cannot write to this tensor: its memory is read-only (it shares a non-writable "
+    pct_error_str(PCT_ERR_RUNTIME, "cannot write to this tensor: its memory is read-only (it shares a non-writable "
                                         "NumPy array). Make the array writable, or clone() the tensor, before writing.");
     return -1;
 }
@@ -135,12 +135,12 @@ int pct_view_check_storage(const pct_storage *s, int ndim, const int64_t *sizes,
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     if (offset < 0) {
-        PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
+        pct_error(PCT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset);
         return -1;
     }
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
+            pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
                          pct_shape_str(b1, sizeof b1, ndim, sizes));
             return -1;
         }
@@ -148,7 +148,7 @@ int pct_view_check_storage(const pct_storage *s, int ndim, const int64_t *sizes,
     int64_t need = pct_strided_nbytes(ndim, sizes, strides, offset, item);
     if (need < 0) return -1;
     if (need > 0 && (uint64_t)need > (uint64_t)s->nbytes) {
-        PyErr_Format(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %d requiring a "
+        pct_error(PCT_ERR_RUNTIME, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %d requiring a "
                      "storage size of %lld are out of bounds for storage of size %zu",
                      pct_shape_str(b1, sizeof b1, ndim, sizes), pct_shape_str(b2, sizeof b2, ndim, strides),
                      (long long)offset, (int)item, (long long)need, s->nbytes);
@@ -174,7 +174,7 @@ int pct_tensor_resize_(pct_tensor *t, int ndim, const int64_t *sizes)
     bool overflow = false;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
+            pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
                          pct_shape_str(buf, sizeof buf, ndim, sizes));
             return -1;
         }
@@ -182,7 +182,7 @@ int pct_tensor_resize_(pct_tensor *t, int ndim, const int64_t *sizes)
         else n *= (uint64_t)sizes[i];
     }
     if (overflow || (n && n > (uint64_t)INT64_MAX / item)) {
-        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s", pct_shape_str(buf, sizeof buf, ndim, sizes));
+        pct_error(PCT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s", pct_shape_str(buf, sizeof buf, ndim, sizes));
         return -1;
     }
     if (pct_storage_resize(t->storage, (size_t)(n * item) + (size_t)t->offset * (size_t)item) < 0) return -1;
@@ -192,7 +192,7 @@ int pct_tensor_resize_(pct_tensor *t, int ndim, const int64_t *sizes)
 static pct_version *version_new(void)
 {
     pct_version *v = malloc(sizeof *v);
-    if (!v) { PyErr_NoMemory(); return NULL; }
+    if (!v) { pct_error_nomem(); return NULL; }
     atomic_init(&v->refcount, 1);
     atomic_init(&v->value, 0);
     return v;
@@ -201,8 +201,31 @@ static pct_version *version_new(void)
 /* A bare tensor object of the base type: storage and version still NULL. */
 static pct_tensor *tensor_alloc(void)
 {
-    pct_tensor *t = (pct_tensor *)pct_TensorType.tp_alloc(&pct_TensorType, 0);
-    return t; /* tp_alloc zero-fills; dealloc copes with NULL fields */
+    return pct_runtime.tensor_alloc(); /* zero-filled; dealloc copes with NULL fields */
+}
+
+int pct_tensor_init_alias(pct_tensor *t, pct_tensor *src, bool share_version)
+{
+    pct_storage_incref(src->storage);
+    t->storage = src->storage;
+    t->dtype = src->dtype;
+    t->device_type = src->device_type;
+    t->device_index = src->device_index;
+    t->offset = src->offset;
+    if (share_version) {
+        atomic_fetch_add_explicit(&src->version->refcount, 1, memory_order_relaxed);
+        t->version = src->version;
+    } else if (!(t->version = version_new())) {
+        return -1;
+    }
+    return pct_tensor_set_shape(t, src->ndim, src->sizes, src->strides);
+}
+
+pct_tensor *pct_tensor_new_alias(pct_tensor *src, bool share_version)
+{
+    pct_tensor *t = tensor_alloc();
+    if (t && pct_tensor_init_alias(t, src, share_version) < 0) PCT_CLEAR(t);
+    return t;
 }
 
 pct_tensor *pct_tensor_from_storage(pct_storage *storage, int ndim, const int64_t *sizes,
@@ -217,7 +240,7 @@ pct_tensor *pct_tensor_from_storage(pct_storage *storage, int ndim, const int64_
     t->device_index = storage->device_index;
     t->offset = offset;
     if (!(t->version = version_new()) || pct_tensor_set_shape(t, ndim, sizes, strides) < 0) {
-        Py_DECREF(t);
+        PCT_DECREF(t);
         return NULL;
     }
     return t;
@@ -229,7 +252,7 @@ pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int devi
     bool overflow = false;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+            pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
                          (long long)sizes[i], pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
             return NULL;
         }
@@ -237,12 +260,12 @@ pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int devi
     }
     /* the overflow is sticky: a later zero size does not undo it (torch's rule) */
     if (overflow || __builtin_mul_overflow(n, (int64_t)pct_dtype_itemsize[dtype], &nbytes)) {
-        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s",
+        pct_error(PCT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s",
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
         return NULL;
     }
     if (device_type != PCT_CPU) {
-        PyErr_SetString(PyExc_RuntimeError, "Cannot allocate on a CUDA device: pyctorch was built without CUDA support");
+        pct_error_str(PCT_ERR_RUNTIME, "Cannot allocate on a CUDA device: pyctorch was built without CUDA support");
         return NULL;
     }
     (void)device_index;
@@ -284,13 +307,13 @@ pct_tensor *pct_tensor_view_as_dtype(pct_tensor *src, int ndim, const int64_t *s
     t->device_type = src->device_type;
     t->device_index = src->device_index;
     t->offset = offset;
-    PyObject *root = src->base ? src->base : (PyObject *)src;
-    Py_INCREF(root);
+    pct_object *root = src->base ? src->base : (pct_object *)src;
+    PCT_INCREF(root);
     t->base = root;
-    if (pct_tensor_set_shape(t, ndim, sizes, strides) < 0) { Py_DECREF(t); return NULL; }
+    if (pct_tensor_set_shape(t, ndim, sizes, strides) < 0) { PCT_DECREF(t); return NULL; }
     /* Note [Checked bounds]: whatever a view op computed, a view never reaches past its storage */
     if (pct_view_check_storage(t->storage, ndim, t->sizes, t->strides, offset, pct_tensor_itemsize(t)) < 0) {
-        Py_DECREF(t);
+        PCT_DECREF(t);
         return NULL;
     }
     return t;

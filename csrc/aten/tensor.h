@@ -1,7 +1,8 @@
 /* tensor.h: the tensor: a strided view over a refcounted storage.
  *
- * A pct_tensor is itself the Python object (the binding's Tensor type), so
- * creating one is a single object allocation and kernels read fields directly.
+ * A pct_tensor is itself the binding's object (its Tensor type): it starts with the binding's object header
+ * (Note [Objects of the binding] in runtime.h), so creating one is a single allocation, kernels read fields directly,
+ * and nothing here needs Python. References to a tensor are counted with PCT_INCREF/PCT_DECREF (runtime.h).
  *
  * Ownership of the fields:
  *   storage   one reference (pct_storage_incref/decref), never NULL
@@ -14,7 +15,7 @@
  */
 #ifndef PCT_TENSOR_H
 #define PCT_TENSOR_H
-#include <Python.h>
+#include "runtime.h"
 #include "dtype.h"
 #include "storage.h"
 
@@ -42,7 +43,7 @@ enum {
 };
 
 typedef struct pct_tensor {
-    PyObject_HEAD
+    pct_object_head head;    /* the binding's object header: reference count and type */
     pct_storage *storage;
     pct_version *version;
     int64_t *sizes;
@@ -57,19 +58,17 @@ typedef struct pct_tensor {
     uint32_t output_nr;      /* which output of grad_fn this is (autograd) */
     int64_t view_version;    /* a view: the version its grad_fn was recorded at (autograd
                                 regenerates a stale one from its base's current history) */
-    PyObject *grad;
-    PyObject *grad_fn;
-    PyObject *base;          /* the root tensor this is a view of, or NULL */
-    PyObject *hooks;         /* a leaf's gradient hooks, run before accumulation */
-    PyObject *post_acc_hooks;/* register_post_accumulate_grad_hook callables */
-    PyObject *grad_acc;      /* weakref to the AccumulateGrad node of a leaf */
-    PyObject *dict;          /* instance __dict__ for subclasses and attributes */
-    PyObject *weakrefs;
+    pct_object *grad;
+    pct_object *grad_fn;
+    pct_object *base;          /* the root tensor this is a view of, or NULL */
+    pct_object *hooks;         /* a leaf's gradient hooks, run before accumulation */
+    pct_object *post_acc_hooks;/* register_post_accumulate_grad_hook callables */
+    pct_object *grad_acc;      /* weakref to the AccumulateGrad node of a leaf */
+    pct_object *dict;          /* instance __dict__ for subclasses and attributes */
+    pct_object *weakrefs;
     int64_t inline_dims[2 * PCT_INLINE_DIMS];
 } pct_tensor;
 
-extern PyTypeObject pct_TensorType;
-#define PCT_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pct_TensorType)
 
 static inline char *pct_tensor_data(const pct_tensor *t)
 {
@@ -83,7 +82,7 @@ static inline bool pct_tensor_requires_grad(const pct_tensor *t) { return (t->fl
 static inline int pct_check_ndim(int64_t ndim)
 {
     if (ndim <= PCT_MAX_DIMS) return 0;
-    PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions, got %lld", PCT_MAX_DIMS, (long long)ndim);
+    pct_error(PCT_ERR_RUNTIME, "pyctorch supports at most %d dimensions, got %lld", PCT_MAX_DIMS, (long long)ndim);
     return -1;
 }
 /* Wrap a possibly negative dim into [0, ndim); -1 with IndexError (torch's text). */
@@ -103,6 +102,10 @@ pct_tensor *pct_tensor_view_of(pct_tensor *src, int ndim, const int64_t *sizes,
 /* The same with the view's own dtype (Tensor.view(dtype)): sizes, strides and offset count its elements. */
 pct_tensor *pct_tensor_view_as_dtype(pct_tensor *src, int ndim, const int64_t *sizes, const int64_t *strides,
                                      int64_t offset, int dtype);
+/* A tensor object over src's storage with src's geometry and dtype, sharing src's version counter or with its own
+ * (detach(), alias(), and the binding's subclass aliases, which allocate t themselves); -1 / NULL with an error. */
+int pct_tensor_init_alias(pct_tensor *t, pct_tensor *src, bool share_version);
+pct_tensor *pct_tensor_new_alias(pct_tensor *src, bool share_version);
 /* The diagonal (offset off) of dims a != b as a view (views.c). */
 pct_tensor *pct_diagonal_view(pct_tensor *t, int64_t off, int a, int b);
 /* A 0-d tensor holding one value converted to `dtype`. */

@@ -5,10 +5,11 @@
 #include "error.h"
 #include "iter.h"
 #include "checked.h"
-#include "../python/pyobjects.h"
+#include <stdlib.h>
+#include <string.h>
 
 /* Result of a view op: a new view, or self rewritten when called in place. */
-static PyObject *finish_view(pct_call *c, pct_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
+static pct_object *finish_view(pct_call *c, pct_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
 {
     if (c->inplace) {
         if (pct_view_check_storage(self->storage, ndim, sizes, strides ? strides : self->strides, offset,
@@ -16,10 +17,10 @@ static PyObject *finish_view(pct_call *c, pct_tensor *self, int ndim, const int6
             return NULL;
         self->offset = offset;
         if (pct_tensor_set_shape(self, ndim, sizes, strides) < 0) return NULL;
-        Py_INCREF(self);
-        return (PyObject *)self;
+        PCT_INCREF(self);
+        return (pct_object *)self;
     }
-    return (PyObject *)pct_tensor_view_of(self, ndim, sizes, strides, offset);
+    return (pct_object *)pct_tensor_view_of(self, ndim, sizes, strides, offset);
 }
 
 /* Resolves one -1 in a requested shape against numel; -1 with torch's error. */
@@ -29,10 +30,10 @@ static int infer_size(const int64_t *req, int n, int64_t numel, int64_t *out)
     int64_t prod = 1;
     for (int i = 0; i < n; i++) {
         if (req[i] == -1) {
-            if (infer >= 0) { PyErr_SetString(PyExc_RuntimeError, "only one dimension can be inferred"); return -1; }
+            if (infer >= 0) { pct_error_str(PCT_ERR_RUNTIME, "only one dimension can be inferred"); return -1; }
             infer = i;
         } else if (req[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "invalid shape dimension %lld", (long long)req[i]);
+            pct_error(PCT_ERR_RUNTIME, "invalid shape dimension %lld", (long long)req[i]);
             return -1;
         } else {
             prod *= req[i];
@@ -41,7 +42,7 @@ static int infer_size(const int64_t *req, int n, int64_t numel, int64_t *out)
     }
     if (infer >= 0) {
         if (prod == 0) {
-            PyErr_Format(PyExc_RuntimeError, "cannot reshape tensor of %lld elements into shape %s because the unspecified "
+            pct_error(PCT_ERR_RUNTIME, "cannot reshape tensor of %lld elements into shape %s because the unspecified "
                          "dimension size -1 can be any value and is ambiguous", (long long)numel,
                          pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, n, req));
             return -1;
@@ -49,7 +50,7 @@ static int infer_size(const int64_t *req, int n, int64_t numel, int64_t *out)
         if (numel % prod == 0) { out[infer] = numel / prod; prod = numel; }
     }
     if (prod != numel) {
-        PyErr_Format(PyExc_RuntimeError, "shape '%s' is invalid for input of size %lld",
+        pct_error(PCT_ERR_RUNTIME, "shape '%s' is invalid for input of size %lld",
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, n, req), (long long)numel);
         return -1;
     }
@@ -87,30 +88,30 @@ static bool view_strides(const pct_tensor *t, int n, const int64_t *shape, int64
     return view_d == -1;
 }
 
-static PyObject *view_impl(pct_call *c, pct_tensor *t, int n, const int64_t *req, bool allow_copy)
+static pct_object *view_impl(pct_call *c, pct_tensor *t, int n, const int64_t *req, bool allow_copy)
 {
     int64_t shape[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     if (infer_size(req, n, t->numel, shape) < 0) return NULL;
     if (view_strides(t, n, shape, strides)) return finish_view(c, t, n, shape, strides, t->offset);
     if (!allow_copy) {
-        PyErr_SetString(PyExc_RuntimeError, "view size is not compatible with input tensor's size and stride (at least one "
+        pct_error_str(PCT_ERR_RUNTIME, "view size is not compatible with input tensor's size and stride (at least one "
                                             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
         return NULL;
     }
     pct_tensor *cont = pct_contiguous(t);
     if (!cont) return NULL;
-    PyObject *r = (PyObject *)pct_tensor_view_of(cont, n, shape, NULL, 0);
-    Py_DECREF(cont);
-    if (r) Py_CLEAR(((pct_tensor *)r)->base); /* a copy, not a view of t */
+    pct_object *r = (pct_object *)pct_tensor_view_of(cont, n, shape, NULL, 0);
+    PCT_DECREF(cont);
+    if (r) PCT_CLEAR(((pct_tensor *)r)->base); /* a copy, not a view of t */
     return r;
 }
 
-PyObject *pct_view(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].n, c->v[1].list, false); }
-PyObject *pct_reshape(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].n, c->v[1].list, true); }
-PyObject *pct_view_as(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes, false); }
-PyObject *pct_reshape_as(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes, true); }
+pct_object *pct_view(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].n, c->v[1].list, false); }
+pct_object *pct_reshape(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].n, c->v[1].list, true); }
+pct_object *pct_view_as(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes, false); }
+pct_object *pct_reshape_as(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes, true); }
 
-PyObject *pct_view_dtype(pct_call *c)
+pct_object *pct_view_dtype(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int dtype = c->v[1].dtype;
@@ -122,18 +123,18 @@ PyObject *pct_view_dtype(pct_call *c)
     int64_t offset = t->offset;
     if (old != new) {
         if (n == 0 || t->strides[n - 1] != 1) {
-            PyErr_SetString(PyExc_RuntimeError, "self.stride(-1) must be 1 to view ScalarType as a different size dtype");
+            pct_error_str(PCT_ERR_RUNTIME, "self.stride(-1) must be 1 to view ScalarType as a different size dtype");
             return NULL;
         }
         if (new > old) {
             int ratio = new / old;
             if (sizes[n - 1] % ratio || offset % ratio) {
-                PyErr_SetString(PyExc_RuntimeError, "self.size(-1) must be divisible by the size ratio to view ScalarType as a larger dtype");
+                pct_error_str(PCT_ERR_RUNTIME, "self.size(-1) must be divisible by the size ratio to view ScalarType as a larger dtype");
                 return NULL;
             }
             sizes[n - 1] /= ratio;
             for (int i = 0; i < n - 1; i++) {
-                if (strides[i] % ratio) { PyErr_SetString(PyExc_RuntimeError, "self.stride(i) must be divisible by the size ratio"); return NULL; }
+                if (strides[i] % ratio) { pct_error_str(PCT_ERR_RUNTIME, "self.stride(i) must be divisible by the size ratio"); return NULL; }
                 strides[i] /= ratio;
             }
             offset /= ratio;
@@ -144,17 +145,17 @@ PyObject *pct_view_dtype(pct_call *c)
             offset *= ratio;
         }
     }
-    return (PyObject *)pct_tensor_view_as_dtype(t, n, sizes, strides, offset, dtype);
+    return (pct_object *)pct_tensor_view_as_dtype(t, n, sizes, strides, offset, dtype);
 }
 
-PyObject *pct_flatten(pct_call *c)
+pct_object *pct_flatten(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int s = pct_wrap_dim(c->v[1].i, t->ndim), e = pct_wrap_dim(c->v[2].i, t->ndim);
     if (s < 0 || e < 0) return NULL; /* a 0-d tensor takes dims -1 and 0 */
     if (t->ndim == 0) return view_impl(c, t, 1, (int64_t[]){1}, true);
-    if (s > e) { PyErr_SetString(PyExc_RuntimeError, "flatten() has invalid args: start_dim cannot come after end_dim"); return NULL; }
-    if (s == e) { Py_INCREF(t); return (PyObject *)t; }
+    if (s > e) { pct_error_str(PCT_ERR_RUNTIME, "flatten() has invalid args: start_dim cannot come after end_dim"); return NULL; }
+    if (s == e) { PCT_INCREF(t); return (pct_object *)t; }
     int64_t shape[PCT_MAX_DIMS];
     int n = 0;
     for (int i = 0; i < s; i++) shape[n++] = t->sizes[i];
@@ -165,19 +166,19 @@ PyObject *pct_flatten(pct_call *c)
     return view_impl(c, t, n, shape, true);
 }
 
-PyObject *pct_unflatten(pct_call *c)
+pct_object *pct_unflatten(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     const pct_value *sz = &c->v[2];
     /* torch checks the sizes before the dim */
-    if (sz->n == 0) { PyErr_SetString(PyExc_RuntimeError, "unflatten: sizes must be non-empty"); return NULL; }
+    if (sz->n == 0) { pct_error_str(PCT_ERR_RUNTIME, "unflatten: sizes must be non-empty"); return NULL; }
     int d = pct_wrap_dim(c->v[1].i, t->ndim);
     if (d < 0) return NULL;
     int64_t inner[PCT_MAX_DIMS];
     if (pct_check_ndim((int64_t)t->ndim - 1 + sz->n) < 0) return NULL;
     if (infer_size(sz->list, sz->n, t->sizes[d], inner) < 0) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_RuntimeError, "unflatten: Provided sizes %s don't multiply up to the size of dim %d (%lld) in the input tensor",
+        pct_error_clear();
+        pct_error(PCT_ERR_RUNTIME, "unflatten: Provided sizes %s don't multiply up to the size of dim %d (%lld) in the input tensor",
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, sz->n, sz->list), d, (long long)t->sizes[d]);
         return NULL;
     }
@@ -198,7 +199,7 @@ static int dim_mask(const pct_value *v, int ndim, bool *mask)
         int d = pct_wrap_dim(v->list[i], ndim);
         if (d < 0) return -1;
         if (mask[d]) {
-            PyErr_Format(PyExc_RuntimeError, "dim %d appears multiple times in the list of dims", d);
+            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
             return -1;
         }
         mask[d] = true;
@@ -206,7 +207,7 @@ static int dim_mask(const pct_value *v, int ndim, bool *mask)
     return 0;
 }
 
-PyObject *pct_squeeze(pct_call *c)
+pct_object *pct_squeeze(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     bool mask[PCT_MAX_DIMS];
@@ -221,7 +222,7 @@ PyObject *pct_squeeze(pct_call *c)
     return finish_view(c, t, n, sizes, strides, t->offset);
 }
 
-PyObject *pct_unsqueeze(pct_call *c)
+pct_object *pct_unsqueeze(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int d = pct_wrap_dim(c->v[1].i, t->ndim + 1);
@@ -238,19 +239,19 @@ PyObject *pct_unsqueeze(pct_call *c)
     return finish_view(c, t, n, sizes, strides, t->offset);
 }
 
-static PyObject *permute_impl(pct_call *c, pct_tensor *t, const int *perm)
+static pct_object *permute_impl(pct_call *c, pct_tensor *t, const int *perm)
 {
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     for (int i = 0; i < t->ndim; i++) { sizes[i] = t->sizes[perm[i]]; strides[i] = t->strides[perm[i]]; }
     return finish_view(c, t, t->ndim, sizes, strides, t->offset);
 }
 
-PyObject *pct_permute(pct_call *c)
+pct_object *pct_permute(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     const pct_value *d = &c->v[1];
     if (d->n != t->ndim) {
-        PyErr_Format(PyExc_RuntimeError, "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+        pct_error(PCT_ERR_RUNTIME, "permute(sparse_coo): number of dimensions in the tensor input does not match the "
                      "length of the desired ordering of dimensions i.e. input.dim() = %d is not equal to len(dims) = %d",
                      t->ndim, d->n);
         return NULL;
@@ -260,14 +261,14 @@ PyObject *pct_permute(pct_call *c)
     for (int i = 0; i < d->n; i++) {
         int w = pct_wrap_dim(d->list[i], t->ndim);
         if (w < 0) return NULL;
-        if (seen[w]) { PyErr_SetString(PyExc_RuntimeError, "permute(): duplicate dims are not allowed."); return NULL; }
+        if (seen[w]) { pct_error_str(PCT_ERR_RUNTIME, "permute(): duplicate dims are not allowed."); return NULL; }
         seen[w] = true;
         perm[i] = w;
     }
     return permute_impl(c, t, perm);
 }
 
-PyObject *pct_transpose(pct_call *c)
+pct_object *pct_transpose(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int a = pct_wrap_dim(c->v[1].i, t->ndim), b = pct_wrap_dim(c->v[2].i, t->ndim);
@@ -278,23 +279,23 @@ PyObject *pct_transpose(pct_call *c)
     return permute_impl(c, t, perm);
 }
 
-PyObject *pct_t(pct_call *c)
+pct_object *pct_t(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     if (t->ndim > 2) {
-        PyErr_Format(PyExc_RuntimeError, "t() expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
+        pct_error(PCT_ERR_RUNTIME, "t() expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
         return NULL;
     }
     int perm[2] = {t->ndim == 2 ? 1 : 0, 0};
     return permute_impl(c, t, perm);
 }
 
-PyObject *pct_movedim(pct_call *c)
+pct_object *pct_movedim(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     const pct_value *src = &c->v[1], *dst = &c->v[2];
     if (src->n != dst->n) {
-        PyErr_Format(PyExc_RuntimeError, "movedim: Invalid source or destination dims: source (%s dims) should contain the "
+        pct_error(PCT_ERR_RUNTIME, "movedim: Invalid source or destination dims: source (%s dims) should contain the "
                      "same number of dims as destination (%s dims)",
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, src->n, src->list),
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, dst->n, dst->list));
@@ -306,7 +307,7 @@ PyObject *pct_movedim(pct_call *c)
     for (int i = 0; i < src->n; i++) {
         int s = pct_wrap_dim(src->list[i], t->ndim), d = pct_wrap_dim(dst->list[i], t->ndim);
         if (s < 0 || d < 0) return NULL;
-        if (src_used[s] || dst_used[d]) { PyErr_SetString(PyExc_RuntimeError, "movedim: repeated dim in `source` or `destination`"); return NULL; }
+        if (src_used[s] || dst_used[d]) { pct_error_str(PCT_ERR_RUNTIME, "movedim: repeated dim in `source` or `destination`"); return NULL; }
         src_used[s] = dst_used[d] = true;
         perm[d] = s;
     }
@@ -319,10 +320,10 @@ PyObject *pct_movedim(pct_call *c)
     return permute_impl(c, t, perm);
 }
 
-static PyObject *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t *req)
+static pct_object *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t *req)
 {
     if (n < t->ndim) {
-        PyErr_Format(PyExc_RuntimeError, "expand(torch.FloatTensor{%s}, size=%s): the number of sizes provided (%d) must be "
+        pct_error(PCT_ERR_RUNTIME, "expand(torch.FloatTensor{%s}, size=%s): the number of sizes provided (%d) must be "
                      "greater or equal to the number of dimensions in the tensor (%d)",
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, t->ndim, t->sizes),
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, n, req), n, t->ndim);
@@ -336,19 +337,19 @@ static PyObject *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t *r
             int64_t have = t->sizes[td];
             if (want == -1) want = have;
             if (want < 0) { /* torch's size arithmetic meets the negative size first */
-                PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+                pct_error_str(PCT_ERR_RUNTIME, "numel: integer multiplication overflow");
                 return NULL;
             }
             if (have == want) { sizes[i] = have; strides[i] = t->strides[td]; continue; }
             if (have != 1) {
-                PyErr_Format(PyExc_RuntimeError, "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
+                pct_error(PCT_ERR_RUNTIME, "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
                              "non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", (long long)want, (long long)have, i,
                              pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, n, req),
                              pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, t->ndim, t->sizes));
                 return NULL;
             }
         } else if (want < 0) {
-            PyErr_Format(PyExc_RuntimeError, "The expanded size of the tensor (%lld) isn't allowed in a leading, non-existing dimension %d",
+            pct_error(PCT_ERR_RUNTIME, "The expanded size of the tensor (%lld) isn't allowed in a leading, non-existing dimension %d",
                          (long long)want, i);
             return NULL;
         }
@@ -358,28 +359,28 @@ static PyObject *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t *r
     return finish_view(c, t, n, sizes, strides, t->offset);
 }
 
-PyObject *pct_expand(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1].n, c->v[1].list); }
-PyObject *pct_expand_as(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes); }
+pct_object *pct_expand(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1].n, c->v[1].list); }
+pct_object *pct_expand_as(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes); }
 
-PyObject *pct_narrow(pct_call *c)
+pct_object *pct_narrow(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (t->ndim == 0) { PyErr_SetString(PyExc_RuntimeError, "narrow() cannot be applied to a 0-dim tensor."); return NULL; }
+    if (t->ndim == 0) { pct_error_str(PCT_ERR_RUNTIME, "narrow() cannot be applied to a 0-dim tensor."); return NULL; }
     if (c->v[3].i < 0) { /* torch checks the length before the dim and the start */
-        PyErr_SetString(PyExc_RuntimeError, "narrow(): length must be non-negative.");
+        pct_error_str(PCT_ERR_RUNTIME, "narrow(): length must be non-negative.");
         return NULL;
     }
     int d = pct_wrap_dim(c->v[1].i, t->ndim);
     if (d < 0) return NULL;
     int64_t start = c->v[2].i, len = c->v[3].i, size = t->sizes[d];
     if (start < -size || start > size) {
-        PyErr_Format(PyExc_IndexError, "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
+        pct_error(PCT_ERR_INDEX, "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
                      (long long)-size, (long long)size, (long long)start);
         return NULL;
     }
     if (start < 0) start += size;
     if (!pct_range_within(start, len, size)) { /* Note [Checked bounds] */
-        PyErr_Format(PyExc_RuntimeError, "start (%lld) + length (%lld) exceeds dimension size (%lld).", (long long)start,
+        pct_error(PCT_ERR_RUNTIME, "start (%lld) + length (%lld) exceeds dimension size (%lld).", (long long)start,
                      (long long)len, (long long)size);
         return NULL;
     }
@@ -401,61 +402,72 @@ static pct_tensor *select_view(pct_tensor *t, int d, int64_t index)
     return pct_tensor_view_of(t, n, sizes, strides, t->offset + index * t->strides[d]);
 }
 
-PyObject *pct_select(pct_call *c)
+pct_object *pct_select(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (t->ndim == 0) { PyErr_SetString(PyExc_IndexError, "select() cannot be applied to a 0-dim tensor."); return NULL; }
+    if (t->ndim == 0) { pct_error_str(PCT_ERR_INDEX, "select() cannot be applied to a 0-dim tensor."); return NULL; }
     int d = pct_wrap_dim(c->v[1].i, t->ndim);
     if (d < 0) return NULL;
     int64_t i = c->v[2].i, size = t->sizes[d];
     if (i < -size || i >= size) {
-        PyErr_Format(PyExc_IndexError, "select(): index %lld out of range for tensor of size %s at dimension %d", (long long)i,
+        pct_error(PCT_ERR_INDEX, "select(): index %lld out of range for tensor of size %s at dimension %d", (long long)i,
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, t->ndim, t->sizes), d);
         return NULL;
     }
-    return (PyObject *)select_view(t, d, i < 0 ? i + size : i);
+    return (pct_object *)select_view(t, d, i < 0 ? i + size : i);
 }
 
-PyObject *pct_unbind(pct_call *c)
+/* n views of t along dim d, as a tuple: with starts NULL, view i selects index i of d (unbind); otherwise it is the
+ * piece of lengths[i] at starts[i] (NULL: where the previous one ended). */
+static pct_object *views_tuple(pct_tensor *t, int d, int64_t n, const int64_t *starts, const int64_t *lengths)
 {
-    pct_tensor *t = c->v[0].t;
-    if (t->ndim == 0) { PyErr_SetString(PyExc_IndexError, "Dimension specified as 0 but tensor has no dimensions"); return NULL; }
-    int d = pct_wrap_dim(c->v[1].i, t->ndim);
-    if (d < 0) return NULL;
-    PyObject *r = PyTuple_New((Py_ssize_t)t->sizes[d]);
-    for (int64_t i = 0; r && i < t->sizes[d]; i++) {
-        PyObject *v = (PyObject *)select_view(t, d, i);
-        if (!v) { Py_CLEAR(r); break; }
-        PyTuple_SET_ITEM(r, (Py_ssize_t)i, v);
-    }
-    return r;
-}
-
-/* Pieces of dim d with the given lengths, as a tuple of views. */
-/* n views of t along dim d: piece i starts at starts[i] (NULL: where the previous one ended) with lengths[i]. */
-static PyObject *pieces_at(pct_tensor *t, int d, int64_t n, const int64_t *starts, const int64_t *lengths)
-{
-    PyObject *r = PyTuple_New((Py_ssize_t)n);
+    pct_object **items = malloc(sizeof(pct_object *) * (size_t)(n > 0 ? n : 1));
+    if (!items) return pct_error_nomem();
     int64_t start = 0, sizes[PCT_MAX_DIMS];
     memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
-    for (int64_t i = 0; r && i < n; i++) {
-        if (starts) start = starts[i];
-        sizes[d] = lengths[i];
-        PyObject *v = (PyObject *)pct_tensor_view_of(t, t->ndim, sizes, t->strides, t->offset + start * t->strides[d]);
-        if (!v) { Py_CLEAR(r); break; }
-        PyTuple_SET_ITEM(r, (Py_ssize_t)i, v);
-        start += lengths[i];
+    int64_t made = 0;
+    for (; made < n; made++) {
+        pct_object *v;
+        if (!lengths) {
+            v = (pct_object *)select_view(t, d, made);
+        } else {
+            if (starts) start = starts[made];
+            sizes[d] = lengths[made];
+            v = (pct_object *)pct_tensor_view_of(t, t->ndim, sizes, t->strides, t->offset + start * t->strides[d]);
+            start += lengths[made];
+        }
+        if (!v) break;
+        items[made] = v;
     }
+    pct_object *r = NULL;
+    if (made == n) r = pct_tuple_steal(n, items);
+    else for (int64_t i = 0; i < made; i++) PCT_DECREF(items[i]);
+    free(items);
     return r;
 }
 
-static PyObject *pieces(pct_tensor *t, int d, int n, const int64_t *lengths) { return pieces_at(t, d, n, NULL, lengths); }
-
-#define PCT_MAX_PIECES 4096
-PyObject *pct_split(pct_call *c)
+pct_object *pct_unbind(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (t->ndim == 0) { PyErr_SetString(PyExc_RuntimeError, "split expects at least a 1-dimensional tensor"); return NULL; }
+    if (t->ndim == 0) { pct_error_str(PCT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions"); return NULL; }
+    int d = pct_wrap_dim(c->v[1].i, t->ndim);
+    if (d < 0) return NULL;
+    return views_tuple(t, d, t->sizes[d], NULL, NULL);
+}
+
+/* n views of t along dim d: piece i starts at starts[i] (NULL: where the previous one ended) with lengths[i]. */
+static pct_object *pieces_at(pct_tensor *t, int d, int64_t n, const int64_t *starts, const int64_t *lengths)
+{
+    return views_tuple(t, d, n, starts, lengths);
+}
+
+static pct_object *pieces(pct_tensor *t, int d, int n, const int64_t *lengths) { return pieces_at(t, d, n, NULL, lengths); }
+
+#define PCT_MAX_PIECES 4096
+pct_object *pct_split(pct_call *c)
+{
+    pct_tensor *t = c->v[0].t;
+    if (t->ndim == 0) { pct_error_str(PCT_ERR_RUNTIME, "split expects at least a 1-dimensional tensor"); return NULL; }
     int d = pct_wrap_dim(c->v[2].i, t->ndim);
     if (d < 0) return NULL;
     const pct_value *s = &c->v[1];
@@ -463,17 +475,17 @@ PyObject *pct_split(pct_call *c)
     if (c->op_index == PCT_OP_split) {
         int64_t step = s->i;
         if (step < 0 || (step == 0 && size != 0)) {
-            PyErr_Format(PyExc_RuntimeError, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld", (long long)size);
+            pct_error(PCT_ERR_RUNTIME, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld", (long long)size);
             return NULL;
         }
         int64_t n = step == 0 ? 1 : size / step + (size % step != 0); /* no overflow for a huge step */
         if (n == 0) n = 1;
         if (n > PCT_MAX_PIECES) {
-            /* many pieces: fall back to a Python-sized list */
+            /* many pieces: the lengths on the heap */
             int64_t *lens = malloc(sizeof(int64_t) * (size_t)n);
-            if (!lens) return PyErr_NoMemory();
+            if (!lens) return pct_error_nomem();
             for (int64_t i = 0; i < n; i++) lens[i] = (i + 1) * step <= size ? step : size - i * step;
-            PyObject *r = pieces(t, d, (int)n, lens);
+            pct_object *r = pieces(t, d, (int)n, lens);
             free(lens);
             return r;
         }
@@ -485,14 +497,14 @@ PyObject *pct_split(pct_call *c)
     bool overflow = false; /* Note [Checked bounds]: sizes summing past int64 must not wrap to `size` */
     for (int i = 0; i < s->n; i++) {
         if (s->list[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            pct_error(PCT_ERR_RUNTIME, "split_with_sizes expects split_sizes have only non-negative entries, but got "
                          "split_sizes=%s", pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->list));
             return NULL;
         }
         overflow |= pct_add_overflows(total, s->list[i], &total);
     }
     if (overflow || total != size) {
-        PyErr_Format(PyExc_RuntimeError, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
+        pct_error(PCT_ERR_RUNTIME, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
                      "dimension %d), but got split_sizes=%s", (long long)size, d,
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->list));
         return NULL;
@@ -507,11 +519,11 @@ static int64_t slice_bound(int64_t i, int64_t size)
     return i < 0 ? 0 : i > size ? size : i;
 }
 
-PyObject *pct_tensor_split(pct_call *c)
+pct_object *pct_tensor_split(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     if (t->ndim == 0) {
-        PyErr_SetString(PyExc_RuntimeError, "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+        pct_error_str(PCT_ERR_RUNTIME, "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
         return NULL;
     }
     int d = pct_wrap_dim(c->v[2].i, t->ndim);
@@ -521,13 +533,13 @@ PyObject *pct_tensor_split(pct_call *c)
     bool sections = c->op_index == PCT_OP_tensor_split;
     int64_t n = sections ? s->i : s->n + 1;
     if (sections && n <= 0) {
-        PyErr_Format(PyExc_RuntimeError, "number of sections must be larger than 0, got %lld", (long long)n);
+        pct_error(PCT_ERR_RUNTIME, "number of sections must be larger than 0, got %lld", (long long)n);
         return NULL;
     }
     /* torch's vector of pieces fails to allocate as a RuntimeError */
-    int64_t *starts = (uint64_t)n > (uint64_t)PY_SSIZE_T_MAX / (2 * sizeof(int64_t)) ? NULL
+    int64_t *starts = (uint64_t)n > (uint64_t)PTRDIFF_MAX / (2 * sizeof(int64_t)) ? NULL
                       : malloc(sizeof(int64_t) * 2 * (size_t)n);
-    if (!starts) { PyErr_SetString(PyExc_RuntimeError, "std::bad_alloc"); return NULL; }
+    if (!starts) { pct_error_str(PCT_ERR_RUNTIME, "std::bad_alloc"); return NULL; }
     int64_t *lens = starts + n;
     if (sections) { /* the first size % n pieces get one more */
         for (int64_t i = 0, at = 0; i < n; i++) {
@@ -542,17 +554,17 @@ PyObject *pct_tensor_split(pct_call *c)
             lens[i] = hi > lo ? hi - lo : 0;
         }
     }
-    PyObject *r = pieces_at(t, d, n, starts, lens);
+    pct_object *r = pieces_at(t, d, n, starts, lens);
     free(starts);
     return r;
 }
 
-PyObject *pct_chunk(pct_call *c)
+pct_object *pct_chunk(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (t->ndim == 0) { PyErr_SetString(PyExc_RuntimeError, "chunk expects at least a 1-dimensional tensor"); return NULL; }
+    if (t->ndim == 0) { pct_error_str(PCT_ERR_RUNTIME, "chunk expects at least a 1-dimensional tensor"); return NULL; }
     int64_t chunks = c->v[1].i;
-    if (chunks <= 0) { PyErr_Format(PyExc_RuntimeError, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks); return NULL; }
+    if (chunks <= 0) { pct_error(PCT_ERR_RUNTIME, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks); return NULL; }
     int d = pct_wrap_dim(c->v[2].i, t->ndim);
     if (d < 0) return NULL;
     int64_t size = t->sizes[d];
@@ -561,9 +573,9 @@ PyObject *pct_chunk(pct_call *c)
     int64_t n = size == 0 ? 1 : (size + step - 1) / step;
     if (size == 0) n = chunks;
     int64_t *lens = malloc(sizeof(int64_t) * (size_t)n);
-    if (!lens) return PyErr_NoMemory();
+    if (!lens) return pct_error_nomem();
     for (int64_t i = 0; i < n; i++) lens[i] = size == 0 ? 0 : ((i + 1) * step <= size ? step : size - i * step);
-    PyObject *r = pieces(t, d, (int)n, lens);
+    pct_object *r = pieces(t, d, (int)n, lens);
     free(lens);
     return r;
 }
@@ -593,37 +605,37 @@ pct_tensor *pct_diagonal_view(pct_tensor *t, int64_t off, int a, int b)
     return pct_tensor_view_of(t, n, sizes, strides, offset);
 }
 
-PyObject *pct_diagonal(pct_call *c)
+pct_object *pct_diagonal(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int64_t off = c->v[1].i;
     int a = pct_wrap_dim(c->v[2].i, t->ndim), b = pct_wrap_dim(c->v[3].i, t->ndim);
     if (a < 0 || b < 0) return NULL;
-    if (a == b) { PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i); return NULL; }
-    return (PyObject *)pct_diagonal_view(t, off, a, b);
+    if (a == b) { pct_error(PCT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i); return NULL; }
+    return (pct_object *)pct_diagonal_view(t, off, a, b);
 }
 
-PyObject *pct_as_strided(pct_call *c)
+pct_object *pct_as_strided(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     const pct_value *sz = &c->v[1], *st = &c->v[2];
     if (sz->n != st->n) {
-        PyErr_Format(PyExc_RuntimeError, "mismatch in length of strides and shape");
+        pct_error(PCT_ERR_RUNTIME, "mismatch in length of strides and shape");
         return NULL;
     }
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     for (int i = 0; i < st->n; i++) {
         if (st->list[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "as_strided: Negative strides are not supported at the moment, got strides: %s",
+            pct_error(PCT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got strides: %s",
                          pct_shape_str(b1, sizeof b1, st->n, st->list));
             return NULL;
         }
     }
     int64_t offset = c->v[3].none ? t->offset : c->v[3].i;
-    if (offset < 0) { PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset); return NULL; }
+    if (offset < 0) { pct_error(PCT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset); return NULL; }
     for (int i = 0; i < sz->n; i++) {
         if (sz->list[i] < 0) { /* torch's storage-size computation reports a negative size as an overflow */
-            PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
+            pct_error(PCT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
                          pct_shape_str(b1, sizeof b1, sz->n, sz->list), pct_shape_str(b2, sizeof b2, st->n, st->list));
             return NULL;
         }
@@ -632,55 +644,53 @@ PyObject *pct_as_strided(pct_call *c)
     return finish_view(c, t, sz->n, sz->list, st->list, offset);
 }
 
-PyObject *pct_unfold(pct_call *c)
+pct_object *pct_unfold(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int d = pct_wrap_dim(c->v[1].i, t->ndim);
     if (d < 0) return NULL;
     int64_t size = c->v[2].i, step = c->v[3].i, dsize = t->ndim ? t->sizes[d] : 1;
     if (size > dsize) {
-        PyErr_Format(PyExc_RuntimeError, "maximum size for tensor at dimension %d is %lld but size is %lld", d, (long long)dsize, (long long)size);
+        pct_error(PCT_ERR_RUNTIME, "maximum size for tensor at dimension %d is %lld but size is %lld", d, (long long)dsize, (long long)size);
         return NULL;
     }
-    if (size < 0) { PyErr_Format(PyExc_RuntimeError, "size is %lld but must be >= 0", (long long)size); return NULL; }
-    if (step <= 0) { PyErr_Format(PyExc_RuntimeError, "step is %lld but must be > 0", (long long)step); return NULL; }
+    if (size < 0) { pct_error(PCT_ERR_RUNTIME, "size is %lld but must be >= 0", (long long)size); return NULL; }
+    if (step <= 0) { pct_error(PCT_ERR_RUNTIME, "step is %lld but must be > 0", (long long)step); return NULL; }
     if (pct_check_ndim(t->ndim + 1) < 0) return NULL;
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     int n = t->ndim;
     memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)n);
     memcpy(strides, t->strides, sizeof(int64_t) * (size_t)n);
-    if (n == 0) { sizes[0] = size; strides[0] = 1; return (PyObject *)pct_tensor_view_of(t, 1, sizes, strides, t->offset); }
+    if (n == 0) { sizes[0] = size; strides[0] = 1; return (pct_object *)pct_tensor_view_of(t, 1, sizes, strides, t->offset); }
     sizes[d] = (dsize - size) / step + 1;
     strides[d] = t->strides[d] * step;
     sizes[n] = size;
     strides[n] = t->strides[d];
-    return (PyObject *)pct_tensor_view_of(t, n + 1, sizes, strides, t->offset);
+    return (pct_object *)pct_tensor_view_of(t, n + 1, sizes, strides, t->offset);
 }
 
-PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
-
-PyObject *pct_detach(pct_call *c)
+pct_object *pct_detach(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     if (c->inplace) {
         if (t->base) {
-            PyErr_SetString(PyExc_RuntimeError,
+            pct_error_str(PCT_ERR_RUNTIME,
                             "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
                             "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
                             "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                             "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
             return NULL;
         }
-        Py_CLEAR(t->grad_fn);
+        PCT_CLEAR(t->grad_fn);
         t->flags &= (uint8_t)~PCT_FLAG_REQUIRES_GRAD;
-        Py_INCREF(t);
-        return (PyObject *)t;
+        PCT_INCREF(t);
+        return (pct_object *)t;
     }
-    return pct_tensor_alias(&pct_TensorType, t, true);
+    return (pct_object *)pct_tensor_new_alias(t, true);
 }
 
-PyObject *pct_alias(pct_call *c)
+pct_object *pct_alias(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    return (PyObject *)pct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
+    return (pct_object *)pct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
 }

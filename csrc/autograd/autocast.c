@@ -105,13 +105,7 @@ static PyObject *cast_to(ac_state *s, pct_tensor *t, int dtype)
     if (cacheable)
         for (int i = 0; i < s->ncache; i++)
             if (s->cache[i].src == (PyObject *)t && s->cache[i].dtype == dtype) return Py_NewRef(s->cache[i].cast);
-    PyObject *to = pct_opfunc_get("to", 0);
-    if (!to) {
-        PyErr_SetString(PyExc_RuntimeError, "internal error: `to` is not bound; please report");
-        return NULL;
-    }
-    PyObject *args[2] = {(PyObject *)t, pct_dtype_objects[dtype]};
-    PyObject *r = PyObject_Vectorcall(to, args, 2, NULL);
+    PyObject *r = pct_op_cast(t, dtype);
     if (r && cacheable) {
         if (s->ncache == s->capcache) {
             int cap = s->capcache ? 2 * s->capcache : 16;
@@ -211,7 +205,7 @@ int pct_autocast_apply(pct_call *c, PyObject **held, int *nheld)
                 if (!r) return -1;
                 PyList_SET_ITEM(list, k, r);
             }
-            v->obj = list;
+            pct_value_set_tensorlist(v, list);
         }
     }
     return 0;

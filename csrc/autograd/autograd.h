@@ -20,6 +20,7 @@
  */
 #ifndef PCT_AUTOGRAD_H
 #define PCT_AUTOGRAD_H
+#include <Python.h> /* first, as Python requires: autograd nodes are Python objects */
 #include "../aten/op.h"
 
 typedef enum pct_node_kind {
@@ -75,7 +76,7 @@ typedef struct pct_node {
 extern PyTypeObject pct_NodeType;
 #define PCT_NODE_CHECK(o) PyObject_TypeCheck((o), &pct_NodeType)
 
-/* Thread-local grad mode (module.c) and anomaly mode. */
+/* Thread-local grad mode (record.c: recording is what it turns off) and anomaly mode. */
 extern _Thread_local int pct_grad_enabled;
 extern int pct_anomaly_enabled;
 
@@ -96,8 +97,14 @@ PyObject *pct_saved_unpack(pct_node *n, int i);
 void pct_set_history(pct_tensor *t, pct_node *n, uint32_t output_nr);
 uint64_t pct_next_sequence_nr(void);
 
-/* record.c: dispatch with autograd recording (the binding calls this). */
+/* record.c: dispatch with autograd recording. */
 PyObject *pct_autograd_dispatch(pct_call *c);
+/* Shorthands of pct_op_call (profiler.h) for the calls autograd makes: op(a) / op(a, b) with tensors in the first parameters, the rest at their
+ * defaults; with inplace, a is written (the in-place variant op_). */
+PyObject *pct_op_call1(int op_index, pct_tensor *a);
+PyObject *pct_op_call2(int op_index, pct_tensor *a, pct_tensor *b, bool inplace);
+/* t.to(dtype) */
+PyObject *pct_op_cast(pct_tensor *t, int dtype);
 /* A node whose backward is the Python callable fn(grads, results, needs, *saved): used by
  * indexing and view rebasing. inputs/outputs are tensors (NULL entries: none). */
 pct_node *pct_record_callable(const char *name, PyObject *fn, PyObject *saved_tuple, int ninputs,

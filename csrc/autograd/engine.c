@@ -155,12 +155,15 @@ static int heap_pop(graph_task *g)
 
 /* ---- op calls from C ---- */
 
-static PyObject *call_op(const char *name, PyObject *a, PyObject *b)
+/* op(a) or op(a, b) by id, through autograd recording (so create_graph gives the engine's arithmetic a history). */
+static PyObject *call_op(int op_index, PyObject *a, PyObject *b)
 {
-    PyObject *f = pct_opfunc_get(name, 0);
-    if (!f) { PyErr_Format(PyExc_RuntimeError, "internal error: op %s is not bound; please report", name); return NULL; }
-    PyObject *args[2] = {a, b};
-    return PyObject_Vectorcall(f, args, b ? 2 : 1, NULL);
+    if (!PCT_TENSOR_CHECK(a) || (b && !PCT_TENSOR_CHECK(b))) {
+        PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: the engine's %s got a %s; please report a bug",
+                     pct_ops[op_index].sig.name, Py_TYPE(PCT_TENSOR_CHECK(a) ? b : a)->tp_name);
+        return NULL;
+    }
+    return b ? pct_op_call2(op_index, (pct_tensor *)a, (pct_tensor *)b, false) : pct_op_call1(op_index, (pct_tensor *)a);
 }
 
 static PyObject *call_helper(const char *name, PyObject *args_tuple)
@@ -178,7 +181,7 @@ static PyObject *call_helper(const char *name, PyObject *args_tuple)
 static int buffer_add(PyObject **slot, PyObject *g)
 {
     if (!*slot) { *slot = g; return 0; }
-    PyObject *sum = call_op("add", *slot, g);
+    PyObject *sum = call_op(PCT_OP_add, *slot, g);
     Py_DECREF(g);
     if (!sum) return -1;
     Py_SETREF(*slot, sum);
@@ -222,7 +225,7 @@ static PyObject *validate(pct_node *n, int index, PyObject *grad, const pct_meta
         t = (pct_tensor *)grad;
     }
     if (t->dtype != m->dtype) {
-        PyObject *r = call_op("to", grad, pct_dtype_objects[m->dtype]);
+        PyObject *r = pct_op_cast(t, m->dtype);
         Py_DECREF(grad);
         grad = r;
     }
@@ -264,8 +267,7 @@ static PyObject *clone_obeying_layout(PyObject *g, const pct_tensor *var)
         if (pct_copy_(r, gt) < 0) { Py_DECREF(r); return NULL; }
         return (PyObject *)r;
     }
-    PyObject *copy = pct_opfunc_get("copy_", 0), *args[2] = {(PyObject *)r, g};
-    PyObject *done = copy ? PyObject_Vectorcall(copy, args, 2, NULL) : NULL;
+    PyObject *done = pct_op_call2(PCT_OP_copy_, r, gt, false);
     Py_DECREF(r);
     return done;
 }
@@ -294,7 +296,7 @@ static PyObject *accumulate_grad(pct_node *n, PyObject *grads)
         if (layout_ok && (pct_grad_enabled || (Py_REFCNT(g) <= 2 && !gt->grad_fn && !gt->base))) {
             var->grad = g;
         } else {
-            PyObject *c = layout_ok ? call_op("clone", g, NULL) : clone_obeying_layout(g, var);
+            PyObject *c = layout_ok ? call_op(PCT_OP_clone, g, NULL) : clone_obeying_layout(g, var);
             Py_DECREF(g);
             if (!c) return NULL;
             if (!pct_grad_enabled && ((pct_tensor *)c)->grad_fn) { /* never store history in .grad outside create_graph */
@@ -304,14 +306,14 @@ static PyObject *accumulate_grad(pct_node *n, PyObject *grads)
             var->grad = c;
         }
     } else if (pct_grad_enabled) {
-        PyObject *sum = call_op("add", var->grad, g);
+        PyObject *sum = call_op(PCT_OP_add, var->grad, g);
         Py_DECREF(g);
         if (!sum) return NULL;
         Py_SETREF(var->grad, sum);
     } else {
-        PyObject *f = pct_opfunc_get("add", 1);
-        PyObject *args[2] = {var->grad, g};
-        PyObject *r = f ? PyObject_Vectorcall(f, args, 2, NULL) : NULL;
+        PyObject *r = PCT_TENSOR_CHECK(var->grad) && PCT_TENSOR_CHECK(g)
+                          ? pct_op_call2(PCT_OP_add, (pct_tensor *)var->grad, (pct_tensor *)g, true)
+                          : call_op(PCT_OP_add, var->grad, g);
         Py_DECREF(g);
         if (!r) return NULL;
         Py_DECREF(r);
@@ -412,7 +414,7 @@ static int run_pre_hooks(pct_node *n, PyObject **grads_io)
             PyObject *t = w ? PyWeakref_GetObject(w) : NULL;
             if (t && t != Py_None) {
                 pct_tensor *tt = (pct_tensor *)t;
-                PyObject *v = tt->grad ? call_op("add", tt->grad, g) : call_op("clone", g, NULL);
+                PyObject *v = tt->grad ? call_op(PCT_OP_add, tt->grad, g) : call_op(PCT_OP_clone, g, NULL);
                 if (!v) return -1;
                 if (!pct_grad_enabled && ((pct_tensor *)v)->grad_fn) Py_CLEAR(((pct_tensor *)v)->grad_fn);
                 Py_XSETREF(tt->grad, v);
@@ -466,7 +468,7 @@ static int check_nan(pct_node *n, PyObject *outs)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(outs); i++) {
         PyObject *g = PyTuple_GET_ITEM(outs, i);
         if (!PCT_TENSOR_CHECK(g)) continue;
-        PyObject *nan = call_op("isnan", g, NULL), *any = nan ? call_op("any", nan, NULL) : NULL;
+        PyObject *nan = call_op(PCT_OP_isnan, g, NULL), *any = nan ? call_op(PCT_OP_any, nan, NULL) : NULL;
         Py_XDECREF(nan);
         if (!any) return -1;
         int bad = PyObject_IsTrue(any);
@@ -642,9 +644,7 @@ static PyObject *root_grad(pct_tensor *root, PyObject *given, int i)
         PyErr_SetString(PyExc_RuntimeError, "grad can be implicitly created only for scalar outputs");
         return NULL;
     }
-    PyObject *ones = pct_opfunc_get("ones_like", 0);
-    PyObject *arg = (PyObject *)root;
-    return ones ? PyObject_Vectorcall(ones, &arg, 1, NULL) : NULL;
+    return pct_op_call1(PCT_OP_ones_like, root);
 }
 
 PyObject *pct_run_backward(PyObject *roots, PyObject *grad_roots, int keep_graph, int create_graph, PyObject *inputs,
@@ -716,7 +716,7 @@ PyObject *pct_run_backward(PyObject *roots, PyObject *grad_roots, int keep_graph
             if (g.caps[i].node->kind == PCT_NODE_ACCUMULATE || !g.caps[i].grad) continue;
             pct_tensor *t = (pct_tensor *)PySequence_Fast_ITEMS(inputs)[i];
             if (t->flags & PCT_FLAG_RETAINS_GRAD) continue; /* retain_grad already stored it */
-            PyObject *v = t->grad ? call_op("add", t->grad, g.caps[i].grad) : Py_NewRef(g.caps[i].grad);
+            PyObject *v = t->grad ? call_op(PCT_OP_add, t->grad, g.caps[i].grad) : Py_NewRef(g.caps[i].grad);
             if (!v) goto done;
             Py_XSETREF(t->grad, v);
         }

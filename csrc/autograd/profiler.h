@@ -19,6 +19,14 @@ extern int pct_dispatch_hooks __attribute__((visibility("hidden")));
 
 /* An op call with the hooks that are on (profiler event, autocast casts). */
 PyObject *pct_hooked_dispatch(pct_call *c);
+/* The one C entry of an op call: the hooks that are on, autograd recording, then the dispatcher. The binding calls it
+ * after parsing Python arguments; autograd and autocast call ops by id through it (pct_call_init, then the
+ * arguments). New reference, or NULL with an exception. */
+static inline PyObject *pct_op_call(pct_call *c)
+{
+    /* Note [Dispatch hooks]: one predictable branch when no profiler or autocast is on */
+    return __builtin_expect(pct_dispatch_hooks != 0, 0) ? pct_hooked_dispatch(c) : pct_autograd_dispatch(c);
+}
 /* The backward engine's call of one node: with the profiler recording, it is wrapped in
  * "autograd::engine::evaluate_function: <node>" and "<node>" events. */
 PyObject *pct_profiled_node_apply(pct_node *n, PyObject *grads);

@@ -7,11 +7,14 @@
  * Formulas are compiled on first use by pyctorch.autograd._formulas into one Python
  * function per op: fn(grads, results, needs, *params) -> a gradient per edge. */
 #include "autograd.h"
+#include "profiler.h"
 #include "../python/pyobjects.h"
 #include <ctype.h>
 #include <string.h>
 
 PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
+
+_Thread_local int pct_grad_enabled = 1;
 
 /* ---- the formula table ---- */
 
@@ -302,13 +305,7 @@ static pct_tensor **collect_outputs(PyObject *r, int *n)
     return outs;
 }
 
-static PyObject *clone_with_history(pct_tensor *t)
-{
-    PyObject *clone = pct_opfunc_get("clone", 0);
-    if (!clone) { PyErr_SetString(PyExc_RuntimeError, "internal error: clone is not bound; please report"); return NULL; }
-    PyObject *arg = (PyObject *)t;
-    return PyObject_Vectorcall(clone, &arg, 1, NULL);
-}
+static PyObject *clone_with_history(pct_tensor *t) { return pct_op_call1(PCT_OP_clone, t); }
 
 static void saved_set(pct_saved *s, PyObject *obj, bool is_output, uint32_t nr)
 {
@@ -553,4 +550,37 @@ int pct_rebase_view_history(pct_tensor *t)
 done:
     Py_XDECREF(cs); Py_XDECREF(vb); Py_XDECREF(bgeo); Py_XDECREF(vgeo); Py_XDECREF(saved);
     return rc;
+}
+
+PyObject *pct_op_call1(int op_index, pct_tensor *a)
+{
+    pct_call c;
+    pct_call_init(&c, op_index);
+    c.v[0].none = 0;
+    c.v[0].t = a;
+    return pct_op_call(&c);
+}
+
+PyObject *pct_op_call2(int op_index, pct_tensor *a, pct_tensor *b, bool inplace)
+{
+    pct_call c;
+    pct_call_init(&c, op_index);
+    c.v[0].none = c.v[1].none = 0;
+    c.v[0].t = a;
+    c.v[1].t = b;
+    if (inplace) {
+        c.inplace = true;
+        c.out = a;
+    }
+    return pct_op_call(&c);
+}
+
+PyObject *pct_op_cast(pct_tensor *t, int dtype)
+{
+    pct_call c;
+    pct_call_init(&c, PCT_OP_to_dtype);
+    c.v[0].none = c.v[1].none = 0;
+    c.v[0].t = t;
+    c.v[1].dtype = dtype;
+    return pct_op_call(&c);
 }

@@ -13,6 +13,7 @@
 #include "aten/iter.h"
 #include "aten/tensor.h"
 #include "distributed/c10d.h"
+#include "python/pyobjects.h"
 
 #ifdef PCT_HAVE_GLOO
 #include "distributed/gloo_shim.h"
@@ -284,7 +285,7 @@ static PyObject *reduce_into(pg_object *pg, PyObject *to, bool to_all, int root,
     pct_tensor *t = gloo_tensor(to);
     pct_gloo_reduce_fn fn = t ? reduce_fn_for(op, t->dtype) : NULL;
     if (!fn) return NULL;
-    PCT_CHECK(to_all || (root >= 0 && root < pg->size), PyExc_RuntimeError, "ProcessGroupGloo::reduce: invalid root rank: %d",
+    PCT_CHECK(to_all || (root >= 0 && root < pg->size), PCT_ERR_RUNTIME, "ProcessGroupGloo::reduce: invalid root rank: %d",
               root);
     PCT_TRY(staged = pct_contiguous(t));
     void *p = pct_tensor_data(staged);
@@ -329,7 +330,7 @@ static PyObject *pg_broadcast(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "Oi:broadcast", &to, &root) || !live(pg)) return NULL;
     pct_tensor *t = gloo_tensor(to);
     if (!t) return NULL;
-    PCT_CHECK(root >= 0 && root < pg->size, PyExc_RuntimeError, "ProcessGroupGloo::broadcast: invalid root rank: %d", root);
+    PCT_CHECK(root >= 0 && root < pg->size, PCT_ERR_RUNTIME, "ProcessGroupGloo::broadcast: invalid root rank: %d", root);
     PCT_TRY(staged = pct_contiguous(t));
     uint32_t tag = pg->tag++;
     RUN_GLOO(pct_gloo_broadcast(pg->gloo, pct_tensor_data(staged), nbytes_of(staged), root, tag, PG_TIMEOUT(pg), err,
@@ -367,14 +368,14 @@ static int size_error(const char *what, Py_ssize_t i, int nd1, const int64_t *s1
  * element count; fills out[] with borrowed tensors. */
 static int check_list(pg_object *pg, PyObject *list, const pct_tensor *like, pct_tensor **out, const char *what)
 {
-    PCT_CHECK(PyList_Check(list) || PyTuple_Check(list), PyExc_TypeError, "%s: expected a list of tensors", what);
+    PCT_CHECK(PyList_Check(list) || PyTuple_Check(list), PCT_ERR_TYPE, "%s: expected a list of tensors", what);
     Py_ssize_t n = PySequence_Size(list);
-    PCT_CHECK(n == pg->size, PyExc_RuntimeError, "ProcessGroupGloo::%s: requires %d tensors in the list, got %zd", what,
+    PCT_CHECK(n == pg->size, PCT_ERR_RUNTIME, "ProcessGroupGloo::%s: requires %d tensors in the list, got %zd", what,
               pg->size, n);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PyList_Check(list) ? PyList_GET_ITEM(list, i) : PyTuple_GET_ITEM(list, i);
         PCT_TRY(out[i] = gloo_tensor(o));
-        PCT_CHECK(out[i]->dtype == like->dtype, PyExc_RuntimeError, "ProcessGroupGloo::%s: invalid tensor type at index %zd "
+        PCT_CHECK(out[i]->dtype == like->dtype, PCT_ERR_RUNTIME, "ProcessGroupGloo::%s: invalid tensor type at index %zd "
                   "(expected %s, got %s)", what, i, pct_dtype_cpp_name[like->dtype], pct_dtype_cpp_name[out[i]->dtype]);
         if (out[i]->numel != like->numel)
             return size_error(what, i, like->ndim, like->sizes, out[i]->ndim, out[i]->sizes);
@@ -465,7 +466,7 @@ static PyObject *pg_allgather_into(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:allgather_into", &oo, &io) || !live(pg)) return NULL;
     pct_tensor *out = gloo_tensor(oo), *in = out ? gloo_tensor(io) : NULL;
     if (!in) return NULL;
-    PCT_CHECK(out->dtype == in->dtype, PyExc_TypeError, "output tensor must have the same type as input tensor");
+    PCT_CHECK(out->dtype == in->dtype, PCT_ERR_TYPE, "output tensor must have the same type as input tensor");
     {
         /* as torch's Gloo: the output is size chunks along dim 0, each shaped as the input */
         int64_t chunk[PCT_MAX_DIMS];
@@ -503,7 +504,7 @@ static PyObject *pg_gather(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOi:gather", &outs, &ino, &root) || !live(pg)) return NULL;
     pct_tensor *in = gloo_tensor(ino);
     if (!in) return NULL;
-    PCT_CHECK(root >= 0 && root < pg->size, PyExc_RuntimeError, "ProcessGroupGloo::gather: invalid root rank: %d", root);
+    PCT_CHECK(root >= 0 && root < pg->size, PCT_ERR_RUNTIME, "ProcessGroupGloo::gather: invalid root rank: %d", root);
     PCT_TRY(dst = PyMem_Calloc((size_t)pg->size, sizeof *dst));
     if (pg->rank == root) {
         PCT_TRY_INT(check_list(pg, outs, in, dst, "gather"));
@@ -537,7 +538,7 @@ static PyObject *pg_scatter(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOi:scatter", &oo, &ins, &root) || !live(pg)) return NULL;
     pct_tensor *out = gloo_tensor(oo);
     if (!out) return NULL;
-    PCT_CHECK(root >= 0 && root < pg->size, PyExc_RuntimeError, "ProcessGroupGloo::scatter: invalid root rank: %d", root);
+    PCT_CHECK(root >= 0 && root < pg->size, PCT_ERR_RUNTIME, "ProcessGroupGloo::scatter: invalid root rank: %d", root);
     PCT_TRY(src = PyMem_Calloc((size_t)pg->size, sizeof *src));
     PCT_TRY(staged = PyMem_Calloc((size_t)pg->size, sizeof *staged));
     PCT_TRY(ptrs = PyMem_Calloc((size_t)pg->size, sizeof *ptrs));
@@ -630,8 +631,8 @@ static PyObject *pg_reduce_scatter_tensor(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOi:reduce_scatter_tensor", &oo, &io, &op) || !live(pg)) return NULL;
     pct_tensor *out = gloo_tensor(oo), *in = out ? gloo_tensor(io) : NULL;
     if (!in) return NULL;
-    PCT_CHECK(out->dtype == in->dtype, PyExc_TypeError, "input tensor must be the same type as the output tensor.");
-    PCT_CHECK(in->numel == out->numel * pg->size, PyExc_ValueError,
+    PCT_CHECK(out->dtype == in->dtype, PCT_ERR_TYPE, "input tensor must be the same type as the output tensor.");
+    PCT_CHECK(in->numel == out->numel * pg->size, PCT_ERR_VALUE,
               "input tensor must be the same size as output size times world size");
     PCT_TRY(flat = pct_to_dtype(in, in->dtype, true)); /* a private copy: the input stays as it was */
     PCT_TRY_INT(reduce_scatter_flat(pg, out, flat, op));
@@ -650,11 +651,11 @@ static int split_bytes(pg_object *pg, PyObject *splits, const pct_tensor *t, int
     Py_ssize_t n = splits == Py_None ? 0 : PySequence_Size(splits);
     if (n < 0) return -1;
     if (n == 0) {
-        PCT_CHECK(dim0 % pg->size == 0, PyExc_RuntimeError, "Tensor's dim 0 does not divide equally across group size");
+        PCT_CHECK(dim0 % pg->size == 0, PCT_ERR_RUNTIME, "Tensor's dim 0 does not divide equally across group size");
         for (int i = 0; i < pg->size; i++) bytes[i] = dim0 / pg->size * row * item;
         return 0;
     }
-    PCT_CHECK(n == pg->size, PyExc_RuntimeError, "Number of %s splits must equal the group size", what);
+    PCT_CHECK(n == pg->size, PCT_ERR_RUNTIME, "Number of %s splits must equal the group size", what);
     int64_t total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PySequence_GetItem(splits, i);
@@ -662,11 +663,11 @@ static int split_bytes(pg_object *pg, PyObject *splits, const pct_tensor *t, int
         long long v = PyLong_AsLongLong(o);
         Py_DECREF(o);
         if (v == -1 && PyErr_Occurred()) return -1;
-        PCT_CHECK(v >= 0, PyExc_RuntimeError, "Split sizes must be non-negative");
+        PCT_CHECK(v >= 0, PCT_ERR_RUNTIME, "Split sizes must be non-negative");
         bytes[i] = v * row * item;
         total += v;
     }
-    PCT_CHECK(total == dim0, PyExc_RuntimeError, "Split sizes doesn't match total dim 0 size");
+    PCT_CHECK(total == dim0, PCT_ERR_RUNTIME, "Split sizes doesn't match total dim 0 size");
     return 0;
 fail:
     return -1;
@@ -683,7 +684,7 @@ static PyObject *pg_alltoall_base(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOO:alltoall_base", &oo, &io, &osplit, &isplit) || !live(pg)) return NULL;
     pct_tensor *out = gloo_tensor(oo), *in = out ? gloo_tensor(io) : NULL;
     if (!in) return NULL;
-    PCT_CHECK(out->dtype == in->dtype, PyExc_RuntimeError, "Tensors must have the same dtype");
+    PCT_CHECK(out->dtype == in->dtype, PCT_ERR_RUNTIME, "Tensors must have the same dtype");
     PCT_TRY(ib = PyMem_Calloc((size_t)pg->size, sizeof *ib));
     PCT_TRY(ob = PyMem_Calloc((size_t)pg->size, sizeof *ob));
     PCT_TRY_INT(split_bytes(pg, isplit, in, ib, "input"));
@@ -732,8 +733,8 @@ static PyObject *p2p(PyObject *self, PyObject *args, bool is_send)
     if (!PyArg_ParseTuple(args, "Oi|L", &to, &peer, &tag) || !live(pg)) return NULL;
     pct_tensor *t = gloo_tensor(to);
     if (!t) return NULL;
-    PCT_CHECK(peer >= (is_send ? 0 : -1) && peer < pg->size, PyExc_ValueError, "Invalid %s rank %d", is_send ? "destination" : "source", peer);
-    PCT_CHECK(pct_tensor_is_contiguous(t), PyExc_RuntimeError, "input tensor has to be contiguous"); /* as torch's Gloo */
+    PCT_CHECK(peer >= (is_send ? 0 : -1) && peer < pg->size, PCT_ERR_VALUE, "Invalid %s rank %d", is_send ? "destination" : "source", peer);
+    PCT_CHECK(pct_tensor_is_contiguous(t), PCT_ERR_RUNTIME, "input tensor has to be contiguous"); /* as torch's Gloo */
     PCT_TRY(staged = (pct_tensor *)Py_NewRef((PyObject *)t));
     PCT_TRY(w = PyObject_New(work_object, &work_type));
     w->p2p = NULL;

@@ -57,7 +57,8 @@ static int parse_default(pct_param *p, const char *text)
         v->obj = PyUnicode_FromStringAndSize(text + 1, (Py_ssize_t)n - 2);
         if (!v->obj) return -1;
         PyUnicode_InternInPlace(&v->obj);
-        return 0;
+        v->str = PyUnicode_AsUTF8(v->obj);
+        return v->str ? 0 : -1;
     }
     default:
         PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: unsupported default '%s' for %s", text, p->name);
@@ -261,11 +262,6 @@ int pct_scalar_from_object(PyObject *o, pct_scalar *s)
     return -1;
 }
 
-int pct_scalar_dtype(const pct_scalar *s)
-{
-    return s->kind == PCT_SCALAR_BOOL ? PCT_BOOL : s->kind == PCT_SCALAR_INT ? PCT_INT64 : PCT_FLOAT64;
-}
-
 pct_tensor *pct_wrap_scalar(const pct_scalar *s)
 {
     pct_tensor *t = pct_tensor_scalar(pct_scalar_dtype(s), s->d, s->i, s->kind == PCT_SCALAR_FLOAT);
@@ -316,6 +312,21 @@ static void take_default(const pct_param *p, pct_value *v)
 
 /* An instance of pyctorch's torch.memory_format / torch.layout classes (pyctorch/_layouts.py). */
 static bool is_instance_named(PyObject *o, const char *type_name) { return strcmp(_PyType_Name(Py_TYPE(o)), type_name) == 0; }
+
+/* pyctorch's memory_format singletons carry their name in _name. */
+static int memory_format_code(PyObject *o)
+{
+    PyObject *name = PyObject_GetAttrString(o, "_name");
+    if (!name) { PyErr_Clear(); return PCT_MF_UNKNOWN; }
+    int code = PCT_MF_UNKNOWN;
+    if (PyUnicode_Check(name)) {
+        if (PyUnicode_CompareWithASCIIString(name, "preserve_format") == 0) code = PCT_MF_PRESERVE;
+        else if (PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0) code = PCT_MF_CONTIGUOUS;
+        else if (PyUnicode_CompareWithASCIIString(name, "channels_last") == 0) code = PCT_MF_CHANNELS_LAST;
+    }
+    Py_DECREF(name);
+    return code;
+}
 
 /* Converts one Python object to a value of param p's type. 0, or -1 (no exception). */
 static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
@@ -421,18 +432,24 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
     case PCT_ARG_TENSORLIST: {
         if (!PyTuple_Check(o) && !PyList_Check(o)) return -1;
         Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        if (n > INT32_MAX) return -1;
         for (Py_ssize_t i = 0; i < n; i++)
             if (!PCT_TENSOR_CHECK(PySequence_Fast_ITEMS(o)[i])) return -1;
-        v->obj = o;
+        pct_value_set_tensorlist(v, o);
         return 0;
     }
     case PCT_ARG_STR:
         if (!PyUnicode_Check(o)) return -1;
         v->obj = o;
+        if (!(v->str = PyUnicode_AsUTF8(o))) return PCT_PARSE_FAILED; /* a str with lone surrogates */
         return 0;
     case PCT_ARG_MEMFORMAT:
+        if (!is_instance_named(o, "memory_format")) return -1;
+        v->obj = o;
+        v->code = memory_format_code(o);
+        return 0;
     case PCT_ARG_LAYOUT:
-        if (!is_instance_named(o, p->type == PCT_ARG_LAYOUT ? "layout" : "memory_format")) return -1;
+        if (!is_instance_named(o, "layout")) return -1;
         v->obj = o;
         return 0;
     default:
@@ -560,5 +577,12 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
         const pct_value *o = &c->v[sig->params[sig->out_index].slot];
         c->out = o->none ? NULL : o->t;
     }
+    return 0;
+}
+
+int pct_ops_init(void)
+{
+    for (int i = 0; i < PCT_NUM_OPS; i++)
+        if (pct_signature_parse(pct_ops[i].schema, &pct_ops[i].sig) < 0) return -1;
     return 0;
 }

@@ -138,8 +138,7 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
             }
             c.out = (pct_tensor *)self;
         }
-        /* Note [Dispatch hooks]: one predictable branch when no profiler or autocast is on */
-        PyObject *r = __builtin_expect(pct_dispatch_hooks != 0, 0) ? pct_hooked_dispatch(&c) : pct_autograd_dispatch(&c);
+        PyObject *r = pct_op_call(&c);
         pct_call_release(&c);
         return r;
     }

@@ -18,7 +18,7 @@
  */
 #include "pyobjects.h"
 #include "../aten/error.h"
-#include "../aten/cpu/random_engine.h"
+#include "../aten/generator_state.h"
 #include <pythread.h>
 #include <stdio.h>
 #include <string.h>

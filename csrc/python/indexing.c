@@ -396,8 +396,7 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
         while (src->ndim - lead > v->ndim && src->sizes[lead] == 1) lead++;
         pct_tensor *sv = lead ? pct_tensor_view_of(src, src->ndim - lead, src->sizes + lead, src->strides + lead, src->offset) : src;
         if (accumulate) {
-            PyObject *add = pct_opfunc_get("add", 1), *args[2] = {(PyObject *)v, (PyObject *)sv};
-            PyObject *r = add && sv ? PyObject_Vectorcall(add, args, 2, NULL) : NULL;
+            PyObject *r = sv ? pct_op_call2(PCT_OP_add, v, sv, true) : NULL;
             rc = r ? 0 : -1;
             Py_XDECREF(r);
         } else {

@@ -10,9 +10,7 @@
 #include <omp.h>
 #endif
 
-_Thread_local int pct_grad_enabled = 1;
 PyObject *pct_py_from_dlpack(PyObject *self, PyObject *obj);
-PyObject *pct_py_op_table(PyObject *self, PyObject *unused);
 #ifdef PCT_HAVE_OPENBLAS
 void openblas_set_num_threads(int n); /* from OpenBLAS; it shares libgomp's pool in the openmp build */
 #endif
@@ -159,6 +157,28 @@ static PyObject *py_build_info(PyObject *m, PyObject *u)
                          "cuda", Py_False);
 }
 
+/* _C._op_table(): the operator table as data, one dict per entry (tests and docs read it). */
+static PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    static const char *const kinds[] = {"custom", "unary", "binary"};
+    static const char *const promos[] = {"default", "int_to_float", "compare", "bool_out"};
+    PyObject *list = PyList_New(PCT_NUM_OPS);
+    for (int i = 0; list && i < PCT_NUM_OPS; i++) {
+        const pct_op *op = &pct_ops[i];
+        char variants[4] = {0};
+        int n = 0;
+        if (op->variants & PCT_V_FUNC) variants[n++] = 'F';
+        if (op->variants & PCT_V_METHOD) variants[n++] = 'M';
+        if (op->variants & PCT_V_INPLACE) variants[n++] = 'I';
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", op->id, "name", op->sig.name, "schema", op->schema,
+                                    "variants", variants, "kind", kinds[op->kind], "promotion", promos[op->promotion]);
+        if (!d) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, d);
+    }
+    return list;
+}
+
 static PyMethodDef module_methods[] = {
     {"tensor", (PyCFunction)(void (*)(void))pct_py_tensor, METH_VARARGS | METH_KEYWORDS, "tensor(data, *, dtype=None, device=None, requires_grad=False)"},
     {"as_tensor", (PyCFunction)(void (*)(void))pct_py_as_tensor, METH_VARARGS | METH_KEYWORDS, "as_tensor(data, dtype=None, device=None)"},
@@ -195,6 +215,7 @@ PyObject *pct_LinAlgError; /* owned by the module init for the life of the proce
 
 PyMODINIT_FUNC PyInit__C(void)
 {
+    pct_runtime_install();
     pct_TensorType.tp_methods = pct_tensor_methods;
     pct_TensorType.tp_getset = pct_tensor_getset;
     pct_SizeType.tp_base = &PyTuple_Type;

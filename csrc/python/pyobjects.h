@@ -5,6 +5,23 @@
 #include <Python.h>
 #include "../aten/op.h"
 
+/* The Tensor type (tensor_type.c): its objects are pct_tensor structs (csrc/aten/tensor.h). */
+extern PyTypeObject pct_TensorType;
+#define PCT_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pct_TensorType)
+/* torch.linalg.LinAlgError (torch._C._LinAlgError, a RuntimeError), made by the module init (module.c); the core
+ * raises it as PCT_ERR_LINALG. */
+extern PyObject *pct_LinAlgError;
+/* Fill the core's runtime table (Note [The runtime table]); the module init's first step. */
+void pct_runtime_install(void);
+
+/* A TENSORLIST argument: the tuple or list (borrowed) and its items as the kernels read them. */
+static inline void pct_value_set_tensorlist(pct_value *v, PyObject *seq)
+{
+    v->obj = seq;
+    v->items = (pct_tensor *const *)PySequence_Fast_ITEMS(seq);
+    v->n = (int32_t)PySequence_Fast_GET_SIZE(seq);
+}
+
 /* pyctorch.dtype: one immortal instance per dtype. */
 typedef struct pct_dtype_object { PyObject_HEAD int dtype; } pct_dtype_object;
 extern PyTypeObject pct_DtypeType;
@@ -25,11 +42,9 @@ PyObject *pct_size_new(int n, const int64_t *v);
 /* pyctorch.Generator, the default generator and the seeding functions (generator.c). */
 int pct_generator_install(PyObject *module);
 
-/* A torch.return_types pair named `name` with fields f0, f1 (static strings); steals a
- * and b, either of which may be NULL (then it fails, releasing the other). */
-PyObject *pct_return_pair(const char *name, const char *f0, const char *f1, pct_tensor *a, pct_tensor *b);
-/* The same with n (<= 3) fields; steals the n items (all released if one is NULL). */
-PyObject *pct_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items);
+/* A torch.return_types.<name> with n (<= 3) fields (static strings); steals the n items (all released if one is
+ * NULL). The core reaches it as pct_return_named / pct_return_pair (runtime.h). */
+PyObject *pct_py_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items);
 
 /* Op function objects: torch.add, Tensor.add, Tensor.add_ */
 extern PyTypeObject pct_OpFuncType;
@@ -51,6 +66,8 @@ PyObject *pct_scalar_to_python(const void *p, int dtype);
 int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, pct_call *c, PyObject **err);
 int pct_signature_parse(const char *schema, pct_signature *sig);
+/* Parses every schema in pct_ops (the binding reads arguments against them); -1 with exception. */
+int pct_ops_init(void);
 /* An overload of canon's op (Note [Overload signatures]); -1 with exception. */
 int pct_overload_parse(const char *schema, const pct_signature *canon, pct_signature *sig);
 void pct_call_release(pct_call *c);
@@ -67,8 +84,6 @@ PyObject *pct_tensor_resize_method(PyObject *self, PyObject *args, PyObject *kw)
 PyObject *pct_tensor_resize_as_method(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw);
 
-/* grad mode (thread-local), read by the binding before recording autograd. */
-extern _Thread_local int pct_grad_enabled;
 
 /* Tensor methods implemented directly in the binding (not ops): tensor_type.c */
 extern PyMethodDef pct_tensor_methods[];

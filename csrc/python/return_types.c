@@ -60,7 +60,7 @@ static PyTypeObject *lookup(const char *name, int n, const char *const *fields)
     return e->type;
 }
 
-PyObject *pct_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items)
+PyObject *pct_py_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items)
 {
     PyObject *r = NULL;
     PyTypeObject *tp;
@@ -72,11 +72,4 @@ PyObject *pct_return_named(const char *name, int n, const char *const *fields, p
 fail:
     for (int i = 0; i < n; i++) Py_XDECREF(items[i]);
     return NULL;
-}
-
-PyObject *pct_return_pair(const char *name, const char *f0, const char *f1, pct_tensor *a, pct_tensor *b)
-{
-    const char *const fields[2] = {f0, f1};
-    pct_tensor *const items[2] = {a, b};
-    return pct_return_named(name, 2, fields, items);
 }

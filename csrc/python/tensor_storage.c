@@ -4,6 +4,7 @@
  * set_, so every size, stride and offset is checked against the storage here, with
  * overflow-safe arithmetic: they come from files. */
 #include "pyobjects.h"
+#include "../autograd/autograd.h"
 #include "../aten/error.h"
 
 #define T(o) ((pct_tensor *)(o))
@@ -104,12 +105,12 @@ PyObject *pct_tensor_resize_as_method(PyObject *self, PyObject *args, PyObject *
 static int64_t view_extent(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, int64_t item)
 {
     char b1[PCT_SHAPE_BUF];
-    if (offset < 0) PCT_FAIL(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
+    if (offset < 0) PCT_FAIL(PCT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset);
     bool empty = false;
     for (int i = 0; i < ndim; i++) {
-        PCT_CHECK(sizes[i] >= 0, PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+        PCT_CHECK(sizes[i] >= 0, PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
                   (long long)sizes[i], pct_shape_str(b1, sizeof b1, ndim, sizes));
-        PCT_CHECK(strides[i] >= 0, PyExc_RuntimeError, "set_: negative strides are not supported, got %s",
+        PCT_CHECK(strides[i] >= 0, PCT_ERR_RUNTIME, "set_: negative strides are not supported, got %s",
                   pct_shape_str(b1, sizeof b1, ndim, strides));
         if (sizes[i] == 0) empty = true;
     }
@@ -130,24 +131,24 @@ PyObject *pct_tensor_set_(PyObject *self, PyObject *args, PyObject *kw)
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS], offset = 0, item = pct_tensor_itemsize(t);
     int ndim = 1;
     if (pct_tensor_requires_grad(t) && pct_grad_enabled) {
-        PCT_CHECK(t->grad_fn != NULL, PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
-        PCT_FAIL(PyExc_RuntimeError, "set_: pyctorch does not record set_ on a tensor that requires grad; use it under no_grad() or on a detached tensor");
+        PCT_CHECK(t->grad_fn != NULL, PCT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
+        PCT_FAIL(PCT_ERR_RUNTIME, "set_: pyctorch does not record set_ on a tensor that requires grad; use it under no_grad() or on a detached tensor");
     }
     /* set_() empties the tensor; an explicit None matches none of torch's overloads */
-    PCT_CHECK(source != Py_None, PyExc_TypeError,
+    PCT_CHECK(source != Py_None, PCT_ERR_TYPE,
               "set_() received an invalid combination of arguments - got (NoneType), but expected one of:\n * ()\n"
               " * (torch.Storage source)\n * (torch.Storage source, int storage_offset, tuple of ints size, tuple of "
               "ints stride = None)\n * (Tensor source)\n * (Tensor source, int storage_offset, tuple of ints size, "
               "tuple of ints stride = None)\n");
     if (!source) {
-        PCT_CHECK(!offset_o && !size_o && !stride_o, PyExc_TypeError, "set_(): storage_offset, size and stride need a source storage");
+        PCT_CHECK(!offset_o && !size_o && !stride_o, PCT_ERR_TYPE, "set_(): storage_offset, size and stride need a source storage");
         PCT_TRY(st = pct_storage_new_cpu(0));
         sizes[0] = 0;
         strides[0] = 1;
     } else if (PCT_TENSOR_CHECK(source)) {
         pct_tensor *src = T(source);
-        PCT_CHECK(!offset_o && !size_o && !stride_o, PyExc_TypeError, "set_(): set_(source: Tensor) takes no other argument");
-        PCT_CHECK(src->dtype == t->dtype, PyExc_RuntimeError, "Could not set tensor of type %s to a tensor of type %s",
+        PCT_CHECK(!offset_o && !size_o && !stride_o, PCT_ERR_TYPE, "set_(): set_(source: Tensor) takes no other argument");
+        PCT_CHECK(src->dtype == t->dtype, PCT_ERR_RUNTIME, "Could not set tensor of type %s to a tensor of type %s",
                   pct_dtype_name[t->dtype], pct_dtype_name[src->dtype]);
         st = src->storage;
         pct_storage_incref(st);
@@ -165,7 +166,7 @@ PyObject *pct_tensor_set_(PyObject *self, PyObject *args, PyObject *kw)
             if (idx) { offset = PyLong_AsLongLong(idx); Py_DECREF(idx); }
             if (!idx || (offset == -1 && PyErr_Occurred())) {
                 PyErr_Clear();
-                PCT_FAIL(PyExc_TypeError, "set_(): argument 'storage_offset' must be int, not %s", Py_TYPE(offset_o)->tp_name);
+                PCT_FAIL(PCT_ERR_TYPE, "set_(): argument 'storage_offset' must be int, not %s", Py_TYPE(offset_o)->tp_name);
             }
         }
         if (size_o && size_o != Py_None) {
@@ -175,25 +176,25 @@ PyObject *pct_tensor_set_(PyObject *self, PyObject *args, PyObject *kw)
                 PCT_TRY_INT(n = int_list(stride_o, "stride", strides));
                 /* torch: an empty stride list means contiguous */
                 if (n == 0 && ndim > 0) pct_contiguous_strides(ndim, sizes, strides);
-                else PCT_CHECK(n == ndim, PyExc_RuntimeError, "mismatch in length of strides and shape");
+                else PCT_CHECK(n == ndim, PCT_ERR_RUNTIME, "mismatch in length of strides and shape");
             } else {
                 pct_contiguous_strides(ndim, sizes, strides);
             }
         } else {
-            PCT_CHECK(!offset_o && (!stride_o || stride_o == Py_None), PyExc_TypeError,
+            PCT_CHECK(!offset_o && (!stride_o || stride_o == Py_None), PCT_ERR_TYPE,
                       "set_(): storage_offset and stride need a size");
             sizes[0] = (int64_t)(st->nbytes / (size_t)item);
             strides[0] = 1;
         }
     } else {
-        PCT_FAIL(PyExc_TypeError, "set_(): argument 'source' must be Tensor or UntypedStorage, not %s", Py_TYPE(source)->tp_name);
+        PCT_FAIL(PCT_ERR_TYPE, "set_(): argument 'source' must be Tensor or UntypedStorage, not %s", Py_TYPE(source)->tp_name);
     }
-    PCT_CHECK(st->device_type == t->device_type, PyExc_RuntimeError, "Expected a storage on the tensor's device");
+    PCT_CHECK(st->device_type == t->device_type, PCT_ERR_RUNTIME, "Expected a storage on the tensor's device");
     int64_t need = view_extent(ndim, sizes, strides, offset, item);
     PCT_TRY_INT(need);
     if ((uint64_t)need > (uint64_t)st->nbytes) {
         char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-        PCT_FAIL(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a storage "
+        PCT_FAIL(PCT_ERR_RUNTIME, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a storage "
                  "size of %lld are out of bounds for storage of size %zu", pct_shape_str(b1, sizeof b1, ndim, sizes),
                  pct_shape_str(b2, sizeof b2, ndim, strides), (long long)offset, (long long)item, (long long)need, st->nbytes);
     }
@@ -237,10 +238,10 @@ PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw)
     (void)m;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OLLp:frombuffer", kwlist, &buffer, &dtype_o, &count, &offset, &requires_grad))
         return NULL;
-    PCT_CHECK(dtype_o, PyExc_TypeError, "frombuffer() missing required keyword argument 'dtype'");
+    PCT_CHECK(dtype_o, PCT_ERR_TYPE, "frombuffer() missing required keyword argument 'dtype'");
     int dtype = pct_dtype_from_object(dtype_o);
     PCT_TRY_INT(dtype);
-    PCT_CHECK(PyObject_CheckBuffer(buffer), PyExc_ValueError, "object does not implement Python buffer protocol.");
+    PCT_CHECK(PyObject_CheckBuffer(buffer), PCT_ERR_VALUE, "object does not implement Python buffer protocol.");
     view = PyMem_Calloc(1, sizeof *view);
     if (!view) { PyErr_NoMemory(); goto fail; }
     int readonly = 0;
@@ -251,7 +252,7 @@ PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw)
             PyErr_Clear();
             PyMem_Free(view);
             view = NULL;
-            PCT_FAIL(PyExc_RuntimeError, "could not retrieve buffer from object");
+            PCT_FAIL(PCT_ERR_RUNTIME, "could not retrieve buffer from object");
         }
     }
     /* from here the capsule owns the export and releases it when the storage dies */
@@ -259,16 +260,16 @@ PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw)
     if (!owner) { PyBuffer_Release(view); PyMem_Free(view); view = NULL; goto fail; }
     Py_ssize_t len = view->len;
     long long item = pct_dtype_itemsize[dtype];
-    PCT_CHECK(len > 0 && count != 0, PyExc_ValueError, "both buffer length (%zd) and count (%lld) must not be 0", len, count);
-    PCT_CHECK(offset >= 0 && offset < len, PyExc_ValueError,
+    PCT_CHECK(len > 0 && count != 0, PCT_ERR_VALUE, "both buffer length (%zd) and count (%lld) must not be 0", len, count);
+    PCT_CHECK(offset >= 0 && offset < len, PCT_ERR_VALUE,
               "offset (%lld bytes) must be non-negative and no greater than buffer length (%zd bytes) minus 1", offset, len);
     if (count < 0) {
-        PCT_CHECK((len - offset) % item == 0, PyExc_ValueError,
+        PCT_CHECK((len - offset) % item == 0, PCT_ERR_VALUE,
                   "buffer length (%lld bytes) after offset (%lld bytes) must be a multiple of element size (%lld)",
                   (long long)(len - offset), offset, item);
         count = (len - offset) / item;
     } else {
-        PCT_CHECK(count <= (len - offset) / item, PyExc_ValueError,
+        PCT_CHECK(count <= (len - offset) / item, PCT_ERR_VALUE,
                   "requested buffer length (%lld * %lld bytes) after offset (%lld bytes) must not be greater than actual buffer "
                   "length (%zd bytes)", count, item, offset, len);
     }

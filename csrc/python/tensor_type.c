@@ -55,23 +55,7 @@ static void tensor_dealloc(pct_tensor *t)
 PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version)
 {
     pct_tensor *t = (pct_tensor *)type->tp_alloc(type, 0);
-    if (!t) return NULL;
-    pct_storage_incref(src->storage);
-    t->storage = src->storage;
-    t->dtype = src->dtype;
-    t->device_type = src->device_type;
-    t->device_index = src->device_index;
-    t->offset = src->offset;
-    if (share_version) {
-        atomic_fetch_add_explicit(&src->version->refcount, 1, memory_order_relaxed);
-        t->version = src->version;
-    } else {
-        t->version = malloc(sizeof *t->version);
-        if (!t->version) { Py_DECREF(t); return PyErr_NoMemory(); }
-        atomic_init(&t->version->refcount, 1);
-        atomic_init(&t->version->value, 0);
-    }
-    if (pct_tensor_set_shape(t, src->ndim, src->sizes, src->strides) < 0) { Py_DECREF(t); return NULL; }
+    if (t && pct_tensor_init_alias(t, src, share_version) < 0) Py_CLEAR(t);
     return (PyObject *)t;
 }
 

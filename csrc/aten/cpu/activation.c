@@ -193,10 +193,9 @@ PCT_EXT_TABLE(hardtanh_backward, PCT_FLOATS_PAIRED)
 
 static int gelu_mode(pct_call *c, int index, double *tanh_form)
 {
-    const char *mode = PyUnicode_AsUTF8(c->v[index].obj);
-    if (!mode) return -1;
+    const char *mode = c->v[index].str;
     if (strcmp(mode, "none") != 0 && strcmp(mode, "tanh") != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "approximate argument must be either none or tanh.");
+        pct_error_str(PCT_ERR_RUNTIME, "approximate argument must be either none or tanh.");
         return -1;
     }
     *tanh_form = strcmp(mode, "tanh") == 0;
@@ -204,14 +203,14 @@ static int gelu_mode(pct_call *c, int index, double *tanh_form)
 }
 
 /* Runs a one-input activation (x) or a backward kernel (grad, input) in the input's dtype. */
-static PyObject *run_activation(pct_call *c, const char *name, pct_loop_fn (*pick)(int), bool backward,
+static pct_object *run_activation(pct_call *c, const char *name, pct_loop_fn (*pick)(int), bool backward,
                                 pct_pw_ctx *ctx)
 {
     if (!backward) {
         pct_tensor *x = c->v[0].t;
         if (!pct_dtype_is_floating(x->dtype)) { /* torch has no integer or bool kernel for these */
             const bool gelu = strcmp(name, "GeluKernelImpl") == 0;
-            PyErr_Format(PyExc_NotImplementedError, "\"%s%s\" not implemented for '%s'", name, gelu ? "" : "_cpu",
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s%s\" not implemented for '%s'", name, gelu ? "" : "_cpu",
                          pct_dtype_cpp_name[x->dtype]);
             return NULL;
         }
@@ -243,75 +242,75 @@ static pct_loop_fn pick_gelu(int dtype, pct_loop_fn (*scalar_pick)(int))
 static pct_loop_fn pick_gelu_fwd(int dtype) { return pick_gelu(dtype, gelu_loop); }
 static pct_loop_fn pick_gelu_bwd(int dtype) { return pick_gelu(dtype, gelu_backward_loop); }
 
-PyObject *pct_cpu_gelu(pct_call *c)
+pct_object *pct_cpu_gelu(pct_call *c)
 {
     gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false, 0};
     if (gelu_mode(c, 1, &ctx.pw.p1) < 0) return NULL;
     pending_gelu = &ctx;
-    PyObject *r = run_activation(c, "GeluKernelImpl", pick_gelu_fwd, false, &ctx.pw);
+    pct_object *r = run_activation(c, "GeluKernelImpl", pick_gelu_fwd, false, &ctx.pw);
     pending_gelu = NULL;
     return r;
 }
 
-PyObject *pct_cpu_gelu_backward(pct_call *c)
+pct_object *pct_cpu_gelu_backward(pct_call *c)
 {
     gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false, 0};
     if (gelu_mode(c, 2, &ctx.pw.p1) < 0) return NULL;
     pending_gelu = &ctx;
-    PyObject *r = run_activation(c, "GeluBackwardKernelImpl", pick_gelu_bwd, true, &ctx.pw);
+    pct_object *r = run_activation(c, "GeluBackwardKernelImpl", pick_gelu_bwd, true, &ctx.pw);
     pending_gelu = NULL;
     return r;
 }
 
-PyObject *pct_cpu_silu(pct_call *c)
+pct_object *pct_cpu_silu(pct_call *c)
 {
     pct_pw_ctx ctx = {0};
     return run_activation(c, "silu", silu_loop, false, &ctx);
 }
 
-PyObject *pct_cpu_silu_backward(pct_call *c)
+pct_object *pct_cpu_silu_backward(pct_call *c)
 {
     pct_pw_ctx ctx = {0};
     return run_activation(c, "silu_backward", silu_backward_loop, true, &ctx);
 }
 
-PyObject *pct_cpu_softplus(pct_call *c)
+pct_object *pct_cpu_softplus(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[1].s.d, .p2 = c->v[2].s.d};
     return run_activation(c, "softplus", softplus_loop, false, &ctx);
 }
 
-PyObject *pct_cpu_softplus_backward(pct_call *c)
+pct_object *pct_cpu_softplus_backward(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d};
     return run_activation(c, "softplus_backward", softplus_backward_loop, true, &ctx);
 }
 
-PyObject *pct_cpu_elu(pct_call *c)
+pct_object *pct_cpu_elu(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[1].s.d, .p2 = c->v[2].s.d, .alpha_d = c->v[3].s.d};
     return run_activation(c, "elu", elu_loop, false, &ctx);
 }
 
-PyObject *pct_cpu_elu_backward(pct_call *c)
+pct_object *pct_cpu_elu_backward(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d, .alpha_d = c->v[4].s.d};
     return run_activation(c, "elu_backward", elu_backward_loop, true, &ctx);
 }
 
-PyObject *pct_cpu_leaky_relu(pct_call *c)
+pct_object *pct_cpu_leaky_relu(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[1].s.d};
     return run_activation(c, "leaky_relu", leaky_relu_loop, false, &ctx);
 }
 
-PyObject *pct_cpu_leaky_relu_backward(pct_call *c)
+pct_object *pct_cpu_leaky_relu_backward(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[2].s.d};
     return run_activation(c, "leaky_relu_backward", leaky_relu_backward_loop, true, &ctx);
 }
 
-PyObject *pct_cpu_hardtanh_backward(pct_call *c)
+pct_object *pct_cpu_hardtanh_backward(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d};
     return run_activation(c, "hardtanh_backward", hardtanh_backward_loop, true, &ctx);
@@ -320,11 +319,11 @@ PyObject *pct_cpu_hardtanh_backward(pct_call *c)
 /* hardtanh's forward is clamp's (same parameter layout); only its gradient differs */
 /* hardtanh(input, min_val, max_val) is clamp, with torch's own checks; integral inputs clamp in
  * their dtype, the limits truncated to integers (torch's hardtanh casts them to the input type). */
-PyObject *pct_cpu_hardtanh(pct_call *c)
+pct_object *pct_cpu_hardtanh(pct_call *c)
 {
     const int dt = c->v[0].t->dtype;
     if (dt == PCT_BOOL) {
-        PyErr_SetString(PyExc_RuntimeError, "Bool inputs not supported for hardtanh");
+        pct_error_str(PCT_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
         return NULL;
     }
     if (pct_dtype_is_floating(dt)) return pct_cpu_clamp(c);
@@ -341,13 +340,13 @@ PyObject *pct_cpu_hardtanh(pct_call *c)
     }
     /* after the truncation: -0.5 is a 0 limit */
     if (dt == PCT_UINT8 && (c->v[1].s.i < 0 || c->v[2].s.i < 0)) {
-        PyErr_SetString(PyExc_RuntimeError, "cannot do hardtanh on an unsigned type with negative limits");
+        pct_error_str(PCT_ERR_RUNTIME, "cannot do hardtanh on an unsigned type with negative limits");
         return NULL;
     }
     return pct_cpu_clamp(c);
 }
 
-PyObject *pct_cpu_threshold_backward(pct_call *c)
+pct_object *pct_cpu_threshold_backward(pct_call *c)
 {
     pct_pw_ctx ctx = {.p1 = c->v[2].s.d};
     return run_activation(c, "threshold_backward", threshold_backward_loop, true, &ctx);

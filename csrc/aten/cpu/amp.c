@@ -63,45 +63,44 @@ static bool unscale_strided(pct_tensor *t, double inv)
 static int check_scalar_float(const pct_tensor *t, const char *what)
 {
     if (t->numel != 1) {
-        PyErr_Format(PyExc_RuntimeError, "%s must be a 1-element tensor.", what);
+        pct_error(PCT_ERR_RUNTIME, "%s must be a 1-element tensor.", what);
         return -1;
     }
     if (t->dtype != PCT_FLOAT32) {
-        PyErr_Format(PyExc_RuntimeError, "%s must be a float tensor.", what);
+        pct_error(PCT_ERR_RUNTIME, "%s must be a float tensor.", what);
         return -1;
     }
     return 0;
 }
 
-PyObject *pct_cpu_amp_non_finite_check_and_unscale_(pct_call *c)
+pct_object *pct_cpu_amp_non_finite_check_and_unscale_(pct_call *c)
 {
-    PyObject *seq = c->v[0].obj;
+    pct_tensor *const *items = c->v[0].items;
     pct_tensor *found = c->v[1].t, *inv = c->v[2].t;
     if (check_scalar_float(inv, "inv_scale") < 0 || check_scalar_float(found, "found_inf") < 0) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        pct_tensor *t = (pct_tensor *)items[i];
+    const int32_t n = c->v[0].n;
+    for (int32_t i = 0; i < n; i++) {
+        pct_tensor *t = items[i];
         if (t->device_type != PCT_CPU) {
-            PyErr_SetString(PyExc_RuntimeError, "_amp_foreach_non_finite_check_and_unscale_: expected CPU tensors");
+            pct_error_str(PCT_ERR_RUNTIME, "_amp_foreach_non_finite_check_and_unscale_: expected CPU tensors");
             return NULL;
         }
         if (!unscale_table[t->dtype]) {
-            PyErr_Format(PyExc_RuntimeError, "\"_amp_foreach_non_finite_check_and_unscale_cpu\" not implemented for '%s'",
+            pct_error(PCT_ERR_RUNTIME, "\"_amp_foreach_non_finite_check_and_unscale_cpu\" not implemented for '%s'",
                          pct_dtype_cpp_name[t->dtype]);
             return NULL;
         }
     }
     const double inv_d = (double)*(const float *)pct_tensor_data(inv);
     bool bad = false;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (ptrdiff_t i = 0; i < n; i++) {
         pct_tensor *t = (pct_tensor *)items[i];
         if (t->numel == 0) continue;
         bool b;
         if (pct_tensor_is_contiguous(t)) {
-            Py_BEGIN_ALLOW_THREADS
+            PCT_NOGIL_BEGIN
             b = unscale_table[t->dtype](pct_tensor_data(t), t->numel, inv_d);
-            Py_END_ALLOW_THREADS
+            PCT_NOGIL_END
         } else {
             b = unscale_strided(t, inv_d);
         }
@@ -112,16 +111,16 @@ PyObject *pct_cpu_amp_non_finite_check_and_unscale_(pct_call *c)
         *(float *)pct_tensor_data(found) = 1.0f;
         pct_tensor_bump_version(found);
     }
-    Py_RETURN_NONE;
+    return pct_none();
 }
 
-PyObject *pct_cpu_amp_update_scale_(pct_call *c)
+pct_object *pct_cpu_amp_update_scale_(pct_call *c)
 {
     pct_tensor *scale = c->v[0].t, *tracker = c->v[1].t, *found = c->v[2].t;
     const double growth = c->v[3].d, backoff = c->v[4].d;
     const int64_t interval = c->v[5].i;
     if (tracker->numel != 1 || tracker->dtype != PCT_INT32) {
-        PyErr_SetString(PyExc_RuntimeError, "growth_tracker must be a 1-element int tensor.");
+        pct_error_str(PCT_ERR_RUNTIME, "growth_tracker must be a 1-element int tensor.");
         return NULL;
     }
     if (check_scalar_float(scale, "current_scale") < 0 || check_scalar_float(found, "found_inf") < 0) return NULL;
@@ -141,5 +140,5 @@ PyObject *pct_cpu_amp_update_scale_(pct_call *c)
         }
     }
     pct_tensor_bump_version(tracker);
-    return Py_NewRef((PyObject *)scale);
+    return PCT_NEWREF((pct_object *)scale);
 }

@@ -208,7 +208,7 @@ static int check_qkv(const char *name, pct_tensor *q, pct_tensor *k, pct_tensor 
 {
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF], c[PCT_SHAPE_BUF];
     if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2 || q->ndim != k->ndim || q->ndim != v->ndim) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "%s: expected query, key and value of one rank >= 2, got query %s, key %s and value %s", name,
                      pct_shape_str(a, sizeof a, q->ndim, q->sizes), pct_shape_str(b, sizeof b, k->ndim, k->sizes),
                      pct_shape_str(c, sizeof c, v->ndim, v->sizes));
@@ -218,7 +218,7 @@ static int check_qkv(const char *name, pct_tensor *q, pct_tensor *k, pct_tensor 
     if (memcmp(q->sizes, k->sizes, sizeof(int64_t) * (size_t)(nd - 2)) != 0 ||
         memcmp(q->sizes, v->sizes, sizeof(int64_t) * (size_t)(nd - 2)) != 0 || k->sizes[nd - 1] != q->sizes[nd - 1] ||
         v->sizes[nd - 2] != k->sizes[nd - 2]) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "%s: expected query (B..., Tq, E), key (B..., Tk, E) and value (B..., Tk, Ev) with the same batch "
                      "dims, got query %s, key %s and value %s",
                      name, pct_shape_str(a, sizeof a, q->ndim, q->sizes), pct_shape_str(b, sizeof b, k->ndim, k->sizes),
@@ -226,7 +226,7 @@ static int check_qkv(const char *name, pct_tensor *q, pct_tensor *k, pct_tensor 
         return -1;
     }
     if (q->dtype != k->dtype || q->dtype != v->dtype) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "%s: expected query, key and value to have the same dtype, but got query.dtype: %s key.dtype: %s "
                      "and value.dtype: %s instead.",
                      name, pct_dtype_cpp_type_name[q->dtype], pct_dtype_cpp_type_name[k->dtype],
@@ -234,14 +234,14 @@ static int check_qkv(const char *name, pct_tensor *q, pct_tensor *k, pct_tensor 
         return -1;
     }
     if (q->dtype != PCT_FLOAT32 && q->dtype != PCT_FLOAT64 && !lowp(q->dtype)) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "%s: not implemented for '%s' (float32 and float64, bfloat16 and float16 computed in float32)",
                      name, pct_dtype_cpp_name[q->dtype]);
         return -1;
     }
     for (int d = nd - 2; d < nd; d++)
         if (q->sizes[d] >= INT32_MAX || k->sizes[d] >= INT32_MAX || v->sizes[d] >= INT32_MAX) {
-            PyErr_Format(PyExc_RuntimeError, "%s: sequence lengths and head dims must be below 2^31", name);
+            pct_error(PCT_ERR_RUNTIME, "%s: sequence lengths and head dims must be below 2^31", name);
             return -1;
         }
     return 0;
@@ -257,12 +257,12 @@ static int check_mask(const char *name, pct_tensor *m, const pct_tensor *q, cons
     want[nd - 1] = k->sizes[nd - 2];
     if (!same_shape(m, nd, want)) {
         char b[PCT_SHAPE_BUF];
-        PyErr_Format(PyExc_RuntimeError, "%s: expected attn_mask of shape %s, got %s", name,
+        pct_error(PCT_ERR_RUNTIME, "%s: expected attn_mask of shape %s, got %s", name,
                      pct_shape_str(b, sizeof b, nd, want), pct_shape_str(a, sizeof a, m->ndim, m->sizes));
         return -1;
     }
     if (m->dtype != PCT_BOOL && m->dtype != q->dtype && m->dtype != compute_dtype(q->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected attn_mask of dtype bool, %s or %s, got %s", name,
+        pct_error(PCT_ERR_RUNTIME, "%s: expected attn_mask of dtype bool, %s or %s, got %s", name,
                      pct_dtype_cpp_name[q->dtype], pct_dtype_cpp_name[compute_dtype(q->dtype)],
                      pct_dtype_cpp_name[m->dtype]);
         return -1;
@@ -283,7 +283,7 @@ static pct_tensor *blas_rows(pct_tensor *t, int64_t *rs)
     for (int d = 0; d < nd - 2 && ok; d++) ok = t->strides[d] >= 0;
     if (ok) {
         *rs = rows <= 1 ? minld : r;
-        Py_INCREF(t);
+        PCT_INCREF(t);
         return t;
     }
     pct_tensor *c = pct_contiguous(t);
@@ -299,7 +299,7 @@ static pct_tensor *compute_rows(pct_tensor *t, int cd, int64_t *rs)
     pct_tensor *c = pct_tensor_empty(t->ndim, t->sizes, cd, PCT_CPU, -1);
     if (!c) return NULL;
     if (pct_copy_(c, t) < 0) {
-        Py_DECREF(c);
+        PCT_DECREF(c);
         return NULL;
     }
     *rs = t->sizes[t->ndim - 1] > 1 ? t->sizes[t->ndim - 1] : 1;
@@ -310,7 +310,7 @@ static pct_tensor *compute_rows(pct_tensor *t, int cd, int64_t *rs)
 static pct_tensor *compute_mask(pct_tensor *m, int cd)
 {
     if (m->dtype == PCT_BOOL) {
-        Py_INCREF(m);
+        PCT_INCREF(m);
         return m;
     }
     return pct_to_dtype(m, cd, false);
@@ -320,7 +320,7 @@ static pct_tensor *compute_mask(pct_tensor *m, int cd)
 static pct_tensor *to_input_dtype(pct_tensor **t, int dtype)
 {
     pct_tensor *r = pct_to_dtype(*t, dtype, false);
-    Py_DECREF(*t);
+    PCT_DECREF(*t);
     *t = NULL;
     return r;
 }
@@ -331,7 +331,7 @@ static int64_t *batch_offsets(const pct_tensor *t, int nbd, int64_t nb)
 {
     int64_t *off = malloc(sizeof(int64_t) * (size_t)(nb > 0 ? nb : 1));
     if (!off) {
-        PyErr_NoMemory();
+        pct_error_nomem();
         return NULL;
     }
     for (int64_t b = 0; b < nb; b++) {
@@ -401,7 +401,7 @@ static int pick_threads(int64_t flops)
  * in blas.c: a one-thread OpenMP region is inactive, so OpenBLAS would thread itself). */
 static void run_released(void (*fn)(attn_args *), attn_args *a)
 {
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
 #ifdef _OPENMP
     const int saved = omp_get_max_threads();
     if (a->nthreads == 1 && saved > 1) omp_set_num_threads(1);
@@ -410,7 +410,7 @@ static void run_released(void (*fn)(attn_args *), attn_args *a)
 #ifdef _OPENMP
     if (a->nthreads == 1 && saved > 1) omp_set_num_threads(saved);
 #endif
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
 }
 
 static void tile_sizes(attn_args *a, bool backward, int dtype)
@@ -430,14 +430,14 @@ static void tile_sizes(attn_args *a, bool backward, int dtype)
 
 /* ---- _flash_attention_cpu ---- */
 
-PyObject *pct_cpu_flash_attention(pct_call *c)
+pct_object *pct_cpu_flash_attention(pct_call *c)
 {
     const char *name = c->op->sig.name;
     pct_tensor *q = NULL, *k = NULL, *v = NULL, *out = NULL, *lse = NULL, *mask = NULL;
     pct_tensor *mask0 = c->v[3].none ? NULL : c->v[3].t;
     attn_args a = {0};
     int64_t *off[4] = {NULL, NULL, NULL, NULL};
-    PyObject *res = NULL;
+    pct_object *res = NULL;
     if (check_qkv(name, c->v[0].t, c->v[1].t, c->v[2].t) < 0) return NULL;
     if (mask0 && check_mask(name, mask0, c->v[0].t, c->v[1].t) < 0) return NULL;
     const int dtype = c->v[0].t->dtype, cd = compute_dtype(dtype);
@@ -462,26 +462,26 @@ PyObject *pct_cpu_flash_attention(pct_call *c)
         a.nthreads = pick_threads(a.nb * a.tq * (a.tk + 1) * (a.e + a.ev + 1));
         run_released(cd == PCT_FLOAT32 ? forward_f32 : forward_f64, &a);
         if (a.failed) {
-            PyErr_NoMemory();
+            pct_error_nomem();
             goto fail;
         }
     }
     PCT_TRY(out = to_input_dtype(&out, dtype));
-    res = PyTuple_Pack(2, (PyObject *)out, (PyObject *)lse);
+    res = pct_tuple_pack2(out, lse);
 fail:
     for (int i = 0; i < 4; i++) free(off[i]);
-    Py_XDECREF(q);
-    Py_XDECREF(k);
-    Py_XDECREF(v);
-    Py_XDECREF(mask);
-    Py_XDECREF(out);
-    Py_XDECREF(lse);
+    PCT_XDECREF(q);
+    PCT_XDECREF(k);
+    PCT_XDECREF(v);
+    PCT_XDECREF(mask);
+    PCT_XDECREF(out);
+    PCT_XDECREF(lse);
     return res;
 }
 
 /* ---- _flash_attention_cpu_backward ---- */
 
-PyObject *pct_cpu_flash_attention_backward(pct_call *c)
+pct_object *pct_cpu_flash_attention_backward(pct_call *c)
 {
     const char *name = c->op->sig.name;
     char sa[PCT_SHAPE_BUF], sb[PCT_SHAPE_BUF];
@@ -490,7 +490,7 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
     pct_tensor *mask0 = c->v[6].none ? NULL : c->v[6].t, *glse_in = c->v[9].none ? NULL : c->v[9].t;
     attn_args a = {0};
     int64_t *off[5] = {NULL, NULL, NULL, NULL, NULL};
-    PyObject *res = NULL;
+    pct_object *res = NULL;
     pct_tensor *q0 = c->v[1].t, *k0 = c->v[2].t, *v0 = c->v[3].t;
     if (check_qkv(name, q0, k0, v0) < 0) return NULL;
     if (mask0 && check_mask(name, mask0, q0, k0) < 0) return NULL;
@@ -503,26 +503,26 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
     for (int i = 0; i < 3; i++) {
         const int want_nd = i == 2 ? nd - 1 : nd;
         if (!same_shape(shaped[i], want_nd, osz)) { /* logsumexp: the first nd - 1 dims of out's shape */
-            PyErr_Format(PyExc_RuntimeError, "%s: expected %s of shape %s, got %s", name, what[i],
+            pct_error(PCT_ERR_RUNTIME, "%s: expected %s of shape %s, got %s", name, what[i],
                          pct_shape_str(sa, sizeof sa, want_nd, i == 2 ? q0->sizes : osz),
                          pct_shape_str(sb, sizeof sb, shaped[i]->ndim, shaped[i]->sizes));
             return NULL;
         }
         const int want = i == 2 ? cd : dtype; /* logsumexp in the compute dtype */
         if (shaped[i]->dtype != want) {
-            PyErr_Format(PyExc_RuntimeError, "%s: expected %s of dtype %s, got %s", name, what[i],
+            pct_error(PCT_ERR_RUNTIME, "%s: expected %s of dtype %s, got %s", name, what[i],
                          pct_dtype_cpp_name[want], pct_dtype_cpp_name[shaped[i]->dtype]);
             return NULL;
         }
     }
     if (glse_in && (!same_shape(glse_in, nd - 1, q0->sizes) || glse_in->dtype != cd)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected grad_logsumexp of shape %s and dtype %s, got %s %s", name,
+        pct_error(PCT_ERR_RUNTIME, "%s: expected grad_logsumexp of shape %s and dtype %s, got %s %s", name,
                      pct_shape_str(sa, sizeof sa, nd - 1, q0->sizes), pct_dtype_cpp_name[cd],
                      pct_shape_str(sb, sizeof sb, glse_in->ndim, glse_in->sizes), pct_dtype_cpp_name[glse_in->dtype]);
         return NULL;
     }
     if (c->v[10].n != 3) {
-        PyErr_Format(PyExc_RuntimeError, "%s: output_mask must have 3 entries, got %d", name, (int)c->v[10].n);
+        pct_error(PCT_ERR_RUNTIME, "%s: output_mask must have 3 entries, got %d", name, (int)c->v[10].n);
         return NULL;
     }
     rows32 = pct_attn_rows_f32_get();
@@ -558,26 +558,26 @@ PyObject *pct_cpu_flash_attention_backward(pct_call *c)
         a.nthreads = pick_threads(a.nb * a.tq * a.tk * (a.e + a.ev + 1));
         run_released(cd == PCT_FLOAT32 ? backward_f32 : backward_f64, &a);
         if (a.failed) {
-            PyErr_NoMemory();
+            pct_error_nomem();
             goto fail;
         }
     }
     PCT_TRY(dq = to_input_dtype(&dq, dtype));
     PCT_TRY(dk = to_input_dtype(&dk, dtype));
     PCT_TRY(dv = to_input_dtype(&dv, dtype));
-    res = PyTuple_Pack(3, (PyObject *)dq, (PyObject *)dk, (PyObject *)dv);
+    res = pct_tuple_pack3(dq, dk, dv);
 fail:
     for (int i = 0; i < 5; i++) free(off[i]);
-    Py_XDECREF(q);
-    Py_XDECREF(k);
-    Py_XDECREF(v);
-    Py_XDECREF(g);
-    Py_XDECREF(o);
-    Py_XDECREF(lse);
-    Py_XDECREF(glse);
-    Py_XDECREF(mask);
-    Py_XDECREF(dq);
-    Py_XDECREF(dk);
-    Py_XDECREF(dv);
+    PCT_XDECREF(q);
+    PCT_XDECREF(k);
+    PCT_XDECREF(v);
+    PCT_XDECREF(g);
+    PCT_XDECREF(o);
+    PCT_XDECREF(lse);
+    PCT_XDECREF(glse);
+    PCT_XDECREF(mask);
+    PCT_XDECREF(dq);
+    PCT_XDECREF(dk);
+    PCT_XDECREF(dv);
     return res;
 }

@@ -25,11 +25,11 @@ static int channel_vec_ok(const char *name, const pct_tensor *t, int64_t C)
 {
     if (!t) return 0;
     if (t->numel != C) {
-        PyErr_Format(PyExc_RuntimeError, "%s should contain %lld elements not %lld", name, (long long)C, (long long)t->numel);
+        pct_error(PCT_ERR_RUNTIME, "%s should contain %lld elements not %lld", name, (long long)C, (long long)t->numel);
         return -1;
     }
     if (t->ndim > 1 && !pct_tensor_is_contiguous(t)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected a 1-D or contiguous tensor", name);
+        pct_error(PCT_ERR_RUNTIME, "%s: expected a 1-D or contiguous tensor", name);
         return -1;
     }
     return 0;
@@ -62,11 +62,11 @@ static int bn_check_dtypes(const pct_tensor *in, const pct_tensor *grad, pct_ten
     if (*mixed) {
         for (int k = 0; k < n; k++)
             if (params[k] && params[k]->dtype != PCT_FLOAT32) {
-                PyErr_SetString(PyExc_RuntimeError, "mixed dtype (CPU): expect parameter to have scalar type of Float");
+                pct_error_str(PCT_ERR_RUNTIME, "mixed dtype (CPU): expect parameter to have scalar type of Float");
                 return -1;
             }
         if (!pct_dtype_is_reduced_float(in->dtype)) {
-            PyErr_SetString(PyExc_RuntimeError, "mixed dtype (CPU): all inputs must share same datatype.");
+            pct_error_str(PCT_ERR_RUNTIME, "mixed dtype (CPU): all inputs must share same datatype.");
             return -1;
         }
     }
@@ -75,7 +75,7 @@ static int bn_check_dtypes(const pct_tensor *in, const pct_tensor *grad, pct_ten
     for (int k = 0; k < n && !bad && !*mixed; k++)
         if (params[order[k]] && params[order[k]]->dtype != in->dtype) bad = params[order[k]];
     if (bad) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[in->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[in->dtype],
                      pct_dtype_cpp_name[bad->dtype]);
         return -1;
     }
@@ -121,7 +121,7 @@ static void channel_affine(const pct_norm_rows *rows, const char *xd, char *yd, 
         rows->scale_shift(xd + nc * s.L * isz, yd + nc * s.L * isz, s.L, a[nc % s.C], b[nc % s.C]);
 }
 
-PyObject *pct_cpu_native_batch_norm(pct_call *c)
+pct_object *pct_cpu_native_batch_norm(pct_call *c)
 {
     pct_tensor *in = c->v[0].t;
     pct_tensor *w = c->v[1].none ? NULL : c->v[1].t, *b = c->v[2].none ? NULL : c->v[2].t;
@@ -133,16 +133,16 @@ PyObject *pct_cpu_native_batch_norm(pct_call *c)
     bn_shape s;
     bool mixed = false;
     if (!rm != !rv) { /* torch's first check, before any shape */
-        PyErr_SetString(PyExc_ValueError, "running_mean and running_var must either both be None or neither be None");
+        pct_error_str(PCT_ERR_VALUE, "running_mean and running_var must either both be None or neither be None");
         return NULL;
     }
     /* torch's order: the channel dim (input.size(1)), the dtype, then the parameters' sizes */
     if (in->ndim == 1) {
-        PyErr_SetString(PyExc_IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+        pct_error_str(PCT_ERR_INDEX, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
         return NULL;
     }
     if (in->ndim < 2) {
-        PyErr_Format(PyExc_RuntimeError, "batch_norm: expected an input with at least 2 dimensions (N, C, ...), got %d",
+        pct_error(PCT_ERR_RUNTIME, "batch_norm: expected an input with at least 2 dimensions (N, C, ...), got %d",
                      in->ndim);
         return NULL;
     }
@@ -157,7 +157,7 @@ PyObject *pct_cpu_native_batch_norm(pct_call *c)
         0)
         return NULL;
     if (!training && (!rm || !rv)) {
-        PyErr_Format(PyExc_RuntimeError, "%s must be defined in evaluation mode", rm ? "running_var" : "running_mean");
+        pct_error(PCT_ERR_RUNTIME, "%s must be defined in evaluation mode", rm ? "running_var" : "running_mean");
         return NULL;
     }
     int sdt = mixed ? PCT_FLOAT32 : in->dtype;
@@ -169,7 +169,7 @@ PyObject *pct_cpu_native_batch_norm(pct_call *c)
     PCT_TRY(sinv = pct_tensor_empty(1, training ? &C : &zero, sdt, PCT_CPU, -1));
     /* mean, invstd, a, b (C each), then N * C partial sums */
     buf = malloc(sizeof(double) * (size_t)(4 * C + s.N * C + 1));
-    if (!buf) { PyErr_NoMemory(); goto fail; }
+    if (!buf) { pct_error_nomem(); goto fail; }
     {
         const pct_norm_rows *rows = pct_norm_rows_for(in->dtype);
         double *mean = buf, *inv = buf + C, *ka = buf + 2 * C, *kb = buf + 3 * C, *part = buf + 4 * C;
@@ -177,11 +177,11 @@ PyObject *pct_cpu_native_batch_norm(pct_call *c)
         const char *xd = pct_tensor_data(x);
         double *var = ka; /* scratch until the affine constants are made */
         if (training) {
-            Py_BEGIN_ALLOW_THREADS
+            PCT_NOGIL_BEGIN
             channel_sums(rows, xd, isz, s, NULL, part, mean);
             for (int64_t ch = 0; ch < C; ch++) mean[ch] = M ? mean[ch] / (double)M : NAN;
             channel_sums(rows, xd, isz, s, mean, part, var);
-            Py_END_ALLOW_THREADS
+            PCT_NOGIL_END
             for (int64_t ch = 0; ch < C; ch++) {
                 double vs = var[ch];
                 inv[ch] = 1.0 / sqrt(vs / (double)M + eps);
@@ -212,23 +212,23 @@ PyObject *pct_cpu_native_batch_norm(pct_call *c)
             ka[ch] = inv[ch] * channel_get(w, ch, 1.0);
             kb[ch] = channel_get(b, ch, 0.0) - mean[ch] * ka[ch];
         }
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         channel_affine(rows, xd, pct_tensor_data(out), isz, s, ka, kb);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
     free(buf);
-    Py_DECREF(x);
+    PCT_DECREF(x);
     return pct_norm_tuple_steal(3, (pct_tensor *[]){out, smean, sinv});
 fail:
     free(buf);
-    Py_XDECREF(x);
-    Py_XDECREF(out);
-    Py_XDECREF(smean);
-    Py_XDECREF(sinv);
+    PCT_XDECREF(x);
+    PCT_XDECREF(out);
+    PCT_XDECREF(smean);
+    PCT_XDECREF(sinv);
     return NULL;
 }
 
-PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
+pct_object *pct_cpu_native_batch_norm_backward(pct_call *c)
 {
     char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
     pct_tensor *grad = c->v[0].t, *in = c->v[1].t;
@@ -245,14 +245,14 @@ PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
     bn_shape_of(in, &s);
     int64_t C = s.C, M = s.N * s.L;
     if (in->ndim < 2) {
-        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: expected an input with at least 2 dimensions, got %d",
+        pct_error(PCT_ERR_RUNTIME, "native_batch_norm_backward: expected an input with at least 2 dimensions, got %d",
                      in->ndim);
         return NULL;
     }
     if (pct_norm_check_float_input(in, "batch_norm_backward") < 0) return NULL;
     pct_tensor *stats_mean = train ? sm : rm, *stats_var = train ? si : rv;
     if (!stats_mean || !stats_var) {
-        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: %s are required in %s mode",
+        pct_error(PCT_ERR_RUNTIME, "native_batch_norm_backward: %s are required in %s mode",
                      train ? "save_mean and save_invstd" : "running_mean and running_var", train ? "training" : "evaluation");
         return NULL;
     }
@@ -263,7 +263,7 @@ PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
     const int *order = train ? (const int[]){3, 4, 1, 2, 0} : (const int[]){1, 2, 3, 4, 0};
     if (bn_check_dtypes(in, grad, params, 5, order, &mixed) < 0) return NULL;
     if (grad->ndim != in->ndim || memcmp(grad->sizes, in->sizes, sizeof(int64_t) * (size_t)in->ndim) != 0) {
-        PyErr_Format(PyExc_RuntimeError, "native_batch_norm_backward: grad_out of shape %s does not match input of shape %s",
+        pct_error(PCT_ERR_RUNTIME, "native_batch_norm_backward: grad_out of shape %s does not match input of shape %s",
                      pct_shape_str(s1, sizeof s1, grad->ndim, grad->sizes), pct_shape_str(s2, sizeof s2, in->ndim, in->sizes));
         return NULL;
     }
@@ -276,7 +276,7 @@ PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
     if (want_b) PCT_TRY(gb = pct_tensor_empty(1, &C, PCT_FLOAT64, PCT_CPU, -1));
     /* mean, invstd, dot, sg, k1, k2, k3 (C each), then 2 * N * C block sums */
     buf = malloc(sizeof(double) * (size_t)(7 * C + 2 * s.N * C + 1));
-    if (!buf) { PyErr_NoMemory(); goto fail; }
+    if (!buf) { pct_error_nomem(); goto fail; }
     {
         const pct_norm_rows *rows = pct_norm_rows_for(in->dtype);
         double *mean = buf, *inv = buf + C, *dot = buf + 2 * C, *sg = buf + 3 * C;
@@ -288,11 +288,11 @@ PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
             inv[ch] = train ? channel_get(stats_var, ch, 1) : 1.0 / sqrt(channel_get(stats_var, ch, 1) + eps);
         }
         int nth = pct_norm_threads(units * s.L, units);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t nc = 0; nc < units; nc++)
             rows->dot_sum(gd + nc * s.L * isz, xd + nc * s.L * isz, s.L, &ds[nc], &db[nc]);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
         for (int64_t ch = 0; ch < C; ch++) dot[ch] = sg[ch] = 0;
         for (int64_t nc = 0; nc < units; nc++) {
             dot[nc % C] += ds[nc];
@@ -314,12 +314,12 @@ PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
         }
         if (gi) {
             char *gid = pct_tensor_data(gi);
-            Py_BEGIN_ALLOW_THREADS
+            PCT_NOGIL_BEGIN
             _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
             for (int64_t nc = 0; nc < units; nc++)
                 rows->lin2(gd + nc * s.L * isz, xd + nc * s.L * isz, gid + nc * s.L * isz, s.L, k1[nc % C], k2[nc % C],
                            k3[nc % C]);
-            Py_END_ALLOW_THREADS
+            PCT_NOGIL_END
         }
     }
     free(buf);
@@ -328,18 +328,18 @@ PyObject *pct_cpu_native_batch_norm_backward(pct_call *c)
     for (int k = 0; k < 2; k++)
         if (*outs[k]) {
             pct_tensor *t = pct_to_dtype(*outs[k], pdt, false);
-            Py_SETREF(*outs[k], t);
+            PCT_SETREF(*outs[k], t);
             if (!t) goto fail;
         }
-    Py_DECREF(g);
-    Py_DECREF(x);
+    PCT_DECREF(g);
+    PCT_DECREF(x);
     return pct_norm_tuple_steal(3, (pct_tensor *[]){gi, gw, gb});
 fail:
     free(buf);
-    Py_XDECREF(g);
-    Py_XDECREF(x);
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(gb);
+    PCT_XDECREF(g);
+    PCT_XDECREF(x);
+    PCT_XDECREF(gi);
+    PCT_XDECREF(gw);
+    PCT_XDECREF(gb);
     return NULL;
 }

@@ -607,13 +607,13 @@ static int gemm_run_nogil(const gemm_desc *g)
     int rc;
     double work = (double)gemm_batch_count(g) * (double)g->m * (double)g->n * (double)imax(g->k, 1);
     if (work >= 32768.0) {
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         rc = gemm_run(g);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     } else {
         rc = gemm_run(g);
     }
-    if (rc < 0) PyErr_NoMemory();
+    if (rc < 0) pct_error_nomem();
     return rc;
 }
 
@@ -749,8 +749,8 @@ int pct_la_run_gemm(pct_tensor *c, const int64_t *c_bs, int64_t crs, int64_t ccs
     if (gemm_run_nogil(&g) < 0) goto done;
     rc = pct_copy_(cv, tmp);
 done:
-    Py_XDECREF(cv);
-    Py_XDECREF(tmp);
+    PCT_XDECREF(cv);
+    PCT_XDECREF(tmp);
     return rc;
 }
 
@@ -768,7 +768,7 @@ static int prescale_nonfinite_alpha(pct_tensor **a, coef *alpha, const pct_scala
     *owned = NULL;
     if (((*a)->dtype != PCT_FLOAT32 && (*a)->dtype != PCT_FLOAT64) || isfinite(alpha->d)) return 0;
     pct_tensor *t = pct_to_dtype(*a, (*a)->dtype, true);
-    if (!t || pct_la_scale_inplace(t, alpha_s) < 0) { Py_XDECREF(t); return -1; }
+    if (!t || pct_la_scale_inplace(t, alpha_s) < 0) { PCT_XDECREF(t); return -1; }
     *a = *owned = t;
     *alpha = coef_from_double(1.0, t->dtype);
     return 0;
@@ -777,11 +777,11 @@ static int prescale_nonfinite_alpha(pct_tensor **a, coef *alpha, const pct_scala
 /* torch's addmm_impl_cpu_: result = beta * self + alpha * m1 @ m2 (self already
  * expanded to the result's shape; NULL for mm). `target` is the out= or in-place
  * tensor or NULL. */
-static PyObject *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self, pct_tensor *m1, pct_tensor *m2,
+static pct_object *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self, pct_tensor *m1, pct_tensor *m2,
                             const pct_scalar *beta_s, const pct_scalar *alpha_s)
 {
     if (m1->dtype != m2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+        pct_error(PCT_ERR_RUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
                      pct_dtype_cpp_type_name[m1->dtype], pct_dtype_cpp_type_name[m2->dtype]);
         return NULL;
     }
@@ -795,7 +795,7 @@ static PyObject *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self, 
     if (!self || beta_scalar_zero) beta.zero = true;
     pct_tensor *result = NULL, *out_final = NULL;
     if (inplace) {
-        Py_INCREF(target);
+        PCT_INCREF(target);
         result = target;
     } else {
         if (!(result = pct_la_result_tensor(target, 2, shape, dtype))) return NULL;
@@ -827,28 +827,28 @@ static PyObject *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self, 
         PCT_TRY_INT(prescale_nonfinite_alpha(&m1, &alpha, alpha_s, &m1_scaled));
         int rc = pct_la_run_gemm(result, z, result->strides[0], result->strides[1], m1, z, m1->strides[0], m1->strides[1],
                           m2, z, m2->strides[0], m2->strides[1], 0, NULL, m, n, k, alpha, beta);
-        Py_XDECREF(m1_scaled);
+        PCT_XDECREF(m1_scaled);
         PCT_TRY_INT(rc);
     }
 done:
     if (out_final) {
         PCT_TRY_INT(pct_copy_(out_final, result));
-        Py_DECREF(result);
-        return (PyObject *)out_final;
+        PCT_DECREF(result);
+        return (pct_object *)out_final;
     }
-    return (PyObject *)result;
+    return (pct_object *)result;
 fail:
-    Py_XDECREF(result);
-    Py_XDECREF(out_final);
+    PCT_XDECREF(result);
+    PCT_XDECREF(out_final);
     return NULL;
 }
 
-static PyObject *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
+static pct_object *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
-    if (a->ndim != 2) { PyErr_SetString(PyExc_RuntimeError, "self must be a matrix"); return NULL; }
-    if (b->ndim != 2) { PyErr_SetString(PyExc_RuntimeError, "mat2 must be a matrix"); return NULL; }
+    if (a->ndim != 2) { pct_error_str(PCT_ERR_RUNTIME, "self must be a matrix"); return NULL; }
+    if (b->ndim != 2) { pct_error_str(PCT_ERR_RUNTIME, "mat2 must be a matrix"); return NULL; }
     if (a->sizes[1] != b->sizes[0]) {
-        PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+        pct_error(PCT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
                      (long long)a->sizes[0], (long long)a->sizes[1], (long long)b->sizes[0], (long long)b->sizes[1]);
         return NULL;
     }
@@ -856,31 +856,31 @@ static PyObject *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
     return addmm_impl(out, false, NULL, a, b, &scalar_zero, &scalar_one);
 }
 
-static PyObject *addmm_op(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, const pct_scalar *beta,
+static pct_object *addmm_op(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, const pct_scalar *beta,
                           const pct_scalar *alpha, pct_tensor *out, bool inplace)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     if (self->dtype != m2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
+        pct_error(PCT_ERR_RUNTIME, "self and mat2 must have the same dtype, but got %s and %s",
                      pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[m2->dtype]);
         return NULL;
     }
     if (m1->dtype != m2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
+        pct_error(PCT_ERR_RUNTIME, "mat1 and mat2 must have the same dtype, but got %s and %s",
                      pct_dtype_cpp_name[m1->dtype], pct_dtype_cpp_name[m2->dtype]);
         return NULL;
     }
-    if (m1->ndim != 2) { PyErr_Format(PyExc_RuntimeError, "mat1 must be a matrix, got %d-D tensor", m1->ndim); return NULL; }
-    if (m2->ndim != 2) { PyErr_Format(PyExc_RuntimeError, "mat2 must be a matrix, got %d-D tensor", m2->ndim); return NULL; }
+    if (m1->ndim != 2) { pct_error(PCT_ERR_RUNTIME, "mat1 must be a matrix, got %d-D tensor", m1->ndim); return NULL; }
+    if (m2->ndim != 2) { pct_error(PCT_ERR_RUNTIME, "mat2 must be a matrix, got %d-D tensor", m2->ndim); return NULL; }
     if (m1->sizes[1] != m2->sizes[0]) {
-        PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+        pct_error(PCT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
                      (long long)m1->sizes[0], (long long)m1->sizes[1], (long long)m2->sizes[0], (long long)m2->sizes[1]);
         return NULL;
     }
     const int64_t shape[2] = {m1->sizes[0], m2->sizes[1]};
     if (inplace) {
         if (!(self->ndim == 2 && self->sizes[0] == shape[0] && self->sizes[1] == shape[1])) {
-            PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor size %s and output tensor size %s should match",
+            pct_error(PCT_ERR_RUNTIME, "Bad in-place call: input tensor size %s and output tensor size %s should match",
                          SHAPE(b1, self), SHAPE_OF(b2, 2, shape));
             return NULL;
         }
@@ -889,8 +889,8 @@ static PyObject *addmm_op(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, cons
     if (pct_out_check_dtype(out, m1->dtype) < 0) return NULL;
     pct_tensor *b_self = pct_la_expand_to(self, 2, shape);
     if (!b_self) return NULL;
-    PyObject *r = addmm_impl(out, false, b_self, m1, m2, beta, alpha);
-    Py_DECREF(b_self);
+    pct_object *r = addmm_impl(out, false, b_self, m1, m2, beta, alpha);
+    PCT_DECREF(b_self);
     return r;
 }
 
@@ -898,10 +898,10 @@ static PyObject *addmm_op(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, cons
 
 static int check_bmm_shapes(const pct_tensor *b1, const pct_tensor *b2)
 {
-    if (b1->ndim != 3) { PyErr_SetString(PyExc_RuntimeError, "batch1 must be a 3D tensor"); return -1; }
-    if (b2->ndim != 3) { PyErr_SetString(PyExc_RuntimeError, "batch2 must be a 3D tensor"); return -1; }
+    if (b1->ndim != 3) { pct_error_str(PCT_ERR_RUNTIME, "batch1 must be a 3D tensor"); return -1; }
+    if (b2->ndim != 3) { pct_error_str(PCT_ERR_RUNTIME, "batch2 must be a 3D tensor"); return -1; }
     if (b2->sizes[0] != b1->sizes[0] || b2->sizes[1] != b1->sizes[2]) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but got: [%lld, %lld].",
                      (long long)b1->sizes[0], (long long)b1->sizes[2], (long long)b2->sizes[0], (long long)b2->sizes[1]);
         return -1;
@@ -921,7 +921,7 @@ static int bmm_compute(pct_tensor *result, pct_tensor *b1, pct_tensor *b2, const
         return pct_la_scale_inplace(result, beta_s);
     }
     if (b1->dtype != b2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[b1->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[b1->dtype],
                      pct_dtype_cpp_name[b2->dtype]);
         return -1;
     }
@@ -931,7 +931,7 @@ static int bmm_compute(pct_tensor *result, pct_tensor *b1, pct_tensor *b2, const
                     b2->strides[1], b2->strides[2], 1, &bs, m, n, k, alpha, beta);
 }
 
-static PyObject *bmm_op(pct_tensor *b1, pct_tensor *b2, pct_tensor *out)
+static pct_object *bmm_op(pct_tensor *b1, pct_tensor *b2, pct_tensor *out)
 {
     if (check_bmm_shapes(b1, b2) < 0) return NULL;
     if (pct_out_check_dtype(out, b2->dtype) < 0) return NULL;
@@ -947,16 +947,16 @@ static PyObject *bmm_op(pct_tensor *b1, pct_tensor *b2, pct_tensor *out)
     }
     if (target != result) {
         if (pct_copy_(result, target) < 0) goto fail;
-        Py_DECREF(target);
+        PCT_DECREF(target);
     }
-    return (PyObject *)result;
+    return (pct_object *)result;
 fail:
-    if (target != result) Py_XDECREF(target);
-    Py_DECREF(result);
+    if (target != result) PCT_XDECREF(target);
+    PCT_DECREF(result);
     return NULL;
 }
 
-static PyObject *baddbmm_op(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, const pct_scalar *beta_s,
+static pct_object *baddbmm_op(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, const pct_scalar *beta_s,
                             const pct_scalar *alpha_s, pct_tensor *out, bool inplace)
 {
     char sb1[PCT_SHAPE_BUF], sb2[PCT_SHAPE_BUF];
@@ -968,18 +968,18 @@ static PyObject *baddbmm_op(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, co
     pct_tensor *self_ = pct_la_expand_to(self, 3, shape), *result = NULL, *target = NULL;
     if (!self_) return NULL;
     if (self->dtype != b1->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
+        pct_error(PCT_ERR_RUNTIME, "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
                      pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[b1->dtype], pct_dtype_cpp_type_name[b2->dtype]);
         goto fail;
     }
     if (check_bmm_shapes(b1, b2) < 0) goto fail;
     if (inplace) {
         if (!(self->ndim == 3 && memcmp(self->sizes, shape, sizeof shape) == 0)) {
-            PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor size %s and output tensor size %s should match",
+            pct_error(PCT_ERR_RUNTIME, "Bad in-place call: input tensor size %s and output tensor size %s should match",
                          SHAPE(sb1, self), SHAPE_OF(sb2, 3, shape));
             goto fail;
         }
-        Py_INCREF(self);
+        PCT_INCREF(self);
         result = self;
     } else {
         if (pct_out_check_dtype(out, b2->dtype) < 0) goto fail;
@@ -1000,19 +1000,19 @@ static PyObject *baddbmm_op(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, co
     }
     if (target != result) {
         if (pct_copy_(result, target) < 0) goto fail;
-        Py_DECREF(target);
+        PCT_DECREF(target);
     }
-    Py_DECREF(self_);
-    return (PyObject *)result;
+    PCT_DECREF(self_);
+    return (pct_object *)result;
 fail:
-    if (target && target != result) Py_DECREF(target);
-    Py_XDECREF(result);
-    Py_XDECREF(self_);
+    if (target && target != result) PCT_DECREF(target);
+    PCT_XDECREF(result);
+    PCT_XDECREF(self_);
     return NULL;
 }
 
-PyObject *pct_mm(pct_tensor *a, pct_tensor *b, pct_tensor *out) { return mm_op(a, b, out); }
-PyObject *pct_bmm(pct_tensor *a, pct_tensor *b, pct_tensor *out) { return bmm_op(a, b, out); }
+pct_object *pct_mm(pct_tensor *a, pct_tensor *b, pct_tensor *out) { return mm_op(a, b, out); }
+pct_object *pct_bmm(pct_tensor *a, pct_tensor *b, pct_tensor *out) { return bmm_op(a, b, out); }
 
 static pct_scalar scalar_of_double(double v)
 {
@@ -1022,13 +1022,13 @@ static pct_scalar scalar_of_double(double v)
     return s;
 }
 
-PyObject *pct_addmm(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, double beta, double alpha, pct_tensor *out)
+pct_object *pct_addmm(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, double beta, double alpha, pct_tensor *out)
 {
     pct_scalar b = scalar_of_double(beta), a = scalar_of_double(alpha);
     return addmm_op(self, m1, m2, &b, &a, out, false);
 }
 
-PyObject *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double beta, double alpha, pct_tensor *out)
+pct_object *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double beta, double alpha, pct_tensor *out)
 {
     pct_scalar b = scalar_of_double(beta), a = scalar_of_double(alpha);
     return baddbmm_op(self, b1, b2, &b, &a, out, false);
@@ -1039,10 +1039,10 @@ PyObject *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double b
 #define T(i) (c->v[i].t)
 #define OUT (c->inplace ? NULL : c->out)
 
-PyObject *pct_cpu_mm(pct_call *c) { return mm_op(T(0), T(1), c->out); }
-PyObject *pct_cpu_bmm(pct_call *c) { return bmm_op(T(0), T(1), c->out); }
+pct_object *pct_cpu_mm(pct_call *c) { return mm_op(T(0), T(1), c->out); }
+pct_object *pct_cpu_bmm(pct_call *c) { return bmm_op(T(0), T(1), c->out); }
 
-PyObject *pct_cpu_addmm(pct_call *c)
+pct_object *pct_cpu_addmm(pct_call *c)
 {
     if (pct_scalar_check_opmath(&c->v[3].s, T(1)->dtype) < 0 || pct_scalar_check_opmath(&c->v[4].s, T(1)->dtype) < 0)
         return NULL;
@@ -1053,13 +1053,13 @@ PyObject *pct_cpu_addmm(pct_call *c)
 static int torch_size_access(const pct_tensor *t, int dim)
 {
     if (dim < t->ndim) return 0;
-    if (t->ndim == 0) PyErr_Format(PyExc_IndexError, "Dimension specified as %d but tensor has no dimensions", dim);
-    else PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
+    if (t->ndim == 0) pct_error(PCT_ERR_INDEX, "Dimension specified as %d but tensor has no dimensions", dim);
+    else pct_error(PCT_ERR_INDEX, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
                       -t->ndim, t->ndim - 1, dim);
     return -1;
 }
 
-PyObject *pct_cpu_baddbmm(pct_call *c)
+pct_object *pct_cpu_baddbmm(pct_call *c)
 {
     /* torch first sizes self's expansion from batch1.size(0), batch1.size(1), batch2.size(2), then checks ranks */
     if (torch_size_access(T(1), 0) < 0 || torch_size_access(T(1), 1) < 0 || torch_size_access(T(2), 2) < 0) return NULL;

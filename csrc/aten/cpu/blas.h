@@ -39,20 +39,20 @@ int pct_gemm_batched(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, 
                      double beta, void *c, int64_t c_bs, int64_t c_rs, int64_t c_cs);
 
 /* Tensor-level products (torch semantics; out may be NULL). */
-PyObject *pct_mm(pct_tensor *a, pct_tensor *b, pct_tensor *out);
-PyObject *pct_addmm(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, double beta, double alpha,
+pct_object *pct_mm(pct_tensor *a, pct_tensor *b, pct_tensor *out);
+pct_object *pct_addmm(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, double beta, double alpha,
                     pct_tensor *out);
-PyObject *pct_bmm(pct_tensor *a, pct_tensor *b, pct_tensor *out);
-PyObject *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double beta, double alpha,
+pct_object *pct_bmm(pct_tensor *a, pct_tensor *b, pct_tensor *out);
+pct_object *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double beta, double alpha,
                       pct_tensor *out);
-PyObject *pct_matmul(pct_tensor *a, pct_tensor *b, pct_tensor *out);
+pct_object *pct_matmul(pct_tensor *a, pct_tensor *b, pct_tensor *out);
 
 /* linalg.matrix_norm over dims (d0, d1) from the singular values (linalg_svd.c): which = 2
  * the largest, -2 the smallest, 0 their sum ('nuc'); the result has dtype odt. */
 pct_tensor *pct_svd_norm(pct_tensor *A, int d0, int d1, int which, bool keepdim, int odt);
 /* The same entry as linalg.matrix_norm(A, ord_str, dims, keepdim, dtype=..., out=...) (linalg_norm.c),
  * for torch.norm's string orders. */
-PyObject *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
+pct_object *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
                                      bool has_dtype, int dtype, pct_tensor *out);
 
 #endif

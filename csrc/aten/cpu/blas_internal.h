@@ -110,21 +110,21 @@ PCT_LA_INTERNAL int pct_la_run_gemm(pct_tensor *c, const int64_t *c_bs, int64_t 
 PCT_LA_INTERNAL void pct_la_dot_kernel(int dtype, int64_t n, const char *x, int64_t sx, const char *y, int64_t sy,
                                        char *res);
 /* torch.dot and torch.mv (out may be NULL) */
-PCT_LA_INTERNAL PyObject *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out);
-PCT_LA_INTERNAL PyObject *pct_la_mv(pct_tensor *mat, pct_tensor *vec, pct_tensor *out);
+PCT_LA_INTERNAL pct_object *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out);
+PCT_LA_INTERNAL pct_object *pct_la_mv(pct_tensor *mat, pct_tensor *vec, pct_tensor *out);
 
 /* ---- tensor helpers (linalg_tensor_utils.c) ---- */
 
 static inline bool shares_storage(const pct_tensor *a, const pct_tensor *b) { return a->storage == b->storage; }
 
 /* NotImplementedError "\"<name>\" not implemented for 'Bool'"; returns NULL */
-PCT_LA_INTERNAL PyObject *pct_la_not_implemented_bool(const char *name);
+PCT_LA_INTERNAL pct_object *pct_la_not_implemented_bool(const char *name);
 /* The tensor to write a result of this shape into: out= (resized; new reference) or a
  * new contiguous tensor. */
 PCT_LA_INTERNAL pct_tensor *pct_la_result_tensor(pct_tensor *out, int nd, const int64_t *sizes, int dtype);
 PCT_LA_INTERNAL int pct_la_fill_zero(pct_tensor *t);
 /* a * b through the elementwise loop machine (promotion, broadcasting, out= checks) */
-PCT_LA_INTERNAL PyObject *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor *a, pct_tensor *b);
+PCT_LA_INTERNAL pct_object *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor *a, pct_tensor *b);
 /* t *= beta in place (torch: result.mul_(beta)) */
 PCT_LA_INTERNAL int pct_la_scale_inplace(pct_tensor *t, const pct_scalar *beta);
 PCT_LA_INTERNAL pct_tensor *pct_la_view_with(pct_tensor *t, int nd, const int64_t *sizes, const int64_t *strides);

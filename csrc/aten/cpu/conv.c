@@ -38,7 +38,7 @@ static int expand_param(const char *name, const pct_value *v, int nsp, int64_t *
         return 0;
     }
     char buf[PCT_SHAPE_BUF];
-    PyErr_Format(PyExc_RuntimeError,
+    pct_error(PCT_ERR_RUNTIME,
                  "expected %s to be a single integer value or a list of %d values to match the convolution "
                  "dimensions, but got %s=%s", name, nsp, name, pct_shape_str(buf, sizeof buf, v->n, v->list));
     return -1;
@@ -77,7 +77,7 @@ static int check_output_padding(int nsp, const int64_t *opad, const int64_t *str
         for (int i = 0; i < nd && at < sizeof buf; i++)
             at += (size_t)snprintf(buf + at, sizeof buf - at, " %s_%s: %lld", kinds[k], names[i + 3 - nd],
                                    (long long)vals[k][i]);
-    PyErr_SetString(PyExc_RuntimeError, buf);
+    pct_error_str(PCT_ERR_RUNTIME, buf);
     return -1;
 }
 
@@ -90,7 +90,7 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     int64_t stride[PCT_MAX_DIMS], pad[PCT_MAX_DIMS], dil[PCT_MAX_DIMS], opad[PCT_MAX_DIMS];
     if (weight->ndim < 3) {
-        PyErr_SetString(PyExc_RuntimeError, "weight should have at least three dimensions");
+        pct_error_str(PCT_ERR_RUNTIME, "weight should have at least three dimensions");
         return -1;
     }
     const int nsp = weight->ndim - 2;
@@ -98,7 +98,7 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         expand_param("dilation", dil_v, nsp, dil) < 0 || expand_param("output_padding", opad_v, nsp, opad) < 0)
         return -1;
     if (groups <= 0) {
-        PyErr_SetString(PyExc_RuntimeError, "non-positive groups is not supported");
+        pct_error_str(PCT_ERR_RUNTIME, "non-positive groups is not supported");
         return -1;
     }
     for (int i = 0; i < nsp; i++) {
@@ -107,38 +107,38 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
                         : stride[i] <= 0 ? "non-positive stride is not supported"
                         : dil[i] <= 0 ? "non-positive dilation is not supported" : NULL;
         if (msg) {
-            PyErr_SetString(PyExc_RuntimeError, msg);
+            pct_error_str(PCT_ERR_RUNTIME, msg);
             return -1;
         }
     }
     if (input->ndim != weight->ndim) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "Expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional input of size "
                      "%s instead", weight->ndim, weight->ndim, pct_shape_str(a, sizeof a, weight->ndim, weight->sizes),
                      input->ndim, pct_shape_str(b, sizeof b, input->ndim, input->sizes));
         return -1;
     }
     if (nsp > 3) {
-        PyErr_Format(PyExc_RuntimeError, "convolution: only 1, 2 and 3 spatial dimensions are supported, but got "
+        pct_error(PCT_ERR_RUNTIME, "convolution: only 1, 2 and 3 spatial dimensions are supported, but got "
                      "weight of size %s", pct_shape_str(a, sizeof a, weight->ndim, weight->sizes));
         return -1;
     }
     const int64_t w0 = weight->sizes[0];
     if (w0 < groups) {
-        PyErr_Format(PyExc_RuntimeError, "Given groups=%lld, expected weight to be at least %lld at dimension 0, but "
+        pct_error(PCT_ERR_RUNTIME, "Given groups=%lld, expected weight to be at least %lld at dimension 0, but "
                      "got weight of size %s instead", (long long)groups, (long long)groups,
                      pct_shape_str(a, sizeof a, weight->ndim, weight->sizes));
         return -1;
     }
     if (w0 % groups != 0) {
-        PyErr_Format(PyExc_RuntimeError, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, "
+        pct_error(PCT_ERR_RUNTIME, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, "
                      "but got weight of size [%s] instead", (long long)groups, (long long)groups,
                      pct_shape_str(a, sizeof a, weight->ndim, weight->sizes));
         return -1;
     }
     const int64_t bias_len = transposed ? weight->sizes[1] * groups : w0;
     if (!transposed && input->sizes[1] != weight->sizes[1] * groups) {
-        PyErr_Format(PyExc_RuntimeError, "Given groups=%lld, weight of size %s, expected input%s to have %lld channels, "
+        pct_error(PCT_ERR_RUNTIME, "Given groups=%lld, weight of size %s, expected input%s to have %lld channels, "
                      "but got %lld channels instead", (long long)groups,
                      pct_shape_str(a, sizeof a, weight->ndim, weight->sizes),
                      pct_shape_str(b, sizeof b, input->ndim, input->sizes), (long long)(weight->sizes[1] * groups),
@@ -146,13 +146,13 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         return -1;
     }
     if (transposed && input->sizes[1] != w0) {
-        PyErr_Format(PyExc_RuntimeError, "Given transposed=1, weight of size %s, expected input%s to have %lld "
+        pct_error(PCT_ERR_RUNTIME, "Given transposed=1, weight of size %s, expected input%s to have %lld "
                      "channels, but got %lld channels instead", pct_shape_str(a, sizeof a, weight->ndim, weight->sizes),
                      pct_shape_str(b, sizeof b, input->ndim, input->sizes), (long long)w0, (long long)input->sizes[1]);
         return -1;
     }
     if (bias && (bias->ndim != 1 || bias->sizes[0] != bias_len)) {
-        PyErr_Format(PyExc_RuntimeError, "Given %sweight of size %s, expected bias to be 1-dimensional with %lld "
+        pct_error(PCT_ERR_RUNTIME, "Given %sweight of size %s, expected bias to be 1-dimensional with %lld "
                      "elements, but got bias of size %s instead", transposed ? "transposed=1, " : "",
                      pct_shape_str(a, sizeof a, weight->ndim, weight->sizes), (long long)bias_len,
                      pct_shape_str(b, sizeof b, bias->ndim, bias->sizes));
@@ -163,7 +163,7 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         insp[i] = input->sizes[2 + i];
         ksp[i] = weight->sizes[2 + i];
         if (pad[i] > INT64_MAX / 2) { /* torch's limit: twice the padding must fit */
-            PyErr_Format(PyExc_RuntimeError, "Given padding=%lld at dimension %d , expected padding to be at most %lld",
+            pct_error(PCT_ERR_RUNTIME, "Given padding=%lld at dimension %d , expected padding to be at most %lld",
                          (long long)pad[i], i, (long long)(INT64_MAX / 2));
             return -1;
         }
@@ -182,7 +182,7 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         }
         if (wraps) goto overflow;
         if (!ok) {
-            PyErr_Format(PyExc_RuntimeError, "Calculated padded input size per channel: (%s). Kernel size: (%s). "
+            pct_error(PCT_ERR_RUNTIME, "Calculated padded input size per channel: (%s). Kernel size: (%s). "
                          "Kernel size can't be greater than actual input size", sizes_x(a, sizeof a, nsp, padded),
                          sizes_x(b, sizeof b, nsp, dk));
             return -1;
@@ -199,25 +199,25 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         }
         if (wraps) goto overflow;
         if (!ok) {
-            PyErr_Format(PyExc_RuntimeError, "Given input size per channel: (%s). Calculated output size per channel: "
+            pct_error(PCT_ERR_RUNTIME, "Given input size per channel: (%s). Calculated output size per channel: "
                          "(%s). Output size is too small", sizes_x(a, sizeof a, nsp, insp),
                          sizes_x(b, sizeof b, nsp, outsp));
             return -1;
         }
     }
     if (input->dtype != weight->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Input type (torch.%sTensor) and weight type (torch.%sTensor) should be the "
+        pct_error(PCT_ERR_RUNTIME, "Input type (torch.%sTensor) and weight type (torch.%sTensor) should be the "
                      "same or input should be a MKLDNN tensor and weight is a dense tensor",
                      pct_dtype_cpp_name[input->dtype], pct_dtype_cpp_name[weight->dtype]);
         return -1;
     }
     if (bias && bias->dtype != input->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Input type (%s) and bias type (%s) should be the same",
+        pct_error(PCT_ERR_RUNTIME, "Input type (%s) and bias type (%s) should be the same",
                      pct_dtype_cpp_type_name[input->dtype], pct_dtype_cpp_type_name[bias->dtype]);
         return -1;
     }
     if (input->dtype == PCT_BOOL) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for 'Bool'",
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'",
                      transposed ? "slow_conv_transpose2d_out_cpu" : "slow_conv2d_cpu");
         return -1;
     }
@@ -261,7 +261,7 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
     for (int i = 0; i < nsp; i++) out_sizes[2 + i] = outsp[i];
     return 0;
 overflow:
-    PyErr_Format(PyExc_RuntimeError, "convolution: the output size overflows for input size per channel (%s) with these "
+    pct_error(PCT_ERR_RUNTIME, "convolution: the output size overflows for input size per channel (%s) with these "
                  "stride, padding and dilation values", sizes_x(a, sizeof a, nsp, insp));
     return -1;
 }
@@ -381,7 +381,7 @@ static pct_tensor *as_compute(pct_tensor *t, int dtype)
     pct_tensor *c = pct_to_dtype(t, dtype, false), *r;
     if (!c) return NULL;
     r = pct_contiguous(c);
-    Py_DECREF(c);
+    PCT_DECREF(c);
     return r;
 }
 
@@ -390,7 +390,7 @@ static pct_tensor *to_result(pct_tensor *r, int dtype)
 {
     if (!r || r->dtype == dtype) return r;
     pct_tensor *c = pct_to_dtype(r, dtype, false);
-    Py_DECREF(r);
+    PCT_DECREF(r);
     return c;
 }
 
@@ -399,14 +399,14 @@ static const char *data_or_null(pct_tensor *t) { return t ? pct_tensor_data(t) :
 static int run_task(const pct_conv_task *t, char *gw)
 {
     int rc;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     rc = conv_run(t, gw);
-    Py_END_ALLOW_THREADS
-    if (rc < 0) PyErr_NoMemory();
+    PCT_NOGIL_END
+    if (rc < 0) pct_error_nomem();
     return rc;
 }
 
-PyObject *pct_cpu_convolution(pct_call *c)
+pct_object *pct_cpu_convolution(pct_call *c)
 {
     pct_tensor *input = c->v[0].t, *weight = c->v[1].t, *bias = c->v[2].none ? NULL : c->v[2].t;
     const bool transposed = c->v[6].b;
@@ -432,19 +432,19 @@ PyObject *pct_cpu_convolution(pct_call *c)
         t.big_out = pct_tensor_data(out);
     }
     if (out->numel && run_task(&t, NULL) < 0) goto fail;
-    Py_DECREF(x);
-    Py_DECREF(w);
-    Py_XDECREF(b);
-    return (PyObject *)to_result(out, input->dtype);
+    PCT_DECREF(x);
+    PCT_DECREF(w);
+    PCT_XDECREF(b);
+    return (pct_object *)to_result(out, input->dtype);
 fail:
-    Py_XDECREF(x);
-    Py_XDECREF(w);
-    Py_XDECREF(b);
-    Py_XDECREF(out);
+    PCT_XDECREF(x);
+    PCT_XDECREF(w);
+    PCT_XDECREF(b);
+    PCT_XDECREF(out);
     return NULL;
 }
 
-PyObject *pct_cpu_convolution_backward(pct_call *c)
+pct_object *pct_cpu_convolution_backward(pct_call *c)
 {
     pct_tensor *go = c->v[0].t, *input = c->v[1].t, *weight = c->v[2].t;
     const bool transposed = c->v[7].b;
@@ -453,24 +453,23 @@ PyObject *pct_cpu_convolution_backward(pct_call *c)
     pct_conv_plan p;
     int64_t osz[5];
     if (mask->n != 3) {
-        PyErr_Format(PyExc_RuntimeError, "convolution_backward: output_mask must have 3 entries, got %d", mask->n);
+        pct_error(PCT_ERR_RUNTIME, "convolution_backward: output_mask must have 3 entries, got %d", mask->n);
         return NULL;
     }
     if (conv_prepare(input, weight, NULL, &c->v[4], &c->v[5], &c->v[6], transposed, &c->v[8], c->v[9].i, &p, osz) < 0)
         return NULL;
     if (go->ndim != input->ndim || memcmp(go->sizes, osz, sizeof(int64_t) * (size_t)input->ndim) != 0) {
-        PyErr_Format(PyExc_RuntimeError, "convolution_backward: expected grad_output of size %s, but got %s",
+        pct_error(PCT_ERR_RUNTIME, "convolution_backward: expected grad_output of size %s, but got %s",
                      pct_shape_str(a, sizeof a, input->ndim, osz), pct_shape_str(b, sizeof b, go->ndim, go->sizes));
         return NULL;
     }
     if (go->dtype != input->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "convolution_backward: expected grad_output of dtype %s (the input's), but got %s",
+        pct_error(PCT_ERR_RUNTIME, "convolution_backward: expected grad_output of dtype %s (the input's), but got %s",
                      pct_dtype_name[input->dtype], pct_dtype_name[go->dtype]);
         return NULL;
     }
     const bool need_i = mask->list[0] != 0, need_w = mask->list[1] != 0, need_b = mask->list[2] != 0;
     pct_tensor *gc = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
-    PyObject *r = NULL;
     PCT_TRY(gc = as_compute(go, p.dtype));
     if (need_w) PCT_TRY(x = as_compute(input, p.dtype));
     if (need_i) PCT_TRY(w = as_compute(weight, p.dtype));
@@ -480,9 +479,9 @@ PyObject *pct_cpu_convolution_backward(pct_call *c)
         PCT_TRY(gb = pct_tensor_empty(1, &osz[1], p.acc_dtype, PCT_CPU, -1));
         int64_t vol = 1;
         for (int i = 2; i < go->ndim; i++) vol *= go->sizes[i];
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         bias_grad(p.dtype, pct_tensor_data(gc), osz[0], osz[1], vol, pct_tensor_data(gb));
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
     if (need_i || need_w) {
         pct_conv_task t = {&p, 0, NULL, NULL, data_or_null(w), NULL, NULL, NULL, NULL};
@@ -499,24 +498,23 @@ PyObject *pct_cpu_convolution_backward(pct_call *c)
         }
         if (run_task(&t, (char *)data_or_null(gw)) < 0) goto fail;
     }
-    Py_CLEAR(gc);
-    Py_CLEAR(x);
-    Py_CLEAR(w);
+    PCT_CLEAR(gc);
+    PCT_CLEAR(x);
+    PCT_CLEAR(w);
     gi = to_result(gi, input->dtype);
     gw = to_result(gw, input->dtype);
     gb = to_result(gb, input->dtype);
     if ((need_i && !gi) || (need_w && !gw) || (need_b && !gb)) goto fail;
-    r = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None, gb ? (PyObject *)gb : Py_None);
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(gb);
-    return r;
+    /* the three gradients, None for one not asked for; the tuple takes the references */
+    pct_object *grads[3] = {gi ? (pct_object *)gi : pct_none(), gw ? (pct_object *)gw : pct_none(),
+                            gb ? (pct_object *)gb : pct_none()};
+    return pct_tuple_steal(3, grads);
 fail:
-    Py_XDECREF(gc);
-    Py_XDECREF(x);
-    Py_XDECREF(w);
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(gb);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(x);
+    PCT_XDECREF(w);
+    PCT_XDECREF(gi);
+    PCT_XDECREF(gw);
+    PCT_XDECREF(gb);
     return NULL;
 }

@@ -4,7 +4,6 @@
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
-#include "../../python/pyobjects.h"
 #include "fill.h"
 #include "factory.h"
 #include <math.h>
@@ -14,8 +13,8 @@ pct_tensor *pct_factory_requires_grad(pct_call *c, pct_tensor *t)
 {
     if (t && pct_arg(c, "requires_grad")->b) {
         if (!pct_dtype_is_floating(t->dtype)) {
-            Py_DECREF(t);
-            PyErr_SetString(PyExc_RuntimeError, "Only Tensors of floating point and complex dtype can require gradients");
+            PCT_DECREF(t);
+            pct_error_str(PCT_ERR_RUNTIME, "Only Tensors of floating point and complex dtype can require gradients");
             return NULL;
         }
         t->flags |= PCT_FLAG_REQUIRES_GRAD;
@@ -30,7 +29,7 @@ int pct_factory_dtype(pct_call *c, int default_dtype)
     if (!c->out) return dt->none ? default_dtype : dt->dtype;
     /* out= decides the dtype; an explicit dtype= must agree with it (torch's rule) */
     if (!dt->none && dt->dtype != c->out->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
+        pct_error(PCT_ERR_RUNTIME, "dtype %s does not match dtype of out parameter (%s)",
                      pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
         return -1;
     }
@@ -44,7 +43,7 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
     if (dtype < 0) return NULL;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
+            pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
                          pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
             return NULL;
         }
@@ -53,7 +52,7 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
     if (c->out) {
         t = c->out;
         if (pct_tensor_resize_(t, ndim, sizes) < 0) return NULL;
-        Py_INCREF(t);
+        PCT_INCREF(t);
     } else if (!(t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1))) {
         return NULL;
     }
@@ -63,17 +62,7 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
 int pct_memory_format_kind(const pct_call *c)
 {
     const pct_value *v = pct_arg(c, "memory_format");
-    if (v->none || !v->obj || v->obj == Py_None) return PCT_MF_PRESERVE;
-    PyObject *name = PyObject_GetAttrString(v->obj, "_name"); /* pyctorch's memory_format singletons */
-    if (!name) { PyErr_Clear(); return PCT_MF_UNKNOWN; }
-    int kind = PCT_MF_UNKNOWN;
-    if (PyUnicode_Check(name)) {
-        if (PyUnicode_CompareWithASCIIString(name, "preserve_format") == 0) kind = PCT_MF_PRESERVE;
-        else if (PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0) kind = PCT_MF_CONTIGUOUS;
-        else if (PyUnicode_CompareWithASCIIString(name, "channels_last") == 0) kind = PCT_MF_CHANNELS_LAST;
-    }
-    Py_DECREF(name);
-    return kind;
+    return v->none || !v->obj ? PCT_MF_PRESERVE : v->code;
 }
 
 int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
@@ -84,7 +73,7 @@ int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
     }
     if (mf == PCT_MF_CHANNELS_LAST) {
         if (ndim != 4) {
-            PyErr_SetString(PyExc_RuntimeError, "required rank 4 tensor to use channels_last format");
+            pct_error_str(PCT_ERR_RUNTIME, "required rank 4 tensor to use channels_last format");
             return -1;
         }
         /* torch's get_channels_last_strides_2d multiplies the sizes as they are: a 0 size zeroes the strides
@@ -95,7 +84,7 @@ int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
         strides[0] = strides[2] * sizes[2];
         return 0;
     }
-    PyErr_SetString(PyExc_RuntimeError, "unsupported memory format");
+    pct_error_str(PCT_ERR_RUNTIME, "unsupported memory format");
     return -1;
 }
 
@@ -109,28 +98,28 @@ pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src)
     int64_t strides[PCT_MAX_DIMS];
     if (pct_format_strides(mf, src->ndim, src->sizes, strides) < 0) return NULL;
     pct_tensor *t = pct_tensor_empty(src->ndim, src->sizes, dtype, PCT_CPU, -1);
-    if (t && pct_tensor_set_shape(t, src->ndim, src->sizes, strides) < 0) Py_CLEAR(t);
+    if (t && pct_tensor_set_shape(t, src->ndim, src->sizes, strides) < 0) PCT_CLEAR(t);
     return t;
 }
 
 /* Fills a new factory result (value NULL: left uninitialised) and applies requires_grad. */
-static PyObject *fill_new(pct_call *c, pct_tensor *t, const pct_scalar *value)
+static pct_object *fill_new(pct_call *c, pct_tensor *t, const pct_scalar *value)
 {
     if (!t) return NULL;
     if (value && pct_fill_check_value(value, t) < 0) { /* checked even when there is nothing to fill */
-        Py_DECREF(t);
+        PCT_DECREF(t);
         return NULL;
     }
     if (value && t->numel) {
         bool requires = pct_tensor_requires_grad(t);
-        if (pct_fill_scalar(t, value) < 0) { Py_DECREF(t); return NULL; }
+        if (pct_fill_scalar(t, value) < 0) { PCT_DECREF(t); return NULL; }
         if (requires) t->flags |= PCT_FLAG_REQUIRES_GRAD;
         if (!c->out) atomic_store(&t->version->value, 0); /* a new tensor starts at version 0, as in torch */
     }
-    return (PyObject *)t;
+    return (pct_object *)t;
 }
 
-static PyObject *filled(pct_call *c, int ndim, const int64_t *sizes, int default_dtype, const pct_scalar *value)
+static pct_object *filled(pct_call *c, int ndim, const int64_t *sizes, int default_dtype, const pct_scalar *value)
 {
     return fill_new(c, factory_new(c, ndim, sizes, default_dtype), value);
 }
@@ -140,32 +129,32 @@ static pct_tensor *like_start(pct_call *c, const pct_tensor *src) { return pct_f
 
 static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0}, one = {PCT_SCALAR_INT, 1, 1, 0};
 
-PyObject *pct_cpu_empty(pct_call *c)
+pct_object *pct_cpu_empty(pct_call *c)
 {
     const pct_value *v = pct_arg(c, "memory_format");
     if (!v->none && c->out) {
-        PyErr_SetString(PyExc_RuntimeError, "'memory_format' argument is incompatible with 'out' tensor argument");
+        pct_error_str(PCT_ERR_RUNTIME, "'memory_format' argument is incompatible with 'out' tensor argument");
         return NULL;
     }
     pct_tensor *t = factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
     if (!t) return NULL;
     int mf = v->none ? PCT_MF_CONTIGUOUS : pct_memory_format_kind(c);
-    if (mf == PCT_MF_CONTIGUOUS) return (PyObject *)t;
+    if (mf == PCT_MF_CONTIGUOUS) return (pct_object *)t;
     int64_t strides[PCT_MAX_DIMS];
-    if (mf == PCT_MF_PRESERVE) PyErr_SetString(PyExc_RuntimeError, "unsupported memory format Preserve");
+    if (mf == PCT_MF_PRESERVE) pct_error_str(PCT_ERR_RUNTIME, "unsupported memory format Preserve");
     else if (pct_format_strides(mf, t->ndim, t->sizes, strides) == 0 && pct_tensor_set_shape(t, t->ndim, t->sizes, strides) == 0)
-        return (PyObject *)t;
-    Py_DECREF(t);
+        return (pct_object *)t;
+    PCT_DECREF(t);
     return NULL;
 }
 /* empty_strided(size, stride): uninitialised memory just large enough for the strides given (torch's storage size
  * rule, Note [Checked bounds] for its overflow), not a view of anything. */
-PyObject *pct_cpu_empty_strided(pct_call *c)
+pct_object *pct_cpu_empty_strided(pct_call *c)
 {
     const pct_value *size = &c->v[0], *stride = &c->v[1];
     char b1[PCT_SHAPE_BUF];
     if (size->n != stride->n) {
-        PyErr_Format(PyExc_RuntimeError, "dimensionality of sizes (%d) must match dimensionality of strides (%d)", size->n,
+        pct_error(PCT_ERR_RUNTIME, "dimensionality of sizes (%d) must match dimensionality of strides (%d)", size->n,
                      stride->n);
         return NULL;
     }
@@ -173,7 +162,7 @@ PyObject *pct_cpu_empty_strided(pct_call *c)
     if (dtype < 0) return NULL;
     for (int i = 0; i < size->n; i++) {
         if (size->list[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+            pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
                          (long long)size->list[i], pct_shape_str(b1, sizeof b1, size->n, size->list));
             return NULL;
         }
@@ -185,8 +174,8 @@ PyObject *pct_cpu_empty_strided(pct_call *c)
     for (int i = 0; nbytes >= 0 && !empty && i < stride->n; i++)
         if (stride->list[i] < 0) nbytes = -1; /* a negative stride of a non-empty tensor: refused as an overflow */
     if (nbytes < 0) {
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s",
+        if (!pct_error_occurred())
+            pct_error(PCT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
                          pct_shape_str(b1, sizeof b1, size->n, size->list),
                          pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, stride->n, stride->list));
         return NULL;
@@ -195,41 +184,41 @@ PyObject *pct_cpu_empty_strided(pct_call *c)
     if (!s) return NULL;
     pct_tensor *t = pct_tensor_from_storage(s, size->n, size->list, stride->list, 0, dtype);
     pct_storage_decref(s);
-    return (PyObject *)pct_factory_requires_grad(c, t);
+    return (pct_object *)pct_factory_requires_grad(c, t);
 }
 
-PyObject *pct_cpu_zeros(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &zero); }
-PyObject *pct_cpu_ones(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &one); }
+pct_object *pct_cpu_zeros(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &zero); }
+pct_object *pct_cpu_ones(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &one); }
 
 /* full() infers its dtype from the fill value: bool, int64 or the default float. */
 static int fill_value_dtype(const pct_scalar *s)
 {
     return s->kind == PCT_SCALAR_FLOAT ? pct_default_dtype : s->kind == PCT_SCALAR_INT ? PCT_INT64 : PCT_BOOL;
 }
-PyObject *pct_cpu_full(pct_call *c)
+pct_object *pct_cpu_full(pct_call *c)
 {
     return filled(c, c->v[0].n, c->v[0].list, fill_value_dtype(&c->v[1].s), &c->v[1].s);
 }
 
-PyObject *pct_cpu_empty_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), NULL); }
-PyObject *pct_cpu_zeros_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &zero); }
-PyObject *pct_cpu_ones_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &one); }
-PyObject *pct_cpu_full_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &c->v[1].s); }
-PyObject *pct_cpu_new_empty(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, NULL); }
-PyObject *pct_cpu_new_zeros(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &zero); }
-PyObject *pct_cpu_new_ones(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &one); }
-PyObject *pct_cpu_new_full(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &c->v[2].s); }
+pct_object *pct_cpu_empty_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), NULL); }
+pct_object *pct_cpu_zeros_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &zero); }
+pct_object *pct_cpu_ones_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &one); }
+pct_object *pct_cpu_full_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &c->v[1].s); }
+pct_object *pct_cpu_new_empty(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, NULL); }
+pct_object *pct_cpu_new_zeros(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &zero); }
+pct_object *pct_cpu_new_ones(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &one); }
+pct_object *pct_cpu_new_full(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &c->v[2].s); }
 
-PyObject *pct_cpu_eye(pct_call *c)
+pct_object *pct_cpu_eye(pct_call *c)
 {
     int64_t n = c->v[0].i, m = c->v[1].none ? n : c->v[1].i;
-    if (n < 0) { PyErr_Format(PyExc_RuntimeError, "n must be greater or equal to 0, got %lld", (long long)n); return NULL; }
-    if (m < 0) { PyErr_Format(PyExc_RuntimeError, "m must be greater or equal to 0, got %lld", (long long)m); return NULL; }
+    if (n < 0) { pct_error(PCT_ERR_RUNTIME, "n must be greater or equal to 0, got %lld", (long long)n); return NULL; }
+    if (m < 0) { pct_error(PCT_ERR_RUNTIME, "m must be greater or equal to 0, got %lld", (long long)m); return NULL; }
     int64_t sizes[2] = {n, m};
     pct_tensor *t = (pct_tensor *)filled(c, 2, sizes, pct_default_dtype, &zero);
     if (!t) return NULL;
     char *p = pct_tensor_data(t);
     int item = pct_dtype_itemsize[t->dtype];
     for (int64_t i = 0; i < (n < m ? n : m); i++) pct_store_int64(p + (i * t->strides[0] + i * t->strides[1]) * item, t->dtype, 1);
-    return (PyObject *)t;
+    return (pct_object *)t;
 }

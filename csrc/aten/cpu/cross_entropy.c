@@ -116,9 +116,9 @@ typedef struct ce_owned {
 
 static void ce_release(ce_owned *o)
 {
-    Py_CLEAR(o->x);
-    Py_CLEAR(o->t);
-    Py_CLEAR(o->w);
+    PCT_CLEAR(o->x);
+    PCT_CLEAR(o->t);
+    PCT_CLEAR(o->w);
 }
 
 static int ce_prepare(pct_tensor *input, pct_tensor *target, pct_tensor *weight, int64_t ignore, double eps, ce_args *a,
@@ -127,28 +127,28 @@ static int ce_prepare(pct_tensor *input, pct_tensor *target, pct_tensor *weight,
     char s1[PCT_SHAPE_BUF];
     memset(o, 0, sizeof *o);
     if (input->ndim != 2) {
-        PyErr_Format(PyExc_RuntimeError, "_cross_entropy_loss: expected input of shape (N, C), got %s",
+        pct_error(PCT_ERR_RUNTIME, "_cross_entropy_loss: expected input of shape (N, C), got %s",
                      pct_shape_str(s1, sizeof s1, input->ndim, input->sizes));
         return -1;
     }
     if (pct_norm_check_float_input(input, "cross_entropy") < 0) return -1;
     if (target->dtype != PCT_INT64 && target->dtype != PCT_UINT8) {
-        PyErr_Format(PyExc_RuntimeError, "expected target dtype to be Long or Byte, but got %s", pct_dtype_cpp_name[target->dtype]);
+        pct_error(PCT_ERR_RUNTIME, "expected target dtype to be Long or Byte, but got %s", pct_dtype_cpp_name[target->dtype]);
         return -1;
     }
     int64_t n = input->sizes[0], c = input->sizes[1];
     if (target->ndim != 1 || target->sizes[0] != n) {
-        PyErr_Format(PyExc_ValueError, "Expected input batch_size (%lld) to match target batch_size (%lld).", (long long)n,
+        pct_error(PCT_ERR_VALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).", (long long)n,
                      (long long)(target->ndim ? target->sizes[0] : 0));
         return -1;
     }
     if (weight && (weight->ndim != 1 || weight->numel != c)) {
-        PyErr_Format(PyExc_RuntimeError, "weight tensor should be defined either for all %lld classes or no classes but got "
+        pct_error(PCT_ERR_RUNTIME, "weight tensor should be defined either for all %lld classes or no classes but got "
                      "weight tensor of shape: %s", (long long)c, pct_shape_str(s1, sizeof s1, weight->ndim, weight->sizes));
         return -1;
     }
     if (weight && weight->dtype != input->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[input->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[input->dtype],
                      pct_dtype_cpp_name[weight->dtype]);
         return -1;
     }
@@ -158,7 +158,7 @@ static int ce_prepare(pct_tensor *input, pct_tensor *target, pct_tensor *weight,
     const int64_t *tp = (const int64_t *)pct_tensor_data(o->t);
     for (int64_t i = 0; i < n; i++)
         if (tp[i] != ignore && (tp[i] < 0 || tp[i] >= c)) {
-            PyErr_Format(PyExc_IndexError, "Target %lld is out of bounds.", (long long)tp[i]);
+            pct_error(PCT_ERR_INDEX, "Target %lld is out of bounds.", (long long)tp[i]);
             goto fail;
         }
     a->x = pct_tensor_data(o->x);
@@ -191,13 +191,13 @@ static double ce_total_weight(const ce_args *a)
 static int ce_reduction(int64_t r)
 {
     if (r < 0 || r > 2) {
-        PyErr_Format(PyExc_ValueError, "%lld is not a valid value for reduction", (long long)r);
+        pct_error(PCT_ERR_VALUE, "%lld is not a valid value for reduction", (long long)r);
         return -1;
     }
     return (int)r;
 }
 
-PyObject *pct_cpu_cross_entropy_loss(pct_call *c)
+pct_object *pct_cpu_cross_entropy_loss(pct_call *c)
 {
     pct_tensor *input = c->v[0].t, *target = c->v[1].t, *weight = c->v[2].none ? NULL : c->v[2].t;
     int red = ce_reduction(c->v[3].i);
@@ -215,14 +215,14 @@ PyObject *pct_cpu_cross_entropy_loss(pct_call *c)
         char *ld = pct_tensor_data(lse);
         int64_t lsz = pct_dtype_itemsize[ldt], n = a.n;
         int nth = pct_norm_threads(a.n * a.c, a.n);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t i = 0; i < n; i++) {
             double l;
             lv[i] = fwd(&a, i, &l);
             pct_store_double(ld + i * lsz, ldt, l);
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
         if (red == 0) {
             PCT_TRY(loss = pct_to_dtype(rows, input->dtype, false));
         } else {
@@ -232,18 +232,18 @@ PyObject *pct_cpu_cross_entropy_loss(pct_call *c)
             PCT_TRY(loss = pct_tensor_scalar(input->dtype, s, 0, true));
         }
     }
-    Py_DECREF(rows);
+    PCT_DECREF(rows);
     ce_release(&o);
     return pct_norm_tuple_steal(2, (pct_tensor *[]){loss, lse});
 fail:
     ce_release(&o);
-    Py_XDECREF(rows);
-    Py_XDECREF(lse);
-    Py_XDECREF(loss);
+    PCT_XDECREF(rows);
+    PCT_XDECREF(lse);
+    PCT_XDECREF(loss);
     return NULL;
 }
 
-PyObject *pct_cpu_cross_entropy_loss_backward(pct_call *c)
+pct_object *pct_cpu_cross_entropy_loss_backward(pct_call *c)
 {
     pct_tensor *grad = c->v[0].t, *input = c->v[1].t, *target = c->v[2].t, *weight = c->v[3].none ? NULL : c->v[3].t;
     pct_tensor *lse_in = c->v[7].t, *lse = NULL, *g = NULL, *gi = NULL;
@@ -253,12 +253,12 @@ PyObject *pct_cpu_cross_entropy_loss_backward(pct_call *c)
     ce_owned o;
     if (ce_prepare(input, target, weight, c->v[5].i, c->v[6].d, &a, &o) < 0) return NULL;
     if (lse_in->numel != a.n || !pct_dtype_is_floating(lse_in->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "_cross_entropy_loss_backward: expected %lld floating point logsumexp values, got %lld",
+        pct_error(PCT_ERR_RUNTIME, "_cross_entropy_loss_backward: expected %lld floating point logsumexp values, got %lld",
                      (long long)a.n, (long long)lse_in->numel);
         goto fail;
     }
     if (!pct_dtype_is_floating(grad->dtype) || (red == 0 ? grad->numel != a.n : grad->numel != 1)) {
-        PyErr_Format(PyExc_RuntimeError, "_cross_entropy_loss_backward: expected a floating point gradient of %lld values, got %lld",
+        pct_error(PCT_ERR_RUNTIME, "_cross_entropy_loss_backward: expected a floating point gradient of %lld values, got %lld",
                      (long long)(red == 0 ? a.n : 1), (long long)grad->numel);
         goto fail;
     }
@@ -272,19 +272,19 @@ PyObject *pct_cpu_cross_entropy_loss_backward(pct_call *c)
         void *gd = pct_tensor_data(gi);
         int64_t n = a.n;
         int nth = pct_norm_threads(a.n * a.c, a.n);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t i = 0; i < n; i++) bwd(&a, i, lv[i], (red == 0 ? gv[i] : gv[0]) * scale, gd);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
-    Py_DECREF(lse);
-    Py_DECREF(g);
+    PCT_DECREF(lse);
+    PCT_DECREF(g);
     ce_release(&o);
-    return (PyObject *)gi;
+    return (pct_object *)gi;
 fail:
     ce_release(&o);
-    Py_XDECREF(lse);
-    Py_XDECREF(g);
-    Py_XDECREF(gi);
+    PCT_XDECREF(lse);
+    PCT_XDECREF(g);
+    PCT_XDECREF(gi);
     return NULL;
 }

@@ -26,14 +26,14 @@ static pct_tensor *sumproduct_pair(pct_tensor *left_in, pct_tensor *right_in, co
     int64_t lro_size = 1, lo_size = 1, ro_size = 1, sum_size = 1;
     pct_tensor *left = left_in, *right = right_in, *lv = NULL, *rv = NULL, *l3 = NULL, *r3 = NULL, *res = NULL,
                *result = NULL;
-    Py_INCREF(left);
-    Py_INCREF(right);
+    PCT_INCREF(left);
+    PCT_INCREF(right);
     for (int i = 0; i < dim; i++) {
         bool sl = left->sizes[i] != 1, sr = right->sizes[i] != 1;
         if (is_sum[i]) {
             if (sl && sr) {
                 if (left->sizes[i] != right->sizes[i]) {
-                    PyErr_SetString(PyExc_RuntimeError, "non-broadcast dimensions must match");
+                    pct_error_str(PCT_ERR_RUNTIME, "non-broadcast dimensions must match");
                     goto fail;
                 }
                 sum_size *= left->sizes[i];
@@ -43,11 +43,11 @@ static pct_tensor *sumproduct_pair(pct_tensor *left_in, pct_tensor *right_in, co
                 pct_tensor **t = sl ? &left : &right;
                 pct_tensor *s = pct_la_sum_keepdim(*t, mask);
                 if (!s) goto fail;
-                Py_SETREF(*t, s);
+                PCT_SETREF(*t, s);
             }
         } else if (sl && sr) {
             if (left->sizes[i] != right->sizes[i]) {
-                PyErr_SetString(PyExc_RuntimeError, "non-broadcast dimensions must match");
+                pct_error_str(PCT_ERR_RUNTIME, "non-broadcast dimensions must match");
                 goto fail;
             }
             lro[nlro++] = i;
@@ -87,48 +87,44 @@ static pct_tensor *sumproduct_pair(pct_tensor *left_in, pct_tensor *right_in, co
         result = pct_la_view_permute(res, operm);
     }
 fail:
-    Py_XDECREF(left);
-    Py_XDECREF(right);
-    Py_XDECREF(lv);
-    Py_XDECREF(rv);
-    Py_XDECREF(l3);
-    Py_XDECREF(r3);
-    Py_XDECREF(res);
+    PCT_XDECREF(left);
+    PCT_XDECREF(right);
+    PCT_XDECREF(lv);
+    PCT_XDECREF(rv);
+    PCT_XDECREF(l3);
+    PCT_XDECREF(r3);
+    PCT_XDECREF(res);
     return result;
 }
 
-static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
+static pct_object *einsum_op(const char *eq, pct_tensor *const *items, ptrdiff_t num_ops)
 {
-    Py_ssize_t len;
-    const char *eq = PyUnicode_AsUTF8AndSize(eq_obj, &len);
-    if (!eq) return NULL;
-    const Py_ssize_t num_ops = PySequence_Fast_GET_SIZE(operands);
-    PyObject **items = PySequence_Fast_ITEMS(operands);
+    const ptrdiff_t len = (ptrdiff_t)strlen(eq);
     if (num_ops == 0) {
-        PyErr_SetString(PyExc_RuntimeError, "einsum(): must provide at least one operand");
+        pct_error_str(PCT_ERR_RUNTIME, "einsum(): must provide at least one operand");
         return NULL;
     }
     uint8_t(*labels)[EIN_MAX_LABELS] = calloc((size_t)num_ops, sizeof *labels);
     int *nlab = calloc((size_t)num_ops, sizeof(int));
     pct_tensor **ops = calloc((size_t)num_ops, sizeof(pct_tensor *));
-    PyObject *result = NULL;
-    if (!labels || !nlab || !ops) { PyErr_NoMemory(); goto done; }
+    pct_object *result = NULL;
+    if (!labels || !nlab || !ops) { pct_error_nomem(); goto done; }
 
     const char *arrow = strstr(eq, "->");
-    const Py_ssize_t lhs_len = arrow ? arrow - eq : len;
+    const ptrdiff_t lhs_len = arrow ? arrow - eq : len;
     {
         bool ell_in_input = false;
-        Py_ssize_t curr = 0;
-        for (Py_ssize_t i = 0; i < lhs_len; i++) {
+        ptrdiff_t curr = 0;
+        for (ptrdiff_t i = 0; i < lhs_len; i++) {
             unsigned char c = (unsigned char)eq[i];
             if (c == ' ') continue;
             if (c == '.') {
                 if (ell_in_input) {
-                    PyErr_Format(PyExc_RuntimeError, "einsum(): found '.' for operand %zd for which an ellipsis was already found", curr);
+                    pct_error(PCT_ERR_RUNTIME, "einsum(): found '.' for operand %zd for which an ellipsis was already found", curr);
                     goto done;
                 }
                 if (!(i + 2 < lhs_len && eq[++i] == '.' && eq[++i] == '.')) {
-                    PyErr_Format(PyExc_RuntimeError, "einsum(): found '.' for operand %zd that is not part of any ellipsis", curr);
+                    pct_error(PCT_ERR_RUNTIME, "einsum(): found '.' for operand %zd that is not part of any ellipsis", curr);
                     goto done;
                 }
                 if (nlab[curr] < EIN_MAX_LABELS) labels[curr][nlab[curr]] = EIN_ELLIPSIS;
@@ -136,13 +132,13 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
                 ell_in_input = true;
             } else if (c == ',') {
                 if (++curr >= num_ops) {
-                    PyErr_SetString(PyExc_RuntimeError, "einsum(): fewer operands were provided than specified in the equation");
+                    pct_error_str(PCT_ERR_RUNTIME, "einsum(): fewer operands were provided than specified in the equation");
                     goto done;
                 }
                 ell_in_input = false;
             } else {
                 if (!ein_isalpha(c)) {
-                    PyErr_Format(PyExc_RuntimeError,
+                    pct_error(PCT_ERR_RUNTIME,
                                  "einsum(): invalid subscript given at index %zd in the equation string, subscripts must be in [a-zA-Z]", i);
                     goto done;
                 }
@@ -151,14 +147,14 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
             }
         }
         if (curr != num_ops - 1) {
-            PyErr_SetString(PyExc_RuntimeError, "einsum(): more operands were provided than specified in the equation");
+            pct_error_str(PCT_ERR_RUNTIME, "einsum(): more operands were provided than specified in the equation");
             goto done;
         }
     }
 
     int64_t label_count[EIN_TOTAL] = {0};
     int ell_num_dim = 0;
-    for (Py_ssize_t i = 0; i < num_ops; i++) {
+    for (ptrdiff_t i = 0; i < num_ops; i++) {
         const pct_tensor *t = (const pct_tensor *)items[i];
         int nlabels = nlab[i];
         bool has_ell = false;
@@ -173,11 +169,11 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
         }
         if (has_ell ? nlabels > t->ndim : nlabels != t->ndim) {
             if (has_ell)
-                PyErr_Format(PyExc_RuntimeError,
+                pct_error(PCT_ERR_RUNTIME,
                              "einsum(): the number of subscripts in the equation (%d) is more than the number of "
                              "dimensions (%d) for operand %zd", nlabels, t->ndim, i);
             else
-                PyErr_Format(PyExc_RuntimeError,
+                pct_error(PCT_ERR_RUNTIME,
                              "einsum(): the number of subscripts in the equation (%d) does not match the number of "
                              "dimensions (%d) for operand %zd and no ellipsis was given", nlabels, t->ndim, i);
             goto done;
@@ -195,17 +191,17 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
             if (label_count[l] == 1) label_perm_index[l] = perm_index++;
     } else {
         const char *rhs = arrow + 2;
-        const Py_ssize_t rhs_len = len - lhs_len - 2;
-        for (Py_ssize_t i = 0; i < rhs_len; i++) {
+        const ptrdiff_t rhs_len = len - lhs_len - 2;
+        for (ptrdiff_t i = 0; i < rhs_len; i++) {
             unsigned char c = (unsigned char)rhs[i];
             if (c == ' ') continue;
             if (c == '.') {
                 if (ell_in_output) {
-                    PyErr_SetString(PyExc_RuntimeError, "einsum(): found '.' for output but an ellipsis (...) was already found");
+                    pct_error_str(PCT_ERR_RUNTIME, "einsum(): found '.' for output but an ellipsis (...) was already found");
                     goto done;
                 }
                 if (!(i + 2 < rhs_len && rhs[++i] == '.' && rhs[++i] == '.')) {
-                    PyErr_SetString(PyExc_RuntimeError, "einsum(): found '.' for output that is not part of any ellipsis (...)");
+                    pct_error_str(PCT_ERR_RUNTIME, "einsum(): found '.' for output that is not part of any ellipsis (...)");
                     goto done;
                 }
                 ell_index = perm_index;
@@ -213,14 +209,14 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
                 ell_in_output = true;
             } else {
                 if (!ein_isalpha(c)) {
-                    PyErr_Format(PyExc_RuntimeError,
+                    pct_error(PCT_ERR_RUNTIME,
                                  "einsum(): invalid subscript given at index %zd in the equation string, subscripts must be in [a-zA-Z]",
                                  lhs_len + 2 + i);
                     goto done;
                 }
                 int idx = ein_sub(c);
                 if (!(label_count[idx] > 0 && label_perm_index[idx] == -1)) {
-                    PyErr_Format(PyExc_RuntimeError, "einsum(): output subscript %c%s", c,
+                    pct_error(PCT_ERR_RUNTIME, "einsum(): output subscript %c%s", c,
                                  label_perm_index[idx] > -1 ? " appears more than once in the output"
                                                             : " does not appear in the equation for any input operand");
                     goto done;
@@ -237,7 +233,7 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
     for (int l = 0; l < EIN_TOTAL; l++)
         if (label_count[l] > 0 && label_perm_index[l] == -1) label_perm_index[l] = perm_index++;
     if (perm_index > PCT_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "einsum(): too many dimensions (%d; at most %d are supported)", perm_index, PCT_MAX_DIMS);
+        pct_error(PCT_ERR_RUNTIME, "einsum(): too many dimensions (%d; at most %d are supported)", perm_index, PCT_MAX_DIMS);
         goto done;
     }
 
@@ -246,7 +242,7 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
     int64_t label_size[EIN_TOTAL], ell_sizes[PCT_MAX_DIMS], dim_counts[PCT_MAX_DIMS] = {0};
     for (int l = 0; l < EIN_TOTAL; l++) label_size[l] = 1;
     for (int j = 0; j < ell_num_dim; j++) ell_sizes[j] = 1;
-    for (Py_ssize_t i = 0; i < num_ops; i++) {
+    for (ptrdiff_t i = 0; i < num_ops; i++) {
         pct_tensor *t = (pct_tensor *)items[i];
         int64_t sz[PCT_MAX_DIMS], st[PCT_MAX_DIMS], perm[PCT_MAX_DIMS];
         int nd = t->ndim, dim = 0;
@@ -260,7 +256,7 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
                 for (int e = ell_num_dim - ndim; e < ell_num_dim; e++) {
                     if (sz[dim] != 1) {
                         if (!(ell_sizes[e] == 1 || ell_sizes[e] == sz[dim])) {
-                            PyErr_Format(PyExc_RuntimeError,
+                            pct_error(PCT_ERR_RUNTIME,
                                          "einsum(): dimension %d covered by ellipsis in operand %zdhas size %lld which does "
                                          "not broadcast with previously seen ellipsis with size %lld for the respective dimension",
                                          dim, i, (long long)sz[dim], (long long)ell_sizes[e]);
@@ -274,7 +270,7 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
             } else if (perm[label_perm_index[s]] == -1) {
                 if (sz[dim] != 1) {
                     if (!(label_size[s] == 1 || label_size[s] == sz[dim])) {
-                        PyErr_Format(PyExc_RuntimeError,
+                        pct_error(PCT_ERR_RUNTIME,
                                      "einsum(): subscript %c has size %lld for operand %zd which does not broadcast with "
                                      "previously seen size %lld", ein_label(s), (long long)sz[dim], i, (long long)label_size[s]);
                         goto done;
@@ -287,7 +283,7 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
                 /* repeated label: take the diagonal (dims prev and dim become one, at prev) */
                 const int64_t prev = perm[label_perm_index[s]];
                 if (sz[dim] != sz[prev]) {
-                    PyErr_Format(PyExc_RuntimeError,
+                    pct_error(PCT_ERR_RUNTIME,
                                  "einsum(): subscript %c is repeated for operand %zd but the sizes don't match, %lld != %lld",
                                  ein_label(s), i, (long long)sz[dim], (long long)sz[prev]);
                     goto done;
@@ -311,10 +307,10 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
     }
 
     /* contract left to right */
-    Py_ssize_t nops = num_ops;
+    ptrdiff_t nops = num_ops;
     while (nops > 1) {
         pct_tensor *a = ops[0], *b = ops[1];
-        for (Py_ssize_t q = 2; q < nops; q++) ops[q - 2] = ops[q];
+        for (ptrdiff_t q = 2; q < nops; q++) ops[q - 2] = ops[q];
         ops[nops - 2] = ops[nops - 1] = NULL;
         nops -= 2;
         int64_t sum_dims[PCT_MAX_DIMS];
@@ -332,33 +328,33 @@ static PyObject *einsum_op(PyObject *eq_obj, PyObject *operands)
             }
         }
         pct_tensor *r = NULL;
-        if (asum) { pct_tensor *s = pct_la_sum_keepdim(a, amask); Py_SETREF(a, s); }
-        if (a && bsum) { pct_tensor *s = pct_la_sum_keepdim(b, bmask); Py_SETREF(b, s); }
+        if (asum) { pct_tensor *s = pct_la_sum_keepdim(a, amask); PCT_SETREF(a, s); }
+        if (a && bsum) { pct_tensor *s = pct_la_sum_keepdim(b, bmask); PCT_SETREF(b, s); }
         if (a && b) r = sumproduct_pair(a, b, sum_dims, nsum);
-        Py_XDECREF(a);
-        Py_XDECREF(b);
+        PCT_XDECREF(a);
+        PCT_XDECREF(b);
         if (!r) goto done;
-        for (Py_ssize_t q = nops; q > 0; q--) ops[q] = ops[q - 1];
+        for (ptrdiff_t q = nops; q > 0; q--) ops[q] = ops[q - 1];
         ops[0] = r;
         nops++;
     }
 
     if (perm_index - out_num_dim > 0) {
         if (num_ops > 1) {
-            result = (PyObject *)pct_la_view_with(ops[0], out_num_dim, ops[0]->sizes, ops[0]->strides);
+            result = (pct_object *)pct_la_view_with(ops[0], out_num_dim, ops[0]->sizes, ops[0]->strides);
         } else {
             bool mask[PCT_MAX_DIMS] = {false};
             for (int d = out_num_dim; d < perm_index; d++) mask[d] = true;
             int od = pct_dtype_is_floating(ops[0]->dtype) ? ops[0]->dtype : PCT_INT64;
-            result = (PyObject *)pct_la_reduce(ops[0], mask, false, od, RED_SUM, 0.0);
+            result = (pct_object *)pct_la_reduce(ops[0], mask, false, od, RED_SUM, 0.0);
         }
     } else {
-        result = (PyObject *)ops[0];
+        result = (pct_object *)ops[0];
         ops[0] = NULL;
     }
 done:
     if (ops)
-        for (Py_ssize_t i = 0; i < num_ops; i++) Py_XDECREF(ops[i]);
+        for (ptrdiff_t i = 0; i < num_ops; i++) PCT_XDECREF(ops[i]);
     free(ops);
     free(labels);
     free(nlab);
@@ -370,7 +366,7 @@ done:
 #define T(i) (c->v[i].t)
 #define OUT (c->inplace ? NULL : c->out)
 
-PyObject *pct_cpu_einsum(pct_call *c) { return einsum_op(c->v[0].obj, c->v[1].obj); }
+pct_object *pct_cpu_einsum(pct_call *c) { return einsum_op(c->v[0].str, c->v[1].items, c->v[1].n); }
 
 #undef T
 #undef OUT

@@ -26,7 +26,7 @@ static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *f
 {
     if (indices->dtype != PCT_INT64 && indices->dtype != PCT_INT32) {
         /* torch names a dtype without a legacy tensor class (uint16/32/64) by its type object, CPUUInt16Type */
-        PyErr_Format(PyExc_RuntimeError, "Expected tensor for argument #1 'indices' to have one of the following scalar "
+        pct_error(PCT_ERR_RUNTIME, "Expected tensor for argument #1 'indices' to have one of the following scalar "
                      "types: Long, Int; but got %s%s%s instead (while checking arguments for %s)",
                      pct_dtype_is_barebones(indices->dtype) ? "CPU" : "torch.", pct_dtype_cpp_name[indices->dtype],
                      pct_dtype_is_barebones(indices->dtype) ? "Type" : "Tensor", fn);
@@ -35,7 +35,7 @@ static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *f
     pct_tensor *idx = NULL, *c = pct_to_dtype(indices, PCT_INT64, false);
     if (!c) return NULL;
     idx = pct_contiguous(c);
-    Py_DECREF(c);
+    PCT_DECREF(c);
     if (!idx) return NULL;
     const int64_t *p = (const int64_t *)pct_tensor_data(idx);
     int64_t k = idx->numel;
@@ -43,22 +43,22 @@ static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *f
     _Pragma("omp parallel for reduction(|:bad) if (k > 65536)")
     for (int64_t i = 0; i < k; i++) bad |= p[i] < 0 || p[i] >= n;
     if (bad) {
-        Py_DECREF(idx);
-        PyErr_SetString(PyExc_IndexError, "index out of range in self");
+        PCT_DECREF(idx);
+        pct_error_str(PCT_ERR_INDEX, "index out of range in self");
         return NULL;
     }
     return idx;
 }
 
-PyObject *pct_cpu_embedding(pct_call *c)
+pct_object *pct_cpu_embedding(pct_call *c)
 {
     pct_tensor *weight = c->v[0].t, *indices = c->v[1].t, *idx = NULL, *out = NULL;
     if (weight->ndim != 2) {
-        PyErr_SetString(PyExc_RuntimeError, "'weight' must be 2-D");
+        pct_error_str(PCT_ERR_RUNTIME, "'weight' must be 2-D");
         return NULL;
     }
     if (indices->ndim + 1 > PCT_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "embedding: indices have too many dimensions (%d)", indices->ndim);
+        pct_error(PCT_ERR_RUNTIME, "embedding: indices have too many dimensions (%d)", indices->ndim);
         return NULL;
     }
     int64_t V = weight->sizes[0], D = weight->sizes[1], shape[PCT_MAX_DIMS];
@@ -73,7 +73,7 @@ PyObject *pct_cpu_embedding(pct_call *c)
         const char *wd = pct_tensor_data(weight);
         char *od = pct_tensor_data(out);
         int nth = pct_norm_threads(k * D, k);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t i = 0; i < k; i++) {
             const char *src = wd + ip[i] * rs;
@@ -84,13 +84,13 @@ PyObject *pct_cpu_embedding(pct_call *c)
                 for (int64_t j = 0; j < D; j++) memcpy(dst + j * isz, src + j * cs, (size_t)isz);
             }
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
-    Py_DECREF(idx);
-    return (PyObject *)out;
+    PCT_DECREF(idx);
+    return (pct_object *)out;
 fail:
-    Py_XDECREF(idx);
-    Py_XDECREF(out);
+    PCT_XDECREF(idx);
+    PCT_XDECREF(out);
     return NULL;
 }
 
@@ -118,7 +118,7 @@ fail:
 EMB_ACC(float)
 EMB_ACC(double)
 
-PyObject *pct_cpu_embedding_dense_backward(pct_call *c)
+pct_object *pct_cpu_embedding_dense_backward(pct_call *c)
 {
     char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
     pct_tensor *grad = c->v[0].t, *indices = c->v[1].t, *idx = NULL, *g = NULL, *out = NULL;
@@ -126,17 +126,17 @@ PyObject *pct_cpu_embedding_dense_backward(pct_call *c)
     bool by_freq = c->v[4].b;
     int64_t *counts = NULL;
     if (V < 0) {
-        PyErr_Format(PyExc_RuntimeError, "embedding_dense_backward: num_weights must be non-negative, got %lld", (long long)V);
+        pct_error(PCT_ERR_RUNTIME, "embedding_dense_backward: num_weights must be non-negative, got %lld", (long long)V);
         return NULL;
     }
     if (!pct_dtype_is_floating(grad->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "embedding_dense_backward: expected a floating point grad_output, got %s",
+        pct_error(PCT_ERR_RUNTIME, "embedding_dense_backward: expected a floating point grad_output, got %s",
                      pct_dtype_cpp_name[grad->dtype]);
         return NULL;
     }
     if (grad->ndim != indices->ndim + 1 ||
         memcmp(grad->sizes, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim) != 0) {
-        PyErr_Format(PyExc_RuntimeError, "embedding_dense_backward: grad_output of shape %s does not match indices of "
+        pct_error(PCT_ERR_RUNTIME, "embedding_dense_backward: grad_output of shape %s does not match indices of "
                      "shape %s (expected the indices' shape plus the embedding dim)",
                      pct_shape_str(s1, sizeof s1, grad->ndim, grad->sizes),
                      pct_shape_str(s2, sizeof s2, indices->ndim, indices->sizes));
@@ -152,13 +152,13 @@ PyObject *pct_cpu_embedding_dense_backward(pct_call *c)
         int64_t k = idx->numel;
         if (by_freq) {
             counts = calloc((size_t)(V ? V : 1), sizeof(int64_t));
-            if (!counts) { PyErr_NoMemory(); goto fail; }
+            if (!counts) { pct_error_nomem(); goto fail; }
             for (int64_t i = 0; i < k; i++) counts[ip[i]]++;
         }
         const void *gd = pct_tensor_data(g);
         void *od = pct_tensor_data(out);
         int nth = pct_norm_threads(V * D + k * D, V);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         _Pragma("omp parallel num_threads(nth) if (nth > 1)")
         {
             int t = EMB_TID(), nt = EMB_NTH();
@@ -166,22 +166,22 @@ PyObject *pct_cpu_embedding_dense_backward(pct_call *c)
             if (cdt == PCT_FLOAT64) emb_acc_double(gd, ip, k, D, od, r0, r1, pad, counts);
             else emb_acc_float(gd, ip, k, D, od, r0, r1, pad, counts);
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
     free(counts);
     counts = NULL;
-    Py_CLEAR(idx);
-    Py_CLEAR(g);
+    PCT_CLEAR(idx);
+    PCT_CLEAR(g);
     if (out->dtype != grad->dtype) {
         pct_tensor *r = pct_to_dtype(out, grad->dtype, false);
-        Py_SETREF(out, r);
+        PCT_SETREF(out, r);
     }
-    return (PyObject *)out;
+    return (pct_object *)out;
 fail:
     free(counts);
-    Py_XDECREF(idx);
-    Py_XDECREF(g);
-    Py_XDECREF(out);
+    PCT_XDECREF(idx);
+    PCT_XDECREF(g);
+    PCT_XDECREF(out);
     return NULL;
 }
 
@@ -208,13 +208,13 @@ static double row_norm(const char *row, int64_t D, int64_t cs, int dtype, double
     return pow(acc, 1.0 / p);
 }
 
-PyObject *pct_cpu_embedding_renorm_(pct_call *c)
+pct_object *pct_cpu_embedding_renorm_(pct_call *c)
 {
     pct_tensor *weight = c->v[0].t, *idx = NULL;
     double max_norm = c->v[2].d, p = c->v[3].d;
     int64_t *sorted = NULL;
     if (weight->ndim != 2) {
-        PyErr_SetString(PyExc_RuntimeError, "embedding_renorm_: 'weight' must be 2-D");
+        pct_error_str(PCT_ERR_RUNTIME, "embedding_renorm_: 'weight' must be 2-D");
         return NULL;
     }
     /* torch visits the unique indices in ascending order, selecting each row (an IndexError past the
@@ -230,9 +230,9 @@ PyObject *pct_cpu_embedding_renorm_(pct_call *c)
                                                 : ((const int32_t *)pct_tensor_data(flat))[i];
             if (v < lo) lo = v;
         }
-        Py_DECREF(flat);
+        PCT_DECREF(flat);
         if (lo >= -weight->sizes[0] && lo < weight->sizes[0]) {
-            PyErr_Format(PyExc_RuntimeError, "norm(): input dtype should be either floating point or complex. "
+            pct_error(PCT_ERR_RUNTIME, "norm(): input dtype should be either floating point or complex. "
                          "Got %s instead.", pct_dtype_cpp_name[weight->dtype]);
             return NULL;
         }
@@ -240,13 +240,13 @@ PyObject *pct_cpu_embedding_renorm_(pct_call *c)
     PCT_TRY(idx = checked_indices(c->v[1].t, weight->sizes[0], "embedding_renorm_"));
     int64_t k = idx->numel, D = weight->sizes[1], isz = pct_dtype_itemsize[weight->dtype];
     if (k > 0 && !pct_dtype_is_floating(weight->dtype)) { /* torch fails in the row norm, so only with rows */
-        PyErr_Format(PyExc_RuntimeError, "norm(): input dtype should be either floating point or complex. "
+        pct_error(PCT_ERR_RUNTIME, "norm(): input dtype should be either floating point or complex. "
                      "Got %s instead.", pct_dtype_cpp_name[weight->dtype]);
         goto fail;
     }
     int64_t rs = weight->strides[0] * isz, cs = weight->strides[1] * isz;
     sorted = malloc(sizeof(int64_t) * (size_t)(k ? k : 1));
-    if (!sorted) { PyErr_NoMemory(); goto fail; }
+    if (!sorted) { pct_error_nomem(); goto fail; }
     memcpy(sorted, pct_tensor_data(idx), sizeof(int64_t) * (size_t)k);
     qsort(sorted, (size_t)k, sizeof(int64_t), cmp_i64);
     char *wd = pct_tensor_data(weight);
@@ -261,12 +261,12 @@ PyObject *pct_cpu_embedding_renorm_(pct_call *c)
         }
     }
     free(sorted);
-    Py_DECREF(idx);
+    PCT_DECREF(idx);
     pct_tensor_bump_version(weight);
-    Py_INCREF(weight);
-    return (PyObject *)weight;
+    PCT_INCREF(weight);
+    return (pct_object *)weight;
 fail:
     free(sorted);
-    Py_XDECREF(idx);
+    PCT_XDECREF(idx);
     return NULL;
 }

@@ -4,7 +4,6 @@
 #define PCT_FACTORY_H
 #include "../op.h"
 
-enum { PCT_MF_PRESERVE = 0, PCT_MF_CONTIGUOUS = 1, PCT_MF_CHANNELS_LAST = 2, PCT_MF_UNKNOWN = -1 };
 /* The call's memory_format argument (None counts as preserve_format). */
 int pct_memory_format_kind(const pct_call *c);
 /* The uninitialised result of a *_like factory: src's shape, the call's dtype (default src's), laid out

@@ -20,14 +20,14 @@ static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a +
 static int check_len(const char *name, const pct_value *v)
 {
     if (v->n == 2) return 0;
-    PyErr_Format(PyExc_RuntimeError, "It is expected %s equals to 2, but got size %d", name, v->n);
+    pct_error(PCT_ERR_RUNTIME, "It is expected %s equals to 2, but got size %d", name, v->n);
     return -1;
 }
 
 static int check_positive(const pct_value *v, const char *what, const char *prefix, bool allow_zero)
 {
     if (allow_zero ? (v->list[0] >= 0 && v->list[1] >= 0) : (v->list[0] > 0 && v->list[1] > 0)) return 0;
-    PyErr_Format(PyExc_RuntimeError, "%s, but got %s_height: %lld %s_width: %lld", what, prefix, (long long)v->list[0],
+    pct_error(PCT_ERR_RUNTIME, "%s, but got %s_height: %lld %s_width: %lld", what, prefix, (long long)v->list[0],
                  prefix, (long long)v->list[1]);
     return -1;
 }
@@ -40,8 +40,8 @@ static int check_positive(const pct_value *v, const char *what, const char *pref
 /* torch reads input.size(1) first: a tensor of fewer than 3 dims fails there */
 static void check_rank_index(const pct_tensor *t)
 {
-    if (t->ndim == 0) PyErr_SetString(PyExc_IndexError, "Dimension specified as 1 but tensor has no dimensions");
-    else PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
+    if (t->ndim == 0) pct_error_str(PCT_ERR_INDEX, "Dimension specified as 1 but tensor has no dimensions");
+    else pct_error(PCT_ERR_INDEX, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
                       -t->ndim, t->ndim - 1, t->ndim);
 }
 
@@ -68,7 +68,7 @@ static const char *pair(char *buf, size_t n, const pct_value *v)
 }
 
 /* _im2col(input, kernel_size, dilation, padding, stride): [N, C, H, W] -> [N, C*kh*kw, L] */
-PyObject *pct_cpu_im2col(pct_call *c)
+pct_object *pct_cpu_im2col(pct_call *c)
 {
     pct_tensor *input = c->v[0].t, *x = NULL, *out = NULL;
     const pct_value *k = &c->v[1], *d = &c->v[2], *pad = &c->v[3], *st = &c->v[4];
@@ -85,7 +85,7 @@ PyObject *pct_cpu_im2col(pct_call *c)
     bool ok = input->ndim == 3 || input->ndim == 4;
     for (int i = batched ? 1 : 0; ok && i < input->ndim; i++) ok = input->sizes[i] != 0;
     if (!ok) {
-        PyErr_Format(PyExc_RuntimeError, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+        pct_error(PCT_ERR_RUNTIME, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
                      "non-zero dimensions for input, but got: %s", pct_shape_str(b4, sizeof b4, input->ndim, input->sizes));
         return NULL;
     }
@@ -94,14 +94,14 @@ PyObject *pct_cpu_im2col(pct_call *c)
     const int64_t oh = floor_div(H + 2 * pad->list[0] - (d->list[0] * (k->list[0] - 1) + 1), st->list[0]) + 1;
     const int64_t ow = floor_div(W + 2 * pad->list[1] - (d->list[1] * (k->list[1] - 1) + 1), st->list[1]) + 1;
     if (oh < 1 || ow < 1) {
-        PyErr_Format(PyExc_RuntimeError, "Given input with spatial size (%lld, %lld), kernel_size=%s, dilation=%s, "
+        pct_error(PCT_ERR_RUNTIME, "Given input with spatial size (%lld, %lld), kernel_size=%s, dilation=%s, "
                      "padding=%s, calculated shape of the array of sliding blocks as (%lld, %lld), but its components "
                      "must be at least one.", (long long)H, (long long)W, pair(b1, sizeof b1, k),
                      pair(b2, sizeof b2, d), pair(b3, sizeof b3, pad), (long long)oh, (long long)ow);
         return NULL;
     }
     if (!pct_dtype_is_floating(input->dtype) && input->dtype != PCT_BOOL) {
-        PyErr_Format(PyExc_NotImplementedError, "\"im2col_out_cpu\" not implemented for '%s'",
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"im2col_out_cpu\" not implemented for '%s'",
                      pct_dtype_cpp_name[input->dtype]);
         return NULL;
     }
@@ -115,7 +115,7 @@ PyObject *pct_cpu_im2col(pct_call *c)
     const char *src = pct_tensor_data(x);
     char *dst = pct_tensor_data(out);
     const int64_t planes = N * C;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     if (out->numel >= 32768) {
         PCT_OMP(omp parallel for schedule(static))
         for (int64_t i = 0; i < planes; i++) {
@@ -126,17 +126,17 @@ PyObject *pct_cpu_im2col(pct_call *c)
         for (int64_t n = 0; n < N; n++)
             pct_im2col(&g, isz, src + n * C * H * W * isz, dst + n * rows * L * isz, L, 0, C, 0, L);
     }
-    Py_END_ALLOW_THREADS
-    Py_DECREF(x);
-    return (PyObject *)out;
+    PCT_NOGIL_END
+    PCT_DECREF(x);
+    return (pct_object *)out;
 fail:
-    Py_XDECREF(x);
-    Py_XDECREF(out);
+    PCT_XDECREF(x);
+    PCT_XDECREF(out);
     return NULL;
 }
 
 /* _col2im(input, output_size, kernel_size, dilation, padding, stride): [N, C*kh*kw, L] -> [N, C, oH, oW] */
-PyObject *pct_cpu_col2im(pct_call *c)
+pct_object *pct_cpu_col2im(pct_call *c)
 {
     pct_tensor *input = c->v[0].t, *x = NULL, *out = NULL;
     const pct_value *os = &c->v[1], *k = &c->v[2], *d = &c->v[3], *pad = &c->v[4], *st = &c->v[5];
@@ -149,7 +149,7 @@ PyObject *pct_cpu_col2im(pct_call *c)
     bool ok = input->ndim == 2 || input->ndim == 3;
     for (int i = batched ? 1 : 0; ok && i < input->ndim; i++) ok = input->sizes[i] != 0;
     if (!ok) {
-        PyErr_Format(PyExc_RuntimeError, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
+        pct_error(PCT_ERR_RUNTIME, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
                      "and non-zero dimensions for input, but got: %s",
                      pct_shape_str(bs, sizeof bs, input->ndim, input->sizes));
         return NULL;
@@ -157,7 +157,7 @@ PyObject *pct_cpu_col2im(pct_call *c)
     const int64_t N = batched ? input->sizes[0] : 1, planes_in = input->sizes[input->ndim - 2];
     const int64_t L = input->sizes[input->ndim - 1], kvol = k->list[0] * k->list[1];
     if (planes_in % kvol != 0) {
-        PyErr_Format(PyExc_RuntimeError, "Expected size of input's dimension 1 to be divisible by the product of "
+        pct_error(PCT_ERR_RUNTIME, "Expected size of input's dimension 1 to be divisible by the product of "
                      "kernel_size, but got input.size(1)=%lld and kernel_size=%s.", (long long)planes_in,
                      pair(b1, sizeof b1, k));
         return NULL;
@@ -166,7 +166,7 @@ PyObject *pct_cpu_col2im(pct_call *c)
     const int64_t bh = floor_div(H + 2 * pad->list[0] - d->list[0] * (k->list[0] - 1) - 1, st->list[0]) + 1;
     const int64_t bw = floor_div(W + 2 * pad->list[1] - d->list[1] * (k->list[1] - 1) - 1, st->list[1]) + 1;
     if (L != bh * bw) {
-        PyErr_Format(PyExc_RuntimeError, "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, "
+        pct_error(PCT_ERR_RUNTIME, "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, "
                      "expected size of input's dimension 2 to match the calculated number of sliding blocks %lld * %lld "
                      "= %lld, but got input.size(2)=%lld.", pair(b0, sizeof b0, os), pair(b1, sizeof b1, k),
                      pair(b2, sizeof b2, d), pair(b3, sizeof b3, pad), pair(b4, sizeof b4, st), (long long)bh,
@@ -174,14 +174,14 @@ PyObject *pct_cpu_col2im(pct_call *c)
         return NULL;
     }
     if (bh < 1 || bw < 1 || H < 1 || W < 1) {
-        PyErr_Format(PyExc_RuntimeError, "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, "
+        pct_error(PCT_ERR_RUNTIME, "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, "
                      "calculated shape of the array of sliding blocks as (%lld, %lld), which must be positive.",
                      pair(b0, sizeof b0, os), pair(b1, sizeof b1, k), pair(b2, sizeof b2, d), pair(b3, sizeof b3, pad),
                      pair(b4, sizeof b4, st), (long long)bh, (long long)bw);
         return NULL;
     }
     if (!pct_dtype_is_floating(input->dtype) && input->dtype != PCT_BOOL) {
-        PyErr_Format(PyExc_NotImplementedError, "\"col2im_out_cpu\" not implemented for '%s'",
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"col2im_out_cpu\" not implemented for '%s'",
                      pct_dtype_cpp_name[input->dtype]);
         return NULL;
     }
@@ -197,7 +197,7 @@ PyObject *pct_cpu_col2im(pct_call *c)
         pct_tensor *t = pct_to_dtype(input, cd, false);
         PCT_TRY(t);
         x = pct_contiguous(t);
-        Py_DECREF(t);
+        PCT_DECREF(t);
         PCT_TRY(x);
     }
     PCT_TRY(out = pct_tensor_zeros(batched ? 4 : 3, batched ? osz : osz + 1, cd));
@@ -205,7 +205,7 @@ PyObject *pct_cpu_col2im(pct_call *c)
     const char *src = pct_tensor_data(x);
     char *dst = pct_tensor_data(out);
     const int64_t planes = N * C;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     if (x->numel >= 32768) {
         PCT_OMP(omp parallel for schedule(static))
         for (int64_t i = 0; i < planes; i++) {
@@ -216,16 +216,16 @@ PyObject *pct_cpu_col2im(pct_call *c)
         for (int64_t n = 0; n < N; n++)
             pct_col2im(&g, cd, src + n * planes_in * L * isz, L, dst + n * C * H * W * isz, 0, C, 0, L);
     }
-    Py_END_ALLOW_THREADS
-    Py_DECREF(x);
+    PCT_NOGIL_END
+    PCT_DECREF(x);
     if (cd != input->dtype) {
         pct_tensor *r = pct_to_dtype(out, input->dtype, false);
-        Py_DECREF(out);
-        return (PyObject *)r;
+        PCT_DECREF(out);
+        return (pct_object *)r;
     }
-    return (PyObject *)out;
+    return (pct_object *)out;
 fail:
-    Py_XDECREF(x);
-    Py_XDECREF(out);
+    PCT_XDECREF(x);
+    PCT_XDECREF(out);
     return NULL;
 }

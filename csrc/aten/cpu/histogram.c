@@ -5,7 +5,7 @@
 /* ------------------------------------------------------------------------------------ */
 /* bincount, histc                                                                       */
 
-PyObject *pct_cpu_bincount(pct_call *c)
+pct_object *pct_cpu_bincount(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *w = c->v[1].none ? NULL : c->v[1].t, *in = NULL, *wc = NULL, *res = NULL;
     int64_t minlength = c->v[2].i;
@@ -14,13 +14,13 @@ PyObject *pct_cpu_bincount(pct_call *c)
         return NULL;
     }
     if (minlength < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "minlength should be >= 0");
+        pct_error_str(PCT_ERR_RUNTIME, "minlength should be >= 0");
         return NULL;
     }
-    if (self->ndim == 1 && self->numel == 0) return (PyObject *)pct_tensor_zeros(1, &minlength, PCT_INT64);
+    if (self->ndim == 1 && self->numel == 0) return (pct_object *)pct_tensor_zeros(1, &minlength, PCT_INT64);
     if (!(in = pct_to_dtype(self, PCT_INT64, false))) return NULL;
     pct_tensor *ic = pct_contiguous(in);
-    Py_DECREF(in);
+    PCT_DECREF(in);
     if (!(in = ic)) return NULL;
     const int64_t *ip = (const int64_t *)pct_tensor_data(in);
     int64_t n = in->numel, mx = -1;
@@ -30,11 +30,11 @@ PyObject *pct_cpu_bincount(pct_call *c)
         if (ip[j] > mx) mx = ip[j];
     }
     if (bad) {
-        PyErr_SetString(PyExc_RuntimeError, "bincount only supports 1-d non-negative integral inputs.");
+        pct_error_str(PCT_ERR_RUNTIME, "bincount only supports 1-d non-negative integral inputs.");
         goto fail;
     }
     if (w && (w->ndim != 1 || w->sizes[0] != n)) {
-        PyErr_SetString(PyExc_RuntimeError, "weights should be 1-d and have the same length as input");
+        pct_error_str(PCT_ERR_RUNTIME, "weights should be 1-d and have the same length as input");
         goto fail;
     }
     int64_t nbins = mx + 1 > minlength ? mx + 1 : minlength;
@@ -51,19 +51,19 @@ PyObject *pct_cpu_bincount(pct_call *c)
         pct_tensor *wd = pct_to_dtype(w, PCT_FLOAT64, false);
         if (!wd) goto fail;
         wc = pct_contiguous(wd);
-        Py_DECREF(wd);
+        PCT_DECREF(wd);
         if (!wc || !(res = pct_tensor_zeros(1, &nbins, PCT_FLOAT64))) goto fail;
         double *op = (double *)pct_tensor_data(res);
         const double *wp = (const double *)pct_tensor_data(wc);
         for (int64_t j = 0; j < n; j++) op[ip[j]] += wp[j];
     }
-    Py_DECREF(in);
-    Py_XDECREF(wc);
-    return (PyObject *)res;
+    PCT_DECREF(in);
+    PCT_XDECREF(wc);
+    return (pct_object *)res;
 fail:
-    Py_XDECREF(in);
-    Py_XDECREF(wc);
-    Py_XDECREF(res);
+    PCT_XDECREF(in);
+    PCT_XDECREF(wc);
+    PCT_XDECREF(res);
     return NULL;
 }
 
@@ -91,18 +91,18 @@ fail:
     }
 PCT_FORALL_FLOAT_DTYPES(SORT_DEF_HIST)
 
-PyObject *pct_cpu_histc(pct_call *c)
+pct_object *pct_cpu_histc(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *out = c->out, *cont = NULL, *res = NULL;
     int64_t bins = c->v[1].i;
     double lo = c->v[2].s.d, hi = c->v[3].s.d;
     double *h = NULL;
     if (bins <= 0) {
-        PyErr_Format(PyExc_RuntimeError, "torch.histogram(): bins must be > 0, but got %lld for dimension 0", (long long)bins);
+        pct_error(PCT_ERR_RUNTIME, "torch.histogram(): bins must be > 0, but got %lld for dimension 0", (long long)bins);
         return NULL;
     }
     if (out && out->dtype != self->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+        pct_error(PCT_ERR_RUNTIME, "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
                      "input %s and hist %s", pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[out->dtype]);
         return NULL;
     }
@@ -136,13 +136,13 @@ PyObject *pct_cpu_histc(pct_call *c)
         hi += 1;
     }
     if (isinf(lo) || isinf(hi) || isnan(lo) || isnan(hi)) {
-        char msg[128]; /* PyErr_Format has no %g */
+        char msg[128]; /* formatted here, as the error text needs %g */
         snprintf(msg, sizeof msg, "torch.histc: range of [%g, %g] is not finite", lo, hi);
-        PyErr_SetString(PyExc_RuntimeError, msg);
+        pct_error_str(PCT_ERR_RUNTIME, msg);
         goto fail;
     }
     if (!(lo < hi)) {
-        PyErr_SetString(PyExc_RuntimeError, "torch.histc: max must be larger than min");
+        pct_error_str(PCT_ERR_RUNTIME, "torch.histc: max must be larger than min");
         goto fail;
     }
     if (!floating) {
@@ -157,7 +157,7 @@ PyObject *pct_cpu_histc(pct_call *c)
             sort_not_implemented("linspace_cpu", self->dtype);
         } else if (lo < lim[self->dtype][0] || lo > lim[self->dtype][1] || hi < lim[self->dtype][0] ||
                    hi > lim[self->dtype][1]) {
-            PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", cname[self->dtype]);
+            pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", cname[self->dtype]);
         } else {
             sort_not_implemented("histogram_cpu", self->dtype);
         }
@@ -165,11 +165,11 @@ PyObject *pct_cpu_histc(pct_call *c)
     }
     if (!cont && !(cont = pct_contiguous(self))) goto fail;
     if (!(h = calloc((size_t)bins, sizeof(double)))) {
-        PyErr_NoMemory();
+        pct_error_nomem();
         goto fail;
     }
     {
-        PyThreadState *ts = cont->numel >= PCT_PARALLEL_GRAIN ? PyEval_SaveThread() : NULL;
+        void *ts = cont->numel >= PCT_PARALLEL_GRAIN ? pct_gil_release() : NULL;
         const char *p = pct_tensor_data(cont);
         switch (self->dtype) {
 #define HIST_CASE(E, N, T, C, S) case PCT_##E: hist_count_##N(p, cont->numel, lo, hi, bins, h); break;
@@ -177,17 +177,17 @@ PyObject *pct_cpu_histc(pct_call *c)
 #undef HIST_CASE
         default: break;
         }
-        if (ts) PyEval_RestoreThread(ts);
+        if (ts) pct_gil_restore(ts);
     }
     if (!(res = pct_tensor_empty(1, &bins, self->dtype, PCT_CPU, -1))) goto fail;
     for (int64_t b = 0; b < bins; b++) pct_store_double(pct_tensor_data(res) + b * pct_tensor_itemsize(res), res->dtype, h[b]);
     free(h);
-    Py_DECREF(cont);
+    PCT_DECREF(cont);
     return pct_sort_finish(res, out);
 fail:
     free(h);
-    Py_XDECREF(cont);
-    Py_XDECREF(res);
+    PCT_XDECREF(cont);
+    PCT_XDECREF(res);
     return NULL;
 }
 

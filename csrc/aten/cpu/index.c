@@ -29,9 +29,9 @@
  * ------------------------------------------------------------------------------------- */
 
 /* Messages for an index value out of range. */
-static void raise_dim_bounds(PyObject *exc, const char *prefix, int64_t bad, int dim, int64_t size)
+static void raise_dim_bounds(pct_error_kind kind, const char *prefix, int64_t bad, int dim, int64_t size)
 {
-    PyErr_Format(exc, "%sindex %lld is out of bounds for dimension %d with size %lld", prefix, (long long)bad, dim, (long long)size);
+    pct_error(kind, "%sindex %lld is out of bounds for dimension %d with size %lld", prefix, (long long)bad, dim, (long long)size);
 }
 
 /* index_select without out= handling (join.c's repeat_interleave uses it). New reference or NULL. */
@@ -43,21 +43,21 @@ pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor 
     int nd = pct_ix_geom(self, ss, st);
     int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
-    if (index->ndim > 1) PCT_FAIL(PyExc_IndexError, "index_select(): Index is supposed to be a vector");
-    if (!is_index_dtype(index->dtype)) PCT_FAIL(PyExc_RuntimeError, "index_select(): Expected dtype int32 or int64 for index");
+    if (index->ndim > 1) PCT_FAIL(PCT_ERR_INDEX, "index_select(): Index is supposed to be a vector");
+    if (!is_index_dtype(index->dtype)) PCT_FAIL(PCT_ERR_RUNTIME, "index_select(): Expected dtype int32 or int64 for index");
     if (self->ndim == 0 && index->numel != 1)
-        PCT_FAIL(PyExc_RuntimeError, "index_select(): Index to scalar can have only 1 value, got %lld value(s)", (long long)index->numel);
+        PCT_FAIL(PCT_ERR_RUNTIME, "index_select(): Index to scalar can have only 1 value, got %lld value(s)", (long long)index->numel);
     int64_t n = index->numel, bad;
     int is_bad;
     if (self->ndim > 1 && n > 0 && self->numel == 0 && ss[dim] == 0)
-        PCT_FAIL(PyExc_RuntimeError, "index_select(): self indexing axis dim should be positive");
+        PCT_FAIL(PCT_ERR_RUNTIME, "index_select(): self indexing axis dim should be positive");
     /* torch checks nothing for an empty index of a >1-d tensor */
     idx = pct_ix_checked_index(index, self->ndim > 1 && n == 0 ? INT64_MIN : 0, self->ndim > 1 && n == 0 ? INT64_MAX : ss[dim], &bad, &is_bad);
     if (is_bad) {
         /* torch's dim-1 and empty-self paths raise RuntimeError, the others IndexError */
         if (self->ndim > 1 && (dim == 1 || self->numel == 0))
-            PCT_FAIL(PyExc_RuntimeError, "INDICES element is out of DATA bounds, id=%lld axis_dim=%lld", (long long)bad, (long long)ss[dim]);
-        PCT_FAIL(PyExc_IndexError, "index out of range in self");
+            PCT_FAIL(PCT_ERR_RUNTIME, "INDICES element is out of DATA bounds, id=%lld axis_dim=%lld", (long long)bad, (long long)ss[dim]);
+        PCT_FAIL(PCT_ERR_INDEX, "index out of range in self");
     }
     if (!idx) goto fail;
     if (self->ndim > 0) {
@@ -67,7 +67,7 @@ pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor 
         if (!iv) goto fail;
         per[dim] = iv;
         r = (pct_tensor *)pct_index_get(self, self->ndim, per);
-        Py_DECREF(iv);
+        PCT_DECREF(iv);
         if (!r) goto fail;
     } else {
         int64_t rs[PCT_MAX_DIMS], rst[PCT_MAX_DIMS], shape[PCT_MAX_DIMS], zero[PCT_MAX_DIMS] = {0};
@@ -80,17 +80,17 @@ pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor 
         ix_ctx ctx = {.op = IX_COPY, .n = n, .idx_step = 1, .dst_si = rst[dim], .src_sj = st[dim]};
         PCT_TRY_INT(pct_ix_run(&ctx, nd, shape, r, rst, self, st, idx, zero, NULL, NULL, false));
     }
-    Py_DECREF(idx);
+    PCT_DECREF(idx);
     return r;
 fail:
-    Py_XDECREF(idx);
-    Py_XDECREF(r);
+    PCT_XDECREF(idx);
+    PCT_XDECREF(r);
     return NULL;
 }
 
-PyObject *pct_cpu_index_select(pct_call *c) { return pct_index_to_out(c, pct_index_select_impl(c->v[0].t, c->v[1].i, c->v[2].t)); }
+pct_object *pct_cpu_index_select(pct_call *c) { return pct_index_to_out(c, pct_index_select_impl(c->v[0].t, c->v[1].i, c->v[2].t)); }
 
-PyObject *pct_cpu_gather(pct_call *c)
+pct_object *pct_cpu_gather(pct_call *c)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     pct_tensor *self = c->v[0].t, *index = c->v[2].t, *idx = NULL, *r = NULL;
@@ -98,17 +98,17 @@ PyObject *pct_cpu_gather(pct_call *c)
     int nd = pct_ix_geom(self, ss, st), ind = pct_ix_geom(index, is, ist);
     int dim = pct_wrap_dim(c->v[1].i, self->ndim);
     if (dim < 0) return NULL;
-    if (index->numel > 0 && !is_index_dtype(index->dtype)) PCT_FAIL(PyExc_RuntimeError, "gather(): Expected dtype int32/int64 for index");
+    if (index->numel > 0 && !is_index_dtype(index->dtype)) PCT_FAIL(PCT_ERR_RUNTIME, "gather(): Expected dtype int32/int64 for index");
     if (index->numel == 0) return pct_index_to_out(c, pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
-    if (ind != nd) PCT_FAIL(PyExc_RuntimeError, "Index tensor must have the same number of dimensions as input tensor");
+    if (ind != nd) PCT_FAIL(PCT_ERR_RUNTIME, "Index tensor must have the same number of dimensions as input tensor");
     for (int d = 0; d < nd; d++)
         if (d != dim && is[d] > ss[d])
-            PCT_FAIL(PyExc_RuntimeError, "Size does not match at dimension %d expected index %s to be no larger than self %s apart from dimension %d",
+            PCT_FAIL(PCT_ERR_RUNTIME, "Size does not match at dimension %d expected index %s to be no larger than self %s apart from dimension %d",
                      d, SHAPE(b1, index->ndim, index->sizes), SHAPE(b2, self->ndim, self->sizes), dim);
     int64_t bad;
     int is_bad;
     idx = pct_ix_checked_index(index, 0, ss[dim], &bad, &is_bad);
-    if (is_bad) PCT_FAIL(PyExc_RuntimeError, "index %lld is out of bounds for dimension %d with size %lld", (long long)bad, dim, (long long)ss[dim]);
+    if (is_bad) PCT_FAIL(PCT_ERR_RUNTIME, "index %lld is out of bounds for dimension %d with size %lld", (long long)bad, dim, (long long)ss[dim]);
     if (!idx) goto fail;
     PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
     {
@@ -119,11 +119,11 @@ PyObject *pct_cpu_gather(pct_call *c)
         ix_ctx ctx = {.op = IX_COPY, .n = is[dim], .idx_step = cst[dim], .dst_si = cst[dim], .src_sj = st[dim]};
         PCT_TRY_INT(pct_ix_run(&ctx, nd, shape, r, cst, self, st, idx, cst, NULL, NULL, false));
     }
-    Py_DECREF(idx);
+    PCT_DECREF(idx);
     return pct_index_to_out(c, r);
 fail:
-    Py_XDECREF(idx);
-    Py_XDECREF(r);
+    PCT_XDECREF(idx);
+    PCT_XDECREF(r);
     return NULL;
 }
 
@@ -172,7 +172,7 @@ static const pct_loop_fn mean_div_loops[PCT_NUM_DTYPES] = {
 };
 
 /* The scatter family. src NULL: value (a 0-d tensor of self's dtype) is scattered. */
-static PyObject *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pct_tensor *index, pct_tensor *src,
+static pct_object *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pct_tensor *index, pct_tensor *src,
                               pct_tensor *value, int op, bool include_self)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF], b3[PCT_SHAPE_BUF];
@@ -182,37 +182,37 @@ static PyObject *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pc
     int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
     if (index->numel > 0 && !is_index_dtype(index->dtype))
-        PCT_FAIL(PyExc_RuntimeError, "%s(): Expected dtype int32/int64 for index", name);
-    if (src && src->dtype != self->dtype) PCT_FAIL(PyExc_RuntimeError, "%s(): Expected self.dtype to be equal to src.dtype", name);
+        PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Expected dtype int32/int64 for index", name);
+    if (src && src->dtype != self->dtype) PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Expected self.dtype to be equal to src.dtype", name);
     if (index->numel != 0) {
-        if (ind != nd) PCT_FAIL(PyExc_RuntimeError, "Index tensor must have the same number of dimensions as self tensor");
+        if (ind != nd) PCT_FAIL(PCT_ERR_RUNTIME, "Index tensor must have the same number of dimensions as self tensor");
         if (src) {
             int64_t srs[PCT_MAX_DIMS], srst[PCT_MAX_DIMS];
             int snd = pct_ix_geom(src, srs, srst);
             /* torch reads src.size(d) for every dim of index before it compares the ranks */
             if (src->ndim > 0 && src->ndim < ind)
-                PCT_FAIL(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
+                PCT_FAIL(PCT_ERR_INDEX, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
                          -src->ndim, src->ndim - 1, src->ndim);
-            if (snd != ind) PCT_FAIL(PyExc_RuntimeError, "Index tensor must have the same number of dimensions as src tensor");
+            if (snd != ind) PCT_FAIL(PCT_ERR_RUNTIME, "Index tensor must have the same number of dimensions as src tensor");
             for (int d = 0; d < nd; d++)
                 if ((d != dim && is[d] > ss[d]) || is[d] > srs[d])
-                    PCT_FAIL(PyExc_RuntimeError, "Expected index %s to be no larger than self %s apart from dimension %d and to be no larger size than src %s",
+                    PCT_FAIL(PCT_ERR_RUNTIME, "Expected index %s to be no larger than self %s apart from dimension %d and to be no larger size than src %s",
                              SHAPE(b1, index->ndim, index->sizes), SHAPE(b2, self->ndim, self->sizes), dim, SHAPE(b3, src->ndim, src->sizes));
         } else {
             for (int d = 0; d < nd; d++)
                 if (d != dim && is[d] > ss[d])
-                    PCT_FAIL(PyExc_RuntimeError, "Expected index %s to be no larger than self %s apart from dimension %d",
+                    PCT_FAIL(PCT_ERR_RUNTIME, "Expected index %s to be no larger than self %s apart from dimension %d",
                              SHAPE(b1, index->ndim, index->sizes), SHAPE(b2, self->ndim, self->sizes), dim);
         }
     }
     int64_t bad;
     int is_bad;
     idx = pct_ix_checked_index(index, 0, ss[dim], &bad, &is_bad);
-    if (is_bad) PCT_FAIL(PyExc_RuntimeError, "index %lld is out of bounds for dimension %d with size %lld", (long long)bad, dim, (long long)ss[dim]);
+    if (is_bad) PCT_FAIL(PCT_ERR_RUNTIME, "index %lld is out of bounds for dimension %d with size %lld", (long long)bad, dim, (long long)ss[dim]);
     if (!idx) goto fail;
     long v0 = version_of(self);
     if (c->inplace && pct_ix_check_written(self, NULL) < 0) goto fail;
-    if (c->inplace) { target = self; Py_INCREF(target); }
+    if (c->inplace) { target = self; PCT_INCREF(target); }
     else PCT_TRY(target = clone_of(self));
     if (src) {
         PCT_TRY(srcu = pct_ix_unaliased(target, src));
@@ -257,7 +257,7 @@ static PyObject *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pc
             pct_iter_config cfg = {.out = target, .inplace = true, .ninputs = 1, .inputs = {cv}, .compute_dtype = target->dtype,
                                    .out_dtype = target->dtype, .mixed_dtypes = true};
             int brc = pct_iter_build(&it, &cfg);
-            Py_DECREF(cv);
+            PCT_DECREF(cv);
             if (brc < 0) goto fail;
             pct_iter_run(&it, mean_div_loops[target->dtype], NULL);
             pct_iter_release(&it);
@@ -266,23 +266,23 @@ static PyObject *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pc
             PCT_TRY_INT(pct_ix_run(&ctx, nd, shape, target, rst, from, src_st, idx, cst, NULL, NULL, false));
         }
     }
-    Py_DECREF(idx);
-    Py_XDECREF(ident);
-    Py_XDECREF(cnt);
-    Py_XDECREF(srcu);
+    PCT_DECREF(idx);
+    PCT_XDECREF(ident);
+    PCT_XDECREF(cnt);
+    PCT_XDECREF(srcu);
     return pct_ix_done(c, target, v0, true);
 fail:
-    Py_XDECREF(idx);
-    Py_XDECREF(target);
-    Py_XDECREF(ident);
-    Py_XDECREF(cnt);
-    Py_XDECREF(srcu);
+    PCT_XDECREF(idx);
+    PCT_XDECREF(target);
+    PCT_XDECREF(ident);
+    PCT_XDECREF(cnt);
+    PCT_XDECREF(srcu);
     return NULL;
 }
 
 /* scatter(input, dim, index, src | value, *, reduce=None): one kernel for both overloads; a
  * Python number given for src arrives as a wrapped-number tensor and is a value. */
-PyObject *pct_cpu_scatter(pct_call *c)
+pct_object *pct_cpu_scatter(pct_call *c)
 {
     if (pct_wrap_dim(c->v[1].i, c->v[0].t->ndim) < 0) return NULL;
     pct_tensor *self = c->v[0].t, *index = c->v[2].t, *src = NULL, *value = NULL;
@@ -297,33 +297,31 @@ PyObject *pct_cpu_scatter(pct_call *c)
         if (src->flags & PCT_FLAG_WRAPPED_NUMBER) { pct_tensor_item_scalar(src, &s); is_value = true; src = NULL; }
     }
     if (!red->none) {
-        const char *r = PyUnicode_AsUTF8(red->obj);
-        if (!r) return NULL;
+        const char *r = red->str;
         if (strcmp(r, "add") == 0) op = IX_ADD;
         else if (strcmp(r, "multiply") == 0) op = IX_MUL;
         else {
-            PyErr_SetString(PyExc_RuntimeError, "reduce argument must be either add or multiply.");
+            pct_error_str(PCT_ERR_RUNTIME, "reduce argument must be either add or multiply.");
             return NULL;
         }
     }
     /* the value's range check is skipped with an empty index, as torch does */
     if (is_value && ((index->numel && pct_scalar_check_fits(&s, self->dtype) < 0) || !(value = pct_scalar_tensor_of(self->dtype, &s)))) return NULL;
-    PyObject *r = scatter_impl(c, "scatter", c->v[1].i, index, src, value, op, true);
-    Py_XDECREF(value);
+    pct_object *r = scatter_impl(c, "scatter", c->v[1].i, index, src, value, op, true);
+    PCT_XDECREF(value);
     return r;
 }
 
-PyObject *pct_cpu_scatter_add(pct_call *c)
+pct_object *pct_cpu_scatter_add(pct_call *c)
 {
     pct_tensor *src = c->v[3].t;
     return scatter_impl(c, "scatter", c->v[1].i, c->v[2].t, src, NULL, IX_ADD, true);
 }
 
-PyObject *pct_cpu_scatter_reduce(pct_call *c)
+pct_object *pct_cpu_scatter_reduce(pct_call *c)
 {
     if (pct_wrap_dim(c->v[1].i, c->v[0].t->ndim) < 0) return NULL; /* torch checks the dim first */
-    const char *r = PyUnicode_AsUTF8(c->v[4].obj);
-    if (!r) return NULL;
+    const char *r = c->v[4].str;
     int op;
     if (strcmp(r, "sum") == 0) op = IX_ADD;
     else if (strcmp(r, "prod") == 0) op = IX_MUL;
@@ -331,7 +329,7 @@ PyObject *pct_cpu_scatter_reduce(pct_call *c)
     else if (strcmp(r, "amax") == 0 || strcmp(r, "max") == 0) op = IX_MAX; /* torch accepts max/min too */
     else if (strcmp(r, "amin") == 0 || strcmp(r, "min") == 0) op = IX_MIN;
     else {
-        PyErr_Format(PyExc_RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got %s", r);
+        pct_error(PCT_ERR_RUNTIME, "reduce argument must be either sum, prod, mean, amax or amin, got %s", r);
         return NULL;
     }
     return scatter_impl(c, "scatter_reduce", c->v[1].i, c->v[2].t, c->v[3].t, NULL, op, pct_arg(c, "include_self")->b);
@@ -347,7 +345,7 @@ static bool same_slices(const int64_t *ss, int nd, const int64_t *srs, int snd, 
 }
 
 /* index_add / index_copy / index_fill: a vector index along dim of self. source NULL: fill. */
-static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *source, pct_tensor *value, double alpha_d,
+static pct_object *index_along(pct_call *c, const char *name, int op, pct_tensor *source, pct_tensor *value, double alpha_d,
                              int64_t alpha_i, bool wrap)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
@@ -362,54 +360,54 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
         (pct_ix_check_written(self, NULL) < 0 || pct_ix_check_no_overlap(self, index) < 0 || pct_ix_check_no_overlap(self, source) < 0))
         return NULL;
     if (op == IX_COPY && source && !c->inplace && pct_out_check_dtype(c->out, self->dtype) < 0) return NULL;
-    if (!source && index->dtype != PCT_INT64) PCT_FAIL(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
-    if (index->ndim > 1 && !source) PCT_FAIL(PyExc_RuntimeError, "Index has to be a vector/scalar");
+    if (!source && index->dtype != PCT_INT64) PCT_FAIL(PCT_ERR_INDEX, "%s(): Expected dtype int64 for index.", name);
+    if (index->ndim > 1 && !source) PCT_FAIL(PCT_ERR_RUNTIME, "Index has to be a vector/scalar");
     if (index->ndim > 1)
-        PCT_FAIL(PyExc_IndexError, "%s(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s", name,
+        PCT_FAIL(PCT_ERR_INDEX, "%s(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s", name,
                  index->ndim, pct_dtype_cpp_name[index->dtype], SHAPE(b1, index->ndim, index->sizes));
     const bool copy = op == IX_COPY && source; /* index_copy checks its index's dtype later */
-    if (!source && index->dtype != PCT_INT64) PCT_FAIL(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
+    if (!source && index->dtype != PCT_INT64) PCT_FAIL(PCT_ERR_INDEX, "%s(): Expected dtype int64 for index.", name);
     if (!copy && !is_index_dtype(index->dtype))
-        PCT_FAIL(PyExc_RuntimeError, "%s(): Expected dtype int32/int64 for index but got: %s", name, pct_dtype_cpp_name[index->dtype]);
+        PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Expected dtype int32/int64 for index but got: %s", name, pct_dtype_cpp_name[index->dtype]);
     int64_t n = index->numel;
     int64_t srs[PCT_MAX_DIMS], srst[PCT_MAX_DIMS], zero[PCT_MAX_DIMS] = {0};
     if (source) {
         int snd = pct_ix_geom(source, srs, srst);
         if (op == IX_COPY) { /* torch's order: scalar source, ranks, index dtype, dtypes, slice shapes, count */
             if (source->ndim == 0 && n != 1)
-                PCT_FAIL(PyExc_IndexError, "%s(): When source is scalar, index should have one element (got %lld)", name,
+                PCT_FAIL(PCT_ERR_INDEX, "%s(): When source is scalar, index should have one element (got %lld)", name,
                          (long long)n);
             if (snd != nd && !(source->ndim == 0 || self->ndim == 0))
-                PCT_FAIL(PyExc_IndexError, "%s(): When source and destination are not scalars, their dimensionality must match. Source "
+                PCT_FAIL(PCT_ERR_INDEX, "%s(): When source and destination are not scalars, their dimensionality must match. Source "
                          "dimensionality (%d), destination dimensionality (%d)", name, source->ndim, self->ndim);
             if (index->dtype != PCT_INT64)
-                PCT_FAIL(PyExc_RuntimeError, "%s(): Expected a long tensor for index, but got %s", name, pct_dtype_cpp_name[index->dtype]);
+                PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Expected a long tensor for index, but got %s", name, pct_dtype_cpp_name[index->dtype]);
             if (source->dtype != self->dtype)
-                PCT_FAIL(PyExc_RuntimeError, "%s(): self and source expected to have the same dtype, but got (self) %s and (source) %s",
+                PCT_FAIL(PCT_ERR_RUNTIME, "%s(): self and source expected to have the same dtype, but got (self) %s and (source) %s",
                          name, pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
             if (!same_slices(ss, nd, srs, snd, dim))
-                PCT_FAIL(PyExc_RuntimeError, "%s(): Source/destination tensor must have same slice shapes. Destination slice shape: %s "
+                PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Source/destination tensor must have same slice shapes. Destination slice shape: %s "
                          "and source slice shape: %s", name, SHAPE(b1, self->ndim, self->sizes), SHAPE(b2, source->ndim, source->sizes));
             if (srs[snd > dim ? dim : 0] != n)
-                PCT_FAIL(PyExc_IndexError, "%s(): Number of indices (%lld) should be equal to source.size(dim) (%lld)", name,
+                PCT_FAIL(PCT_ERR_INDEX, "%s(): Number of indices (%lld) should be equal to source.size(dim) (%lld)", name,
                          (long long)n, (long long)srs[snd > dim ? dim : 0]);
         } else {
             if (source->dtype != self->dtype)
-                PCT_FAIL(PyExc_RuntimeError, "%s(): self (%s) and source (%s) must have the same scalar type", name,
+                PCT_FAIL(PCT_ERR_RUNTIME, "%s(): self (%s) and source (%s) must have the same scalar type", name,
                          pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
             if (source->ndim == 0 && dim > 0)
-                PCT_FAIL(PyExc_RuntimeError, "%s(): Indexing dim %d is out of bounds of the source tensor with dim 0", name, dim);
+                PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Indexing dim %d is out of bounds of the source tensor with dim 0", name, dim);
             if (source->ndim == 0 && n != 1)
-                PCT_FAIL(PyExc_IndexError, "Dimension specified as %d but tensor has no dimensions", dim);
+                PCT_FAIL(PCT_ERR_INDEX, "Dimension specified as %d but tensor has no dimensions", dim);
             if (source->ndim != self->ndim)
-                PCT_FAIL(PyExc_RuntimeError, "source tensor shape must match self tensor shape, excluding the specified dimension. "
+                PCT_FAIL(PCT_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified dimension. "
                          "Got self.shape = %s source.shape = %s", SHAPE(b1, self->ndim, self->sizes), SHAPE(b2, source->ndim, source->sizes));
             if (srs[snd > dim ? dim : 0] != n)
-                PCT_FAIL(PyExc_RuntimeError, "%s(): Number of indices (%lld) should be equal to source.size(dim): (%lld), for dim: %d",
+                PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Number of indices (%lld) should be equal to source.size(dim): (%lld), for dim: %d",
                          name, (long long)n, (long long)srs[snd > dim ? dim : 0], dim);
         }
         if (!same_slices(ss, nd, srs, snd, dim))
-            PCT_FAIL(PyExc_RuntimeError, "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+            PCT_FAIL(PCT_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
                      "self.shape = %s source.shape = %s", SHAPE(b1, self->ndim, self->sizes), SHAPE(b2, source->ndim, source->sizes));
     }
     int64_t bad;
@@ -419,18 +417,18 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
     int64_t others = 1;
     for (int d = 0; d < nd; d++) others *= d == dim ? 1 : ss[d];
     if (!source && ss[dim] == 0 && n > 0 && others > 0)
-        PCT_FAIL(PyExc_RuntimeError, "%s(): cannot fill dimension %d of size 0 (got %lld indices)", name, dim, (long long)n);
+        PCT_FAIL(PCT_ERR_RUNTIME, "%s(): cannot fill dimension %d of size 0 (got %lld indices)", name, dim, (long long)n);
     idx = pct_ix_checked_index(index, moves ? (wrap ? -ss[dim] : 0) : INT64_MIN, moves ? ss[dim] : INT64_MAX, &bad, &is_bad);
     if (is_bad) {
-        if (op == IX_COPY && source) raise_dim_bounds(PyExc_IndexError, "index_copy_(): ", bad, dim, ss[dim]);
-        else if (source) raise_dim_bounds(PyExc_RuntimeError, "", bad, dim, ss[dim]);
-        else raise_dim_bounds(PyExc_IndexError, "", bad, dim, ss[dim]);
+        if (op == IX_COPY && source) raise_dim_bounds(PCT_ERR_INDEX, "index_copy_(): ", bad, dim, ss[dim]);
+        else if (source) raise_dim_bounds(PCT_ERR_RUNTIME, "", bad, dim, ss[dim]);
+        else raise_dim_bounds(PCT_ERR_INDEX, "", bad, dim, ss[dim]);
         goto fail;
     }
     if (!idx) goto fail;
     long v0 = version_of(self);
     if (c->inplace && pct_ix_check_written(self, source ? NULL : "index_fill_") < 0) goto fail;
-    if (c->inplace) { target = self; Py_INCREF(target); }
+    if (c->inplace) { target = self; PCT_INCREF(target); }
     else PCT_TRY(target = clone_of(self));
     if (source) {
         PCT_TRY(srcu = pct_ix_unaliased(target, source));
@@ -450,17 +448,17 @@ static PyObject *index_along(pct_call *c, const char *name, int op, pct_tensor *
         PCT_TRY_INT(pct_ix_run(&ctx, nd, shape, target, rst, source ? source : value, source ? srst : zero, idx, ist, NULL, NULL,
                            op != IX_COPY));
     }
-    Py_DECREF(idx);
-    Py_XDECREF(srcu);
+    PCT_DECREF(idx);
+    PCT_XDECREF(srcu);
     return pct_ix_done(c, target, v0, true);
 fail:
-    Py_XDECREF(idx);
-    Py_XDECREF(target);
-    Py_XDECREF(srcu);
+    PCT_XDECREF(idx);
+    PCT_XDECREF(target);
+    PCT_XDECREF(srcu);
     return NULL;
 }
 
-PyObject *pct_cpu_index_add(pct_call *c)
+pct_object *pct_cpu_index_add(pct_call *c)
 {
     const pct_scalar *a = &c->v[4].s;
     pct_tensor *self = c->v[0].t;
@@ -470,13 +468,13 @@ PyObject *pct_cpu_index_add(pct_call *c)
     return index_along(c, "index_add_", IX_ADD, c->v[3].t, NULL, a->d, ai, false);
 }
 
-PyObject *pct_cpu_index_copy(pct_call *c) { return index_along(c, "index_copy_", IX_COPY, c->v[3].t, NULL, 1, 1, false); }
+pct_object *pct_cpu_index_copy(pct_call *c) { return index_along(c, "index_copy_", IX_COPY, c->v[3].t, NULL, 1, 1, false); }
 
-PyObject *pct_cpu_index_fill(pct_call *c)
+pct_object *pct_cpu_index_fill(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *value = c->v[3].t;
     if (value->ndim != 0) {
-        PyErr_Format(PyExc_RuntimeError, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
+        pct_error(PCT_ERR_RUNTIME, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
                      value->ndim);
         return NULL;
     }
@@ -485,17 +483,17 @@ PyObject *pct_cpu_index_fill(pct_call *c)
     if (pct_scalar_check_fits(&s, self->dtype) < 0) return NULL;
     pct_tensor *v = pct_scalar_tensor_of(self->dtype, &s);
     if (!v) return NULL;
-    PyObject *r = index_along(c, "index_fill_", IX_COPY, NULL, v, 1, 1, true);
-    Py_DECREF(v);
+    pct_object *r = index_along(c, "index_fill_", IX_COPY, NULL, v, 1, 1, true);
+    PCT_DECREF(v);
     return r;
 }
 
 /* fill_(Tensor value): torch's overload for a 0-d tensor value (its gradient flows to value) */
-PyObject *pct_cpu_fill_tensor_(pct_call *c)
+pct_object *pct_cpu_fill_tensor_(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *value = c->v[1].t;
     if (value->ndim != 0) {
-        PyErr_Format(PyExc_RuntimeError, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
+        pct_error(PCT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
                      value->ndim);
         return NULL;
     }
@@ -504,8 +502,8 @@ PyObject *pct_cpu_fill_tensor_(pct_call *c)
     pct_scalar s;
     pct_tensor_item_scalar(value, &s);
     if (pct_fill_scalar(self, &s) < 0) return NULL;
-    Py_INCREF(self);
-    return (PyObject *)self;
+    PCT_INCREF(self);
+    return (pct_object *)self;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -520,24 +518,24 @@ static pct_tensor *linear_offsets(pct_tensor *t, pct_tensor *index)
     off_ctx c = {.lo = -t->numel, .hi = t->numel, .mul = 1, .linear = !pct_tensor_is_contiguous(t) && t->ndim > 0,
                  .ndim = t->ndim, .sizes = t->sizes, .strides = t->strides};
     atomic_init(&c.err, 0);
-    if (pct_ix_off_run(L, index, &c) < 0) { Py_DECREF(L); return NULL; }
+    if (pct_ix_off_run(L, index, &c) < 0) { PCT_DECREF(L); return NULL; }
     if (atomic_load(&c.err)) {
-        if (t->numel == 0) PyErr_SetString(PyExc_IndexError, "take(): tried to take from an empty tensor");
-        else PyErr_Format(PyExc_IndexError, "out of range: tried to access index %lld on a tensor of %lld elements.", (long long)c.bad,
+        if (t->numel == 0) pct_error_str(PCT_ERR_INDEX, "take(): tried to take from an empty tensor");
+        else pct_error(PCT_ERR_INDEX, "out of range: tried to access index %lld on a tensor of %lld elements.", (long long)c.bad,
                           (long long)t->numel);
-        Py_DECREF(L);
+        PCT_DECREF(L);
         return NULL;
     }
     return L;
 }
 
-PyObject *pct_cpu_take(pct_call *c)
+pct_object *pct_cpu_take(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *index = c->v[1].t, *L = NULL, *r = NULL;
     if (c->out && c->out->dtype != self->dtype)
-        PCT_FAIL(PyExc_RuntimeError, "take(): self and out expected to have the same dtype, but got self.dtype = %s and out.dtype = %s",
+        PCT_FAIL(PCT_ERR_RUNTIME, "take(): self and out expected to have the same dtype, but got self.dtype = %s and out.dtype = %s",
                  pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[c->out->dtype]);
-    if (index->dtype != PCT_INT64) PCT_FAIL(PyExc_RuntimeError, "take(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
+    if (index->dtype != PCT_INT64) PCT_FAIL(PCT_ERR_RUNTIME, "take(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
     PCT_TRY(L = linear_offsets(self, index));
     PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
     {
@@ -545,34 +543,34 @@ PyObject *pct_cpu_take(pct_call *c)
         ix_ctx ctx = {.op = IX_COPY, .n = 1, .src_sj = 1};
         PCT_TRY_INT(pct_ix_run(&ctx, r->ndim, r->sizes, r, r->strides, self, zero, L, L->strides, NULL, NULL, false));
     }
-    Py_DECREF(L);
+    PCT_DECREF(L);
     return pct_index_to_out(c, r);
 fail:
-    Py_XDECREF(L);
-    Py_XDECREF(r);
+    PCT_XDECREF(L);
+    PCT_XDECREF(r);
     return NULL;
 }
 
-PyObject *pct_cpu_put(pct_call *c)
+pct_object *pct_cpu_put(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *index = c->v[1].t, *source = c->v[2].t, *L = NULL, *src = NULL, *target = NULL;
     bool accumulate = c->v[3].b;
-    if (index->dtype != PCT_INT64) PCT_FAIL(PyExc_RuntimeError, "put_(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
+    if (index->dtype != PCT_INT64) PCT_FAIL(PCT_ERR_RUNTIME, "put_(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
     if (source->dtype != self->dtype)
-        PCT_FAIL(PyExc_RuntimeError, "put_(): self and source expected to have the same dtype, but got self.dtype = %s and source.dtype = %s",
+        PCT_FAIL(PCT_ERR_RUNTIME, "put_(): self and source expected to have the same dtype, but got self.dtype = %s and source.dtype = %s",
                  pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
     if (source->numel != index->numel)
-        PCT_FAIL(PyExc_IndexError, "put_(): Expected source and index to have the same number of elements, but got source.numel() = %lld, "
+        PCT_FAIL(PCT_ERR_INDEX, "put_(): Expected source and index to have the same number of elements, but got source.numel() = %lld, "
                  "index.numel() = %lld", (long long)source->numel, (long long)index->numel);
     long v0 = version_of(self);
     if (c->inplace && pct_ix_check_written(self, NULL) < 0) goto fail;
-    if (c->inplace) { target = self; Py_INCREF(target); }
+    if (c->inplace) { target = self; PCT_INCREF(target); }
     else PCT_TRY(target = clone_of(self));
     PCT_TRY(L = linear_offsets(target, index));
     PCT_TRY(src = pct_ix_unaliased(target, source));
     {
         pct_tensor *cc = pct_contiguous(src);
-        Py_DECREF(src);
+        PCT_DECREF(src);
         PCT_TRY(src = cc);
     }
     {
@@ -580,12 +578,12 @@ PyObject *pct_cpu_put(pct_call *c)
         ix_ctx ctx = {.op = accumulate ? IX_ADD : IX_COPY, .n = 1, .dst_sj = 1, .alpha_d = 1, .alpha_i = 1};
         PCT_TRY_INT(pct_ix_run(&ctx, L->ndim, L->sizes, target, zero, src, L->strides, L, L->strides, NULL, NULL, true));
     }
-    Py_DECREF(L);
-    Py_DECREF(src);
+    PCT_DECREF(L);
+    PCT_DECREF(src);
     return pct_ix_done(c, target, v0, false);
 fail:
-    Py_XDECREF(L);
-    Py_XDECREF(src);
-    Py_XDECREF(target);
+    PCT_XDECREF(L);
+    PCT_XDECREF(src);
+    PCT_XDECREF(target);
     return NULL;
 }

@@ -30,8 +30,8 @@ typedef struct adv_plan {
 
 static void adv_release(adv_plan *a)
 {
-    for (int i = 0; i < a->n; i++) Py_CLEAR(a->idx[i]);
-    Py_CLEAR(a->L);
+    for (int i = 0; i < a->n; i++) PCT_CLEAR(a->idx[i]);
+    PCT_CLEAR(a->L);
 }
 
 /* Checks a mask covering dims [p, p+k) of self; -1 with IndexError. */
@@ -39,12 +39,12 @@ static int check_mask(pct_tensor *self, pct_tensor *mask, int p)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     if (p + mask->ndim > self->ndim) {
-        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d (got %d)", self->ndim, p + mask->ndim);
+        pct_error(PCT_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)", self->ndim, p + mask->ndim);
         return -1;
     }
     for (int j = 0; j < mask->ndim; j++) {
         if (mask->sizes[j] != self->sizes[p + j]) {
-            PyErr_Format(PyExc_IndexError, "The shape of the mask %s at index %d does not match the shape of the indexed tensor %s at index %d",
+            pct_error(PCT_ERR_INDEX, "The shape of the mask %s at index %d does not match the shape of the indexed tensor %s at index %d",
                          SHAPE(b1, mask->ndim, mask->sizes), j, SHAPE(b2, self->ndim, self->sizes), p + j);
             return -1;
         }
@@ -58,7 +58,7 @@ static int adv_prepare(adv_plan *a, pct_tensor *self, int nindices, pct_tensor *
     a->n = 0;
     a->L = NULL;
     if (nindices > self->ndim) {
-        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d (got %d)", self->ndim, nindices);
+        pct_error(PCT_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)", self->ndim, nindices);
         return -1;
     }
     for (int p = 0; p < nindices; p++) {
@@ -72,7 +72,7 @@ static int adv_prepare(adv_plan *a, pct_tensor *self, int nindices, pct_tensor *
             if (ix->ndim == 0) {
                 /* a scalar mask indexes a size-1 dim made for it by the caller */
                 if (self->sizes[p] != 1) {
-                    PyErr_Format(PyExc_IndexError, "The shape of the mask [] at index 0 does not match the shape of the indexed tensor %s at index %d",
+                    pct_error(PCT_ERR_INDEX, "The shape of the mask [] at index 0 does not match the shape of the indexed tensor %s at index %d",
                                  SHAPE(b1, self->ndim, self->sizes), p);
                     return -1;
                 }
@@ -84,24 +84,21 @@ static int adv_prepare(adv_plan *a, pct_tensor *self, int nindices, pct_tensor *
                 k = ix->ndim;
             }
             if (!nz) return -1;
-            PyObject *rows = pct_ix_rows_tuple(nz);
-            Py_DECREF(nz);
-            if (!rows) return -1;
+            int rc = pct_ix_rows(nz, &a->idx[a->n]); /* nz is (k, count) with k <= the dims left to index */
+            PCT_DECREF(nz);
+            if (rc < 0) return -1;
             for (int j = 0; j < k; j++) {
                 a->dims[a->n] = p + j;
-                a->idx[a->n] = (pct_tensor *)PyTuple_GET_ITEM(rows, j);
-                Py_INCREF(a->idx[a->n]);
                 a->n++;
             }
-            Py_DECREF(rows);
             p += k - 1;
         } else if (is_index_dtype(dt)) {
             a->dims[a->n] = p;
             a->idx[a->n] = ix;
-            Py_INCREF(ix);
+            PCT_INCREF(ix);
             a->n++;
         } else {
-            PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+            pct_error_str(PCT_ERR_INDEX, "tensors used as indices must be long, int, byte or bool tensors");
             return -1;
         }
     }
@@ -111,13 +108,16 @@ static int adv_prepare(adv_plan *a, pct_tensor *self, int nindices, pct_tensor *
         int64_t prev[PCT_MAX_DIMS];
         memcpy(prev, a->bshape, sizeof(int64_t) * (size_t)a->bnd); /* the output may not alias an input */
         if (pct_broadcast_shapes(a->bnd, prev, a->idx[i]->ndim, a->idx[i]->sizes, &a->bnd, a->bshape) < 0) {
-            PyErr_Clear();
-            PyObject *msg = PyUnicode_FromString("shape mismatch: indexing tensors could not be broadcast together with shapes ");
-            for (int j = 0; msg && j < a->n; j++) {
-                PyObject *m2 = PyUnicode_FromFormat("%U%s%s", msg, j ? ", " : "", SHAPE(b1, a->idx[j]->ndim, a->idx[j]->sizes));
-                Py_SETREF(msg, m2);
-            }
-            if (msg) { PyErr_SetObject(PyExc_IndexError, msg); Py_DECREF(msg); }
+            pct_error_clear();
+            /* every shape, each up to PCT_SHAPE_BUF long */
+            size_t cap = 96 + (size_t)a->n * (PCT_SHAPE_BUF + 2), used;
+            char *msg = malloc(cap);
+            if (!msg) { pct_error_nomem(); return -1; }
+            used = (size_t)snprintf(msg, cap, "shape mismatch: indexing tensors could not be broadcast together with shapes ");
+            for (int j = 0; j < a->n && used < cap; j++)
+                used += (size_t)snprintf(msg + used, cap - used, "%s%s", j ? ", " : "", SHAPE(b1, a->idx[j]->ndim, a->idx[j]->sizes));
+            pct_error_str(PCT_ERR_INDEX, msg);
+            free(msg);
             return -1;
         }
     }
@@ -125,7 +125,7 @@ static int adv_prepare(adv_plan *a, pct_tensor *self, int nindices, pct_tensor *
     for (int b = 0; b < a->bnd; b++) bnumel *= a->bshape[b];
     for (int i = 0; i < a->n; i++) {
         if (self->sizes[a->dims[i]] == 0 && bnumel > 0) {
-            PyErr_SetString(PyExc_IndexError, "index is out of bounds for dimension with size 0");
+            pct_error_str(PCT_ERR_INDEX, "index is out of bounds for dimension with size 0");
             return -1;
         }
     }
@@ -135,7 +135,7 @@ static int adv_prepare(adv_plan *a, pct_tensor *self, int nindices, pct_tensor *
     bool adjacent = a->n == 0 || a->dims[a->n - 1] - a->dims[0] == a->n - 1;
     int r = 0, bpos;
     if (self->ndim - a->n + a->bnd > PCT_MAX_DIMS) {
-        PyErr_Format(PyExc_IndexError, "pyctorch supports at most %d dimensions", PCT_MAX_DIMS);
+        pct_error(PCT_ERR_INDEX, "pyctorch supports at most %d dimensions", PCT_MAX_DIMS);
         return -1;
     }
     int first = a->n ? a->dims[0] : 0;
@@ -171,7 +171,7 @@ static int adv_offsets(adv_plan *a, pct_tensor *self)
         atomic_init(&c.err, 0);
         if (pct_ix_off_run(a->L, a->idx[i], &c) < 0) return -1;
         if (atomic_load(&c.err)) {
-            PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %d with size %lld", (long long)c.bad, i,
+            pct_error(PCT_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", (long long)c.bad, i,
                          (long long)size);
             return -1;
         }
@@ -183,7 +183,7 @@ static int adv_offsets(adv_plan *a, pct_tensor *self)
     return 0;
 }
 
-PyObject *pct_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
+pct_object *pct_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
 {
     adv_plan a;
     pct_tensor *r = NULL;
@@ -195,7 +195,7 @@ PyObject *pct_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
         if (only) {
             if (check_mask(self, indices[0], 0) < 0) return NULL;
             if (indices[0]->dtype == PCT_UINT8 && pct_ix_warn_uint8_index() < 0) return NULL;
-            return (PyObject *)pct_ix_compact(self, indices[0]);
+            return (pct_object *)pct_ix_compact(self, indices[0]);
         }
     }
     if (adv_prepare(&a, self, nindices, indices) < 0 || adv_offsets(&a, self) < 0) goto fail;
@@ -205,10 +205,10 @@ PyObject *pct_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
         PCT_TRY_INT(pct_ix_run(&c, a.rnd, a.rshape, r, r->strides, self, a.rstride, a.L, a.lstride, NULL, NULL, false));
     }
     adv_release(&a);
-    return (PyObject *)r;
+    return (pct_object *)r;
 fail:
     adv_release(&a);
-    Py_XDECREF(r);
+    PCT_XDECREF(r);
     return NULL;
 }
 
@@ -231,7 +231,7 @@ static int try_masked_fill_put(pct_tensor *self, int nindices, pct_tensor **indi
         bool fits = which + mask->ndim <= self->ndim;
         for (int j = 0; fits && j < mask->ndim; j++) fits = mask->sizes[j] == self->sizes[which + j];
         if (fits) {
-            PyErr_SetString(PyExc_RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char");
+            pct_error_str(PCT_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char");
             return -1;
         }
         if (pct_ix_warn_uint8_index() < 0) return -1;
@@ -240,7 +240,7 @@ static int try_masked_fill_put(pct_tensor *self, int nindices, pct_tensor **indi
     for (int d = 0; d < self->ndim; d++) st[d] = 0;
     if (mask->ndim == 0) {
         if (self->sizes[which] != 1) {
-            PyErr_Format(PyExc_IndexError, "The shape of the mask [] at index 0 does not match the shape of the indexed tensor %s at index %d",
+            pct_error(PCT_ERR_INDEX, "The shape of the mask [] at index 0 does not match the shape of the indexed tensor %s at index %d",
                          SHAPE(b1, self->ndim, self->sizes), which);
             return -1;
         }
@@ -253,7 +253,7 @@ static int try_masked_fill_put(pct_tensor *self, int nindices, pct_tensor **indi
     pct_scalar s;
     pct_tensor_item_scalar(values, &s);
     int rc = pct_ix_masked_fill_run(self, mv, &s);
-    Py_DECREF(mv);
+    PCT_DECREF(mv);
     return rc < 0 ? -1 : 1;
 }
 
@@ -270,7 +270,7 @@ static int index_put_impl(pct_tensor *self, int nindices, pct_tensor **indices, 
     }
     PCT_TRY_INT(adv_prepare(&a, self, nindices, indices));
     if (values->dtype != self->dtype)
-        PCT_FAIL(PyExc_RuntimeError, "Index put requires the source and destination dtypes match, got %s for the destination and %s for the source.",
+        PCT_FAIL(PCT_ERR_RUNTIME, "Index put requires the source and destination dtypes match, got %s for the destination and %s for the source.",
                  pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[values->dtype]);
     {
         /* values: leading 1s dropped (setitem only), then broadcast to the result */
@@ -287,7 +287,7 @@ static int index_put_impl(pct_tensor *self, int nindices, pct_tensor **indices, 
             else ok = false;
         }
         if (!ok)
-            PCT_FAIL(PyExc_RuntimeError, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
+            PCT_FAIL(PCT_ERR_RUNTIME, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
                      SHAPE(b1, values->ndim, values->sizes), SHAPE(b2, a.rnd, a.rshape));
         /* values sharing memory with self: torch's overlap error, else read from a copy */
         PCT_TRY(vals = pct_ix_unaliased(self, values));
@@ -306,7 +306,7 @@ static int index_put_impl(pct_tensor *self, int nindices, pct_tensor **indices, 
     rc = 0;
 fail:
     adv_release(&a);
-    Py_XDECREF(vals);
+    PCT_XDECREF(vals);
     return rc;
 }
 
@@ -317,26 +317,25 @@ int pct_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_ten
 
 /* index_put(input, indices, values, accumulate): indices is a tuple/list of index tensors
  * (None for a dim not indexed), each consuming one dim, a mask its number of dims. */
-PyObject *pct_cpu_index_put(pct_call *c)
+pct_object *pct_cpu_index_put(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *values = c->v[2].t, *target = NULL;
-    PyObject *ind = c->v[1].none ? Py_None : c->v[1].obj;
     bool accumulate = c->v[3].b;
-    if (!PyTuple_Check(ind) && !PyList_Check(ind)) {
-        PyErr_Format(PyExc_TypeError, "index_put(): argument 'indices' (position 2) must be tuple of Tensors, not %s",
-                     Py_TYPE(ind)->tp_name);
+    pct_object *const *items;
+    int64_t n;
+    if (c->v[1].none || !pct_sequence_items(c->v[1].obj, &items, &n)) {
+        pct_error(PCT_ERR_TYPE, "index_put(): argument 'indices' (position 2) must be tuple of Tensors, not %s",
+                     c->v[1].none ? "NoneType" : pct_type_name(c->v[1].obj));
         return NULL;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(ind);
-    PyObject **items = PySequence_Fast_ITEMS(ind);
     pct_tensor *per[PCT_MAX_DIMS] = {0};
     int p = 0;
     bool skip_all = false;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = items[i];
-        if (!PCT_TENSOR_CHECK(o)) { /* torch's index_put takes no None (Tensor[] indices), unlike indexing */
-            PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %s", i,
-                         o == Py_None ? "NoneType" : Py_TYPE(o)->tp_name);
+    for (int64_t i = 0; i < n; i++) {
+        pct_object *o = items[i];
+        if (!pct_is_tensor(o)) { /* torch's index_put takes no None (Tensor[] indices), unlike indexing */
+            pct_error(PCT_ERR_TYPE, "expected Tensor as element %lld in argument 0, but got %s", (long long)i,
+                         pct_type_name(o));
             return NULL;
         }
         pct_tensor *t = (pct_tensor *)o;
@@ -348,13 +347,13 @@ PyObject *pct_cpu_index_put(pct_call *c)
         }
         int k = is_mask ? t->ndim : 1;
         if (p + k > self->ndim) {
-            PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d (got %d)", self->ndim, p + k);
+            pct_error(PCT_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)", self->ndim, p + k);
             return NULL;
         }
         per[p] = t;
         p += k;
     }
-    if (c->inplace) { target = self; Py_INCREF(target); }
+    if (c->inplace) { target = self; PCT_INCREF(target); }
     else if (!(target = clone_of(self))) return NULL;
     long v = version_of(target);
     bool any = false;
@@ -366,7 +365,7 @@ PyObject *pct_cpu_index_put(pct_call *c)
             if (accumulate) {
                 /* x += values, through the index loop with a single zero offset */
                 pct_tensor *zero = pct_tensor_zeros(0, NULL, PCT_INT64);
-                if (!zero) { Py_DECREF(target); return NULL; }
+                if (!zero) { PCT_DECREF(target); return NULL; }
                 int64_t zst[PCT_MAX_DIMS] = {0}, vst[PCT_MAX_DIMS];
                 int nd = target->ndim;
                 bool ok = values->ndim <= nd;
@@ -378,24 +377,24 @@ PyObject *pct_cpu_index_put(pct_call *c)
                 }
                 if (!ok) {
                     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-                    PyErr_Format(PyExc_RuntimeError, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
+                    pct_error(PCT_ERR_RUNTIME, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
                                  SHAPE(b1, values->ndim, values->sizes), SHAPE(b2, nd, target->sizes));
                     rc = -1;
                 } else if (values->dtype != target->dtype) {
-                    PyErr_Format(PyExc_RuntimeError, "Index put requires the source and destination dtypes match, got %s for the destination and %s for the source.",
+                    pct_error(PCT_ERR_RUNTIME, "Index put requires the source and destination dtypes match, got %s for the destination and %s for the source.",
                                  pct_dtype_cpp_name[target->dtype], pct_dtype_cpp_name[values->dtype]);
                     rc = -1;
                 } else {
                     ix_ctx ctx = {.op = IX_ADD, .n = 1, .alpha_d = 1, .alpha_i = 1};
                     rc = pct_ix_run(&ctx, nd, target->sizes, target, target->strides, values, vst, zero, zst, NULL, NULL, false);
                 }
-                Py_DECREF(zero);
+                PCT_DECREF(zero);
             } else {
                 rc = pct_copy_(target, values);
             }
-            if (rc < 0) { Py_DECREF(target); return NULL; }
+            if (rc < 0) { PCT_DECREF(target); return NULL; }
         } else if (index_put_impl(target, self->ndim, per, values, accumulate, false) < 0) {
-            Py_DECREF(target);
+            PCT_DECREF(target);
             return NULL;
         }
     }

@@ -12,20 +12,20 @@
  * (resized, same dtype required) and returns out. Steals res; NULL res passes through.
  * `check`: out may not overlap itself nor any tensor argument (the _unchecked form is for ops
  * torch lets write anywhere, Note [out= arguments]). */
-static PyObject *to_out(pct_call *c, pct_tensor *res, bool check)
+static pct_object *to_out(pct_call *c, pct_tensor *res, bool check)
 {
     if (!res) return NULL;
     pct_tensor *o = c->out;
     if (!o || c->inplace) {
         set_version(res, 0);
-        return (PyObject *)res;
+        return (pct_object *)res;
     }
     if (o->dtype != res->dtype) {
         if (c->op_index == PCT_OP_index_select || c->op_index == PCT_OP_masked_select)
-            PyErr_Format(PyExc_RuntimeError, "%s(): self and result must have the same scalar type", c->op->sig.name);
+            pct_error(PCT_ERR_RUNTIME, "%s(): self and result must have the same scalar type", c->op->sig.name);
         else
             pct_out_check_dtype(o, res->dtype);
-        Py_DECREF(res);
+        PCT_DECREF(res);
         return NULL;
     }
     long v = version_of(o);
@@ -40,31 +40,31 @@ static PyObject *to_out(pct_call *c, pct_tensor *res, bool check)
     }
     if (pct_copy_(o, res) < 0) goto fail;
     set_version(o, v + 1);
-    Py_DECREF(res);
-    Py_INCREF(o);
-    return (PyObject *)o;
+    PCT_DECREF(res);
+    PCT_INCREF(o);
+    return (pct_object *)o;
 fail:
-    Py_DECREF(res);
+    PCT_DECREF(res);
     return NULL;
 }
 
-PyObject *pct_index_to_out(pct_call *c, pct_tensor *res);
-PyObject *pct_index_to_out(pct_call *c, pct_tensor *res) { return to_out(c, res, true); }
-PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res);
-PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res) { return to_out(c, res, false); }
+pct_object *pct_index_to_out(pct_call *c, pct_tensor *res);
+pct_object *pct_index_to_out(pct_call *c, pct_tensor *res) { return to_out(c, res, true); }
+pct_object *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res);
+pct_object *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res) { return to_out(c, res, false); }
 
 /* The result of an op that wrote `target` (self for an in-place call, else a new tensor): steals target.
  * In place: bumps self's version (v0 = its version before the write) and returns it; otherwise returns
  * the new tensor through the out= handling (`via_out`) or as it is, with version 0. */
-PyObject *pct_ix_done(pct_call *c, pct_tensor *target, long v0, bool via_out)
+pct_object *pct_ix_done(pct_call *c, pct_tensor *target, long v0, bool via_out)
 {
     if (c->inplace) {
         set_version(target, v0 + 1);
-        return (PyObject *)target;
+        return (pct_object *)target;
     }
     if (via_out) return pct_index_to_out(c, target);
     set_version(target, 0);
-    return (PyObject *)target;
+    return (pct_object *)target;
 }
 
 /* The geometry of t with a 0-d tensor seen as 1-d of size 1 (as torch's gather/scatter do). */
@@ -117,7 +117,7 @@ int pct_ix_check_no_overlap(const pct_tensor *dst, const pct_tensor *src)
                                memcmp(dst->sizes, src->sizes, sizeof(int64_t) * (size_t)dst->ndim) == 0 &&
                                memcmp(dst->strides, src->strides, sizeof(int64_t) * (size_t)dst->ndim) == 0);
     if (same || (dense(dst) && dense(src) && dst->offset < src->offset + src->numel && src->offset < dst->offset + dst->numel)) {
-        PyErr_SetString(PyExc_RuntimeError, "unsupported operation: some elements of the input tensor and the written-to tensor "
+        pct_error_str(PCT_ERR_RUNTIME, "unsupported operation: some elements of the input tensor and the written-to tensor "
                                             "refer to a single memory location. Please clone() the tensor before performing the operation.");
         return -1;
     }
@@ -129,7 +129,7 @@ pct_tensor *pct_ix_unaliased(pct_tensor *dst, pct_tensor *src)
 {
     if (pct_ix_check_no_overlap(dst, src) < 0) return NULL;
     if (src->storage == dst->storage) return clone_of(src);
-    Py_INCREF(src);
+    PCT_INCREF(src);
     return src;
 }
 
@@ -150,9 +150,9 @@ int pct_ix_check_written(const pct_tensor *t, const char *warn_op)
         char msg[320];
         snprintf(msg, sizeof msg, "Use of %s on expanded tensors is deprecated. Please clone() the tensor before performing "
                  "this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor", warn_op);
-        return PyErr_WarnEx(PyExc_UserWarning, msg, 1);
+        return pct_warn(PCT_WARN_USER, "%s", msg);
     }
-    PyErr_SetString(PyExc_RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a single "
+    pct_error_str(PCT_ERR_RUNTIME, "unsupported operation: more than one element of the written-to tensor refers to a single "
                                         "memory location. Please clone() the tensor before performing the operation.");
     return -1;
 }
@@ -168,10 +168,8 @@ int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal)
         if (sig->params[i].type == PCT_ARG_TENSOR) {
             if (pct_ix_check_no_overlap(out, v->t) < 0) return -1;
         } else if (sig->params[i].type == PCT_ARG_TENSORLIST) {
-            Py_ssize_t n = PySequence_Fast_GET_SIZE(v->obj);
-            PyObject **items = PySequence_Fast_ITEMS(v->obj);
-            for (Py_ssize_t k = 0; k < n; k++)
-                if (pct_ix_check_no_overlap(out, (pct_tensor *)items[k]) < 0) return -1;
+            for (int32_t k = 0; k < v->n; k++)
+                if (pct_ix_check_no_overlap(out, v->items[k]) < 0) return -1;
         }
     }
     return 0;
@@ -179,7 +177,7 @@ int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal)
 
 int pct_ix_warn_uint8_index(void)
 {
-    return PyErr_WarnEx(PyExc_UserWarning, "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.", 1);
+    return pct_warn(PCT_WARN_USER, "%s", "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -229,7 +227,7 @@ int pct_ix_run(ix_ctx *ctx, int ndim, const int64_t *shape, pct_tensor *dst, con
     pct_iter_release(&it);
     rc = 0;
 done:
-    for (int k = 0; k < 4; k++) Py_XDECREF(v[k]);
+    for (int k = 0; k < 4; k++) PCT_XDECREF(v[k]);
     return rc;
 }
 
@@ -292,9 +290,9 @@ pct_tensor *pct_ix_checked_index(pct_tensor *index, int64_t lo, int64_t hi, int6
     if (!r) return NULL;
     off_ctx c = {.lo = lo, .hi = hi, .mul = 1};
     atomic_init(&c.err, 0);
-    if (pct_ix_off_run(r, index, &c) < 0) { Py_DECREF(r); return NULL; }
+    if (pct_ix_off_run(r, index, &c) < 0) { PCT_DECREF(r); return NULL; }
     if (atomic_load(&c.err)) {
-        Py_DECREF(r);
+        PCT_DECREF(r);
         *bad = c.bad;
         *is_bad = 1;
         return NULL;

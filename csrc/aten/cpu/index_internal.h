@@ -10,7 +10,6 @@
 #include "../out.h"
 #include "../iter.h"
 #include "../../python/indexing.h"
-#include "../../python/pyobjects.h"
 #include "fill.h"
 #include <math.h>
 #include <stdatomic.h>
@@ -36,14 +35,14 @@ static inline pct_tensor *clone_of(pct_tensor *t) { return pct_to_dtype(t, t->dt
 /* Hands back a freshly made result (version 0), or, for an out= call, copies it into out
  * (resized, same dtype required) and returns out. Steals res; NULL res passes through
  * (join.c declares these two itself). */
-PyObject *pct_index_to_out(pct_call *c, pct_tensor *res);
-PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res);
+pct_object *pct_index_to_out(pct_call *c, pct_tensor *res);
+pct_object *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res);
 /* For out= calls: out may not have internal overlap nor share memory with a tensor argument. */
 int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal);
 /* The result of an op that wrote `target` (self for an in-place call, else a new tensor): steals target.
  * In place: bumps self's version (v0 = its version before the write) and returns it; otherwise returns
  * the new tensor through the out= handling (`via_out`) or as it is, with version 0. */
-PCT_IX_INTERNAL PyObject *pct_ix_done(pct_call *c, pct_tensor *target, long v0, bool via_out);
+PCT_IX_INTERNAL pct_object *pct_ix_done(pct_call *c, pct_tensor *target, long v0, bool via_out);
 /* The geometry of t with a 0-d tensor seen as 1-d of size 1 (as torch's gather/scatter do). */
 PCT_IX_INTERNAL int pct_ix_geom(const pct_tensor *t, int64_t *sizes, int64_t *strides);
 /* One element of dtype `dtype` holding a scalar, as bytes (for fills). */
@@ -113,7 +112,9 @@ PCT_IX_INTERNAL int64_t pct_ix_nz_count(const uint8_t *m, int64_t n, int nch, in
  * transposed. t of 0 dims is seen as 1-d when as_1d is set. */
 PCT_IX_INTERNAL pct_tensor *pct_ix_nonzero(pct_tensor *t, bool transposed, bool as_1d);
 /* The rows of a (k, count) tensor as a tuple of 1-d views. */
-PCT_IX_INTERNAL PyObject *pct_ix_rows_tuple(pct_tensor *r);
+/* The k rows of a (k, count) tensor (k <= PCT_MAX_DIMS) as 1-d views: new references in rows[0..k); -1 with an error. */
+PCT_IX_INTERNAL int pct_ix_rows(pct_tensor *r, pct_tensor **rows);
+PCT_IX_INTERNAL pct_object *pct_ix_rows_tuple(pct_tensor *r);
 
 /* ---- masked ops (masked.c) ---- */
 

@@ -13,7 +13,6 @@
 #include "../error.h"
 #include "../checked.h"
 #include "../iter.h"
-#include "../../python/pyobjects.h"
 #include <stdlib.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -24,8 +23,8 @@
 #endif
 
 /* shared with index.c */
-PyObject *pct_index_to_out(pct_call *c, pct_tensor *res);
-PyObject *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res); /* tril, triu, diag: Note [out= arguments] */
+pct_object *pct_index_to_out(pct_call *c, pct_tensor *res);
+pct_object *pct_index_to_out_unchecked(pct_call *c, pct_tensor *res); /* tril, triu, diag: Note [out= arguments] */
 int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal);
 pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor *index);
 
@@ -57,26 +56,26 @@ static pct_tensor *narrowed(pct_tensor *t, int dim, int64_t start, int64_t len)
 static bool legacy_empty(const pct_tensor *t) { return t->ndim == 1 && t->sizes[0] == 0; }
 
 /* cat over an array of tensors; out= honoured (dtype must be castable). */
-static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_arg)
+static pct_object *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_arg)
 {
     if (n == 0) {
-        PyErr_SetString(PyExc_ValueError, "torch.cat(): expected a non-empty list of Tensors");
+        pct_error_str(PCT_ERR_VALUE, "torch.cat(): expected a non-empty list of Tensors");
         return NULL;
     }
     int dtype = ts[0]->dtype, ref = -1;
     for (int i = 0; i < n; i++) {
         if (ts[i]->ndim == 0) {
-            PyErr_Format(PyExc_RuntimeError, "zero-dimensional tensor (at position %d) cannot be concatenated", i);
+            pct_error(PCT_ERR_RUNTIME, "zero-dimensional tensor (at position %d) cannot be concatenated", i);
             return NULL;
         }
         for (int d = 0; d < ts[i]->ndim; d++) {
             if (ts[i]->sizes[d] < 0) { /* only a broken tensor has one; never write through it */
-                PyErr_Format(PyExc_RuntimeError, "cat(): tensor number %d has an invalid negative size %lld", i, (long long)ts[i]->sizes[d]);
+                pct_error(PCT_ERR_RUNTIME, "cat(): tensor number %d has an invalid negative size %lld", i, (long long)ts[i]->sizes[d]);
                 return NULL;
             }
         }
         if (ts[i]->device_type != ts[0]->device_type) {
-            PyErr_SetString(PyExc_RuntimeError, "Expected all tensors to be on the same device");
+            pct_error_str(PCT_ERR_RUNTIME, "Expected all tensors to be on the same device");
             return NULL;
         }
         if (i && (dtype = pct_promote_types_or_raise(dtype, ts[i]->dtype)) < 0) return NULL;
@@ -86,7 +85,7 @@ static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_ar
     int dim = ref >= 0 ? pct_wrap_dim(dim_arg, r0->ndim) : 0; /* all legacy empty: dim is not looked at */
     if (dim < 0) return NULL;
     if (c->out && !pct_can_cast(dtype, c->out->dtype)) {
-        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s", pct_dtype_cpp_name[c->out->dtype]);
+        pct_error(PCT_ERR_TYPE, "torch.cat(): input types can't be cast to the desired output type %s", pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     int64_t shape[PCT_MAX_DIMS], total = 0;
@@ -95,12 +94,12 @@ static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_ar
         pct_tensor *t = ts[i];
         if (legacy_empty(t) && ref >= 0 && i != ref) continue;
         if (t->ndim != r0->ndim) {
-            PyErr_Format(PyExc_RuntimeError, "Tensors must have same number of dimensions: got %d and %d", r0->ndim, t->ndim);
+            pct_error(PCT_ERR_RUNTIME, "Tensors must have same number of dimensions: got %d and %d", r0->ndim, t->ndim);
             return NULL;
         }
         for (int d = 0; d < t->ndim; d++) {
             if (d != dim && t->sizes[d] != r0->sizes[d]) {
-                PyErr_Format(PyExc_RuntimeError, "Sizes of tensors must match except in dimension %d. Expected size %lld but got size "
+                pct_error(PCT_ERR_RUNTIME, "Sizes of tensors must match except in dimension %d. Expected size %lld but got size "
                              "%lld for tensor number %d in the list.", dim, (long long)r0->sizes[d], (long long)t->sizes[d], i);
                 return NULL;
             }
@@ -116,7 +115,7 @@ static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_ar
         /* the inputs may not share memory with out (checked before out is resized) */
         if (pct_index_check_out(c, r, false) < 0 || pct_out_resize(r, r0->ndim, shape) < 0) return NULL;
         if (pct_index_check_out(c, r, true) < 0) return NULL; /* out's own elements may not share memory */
-        Py_INCREF(r);
+        PCT_INCREF(r);
     } else if (!(r = pct_tensor_empty(r0->ndim, shape, dtype, PCT_CPU, -1))) {
         return NULL;
     }
@@ -126,25 +125,25 @@ static PyObject *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_ar
         if ((legacy_empty(t) && ref >= 0 && i != ref) || t->sizes[dim] == 0) continue;
         pct_tensor *slot = narrowed(r, dim, start, t->sizes[dim]);
         if (!slot || pct_copy_(slot, t) < 0) {
-            Py_XDECREF(slot);
-            Py_DECREF(r);
+            PCT_XDECREF(slot);
+            PCT_DECREF(r);
             return NULL;
         }
-        Py_DECREF(slot);
+        PCT_DECREF(slot);
         start += t->sizes[dim];
     }
     set_version(r, c->out ? v0 + 1 : 0);
-    return (PyObject *)r;
+    return (pct_object *)r;
 }
 
 /* The tensors of a Tensor[] argument (borrowed pointers into the sequence). */
 static pct_tensor **list_items(const pct_value *v, int *n)
 {
-    *n = (int)PySequence_Fast_GET_SIZE(v->obj);
-    return (pct_tensor **)PySequence_Fast_ITEMS(v->obj);
+    *n = (int)v->n;
+    return (pct_tensor **)v->items;
 }
 
-PyObject *pct_cpu_cat(pct_call *c)
+pct_object *pct_cpu_cat(pct_call *c)
 {
     int n;
     pct_tensor **ts = list_items(&c->v[0], &n);
@@ -154,16 +153,16 @@ PyObject *pct_cpu_cat(pct_call *c)
 /* Views of each tensor reshaped by `how` (new references in vs[]); -1 with exception. */
 typedef pct_tensor *(*reshape_fn)(pct_tensor *t, int64_t arg);
 
-static PyObject *cat_of_views(pct_call *c, int n, pct_tensor **ts, reshape_fn how, int64_t arg, int64_t dim)
+static pct_object *cat_of_views(pct_call *c, int n, pct_tensor **ts, reshape_fn how, int64_t arg, int64_t dim)
 {
     pct_tensor **vs = calloc((size_t)(n ? n : 1), sizeof *vs);
-    if (!vs) return PyErr_NoMemory();
-    PyObject *r = NULL;
+    if (!vs) return pct_error_nomem();
+    pct_object *r = NULL;
     for (int i = 0; i < n; i++)
         if (!(vs[i] = how(ts[i], arg))) goto done;
     r = cat_tensors(c, n, vs, dim);
 done:
-    for (int i = 0; i < n; i++) Py_XDECREF(vs[i]);
+    for (int i = 0; i < n; i++) PCT_XDECREF(vs[i]);
     free(vs);
     return r;
 }
@@ -183,7 +182,7 @@ static pct_tensor *unsqueezed(pct_tensor *t, int64_t at)
 /* atleast_1d / atleast_2d / atleast_3d as views. */
 static pct_tensor *at_least(pct_tensor *t, int64_t k)
 {
-    if (t->ndim >= k) { Py_INCREF(t); return t; }
+    if (t->ndim >= k) { PCT_INCREF(t); return t; }
     int64_t sizes[3] = {1, 1, 1}, strides[3] = {1, 1, 1};
     if (t->ndim == 1) {
         /* (n) -> (1, n) or (1, n, 1) */
@@ -197,20 +196,20 @@ static pct_tensor *at_least(pct_tensor *t, int64_t k)
     return view(t, (int)k, sizes, strides, t->offset);
 }
 
-PyObject *pct_cpu_stack(pct_call *c)
+pct_object *pct_cpu_stack(pct_call *c)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     int n;
     pct_tensor **ts = list_items(&c->v[0], &n);
     if (n == 0) {
-        PyErr_SetString(PyExc_RuntimeError, "stack expects a non-empty TensorList");
+        pct_error_str(PCT_ERR_RUNTIME, "stack expects a non-empty TensorList");
         return NULL;
     }
     int dim = pct_wrap_dim(c->v[1].i, ts[0]->ndim + 1); /* torch checks the dim before the sizes */
     if (dim < 0 || pct_check_ndim(ts[0]->ndim + 1) < 0) return NULL;
     for (int i = 1; i < n; i++) {
         if (ts[i]->ndim != ts[0]->ndim || memcmp(ts[i]->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)ts[0]->ndim) != 0) {
-            PyErr_Format(PyExc_RuntimeError, "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d",
+            pct_error(PCT_ERR_RUNTIME, "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d",
                          SHAPE(b1, ts[0]->ndim, ts[0]->sizes), SHAPE(b2, ts[i]->ndim, ts[i]->sizes), i);
             return NULL;
         }
@@ -218,12 +217,12 @@ PyObject *pct_cpu_stack(pct_call *c)
     return cat_of_views(c, n, ts, unsqueezed, dim, dim);
 }
 
-static PyObject *xstack(pct_call *c, const char *name, int64_t k)
+static pct_object *xstack(pct_call *c, const char *name, int64_t k)
 {
     int n;
     pct_tensor **ts = list_items(&c->v[0], &n);
     if (n == 0) {
-        PyErr_Format(PyExc_RuntimeError, "%s expects a non-empty TensorList", name);
+        pct_error(PCT_ERR_RUNTIME, "%s expects a non-empty TensorList", name);
         return NULL;
     }
     int64_t dim = k == 3 ? 2 : 0;
@@ -231,9 +230,9 @@ static PyObject *xstack(pct_call *c, const char *name, int64_t k)
     return cat_of_views(c, n, ts, at_least, k, dim);
 }
 
-PyObject *pct_cpu_hstack(pct_call *c) { return xstack(c, "hstack", 1); }
-PyObject *pct_cpu_vstack(pct_call *c) { return xstack(c, "vstack", 2); }
-PyObject *pct_cpu_dstack(pct_call *c) { return xstack(c, "dstack", 3); }
+pct_object *pct_cpu_hstack(pct_call *c) { return xstack(c, "hstack", 1); }
+pct_object *pct_cpu_vstack(pct_call *c) { return xstack(c, "vstack", 2); }
+pct_object *pct_cpu_dstack(pct_call *c) { return xstack(c, "dstack", 3); }
 
 /* ---------------------------------------------------------------------------------------
  * flip, roll
@@ -247,7 +246,7 @@ static pct_tensor *flipped(pct_tensor *t, const bool *mask)
         strides[d] = t->strides[d];
         /* torch copies uint16/32/64 rows as they are, but has no loop reversing a unit-stride dim for them */
         if (mask[d] && t->sizes[d] > 1 && t->strides[d] == 1 && pct_dtype_is_barebones(t->dtype)) {
-            PyErr_Format(PyExc_NotImplementedError, "\"flip_cpu\" not implemented for '%s'", pct_dtype_cpp_name[t->dtype]);
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"flip_cpu\" not implemented for '%s'", pct_dtype_cpp_name[t->dtype]);
             return NULL;
         }
         if (mask[d] && t->sizes[d] > 1) {
@@ -258,11 +257,11 @@ static pct_tensor *flipped(pct_tensor *t, const bool *mask)
     pct_tensor *v = view(t, t->ndim, t->sizes, strides, offset);
     if (!v) return NULL;
     pct_tensor *r = pct_to_dtype(v, t->dtype, true);
-    Py_DECREF(v);
+    PCT_DECREF(v);
     return r;
 }
 
-PyObject *pct_cpu_flip(pct_call *c)
+pct_object *pct_cpu_flip(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     const pct_value *dims = &c->v[1];
@@ -271,30 +270,30 @@ PyObject *pct_cpu_flip(pct_call *c)
         int d = pct_wrap_dim(dims->list[i], t->ndim);
         if (d < 0) return NULL;
         if (mask[d]) {
-            PyErr_Format(PyExc_RuntimeError, "dim %d appears multiple times in the list of dims", d);
+            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
             return NULL;
         }
         mask[d] = true;
     }
-    return (PyObject *)flipped(t, mask);
+    return (pct_object *)flipped(t, mask);
 }
 
-PyObject *pct_cpu_fliplr(pct_call *c)
+pct_object *pct_cpu_fliplr(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (t->ndim < 2) { PyErr_SetString(PyExc_RuntimeError, "Input must be >= 2-d."); return NULL; }
+    if (t->ndim < 2) { pct_error_str(PCT_ERR_RUNTIME, "Input must be >= 2-d."); return NULL; }
     bool mask[PCT_MAX_DIMS] = {0};
     mask[1] = true;
-    return (PyObject *)flipped(t, mask);
+    return (pct_object *)flipped(t, mask);
 }
 
-PyObject *pct_cpu_flipud(pct_call *c)
+pct_object *pct_cpu_flipud(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
-    if (t->ndim < 1) { PyErr_SetString(PyExc_RuntimeError, "Input must be >= 1-d."); return NULL; }
+    if (t->ndim < 1) { pct_error_str(PCT_ERR_RUNTIME, "Input must be >= 1-d."); return NULL; }
     bool mask[PCT_MAX_DIMS] = {0};
     mask[0] = true;
-    return (PyObject *)flipped(t, mask);
+    return (pct_object *)flipped(t, mask);
 }
 
 #define ROLL_MAX_COMBINED 8
@@ -323,8 +322,8 @@ static int roll_into(pct_tensor *dst, pct_tensor *src, int k, const int *dims, c
         pct_tensor *dv = view(dst, dst->ndim, dsz, dst->strides, doff);
         pct_tensor *sv = dv ? view(src, src->ndim, dsz, src->strides, soff) : NULL;
         int rc = sv ? pct_copy_(dv, sv) : -1;
-        Py_XDECREF(dv);
-        Py_XDECREF(sv);
+        PCT_XDECREF(dv);
+        PCT_XDECREF(sv);
         if (rc < 0) return -1;
     }
     return 0;
@@ -334,18 +333,18 @@ static int roll_into(pct_tensor *dst, pct_tensor *src, int k, const int *dims, c
 static pct_tensor *rolled(pct_tensor *t, int k, const int *dims, const int64_t *shifts)
 {
     pct_tensor *cur = t;
-    Py_INCREF(cur);
+    PCT_INCREF(cur);
     int done = 0;
     do {
         int m = k - done > ROLL_MAX_COMBINED ? ROLL_MAX_COMBINED : k - done;
         pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, t->dtype, PCT_CPU, -1);
-        if (!r) { Py_DECREF(cur); return NULL; }
+        if (!r) { PCT_DECREF(cur); return NULL; }
         if (m == 0 ? pct_copy_(r, cur) < 0 : roll_into(r, cur, m, dims + done, shifts + done) < 0) {
-            Py_DECREF(r);
-            Py_DECREF(cur);
+            PCT_DECREF(r);
+            PCT_DECREF(cur);
             return NULL;
         }
-        Py_DECREF(cur);
+        PCT_DECREF(cur);
         cur = r;
         done += m;
     } while (done < k);
@@ -353,43 +352,43 @@ static pct_tensor *rolled(pct_tensor *t, int k, const int *dims, const int64_t *
     return cur;
 }
 
-PyObject *pct_cpu_roll(pct_call *c)
+pct_object *pct_cpu_roll(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     const pct_value *sh = &c->v[1];
     pct_value none_dims = {.none = 1, .n = 0};
     const pct_value *dv = c->v[2].none ? &none_dims : &c->v[2]; /* dims=None rolls the flattened tensor */
     if (sh->n == 0) {
-        PyErr_SetString(PyExc_RuntimeError, "`shifts` required");
+        pct_error_str(PCT_ERR_RUNTIME, "`shifts` required");
         return NULL;
     }
     if (sh->n != dv->n && !(dv->n == 0 && sh->n == 1)) {
-        PyErr_Format(PyExc_RuntimeError, "shifts and dimensions must align. shifts: %d, dims:%d", sh->n, dv->n);
+        pct_error(PCT_ERR_RUNTIME, "shifts and dimensions must align. shifts: %d, dims:%d", sh->n, dv->n);
         return NULL;
     }
-    if (t->numel == 0) return (PyObject *)pct_to_dtype(t, t->dtype, true);
+    if (t->numel == 0) return (pct_object *)pct_to_dtype(t, t->dtype, true);
     if (dv->n == 0) {
         /* roll the flattened tensor, then restore the shape */
         pct_tensor *flat = pct_contiguous(t);
         if (!flat) return NULL;
         int64_t n = t->numel, one = 1;
         pct_tensor *f1 = view(flat, 1, &n, &one, flat->offset);
-        Py_DECREF(flat);
+        PCT_DECREF(flat);
         if (!f1) return NULL;
         int dim0 = 0;
         int64_t s = n ? ((sh->list[0] % n) + n) % n : 0;
         pct_tensor *r = rolled(f1, s ? 1 : 0, &dim0, &s);
-        Py_DECREF(f1);
+        PCT_DECREF(f1);
         if (!r) return NULL;
         pct_tensor *out = view(r, t->ndim, t->sizes, NULL, 0);
-        Py_DECREF(r);
-        if (out) Py_CLEAR(out->base);
-        return (PyObject *)out;
+        PCT_DECREF(r);
+        if (out) PCT_CLEAR(out->base);
+        return (pct_object *)out;
     }
     int64_t per[PCT_MAX_DIMS] = {0};
     for (int i = 0; i < dv->n; i++) {
         if (t->ndim == 0) {
-            PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions", (long long)dv->list[i]);
+            pct_error(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dv->list[i]);
             return NULL;
         }
         int d = pct_wrap_dim(dv->list[i], t->ndim);
@@ -403,17 +402,17 @@ PyObject *pct_cpu_roll(pct_call *c)
         int64_t s = size ? ((per[d] % size) + size) % size : 0;
         if (s) { dims[k] = d; shifts[k++] = s; }
     }
-    return (PyObject *)rolled(t, k, dims, shifts);
+    return (pct_object *)rolled(t, k, dims, shifts);
 }
 
 /* ---------------------------------------------------------------------------------------
  * repeat, tile, repeat_interleave
  * ------------------------------------------------------------------------------------- */
 
-static PyObject *repeat_impl(pct_tensor *t, int n, const int64_t *reps)
+static pct_object *repeat_impl(pct_tensor *t, int n, const int64_t *reps)
 {
     if (n < t->ndim) {
-        PyErr_SetString(PyExc_RuntimeError, "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+        pct_error_str(PCT_ERR_RUNTIME, "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
         return NULL;
     }
     int64_t ps[PCT_MAX_DIMS], pst[PCT_MAX_DIMS], os[PCT_MAX_DIMS];
@@ -422,13 +421,13 @@ static PyObject *repeat_impl(pct_tensor *t, int n, const int64_t *reps)
         ps[d] = d < pad ? 1 : t->sizes[d - pad];
         pst[d] = d < pad ? 0 : t->strides[d - pad];
         if (pct_mul_overflows(reps[d], ps[d], &os[d])) { /* Note [Checked bounds] */
-            PyErr_Format(PyExc_RuntimeError, "numel: integer multiplication overflow (repeat %lld times a size of %lld at "
+            pct_error(PCT_ERR_RUNTIME, "numel: integer multiplication overflow (repeat %lld times a size of %lld at "
                          "dimension %d)", (long long)reps[d], (long long)ps[d], d);
             return NULL;
         }
     }
     pct_tensor *r = pct_tensor_empty(n, os, t->dtype, PCT_CPU, -1);
-    if (!r || r->numel == 0) return (PyObject *)r;
+    if (!r || r->numel == 0) return (pct_object *)r;
     /* split each repeated dim into (repeat, size): the source has stride 0 over repeats */
     int64_t vs[PCT_MAX_DIMS], dst[PCT_MAX_DIMS], sst[PCT_MAX_DIMS];
     int m = 0;
@@ -436,16 +435,16 @@ static PyObject *repeat_impl(pct_tensor *t, int n, const int64_t *reps)
         int64_t cs = r->strides[d];
         if (reps[d] != 1 && ps[d] != 1) {
             if (m + 2 > PCT_MAX_DIMS) {
-                Py_DECREF(r);
-                PyErr_Format(PyExc_RuntimeError, "repeat: too many repeated dimensions (pyctorch supports %d dims)", PCT_MAX_DIMS);
+                PCT_DECREF(r);
+                pct_error(PCT_ERR_RUNTIME, "repeat: too many repeated dimensions (pyctorch supports %d dims)", PCT_MAX_DIMS);
                 return NULL;
             }
             vs[m] = reps[d]; dst[m] = ps[d] * cs; sst[m++] = 0;
             vs[m] = ps[d]; dst[m] = cs; sst[m++] = pst[d];
         } else {
             if (m + 1 > PCT_MAX_DIMS) {
-                Py_DECREF(r);
-                PyErr_Format(PyExc_RuntimeError, "repeat: too many dimensions (pyctorch supports %d dims)", PCT_MAX_DIMS);
+                PCT_DECREF(r);
+                pct_error(PCT_ERR_RUNTIME, "repeat: too many dimensions (pyctorch supports %d dims)", PCT_MAX_DIMS);
                 return NULL;
             }
             vs[m] = os[d]; dst[m] = cs; sst[m++] = reps[d] != 1 ? 0 : pst[d];
@@ -454,16 +453,16 @@ static PyObject *repeat_impl(pct_tensor *t, int n, const int64_t *reps)
     pct_tensor *dv = view(r, m, vs, dst, 0);
     pct_tensor *sv = dv ? view(t, m, vs, sst, t->offset) : NULL;
     int rc = sv ? pct_copy_(dv, sv) : -1;
-    Py_XDECREF(dv);
-    Py_XDECREF(sv);
-    if (rc < 0) { Py_DECREF(r); return NULL; }
+    PCT_XDECREF(dv);
+    PCT_XDECREF(sv);
+    if (rc < 0) { PCT_DECREF(r); return NULL; }
     set_version(r, 0);
-    return (PyObject *)r;
+    return (pct_object *)r;
 }
 
-PyObject *pct_cpu_repeat(pct_call *c) { return repeat_impl(c->v[0].t, c->v[1].n, c->v[1].list); }
+pct_object *pct_cpu_repeat(pct_call *c) { return repeat_impl(c->v[0].t, c->v[1].n, c->v[1].list); }
 
-PyObject *pct_cpu_tile(pct_call *c)
+pct_object *pct_cpu_tile(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     const pct_value *dv = &c->v[1];
@@ -479,7 +478,7 @@ static pct_tensor *int64_values(pct_tensor *t)
     pct_tensor *r = pct_to_dtype(t, PCT_INT64, false);
     if (!r) return NULL;
     pct_tensor *cc = pct_contiguous(r);
-    Py_DECREF(r);
+    PCT_DECREF(r);
     return cc;
 }
 
@@ -490,11 +489,11 @@ static pct_tensor *repeated_indices(const int64_t *reps, int64_t nrep, int64_t n
     int64_t total = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t r = reps[nrep == 1 ? 0 : i];
-        if (r < 0) { PyErr_SetString(PyExc_RuntimeError, "repeats can not be negative"); return NULL; }
+        if (r < 0) { pct_error_str(PCT_ERR_RUNTIME, "repeats can not be negative"); return NULL; }
         total += r;
     }
     if (!output_size->none && output_size->i != total) {
-        PyErr_SetString(PyExc_RuntimeError, "allocated size does not match required size");
+        pct_error_str(PCT_ERR_RUNTIME, "allocated size does not match required size");
         return NULL;
     }
     pct_tensor *idx = pct_tensor_empty(1, &total, dtype, PCT_CPU, -1);
@@ -507,22 +506,22 @@ static pct_tensor *repeated_indices(const int64_t *reps, int64_t nrep, int64_t n
     return idx;
 }
 
-PyObject *pct_cpu_repeat_interleave(pct_call *c)
+pct_object *pct_cpu_repeat_interleave(pct_call *c)
 {
     const pct_value *output_size = pct_arg(c, "output_size");
     if (c->op_index == PCT_OP_repeat_interleave_idx) {
         pct_tensor *rep = c->v[0].t;
         if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) {
-            PyErr_Format(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
             return NULL;
         }
-        if (rep->ndim != 1) { PyErr_SetString(PyExc_RuntimeError, "repeat_interleave only accept 1D vector as repeat"); return NULL; }
+        if (rep->ndim != 1) { pct_error_str(PCT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat"); return NULL; }
         pct_tensor *rv = int64_values(rep);
         if (!rv) return NULL;
         pct_tensor *r = repeated_indices((const int64_t *)pct_tensor_data(rv), rv->numel, rv->numel, output_size, rep->dtype);
-        Py_DECREF(rv);
+        PCT_DECREF(rv);
         if (r) set_version(r, 0);
-        return (PyObject *)r;
+        return (pct_object *)r;
     }
     pct_tensor *t = c->v[0].t, *input = NULL, *rv = NULL, *idx = NULL, *r = NULL;
     int64_t one_rep;
@@ -530,20 +529,20 @@ PyObject *pct_cpu_repeat_interleave(pct_call *c)
     int64_t nrep;
     if (c->op_index == PCT_OP_repeat_interleave_int) {
         one_rep = c->v[1].i;
-        if (one_rep < 0) PCT_FAIL(PyExc_RuntimeError, "Repeats must be non-negative");
+        if (one_rep < 0) PCT_FAIL(PCT_ERR_RUNTIME, "Repeats must be non-negative");
     }
     if (!c->v[2].none && t->ndim == 0) { /* torch sizes a 0-d input along dim before it reads repeats */
         if (pct_wrap_dim(c->v[2].i, 0) < 0) goto fail;
-        PCT_FAIL(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions", (long long)c->v[2].i);
+        PCT_FAIL(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)c->v[2].i);
     }
     if (c->op_index == PCT_OP_repeat_interleave_int) {
         reps = &one_rep;
         nrep = 1;
     } else {
         pct_tensor *rep = c->v[1].t;
-        if (rep->ndim > 1) PCT_FAIL(PyExc_RuntimeError, "repeats must be 0-dim or 1-dim tensor");
+        if (rep->ndim > 1) PCT_FAIL(PCT_ERR_RUNTIME, "repeats must be 0-dim or 1-dim tensor");
         if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) /* torch's kernel has these two only */
-            PCT_FAIL(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
+            PCT_FAIL(PCT_ERR_NOT_IMPLEMENTED, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
         PCT_TRY(rv = int64_values(rep));
         reps = (const int64_t *)pct_tensor_data(rv);
         nrep = rv->numel;
@@ -555,7 +554,7 @@ PyObject *pct_cpu_repeat_interleave(pct_call *c)
         pct_tensor *cc = pct_contiguous(t);
         if (!cc) goto fail;
         input = view(cc, 1, &n, &one, cc->offset);
-        Py_DECREF(cc);
+        PCT_DECREF(cc);
         if (!input) goto fail;
         dim = 0;
     } else {
@@ -563,26 +562,26 @@ PyObject *pct_cpu_repeat_interleave(pct_call *c)
         if (d < 0) goto fail;
         dim = d;
         input = t;
-        Py_INCREF(input);
+        PCT_INCREF(input);
     }
     {
         int64_t size = input->ndim ? input->sizes[dim] : 1;
         if (nrep != 1 && nrep != size)
-            PCT_FAIL(PyExc_RuntimeError, "repeats must have the same size as input along dim, but got repeats.size(0) = %lld and "
+            PCT_FAIL(PCT_ERR_RUNTIME, "repeats must have the same size as input along dim, but got repeats.size(0) = %lld and "
                      "input.size(%lld) = %lld", (long long)nrep, (long long)dim, (long long)size);
         if (nrep == 0 && size == 0) nrep = 1; /* nothing to repeat */
         PCT_TRY(idx = repeated_indices(reps, nrep, size, output_size, PCT_INT64));
         PCT_TRY(r = pct_index_select_impl(input, dim, idx));
     }
-    Py_DECREF(input);
-    Py_XDECREF(rv);
-    Py_DECREF(idx);
+    PCT_DECREF(input);
+    PCT_XDECREF(rv);
+    PCT_DECREF(idx);
     set_version(r, 0);
-    return (PyObject *)r;
+    return (pct_object *)r;
 fail:
-    Py_XDECREF(input);
-    Py_XDECREF(rv);
-    Py_XDECREF(idx);
+    PCT_XDECREF(input);
+    PCT_XDECREF(rv);
+    PCT_XDECREF(idx);
     return NULL;
 }
 
@@ -603,7 +602,7 @@ static void zero_triangle(pct_tensor *t, int64_t k, bool lower)
     int isz = pct_dtype_itemsize[t->dtype];
     char *base = pct_tensor_data(t);
     const int64_t *sizes = t->sizes, *strides = t->strides;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     JN_PARALLEL_FOR(rows * N >= PCT_PARALLEL_GRAIN)
     for (int64_t row = 0; row < rows; row++) {
         int64_t b = row / M, i = row % M, off = i * rs;
@@ -625,7 +624,7 @@ static void zero_triangle(pct_tensor *t, int64_t k, bool lower)
             }
         }
     }
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
 }
 
 /* torch's tril_/triu_ write in place when the batch dims tile memory (or there are at most 3 dims; a leading
@@ -645,12 +644,12 @@ static int tri_inplace_check(const pct_tensor *t)
     return batch_contiguous ? 0 : pct_check_written_overlap(t, 0, NULL);
 }
 
-static PyObject *tri(pct_call *c, bool lower)
+static pct_object *tri(pct_call *c, bool lower)
 {
     pct_tensor *t = c->v[0].t;
     int64_t k = c->v[1].i;
     if (t->ndim < 2) {
-        PyErr_Format(PyExc_RuntimeError, "%s: input tensor must have at least 2 dimensions", lower ? "tril" : "triu");
+        pct_error(PCT_ERR_RUNTIME, "%s: input tensor must have at least 2 dimensions", lower ? "tril" : "triu");
         return NULL;
     }
     if (c->inplace) {
@@ -658,8 +657,8 @@ static PyObject *tri(pct_call *c, bool lower)
         if (tri_inplace_check(t) < 0) return NULL;
         zero_triangle(t, k, lower); /* an expanded self is otherwise written through, as torch does */
         set_version(t, v0 + 1);
-        Py_INCREF(t);
-        return (PyObject *)t;
+        PCT_INCREF(t);
+        return (pct_object *)t;
     }
     pct_tensor *r = pct_to_dtype(t, t->dtype, true);
     if (!r) return NULL;
@@ -667,10 +666,10 @@ static PyObject *tri(pct_call *c, bool lower)
     return pct_index_to_out_unchecked(c, r);
 }
 
-PyObject *pct_cpu_tril(pct_call *c) { return tri(c, true); }
-PyObject *pct_cpu_triu(pct_call *c) { return tri(c, false); }
+pct_object *pct_cpu_tril(pct_call *c) { return tri(c, true); }
+pct_object *pct_cpu_triu(pct_call *c) { return tri(c, false); }
 
-PyObject *pct_cpu_diag(pct_call *c)
+pct_object *pct_cpu_diag(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int64_t k = c->v[1].i;
@@ -681,25 +680,25 @@ PyObject *pct_cpu_diag(pct_call *c)
         if (!r) return NULL;
         pct_tensor *dv = pct_diagonal_view(r, k, 0, 1);
         if (!dv || pct_copy_(dv, t) < 0) {
-            Py_XDECREF(dv);
-            Py_DECREF(r);
+            PCT_XDECREF(dv);
+            PCT_DECREF(r);
             return NULL;
         }
-        Py_DECREF(dv);
+        PCT_DECREF(dv);
         return pct_index_to_out_unchecked(c, r);
     }
     if (t->ndim == 2) {
         pct_tensor *dv = pct_diagonal_view(t, k, 0, 1);
         if (!dv) return NULL;
         pct_tensor *r = pct_to_dtype(dv, t->dtype, true);
-        Py_DECREF(dv);
+        PCT_DECREF(dv);
         return pct_index_to_out_unchecked(c, r);
     }
-    PyErr_Format(PyExc_RuntimeError, "diag(): Supports 1D or 2D tensors. Got %dD", t->ndim);
+    pct_error(PCT_ERR_RUNTIME, "diag(): Supports 1D or 2D tensors. Got %dD", t->ndim);
     return NULL;
 }
 
-PyObject *pct_cpu_diag_embed(pct_call *c)
+pct_object *pct_cpu_diag_embed(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     int64_t off = c->v[1].i;
@@ -707,11 +706,11 @@ PyObject *pct_cpu_diag_embed(pct_call *c)
     int d1 = pct_wrap_dim(c->v[2].i, nd), d2 = pct_wrap_dim(c->v[3].i, nd);
     if (d1 < 0 || d2 < 0) return NULL;
     if (d1 == d2) {
-        PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i);
+        pct_error(PCT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i);
         return NULL;
     }
     if (nd > PCT_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "pyctorch supports at most %d dimensions", PCT_MAX_DIMS);
+        pct_error(PCT_ERR_RUNTIME, "pyctorch supports at most %d dimensions", PCT_MAX_DIMS);
         return NULL;
     }
     int64_t n = t->sizes[t->ndim - 1], m = n + (off >= 0 ? off : -off);
@@ -721,10 +720,10 @@ PyObject *pct_cpu_diag_embed(pct_call *c)
     if (!r) return NULL;
     pct_tensor *dv = pct_diagonal_view(r, off, d1, d2);
     if (!dv || pct_copy_(dv, t) < 0) {
-        Py_XDECREF(dv);
-        Py_DECREF(r);
+        PCT_XDECREF(dv);
+        PCT_DECREF(r);
         return NULL;
     }
-    Py_DECREF(dv);
+    PCT_DECREF(dv);
     return pct_index_to_out(c, r);
 }

@@ -18,11 +18,11 @@ static int check_norm_dtype(bool has_dtype, int dtype, int self_dtype, const cha
 {
     if (!has_dtype) return 0;
     if (!pct_dtype_is_floating(dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: dtype should be floating point or complex, but got %s", name, pct_dtype_cpp_name[dtype]);
+        pct_error(PCT_ERR_RUNTIME, "%s: dtype should be floating point or complex, but got %s", name, pct_dtype_cpp_name[dtype]);
         return -1;
     }
     if (pct_promote_types(self_dtype, dtype) != dtype) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "%s: the dtype of the input (%s) should be convertible without narrowing to the specified dtype (%s)",
                      name, pct_dtype_cpp_name[self_dtype], pct_dtype_cpp_name[dtype]);
         return -1;
@@ -33,7 +33,7 @@ static int check_norm_dtype(bool has_dtype, int dtype, int self_dtype, const cha
 static int check_floating(const pct_tensor *t, const char *name)
 {
     if (!pct_dtype_is_floating(t->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: Expected a floating point or complex tensor as input. Got %s", name,
+        pct_error(PCT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", name,
                      pct_dtype_cpp_name[t->dtype]);
         return -1;
     }
@@ -51,16 +51,16 @@ static int ord_kind(double ord)
 }
 
 /* Copies a computed result into out= (torch's resize_output + copy_), or returns it. */
-static PyObject *deliver(pct_tensor *r, pct_tensor *out)
+static pct_object *deliver(pct_tensor *r, pct_tensor *out)
 {
-    if (!r || !out) return (PyObject *)r;
+    if (!r || !out) return (pct_object *)r;
     if (pct_out_resize(out, r->ndim, r->sizes) < 0 || pct_copy_(out, r) < 0) {
-        Py_DECREF(r);
+        PCT_DECREF(r);
         return NULL;
     }
-    Py_DECREF(r);
-    Py_INCREF(out);
-    return (PyObject *)out;
+    PCT_DECREF(r);
+    PCT_INCREF(out);
+    return (pct_object *)out;
 }
 
 /* dims: NULL for None (all dims); n may be 0 (also all dims) */
@@ -72,7 +72,7 @@ static pct_tensor *vector_norm_impl(pct_tensor *x, const pct_scalar *ord_s, cons
     const double ord = ord_s->d;
     if (x->numel == 0 && (ord < 0.0 || ord == INFINITY)) {
         if (!dims || ndims == 0) {
-            PyErr_Format(PyExc_RuntimeError,
+            pct_error(PCT_ERR_RUNTIME,
                          "linalg.vector_norm cannot compute the %s norm on an empty tensor because the operation does not "
                          "have an identity", scalar_str(ob, sizeof ob, ord_s));
             return NULL;
@@ -81,7 +81,7 @@ static pct_tensor *vector_norm_impl(pct_tensor *x, const pct_scalar *ord_s, cons
             int d = pct_wrap_dim(dims[i], x->ndim);
             if (d < 0) return NULL;
             if ((x->ndim ? x->sizes[d] : 1) == 0) {
-                PyErr_Format(PyExc_RuntimeError,
+                pct_error(PCT_ERR_RUNTIME,
                              "linalg.vector_norm cannot compute the %s norm on the dimension %lldbecause this dimension "
                              "is empty and the operation does not have an identity",
                              scalar_str(ob, sizeof ob, ord_s), (long long)dims[i]);
@@ -112,21 +112,21 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
         ord = ord_s->d;
         abs_ord = fabs(ord);
         if (!(abs_ord == 2.0 || abs_ord == 1.0 || abs_ord == INFINITY)) {
-            PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %s not supported.", scalar_str(ob, sizeof ob, ord_s));
+            pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Order %s not supported.", scalar_str(ob, sizeof ob, ord_s));
             return NULL;
         }
     } else if (strcmp(ord_str, "fro") != 0 && strcmp(ord_str, "nuc") != 0) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %s not supported.", ord_str);
+        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Order %s not supported.", ord_str);
         return NULL;
     }
     const bool low_precision_ok = ord_str ? strcmp(ord_str, "nuc") != 0 : abs_ord != 2.0;
     if (A->ndim < 2) {
-        PyErr_SetString(PyExc_RuntimeError, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.");
+        pct_error_str(PCT_ERR_RUNTIME, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.");
         return NULL;
     }
     if (check_floating(A, "linalg.matrix_norm") < 0) return NULL;
     if (!low_precision_ok && pct_dtype_is_reduced_float(A->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Low precision dtypes not supported. Got %s", pct_dtype_cpp_name[A->dtype]);
+        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Low precision dtypes not supported. Got %s", pct_dtype_cpp_name[A->dtype]);
         return NULL;
     }
     if (ndims != 2) {
@@ -135,13 +135,13 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
         db[0] = 0;
         for (int i = 0; i < ndims && at < sizeof db; i++)
             at += (size_t)snprintf(db + at, sizeof db - at, "%s%lld", i ? " " : "", (long long)dims_in[i]);
-        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got %s", db);
+        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: dim must be a 2-tuple. Got %s", db);
         return NULL;
     }
     int d0 = pct_wrap_dim(dims_in[0], A->ndim), d1 = d0 < 0 ? -1 : pct_wrap_dim(dims_in[1], A->ndim);
     if (d0 < 0 || d1 < 0) return NULL;
     if (d0 == d1) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: dims must be different. Got (%d, %d)", d0, d1);
+        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: dims must be different. Got (%d, %d)", d0, d1);
         return NULL;
     }
     if (check_norm_dtype(has_dtype, dtype, A->dtype, "linalg.matrix_norm") < 0) return NULL;
@@ -161,41 +161,41 @@ static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, cons
     pct_tensor *s = vector_norm_impl(A, &one, dd, 1, keepdim, has_dtype, dtype, NULL);
     if (!s) return NULL;
     if (ord < 0 && s->sizes[d1] == 0) { /* torch's amin rejects an empty dim (amax gives 0) */
-        Py_DECREF(s);
-        PyErr_Format(PyExc_IndexError, "amin(): Expected reduction dim %d to have non-zero size.", d1);
+        PCT_DECREF(s);
+        pct_error(PCT_ERR_INDEX, "amin(): Expected reduction dim %d to have non-zero size.", d1);
         return NULL;
     }
     bool mask[PCT_MAX_DIMS] = {false};
     mask[d1] = true;
     pct_tensor *r = pct_la_reduce(s, mask, keepdim, s->dtype, ord > 0 ? RED_MAX : RED_MIN, 0.0);
-    Py_DECREF(s);
+    PCT_DECREF(s);
     return r;
 }
 
-static PyObject *deliver_checked(pct_tensor *r, pct_tensor *out, const char *api)
+static pct_object *deliver_checked(pct_tensor *r, pct_tensor *out, const char *api)
 {
     if (r && out && r->dtype != out->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "%s expected out tensor dtype %s but got: %s", api, pct_dtype_cpp_name[r->dtype],
+        pct_error(PCT_ERR_RUNTIME, "%s expected out tensor dtype %s but got: %s", api, pct_dtype_cpp_name[r->dtype],
                      pct_dtype_cpp_name[out->dtype]);
-        Py_DECREF(r);
+        PCT_DECREF(r);
         return NULL;
     }
     return deliver(r, out);
 }
 
 /* linalg.norm: ord_s NULL for None; ord_str for the string overload; dims NULL for None */
-static PyObject *linalg_norm_impl(pct_tensor *X, const pct_scalar *ord_s, const char *ord_str, const int64_t *dims,
+static pct_object *linalg_norm_impl(pct_tensor *X, const pct_scalar *ord_s, const char *ord_str, const int64_t *dims,
                                   int ndims, bool keepdim, bool has_dtype, int dtype, pct_tensor *out)
 {
     char db[PCT_SHAPE_BUF];
     if (dims) {
         if (ndims != 1 && ndims != 2) {
-            PyErr_Format(PyExc_RuntimeError, "linalg.norm: If dim is specified, it must be of length 1 or 2. Got %s",
+            pct_error(PCT_ERR_RUNTIME, "linalg.norm: If dim is specified, it must be of length 1 or 2. Got %s",
                          SHAPE_OF(db, ndims, dims));
             return NULL;
         }
     } else if ((ord_s || ord_str) && X->ndim != 1 && X->ndim != 2) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got %dD.",
+        pct_error(PCT_ERR_RUNTIME, "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got %dD.",
                      X->ndim);
         return NULL;
     }
@@ -216,7 +216,7 @@ static PyObject *linalg_norm_impl(pct_tensor *X, const pct_scalar *ord_s, const 
 #define OUT (c->inplace ? NULL : c->out)
 
 /* linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) */
-PyObject *pct_cpu_linalg_vector_norm(pct_call *c)
+pct_object *pct_cpu_linalg_vector_norm(pct_call *c)
 {
     /* Real floating inputs take reduce.c's norm (vectorized, float accumulation in a cascade
      * as torch; the signatures share their argument positions): the double loops below cost
@@ -224,47 +224,45 @@ PyObject *pct_cpu_linalg_vector_norm(pct_call *c)
      * inputs, dtype= and out= stay here, for linalg's own error messages. */
     if (pct_dtype_is_floating(T(0)->dtype) && T(0)->numel > 0 && c->v[4].none && !c->out) return pct_cpu_norm(c);
     const pct_value *dim = &c->v[2];
-    return (PyObject *)vector_norm_impl(T(0), &c->v[1].s, dim->none ? NULL : dim->list, dim->none ? 0 : dim->n, c->v[3].b,
+    return (pct_object *)vector_norm_impl(T(0), &c->v[1].s, dim->none ? NULL : dim->list, dim->none ? 0 : dim->n, c->v[3].b,
                                         !c->v[4].none, c->v[4].dtype, c->out);
 }
 
 /* linalg_matrix_norm(input, ord, dim=[-2, -1], keepdim=False, *, dtype=None, out=None) */
-static PyObject *matrix_norm_entry(pct_call *c, const char *ord_str)
+static pct_object *matrix_norm_entry(pct_call *c, const char *ord_str)
 {
     const pct_value *dim = &c->v[2];
     pct_tensor *r = matrix_norm_impl(T(0), &c->v[1].s, ord_str, dim->list, dim->n, c->v[3].b, !c->v[4].none, c->v[4].dtype);
     return deliver_checked(r, c->out, "linalg.matrix_norm");
 }
 
-PyObject *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
+pct_object *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
                                      bool has_dtype, int dtype, pct_tensor *out)
 {
     pct_tensor *r = matrix_norm_impl(A, NULL, ord_str, dims, ndims, keepdim, has_dtype, dtype);
     return deliver_checked(r, out, "linalg.matrix_norm");
 }
 
-PyObject *pct_cpu_linalg_matrix_norm(pct_call *c) { return matrix_norm_entry(c, NULL); }
+pct_object *pct_cpu_linalg_matrix_norm(pct_call *c) { return matrix_norm_entry(c, NULL); }
 
-PyObject *pct_cpu_linalg_matrix_norm_str(pct_call *c)
+pct_object *pct_cpu_linalg_matrix_norm_str(pct_call *c)
 {
-    const char *ord = c->v[1].obj ? PyUnicode_AsUTF8(c->v[1].obj) : "fro";
-    if (!ord) return NULL;
+    const char *ord = c->v[1].obj ? c->v[1].str : "fro";
     return matrix_norm_entry(c, ord);
 }
 
 /* linalg_norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None) */
-PyObject *pct_cpu_linalg_norm(pct_call *c)
+pct_object *pct_cpu_linalg_norm(pct_call *c)
 {
     const pct_value *dim = &c->v[2];
     return linalg_norm_impl(T(0), c->v[1].none ? NULL : &c->v[1].s, NULL, dim->none ? NULL : dim->list,
                             dim->none ? 0 : dim->n, c->v[3].b, !c->v[4].none, c->v[4].dtype, c->out);
 }
 
-PyObject *pct_cpu_linalg_norm_str(pct_call *c)
+pct_object *pct_cpu_linalg_norm_str(pct_call *c)
 {
     const pct_value *dim = &c->v[2];
-    const char *ord = PyUnicode_AsUTF8(c->v[1].obj);
-    if (!ord) return NULL;
+    const char *ord = c->v[1].str;
     return linalg_norm_impl(T(0), NULL, ord, dim->none ? NULL : dim->list, dim->none ? 0 : dim->n, c->v[3].b,
                             !c->v[4].none, c->v[4].dtype, c->out);
 }

@@ -269,9 +269,9 @@ pct_tensor *pct_la_reduce(pct_tensor *in, const bool *mask, bool keepdim, int ou
     red_plan pl;
     red_build(&pl, in, mask, keepdim, out, kind, p);
     if (pl.outer_n * pl.inner_n >= 65536) {
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         red_execute(&pl);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     } else {
         red_execute(&pl);
     }
@@ -293,7 +293,7 @@ int pct_la_dims_to_mask(const int64_t *dims, int n, int ndim, bool *mask)
         int d = pct_wrap_dim(dims[i], ndim);
         if (d < 0) return -1;
         if (mask[d]) {
-            PyErr_Format(PyExc_RuntimeError, "dim %d appears multiple times in the list of dims", d);
+            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
             return -1;
         }
         mask[d] = true;

@@ -19,9 +19,9 @@
 #include "../error.h"
 #include "../iter.h"
 #include "../out.h"
-#include "../../python/pyobjects.h"
 #include "blas.h"
 #include <limits.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,7 +339,7 @@ static int plan_svd(svd_plan *p, const pct_tensor *A, int d0, int d1, char jobz)
         p->batch *= A->sizes[d];
     }
     if (p->rows > INT_MAX / 2 || p->cols > INT_MAX / 2 || p->rows * p->cols > INT_MAX / 2) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.svd: a %lld x %lld matrix is too large for LAPACK's 32-bit sizes",
+        pct_error(PCT_ERR_RUNTIME, "linalg.svd: a %lld x %lld matrix is too large for LAPACK's 32-bit sizes",
                      (long long)p->rows, (long long)p->cols);
         return -1;
     }
@@ -353,19 +353,19 @@ static int check_infos(const svd_plan *p, const int *info)
         int e = info[b];
         if (e == SVD_OK) continue;
         if (e == SVD_NOMEM) {
-            PyErr_NoMemory();
+            pct_error_nomem();
             return -1;
         }
         char where[64] = "";
         if (p->nb > 0) snprintf(where, sizeof where, " (Batch element %lld):", (long long)b);
         if (e == SVD_NONFINITE)
-            PyErr_Format(pct_LinAlgError, "linalg.svd:%s The algorithm failed to converge because the input matrix "
+            pct_error(PCT_ERR_LINALG, "linalg.svd:%s The algorithm failed to converge because the input matrix "
                          "contained non-finite values.", where);
         else if (e > 0)
-            PyErr_Format(pct_LinAlgError, "linalg.svd:%s The algorithm failed to converge because the input matrix is "
+            pct_error(PCT_ERR_LINALG, "linalg.svd:%s The algorithm failed to converge because the input matrix is "
                          "ill-conditioned or has too many repeated singular values (error code: %d).", where, e);
         else
-            PyErr_Format(PyExc_RuntimeError, "linalg.svd:%s Argument %d has illegal value. Most certainly there is a bug "
+            pct_error(PCT_ERR_RUNTIME, "linalg.svd:%s Argument %d has illegal value. Most certainly there is a bug "
                          "in the implementation calling the backend library.", where, -e);
         return -1;
     }
@@ -377,19 +377,19 @@ static int check_input(const pct_tensor *A, const char *api, bool legacy)
 {
     if (A->ndim < 2) {
         if (legacy)
-            PyErr_Format(PyExc_RuntimeError, "%s: input should have at least 2 dimensions, but has %d dimensions instead",
+            pct_error(PCT_ERR_RUNTIME, "%s: input should have at least 2 dimensions, but has %d dimensions instead",
                          api, A->ndim);
         else
-            PyErr_Format(PyExc_RuntimeError, "%s: The input tensor A must have at least 2 dimensions.", api);
+            pct_error(PCT_ERR_RUNTIME, "%s: The input tensor A must have at least 2 dimensions.", api);
         return -1;
     }
     if (!pct_dtype_is_floating(A->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: Expected a floating point or complex tensor as input. Got %s", api,
+        pct_error(PCT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", api,
                      pct_dtype_cpp_name[A->dtype]);
         return -1;
     }
     if (A->dtype != PCT_FLOAT32 && A->dtype != PCT_FLOAT64 && A->numel > 0) { /* torch's kernel check: never reached empty */
-        PyErr_Format(PyExc_NotImplementedError, "\"linalg_svd_cpu\" not implemented for '%s'", pct_dtype_cpp_name[A->dtype]);
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"linalg_svd_cpu\" not implemented for '%s'", pct_dtype_cpp_name[A->dtype]);
         return -1;
     }
     return 0;
@@ -439,23 +439,23 @@ static int svd_compute(const pct_tensor *A, int d0, int d1, char jobz, pct_tenso
         return 0;
     }
     if (p.batch == 0) return 0;
-    PCT_CHECK(info = calloc((size_t)p.batch, sizeof(int)), PyExc_MemoryError, "linalg.svd: out of memory");
+    PCT_CHECK(info = calloc((size_t)p.batch, sizeof(int)), PCT_ERR_MEMORY, "linalg.svd: out of memory");
     const bool f32 = A->dtype == PCT_FLOAT32;
     const int lwork = f32 ? lwork_float(&p) : lwork_double(&p);
-    PCT_CHECK(lwork > 0, PyExc_RuntimeError, "linalg.svd: LAPACK's workspace query failed");
+    PCT_CHECK(lwork > 0, PCT_ERR_RUNTIME, "linalg.svd: LAPACK's workspace query failed");
     void *ud = *u ? pct_tensor_data(*u) : NULL, *vd = *vt ? pct_tensor_data(*vt) : NULL;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     if (f32) batch_float(&p, lwork, (float *)pct_tensor_data(*s), ud, vd, info);
     else batch_double(&p, lwork, (double *)pct_tensor_data(*s), ud, vd, info);
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
     PCT_TRY_INT(check_infos(&p, info));
     free(info);
     return 0;
 fail:
     free(info);
-    Py_CLEAR(*s);
-    Py_CLEAR(*u);
-    Py_CLEAR(*vt);
+    PCT_CLEAR(*s);
+    PCT_CLEAR(*u);
+    PCT_CLEAR(*vt);
     return -1;
 }
 
@@ -463,9 +463,9 @@ fail:
 
 /* Copies results into the out= tensors (checked and resized as torch's out= rules say) and
  * returns them as the named tuple; steals res. */
-static PyObject *finish(const char *name, const char *const *fields, int n, pct_tensor **res, pct_tensor **outs)
+static pct_object *finish(const char *name, const char *const *fields, int n, pct_tensor **res, pct_tensor **outs)
 {
-    PyObject *r = NULL;
+    pct_object *r = NULL;
     if (outs && outs[0]) {
         for (int i = 0; i < n; i++)
             if (pct_out_check_dtype(outs[i], res[i]->dtype) < 0) goto done;
@@ -480,15 +480,15 @@ static PyObject *finish(const char *name, const char *const *fields, int n, pct_
             if (pct_copy_(o, res[i]) < 0) goto done;
         }
         for (int i = 0; i < n; i++) {
-            Py_DECREF(res[i]);
-            Py_INCREF(outs[i]);
+            PCT_DECREF(res[i]);
+            PCT_INCREF(outs[i]);
             res[i] = outs[i];
         }
     }
     r = pct_return_named(name, n, fields, res);
     for (int i = 0; i < n; i++) res[i] = NULL; /* stolen */
 done:
-    for (int i = 0; i < n; i++) Py_XDECREF(res[i]);
+    for (int i = 0; i < n; i++) PCT_XDECREF(res[i]);
     return r;
 }
 
@@ -496,13 +496,13 @@ done:
 static int check_driver(const pct_value *driver)
 {
     if (driver->none) return 0;
-    PyErr_SetString(PyExc_RuntimeError,
+    pct_error_str(PCT_ERR_RUNTIME,
                     "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
     return -1;
 }
 
-/* linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None, PyObject? out=None) */
-PyObject *pct_cpu_linalg_svd(pct_call *c)
+/* linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None, pct_object? out=None) */
+pct_object *pct_cpu_linalg_svd(pct_call *c)
 {
     static const char *const fields[3] = {"U", "S", "Vh"};
     pct_tensor *A = c->v[0].t, *outs[3] = {NULL, NULL, NULL}, *res[3];
@@ -513,25 +513,25 @@ PyObject *pct_cpu_linalg_svd(pct_call *c)
 }
 
 /* linalg_svdvals(Tensor A, *, str? driver=None, Tensor? out=None) */
-PyObject *pct_cpu_linalg_svdvals(pct_call *c)
+pct_object *pct_cpu_linalg_svdvals(pct_call *c)
 {
     pct_tensor *A = c->v[0].t, *s, *u, *vt;
     if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(&c->v[1]) < 0)) return NULL;
     if (svd_compute(A, A->ndim - 2, A->ndim - 1, 'N', &s, &u, &vt) < 0) return NULL;
-    if (!c->out) return (PyObject *)s;
-    PyObject *r = NULL;
+    if (!c->out) return (pct_object *)s;
+    pct_object *r = NULL;
     if (pct_out_check_dtype(c->out, s->dtype) == 0 && pct_out_resize(c->out, s->ndim, s->sizes) == 0 &&
         pct_copy_(c->out, s) == 0) {
-        Py_INCREF(c->out);
-        r = (PyObject *)c->out;
+        PCT_INCREF(c->out);
+        r = (pct_object *)c->out;
     }
-    Py_DECREF(s);
+    PCT_DECREF(s);
     return r;
 }
 
-/* svd(Tensor input, bool some=True, bool compute_uv=True, *, PyObject? out=None): torch's
+/* svd(Tensor input, bool some=True, bool compute_uv=True, *, pct_object? out=None): torch's
  * older interface, V instead of Vh; without compute_uv, U and V are zero-filled full squares. */
-PyObject *pct_cpu_svd(pct_call *c)
+pct_object *pct_cpu_svd(pct_call *c)
 {
     static const char *const fields[3] = {"U", "S", "V"};
     pct_tensor *A = c->v[0].t, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL}, *vt = NULL;
@@ -547,7 +547,7 @@ PyObject *pct_cpu_svd(pct_call *c)
         sz[nd - 2] = vt->sizes[nd - 1]; sz[nd - 1] = vt->sizes[nd - 2];
         st[nd - 2] = vt->strides[nd - 1]; st[nd - 1] = vt->strides[nd - 2];
         res[2] = pct_tensor_view_of(vt, nd, sz, st, vt->offset);
-        Py_DECREF(vt);
+        PCT_DECREF(vt);
     } else {
         int64_t sz[PCT_MAX_DIMS];
         memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nd);
@@ -557,7 +557,7 @@ PyObject *pct_cpu_svd(pct_call *c)
         res[2] = pct_tensor_zeros(nd, sz, A->dtype);
     }
     if (!res[0] || !res[2]) {
-        for (int i = 0; i < 3; i++) Py_XDECREF(res[i]);
+        for (int i = 0; i < 3; i++) PCT_XDECREF(res[i]);
         return NULL;
     }
     return finish(outs[0] ? "torch.return_types.svd_out" : "torch.return_types.svd", fields, 3, res, outs);
@@ -572,13 +572,13 @@ pct_tensor *pct_svd_norm(pct_tensor *A, int d0, int d1, int which, bool keepdim,
 {
     const int64_t kk = A->sizes[d0] < A->sizes[d1] ? A->sizes[d0] : A->sizes[d1];
     if (which == -2 && kk == 0) { /* torch: amin over the empty singular values */
-        PyErr_SetString(PyExc_IndexError, "amin(): Expected reduction dim -1 to have non-zero size.");
+        pct_error_str(PCT_ERR_INDEX, "amin(): Expected reduction dim -1 to have non-zero size.");
         return NULL;
     }
     pct_tensor *X = NULL, *s = NULL, *u = NULL, *vt = NULL, *r = NULL;
     PCT_TRY(X = pct_to_dtype(A, odt, false));
     if (X->dtype != PCT_FLOAT32 && X->dtype != PCT_FLOAT64) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Low precision dtypes not supported. Got %s",
+        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Low precision dtypes not supported. Got %s",
                      pct_dtype_cpp_name[X->dtype]);
         goto fail;
     }
@@ -607,7 +607,7 @@ pct_tensor *pct_svd_norm(pct_tensor *A, int d0, int d1, int which, bool keepdim,
         pct_store_double(pct_tensor_data(r) + b * isz, odt, v);
     }
 fail:
-    Py_XDECREF(X);
-    Py_XDECREF(s);
+    PCT_XDECREF(X);
+    PCT_XDECREF(s);
     return r;
 }

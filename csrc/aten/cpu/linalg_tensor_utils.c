@@ -5,9 +5,9 @@
  */
 #include "blas_internal.h"
 
-PyObject *pct_la_not_implemented_bool(const char *name)
+pct_object *pct_la_not_implemented_bool(const char *name)
 {
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for 'Bool'", name);
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", name);
     return NULL;
 }
 
@@ -17,7 +17,7 @@ pct_tensor *pct_la_result_tensor(pct_tensor *out, int nd, const int64_t *sizes, 
 {
     if (!out) return pct_tensor_empty(nd, sizes, dtype, PCT_CPU, -1);
     if (pct_out_resize(out, nd, sizes) < 0) return NULL;
-    Py_INCREF(out);
+    PCT_INCREF(out);
     return out;
 }
 
@@ -32,7 +32,7 @@ int pct_la_fill_zero(pct_tensor *t)
     pct_tensor *z = pct_tensor_zeros(0, no_dims, t->dtype);
     if (!z) return -1;
     int rc = pct_copy_(t, z);
-    Py_DECREF(z);
+    PCT_DECREF(z);
     return rc;
 }
 
@@ -45,7 +45,7 @@ static pct_tensor *wrapped_scalar(const pct_scalar *s)
 }
 
 /* a * b through the elementwise loop machine (promotion, broadcasting, out= checks) */
-PyObject *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor *a, pct_tensor *b)
+pct_object *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor *a, pct_tensor *b)
 {
     pct_iter it;
     pct_iter_config cfg = {.out = out, .inplace = inplace, .ninputs = 2, .inputs = {a, b},
@@ -66,10 +66,10 @@ int pct_la_scale_inplace(pct_tensor *t, const pct_scalar *beta)
 {
     pct_tensor *s = wrapped_scalar(beta);
     if (!s) return -1;
-    PyObject *r = pct_la_mul(t, true, t, s);
-    Py_DECREF(s);
+    pct_object *r = pct_la_mul(t, true, t, s);
+    PCT_DECREF(s);
     if (!r) return -1;
-    Py_DECREF(r);
+    PCT_DECREF(r);
     return 0;
 }
 
@@ -123,7 +123,7 @@ pct_tensor *pct_la_expand_to(pct_tensor *t, int nd, const int64_t *sizes)
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     int64_t st[PCT_MAX_DIMS];
     if (t->ndim > nd) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or equal "
                      "to the number of dimensions in the tensor (%d)",
                      pct_dtype_cpp_name[t->dtype], SHAPE(b1, t), SHAPE_OF(b2, nd, sizes), nd, t->ndim);
@@ -139,7 +139,7 @@ pct_tensor *pct_la_expand_to(pct_tensor *t, int nd, const int64_t *sizes)
             st[i] = 0;
             same = false;
         } else {
-            PyErr_Format(PyExc_RuntimeError,
+            pct_error(PCT_ERR_RUNTIME,
                          "The expanded size of the tensor (%lld) must match the existing size (%lld) at non-singleton "
                          "dimension %d.  Target sizes: %s.  Tensor sizes: %s",
                          (long long)sizes[i], (long long)t->sizes[td], i, SHAPE_OF(b1, nd, sizes), SHAPE(b2, t));
@@ -147,7 +147,7 @@ pct_tensor *pct_la_expand_to(pct_tensor *t, int nd, const int64_t *sizes)
         }
     }
     if (same) {
-        Py_INCREF(t);
+        PCT_INCREF(t);
         return t;
     }
     return pct_la_view_with(t, nd, sizes, st);
@@ -191,7 +191,7 @@ pct_tensor *pct_la_reshape(pct_tensor *t, int nd, const int64_t *shape)
     pct_tensor *c = pct_to_dtype(t, t->dtype, true);
     if (!c) return NULL;
     if (pct_tensor_set_shape(c, nd, shape, NULL) < 0) {
-        Py_DECREF(c);
+        PCT_DECREF(c);
         return NULL;
     }
     return c;

@@ -45,13 +45,13 @@ int pct_ix_masked_fill_run(pct_tensor *dst, pct_tensor *mask, const pct_scalar *
  * writes self (after the written-to checks, warning as `warn_op`); otherwise a copy of self broadcast
  * with mask, returned through the out= handling. */
 typedef int (*masked_write_fn)(pct_tensor *dst, pct_tensor *mask, const void *arg);
-static PyObject *masked_apply(pct_call *c, pct_tensor *self, pct_tensor *mask, const char *warn_op, masked_write_fn run,
+static pct_object *masked_apply(pct_call *c, pct_tensor *self, pct_tensor *mask, const char *warn_op, masked_write_fn run,
                               const void *arg)
 {
     if (c->inplace) {
         long v = version_of(self);
         if (pct_ix_check_written(self, warn_op) < 0 || run(self, mask, arg) < 0) return NULL;
-        Py_INCREF(self);
+        PCT_INCREF(self);
         return pct_ix_done(c, self, v, false);
     }
     int nd;
@@ -59,21 +59,21 @@ static PyObject *masked_apply(pct_call *c, pct_tensor *self, pct_tensor *mask, c
     if (pct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &nd, shape) < 0) return NULL;
     pct_tensor *r = pct_tensor_empty(nd, shape, self->dtype, PCT_CPU, -1);
     if (!r) return NULL;
-    if (pct_copy_(r, self) < 0 || run(r, mask, arg) < 0) { Py_DECREF(r); return NULL; }
+    if (pct_copy_(r, self) < 0 || run(r, mask, arg) < 0) { PCT_DECREF(r); return NULL; }
     return pct_index_to_out(c, r);
 }
 
 static int mf_apply(pct_tensor *dst, pct_tensor *mask, const void *s) { return pct_ix_masked_fill_run(dst, mask, s); }
 
-PyObject *pct_cpu_masked_fill(pct_call *c)
+pct_object *pct_cpu_masked_fill(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *value = c->v[2].t;
     if (mask->dtype != PCT_BOOL) {
-        PyErr_Format(PyExc_RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_type_name[mask->dtype]);
+        pct_error(PCT_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_type_name[mask->dtype]);
         return NULL;
     }
     if (value->ndim != 0) {
-        PyErr_Format(PyExc_RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
+        pct_error(PCT_ERR_RUNTIME, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
                      value->ndim);
         return NULL;
     }
@@ -97,7 +97,7 @@ static int broadcast_pair(pct_tensor *a, pct_tensor *b, pct_tensor **ea, pct_ten
     }
     *ea = pct_tensor_view_of(a, nd, shape, sa, a->offset);
     *eb = pct_tensor_view_of(b, nd, shape, sb, b->offset);
-    if (!*ea || !*eb) { Py_CLEAR(*ea); Py_CLEAR(*eb); return -1; }
+    if (!*ea || !*eb) { PCT_CLEAR(*ea); PCT_CLEAR(*eb); return -1; }
     return 0;
 }
 
@@ -124,7 +124,7 @@ pct_tensor *pct_ix_compact(pct_tensor *xs, pct_tensor *ms)
         const char *xd = pct_tensor_data(x);
         char *od = pct_tensor_data(r);
         int isz = pct_dtype_itemsize[xs->dtype];
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         IX_PARALLEL_FOR(nch > 1)
         for (int ch = 0; ch < nch; ch++) {
             int64_t b = n * ch / nch, e = n * (ch + 1) / nch, pos = start[ch];
@@ -135,26 +135,26 @@ pct_tensor *pct_ix_compact(pct_tensor *xs, pct_tensor *ms)
             default: COMPACT_BODY(uint64_t) break;
             }
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
-    Py_DECREF(x);
-    Py_DECREF(m);
+    PCT_DECREF(x);
+    PCT_DECREF(m);
     return r;
 fail:
-    Py_XDECREF(x);
-    Py_XDECREF(m);
+    PCT_XDECREF(x);
+    PCT_XDECREF(m);
     return NULL;
 }
 
-PyObject *pct_cpu_masked_select(pct_call *c)
+pct_object *pct_cpu_masked_select(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *mask = c->v[1].t;
     pct_tensor *es = NULL, *em = NULL, *r = NULL;
-    if (mask->dtype != PCT_BOOL) PCT_FAIL(PyExc_RuntimeError, "masked_select: expected BoolTensor for mask");
+    if (mask->dtype != PCT_BOOL) PCT_FAIL(PCT_ERR_RUNTIME, "masked_select: expected BoolTensor for mask");
     PCT_TRY_INT(broadcast_pair(self, mask, &es, &em));
     r = pct_ix_compact(es, em);
-    Py_DECREF(es);
-    Py_DECREF(em);
+    PCT_DECREF(es);
+    PCT_DECREF(em);
     return pct_index_to_out(c, r);
 fail:
     return NULL;
@@ -193,8 +193,8 @@ static int masked_scatter_into(pct_tensor *dst, pct_tensor *mask, pct_tensor *so
     int64_t shape[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
     if (pct_broadcast_shapes(dst->ndim, dst->sizes, mask->ndim, mask->sizes, &nd, shape) < 0 || nd != dst->ndim ||
         memcmp(shape, dst->sizes, sizeof(int64_t) * (size_t)nd) != 0) {
-        PyErr_Clear();
-        PCT_FAIL(PyExc_RuntimeError, "The expanded size of the tensor must match: mask of shape %s cannot be broadcast to self of shape %s",
+        pct_error_clear();
+        PCT_FAIL(PCT_ERR_RUNTIME, "The expanded size of the tensor must match: mask of shape %s cannot be broadcast to self of shape %s",
                  SHAPE(b1, mask->ndim, mask->sizes), SHAPE(b2, dst->ndim, dst->sizes));
     }
     for (int d = 0; d < nd; d++) {
@@ -208,10 +208,10 @@ static int masked_scatter_into(pct_tensor *dst, pct_tensor *mask, pct_tensor *so
         int64_t n = m->numel, start[NZ_MAX_CHUNKS], total;
         int nch = pct_ix_nz_chunks(n);
         const uint8_t *md = (const uint8_t *)pct_tensor_data(m);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         total = pct_ix_nz_count(md, n, nch, start);
-        Py_END_ALLOW_THREADS
-        if (total > source->numel) PCT_FAIL(PyExc_RuntimeError, "Number of elements of source < number of ones in mask");
+        PCT_NOGIL_END
+        if (total > source->numel) PCT_FAIL(PCT_ERR_RUNTIME, "Number of elements of source < number of ones in mask");
         if (pct_tensor_is_contiguous(dst)) {
             /* one pass: the k-th set position takes source element k */
             char *dd = pct_tensor_data(dst);
@@ -219,7 +219,7 @@ static int masked_scatter_into(pct_tensor *dst, pct_tensor *mask, pct_tensor *so
             /* a source sharing dst's memory is read as torch's serial loop reads it */
             int fch = src->storage == dst->storage ? 1 : nch;
             if (fch == 1) start[0] = 0;
-            Py_BEGIN_ALLOW_THREADS
+            PCT_NOGIL_BEGIN
             IX_PARALLEL_FOR(fch > 1)
             for (int ch = 0; ch < fch; ch++) {
                 int64_t b = n * ch / fch, e = n * (ch + 1) / fch, p = start[ch];
@@ -230,7 +230,7 @@ static int masked_scatter_into(pct_tensor *dst, pct_tensor *mask, pct_tensor *so
                 default: MS_CONTIG(uint64_t) break;
                 }
             }
-            Py_END_ALLOW_THREADS
+            PCT_NOGIL_END
             rc = 0;
             goto fail;
         }
@@ -254,7 +254,7 @@ static int masked_scatter_into(pct_tensor *dst, pct_tensor *mask, pct_tensor *so
     }
     rc = 0;
 fail:
-    Py_XDECREF(em); Py_XDECREF(m); Py_XDECREF(pos); Py_XDECREF(src);
+    PCT_XDECREF(em); PCT_XDECREF(m); PCT_XDECREF(pos); PCT_XDECREF(src);
     return rc;
 }
 
@@ -263,15 +263,15 @@ static int ms_apply(pct_tensor *dst, pct_tensor *mask, const void *source)
     return masked_scatter_into(dst, mask, (pct_tensor *)source);
 }
 
-PyObject *pct_cpu_masked_scatter(pct_call *c)
+pct_object *pct_cpu_masked_scatter(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *source = c->v[2].t;
     if (mask->dtype != PCT_BOOL) {
-        PyErr_Format(PyExc_RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_name[mask->dtype]);
+        pct_error(PCT_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_name[mask->dtype]);
         return NULL;
     }
     if (self->dtype != source->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "masked_scatter: expected self and source to have same dtypes but got%s and %s",
+        pct_error(PCT_ERR_RUNTIME, "masked_scatter: expected self and source to have same dtypes but got%s and %s",
                      pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[source->dtype]);
         return NULL;
     }

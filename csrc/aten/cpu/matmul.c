@@ -30,19 +30,19 @@ static bool should_fold(const pct_tensor *t1, const pct_tensor *t2, bool has_out
     return true;
 }
 
-static PyObject *matmul_fold(pct_tensor *tensor1, pct_tensor *tensor2, pct_tensor *out)
+static pct_object *matmul_fold(pct_tensor *tensor1, pct_tensor *tensor2, pct_tensor *out)
 {
     const bool transpose = tensor2->ndim > tensor1->ndim;
     pct_tensor *t1 = NULL, *t2 = NULL, *t1f = NULL, *prod = NULL, *res = NULL;
-    PyObject *r = NULL;
+    pct_object *r = NULL;
     int64_t oshape[PCT_MAX_DIMS], fshape[2];
     if (transpose) {
         if (!(t1 = pct_la_view_mT(tensor2))) return NULL;
         if (tensor1->ndim == 2) { if (!(t2 = pct_la_view_mT(tensor1))) goto fail; }
-        else { Py_INCREF(tensor1); t2 = tensor1; }
+        else { PCT_INCREF(tensor1); t2 = tensor1; }
     } else {
-        Py_INCREF(tensor1); t1 = tensor1;
-        Py_INCREF(tensor2); t2 = tensor2;
+        PCT_INCREF(tensor1); t1 = tensor1;
+        PCT_INCREF(tensor2); t2 = tensor2;
     }
     int ond = t1->ndim - 1;
     int64_t folded = 1;
@@ -61,11 +61,11 @@ static PyObject *matmul_fold(pct_tensor *tensor1, pct_tensor *tensor2, pct_tenso
             pct_tensor *mt = pct_la_view_mT(prod);
             if (!mt) goto fail;
             res = pct_contiguous(mt);
-            Py_DECREF(mt);
+            PCT_DECREF(mt);
             if (!res) goto fail;
-            r = (PyObject *)res;
+            r = (pct_object *)res;
         } else {
-            r = (PyObject *)prod;
+            r = (pct_object *)prod;
             prod = NULL;
         }
     } else {
@@ -73,25 +73,25 @@ static PyObject *matmul_fold(pct_tensor *tensor1, pct_tensor *tensor2, pct_tenso
         int64_t rs[2] = {folded, t2->sizes[t2->ndim - 1]};
         pct_tensor *ro = pct_la_reshape(out, t2_matrix ? 2 : 1, rs);
         if (!ro) goto fail;
-        PyObject *x = t2_matrix ? pct_mm(t1f, t2, ro) : pct_la_mv(t1f, t2, ro);
-        if (x && ro->storage != out->storage && pct_copy_(out, ro) < 0) Py_CLEAR(x);
-        Py_DECREF(ro);
+        pct_object *x = t2_matrix ? pct_mm(t1f, t2, ro) : pct_la_mv(t1f, t2, ro);
+        if (x && ro->storage != out->storage && pct_copy_(out, ro) < 0) PCT_CLEAR(x);
+        PCT_DECREF(ro);
         if (!x) goto fail;
-        Py_DECREF(x);
-        Py_INCREF(out);
-        r = (PyObject *)out;
+        PCT_DECREF(x);
+        PCT_INCREF(out);
+        r = (pct_object *)out;
     }
 fail:
-    Py_XDECREF(t1);
-    Py_XDECREF(t2);
-    Py_XDECREF(t1f);
-    Py_XDECREF(prod);
+    PCT_XDECREF(t1);
+    PCT_XDECREF(t2);
+    PCT_XDECREF(t1f);
+    PCT_XDECREF(prod);
     return r;
 }
 
 /* The batched case: broadcast batch dims are read with stride 0 and run as one
  * batched GEMM (no expand-and-copy as in ATen's reshape of the expanded operands). */
-static PyObject *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
+static pct_object *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
 {
     const int d1 = t1->ndim, d2 = t2->ndim;
     const int64_t n = d1 > 1 ? t1->sizes[d1 - 2] : 1, m1 = t1->sizes[d1 - 1];
@@ -103,7 +103,7 @@ static PyObject *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
     int64_t B = 1;
     for (int i = 0; i < nb; i++) B *= bshape[i];
     if (m1 != m2) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but got: [%lld, %lld].",
                      (long long)B, (long long)m1, (long long)B, (long long)m2);
         return NULL;
@@ -126,7 +126,7 @@ static PyObject *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
         goto done;
     }
     if (t1->dtype != t2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[t1->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[t1->dtype],
                      pct_dtype_cpp_name[t2->dtype]);
         goto fail;
     }
@@ -153,20 +153,20 @@ static PyObject *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
 done:
     if (target != result) {
         if (pct_copy_(result, target) < 0) goto fail;
-        Py_DECREF(target);
+        PCT_DECREF(target);
     }
-    return (PyObject *)result;
+    return (pct_object *)result;
 fail:
-    if (target != result) Py_XDECREF(target);
-    Py_DECREF(result);
+    if (target != result) PCT_XDECREF(target);
+    PCT_DECREF(result);
     return NULL;
 }
 
-PyObject *pct_matmul(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
+pct_object *pct_matmul(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
 {
     const int d1 = t1->ndim, d2 = t2->ndim;
     if (d1 == 0 || d2 == 0) {
-        PyErr_Format(PyExc_RuntimeError, "both arguments to matmul need to be at least 1D, but they are %dD and %dD", d1,
+        pct_error(PCT_ERR_RUNTIME, "both arguments to matmul need to be at least 1D, but they are %dD and %dD", d1,
                      d2);
         return NULL;
     }
@@ -176,12 +176,12 @@ PyObject *pct_matmul(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
         pct_tensor *u = pct_la_view_unsqueeze(t1, 0);
         if (!u) return NULL;
         pct_tensor *r = (pct_tensor *)pct_mm(u, t2, out);
-        Py_DECREF(u);
+        PCT_DECREF(u);
         if (!r) return NULL;
         /* squeeze_(0) of the [1, n] result, out= included */
         int64_t sz = r->sizes[1], st = r->strides[1];
-        if (pct_tensor_set_shape(r, 1, &sz, &st) < 0) { Py_DECREF(r); return NULL; }
-        return (PyObject *)r;
+        if (pct_tensor_set_shape(r, 1, &sz, &st) < 0) { PCT_DECREF(r); return NULL; }
+        return (pct_object *)r;
     }
     if (d1 == 2 && d2 == 2) return pct_mm(t1, t2, out);
     if (should_fold(t1, t2, out != NULL)) return matmul_fold(t1, t2, out);
@@ -193,7 +193,7 @@ PyObject *pct_matmul(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
 #define T(i) (c->v[i].t)
 #define OUT (c->inplace ? NULL : c->out)
 
-PyObject *pct_cpu_matmul(pct_call *c) { return pct_matmul(T(0), T(1), c->out); }
+pct_object *pct_cpu_matmul(pct_call *c) { return pct_matmul(T(0), T(1), c->out); }
 
 #undef T
 #undef OUT

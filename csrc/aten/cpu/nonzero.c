@@ -10,9 +10,9 @@
 /* A contiguous bool tensor with t's truth values (t itself when it already is one). */
 pct_tensor *pct_ix_bool_contiguous(pct_tensor *t)
 {
-    if ((t->dtype == PCT_BOOL || t->dtype == PCT_UINT8) && pct_tensor_is_contiguous(t)) { Py_INCREF(t); return t; }
+    if ((t->dtype == PCT_BOOL || t->dtype == PCT_UINT8) && pct_tensor_is_contiguous(t)) { PCT_INCREF(t); return t; }
     pct_tensor *m = pct_tensor_empty(t->ndim, t->sizes, PCT_BOOL, PCT_CPU, -1);
-    if (m && pct_copy_(m, t) < 0) Py_CLEAR(m);
+    if (m && pct_copy_(m, t) < 0) PCT_CLEAR(m);
     return m;
 }
 
@@ -60,16 +60,16 @@ pct_tensor *pct_ix_nonzero(pct_tensor *t, bool transposed, bool as_1d)
     const uint8_t *md = (const uint8_t *)pct_tensor_data(m);
     int nch = pct_ix_nz_chunks(n);
     int64_t total;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     total = pct_ix_nz_count(md, n, nch, start);
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
     int64_t rs[2] = {transposed ? nd : total, transposed ? total : nd};
     pct_tensor *r = pct_tensor_empty(2, rs, PCT_INT64, PCT_CPU, -1);
-    if (!r) { Py_DECREF(m); return NULL; }
+    if (!r) { PCT_DECREF(m); return NULL; }
     int64_t *out = (int64_t *)pct_tensor_data(r);
     int64_t rstride = transposed ? 1 : nd, dstride = transposed ? total : 1;
     if (total == 0) nch = 0; /* nothing to write (and sizes may hold zeros) */
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     IX_PARALLEL_FOR(nch > 1)
     for (int ch = 0; ch < nch; ch++) {
         int64_t b = n * ch / nch, e = n * (ch + 1) / nch, pos = start[ch];
@@ -98,57 +98,66 @@ pct_tensor *pct_ix_nonzero(pct_tensor *t, bool transposed, bool as_1d)
             }
         }
     }
-    Py_END_ALLOW_THREADS
-    Py_DECREF(m);
+    PCT_NOGIL_END
+    PCT_DECREF(m);
     return r;
 }
 
-/* The rows of a (k, count) tensor as a tuple of 1-d views. */
-PyObject *pct_ix_rows_tuple(pct_tensor *r)
+int pct_ix_rows(pct_tensor *r, pct_tensor **rows)
 {
     int64_t k = r->sizes[0], cnt = r->sizes[1];
-    PyObject *tup = PyTuple_New((Py_ssize_t)k);
-    for (int64_t i = 0; tup && i < k; i++) {
+    for (int64_t i = 0; i < k; i++) {
         int64_t st = 1;
         pct_tensor *row = pct_tensor_view_of(r, 1, &cnt, &st, r->offset + i * r->strides[0]);
-        if (!row) { Py_CLEAR(tup); break; }
-        Py_CLEAR(row->base); /* the rows stand alone, as torch's results do */
-        PyTuple_SET_ITEM(tup, (Py_ssize_t)i, (PyObject *)row);
+        if (!row) {
+            while (i--) PCT_DECREF(rows[i]);
+            return -1;
+        }
+        PCT_CLEAR(row->base); /* the rows stand alone, as torch's results do */
+        rows[i] = row;
     }
-    return tup;
+    return 0;
 }
 
-PyObject *pct_cpu_nonzero(pct_call *c)
+/* The rows of a (k, count) tensor as a tuple of 1-d views. */
+pct_object *pct_ix_rows_tuple(pct_tensor *r)
+{
+    pct_tensor *rows[PCT_MAX_DIMS];
+    if (pct_ix_rows(r, rows) < 0) return NULL;
+    return pct_tuple_steal(r->sizes[0], (pct_object *const *)rows);
+}
+
+pct_object *pct_cpu_nonzero(pct_call *c)
 {
     pct_tensor *t = c->v[0].t;
     bool as_tuple = pct_arg(c, "as_tuple")->b;
     if (as_tuple && c->out) {
-        PyErr_SetString(PyExc_RuntimeError, "nonzero does not support the out kwarg when as_tuple is True");
+        pct_error_str(PCT_ERR_RUNTIME, "nonzero does not support the out kwarg when as_tuple is True");
         return NULL;
     }
     if (as_tuple) {
         pct_tensor *r = pct_ix_nonzero(t, true, true);
         if (!r) return NULL;
-        PyObject *tup = pct_ix_rows_tuple(r);
-        Py_DECREF(r);
+        pct_object *tup = pct_ix_rows_tuple(r);
+        PCT_DECREF(r);
         return tup;
     }
     if (c->out && c->out->dtype != PCT_INT64) {
-        PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
+        pct_error(PCT_ERR_RUNTIME, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
                      pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     return pct_index_to_out(c, pct_ix_nonzero(t, false, false));
 }
 
-PyObject *pct_cpu_argwhere(pct_call *c) { return pct_index_to_out(c, pct_ix_nonzero(c->v[0].t, false, false)); }
+pct_object *pct_cpu_argwhere(pct_call *c) { return pct_index_to_out(c, pct_ix_nonzero(c->v[0].t, false, false)); }
 
-PyObject *pct_cpu_where_cond(pct_call *c)
+pct_object *pct_cpu_where_cond(pct_call *c)
 {
     pct_tensor *r = pct_ix_nonzero(c->v[0].t, true, true);
     if (!r) return NULL;
-    PyObject *tup = pct_ix_rows_tuple(r);
-    Py_DECREF(r);
+    pct_object *tup = pct_ix_rows_tuple(r);
+    PCT_DECREF(r);
     return tup;
 }
 

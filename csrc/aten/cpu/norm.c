@@ -255,7 +255,7 @@ static int compute_dtype(int d) { return pct_dtype_is_reduced_float(d) ? PCT_FLO
 int pct_norm_check_float_input(const pct_tensor *t, const char *kernel)
 {
     if (pct_dtype_is_floating(t->dtype)) return 0;
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, pct_dtype_cpp_name[t->dtype]);
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, pct_dtype_cpp_name[t->dtype]);
     return -1;
 }
 
@@ -266,9 +266,9 @@ int pct_norm_check_param_dtype(const pct_tensor *in, const pct_tensor *p, bool *
     if (!p || p->dtype == in->dtype) return 0;
     if (pct_dtype_is_reduced_float(in->dtype) && p->dtype == PCT_FLOAT32) { *mixed = true; return 0; }
     if (in->dtype == PCT_FLOAT32 || pct_dtype_is_reduced_float(in->dtype))
-        PyErr_SetString(PyExc_RuntimeError, "mixed dtype (CPU): expect parameter to have scalar type of Float");
+        pct_error_str(PCT_ERR_RUNTIME, "mixed dtype (CPU): expect parameter to have scalar type of Float");
     else
-        PyErr_SetString(PyExc_RuntimeError, "mixed dtype (CPU): all inputs must share same datatype.");
+        pct_error_str(PCT_ERR_RUNTIME, "mixed dtype (CPU): all inputs must share same datatype.");
     return -1;
 }
 
@@ -280,7 +280,7 @@ int pct_norm_as_contig(pct_tensor *t, int d, pct_tensor **out)
     pct_tensor *c = pct_to_dtype(t, d, false);
     if (!c) return -1;
     *out = pct_contiguous(c);
-    Py_DECREF(c);
+    PCT_DECREF(c);
     return *out ? 0 : -1;
 }
 
@@ -295,20 +295,20 @@ static int convert_owned(pct_tensor **t, int d)
     if (!*t || (*t)->dtype == d) return 0;
     pct_tensor *r = pct_to_dtype(*t, d, false);
     if (!r) return -1;
-    Py_SETREF(*t, r);
+    PCT_SETREF(*t, r);
     return 0;
 }
 
 /* A tuple of the given tensors; NULL entries become None. Steals the references. */
-PyObject *pct_norm_tuple_steal(int n, pct_tensor **ts)
+pct_object *pct_norm_tuple_steal(int n, pct_tensor **ts)
 {
-    PyObject *r = PyTuple_New(n);
-    if (!r) {
-        for (int i = 0; i < n; i++) Py_XDECREF(ts[i]);
-        return NULL;
+    pct_object *items[8];
+    if (n > 8) {
+        for (int i = 0; i < n; i++) PCT_XDECREF(ts[i]);
+        return pct_error(PCT_ERR_RUNTIME, "pyctorch internal error: %d norm results; please report a bug", n);
     }
-    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(r, i, ts[i] ? (PyObject *)ts[i] : Py_NewRef(Py_None));
-    return r;
+    for (int i = 0; i < n; i++) items[i] = ts[i] ? (pct_object *)ts[i] : pct_none();
+    return pct_tuple_steal(n, items);
 }
 
 /* Sums the per-thread column buffers (nth blocks of `stride` doubles, column offset `off`)
@@ -322,7 +322,7 @@ static pct_tensor *sum_columns(const double *acc, int nth, int64_t stride, int64
     for (int64_t j = 0; j < d; j++) o[j] = 0;
     for (int t = 0; t < nth; t++)
         for (int64_t j = 0; j < d; j++) o[j] += acc[t * stride + off + j];
-    if (convert_owned(&r, dtype) < 0) Py_CLEAR(r);
+    if (convert_owned(&r, dtype) < 0) PCT_CLEAR(r);
     return r;
 }
 
@@ -335,7 +335,7 @@ static int rows_of(const char *what, const pct_tensor *in, const pct_value *ns, 
     char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
     int n = ns->n;
     if (n < 1) {
-        PyErr_Format(PyExc_RuntimeError, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+        pct_error(PCT_ERR_RUNTIME, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
                      "least one element, but got normalized_shape = %s", pct_shape_str(s1, sizeof s1, n, ns->list));
         return -1;
     }
@@ -344,7 +344,7 @@ static int rows_of(const char *what, const pct_tensor *in, const pct_value *ns, 
     for (int k = 0; k < 2; k++) {
         if (!ps[k]) continue;
         if (ps[k]->ndim != n || memcmp(ps[k]->sizes, ns->list, sizeof(int64_t) * (size_t)n) != 0) {
-            PyErr_Format(PyExc_RuntimeError, "Expected %s to be of same shape as normalized_shape, but got %s of shape "
+            pct_error(PCT_ERR_RUNTIME, "Expected %s to be of same shape as normalized_shape, but got %s of shape "
                          "%s and normalized_shape = %s", pn[k], pn[k], pct_shape_str(s1, sizeof s1, ps[k]->ndim, ps[k]->sizes),
                          pct_shape_str(s2, sizeof s2, n, ns->list));
             return -1;
@@ -356,7 +356,7 @@ static int rows_of(const char *what, const pct_tensor *in, const pct_value *ns, 
         pct_shape_str(s1, sizeof s1, n, ns->list);
         /* torch prints "[*, 2, 3]" for layer_norm and "[*2, 3]" for rms_norm */
         snprintf(star, sizeof star, "[*%s%s", strcmp(what, "layer_norm") == 0 ? ", " : "", s1 + 1);
-        PyErr_Format(PyExc_RuntimeError, "Given normalized_shape=%s, expected input with shape %s, but got input of size%s",
+        pct_error(PCT_ERR_RUNTIME, "Given normalized_shape=%s, expected input with shape %s, but got input of size%s",
                      s1, star, pct_shape_str(s2, sizeof s2, in->ndim, in->sizes));
         return -1;
     }
@@ -392,17 +392,17 @@ static inline void row_stats(const pct_norm_rows *rows, const char *xr, int64_t 
 
 /* The end of a norm kernel; steals every reference. Drops the working tensors (NULLs allowed), then returns
    the nres results as a tuple when ok, or drops them too and returns NULL (an exception set). */
-static PyObject *norm_finish(pct_tensor *const *work, int nwork, pct_tensor **res, int nres, bool ok)
+static pct_object *norm_finish(pct_tensor *const *work, int nwork, pct_tensor **res, int nres, bool ok)
 {
-    for (int i = 0; i < nwork; i++) Py_XDECREF(work[i]);
+    for (int i = 0; i < nwork; i++) PCT_XDECREF(work[i]);
     if (ok) return pct_norm_tuple_steal(nres, res);
-    for (int i = 0; i < nres; i++) Py_XDECREF(res[i]);
+    for (int i = 0; i < nres; i++) PCT_XDECREF(res[i]);
     return NULL;
 }
 
 /* A layer/RMS/group norm forward's end: the statistics converted to sdt (sdt < 0: failed), then
    (out, mean, rstd), or (out, rstd) without the mean. */
-static PyObject *forward_finish(pct_tensor *x, pct_tensor *wc, pct_tensor *bc, pct_tensor *out, pct_tensor *mean,
+static pct_object *forward_finish(pct_tensor *x, pct_tensor *wc, pct_tensor *bc, pct_tensor *out, pct_tensor *mean,
                                 pct_tensor *rstd, int sdt, bool with_mean)
 {
     bool ok = sdt >= 0 && convert_owned(&mean, sdt) == 0 && convert_owned(&rstd, sdt) == 0;
@@ -412,7 +412,7 @@ static PyObject *forward_finish(pct_tensor *x, pct_tensor *wc, pct_tensor *bc, p
 }
 
 /* A layer/RMS/group norm backward's end: (grad_input, grad_weight, grad_bias), or without grad_bias. */
-static PyObject *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mean, pct_tensor *rstd, pct_tensor *wc,
+static pct_object *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mean, pct_tensor *rstd, pct_tensor *wc,
                                  pct_tensor *gi, pct_tensor *gw, pct_tensor *gb, bool ok, bool with_bias)
 {
     pct_tensor *work[6] = {g, x, mean, rstd, wc, with_bias ? NULL : gb};
@@ -420,7 +420,7 @@ static PyObject *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mean,
     return norm_finish(work, 6, res, with_bias ? 3 : 2, ok);
 }
 
-static PyObject *row_norm_forward(pct_call *c, bool rms)
+static pct_object *row_norm_forward(pct_call *c, bool rms)
 {
     const char *what = rms ? "rms_norm" : "layer_norm";
     pct_tensor *in = c->v[0].t;
@@ -453,7 +453,7 @@ static PyObject *row_norm_forward(pct_call *c, bool rms)
         const void *wd = wc ? pct_tensor_data(wc) : NULL, *bd = bc ? pct_tensor_data(bc) : NULL;
         int64_t isz = pct_dtype_itemsize[in->dtype], ssz = pct_dtype_itemsize[cdt];
         int nth = pct_norm_threads(M * D, M);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t i = 0; i < M; i++) {
             const char *xr = xd + i * D * isz;
@@ -463,26 +463,26 @@ static PyObject *row_norm_forward(pct_call *c, bool rms)
             if (md) pct_store_double(md + i * ssz, cdt, mu);
             pct_store_double(rd + i * ssz, cdt, rs);
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
     return forward_finish(x, wc, bc, out, mean, rstd, sdt, !rms);
 fail:
     return forward_finish(x, wc, bc, out, mean, rstd, -1, !rms);
 }
 
-PyObject *pct_cpu_native_layer_norm(pct_call *c) { return row_norm_forward(c, false); }
-PyObject *pct_cpu_fused_rms_norm(pct_call *c) { return row_norm_forward(c, true); }
+pct_object *pct_cpu_native_layer_norm(pct_call *c) { return row_norm_forward(c, false); }
+pct_object *pct_cpu_fused_rms_norm(pct_call *c) { return row_norm_forward(c, true); }
 
 /* A saved statistic: M values, as a contiguous array of the compute type. */
 static int stat_arg(const char *what, const char *name, pct_tensor *t, int64_t M, int cdt, pct_tensor **out)
 {
     if (t->numel != M) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected %s to have %lld elements, but got %lld", what, name, (long long)M,
+        pct_error(PCT_ERR_RUNTIME, "%s: expected %s to have %lld elements, but got %lld", what, name, (long long)M,
                      (long long)t->numel);
         return -1;
     }
     if (!pct_dtype_is_floating(t->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected %s to be floating point, but got %s", what, name,
+        pct_error(PCT_ERR_RUNTIME, "%s: expected %s to be floating point, but got %s", what, name,
                      pct_dtype_cpp_name[t->dtype]);
         return -1;
     }
@@ -494,12 +494,12 @@ static int grad_arg(const char *what, pct_tensor *g, const pct_tensor *in, pct_t
 {
     char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
     if (!same_shape(g, in)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: grad_out of shape %s does not match input of shape %s", what,
+        pct_error(PCT_ERR_RUNTIME, "%s: grad_out of shape %s does not match input of shape %s", what,
                      pct_shape_str(s1, sizeof s1, g->ndim, g->sizes), pct_shape_str(s2, sizeof s2, in->ndim, in->sizes));
         return -1;
     }
     if (!pct_dtype_is_floating(g->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected grad_out to be floating point, but got %s", what,
+        pct_error(PCT_ERR_RUNTIME, "%s: expected grad_out to be floating point, but got %s", what,
                      pct_dtype_cpp_name[g->dtype]);
         return -1;
     }
@@ -526,7 +526,7 @@ static int row_norm_backward_run(pct_tensor *g, pct_tensor *x, pct_tensor *mean,
         if (!acc || !part) {
             free(acc);
             free(part);
-            PyErr_NoMemory();
+            pct_error_nomem();
             return -1;
         }
     }
@@ -537,7 +537,7 @@ static int row_norm_backward_run(pct_tensor *g, pct_tensor *x, pct_tensor *mean,
     char *gid = gi ? pct_tensor_data(gi) : NULL;
     const void *wd = wc ? pct_tensor_data(wc) : NULL;
     bool rms = mean == NULL;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     _Pragma("omp parallel num_threads(nth) if (nth > 1)")
     {
         int t = NORM_TID(), nt = NORM_NTH();
@@ -553,7 +553,7 @@ static int row_norm_backward_run(pct_tensor *g, pct_tensor *x, pct_tensor *mean,
             }
         }
     }
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
     free(part);
     if (want_w && !(*gw = sum_columns(acc, nth, stride, 0, D, pndim, pshape, pdtype))) goto fail;
     if (want_b && !(*gb = sum_columns(acc, nth, stride, D, D, pndim, pshape, pdtype))) goto fail;
@@ -564,7 +564,7 @@ fail:
     return -1;
 }
 
-static PyObject *row_norm_backward(pct_call *c, bool rms)
+static pct_object *row_norm_backward(pct_call *c, bool rms)
 {
     const char *what = rms ? "_fused_rms_norm_backward" : "native_layer_norm_backward";
     pct_tensor *grad = c->v[0].t, *in = c->v[1].t;
@@ -595,8 +595,8 @@ fail:
     return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, false, !rms);
 }
 
-PyObject *pct_cpu_native_layer_norm_backward(pct_call *c) { return row_norm_backward(c, false); }
-PyObject *pct_cpu_fused_rms_norm_backward(pct_call *c) { return row_norm_backward(c, true); }
+pct_object *pct_cpu_native_layer_norm_backward(pct_call *c) { return row_norm_backward(c, false); }
+pct_object *pct_cpu_fused_rms_norm_backward(pct_call *c) { return row_norm_backward(c, true); }
 
 /* ---- group norm: x viewed as (N, C, HxW), statistics per (n, group) ---- */
 
@@ -605,18 +605,18 @@ static int group_sizes_ok(const char *what, const pct_tensor *in, const pct_tens
                           int64_t C, int64_t HW, int64_t G)
 {
     if (N < 0 || C < 0 || HW < 0 || G <= 0) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected non-negative N, C, HxW and a positive group, got N=%lld, C=%lld, "
+        pct_error(PCT_ERR_RUNTIME, "%s: expected non-negative N, C, HxW and a positive group, got N=%lld, C=%lld, "
                      "HxW=%lld, group=%lld", what, (long long)N, (long long)C, (long long)HW, (long long)G);
         return -1;
     }
     if (C % G != 0) {
-        PyErr_Format(PyExc_RuntimeError, "Expected number of channels in input to be divisible by num_groups, but got "
+        pct_error(PCT_ERR_RUNTIME, "Expected number of channels in input to be divisible by num_groups, but got "
                      "C=%lld and num_groups=%lld", (long long)C, (long long)G);
         return -1;
     }
     int64_t nc, total;
     if (__builtin_mul_overflow(N, C, &nc) || __builtin_mul_overflow(nc, HW, &total) || total != in->numel) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected input with N * C * HxW = %lld * %lld * %lld elements, but got %lld",
+        pct_error(PCT_ERR_RUNTIME, "%s: expected input with N * C * HxW = %lld * %lld * %lld elements, but got %lld",
                      what, (long long)N, (long long)C, (long long)HW, (long long)in->numel);
         return -1;
     }
@@ -625,7 +625,7 @@ static int group_sizes_ok(const char *what, const pct_tensor *in, const pct_tens
     for (int k = 0; k < 2; k++)
         if (ps[k] && (ps[k]->ndim != 1 || ps[k]->numel != C)) {
             char s[PCT_SHAPE_BUF];
-            PyErr_Format(PyExc_RuntimeError, "Expected %s to be a vector of size equal to the number of channels in "
+            pct_error(PCT_ERR_RUNTIME, "Expected %s to be a vector of size equal to the number of channels in "
                          "input, but got %s of shape %s and C=%lld", pn[k], pn[k],
                          pct_shape_str(s, sizeof s, ps[k]->ndim, ps[k]->sizes), (long long)C);
             return -1;
@@ -633,7 +633,7 @@ static int group_sizes_ok(const char *what, const pct_tensor *in, const pct_tens
     return 0;
 }
 
-PyObject *pct_cpu_native_group_norm(pct_call *c)
+pct_object *pct_cpu_native_group_norm(pct_call *c)
 {
     pct_tensor *in = c->v[0].t, *w = c->v[1].none ? NULL : c->v[1].t, *b = c->v[2].none ? NULL : c->v[2].t;
     int64_t N = c->v[3].i, C = c->v[4].i, HW = c->v[5].i, G = c->v[6].i;
@@ -658,7 +658,7 @@ PyObject *pct_cpu_native_group_norm(pct_call *c)
         char *yd = pct_tensor_data(out), *md = pct_tensor_data(mean), *rd = pct_tensor_data(rstd);
         const double *wd = wc ? (const double *)pct_tensor_data(wc) : NULL, *bd = bc ? (const double *)pct_tensor_data(bc) : NULL;
         int nth = pct_norm_threads(in->numel, units);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t ng = 0; ng < units; ng++) {
             const char *xr = xd + ng * K * isz;
@@ -672,14 +672,14 @@ PyObject *pct_cpu_native_group_norm(pct_call *c)
                 rows->scale_shift(xr + k * HW * isz, yd + (ng * K + k * HW) * isz, HW, a, (bd ? bd[ch] : 0.0) - mu * a);
             }
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
     return forward_finish(x, wc, bc, out, mean, rstd, sdt, true);
 fail:
     return forward_finish(x, wc, bc, out, mean, rstd, -1, true);
 }
 
-PyObject *pct_cpu_native_group_norm_backward(pct_call *c)
+pct_object *pct_cpu_native_group_norm_backward(pct_call *c)
 {
     const char *what = "native_group_norm_backward";
     pct_tensor *grad = c->v[0].t, *in = c->v[1].t, *w = c->v[4].none ? NULL : c->v[4].t;
@@ -703,7 +703,7 @@ PyObject *pct_cpu_native_group_norm_backward(pct_call *c)
     if (want_w) PCT_TRY(gw = pct_tensor_zeros(1, pshape, PCT_FLOAT64));
     if (want_b) PCT_TRY(gb = pct_tensor_zeros(1, pshape, PCT_FLOAT64));
     sums = malloc(sizeof(double) * 2 * (size_t)(N * C > 0 ? N * C : 1));
-    if (!sums) { PyErr_NoMemory(); goto fail; }
+    if (!sums) { pct_error_nomem(); goto fail; }
     {
         const pct_norm_rows *rows = pct_norm_rows_for(in->dtype);
         int64_t cg = C / G, K = cg * HW, isz = pct_dtype_itemsize[in->dtype];
@@ -713,7 +713,7 @@ PyObject *pct_cpu_native_group_norm_backward(pct_call *c)
         const double *wd = wc ? (const double *)pct_tensor_data(wc) : NULL;
         double *ds = sums, *db = sums + N * C;
         int nth = pct_norm_threads(in->numel, N * C);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         /* per (n, c): sum of grad * x and of grad */
         _Pragma("omp parallel for num_threads(nth) if (nth > 1) schedule(static)")
         for (int64_t nc = 0; nc < N * C; nc++) rows->dot_sum(gd + nc * HW * isz, xd + nc * HW * isz, HW, &ds[nc], &db[nc]);
@@ -737,7 +737,7 @@ PyObject *pct_cpu_native_group_norm_backward(pct_call *c)
                 }
             }
         }
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
         double *ow = gw ? (double *)pct_tensor_data(gw) : NULL, *ob = gb ? (double *)pct_tensor_data(gb) : NULL;
         for (int64_t n = 0; n < N; n++)
             for (int64_t ch = 0; ch < C; ch++) {

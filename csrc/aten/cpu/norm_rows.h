@@ -40,6 +40,6 @@ int pct_norm_check_param_dtype(const struct pct_tensor *in, const struct pct_ten
  * NULL t gives NULL. -1 with exception. */
 int pct_norm_as_contig(struct pct_tensor *t, int d, struct pct_tensor **out);
 /* A tuple of n tensors (NULL entries become None); steals the references, also on failure. */
-PyObject *pct_norm_tuple_steal(int n, struct pct_tensor **ts);
+pct_object *pct_norm_tuple_steal(int n, struct pct_tensor **ts);
 
 #endif

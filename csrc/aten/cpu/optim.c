@@ -282,16 +282,16 @@ typedef struct opt_temps {
     int n;
 } opt_temps;
 
-static pct_tensor *list_item(const pct_value *v, Py_ssize_t i)
+static pct_tensor *list_item(const pct_value *v, ptrdiff_t i)
 {
-    return (pct_tensor *)PySequence_Fast_ITEMS(v->obj)[i];
+    return v->items[i];
 }
 
-static int check_list_len(const char *op, const pct_value *v, const char *name, Py_ssize_t n)
+static int check_list_len(const char *op, const pct_value *v, const char *name, ptrdiff_t n)
 {
-    Py_ssize_t k = PySequence_Fast_GET_SIZE(v->obj);
+    ptrdiff_t k = v->n;
     if (k != n) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected %s to hold %zd tensors (one per parameter), but got %zd",
+        pct_error(PCT_ERR_RUNTIME, "%s: expected %s to hold %td tensors (one per parameter), but got %td",
                      op, name, n, k);
         return -1;
     }
@@ -299,20 +299,20 @@ static int check_list_len(const char *op, const pct_value *v, const char *name, 
 }
 
 /* t must live on the CPU with param's dtype and shape. */
-static int check_like(const char *op, pct_tensor *t, const char *name, Py_ssize_t i, const pct_tensor *param)
+static int check_like(const char *op, pct_tensor *t, const char *name, ptrdiff_t i, const pct_tensor *param)
 {
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     if (t->device_type != PCT_CPU) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected all tensors on the CPU, but %s[%zd] is not", op, name, i);
+        pct_error(PCT_ERR_RUNTIME, "%s: expected all tensors on the CPU, but %s[%zd] is not", op, name, i);
         return -1;
     }
     if (t->dtype != param->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s (%s: %s[%zd])",
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s (%s: %s[%zd])",
                      pct_dtype_cpp_name[param->dtype], pct_dtype_cpp_name[t->dtype], op, name, i);
         return -1;
     }
     if (t->ndim != param->ndim || memcmp(t->sizes, param->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0) {
-        PyErr_Format(PyExc_RuntimeError, "%s: %s[%zd] has shape %s but self[%zd] has shape %s", op, name, i,
+        pct_error(PCT_ERR_RUNTIME, "%s: %s[%zd] has shape %s but self[%zd] has shape %s", op, name, i,
                      pct_shape_str(a, sizeof a, t->ndim, t->sizes), i,
                      pct_shape_str(b, sizeof b, param->ndim, param->sizes));
         return -1;
@@ -324,12 +324,12 @@ static int check_like(const char *op, pct_tensor *t, const char *name, Py_ssize_
 static int one_value(const char *op, const pct_tensor *t, const char *name, double *out)
 {
     if (t->numel != 1) {
-        PyErr_Format(PyExc_RuntimeError, "%s: a Tensor with %lld elements cannot be converted to Scalar (%s)", op,
+        pct_error(PCT_ERR_RUNTIME, "%s: a Tensor with %lld elements cannot be converted to Scalar (%s)", op,
                      (long long)t->numel, name);
         return -1;
     }
     if (t->device_type != PCT_CPU) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected %s on the CPU", op, name);
+        pct_error(PCT_ERR_RUNTIME, "%s: expected %s on the CPU", op, name);
         return -1;
     }
     *out = pct_load_as_double(pct_tensor_data(t), t->dtype);
@@ -352,41 +352,41 @@ enum { L_PARAM, L_GRAD, L_S1, L_S2, L_S3, L_NUM };
 
 /* Runs fn over all parameters (chunks of big tensors, whole small ones) with the GIL
  * released, then copies the stand-ins back and bumps the version of every written tensor. */
-static int run_step(const opt_hyper *h, opt_tensor *ts, Py_ssize_t n, opt_chunk_fn fn)
+static int run_step(const opt_hyper *h, opt_tensor *ts, ptrdiff_t n, opt_chunk_fn fn)
 {
     int64_t nwork = 0, total = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (ptrdiff_t i = 0; i < n; i++) {
         nwork += (ts[i].n + CHUNK - 1) / CHUNK;
         total += ts[i].n;
     }
     if (nwork == 0) return 0;
     opt_work *work = malloc(sizeof(opt_work) * (size_t)nwork);
-    if (!work) { PyErr_NoMemory(); return -1; }
+    if (!work) { pct_error_nomem(); return -1; }
     int64_t w = 0;
-    for (Py_ssize_t i = 0; i < n; i++)
+    for (ptrdiff_t i = 0; i < n; i++)
         for (int64_t lo = 0; lo < ts[i].n; lo += CHUNK)
             work[w++] = (opt_work){(int32_t)i, lo, lo + CHUNK < ts[i].n ? lo + CHUNK : ts[i].n};
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     _Pragma("omp parallel for schedule(dynamic, 1) if (total > PCT_PARALLEL_GRAIN && nwork > 1)")
     for (int64_t k = 0; k < nwork; k++) fn(h, &ts[work[k].t], work[k].lo, work[k].hi);
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
     free(work);
     return 0;
 }
 
 /* Shared by the ops: checks the lists (one tensor per param in each list that is used) and
  * the scalars, reads the per-parameter step counts, and runs the step. */
-static PyObject *fused_step(const char *op, opt_hyper *h, int kind, const pct_value *lists[L_NUM],
+static pct_object *fused_step(const char *op, opt_hyper *h, int kind, const pct_value *lists[L_NUM],
                             const char *const names[L_NUM], const pct_value *steps, const pct_value *grad_scale,
                             const pct_value *found_inf)
 {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(lists[L_PARAM]->obj);
+    ptrdiff_t n = lists[L_PARAM]->n;
     opt_tensor *ts = NULL;
     pct_tensor **held = NULL;
     opt_temps temps = {NULL, NULL, 0};
-    PyObject *result = NULL;
+    pct_object *result = NULL;
     if (n == 0) {
-        PyErr_Format(PyExc_NotImplementedError,
+        pct_error(PCT_ERR_NOT_IMPLEMENTED,
                      "There were no tensor arguments to this function (e.g., you passed an empty list of Tensors), "
                      "but no fallback function is registered for schema aten::%s.", op);
         return NULL;
@@ -397,17 +397,17 @@ static PyObject *fused_step(const char *op, opt_hyper *h, int kind, const pct_va
     if (!found_inf->none) {
         double v;
         if (one_value(op, found_inf->t, "found_inf", &v) < 0) return NULL;
-        if (v == 1.0) Py_RETURN_NONE; /* an inf/NaN gradient was found: skip the step */
+        if (v == 1.0) return pct_none(); /* an inf/NaN gradient was found: skip the step */
     }
     h->has_scale = !grad_scale->none;
     h->scale = 1.0;
     if (h->has_scale && one_value(op, grad_scale->t, "grad_scale", &h->scale) < 0) return NULL;
 
     int dtype = list_item(lists[L_PARAM], 0)->dtype;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (ptrdiff_t i = 0; i < n; i++) {
         pct_tensor *p = list_item(lists[L_PARAM], i);
         if (p->dtype != dtype) {
-            PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s (%s: self[%zd])",
+            pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s (%s: self[%zd])",
                          pct_dtype_cpp_name[dtype], pct_dtype_cpp_name[p->dtype], op, i);
             return NULL;
         }
@@ -416,7 +416,7 @@ static PyObject *fused_step(const char *op, opt_hyper *h, int kind, const pct_va
     }
     opt_chunk_fn fn = chunk_fn(dtype, kind);
     if (!fn) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s_kernel\" not implemented for '%s'", op + 1,
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_kernel\" not implemented for '%s'", op + 1,
                      pct_dtype_cpp_name[dtype]);
         return NULL;
     }
@@ -426,10 +426,10 @@ static PyObject *fused_step(const char *op, opt_hyper *h, int kind, const pct_va
     PCT_TRY(ts = calloc((size_t)n, sizeof(opt_tensor)));
     PCT_TRY(temps.tmp = calloc((size_t)n * L_NUM, sizeof(pct_tensor *)));
     PCT_TRY(temps.orig = calloc((size_t)n * L_NUM, sizeof(pct_tensor *)));
-    for (Py_ssize_t i = 0; i < n; i++)
+    for (ptrdiff_t i = 0; i < n; i++)
         for (int l = 0; l < L_NUM; l++)
-            if (lists[l]) held[i * L_NUM + l] = (pct_tensor *)Py_NewRef(list_item(lists[l], i));
-    for (Py_ssize_t i = 0; i < n; i++) {
+            if (lists[l]) held[i * L_NUM + l] = (pct_tensor *)PCT_NEWREF(list_item(lists[l], i));
+    for (ptrdiff_t i = 0; i < n; i++) {
         opt_tensor *t = &ts[i];
         char **slot[L_NUM] = {&t->p, &t->g, &t->s1, &t->s2, &t->s3};
         t->n = held[i * L_NUM + L_PARAM]->numel;
@@ -459,16 +459,16 @@ static PyObject *fused_step(const char *op, opt_hyper *h, int kind, const pct_va
     PCT_TRY_INT(run_step(h, ts, n, fn));
     for (int k = 0; k < temps.n; k++)
         if (temps.orig[k]) PCT_TRY_INT(pct_copy_(temps.orig[k], temps.tmp[k]));
-    for (Py_ssize_t k = 0; k < n * L_NUM; k++)
+    for (ptrdiff_t k = 0; k < n * L_NUM; k++)
         if (held[k] && (k % L_NUM != L_GRAD || h->has_scale)) pct_tensor_bump_version(held[k]);
-    result = Py_NewRef(Py_None);
+    result = pct_none();
 fail:
     if (!held || !ts || !temps.tmp || !temps.orig) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
+        if (!pct_error_occurred()) pct_error_nomem();
     }
-    for (int k = 0; k < temps.n; k++) Py_DECREF(temps.tmp[k]);
+    for (int k = 0; k < temps.n; k++) PCT_DECREF(temps.tmp[k]);
     if (held)
-        for (Py_ssize_t k = 0; k < n * L_NUM; k++) Py_XDECREF(held[k]);
+        for (ptrdiff_t k = 0; k < n * L_NUM; k++) PCT_XDECREF(held[k]);
     free(held);
     free(temps.tmp);
     free(temps.orig);
@@ -479,28 +479,28 @@ fail:
 /* _fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,
  * weight_decay, eps, amsgrad, maximize, grad_scale=None, found_inf=None): the state steps are
  * read (already incremented by the caller, as torch's Python does), not written. */
-static PyObject *fused_adam(pct_call *c, bool decoupled)
+static pct_object *fused_adam(pct_call *c, bool decoupled)
 {
     const char *op = decoupled ? "_fused_adamw_" : "_fused_adam_";
     opt_hyper h = {.lr = c->v[6].d, .beta1 = c->v[7].d, .beta2 = c->v[8].d, .wd = c->v[9].d, .eps = c->v[10].d,
                    .amsgrad = c->v[11].b, .maximize = c->v[12].b, .decoupled = decoupled};
     const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], &c->v[3], h.amsgrad ? &c->v[4] : NULL};
     static const char *const names[L_NUM] = {"self", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs"};
-    if (!h.amsgrad && PySequence_Fast_GET_SIZE(c->v[4].obj) != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "Expected max_exp_avg_sqs.empty() to be true, but got false.  (Could this "
+    if (!h.amsgrad && c->v[4].n != 0) {
+        pct_error_str(PCT_ERR_RUNTIME, "Expected max_exp_avg_sqs.empty() to be true, but got false.  (Could this "
                         "error message be improved?  If so, please report an enhancement request to PyTorch.)");
         return NULL;
     }
     return fused_step(op, &h, OPT_ADAM, lists, names, &c->v[5], &c->v[13], &c->v[14]);
 }
 
-PyObject *pct_cpu_fused_adam_(pct_call *c) { return fused_adam(c, false); }
-PyObject *pct_cpu_fused_adamw_(pct_call *c) { return fused_adam(c, true); }
+pct_object *pct_cpu_fused_adam_(pct_call *c) { return fused_adam(c, false); }
+pct_object *pct_cpu_fused_adamw_(pct_call *c) { return fused_adam(c, true); }
 
 /* _fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening, nesterov,
  * maximize, is_first_step, grad_scale=None, found_inf=None): momentum_buffer_list is empty when
  * momentum == 0; on the first step the buffers (allocated by the caller) receive the gradient. */
-PyObject *pct_cpu_fused_sgd_(pct_call *c)
+pct_object *pct_cpu_fused_sgd_(pct_call *c)
 {
     opt_hyper h = {.wd = c->v[3].d, .momentum = c->v[4].d, .lr = c->v[5].d, .dampening = c->v[6].d,
                    .nesterov = c->v[7].b, .maximize = c->v[8].b, .first = c->v[9].b};
@@ -512,7 +512,7 @@ PyObject *pct_cpu_fused_sgd_(pct_call *c)
 
 /* _fused_adagrad_(self, grads, state_sums, state_steps, *, lr, lr_decay, weight_decay, eps, maximize,
  * grad_scale=None, found_inf=None): the state steps are read (incremented by the caller). */
-PyObject *pct_cpu_fused_adagrad_(pct_call *c)
+pct_object *pct_cpu_fused_adagrad_(pct_call *c)
 {
     opt_hyper h = {.lr = c->v[4].d, .lr_decay = c->v[5].d, .wd = c->v[6].d, .eps = c->v[7].d, .maximize = c->v[8].b};
     const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], NULL, NULL};

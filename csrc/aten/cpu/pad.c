@@ -22,8 +22,8 @@ static int pad_mode(const pct_value *v)
 {
     if (v->none || !v->obj) return PAD_CONSTANT;
     for (int m = 0; m < 4; m++)
-        if (PyUnicode_CompareWithASCIIString(v->obj, pad_mode_names[m]) == 0) return m;
-    PyErr_Format(PyExc_NotImplementedError, "Unrecognised padding mode %U", v->obj);
+        if (strcmp(v->str, pad_mode_names[m]) == 0) return m;
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %s", v->str);
     return -1;
 }
 
@@ -60,7 +60,7 @@ static int pad_out_sizes(int ndim, const int64_t *sizes, const int64_t *pad, int
         isz[d] = sizes[ndim - nsp + d];
         if (__builtin_add_overflow(isz[d], pad[2 * k], &osz[d]) ||
             __builtin_add_overflow(osz[d], pad[2 * k + 1], &osz[d])) {
-            PyErr_Format(PyExc_RuntimeError, "padding (%lld, %lld) of dimension %d overflows", (long long)pad[2 * k],
+            pct_error(PCT_ERR_RUNTIME, "padding (%lld, %lld) of dimension %d overflows", (long long)pad[2 * k],
                          (long long)pad[2 * k + 1], ndim - nsp + d);
             return -1;
         }
@@ -69,7 +69,7 @@ static int pad_out_sizes(int ndim, const int64_t *sizes, const int64_t *pad, int
 }
 
 /* The padded tensor (validated by the caller). `fill` is the constant in x's dtype. */
-static PyObject *pad_apply(pct_tensor *x, const int64_t *pad, int nsp, int mode, const void *fill)
+static pct_object *pad_apply(pct_tensor *x, const int64_t *pad, int nsp, int mode, const void *fill)
 {
     int64_t isz[PCT_MAX_DIMS], osz[PCT_MAX_DIMS];
     pct_tensor *xc = NULL, *out = NULL;
@@ -78,25 +78,25 @@ static PyObject *pad_apply(pct_tensor *x, const int64_t *pad, int nsp, int mode,
     PCT_TRY(out = pct_spatial_new(x, nsp, osz, x->dtype));
     if (nsp == 0) { /* nothing padded: a copy, as torch returns */
         PCT_TRY_INT(pct_copy_(out, x));
-        return (PyObject *)out;
+        return (pct_object *)out;
     }
-    if (out->numel == 0) return (PyObject *)out;
+    if (out->numel == 0) return (pct_object *)out;
     PCT_TRY(xc = pct_contiguous(x));
     PCT_TRY_INT(pct_index_maps_alloc(&m, nsp, isz, osz));
     for (int d = 0; d < nsp; d++) pad_map(m.map[d], osz[d], isz[d], pad[2 * (nsp - 1 - d)], pad[2 * (nsp - 1 - d) + 1], mode);
     int64_t planes = pct_spatial_planes(x, x->ndim - nsp);
     int r;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     r = pct_index_gather(&m, planes, pct_tensor_data(xc), pct_tensor_data(out), (int)pct_tensor_itemsize(x), fill);
-    Py_END_ALLOW_THREADS
-    if (r < 0) { PyErr_NoMemory(); goto fail; }
+    PCT_NOGIL_END
+    if (r < 0) { pct_error_nomem(); goto fail; }
     pct_index_maps_free(&m);
-    Py_DECREF(xc);
-    return (PyObject *)out;
+    PCT_DECREF(xc);
+    return (pct_object *)out;
 fail:
     pct_index_maps_free(&m);
-    Py_XDECREF(xc);
-    Py_XDECREF(out);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(out);
     return NULL;
 }
 
@@ -108,7 +108,7 @@ static int pad_fill_bytes(int dtype, const pct_scalar *v, uint64_t *bytes)
     pct_tensor *s = pct_scalar_tensor_of(dtype, v); /* a uint64 Scalar by value into a float dtype */
     if (!s) return -1;
     memcpy(bytes, pct_tensor_data(s), (size_t)pct_tensor_itemsize(s));
-    Py_DECREF(s);
+    PCT_DECREF(s);
     return 0;
 }
 
@@ -116,16 +116,16 @@ static int pad_fill_bytes(int dtype, const pct_scalar *v, uint64_t *bytes)
 static int pad_check_length(const pct_tensor *x, int npad, bool f_pad)
 {
     if (npad % 2) {
-        if (f_pad) PyErr_SetString(PyExc_RuntimeError, "Padding length must be divisible by 2");
-        else PyErr_Format(PyExc_RuntimeError, "Length of pad must be even but instead it equals %d", npad);
+        if (f_pad) pct_error_str(PCT_ERR_RUNTIME, "Padding length must be divisible by 2");
+        else pct_error(PCT_ERR_RUNTIME, "Length of pad must be even but instead it equals %d", npad);
         return -1;
     }
     if (npad / 2 > x->ndim) {
         if (f_pad)
-            PyErr_Format(PyExc_RuntimeError, "Padding length should be less than or equal to two times the input "
+            pct_error(PCT_ERR_RUNTIME, "Padding length should be less than or equal to two times the input "
                          "dimension but got padding length %d and input of dimension %d", npad, x->ndim);
         else
-            PyErr_Format(PyExc_RuntimeError, "Length of pad should be no more than twice the number of dimensions of "
+            pct_error(PCT_ERR_RUNTIME, "Length of pad should be no more than twice the number of dimensions of "
                          "the input. Pad length is %dwhile the input has %ddimensions.", npad, x->ndim);
         return -1;
     }
@@ -138,14 +138,14 @@ static int pad_check_crop(int ndim, const int64_t *sizes, const int64_t *pad, in
     for (int k = 0; k < nsp; k++) {
         int64_t n = sizes[ndim - 1 - k], l = pad[2 * k], r = pad[2 * k + 1], cut;
         if (__builtin_add_overflow(n, l < 0 ? l : 0, &cut) || __builtin_add_overflow(cut, r < 0 ? r : 0, &cut) || cut < 0) {
-            PyErr_SetString(PyExc_RuntimeError, "narrow(): length must be non-negative.");
+            pct_error_str(PCT_ERR_RUNTIME, "narrow(): length must be non-negative.");
             return -1;
         }
     }
     return 0;
 }
 
-static PyObject *constant_pad(pct_tensor *x, const int64_t *pad, int npad, const pct_scalar *value)
+static pct_object *constant_pad(pct_tensor *x, const int64_t *pad, int npad, const pct_scalar *value)
 {
     int nsp = npad / 2;
     if (pad_check_crop(x->ndim, x->sizes, pad, nsp) < 0) return NULL;
@@ -154,7 +154,7 @@ static PyObject *constant_pad(pct_tensor *x, const int64_t *pad, int npad, const
     return pad_apply(x, pad, nsp, PAD_CONSTANT, &fill);
 }
 
-PyObject *pct_cpu_constant_pad_nd(pct_call *c)
+pct_object *pct_cpu_constant_pad_nd(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     if (pad_check_length(x, c->v[1].n, false) < 0) return NULL;
@@ -171,7 +171,7 @@ static int pad_check_mode(int ndim, const int64_t *sizes, const int64_t *pad, in
         for (int k = 0; k < nsp; k++) {
             int64_t n = sizes[ndim - 1 - k];
             if (pad[2 * k] > n || pad[2 * k + 1] > n) {
-                PyErr_SetString(PyExc_RuntimeError, "Padding value causes wrapping around more than once.");
+                pct_error_str(PCT_ERR_RUNTIME, "Padding value causes wrapping around more than once.");
                 return -1;
             }
         }
@@ -180,11 +180,11 @@ static int pad_check_mode(int ndim, const int64_t *sizes, const int64_t *pad, in
             int k = nsp - 1 - d;
             int64_t l = pad[2 * k], r = pad[2 * k + 1], kept = isz[d] + (l < 0 ? l : 0) + (r < 0 ? r : 0);
             if (osz[d] < 0) {
-                PyErr_SetString(PyExc_RuntimeError, "Negative padding value is resulting in an empty dimension");
+                pct_error_str(PCT_ERR_RUNTIME, "Negative padding value is resulting in an empty dimension");
                 return -1;
             }
             if (osz[d] > 0 && (l > kept || r > kept)) { /* torch copies the wrap from the cropped input */
-                PyErr_SetString(PyExc_RuntimeError, "unsupported operation: some elements of the input tensor and the "
+                pct_error_str(PCT_ERR_RUNTIME, "unsupported operation: some elements of the input tensor and the "
                                 "written-to tensor refer to a single memory location. Please clone() the tensor before "
                                 "performing the operation.");
                 return -1;
@@ -195,7 +195,7 @@ static int pad_check_mode(int ndim, const int64_t *sizes, const int64_t *pad, in
     bool ok = true;
     for (int d = ndim == nsp + 2 ? 1 : 0; d < ndim; d++) ok &= sizes[d] != 0;
     if (!ok) {
-        PyErr_Format(PyExc_RuntimeError, "Expected %dD or %dD (batch mode) tensor with possibly 0 batch size and other "
+        pct_error(PCT_ERR_RUNTIME, "Expected %dD or %dD (batch mode) tensor with possibly 0 batch size and other "
                      "non-zero dimensions for input, but got: %s", nsp + 1, nsp + 2, pct_shape_str(buf, sizeof buf, ndim, sizes));
         return -1;
     }
@@ -203,7 +203,7 @@ static int pad_check_mode(int ndim, const int64_t *sizes, const int64_t *pad, in
         for (int k = 0; k < nsp; k++) { /* the last dim first, as torch checks */
             int64_t n = sizes[ndim - 1 - k], l = pad[2 * k], r = pad[2 * k + 1];
             if (l >= n || r >= n) {
-                PyErr_Format(PyExc_RuntimeError, "Argument #%d: Padding size should be less than the corresponding input "
+                pct_error(PCT_ERR_RUNTIME, "Argument #%d: Padding size should be less than the corresponding input "
                              "dimension, but got: padding (%lld, %lld) at dimension %d of input %s", 4 + 2 * k,
                              (long long)l, (long long)r, ndim - 1 - k, pct_shape_str(buf, sizeof buf, ndim, sizes));
                 return -1;
@@ -214,15 +214,15 @@ static int pad_check_mode(int ndim, const int64_t *sizes, const int64_t *pad, in
     for (int d = 0; d < nsp; d++) any |= osz[d] >= 1;
     if (!any || (nsp == 1 && osz[0] < 1)) {
         if (nsp == 1)
-            PyErr_Format(PyExc_RuntimeError, "input (W: %lld) is too small. Calculated output W: %lld",
+            pct_error(PCT_ERR_RUNTIME, "input (W: %lld) is too small. Calculated output W: %lld",
                          (long long)isz[0], (long long)osz[0]);
         else if (nsp == 2) /* torch's two texts differ by a space */
-            PyErr_Format(PyExc_RuntimeError, mode == PAD_REFLECT
+            pct_error(PCT_ERR_RUNTIME, mode == PAD_REFLECT
                              ? "input (H: %lld, W: %lld) is too small. Calculated output H: %lld W: %lld"
                              : "input (H: %lld, W: %lld ) is too small. Calculated output H: %lld W: %lld",
                          (long long)isz[0], (long long)isz[1], (long long)osz[0], (long long)osz[1]);
         else
-            PyErr_Format(PyExc_RuntimeError, "input (D: %lld H: %lld, W: %lld) is too small. Calculated output D: %lld "
+            pct_error(PCT_ERR_RUNTIME, "input (D: %lld H: %lld, W: %lld) is too small. Calculated output D: %lld "
                          "H: %lld W: %lld", (long long)isz[0], (long long)isz[1], (long long)isz[2], (long long)osz[0],
                          (long long)osz[1], (long long)osz[2]);
         return -1;
@@ -231,7 +231,7 @@ static int pad_check_mode(int ndim, const int64_t *sizes, const int64_t *pad, in
 }
 
 /* pad(input, pad, mode="constant", value=None): torch's F.pad (at::pad). */
-PyObject *pct_cpu_pad(pct_call *c)
+pct_object *pct_cpu_pad(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     const int64_t *pad = c->v[1].list;
@@ -243,12 +243,12 @@ PyObject *pct_cpu_pad(pct_call *c)
         return constant_pad(x, pad, npad, &s);
     }
     if (!value->none && value->d != 0) {
-        PyErr_Format(PyExc_RuntimeError, "Padding mode \"%s\" doesn't take in value argument", pad_mode_names[mode]);
+        pct_error(PCT_ERR_RUNTIME, "Padding mode \"%s\" doesn't take in value argument", pad_mode_names[mode]);
         return NULL;
     }
     int nsp = npad / 2;
     if (nsp < 1 || nsp > 3 || (x->ndim != nsp + 1 && x->ndim != nsp + 2)) {
-        PyErr_Format(PyExc_NotImplementedError, "Padding size %d is not supported for %dD input tensor.\n"
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "Padding size %d is not supported for %dD input tensor.\n"
                      "Supported combinations for non-constant padding:\n"
                      "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
                      "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
@@ -263,7 +263,7 @@ PyObject *pct_cpu_pad(pct_call *c)
 
 /* _pad_backward(grad_output, input_size, pad, mode): the gradient of pad() (constant_pad_nd
  * too) with respect to its input: every output's gradient added to the element it copied. */
-PyObject *pct_cpu_pad_backward(pct_call *c)
+pct_object *pct_cpu_pad_backward(pct_call *c)
 {
     pct_tensor *g = c->v[0].t, *gc = NULL, *gi = NULL;
     const int64_t *sizes = c->v[1].list, *pad = c->v[2].list;
@@ -272,16 +272,16 @@ PyObject *pct_cpu_pad_backward(pct_call *c)
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     pct_index_maps m = {0};
     if (mode < 0) return NULL;
-    PCT_CHECK(npad % 2 == 0 && nsp <= ndim, PyExc_RuntimeError,
+    PCT_CHECK(npad % 2 == 0 && nsp <= ndim, PCT_ERR_RUNTIME,
               "_pad_backward: a pad list of length %d does not fit an input of %d dimensions", npad, ndim);
     for (int d = 0; d < ndim; d++)
-        PCT_CHECK(sizes[d] >= 0, PyExc_RuntimeError, "_pad_backward: negative input size %s", pct_shape_str(a, sizeof a, ndim, sizes));
+        PCT_CHECK(sizes[d] >= 0, PCT_ERR_RUNTIME, "_pad_backward: negative input size %s", pct_shape_str(a, sizeof a, ndim, sizes));
     if ((mode == PAD_CONSTANT ? pad_check_crop(ndim, sizes, pad, nsp) : pad_check_mode(ndim, sizes, pad, nsp, mode)) < 0)
         return NULL;
     if (pad_out_sizes(ndim, sizes, pad, nsp, isz, osz) < 0) return NULL;
     memcpy(want, sizes, sizeof(int64_t) * (size_t)ndim);
     for (int d = 0; d < nsp; d++) want[ndim - nsp + d] = osz[d];
-    PCT_CHECK(g->ndim == ndim && memcmp(g->sizes, want, sizeof(int64_t) * (size_t)ndim) == 0, PyExc_RuntimeError,
+    PCT_CHECK(g->ndim == ndim && memcmp(g->sizes, want, sizeof(int64_t) * (size_t)ndim) == 0, PCT_ERR_RUNTIME,
               "_pad_backward: expected grad_output of shape %s, but got %s", pct_shape_str(a, sizeof a, ndim, want),
               pct_spatial_shape(b, g));
     if (!pct_dtype_is_floating(g->dtype)) return pct_spatial_no_dtype("_pad_backward", g->dtype);
@@ -296,16 +296,16 @@ PyObject *pct_cpu_pad_backward(pct_call *c)
     int64_t planes = 1;
     for (int d = 0; d < ndim - nsp; d++) planes *= sizes[d];
     int r;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     r = pct_index_scatter_add(&m, planes, pct_tensor_data(gc), pct_tensor_data(gi), gi->dtype);
-    Py_END_ALLOW_THREADS
-    if (r < 0) { PyErr_NoMemory(); goto fail; }
+    PCT_NOGIL_END
+    if (r < 0) { pct_error_nomem(); goto fail; }
     pct_index_maps_free(&m);
-    Py_DECREF(gc);
+    PCT_DECREF(gc);
     return pct_spatial_finish(gi, g->dtype);
 fail:
     pct_index_maps_free(&m);
-    Py_XDECREF(gc);
-    Py_XDECREF(gi);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(gi);
     return NULL;
 }

@@ -177,15 +177,15 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
 {
     if (loop_table[op_index][dtype]) return 0;
     if (dtype == PCT_BOOL && op_index == PCT_OP_neg)
-        PyErr_SetString(PyExc_RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. "
+        pct_error_str(PCT_ERR_RUNTIME, "Negation, the `-` operator, on a bool tensor is not supported. "
                                             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     else if (dtype == PCT_BOOL && op_index == PCT_OP_relu)
-        PyErr_SetString(PyExc_RuntimeError, "Boolean inputs not supported for relu");
+        pct_error_str(PCT_ERR_RUNTIME, "Boolean inputs not supported for relu");
     else if (pct_unsigned_refusal_name(op_index)) /* torch's kernel name, the same for every dtype */
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", pct_unsigned_refusal_name(op_index),
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", pct_unsigned_refusal_name(op_index),
                      pct_dtype_cpp_name[dtype]);
     else
-        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
     return -1;
 }
 
@@ -194,7 +194,7 @@ pct_loop_fn pct_pw_loop(int op_index, int dtype) { return loop_table[op_index][d
 int pct_pw_raise(const pct_pw_ctx *ctx)
 {
     if (ctx->error == PCT_PW_ERR_ZERO_DIVISION) {
-        PyErr_SetString(PyExc_RuntimeError, "ZeroDivisionError");
+        pct_error_str(PCT_ERR_RUNTIME, "ZeroDivisionError");
         return -1;
     }
     return 0;
@@ -213,11 +213,11 @@ int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor
     const pct_op *op = &pct_ops[op_index];
     if (op->kind != PCT_KIND_UNARY) return 0;
     if (op_index == PCT_OP_signbit && out->dtype != PCT_BOOL) {
-        PyErr_SetString(PyExc_RuntimeError, "signbit does not support non-boolean outputs.");
+        pct_error_str(PCT_ERR_RUNTIME, "signbit does not support non-boolean outputs.");
         return -1;
     }
     if (op->promotion == PCT_PROMOTE_DEFAULT && out->dtype != in->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", pct_dtype_cpp_name[out->dtype],
+        pct_error(PCT_ERR_RUNTIME, "Found dtype %s but expected %s", pct_dtype_cpp_name[out->dtype],
                      pct_dtype_cpp_name[in->dtype]);
         return -1;
     }
@@ -241,7 +241,7 @@ static void scalar_other_in_opmath(int op_index, int ninputs, pct_tensor *const 
     ctx->has_scalar_b = 1;
 }
 
-PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx)
+pct_object *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx)
 {
     const pct_op *op = &pct_ops[op_index];
     pct_iter it;
@@ -252,7 +252,7 @@ PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs
     if (op_index == PCT_OP_sub || op_index == PCT_OP_subtract || op_index == PCT_OP_rsub) {
         for (int i = 0; i < ninputs; i++) {
             if (inputs[i]->dtype != PCT_BOOL) continue;
-            PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            pct_error_str(PCT_ERR_RUNTIME, "Subtraction, the `-` operator, with a bool tensor is not supported. "
                                                 "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
             return NULL;
         }
@@ -268,7 +268,7 @@ PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs
     return pct_iter_finish(&it);
 }
 
-PyObject *pct_cpu_unary(pct_call *c)
+pct_object *pct_cpu_unary(pct_call *c)
 {
     pct_pw_ctx ctx = {0};
     return pct_pw_run(c, c->op_index, 1, &c->v[0].t, &ctx);
@@ -285,20 +285,20 @@ static int pow_checks(pct_tensor *base, pct_tensor *exp)
     if (rt < 0) return -1;
     if (!exp_scalar || base_scalar) {
         if (rt != PCT_BOOL) return 0;
-        PyErr_SetString(PyExc_NotImplementedError, "\"pow\" not implemented for 'Bool'");
+        pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "\"pow\" not implemented for 'Bool'");
         return -1;
     }
     pct_scalar s;
     pct_tensor_item_scalar(exp, &s);
     if (s.kind != PCT_SCALAR_FLOAT && pct_dtype_is_integral(base->dtype, true) && s.d < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
+        pct_error_str(PCT_ERR_RUNTIME, "Integers to negative integer powers are not allowed.");
         return -1;
     }
     if (s.d == 0 || s.d == 1 || rt == PCT_FLOAT32 || rt == PCT_FLOAT64) return 0;
     return pct_scalar_check_fits(&s, rt);
 }
 
-PyObject *pct_cpu_binary(pct_call *c)
+pct_object *pct_cpu_binary(pct_call *c)
 {
     if (c->op_index == PCT_OP_pow && pow_checks(c->v[0].t, c->v[1].t) < 0) return NULL;
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
@@ -312,11 +312,11 @@ PyObject *pct_cpu_binary(pct_call *c)
             int rt = pct_result_type_of(2, ab);
             if (rt < 0) return NULL;
             if (s->kind == PCT_SCALAR_FLOAT && !pct_dtype_is_floating(rt)) {
-                PyErr_Format(PyExc_RuntimeError, "For integral input tensors, argument alpha must not be a floating point number.");
+                pct_error(PCT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
                 return NULL;
             }
             if (s->kind == PCT_SCALAR_BOOL && rt != PCT_BOOL) {
-                PyErr_SetString(PyExc_RuntimeError, "Boolean alpha only supported for Boolean results.");
+                pct_error_str(PCT_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
                 return NULL;
             }
             if (pct_scalar_check_fits(s, rt) < 0) return NULL;

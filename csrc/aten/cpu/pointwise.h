@@ -28,5 +28,5 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name);
 int pct_pw_raise(const pct_pw_ctx *ctx);
 void pct_pw_config(pct_iter_config *cfg, int promotion);
 /* Runs op `op_index` (a PCT_UNARY/PCT_BINARY op) over inputs, honouring c->out and c->inplace. */
-PyObject *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx);
+pct_object *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx);
 #endif

@@ -58,7 +58,7 @@ PCT_EXT_TABLE(round, PCT_FLOATS_PAIRED)
 PCT_FLOATS_PAIRED(PCT_LOGIT_DEFINE, logit, 0, 0, 0)
 PCT_EXT_TABLE(logit, PCT_FLOATS_PAIRED)
 
-PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
+pct_object *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
                          pct_pw_ctx *ctx, int compute_dtype, bool int_to_float)
 {
     pct_iter it;
@@ -68,7 +68,7 @@ PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int)
     if (pct_iter_build(&it, &cfg) < 0) return NULL;
     pct_loop_fn loop = pick(it.compute_dtype);
     if (!loop) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[it.compute_dtype]);
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[it.compute_dtype]);
         pct_iter_release(&it);
         return NULL;
     }
@@ -78,19 +78,18 @@ PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int)
     return pct_iter_finish(&it);
 }
 
-PyObject *pct_cpu_div_mode(pct_call *c)
+pct_object *pct_cpu_div_mode(pct_call *c)
 {
     pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
     const pct_value *mode = &c->v[2];
     int op = PCT_OP_div;
     if (!mode->none) {
-        const char *m = PyUnicode_AsUTF8(mode->obj);
-        if (!m) return NULL;
+        const char *m = mode->str;
         if (strcmp(m, "trunc") == 0) op = PCT_OP_div_trunc;
         else if (strcmp(m, "floor") == 0) op = PCT_OP_floor_divide;
         else {
-            PyErr_Format(PyExc_RuntimeError, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", m);
+            pct_error(PCT_ERR_RUNTIME, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", m);
             return NULL;
         }
     }
@@ -107,18 +106,18 @@ static int promote_with_scalars(pct_tensor *t, const pct_value *a, const pct_val
     return pct_result_type_finish(&st);
 }
 
-PyObject *pct_cpu_clamp(pct_call *c)
+pct_object *pct_cpu_clamp(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     const pct_value *lo = &c->v[1], *hi = &c->v[2];
     if (lo->none && hi->none) {
-        PyErr_SetString(PyExc_RuntimeError, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        pct_error_str(PCT_ERR_RUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
         return NULL;
     }
     pct_pw_ctx ctx = {0};
     int dtype = promote_with_scalars(x, lo, hi);
     if (x->dtype == PCT_BOOL && dtype == PCT_BOOL) {
-        PyErr_SetString(PyExc_NotImplementedError, "\"clamp_cpu\" not implemented for 'Bool'");
+        pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "\"clamp_cpu\" not implemented for 'Bool'");
         return NULL;
     }
     bool fl = pct_dtype_is_floating(dtype);
@@ -136,24 +135,24 @@ PyObject *pct_cpu_clamp(pct_call *c)
     if (c->inplace) {
         if (dtype != x->dtype && !pct_can_cast(dtype, x->dtype)) {
             /* torch's clamp names the output type as C++ does (typeid) */
-            PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+            pct_error(PCT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
                          pct_dtype_cpp_name[dtype], pct_dtype_cpp_type_name[x->dtype]);
             return NULL;
         }
         dtype = x->dtype;
     } else if (c->out && c->out->dtype != dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", pct_dtype_cpp_name[c->out->dtype],
+        pct_error(PCT_ERR_RUNTIME, "Found dtype %s but expected %s", pct_dtype_cpp_name[c->out->dtype],
                      pct_dtype_cpp_name[dtype]);
         return NULL;
     }
     return pct_pw_run_ext(c, "clamp", clamp_loop, 1, &x, &ctx, dtype, false);
 }
 
-PyObject *pct_cpu_where(pct_call *c)
+pct_object *pct_cpu_where(pct_call *c)
 {
     pct_tensor *cond = c->v[0].t;
     if (cond->dtype != PCT_BOOL && cond->dtype != PCT_UINT8) {
-        PyErr_Format(PyExc_RuntimeError, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+        pct_error(PCT_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
                      pct_dtype_cpp_name[cond->dtype]);
         return NULL;
     }
@@ -170,28 +169,28 @@ PyObject *pct_cpu_where(pct_call *c)
         if (pct_scalar_check_fits(&s, dtype) < 0) return NULL;
     }
     if (c->out && !c->inplace && c->out->dtype != dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out type to be %s but got %s", pct_dtype_cpp_name[dtype], pct_dtype_cpp_name[c->out->dtype]);
+        pct_error(PCT_ERR_RUNTIME, "Expected out type to be %s but got %s", pct_dtype_cpp_name[dtype], pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     return pct_pw_run_ext(c, "where", where_loop, 3, in, &ctx, dtype, false);
 }
 
-PyObject *pct_cpu_lerp(pct_call *c)
+pct_object *pct_cpu_lerp(pct_call *c)
 {
     pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
     if (in[0]->dtype != in[1]->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `end` but got dtype %s", pct_dtype_cpp_type_name[in[0]->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s", pct_dtype_cpp_type_name[in[0]->dtype],
                      pct_dtype_cpp_type_name[in[1]->dtype]);
         return NULL;
     }
     /* a weight tensor must match too; a Python number or a 0-d tensor is taken as a Scalar weight, as in torch */
     if (!(in[2]->flags & PCT_FLAG_WRAPPED_NUMBER) && in[2]->ndim > 0 && in[2]->dtype != in[0]->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `weight` but got dtype %s", pct_dtype_cpp_type_name[in[0]->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected dtype %s for `weight` but got dtype %s", pct_dtype_cpp_type_name[in[0]->dtype],
                      pct_dtype_cpp_type_name[in[2]->dtype]);
         return NULL;
     }
     if (!pct_dtype_is_floating(in[0]->dtype)) { /* before the weight's range check, as torch */
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
                      in[2]->flags & PCT_FLAG_WRAPPED_NUMBER ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
                      pct_dtype_cpp_name[in[0]->dtype]);
         return NULL;
@@ -208,7 +207,7 @@ PyObject *pct_cpu_lerp(pct_call *c)
     return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
 }
 
-static PyObject *addc(pct_call *c, bool is_div)
+static pct_object *addc(pct_call *c, bool is_div)
 {
     pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
     const pct_scalar *v = &c->v[3].s;
@@ -216,7 +215,7 @@ static PyObject *addc(pct_call *c, bool is_div)
     if (dtype < 0) return NULL;
     /* torch refuses two integral (or bool) divisor operands, whatever self's dtype */
     if (is_div && pct_dtype_is_integral(in[1]->dtype, true) && pct_dtype_is_integral(in[2]->dtype, true)) {
-        PyErr_SetString(PyExc_RuntimeError, "Integer division with addcdiv is no longer supported, and in a future  release "
+        pct_error_str(PCT_ERR_RUNTIME, "Integer division with addcdiv is no longer supported, and in a future  release "
                                             "addcdiv will perform a true division of tensor1 and tensor2. The historic "
                                             "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
                                             "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
@@ -228,31 +227,31 @@ static PyObject *addc(pct_call *c, bool is_div)
     pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i};
     return pct_pw_run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
 }
-PyObject *pct_cpu_addcmul(pct_call *c) { return addc(c, false); }
-PyObject *pct_cpu_addcdiv(pct_call *c) { return addc(c, true); }
+pct_object *pct_cpu_addcmul(pct_call *c) { return addc(c, false); }
+pct_object *pct_cpu_addcdiv(pct_call *c) { return addc(c, true); }
 
 int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor *in);
 
 /* out= of an op that is the identity for x's dtype: resized to x's shape (as any out=), then written */
-static PyObject *copy_to_out(pct_tensor *out, pct_tensor *x, bool check_overlap)
+static pct_object *copy_to_out(pct_tensor *out, pct_tensor *x, bool check_overlap)
 {
     if (pct_out_resize(out, x->ndim, x->sizes) < 0) return NULL;
     if ((check_overlap && pct_check_written_overlap(out, 1, &x) < 0) || pct_copy_(out, x) < 0) return NULL;
-    Py_INCREF(out);
-    return (PyObject *)out;
+    PCT_INCREF(out);
+    return (pct_object *)out;
 }
 
-PyObject *pct_cpu_nan_to_num(pct_call *c)
+pct_object *pct_cpu_nan_to_num(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     if (c->out && !c->inplace && c->out->dtype != x->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "nan_to_num: dtype of out: %s should be same as input: %s",
+        pct_error(PCT_ERR_RUNTIME, "nan_to_num: dtype of out: %s should be same as input: %s",
                      pct_dtype_cpp_name[c->out->dtype], pct_dtype_cpp_name[x->dtype]);
         return NULL;
     }
     if (!pct_dtype_is_floating(x->dtype)) {
         if (c->out) return copy_to_out(c->out, x, !c->inplace); /* torch: nan_to_num_ of ints is a no-op */
-        return (PyObject *)pct_to_dtype(x, x->dtype, !c->inplace);
+        return (pct_object *)pct_to_dtype(x, x->dtype, !c->inplace);
     }
     double big, lowest;
     switch (x->dtype) {
@@ -267,7 +266,7 @@ PyObject *pct_cpu_nan_to_num(pct_call *c)
     return pct_pw_run_ext(c, "nan_to_num", nan_to_num_loop, 1, &x, &ctx, x->dtype, false);
 }
 
-PyObject *pct_cpu_round(pct_call *c)
+pct_object *pct_cpu_round(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     const bool explicit_decimals = !c->v[1].none; /* torch's round.decimals overload, even for 0 */
@@ -276,12 +275,12 @@ PyObject *pct_cpu_round(pct_call *c)
     if (!pct_dtype_is_floating(x->dtype)) {
         /* torch has no integral kernel for decimals, nor a bool one at all */
         if (explicit_decimals || x->dtype == PCT_BOOL) {
-            PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
                          decimals != 0 ? "round_cpu" : "round_vml_cpu", pct_dtype_cpp_name[x->dtype]);
             return NULL;
         }
         if (c->out) return copy_to_out(c->out, x, true);
-        return (PyObject *)pct_to_dtype(x, x->dtype, !c->inplace);
+        return (pct_object *)pct_to_dtype(x, x->dtype, !c->inplace);
     }
     pct_pw_ctx ctx = {0};
     if (decimals != 0) {
@@ -292,7 +291,7 @@ PyObject *pct_cpu_round(pct_call *c)
     return pct_pw_run_ext(c, "round", round_loop, 1, &x, &ctx, x->dtype, false);
 }
 
-PyObject *pct_cpu_logit(pct_call *c)
+pct_object *pct_cpu_logit(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     pct_pw_ctx ctx = {0};
@@ -306,7 +305,7 @@ PyObject *pct_cpu_logit(pct_call *c)
     return pct_pw_run_ext(c, "logit", logit_loop, 1, &x, &ctx, -1, true);
 }
 
-PyObject *pct_cpu_square(pct_call *c)
+pct_object *pct_cpu_square(pct_call *c)
 {
     pct_tensor *x = c->v[0].t;
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
@@ -314,8 +313,8 @@ PyObject *pct_cpu_square(pct_call *c)
         pct_tensor *l = pct_to_dtype(x, PCT_INT64, false);
         if (!l) return NULL;
         pct_tensor *in[2] = {l, l};
-        PyObject *r = pct_pw_run(c, PCT_OP_mul, 2, in, &ctx);
-        Py_DECREF(l);
+        pct_object *r = pct_pw_run(c, PCT_OP_mul, 2, in, &ctx);
+        PCT_DECREF(l);
         return r;
     }
     pct_tensor *in[2] = {x, x};
@@ -323,26 +322,26 @@ PyObject *pct_cpu_square(pct_call *c)
 }
 
 /* float_power: always in float64 (torch's definition), through pow's loops */
-PyObject *pct_cpu_float_power(pct_call *c)
+pct_object *pct_cpu_float_power(pct_call *c)
 {
     pct_tensor *a = c->v[0].t, *b = c->v[1].t;
     if (c->inplace && a->dtype != PCT_FLOAT64) {
-        PyErr_Format(PyExc_RuntimeError, "the base given to float_power_ has dtype %s but the operation's result requires dtype Double",
+        pct_error(PCT_ERR_RUNTIME, "the base given to float_power_ has dtype %s but the operation's result requires dtype Double",
                      pct_dtype_cpp_name[a->dtype]);
         return NULL;
     }
     if (c->out && c->out->dtype != PCT_FLOAT64) {
-        PyErr_Format(PyExc_RuntimeError, "the output given to float_power has dtype %s but the operation's result requires dtype Double",
+        pct_error(PCT_ERR_RUNTIME, "the output given to float_power has dtype %s but the operation's result requires dtype Double",
                      pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     pct_tensor *in[2] = {pct_to_dtype(a, PCT_FLOAT64, false), pct_to_dtype(b, PCT_FLOAT64, false)};
-    PyObject *r = NULL;
+    pct_object *r = NULL;
     if (in[0] && in[1]) {
         pct_pw_ctx ctx = {0};
         r = pct_pw_run(c, PCT_OP_pow, 2, in, &ctx);
     }
-    Py_XDECREF(in[0]);
-    Py_XDECREF(in[1]);
+    PCT_XDECREF(in[0]);
+    PCT_XDECREF(in[1]);
     return r;
 }

@@ -75,6 +75,6 @@
 
 /* Runs an extension loop over nin inputs converted to compute_dtype (-1: their result type);
  * `name` names the op in the not-implemented error for a dtype without a loop. */
-PyObject *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
+pct_object *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
                          pct_pw_ctx *ctx, int compute_dtype, bool int_to_float);
 #endif

@@ -18,16 +18,16 @@
 static int pool_out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out)
 {
     int64_t eff;
-    PCT_CHECK(s != 0, PyExc_RuntimeError, "stride should not be zero");
-    PCT_CHECK(p >= 0, PyExc_RuntimeError, "pad must be non-negative, but got pad: %lld", (long long)p);
+    PCT_CHECK(s != 0, PCT_ERR_RUNTIME, "stride should not be zero");
+    PCT_CHECK(p >= 0, PCT_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)p);
     if (__builtin_mul_overflow(k - 1, d, &eff) || __builtin_add_overflow(eff, 1, &eff))
-        PCT_FAIL(PyExc_RuntimeError, "pooling window of kernel_size=%lld and dilation=%lld is too large", (long long)k,
+        PCT_FAIL(PCT_ERR_RUNTIME, "pooling window of kernel_size=%lld and dilation=%lld is too large", (long long)k,
                  (long long)d);
-    PCT_CHECK(p <= eff / 2, PyExc_RuntimeError,
+    PCT_CHECK(p <= eff / 2, PCT_ERR_RUNTIME,
               "pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld and dilation=%lld",
               (long long)p, (long long)k, (long long)d);
     *out = pct_pool_out_size(in, k, p, s, d, ceil);
-    PCT_CHECK(*out != INT64_MIN, PyExc_RuntimeError, "pooling output size overflows for input size %lld", (long long)in);
+    PCT_CHECK(*out != INT64_MIN, PCT_ERR_RUNTIME, "pooling output size overflows for input size %lld", (long long)in);
     return 0;
 fail:
     return -1;
@@ -48,30 +48,30 @@ static int max_pool1d_checks(const pct_call *c, int first, int ndim, const int64
     char buf[PCT_SHAPE_BUF];
     const pct_value *kv = &c->v[first], *sv = &c->v[first + 1], *pv = &c->v[first + 2], *dv = &c->v[first + 3];
     int sn = sv->none ? 0 : sv->n;
-    PCT_CHECK((ndim == 2 && sizes[0] && sizes[1]) || (ndim == 3 && sizes[1] && sizes[2]), PyExc_RuntimeError,
+    PCT_CHECK((ndim == 2 && sizes[0] && sizes[1]) || (ndim == 3 && sizes[1] && sizes[2]), PCT_ERR_RUNTIME,
               "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
               pct_shape_str(buf, sizeof buf, ndim, sizes));
-    PCT_CHECK(kv->n == 1, PyExc_RuntimeError,
+    PCT_CHECK(kv->n == 1, PCT_ERR_RUNTIME,
               "max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but got size %d", kv->n);
-    PCT_CHECK(sn <= 1, PyExc_RuntimeError,
+    PCT_CHECK(sn <= 1, PCT_ERR_RUNTIME,
               "max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 but got size %d", sn);
-    PCT_CHECK(pv->n == 1, PyExc_RuntimeError,
+    PCT_CHECK(pv->n == 1, PCT_ERR_RUNTIME,
               "max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but got size %d", pv->n);
-    PCT_CHECK(dv->n == 1, PyExc_RuntimeError,
+    PCT_CHECK(dv->n == 1, PCT_ERR_RUNTIME,
               "max_pool1d() dilation must be an int, list of ints, or tuple of ints of size 1 but got size %d", dv->n);
     g->kw = kv->list[0];
     g->sw = sn ? sv->list[0] : g->kw;
     g->pw = pv->list[0];
     g->dw = dv->list[0];
-    PCT_CHECK(g->kw > 0, PyExc_RuntimeError, "max_pool1d() kernel_size must be greater than zero, but got %lld", (long long)g->kw);
-    PCT_CHECK(g->sw > 0, PyExc_RuntimeError, "max_pool1d() stride must be greater than zero, but got %lld", (long long)g->sw);
-    PCT_CHECK(g->pw >= 0, PyExc_RuntimeError, "max_pool1d() padding must be non-negative, but got %lld", (long long)g->pw);
-    PCT_CHECK(g->pw <= g->kw / 2, PyExc_RuntimeError,
+    PCT_CHECK(g->kw > 0, PCT_ERR_RUNTIME, "max_pool1d() kernel_size must be greater than zero, but got %lld", (long long)g->kw);
+    PCT_CHECK(g->sw > 0, PCT_ERR_RUNTIME, "max_pool1d() stride must be greater than zero, but got %lld", (long long)g->sw);
+    PCT_CHECK(g->pw >= 0, PCT_ERR_RUNTIME, "max_pool1d() padding must be non-negative, but got %lld", (long long)g->pw);
+    PCT_CHECK(g->pw <= g->kw / 2, PCT_ERR_RUNTIME,
               "max_pool1d() padding should be at most half of kernel size, but got padding=%lld and kernel_size=%lld",
               (long long)g->pw, (long long)g->kw);
-    PCT_CHECK(g->dw > 0, PyExc_RuntimeError, "max_pool1d() dilation must be greater than zero, but got %lld", (long long)g->dw);
+    PCT_CHECK(g->dw > 0, PCT_ERR_RUNTIME, "max_pool1d() dilation must be greater than zero, but got %lld", (long long)g->dw);
     if (pool_out_dim(sizes[ndim - 1], g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0) return -1;
-    PCT_CHECK(g->ow > 0, PyExc_RuntimeError, "max_pool1d() Invalid computed output size: %lld", (long long)g->ow);
+    PCT_CHECK(g->ow > 0, PCT_ERR_RUNTIME, "max_pool1d() Invalid computed output size: %lld", (long long)g->ow);
     g->kh = g->sh = g->dh = 1;
     g->ph = 0;
     g->ih = g->oh = 1;
@@ -104,12 +104,12 @@ int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64
     if (kind == PCT_POOL_MAX1D) return max_pool1d_checks(c, first, ndim, sizes, g);
     memcpy(sz, sizes, sizeof(int64_t) * (size_t)ndim);
     if (one) { /* rank first, then one int per list, then the 2-d checks on (..., 1, W) */
-        PCT_CHECK(ndim == 2 || ndim == 3, PyExc_RuntimeError, "Expected 2 to 3 dimensions, but got %d-dimensional tensor "
+        PCT_CHECK(ndim == 2 || ndim == 3, PCT_ERR_RUNTIME, "Expected 2 to 3 dimensions, but got %d-dimensional tensor "
                   "for argument #1 'self' (while checking arguments for %s)", ndim, name);
         const pct_value *lists[4] = {kv, sn ? sv : kv, pv, dv};
         const char *what[4] = {"kernel_size", "stride", "padding", "dilation"};
         for (int i = 0; i < 4; i++)
-            PCT_CHECK(!lists[i] || lists[i]->n == 1, PyExc_RuntimeError, "%s() argument '%s' should contain one int (got %d)",
+            PCT_CHECK(!lists[i] || lists[i]->n == 1, PCT_ERR_RUNTIME, "%s() argument '%s' should contain one int (got %d)",
                       name, what[i], lists[i]->n);
         g->kh = g->sh = g->dh = 1;
         g->ph = 0;
@@ -121,42 +121,42 @@ int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64
         sz[ndim - 1] = 1;
         nd = ndim + 1;
     } else {
-        PCT_CHECK(pool_pair(kv, &g->kh, &g->kw), PyExc_RuntimeError,
+        PCT_CHECK(pool_pair(kv, &g->kh, &g->kw), PCT_ERR_RUNTIME,
                   "%s: kernel_size must either be a single int, or a tuple of two ints", name);
-        PCT_CHECK(sn == 0 || pool_pair(sv, &g->sh, &g->sw), PyExc_RuntimeError,
+        PCT_CHECK(sn == 0 || pool_pair(sv, &g->sh, &g->sw), PCT_ERR_RUNTIME,
                   "%s: stride must either be omitted, a single int, or a tuple of two ints", name);
         if (sn == 0) { g->sh = g->kh; g->sw = g->kw; }
-        PCT_CHECK(pool_pair(pv, &g->ph, &g->pw), PyExc_RuntimeError,
+        PCT_CHECK(pool_pair(pv, &g->ph, &g->pw), PCT_ERR_RUNTIME,
                   "%s: padding must either be a single int, or a tuple of two ints", name);
         g->dh = g->dw = 1;
-        PCT_CHECK(!dv || pool_pair(dv, &g->dh, &g->dw), PyExc_RuntimeError,
+        PCT_CHECK(!dv || pool_pair(dv, &g->dh, &g->dw), PCT_ERR_RUNTIME,
                   "max_pool2d: dilation must be either a single int, or a tuple of two ints");
-        PCT_CHECK(!g->has_divisor || g->divisor != 0, PyExc_RuntimeError, "divisor must be not zero");
+        PCT_CHECK(!g->has_divisor || g->divisor != 0, PCT_ERR_RUNTIME, "divisor must be not zero");
     }
     if (avg && nd < 3) {
         pct_wrap_dim(-3, nd); /* torch reads size(-3) first: its IndexError */
         return -1;
     }
-    PCT_CHECK(avg || nd == 3 || nd == 4, PyExc_RuntimeError, "non-empty 3D or 4D (batch mode) tensor expected for input");
+    PCT_CHECK(avg || nd == 3 || nd == 4, PCT_ERR_RUNTIME, "non-empty 3D or 4D (batch mode) tensor expected for input");
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];
     if (pool_out_dim(g->ih, g->kh, g->ph, g->sh, g->dh, g->ceil, &g->oh) < 0 ||
         pool_out_dim(g->iw, g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0)
         return -1;
     /* torch's pool2d_shape_check */
-    PCT_CHECK(g->kw > 0 && g->kh > 0, PyExc_RuntimeError, "kernel size should be greater than zero, but got kH: %lld kW: %lld",
+    PCT_CHECK(g->kw > 0 && g->kh > 0, PCT_ERR_RUNTIME, "kernel size should be greater than zero, but got kH: %lld kW: %lld",
               (long long)g->kh, (long long)g->kw);
-    PCT_CHECK(g->sw > 0 && g->sh > 0, PyExc_RuntimeError, "stride should be greater than zero, but got dH: %lld dW: %lld",
+    PCT_CHECK(g->sw > 0 && g->sh > 0, PCT_ERR_RUNTIME, "stride should be greater than zero, but got dH: %lld dW: %lld",
               (long long)g->sh, (long long)g->sw);
-    PCT_CHECK(g->dw > 0 && g->dh > 0, PyExc_RuntimeError,
+    PCT_CHECK(g->dw > 0 && g->dh > 0, PCT_ERR_RUNTIME,
               "dilation should be greater than zero, but got dilationH: %lld dilationW: %lld", (long long)g->dh, (long long)g->dw);
-    PCT_CHECK((nd == 3 && sz[0] && sz[1] && sz[2]) || (nd == 4 && sz[1] && sz[2] && sz[3]), PyExc_RuntimeError,
+    PCT_CHECK((nd == 3 && sz[0] && sz[1] && sz[2]) || (nd == 4 && sz[1] && sz[2] && sz[3]), PCT_ERR_RUNTIME,
               "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
               pct_shape_str(buf, sizeof buf, nd, sz));
-    PCT_CHECK(g->kw / 2 >= g->pw && g->kh / 2 >= g->ph, PyExc_RuntimeError,
+    PCT_CHECK(g->kw / 2 >= g->pw && g->kh / 2 >= g->ph, PCT_ERR_RUNTIME,
               "pad should be smaller than or equal to half of kernel size, but got padW = %lld, padH = %lld, kW = %lld, kH = %lld",
               (long long)g->pw, (long long)g->ph, (long long)g->kw, (long long)g->kh);
-    PCT_CHECK(g->ow >= 1 && g->oh >= 1, PyExc_RuntimeError,
+    PCT_CHECK(g->ow >= 1 && g->oh >= 1, PCT_ERR_RUNTIME,
               "Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output size is too small",
               (long long)sz[nd - 3], (long long)g->ih, (long long)g->iw, (long long)sz[nd - 3], (long long)g->oh,
               (long long)g->ow);
@@ -341,7 +341,7 @@ AVG_DRIVER(INT64, int64_t)
 
 
 
-static PyObject *max_pool(pct_call *c, int kind, bool with_indices)
+static pct_object *max_pool(pct_call *c, int kind, bool with_indices)
 {
     pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
     pct_pool2d g;
@@ -356,32 +356,32 @@ static PyObject *max_pool(pct_call *c, int kind, bool with_indices)
     if (with_indices) PCT_TRY(ind = pct_pool_output(x, nsp, &g, PCT_INT64));
     if (out->numel) {
         maxpool_fn fn = maxpool_for(cd);
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         fn(&g, pct_tensor_data(xc), pct_tensor_data(out), ind ? (int64_t *)pct_tensor_data(ind) : NULL, &nomem);
-        Py_END_ALLOW_THREADS
-        if (nomem) { PyErr_NoMemory(); goto fail; }
+        PCT_NOGIL_END
+        if (nomem) { pct_error_nomem(); goto fail; }
     }
-    Py_CLEAR(xc);
-    PyObject *r = pct_spatial_finish(out, x->dtype);
+    PCT_CLEAR(xc);
+    pct_object *r = pct_spatial_finish(out, x->dtype);
     out = NULL;
     if (!with_indices || !r) return r;
-    PyObject *t = PyTuple_Pack(2, r, (PyObject *)ind);
-    Py_DECREF(r);
-    Py_DECREF(ind);
+    pct_object *t = pct_tuple_pack2(r, ind);
+    PCT_DECREF(r);
+    PCT_DECREF(ind);
     return t;
 fail:
-    Py_XDECREF(xc);
-    Py_XDECREF(out);
-    Py_XDECREF(ind);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(out);
+    PCT_XDECREF(ind);
     return NULL;
 }
 
-PyObject *pct_cpu_max_pool1d(pct_call *c) { return max_pool(c, PCT_POOL_MAX1D, false); }
-PyObject *pct_cpu_max_pool2d(pct_call *c) { return max_pool(c, PCT_POOL_MAX2D, false); }
-PyObject *pct_cpu_max_pool1d_with_indices(pct_call *c) { return max_pool(c, PCT_POOL_MAX1D_IDX, true); }
-PyObject *pct_cpu_max_pool2d_with_indices(pct_call *c) { return max_pool(c, PCT_POOL_MAX2D, true); }
+pct_object *pct_cpu_max_pool1d(pct_call *c) { return max_pool(c, PCT_POOL_MAX1D, false); }
+pct_object *pct_cpu_max_pool2d(pct_call *c) { return max_pool(c, PCT_POOL_MAX2D, false); }
+pct_object *pct_cpu_max_pool1d_with_indices(pct_call *c) { return max_pool(c, PCT_POOL_MAX1D_IDX, true); }
+pct_object *pct_cpu_max_pool2d_with_indices(pct_call *c) { return max_pool(c, PCT_POOL_MAX2D, true); }
 
-static PyObject *avg_pool(pct_call *c, int kind)
+static pct_object *avg_pool(pct_call *c, int kind)
 {
     pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL;
     pct_pool2d g;
@@ -392,19 +392,19 @@ static PyObject *avg_pool(pct_call *c, int kind)
     PCT_TRY(xc = pct_spatial_input(x));
     PCT_TRY(out = pct_pool_output(x, nsp, &g, cd));
     if (out->numel) {
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         if (cd == PCT_FLOAT32) avgpool_FLOAT32(&g, (const float *)pct_tensor_data(xc), (float *)pct_tensor_data(out));
         else if (cd == PCT_FLOAT64) avgpool_FLOAT64(&g, (const double *)pct_tensor_data(xc), (double *)pct_tensor_data(out));
         else avgpool_INT64(&g, (const int64_t *)pct_tensor_data(xc), (int64_t *)pct_tensor_data(out));
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
-    Py_DECREF(xc);
+    PCT_DECREF(xc);
     return pct_spatial_finish(out, x->dtype);
 fail:
-    Py_XDECREF(xc);
-    Py_XDECREF(out);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(out);
     return NULL;
 }
 
-PyObject *pct_cpu_avg_pool1d(pct_call *c) { return avg_pool(c, PCT_POOL_AVG1D); }
-PyObject *pct_cpu_avg_pool2d(pct_call *c) { return avg_pool(c, PCT_POOL_AVG2D); }
+pct_object *pct_cpu_avg_pool1d(pct_call *c) { return avg_pool(c, PCT_POOL_AVG1D); }
+pct_object *pct_cpu_avg_pool2d(pct_call *c) { return avg_pool(c, PCT_POOL_AVG2D); }

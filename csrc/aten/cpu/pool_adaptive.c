@@ -15,12 +15,12 @@ int pct_adaptive_setup(const pct_value *osize, int nsp, bool max, int ndim, cons
     memset(g, 0, sizeof *g);
     memcpy(sz, sizes, sizeof(int64_t) * (size_t)ndim);
     if (nsp == 1) {
-        PCT_CHECK(ndim == 2 || ndim == 3, PyExc_RuntimeError, "Expected 2 to 3 dimensions, but got %d-dimensional tensor "
+        PCT_CHECK(ndim == 2 || ndim == 3, PCT_ERR_RUNTIME, "Expected 2 to 3 dimensions, but got %d-dimensional tensor "
                   "for argument #1 'self' (while checking arguments for %s)", ndim, name1);
-        PCT_CHECK(osize->n == 1, PyExc_RuntimeError, "%s() argument 'output_size' should contain one int (got %d)", name1,
+        PCT_CHECK(osize->n == 1, PCT_ERR_RUNTIME, "%s() argument 'output_size' should contain one int (got %d)", name1,
                   osize->n);
         for (int d = 1; max && d < ndim; d++)
-            PCT_CHECK(sizes[d] != 0, PyExc_RuntimeError, "%s(): Expected input to have non-zero size for non-batch "
+            PCT_CHECK(sizes[d] != 0, PCT_ERR_RUNTIME, "%s(): Expected input to have non-zero size for non-batch "
                       "dimensions, but input has sizes %s with dimension %d being empty", name1,
                       pct_shape_str(buf, sizeof buf, ndim, sizes), d);
         oh = 1;
@@ -29,18 +29,18 @@ int pct_adaptive_setup(const pct_value *osize, int nsp, bool max, int ndim, cons
         sz[ndim - 1] = 1;
         nd = ndim + 1;
     } else {
-        PCT_CHECK(osize->n == 2, PyExc_RuntimeError, max ? "adaptive_max_pool2d(): output_size must have 2 elements"
+        PCT_CHECK(osize->n == 2, PCT_ERR_RUNTIME, max ? "adaptive_max_pool2d(): output_size must have 2 elements"
                                                          : "adaptive_avg_pool2d: output_size must be 2");
         oh = osize->list[0];
         ow = osize->list[1];
     }
-    PCT_CHECK(max || (oh >= 0 && ow >= 0), PyExc_RuntimeError, "adaptive_avg_pool2d: elements of output_size must be greater "
+    PCT_CHECK(max || (oh >= 0 && ow >= 0), PCT_ERR_RUNTIME, "adaptive_avg_pool2d: elements of output_size must be greater "
               "than or equal to 0 but received {%lld, %lld}", (long long)oh, (long long)ow);
-    PCT_CHECK(nd == 3 || nd == 4, PyExc_RuntimeError, max ? "%s(): Expected 3D or 4D tensor, but got: %s"
+    PCT_CHECK(nd == 3 || nd == 4, PCT_ERR_RUNTIME, max ? "%s(): Expected 3D or 4D tensor, but got: %s"
                                                           : "%s(): Expected 3D or 4D tensor, but got %s",
               name2, pct_shape_str(buf, sizeof buf, nd, sz));
     for (int d = max ? 1 : nd - 2; d < nd; d++) /* max: every non-batch dim; avg: the spatial dims */
-        PCT_CHECK(sz[d] != 0, PyExc_RuntimeError, "%s(): Expected input to have non-zero size for non-batch dimensions, "
+        PCT_CHECK(sz[d] != 0, PCT_ERR_RUNTIME, "%s(): Expected input to have non-zero size for non-batch dimensions, "
                   "but input has sizes %s with dimension %d being empty", name2, pct_shape_str(buf, sizeof buf, nd, sz), d);
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];
@@ -214,7 +214,7 @@ MAX_SCAN(FLOAT64, double, int64_t, 4)
 ADAPTIVE_MAX(FLOAT32, float)
 ADAPTIVE_MAX(FLOAT64, double)
 
-static PyObject *adaptive_pool(pct_call *c, int nsp, bool max)
+static pct_object *adaptive_pool(pct_call *c, int nsp, bool max)
 {
     pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
     pct_pool2d g;
@@ -223,11 +223,11 @@ static PyObject *adaptive_pool(pct_call *c, int nsp, bool max)
         /* torch: avg pooling to 1 x 1 is mean(), which refuses integers its own way; an empty
            output never reaches the (floating-only) kernel */
         if (!max && g.oh == 1 && g.ow == 1) {
-            PyErr_Format(PyExc_RuntimeError, "mean(): could not infer output dtype. Input dtype must be either a floating "
+            pct_error(PCT_ERR_RUNTIME, "mean(): could not infer output dtype. Input dtype must be either a floating "
                          "point or complex dtype. Got: %s", pct_dtype_cpp_name[x->dtype]);
             return NULL;
         }
-        if (!max && (g.planes == 0 || g.oh == 0 || g.ow == 0)) return (PyObject *)pct_pool_output(x, nsp, &g, x->dtype);
+        if (!max && (g.planes == 0 || g.oh == 0 || g.ow == 0)) return (pct_object *)pct_pool_output(x, nsp, &g, x->dtype);
         return pct_spatial_no_dtype(max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d", x->dtype);
     }
     int cd = pct_spatial_compute_dtype(x->dtype);
@@ -238,30 +238,30 @@ static PyObject *adaptive_pool(pct_call *c, int nsp, bool max)
         const void *xd = pct_tensor_data(xc);
         void *od = pct_tensor_data(out);
         int r;
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         if (max && cd == PCT_FLOAT32) r = adaptive_max_FLOAT32(&g, xd, od, (int64_t *)pct_tensor_data(ind));
         else if (max) r = adaptive_max_FLOAT64(&g, xd, od, (int64_t *)pct_tensor_data(ind));
         else if (cd == PCT_FLOAT32) r = adaptive_avg_FLOAT32(&g, xd, od);
         else r = adaptive_avg_FLOAT64(&g, xd, od);
-        Py_END_ALLOW_THREADS
-        Py_CLEAR(xc);
-        if (r < 0) { PyErr_NoMemory(); goto fail; }
+        PCT_NOGIL_END
+        PCT_CLEAR(xc);
+        if (r < 0) { pct_error_nomem(); goto fail; }
     }
-    PyObject *r = pct_spatial_finish(out, x->dtype);
+    pct_object *r = pct_spatial_finish(out, x->dtype);
     out = NULL;
     if (!max || !r) return r;
-    PyObject *t = PyTuple_Pack(2, r, (PyObject *)ind);
-    Py_DECREF(r);
-    Py_DECREF(ind);
+    pct_object *t = pct_tuple_pack2(r, ind);
+    PCT_DECREF(r);
+    PCT_DECREF(ind);
     return t;
 fail:
-    Py_XDECREF(xc);
-    Py_XDECREF(out);
-    Py_XDECREF(ind);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(out);
+    PCT_XDECREF(ind);
     return NULL;
 }
 
-PyObject *pct_cpu_adaptive_avg_pool1d(pct_call *c) { return adaptive_pool(c, 1, false); }
-PyObject *pct_cpu_adaptive_avg_pool2d(pct_call *c) { return adaptive_pool(c, 2, false); }
-PyObject *pct_cpu_adaptive_max_pool1d(pct_call *c) { return adaptive_pool(c, 1, true); }
-PyObject *pct_cpu_adaptive_max_pool2d(pct_call *c) { return adaptive_pool(c, 2, true); }
+pct_object *pct_cpu_adaptive_avg_pool1d(pct_call *c) { return adaptive_pool(c, 1, false); }
+pct_object *pct_cpu_adaptive_avg_pool2d(pct_call *c) { return adaptive_pool(c, 2, false); }
+pct_object *pct_cpu_adaptive_max_pool1d(pct_call *c) { return adaptive_pool(c, 1, true); }
+pct_object *pct_cpu_adaptive_max_pool2d(pct_call *c) { return adaptive_pool(c, 2, true); }

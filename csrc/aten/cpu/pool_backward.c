@@ -88,32 +88,32 @@ static int bwd_prepare(const char *name, pct_tensor *grad, pct_tensor *input, pc
     memcpy(want, input->sizes, sizeof(int64_t) * (size_t)nd);
     want[nd - 2] = g->oh;
     want[nd - 1] = g->ow;
-    PCT_CHECK(grad->ndim == nd && memcmp(grad->sizes, want, sizeof(int64_t) * (size_t)nd) == 0, PyExc_RuntimeError,
+    PCT_CHECK(grad->ndim == nd && memcmp(grad->sizes, want, sizeof(int64_t) * (size_t)nd) == 0, PCT_ERR_RUNTIME,
               "%s: expected grad_output of shape %s, but got %s", name, pct_shape_str(a, sizeof a, nd, want),
               pct_spatial_shape(b, grad));
     if (indices) {
-        PCT_CHECK(indices->dtype == PCT_INT64, PyExc_RuntimeError, "%s: expected indices of dtype Long, but got %s", name,
+        PCT_CHECK(indices->dtype == PCT_INT64, PCT_ERR_RUNTIME, "%s: expected indices of dtype Long, but got %s", name,
                   pct_dtype_cpp_name[indices->dtype]);
         PCT_CHECK(indices->ndim == nd && memcmp(indices->sizes, want, sizeof(int64_t) * (size_t)nd) == 0,
-                  PyExc_RuntimeError, "%s: expected indices of shape %s, but got %s", name,
+                  PCT_ERR_RUNTIME, "%s: expected indices of shape %s, but got %s", name,
                   pct_shape_str(a, sizeof a, nd, want), pct_spatial_shape(b, indices));
     }
     if (!pct_dtype_is_floating(grad->dtype)) { pct_spatial_no_dtype(name, grad->dtype); return -1; }
-    PCT_CHECK(grad->dtype == input->dtype, PyExc_RuntimeError, "%s: expected grad_output and input of one dtype, but got "
+    PCT_CHECK(grad->dtype == input->dtype, PCT_ERR_RUNTIME, "%s: expected grad_output and input of one dtype, but got "
               "%s and %s", name, pct_dtype_cpp_name[grad->dtype], pct_dtype_cpp_name[input->dtype]);
     int cd = pct_spatial_compute_dtype(input->dtype);
     PCT_TRY(*gi = zeroed ? pct_tensor_zeros(nd, input->sizes, cd) : pct_tensor_empty(nd, input->sizes, cd, PCT_CPU, -1));
     PCT_TRY(*gc = pct_spatial_input(grad));
     return 0;
 fail:
-    Py_CLEAR(*gi);
-    Py_CLEAR(*gc);
+    PCT_CLEAR(*gi);
+    PCT_CLEAR(*gc);
     return -1;
 }
 
 enum { BWD_MAX, BWD_AVG, BWD_ADAPTIVE_AVG };
 
-static PyObject *pool_backward(const char *name, int kind, pct_tensor *grad, pct_tensor *input, pct_tensor *indices,
+static pct_object *pool_backward(const char *name, int kind, pct_tensor *grad, pct_tensor *input, pct_tensor *indices,
                                const pct_pool2d *g)
 {
     pct_tensor *gc, *gi;
@@ -129,7 +129,7 @@ static PyObject *pool_backward(const char *name, int kind, pct_tensor *grad, pct
         if (indices && !(ic = pct_contiguous(indices))) goto fail;
         const int64_t *ind = ic ? (const int64_t *)pct_tensor_data(ic) : NULL;
         int r = 0;
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         switch (kind) {
         case BWD_MAX:
             if (dbl) max_bwd_FLOAT64(g->planes, g->ih * g->iw, g->oh * g->ow, go, ind, d);
@@ -143,19 +143,19 @@ static PyObject *pool_backward(const char *name, int kind, pct_tensor *grad, pct
             if (dbl) r = adaptive_avg_bwd_FLOAT64(g, go, d);
             else r = adaptive_avg_bwd_FLOAT32(g, go, d);
         }
-        Py_END_ALLOW_THREADS
-        Py_XDECREF(ic);
-        if (r < 0) { PyErr_NoMemory(); goto fail; }
+        PCT_NOGIL_END
+        PCT_XDECREF(ic);
+        if (r < 0) { pct_error_nomem(); goto fail; }
     }
-    Py_DECREF(gc);
+    PCT_DECREF(gc);
     return pct_spatial_finish(gi, input->dtype);
 fail:
-    Py_DECREF(gc);
-    Py_DECREF(gi);
+    PCT_DECREF(gc);
+    PCT_DECREF(gi);
     return NULL;
 }
 
-PyObject *pct_cpu_max_pool2d_with_indices_backward(pct_call *c)
+pct_object *pct_cpu_max_pool2d_with_indices_backward(pct_call *c)
 {
     pct_pool2d g;
     pct_tensor *input = c->v[1].t;
@@ -163,7 +163,7 @@ PyObject *pct_cpu_max_pool2d_with_indices_backward(pct_call *c)
     return pool_backward("max_pool2d_with_indices_backward", BWD_MAX, c->v[0].t, input, c->v[7].t, &g);
 }
 
-PyObject *pct_cpu_avg_pool2d_backward(pct_call *c)
+pct_object *pct_cpu_avg_pool2d_backward(pct_call *c)
 {
     pct_pool2d g;
     pct_tensor *input = c->v[1].t;
@@ -176,15 +176,15 @@ static int adaptive_bwd_setup(const char *name, pct_tensor *grad, pct_tensor *in
 {
     char a[PCT_SHAPE_BUF];
     memset(g, 0, sizeof *g);
-    PCT_CHECK(input->ndim == 3 || input->ndim == 4, PyExc_RuntimeError, "%s: expected a 3D or 4D input, but got %s", name,
+    PCT_CHECK(input->ndim == 3 || input->ndim == 4, PCT_ERR_RUNTIME, "%s: expected a 3D or 4D input, but got %s", name,
               pct_spatial_shape(a, input));
-    PCT_CHECK(grad->ndim == input->ndim, PyExc_RuntimeError, "%s: expected grad_output of %d dimensions, but got %s", name,
+    PCT_CHECK(grad->ndim == input->ndim, PCT_ERR_RUNTIME, "%s: expected grad_output of %d dimensions, but got %s", name,
               input->ndim, pct_spatial_shape(a, grad));
     for (int d = input->ndim - 2; d < input->ndim; d++)
-        PCT_CHECK(input->sizes[d] > 0, PyExc_RuntimeError, "%s: expected an input with non-empty spatial dims, but got %s",
+        PCT_CHECK(input->sizes[d] > 0, PCT_ERR_RUNTIME, "%s: expected an input with non-empty spatial dims, but got %s",
                   name, pct_spatial_shape(a, input));
     for (int d = 1; d < grad->ndim; d++) /* torch refuses an empty output's gradient */
-        PCT_CHECK(grad->sizes[d] != 0, PyExc_RuntimeError, "%s(): Expected grad_output to have non-zero size for non-batch "
+        PCT_CHECK(grad->sizes[d] != 0, PCT_ERR_RUNTIME, "%s(): Expected grad_output to have non-zero size for non-batch "
                   "dimensions, but grad_output has sizes %s with dimension %d being empty", name[0] == '_' ? name + 1 : name,
                   pct_spatial_shape(a, grad), d);
     g->ih = input->sizes[input->ndim - 2];
@@ -197,14 +197,14 @@ fail:
     return -1;
 }
 
-PyObject *pct_cpu_adaptive_avg_pool2d_backward(pct_call *c)
+pct_object *pct_cpu_adaptive_avg_pool2d_backward(pct_call *c)
 {
     pct_pool2d g;
     if (adaptive_bwd_setup("_adaptive_avg_pool2d_backward", c->v[0].t, c->v[1].t, &g) < 0) return NULL;
     return pool_backward("_adaptive_avg_pool2d_backward", BWD_ADAPTIVE_AVG, c->v[0].t, c->v[1].t, NULL, &g);
 }
 
-PyObject *pct_cpu_adaptive_max_pool2d_backward(pct_call *c)
+pct_object *pct_cpu_adaptive_max_pool2d_backward(pct_call *c)
 {
     pct_pool2d g;
     if (adaptive_bwd_setup("adaptive_max_pool2d_backward", c->v[0].t, c->v[1].t, &g) < 0) return NULL;

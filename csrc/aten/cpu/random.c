@@ -28,14 +28,17 @@
 #include "pointwise.h"
 #include "random_engine.h"
 #include "factory.h"
-#include "../../python/pyobjects.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* python/generator.c (see Note [Generator locking] there) */
-int pct_generator_check(PyObject *obj, const char *opname);
-int pct_generator_run(PyObject *obj, int64_t work, int (*fn)(pct_cpu_generator *, void *), void *ctx);
+/* The generator argument, through the runtime table (python/generator.c, Note [Generator locking] there). */
+static int generator_check(pct_object *obj, const char *opname) { return pct_runtime.generator_check(obj, opname); }
+static int generator_run(pct_object *obj, int64_t work, int (*fn)(pct_cpu_generator *, void *), void *ctx)
+{
+    return pct_runtime.generator_run(obj, work, fn, ctx);
+}
 
 /* ---- dtype names and codes ---- */
 
@@ -78,13 +81,13 @@ static const char *fmt_g(char *buf, size_t n, double v)
 
 static int not_implemented(const char *kernel, int dtype)
 {
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, pct_dtype_cpp_name[dtype]);
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, pct_dtype_cpp_name[dtype]);
     return -1;
 }
 
 static int internal_error(const char *what)
 {
-    PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: the random engine rejected %s; please report a bug", what);
+    pct_error(PCT_ERR_RUNTIME, "pyctorch internal error: the random engine rejected %s; please report a bug", what);
     return -1;
 }
 
@@ -257,19 +260,19 @@ static int job_run(pct_cpu_generator *g, void *ctx)
 }
 
 /* Runs a job; -1 with an exception when the generator is bad or the engine refused. */
-static int run_job(PyObject *gen, rng_job *j, const char *what)
+static int run_job(pct_object *gen, rng_job *j, const char *what)
 {
-    int rc = pct_generator_run(gen, j->n, job_run, j);
+    int rc = generator_run(gen, j->n, job_run, j);
     if (rc == -2) return -1;
     if (rc < 0) {
-        if (j->rc_detail == -1) { PyErr_NoMemory(); return -1; }
+        if (j->rc_detail == -1) { pct_error_nomem(); return -1; }
         return internal_error(what);
     }
     return 0;
 }
 
 /* Fills all of t (in torch's order) with job j's distribution. */
-static int fill_tensor(pct_tensor *t, rng_job *j, PyObject *gen, const char *what)
+static int fill_tensor(pct_tensor *t, rng_job *j, pct_object *gen, const char *what)
 {
     int64_t n = t->numel;
     if (n == 0) return 0;
@@ -290,7 +293,7 @@ static int fill_tensor(pct_tensor *t, rng_job *j, PyObject *gen, const char *wha
         } else {
             int item = (int)pct_tensor_itemsize(t);
             tmp = malloc((size_t)RNG_CHUNK * (size_t)item);
-            if (!tmp) { PyErr_NoMemory(); return -1; }
+            if (!tmp) { pct_error_nomem(); return -1; }
             j->buf = tmp;
             j->plan = &plan;
             j->dst = data;
@@ -305,26 +308,26 @@ static int fill_tensor(pct_tensor *t, rng_job *j, PyObject *gen, const char *wha
 
 /* ---- the distributions on a tensor (shared by the in-place ops and the factories) ---- */
 
-static int do_uniform(pct_tensor *t, double from, double to, PyObject *gen)
+static int do_uniform(pct_tensor *t, double from, double to, pct_object *gen)
 {
     int dt = t->dtype;
     if (!pct_dtype_is_floating(dt)) return not_implemented("check_uniform_bounds", dt);
     double mx = float_max(dt);
     if (!(from >= -mx && from <= mx)) {
-        PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
+        pct_error(PCT_ERR_RUNTIME, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     if (!(to >= -mx && to <= mx)) {
-        PyErr_Format(PyExc_RuntimeError, "to is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
+        pct_error(PCT_ERR_RUNTIME, "to is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     if (!(from <= to)) {
-        PyErr_Format(PyExc_RuntimeError, "uniform_ expects to return a [from, to) range, but found from=%s > to=%s",
+        pct_error(PCT_ERR_RUNTIME, "uniform_ expects to return a [from, to) range, but found from=%s > to=%s",
                      G(from), G(to));
         return -1;
     }
     if (!(to - from <= mx)) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%s and from=%s which "
                      "result in to-from to exceed the limit",
                      pct_dtype_cpp_name[dt], G(to), G(from));
@@ -332,7 +335,7 @@ static int do_uniform(pct_tensor *t, double from, double to, PyObject *gen)
     }
     if (dt != PCT_FLOAT64 && !((float)to - (float)from <= 3.4028234663852886e38)) {
         /* to-from fits the dtype in double but overflows float: torch computes inf */
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%s and from=%s which "
                      "result in to-from to exceed the limit",
                      pct_dtype_cpp_name[dt], G(to), G(from));
@@ -345,13 +348,13 @@ static int do_uniform(pct_tensor *t, double from, double to, PyObject *gen)
 static int check_normal_std(double std)
 {
     if (!(std >= 0.0)) {
-        PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %s", G(std));
+        pct_error(PCT_ERR_RUNTIME, "normal expects std >= 0.0, but found std %s", G(std));
         return -1;
     }
     return 0;
 }
 
-static int do_normal(pct_tensor *t, double mean, double std, PyObject *gen)
+static int do_normal(pct_tensor *t, double mean, double std, pct_object *gen)
 {
     if (check_normal_std(std) < 0) return -1;
     if (t->numel == 0) return 0;
@@ -412,11 +415,11 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
     if (pct_dtype_is_floating(dt)) {
         double mx = float_max(dt);
         if (!((double)from >= -mx && (double)from <= mx)) {
-            PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
+            pct_error(PCT_ERR_RUNTIME, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
             return -1;
         }
         if (!((double)to_inc >= -mx && (double)to_inc <= mx)) {
-            PyErr_Format(PyExc_RuntimeError, "to - 1 is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
+            pct_error(PCT_ERR_RUNTIME, "to - 1 is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
             return -1;
         }
         int digits = float_digits(dt);
@@ -425,7 +428,7 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
         int64_t vals[2] = {from, to_inc};
         for (int i = 0; i < 2; i++) {
             if (vals[i] >= -lim && vals[i] <= lim) continue;
-            if (PyErr_WarnFormat(PyExc_UserWarning, 1,
+            if (pct_warn(PCT_WARN_USER,
                                  "%s is out of bounds [-(2^%d), 2^%d]. Due to precision limitations %s can support "
                                  "discrete uniform distribution only within this range. This warning will become an "
                                  "error in version 1.7 release, please fix the code in advance",
@@ -447,22 +450,22 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
     default: lo = INT64_MIN; hi = INT64_MAX; break;
     }
     if (!(from >= lo && from <= hi)) {
-        PyErr_Format(PyExc_RuntimeError, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
+        pct_error(PCT_ERR_RUNTIME, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     if (!(to_inc >= lo && to_inc <= hi)) {
-        PyErr_Format(PyExc_RuntimeError, "to - 1 is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
+        pct_error(PCT_ERR_RUNTIME, "to - 1 is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
     }
     return 0;
 }
 
 /* random_(from, to): to exclusive */
-static int do_random_from_to(pct_tensor *t, int64_t from, int64_t to, PyObject *gen)
+static int do_random_from_to(pct_tensor *t, int64_t from, int64_t to, pct_object *gen)
 {
     int dt = t->dtype;
     if (!(from < to)) {
-        PyErr_Format(PyExc_RuntimeError, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+        pct_error(PCT_ERR_RUNTIME, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
                      (long long)from, (long long)to);
         return -1;
     }
@@ -471,7 +474,7 @@ static int do_random_from_to(pct_tensor *t, int64_t from, int64_t to, PyObject *
         f = update_from(dt, from);
         e = update_to(dt, to);
         if (!(f < e)) {
-            PyErr_Format(PyExc_RuntimeError,
+            pct_error(PCT_ERR_RUNTIME,
                          "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=%lld "
                          ">= to=%lld",
                          (long long)f, (long long)e);
@@ -484,7 +487,7 @@ static int do_random_from_to(pct_tensor *t, int64_t from, int64_t to, PyObject *
 }
 
 /* random_(from, None): [from, dtype max] */
-static int do_random_from(pct_tensor *t, int64_t from, PyObject *gen)
+static int do_random_from(pct_tensor *t, int64_t from, pct_object *gen)
 {
     int dt = t->dtype;
     if (from == INT64_MIN) {
@@ -492,7 +495,7 @@ static int do_random_from(pct_tensor *t, int64_t from, PyObject *gen)
         if (dt == PCT_FLOAT16 || dt == PCT_BOOL || pct_dtype_is_barebones(dt))
             return not_implemented("random_full_64_bits_range_kernel_cpu", dt);
         if (dt != PCT_INT64 && dt != PCT_FLOAT64 && dt != PCT_FLOAT32 && dt != PCT_BFLOAT16) {
-            PyErr_SetString(PyExc_RuntimeError,
+            pct_error_str(PCT_ERR_RUNTIME,
                             "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16");
             return -1;
         }
@@ -504,7 +507,7 @@ static int do_random_from(pct_tensor *t, int64_t from, PyObject *gen)
         to_inc = (int64_t)1 << float_digits(dt);
         f = update_from(dt, from);
         if (!(f < to_inc)) {
-            PyErr_Format(PyExc_RuntimeError,
+            pct_error(PCT_ERR_RUNTIME,
                          "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to dtype, "
                          "but got from=%lld > to_inc=%lld",
                          (long long)f, (long long)to_inc);
@@ -528,17 +531,17 @@ static int do_random_from(pct_tensor *t, int64_t from, PyObject *gen)
     return fill_tensor(t, &j, gen, "random_");
 }
 
-static int do_random_default(pct_tensor *t, PyObject *gen)
+static int do_random_default(pct_tensor *t, pct_object *gen)
 {
     if (pct_dtype_is_barebones(t->dtype)) return not_implemented("random_kernel_cpu", t->dtype);
     rng_job j = {.kind = J_RANDOM_DEFAULT};
     return fill_tensor(t, &j, gen, "random_");
 }
 
-static int do_bernoulli_scalar(pct_tensor *t, double p, PyObject *gen)
+static int do_bernoulli_scalar(pct_tensor *t, double p, pct_object *gen)
 {
     if (!(p >= 0.0 && p <= 1.0)) {
-        PyErr_Format(PyExc_RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=%s", G(p));
+        pct_error(PCT_ERR_RUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%s", G(p));
         return -1;
     }
     rng_job j = {.kind = J_BERNOULLI, .a = p};
@@ -552,13 +555,13 @@ static const char *type_string(char *buf, size_t n, int dtype)
 }
 
 /* bernoulli_(Tensor p): p is expanded to self's shape and read in iterator order. */
-static int do_bernoulli_tensor(pct_tensor *self, pct_tensor *p, PyObject *gen)
+static int do_bernoulli_tensor(pct_tensor *self, pct_tensor *p, pct_object *gen)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF], b3[64];
     if (check_no_internal_overlap(self) < 0) return -1;
     int nd = self->ndim;
     if (p->ndim > nd) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "expand(%s{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to the number "
                      "of dimensions in the tensor (%d)",
                      type_string(b3, sizeof b3, p->dtype), pct_shape_str(b1, sizeof b1, p->ndim, p->sizes),
@@ -570,7 +573,7 @@ static int do_bernoulli_tensor(pct_tensor *self, pct_tensor *p, PyObject *gen)
         int pi = i - (nd - p->ndim);
         int64_t ps = pi >= 0 ? p->sizes[pi] : 1;
         if (ps != self->sizes[i] && ps != 1) {
-            PyErr_Format(PyExc_RuntimeError,
+            pct_error(PCT_ERR_RUNTIME,
                          "The expanded size of the tensor (%lld) must match the existing size (%lld) at non-singleton "
                          "dimension %d.  Target sizes: %s.  Tensor sizes: %s",
                          (long long)self->sizes[i], (long long)ps, i, pct_shape_str(b1, sizeof b1, nd, self->sizes),
@@ -583,7 +586,7 @@ static int do_bernoulli_tensor(pct_tensor *self, pct_tensor *p, PyObject *gen)
     if (n == 0) return 0;
     if (!pct_dtype_is_floating(p->dtype)) return not_implemented("bernoulli_tensor_cpu_p_", p->dtype);
     if (p->device_type != PCT_CPU) {
-        PyErr_SetString(PyExc_RuntimeError, "bernoulli_: the probability tensor must be on the CPU");
+        pct_error_str(PCT_ERR_RUNTIME, "bernoulli_: the probability tensor must be on the CPU");
         return -1;
     }
     rng_plan plan;
@@ -597,7 +600,7 @@ static int do_bernoulli_tensor(pct_tensor *self, pct_tensor *p, PyObject *gen)
     if (!pbuf || (!linear && !tmp)) {
         free(pbuf);
         free(tmp);
-        PyErr_NoMemory();
+        pct_error_nomem();
         return -1;
     }
     /* gather p in fill order and find the first invalid probability */
@@ -636,7 +639,7 @@ static int do_bernoulli_tensor(pct_tensor *self, pct_tensor *p, PyObject *gen)
     if (rc < 0) return -1;
     pct_tensor_bump_version(self);
     if (first_bad < n) {
-        PyErr_SetString(PyExc_RuntimeError,
+        pct_error_str(PCT_ERR_RUNTIME,
                         "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
                         "improved?  If so, please report an enhancement request to PyTorch.)");
         return -1;
@@ -644,15 +647,15 @@ static int do_bernoulli_tensor(pct_tensor *self, pct_tensor *p, PyObject *gen)
     return 0;
 }
 
-static int do_exponential(pct_tensor *t, double lambd, PyObject *gen)
+static int do_exponential(pct_tensor *t, double lambd, pct_object *gen)
 {
     if (!(lambd > 0.0)) {
-        PyErr_Format(PyExc_RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=%s", G(lambd));
+        pct_error(PCT_ERR_RUNTIME, "exponential_ expects lambda > 0.0, but found lambda=%s", G(lambd));
         return -1;
     }
     if (t->numel == 0) return 0;
     if (!pct_dtype_is_floating(t->dtype)) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "Exponential distribution is a continuous probability distribution. dtype must be a floating "
                      "point but you specified %s",
                      pct_dtype_cpp_name[t->dtype]);
@@ -662,14 +665,14 @@ static int do_exponential(pct_tensor *t, double lambd, PyObject *gen)
     return fill_tensor(t, &j, gen, "exponential_");
 }
 
-static int do_cauchy(pct_tensor *t, double median, double sigma, PyObject *gen)
+static int do_cauchy(pct_tensor *t, double median, double sigma, pct_object *gen)
 {
     if (!(sigma > 0.0)) {
-        PyErr_Format(PyExc_RuntimeError, "cauchy_ expects sigma > 0.0, but found sigma=%s", G(sigma));
+        pct_error(PCT_ERR_RUNTIME, "cauchy_ expects sigma > 0.0, but found sigma=%s", G(sigma));
         return -1;
     }
     if (!pct_dtype_is_floating(t->dtype)) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "Cauchy distribution is a continuous probability distribution. dtype must be a floating point "
                      "but you specified %s",
                      pct_dtype_cpp_type_name[t->dtype]);
@@ -679,10 +682,10 @@ static int do_cauchy(pct_tensor *t, double median, double sigma, PyObject *gen)
     return fill_tensor(t, &j, gen, "cauchy_");
 }
 
-static int do_log_normal(pct_tensor *t, double mean, double std, PyObject *gen)
+static int do_log_normal(pct_tensor *t, double mean, double std, pct_object *gen)
 {
     if (!(std > 0.0)) {
-        PyErr_Format(PyExc_RuntimeError, "log_normal_ expects std > 0.0, but found std=%s", G(std));
+        pct_error(PCT_ERR_RUNTIME, "log_normal_ expects std > 0.0, but found std=%s", G(std));
         return -1;
     }
     if (t->numel == 0) return 0;
@@ -691,10 +694,10 @@ static int do_log_normal(pct_tensor *t, double mean, double std, PyObject *gen)
     return fill_tensor(t, &j, gen, "log_normal_");
 }
 
-static int do_geometric(pct_tensor *t, double p, PyObject *gen)
+static int do_geometric(pct_tensor *t, double p, pct_object *gen)
 {
     if (!(p > 0.0 && p < 1.0)) {
-        PyErr_Format(PyExc_RuntimeError, "geometric_ expects p to be in (0, 1), but got p=%s", G(p));
+        pct_error(PCT_ERR_RUNTIME, "geometric_ expects p to be in (0, 1), but got p=%s", G(p));
         return -1;
     }
     if (t->numel == 0) return 0;
@@ -705,20 +708,20 @@ static int do_geometric(pct_tensor *t, double p, PyObject *gen)
 
 /* ---- argument helpers ---- */
 
-static PyObject *gen_arg(pct_call *c)
+static pct_object *gen_arg(pct_call *c)
 {
     const pct_value *v = pct_arg(c, "generator");
     return v->none ? NULL : v->obj;
 }
 
-static int check_gen(pct_call *c) { return pct_generator_check(gen_arg(c), c->op->sig.name); }
+static int check_gen(pct_call *c) { return generator_check(gen_arg(c), c->op->sig.name); }
 
 /* In-place ops return self. */
-static PyObject *ret_self(pct_call *c, int rc)
+static pct_object *ret_self(pct_call *c, int rc)
 {
     if (rc < 0) return NULL;
-    PyObject *self = (PyObject *)c->v[0].t;
-    Py_INCREF(self);
+    pct_object *self = (pct_object *)c->v[0].t;
+    PCT_INCREF(self);
     return self;
 }
 
@@ -740,31 +743,31 @@ static pct_tensor *factory_new(pct_call *c, int nd, const int64_t *sizes, int de
     const pct_value *dt = pct_arg(c, "dtype");
     if (c->out) {
         if (!dt->none && dt->dtype != c->out->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
+            pct_error(PCT_ERR_RUNTIME, "dtype %s does not match dtype of out parameter (%s)",
                          pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
             return NULL;
         }
         /* rand_out & co. call result.resize_(size): no deprecation warning */
         if (resize_out(c->out, nd, sizes, false) < 0) return NULL;
-        Py_INCREF(c->out);
+        PCT_INCREF(c->out);
         return c->out;
     }
     return pct_tensor_empty(nd, sizes, dt->none ? default_dtype : dt->dtype, PCT_CPU, -1);
 }
 
 /* Applies requires_grad=True after the fill; steals t. */
-static PyObject *factory_finish(pct_call *c, pct_tensor *t, int rc)
+static pct_object *factory_finish(pct_call *c, pct_tensor *t, int rc)
 {
-    if (rc < 0) { Py_DECREF(t); return NULL; }
+    if (rc < 0) { PCT_DECREF(t); return NULL; }
     if (pct_arg(c, "requires_grad")->b) {
         if (!pct_dtype_is_floating(t->dtype)) {
-            Py_DECREF(t);
-            PyErr_SetString(PyExc_RuntimeError, "Only Tensors of floating point and complex dtype can require gradients");
+            PCT_DECREF(t);
+            pct_error_str(PCT_ERR_RUNTIME, "Only Tensors of floating point and complex dtype can require gradients");
             return NULL;
         }
         t->flags |= PCT_FLAG_REQUIRES_GRAD;
     }
-    return (PyObject *)t;
+    return (pct_object *)t;
 }
 
 /* ---- in-place ops ---- */
@@ -772,7 +775,7 @@ static PyObject *factory_finish(pct_call *c, pct_tensor *t, int rc)
 /* The in-place distributions with one or two float parameters, read by name: validate the generator,
    fill self, return self. */
 #define RNG_INPLACE_OP(NAME, ...)                                       \
-    PyObject *pct_cpu_##NAME(pct_call *c)                               \
+    pct_object *pct_cpu_##NAME(pct_call *c)                               \
     {                                                                   \
         if (check_gen(c) < 0) return NULL;                              \
         return ret_self(c, __VA_ARGS__);                                \
@@ -787,7 +790,7 @@ RNG_INPLACE_OP(geometric_, do_geometric(c->v[0].t, RNG_ARG("p"), gen_arg(c)))
 #undef RNG_ARG
 #undef RNG_INPLACE_OP
 
-PyObject *pct_cpu_random_(pct_call *c)
+pct_object *pct_cpu_random_(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
     pct_tensor *self = c->v[0].t;
@@ -803,7 +806,7 @@ PyObject *pct_cpu_random_(pct_call *c)
     return ret_self(c, rc);
 }
 
-PyObject *pct_cpu_bernoulli_(pct_call *c)
+pct_object *pct_cpu_bernoulli_(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
     const pct_value *p = pct_arg(c, "p");
@@ -815,7 +818,7 @@ PyObject *pct_cpu_bernoulli_(pct_call *c)
 
 /* rand, randn, rand_like, randn_like: a new tensor (sized by the size list, or like input) filled from
    U[0, 1) or N(0, 1). */
-static PyObject *standard_factory(pct_call *c, int like, int normal)
+static pct_object *standard_factory(pct_call *c, int like, int normal)
 {
     if (check_gen(c) < 0) return NULL;
     pct_tensor *t = like ? pct_like_new(c, c->v[0].t) : factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
@@ -823,12 +826,12 @@ static PyObject *standard_factory(pct_call *c, int like, int normal)
     return factory_finish(c, t, normal ? do_normal(t, 0.0, 1.0, gen_arg(c)) : do_uniform(t, 0.0, 1.0, gen_arg(c)));
 }
 
-PyObject *pct_cpu_rand(pct_call *c) { return standard_factory(c, 0, 0); }
-PyObject *pct_cpu_randn(pct_call *c) { return standard_factory(c, 0, 1); }
-PyObject *pct_cpu_rand_like(pct_call *c) { return standard_factory(c, 1, 0); }
-PyObject *pct_cpu_randn_like(pct_call *c) { return standard_factory(c, 1, 1); }
+pct_object *pct_cpu_rand(pct_call *c) { return standard_factory(c, 0, 0); }
+pct_object *pct_cpu_randn(pct_call *c) { return standard_factory(c, 0, 1); }
+pct_object *pct_cpu_rand_like(pct_call *c) { return standard_factory(c, 1, 0); }
+pct_object *pct_cpu_randn_like(pct_call *c) { return standard_factory(c, 1, 1); }
 
-PyObject *pct_cpu_randint(pct_call *c)
+pct_object *pct_cpu_randint(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
     int64_t low = 0, high;
@@ -846,7 +849,7 @@ PyObject *pct_cpu_randint(pct_call *c)
     return factory_finish(c, t, do_random_from_to(t, low, high, gen_arg(c)));
 }
 
-PyObject *pct_cpu_randint_like(pct_call *c)
+pct_object *pct_cpu_randint_like(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
     int64_t low = 0, high = pct_arg(c, "high")->i;
@@ -869,25 +872,25 @@ static int randperm_check(int64_t n, int dtype)
     default: break;
     }
     if (ctype) {
-        PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", ctype);
+        pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", ctype);
         return -1;
     }
     if (dtype == PCT_FLOAT16 && n > (1 << 11) + 1) {
-        PyErr_SetString(PyExc_RuntimeError, "n cannot be greater than 2049 for Half type.");
+        pct_error_str(PCT_ERR_RUNTIME, "n cannot be greater than 2049 for Half type.");
         return -1;
     }
     if (dtype == PCT_FLOAT32 && n > ((int64_t)1 << 24) + 1) {
-        PyErr_SetString(PyExc_RuntimeError, "n cannot be greater than 2^24+1 for Float type.");
+        pct_error_str(PCT_ERR_RUNTIME, "n cannot be greater than 2^24+1 for Float type.");
         return -1;
     }
     if (dtype == PCT_FLOAT64 && n > ((int64_t)1 << 53) + 1) {
-        PyErr_SetString(PyExc_RuntimeError, "n cannot be greater than 2^53+1 for Double type.");
+        pct_error_str(PCT_ERR_RUNTIME, "n cannot be greater than 2^53+1 for Double type.");
         return -1;
     }
     return 0;
 }
 
-PyObject *pct_cpu_randperm(pct_call *c)
+pct_object *pct_cpu_randperm(pct_call *c)
 {
     if (check_gen(c) < 0 || check_cpu_device(c) < 0) return NULL;
     int64_t n = c->v[0].i;
@@ -895,27 +898,27 @@ PyObject *pct_cpu_randperm(pct_call *c)
     pct_tensor *t;
     if (c->out) {
         if (!dt->none && dt->dtype != c->out->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
+            pct_error(PCT_ERR_RUNTIME, "dtype %s does not match dtype of out parameter (%s)",
                          pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
             return NULL;
         }
         if (n < 0) {
-            PyErr_Format(PyExc_RuntimeError, "n must be non-negative, got%lld", (long long)n);
+            pct_error(PCT_ERR_RUNTIME, "n must be non-negative, got%lld", (long long)n);
             return NULL;
         }
         if (randperm_check(n, c->out->dtype) < 0 || resize_out(c->out, 1, &n, false) < 0) return NULL;
         t = c->out;
-        Py_INCREF(t);
+        PCT_INCREF(t);
     } else {
         if (!(t = pct_tensor_empty(1, &n, dt->none ? PCT_INT64 : dt->dtype, PCT_CPU, -1))) return NULL;
-        if (randperm_check(n, t->dtype) < 0) { Py_DECREF(t); return NULL; }
+        if (randperm_check(n, t->dtype) < 0) { PCT_DECREF(t); return NULL; }
     }
     if (t->dtype == PCT_BOOL) return factory_finish(c, t, not_implemented("randperm", t->dtype));
     bool direct = t->dtype == PCT_INT64 && pct_tensor_is_contiguous(t);
     int64_t *buf = direct ? (int64_t *)pct_tensor_data(t) : malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
     if (!buf) {
-        Py_DECREF(t);
-        return PyErr_NoMemory();
+        PCT_DECREF(t);
+        return pct_error_nomem();
     }
     rng_job j = {.kind = J_RANDPERM, .n = n, .buf = buf};
     int rc = 0;
@@ -943,9 +946,9 @@ static int pw_inplace(pct_tensor *out, int op, pct_tensor *other)
     c2.inplace = true;
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
     pct_tensor *in[2] = {out, other};
-    PyObject *r = pct_pw_run(&c2, op, 2, in, &ctx);
+    pct_object *r = pct_pw_run(&c2, op, 2, in, &ctx);
     if (!r) return -1;
-    Py_DECREF(r);
+    PCT_DECREF(r);
     return 0;
 }
 
@@ -959,18 +962,18 @@ static int check_normal_tensor_std(pct_tensor *std)
     int item = (int)pct_tensor_itemsize(s);
     bool ok = true;
     for (int64_t i = 0; i < s->numel && ok; i++) ok = pct_load_as_double(p + i * item, s->dtype) >= 0.0;
-    Py_DECREF(s);
+    PCT_DECREF(s);
     if (!ok) {
-        PyErr_SetString(PyExc_RuntimeError, "normal expects all elements of std >= 0.0");
+        pct_error_str(PCT_ERR_RUNTIME, "normal expects all elements of std >= 0.0");
         return -1;
     }
     return 0;
 }
 
-PyObject *pct_cpu_normal(pct_call *c)
+pct_object *pct_cpu_normal(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
-    PyObject *gen = gen_arg(c);
+    pct_object *gen = gen_arg(c);
     pct_tensor *out = NULL;
     int rc = -1;
     int nd = 0;
@@ -994,7 +997,7 @@ PyObject *pct_cpu_normal(pct_call *c)
         if (c->out) {
             if (resize_out(c->out, nd, shape, true) < 0) return NULL;
             out = c->out;
-            Py_INCREF(out);
+            PCT_INCREF(out);
         } else if (!(out = pct_tensor_empty(nd, shape, mean->dtype, PCT_CPU, -1))) {
             return NULL;
         }
@@ -1009,7 +1012,7 @@ PyObject *pct_cpu_normal(pct_call *c)
         if (c->out) {
             if (resize_out(c->out, nd, shape, true) < 0) return NULL;
             out = c->out;
-            Py_INCREF(out);
+            PCT_INCREF(out);
         } else if (!(out = pct_tensor_empty(nd, shape, mean->dtype, PCT_CPU, -1))) {
             return NULL;
         }
@@ -1026,7 +1029,7 @@ PyObject *pct_cpu_normal(pct_call *c)
         if (c->out) {
             if (resize_out(c->out, std->ndim, std->sizes, true) < 0) return NULL;
             out = c->out;
-            Py_INCREF(out);
+            PCT_INCREF(out);
         } else if (!(out = pct_tensor_empty(std->ndim, std->sizes, std->dtype, PCT_CPU, -1))) {
             return NULL;
         }
@@ -1035,25 +1038,25 @@ PyObject *pct_cpu_normal(pct_call *c)
         if (do_normal(out, 0.0, 1.0, gen) < 0 || pw_inplace(out, PCT_OP_mul, std) < 0 ||
             !(m = pct_tensor_scalar(out->dtype, mean, (int64_t)mean, pct_dtype_is_floating(out->dtype))) ||
             pw_inplace(out, PCT_OP_add, m) < 0) {
-            Py_XDECREF(m);
+            PCT_XDECREF(m);
             goto done;
         }
-        Py_DECREF(m);
+        PCT_DECREF(m);
         rc = 0;
         goto done;
     }
     }
 done:
     if (rc < 0) {
-        Py_XDECREF(out);
+        PCT_XDECREF(out);
         return NULL;
     }
-    return (PyObject *)out;
+    return (pct_object *)out;
 }
 
 /* ---- bernoulli (functional) ---- */
 
-PyObject *pct_cpu_bernoulli(pct_call *c)
+pct_object *pct_cpu_bernoulli(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
     pct_tensor *self = c->v[0].t, *out;
@@ -1061,17 +1064,17 @@ PyObject *pct_cpu_bernoulli(pct_call *c)
         /* bernoulli_out: result.resize_(self.sizes()) then result.bernoulli_(self) */
         if (resize_out(c->out, self->ndim, self->sizes, false) < 0) return NULL;
         out = c->out;
-        Py_INCREF(out);
+        PCT_INCREF(out);
     } else if (!(out = pct_tensor_empty(self->ndim, self->sizes, self->dtype, PCT_CPU, -1))) {
         return NULL;
     }
     int rc = c->op_index == PCT_OP_bernoulli_p ? do_bernoulli_scalar(out, pct_arg(c, "p")->d, gen_arg(c))
                                                 : do_bernoulli_tensor(out, self, gen_arg(c));
     if (rc < 0) {
-        Py_DECREF(out);
+        PCT_DECREF(out);
         return NULL;
     }
-    return (PyObject *)out;
+    return (pct_object *)out;
 }
 
 /* ---- multinomial ---- */
@@ -1199,38 +1202,38 @@ static int multinomial_job(pct_cpu_generator *g, rng_job *j)
                                j->replacement);
 }
 
-PyObject *pct_cpu_multinomial(pct_call *c)
+pct_object *pct_cpu_multinomial(pct_call *c)
 {
     if (check_gen(c) < 0) return NULL;
     pct_tensor *self = c->v[0].t, *result = NULL, *probs = NULL, *tmp = NULL;
     int64_t ns = c->v[1].i;
     bool repl = c->v[2].b;
-    PyObject *ret = NULL;
+    pct_object *ret = NULL;
     if (self->ndim < 1 || self->ndim > 2) {
-        PyErr_SetString(PyExc_RuntimeError, "prob_dist must be 1 or 2 dim");
+        pct_error_str(PCT_ERR_RUNTIME, "prob_dist must be 1 or 2 dim");
         return NULL;
     }
     if (!pct_dtype_is_floating(self->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "multinomial only supports floating-point dtypes for input, got: %s",
+        pct_error(PCT_ERR_RUNTIME, "multinomial only supports floating-point dtypes for input, got: %s",
                      pct_dtype_cpp_name[self->dtype]);
         return NULL;
     }
     if (c->out && c->out->dtype != PCT_INT64) {
-        PyErr_Format(PyExc_RuntimeError, "multinomial expects Long tensor out, got: %s", pct_dtype_cpp_name[c->out->dtype]);
+        pct_error(PCT_ERR_RUNTIME, "multinomial expects Long tensor out, got: %s", pct_dtype_cpp_name[c->out->dtype]);
         return NULL;
     }
     if (ns <= 0) {
-        PyErr_SetString(PyExc_RuntimeError, "cannot sample n_sample <= 0 samples");
+        pct_error_str(PCT_ERR_RUNTIME, "cannot sample n_sample <= 0 samples");
         return NULL;
     }
     int64_t nc = self->sizes[self->ndim - 1];
     int64_t ndist = self->ndim == 1 ? 1 : self->sizes[0];
     if (!repl && ns > nc) {
-        PyErr_SetString(PyExc_RuntimeError, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+        pct_error_str(PCT_ERR_RUNTIME, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
         return NULL;
     }
     if (nc > ((int64_t)1 << 24)) {
-        PyErr_SetString(PyExc_RuntimeError, "number of categories cannot exceed 2^24");
+        pct_error_str(PCT_ERR_RUNTIME, "number of categories cannot exceed 2^24");
         return NULL;
     }
     int64_t rshape[2] = {ndist, ns};
@@ -1239,11 +1242,11 @@ PyObject *pct_cpu_multinomial(pct_call *c)
     if (c->out) {
         if (resize_out(c->out, rnd, rs, false) < 0) return NULL;
         result = c->out;
-        Py_INCREF(result);
+        PCT_INCREF(result);
     } else if (!(result = pct_tensor_empty(rnd, rs, PCT_INT64, PCT_CPU, -1))) {
         return NULL;
     }
-    if (result->numel == 0) return (PyObject *)result;
+    if (result->numel == 0) return (pct_object *)result;
     if (!(probs = pct_contiguous(self))) goto done;
     int pcode = rng_code[self->dtype];
     const void *pd = pct_tensor_data(probs);
@@ -1257,14 +1260,14 @@ PyObject *pct_cpu_multinomial(pct_call *c)
             any_bad = !(v >= 0.0) || isinf(v);
         }
         if (any_bad) {
-            PyErr_SetString(PyExc_RuntimeError, "probability tensor contains either `inf`, `nan` or element < 0");
+            pct_error_str(PCT_ERR_RUNTIME, "probability tensor contains either `inf`, `nan` or element < 0");
             goto done;
         }
         for (int64_t r = 0; r < ndist; r++) {
             bool nonzero = false;
             for (int64_t k = 0; k < nc && !nonzero; k++) nonzero = load_prob(pd, pcode, r * nc + k) > 0.0;
             if (!nonzero) {
-                PyErr_SetString(PyExc_RuntimeError, "invalid multinomial distribution (sum of probabilities <= 0)");
+                pct_error_str(PCT_ERR_RUNTIME, "invalid multinomial distribution (sum of probabilities <= 0)");
                 goto done;
             }
         }
@@ -1302,16 +1305,16 @@ PyObject *pct_cpu_multinomial(pct_call *c)
         if (run_job(gen_arg(c), &j, "multinomial") < 0) goto done;
     }
     if (err) {
-        PyErr_SetString(PyExc_RuntimeError, err);
+        pct_error_str(PCT_ERR_RUNTIME, err);
         goto done;
     }
     if (!direct && pct_copy_(result, tmp) < 0) goto done;
     pct_tensor_bump_version(result);
-    ret = (PyObject *)result;
+    ret = (pct_object *)result;
     result = NULL;
 done:
-    Py_XDECREF(result);
-    Py_XDECREF(probs);
-    Py_XDECREF(tmp);
+    PCT_XDECREF(result);
+    PCT_XDECREF(probs);
+    PCT_XDECREF(tmp);
     return ret;
 }

@@ -52,7 +52,7 @@ static int scalar_to_int64(const pct_scalar *s, int64_t *out)
 {
     if (s->kind != PCT_SCALAR_FLOAT) { *out = s->i; return 0; }
     if (!(s->d >= -TWO63 && s->d < TWO63)) {
-        PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int64_t without overflow");
+        pct_error_str(PCT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
         return -1;
     }
     *out = (int64_t)s->d;
@@ -62,7 +62,7 @@ static int scalar_to_int64(const pct_scalar *s, int64_t *out)
 static int no_bool_kernel(int dtype, const char *name)
 {
     if (dtype != PCT_BOOL) return 0;
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for 'Bool'", name);
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", name);
     return -1;
 }
 
@@ -76,7 +76,7 @@ static pct_tensor *range_target(pct_call *c, int64_t n, int dtype)
         bool is_arange = c->op_index == PCT_OP_arange || c->op_index == PCT_OP_arange_end;
         char b[PCT_SHAPE_BUF];
         if (is_arange && t->numel != 0 && n >= 0 &&
-            PyErr_WarnFormat(PyExc_UserWarning, 1, "The number of elements in the out tensor of shape %s is %lld which does "
+            pct_warn(PCT_WARN_USER, "The number of elements in the out tensor of shape %s is %lld which does "
                              "not match the computed number of elements %lld. Note that this may occur as a result of "
                              "rounding error. The out tensor will be resized to a tensor of shape (%lld,).",
                              pct_shape_str(b, sizeof b, t->ndim, t->sizes), (long long)t->numel, (long long)n, (long long)n) < 0)
@@ -85,7 +85,7 @@ static pct_tensor *range_target(pct_call *c, int64_t n, int dtype)
     } else if (pct_check_written_overlap(t, 0, NULL) < 0) {
         return NULL;
     }
-    Py_INCREF(t);
+    PCT_INCREF(t);
     return pct_factory_requires_grad(c, t);
 }
 
@@ -93,23 +93,23 @@ static pct_tensor *range_target(pct_call *c, int64_t n, int dtype)
  * range_commit. */
 static pct_tensor *range_work(pct_tensor *t)
 {
-    if (pct_tensor_is_contiguous(t)) { Py_INCREF(t); return t; }
+    if (pct_tensor_is_contiguous(t)) { PCT_INCREF(t); return t; }
     return pct_tensor_empty(t->ndim, t->sizes, t->dtype, PCT_CPU, -1);
 }
 
 /* Finishes a range factory: copies the scratch back, drops it; returns t (stolen) or NULL. An out= tensor
  * counts the write in its version; a new tensor starts at version 0, as in torch. */
-static PyObject *range_commit(pct_call *c, pct_tensor *t, pct_tensor *work)
+static pct_object *range_commit(pct_call *c, pct_tensor *t, pct_tensor *work)
 {
     int rc = work == t ? 0 : pct_copy_(t, work);
-    Py_DECREF(work);
-    if (rc < 0) { Py_DECREF(t); return NULL; }
+    PCT_DECREF(work);
+    if (rc < 0) { PCT_DECREF(t); return NULL; }
     if (!c->out) atomic_store(&t->version->value, 0);
     else if (work == t) pct_tensor_bump_version(t);
-    return (PyObject *)t;
+    return (pct_object *)t;
 }
 
-PyObject *pct_cpu_arange(pct_call *c)
+pct_object *pct_cpu_arange(pct_call *c)
 {
     bool has_start = c->op_index == PCT_OP_arange;
     pct_scalar start = {PCT_SCALAR_INT, 0, 0, 0}, end, step = {PCT_SCALAR_INT, 1, 1, 0};
@@ -118,13 +118,13 @@ PyObject *pct_cpu_arange(pct_call *c)
     bool any_float = start.kind == PCT_SCALAR_FLOAT || end.kind == PCT_SCALAR_FLOAT || step.kind == PCT_SCALAR_FLOAT;
     int dtype = pct_factory_dtype(c, any_float ? pct_default_dtype : PCT_INT64);
     if (dtype < 0 || no_bool_kernel(dtype, "arange_cpu") < 0) return NULL;
-    if (!(step.d > 0 || step.d < 0)) { PyErr_SetString(PyExc_RuntimeError, "step must be nonzero"); return NULL; }
+    if (!(step.d > 0 || step.d < 0)) { pct_error_str(PCT_ERR_RUNTIME, "step must be nonzero"); return NULL; }
     if (!isfinite(start.d) || !isfinite(end.d)) {
-        PyErr_Format(PyExc_RuntimeError, "unsupported range: %g -> %g", start.d, end.d);
+        pct_error(PCT_ERR_RUNTIME, "unsupported range: %g -> %g", start.d, end.d);
         return NULL;
     }
     if (!((step.d > 0 && end.d >= start.d) || (step.d < 0 && end.d <= start.d))) {
-        PyErr_SetString(PyExc_RuntimeError, "upper bound and lower bound inconsistent with step sign");
+        pct_error_str(PCT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
         return NULL;
     }
     double n_d;
@@ -132,7 +132,7 @@ PyObject *pct_cpu_arange(pct_call *c)
         int64_t xs, xe, xst;
         if (scalar_to_int64(&start, &xs) < 0 || scalar_to_int64(&end, &xe) < 0 || scalar_to_int64(&step, &xst) < 0)
             return NULL;
-        if (xst == 0) { PyErr_SetString(PyExc_ValueError, "step must be nonzero"); return NULL; }
+        if (xst == 0) { pct_error_str(PCT_ERR_VALUE, "step must be nonzero"); return NULL; }
         /* (end - start + step - sign) / step, wrapping as torch's int64 arithmetic does */
         int64_t num = (int64_t)((uint64_t)xe - (uint64_t)xs + (uint64_t)xst - (uint64_t)(xst > 0 ? 1 : -1));
         n_d = xst == -1 && num == INT64_MIN ? -TWO63 : (double)(num / xst);
@@ -140,7 +140,7 @@ PyObject *pct_cpu_arange(pct_call *c)
         n_d = ceil((end.d - start.d) / step.d);
     }
     if (!(n_d >= 0 && n_d <= TWO63)) {
-        PyErr_SetString(PyExc_RuntimeError, "invalid size, possible overflow?");
+        pct_error_str(PCT_ERR_RUNTIME, "invalid size, possible overflow?");
         return NULL;
     }
     int64_t n = n_d >= TWO63 ? INT64_MIN : (int64_t)n_d; /* torch's cast of 2**63 */
@@ -152,11 +152,11 @@ PyObject *pct_cpu_arange(pct_call *c)
     if ((integral && (scalar_to_int64(&start, &xs) < 0 || scalar_to_int64(&step, &xst) < 0)) ||
         (pct_dtype_is_reduced_float(dtype) &&
          (pct_scalar_check_fits(&start, PCT_FLOAT32) < 0 || pct_scalar_check_fits(&step, PCT_FLOAT32) < 0))) {
-        Py_DECREF(t);
+        PCT_DECREF(t);
         return NULL;
     }
     pct_tensor *work = range_work(t);
-    if (!work) { Py_DECREF(t); return NULL; }
+    if (!work) { PCT_DECREF(t); return NULL; }
     char *p = pct_tensor_data(work);
     int item = pct_dtype_itemsize[dtype];
     for (int64_t i = 0; i < n; i++) {
@@ -212,21 +212,21 @@ static void linspace_fill(char *p, int dtype, double start, double end, int64_t 
     }
 }
 
-static PyObject *linspace_impl(pct_call *c, bool log_base, double base)
+static pct_object *linspace_impl(pct_call *c, bool log_base, double base)
 {
     int64_t steps = c->v[2].i;
     const pct_scalar *start = &c->v[0].s, *end = &c->v[1].s;
     int dtype = pct_factory_dtype(c, pct_default_dtype);
     if (dtype < 0) return NULL;
-    if (steps < 0) { PyErr_SetString(PyExc_RuntimeError, "number of steps must be non-negative"); return NULL; }
+    if (steps < 0) { pct_error_str(PCT_ERR_RUNTIME, "number of steps must be non-negative"); return NULL; }
     pct_tensor *t = range_target(c, steps, dtype);
-    if (!t || steps == 0) return (PyObject *)t;
+    if (!t || steps == 0) return (pct_object *)t;
     if (steps == 1) { /* a fill: start, or base ** start */
         pct_scalar v = *start;
         if (log_base) v = (pct_scalar){PCT_SCALAR_FLOAT, 0, pow(base, start->d), 0};
-        if (pct_fill_check_value(&v, t) < 0 || pct_fill_scalar(t, &v) < 0) { Py_DECREF(t); return NULL; }
+        if (pct_fill_check_value(&v, t) < 0 || pct_fill_scalar(t, &v) < 0) { PCT_DECREF(t); return NULL; }
         if (!c->out) atomic_store(&t->version->value, 0);
-        return (PyObject *)t;
+        return (pct_object *)t;
     }
     double s, e;
     int64_t is, ie;
@@ -234,12 +234,12 @@ static PyObject *linspace_impl(pct_call *c, bool log_base, double base)
     if (no_bool_kernel(dtype, log_base ? "logspace_cpu" : "linspace_cpu") < 0 ||
         scalar_in_dtype(start, dtype, &s, &is) < 0 || scalar_in_dtype(end, dtype, &e, &ie) < 0 ||
         !(work = range_work(t))) {
-        Py_DECREF(t);
+        PCT_DECREF(t);
         return NULL;
     }
     linspace_fill(pct_tensor_data(work), dtype, s, e, is, ie, steps, log_base, base);
     return range_commit(c, t, work);
 }
 
-PyObject *pct_cpu_linspace(pct_call *c) { return linspace_impl(c, false, 0); }
-PyObject *pct_cpu_logspace(pct_call *c) { return linspace_impl(c, true, c->v[3].d); }
+pct_object *pct_cpu_linspace(pct_call *c) { return linspace_impl(c, false, 0); }
+pct_object *pct_cpu_logspace(pct_call *c) { return linspace_impl(c, true, c->v[3].d); }

@@ -648,26 +648,26 @@ RED_TABLE_FLT(normninf)
 
 enum { RED_SUM, RED_NANSUM, RED_MEAN, RED_NANMEAN, RED_PROD };
 
-static PyObject *red_sum_family(pct_call *c, int kind)
+static pct_object *red_sum_family(pct_call *c, int kind)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     bool keepdim = c->v[2].b;
     bool has_dtype = !c->v[3].none;
     int rd;
     if (kind == RED_NANMEAN && !red_is_float(self->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "nanmean(): expected input to have floating point or complex dtype but got %s",
+        pct_error(PCT_ERR_RUNTIME, "nanmean(): expected input to have floating point or complex dtype but got %s",
                      pct_dtype_cpp_name[self->dtype]);
         return NULL;
     }
     if (kind == RED_MEAN || kind == RED_NANMEAN) {
         const char *name = kind == RED_MEAN ? "mean" : "nanmean";
         if (has_dtype && !red_is_float(c->v[3].dtype)) {
-            PyErr_Format(PyExc_RuntimeError, "%s(): could not infer output dtype. Optional dtype must be either a "
+            pct_error(PCT_ERR_RUNTIME, "%s(): could not infer output dtype. Optional dtype must be either a "
                          "floating point or complex dtype. Got: %s", name, pct_dtype_cpp_name[c->v[3].dtype]);
             return NULL;
         }
         if (!has_dtype && !red_is_float(self->dtype)) {
-            PyErr_Format(PyExc_RuntimeError, "%s(): could not infer output dtype. Input dtype must be either a "
+            pct_error(PCT_ERR_RUNTIME, "%s(): could not infer output dtype. Input dtype must be either a "
                          "floating point or complex dtype. Got: %s", name, pct_dtype_cpp_name[self->dtype]);
             return NULL;
         }
@@ -687,7 +687,7 @@ static PyObject *red_sum_family(pct_call *c, int kind)
         /* torch: mean divides a float result into out (a cast); nansum and nanmean run nansum at out's dtype */
         if (kind == RED_MEAN && pct_out_check_cast(self->dtype, out) < 0) return NULL;
         if ((kind == RED_NANSUM || kind == RED_NANMEAN) && red_is_float(self->dtype) && !red_is_float(rd)) {
-            PyErr_Format(PyExc_NotImplementedError, "\"nansum_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rd]);
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"nansum_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rd]);
             return NULL;
         }
     } else {
@@ -702,7 +702,7 @@ static PyObject *red_sum_family(pct_call *c, int kind)
     default: break;
     }
     if (!table[rd]) {
-        PyErr_Format(PyExc_RuntimeError, "%s(): could not infer output dtype. Input dtype must be either a floating "
+        pct_error(PCT_ERR_RUNTIME, "%s(): could not infer output dtype. Input dtype must be either a floating "
                      "point or complex dtype. Got: %s", c->op->sig.name, pct_dtype_cpp_name[rd]);
         return NULL;
     }
@@ -710,11 +710,11 @@ static PyObject *red_sum_family(pct_call *c, int kind)
     return pct_red_simple(table, &ctx, self, rd, mask, keepdim, false, rd, out);
 }
 
-PyObject *pct_cpu_sum(pct_call *c) { return red_sum_family(c, RED_SUM); }
-PyObject *pct_cpu_nansum(pct_call *c) { return red_sum_family(c, RED_NANSUM); }
-PyObject *pct_cpu_mean(pct_call *c) { return red_sum_family(c, RED_MEAN); }
-PyObject *pct_cpu_nanmean(pct_call *c) { return red_sum_family(c, RED_NANMEAN); }
-PyObject *pct_cpu_prod(pct_call *c) { return red_sum_family(c, RED_PROD); }
+pct_object *pct_cpu_sum(pct_call *c) { return red_sum_family(c, RED_SUM); }
+pct_object *pct_cpu_nansum(pct_call *c) { return red_sum_family(c, RED_NANSUM); }
+pct_object *pct_cpu_mean(pct_call *c) { return red_sum_family(c, RED_MEAN); }
+pct_object *pct_cpu_nanmean(pct_call *c) { return red_sum_family(c, RED_NANMEAN); }
+pct_object *pct_cpu_prod(pct_call *c) { return red_sum_family(c, RED_PROD); }
 
 /* ------------------------------------------------------------------------------------ */
 /* amax, amin, max(), min(), max.dim, min.dim, argmax, argmin, aminmax                    */
@@ -724,14 +724,14 @@ static int red_check_nonempty(const pct_tensor *t, uint64_t mask, const char *na
 {
     if (t->numel != 0) return 0;
     if (!dim_given) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
                      "with the 'dim' argument.", name);
         return -1;
     }
     for (int d = 0; d < t->ndim; d++) {
         if (((mask >> d) & 1) && t->sizes[d] == 0) {
-            PyErr_Format(PyExc_IndexError, "%s%s: Expected reduction dim %d to have non-zero size.", name,
+            pct_error(PCT_ERR_INDEX, "%s%s: Expected reduction dim %d to have non-zero size.", name,
                          paren ? "()" : "", d);
             return -1;
         }
@@ -739,7 +739,7 @@ static int red_check_nonempty(const pct_tensor *t, uint64_t mask, const char *na
     return 0;
 }
 
-static PyObject *red_amax_family(pct_call *c, bool is_max)
+static pct_object *red_amax_family(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     const char *name = is_max ? "amax" : "amin";
@@ -747,7 +747,7 @@ static PyObject *red_amax_family(pct_call *c, bool is_max)
     if (pct_red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
     if (red_check_nonempty(self, mask, name, !c->v[1].none && c->v[1].n > 0, true) < 0) return NULL;
     if (out && out->dtype != self->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected the dtype for input and out to match, but got %s for input's dtype "
+        pct_error(PCT_ERR_RUNTIME, "Expected the dtype for input and out to match, but got %s for input's dtype "
                      "and %s for out's dtype.", pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[out->dtype]);
         return NULL;
     }
@@ -756,10 +756,10 @@ static PyObject *red_amax_family(pct_call *c, bool is_max)
                       self->dtype, out);
 }
 
-PyObject *pct_cpu_amax(pct_call *c) { return red_amax_family(c, true); }
-PyObject *pct_cpu_amin(pct_call *c) { return red_amax_family(c, false); }
+pct_object *pct_cpu_amax(pct_call *c) { return red_amax_family(c, true); }
+pct_object *pct_cpu_amin(pct_call *c) { return red_amax_family(c, false); }
 
-static PyObject *red_all_minmax(pct_call *c, bool is_max)
+static pct_object *red_all_minmax(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t;
     uint64_t mask = red_all_mask(self->ndim);
@@ -768,10 +768,10 @@ static PyObject *red_all_minmax(pct_call *c, bool is_max)
     return pct_red_simple(is_max ? amax_table : amin_table, &ctx, self, self->dtype, mask, false, false, self->dtype, NULL);
 }
 
-PyObject *pct_cpu_max_all(pct_call *c) { return red_all_minmax(c, true); }
-PyObject *pct_cpu_min_all(pct_call *c) { return red_all_minmax(c, false); }
+pct_object *pct_cpu_max_all(pct_call *c) { return red_all_minmax(c, true); }
+pct_object *pct_cpu_min_all(pct_call *c) { return red_all_minmax(c, false); }
 
-static PyObject *red_max_dim(pct_call *c, bool is_max)
+static pct_object *red_max_dim(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t;
     const char *name = is_max ? "max" : "min";
@@ -792,31 +792,31 @@ static PyObject *red_max_dim(pct_call *c, bool is_max)
     return pct_return_pair(is_max ? "torch.return_types.max" : "torch.return_types.min", "values", "indices", res[0], res[1]);
 }
 
-PyObject *pct_cpu_max_dim(pct_call *c) { return red_max_dim(c, true); }
-PyObject *pct_cpu_min_dim(pct_call *c) { return red_max_dim(c, false); }
+pct_object *pct_cpu_max_dim(pct_call *c) { return red_max_dim(c, true); }
+pct_object *pct_cpu_min_dim(pct_call *c) { return red_max_dim(c, false); }
 
-PyObject *pct_cpu_max_other(pct_call *c)
+pct_object *pct_cpu_max_other(pct_call *c)
 {
     pct_pw_ctx ctx = {0};
     pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
     return pct_pw_run(c, PCT_OP_maximum, 2, in, &ctx);
 }
 
-PyObject *pct_cpu_min_other(pct_call *c)
+pct_object *pct_cpu_min_other(pct_call *c)
 {
     pct_pw_ctx ctx = {0};
     pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
     return pct_pw_run(c, PCT_OP_minimum, 2, in, &ctx);
 }
 
-static PyObject *red_argmax_family(pct_call *c, bool is_max)
+static pct_object *red_argmax_family(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     const char *name = is_max ? "argmax" : "argmin";
     uint64_t mask;
     bool dim_given = !c->v[1].none;
     if (self->dtype == PCT_BOOL) {
-        PyErr_Format(PyExc_RuntimeError, "%s(): does not support bool input", name);
+        pct_error(PCT_ERR_RUNTIME, "%s(): does not support bool input", name);
         return NULL;
     }
     if (dim_given) {
@@ -825,7 +825,7 @@ static PyObject *red_argmax_family(pct_call *c, bool is_max)
         mask = red_all_mask(self->ndim);
     }
     if (self->numel == 0 && !dim_given) {
-        PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim to be specified for input.numel() == 0.", name);
+        pct_error(PCT_ERR_INDEX, "%s(): Expected reduction dim to be specified for input.numel() == 0.", name);
         return NULL;
     }
     if (red_check_nonempty(self, mask, name, true, true) < 0) return NULL;
@@ -835,10 +835,10 @@ static PyObject *red_argmax_family(pct_call *c, bool is_max)
                       PCT_INT64, out);
 }
 
-PyObject *pct_cpu_argmax(pct_call *c) { return red_argmax_family(c, true); }
-PyObject *pct_cpu_argmin(pct_call *c) { return red_argmax_family(c, false); }
+pct_object *pct_cpu_argmax(pct_call *c) { return red_argmax_family(c, true); }
+pct_object *pct_cpu_argmin(pct_call *c) { return red_argmax_family(c, false); }
 
-PyObject *pct_cpu_aminmax(pct_call *c)
+pct_object *pct_cpu_aminmax(pct_call *c)
 {
     pct_tensor *self = c->v[0].t;
     uint64_t mask;
@@ -849,7 +849,7 @@ PyObject *pct_cpu_aminmax(pct_call *c)
         mask = red_all_mask(self->ndim);
     }
     if (self->numel == 0 && !dim_given) {
-        PyErr_SetString(PyExc_RuntimeError,
+        pct_error_str(PCT_ERR_RUNTIME,
                         "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
         return NULL;
     }
@@ -864,14 +864,14 @@ PyObject *pct_cpu_aminmax(pct_call *c)
 /* ------------------------------------------------------------------------------------ */
 /* all, any, count_nonzero                                                               */
 
-static PyObject *red_all_any(pct_call *c, bool is_all)
+static pct_object *red_all_any(pct_call *c, bool is_all)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     uint64_t mask;
     int rd = self->dtype == PCT_UINT8 ? PCT_UINT8 : PCT_BOOL;
     if (out) { /* torch checks out's dtype before the dims */
         if (out->dtype != PCT_BOOL && out->dtype != PCT_UINT8) {
-            PyErr_Format(PyExc_RuntimeError, "%s only supports bool tensor for result, got: %s", is_all ? "all" : "any",
+            pct_error(PCT_ERR_RUNTIME, "%s only supports bool tensor for result, got: %s", is_all ? "all" : "any",
                          pct_dtype_cpp_name[out->dtype]);
             return NULL;
         }
@@ -883,10 +883,10 @@ static PyObject *red_all_any(pct_call *c, bool is_all)
     return pct_red_simple(is_all ? all_table : any_table, &ctx, self, self->dtype, mask, c->v[2].b, false, rd, out);
 }
 
-PyObject *pct_cpu_all(pct_call *c) { return red_all_any(c, true); }
-PyObject *pct_cpu_any(pct_call *c) { return red_all_any(c, false); }
+pct_object *pct_cpu_all(pct_call *c) { return red_all_any(c, true); }
+pct_object *pct_cpu_any(pct_call *c) { return red_all_any(c, false); }
 
-PyObject *pct_cpu_count_nonzero(pct_call *c)
+pct_object *pct_cpu_count_nonzero(pct_call *c)
 {
     pct_tensor *self = c->v[0].t;
     uint64_t mask;
@@ -908,41 +908,41 @@ static int var_all_two_pass(pct_tensor *in, const red_ctx *vctx, pct_tensor *res
                                               in->dtype, NULL);
     if (!m) return -1;
     double mean = pct_load_as_double(pct_tensor_data(m), m->dtype);
-    Py_DECREF(m);
+    PCT_DECREF(m);
     pct_tensor *x = pct_contiguous(in);
     if (!x) return -1;
     const int64_t n = x->numel;
     const char *p = pct_tensor_data(x);
     const bool f64 = x->dtype == PCT_FLOAT64;
     double s2 = 0;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
 #pragma omp parallel for reduction(+ : s2) if (n > PCT_PARALLEL_GRAIN)
     for (int64_t i = 0; i < n; i++) {
         double d = (f64 ? ((const double *)p)[i] : (double)((const float *)p)[i]) - mean;
         s2 += d * d;
     }
-    Py_END_ALLOW_THREADS
-    Py_DECREF(x);
+    PCT_NOGIL_END
+    PCT_DECREF(x);
     double dof = (double)vctx->count - vctx->correction;
     double v = s2 / (dof > 0 ? dof : 0);
     pct_store_double(pct_tensor_data(res), res->dtype, vctx->take_sqrt ? sqrt(v) : v);
     return 0;
 }
 
-static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_value *unbiased, bool keepdim,
+static pct_object *red_var_family(pct_call *c, const pct_value *dimv, const pct_value *unbiased, bool keepdim,
                                 const pct_value *correction, pct_tensor *out, bool take_sqrt, bool with_mean)
 {
     pct_tensor *self = c->v[0].t;
     const char *name = c->op->sig.name;
     /* torch rejects this combination while parsing, before any other check */
     if (unbiased && !unbiased->none && correction && !correction->none) {
-        PyErr_Format(PyExc_TypeError, "%s() received an invalid combination of arguments - got (unbiased=bool, "
+        pct_error(PCT_ERR_TYPE, "%s() received an invalid combination of arguments - got (unbiased=bool, "
                      "correction=Number): pass only one of unbiased and correction", name);
         return NULL;
     }
     if (!red_is_float(self->dtype)) { /* torch names var_mean and std_mean; var and std share one message */
-        if (with_mean) PyErr_Format(PyExc_RuntimeError, "%s only support floating point and complex dtypes", name);
-        else PyErr_SetString(PyExc_RuntimeError, "std and var only support floating point and complex dtypes");
+        if (with_mean) pct_error(PCT_ERR_RUNTIME, "%s only support floating point and complex dtypes", name);
+        else pct_error_str(PCT_ERR_RUNTIME, "std and var only support floating point and complex dtypes");
         return NULL;
     }
     if (pct_out_check_cast(self->dtype, out) < 0) return NULL;
@@ -961,7 +961,7 @@ static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_va
     int rd = self->dtype;
     if (out) {
         if (!red_is_float(out->dtype)) {
-            PyErr_SetString(PyExc_RuntimeError, "std and var only support floating point and complex dtypes");
+            pct_error_str(PCT_ERR_RUNTIME, "std and var only support floating point and complex dtypes");
             return NULL;
         }
         rd = out->dtype;
@@ -971,7 +971,7 @@ static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_va
         char msg[256];
         snprintf(msg, sizeof msg, "%s(): degrees of freedom is <= 0. Correction should be strictly less than the "
                  "reduction factor (input numel divided by output numel).", take_sqrt ? "std" : "var");
-        if (PyErr_WarnEx(PyExc_UserWarning, msg, 1) < 0) return NULL;
+        if (pct_warn(PCT_WARN_USER, "%s", msg) < 0) return NULL;
     }
     pct_tensor *in = pct_to_dtype(self, rd, false);
     if (!in) return NULL;
@@ -980,41 +980,38 @@ static PyObject *red_var_family(pct_call *c, const pct_value *dimv, const pct_va
     int r = pct_red_exec(var_table[rd], &ctx, in, mask, keepdim, false, with_mean ? 2 : 1, dtypes, outs, res);
     if (r == 0 && !with_mean && count > 0 && res[0]->numel == 1 && (rd == PCT_FLOAT32 || rd == PCT_FLOAT64) &&
         var_all_two_pass(in, &ctx, res[0]) < 0) {
-        Py_CLEAR(res[0]);
+        PCT_CLEAR(res[0]);
         r = -1;
     }
-    Py_DECREF(in);
+    PCT_DECREF(in);
     if (r < 0) return NULL;
-    if (!with_mean) return (PyObject *)res[0];
-    PyObject *t = PyTuple_New(2);
-    if (!t) { Py_DECREF(res[0]); Py_DECREF(res[1]); return NULL; }
-    PyTuple_SET_ITEM(t, 0, (PyObject *)res[0]);
-    PyTuple_SET_ITEM(t, 1, (PyObject *)res[1]);
-    return t;
+    if (!with_mean) return (pct_object *)res[0];
+    pct_object *items[2] = {(pct_object *)res[0], (pct_object *)res[1]};
+    return pct_tuple_steal(2, items);
 }
 
 /* var(input, dim, unbiased, keepdim, *, correction, out) */
-PyObject *pct_cpu_var(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], c->out, false, false); }
-PyObject *pct_cpu_std(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], c->out, true, false); }
-PyObject *pct_cpu_var_mean(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], NULL, false, true); }
-PyObject *pct_cpu_std_mean(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], NULL, true, true); }
+pct_object *pct_cpu_var(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], c->out, false, false); }
+pct_object *pct_cpu_std(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], c->out, true, false); }
+pct_object *pct_cpu_var_mean(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], NULL, false, true); }
+pct_object *pct_cpu_std_mean(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], NULL, true, true); }
 /* the var(input, bool unbiased) overloads */
-PyObject *pct_cpu_var_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, false, false); }
-PyObject *pct_cpu_std_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, true, false); }
-PyObject *pct_cpu_var_mean_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, false, true); }
-PyObject *pct_cpu_std_mean_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, true, true); }
+pct_object *pct_cpu_var_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, false, false); }
+pct_object *pct_cpu_std_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, true, false); }
+pct_object *pct_cpu_var_mean_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, false, true); }
+pct_object *pct_cpu_std_mean_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, true, true); }
 
 /* ------------------------------------------------------------------------------------ */
 /* logsumexp, norm                                                                        */
 
-PyObject *pct_cpu_logsumexp(pct_call *c)
+pct_object *pct_cpu_logsumexp(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     uint64_t mask;
     int rd = red_is_float(self->dtype) ? self->dtype : pct_default_dtype;
     if (out) { /* torch checks out's dtype before the dims */
         if (!red_is_float(out->dtype)) {
-            PyErr_Format(PyExc_RuntimeError, "logsumexp(): Expected floating point type for result tensor, but got: %s",
+            pct_error(PCT_ERR_RUNTIME, "logsumexp(): Expected floating point type for result tensor, but got: %s",
                          pct_dtype_cpp_name[out->dtype]);
             return NULL;
         }
@@ -1026,7 +1023,7 @@ PyObject *pct_cpu_logsumexp(pct_call *c)
         int64_t ones[PCT_MAX_DIMS];
         char b[PCT_SHAPE_BUF];
         for (int d = 0; d < self->ndim; d++) ones[d] = 1;
-        PyErr_Format(PyExc_RuntimeError, "output with shape [] doesn't match the broadcast shape %s",
+        pct_error(PCT_ERR_RUNTIME, "output with shape [] doesn't match the broadcast shape %s",
                      pct_shape_str(b, sizeof b, self->ndim, ones));
         return NULL;
     }
@@ -1034,12 +1031,12 @@ PyObject *pct_cpu_logsumexp(pct_call *c)
     return pct_red_simple(lse_table, &ctx, self, rd, mask, c->v[2].b, false, rd, out);
 }
 
-static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool keepdim, const pct_value *dtypev,
+static pct_object *red_norm(pct_call *c, double p, const pct_value *dimv, bool keepdim, const pct_value *dtypev,
                           pct_tensor *out)
 {
     pct_tensor *self = c->v[0].t;
     if (!red_is_float(self->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
+        pct_error(PCT_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
                      pct_dtype_cpp_name[self->dtype]);
         return NULL;
     }
@@ -1049,12 +1046,12 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
     if (!dtypev->none) {
         int d = dtypev->dtype;
         if (!red_is_float(d)) {
-            PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm: dtype should be floating point or complex, but got %s",
+            pct_error(PCT_ERR_RUNTIME, "linalg.vector_norm: dtype should be floating point or complex, but got %s",
                          pct_dtype_cpp_name[d]);
             return NULL;
         }
         if (pct_promote_types(self->dtype, d) != d) {
-            PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm: the dtype of the input (%s) should be convertible "
+            pct_error(PCT_ERR_RUNTIME, "linalg.vector_norm: the dtype of the input (%s) should be convertible "
                          "without narrowing to the specified dtype (%s)", pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[d]);
             return NULL;
         }
@@ -1067,7 +1064,7 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
         if (dimv->none || dimv->n == 0) {
             snprintf(msg, sizeof msg, "linalg.vector_norm cannot compute the %s norm on an empty tensor because the "
                      "operation does not have an identity", ps);
-            PyErr_SetString(PyExc_RuntimeError, msg);
+            pct_error_str(PCT_ERR_RUNTIME, msg);
             return NULL;
         }
         for (int i = 0; i < dimv->n; i++) {
@@ -1076,7 +1073,7 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
                 /* torch's message has no space before "because" */
                 snprintf(msg, sizeof msg, "linalg.vector_norm cannot compute the %s norm on the dimension %d"
                          "because this dimension is empty and the operation does not have an identity", ps, d);
-                PyErr_SetString(PyExc_RuntimeError, msg);
+                pct_error_str(PCT_ERR_RUNTIME, msg);
                 return NULL;
             }
         }
@@ -1094,7 +1091,7 @@ static PyObject *red_norm(pct_call *c, double p, const pct_value *dimv, bool kee
 }
 
 /* norm(input, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, dtype=None, out=None) */
-PyObject *pct_cpu_norm(pct_call *c)
+pct_object *pct_cpu_norm(pct_call *c)
 {
     double p = c->v[1].none ? 2.0 : c->v[1].s.d;
     return red_norm(c, p, &c->v[2], c->v[3].b, &c->v[4], c->out);
@@ -1103,10 +1100,9 @@ PyObject *pct_cpu_norm(pct_call *c)
 /* norm(input, str p, ...): as torch.functional.norm, 'fro' over at most two dims is the
  * 2-norm; everything else (the nuclear norm, 'fro' over more dims: an error) goes to
  * linalg.matrix_norm over the given dims, or all of them. */
-PyObject *pct_cpu_norm_str(pct_call *c)
+pct_object *pct_cpu_norm_str(pct_call *c)
 {
-    const char *s = PyUnicode_AsUTF8(c->v[1].obj);
-    if (!s) return NULL;
+    const char *s = c->v[1].str;
     const pct_value *dim = &c->v[2];
     if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, c->v[3].b, &c->v[4], c->out);
     pct_tensor *self = c->v[0].t;

@@ -8,7 +8,6 @@
 #define PCT_REDUCE_INTERNAL_H
 #include "../iter.h"
 #include "../op.h"
-#include "../../python/pyobjects.h"
 #include "../error.h"
 #include "../out.h"
 #include "blas.h"
@@ -219,7 +218,7 @@ PCT_RED_INTERNAL int pct_red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor 
                                   bool keep_order, int nouts, const int *dtypes, pct_tensor *const *outs_arg,
                                   pct_tensor **results);
 /* One-output reduction: converts self to in_dtype, runs k, returns the result. */
-PCT_RED_INTERNAL PyObject *pct_red_simple(const red_kernel *const *table, red_ctx *ctx, pct_tensor *self,
+PCT_RED_INTERNAL pct_object *pct_red_simple(const red_kernel *const *table, red_ctx *ctx, pct_tensor *self,
                                           int in_dtype, uint64_t mask, bool keepdim, bool keep_order, int out_dtype,
                                           pct_tensor *out);
 

@@ -288,7 +288,7 @@ static void red_run(const red_kernel *k, const red_plan *pl, const red_ctx *ctx)
 #ifdef _OPENMP
     if (!omp_in_parallel()) nth = omp_get_max_threads();
 #endif
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     if (nth <= 1) {
         red_do_units(k, pl, ctx, 0, pl->units);
     }
@@ -303,7 +303,7 @@ static void red_run(const red_kernel *k, const red_plan *pl, const red_ctx *ctx)
         }
     }
 #endif
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -324,7 +324,7 @@ int pct_red_mask(const pct_tensor *t, const pct_value *v, bool empty_all, bool w
         int d = pct_wrap_dim(v->list[i], nd);
         if (d < 0) return -1;
         if ((seen >> d) & 1) {
-            PyErr_Format(PyExc_RuntimeError, "dim %d appears multiple times in the list of dims", d);
+            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
             return -1;
         }
         seen |= 1ULL << d;
@@ -375,7 +375,7 @@ int pct_red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t mas
     pct_tensor *dst[2] = {NULL, NULL};
     for (int o = 0; o < nouts; o++) results[o] = NULL;
     if (!k) {
-        PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: no reduction kernel for %s; please report a bug",
+        pct_error(PCT_ERR_RUNTIME, "pyctorch internal error: no reduction kernel for %s; please report a bug",
                      pct_dtype_name[in->dtype]);
         return -1;
     }
@@ -383,17 +383,17 @@ int pct_red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t mas
         pct_tensor *oa = outs_arg ? outs_arg[o] : NULL;
         if (oa) {
             if (pct_out_resize(oa, ndim, shape) < 0) goto fail;
-            Py_INCREF(oa);
+            PCT_INCREF(oa);
             results[o] = oa;
             if (oa->dtype == dtypes[o]) {
-                Py_INCREF(oa);
+                PCT_INCREF(oa);
                 dst[o] = oa;
                 continue;
             }
         }
         if (!(dst[o] = pct_tensor_empty(ndim, shape, dtypes[o], PCT_CPU, -1))) goto fail;
         if (!results[o]) {
-            Py_INCREF(dst[o]);
+            PCT_INCREF(dst[o]);
             results[o] = dst[o];
         }
     }
@@ -408,23 +408,23 @@ int pct_red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t mas
         } else if (outs_arg && outs_arg[o]) {
             pct_tensor_bump_version(results[o]);
         }
-        Py_CLEAR(dst[o]);
+        PCT_CLEAR(dst[o]);
     }
     return 0;
 fail:
-    for (int o = 0; o < nouts; o++) { Py_CLEAR(dst[o]); Py_CLEAR(results[o]); }
+    for (int o = 0; o < nouts; o++) { PCT_CLEAR(dst[o]); PCT_CLEAR(results[o]); }
     return -1;
 }
 
 /* One-output reduction: converts self to in_dtype, runs k, returns the result. */
-PyObject *pct_red_simple(const red_kernel *const *table, red_ctx *ctx, pct_tensor *self, int in_dtype,
+pct_object *pct_red_simple(const red_kernel *const *table, red_ctx *ctx, pct_tensor *self, int in_dtype,
                             uint64_t mask, bool keepdim, bool keep_order, int out_dtype, pct_tensor *out)
 {
     pct_tensor *in = pct_to_dtype(self, in_dtype, false);
     if (!in) return NULL;
     pct_tensor *res = NULL;
     int r = pct_red_exec(table[in_dtype], ctx, in, mask, keepdim, keep_order, 1, &out_dtype, &out, &res);
-    Py_DECREF(in);
-    return r < 0 ? NULL : (PyObject *)res;
+    PCT_DECREF(in);
+    return r < 0 ? NULL : (pct_object *)res;
 }
 

@@ -119,12 +119,12 @@ static int scan_run(pct_tensor *in, int dim, int op, pct_tensor **res, pct_tenso
     if (idx) *idx = i;
     return 0;
 fail:
-    Py_XDECREF(r);
-    Py_XDECREF(i);
+    PCT_XDECREF(r);
+    PCT_XDECREF(i);
     return -1;
 }
 
-static PyObject *scan_cum(pct_call *c, int op)
+static pct_object *scan_cum(pct_call *c, int op)
 {
     pct_tensor *self = c->v[0].t, *out = c->out;
     const char *kname = op == SCAN_SUM ? "cumsum_out_cpu" : "cumprod_out_cpu";
@@ -134,7 +134,7 @@ static PyObject *scan_cum(pct_call *c, int op)
     int rd;
     if (c->inplace) {
         if (has_dtype && c->v[2].dtype != self->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
+            pct_error(PCT_ERR_RUNTIME, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
                          pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[c->v[2].dtype]);
             return NULL;
         }
@@ -153,15 +153,15 @@ static PyObject *scan_cum(pct_call *c, int op)
     pct_tensor *in = pct_to_dtype(self, rd, false), *res = NULL;
     if (!in) return NULL;
     int r = scan_run(in, dim, op, &res, NULL);
-    Py_DECREF(in);
+    PCT_DECREF(in);
     if (r < 0) return NULL;
     return pct_sort_finish(res, out);
 }
 
-PyObject *pct_cpu_cumsum(pct_call *c) { return scan_cum(c, SCAN_SUM); }
-PyObject *pct_cpu_cumprod(pct_call *c) { return scan_cum(c, SCAN_PROD); }
+pct_object *pct_cpu_cumsum(pct_call *c) { return scan_cum(c, SCAN_SUM); }
+pct_object *pct_cpu_cumprod(pct_call *c) { return scan_cum(c, SCAN_PROD); }
 
-PyObject *pct_cpu_logcumsumexp(pct_call *c)
+pct_object *pct_cpu_logcumsumexp(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *out = c->out, *res = NULL;
     int dim = pct_wrap_dim(c->v[1].i, self->ndim);
@@ -171,7 +171,7 @@ PyObject *pct_cpu_logcumsumexp(pct_call *c)
         return NULL;
     }
     if (out && out->dtype != self->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar_type %s but found %s", pct_dtype_cpp_name[self->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected scalar_type %s but found %s", pct_dtype_cpp_name[self->dtype],
                      pct_dtype_cpp_name[out->dtype]);
         return NULL;
     }
@@ -179,7 +179,7 @@ PyObject *pct_cpu_logcumsumexp(pct_call *c)
     return pct_sort_finish(res, out);
 }
 
-static PyObject *scan_cummax(pct_call *c, bool is_max)
+static pct_object *scan_cummax(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     const char *name = is_max ? "cummax" : "cummin";
@@ -191,7 +191,7 @@ static PyObject *scan_cummax(pct_call *c, bool is_max)
         int want[2] = {self->dtype, PCT_INT64};
         for (int k = 0; k < 2; k++) {
             if (outs[k]->dtype != want[k]) {
-                PyErr_Format(PyExc_RuntimeError, "expected scalar_type %s but found %s", pct_dtype_cpp_name[want[k]],
+                pct_error(PCT_ERR_RUNTIME, "expected scalar_type %s but found %s", pct_dtype_cpp_name[want[k]],
                              pct_dtype_cpp_name[outs[k]->dtype]);
                 return NULL;
             }
@@ -201,6 +201,6 @@ static PyObject *scan_cummax(pct_call *c, bool is_max)
     return pct_sort_finish_pair(is_max ? RT_CUMMAX : RT_CUMMIN, v, i, outs);
 }
 
-PyObject *pct_cpu_cummax(pct_call *c) { return scan_cummax(c, true); }
-PyObject *pct_cpu_cummin(pct_call *c) { return scan_cummax(c, false); }
+pct_object *pct_cpu_cummax(pct_call *c) { return scan_cummax(c, true); }
+pct_object *pct_cpu_cummin(pct_call *c) { return scan_cummax(c, false); }
 

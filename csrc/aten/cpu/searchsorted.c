@@ -30,13 +30,13 @@
     }
 PCT_FORALL_DTYPES(SORT_DEF_SEARCH)
 
-static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, bool right, pct_tensor *sorter,
+static pct_object *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, bool right, pct_tensor *sorter,
                              pct_tensor *out)
 {
     pct_tensor *bc = NULL, *ic = NULL, *sc = NULL, *res = NULL;
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     if (bd->ndim == 0) {
-        PyErr_SetString(PyExc_RuntimeError,
+        pct_error_str(PCT_ERR_RUNTIME,
                         "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension");
         return NULL;
     }
@@ -44,13 +44,13 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
     if (sorter) {
         if (sorter->ndim != bd->ndim || memcmp(sorter->sizes, bd->sizes, sizeof(int64_t) * (size_t)bd->ndim) != 0) {
             /* (torch prints no space before "and") */
-            PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): boundary and sorter must have the same size, but got "
+            pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): boundary and sorter must have the same size, but got "
                          "boundary tensor %sand got sorter tensor %s", pct_shape_str(b1, sizeof b1, bd->ndim, bd->sizes),
                          pct_shape_str(b2, sizeof b2, sorter->ndim, sorter->sizes));
             return NULL;
         }
         if (sorter->dtype != PCT_INT64) {
-            PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype %s",
+            pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype %s",
                          pct_dtype_cpp_name[sorter->dtype]);
             return NULL;
         }
@@ -58,13 +58,13 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
         const int64_t *sp = (const int64_t *)pct_tensor_data(sc);
         for (int64_t j = 0; j < sc->numel; j++) {
             if (sp[j] < 0 || sp[j] >= len) {
-                PyErr_SetString(PyExc_RuntimeError, "torch.searchsorted(): sorter index out of range");
+                pct_error_str(PCT_ERR_RUNTIME, "torch.searchsorted(): sorter index out of range");
                 goto fail;
             }
         }
     }
     if (!(in->ndim > 0 || (in->numel == 1 && bd->ndim == 1))) {
-        PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+        pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
                      "dimension is 1, but we got boundaries tensor dim(%d) and input value's dim(%d) numel(%lld)",
                      bd->ndim, in->ndim, (long long)in->numel);
         goto fail;
@@ -73,7 +73,7 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
         bool ok = bd->ndim == in->ndim;
         for (int d = 0; ok && d < bd->ndim - 1; d++) ok = bd->sizes[d] == in->sizes[d];
         if (!ok) {
-            PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                          "dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor %s "
                          "and input value tensor %s", pct_shape_str(b1, sizeof b1, bd->ndim, bd->sizes),
                          pct_shape_str(b2, sizeof b2, in->ndim, in->sizes));
@@ -82,7 +82,7 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
     }
     int odt = out_int32 ? PCT_INT32 : PCT_INT64;
     if (out && out->dtype != odt) {
-        PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+        pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
                      "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype %s and "
                      "out_int32 flag is %s", pct_dtype_cpp_name[out->dtype], out_int32 ? "True" : "False");
         goto fail;
@@ -97,10 +97,10 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
     pct_tensor *t;
     if (!(t = pct_to_dtype(bd, cd, false))) goto fail;
     bc = pct_contiguous(t);
-    Py_DECREF(t);
+    PCT_DECREF(t);
     if (!bc || !(t = pct_to_dtype(in, cd, false))) goto fail;
     ic = pct_contiguous(t);
-    Py_DECREF(t);
+    PCT_DECREF(t);
     if (!ic || !(res = pct_tensor_empty(in->ndim, in->sizes, odt, PCT_CPU, -1))) goto fail;
     if (res->numel > 0) {
         int64_t inner = in->ndim ? in->sizes[in->ndim - 1] : 1;
@@ -108,7 +108,7 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
         const int64_t *sp = sc ? (const int64_t *)pct_tensor_data(sc) : NULL;
         char *op = pct_tensor_data(res);
         bool rows = bd->ndim > 1;
-        PyThreadState *ts = res->numel >= PCT_PARALLEL_GRAIN ? PyEval_SaveThread() : NULL;
+        void *ts = res->numel >= PCT_PARALLEL_GRAIN ? pct_gil_release() : NULL;
         switch (cd) {
 #define SEARCH_CASE(E, N, T, C, S) \
         case PCT_##E: search_##N(bp, len, sp, vp, res->numel, inner, rows, right, out_int32, op); break;
@@ -116,33 +116,32 @@ static PyObject *search_impl(pct_tensor *bd, pct_tensor *in, bool out_int32, boo
 #undef SEARCH_CASE
         default: break;
         }
-        if (ts) PyEval_RestoreThread(ts);
+        if (ts) pct_gil_restore(ts);
     }
-    Py_DECREF(bc);
-    Py_DECREF(ic);
-    Py_XDECREF(sc);
+    PCT_DECREF(bc);
+    PCT_DECREF(ic);
+    PCT_XDECREF(sc);
     return pct_sort_finish(res, out);
 fail:
-    Py_XDECREF(bc);
-    Py_XDECREF(ic);
-    Py_XDECREF(sc);
-    Py_XDECREF(res);
+    PCT_XDECREF(bc);
+    PCT_XDECREF(ic);
+    PCT_XDECREF(sc);
+    PCT_XDECREF(res);
     return NULL;
 }
 
-PyObject *pct_cpu_searchsorted(pct_call *c)
+pct_object *pct_cpu_searchsorted(pct_call *c)
 {
     bool right = c->v[3].b;
     const pct_value *side = &c->v[4];
     if (!side->none && side->obj) {
-        const char *s = PyUnicode_AsUTF8(side->obj);
-        if (!s) return NULL;
+        const char *s = side->str;
         if (strcmp(s, "left") != 0 && strcmp(s, "right") != 0) {
-            PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): side can only be 'left' or 'right' but got %s", s);
+            pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): side can only be 'left' or 'right' but got %s", s);
             return NULL;
         }
         if (right && strcmp(s, "right") != 0) {
-            PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): side and right can't be set to opposites, got side of %s "
+            pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): side and right can't be set to opposites, got side of %s "
                          "while right was True", s);
             return NULL;
         }
@@ -151,11 +150,11 @@ PyObject *pct_cpu_searchsorted(pct_call *c)
     return search_impl(c->v[0].t, c->v[1].t, c->v[2].b, right, c->v[5].none ? NULL : c->v[5].t, c->out);
 }
 
-PyObject *pct_cpu_bucketize(pct_call *c)
+pct_object *pct_cpu_bucketize(pct_call *c)
 {
     pct_tensor *bd = c->v[1].t;
     if (bd->ndim != 1) {
-        PyErr_Format(PyExc_RuntimeError, "boundaries tensor must be 1 dimension, but got dim(%d)", bd->ndim);
+        pct_error(PCT_ERR_RUNTIME, "boundaries tensor must be 1 dimension, but got dim(%d)", bd->ndim);
         return NULL;
     }
     return search_impl(bd, c->v[0].t, c->v[2].b, c->v[3].b, NULL, c->out);

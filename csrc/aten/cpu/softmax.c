@@ -14,7 +14,7 @@
     } while (0)
 #define RED_OMP_SPLIT(units, nth, BODY)                                                        \
     do {                                                                                       \
-        Py_BEGIN_ALLOW_THREADS                                                                 \
+        PCT_NOGIL_BEGIN                                                                 \
         _Pragma("omp parallel num_threads(nth)")                                               \
         {                                                                                      \
             int64_t T_ = omp_get_num_threads(), t_ = omp_get_thread_num();                     \
@@ -22,7 +22,7 @@
             int64_t b_ = t_ * ch_, e_ = b_ + ch_ < (units) ? b_ + ch_ : (units);               \
             if (b_ < e_) { BODY; }                                                             \
         }                                                                                      \
-        Py_END_ALLOW_THREADS                                                                   \
+        PCT_NOGIL_END                                                                   \
     } while (0)
 #else
 #define RED_OMP_THREADS(nth, numel, units) ((void)(numel), (void)(units))
@@ -58,16 +58,16 @@ static const red_softmax_fn softmax_table[PCT_NUM_DTYPES] = {
     PCT_FORALL_DTYPES_PAIRED(RED_X_SOFTMAX_ENTRY, 0, 0, 0, 0)
 };
 
-static PyObject *red_softmax(pct_call *c, bool lg)
+static pct_object *red_softmax(pct_call *c, bool lg)
 {
     pct_tensor *self = c->v[0].t, *in = NULL, *cont = NULL, *out = NULL;
     int dim = pct_wrap_dim(c->v[1].i, self->ndim);
     if (dim < 0) return NULL;
     int rd = c->v[2].none ? self->dtype : c->v[2].dtype;
-    if (self->numel == 0) return (PyObject *)pct_tensor_empty(self->ndim, self->sizes, rd, PCT_CPU, -1);
+    if (self->numel == 0) return (pct_object *)pct_tensor_empty(self->ndim, self->sizes, rd, PCT_CPU, -1);
     if (!softmax_table[rd]) {
         bool last = self->ndim == 0 || dim == self->ndim - 1;
-        PyErr_Format(PyExc_NotImplementedError, "\"%s%s_kernel_impl\" not implemented for '%s'",
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s%s_kernel_impl\" not implemented for '%s'",
                      lg ? "log_softmax" : "softmax", last ? "_lastdim" : "", pct_dtype_cpp_name[rd]);
         return NULL;
     }
@@ -78,15 +78,15 @@ static PyObject *red_softmax(pct_call *c, bool lg)
     for (int d = 0; d < dim; d++) outer *= self->sizes[d];
     for (int d = dim + 1; d < self->ndim; d++) inner *= self->sizes[d];
     if (out->numel > 0) softmax_table[rd](pct_tensor_data(cont), pct_tensor_data(out), outer, len, inner, lg);
-    Py_DECREF(in);
-    Py_DECREF(cont);
-    return (PyObject *)out;
+    PCT_DECREF(in);
+    PCT_DECREF(cont);
+    return (pct_object *)out;
 fail:
-    Py_XDECREF(in);
-    Py_XDECREF(cont);
-    Py_XDECREF(out);
+    PCT_XDECREF(in);
+    PCT_XDECREF(cont);
+    PCT_XDECREF(out);
     return NULL;
 }
 
-PyObject *pct_cpu_softmax(pct_call *c) { return red_softmax(c, false); }
-PyObject *pct_cpu_log_softmax(pct_call *c) { return red_softmax(c, true); }
+pct_object *pct_cpu_softmax(pct_call *c) { return red_softmax(c, false); }
+pct_object *pct_cpu_log_softmax(pct_call *c) { return red_softmax(c, true); }

@@ -107,28 +107,28 @@ static const lanes_fn lanes_table[PCT_NUM_DTYPES] = {
     PCT_FORALL_FLOAT_DTYPES(SMB_ENTRY)
 };
 
-static PyObject *softmax_backward(pct_call *c, bool lg)
+static pct_object *softmax_backward(pct_call *c, bool lg)
 {
     pct_tensor *grad = c->v[0].t, *y = c->v[1].t, *gc = NULL, *yc = NULL, *out = NULL;
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     if (grad->ndim != y->ndim || memcmp(grad->sizes, y->sizes, sizeof(int64_t) * (size_t)y->ndim) != 0) {
-        PyErr_Format(PyExc_RuntimeError, "%s: grad_output of shape %s and output of shape %s differ", c->op->sig.name,
+        pct_error(PCT_ERR_RUNTIME, "%s: grad_output of shape %s and output of shape %s differ", c->op->sig.name,
                      pct_shape_str(a, sizeof a, grad->ndim, grad->sizes), pct_shape_str(b, sizeof b, y->ndim, y->sizes));
         return NULL;
     }
     /* The result has grad_output's dtype whatever input_dtype says, as torch's CPU kernels; float32
      * grads with a float16 input_dtype are their half_to_float case, which the CPU refuses. */
     if (grad->dtype == PCT_FLOAT32 && c->v[3].dtype == PCT_FLOAT16) {
-        PyErr_SetString(PyExc_RuntimeError, "expected scalar type Float but found Half");
+        pct_error_str(PCT_ERR_RUNTIME, "expected scalar type Float but found Half");
         return NULL;
     }
     if (grad->dtype != y->dtype && lanes_table[grad->dtype]) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", pct_dtype_cpp_name[grad->dtype],
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[grad->dtype],
                      pct_dtype_cpp_name[y->dtype]);
         return NULL;
     }
     if (grad->dtype != y->dtype || !lanes_table[y->dtype]) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected grad_output and output of one floating dtype, got %s and %s",
+        pct_error(PCT_ERR_RUNTIME, "%s: expected grad_output and output of one floating dtype, got %s and %s",
                      c->op->sig.name, pct_dtype_cpp_name[grad->dtype], pct_dtype_cpp_name[y->dtype]);
         return NULL;
     }
@@ -141,19 +141,19 @@ static PyObject *softmax_backward(pct_call *c, bool lg)
     PCT_TRY(yc = pct_contiguous(y));
     PCT_TRY(out = pct_tensor_empty(y->ndim, y->sizes, y->dtype, PCT_CPU, -1));
     if (out->numel) {
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         lanes_table[y->dtype](pct_tensor_data(gc), pct_tensor_data(yc), pct_tensor_data(out), outer, len, inner, lg);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     }
-    Py_DECREF(gc);
-    Py_DECREF(yc);
-    return (PyObject *)out;
+    PCT_DECREF(gc);
+    PCT_DECREF(yc);
+    return (pct_object *)out;
 fail:
-    Py_XDECREF(gc);
-    Py_XDECREF(yc);
-    Py_XDECREF(out);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(yc);
+    PCT_XDECREF(out);
     return NULL;
 }
 
-PyObject *pct_cpu_softmax_backward_data(pct_call *c) { return softmax_backward(c, false); }
-PyObject *pct_cpu_log_softmax_backward_data(pct_call *c) { return softmax_backward(c, true); }
+pct_object *pct_cpu_softmax_backward_data(pct_call *c) { return softmax_backward(c, false); }
+pct_object *pct_cpu_log_softmax_backward_data(pct_call *c) { return softmax_backward(c, true); }

@@ -296,8 +296,8 @@ static int sort_sel_run(pct_tensor *self, int dim, int op, int64_t m, int64_t k,
     *idx = i;
     return 0;
 fail:
-    Py_XDECREF(v);
-    Py_XDECREF(i);
+    PCT_XDECREF(v);
+    PCT_XDECREF(i);
     return -1;
 }
 
@@ -311,7 +311,7 @@ static int sort_op_for(const pct_tensor *self, bool stable, bool descending)
     return descending ? SEL_SORT_DESC : SEL_SORT_ASC;
 }
 
-PyObject *pct_cpu_sort(pct_call *c)
+pct_object *pct_cpu_sort(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     const pct_value *st = pct_arg(c, "stable");
@@ -332,7 +332,7 @@ PyObject *pct_cpu_sort(pct_call *c)
     return pct_sort_finish_pair(RT_SORT, v, i, outs);
 }
 
-PyObject *pct_cpu_argsort(pct_call *c)
+pct_object *pct_cpu_argsort(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *i = NULL;
     const pct_value *st = pct_arg(c, "stable");
@@ -347,18 +347,18 @@ PyObject *pct_cpu_argsort(pct_call *c)
     return pct_sort_finish(c->out ? i : pct_sort_relayout(i, self), c->out);
 }
 
-PyObject *pct_cpu_msort(pct_call *c)
+pct_object *pct_cpu_msort(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *v = NULL, *i = NULL;
     if (pct_out_check_dtype(c->out, self->dtype) < 0) return NULL;
     if (sort_sel_run(self, 0, sort_op_for(self, false, false), self->ndim ? self->sizes[0] : 1, 0, false, false,
                      self->ndim, self->sizes, &v, &i) < 0)
         return NULL;
-    Py_DECREF(i);
+    PCT_DECREF(i);
     return pct_sort_finish(c->out ? v : pct_sort_relayout(v, self), c->out);
 }
 
-PyObject *pct_cpu_topk(pct_call *c)
+pct_object *pct_cpu_topk(pct_call *c)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     int64_t k = c->v[1].i;
@@ -367,13 +367,13 @@ PyObject *pct_cpu_topk(pct_call *c)
     if (dim < 0) return NULL;
     int64_t n = self->ndim ? self->sizes[dim] : 1;
     if (k < 0 || k > n) {
-        PyErr_SetString(PyExc_RuntimeError, "selected index k out of range");
+        pct_error_str(PCT_ERR_RUNTIME, "selected index k out of range");
         return NULL;
     }
     if (outs[0] && (pct_out_check_dtype(outs[0], self->dtype) < 0 || pct_out_check_dtype(outs[1], PCT_INT64) < 0))
         return NULL;
     if (self->dtype == PCT_BOOL) {
-        PyErr_SetString(PyExc_RuntimeError, "topk does not support bool dtypes on CPU");
+        pct_error_str(PCT_ERR_RUNTIME, "topk does not support bool dtypes on CPU");
         return NULL;
     }
     int64_t shape[PCT_MAX_DIMS];
@@ -388,7 +388,7 @@ PyObject *pct_cpu_topk(pct_call *c)
 }
 
 /* kthvalue, median(dim), nanmedian(dim), mode: one value and index per row. */
-static PyObject *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, int dim_i, int keepdim_i, int out_i,
+static pct_object *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, int dim_i, int keepdim_i, int out_i,
                                  int64_t k)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
@@ -400,7 +400,7 @@ static PyObject *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, 
     if (op == SEL_KTHVALUE) {
         int64_t n = self->ndim ? self->sizes[dim] : 1;
         if (k < 1 || k > n) {
-            PyErr_Format(PyExc_RuntimeError, "kthvalue(): selected number k out of range for dimension %d", dim);
+            pct_error(PCT_ERR_RUNTIME, "kthvalue(): selected number k out of range for dimension %d", dim);
             return NULL;
         }
     }
@@ -411,32 +411,32 @@ static PyObject *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, 
             if (outs[0]->dtype != self->dtype) bad = "output values must be of same type as input";
             else if (outs[1]->dtype != PCT_INT64) bad = "output indices must be of scalar type Long";
             if (bad) {
-                PyErr_SetString(PyExc_RuntimeError, bad);
+                pct_error_str(PCT_ERR_RUNTIME, bad);
                 return NULL;
             }
             break;
         case SEL_MEDIAN:
         case SEL_NANMEDIAN:
             if (outs[0]->dtype != self->dtype) {
-                PyErr_Format(PyExc_RuntimeError, "Expected tensor for 'values' to have the same type as tensor for argument "
+                pct_error(PCT_ERR_RUNTIME, "Expected tensor for 'values' to have the same type as tensor for argument "
                              "#2 'self'; but type torch.%sTensor does not equal torch.%sTensor (while checking arguments "
                              "for median)", pct_dtype_cpp_name[outs[0]->dtype], pct_dtype_cpp_name[self->dtype]);
                 return NULL;
             }
             if (outs[1]->dtype != PCT_INT64) {
-                PyErr_Format(PyExc_RuntimeError, "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                pct_error(PCT_ERR_RUNTIME, "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
                              "torch.%sTensor instead (while checking arguments for median)", pct_dtype_cpp_name[outs[1]->dtype]);
                 return NULL;
             }
             break;
         default:
             if (outs[0]->dtype != self->dtype) {
-                PyErr_Format(PyExc_RuntimeError, "expected scalar type '%s' but got '%s' for values output",
+                pct_error(PCT_ERR_RUNTIME, "expected scalar type '%s' but got '%s' for values output",
                              pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[outs[0]->dtype]);
                 return NULL;
             }
             if (outs[1]->dtype != PCT_INT64) {
-                PyErr_Format(PyExc_RuntimeError, "expected scalar type 'Long' but got '%s' for indices output",
+                pct_error(PCT_ERR_RUNTIME, "expected scalar type 'Long' but got '%s' for indices output",
                              pct_dtype_cpp_name[outs[1]->dtype]);
                 return NULL;
             }
@@ -453,13 +453,13 @@ static PyObject *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, 
     return pct_sort_finish_pair(rt, v, i, outs);
 }
 
-PyObject *pct_cpu_kthvalue(pct_call *c) { return sort_reduce_sel(c, SEL_KTHVALUE, RT_KTHVALUE, "kthvalue", 2, 3, 4, c->v[1].i); }
-PyObject *pct_cpu_median_dim(pct_call *c) { return sort_reduce_sel(c, SEL_MEDIAN, RT_MEDIAN, "median", 1, 2, 3, 1); }
-PyObject *pct_cpu_nanmedian_dim(pct_call *c) { return sort_reduce_sel(c, SEL_NANMEDIAN, RT_NANMEDIAN, "nanmedian", 1, 2, 3, 1); }
-PyObject *pct_cpu_mode(pct_call *c) { return sort_reduce_sel(c, SEL_MODE, RT_MODE, "mode", 1, 2, 3, 1); }
+pct_object *pct_cpu_kthvalue(pct_call *c) { return sort_reduce_sel(c, SEL_KTHVALUE, RT_KTHVALUE, "kthvalue", 2, 3, 4, c->v[1].i); }
+pct_object *pct_cpu_median_dim(pct_call *c) { return sort_reduce_sel(c, SEL_MEDIAN, RT_MEDIAN, "median", 1, 2, 3, 1); }
+pct_object *pct_cpu_nanmedian_dim(pct_call *c) { return sort_reduce_sel(c, SEL_NANMEDIAN, RT_NANMEDIAN, "nanmedian", 1, 2, 3, 1); }
+pct_object *pct_cpu_mode(pct_call *c) { return sort_reduce_sel(c, SEL_MODE, RT_MODE, "mode", 1, 2, 3, 1); }
 
 /* median() / nanmedian() over all elements: the lower median, as a 0-d tensor. */
-static PyObject *sort_median_all(pct_call *c, bool ignore_nan)
+static pct_object *sort_median_all(pct_call *c, bool ignore_nan)
 {
     pct_tensor *self = c->v[0].t, *res = NULL;
     if (self->dtype == PCT_BOOL) {
@@ -473,7 +473,7 @@ static PyObject *sort_median_all(pct_call *c, bool ignore_nan)
         int64_t iv = self->dtype == PCT_INT64 ? INT64_MIN : self->dtype == PCT_INT32 ? INT32_MIN : 0;
         if (pct_dtype_is_floating(self->dtype)) pct_store_double(pct_tensor_data(res), self->dtype, NAN);
         else pct_store_int64(pct_tensor_data(res), self->dtype, iv);
-        return (PyObject *)res;
+        return (pct_object *)res;
     }
     /* torch selects in a clone of the input, which keeps its memory layout: the order of
      * the elements (and so which of -0.0 / 0.0 comes out) is the memory order */
@@ -495,7 +495,7 @@ static PyObject *sort_median_all(pct_call *c, bool ignore_nan)
     pct_tensor *pv = pct_tensor_view_of(self, nd, psz, pst, self->offset);
     if (!pv) goto fail;
     pct_tensor *flat = pct_contiguous(pv);
-    Py_DECREF(pv);
+    PCT_DECREF(pv);
     if (!flat) goto fail;
     const char *p = pct_tensor_data(flat);
     int isz = (int)pct_tensor_itemsize(flat);
@@ -503,8 +503,8 @@ static PyObject *sort_median_all(pct_call *c, bool ignore_nan)
         /* torch: std::nth_element over a copy of the values */
         double *d = malloc(sizeof(double) * (size_t)n);
         if (!d) {
-            Py_DECREF(flat);
-            PyErr_NoMemory();
+            PCT_DECREF(flat);
+            pct_error_nomem();
             goto fail;
         }
         int64_t nnan = 0;
@@ -515,37 +515,37 @@ static PyObject *sort_median_all(pct_call *c, bool ignore_nan)
         double med = NAN;
         if (ignore_nan || nnan == 0) {
             int64_t rank = (n - nnan - 1) / 2;
-            PyThreadState *ts = n >= PCT_PARALLEL_GRAIN ? PyEval_SaveThread() : NULL;
+            void *ts = n >= PCT_PARALLEL_GRAIN ? pct_gil_release() : NULL;
             if (ignore_nan) dnanmed_nth_element(d, rank, n, NULL);
             else dmed_nth_element(d, rank, n, NULL);
-            if (ts) PyEval_RestoreThread(ts);
+            if (ts) pct_gil_restore(ts);
             med = d[rank];
         }
         pct_store_double(pct_tensor_data(res), self->dtype, med);
         free(d);
-        Py_DECREF(flat);
-        return (PyObject *)res;
+        PCT_DECREF(flat);
+        return (pct_object *)res;
     }
     sort_kv *kv = malloc(sizeof(sort_kv) * (size_t)n);
     if (!kv) {
-        Py_DECREF(flat);
-        PyErr_NoMemory();
+        PCT_DECREF(flat);
+        pct_error_nomem();
         goto fail;
     }
     pct_sort_load[self->dtype](kv, p, isz, n);
     int64_t rank = (n - 1) / 2;
-    PyThreadState *ts = n >= PCT_PARALLEL_GRAIN ? PyEval_SaveThread() : NULL;
+    void *ts = n >= PCT_PARALLEL_GRAIN ? pct_gil_release() : NULL;
     kvl_nth_element(kv, rank, n, NULL);
-    if (ts) PyEval_RestoreThread(ts);
+    if (ts) pct_gil_restore(ts);
     sort_copy_elem(pct_tensor_data(res), p + kv[rank].i * isz, isz);
     free(kv);
-    Py_DECREF(flat);
-    return (PyObject *)res;
+    PCT_DECREF(flat);
+    return (pct_object *)res;
 fail:
-    Py_XDECREF(res);
+    PCT_XDECREF(res);
     return NULL;
 }
 
-PyObject *pct_cpu_median_all(pct_call *c) { return sort_median_all(c, false); }
-PyObject *pct_cpu_nanmedian_all(pct_call *c) { return sort_median_all(c, true); }
+pct_object *pct_cpu_median_all(pct_call *c) { return sort_median_all(c, false); }
+pct_object *pct_cpu_nanmedian_all(pct_call *c) { return sort_median_all(c, true); }
 

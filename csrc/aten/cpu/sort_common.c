@@ -81,7 +81,7 @@ int pct_sort_run_rows(int64_t nrows, double work, size_t scratch_bytes, sort_row
     if (nrows <= 0) return 0;
     bool big = work >= (double)PCT_PARALLEL_GRAIN;
     int failed = 0;
-    PyThreadState *ts = big ? PyEval_SaveThread() : NULL;
+    void *ts = big ? pct_gil_release() : NULL;
 #ifdef _OPENMP
 #pragma omp parallel if (big && nrows > 1)
 #endif
@@ -101,9 +101,9 @@ int pct_sort_run_rows(int64_t nrows, double work, size_t scratch_bytes, sort_row
             if (ok) fn(ctx, r, scratch);
         free(scratch);
     }
-    if (ts) PyEval_RestoreThread(ts);
+    if (ts) pct_gil_restore(ts);
     if (failed) {
-        PyErr_NoMemory();
+        pct_error_nomem();
         return -1;
     }
     return 0;
@@ -123,41 +123,41 @@ static const char *const sort_rt_names[RT_COUNT][2] = {
     {"torch.return_types.cummin", "torch.return_types.cummin_out"},
 };
 /* A torch.return_types pair; steals a and b (either may be NULL: then fails). */
-static PyObject *sort_pair(int rt, bool is_out, pct_tensor *a, pct_tensor *b)
+static pct_object *sort_pair(int rt, bool is_out, pct_tensor *a, pct_tensor *b)
 {
     return pct_return_pair(sort_rt_names[rt][is_out], "values", "indices", a, b);
 }
 
 /* The result of a one-output op: res itself, or res copied into out (stolen res). */
-PyObject *pct_sort_finish(pct_tensor *res, pct_tensor *out)
+pct_object *pct_sort_finish(pct_tensor *res, pct_tensor *out)
 {
     if (!res) return NULL;
-    if (!out) return (PyObject *)res;
+    if (!out) return (pct_object *)res;
     if (pct_out_resize(out, res->ndim, res->sizes) < 0 || pct_copy_(out, res) < 0) {
-        Py_DECREF(res);
+        PCT_DECREF(res);
         return NULL;
     }
-    Py_DECREF(res);
-    Py_INCREF(out);
-    return (PyObject *)out;
+    PCT_DECREF(res);
+    PCT_INCREF(out);
+    return (pct_object *)out;
 }
 
 /* The result of a two-output op as a return_types pair (steals a and b). */
-PyObject *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tensor *const *outs)
+pct_object *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tensor *const *outs)
 {
     if (!a || !b || !outs[0]) return sort_pair(rt, false, a, b);
     pct_tensor *res[2] = {a, b};
     for (int i = 0; i < 2; i++) {
         if (pct_out_resize(outs[i], res[i]->ndim, res[i]->sizes) < 0 || pct_copy_(outs[i], res[i]) < 0) {
-            Py_DECREF(a);
-            Py_DECREF(b);
+            PCT_DECREF(a);
+            PCT_DECREF(b);
             return NULL;
         }
     }
-    Py_DECREF(a);
-    Py_DECREF(b);
-    Py_INCREF(outs[0]);
-    Py_INCREF(outs[1]);
+    PCT_DECREF(a);
+    PCT_DECREF(b);
+    PCT_INCREF(outs[0]);
+    PCT_INCREF(outs[1]);
     return sort_pair(rt, true, outs[0], outs[1]);
 }
 
@@ -175,12 +175,12 @@ pct_tensor *pct_sort_relayout(pct_tensor *res, const pct_tensor *like)
     if (memcmp(st, res->strides, sizeof(int64_t) * (size_t)n) == 0) return res;
     pct_tensor *r = pct_tensor_empty(n, like->sizes, res->dtype, PCT_CPU, -1);
     if (!r || pct_tensor_set_shape(r, n, like->sizes, st) < 0 || pct_copy_(r, res) < 0) {
-        Py_XDECREF(r);
-        Py_DECREF(res);
+        PCT_XDECREF(r);
+        PCT_DECREF(res);
         return NULL;
     }
     atomic_store(&r->version->value, 0);
-    Py_DECREF(res);
+    PCT_DECREF(res);
     return r;
 }
 
@@ -202,7 +202,7 @@ int pct_sort_reduced_shape(const pct_tensor *t, int dim, bool keepdim, int64_t *
 int pct_sort_check_nonempty_dim(const pct_tensor *t, int dim, const char *name)
 {
     if (t->ndim > 0 && t->sizes[dim] == 0) {
-        PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim %d to have non-zero size.", name, dim);
+        pct_error(PCT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", name, dim);
         return -1;
     }
     return 0;

@@ -9,7 +9,6 @@
 #include "../iter.h"
 #include "../out.h"
 #include "../op.h"
-#include "../../python/pyobjects.h"
 #include "../error.h"
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +26,7 @@
 
 static inline int sort_not_implemented(const char *kernel, int dtype)
 {
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, pct_dtype_cpp_name[dtype]);
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, pct_dtype_cpp_name[dtype]);
     return -1;
 }
 
@@ -169,9 +168,9 @@ enum {
     RT_SORT, RT_TOPK, RT_KTHVALUE, RT_MEDIAN, RT_NANMEDIAN, RT_MODE, RT_CUMMAX, RT_CUMMIN, RT_COUNT
 };
 /* The result of a one-output op: res itself, or res copied into out (stolen res). */
-PCT_SORT_INTERNAL PyObject *pct_sort_finish(pct_tensor *res, pct_tensor *out);
+PCT_SORT_INTERNAL pct_object *pct_sort_finish(pct_tensor *res, pct_tensor *out);
 /* The result of a two-output op as a return_types pair (steals a and b). */
-PCT_SORT_INTERNAL PyObject *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tensor *const *outs);
+PCT_SORT_INTERNAL pct_object *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tensor *const *outs);
 /* sort, argsort and msort results keep the input's memory layout, as torch's; res is stolen. */
 PCT_SORT_INTERNAL pct_tensor *pct_sort_relayout(pct_tensor *res, const pct_tensor *like);
 /* Output shape of a reduction over dim (keepdim keeps it as size 1). */

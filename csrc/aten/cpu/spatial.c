@@ -20,7 +20,7 @@ int pct_index_maps_alloc(pct_index_maps *m, int nsp, const int64_t *isz, const i
         total += osz[d] > 0 ? osz[d] : 0;
     }
     int64_t *block = malloc((size_t)(total > 0 ? total : 1) * sizeof(int64_t));
-    if (!block) { PyErr_NoMemory(); return -1; }
+    if (!block) { pct_error_nomem(); return -1; }
     int64_t at = 0;
     for (int d = 0; d < nsp; d++) {
         m->map[d] = block + at;

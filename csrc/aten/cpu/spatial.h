@@ -109,12 +109,12 @@ static inline pct_tensor *pct_spatial_input(pct_tensor *t)
 }
 
 /* Steals r: r converted to `dtype` (r itself when it already has it). */
-static inline PyObject *pct_spatial_finish(pct_tensor *r, int dtype)
+static inline pct_object *pct_spatial_finish(pct_tensor *r, int dtype)
 {
-    if (!r || r->dtype == dtype) return (PyObject *)r;
+    if (!r || r->dtype == dtype) return (pct_object *)r;
     pct_tensor *o = pct_to_dtype(r, dtype, false);
-    Py_DECREF(r);
-    return (PyObject *)o;
+    PCT_DECREF(r);
+    return (pct_object *)o;
 }
 
 /* "[2, 3]" of a tensor's sizes into buf (for error messages). */
@@ -124,9 +124,9 @@ static inline const char *pct_spatial_shape(char *buf, const pct_tensor *t)
 }
 
 /* NotImplementedError naming the op and the dtype, torch's text for a missing dtype. */
-static inline PyObject *pct_spatial_no_dtype(const char *name, int dtype)
+static inline pct_object *pct_spatial_no_dtype(const char *name, int dtype)
 {
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
     return NULL;
 }
 

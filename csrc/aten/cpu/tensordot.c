@@ -5,27 +5,27 @@
 #include "blas_internal.h"
 
 /* ATen's tensordot(input1, input2, dims1, dims2) (and tensordot_out) */
-static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dims1, int n1, const int64_t *dims2, int n2,
+static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dims1, int n1, const int64_t *dims2, int n2,
                                 pct_tensor *out)
 {
     if (n1 != n2) {
-        PyErr_SetString(PyExc_RuntimeError, "both dimension lists should have same length");
+        pct_error_str(PCT_ERR_RUNTIME, "both dimension lists should have same length");
         return NULL;
     }
     if (a->dtype != b->dtype) {
-        PyErr_SetString(PyExc_RuntimeError, "both inputs should have same dtype");
+        pct_error_str(PCT_ERR_RUNTIME, "both inputs should have same dtype");
         return NULL;
     }
     pct_tensor *t1 = a, *t2 = b, *t1p = NULL, *t2p = NULL, *prod = NULL;
-    Py_INCREF(t1);
-    Py_INCREF(t2);
+    PCT_INCREF(t1);
+    PCT_INCREF(t2);
     bool c1[PCT_MAX_DIMS + 1], c2[PCT_MAX_DIMS + 1];
     int64_t p1[PCT_MAX_DIMS], p2[PCT_MAX_DIMS], rsizes[2 * PCT_MAX_DIMS], csize = 1, size1 = 1, size2 = 1;
     int np1 = 0, np2 = 0, nr = 0;
     for (int i = 0; i < n1; i++) {
         /* Tensor.size(dim): a 0-d tensor has no dim to give */
         if (a->ndim == 0 || b->ndim == 0) {
-            PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions",
+            pct_error(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions",
                          (long long)(a->ndim == 0 ? dims1[i] : dims2[i]));
             goto fail;
         }
@@ -39,15 +39,15 @@ static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dim
             mask[d1] = true;
             pct_tensor *s = pct_la_reduce(t1, mask, true, t1->dtype, RED_SUM, 0.0);
             if (!s) goto fail;
-            Py_SETREF(t1, s);
+            PCT_SETREF(t1, s);
         } else if (s1 == 1) {
             bool mask[PCT_MAX_DIMS + 1] = {false};
             mask[d2] = true;
             pct_tensor *s = pct_la_reduce(t2, mask, true, t2->dtype, RED_SUM, 0.0);
             if (!s) goto fail;
-            Py_SETREF(t2, s);
+            PCT_SETREF(t2, s);
         } else if (s1 != s2) {
-            PyErr_Format(PyExc_RuntimeError,
+            pct_error(PCT_ERR_RUNTIME,
                          "contracted dimensions need to match, but first has size %lld in dim %lld and second has size "
                          "%lld in dim %lld",
                          (long long)s1, (long long)dims1[i], (long long)s2, (long long)dims2[i]);
@@ -70,8 +70,8 @@ static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dim
             t1p = pct_la_reshape(v1, 2, s1);
             if (t1p) t2p = pct_la_reshape(v2, 2, s2);
         }
-        Py_XDECREF(v1);
-        Py_XDECREF(v2);
+        PCT_XDECREF(v1);
+        PCT_XDECREF(v2);
         if (!t1p || !t2p) goto fail;
     }
     /* torch 2.13 contracts a 1 x 1 product (two vectors, or every dim contracted) with dot, which has no bool
@@ -79,37 +79,37 @@ static PyObject *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dim
     if (size1 == 1 && size2 == 1 && t1p->dtype == PCT_BOOL) { pct_la_not_implemented_bool("dot"); goto fail; }
     if (!(prod = (pct_tensor *)pct_mm(t1p, t2p, NULL))) goto fail;
     if (pct_tensor_set_shape(prod, nr, rsizes, NULL) < 0) goto fail;
-    Py_DECREF(t1); Py_DECREF(t2); Py_DECREF(t1p); Py_DECREF(t2p);
-    if (!out) return (PyObject *)prod;
+    PCT_DECREF(t1); PCT_DECREF(t2); PCT_DECREF(t1p); PCT_DECREF(t2p);
+    if (!out) return (pct_object *)prod;
     if (prod->dtype != out->dtype) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "tensordot: Expected the output tensor to have dtype %s, but got an output tensor with dtype %s",
                      pct_dtype_cpp_name[prod->dtype], pct_dtype_cpp_name[out->dtype]);
-        Py_DECREF(prod);
+        PCT_DECREF(prod);
         return NULL;
     }
     if (pct_out_resize(out, nr, rsizes) < 0 || pct_copy_(out, prod) < 0) {
-        Py_DECREF(prod);
+        PCT_DECREF(prod);
         return NULL;
     }
-    Py_DECREF(prod);
-    Py_INCREF(out);
-    return (PyObject *)out;
+    PCT_DECREF(prod);
+    PCT_INCREF(out);
+    return (pct_object *)out;
 fail:
-    Py_XDECREF(t1);
-    Py_XDECREF(t2);
-    Py_XDECREF(t1p);
-    Py_XDECREF(t2p);
-    Py_XDECREF(prod);
+    PCT_XDECREF(t1);
+    PCT_XDECREF(t2);
+    PCT_XDECREF(t1p);
+    PCT_XDECREF(t2p);
+    PCT_XDECREF(prod);
     return NULL;
 }
 
-static PyObject *inner_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
+static pct_object *inner_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     if (a->ndim == 0 || b->ndim == 0) return pct_la_mul(out, false, a, b);
     if (a->sizes[a->ndim - 1] != b->sizes[b->ndim - 1]) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "inner() the last dimension must match on both input tensors but got shapes %s and %s",
                      SHAPE(b1, a), SHAPE(b2, b));
         return NULL;
@@ -119,64 +119,67 @@ static PyObject *inner_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 }
 
 /* One of tensordot's dims lists: a list or tuple of ints. */
-static int int_list(PyObject *o, int64_t *dst, int *n, const char *argname, int pos)
+static int int_list(pct_object *o, int64_t *dst, int *n, const char *argname, int pos)
 {
-    if (!PyList_Check(o) && !PyTuple_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "tensordot(): argument '%s' (position %d) must be tuple of ints, not %s", argname,
-                     pos, Py_TYPE(o)->tp_name);
+    pct_object *const *items;
+    int64_t len;
+    if (!pct_sequence_items(o, &items, &len)) {
+        pct_error(PCT_ERR_TYPE, "tensordot(): argument '%s' (position %d) must be tuple of ints, not %s", argname,
+                     pos, pct_type_name(o));
         return -1;
     }
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(o);
     if (len > PCT_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "tensordot(): too many dims (%zd)", len);
+        pct_error(PCT_ERR_RUNTIME, "tensordot(): too many dims (%lld)", (long long)len);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *it = PySequence_Fast_GET_ITEM(o, i);
-        PyObject *idx = PCT_TENSOR_CHECK(it) ? NULL : PyNumber_Index(it);
-        if (!idx) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "tensordot(): argument '%s' (position %d) must be tuple of ints, but found "
-                         "element of type %s at pos %zd", argname, pos, Py_TYPE(it)->tp_name, i);
+    for (int64_t i = 0; i < len; i++) {
+        pct_object *it = items[i];
+        int rc = pct_is_tensor(it) ? -1 : pct_runtime.index_value(it, &dst[i], NULL);
+        if (rc == -2) return -1; /* an int out of range: its OverflowError */
+        if (rc < 0) {
+            pct_error_clear();
+            pct_error(PCT_ERR_TYPE, "tensordot(): argument '%s' (position %d) must be tuple of ints, but found "
+                         "element of type %s at pos %lld", argname, pos, pct_type_name(it), (long long)i);
             return -1;
         }
-        dst[i] = PyLong_AsLongLong(idx);
-        Py_DECREF(idx);
-        if (dst[i] == -1 && PyErr_Occurred()) return -1;
     }
     *n = (int)len;
     return 0;
 }
 
 /* torch.functional.tensordot's handling of `dims`: an int, a pair of lists, or a tensor. */
-static PyObject *tensordot_op(pct_tensor *a, pct_tensor *b, PyObject *dims, pct_tensor *out)
+static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, pct_tensor *out)
 {
     int64_t d1[PCT_MAX_DIMS], d2[PCT_MAX_DIMS];
     int n1 = 0, n2 = 0;
-    if (dims && dims != Py_None && !PyLong_Check(dims) && !PyList_Check(dims) && !PyTuple_Check(dims) &&
-        !PCT_TENSOR_CHECK(dims)) {
-        PyErr_Format(PyExc_RuntimeError,
+    pct_object *const *pair;
+    int64_t len;
+    const bool is_none = !dims || pct_is_none(dims), is_seq = !is_none && pct_sequence_items(dims, &pair, &len);
+    const bool is_tensor = !is_none && !is_seq && pct_is_tensor(dims);
+    if (!is_none && !is_seq && !is_tensor && !pct_runtime.is_int(dims)) {
+        char *r = pct_runtime.repr(dims);
+        if (!r) return NULL;
+        pct_error(PCT_ERR_RUNTIME,
                      "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] containing two "
-                     "lists, but got dims=%S", dims);
+                     "lists, but got dims=%s", r);
+        free(r);
         return NULL;
     }
     int64_t k = 2;
-    bool have_k = !dims || dims == Py_None;
-    if (dims && (PyList_Check(dims) || PyTuple_Check(dims))) {
-        Py_ssize_t len = PySequence_Fast_GET_SIZE(dims);
+    bool have_k = is_none;
+    if (is_seq) {
         if (len != 2) {
-            if (len < 2) PyErr_Format(PyExc_ValueError, "not enough values to unpack (expected 2, got %zd)", len);
-            else PyErr_SetString(PyExc_ValueError, "too many values to unpack (expected 2)");
+            if (len < 2) pct_error(PCT_ERR_VALUE, "not enough values to unpack (expected 2, got %lld)", (long long)len);
+            else pct_error_str(PCT_ERR_VALUE, "too many values to unpack (expected 2)");
             return NULL;
         }
-        if (int_list(PySequence_Fast_GET_ITEM(dims, 0), d1, &n1, "dims_self", 3) < 0 ||
-            int_list(PySequence_Fast_GET_ITEM(dims, 1), d2, &n2, "dims_other", 4) < 0)
+        if (int_list(pair[0], d1, &n1, "dims_self", 3) < 0 || int_list(pair[1], d2, &n2, "dims_other", 4) < 0)
             return NULL;
-    } else if (dims && PCT_TENSOR_CHECK(dims)) {
+    } else if (is_tensor) {
         pct_tensor *t = (pct_tensor *)dims;
         if (t->numel > 1) {
             if (t->ndim != 2 || t->sizes[0] != 2 || t->sizes[1] > PCT_MAX_DIMS) {
-                PyErr_SetString(PyExc_RuntimeError, "tensordot expects a dims tensor of shape (2, n)");
+                pct_error_str(PCT_ERR_RUNTIME, "tensordot expects a dims tensor of shape (2, n)");
                 return NULL;
             }
             const char *p = pct_tensor_data(t);
@@ -189,7 +192,10 @@ static PyObject *tensordot_op(pct_tensor *a, pct_tensor *b, PyObject *dims, pct_
         } else {
             int64_t v = t->numel == 1 ? pct_load_as_int64(pct_tensor_data(t), t->dtype) : 0;
             if (v < 0) {
-                PyErr_Format(PyExc_RuntimeError, "tensordot expects dims >= 0, but got dims=%S", dims);
+                char *r = pct_runtime.repr(dims);
+                if (!r) return NULL;
+                pct_error(PCT_ERR_RUNTIME, "tensordot expects dims >= 0, but got dims=%s", r);
+                free(r);
                 return NULL;
             }
             if (v > PCT_MAX_DIMS) v = PCT_MAX_DIMS + 1;
@@ -199,16 +205,15 @@ static PyObject *tensordot_op(pct_tensor *a, pct_tensor *b, PyObject *dims, pct_
     } else {
         if (!have_k) {
             int overflow = 0;
-            k = PyLong_AsLongLongAndOverflow(dims, &overflow);
-            if (k == -1 && PyErr_Occurred()) return NULL;
+            if (pct_runtime.index_value(dims, &k, &overflow) < 0) return NULL;
             if (overflow) k = overflow > 0 ? INT64_MAX : -1;
         }
         if (k < 0) {
-            PyErr_Format(PyExc_RuntimeError, "tensordot expects dims >= 0, but got dims=%lld", (long long)k);
+            pct_error(PCT_ERR_RUNTIME, "tensordot expects dims >= 0, but got dims=%lld", (long long)k);
             return NULL;
         }
         if (k > imin(a->ndim, b->ndim)) {
-            PyErr_Format(PyExc_RuntimeError, "tensordot expects dims < ndim_a or ndim_b, but got dims=%lld", (long long)k);
+            pct_error(PCT_ERR_RUNTIME, "tensordot expects dims < ndim_a or ndim_b, but got dims=%lld", (long long)k);
             return NULL;
         }
         for (int64_t i = 0; i < k; i++) { d1[i] = i - k; d2[i] = i; }
@@ -217,13 +222,13 @@ static PyObject *tensordot_op(pct_tensor *a, pct_tensor *b, PyObject *dims, pct_
     return tensordot_impl(a, b, d1, n1, d2, n2, out);
 }
 
-static PyObject *kron_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
+static pct_object *kron_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     const int maxdim = a->ndim > b->ndim ? a->ndim : b->ndim;
     const int pa = maxdim - a->ndim, pb = maxdim - b->ndim;
     int64_t asz[2 * PCT_MAX_DIMS], ast[2 * PCT_MAX_DIMS], bsz[2 * PCT_MAX_DIMS], bst[2 * PCT_MAX_DIMS], rsz[PCT_MAX_DIMS];
     if (2 * maxdim > PCT_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "kron: inputs with more than %d dimensions are not supported", PCT_MAX_DIMS / 2);
+        pct_error(PCT_ERR_RUNTIME, "kron: inputs with more than %d dimensions are not supported", PCT_MAX_DIMS / 2);
         return NULL;
     }
     for (int i = 0; i < maxdim; i++) {
@@ -237,27 +242,27 @@ static PyObject *kron_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
     }
     pct_tensor *av = pct_la_view_with(a, 2 * maxdim, asz, ast), *bv = av ? pct_la_view_with(b, 2 * maxdim, bsz, bst) : NULL;
     pct_tensor *r = bv ? (pct_tensor *)pct_la_mul(NULL, false, av, bv) : NULL;
-    Py_XDECREF(av);
-    Py_XDECREF(bv);
+    PCT_XDECREF(av);
+    PCT_XDECREF(bv);
     if (!r) return NULL;
     if (!pct_tensor_is_contiguous(r)) { /* the product follows its inputs' memory order; the reshape needs C order */
         pct_tensor *cr = pct_contiguous(r);
-        Py_DECREF(r);
+        PCT_DECREF(r);
         if (!(r = cr)) return NULL;
     }
     if (pct_tensor_set_shape(r, maxdim, rsz, NULL) < 0) goto fail;
-    if (!out) return (PyObject *)r;
+    if (!out) return (pct_object *)r;
     if (!pct_can_cast(r->dtype, out->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+        pct_error(PCT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
                      pct_dtype_cpp_name[r->dtype], pct_dtype_cpp_name[out->dtype]);
         goto fail;
     }
     if (pct_out_resize(out, maxdim, rsz) < 0 || pct_copy_(out, r) < 0) goto fail;
-    Py_DECREF(r);
-    Py_INCREF(out);
-    return (PyObject *)out;
+    PCT_DECREF(r);
+    PCT_INCREF(out);
+    return (pct_object *)out;
 fail:
-    Py_DECREF(r);
+    PCT_DECREF(r);
     return NULL;
 }
 
@@ -266,13 +271,13 @@ fail:
 #define T(i) (c->v[i].t)
 #define OUT (c->inplace ? NULL : c->out)
 
-PyObject *pct_cpu_inner(pct_call *c) { return inner_op(T(0), T(1), c->out); }
-PyObject *pct_cpu_kron(pct_call *c) { return kron_op(T(0), T(1), c->out); }
+pct_object *pct_cpu_inner(pct_call *c) { return inner_op(T(0), T(1), c->out); }
+pct_object *pct_cpu_kron(pct_call *c) { return kron_op(T(0), T(1), c->out); }
 
-PyObject *pct_cpu_tensordot(pct_call *c)
+pct_object *pct_cpu_tensordot(pct_call *c)
 {
-    if (c->v[2].none && c->v[2].obj == Py_None) { /* the default is 2; an explicit None is refused */
-        PyErr_SetString(PyExc_RuntimeError, "tensordot expects dims to be int or tuple[list[int], list[int]] or "
+    if (c->v[2].none && c->v[2].obj && pct_is_none(c->v[2].obj)) { /* the default is 2; an explicit None is refused */
+        pct_error_str(PCT_ERR_RUNTIME, "tensordot expects dims to be int or tuple[list[int], list[int]] or "
                                             "list[list[int]] containing two lists, but got dims=None");
         return NULL;
     }

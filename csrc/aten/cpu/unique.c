@@ -25,7 +25,7 @@ static int unique_flat(pct_tensor *self, bool consecutive, pct_tensor **out, pct
     }
     if (!(flat = pct_contiguous(self))) goto fail;
     if (!(kv = malloc(sizeof(sort_kv) * (size_t)n * 2))) {
-        PyErr_NoMemory();
+        pct_error_nomem();
         goto fail;
     }
     const char *p = pct_tensor_data(flat);
@@ -33,10 +33,10 @@ static int unique_flat(pct_tensor *self, bool consecutive, pct_tensor **out, pct
     pct_sort_load[self->dtype](kv, p, isz, n);
     if (!consecutive) {
         /* torch sorts the flattened input with sort(stable=False) (radix-sorting integers) */
-        PyThreadState *ts = n >= PCT_PARALLEL_GRAIN ? PyEval_SaveThread() : NULL;
+        void *ts = n >= PCT_PARALLEL_GRAIN ? pct_gil_release() : NULL;
         if (pct_dtype_is_integral(self->dtype, false) && n >= PCT_PARALLEL_GRAIN) pct_sort_stable(kv, kv + n, n, false);
         else pct_sort_unstable_asc(kv, n);
-        if (ts) PyEval_RestoreThread(ts);
+        if (ts) pct_gil_restore(ts);
     }
     /* group starts: kv[j].k becomes the group id, stored in place after counting */
     int64_t *ivp = (int64_t *)pct_tensor_data(iv), groups = 0;
@@ -58,17 +58,17 @@ static int unique_flat(pct_tensor *self, bool consecutive, pct_tensor **out, pct
         cp[g]++;
     }
     free(kv);
-    Py_DECREF(flat);
+    PCT_DECREF(flat);
     *out = o;
     *inv = iv;
     *cnt = ct;
     return 0;
 fail:
     free(kv);
-    Py_XDECREF(flat);
-    Py_XDECREF(o);
-    Py_XDECREF(iv);
-    Py_XDECREF(ct);
+    PCT_XDECREF(flat);
+    PCT_XDECREF(o);
+    PCT_XDECREF(iv);
+    PCT_XDECREF(ct);
     return -1;
 }
 
@@ -132,7 +132,7 @@ static int unique_dim(pct_tensor *self, int dim, bool consecutive, pct_tensor **
         for (int d = 0; d < self->ndim; d++) nz += self->sizes[d] == 0;
         if (R == 0) {
             if (nz != 1) {
-                PyErr_SetString(PyExc_RuntimeError,
+                pct_error_str(PCT_ERR_RUNTIME,
                                 "Number of zero sized dimensions is more than one, so unique cannot be applied ");
                 return -1;
             }
@@ -145,7 +145,7 @@ static int unique_dim(pct_tensor *self, int dim, bool consecutive, pct_tensor **
             return 0;
         }
         {
-            PyErr_SetString(PyExc_RuntimeError,
+            pct_error_str(PCT_ERR_RUNTIME,
                             "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
             return -1;
         }
@@ -162,7 +162,7 @@ static int unique_dim(pct_tensor *self, int dim, bool consecutive, pct_tensor **
     size_t cells = (size_t)(R * m > 0 ? R * m : 1);
     if (!(cmp = malloc(cells * 8)) || !(idx = malloc(sizeof(int64_t) * (size_t)R)) ||
         !(rep = malloc(sizeof(int64_t) * (size_t)R))) {
-        PyErr_NoMemory();
+        pct_error_nomem();
         goto fail;
     }
     /* row r of the comparison matrix: the elements (o, r, i) in (o, i) order */
@@ -203,7 +203,7 @@ static int unique_dim(pct_tensor *self, int dim, bool consecutive, pct_tensor **
     free(cmp);
     free(idx);
     free(rep);
-    Py_DECREF(cont);
+    PCT_DECREF(cont);
     *out = o;
     *inv = iv;
     *cnt = ct;
@@ -212,10 +212,10 @@ fail:
     free(cmp);
     free(idx);
     free(rep);
-    Py_XDECREF(cont);
-    Py_XDECREF(o);
-    Py_XDECREF(iv);
-    Py_XDECREF(ct);
+    PCT_XDECREF(cont);
+    PCT_XDECREF(o);
+    PCT_XDECREF(iv);
+    PCT_XDECREF(ct);
     return -1;
 }
 
@@ -227,7 +227,7 @@ fail:
  * counts) with counts empty (not computed), and unique_consecutive(x, True, False) the
  * same. Its overloads tell the kernel how many flags were positional; tensors returned but
  * not computed are empty, except on the dim path, which always computes all three. */
-static PyObject *unique_common(pct_call *c, bool consecutive)
+static pct_object *unique_common(pct_call *c, bool consecutive)
 {
     pct_tensor *self = c->v[0].t, *o = NULL, *iv = NULL, *ct = NULL;
     const pct_value *rc = pct_arg(c, "return_counts");
@@ -247,7 +247,7 @@ static PyObject *unique_common(pct_call *c, bool consecutive)
         r = unique_flat(self, consecutive, &o, &iv, &ct);
     } else {
         if (self->ndim == 0) {
-            PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions", (long long)dv->i);
+            pct_error(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dv->i);
             return NULL;
         }
         int dim = pct_wrap_dim(dv->i, self->ndim);
@@ -261,31 +261,31 @@ static PyObject *unique_common(pct_call *c, bool consecutive)
         bool blank[2] = {!ret_inv, !ret_cnt};
         for (int k = 0; k < 2; k++) {
             if (!blank[k]) continue;
-            Py_DECREF(*slots[k]);
+            PCT_DECREF(*slots[k]);
             *slots[k] = pct_tensor_empty(1, &zero, PCT_INT64, PCT_CPU, -1);
         }
         if (!iv || !ct) {
-            Py_DECREF(o);
-            Py_XDECREF(iv);
-            Py_XDECREF(ct);
+            PCT_DECREF(o);
+            PCT_XDECREF(iv);
+            PCT_XDECREF(ct);
             return NULL;
         }
     }
-    PyObject *t;
+    pct_object *t;
     if (!fmt_inv && !fmt_cnt) {
-        Py_INCREF(o);
-        t = (PyObject *)o;
+        PCT_INCREF(o);
+        t = (pct_object *)o;
     } else if (fmt_inv && fmt_cnt) {
-        t = PyTuple_Pack(3, o, iv, ct);
+        t = pct_tuple_pack3(o, iv, ct);
     } else {
-        t = PyTuple_Pack(2, o, fmt_inv ? iv : ct);
+        t = pct_tuple_pack2(o, fmt_inv ? iv : ct);
     }
-    Py_DECREF(o);
-    Py_DECREF(iv);
-    Py_DECREF(ct);
+    PCT_DECREF(o);
+    PCT_DECREF(iv);
+    PCT_DECREF(ct);
     return t;
 }
 
-PyObject *pct_cpu_unique(pct_call *c) { return unique_common(c, false); }
-PyObject *pct_cpu_unique_consecutive(pct_call *c) { return unique_common(c, true); }
+pct_object *pct_cpu_unique(pct_call *c) { return unique_common(c, false); }
+pct_object *pct_cpu_unique_consecutive(pct_call *c) { return unique_common(c, true); }
 

@@ -245,8 +245,8 @@ static int up_setup(const pct_call *c, const up_op *op, int nd, const int64_t *i
 {
     const pct_value *os = &c->v[1];
     int at = op->backward ? 3 : 2; /* backward ops have input_size at 2 */
-    PCT_CHECK(os->n == op->nsp, PyExc_RuntimeError, "It is expected output_size equals to %d, but got size %d", op->nsp, os->n);
-    PCT_CHECK(nd == op->nsp + 2, PyExc_RuntimeError, "It is expected input_size equals to %d, but got size %d", op->nsp + 2, nd);
+    PCT_CHECK(os->n == op->nsp, PCT_ERR_RUNTIME, "It is expected output_size equals to %d, but got size %d", op->nsp, os->n);
+    PCT_CHECK(nd == op->nsp + 2, PCT_ERR_RUNTIME, "It is expected input_size equals to %d, but got size %d", op->nsp + 2, nd);
     *align = false;
     if (op->mode == UP_LINEAR) *align = c->v[at++].b;
     for (int d = 0; d < op->nsp; d++, at++) {
@@ -256,13 +256,13 @@ static int up_setup(const pct_call *c, const up_op *op, int nd, const int64_t *i
         ax[d].scale = c->v[at].d;
     }
     if (op->nsp == 1)
-        PCT_CHECK(ax[0].in > 0 && ax[0].out > 0, PyExc_RuntimeError, "Input and output sizes should be greater than 0, but "
+        PCT_CHECK(ax[0].in > 0 && ax[0].out > 0, PCT_ERR_RUNTIME, "Input and output sizes should be greater than 0, but "
                   "got input (W: %lld) and output (W: %lld)", (long long)ax[0].in, (long long)ax[0].out);
     else
-        PCT_CHECK(ax[0].in > 0 && ax[1].in > 0 && ax[0].out > 0 && ax[1].out > 0, PyExc_RuntimeError,
+        PCT_CHECK(ax[0].in > 0 && ax[1].in > 0 && ax[0].out > 0 && ax[1].out > 0, PCT_ERR_RUNTIME,
                   "Input and output sizes should be greater than 0, but got input (H: %lld, W: %lld) output (H: %lld, W: %lld)",
                   (long long)ax[0].in, (long long)ax[1].in, (long long)ax[0].out, (long long)ax[1].out);
-    PCT_CHECK(isz[0] >= 0 && isz[1] >= 0 && !__builtin_mul_overflow(isz[0], isz[1], planes), PyExc_RuntimeError,
+    PCT_CHECK(isz[0] >= 0 && isz[1] >= 0 && !__builtin_mul_overflow(isz[0], isz[1], planes), PCT_ERR_RUNTIME,
               "%s: invalid batch and channel sizes %lld and %lld", op->name, (long long)isz[0], (long long)isz[1]);
     return 0;
 fail:
@@ -275,12 +275,12 @@ static int up_linear_run(const up_op *op, const up_axis *ax, bool align, int64_t
 {
     const up_axis *ah = op->nsp == 2 ? &ax[0] : NULL, *aw = &ax[op->nsp - 1];
     int r;
-    Py_BEGIN_ALLOW_THREADS
+    PCT_NOGIL_BEGIN
     if (cd == PCT_FLOAT64)
         r = backward ? up_linear_bwd_FLOAT64(planes, ah, aw, align, src, dst) : up_linear_fwd_FLOAT64(planes, ah, aw, align, src, dst);
     else
         r = backward ? up_linear_bwd_FLOAT32(planes, ah, aw, align, src, dst) : up_linear_fwd_FLOAT32(planes, ah, aw, align, src, dst);
-    Py_END_ALLOW_THREADS
+    PCT_NOGIL_END
     return r;
 }
 
@@ -293,7 +293,7 @@ static int up_nearest_maps(pct_index_maps *m, const up_op *op, const up_axis *ax
     return 0;
 }
 
-static PyObject *up_forward(pct_call *c, const up_op *op)
+static pct_object *up_forward(pct_call *c, const up_op *op)
 {
     pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL;
     up_axis ax[2];
@@ -305,13 +305,13 @@ static PyObject *up_forward(pct_call *c, const up_op *op)
     if (x->numel == 0) { /* an empty batch is fine; empty channels are not (torch) */
         int64_t rest = 1;
         for (int d = 1; d < x->ndim; d++) rest *= x->sizes[d];
-        PCT_CHECK(rest != 0, PyExc_RuntimeError, "Non-empty %dD data tensor expected but got a tensor with sizes %s",
+        PCT_CHECK(rest != 0, PCT_ERR_RUNTIME, "Non-empty %dD data tensor expected but got a tensor with sizes %s",
                   op->nsp + 2, pct_spatial_shape(buf, x));
     }
     bool ok = pct_dtype_is_floating(x->dtype) || (op->mode != UP_LINEAR && x->dtype == PCT_UINT8);
     if (!ok) {
         if (x->dtype == PCT_UINT8) {
-            PyErr_Format(PyExc_NotImplementedError, "%s: uint8 input is not supported by pyctorch (torch rounds it "
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "%s: uint8 input is not supported by pyctorch (torch rounds it "
                          "with its own fixed-point kernel); convert the input to a floating dtype", op->name);
             return NULL;
         }
@@ -331,22 +331,22 @@ static PyObject *up_forward(pct_call *c, const up_op *op)
         bool idx = op->nsp == 2 && (osz[0] + osz[1] <= 128 || (pct_tensor_is_channels_last(x) && x->sizes[1] > 3));
         PCT_TRY_INT(up_nearest_maps(&m, op, ax, idx ? UP_RECIPE_IDX : UP_RECIPE_GENERIC, x->dtype == PCT_FLOAT64));
         uint64_t zero = 0;
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         r = pct_index_gather(&m, planes, pct_tensor_data(xc), pct_tensor_data(out), (int)pct_tensor_itemsize(x), &zero);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
         pct_index_maps_free(&m);
     }
-    if (r < 0) { PyErr_NoMemory(); goto fail; }
-    Py_DECREF(xc);
+    if (r < 0) { pct_error_nomem(); goto fail; }
+    PCT_DECREF(xc);
     return pct_spatial_finish(out, x->dtype);
 fail:
     pct_index_maps_free(&m);
-    Py_XDECREF(xc);
-    Py_XDECREF(out);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(out);
     return NULL;
 }
 
-static PyObject *up_backward(pct_call *c, const up_op *op)
+static pct_object *up_backward(pct_call *c, const up_op *op)
 {
     pct_tensor *g = c->v[0].t, *gc = NULL, *gi = NULL;
     const int64_t *isz = c->v[2].list;
@@ -360,7 +360,7 @@ static PyObject *up_backward(pct_call *c, const up_op *op)
     want[0] = isz[0];
     want[1] = isz[1];
     for (int d = 0; d < op->nsp; d++) want[2 + d] = ax[d].out;
-    PCT_CHECK(g->ndim == nd && memcmp(g->sizes, want, sizeof(int64_t) * (size_t)nd) == 0, PyExc_RuntimeError,
+    PCT_CHECK(g->ndim == nd && memcmp(g->sizes, want, sizeof(int64_t) * (size_t)nd) == 0, PCT_ERR_RUNTIME,
               "%s: expected grad_output of shape %s, but got %s", op->name, pct_shape_str(a, sizeof a, nd, want),
               pct_spatial_shape(b, g));
     if (!pct_dtype_is_floating(g->dtype)) return pct_spatial_no_dtype(op->name, g->dtype);
@@ -373,22 +373,22 @@ static PyObject *up_backward(pct_call *c, const up_op *op)
         r = up_linear_run(op, ax, align, planes, cd, true, pct_tensor_data(gc), pct_tensor_data(gi));
     } else {
         PCT_TRY_INT(up_nearest_maps(&m, op, ax, UP_RECIPE_IDX, false));
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         r = pct_index_scatter_add(&m, planes, pct_tensor_data(gc), pct_tensor_data(gi), cd);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
         pct_index_maps_free(&m);
     }
-    if (r < 0) { PyErr_NoMemory(); goto fail; }
-    Py_DECREF(gc);
+    if (r < 0) { pct_error_nomem(); goto fail; }
+    PCT_DECREF(gc);
     return pct_spatial_finish(gi, g->dtype);
 fail:
     pct_index_maps_free(&m);
-    Py_XDECREF(gc);
-    Py_XDECREF(gi);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(gi);
     return NULL;
 }
 
-PyObject *pct_cpu_upsample(pct_call *c)
+pct_object *pct_cpu_upsample(pct_call *c)
 {
     up_op op = up_op_of(c->op_index);
     return op.backward ? up_backward(c, &op) : up_forward(c, &op);

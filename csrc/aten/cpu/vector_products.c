@@ -6,83 +6,83 @@
 
 /* ---- dot / vdot ---- */
 
-PyObject *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out)
+pct_object *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     if (out) {
         if (pct_out_resize(out, 0, no_dims) < 0) return NULL;
         if (out->dtype != a->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "result dtype %s does not match input dtype %s", pct_dtype_cpp_name[out->dtype],
+            pct_error(PCT_ERR_RUNTIME, "result dtype %s does not match input dtype %s", pct_dtype_cpp_name[out->dtype],
                          pct_dtype_cpp_name[a->dtype]);
             return NULL;
         }
     }
     if (a->ndim != 1 || b->ndim != 1) {
-        PyErr_Format(PyExc_RuntimeError, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
+        pct_error(PCT_ERR_RUNTIME, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
         return NULL;
     }
     if (a->dtype != b->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "dot : expected both vectors to have same dtype, but found %s and %s",
+        pct_error(PCT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
                      pct_dtype_cpp_name[a->dtype], pct_dtype_cpp_name[b->dtype]);
         return NULL;
     }
     if (a->numel != b->numel) {
-        PyErr_Format(PyExc_RuntimeError,
+        pct_error(PCT_ERR_RUNTIME,
                      "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of "
                      "elements, but got %lld and %lld elements respectively",
                      (long long)a->numel, (long long)b->numel, (long long)a->numel, (long long)b->numel);
         return NULL;
     }
     if (a->dtype == PCT_BOOL) return pct_la_not_implemented_bool("dot");
-    pct_tensor *r = out ? (Py_INCREF(out), out) : pct_tensor_empty(0, no_dims, a->dtype, PCT_CPU, -1);
+    pct_tensor *r = out ? (PCT_INCREF(out), out) : pct_tensor_empty(0, no_dims, a->dtype, PCT_CPU, -1);
     if (!r) return NULL;
     char res[8];
     int64_t n = a->numel;
     const char *x = pct_tensor_data(a), *y = pct_tensor_data(b);
     int64_t sx = a->strides[0], sy = b->strides[0];
     if (n >= 65536) {
-        Py_BEGIN_ALLOW_THREADS
+        PCT_NOGIL_BEGIN
         pct_la_dot_kernel(a->dtype, n, x, sx, y, sy, res);
-        Py_END_ALLOW_THREADS
+        PCT_NOGIL_END
     } else {
         pct_la_dot_kernel(a->dtype, n, x, sx, y, sy, res);
     }
     memcpy(pct_tensor_data(r), res, (size_t)pct_dtype_itemsize[a->dtype]);
     pct_tensor_bump_version(r);
-    return (PyObject *)r;
+    return (pct_object *)r;
 }
 
 /* ---- addmv / mv ---- */
 
 /* torch's addmv: result = beta * self + alpha * mat @ vec. `result` is the out= or
  * in-place target (NULL: allocate); self_is_result when they are the same tensor. */
-static PyObject *addmv_op(pct_tensor *self, pct_tensor *mat, pct_tensor *vec, const pct_scalar *beta_s,
+static pct_object *addmv_op(pct_tensor *self, pct_tensor *mat, pct_tensor *vec, const pct_scalar *beta_s,
                           const pct_scalar *alpha_s, pct_tensor *result_in, bool inplace)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     if (!(mat->ndim == 2 && vec->ndim == 1 && self->ndim <= 1)) {
-        PyErr_Format(PyExc_RuntimeError, "vector + matrix @ vector expected, got %d, %d, %d", self->ndim, mat->ndim,
+        pct_error(PCT_ERR_RUNTIME, "vector + matrix @ vector expected, got %d, %d, %d", self->ndim, mat->ndim,
                      vec->ndim);
         return NULL;
     }
     const int64_t m = mat->sizes[0], k = mat->sizes[1];
     if (!(k == vec->sizes[0] && (m == self->numel || self->numel == 1))) {
         if (self->ndim == 0) { /* torch's message reads self.size(0), which a 0-d self does not have */
-            PyErr_SetString(PyExc_IndexError, "Dimension specified as 0 but tensor has no dimensions");
+            pct_error_str(PCT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
             return NULL;
         }
-        PyErr_Format(PyExc_RuntimeError, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
+        pct_error(PCT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
                      (long long)self->sizes[0], (long long)m, (long long)k, (long long)vec->sizes[0]);
         return NULL;
     }
     if (!(self->dtype == mat->dtype && mat->dtype == vec->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "addmv input tensors must have the same dtype, but got %s, %s, and %s",
+        pct_error(PCT_ERR_RUNTIME, "addmv input tensors must have the same dtype, but got %s, %s, and %s",
                      pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[mat->dtype], pct_dtype_cpp_name[vec->dtype]);
         return NULL;
     }
     if (inplace) {
         if (!(self->ndim == 1 && self->sizes[0] == m)) {
             int64_t os[1] = {m};
-            PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor size %s and output tensor size %s should match",
+            pct_error(PCT_ERR_RUNTIME, "Bad in-place call: input tensor size %s and output tensor size %s should match",
                          SHAPE(b1, self), SHAPE_OF(b2, 1, os));
             return NULL;
         }
@@ -96,11 +96,11 @@ static PyObject *addmv_op(pct_tensor *self, pct_tensor *mat, pct_tensor *vec, co
     pct_tensor *self_ = NULL, *result = NULL;
     /* self as seen before the out= resize (self may be the out tensor itself) */
     if (!(self_ = pct_la_expand_to(self, 1, msz))) return NULL;
-    if (inplace) { Py_INCREF(self); result = self; }
+    if (inplace) { PCT_INCREF(self); result = self; }
     else if (!(result = pct_la_result_tensor(result_in, 1, msz, dtype))) goto fail;
     if (self == result && self_ != self) {
         /* out= was also the input: re-expand after its resize */
-        Py_DECREF(self_);
+        PCT_DECREF(self_);
         if (!(self_ = pct_la_expand_to(self, 1, msz))) goto fail;
     }
     if (mat->numel == 0) {
@@ -121,29 +121,29 @@ static PyObject *addmv_op(pct_tensor *self, pct_tensor *mat, pct_tensor *vec, co
                                  zero, vec->strides[0], 0, 0, NULL, m, 1, k, alpha, be));
         }
     }
-    Py_DECREF(self_);
-    return (PyObject *)result;
+    PCT_DECREF(self_);
+    return (pct_object *)result;
 fail:
-    Py_XDECREF(self_);
-    Py_XDECREF(result);
+    PCT_XDECREF(self_);
+    PCT_XDECREF(result);
     return NULL;
 }
 
 
 /* torch's mv / mv_out: addmv with beta = 0 into a fresh (or the out=) vector */
-PyObject *pct_la_mv(pct_tensor *mat, pct_tensor *vec, pct_tensor *out)
+pct_object *pct_la_mv(pct_tensor *mat, pct_tensor *vec, pct_tensor *out)
 {
     if (mat->ndim == 0) {
-        PyErr_SetString(PyExc_IndexError, "Dimension specified as 0 but tensor has no dimensions");
+        pct_error_str(PCT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
         return NULL;
     }
     const int64_t m = mat->sizes[0];
     if (!out || out->ndim > 1 || (out->numel != m && out->numel != 1)) {
         pct_tensor *self = pct_tensor_empty(1, &m, vec->dtype, PCT_CPU, -1);
         if (!self) return NULL;
-        PyObject *r = out ? addmv_op(self, mat, vec, &scalar_zero, &scalar_one, out, false)
+        pct_object *r = out ? addmv_op(self, mat, vec, &scalar_zero, &scalar_one, out, false)
                           : addmv_op(self, mat, vec, &scalar_zero, &scalar_one, self, true);
-        Py_DECREF(self);
+        PCT_DECREF(self);
         return r;
     }
     return addmv_op(out, mat, vec, &scalar_zero, &scalar_one, out, false);
@@ -151,11 +151,11 @@ PyObject *pct_la_mv(pct_tensor *mat, pct_tensor *vec, pct_tensor *out)
 
 /* ---- trace ---- */
 
-static PyObject *trace_op(pct_tensor *t)
+static pct_object *trace_op(pct_tensor *t)
 {
     if (t->dtype == PCT_BOOL) return pct_la_not_implemented_bool("trace"); /* torch dispatches on dtype first */
     if (t->ndim != 2) {
-        PyErr_Format(PyExc_RuntimeError, "trace: expected a matrix, but got tensor with dim %d", t->ndim);
+        pct_error(PCT_ERR_RUNTIME, "trace: expected a matrix, but got tensor with dim %d", t->ndim);
         return NULL;
     }
     const bool fl = pct_dtype_is_floating(t->dtype);
@@ -173,26 +173,26 @@ static PyObject *trace_op(pct_tensor *t)
         for (int64_t i = 0; i < n; i++) s += (uint64_t)pct_load_as_int64(p + i * step * isz, t->dtype);
         *(int64_t *)pct_tensor_data(r) = (int64_t)s;
     }
-    return (PyObject *)r;
+    return (pct_object *)r;
 }
 
 /* ---- outer / inner / tensordot / kron ---- */
 
-static PyObject *outer_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
+static pct_object *outer_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     if (a->ndim != 1) {
-        PyErr_Format(PyExc_RuntimeError, "outer: Expected 1-D argument self, but got %d-D", a->ndim);
+        pct_error(PCT_ERR_RUNTIME, "outer: Expected 1-D argument self, but got %d-D", a->ndim);
         return NULL;
     }
     if (b->ndim != 1) {
-        PyErr_Format(PyExc_RuntimeError, "outer: Expected 1-D argument vec2, but got %d-D", b->ndim);
+        pct_error(PCT_ERR_RUNTIME, "outer: Expected 1-D argument vec2, but got %d-D", b->ndim);
         return NULL;
     }
     const int64_t sz[2] = {a->sizes[0], 1}, st[2] = {a->strides[0], 1};
     pct_tensor *col = pct_la_view_with(a, 2, sz, st);
     if (!col) return NULL;
-    PyObject *r = pct_la_mul(out, false, col, b);
-    Py_DECREF(col);
+    pct_object *r = pct_la_mul(out, false, col, b);
+    PCT_DECREF(col);
     return r;
 }
 
@@ -201,12 +201,12 @@ static PyObject *outer_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 #define T(i) (c->v[i].t)
 #define OUT (c->inplace ? NULL : c->out)
 
-PyObject *pct_cpu_mv(pct_call *c) { return pct_la_mv(T(0), T(1), c->out); }
-PyObject *pct_cpu_dot(pct_call *c) { return pct_la_dot(T(0), T(1), c->out); }
-PyObject *pct_cpu_outer(pct_call *c) { return outer_op(T(0), T(1), c->out); }
-PyObject *pct_cpu_trace(pct_call *c) { return trace_op(T(0)); }
+pct_object *pct_cpu_mv(pct_call *c) { return pct_la_mv(T(0), T(1), c->out); }
+pct_object *pct_cpu_dot(pct_call *c) { return pct_la_dot(T(0), T(1), c->out); }
+pct_object *pct_cpu_outer(pct_call *c) { return outer_op(T(0), T(1), c->out); }
+pct_object *pct_cpu_trace(pct_call *c) { return trace_op(T(0)); }
 
-PyObject *pct_cpu_addmv(pct_call *c)
+pct_object *pct_cpu_addmv(pct_call *c)
 {
     if (c->inplace) return addmv_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, T(0), true);
     return addmv_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, c->out, false);

@@ -1,0 +1,78 @@
+/* scalar.c: Scalar arguments (pct_scalar, op.h): their dtype, torch's range checks, and their tensors. Device-neutral:
+ * the binding's parser, the kernels of every backend and the autograd formulas share them. */
+#include "op.h"
+#include "error.h"
+#include <math.h>
+
+int pct_scalar_check_fits(const pct_scalar *s, int dtype)
+{
+    static const char *const cpp[PCT_NUM_DTYPES] = {
+        [PCT_UINT8] = "uint8_t", [PCT_INT8] = "int8_t", [PCT_INT16] = "int16_t", [PCT_INT32] = "int",
+        [PCT_INT64] = "int64_t", [PCT_FLOAT16] = "c10::Half", [PCT_BFLOAT16] = "c10::BFloat16", [PCT_FLOAT32] = "float",
+        [PCT_UINT16] = "uint16_t", [PCT_UINT32] = "uint32_t", [PCT_UINT64] = "uint64_t"};
+    double lo = 0, hi = 0;
+    switch (dtype) {
+    case PCT_UINT8: hi = 255; break;
+    case PCT_INT8: lo = -128; hi = 127; break;
+    case PCT_INT16: lo = -32768; hi = 32767; break;
+    case PCT_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case PCT_INT64: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+    case PCT_FLOAT16: hi = 65504.0; break;
+    case PCT_BFLOAT16: hi = 3.3895313892515355e+38; break;
+    case PCT_FLOAT32: hi = 3.4028234663852886e+38; break;
+    case PCT_UINT16: hi = 65535.0; break;
+    case PCT_UINT32: hi = 4294967295.0; break;
+    case PCT_UINT64: hi = 18446744073709551615.0; break;
+    default: return 0; /* bool and double take any value */
+    }
+    if (s->kind == PCT_SCALAR_BOOL) return 0;
+    bool bad;
+    if (pct_dtype_is_floating(dtype)) {
+        /* an int fits where its value is in range (only float16's is narrower than int64's; rounding is fine);
+         * a double may be inf or nan, not beyond the finite range */
+        if (s->kind == PCT_SCALAR_INT) bad = s->d < -hi || s->d > hi; /* d: the value, also of ints in [2^63, 2^64) */
+        else bad = isfinite(s->d) && (s->d < -hi || s->d > hi);
+    } else if (s->kind == PCT_SCALAR_INT) {
+        int64_t v = s->i;
+        if (v < 0 && s->d > 0) bad = dtype != PCT_UINT64; /* a Python int in [2^63, 2^64): i holds it wrapped, d its value */
+        else if (dtype == PCT_INT64 || dtype == PCT_UINT64) bad = false;
+        else if (dtype == PCT_UINT8 || pct_dtype_is_barebones(dtype))
+            bad = (double)v > hi || (double)v < -hi; /* negative ints wrap (two's complement), as in torch */
+        else bad = (double)v < lo || (double)v > hi;
+    } else {
+        bad = !(s->d >= lo && s->d <= hi); /* nan and inf too */
+        if (dtype == PCT_INT64 && s->d >= 9223372036854775808.0) bad = true;
+    }
+    if (!bad) return 0;
+    pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", cpp[dtype]);
+    return -1;
+}
+
+int pct_scalar_check_opmath(const pct_scalar *s, int dtype)
+{
+    if (dtype == PCT_FLOAT64) return 0;
+    return pct_scalar_check_fits(s, pct_dtype_is_floating(dtype) ? PCT_FLOAT32 : dtype);
+}
+
+void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s)
+{
+    const char *p = pct_tensor_data(t);
+    s->from_tensor = !(t->flags & PCT_FLAG_WRAPPED_NUMBER);
+    if (pct_dtype_is_floating(t->dtype)) {
+        s->kind = PCT_SCALAR_FLOAT;
+        s->d = pct_load_as_double(p, t->dtype);
+        s->i = 0;
+    } else {
+        s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT;
+        s->i = pct_load_as_int64(p, t->dtype);
+        /* a uint64 beyond int64 (a tensor's or a wrapped number's) is a uint64 Scalar (Note [uint64 scalars]) */
+        s->d = (t->flags & PCT_FLAG_UINT64_NUMBER) || t->dtype == PCT_UINT64 ? (double)(uint64_t)s->i : (double)s->i;
+    }
+}
+
+pct_tensor *pct_scalar_tensor_of(int dtype, const pct_scalar *s)
+{
+    /* an int in [2^63, 2^64) (i wrapped, d its value) becomes its value in a float dtype */
+    bool by_value = s->kind == PCT_SCALAR_FLOAT || (pct_scalar_is_uint64(s) && pct_dtype_is_floating(dtype));
+    return pct_tensor_scalar(dtype, s->d, s->i, by_value);
+}
