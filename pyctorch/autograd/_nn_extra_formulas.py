@@ -41,8 +41,11 @@ def embedding_bag_grads(grad, weight, indices, offsets, offset2bag, bag_size, ma
             if keep is not None:
                 rows = rows * keep
             if scale_grad_by_freq and ind.numel():
+                # torch's CPU kernel divides the rows of the g-th distinct index (in sorted order) by the
+                # count of sorted_indices[g] (not of that index itself); the same here, for equal gradients
                 counts = torch.bincount(ind, minlength=weight.shape[0]).to(grad.dtype)
-                rows = rows / counts.index_select(0, ind).unsqueeze(1)
+                _, group = torch.unique(ind, return_inverse=True)
+                rows = rows / counts.index_select(0, ind.sort()[0].index_select(0, group)).unsqueeze(1)
             gw = torch.zeros_like(weight).index_add(0, ind, rows)
     if len(output_mask) > 1 and output_mask[1]:
         gp = (grad.index_select(0, offset2bag) * weight.index_select(0, ind)).sum(1)
