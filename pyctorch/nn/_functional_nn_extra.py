@@ -218,35 +218,13 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
-    """torch.grid_sampler: torch's common checks, then grid_sampler_2d or _3d."""
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
-                           f"{_dtype_cname(input.dtype)} and grid has {_dtype_cname(grid.dtype)}")
-    if input.dim() != grid.dim():
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same number of dimensions, but got "
-                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    """torch.grid_sampler: grid_sampler_2d or _3d by the input's rank (the kernels check the
+    arguments in torch's order and with its texts)."""
     if input.dim() not in (4, 5):
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
                            f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if input.size(0) != grid.size(0):
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
-                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if grid.size(-1) != input.dim() - 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but "
-                           f"got grid with sizes {list(grid.shape)}")
-    for i in range(2, input.dim()):
-        if input.size(i) <= 0:
-            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
-                               f"sizes {list(input.shape)} with dimension {i} being empty")
-    if input.dim() == 5 and interpolation_mode == 2:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     fn = _C_extra.grid_sampler_2d if input.dim() == 4 else _C_extra.grid_sampler_3d
     return fn(input, grid, interpolation_mode, padding_mode, align_corners)
-
-
-def _dtype_cname(dtype):
-    return {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
-            torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int"}.get(dtype, str(dtype))
 
 
 def _linspace_from_neg_one(num_steps, align_corners, dtype):
@@ -283,23 +261,23 @@ def affine_grid(theta, size, align_corners=None):
     size = list(size)
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {torch.Size(size)}. "
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
                              f"Got {theta.shape}.")
         spatial_size = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {torch.Size(size)}. "
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
                              f"Got {theta.shape}.")
         spatial_size = size[-3:]
     else:
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-                                  f"respectively. Got size {torch.Size(size)}.")
+                                  f"respectively. Got size {size}.")
     if align_corners and min(spatial_size) == 1:
         _warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                        "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
                        "of affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {torch.Size(size)}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     n = size[0]
     base = _affine_grid_base(size, align_corners, theta.dtype)
     nd = len(spatial_size)

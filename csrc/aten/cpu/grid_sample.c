@@ -11,7 +11,7 @@
  * weight times grad_output is added into grad_input, and the derivative of the weights with
  * respect to the source coordinate, times the unnormalize / padding derivative, gives grad_grid.
  * Batches run on OpenMP threads (grad_input is per batch, so no two threads add into one place).
- * float16 / bfloat16 are refused as torch's CPU kernels do. */
+ * float16 / bfloat16 compute in float32 (rounded once at the end). */
 #include "spatial.h"
 #include "norm_rows.h"
 
@@ -251,25 +251,25 @@ static int gs_setup(const pct_call *c, int first, int nd, gs_geom *g)
     g->mode = (int)c->v[first + 2].i;
     g->pad = (int)c->v[first + 3].i;
     g->align = c->v[first + 4].b;
-    PCT_CHECK(x->dtype == grid->dtype, PyExc_RuntimeError,
-              "grid_sampler(): expected input and grid to have same dtype, but input has %s and grid has %s",
-              pct_dtype_cpp_name[x->dtype], pct_dtype_cpp_name[grid->dtype]);
-    PCT_CHECK(x->ndim == nd + 2 && grid->ndim == nd + 2, PyExc_RuntimeError,
-              "grid_sampler(): expected %dD input and grid with same number of dimensions, but got input with sizes %s "
-              "and grid with sizes %s", nd + 2, pct_spatial_shape(b1, x), pct_spatial_shape(b2, grid));
-    PCT_CHECK(x->sizes[0] == grid->sizes[0], PyExc_RuntimeError, "grid_sampler(): expected grid and input to have same "
-              "batch size, but got input with sizes %s and grid with sizes %s", pct_spatial_shape(b1, x),
-              pct_spatial_shape(b2, grid));
-    PCT_CHECK(grid->sizes[nd + 1] == nd, PyExc_RuntimeError, "grid_sampler(): expected grid to have size %d in last "
-              "dimension, but got grid with sizes %s", nd, pct_spatial_shape(b1, grid));
+    /* torch's order: batch size, the grid's last dim, empty spatial dims, ranks, bicubic, dtypes */
+    PCT_CHECK(x->ndim >= 1 && grid->ndim >= 1 && x->sizes[0] == grid->sizes[0], PyExc_RuntimeError,
+              "grid_sampler(): expected grid and input to have same batch size, but got input with sizes %s and grid "
+              "with sizes %s", pct_spatial_shape(b1, x), pct_spatial_shape(b2, grid));
+    PCT_CHECK(grid->sizes[grid->ndim - 1] == x->ndim - 2, PyExc_RuntimeError, "grid_sampler(): expected grid to have "
+              "size %d in last dimension, but got grid with sizes %s", x->ndim - 2, pct_spatial_shape(b1, grid));
     for (int i = 2; i < x->ndim; i++)
         PCT_CHECK(x->sizes[i] > 0, PyExc_RuntimeError, "grid_sampler(): expected input to have non-empty spatial "
                   "dimensions, but input has sizes %s with dimension %d being empty", pct_spatial_shape(b1, x), i);
+    PCT_CHECK(x->ndim == nd + 2 && grid->ndim == nd + 2, PyExc_RuntimeError,
+              "grid_sampler(): expected %dD input and grid with same number of dimensions, but got input with sizes %s "
+              "and grid with sizes %s", nd + 2, pct_spatial_shape(b1, x), pct_spatial_shape(b2, grid));
     PCT_CHECK(g->mode >= 0 && g->mode <= 2, PyExc_RuntimeError, "grid_sampler(): unknown interpolation mode %d", g->mode);
     PCT_CHECK(g->pad >= 0 && g->pad <= 2, PyExc_RuntimeError, "grid_sampler(): unknown padding mode %d", g->pad);
     PCT_CHECK(nd == 2 || g->mode != 2, PyExc_RuntimeError, "grid_sampler(): bicubic interpolation only supports 4D input");
-    PCT_CHECK(pct_dtype_is_floating(x->dtype) && !pct_dtype_is_reduced_float(x->dtype), PyExc_NotImplementedError,
-              "\"grid_sampler_%dd_cpu\" not implemented for '%s'", nd, pct_dtype_cpp_name[x->dtype]);
+    PCT_CHECK(x->dtype == grid->dtype, PyExc_RuntimeError, "expected scalar type %s but found %s",
+              pct_dtype_cpp_name[x->dtype], pct_dtype_cpp_name[grid->dtype]);
+    PCT_CHECK(pct_dtype_is_floating(x->dtype), PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+              nd == 2 ? "grid_sampler_2d_cpu_kernel_impl" : "grid_sampler3d_cpu", pct_dtype_cpp_name[x->dtype]);
     g->n = x->sizes[0];
     g->c = x->sizes[1];
     g->in[0] = nd == 3 ? x->sizes[2] : 1;
@@ -290,11 +290,12 @@ static PyObject *grid_sampler(pct_call *c, int nd)
     if (gs_setup(c, 0, nd, &g) < 0) return NULL;
     int64_t sizes[5] = {g.n, g.c, g.out[0], g.out[1], g.out[2]};
     if (nd == 2) { sizes[2] = g.out[1]; sizes[3] = g.out[2]; }
-    PCT_TRY(out = pct_tensor_empty(nd + 2, sizes, c->v[0].t->dtype, PCT_CPU, -1));
+    int dtype = c->v[0].t->dtype, cd = pct_spatial_compute_dtype(dtype);
+    PCT_TRY(out = pct_tensor_empty(nd + 2, sizes, cd, PCT_CPU, -1));
     if (out->numel) {
-        PCT_TRY(xc = pct_contiguous(c->v[0].t));
-        PCT_TRY(gc = pct_contiguous(c->v[1].t));
-        if (out->dtype == PCT_FLOAT32)
+        PCT_TRY(xc = pct_spatial_input(c->v[0].t));
+        PCT_TRY(gc = pct_spatial_input(c->v[1].t));
+        if (cd == PCT_FLOAT32)
             run_FLOAT32(&g, (const float *)pct_tensor_data(xc), (const float *)pct_tensor_data(gc),
                         (float *)pct_tensor_data(out), NULL, NULL, NULL);
         else
@@ -303,7 +304,7 @@ static PyObject *grid_sampler(pct_call *c, int nd)
     }
     Py_XDECREF(xc);
     Py_XDECREF(gc);
-    return (PyObject *)out;
+    return pct_spatial_finish(out, dtype);
 fail:
     Py_XDECREF(xc);
     Py_XDECREF(gc);
@@ -328,14 +329,15 @@ static PyObject *grid_sampler_backward(pct_call *c, int nd)
         PCT_CHECK(go->dtype == c->v[1].t->dtype, PyExc_RuntimeError, "grid_sampler_%dd_backward: expected grad_output "
                   "of dtype %s, but got %s", nd, pct_dtype_cpp_name[c->v[1].t->dtype], pct_dtype_cpp_name[go->dtype]);
     }
-    if (mask->list[0]) PCT_TRY(res[0] = pct_tensor_zeros(c->v[1].t->ndim, c->v[1].t->sizes, c->v[1].t->dtype));
-    PCT_TRY(res[1] = pct_tensor_zeros(c->v[2].t->ndim, c->v[2].t->sizes, c->v[2].t->dtype));
+    int dtype = go->dtype, cd = pct_spatial_compute_dtype(dtype);
+    if (mask->list[0]) PCT_TRY(res[0] = pct_tensor_zeros(c->v[1].t->ndim, c->v[1].t->sizes, cd));
+    PCT_TRY(res[1] = pct_tensor_zeros(c->v[2].t->ndim, c->v[2].t->sizes, cd));
     if (go->numel) {
-        PCT_TRY(xc = pct_contiguous(c->v[1].t));
-        PCT_TRY(gc = pct_contiguous(c->v[2].t));
-        PCT_TRY(goc = pct_contiguous(go));
+        PCT_TRY(xc = pct_spatial_input(c->v[1].t));
+        PCT_TRY(gc = pct_spatial_input(c->v[2].t));
+        PCT_TRY(goc = pct_spatial_input(go));
         bool want_grid = mask->list[1];
-        if (go->dtype == PCT_FLOAT32)
+        if (cd == PCT_FLOAT32)
             run_FLOAT32(&g, (const float *)pct_tensor_data(xc), (const float *)pct_tensor_data(gc), NULL,
                         (const float *)pct_tensor_data(goc), res[0] ? (float *)pct_tensor_data(res[0]) : NULL,
                         want_grid ? (float *)pct_tensor_data(res[1]) : NULL);
@@ -347,6 +349,14 @@ static PyObject *grid_sampler_backward(pct_call *c, int nd)
     Py_XDECREF(xc);
     Py_XDECREF(gc);
     Py_XDECREF(goc);
+    for (int k = 0; k < 2; k++) {
+        if (!res[k]) continue;
+        res[k] = (pct_tensor *)pct_spatial_finish(res[k], dtype);
+        if (!res[k]) {
+            Py_XDECREF(res[1 - k]);
+            return NULL;
+        }
+    }
     return pct_norm_tuple_steal(2, res);
 fail:
     Py_XDECREF(xc);
