@@ -151,11 +151,9 @@ static pct_tensor *long_contig(pct_tensor *t) { return t->dtype == PCT_INT64 ? p
 static int ctc_setup(pct_tensor *lp, pct_tensor *targets, pct_tensor *ilt, pct_tensor *tlt, int64_t blank, ctc_geom *g,
                      pct_tensor **owned)
 {
-    const char *from = "(while checking arguments for ctc_loss_cpu)";
+    const char *from = "(while checking arguments for ctc_loss_allocate_outputs)";
     memset(g, 0, sizeof *g);
-    PCT_CHECK(targets->dtype == PCT_INT64 || targets->dtype == PCT_INT32, PyExc_RuntimeError,
-              "Expected tensor for argument #2 'targets' to have scalar type Int; but got torch.%sTensor instead %s",
-              pct_dtype_cpp_name[targets->dtype], from);
+    /* targets of any real dtype are read as int64 (torch converts them too) */
     PCT_CHECK(lp->ndim == 3, PyExc_RuntimeError,
               "Expected 3-dimensional tensor, but got %d-dimensional tensor for argument #1 'log_probs' %s", lp->ndim, from);
     PCT_CHECK(targets->ndim >= 1 && targets->ndim <= 2, PyExc_RuntimeError,
