@@ -3,7 +3,7 @@ embedding bag); imported into _formulas.py, whose namespace the formulas run in.
 with ordinary operators, so double backward follows where the ops' formulas allow it."""
 import pyctorch as torch
 
-__all__ = ["pool3d_index_gather", "grid_sampler_grads", "embedding_bag_grads"]
+__all__ = ["pool3d_index_gather", "grid_sampler_grads", "grid_sampler_backward_grads", "embedding_bag_grads"]
 
 
 def pool3d_index_gather(grad, indices):
@@ -17,6 +17,34 @@ def grid_sampler_grads(grad, input, grid, interpolation_mode, padding_mode, alig
     gi, gg = fn(grad, input, grid, interpolation_mode, padding_mode, align_corners,
                 [int(bool(m)) for m in output_mask])
     return gi, gg
+
+
+def _is_zero(t):
+    return t is None or not bool(t.ne(0).any())
+
+
+def grid_sampler_backward_grads(grads, grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+                                output_mask):
+    """Double backward of grid sampling: grad_input = sampler^T(grad_output) is linear in grad_output, so
+    its part with respect to grad_output is the sampler applied to the incoming gradient (all a penalty on
+    the input's gradient needs). The other parts (grad_input with respect to the grid, grad_grid with respect
+    to anything) are not implemented: they raise where they are needed and the incoming gradient is not 0."""
+    g_in, g_grid = grads[0], grads[1]
+    need_go, need_in, need_grid = output_mask
+    if (need_go and not _is_zero(g_grid)) or (need_in and not _is_zero(g_grid)) or \
+            (need_grid and not (_is_zero(g_in) and _is_zero(g_grid))):
+        name = "grid_sampler_2d_backward" if input.dim() == 4 else "grid_sampler_3d_backward"
+        raise RuntimeError(f"the derivative for '{name}' with respect to the grid (or of grad_grid) is not "
+                           "implemented in pyctorch; only the input's gradient can be differentiated again, "
+                           "with respect to grad_output")
+    go = None
+    if need_go:
+        if g_in is None:
+            go = torch.zeros_like(grad_output)
+        else:
+            fn = torch.grid_sampler_2d if input.dim() == 4 else torch.grid_sampler_3d
+            go = fn(g_in, grid, interpolation_mode, padding_mode, align_corners)
+    return go, None, None  # (zero: grad_input does not depend on the input, and here nothing asked for the rest)
 
 
 def embedding_bag_grads(grad, weight, indices, offsets, offset2bag, bag_size, max_indices, scale_grad_by_freq, mode,

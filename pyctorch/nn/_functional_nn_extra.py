@@ -29,6 +29,7 @@ def _ntuple_extra(x, n):
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
+    input.is_cuda  # noqa: B018  (torch reads it first: a non-tensor input raises its AttributeError)
     return _C_extra.max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
