@@ -15,10 +15,6 @@ from pyctorch import _C as _C_extra
 from . import _reduction as _Reduction_extra
 
 
-def _needs_grad_extra(*tensors):
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
-
-
 def _ntuple_extra(x, n):
     if isinstance(x, (list, tuple)):
         return list(x)
@@ -215,10 +211,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                        "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
                        "documentation of grid_sample for details.", stacklevel=2)
         align_corners = False
-    return grid_sampler(input, grid, mode_enum, padding_enum, align_corners)
+    return _grid_sampler(input, grid, mode_enum, padding_enum, align_corners)
 
 
-def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """torch.grid_sampler: grid_sampler_2d or _3d by the input's rank (the kernels check the
     arguments in torch's order and with its texts)."""
     if input.dim() not in (4, 5):
