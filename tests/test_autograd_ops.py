@@ -149,8 +149,8 @@ SINGULAR = False
 # which is not the finite-difference derivative: those ops are compared with torch but not gradchecked
 NO_GRADCHECK = {"normal_tensor_float", "normal_tensor_tensor", "normal_float_tensor",
                 "type_as",  # type_as: a conversion, every sample has a float32 side
-                # no gradgradcheck: torch has no double backward for these (the samples say gg=False), and
-                # pyctorch's of grid sampling covers grad_input with respect to grad_output only
+                # no gradgradcheck: torch has no double backward for the first two (the samples say gg=False), and
+                # the grid samplers' double backward is second order only (Note [Grid sampler double backward])
                 "embedding_bag", "ctc_loss", "grid_sampler_2d_backward", "grid_sampler_3d_backward"}
 
 
@@ -1101,7 +1101,7 @@ add("adaptive_max_pool2d_backward",
       X(2, 3, 3, 2), X(2, 3, 7, 5, grad=False)))
 # 3-d pooling, grid sampling, embedding bag, CTC (csrc/aten/ops_nn_extra.def; more in tests/nn/test_pool3d.py,
 # test_grid_sample.py, test_embedding_bag.py, test_ctc_loss.py). torch has no double backward for _embedding_bag and
-# _ctc_loss (gg=False), nor pyctorch for grid sampling with respect to the grid.
+# _ctc_loss (gg=False); grid sampling's comes from a composite (Note [Grid sampler double backward]).
 add("max_pool3d_with_indices",
     S(lambda T, x: _nn(T, "max_pool3d_with_indices")(x, 2, 1, 1), X(2, 2, 4, 3, 4)),
     S(lambda T, x: _nn(T, "max_pool3d_with_indices")(x, (2, 3, 2), 2, 0, (1, 1, 2), True), X(2, 5, 6, 5, layout="t")))
@@ -1130,21 +1130,22 @@ for _m in range(3):
     for _p in range(3):
         add("grid_sampler_2d",
             S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_2d(x, g, _m, _p, _p == 1), X(2, 2, 4, 5),
-              X(2, 3, 2, 2, lo=-1.2, hi=1.2), gg=False),
+              X(2, 3, 2, 2, lo=-1.2, hi=1.2)),
             S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_2d(x, g, _m, _p, _p != 1), X(1, 2, 3, 4, layout="t"),
               X(1, 2, 3, 2, lo=-1.2, hi=1.2, grad=False)))
         if _m < 2:
             add("grid_sampler_3d",
                 S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_3d(x, g, _m, _p, _p == 1), X(1, 2, 3, 4, 3),
-                  X(1, 2, 2, 3, 3, lo=-1.2, hi=1.2), gg=False),
+                  X(1, 2, 2, 3, 3, lo=-1.2, hi=1.2)),
                 S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_3d(x, g, _m, _p, _p != 1), X(1, 2, 3, 2, 4),
                   X(1, 3, 2, 2, 3, lo=-1.2, hi=1.2, grad=False)))
 for _nd in (2, 3):
-    add(f"grid_sampler_{_nd}d_backward",
-        S(lambda T, go, x, g, _nd=_nd: _aten(T, f"grid_sampler_{_nd}d_backward")(go, x, g, 0, 2, False, [True, True])[0],
-          X(1, 2, 3, 2) if _nd == 2 else X(1, 2, 2, 3, 2), X(1, 2, 4, 5) if _nd == 2 else X(1, 2, 3, 4, 3),
-          X(1, 3, 2, 2, lo=-1.2, hi=1.2, grad=False) if _nd == 2 else X(1, 2, 3, 2, 3, lo=-1.2, hi=1.2, grad=False),
-          gg=False))
+    for _m in ((0, 1, 2) if _nd == 2 else (0, 1)):
+        add(f"grid_sampler_{_nd}d_backward",
+            S(lambda T, go, x, g, _nd=_nd, _m=_m: _aten(T, f"grid_sampler_{_nd}d_backward")(
+                go, x, g, _m, 2 - _m, _m == 1, [True, True]),
+              X(1, 2, 3, 2) if _nd == 2 else X(1, 2, 2, 3, 2), X(1, 2, 4, 5) if _nd == 2 else X(1, 2, 3, 4, 3),
+              X(1, 3, 2, 2, lo=-1.2, hi=1.2) if _nd == 2 else X(1, 2, 3, 2, 3, lo=-1.2, hi=1.2), gg=False))
 _EB_IND, _EB_OFF = [1, 2, 4, 5, 4, 3, 2, 9, 2], [0, 4, 4, 6]
 for _m in range(3):
     add("embedding_bag",

@@ -156,3 +156,33 @@ def test_reduced_float_dtypes_vs_torch(dtype, mode):
     po = PF.grid_sample(px, P.tensor(g.tolist(), dtype=getattr(P, dtype)), mode, "border", True)
     to = TF.grid_sample(tx, T.tensor(g, dtype=getattr(T, dtype)), mode, "border", True)
     assert_same(po, to, 3e-2, 3e-2)
+
+
+def test_gradgradcheck():
+    from pyctorch.autograd import gradgradcheck
+    x = P.randn(1, 2, 3, 4, dtype=P.float64, requires_grad=True)
+    g = (P.rand(1, 2, 2, 2, dtype=P.float64) * 2.2 - 1.1).requires_grad_()
+    for mode in MODES2:
+        for pad in PADS:
+            assert gradgradcheck(lambda a, b: PF.grid_sample(a, b, mode, pad, pad == "border"), (x, g))
+
+
+@requires_torch
+@pytest.mark.parametrize("nd,mode", [(2, "bilinear"), (2, "nearest"), (2, "bicubic"), (3, "bilinear"), (3, "nearest")])
+@pytest.mark.parametrize("pad", PADS)
+def test_double_backward_vs_torch(nd, mode, pad):
+    x0 = rand((1, 2, 3, 4) if nd == 2 else (1, 2, 3, 2, 3), 5)
+    g0 = rand((1, 2, 3, 2) if nd == 2 else (1, 2, 2, 2, 3), 6, -1.2, 1.2)
+    res = []
+    for lib, F in ((P, PF), (T, TF)):
+        x = lib.tensor(x0.tolist(), dtype=lib.float64, requires_grad=True)
+        g = lib.tensor(g0.tolist(), dtype=lib.float64, requires_grad=True)
+        o = F.grid_sample(x, g, mode, pad, align_corners=pad == "reflection")
+        gi, gg = lib.autograd.grad((o * o).sum(), (x, g), create_graph=True)
+        s = (gi * gi).sum() + (gg * gg.sin()).sum()
+        res.append(lib.autograd.grad(s, (x, g), allow_unused=True))
+    for a, b in zip(*res):
+        if b is None:
+            assert a is None or not bool(a.ne(0).any())
+        else:
+            assert_same(a, b)
