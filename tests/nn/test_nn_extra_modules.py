@@ -99,6 +99,18 @@ def test_fractional_max_pool2d_vs_torch(dtype, case):
     assert_same(pm(px[0].detach()), tm(tx[0].detach()))
 
 
+@requires_torch
+def test_fractional_max_pool2d_seeded_samples_match_torch():
+    # the samples come from rand() on the default generator, which draws torch's numbers for a seed
+    x = np.random.default_rng(2).standard_normal((2, 3, 11, 9)).astype(np.float32)
+    P.manual_seed(3)
+    T.manual_seed(3)
+    po = PN.FractionalMaxPool2d(2, output_ratio=0.5, return_indices=True)(P.tensor(x.tolist()))
+    to = T.nn.FractionalMaxPool2d(2, output_ratio=0.5, return_indices=True)(T.tensor(x))
+    assert_same(po[0], to[0])
+    assert_same(po[1], to[1])
+
+
 # ---- DataParallel ----
 
 def test_data_parallel_is_a_pass_through():
