@@ -175,7 +175,8 @@ ERRORS = [
     lambda F, x: F.adaptive_avg_pool3d(x, [1, 2]), lambda F, x: F.adaptive_avg_pool3d(x[0, 0], 2),
     lambda F, x: F.adaptive_avg_pool3d(x, -1), lambda F, x: F.adaptive_avg_pool3d(x[:, :, :0], 2),
     lambda F, x: F.adaptive_max_pool3d(x.long(), 2), lambda F, x: F.adaptive_max_pool3d(x[0, 0], 2),
-    lambda F, x: F.adaptive_max_pool3d(x[:, :0], 2),
+    lambda F, x: F.adaptive_max_pool3d(x[:, :0], 2), lambda F, x: F.adaptive_avg_pool3d(x.long(), 1),
+    lambda F, x: F.adaptive_avg_pool3d(x.long(), 2),
 ]
 
 

@@ -332,6 +332,10 @@ static PyObject *pool3d_forward(pct_call *c, int kind)
     static const char *names[4] = {"max_pool3d", "avg_pool3d_out_frame", "adaptive_avg_pool3d_cpu",
                                    "adaptive_max_pool3d_cpu"};
     if (adaptive ? adaptive3d_setup(&c->v[1], max, x, &g) < 0 : pool3d_setup(c, 1, kind == 1, x, &g) < 0) return NULL;
+    /* torch: adaptive avg pooling to 1 x 1 x 1 is mean(), which refuses integers its own way */
+    PCT_CHECK(kind != 2 || pct_dtype_is_floating(x->dtype) || g.od != 1 || g.oh != 1 || g.ow != 1, PyExc_RuntimeError,
+              "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+              "Got: %s", pct_dtype_cpp_name[x->dtype]);
     if (!float_dtype(x, names[kind], kind == 0, kind != 1)) return NULL; /* torch: no reduced floats in avg_pool3d */
     int cd = pct_spatial_compute_dtype(x->dtype);
     PCT_TRY(out = new_output(x, &g, cd));
