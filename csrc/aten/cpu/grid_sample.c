@@ -24,6 +24,8 @@ typedef struct gs_geom {
     bool align;
 } gs_geom;
 
+#define GS_BLOCK 64
+
 #define GS_KERNELS(E, T)                                                                         \
     static inline T unnorm_##E(T coord, int64_t size, bool align, T *g)                          \
     {                                                                                            \
@@ -223,8 +225,50 @@ typedef struct gs_geom {
         }                                                                                        \
         if (ggrid) { ggrid[0] = mult[0] * gx; ggrid[1] = mult[1] * gy; }                         \
     }                                                                                            \
+    /* 2-d bilinear forward, blocked: the corners and weights of GS_BLOCK points first, then each  \
+       channel over the block (contiguous writes); the same sums in the same order as point_ */    \
+    static void bilinear2d_##E(const gs_geom *g, const T *x, const T *grid, T *out)              \
+    {                                                                                            \
+        int64_t H = g->in[1], W = g->in[2], iplane = H * W, opts = g->out[1] * g->out[2];         \
+        _Pragma("omp parallel for if (g->n > 1 && g->n * opts * g->c > PCT_SPATIAL_GRAIN)")     \
+        for (int64_t b = 0; b < g->n; b++) {                                                     \
+            int64_t pos[4 * GS_BLOCK];                                                           \
+            T w[4 * GS_BLOCK];                                                                   \
+            for (int64_t q0 = 0; q0 < opts; q0 += GS_BLOCK) {                                    \
+                int64_t nq = opts - q0 < GS_BLOCK ? opts - q0 : GS_BLOCK;                         \
+                for (int64_t j = 0; j < nq; j++) {                                               \
+                    const T *gp = grid + (b * opts + q0 + j) * 2;                                \
+                    T m, sx = source_##E(gp[0], W, g->pad, g->align, &m);                        \
+                    T sy = source_##E(gp[1], H, g->pad, g->align, &m);                           \
+                    T fx = floor(sx), fy = floor(sy);                                            \
+                    int64_t x0 = (int64_t)fx, y0 = (int64_t)fy;                                  \
+                    T lx = fx + 1 - sx, hx = sx - fx, ly = fy + 1 - sy, hy = sy - fy;            \
+                    for (int cn = 0; cn < 4; cn++) {                                             \
+                        int64_t xi = x0 + (cn & 1), yi = y0 + (cn >> 1);                         \
+                        bool in = xi >= 0 && xi < W && yi >= 0 && yi < H;                        \
+                        pos[4 * j + cn] = in ? yi * W + xi : -1;                                 \
+                        w[4 * j + cn] = ((cn & 1) ? hx : lx) * ((cn >> 1) ? hy : ly);            \
+                    }                                                                            \
+                }                                                                                \
+                for (int64_t ch = 0; ch < g->c; ch++) {                                          \
+                    const T *xc = x + (b * g->c + ch) * iplane;                                  \
+                    T *oc = out + (b * g->c + ch) * opts + q0;                                   \
+                    for (int64_t j = 0; j < nq; j++) {                                           \
+                        T acc = 0;                                                               \
+                        for (int cn = 0; cn < 4; cn++)                                           \
+                            if (pos[4 * j + cn] >= 0) acc += xc[pos[4 * j + cn]] * w[4 * j + cn]; \
+                        oc[j] = acc;                                                             \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
     static void run_##E(const gs_geom *g, const T *x, const T *grid, T *out, const T *go, T *gin, T *ggrid) \
     {                                                                                            \
+        if (out && g->nd == 2 && g->mode == 0) {                                                 \
+            bilinear2d_##E(g, x, grid, out);                                                     \
+            return;                                                                              \
+        }                                                                                        \
         int64_t iplane = g->in[0] * g->in[1] * g->in[2], opts = g->out[0] * g->out[1] * g->out[2]; \
         int nd = g->nd;                                                                          \
         _Pragma("omp parallel for if (g->n > 1 && g->n * opts * g->c > PCT_SPATIAL_GRAIN)")     \
