@@ -50,7 +50,10 @@ _RETURNS = {
     "native_layer_norm": "(Tensor, Tensor, Tensor)", "native_group_norm": "(Tensor, Tensor, Tensor)",
     "native_batch_norm": "(Tensor, Tensor, Tensor)", "max_pool2d_with_indices": "(Tensor, Tensor)",
     "max_pool1d_with_indices": "(Tensor, Tensor)", "adaptive_max_pool2d": "(Tensor, Tensor)",
-    "adaptive_max_pool1d": "(Tensor, Tensor)", "split": "Tensor[]", "split_with_sizes": "Tensor[]",
+    "adaptive_max_pool1d": "(Tensor, Tensor)", "max_pool3d_with_indices": "(Tensor, Tensor)",
+    "adaptive_max_pool3d": "(Tensor, Tensor)", "grid_sampler_2d_backward": "(Tensor, Tensor)",
+    "grid_sampler_3d_backward": "(Tensor, Tensor)", "_embedding_bag": "(Tensor, Tensor, Tensor, Tensor)",
+    "_ctc_loss": "(Tensor, Tensor)", "split": "Tensor[]", "split_with_sizes": "Tensor[]",
     "tensor_split": "Tensor[]", "chunk": "Tensor[]", "unbind": "Tensor[]", "where.cond": "Tensor[]",
 }
 

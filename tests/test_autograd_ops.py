@@ -148,7 +148,10 @@ SINGULAR = False
 # torch defines the gradient of normal() with respect to mean and std as zero (no reparameterization),
 # which is not the finite-difference derivative: those ops are compared with torch but not gradchecked
 NO_GRADCHECK = {"normal_tensor_float", "normal_tensor_tensor", "normal_float_tensor",
-                "type_as"}  # type_as: a conversion, every sample has a float32 side
+                "type_as",  # type_as: a conversion, every sample has a float32 side
+                # no gradgradcheck: torch has no double backward for the first two (the samples say gg=False), and
+                # the grid samplers' double backward is second order only (Note [Grid sampler double backward])
+                "embedding_bag", "ctc_loss", "grid_sampler_2d_backward", "grid_sampler_3d_backward"}
 
 
 def add(op_id, *samples):
@@ -1096,6 +1099,70 @@ add("adaptive_max_pool2d",
 add("adaptive_max_pool2d_backward",
     S(lambda T, g, x: _aten(T, "adaptive_max_pool2d_backward")(g, x, _nn(T, "adaptive_max_pool2d")(x, (3, 2))[1]),
       X(2, 3, 3, 2), X(2, 3, 7, 5, grad=False)))
+# 3-d pooling, grid sampling, embedding bag, CTC (csrc/aten/ops_nn_extra.def; more in tests/nn/test_pool3d.py,
+# test_grid_sample.py, test_embedding_bag.py, test_ctc_loss.py). torch has no double backward for _embedding_bag and
+# _ctc_loss (gg=False); grid sampling's comes from a composite (Note [Grid sampler double backward]).
+add("max_pool3d_with_indices",
+    S(lambda T, x: _nn(T, "max_pool3d_with_indices")(x, 2, 1, 1), X(2, 2, 4, 3, 4)),
+    S(lambda T, x: _nn(T, "max_pool3d_with_indices")(x, (2, 3, 2), 2, 0, (1, 1, 2), True), X(2, 5, 6, 5, layout="t")))
+add("max_pool3d_with_indices_backward",
+    S(lambda T, g, x: _aten(T, "max_pool3d_with_indices_backward")(
+        g, x, [2, 2, 2], [1, 1, 1], [1, 1, 1], [1, 1, 1], False, _nn(T, "max_pool3d_with_indices")(x, 2, 1, 1)[1]),
+      X(2, 2, 5, 4, 5), X(2, 2, 4, 3, 4, grad=False)))
+add("avg_pool3d",
+    S(lambda T, x: _nn(T, "avg_pool3d")(x, 3, 2, 1), X(2, 2, 5, 4, 6)),
+    S(lambda T, x: _nn(T, "avg_pool3d")(x, (2, 3, 2), 1, (1, 0, 1), True, False, 5), X(2, 4, 5, 4, layout="t")))
+add("avg_pool3d_backward",
+    S(lambda T, g, x: _aten(T, "avg_pool3d_backward")(g, x, [3, 3, 3], [2, 2, 2], [1, 1, 1], False, True, None),
+      X(2, 2, 3, 2, 3), X(2, 2, 5, 4, 6, grad=False)))
+add("adaptive_avg_pool3d",
+    S(lambda T, x: _nn(T, "adaptive_avg_pool3d")(x, (2, 3, 2)), X(2, 2, 5, 4, 3)),
+    S(lambda T, x: _nn(T, "adaptive_avg_pool3d")(x, 2), X(3, 4, 5, 3, layout="s")))
+add("adaptive_avg_pool3d_backward",
+    S(lambda T, g, x: _aten(T, "_adaptive_avg_pool3d_backward")(g, x), X(2, 2, 2, 3, 2), X(2, 2, 5, 4, 3, grad=False)))
+add("adaptive_max_pool3d",
+    S(lambda T, x: _nn(T, "adaptive_max_pool3d")(x, (2, 3, 2)), X(2, 2, 5, 4, 3)),
+    S(lambda T, x: _nn(T, "adaptive_max_pool3d")(x, 2), X(3, 4, 5, 3, layout="t")))
+add("adaptive_max_pool3d_backward",
+    S(lambda T, g, x: _aten(T, "adaptive_max_pool3d_backward")(g, x, _nn(T, "adaptive_max_pool3d")(x, (2, 3, 2))[1]),
+      X(2, 2, 2, 3, 2), X(2, 2, 5, 4, 3, grad=False)))
+for _m in range(3):
+    for _p in range(3):
+        add("grid_sampler_2d",
+            S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_2d(x, g, _m, _p, _p == 1), X(2, 2, 4, 5),
+              X(2, 3, 2, 2, lo=-1.2, hi=1.2)),
+            S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_2d(x, g, _m, _p, _p != 1), X(1, 2, 3, 4, layout="t"),
+              X(1, 2, 3, 2, lo=-1.2, hi=1.2, grad=False)))
+        if _m < 2:
+            add("grid_sampler_3d",
+                S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_3d(x, g, _m, _p, _p == 1), X(1, 2, 3, 4, 3),
+                  X(1, 2, 2, 3, 3, lo=-1.2, hi=1.2)),
+                S(lambda T, x, g, _m=_m, _p=_p: T.grid_sampler_3d(x, g, _m, _p, _p != 1), X(1, 2, 3, 2, 4),
+                  X(1, 3, 2, 2, 3, lo=-1.2, hi=1.2, grad=False)))
+for _nd in (2, 3):
+    for _m in ((0, 1, 2) if _nd == 2 else (0, 1)):
+        add(f"grid_sampler_{_nd}d_backward",
+            S(lambda T, go, x, g, _nd=_nd, _m=_m: _aten(T, f"grid_sampler_{_nd}d_backward")(
+                go, x, g, _m, 2 - _m, _m == 1, [True, True]),
+              X(1, 2, 3, 2) if _nd == 2 else X(1, 2, 2, 3, 2), X(1, 2, 4, 5) if _nd == 2 else X(1, 2, 3, 4, 3),
+              X(1, 3, 2, 2, lo=-1.2, hi=1.2) if _nd == 2 else X(1, 2, 3, 2, 3, lo=-1.2, hi=1.2), gg=False))
+_EB_IND, _EB_OFF = [1, 2, 4, 5, 4, 3, 2, 9, 2], [0, 4, 4, 6]
+for _m in range(3):
+    add("embedding_bag",
+        S(lambda T, w, _m=_m: _aten(T, "_embedding_bag")(w, T.tensor(_EB_IND), T.tensor(_EB_OFF), False, _m, False,
+                                                         None, False, 2)[0], X(10, 3), gg=False),
+        S(lambda T, w, _m=_m: _aten(T, "_embedding_bag")(w, T.tensor(_EB_IND), T.tensor(_EB_OFF), False, _m, False,
+                                                         None, True, -1)[0], X(10, 3, layout="t"), gg=False))
+add("embedding_bag",  # scale_grad_by_freq: by design not the derivative (gc=False)
+    S(lambda T, w, p: _aten(T, "_embedding_bag")(w, T.tensor(_EB_IND), T.tensor(_EB_OFF), True, 0, False, p, False,
+                                                 -1)[0], X(10, 3), X(9), gg=False, gc=False),
+    S(lambda T, w, p: _aten(T, "_embedding_bag")(w, T.tensor(_EB_IND), T.tensor(_EB_OFF), False, 0, False, p, True,
+                                                 2)[0], X(10, 3), X(9), gg=False))
+add("ctc_loss",
+    S(lambda T, x: _aten(T, "_ctc_loss")(x.log_softmax(2), T.tensor([[1, 2, 2], [3, 1, 0]]), T.tensor([6, 5]),
+                                         T.tensor([3, 2]), 0, False)[0], X(6, 2, 4), gg=False),
+    S(lambda T, x: _aten(T, "_ctc_loss")(x.log_softmax(2), T.tensor([1, 2, 4]), T.tensor([4, 3]),
+                                         T.tensor([2, 1]), 3, False)[0], X(4, 2, 5), gg=False))
 add("constant_pad_nd",
     S(lambda T, x: T.constant_pad_nd(x, [1, 2, 0, 1], 1.5), X(2, 3, 4)),
     S(lambda T, x: T.constant_pad_nd(x, [-1, 2, 1, -1]), X(3, 4, layout="t")),
@@ -1223,6 +1290,10 @@ NONDIFF = {  # op id -> (reason, a call on a float64 tensor x that requires grad
 }
 # ops with a Tensor input and a float output but no PCT_GRAD line: backward raises, as in torch
 MISSING_LIKE_TORCH = {
+    "ctc_loss_backward": lambda T, x: _aten(T, "_ctc_loss_backward")(
+        T.ones(1, dtype=T.float64), x.reshape(2, 1, 3).log_softmax(2), T.tensor([[1]]), T.tensor([2]), T.tensor([1]),
+        *_aten(T, "_ctc_loss")(x.reshape(2, 1, 3).log_softmax(2).detach(), T.tensor([[1]]), T.tensor([2]),
+                               T.tensor([1]), 0, False), 0, False),
     "scatter_src_reduce": lambda T, x: T.scatter(x * 1, 0, T.tensor([[0, 1, 0]]), x, reduce="add"),
     "scatter_value_reduce": lambda T, x: T.scatter(x * 1, 0, T.tensor([[0, 1, 0]]), 2.0, reduce="multiply"),
 }

@@ -6,6 +6,7 @@ from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from . import parallel  # noqa: F401,E402
+from .parallel import DataParallel  # noqa: F401,E402
 # torch.nn.attention (sdpa_kernel, SDPBackend, flex_attention's names); imported by its full name because the
 # star import above already bound `attention` to nn.modules.attention
 import importlib as _importlib  # noqa: E402

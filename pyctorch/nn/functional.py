@@ -61,6 +61,15 @@ __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_w
             "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 _SECTIONS.append(_bind_section("_functional_pool"))
 
+# ---- 3-d pooling, unpooling, fractional pooling, grid sampling, embedding bag, CTC loss (issue 20) ----
+# Wrappers over csrc/aten/ops_nn_extra.def (3-d pools, grid_sampler_2d/3d, _embedding_bag, _ctc_loss) and
+# composites (max_unpool*, fractional_max_pool2d, affine_grid).
+__all__ += ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "grid_sample", "affine_grid",
+            "embedding_bag", "ctc_loss"]
+_SECTIONS.append(_bind_section("_functional_nn_extra"))
+
 
 # ---- convolution ----
 # torch.conv1d/2d/3d, conv_transpose1d/2d/3d (also exported as pyctorch.<name>), unfold and fold.

@@ -19,6 +19,7 @@ from .fold import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from . import attention, extras  # noqa: F401  (old import paths)
 from . import lazy  # noqa: F401,E402
 from ._lazy_norm import *  # noqa: F401,F403,E402

@@ -1,8 +1,10 @@
 """torch.nn.parallel: DistributedDataParallel (distributed.py; loaded, with pyctorch.distributed,
-on first use so that `import pyctorch` does not pay for it)."""
+on first use so that `import pyctorch` does not pay for it) and DataParallel (data_parallel.py)."""
 import importlib
 
-__all__ = ["DistributedDataParallel"]
+from .data_parallel import DataParallel, data_parallel  # noqa: F401
+
+__all__ = ["DistributedDataParallel", "DataParallel", "data_parallel"]
 
 
 def __getattr__(name):

@@ -1,0 +1,451 @@
+/* pool3d.c: 3-d pooling (max_pool3d_with_indices, avg_pool3d, adaptive_avg_pool3d,
+ * adaptive_max_pool3d) and their backward kernels, with torch's argument checks and texts.
+ *
+ * Note [Pooling volumes]: as the 2-d kernels (Note [Planes and grids] in spatial.h), a contiguous
+ * input is `planes` (the leading dims flattened: N * C, or C for an unbatched 4-d input) of a
+ * (D, H, W) grid. Each output element scans its window in torch's order (depth, then rows, then
+ * columns) with torch's update rule, so tie-breaking (the first maximum), NaN handling (the last
+ * NaN wins), the flat index within a plane (d * H * W + h * W + w), the summation order of the
+ * averages and the divisor are torch's. float16 / bfloat16 compute in float32 (rounded once at
+ * the end). Work is split over (plane, output depth) slices on OpenMP threads; the backward
+ * kernels split over planes (windows overlap inside a plane). */
+#include "pool.h"
+#include "norm_rows.h"
+#include <stdlib.h>
+
+typedef struct pool3d {
+    int64_t planes, id, ih, iw, od, oh, ow;
+    int64_t kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw;
+    bool ceil, count_pad, has_divisor;
+    int64_t divisor;
+} pool3d;
+
+/* Output size along one dim with torch's pooling_output_shape checks; -1 with exception. */
+static int out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out)
+{
+    int64_t eff;
+    PCT_CHECK(s != 0, PyExc_RuntimeError, "stride should not be zero");
+    PCT_CHECK(p >= 0, PyExc_RuntimeError, "pad must be non-negative, but got pad: %lld", (long long)p);
+    if (__builtin_mul_overflow(k - 1, d, &eff) || __builtin_add_overflow(eff, 1, &eff))
+        PCT_FAIL(PyExc_RuntimeError, "pooling window of kernel_size=%lld and dilation=%lld is too large", (long long)k,
+                 (long long)d);
+    PCT_CHECK(p <= eff / 2, PyExc_RuntimeError,
+              "pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld and dilation=%lld",
+              (long long)p, (long long)k, (long long)d);
+    *out = pct_pool_out_size(in, k, p, s, d, ceil);
+    PCT_CHECK(*out != INT64_MIN, PyExc_RuntimeError, "pooling output size overflows for input size %lld", (long long)in);
+    return 0;
+fail:
+    return -1;
+}
+
+/* A 1-or-3-element list as (t, h, w); false when the length is wrong. */
+static bool triple(const pct_value *v, int64_t *t, int64_t *h, int64_t *w)
+{
+    if (v->n != 1 && v->n != 3) return false;
+    *t = v->list[0];
+    *h = v->list[v->n == 3 ? 1 : 0];
+    *w = v->list[v->n - 1];
+    return true;
+}
+
+/* Reads kernel_size, stride, padding (, dilation), ceil_mode (, count_include_pad,
+ * divisor_override) at c->v[first ..] and checks them against `x` with torch's rules and texts. */
+static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor *x, pool3d *g)
+{
+    char buf[PCT_SHAPE_BUF];
+    const pct_value *kv = &c->v[first], *sv = &c->v[first + 1], *pv = &c->v[first + 2];
+    int flags = first + (avg ? 3 : 4), sn = sv->none ? 0 : sv->n, nd = x->ndim;
+    const int64_t *sz = x->sizes;
+    memset(g, 0, sizeof *g);
+    g->ceil = c->v[flags].b;
+    if (avg) {
+        g->count_pad = c->v[flags + 1].b;
+        if (!c->v[flags + 2].none) {
+            g->has_divisor = true;
+            g->divisor = c->v[flags + 2].i;
+        }
+    }
+    PCT_CHECK(triple(kv, &g->kd, &g->kh, &g->kw), PyExc_RuntimeError,
+              avg ? "avg_pool3d: kernel_size must be a single int, or a tuple of three ints"
+                  : "max_pool3d: kernel_size must either be a single int, or a tuple of three ints");
+    PCT_CHECK(sn == 0 || triple(sv, &g->sd, &g->sh, &g->sw), PyExc_RuntimeError,
+              avg ? "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints"
+                  : "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints");
+    if (sn == 0) { g->sd = g->kd; g->sh = g->kh; g->sw = g->kw; }
+    PCT_CHECK(triple(pv, &g->pd, &g->ph, &g->pw), PyExc_RuntimeError,
+              avg ? "avg_pool3d: padding must be a single int, or a tuple of three ints"
+                  : "max_pool3d: padding must either be a single int, or a tuple of three ints");
+    g->dd = g->dh = g->dw = 1;
+    if (!avg)
+        PCT_CHECK(triple(&c->v[first + 3], &g->dd, &g->dh, &g->dw), PyExc_RuntimeError,
+                  "max_pool3d: dilation must be either a single int, or a tuple of three ints");
+    PCT_CHECK(nd == 4 || nd == 5, PyExc_RuntimeError, "non-empty 4D or 5D (batch mode) tensor expected for input");
+    PCT_CHECK(!g->has_divisor || g->divisor != 0, PyExc_RuntimeError, "divisor must be not zero");
+    g->id = sz[nd - 3];
+    g->ih = sz[nd - 2];
+    g->iw = sz[nd - 1];
+    if (out_dim(g->id, g->kd, g->pd, g->sd, g->dd, g->ceil, &g->od) < 0 ||
+        out_dim(g->ih, g->kh, g->ph, g->sh, g->dh, g->ceil, &g->oh) < 0 ||
+        out_dim(g->iw, g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0)
+        return -1;
+    /* torch's pool3d_shape_check */
+    PCT_CHECK(g->kd > 0 && g->kw > 0 && g->kh > 0, PyExc_RuntimeError,
+              "kernel size should be greater than zero, but got kT: %lld kH: %lld kW: %lld", (long long)g->kd,
+              (long long)g->kh, (long long)g->kw);
+    PCT_CHECK(g->sd > 0 && g->sw > 0 && g->sh > 0, PyExc_RuntimeError,
+              "stride should be greater than zero, but got dT: %lld dH: %lld dW: %lld", (long long)g->sd, (long long)g->sh,
+              (long long)g->sw);
+    PCT_CHECK(g->dd > 0 && g->dw > 0 && g->dh > 0, PyExc_RuntimeError,
+              "dilation should be greater than zero, but got dilationT: %lld dilationH: %lld dilationW: %lld",
+              (long long)g->dd, (long long)g->dh, (long long)g->dw);
+    for (int i = nd == 5 ? 1 : 0; i < nd; i++)
+        PCT_CHECK(sz[i] > 0, PyExc_RuntimeError, "%s: Expected input's non-batch dimensions to have positive length, but "
+                  "input has a shape of %s and non-batch dimension %lld has length zero!",
+                  avg ? "avg_pool3d()" : "max_pool3d_with_indices_out_cpu_template()", pct_shape_str(buf, sizeof buf, nd, sz),
+                  (long long)sz[i]);
+    PCT_CHECK(!avg || (g->id >= g->kd && g->ih >= g->kh && g->iw >= g->kw), PyExc_RuntimeError,
+              "input image (T: %lld H: %lld W: %lld) smaller than kernel size (kT: %lld kH: %lld kW: %lld)",
+              (long long)g->id, (long long)g->ih, (long long)g->iw, (long long)g->kd, (long long)g->kh, (long long)g->kw);
+    PCT_CHECK(g->kd / 2 >= g->pd && g->kw / 2 >= g->pw && g->kh / 2 >= g->ph, PyExc_RuntimeError,
+              "pad should be smaller than or equal to half of kernel size, but got kT: %lld kW: %lld kH: %lld padT: %lld "
+              "padW: %lld padH: %lld", (long long)g->kd, (long long)g->kw, (long long)g->kh, (long long)g->pd,
+              (long long)g->pw, (long long)g->ph);
+    PCT_CHECK(g->od >= 1 && g->ow >= 1 && g->oh >= 1, PyExc_RuntimeError,
+              "Given input size: (%lldx%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lldx%lld). Output size is too small",
+              (long long)sz[nd - 4], (long long)g->id, (long long)g->ih, (long long)g->iw, (long long)sz[nd - 4],
+              (long long)g->od, (long long)g->oh, (long long)g->ow);
+    g->planes = 1;
+    for (int i = 0; i < nd - 3; i++) g->planes *= sz[i];
+    return 0;
+fail:
+    return -1;
+}
+
+/* Adaptive pooling: output_size (3 ints) checked with torch's rules. */
+static int adaptive3d_setup(const pct_value *osize, bool max, const pct_tensor *x, pool3d *g)
+{
+    char buf[PCT_SHAPE_BUF];
+    const char *name = max ? "adaptive_max_pool3d" : "adaptive_avg_pool3d";
+    int nd = x->ndim;
+    const int64_t *sz = x->sizes;
+    memset(g, 0, sizeof *g);
+    if (max) {
+        PCT_CHECK(nd == 4 || nd == 5, PyExc_RuntimeError, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: %s",
+                  pct_shape_str(buf, sizeof buf, nd, sz));
+    } else {
+        PCT_CHECK(osize->n == 3, PyExc_RuntimeError, "adaptive_avg_pool3d: output_size must be 3");
+        PCT_CHECK(osize->list[0] >= 0 && osize->list[1] >= 0 && osize->list[2] >= 0, PyExc_RuntimeError,
+                  "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but received {%lld, "
+                  "%lld,%lld}", (long long)osize->list[0], (long long)osize->list[1], (long long)osize->list[2]);
+    }
+    for (int i = 1; i < nd; i++)
+        PCT_CHECK(sz[i] > 0, PyExc_RuntimeError, "%s(): Expected input to have non-zero size for non-batch dimensions, "
+                  "but input has sizes %s with dimension %d being empty", name, pct_shape_str(buf, sizeof buf, nd, sz), i);
+    PCT_CHECK(nd == 4 || nd == 5, PyExc_RuntimeError, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got %s",
+              pct_shape_str(buf, sizeof buf, nd, sz));
+    PCT_CHECK(osize->n == 3, PyExc_RuntimeError, "adaptive_max_pool3d(): internal error: output_size.size() must be 3");
+    g->id = sz[nd - 3];
+    g->ih = sz[nd - 2];
+    g->iw = sz[nd - 1];
+    g->od = osize->list[0];
+    g->oh = osize->list[1];
+    g->ow = osize->list[2];
+    g->planes = 1;
+    for (int i = 0; i < nd - 3; i++) g->planes *= sz[i];
+    return 0;
+fail:
+    return -1;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* kernels (T: float or double; the window [a, b) step s per dim)                          */
+
+static inline void max_span(int64_t o, int64_t s, int64_t p, int64_t k, int64_t d, int64_t n, int64_t *lo, int64_t *hi)
+{
+    pct_pool_span(o, s, p, k, d, n, lo, hi);
+}
+
+/* Window of output o along one dim: adaptive (ad) or strided with dilation (max) */
+typedef struct win3 {
+    int64_t d0, d1, h0, h1, w0, w1, sd, sh, sw;
+} win3;
+
+static inline void max_window(const pool3d *g, int64_t od, int64_t oh, int64_t ow, win3 *w)
+{
+    max_span(od, g->sd, g->pd, g->kd, g->dd, g->id, &w->d0, &w->d1);
+    max_span(oh, g->sh, g->ph, g->kh, g->dh, g->ih, &w->h0, &w->h1);
+    max_span(ow, g->sw, g->pw, g->kw, g->dw, g->iw, &w->w0, &w->w1);
+    w->sd = g->dd;
+    w->sh = g->dh;
+    w->sw = g->dw;
+}
+
+static inline void adaptive_window(const pool3d *g, int64_t od, int64_t oh, int64_t ow, win3 *w)
+{
+    w->d0 = pct_adaptive_start(od, g->od, g->id);
+    w->d1 = pct_adaptive_end(od, g->od, g->id);
+    w->h0 = pct_adaptive_start(oh, g->oh, g->ih);
+    w->h1 = pct_adaptive_end(oh, g->oh, g->ih);
+    w->w0 = pct_adaptive_start(ow, g->ow, g->iw);
+    w->w1 = pct_adaptive_end(ow, g->ow, g->iw);
+    w->sd = w->sh = w->sw = 1;
+}
+
+/* torch's avg window: the divisor and the clipped window. */
+static inline int64_t avg_window(const pool3d *g, int64_t od, int64_t oh, int64_t ow, win3 *w)
+{
+    int64_t pd = pct_avg_span(od, g->sd, g->pd, g->kd, g->id, &w->d0, &w->d1);
+    int64_t ph = pct_avg_span(oh, g->sh, g->ph, g->kh, g->ih, &w->h0, &w->h1);
+    int64_t pw = pct_avg_span(ow, g->sw, g->pw, g->kw, g->iw, &w->w0, &w->w1);
+    w->sd = w->sh = w->sw = 1;
+    if (g->has_divisor) return g->divisor;
+    if (g->count_pad) return pd * ph * pw;
+    return (w->d1 - w->d0) * (w->h1 - w->h0) * (w->w1 - w->w0);
+}
+
+#define NAN_FLOAT(v) ((v) != (v))
+#define NAN_INT(v) 0
+#define POOL3D_MAX(E, T, LOW, NANT)                                                              \
+    /* max (adaptive or strided): values and flat indices */                                     \
+    static void max3d_##E(const pool3d *g, bool adaptive, const T *x, T *out, int64_t *ind)       \
+    {                                                                                            \
+        int64_t slices = g->planes * g->od, iplane = g->id * g->ih * g->iw, ohw = g->oh * g->ow;  \
+        _Pragma("omp parallel for if (slices > 1 && slices * ohw * 8 > PCT_SPATIAL_GRAIN)")      \
+        for (int64_t s = 0; s < slices; s++) {                                                   \
+            int64_t p = s / g->od, od = s % g->od;                                               \
+            const T *xp = x + p * iplane;                                                        \
+            for (int64_t oh = 0; oh < g->oh; oh++)                                               \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                         \
+                    win3 w;                                                                      \
+                    if (adaptive) adaptive_window(g, od, oh, ow, &w);                            \
+                    else max_window(g, od, oh, ow, &w);                                          \
+                    T best = LOW;                                                          \
+                    int64_t at = (w.d0 * g->ih + w.h0) * g->iw + w.w0;                           \
+                    for (int64_t d = w.d0; d < w.d1; d += w.sd)                                  \
+                        for (int64_t h = w.h0; h < w.h1; h += w.sh)                              \
+                            for (int64_t c = w.w0; c < w.w1; c += w.sw) {                        \
+                                int64_t k = (d * g->ih + h) * g->iw + c;                         \
+                                T v = xp[k];                                                     \
+                                if (v > best || NANT(v)) { best = v; at = k; }                    \
+                            }                                                                    \
+                    out[s * ohw + oh * g->ow + ow] = best;                                       \
+                    ind[s * ohw + oh * g->ow + ow] = at;                                         \
+                }                                                                                \
+        }                                                                                        \
+    }
+POOL3D_MAX(FLOAT32, float, -INFINITY, NAN_FLOAT)
+POOL3D_MAX(FLOAT64, double, -INFINITY, NAN_FLOAT)
+POOL3D_MAX(UINT8, uint8_t, 0, NAN_INT)
+POOL3D_MAX(INT8, int8_t, INT8_MIN, NAN_INT)
+POOL3D_MAX(INT16, int16_t, INT16_MIN, NAN_INT)
+POOL3D_MAX(INT32, int32_t, INT32_MIN, NAN_INT)
+POOL3D_MAX(INT64, int64_t, INT64_MIN, NAN_INT)
+
+#define POOL3D_KERNELS(E, T)                                                                     \
+    /* avg (adaptive: sum / kd / kh / kw; strided: sum / torch's divide factor) */               \
+    static void avg3d_##E(const pool3d *g, bool adaptive, const T *x, T *out)                    \
+    {                                                                                            \
+        int64_t slices = g->planes * g->od, iplane = g->id * g->ih * g->iw, ohw = g->oh * g->ow;  \
+        _Pragma("omp parallel for if (slices > 1 && slices * ohw * 8 > PCT_SPATIAL_GRAIN)")      \
+        for (int64_t s = 0; s < slices; s++) {                                                   \
+            int64_t p = s / g->od, od = s % g->od;                                               \
+            const T *xp = x + p * iplane;                                                        \
+            for (int64_t oh = 0; oh < g->oh; oh++)                                               \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                         \
+                    win3 w;                                                                      \
+                    int64_t div = 1;                                                             \
+                    if (adaptive) adaptive_window(g, od, oh, ow, &w);                            \
+                    else div = avg_window(g, od, oh, ow, &w);                                    \
+                    T sum = 0;                                                                   \
+                    for (int64_t d = w.d0; d < w.d1; d++)                                        \
+                        for (int64_t h = w.h0; h < w.h1; h++)                                    \
+                            for (int64_t c = w.w0; c < w.w1; c++) sum += xp[(d * g->ih + h) * g->iw + c]; \
+                    T r;                                                                         \
+                    if (adaptive) r = sum / (T)(w.d1 - w.d0) / (T)(w.h1 - w.h0) / (T)(w.w1 - w.w0); \
+                    else if (w.d0 >= w.d1 || w.h0 >= w.h1 || w.w0 >= w.w1) r = 0;               \
+                    else r = sum / (T)div;                                                       \
+                    out[s * ohw + oh * g->ow + ow] = r;                                          \
+                }                                                                                \
+        }                                                                                        \
+    }                                                                                            \
+    /* gradient at saved flat indices (max and adaptive max) */                                  \
+    static void index_bwd3d_##E(int64_t planes, int64_t iplane, int64_t oplane, const T *go, const int64_t *ind, T *gi) \
+    {                                                                                            \
+        _Pragma("omp parallel for if (planes > 1 && planes * oplane > PCT_SPATIAL_GRAIN)")      \
+        for (int64_t p = 0; p < planes; p++)                                                     \
+            for (int64_t j = 0; j < oplane; j++) {                                               \
+                int64_t k = ind[p * oplane + j];                                                 \
+                if ((uint64_t)k < (uint64_t)iplane) gi[p * iplane + k] += go[p * oplane + j];    \
+            }                                                                                    \
+    }                                                                                            \
+    static void avg_bwd3d_##E(const pool3d *g, bool adaptive, const T *go, T *gi)                \
+    {                                                                                            \
+        int64_t iplane = g->id * g->ih * g->iw, oplane = g->od * g->oh * g->ow;                   \
+        _Pragma("omp parallel for if (g->planes > 1 && g->planes * oplane * 8 > PCT_SPATIAL_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++) {                                                \
+            T *gp = gi + p * iplane;                                                             \
+            for (int64_t od = 0; od < g->od; od++)                                               \
+                for (int64_t oh = 0; oh < g->oh; oh++)                                           \
+                    for (int64_t ow = 0; ow < g->ow; ow++) {                                     \
+                        win3 w;                                                                  \
+                        T gv = go[p * oplane + (od * g->oh + oh) * g->ow + ow], delta;           \
+                        if (adaptive) {                                                          \
+                            adaptive_window(g, od, oh, ow, &w);                                  \
+                            delta = gv / (T)(w.d1 - w.d0) / (T)(w.h1 - w.h0) / (T)(w.w1 - w.w0); \
+                        } else {                                                                 \
+                            delta = gv / (T)avg_window(g, od, oh, ow, &w);                       \
+                        }                                                                        \
+                        for (int64_t d = w.d0; d < w.d1; d++)                                    \
+                            for (int64_t h = w.h0; h < w.h1; h++)                                \
+                                for (int64_t c = w.w0; c < w.w1; c++) gp[(d * g->ih + h) * g->iw + c] += delta; \
+                    }                                                                            \
+        }                                                                                        \
+    }
+POOL3D_KERNELS(FLOAT32, float)
+POOL3D_KERNELS(FLOAT64, double)
+
+/* ------------------------------------------------------------------------------------ */
+/* ops                                                                                   */
+
+static pct_tensor *new_output(const pct_tensor *x, const pool3d *g, int dtype)
+{
+    int64_t sp[3] = {g->od, g->oh, g->ow};
+    return pct_spatial_new(x, 3, sp, dtype);
+}
+
+/* NotImplementedError for the dtypes torch's CPU kernels refuse. */
+static bool float_dtype(const pct_tensor *x, const char *name, bool ints, bool reduced)
+{
+    if (pct_dtype_is_floating(x->dtype) && (reduced || !pct_dtype_is_reduced_float(x->dtype))) return true;
+    if (ints && x->dtype >= PCT_UINT8 && x->dtype <= PCT_INT64) return true;
+    pct_spatial_no_dtype(name, x->dtype);
+    return false;
+}
+
+/* Forward of every 3-d pool: kind 0 max, 1 avg, 2 adaptive avg, 3 adaptive max. */
+static PyObject *pool3d_forward(pct_call *c, int kind)
+{
+    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
+    pool3d g;
+    bool max = kind == 0 || kind == 3, adaptive = kind >= 2;
+    static const char *names[4] = {"max_pool3d", "avg_pool3d_out_frame", "adaptive_avg_pool3d_cpu",
+                                   "adaptive_max_pool3d_cpu"};
+    if (adaptive ? adaptive3d_setup(&c->v[1], max, x, &g) < 0 : pool3d_setup(c, 1, kind == 1, x, &g) < 0) return NULL;
+    /* torch: adaptive avg pooling to 1 x 1 x 1 is mean(), which refuses integers its own way */
+    PCT_CHECK(kind != 2 || pct_dtype_is_floating(x->dtype) || g.od != 1 || g.oh != 1 || g.ow != 1, PyExc_RuntimeError,
+              "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+              "Got: %s", pct_dtype_cpp_name[x->dtype]);
+    if (!float_dtype(x, names[kind], kind == 0, kind != 1)) return NULL; /* torch: no reduced floats in avg_pool3d */
+    int cd = pct_spatial_compute_dtype(x->dtype);
+    PCT_TRY(out = new_output(x, &g, cd));
+    if (max) PCT_TRY(ind = new_output(x, &g, PCT_INT64));
+    if (out->numel) {
+        PCT_TRY(xc = pct_spatial_input(x));
+        const void *xd = pct_tensor_data(xc);
+        void *od = pct_tensor_data(out);
+        int64_t *id = ind ? (int64_t *)pct_tensor_data(ind) : NULL;
+        switch (cd) {
+        case PCT_UINT8: max3d_UINT8(&g, adaptive, xd, od, id); break;
+        case PCT_INT8: max3d_INT8(&g, adaptive, xd, od, id); break;
+        case PCT_INT16: max3d_INT16(&g, adaptive, xd, od, id); break;
+        case PCT_INT32: max3d_INT32(&g, adaptive, xd, od, id); break;
+        case PCT_INT64: max3d_INT64(&g, adaptive, xd, od, id); break;
+        case PCT_FLOAT32:
+            if (max) max3d_FLOAT32(&g, adaptive, xd, od, id);
+            else avg3d_FLOAT32(&g, adaptive, xd, od);
+            break;
+        default:
+            if (max) max3d_FLOAT64(&g, adaptive, xd, od, id);
+            else avg3d_FLOAT64(&g, adaptive, xd, od);
+        }
+        Py_CLEAR(xc);
+    }
+    PyObject *r = pct_spatial_finish(out, x->dtype);
+    out = NULL;
+    if (!max) return r;
+    if (!r) goto fail;
+    pct_tensor *two[2] = {(pct_tensor *)r, ind};
+    return pct_norm_tuple_steal(2, two);
+fail:
+    Py_XDECREF(xc);
+    Py_XDECREF(out);
+    Py_XDECREF(ind);
+    return NULL;
+}
+
+PyObject *pct_cpu_max_pool3d_with_indices(pct_call *c) { return pool3d_forward(c, 0); }
+PyObject *pct_cpu_avg_pool3d(pct_call *c) { return pool3d_forward(c, 1); }
+PyObject *pct_cpu_adaptive_avg_pool3d(pct_call *c) { return pool3d_forward(c, 2); }
+PyObject *pct_cpu_adaptive_max_pool3d(pct_call *c) { return pool3d_forward(c, 3); }
+
+/* Backward of every 3-d pool (kind as pool3d_forward): grad_output c->v[0], input c->v[1]. */
+static PyObject *pool3d_backward(pct_call *c, int kind)
+{
+    char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
+    pct_tensor *go = c->v[0].t, *x = c->v[1].t, *gc = NULL, *gi = NULL, *ic = NULL, *indices = NULL;
+    pool3d g;
+    bool max = kind == 0 || kind == 3, adaptive = kind >= 2;
+    static const char *names[4] = {"max_pool3d_with_indices_backward_cpu", "avg_pool3d_backward_out_frame",
+                                   "adaptive_avg_pool3d_backward_cpu", "adaptive_max_pool3d_backward_cpu"};
+    if (kind == 0 || kind == 1) {
+        if (pool3d_setup(c, 2, kind == 1, x, &g) < 0) return NULL;
+    } else {
+        pct_value os = {0};
+        int nd = go->ndim;
+        PCT_CHECK(nd >= 3, PyExc_RuntimeError, "%s(): Expected 4D or 5D tensor for grad_output, but got %s",
+                  kind == 2 ? "adaptive_avg_pool3d_backward" : "adaptive_max_pool3d_backward", pct_spatial_shape(b1, go));
+        os.n = 3;
+        for (int i = 0; i < 3; i++) os.list[i] = go->sizes[nd - 3 + i];
+        if (adaptive3d_setup(&os, kind == 3, x, &g) < 0) return NULL;
+    }
+    if (!float_dtype(x, names[kind], false, kind != 1)) return NULL;
+    /* grad_output (and indices) must have the output's shape */
+    {
+        int nd = x->ndim;
+        bool ok = go->ndim == nd && go->sizes[nd - 3] == g.od && go->sizes[nd - 2] == g.oh && go->sizes[nd - 1] == g.ow;
+        for (int i = 0; ok && i < nd - 3; i++) ok = go->sizes[i] == x->sizes[i];
+        PCT_CHECK(ok, PyExc_RuntimeError, "Expected grad_output of shape %s with the pooled sizes (%lld, %lld, %lld), but "
+                  "got %s", pct_spatial_shape(b1, x), (long long)g.od, (long long)g.oh, (long long)g.ow,
+                  pct_spatial_shape(b2, go));
+        PCT_CHECK(go->dtype == x->dtype, PyExc_RuntimeError, "expected grad_output and input to have the same dtype");
+        if (max) {
+            indices = c->v[kind == 0 ? 7 : 2].t;
+            bool same = indices->ndim == go->ndim;
+            for (int i = 0; same && i < go->ndim; i++) same = indices->sizes[i] == go->sizes[i];
+            PCT_CHECK(same, PyExc_RuntimeError, "Expected indices of shape %s, but got %s", pct_spatial_shape(b1, go),
+                      pct_spatial_shape(b2, indices));
+            PCT_CHECK(indices->dtype == PCT_INT64, PyExc_RuntimeError, "expected indices of dtype Long, but got %s",
+                      pct_dtype_cpp_name[indices->dtype]);
+        }
+    }
+    int cd = pct_spatial_compute_dtype(x->dtype);
+    PCT_TRY(gi = pct_tensor_zeros(x->ndim, x->sizes, cd));
+    if (go->numel && gi->numel) {
+        PCT_TRY(gc = pct_spatial_input(go));
+        if (max) PCT_TRY(ic = pct_contiguous(indices));
+        int64_t iplane = g.id * g.ih * g.iw, oplane = g.od * g.oh * g.ow;
+        const void *gd = pct_tensor_data(gc);
+        void *gid = pct_tensor_data(gi);
+        if (cd == PCT_FLOAT32) {
+            if (max) index_bwd3d_FLOAT32(g.planes, iplane, oplane, gd, (const int64_t *)pct_tensor_data(ic), gid);
+            else avg_bwd3d_FLOAT32(&g, adaptive, gd, gid);
+        } else {
+            if (max) index_bwd3d_FLOAT64(g.planes, iplane, oplane, gd, (const int64_t *)pct_tensor_data(ic), gid);
+            else avg_bwd3d_FLOAT64(&g, adaptive, gd, gid);
+        }
+    }
+    Py_XDECREF(gc);
+    Py_XDECREF(ic);
+    return pct_spatial_finish(gi, x->dtype);
+fail:
+    Py_XDECREF(gc);
+    Py_XDECREF(ic);
+    Py_XDECREF(gi);
+    return NULL;
+}
+
+PyObject *pct_cpu_max_pool3d_with_indices_backward(pct_call *c) { return pool3d_backward(c, 0); }
+PyObject *pct_cpu_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 1); }
+PyObject *pct_cpu_adaptive_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 2); }
+PyObject *pct_cpu_adaptive_max_pool3d_backward(pct_call *c) { return pool3d_backward(c, 3); }
