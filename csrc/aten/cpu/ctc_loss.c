@@ -154,21 +154,21 @@ static int ctc_setup(pct_tensor *lp, pct_tensor *targets, pct_tensor *ilt, pct_t
     const char *from = "(while checking arguments for ctc_loss_allocate_outputs)";
     memset(g, 0, sizeof *g);
     /* targets of any real dtype are read as int64 (torch converts them too) */
-    PCT_CHECK(lp->ndim == 3, PyExc_RuntimeError,
+    PCT_CHECK(lp->ndim == 3, PCT_ERR_RUNTIME,
               "Expected 3-dimensional tensor, but got %d-dimensional tensor for argument #1 'log_probs' %s", lp->ndim, from);
-    PCT_CHECK(targets->ndim >= 1 && targets->ndim <= 2, PyExc_RuntimeError,
+    PCT_CHECK(targets->ndim >= 1 && targets->ndim <= 2, PCT_ERR_RUNTIME,
               "Expected 1 to 2 dimensions, but got %d-dimensional tensor for argument #2 'targets' %s", targets->ndim, from);
-    PCT_CHECK(pct_dtype_is_floating(lp->dtype) && !pct_dtype_is_reduced_float(lp->dtype), PyExc_NotImplementedError,
+    PCT_CHECK(pct_dtype_is_floating(lp->dtype) && !pct_dtype_is_reduced_float(lp->dtype), PCT_ERR_NOT_IMPLEMENTED,
               "\"ctc_loss_cpu\" not implemented for '%s'", pct_dtype_cpp_name[lp->dtype]);
-    PCT_CHECK(!pct_dtype_is_floating(ilt->dtype) && !pct_dtype_is_floating(tlt->dtype), PyExc_RuntimeError,
+    PCT_CHECK(!pct_dtype_is_floating(ilt->dtype) && !pct_dtype_is_floating(tlt->dtype), PCT_ERR_RUNTIME,
               "input_lengths and target_lengths must be integral");
     g->tmax = lp->sizes[0];
     g->batch = lp->sizes[1];
     g->labels = lp->sizes[2];
     g->blank = blank;
-    PCT_CHECK(blank >= 0 && blank < g->labels, PyExc_RuntimeError, "blank must be in label range");
-    PCT_CHECK(ilt->numel == g->batch, PyExc_RuntimeError, "input_lengths must be of size batch_size");
-    PCT_CHECK(tlt->numel == g->batch, PyExc_RuntimeError, "target_lengths must be of size batch_size");
+    PCT_CHECK(blank >= 0 && blank < g->labels, PCT_ERR_RUNTIME, "blank must be in label range");
+    PCT_CHECK(ilt->numel == g->batch, PCT_ERR_RUNTIME, "input_lengths must be of size batch_size");
+    PCT_CHECK(tlt->numel == g->batch, PCT_ERR_RUNTIME, "target_lengths must be of size batch_size");
     PCT_TRY(owned[0] = long_contig(ilt));
     PCT_TRY(owned[1] = long_contig(tlt));
     PCT_TRY(owned[2] = long_contig(targets));
@@ -176,10 +176,10 @@ static int ctc_setup(pct_tensor *lp, pct_tensor *targets, pct_tensor *ilt, pct_t
     g->tl = (const int64_t *)pct_tensor_data(owned[1]);
     g->tgt = (const int64_t *)pct_tensor_data(owned[2]);
     g->toff = malloc(sizeof(int64_t) * (size_t)(g->batch + 1));
-    if (!g->toff) { PyErr_NoMemory(); goto fail; }
+    if (!g->toff) { pct_error_nomem(); goto fail; }
     int64_t pos = 0;
     for (int64_t b = 0; b < g->batch; b++) {
-        PCT_CHECK(g->tl[b] >= 0, PyExc_RuntimeError, "Expected target_lengths to have value at least 0, but got value "
+        PCT_CHECK(g->tl[b] >= 0, PCT_ERR_RUNTIME, "Expected target_lengths to have value at least 0, but got value "
                   "%lld %s", (long long)g->tl[b], from);
         if (g->tl[b] > g->maxl) g->maxl = g->tl[b];
         if (targets->ndim == 1) {
@@ -191,26 +191,26 @@ static int ctc_setup(pct_tensor *lp, pct_tensor *targets, pct_tensor *ilt, pct_t
     }
     g->tstride = 1;
     if (targets->ndim == 1) {
-        PCT_CHECK(targets->sizes[0] == pos, PyExc_RuntimeError, "Expected tensor to have size %lld at dimension 0, but "
+        PCT_CHECK(targets->sizes[0] == pos, PCT_ERR_RUNTIME, "Expected tensor to have size %lld at dimension 0, but "
                   "got size %lld for argument #2 'targets' %s", (long long)pos, (long long)targets->sizes[0], from);
     } else {
-        PCT_CHECK(targets->sizes[0] == g->batch, PyExc_RuntimeError, "Expected tensor to have size %lld at dimension 0, "
+        PCT_CHECK(targets->sizes[0] == g->batch, PCT_ERR_RUNTIME, "Expected tensor to have size %lld at dimension 0, "
                   "but got size %lld for argument #2 'targets' %s", (long long)g->batch, (long long)targets->sizes[0], from);
-        PCT_CHECK(targets->sizes[1] >= g->maxl, PyExc_RuntimeError, "Expected tensor to have size at least %lld at "
+        PCT_CHECK(targets->sizes[1] >= g->maxl, PCT_ERR_RUNTIME, "Expected tensor to have size at least %lld at "
                   "dimension 1, but got size %lld for argument #2 'targets' %s", (long long)g->maxl,
                   (long long)targets->sizes[1], from);
     }
     for (int64_t b = 0; b < g->batch; b++) {
-        PCT_CHECK(g->il[b] >= 0, PyExc_RuntimeError, "Expected input_lengths to have value at least 0, but got value "
+        PCT_CHECK(g->il[b] >= 0, PCT_ERR_RUNTIME, "Expected input_lengths to have value at least 0, but got value "
                   "%lld %s", (long long)g->il[b], from);
-        PCT_CHECK(g->il[b] <= g->tmax, PyExc_RuntimeError, "Expected input_lengths to have value at most %lld, but got "
+        PCT_CHECK(g->il[b] <= g->tmax, PCT_ERR_RUNTIME, "Expected input_lengths to have value at most %lld, but got "
                   "value %lld %s", (long long)g->tmax, (long long)g->il[b], from);
     }
     /* labels read by the recursions must be valid (torch reads them unchecked) */
     for (int64_t b = 0; b < g->batch; b++)
         for (int64_t k = 0; k < g->tl[b]; k++) {
             int64_t v = g->tgt[g->toff[b] + k];
-            PCT_CHECK(v >= 0 && v < g->labels, PyExc_IndexError, "ctc_loss: target %lld of batch item %lld is out of "
+            PCT_CHECK(v >= 0 && v < g->labels, PCT_ERR_INDEX, "ctc_loss: target %lld of batch item %lld is out of "
                       "the label range [0, %lld)", (long long)v, (long long)b, (long long)g->labels);
         }
     g->states = 2 * g->maxl + 1;
@@ -223,10 +223,10 @@ fail:
 
 static void release(pct_tensor **owned, int n)
 {
-    for (int i = 0; i < n; i++) Py_XDECREF(owned[i]);
+    for (int i = 0; i < n; i++) PCT_XDECREF(owned[i]);
 }
 
-PyObject *pct_cpu_ctc_loss(pct_call *c)
+pct_object *pct_cpu_ctc_loss(pct_call *c)
 {
     pct_tensor *owned[4] = {NULL, NULL, NULL, NULL}, *res[2] = {NULL, NULL};
     ctc_geom g;
@@ -250,13 +250,13 @@ PyObject *pct_cpu_ctc_loss(pct_call *c)
 fail:
     free(g.toff);
     release(owned, 4);
-    Py_XDECREF(res[0]);
-    Py_XDECREF(res[1]);
+    PCT_XDECREF(res[0]);
+    PCT_XDECREF(res[1]);
     return NULL;
 }
 
 /* (grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity) */
-PyObject *pct_cpu_ctc_loss_backward(pct_call *c)
+pct_object *pct_cpu_ctc_loss_backward(pct_call *c)
 {
     char b1[PCT_SHAPE_BUF];
     pct_tensor *owned[7] = {NULL}, *out = NULL;
@@ -265,10 +265,10 @@ PyObject *pct_cpu_ctc_loss_backward(pct_call *c)
     g.toff = NULL;
     if (ctc_setup(lp, c->v[2].t, c->v[3].t, c->v[4].t, c->v[7].i, &g, owned) < 0) goto fail;
     PCT_CHECK(gr->numel == g.batch && nll->numel == g.batch && gr->dtype == lp->dtype && nll->dtype == lp->dtype,
-              PyExc_RuntimeError, "_ctc_loss_backward: expected grad and neg_log_likelihood of %lld %s values, got %s",
+              PCT_ERR_RUNTIME, "_ctc_loss_backward: expected grad and neg_log_likelihood of %lld %s values, got %s",
               (long long)g.batch, pct_dtype_cpp_name[lp->dtype], pct_spatial_shape(b1, gr));
     PCT_CHECK(la->ndim == 3 && la->sizes[0] == g.batch && la->sizes[1] == g.tmax && la->sizes[2] >= g.states &&
-              la->dtype == lp->dtype, PyExc_RuntimeError, "_ctc_loss_backward: log_alpha of shape %s does not match "
+              la->dtype == lp->dtype, PCT_ERR_RUNTIME, "_ctc_loss_backward: log_alpha of shape %s does not match "
               "log_probs and the targets", pct_spatial_shape(b1, la));
     PCT_TRY(out = pct_tensor_empty(3, lp->sizes, lp->dtype, PCT_CPU, -1));
     PCT_TRY(owned[3] = pct_contiguous(lp));
@@ -286,14 +286,14 @@ PyObject *pct_cpu_ctc_loss_backward(pct_call *c)
             r = ctc_bwd_FLOAT64(&g, (const double *)pct_tensor_data(owned[3]), (const double *)pct_tensor_data(owned[6]),
                                 (const double *)pct_tensor_data(owned[4]), (const double *)pct_tensor_data(owned[5]),
                                 c->v[8].b, (double *)pct_tensor_data(out));
-        if (r < 0) { PyErr_NoMemory(); goto fail; }
+        if (r < 0) { pct_error_nomem(); goto fail; }
     }
     free(g.toff);
     release(owned, 7);
-    return (PyObject *)out;
+    return (pct_object *)out;
 fail:
     free(g.toff);
     release(owned, 7);
-    Py_XDECREF(out);
+    PCT_XDECREF(out);
     return NULL;
 }

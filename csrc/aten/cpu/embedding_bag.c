@@ -50,7 +50,7 @@ EB_KERNEL(FLOAT64, double)
 /* A contiguous int64 copy of an index tensor (a new reference). */
 static pct_tensor *as_long(pct_tensor *t) { return t->dtype == PCT_INT64 ? pct_contiguous(t) : pct_to_dtype(t, PCT_INT64, false); }
 
-PyObject *pct_cpu_embedding_bag(pct_call *c)
+pct_object *pct_cpu_embedding_bag(pct_call *c)
 {
     pct_tensor *weight = c->v[0].t, *indices = c->v[1].t, *offsets = c->v[2].t;
     pct_tensor *psw = c->v[6].none ? NULL : c->v[6].t;
@@ -59,28 +59,28 @@ PyObject *pct_cpu_embedding_bag(pct_call *c)
     int64_t pad = c->v[8].i;
     pct_tensor *ic = NULL, *oc = NULL, *wc = NULL, *pc = NULL, *res[4] = {NULL, NULL, NULL, NULL};
     int64_t *start = NULL;
-    PCT_CHECK(indices->dtype == PCT_INT64 || indices->dtype == PCT_INT32, PyExc_RuntimeError,
+    PCT_CHECK(indices->dtype == PCT_INT64 || indices->dtype == PCT_INT32, PCT_ERR_RUNTIME,
               "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
               "torch.%sTensor instead (while checking arguments for embedding_bag)", pct_dtype_cpp_name[indices->dtype]);
-    PCT_CHECK(offsets->dtype == PCT_INT64 || offsets->dtype == PCT_INT32, PyExc_RuntimeError,
+    PCT_CHECK(offsets->dtype == PCT_INT64 || offsets->dtype == PCT_INT32, PCT_ERR_RUNTIME,
               "Expected tensor for argument #1 'offsets' to have one of the following scalar types: Long, Int; but got "
               "torch.%sTensor instead (while checking arguments for embedding_bag)", pct_dtype_cpp_name[offsets->dtype]);
-    PCT_CHECK(indices->ndim == 1, PyExc_RuntimeError, "input has to be a 1D or 2D Tensor, but got Tensor of dimension %d",
+    PCT_CHECK(indices->ndim == 1, PCT_ERR_RUNTIME, "input has to be a 1D or 2D Tensor, but got Tensor of dimension %d",
               indices->ndim);
-    PCT_CHECK(offsets->ndim == 1, PyExc_RuntimeError, "offsets has to be a 1D Tensor, but got Tensor of dimension %d",
+    PCT_CHECK(offsets->ndim == 1, PCT_ERR_RUNTIME, "offsets has to be a 1D Tensor, but got Tensor of dimension %d",
               offsets->ndim);
-    PCT_CHECK(weight->ndim == 2, PyExc_RuntimeError, "weight has to be a 2D Tensor, but got Tensor of dimension %d",
+    PCT_CHECK(weight->ndim == 2, PCT_ERR_RUNTIME, "weight has to be a 2D Tensor, but got Tensor of dimension %d",
               weight->ndim);
-    PCT_CHECK(pct_dtype_is_floating(weight->dtype), PyExc_NotImplementedError,
+    PCT_CHECK(pct_dtype_is_floating(weight->dtype), PCT_ERR_NOT_IMPLEMENTED,
               "\"embedding_bag_cpu\" not implemented for '%s'", pct_dtype_cpp_name[weight->dtype]);
-    PCT_CHECK(mode >= 0 && mode <= 2, PyExc_RuntimeError, "mode has to be one of sum, mean or max");
+    PCT_CHECK(mode >= 0 && mode <= 2, PCT_ERR_RUNTIME, "mode has to be one of sum, mean or max");
     if (psw) {
-        PCT_CHECK(psw->dtype == weight->dtype, PyExc_RuntimeError, "Expected tensor for argument #1 'weight' to have the "
+        PCT_CHECK(psw->dtype == weight->dtype, PCT_ERR_RUNTIME, "Expected tensor for argument #1 'weight' to have the "
                   "same type as tensor for argument #1 'per_sample_weights'; but type torch.%sTensor does not equal torch.%sTensor (while "
                   "checking arguments for embedding_bag)", pct_dtype_cpp_name[weight->dtype],
                   pct_dtype_cpp_name[psw->dtype]);
-        PCT_CHECK(mode == 0, PyExc_RuntimeError, "embedding_bag: per_sample_weights only supported with mode='sum'");
-        PCT_CHECK(psw->ndim == 1 && psw->numel == indices->numel, PyExc_RuntimeError,
+        PCT_CHECK(mode == 0, PCT_ERR_RUNTIME, "embedding_bag: per_sample_weights only supported with mode='sum'");
+        PCT_CHECK(psw->ndim == 1 && psw->numel == indices->numel, PCT_ERR_RUNTIME,
                   "Expected per_sample_weights.value().numel() == indices.numel() to be true, but got false.  (Could "
                   "this error message be improved?  If so, please report an enhancement request to PyTorch.)");
     }
@@ -90,21 +90,21 @@ PyObject *pct_cpu_embedding_bag(pct_call *c)
     PCT_TRY(oc = as_long(offsets));
     const int64_t *ind = (const int64_t *)pct_tensor_data(ic), *off = (const int64_t *)pct_tensor_data(oc);
     if (noff > 0) {
-        PCT_CHECK(off[0] == 0, PyExc_RuntimeError, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+        PCT_CHECK(off[0] == 0, PCT_ERR_RUNTIME, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
                   "has to start from position 0. However, got %lld", (long long)off[0]);
-        PCT_CHECK(off[noff - 1] <= n, PyExc_RuntimeError, "offsets[-1] can not be greater than input's length %lld but "
+        PCT_CHECK(off[noff - 1] <= n, PCT_ERR_RUNTIME, "offsets[-1] can not be greater than input's length %lld but "
                   "got offsets[-1] of %lld", (long long)n, (long long)off[noff - 1]);
         for (int64_t b = 1; b < noff; b++)
-            PCT_CHECK(off[b] >= off[b - 1], PyExc_RuntimeError, "embedding_bag: offsets must be non-decreasing, but "
+            PCT_CHECK(off[b] >= off[b - 1], PCT_ERR_RUNTIME, "embedding_bag: offsets must be non-decreasing, but "
                       "offsets[%lld] = %lld is smaller than offsets[%lld] = %lld", (long long)b, (long long)off[b],
                       (long long)(b - 1), (long long)off[b - 1]);
     }
     for (int64_t p = 0; p < n; p++) {
         if (ind[p] >= 0 && ind[p] < nw) continue;
         if (mode == 2)
-            PCT_FAIL(PyExc_RuntimeError, "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be "
+            PCT_FAIL(PCT_ERR_RUNTIME, "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be "
                      "%lld", (long long)ind[p]);
-        PCT_FAIL(PyExc_RuntimeError, "Index %lld of input takes value %lld which is not in the valid range [0, %lld)",
+        PCT_FAIL(PCT_ERR_RUNTIME, "Index %lld of input takes value %lld which is not in the valid range [0, %lld)",
                  (long long)p, (long long)ind[p], (long long)nw);
     }
     /* outputs: (nbags, dim), offset2bag (n), bag_size (nbags), max_indices ((nbags, dim) for max, else (nbags)) */
@@ -117,7 +117,7 @@ PyObject *pct_cpu_embedding_bag(pct_call *c)
         if (mode == 2) PCT_TRY(res[3] = pct_tensor_empty(2, osz, PCT_INT64, PCT_CPU, -1));
         else PCT_TRY(res[3] = pct_tensor_zeros(1, &nbags, PCT_INT64));
         start = malloc(sizeof(int64_t) * (size_t)(2 * nbags + 1));
-        if (!start) { PyErr_NoMemory(); goto fail; }
+        if (!start) { pct_error_nomem(); goto fail; }
         int64_t *end = start + nbags, *o2b = (int64_t *)pct_tensor_data(res[1]);
         for (int64_t b = 0; b < nbags; b++) {
             start[b] = off[b];
@@ -157,22 +157,22 @@ PyObject *pct_cpu_embedding_bag(pct_call *c)
         PCT_TRY(o);
         for (int k = 1; k < 4 && idt != PCT_INT64; k++) {
             pct_tensor *t = pct_to_dtype(res[k], idt, false);
-            Py_DECREF(res[k]);
+            PCT_DECREF(res[k]);
             res[k] = t;
             PCT_TRY(t);
         }
     }
-    Py_XDECREF(ic);
-    Py_XDECREF(oc);
-    Py_XDECREF(wc);
-    Py_XDECREF(pc);
+    PCT_XDECREF(ic);
+    PCT_XDECREF(oc);
+    PCT_XDECREF(wc);
+    PCT_XDECREF(pc);
     return pct_norm_tuple_steal(4, res);
 fail:
     free(start);
-    Py_XDECREF(ic);
-    Py_XDECREF(oc);
-    Py_XDECREF(wc);
-    Py_XDECREF(pc);
-    for (int k = 0; k < 4; k++) Py_XDECREF(res[k]);
+    PCT_XDECREF(ic);
+    PCT_XDECREF(oc);
+    PCT_XDECREF(wc);
+    PCT_XDECREF(pc);
+    for (int k = 0; k < 4; k++) PCT_XDECREF(res[k]);
     return NULL;
 }

@@ -296,23 +296,23 @@ static int gs_setup(const pct_call *c, int first, int nd, gs_geom *g)
     g->pad = (int)c->v[first + 3].i;
     g->align = c->v[first + 4].b;
     /* torch's order: batch size, the grid's last dim, empty spatial dims, ranks, bicubic, dtypes */
-    PCT_CHECK(x->ndim >= 1 && grid->ndim >= 1 && x->sizes[0] == grid->sizes[0], PyExc_RuntimeError,
+    PCT_CHECK(x->ndim >= 1 && grid->ndim >= 1 && x->sizes[0] == grid->sizes[0], PCT_ERR_RUNTIME,
               "grid_sampler(): expected grid and input to have same batch size, but got input with sizes %s and grid "
               "with sizes %s", pct_spatial_shape(b1, x), pct_spatial_shape(b2, grid));
-    PCT_CHECK(grid->sizes[grid->ndim - 1] == x->ndim - 2, PyExc_RuntimeError, "grid_sampler(): expected grid to have "
+    PCT_CHECK(grid->sizes[grid->ndim - 1] == x->ndim - 2, PCT_ERR_RUNTIME, "grid_sampler(): expected grid to have "
               "size %d in last dimension, but got grid with sizes %s", x->ndim - 2, pct_spatial_shape(b1, grid));
     for (int i = 2; i < x->ndim; i++)
-        PCT_CHECK(x->sizes[i] > 0, PyExc_RuntimeError, "grid_sampler(): expected input to have non-empty spatial "
+        PCT_CHECK(x->sizes[i] > 0, PCT_ERR_RUNTIME, "grid_sampler(): expected input to have non-empty spatial "
                   "dimensions, but input has sizes %s with dimension %d being empty", pct_spatial_shape(b1, x), i);
-    PCT_CHECK(x->ndim == nd + 2 && grid->ndim == nd + 2, PyExc_RuntimeError,
+    PCT_CHECK(x->ndim == nd + 2 && grid->ndim == nd + 2, PCT_ERR_RUNTIME,
               "grid_sampler(): expected %dD input and grid with same number of dimensions, but got input with sizes %s "
               "and grid with sizes %s", nd + 2, pct_spatial_shape(b1, x), pct_spatial_shape(b2, grid));
-    PCT_CHECK(g->mode >= 0 && g->mode <= 2, PyExc_RuntimeError, "grid_sampler(): unknown interpolation mode %d", g->mode);
-    PCT_CHECK(g->pad >= 0 && g->pad <= 2, PyExc_RuntimeError, "grid_sampler(): unknown padding mode %d", g->pad);
-    PCT_CHECK(nd == 2 || g->mode != 2, PyExc_RuntimeError, "grid_sampler(): bicubic interpolation only supports 4D input");
-    PCT_CHECK(x->dtype == grid->dtype, PyExc_RuntimeError, "expected scalar type %s but found %s",
+    PCT_CHECK(g->mode >= 0 && g->mode <= 2, PCT_ERR_RUNTIME, "grid_sampler(): unknown interpolation mode %d", g->mode);
+    PCT_CHECK(g->pad >= 0 && g->pad <= 2, PCT_ERR_RUNTIME, "grid_sampler(): unknown padding mode %d", g->pad);
+    PCT_CHECK(nd == 2 || g->mode != 2, PCT_ERR_RUNTIME, "grid_sampler(): bicubic interpolation only supports 4D input");
+    PCT_CHECK(x->dtype == grid->dtype, PCT_ERR_RUNTIME, "expected scalar type %s but found %s",
               pct_dtype_cpp_name[x->dtype], pct_dtype_cpp_name[grid->dtype]);
-    PCT_CHECK(pct_dtype_is_floating(x->dtype), PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+    PCT_CHECK(pct_dtype_is_floating(x->dtype), PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
               nd == 2 ? "grid_sampler_2d_cpu_kernel_impl" : "grid_sampler3d_cpu", pct_dtype_cpp_name[x->dtype]);
     g->n = x->sizes[0];
     g->c = x->sizes[1];
@@ -327,7 +327,7 @@ fail:
     return -1;
 }
 
-static PyObject *grid_sampler(pct_call *c, int nd)
+static pct_object *grid_sampler(pct_call *c, int nd)
 {
     gs_geom g;
     pct_tensor *xc = NULL, *gc = NULL, *out = NULL;
@@ -346,31 +346,31 @@ static PyObject *grid_sampler(pct_call *c, int nd)
             run_FLOAT64(&g, (const double *)pct_tensor_data(xc), (const double *)pct_tensor_data(gc),
                         (double *)pct_tensor_data(out), NULL, NULL, NULL);
     }
-    Py_XDECREF(xc);
-    Py_XDECREF(gc);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(gc);
     return pct_spatial_finish(out, dtype);
 fail:
-    Py_XDECREF(xc);
-    Py_XDECREF(gc);
-    Py_XDECREF(out);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(out);
     return NULL;
 }
 
 /* (grad_output, input, grid, mode, padding, align_corners, output_mask) -> (grad_input, grad_grid) */
-static PyObject *grid_sampler_backward(pct_call *c, int nd)
+static pct_object *grid_sampler_backward(pct_call *c, int nd)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     gs_geom g;
     pct_tensor *go = c->v[0].t, *xc = NULL, *gc = NULL, *goc = NULL, *res[2] = {NULL, NULL};
     if (gs_setup(c, 1, nd, &g) < 0) return NULL;
     const pct_value *mask = &c->v[6];
-    PCT_CHECK(mask->n == 2, PyExc_RuntimeError, "grid_sampler_%dd_backward: output_mask must have 2 elements", nd);
+    PCT_CHECK(mask->n == 2, PCT_ERR_RUNTIME, "grid_sampler_%dd_backward: output_mask must have 2 elements", nd);
     {
         bool ok = go->ndim == nd + 2 && go->sizes[0] == g.n && go->sizes[1] == g.c;
         for (int k = 0; ok && k < nd; k++) ok = go->sizes[2 + k] == g.out[3 - nd + k];
-        PCT_CHECK(ok, PyExc_RuntimeError, "grid_sampler_%dd_backward: expected grad_output of the output's shape, but "
+        PCT_CHECK(ok, PCT_ERR_RUNTIME, "grid_sampler_%dd_backward: expected grad_output of the output's shape, but "
                   "got %s for grid %s", nd, pct_spatial_shape(b1, go), pct_spatial_shape(b2, c->v[2].t));
-        PCT_CHECK(go->dtype == c->v[1].t->dtype, PyExc_RuntimeError, "grid_sampler_%dd_backward: expected grad_output "
+        PCT_CHECK(go->dtype == c->v[1].t->dtype, PCT_ERR_RUNTIME, "grid_sampler_%dd_backward: expected grad_output "
                   "of dtype %s, but got %s", nd, pct_dtype_cpp_name[c->v[1].t->dtype], pct_dtype_cpp_name[go->dtype]);
     }
     int dtype = go->dtype, cd = pct_spatial_compute_dtype(dtype);
@@ -390,28 +390,28 @@ static PyObject *grid_sampler_backward(pct_call *c, int nd)
                         (const double *)pct_tensor_data(goc), res[0] ? (double *)pct_tensor_data(res[0]) : NULL,
                         want_grid ? (double *)pct_tensor_data(res[1]) : NULL);
     }
-    Py_XDECREF(xc);
-    Py_XDECREF(gc);
-    Py_XDECREF(goc);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(goc);
     for (int k = 0; k < 2; k++) {
         if (!res[k]) continue;
         res[k] = (pct_tensor *)pct_spatial_finish(res[k], dtype);
         if (!res[k]) {
-            Py_XDECREF(res[1 - k]);
+            PCT_XDECREF(res[1 - k]);
             return NULL;
         }
     }
     return pct_norm_tuple_steal(2, res);
 fail:
-    Py_XDECREF(xc);
-    Py_XDECREF(gc);
-    Py_XDECREF(goc);
-    Py_XDECREF(res[0]);
-    Py_XDECREF(res[1]);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(goc);
+    PCT_XDECREF(res[0]);
+    PCT_XDECREF(res[1]);
     return NULL;
 }
 
-PyObject *pct_cpu_grid_sampler_2d(pct_call *c) { return grid_sampler(c, 2); }
-PyObject *pct_cpu_grid_sampler_3d(pct_call *c) { return grid_sampler(c, 3); }
-PyObject *pct_cpu_grid_sampler_2d_backward(pct_call *c) { return grid_sampler_backward(c, 2); }
-PyObject *pct_cpu_grid_sampler_3d_backward(pct_call *c) { return grid_sampler_backward(c, 3); }
+pct_object *pct_cpu_grid_sampler_2d(pct_call *c) { return grid_sampler(c, 2); }
+pct_object *pct_cpu_grid_sampler_3d(pct_call *c) { return grid_sampler(c, 3); }
+pct_object *pct_cpu_grid_sampler_2d_backward(pct_call *c) { return grid_sampler_backward(c, 2); }
+pct_object *pct_cpu_grid_sampler_3d_backward(pct_call *c) { return grid_sampler_backward(c, 3); }

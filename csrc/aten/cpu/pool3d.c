@@ -24,16 +24,16 @@ typedef struct pool3d {
 static int out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out)
 {
     int64_t eff;
-    PCT_CHECK(s != 0, PyExc_RuntimeError, "stride should not be zero");
-    PCT_CHECK(p >= 0, PyExc_RuntimeError, "pad must be non-negative, but got pad: %lld", (long long)p);
+    PCT_CHECK(s != 0, PCT_ERR_RUNTIME, "stride should not be zero");
+    PCT_CHECK(p >= 0, PCT_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)p);
     if (__builtin_mul_overflow(k - 1, d, &eff) || __builtin_add_overflow(eff, 1, &eff))
-        PCT_FAIL(PyExc_RuntimeError, "pooling window of kernel_size=%lld and dilation=%lld is too large", (long long)k,
+        PCT_FAIL(PCT_ERR_RUNTIME, "pooling window of kernel_size=%lld and dilation=%lld is too large", (long long)k,
                  (long long)d);
-    PCT_CHECK(p <= eff / 2, PyExc_RuntimeError,
+    PCT_CHECK(p <= eff / 2, PCT_ERR_RUNTIME,
               "pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld and dilation=%lld",
               (long long)p, (long long)k, (long long)d);
     *out = pct_pool_out_size(in, k, p, s, d, ceil);
-    PCT_CHECK(*out != INT64_MIN, PyExc_RuntimeError, "pooling output size overflows for input size %lld", (long long)in);
+    PCT_CHECK(*out != INT64_MIN, PCT_ERR_RUNTIME, "pooling output size overflows for input size %lld", (long long)in);
     return 0;
 fail:
     return -1;
@@ -66,22 +66,22 @@ static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor
             g->divisor = c->v[flags + 2].i;
         }
     }
-    PCT_CHECK(triple(kv, &g->kd, &g->kh, &g->kw), PyExc_RuntimeError,
+    PCT_CHECK(triple(kv, &g->kd, &g->kh, &g->kw), PCT_ERR_RUNTIME,
               avg ? "avg_pool3d: kernel_size must be a single int, or a tuple of three ints"
                   : "max_pool3d: kernel_size must either be a single int, or a tuple of three ints");
-    PCT_CHECK(sn == 0 || triple(sv, &g->sd, &g->sh, &g->sw), PyExc_RuntimeError,
+    PCT_CHECK(sn == 0 || triple(sv, &g->sd, &g->sh, &g->sw), PCT_ERR_RUNTIME,
               avg ? "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints"
                   : "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints");
     if (sn == 0) { g->sd = g->kd; g->sh = g->kh; g->sw = g->kw; }
-    PCT_CHECK(triple(pv, &g->pd, &g->ph, &g->pw), PyExc_RuntimeError,
+    PCT_CHECK(triple(pv, &g->pd, &g->ph, &g->pw), PCT_ERR_RUNTIME,
               avg ? "avg_pool3d: padding must be a single int, or a tuple of three ints"
                   : "max_pool3d: padding must either be a single int, or a tuple of three ints");
     g->dd = g->dh = g->dw = 1;
     if (!avg)
-        PCT_CHECK(triple(&c->v[first + 3], &g->dd, &g->dh, &g->dw), PyExc_RuntimeError,
+        PCT_CHECK(triple(&c->v[first + 3], &g->dd, &g->dh, &g->dw), PCT_ERR_RUNTIME,
                   "max_pool3d: dilation must be either a single int, or a tuple of three ints");
-    PCT_CHECK(nd == 4 || nd == 5, PyExc_RuntimeError, "non-empty 4D or 5D (batch mode) tensor expected for input");
-    PCT_CHECK(!g->has_divisor || g->divisor != 0, PyExc_RuntimeError, "divisor must be not zero");
+    PCT_CHECK(nd == 4 || nd == 5, PCT_ERR_RUNTIME, "non-empty 4D or 5D (batch mode) tensor expected for input");
+    PCT_CHECK(!g->has_divisor || g->divisor != 0, PCT_ERR_RUNTIME, "divisor must be not zero");
     g->id = sz[nd - 3];
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];
@@ -90,28 +90,28 @@ static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor
         out_dim(g->iw, g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0)
         return -1;
     /* torch's pool3d_shape_check */
-    PCT_CHECK(g->kd > 0 && g->kw > 0 && g->kh > 0, PyExc_RuntimeError,
+    PCT_CHECK(g->kd > 0 && g->kw > 0 && g->kh > 0, PCT_ERR_RUNTIME,
               "kernel size should be greater than zero, but got kT: %lld kH: %lld kW: %lld", (long long)g->kd,
               (long long)g->kh, (long long)g->kw);
-    PCT_CHECK(g->sd > 0 && g->sw > 0 && g->sh > 0, PyExc_RuntimeError,
+    PCT_CHECK(g->sd > 0 && g->sw > 0 && g->sh > 0, PCT_ERR_RUNTIME,
               "stride should be greater than zero, but got dT: %lld dH: %lld dW: %lld", (long long)g->sd, (long long)g->sh,
               (long long)g->sw);
-    PCT_CHECK(g->dd > 0 && g->dw > 0 && g->dh > 0, PyExc_RuntimeError,
+    PCT_CHECK(g->dd > 0 && g->dw > 0 && g->dh > 0, PCT_ERR_RUNTIME,
               "dilation should be greater than zero, but got dilationT: %lld dilationH: %lld dilationW: %lld",
               (long long)g->dd, (long long)g->dh, (long long)g->dw);
     for (int i = nd == 5 ? 1 : 0; i < nd; i++)
-        PCT_CHECK(sz[i] > 0, PyExc_RuntimeError, "%s: Expected input's non-batch dimensions to have positive length, but "
+        PCT_CHECK(sz[i] > 0, PCT_ERR_RUNTIME, "%s: Expected input's non-batch dimensions to have positive length, but "
                   "input has a shape of %s and non-batch dimension %lld has length zero!",
                   avg ? "avg_pool3d()" : "max_pool3d_with_indices_out_cpu_template()", pct_shape_str(buf, sizeof buf, nd, sz),
                   (long long)sz[i]);
-    PCT_CHECK(!avg || (g->id >= g->kd && g->ih >= g->kh && g->iw >= g->kw), PyExc_RuntimeError,
+    PCT_CHECK(!avg || (g->id >= g->kd && g->ih >= g->kh && g->iw >= g->kw), PCT_ERR_RUNTIME,
               "input image (T: %lld H: %lld W: %lld) smaller than kernel size (kT: %lld kH: %lld kW: %lld)",
               (long long)g->id, (long long)g->ih, (long long)g->iw, (long long)g->kd, (long long)g->kh, (long long)g->kw);
-    PCT_CHECK(g->kd / 2 >= g->pd && g->kw / 2 >= g->pw && g->kh / 2 >= g->ph, PyExc_RuntimeError,
+    PCT_CHECK(g->kd / 2 >= g->pd && g->kw / 2 >= g->pw && g->kh / 2 >= g->ph, PCT_ERR_RUNTIME,
               "pad should be smaller than or equal to half of kernel size, but got kT: %lld kW: %lld kH: %lld padT: %lld "
               "padW: %lld padH: %lld", (long long)g->kd, (long long)g->kw, (long long)g->kh, (long long)g->pd,
               (long long)g->pw, (long long)g->ph);
-    PCT_CHECK(g->od >= 1 && g->ow >= 1 && g->oh >= 1, PyExc_RuntimeError,
+    PCT_CHECK(g->od >= 1 && g->ow >= 1 && g->oh >= 1, PCT_ERR_RUNTIME,
               "Given input size: (%lldx%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lldx%lld). Output size is too small",
               (long long)sz[nd - 4], (long long)g->id, (long long)g->ih, (long long)g->iw, (long long)sz[nd - 4],
               (long long)g->od, (long long)g->oh, (long long)g->ow);
@@ -131,20 +131,20 @@ static int adaptive3d_setup(const pct_value *osize, bool max, const pct_tensor *
     const int64_t *sz = x->sizes;
     memset(g, 0, sizeof *g);
     if (max) {
-        PCT_CHECK(nd == 4 || nd == 5, PyExc_RuntimeError, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: %s",
+        PCT_CHECK(nd == 4 || nd == 5, PCT_ERR_RUNTIME, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: %s",
                   pct_shape_str(buf, sizeof buf, nd, sz));
     } else {
-        PCT_CHECK(osize->n == 3, PyExc_RuntimeError, "adaptive_avg_pool3d: output_size must be 3");
-        PCT_CHECK(osize->list[0] >= 0 && osize->list[1] >= 0 && osize->list[2] >= 0, PyExc_RuntimeError,
+        PCT_CHECK(osize->n == 3, PCT_ERR_RUNTIME, "adaptive_avg_pool3d: output_size must be 3");
+        PCT_CHECK(osize->list[0] >= 0 && osize->list[1] >= 0 && osize->list[2] >= 0, PCT_ERR_RUNTIME,
                   "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but received {%lld, "
                   "%lld,%lld}", (long long)osize->list[0], (long long)osize->list[1], (long long)osize->list[2]);
     }
     for (int i = 1; i < nd; i++)
-        PCT_CHECK(sz[i] > 0, PyExc_RuntimeError, "%s(): Expected input to have non-zero size for non-batch dimensions, "
+        PCT_CHECK(sz[i] > 0, PCT_ERR_RUNTIME, "%s(): Expected input to have non-zero size for non-batch dimensions, "
                   "but input has sizes %s with dimension %d being empty", name, pct_shape_str(buf, sizeof buf, nd, sz), i);
-    PCT_CHECK(nd == 4 || nd == 5, PyExc_RuntimeError, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got %s",
+    PCT_CHECK(nd == 4 || nd == 5, PCT_ERR_RUNTIME, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got %s",
               pct_shape_str(buf, sizeof buf, nd, sz));
-    PCT_CHECK(osize->n == 3, PyExc_RuntimeError, "adaptive_max_pool3d(): internal error: output_size.size() must be 3");
+    PCT_CHECK(osize->n == 3, PCT_ERR_RUNTIME, "adaptive_max_pool3d(): internal error: output_size.size() must be 3");
     g->id = sz[nd - 3];
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];
@@ -324,7 +324,7 @@ static bool float_dtype(const pct_tensor *x, const char *name, bool ints, bool r
 }
 
 /* Forward of every 3-d pool: kind 0 max, 1 avg, 2 adaptive avg, 3 adaptive max. */
-static PyObject *pool3d_forward(pct_call *c, int kind)
+static pct_object *pool3d_forward(pct_call *c, int kind)
 {
     pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
     pool3d g;
@@ -333,7 +333,7 @@ static PyObject *pool3d_forward(pct_call *c, int kind)
                                    "adaptive_max_pool3d_cpu"};
     if (adaptive ? adaptive3d_setup(&c->v[1], max, x, &g) < 0 : pool3d_setup(c, 1, kind == 1, x, &g) < 0) return NULL;
     /* torch: adaptive avg pooling to 1 x 1 x 1 is mean(), which refuses integers its own way */
-    PCT_CHECK(kind != 2 || pct_dtype_is_floating(x->dtype) || g.od != 1 || g.oh != 1 || g.ow != 1, PyExc_RuntimeError,
+    PCT_CHECK(kind != 2 || pct_dtype_is_floating(x->dtype) || g.od != 1 || g.oh != 1 || g.ow != 1, PCT_ERR_RUNTIME,
               "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
               "Got: %s", pct_dtype_cpp_name[x->dtype]);
     if (!float_dtype(x, names[kind], kind == 0, kind != 1)) return NULL; /* torch: no reduced floats in avg_pool3d */
@@ -359,28 +359,28 @@ static PyObject *pool3d_forward(pct_call *c, int kind)
             if (max) max3d_FLOAT64(&g, adaptive, xd, od, id);
             else avg3d_FLOAT64(&g, adaptive, xd, od);
         }
-        Py_CLEAR(xc);
+        PCT_CLEAR(xc);
     }
-    PyObject *r = pct_spatial_finish(out, x->dtype);
+    pct_object *r = pct_spatial_finish(out, x->dtype);
     out = NULL;
     if (!max) return r;
     if (!r) goto fail;
     pct_tensor *two[2] = {(pct_tensor *)r, ind};
     return pct_norm_tuple_steal(2, two);
 fail:
-    Py_XDECREF(xc);
-    Py_XDECREF(out);
-    Py_XDECREF(ind);
+    PCT_XDECREF(xc);
+    PCT_XDECREF(out);
+    PCT_XDECREF(ind);
     return NULL;
 }
 
-PyObject *pct_cpu_max_pool3d_with_indices(pct_call *c) { return pool3d_forward(c, 0); }
-PyObject *pct_cpu_avg_pool3d(pct_call *c) { return pool3d_forward(c, 1); }
-PyObject *pct_cpu_adaptive_avg_pool3d(pct_call *c) { return pool3d_forward(c, 2); }
-PyObject *pct_cpu_adaptive_max_pool3d(pct_call *c) { return pool3d_forward(c, 3); }
+pct_object *pct_cpu_max_pool3d_with_indices(pct_call *c) { return pool3d_forward(c, 0); }
+pct_object *pct_cpu_avg_pool3d(pct_call *c) { return pool3d_forward(c, 1); }
+pct_object *pct_cpu_adaptive_avg_pool3d(pct_call *c) { return pool3d_forward(c, 2); }
+pct_object *pct_cpu_adaptive_max_pool3d(pct_call *c) { return pool3d_forward(c, 3); }
 
 /* Backward of every 3-d pool (kind as pool3d_forward): grad_output c->v[0], input c->v[1]. */
-static PyObject *pool3d_backward(pct_call *c, int kind)
+static pct_object *pool3d_backward(pct_call *c, int kind)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     pct_tensor *go = c->v[0].t, *x = c->v[1].t, *gc = NULL, *gi = NULL, *ic = NULL, *indices = NULL;
@@ -393,7 +393,7 @@ static PyObject *pool3d_backward(pct_call *c, int kind)
     } else {
         pct_value os = {0};
         int nd = go->ndim;
-        PCT_CHECK(nd >= 3, PyExc_RuntimeError, "%s(): Expected 4D or 5D tensor for grad_output, but got %s",
+        PCT_CHECK(nd >= 3, PCT_ERR_RUNTIME, "%s(): Expected 4D or 5D tensor for grad_output, but got %s",
                   kind == 2 ? "adaptive_avg_pool3d_backward" : "adaptive_max_pool3d_backward", pct_spatial_shape(b1, go));
         os.n = 3;
         for (int i = 0; i < 3; i++) os.list[i] = go->sizes[nd - 3 + i];
@@ -405,17 +405,17 @@ static PyObject *pool3d_backward(pct_call *c, int kind)
         int nd = x->ndim;
         bool ok = go->ndim == nd && go->sizes[nd - 3] == g.od && go->sizes[nd - 2] == g.oh && go->sizes[nd - 1] == g.ow;
         for (int i = 0; ok && i < nd - 3; i++) ok = go->sizes[i] == x->sizes[i];
-        PCT_CHECK(ok, PyExc_RuntimeError, "Expected grad_output of shape %s with the pooled sizes (%lld, %lld, %lld), but "
+        PCT_CHECK(ok, PCT_ERR_RUNTIME, "Expected grad_output of shape %s with the pooled sizes (%lld, %lld, %lld), but "
                   "got %s", pct_spatial_shape(b1, x), (long long)g.od, (long long)g.oh, (long long)g.ow,
                   pct_spatial_shape(b2, go));
-        PCT_CHECK(go->dtype == x->dtype, PyExc_RuntimeError, "expected grad_output and input to have the same dtype");
+        PCT_CHECK(go->dtype == x->dtype, PCT_ERR_RUNTIME, "expected grad_output and input to have the same dtype");
         if (max) {
             indices = c->v[kind == 0 ? 7 : 2].t;
             bool same = indices->ndim == go->ndim;
             for (int i = 0; same && i < go->ndim; i++) same = indices->sizes[i] == go->sizes[i];
-            PCT_CHECK(same, PyExc_RuntimeError, "Expected indices of shape %s, but got %s", pct_spatial_shape(b1, go),
+            PCT_CHECK(same, PCT_ERR_RUNTIME, "Expected indices of shape %s, but got %s", pct_spatial_shape(b1, go),
                       pct_spatial_shape(b2, indices));
-            PCT_CHECK(indices->dtype == PCT_INT64, PyExc_RuntimeError, "expected indices of dtype Long, but got %s",
+            PCT_CHECK(indices->dtype == PCT_INT64, PCT_ERR_RUNTIME, "expected indices of dtype Long, but got %s",
                       pct_dtype_cpp_name[indices->dtype]);
         }
     }
@@ -435,17 +435,17 @@ static PyObject *pool3d_backward(pct_call *c, int kind)
             else avg_bwd3d_FLOAT64(&g, adaptive, gd, gid);
         }
     }
-    Py_XDECREF(gc);
-    Py_XDECREF(ic);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(ic);
     return pct_spatial_finish(gi, x->dtype);
 fail:
-    Py_XDECREF(gc);
-    Py_XDECREF(ic);
-    Py_XDECREF(gi);
+    PCT_XDECREF(gc);
+    PCT_XDECREF(ic);
+    PCT_XDECREF(gi);
     return NULL;
 }
 
-PyObject *pct_cpu_max_pool3d_with_indices_backward(pct_call *c) { return pool3d_backward(c, 0); }
-PyObject *pct_cpu_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 1); }
-PyObject *pct_cpu_adaptive_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 2); }
-PyObject *pct_cpu_adaptive_max_pool3d_backward(pct_call *c) { return pool3d_backward(c, 3); }
+pct_object *pct_cpu_max_pool3d_with_indices_backward(pct_call *c) { return pool3d_backward(c, 0); }
+pct_object *pct_cpu_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 1); }
+pct_object *pct_cpu_adaptive_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 2); }
+pct_object *pct_cpu_adaptive_max_pool3d_backward(pct_call *c) { return pool3d_backward(c, 3); }
