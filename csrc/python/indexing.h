@@ -6,11 +6,9 @@
 #ifndef PCT_INDEXING_H
 #define PCT_INDEXING_H
 #include "pyobjects.h"
+#include "../aten/index.h"
 
 PyObject *pct_tensor_getitem(PyObject *self, PyObject *key);
 int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value);
 
-/* Implemented in csrc/aten/cpu/index.c. Borrowed arguments; new reference or NULL. */
-PyObject *pct_index_get(pct_tensor *self, int nindices, pct_tensor **indices);
-int pct_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate);
 #endif

@@ -12,6 +12,8 @@
  * infinite (no alignment exists). Batch items are independent and run on OpenMP threads. */
 #include "spatial.h"
 #include "norm_rows.h"
+#include <stdio.h>
+#include <stdlib.h>
 
 typedef struct ctc_geom {
     int64_t tmax, batch, labels, blank, maxl, states;

@@ -11,6 +11,8 @@
  * bag with no row. float16 / bfloat16 weights are computed in float32 and rounded once. */
 #include "spatial.h"
 #include "norm_rows.h"
+#include <stdio.h>
+#include <stdlib.h>
 
 #define EB_KERNEL(E, T)                                                                          \
     static void bag_##E(const T *w, int64_t dim, const int64_t *ind, const int64_t *start,      \

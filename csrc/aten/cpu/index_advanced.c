@@ -3,6 +3,8 @@
  * coordinates and every index turned into one element offset.
  */
 #include "index_internal.h"
+#include <stdio.h>
+#include <stdlib.h>
 
 /* ---------------------------------------------------------------------------------------
  * Advanced indexing: x[indices], x[indices] = values

@@ -3,6 +3,8 @@
  * index.c) with its runner, and the checking of index values into element offsets.
  */
 #include "index_internal.h"
+#include <stdio.h>
+#include <stdlib.h>
 
 /* ---------------------------------------------------------------------------------------
  * Small shared helpers (join.c uses pct_index_to_out and pct_index_check_out too)

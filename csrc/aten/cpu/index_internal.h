@@ -9,7 +9,7 @@
 #include "../error.h"
 #include "../out.h"
 #include "../iter.h"
-#include "../../python/indexing.h"
+#include "../index.h"
 #include "fill.h"
 #include <math.h>
 #include <stdatomic.h>

@@ -5,7 +5,6 @@
  * Each function handles one contiguous run of n elements; the callers split work across threads. */
 #ifndef PCT_NORM_ROWS_H
 #define PCT_NORM_ROWS_H
-#include <Python.h>
 #include <stdbool.h>
 #include <stdint.h>
 

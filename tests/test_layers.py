@@ -1,0 +1,47 @@
+"""The C layers of the README's architecture section, checked on the source: the core (csrc/aten, the dispatcher,
+the loop plan, the backends and their kernels) includes no Python header, names no Python C API and includes no
+header of the layers above it (autograd, distributed, the binding). Autograd still includes the binding's
+pyobjects.h for the Python types of core values (issue 16's remaining step); the binding is on top."""
+import os
+import re
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "csrc")
+ABOVE = {"aten": {"python", "autograd", "distributed"}}
+
+
+def sources(layer):
+    base = os.path.join(ROOT, layer)
+    for dirpath, _, names in os.walk(base):
+        for n in sorted(names):
+            if n.endswith((".c", ".h", ".cu", ".cuh")):
+                yield os.path.join(dirpath, n)
+
+
+def code_of(path):
+    """The file without its comments and string literals (a message may say "Python")."""
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return re.sub(r'"(\\.|[^"\\])*"', '""', text)
+
+
+@pytest.mark.parametrize("path", list(sources("aten")), ids=lambda p: os.path.relpath(p, ROOT))
+def test_the_core_is_python_free(path):
+    raw = open(path, encoding="utf-8").read()
+    assert not re.search(r'#\s*include\s*[<"](Python\.h|.*pyobjects\.h|numpy/)', raw), "includes a Python header"
+    names = sorted(set(re.findall(r"\b(Py[A-Z][A-Za-z_]*|Py_[A-Za-z_]+|_Py[A-Za-z_]+)\b", code_of(path))))
+    assert not names, f"names the Python C API: {names}"
+
+
+@pytest.mark.parametrize("layer", sorted(ABOVE))
+def test_no_layer_includes_one_above_it(layer):
+    bad = []
+    for path in sources(layer):
+        for inc in re.findall(r'#\s*include\s*"([^"]+)"', open(path, encoding="utf-8").read()):
+            target = os.path.normpath(os.path.join(os.path.dirname(path), inc))
+            rel = os.path.relpath(target, ROOT).split(os.sep)[0]
+            if rel in ABOVE[layer]:
+                bad.append(f"{os.path.relpath(path, ROOT)} -> {inc}")
+    assert not bad, bad
