@@ -28,7 +28,7 @@ int pct_generator_install(PyObject *module);
 /* A torch.return_types pair named `name` with fields f0, f1 (static strings); steals a
  * and b, either of which may be NULL (then it fails, releasing the other). */
 PyObject *pct_return_pair(const char *name, const char *f0, const char *f1, pct_tensor *a, pct_tensor *b);
-/* The same with n (<= 3) fields; steals the n items (all released if one is NULL). */
+/* The same with n (<= 4) fields; steals the n items (all released if one is NULL). */
 PyObject *pct_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items);
 
 /* Op function objects: torch.add, Tensor.add, Tensor.add_ */

@@ -1073,3 +1073,5 @@ def _results_read(formulas, used):
 from ._norm_formulas import *  # noqa: E402,F401,F403
 # helpers of the SVD and matrix-norm formulas (ops_linalg.def)
 from ._linalg_formulas import *  # noqa: E402,F401,F403
+# helpers of the LAPACK-backed linalg formulas (ops_linalg.def, second part)
+from ._linalg_lapack_formulas import *  # noqa: E402,F401,F403

@@ -1,0 +1,168 @@
+"""The torch-namespace linear algebra built on torch.linalg (pyctorch/linalg/) and their Tensor methods:
+torch.inverse, logdet, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu, lu_unpack, lu_solve,
+matrix_power, matrix_exp, pinverse, vander. (torch.det, slogdet, cholesky, geqrf, orgqr are C ops.)"""
+from . import _C
+from . import linalg as _linalg
+from ._composites import _return_type, _write_out, _cpp
+
+__all__ = ["inverse", "logdet", "cholesky_solve", "cholesky_inverse", "qr", "triangular_solve", "lu", "lu_unpack",
+           "lu_solve", "matrix_power", "matrix_exp", "pinverse", "vander"]
+
+
+def inverse(input, *, out=None):
+    return _linalg.inv(input, out=out)
+
+
+def logdet(input):
+    """log(det(input)): NaN for a negative determinant, -inf for a zero one."""
+    if input.ndim < 2:
+        raise RuntimeError("logdet: The input tensor A must have at least 2 dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"logdet: A must be batches of square matrices, but they are {input.shape[-2]} by "
+                           f"{input.shape[-1]} matrices")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"logdet: Expected a floating point or complex tensor as input. Got {_cpp(input.dtype)}")
+    sign, logabsdet = _C.linalg_slogdet(input)
+    return logabsdet + _C.where(sign < 0, _C.full_like(sign, float("nan")), _C.zeros_like(sign))
+
+
+def _cholesky_solve(B, L, upper):
+    if upper:
+        Y = _C.linalg_solve_triangular(L.mT, B, upper=False)
+        return _C.linalg_solve_triangular(L, Y, upper=True)
+    Y = _C.linalg_solve_triangular(L, B, upper=False)
+    return _C.linalg_solve_triangular(L.mT, Y, upper=True)
+
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """X with A X = input for A = L L^T (or U^T U when upper) given its factor input2."""
+    if input.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {input.ndim} dimensions instead")
+    if input2.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {input2.ndim} dimensions instead")
+    if input.dtype != input2.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_cpp(input.dtype)} and A "
+                           f"of type {_cpp(input2.dtype)} instead.")
+    return _write_out(_cholesky_solve(input, input2, upper), out, "cholesky_solve")
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """(L L^T)^-1 (or (U^T U)^-1) from the Cholesky factor input."""
+    _linalg._check_matrix(input, "cholesky_inverse")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for '{_cpp(input.dtype)}'")
+    eye = _C.eye(input.shape[-1], dtype=input.dtype).expand(input.shape)
+    return _write_out(_cholesky_solve(eye, input, upper), out, "cholesky_inverse")
+
+
+def qr(input, some=True, *, out=None):
+    Q, R = _C.linalg_qr(input, "reduced" if some else "complete")
+    if out is not None:
+        Q, R = _write_out(Q, out[0], "qr"), _write_out(R, out[1], "qr")
+    return _return_type("qr_out" if out is not None else "qr", ["Q", "R"])(Q, R)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """(solution, cloned_coefficient) of A X = input (A^T X = input when transpose)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
+                           f"{input.ndim} dimensions instead")
+    if A.ndim < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has "
+                           f"{A.ndim} dimensions instead")
+    batch = _C.broadcast_shapes(tuple(input.shape[:-2]), tuple(A.shape[:-2]))
+    Ab = A.expand(tuple(batch) + tuple(A.shape[-2:]))
+    X = _C.linalg_solve_triangular(Ab.mT if transpose else Ab, input, upper=upper != transpose,
+                                   unitriangular=unitriangular)
+    M = Ab.clone()
+    if out is not None:
+        X, M = _write_out(X, out[0], "triangular_solve"), _write_out(M, out[1], "triangular_solve")
+    return _return_type("triangular_solve_out" if out is not None else "triangular_solve",
+                        ["solution", "cloned_coefficient"])(X, M)
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu: (LU, pivots) or (LU, pivots, infos)."""
+    LU, pivots, infos = _C.linalg_lu_factor_ex(A, pivot=pivot)
+    if not get_infos:
+        _C._linalg_check_errors(infos, "torch.linalg.lu_factor", is_matrix=A.ndim == 2)
+        return LU, pivots
+    return LU, pivots, infos
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """P, L, U of A = P L U from linalg.lu_factor's packed LU and 1-based pivots (row interchanges)."""
+    if LU_data.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(LU_data.shape)} instead")
+    if LU_pivots.dtype != _C.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor")
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    empty = _C.empty(0, dtype=LU_data.dtype)
+    if unpack_data:
+        L = LU_data[..., :, :k].tril(-1) + _C.eye(m, k, dtype=LU_data.dtype)
+        U = LU_data[..., :k, :].triu()
+    else:
+        L = U = empty
+    if unpack_pivots:
+        batch = tuple(LU_pivots.shape[:-1])
+        perm = _C.arange(m).expand(batch + (m,)).clone()
+        piv = (LU_pivots.long() - 1)
+        for i in range(min(k, LU_pivots.shape[-1])):
+            j = piv[..., i:i + 1]
+            pi = perm[..., i:i + 1].clone()
+            pj = perm.gather(-1, j)
+            perm = perm.scatter(-1, j, pi)
+            perm = perm.scatter(-1, _C.full_like(j, i), pj)
+        P = _C.zeros(batch + (m, m), dtype=LU_data.dtype).scatter(
+            -2, perm.unsqueeze(-2), _C.ones(batch + (1, m), dtype=LU_data.dtype))
+    else:
+        P = empty
+    if out is not None:
+        P, L, U = (_write_out(r, o, "lu_unpack") for r, o in zip((P, L, U), out))
+    return _return_type("lu_unpack_out" if out is not None else "lu_unpack", ["P", "L", "U"])(P, L, U)
+
+
+def lu_solve(input, LU_data, LU_pivots, *, out=None):
+    return _C.linalg_lu_solve(LU_data, LU_pivots, input, out=out)
+
+
+def matrix_power(input, n):
+    return _linalg.matrix_power(input, n)
+
+
+def matrix_exp(input):
+    return _linalg.matrix_exp(input)
+
+
+def pinverse(input, rcond=1e-15):
+    return _linalg.pinv(input, rtol=rcond)
+
+
+def vander(x, N=None, increasing=False):
+    """torch.vander: decreasing powers by default, of a 1-D x."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    if N is None:
+        N = x.shape[0]
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if N == 0:
+        return _C.empty((x.shape[0], 0), dtype=x.dtype if x.dtype != _C.bool else _C.int64)
+    if N == 1:
+        return _C.ones((x.shape[0], 1), dtype=x.dtype if x.dtype != _C.bool else _C.int64)
+    result = _linalg.vander(x, N=N)
+    return result if increasing else result.flip(-1)
+
+
+def _method_lu(self, pivot=True, get_infos=False):
+    return lu(self, pivot, get_infos)
+
+
+_C._add_tensor_methods({k: v for k, v in {
+    "inverse": inverse, "logdet": logdet, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
+    "qr": qr, "triangular_solve": triangular_solve, "lu": _method_lu, "lu_solve": lu_solve,
+    "matrix_power": matrix_power, "matrix_exp": matrix_exp, "pinverse": pinverse,
+}.items() if k not in _C.Tensor.__dict__})
