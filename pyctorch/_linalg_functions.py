@@ -70,7 +70,8 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
     if A.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has "
                            f"{A.ndim} dimensions instead")
-    batch = _C.broadcast_shapes(tuple(input.shape[:-2]), tuple(A.shape[:-2]))
+    import pyctorch
+    batch = pyctorch.broadcast_shapes(tuple(input.shape[:-2]), tuple(A.shape[:-2]))
     Ab = A.expand(tuple(batch) + tuple(A.shape[-2:]))
     X = _C.linalg_solve_triangular(Ab.mT if transpose else Ab, input, upper=upper != transpose,
                                    unitriangular=unitriangular)

@@ -189,9 +189,9 @@ def lu_backward(gL, gU, P, L, U):
     if m == n:
         gA = None
         if gL is not None:
-            gA = L.mT @ gL.tril(-1)
+            gA = (L.mT @ gL).tril(-1)
         if gU is not None:
-            t = gU.triu() @ U.mT
+            t = (gU @ U.mT).triu()
             gA = t if gA is None else gA + t
         gA = torch.linalg.solve_triangular(U.mT, gA, upper=False, left=False)
         gA = torch.linalg.solve_triangular(L.mT, gA, upper=True, left=True, unitriangular=True)

@@ -298,7 +298,8 @@ def cross(input, other, *, dim=-1, out=None):
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
-    a, b = _C.broadcast_tensors(input, other)
+    import pyctorch
+    a, b = pyctorch.broadcast_tensors(input, other)
     return _cross(a, b, dim=dim, out=out)
 
 

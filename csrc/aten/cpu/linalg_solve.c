@@ -241,18 +241,18 @@ PyObject *pct_cpu_linalg_solve_ex(pct_call *c)
               "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
               pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
     const bool vec = vector_rhs(A, B0);
-    PCT_CHECK(!vec || left, PyExc_RuntimeError,
-              "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. In this case "
-              "linalg.solve is equivalent to B / A.squeeze(-1)");
     PCT_TRY(B = vec ? unsqueeze_last(B0) : (Py_INCREF(B0), B0));
     const int64_t n = A->sizes[A->ndim - 1];
     PCT_CHECK(B->ndim >= 2 && (left ? B->sizes[B->ndim - 2] : B->sizes[B->ndim - 1]) == n, PyExc_RuntimeError,
               "linalg.solve: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
               left ? "AX = B" : "XA = B", (long long)n, (long long)n,
               (long long)(B->ndim >= 2 ? B->sizes[B->ndim - 2] : 1), (long long)B->sizes[B->ndim - 1]);
+    PCT_CHECK(!vec || left, PyExc_RuntimeError,
+              "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. In this case "
+              "linalg.solve is equivalent to B / A.squeeze(-1)");
     lap_batch ab, full;
     lap_batch_of(A, 2, &ab);
-    PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
+    PCT_TRY_INT(lap_batch_broadcast(B, 2, A, 2, &full)); /* torch broadcasts B against A */
     const int64_t k = left ? B->sizes[B->ndim - 1] : B->sizes[B->ndim - 2];
     PCT_TRY(lu = lap_copy_cm(A, &ab, false, A->dtype));
     PCT_TRY(res[0] = lap_copy_cm(B, &full, !left, A->dtype));
@@ -443,6 +443,8 @@ PyObject *pct_cpu_linalg_lstsq(pct_call *c)
     int *info = NULL;
     PCT_CHECK(A->ndim >= 2, PyExc_RuntimeError, "%s: input must have at least 2 dimensions.", api);
     PCT_CHECK(B0->ndim >= 1, PyExc_RuntimeError, "%s: other must have at least 1 dimension.", api);
+    PCT_CHECK(A->ndim - B0->ndim >= 0 && A->ndim - B0->ndim <= 1, PyExc_RuntimeError,
+              "%s: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1", api);
     PCT_CHECK(A->dtype == B0->dtype, PyExc_RuntimeError,
               "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
               api, pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
@@ -451,8 +453,6 @@ PyObject *pct_cpu_linalg_lstsq(pct_call *c)
     PCT_TRY(B = vec ? unsqueeze_last(B0) : (Py_INCREF(B0), B0));
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = B->sizes[B->ndim - 1];
     const int64_t mx = m > n ? m : n, mn = m < n ? m : n;
-    PCT_CHECK(B->sizes[B->ndim - 2] == m, PyExc_RuntimeError, "%s: input.size(-2) should match other.size(-%d)", api,
-              vec ? 1 : 2);
     int driver = GELSY;
     if (!c->v[3].none) {
         const char *d = PyUnicode_AsUTF8(c->v[3].obj);
@@ -466,6 +466,8 @@ PyObject *pct_cpu_linalg_lstsq(pct_call *c)
     const double rcond = c->v[2].none ? eps * (double)mx : c->v[2].d;
     lap_batch full;
     PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
+    PCT_CHECK(B->sizes[B->ndim - 2] == m, PyExc_RuntimeError, "%s: input.size(-2) should match other.size(-%d)", api,
+              vec ? 1 : 2);
     PCT_TRY(a = lap_copy_cm(A, &full, false, A->dtype));
     PCT_TRY(X = lap_empty_cm(&full, mx, k, A->dtype));
     {
