@@ -8,7 +8,18 @@ Complex dtypes do not exist in pyctorch yet, so the complex-only eig / eigvals a
 import math
 
 from .. import _C
-from .._composites import _return_type, _write_out, _cpp
+from .._composites import _return_type, _cpp
+from .._composites import _write_out as _write_cast
+
+_OUT_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long"}
+
+
+def _write_out(result, out, name):
+    """out= of a linalg function: torch's structured kernels want the result's dtype exactly."""
+    if out is not None and out.dtype != result.dtype:
+        n = lambda d: _OUT_NAMES.get(str(d).split(".")[1], str(d).split(".")[1])  # noqa: E731
+        raise RuntimeError(f"Expected out tensor to have dtype {n(result.dtype)}, but got {n(out.dtype)} instead")
+    return _write_cast(result, out, name)
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "svd", "svdvals", "LinAlgError", "inv", "inv_ex", "det",
            "slogdet", "solve", "solve_ex", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "solve_triangular",
@@ -201,8 +212,11 @@ def matrix_exp(A):
         return A.clone()
     if n == 1:
         return A.exp()
-    norm1 = float(A.detach().abs().sum(-2).amax())
-    s = max(0, int(math.ceil(math.log2(norm1 / 0.5)))) if norm1 > 0.5 and math.isfinite(norm1) else 0
+    finite = A.detach().isfinite()
+    norm1 = float(_C.where(finite, A.detach(), _C.zeros_like(A)).abs().sum(-2).amax())
+    s = max(0, int(math.ceil(math.log2(norm1 / 0.5)))) if norm1 > 0.5 else 0
+    if not bool(finite.all()):
+        norm1 = math.inf
     X = A / (2.0 ** s) if s else A
     eye = _C.eye(n, dtype=A.dtype)
     result = eye + X / 18.0
@@ -210,6 +224,9 @@ def matrix_exp(A):
         result = eye + (X @ result) / float(k)
     for _ in range(s):
         result = result @ result
+    if not math.isfinite(norm1):  # torch: NaN for the matrices with a non-finite entry
+        bad = ~A.detach().isfinite().all(-1, keepdim=True).all(-2, keepdim=True)
+        result = _C.where(bad, _C.full_like(result, math.nan), result)
     return result
 
 
@@ -237,8 +254,8 @@ def multi_dot(tensors, *, out=None):
         mats[-1] = last.unsqueeze(-1)
     for i in range(n - 1):
         if mats[i].shape[1] != mats[i + 1].shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {tuple(tensors[i].shape)} and "
-                               f"{tuple(tensors[i + 1].shape)} cannot be multiplied")
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
+                               f"{list(tensors[i + 1].shape)} cannot be multiplied")
     dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
     # the matrix-chain order (dynamic programming, as torch's multi_dot)
     cost = [[0] * n for _ in range(n)]
@@ -271,7 +288,7 @@ def multi_dot(tensors, *, out=None):
 def cond(A, p=None, *, out=None):
     """The condition number ||A|| ||A^-1|| in the norm p (singular values for p in None, 2, -2)."""
     if A.ndim < 2:
-        raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     _check_float(A, "linalg.cond")
     if p is None or p in (2, -2):
         S = svdvals(A)
@@ -280,7 +297,7 @@ def cond(A, p=None, *, out=None):
         else:
             result = S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
         return _write_out(result, out, "linalg_cond")
-    _check_matrix(A, "linalg.cond")
+    _check_matrix(A, f"linalg.cond(ord={p})")
     if A.numel() == 0:
         return _write_out(_C.zeros(A.shape[:-2], dtype=A.dtype), out, "linalg_cond")
     Ainv, info = inv_ex(A)
@@ -305,6 +322,7 @@ def cross(input, other, *, dim=-1, out=None):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(x * y, dim) (conjugating x, a no-op for real dtypes)."""
+    _check_float(x, "linalg.vecdot")
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_cpp(x.dtype)} and y of type {_cpp(y.dtype)} instead")
@@ -313,14 +331,12 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 def vander(x, *, N=None):
     """The Vandermonde matrix of x: powers x^0 .. x^(N-1) along a new last dim."""
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least 1 dimension")
-    if N is None:
-        N = x.shape[-1]
-    if N <= 1:
-        raise RuntimeError("N must be greater than 1.")
     if x.dtype == _C.bool:
-        x = x.long()
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    if N is None:
+        N = x.shape[-1] if x.ndim else 0
+    if N <= 1 or x.ndim < 1:
+        raise RuntimeError("N must be greater than 1.")
     ones = _C.ones_like(x).unsqueeze(-1)
     powers = x.unsqueeze(-1).expand(x.shape + (N - 1,)).cumprod(-1)
     return _C.cat([ones, powers], -1)

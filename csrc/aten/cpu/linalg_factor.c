@@ -37,7 +37,7 @@ PyObject *pct_cpu_linalg_lu_factor_ex(pct_call *c)
         PCT_FAIL(PyExc_RuntimeError, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: %s instead",
                  pct_shape_str(buf, sizeof buf, A->ndim, A->sizes));
     }
-    PCT_TRY_INT(lap_check_matrix(A, "linalg.lu_factor", "A", false, "lu_cpu"));
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.lu_factor", "A", false, "lu_cpu", "lu_cpu"));
     PCT_CHECK(c->v[1].b, PyExc_RuntimeError, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
@@ -70,7 +70,14 @@ static void chol_body(void *vc, int64_t b, void *sc)
 {
     (void)sc;
     chol_ctx *c = vc;
-    lap_potrf(c->dt, c->uplo, c->n, c->a + (size_t)b * c->n * c->n * c->esz, c->n > 1 ? c->n : 1, &c->info[b]);
+    char *a = c->a + (size_t)b * c->n * c->n * c->esz;
+    lap_potrf(c->dt, c->uplo, c->n, a, c->n > 1 ? c->n : 1, &c->info[b]);
+    /* reference LAPACK (and MKL, torch's) stop at a NaN pivot; OpenBLAS's potrf does not */
+    for (int i = 0; c->info[b] == 0 && i < c->n; i++) {
+        const size_t at = (size_t)i * (size_t)(c->n + 1);
+        const double d = c->dt == PCT_FLOAT32 ? (double)((float *)a)[at] : ((double *)a)[at];
+        if (d != d) c->info[b] = i + 1;
+    }
 }
 
 /* The Cholesky factor of A (lower, or upper), its info in *info (a new int32 tensor). */
@@ -78,7 +85,7 @@ static pct_tensor *cholesky(pct_tensor *A, bool upper, const char *api, const ch
 {
     pct_tensor *L = NULL;
     *info = NULL;
-    PCT_TRY_INT(lap_check_matrix(A, api, "A", true, kernel));
+    PCT_TRY_INT(lap_check_matrix(A, api, "A", true, kernel, "cholesky_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];
@@ -215,7 +222,7 @@ PyObject *pct_cpu_linalg_qr(pct_call *c)
     const bool complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
     PCT_CHECK(complete || ronly || strcmp(mode, "reduced") == 0, PyExc_RuntimeError,
               "qr received unrecognized mode '%s' but expected one of 'reduced' (default), 'r', or 'complete'", mode);
-    PCT_TRY_INT(lap_check_matrix(A, "linalg.qr", "A", false, NULL));
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.qr", "A", false, NULL, "geqrf_cpu"));
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = m < n ? m : n;
     const int64_t qc = complete ? m : k, rr = complete ? m : k;
     PCT_TRY_INT(qr_compute(A, "linalg.qr", !ronly, (int)qc, &a, &tau, &res[0]));
@@ -255,7 +262,7 @@ PyObject *pct_cpu_geqrf(pct_call *c)
     pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *q = NULL;
     if (pct_out_parse_tuple(&c->v[1], "geqrf", 2, outs) < 0) return NULL;
     PCT_CHECK(A->ndim >= 2, PyExc_RuntimeError, "torch.geqrf: input must have at least 2 dimensions.");
-    PCT_TRY_INT(lap_check_matrix(A, "torch.geqrf", "input", false, "geqrf_cpu"));
+    PCT_TRY_INT(lap_check_matrix(A, "torch.geqrf", "input", false, "geqrf_cpu", "geqrf_cpu"));
     PCT_TRY_INT(qr_compute(A, "torch.geqrf", false, 0, &res[0], &res[1], &q));
     return lap_finish("torch.return_types.geqrf", "torch.return_types.geqrf_out", fields, 2, res, outs);
 fail:
@@ -290,13 +297,16 @@ PyObject *pct_cpu_linalg_householder_product(pct_call *c)
     PCT_CHECK(A->ndim - tau->ndim == 1, PyExc_RuntimeError,
               "%s: Expected tau to have one dimension less than input, but got tau.ndim equal to %d and input.ndim is "
               "equal to %d", api, tau->ndim, A->ndim);
-    for (int i = 0; i < A->ndim - 2; i++)
+    for (int i = 0; i < A->ndim - 2; i++) {
+        char buf[256];
         PCT_CHECK(A->sizes[i] == tau->sizes[i], PyExc_RuntimeError,
-                  "%s: Expected batch dimensions of tau to be equal to input.shape[:-2]", api);
+                  "%s: Expected batch dimensions of tau to be equal to input.shape[:-2], but got %s", api,
+                  pct_shape_str(buf, sizeof buf, tau->ndim - 1, tau->sizes));
+    }
     PCT_CHECK(A->dtype == tau->dtype, PyExc_RuntimeError,
               "%s: tau dtype %s does not match input dtype %s", api, pct_dtype_cpp_name[tau->dtype],
               pct_dtype_cpp_name[A->dtype]);
-    PCT_TRY_INT(lap_check_matrix(A, api, "input", false, "orgqr_cpu"));
+    PCT_TRY_INT(lap_check_matrix(A, api, "input", false, "orgqr_cpu", "orgqr_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t k = tau->sizes[tau->ndim - 1];
@@ -349,7 +359,7 @@ static int eigh_compute(pct_tensor *A, PyObject *uplo_obj, bool vectors, pct_ten
     if (!uplo) return -1;
     PCT_CHECK((uplo[0] == 'L' || uplo[0] == 'U' || uplo[0] == 'l' || uplo[0] == 'u') && uplo[1] == 0,
               PyExc_RuntimeError, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
-    PCT_TRY_INT(lap_check_matrix(A, "linalg.eigh", "A", true, "linalg_eigh_cpu"));
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.eigh", "A", true, "linalg_eigh_cpu", "linalg_eigh_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];
@@ -417,7 +427,7 @@ PyObject *pct_cpu_linalg_ldl_factor_ex(pct_call *c)
     static const char *const fields[3] = {"LD", "pivots", "info"};
     pct_tensor *A = c->v[0].t, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
     if (pct_out_parse_tuple(&c->v[3], "linalg_ldl_factor_ex", 3, outs) < 0) return NULL;
-    PCT_TRY_INT(lap_check_matrix(A, "torch.linalg.ldl_factor_ex", "A", true, NULL));
+    PCT_TRY_INT(lap_check_matrix(A, "torch.linalg.ldl_factor_ex", "A", true, NULL, "ldl_factor_kernel_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];

@@ -416,7 +416,8 @@ void lap_zero_triangle(pct_tensor *t, bool lower)
 
 /* ---- checks and errors ------------------------------------------------------------------- */
 
-int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, bool square, const char *kernel)
+int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, bool square, const char *kernel,
+                     const char *lowp_kernel)
 {
     PCT_CHECK(A->ndim >= 2, PyExc_RuntimeError, "%s: The input tensor %s must have at least 2 dimensions.", api, name);
     PCT_CHECK(!square || A->sizes[A->ndim - 1] == A->sizes[A->ndim - 2], PyExc_RuntimeError,
@@ -426,6 +427,8 @@ int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, boo
               kernel, pct_dtype_cpp_name[A->dtype]);
     PCT_CHECK(pct_dtype_is_floating(A->dtype), PyExc_RuntimeError,
               "%s: Expected a floating point or complex tensor as input. Got %s", api, pct_dtype_cpp_name[A->dtype]);
+    PCT_CHECK(!lowp_kernel || A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64, PyExc_NotImplementedError,
+              "\"%s\" not implemented for '%s'", lowp_kernel, pct_dtype_cpp_name[A->dtype]);
     PCT_CHECK(A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64, PyExc_RuntimeError,
               "%s: Low precision dtypes not supported. Got %s", api, pct_dtype_cpp_name[A->dtype]);
     PCT_CHECK(A->sizes[A->ndim - 1] <= INT32_MAX / 2 && A->sizes[A->ndim - 2] <= INT32_MAX / 2 &&

@@ -94,8 +94,10 @@ void lap_zero_triangle(pct_tensor *t, bool lower);
 /* torch's checks of a matrix argument, in torch's order: at least 2 dims ("<api>: The input
  * tensor <name> must have at least 2 dimensions."), square when `square`, a floating dtype, and
  * a LAPACK dtype (float32/float64). With `kernel`, a non-floating dtype is torch's
- * NotImplementedError '"<kernel>" not implemented for ...' instead. */
-int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, bool square, const char *kernel);
+ * NotImplementedError '"<kernel>" not implemented for ...' instead, and with `lowp_kernel` the same for
+ * float16/bfloat16. */
+int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, bool square, const char *kernel,
+                     const char *lowp_kernel);
 
 /* torch's _linalg_check_errors: -1 with torch's error for the first nonzero info of the batch
  * (is_matrix: no "(Batch element i)"). The message depends on the words in api as in torch. */

@@ -1,5 +1,5 @@
 /* linalg_solve.c: the solvers of torch.linalg through LAPACK (Note [LAPACK layout] in
- * linalg_lapack.h): inverses (getrf + getri: linalg.inv_ex), linear systems (getrf + getrs:
+ * linalg_lapack.h): inverses (getrf + getrs on the identity: linalg.inv_ex), linear systems (getrf + getrs:
  * linalg.solve_ex, linalg.lu_solve), determinants (getrf: linalg.det, linalg.slogdet),
  * triangular systems (trsm: linalg.solve_triangular), least squares (gels, gelsy, gelsd, gelss:
  * linalg.lstsq), LDL^T systems (sytrs: linalg.ldl_solve) and torch._linalg_check_errors. */
@@ -36,20 +36,22 @@ typedef struct {
     int *piv, *info;
     const int64_t *amap;  /* b's matrix -> a's matrix (NULL: the same) */
     char trans;
-    int mode;             /* 0 LU only, 1 inverse (getri), 2 solve (getrs) */
+    int mode;             /* 0 LU only, 1 inverse (getrs into b, the identity), 3 determinant */
     char *r0, *r1;        /* det / slogdet results */
     size_t esz;
 } lu_ctx;
 
 static void lu_body(void *vc, int64_t b, void *sc)
 {
+    (void)sc;
     lu_ctx *c = vc;
     const size_t nn = (size_t)c->n * (size_t)c->n;
     const int lda = c->n > 1 ? c->n : 1;
     char *a = c->a + (size_t)b * nn * c->esz;
     int *piv = c->piv + b * c->n;
     lap_getrf(c->dt, c->n, c->n, a, lda, piv, &c->info[b]);
-    if (c->mode == 1 && c->info[b] == 0) lap_getri(c->dt, c->n, a, lda, piv, sc, c->lwork, &c->info[b]);
+    if (c->mode == 1 && c->info[b] == 0) /* the inverse solves A X = I, as torch's */
+        lap_getrs(c->dt, 'N', c->n, c->n, a, lda, piv, c->b + (size_t)b * nn * c->esz, lda, &c->info[b]);
     if (c->mode == 3) { /* determinant: the product of U's diagonal, negated per row swap */
         double prod = 1.0, logabs = 0.0;
         bool swap = false, neg = false, zero = false, nan = false;
@@ -63,7 +65,7 @@ static void lu_body(void *vc, int64_t b, void *sc)
             prod *= d;
             logabs += log(fabs(d));
         }
-        const double det = swap ? -prod : prod, sign = nan ? NAN : zero ? 0.0 : (neg != swap) ? -1.0 : 1.0;
+        const double det = swap ? -prod : prod, sign /* a NaN's sign is 0, as torch's */ = nan || zero ? 0.0 : (neg != swap) ? -1.0 : 1.0;
         if (c->dt == PCT_FLOAT32) {
             ((float *)c->r0)[b] = (float)(c->r1 ? sign : det);
             if (c->r1) ((float *)c->r1)[b] = (float)logabs;
@@ -88,35 +90,43 @@ static void getrs_body(void *vc, int64_t b, void *sc)
     if (info != 0) c->info[ai] = info;
 }
 
-/* ---- inverse: linalg_inv_ex(Tensor A, *, bool check_errors=False, PyObject? out=None) ---- */
+/* ---- inverse: linalg_inv_ex(Tensor A, *, bool check_errors=False, PyObject? out=None): getrf, then getrs on I ---- */
 PyObject *pct_cpu_linalg_inv_ex(pct_call *c)
 {
     static const char *const fields[2] = {"inverse", "info"};
-    pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
+    pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
     int *piv = NULL;
     if (pct_out_parse_tuple(&c->v[2], "linalg_inv_ex", 2, outs) < 0) return NULL;
-    PCT_TRY_INT(lap_check_matrix(A, "linalg.inv", "A", true, NULL));
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.inv", "A", true, NULL, NULL));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];
-    PCT_TRY(res[0] = lap_copy_cm(A, &bt, false, A->dtype));
+    PCT_TRY(lu = lap_copy_cm(A, &bt, false, A->dtype));
+    PCT_TRY(res[0] = lap_empty_cm(&bt, n, n, A->dtype));
     PCT_TRY(res[1] = pct_tensor_zeros(bt.nb, bt.shape, PCT_INT32));
+    {
+        const int64_t isz = pct_tensor_itemsize(A);
+        char *d = pct_tensor_data(res[0]);
+        memset(d, 0, (size_t)(res[0]->numel * isz));
+        for (int64_t b = 0; b < bt.batch; b++)
+            for (int64_t i = 0; i < n; i++) pct_store_double(d + ((b * n + i) * n + i) * isz, A->dtype, 1.0);
+    }
     if (bt.batch > 0 && n > 0) {
         PCT_CHECK(piv = malloc(sizeof(int) * (size_t)(bt.batch * n)), PyExc_MemoryError, "linalg.inv: out of memory");
-        double query[2] = {0, 0};
-        int qi = 0;
-        lap_getri(A->dtype, (int)n, NULL, (int)n, NULL, query, -1, &qi);
-        lu_ctx ctx = {A->dtype, (int)n, 0, lap_lwork(A->dtype, query, (int)n), pct_tensor_data(res[0]), NULL, piv,
+        lu_ctx ctx = {A->dtype, (int)n, (int)n, 0, pct_tensor_data(lu), pct_tensor_data(res[0]), piv,
                       (int *)pct_tensor_data(res[1]), NULL, 'N', 1, NULL, NULL, (size_t)pct_tensor_itemsize(A)};
-        lap_run(bt.batch, n, (size_t)ctx.lwork * ctx.esz, lu_body, &ctx, ctx.info);
+        lap_run(bt.batch, n, 0, lu_body, &ctx, ctx.info);
     }
     free(piv);
     piv = NULL;
+    lap_release(lu);
+    lu = NULL;
     if (c->v[1].b)
         PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[1]), bt.batch, "linalg.inv_ex", A->ndim == 2));
     return lap_finish("torch.return_types.linalg_inv_ex", "torch.return_types.linalg_inv_ex_out", fields, 2, res, outs);
 fail:
     free(piv);
+    lap_release(lu);
     lap_release(res[0]);
     lap_release(res[1]);
     return NULL;
@@ -129,7 +139,7 @@ static int det_compute(pct_tensor *A, const char *api, bool logs, pct_tensor **r
     pct_tensor *a = NULL;
     int *piv = NULL, *info = NULL;
     *r0 = *r1 = NULL;
-    PCT_TRY_INT(lap_check_matrix(A, api, "A", true, NULL));
+    PCT_TRY_INT(lap_check_matrix(A, api, "A", true, NULL, logs ? NULL : "lu_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];
@@ -236,7 +246,7 @@ PyObject *pct_cpu_linalg_solve_ex(pct_call *c)
     int64_t *map = NULL;
     const bool left = c->v[2].b;
     if (pct_out_parse_tuple(&c->v[4], "linalg_solve_ex", 2, outs) < 0) return NULL;
-    PCT_TRY_INT(lap_check_matrix(A, "linalg.solve", "A", true, NULL));
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.solve", "A", true, NULL, "lu_cpu"));
     PCT_CHECK(A->dtype == B0->dtype, PyExc_RuntimeError,
               "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
               pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
@@ -300,7 +310,7 @@ PyObject *pct_cpu_linalg_lu_solve(pct_call *c)
 {
     pct_tensor *LU = c->v[0].t, *P = c->v[1].t, *B = c->v[2].t, *lu = NULL, *piv = NULL, *X = NULL;
     const bool left = c->v[3].b, adjoint = c->v[4].b;
-    PCT_TRY_INT(lap_check_matrix(LU, "linalg.lu_solve", "LU", true, NULL));
+    PCT_TRY_INT(lap_check_matrix(LU, "linalg.lu_solve", "LU", true, NULL, "linalg.lu_solve_cpu"));
     PCT_CHECK(B->ndim >= 2, PyExc_RuntimeError, "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
     PCT_CHECK(P->dtype == PCT_INT32, PyExc_RuntimeError,
               "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
@@ -375,7 +385,8 @@ PyObject *pct_cpu_linalg_solve_triangular(pct_call *c)
 {
     pct_tensor *A = c->v[0].t, *B = c->v[1].t, *a = NULL, *X = NULL;
     const bool upper = c->v[2].b, left = c->v[3].b, unit = c->v[4].b;
-    PCT_TRY_INT(lap_check_matrix(A, "linalg.solve_triangular", "A", true, NULL));
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.solve_triangular", "A", true, "triangular_solve_cpu",
+                                 "triangular_solve_cpu"));
     PCT_CHECK(B->ndim >= 2, PyExc_RuntimeError,
               "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
     const int64_t n = A->sizes[A->ndim - 1];
@@ -383,8 +394,9 @@ PyObject *pct_cpu_linalg_solve_triangular(pct_call *c)
               "linalg.solve_triangular: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
               left ? "AX = B" : "XA = B", (long long)n, (long long)n, (long long)B->sizes[B->ndim - 2],
               (long long)B->sizes[B->ndim - 1]);
-    PCT_TRY_INT(lap_check_matrix(B, "linalg.solve_triangular", "B", false, NULL));
-    const int dt = A->dtype == PCT_FLOAT64 || B->dtype == PCT_FLOAT64 ? PCT_FLOAT64 : PCT_FLOAT32;
+    PCT_TRY_INT(lap_check_matrix(B, "linalg.solve_triangular", "B", false, "triangular_solve_cpu",
+                                 "triangular_solve_cpu"));
+    const int dt = A->dtype; /* torch solves in A's dtype */
     lap_batch full;
     PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
     PCT_TRY(a = lap_copy_cm(A, &full, false, dt));
@@ -448,7 +460,9 @@ PyObject *pct_cpu_linalg_lstsq(pct_call *c)
     PCT_CHECK(A->dtype == B0->dtype, PyExc_RuntimeError,
               "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
               api, pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
-    PCT_TRY_INT(lap_check_matrix(A, api, "input", false, NULL));
+    PCT_CHECK(!pct_dtype_is_floating(A->dtype) || A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64,
+              PyExc_RuntimeError, "This function doesn't handle types other than float and double");
+    PCT_TRY_INT(lap_check_matrix(A, api, "input", false, NULL, NULL));
     const bool vec = B0->ndim == A->ndim - 1;
     PCT_TRY(B = vec ? unsqueeze_last(B0) : (Py_INCREF(B0), B0));
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = B->sizes[B->ndim - 1];
@@ -470,6 +484,7 @@ PyObject *pct_cpu_linalg_lstsq(pct_call *c)
               vec ? 1 : 2);
     PCT_TRY(a = lap_copy_cm(A, &full, false, A->dtype));
     PCT_TRY(X = lap_empty_cm(&full, mx, k, A->dtype));
+    memset(pct_tensor_data(X), 0, (size_t)(X->numel * pct_tensor_itemsize(X))); /* an empty A solves to zeros */
     {
         int64_t sz[PCT_MAX_DIMS];
         memcpy(sz, X->sizes, sizeof(int64_t) * (size_t)X->ndim);
@@ -571,7 +586,7 @@ PyObject *pct_cpu_linalg_ldl_solve(pct_call *c)
 {
     const char *api = "torch.linalg.ldl_solve";
     pct_tensor *LD = c->v[0].t, *P = c->v[1].t, *B = c->v[2].t, *ld = NULL, *piv = NULL, *X = NULL;
-    PCT_TRY_INT(lap_check_matrix(LD, api, "LD", true, NULL));
+    PCT_TRY_INT(lap_check_matrix(LD, api, "LD", true, NULL, NULL));
     PCT_CHECK(B->ndim >= 2, PyExc_RuntimeError, "%s: The input tensor B must have at least 2 dimensions.", api);
     PCT_CHECK(P->dtype == PCT_INT32, PyExc_RuntimeError, "%s: Expected pivots to be integers. Got %s", api,
               pct_dtype_cpp_name[P->dtype]);
