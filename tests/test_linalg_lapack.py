@@ -206,6 +206,12 @@ def test_qr(shape, dtype):
     if shape[-2] >= shape[-1]:
         _same(lambda M, A: M.linalg.householder_product(*M.geqrf(A)), [a], dtype, tol=tol)
         _same(lambda M, A: M.orgqr(*M.geqrf(A)), [a], dtype, tol=tol)
+    c = _rng(5).standard_normal(shape[:-2] + (shape[-2], 2))
+    for left in (True, False):
+        for tr in (True, False):
+            cc = c if left else np.swapaxes(c, -1, -2).copy()
+            _same(lambda M, A, C: M.ormqr(*M.geqrf(A), C, left=left, transpose=tr), [a, cc], dtype, tol=tol)
+    _same(lambda M, A, C: A.geqrf()[0].ormqr(A.geqrf()[1], C), [a, c], dtype, tol=tol)
 
 
 @requires_torch
@@ -320,6 +326,9 @@ ERRORS = {
     "tensorinv_ind": lambda M: M.linalg.tensorinv(M.ones(4, 2, 2), ind=0),
     "tensorinv_shape": lambda M: M.linalg.tensorinv(M.ones(4, 2, 3), ind=1),
     "cholesky_inverse_rect": lambda M: M.cholesky_inverse(M.ones(2, 3)),
+    "ormqr_shape": lambda M: M.ormqr(M.ones(3, 2), M.ones(2), M.ones(4, 2)),
+    "ormqr_tau": lambda M: M.ormqr(M.ones(3, 2), M.ones(3), M.ones(3, 2)),
+    "ormqr_1d": lambda M: M.ormqr(M.ones(3), M.ones(2), M.ones(3, 2)),
     "inv_half": lambda M: M.linalg.inv(M.eye(3, dtype=M.float16)),
     "det_bf16": lambda M: M.linalg.det(M.eye(3, dtype=M.bfloat16)),
     "slogdet_half": lambda M: M.linalg.slogdet(M.eye(3, dtype=M.float16)),

@@ -1,6 +1,6 @@
 /* linalg_factor.c: the factorisations of torch.linalg through LAPACK (Note [LAPACK layout] in
  * linalg_lapack.h): LU (getrf: linalg.lu_factor_ex), Cholesky (potrf: linalg.cholesky_ex), QR
- * (geqrf + orgqr: linalg.qr, torch.geqrf, linalg.householder_product), the symmetric
+ * (geqrf + orgqr: linalg.qr, torch.geqrf, linalg.householder_product, torch.ormqr), the symmetric
  * eigendecomposition (syevd: linalg.eigh, linalg.eigvalsh) and LDL^T (sytrf:
  * linalg.ldl_factor_ex). The Python wrappers without _ex (pyctorch/linalg/) check the info
  * tensors through _linalg_check_errors, as torch's do. */
@@ -329,6 +329,83 @@ fail:
     free(info);
     lap_release(Q);
     lap_release(t);
+    return NULL;
+}
+
+typedef struct {
+    int dt, m, n, k, na, acols, lwork;
+    char side, trans;
+    char *a, *tau, *c;
+    int *info;
+    size_t esz;
+} ormqr_ctx;
+
+static void ormqr_body(void *vc, int64_t b, void *sc)
+{
+    ormqr_ctx *c = vc;
+    lap_ormqr(c->dt, c->side, c->trans, c->m, c->n, c->k, c->a + (size_t)b * c->na * c->acols * c->esz,
+              c->na > 1 ? c->na : 1, c->tau + (size_t)b * c->k * c->esz, c->c + (size_t)b * c->m * c->n * c->esz,
+              c->m > 1 ? c->m : 1, sc, c->lwork, &c->info[b]);
+}
+
+/* ormqr(Tensor input, Tensor input2, Tensor input3, bool left=True, bool transpose=False, *, Tensor? out=None):
+ * Q C, C Q, Q^T C or C Q^T for the Q of geqrf's reflectors (input) and tau (input2). */
+PyObject *pct_cpu_ormqr(pct_call *c)
+{
+    const char *api = "torch.ormqr";
+    pct_tensor *A = c->v[0].t, *tau = c->v[1].t, *C = c->v[2].t, *a = NULL, *t = NULL, *X = NULL;
+    const bool left = c->v[3].b, trans = c->v[4].b;
+    int *info = NULL;
+    PCT_CHECK(A->ndim >= 2, PyExc_RuntimeError, "%s: input must have at least 2 dimensions.", api);
+    PCT_CHECK(C->ndim >= 2, PyExc_RuntimeError, "%s: other must have at least 2 dimensions.", api);
+    const int lc = left ? C->ndim - 2 : C->ndim - 1;
+    PCT_CHECK(tau->ndim >= 1 && C->sizes[lc] >= tau->sizes[tau->ndim - 1], PyExc_RuntimeError,
+              "%s: other.shape[%d] must be greater than or equal to tau.shape[-1]", api, left ? -2 : -1);
+    PCT_CHECK(C->sizes[lc] == A->sizes[A->ndim - 2], PyExc_RuntimeError,
+              "%s: other.shape[%d] must be equal to input.shape[-2]", api, left ? -2 : -1);
+    PCT_CHECK(tau->sizes[tau->ndim - 1] <= A->sizes[A->ndim - 1], PyExc_RuntimeError,
+              "%s: tau.shape[-1] must be equal to min(other.shape[%d], input.shape[-1])", api, left ? -2 : -1);
+    PCT_CHECK(A->ndim - tau->ndim == 1, PyExc_RuntimeError,
+              "%s: Expected tau to have one dimension less than input, but got tau.ndim equal to %d and input.ndim is "
+              "equal to %d", api, tau->ndim, A->ndim);
+    PCT_CHECK(A->ndim == C->ndim, PyExc_RuntimeError,
+              "%s: Expected other to have the same number of dimensions as input, but got other.ndim equal to %d and "
+              "input.ndim is equal to %d", api, C->ndim, A->ndim);
+    for (int i = 0; i < A->ndim - 2; i++)
+        PCT_CHECK(A->sizes[i] == tau->sizes[i] && A->sizes[i] == C->sizes[i], PyExc_RuntimeError,
+                  "%s: Expected batch dimensions of tau and other to be equal to input.shape[:-2]", api);
+    PCT_CHECK(A->dtype == tau->dtype && A->dtype == C->dtype, PyExc_RuntimeError,
+              "%s: Expected input, input2 and input3 to have the same dtype, but got %s, %s and %s", api,
+              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[tau->dtype], pct_dtype_cpp_name[C->dtype]);
+    PCT_TRY_INT(lap_check_matrix(A, api, "input", false, "ormqr_cpu", "ormqr_cpu"));
+    lap_batch bt;
+    lap_batch_of(A, 2, &bt);
+    const int64_t m = C->sizes[C->ndim - 2], n = C->sizes[C->ndim - 1], k = tau->sizes[tau->ndim - 1];
+    PCT_TRY(a = lap_copy_cm(A, &bt, false, A->dtype));
+    PCT_TRY(t = lap_copy_batch(tau, 1, &bt, A->dtype));
+    PCT_TRY(X = lap_copy_cm(C, &bt, false, A->dtype));
+    if (bt.batch > 0 && m > 0 && n > 0 && k > 0) {
+        PCT_CHECK(info = calloc((size_t)bt.batch, sizeof(int)), PyExc_MemoryError, "%s: out of memory", api);
+        double query[2] = {0, 0};
+        int qi = 0;
+        const int na = (int)A->sizes[A->ndim - 2];
+        lap_ormqr(A->dtype, left ? 'L' : 'R', trans ? 'T' : 'N', (int)m, (int)n, (int)k, NULL, na, NULL, NULL, (int)m,
+                  query, -1, &qi);
+        ormqr_ctx ctx = {A->dtype, (int)m, (int)n, (int)k, na, (int)A->sizes[A->ndim - 1], lap_lwork(A->dtype, query, (int)(m > n ? m : n)),
+                         left ? 'L' : 'R', trans ? 'T' : 'N', pct_tensor_data(a), pct_tensor_data(t),
+                         pct_tensor_data(X), info, (size_t)pct_tensor_itemsize(A)};
+        lap_run(bt.batch, m, (size_t)ctx.lwork * ctx.esz, ormqr_body, &ctx, info);
+        PCT_TRY_INT(lap_check_errors(info, bt.batch, api, A->ndim == 2));
+    }
+    free(info);
+    lap_release(a);
+    lap_release(t);
+    return lap_finish1(X, c->out);
+fail:
+    free(info);
+    lap_release(a);
+    lap_release(t);
+    lap_release(X);
     return NULL;
 }
 

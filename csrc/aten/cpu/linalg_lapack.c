@@ -23,6 +23,9 @@
     void P##geqrf_(const int *m, const int *n, T *a, const int *lda, T *tau, T *work, const int *lwork, int *info); \
     void P##orgqr_(const int *m, const int *n, const int *k, T *a, const int *lda, const T *tau, T *work,   \
                    const int *lwork, int *info);                                                            \
+    void P##ormqr_(const char *side, const char *trans, const int *m, const int *n, const int *k, T *a,     \
+                   const int *lda, const T *tau, T *c, const int *ldc, T *work, const int *lwork, int *info, size_t, \
+                   size_t);                                                                                 \
     void P##syevd_(const char *jobz, const char *uplo, const int *n, T *a, const int *lda, T *w, T *work,   \
                    const int *lwork, int *iwork, const int *liwork, int *info, size_t, size_t);             \
     void P##trsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m,   \
@@ -100,6 +103,15 @@ void lap_orgqr(int dt, int m, int n, int k, void *a, int lda, const void *tau, v
     (void)m; (void)n; (void)k; (void)a; (void)lda; (void)tau; (void)work; (void)lwork;
     LAP_NONE(info);
     LAP_CALL(dt, orgqr, &m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+
+void lap_ormqr(int dt, char side, char trans, int m, int n, int k, void *a, int lda, const void *tau, void *c, int ldc,
+               void *work, int lwork, int *info)
+{
+    (void)side; (void)trans; (void)m; (void)n; (void)k; (void)a; (void)lda; (void)tau; (void)c; (void)ldc; (void)work;
+    (void)lwork;
+    LAP_NONE(info);
+    LAP_CALL(dt, ormqr, &side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info, 1, 1);
 }
 
 void lap_syevd(int dt, char jobz, char uplo, int n, void *a, int lda, void *w, void *work, int lwork, int *iwork,
@@ -359,11 +371,15 @@ typedef struct {
 
 static void run_batch(run_args *r)
 {
-    _Pragma("omp parallel num_threads(r->team) if(r->team > 1)")
+#ifdef _OPENMP
+#pragma omp parallel num_threads(r->team) if (r->team > 1)
+#endif
     {
         void *sc = r->scratch ? malloc(r->scratch) : NULL;
         const bool ok = !r->scratch || sc;
-        _Pragma("omp for schedule(dynamic, 1)")
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
         for (int64_t b = 0; b < r->batch; b++) {
             if (!ok) {
                 if (r->info) r->info[b] = LAP_NOMEM;

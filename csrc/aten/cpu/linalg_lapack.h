@@ -33,6 +33,8 @@ void lap_getrs(int dt, char trans, int n, int nrhs, const void *a, int lda, cons
 void lap_potrf(int dt, char uplo, int n, void *a, int lda, int *info);
 void lap_geqrf(int dt, int m, int n, void *a, int lda, void *tau, void *work, int lwork, int *info);
 void lap_orgqr(int dt, int m, int n, int k, void *a, int lda, const void *tau, void *work, int lwork, int *info);
+void lap_ormqr(int dt, char side, char trans, int m, int n, int k, void *a, int lda, const void *tau, void *c, int ldc,
+               void *work, int lwork, int *info);
 void lap_syevd(int dt, char jobz, char uplo, int n, void *a, int lda, void *w, void *work, int lwork, int *iwork,
                int liwork, int *info);
 void lap_trsm(int dt, char side, char uplo, char transa, char diag, int m, int n, const void *a, int lda, void *b,
