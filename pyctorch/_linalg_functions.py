@@ -6,7 +6,7 @@ from . import linalg as _linalg
 from ._composites import _return_type, _write_out, _cpp
 
 __all__ = ["inverse", "logdet", "cholesky_solve", "cholesky_inverse", "qr", "triangular_solve", "lu", "lu_unpack",
-           "lu_solve", "matrix_power", "matrix_exp", "pinverse", "vander"]
+           "lu_solve", "matrix_power", "matrix_exp", "pinverse", "vander", "lstsq", "eig", "symeig"]
 
 
 def inverse(input, *, out=None):
@@ -158,6 +158,39 @@ def vander(x, N=None, increasing=False):
     return result if increasing else result.flip(-1)
 
 
+_REMOVED = "This function was deprecated since version 1.9 and is now removed. "
+
+
+def lstsq(input, A, *, out=None):
+    """removed from torch in 2.0: raises torch's note"""
+    raise RuntimeError(
+        _REMOVED + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed "
+        "arguments and does not return the QR decomposition in the returned tuple (although it returns other "
+        "information about the problem).\n\nTo get the QR decomposition consider using `torch.linalg.qr`.\n\nThe "
+        "returned solution in `torch.lstsq` stored the residuals of the solution in the last m - n columns of the "
+        "returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field 'residuals' of the "
+        "returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]"
+        "\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution")
+
+
+def eig(input, eigenvectors=False, *, out=None):
+    """removed from torch in 2.0: raises torch's note"""
+    raise RuntimeError(
+        _REMOVED + "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors "
+        "mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+        "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+        "L_complex, V_complex = torch.linalg.eig(A)")
+
+
+def symeig(input, eigenvectors=False, upper=True, *, out=None):
+    """removed from torch in 2.0: raises torch's note"""
+    raise RuntimeError(
+        _REMOVED + "The default behavior has changed from using the upper triangular portion of the matrix by default "
+        "to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+        "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, "
+        "eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+
+
 def _method_lu(self, pivot=True, get_infos=False):
     return lu(self, pivot, get_infos)
 
@@ -165,5 +198,6 @@ def _method_lu(self, pivot=True, get_infos=False):
 _C._add_tensor_methods({k: v for k, v in {
     "inverse": inverse, "logdet": logdet, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
     "qr": qr, "triangular_solve": triangular_solve, "lu": _method_lu, "lu_solve": lu_solve,
-    "matrix_power": matrix_power, "matrix_exp": matrix_exp, "pinverse": pinverse,
+    "matrix_power": matrix_power, "matrix_exp": matrix_exp, "pinverse": pinverse, "lstsq": lstsq, "eig": eig,
+    "symeig": symeig,
 }.items() if k not in _C.Tensor.__dict__})

@@ -326,6 +326,9 @@ ERRORS = {
     "tensorinv_ind": lambda M: M.linalg.tensorinv(M.ones(4, 2, 2), ind=0),
     "tensorinv_shape": lambda M: M.linalg.tensorinv(M.ones(4, 2, 3), ind=1),
     "cholesky_inverse_rect": lambda M: M.cholesky_inverse(M.ones(2, 3)),
+    "removed_lstsq": lambda M: M.lstsq(M.eye(2), M.eye(2)),
+    "removed_eig": lambda M: M.eye(2).eig(),
+    "removed_symeig": lambda M: M.symeig(M.eye(2)),
     "ormqr_shape": lambda M: M.ormqr(M.ones(3, 2), M.ones(2), M.ones(4, 2)),
     "ormqr_tau": lambda M: M.ormqr(M.ones(3, 2), M.ones(3), M.ones(3, 2)),
     "ormqr_1d": lambda M: M.ormqr(M.ones(3), M.ones(2), M.ones(3, 2)),
@@ -484,6 +487,8 @@ GRADS = {
     "multi_dot": (lambda A, B: P.linalg.multi_dot([A, B, A]), [(3, 2), (2, 3)]),
     "cholesky_solve": (lambda A, B: P.cholesky_solve(B, A.tril() + 3 * P.eye(3, dtype=P.float64)), [(3, 3), (3, 2)]),
     "cond": (lambda A: P.linalg.cond(A, "fro"), [(3, 3)]),
+    "householder_product": (lambda A, t: P.linalg.householder_product(A, t), [(4, 3), (2,)]),
+    "orgqr_batch": (lambda A, t: A.orgqr(t), [(2, 3, 2), (2, 2)]),
     "tensorsolve": (lambda A, B: P.linalg.tensorsolve(A.reshape(6, 2, 3), B), [(6, 6), (6,)]),
 }
 

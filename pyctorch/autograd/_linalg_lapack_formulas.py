@@ -8,7 +8,7 @@ import pyctorch as torch
 __all__ = ["inv_backward", "det_backward", "slogdet_backward", "solve_backward_A", "solve_backward_B",
            "solve_triangular_backward_A", "solve_triangular_backward_B", "cholesky_backward", "eigh_backward",
            "eigvalsh_backward", "qr_backward", "lu_factor_ex_backward", "lu_backward", "lu_solve_backward_LU",
-           "lu_solve_backward_B", "lstsq_backward"]
+           "lu_solve_backward_B", "lstsq_backward", "householder_product_backward"]
 
 
 def _sum_to(g, shape):
@@ -271,3 +271,24 @@ def lstsq_backward(g, A, B, needs):
         return [None, None]
     from ._formulas import recompute_vjp
     return recompute_vjp(_lstsq_decomposed, (A, B), needs, g)
+
+
+def _householder_decomposed(A, tau):
+    """H_1 ... H_k applied to the first n columns of I, H_i = I - tau_i v_i v_i^T (v_i: 1 at row i, A's column i
+    below it), built from differentiable ops."""
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    rows = torch.arange(m).unsqueeze(-1)
+    Q = torch.eye(m, n, dtype=A.dtype).expand(A.shape)
+    for i in reversed(range(k)):
+        col = A[..., :, i:i + 1]
+        v = torch.where(rows > i, col, (rows == i).to(A.dtype))
+        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mT @ Q))
+    return Q
+
+
+def householder_product_backward(g, A, tau, needs):
+    if g is None:
+        return [None, None]
+    from ._formulas import recompute_vjp
+    return recompute_vjp(_householder_decomposed, (A, tau), needs, g)
