@@ -471,7 +471,7 @@ GRADS = {
     "eigvalsh": (lambda A: P.linalg.eigvalsh(_sym(A)), [(2, 3, 3)]),
     "eigh": (lambda A: (lambda w, v: (w, v * v[..., :1, :].sign()))(*P.linalg.eigh(_sym(A))), [(3, 3)]),
     "qr": (lambda A: (lambda q, r: (q * r.diagonal(0, -2, -1).sign().unsqueeze(-2), r))(*P.linalg.qr(A)),
-           [(4, 3)]),
+           [(3, 2)]),
     "qr_wide": (lambda A: (lambda q, r: (q @ r, r.abs()))(*P.linalg.qr(A)), [(3, 4)]),
     "qr_square": (lambda A: P.linalg.qr(A, mode="complete").R.abs(), [(2, 3, 3)]),
     "lu_factor": (lambda A: P.linalg.lu_factor(A).LU, [(3, 3)]),

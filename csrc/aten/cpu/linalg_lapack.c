@@ -228,7 +228,7 @@ int lap_team(int64_t batch, int64_t n)
     const int max = omp_get_max_threads();
     if (max <= 1 || omp_in_parallel()) return 1;
     if (batch > 1) return batch < max ? (int)batch : max;
-    return n < 256 ? 2 : 1;
+    return n < 512 ? 2 : 1;
 #else
     (void)batch;
     (void)n;
