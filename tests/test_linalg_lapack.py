@@ -425,6 +425,44 @@ def test_out_and_return_types():
     assert P.linalg.slogdet(A).logabsdet is P.linalg.slogdet(A)[1] or True
 
 
+@requires_torch
+@pytest.mark.parametrize("case", ["eigvalsh", "solve_triangular", "householder", "lu_solve", "det", "cholesky",
+                                  "ormqr", "matrix_rank", "pinv", "multi_dot", "cross", "vecdot", "cholesky_solve"])
+def test_out_single(case):
+    a = _spd((2, 3, 3))
+    fns = {
+        "eigvalsh": lambda M, A, out: M.linalg.eigvalsh(A, out=out),
+        "solve_triangular": lambda M, A, out: M.linalg.solve_triangular(A, A, upper=True, out=out),
+        "householder": lambda M, A, out: M.linalg.householder_product(A, A[..., 0], out=out),
+        "lu_solve": lambda M, A, out: M.linalg.lu_solve(*M.linalg.lu_factor(A), A, out=out),
+        "det": lambda M, A, out: M.linalg.det(A, out=out),
+        "cholesky": lambda M, A, out: M.linalg.cholesky(A, out=out),
+        "ormqr": lambda M, A, out: M.ormqr(*M.geqrf(A), A, out=out),
+        "matrix_rank": lambda M, A, out: M.linalg.matrix_rank(A, out=out),
+        "pinv": lambda M, A, out: M.linalg.pinv(A, out=out),
+        "multi_dot": lambda M, A, out: M.linalg.multi_dot([A[0], A[1]], out=out),
+        "cross": lambda M, A, out: M.linalg.cross(A, A.flip(-1), out=out),
+        "vecdot": lambda M, A, out: M.linalg.vecdot(A, A, out=out),
+        "cholesky_solve": lambda M, A, out: M.cholesky_solve(A, M.linalg.cholesky(A), out=out),
+    }
+    dt = "int64" if case == "matrix_rank" else "float64"
+    results = []
+    for M in (P, T):
+        out = M.empty(0, dtype=getattr(M, dt))
+        r = fns[case](M, M.tensor(a), out)
+        assert r is out
+        results.append(out)
+    _same(lambda M, X: (results[0] if M is P else results[1]), [a])
+    raised = []  # out= refuses autograd where torch's does
+    for M in (P, T):
+        try:
+            fns[case](M, M.tensor(a, requires_grad=True), M.empty(0, dtype=getattr(M, dt)))
+            raised.append(None)
+        except RuntimeError as e:
+            raised.append("functions with out=... arguments don't support automatic differentiation" in str(e))
+    assert raised[0] == raised[1]
+
+
 def test_layouts_and_strides():
     """transposed and strided inputs give the same results; factors are column-major as torch's"""
     a = _general((3, 3))
@@ -481,7 +519,13 @@ GRADS = {
     "lu_solve_adjoint_right": (lambda A, B: P.linalg.lu_solve(*P.linalg.lu_factor(A), B, left=False, adjoint=True),
                                [(3, 3), (2, 3)]),
     "lstsq": (lambda A, B: P.linalg.lstsq(A, B).solution, [(4, 3), (4, 2)]),
+    "lstsq_vec": (lambda A, B: P.linalg.lstsq(A, B).solution, [(2, 4, 3), (2, 4)]),
     "pinv": (lambda A: P.linalg.pinv(A), [(3, 4)]),
+    "pinv_hermitian": (lambda A: P.linalg.pinv(A + A.mT, hermitian=True), [(3, 3)]),
+    "cholesky_inverse": (lambda A: P.cholesky_inverse(A.tril() + 3 * P.eye(3, dtype=P.float64)), [(3, 3)]),
+    "triangular_solve": (lambda A, B: P.triangular_solve(B, A, transpose=True).solution, [(3, 3), (3, 2)]),
+    "ldl_free_composite": (lambda A: P.linalg.vander(A[0], N=3), [(2, 3)]),
+    "vecdot_cross": (lambda A, B: P.linalg.vecdot(P.linalg.cross(A, B), A), [(2, 3), (2, 3)]),
     "matrix_exp": (lambda A: P.linalg.matrix_exp(A), [(3, 3)]),
     "matrix_power": (lambda A: P.linalg.matrix_power(A, -2), [(3, 3)]),
     "multi_dot": (lambda A, B: P.linalg.multi_dot([A, B, A]), [(3, 2), (2, 3)]),
