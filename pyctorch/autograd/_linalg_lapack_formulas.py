@@ -8,7 +8,8 @@ import pyctorch as torch
 __all__ = ["inv_backward", "det_backward", "slogdet_backward", "solve_backward_A", "solve_backward_B",
            "solve_triangular_backward_A", "solve_triangular_backward_B", "cholesky_backward", "eigh_backward",
            "eigvalsh_backward", "qr_backward", "lu_factor_ex_backward", "lu_backward", "lu_solve_backward_LU",
-           "lu_solve_backward_B", "lstsq_backward", "householder_product_backward"]
+           "lu_solve_backward_B", "lstsq_backward", "householder_product_backward",
+           "ormqr_backward"]
 
 
 def _sum_to(g, shape):
@@ -273,13 +274,13 @@ def lstsq_backward(g, A, B, needs):
     return recompute_vjp(_lstsq_decomposed, (A, B), needs, g)
 
 
-def _householder_decomposed(A, tau):
+def _householder_decomposed(A, tau, ncols=None):
     """H_1 ... H_k applied to the first n columns of I, H_i = I - tau_i v_i v_i^T (v_i: 1 at row i, A's column i
     below it), built from differentiable ops."""
-    m, n = A.shape[-2], A.shape[-1]
+    m, n = A.shape[-2], A.shape[-1] if ncols is None else ncols
     k = tau.shape[-1]
     rows = torch.arange(m).unsqueeze(-1)
-    Q = torch.eye(m, n, dtype=A.dtype).expand(A.shape)
+    Q = torch.eye(m, n, dtype=A.dtype).expand(A.shape[:-1] + (n,))
     for i in reversed(range(k)):
         col = A[..., :, i:i + 1]
         v = torch.where(rows > i, col, (rows == i).to(A.dtype))
@@ -292,3 +293,17 @@ def householder_product_backward(g, A, tau, needs):
         return [None, None]
     from ._formulas import recompute_vjp
     return recompute_vjp(_householder_decomposed, (A, tau), needs, g)
+
+
+def _ormqr_decomposed(A, tau, C, left, transpose):
+    Q = _householder_decomposed(A, tau, A.shape[-2])
+    if transpose:
+        Q = Q.mT
+    return Q @ C if left else C @ Q
+
+
+def ormqr_backward(g, A, tau, C, left, transpose, needs):
+    if g is None:
+        return [None, None, None]
+    from ._formulas import recompute_vjp
+    return recompute_vjp(lambda a, t, c: _ormqr_decomposed(a, t, c, left, transpose), (A, tau, C), needs, g)
