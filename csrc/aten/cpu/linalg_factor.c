@@ -131,7 +131,7 @@ PyObject *pct_cpu_cholesky(pct_call *c)
         lap_release(L);
         return NULL;
     }
-    return lap_finish1(L, c->out);
+    return lap_finish1_legacy(L, c->out, LAP_OUT_CAST_COPY, "cholesky", "result");
 }
 
 /* ---- QR ----------------------------------------------------------------------------------- */
@@ -264,7 +264,8 @@ PyObject *pct_cpu_geqrf(pct_call *c)
     PCT_CHECK(A->ndim >= 2, PyExc_RuntimeError, "torch.geqrf: input must have at least 2 dimensions.");
     PCT_TRY_INT(lap_check_matrix(A, "torch.geqrf", "input", false, "geqrf_cpu", "geqrf_cpu"));
     PCT_TRY_INT(qr_compute(A, "torch.geqrf", false, 0, &res[0], &res[1], &q));
-    return lap_finish("torch.return_types.geqrf", "torch.return_types.geqrf_out", fields, 2, res, outs);
+    return lap_finish_legacy("torch.return_types.geqrf", "torch.return_types.geqrf_out", fields, 2, res, outs,
+                             "torch.geqrf");
 fail:
     return NULL;
 }
@@ -324,7 +325,7 @@ PyObject *pct_cpu_linalg_householder_product(pct_call *c)
     }
     free(info);
     lap_release(t);
-    return lap_finish1(Q, c->out);
+    return lap_finish1_legacy(Q, c->out, LAP_OUT_CAST, api, "result");
 fail:
     free(info);
     lap_release(Q);
@@ -400,7 +401,7 @@ PyObject *pct_cpu_ormqr(pct_call *c)
     free(info);
     lap_release(a);
     lap_release(t);
-    return lap_finish1(X, c->out);
+    return lap_finish1_legacy(X, c->out, LAP_OUT_SAME, api, "result");
 fail:
     free(info);
     lap_release(a);

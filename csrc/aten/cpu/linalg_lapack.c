@@ -539,6 +539,73 @@ done:
     return r;
 }
 
+static int legacy_check(const pct_tensor *o, int dtype, int kind, const char *api, const char *what)
+{
+    if (o->dtype == dtype) return 0;
+    const char *from = pct_dtype_cpp_name[dtype], *to = pct_dtype_cpp_name[o->dtype];
+    if ((kind == LAP_OUT_CAST || kind == LAP_OUT_CAST_COPY) && pct_can_cast(dtype, o->dtype)) return 0;
+    if (kind == LAP_OUT_CAST || kind == LAP_OUT_CAST_COPY)
+        PCT_FAIL(PyExc_RuntimeError, "%s: Expected %s to be safely castable from %s dtype, but got %s with dtype %s", api,
+                 what, from, what, to);
+    if (kind == LAP_OUT_SAME)
+        PCT_FAIL(PyExc_RuntimeError, "%s: Expected input and result to have the same dtype, but input has dtype%s and "
+                 "result has dtype %s", api, from, to);
+    PCT_FAIL(PyExc_RuntimeError, "expected scalar type %s but found %s", from, to);
+fail:
+    return -1;
+}
+
+static int legacy_copy(pct_tensor *o, pct_tensor *r, int kind)
+{
+    /* torch computes straight into an empty out= of the result's dtype (its layout then column-major) and copies
+     * into any other (resized contiguous) */
+    if (kind == LAP_OUT_SCALAR || (kind != LAP_OUT_CAST_COPY && o->numel == 0 && o->dtype == r->dtype)) {
+        const bool same = o->ndim == r->ndim && memcmp(o->sizes, r->sizes, sizeof(int64_t) * (size_t)o->ndim) == 0;
+        if (pct_out_resize(o, r->ndim, r->sizes) < 0) return -1;
+        if (!same && r->numel > 0 && pct_tensor_set_shape(o, r->ndim, r->sizes, r->strides) < 0) return -1;
+    } else if (pct_out_resize(o, r->ndim, r->sizes) < 0) {
+        return -1;
+    }
+    return pct_copy_(o, r);
+}
+
+PyObject *lap_finish1_legacy(pct_tensor *r, pct_tensor *out, int kind, const char *api, const char *what)
+{
+    if (!r || !out) return (PyObject *)r;
+    PyObject *ret = NULL;
+    if (legacy_check(out, r->dtype, kind, api, what) == 0 && legacy_copy(out, r, kind) == 0) {
+        Py_INCREF(out);
+        ret = (PyObject *)out;
+    }
+    lap_release(r);
+    return ret;
+}
+
+PyObject *lap_finish_legacy(const char *name, const char *name_out, const char *const *fields, int n, pct_tensor **res,
+                            pct_tensor **outs, const char *api)
+{
+    PyObject *r = NULL;
+    for (int i = 0; i < n; i++)
+        if (!res[i]) goto done;
+    if (outs && outs[0]) {
+        for (int i = 0; i < n; i++)
+            if (legacy_check(outs[i], res[i]->dtype, LAP_OUT_CAST, api, fields[i]) < 0) goto done;
+        for (int i = 0; i < n; i++)
+            if (legacy_copy(outs[i], res[i], LAP_OUT_CAST) < 0) goto done;
+        for (int i = 0; i < n; i++) {
+            lap_release(res[i]);
+            Py_INCREF(outs[i]);
+            res[i] = outs[i];
+        }
+        name = name_out;
+    }
+    r = pct_return_named(name, n, fields, res);
+    for (int i = 0; i < n; i++) res[i] = NULL; /* stolen */
+done:
+    for (int i = 0; i < n; i++) lap_release(res[i]);
+    return r;
+}
+
 PyObject *lap_finish1(pct_tensor *r, pct_tensor *out)
 {
     if (!r || !out) return (PyObject *)r;

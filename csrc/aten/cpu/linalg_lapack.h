@@ -111,6 +111,16 @@ PyObject *lap_finish(const char *name, const char *name_out, const char *const *
                      pct_tensor **outs);
 /* The same for a single tensor result and a `Tensor? out=`. Steals r. */
 PyObject *lap_finish1(pct_tensor *r, pct_tensor *out);
+/* torch's out= rules of its older (non-structured) linalg kernels, for lap_finish1_legacy / lap_finish_legacy:
+ * LAP_OUT_CAST: any dtype r casts to ("<api>: Expected <what> to be safely castable from <T> dtype, but got <what>
+ * with dtype <U>"), resized contiguous; LAP_OUT_SAME: "<api>: Expected input and result to have the same dtype, but
+ * input has dtype<T> and result has dtype <U>", resized contiguous; LAP_OUT_SCALAR: "expected scalar type <T> but
+ * found <U>", resized to the result's column-major layout. An empty out= of the result's dtype takes the result's
+ * column-major layout (torch computes into it) except with LAP_OUT_CAST_COPY. */
+enum { LAP_OUT_CAST, LAP_OUT_SAME, LAP_OUT_SCALAR, LAP_OUT_CAST_COPY /* LAP_OUT_CAST, an empty out= too */ };
+PyObject *lap_finish1_legacy(pct_tensor *r, pct_tensor *out, int kind, const char *api, const char *what);
+PyObject *lap_finish_legacy(const char *name, const char *name_out, const char *const *fields, int n, pct_tensor **res,
+                            pct_tensor **outs, const char *api);
 /* Py_XDECREF for a tensor (kept in one place for the layering work). */
 void lap_release(pct_tensor *t);
 

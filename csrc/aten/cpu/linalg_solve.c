@@ -394,8 +394,6 @@ PyObject *pct_cpu_linalg_solve_triangular(pct_call *c)
               "linalg.solve_triangular: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
               left ? "AX = B" : "XA = B", (long long)n, (long long)n, (long long)B->sizes[B->ndim - 2],
               (long long)B->sizes[B->ndim - 1]);
-    PCT_TRY_INT(lap_check_matrix(B, "linalg.solve_triangular", "B", false, "triangular_solve_cpu",
-                                 "triangular_solve_cpu"));
     const int dt = A->dtype; /* torch solves in A's dtype */
     lap_batch full;
     PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
@@ -408,7 +406,7 @@ PyObject *pct_cpu_linalg_solve_triangular(pct_call *c)
         lap_run(full.batch, n, 0, trsm_body, &ctx, NULL);
     }
     lap_release(a);
-    return lap_finish1(X, c->out);
+    return lap_finish1_legacy(X, c->out, LAP_OUT_SCALAR, "linalg.solve_triangular", "result");
 fail:
     lap_release(a);
     lap_release(X);
