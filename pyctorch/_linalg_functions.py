@@ -6,7 +6,8 @@ from . import linalg as _linalg
 from ._composites import _return_type, _write_out, _cpp
 
 __all__ = ["inverse", "logdet", "cholesky_solve", "cholesky_inverse", "qr", "triangular_solve", "lu", "lu_unpack",
-           "lu_solve", "matrix_power", "matrix_exp", "pinverse", "vander", "lstsq", "eig", "symeig"]
+           "lu_solve", "matrix_power", "matrix_exp", "pinverse", "vander", "lstsq", "eig", "symeig", "svd_lowrank",
+           "pca_lowrank"]
 
 
 def inverse(input, *, out=None):
@@ -156,6 +157,69 @@ def vander(x, N=None, increasing=False):
         return _C.ones((x.shape[0], 1), dtype=x.dtype if x.dtype != _C.bool else _C.int64)
     result = _linalg.vander(x, N=N)
     return result if increasing else result.flip(-1)
+
+
+# ---- randomized low-rank SVD (torch/_lowrank.py: Halko, Martinsson and Tropp 2009, algorithms 4.4 and 5.1) ----
+
+def _approximate_basis(A, q, niter=2, M=None):
+    """An orthonormal Q (..., m, q) whose range approximates that of A - M (randomized subspace iteration)."""
+    niter = 2 if niter is None else niter
+    dtype = A.dtype if A.dtype.is_floating_point else _C.float32
+    R = _C.randn(A.shape[-1], q, dtype=dtype)
+    X = A @ R
+    if M is not None:
+        X = X - M @ R
+    Q = _linalg.qr(X).Q
+    for _ in range(niter):
+        X = A.mT @ Q
+        if M is not None:
+            X = X - M.mT @ Q
+        Q = _linalg.qr(X).Q
+        X = A @ Q
+        if M is not None:
+            X = X - M @ Q
+        Q = _linalg.qr(X).Q
+    return Q
+
+
+def _svd_lowrank(A, q=6, niter=2, M=None):
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.size())
+    if m < n:  # work on the tall A^T
+        A = A.mT
+        if M is not None:
+            M = M.mT
+    Q = _approximate_basis(A, q, niter=niter, M=M)
+    B = Q.mT @ A
+    if M is not None:
+        B = B - Q.mT @ M
+    U, S, Vh = _linalg.svd(B, full_matrices=False)
+    V = Vh.mT
+    U = Q @ U
+    if m < n:
+        U, V = V, U
+    return U, S, V
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """An approximate rank-q SVD (U, S, V) of A - M from torch's random projections (the same generator draws)."""
+    return _svd_lowrank(A, q, niter=niter, M=M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """An approximate PCA of A's rows: the low-rank SVD of A minus its column means (when center)."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if not (niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter=niter, M=None)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter=niter, M=None)
 
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "

@@ -262,6 +262,23 @@ def test_composites():
     _same(lambda M, A: M.pinverse(A), [rng.standard_normal((3, 4))])
 
 
+@requires_torch
+@pytest.mark.parametrize("shape", [(20, 8), (8, 20), (2, 12, 7)], ids=str)
+def test_lowrank(shape):
+    """the same generator draws as torch: the same singular values (vectors up to sign)"""
+    a = _rng(4).standard_normal(shape)
+    for M in (P, T):
+        M.manual_seed(3)
+    _same(lambda M, A: (M.manual_seed(3), M.svd_lowrank(A, q=4)[1])[1], [a])
+    _same(lambda M, A: (M.manual_seed(3), M.svd_lowrank(A, q=4, niter=1, M=A.mean(-2, keepdim=True))[1])[1], [a])
+    _same(lambda M, A: (M.manual_seed(3), M.pca_lowrank(A)[1])[1], [a])
+    _same(lambda M, A: (M.manual_seed(3), M.pca_lowrank(A, q=3, center=False))[1], [a], abs_=True)
+    U, S, V = P.pca_lowrank(P.tensor(a), q=min(shape[-2:]), niter=4)
+    c = a - a.mean(-2, keepdims=True)
+    np.testing.assert_allclose(((U * S.unsqueeze(-2)) @ V.mT).numpy(), c, atol=1e-8)
+    _same(lambda M, A: M.pca_lowrank(A, q=50), [a])
+
+
 ERRORS = {
     "inv_1d": lambda M: M.linalg.inv(M.ones(3)),
     "inv_rect": lambda M: M.linalg.inv(M.ones(2, 3)),
