@@ -538,6 +538,8 @@ GRADS = {
     "lstsq": (lambda A, B: P.linalg.lstsq(A, B).solution, [(4, 3), (4, 2)]),
     "lstsq_vec": (lambda A, B: P.linalg.lstsq(A, B).solution, [(2, 4, 3), (2, 4)]),
     "pinv": (lambda A: P.linalg.pinv(A), [(3, 4)]),
+    "pinv_rank_deficient": (lambda A: P.linalg.pinv(A[:, :1] @ A[:1, :]), [(3, 4)]),
+    "pinv_wide_deficient": (lambda A: P.linalg.pinv(A[:, :1] @ A[:1, :]).sum(0), [(4, 3)]),
     "pinv_hermitian": (lambda A: P.linalg.pinv(A + A.mT, hermitian=True), [(3, 3)]),
     "cholesky_inverse": (lambda A: P.cholesky_inverse(A.tril() + 3 * P.eye(3, dtype=P.float64)), [(3, 3)]),
     "triangular_solve": (lambda A, B: P.triangular_solve(B, A, transpose=True).solution, [(3, 3), (3, 2)]),
@@ -560,5 +562,5 @@ def test_gradcheck(case):
     args = [_leaf(_general(s, seed=i)) for i, s in enumerate(shapes)]
     assert gradcheck(fn, args)
     if case in ("inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigvalsh", "lu_factor", "qr",
-                "lu_solve"):
+                "lu_solve", "pinv", "pinv_rank_deficient"):
         assert gradgradcheck(fn, args)

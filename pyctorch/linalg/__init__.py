@@ -54,6 +54,11 @@ ldl_solve = _C.linalg_ldl_solve
 _check_errors = _C._linalg_check_errors
 
 
+def _autograd_function():
+    from ..autograd import Function
+    return Function
+
+
 def _eps(dtype):
     return 1.1920928955078125e-07 if dtype == _C.float32 else 2.220446049250313e-16
 
@@ -158,27 +163,60 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     return _write_out(result, out, "linalg_matrix_rank")
 
 
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
-    """The pseudo-inverse through the SVD (or eigh when hermitian), as torch computes it."""
-    if A.ndim < 2 or A.dtype not in (_C.float32, _C.float64):
-        raise RuntimeError(f"linalg.pinv({_cpp(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
-                           "dimensions of float, double, cfloat or cdouble types")
-    if rcond is not None:
-        rtol = rcond
+def _pinv_value(A, atol, rtol, hermitian):
     m, n = A.shape[-2], A.shape[-1]
     if A.numel() == 0:
-        return _write_out(_C.zeros(A.shape[:-2] + (n, m), dtype=A.dtype), out, "linalg_pinv")
+        return _C.zeros(A.shape[:-2] + (n, m), dtype=A.dtype)
     if hermitian:
         L, V = eigh(A)
         absL = L.abs()
         t = _tolerance(absL, A, atol, rtol, m, n)
         Linv = _C.where(absL > t, 1 / L, _C.zeros_like(L))
-        result = (V * Linv.unsqueeze(-2)) @ V.mT
+        return (V * Linv.unsqueeze(-2)) @ V.mT
+    U, S, Vh = svd(A, full_matrices=False)
+    t = _tolerance(S, A, atol, rtol, m, n)
+    Sinv = _C.where(S > t, 1 / S, _C.zeros_like(S))
+    return (Vh.mT * Sinv.unsqueeze(-2)) @ U.mT
+
+
+def _pinv_backward(g, P, A):
+    """torch's pinv_backward: finite for rank-deficient A too (the SVD's own formula is not there)."""
+    m, n = A.shape[-2], A.shape[-1]
+    Ph, gh = P.mT, g.mT
+    if m <= n:
+        K = gh @ P
+        KPh = K @ Ph
+        return -(P @ K).mT + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
+    K = P @ gh
+    PhK = Ph @ K
+    return -(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
+
+
+class _Pinv(_autograd_function()):
+    @staticmethod
+    def forward(ctx, A, atol, rtol, hermitian):
+        P = _pinv_value(A, atol, rtol, hermitian)
+        ctx.save_for_backward(A, P)
+        return P
+
+    @staticmethod
+    def backward(ctx, g):
+        A, P = ctx.saved_tensors
+        return _pinv_backward(g, P, A), None, None, None
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The pseudo-inverse through the SVD (or eigh when hermitian), as torch computes it, with torch's
+    pinv_backward as its derivative."""
+    if A.ndim < 2 or A.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError(f"linalg.pinv({_cpp(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
+    if rcond is not None:
+        rtol = rcond
+    if A.requires_grad and _C.is_grad_enabled() and A.numel() > 0:
+        result = _Pinv.apply(A, atol, rtol, hermitian)
     else:
-        U, S, Vh = svd(A, full_matrices=False)
-        t = _tolerance(S, A, atol, rtol, m, n)
-        Sinv = _C.where(S > t, 1 / S, _C.zeros_like(S))
-        result = (Vh.mT * Sinv.unsqueeze(-2)) @ U.mT
+        result = _pinv_value(A, atol, rtol, hermitian)
     return _write_out(result, out, "linalg_pinv")
 
 
