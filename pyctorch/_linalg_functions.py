@@ -1,6 +1,8 @@
 """The torch-namespace linear algebra built on torch.linalg (pyctorch/linalg/) and their Tensor methods:
 torch.inverse, logdet, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu, lu_unpack, lu_solve,
 matrix_power, matrix_exp, pinverse, vander. (torch.det, slogdet, cholesky, geqrf, orgqr are C ops.)"""
+import warnings
+
 from . import _C
 from . import linalg as _linalg
 from ._composites import _return_type, _write_out, _cpp
@@ -8,6 +10,16 @@ from ._composites import _return_type, _write_out, _cpp
 __all__ = ["inverse", "logdet", "cholesky_solve", "cholesky_inverse", "qr", "triangular_solve", "lu", "lu_unpack",
            "lu_solve", "matrix_power", "matrix_exp", "pinverse", "vander", "lstsq", "eig", "symeig", "svd_lowrank",
            "pca_lowrank"]
+
+
+_WARNED = set()
+
+
+def _warn_once(key, message):
+    """torch's TORCH_WARN_ONCE: a UserWarning the first time in the process."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def inverse(input, *, out=None):
@@ -57,6 +69,10 @@ def cholesky_inverse(input, upper=False, *, out=None):
 
 
 def qr(input, some=True, *, out=None):
+    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+               "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = "
+               "torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else "
+               "'complete')")
     Q, R = _C.linalg_qr(input, "reduced" if some else "complete")
     if out is not None:
         Q, R = _write_out(Q, out[0], "qr"), _write_out(R, out[1], "qr")
@@ -65,6 +81,10 @@ def qr(input, some=True, *, out=None):
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """(solution, cloned_coefficient) of A X = input (A^T X = input when transpose)."""
+    _warn_once("triangular_solve", "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand "
+               "will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed "
+               "and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould "
+               "be replaced with\nX = torch.linalg.solve_triangular(A, B).")
     if input.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
                            f"{input.ndim} dimensions instead")
@@ -85,6 +105,11 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu: (LU, pivots) or (LU, pivots, infos)."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+                  "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+                  "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                  "torch.linalg.lu_factor_ex(A, compute_pivots)", stacklevel=2)
     LU, pivots, infos = _C.linalg_lu_factor_ex(A, pivot=pivot)
     if not get_infos:
         _C._linalg_check_errors(infos, "torch.linalg.lu_factor", is_matrix=A.ndim == 2)
@@ -128,6 +153,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 
 
 def lu_solve(input, LU_data, LU_pivots, *, out=None):
+    _warn_once("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+               "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+               "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     return _C.linalg_lu_solve(LU_data, LU_pivots, input, out=out)
 
 

@@ -11,7 +11,7 @@ import pyctorch as P
 from conftest import requires_torch, torch as T
 from pyctorch.autograd import gradcheck, gradgradcheck
 
-pytestmark = pytest.mark.filterwarnings("ignore:torch\\.:UserWarning")  # torch's deprecation notes
+pytestmark = pytest.mark.filterwarnings("ignore:torch\\.:UserWarning")  # the deprecation notes (both libraries)
 
 
 def _rng(seed=0):
@@ -399,6 +399,27 @@ def test_errors(case):
             return type(e).__name__, str(e)
         return "ok", repr([x.tolist() for x in r] if isinstance(r, tuple) else r.tolist())
     assert run(P) == run(T)
+
+
+@requires_torch
+def test_deprecation_notes():
+    """torch.qr / triangular_solve / lu_solve warn once per process, torch.lu every call: the same texts"""
+    import warnings
+    from pyctorch import _linalg_functions
+    _linalg_functions._WARNED.clear()
+
+    def notes(M):
+        A = M.eye(3)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            M.qr(A)
+            M.lu(A)
+            M.triangular_solve(A, A)
+            M.lu_solve(A, *M.linalg.lu_factor(A))
+        return [str(x.message).split(" (Triggered internally")[0] for x in w]
+    got, want = notes(P), notes(T)  # torch's once-only notes may have fired earlier in the process
+    assert len(got) == 4 and set(want) <= set(got)
+    assert notes(P) == [m for m in got if m.startswith("torch.lu is")]  # the others only once
 
 
 def test_linalg_error_is_runtime_error():
