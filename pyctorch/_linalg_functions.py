@@ -283,6 +283,17 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
         "eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
 
 
+# Note [Python-level tensor arguments] (pyctorch/_arg_check.py): torch's TypeError for a non-tensor argument
+from ._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    "inverse": (None, ("input",)), "logdet": (None, ("input",)), "cholesky_solve": (None, ("input", "input2")),
+    "cholesky_inverse": (None, ("input",)), "qr": (None, ("input",)), "triangular_solve": (None, ("input", "A")),
+    "lu_unpack": (None, ("LU_data", "LU_pivots")), "lu_solve": (None, ("input", "LU_data", "LU_pivots")),
+    "matrix_power": (None, ("input",)), "matrix_exp": (None, ("input",)), "pinverse": (None, ("input",)),
+    "vander": (None, ("x",)),
+})
+
+
 def _method_lu(self, pivot=True, get_infos=False):
     return lu(self, pivot, get_infos)
 
