@@ -217,7 +217,7 @@ PyObject *pct_cpu_linalg_qr(pct_call *c)
 {
     static const char *const fields[2] = {"Q", "R"};
     pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *a = NULL, *tau = NULL;
-    const char *mode = PyUnicode_AsUTF8(c->v[1].obj);
+    const char *mode = lap_str(c->v[1].obj);
     if (!mode || pct_out_parse_tuple(&c->v[2], "linalg_qr", 2, outs) < 0) return NULL;
     const bool complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
     PCT_CHECK(complete || ronly || strcmp(mode, "reduced") == 0, PyExc_RuntimeError,
@@ -433,7 +433,7 @@ static int eigh_compute(pct_tensor *A, PyObject *uplo_obj, bool vectors, pct_ten
     int *info = NULL;
     pct_tensor *a = NULL;
     *w = *v = NULL;
-    const char *uplo = PyUnicode_AsUTF8(uplo_obj);
+    const char *uplo = lap_str(uplo_obj);
     if (!uplo) return -1;
     PCT_CHECK((uplo[0] == 'L' || uplo[0] == 'U' || uplo[0] == 'l' || uplo[0] == 'u') && uplo[1] == 0,
               PyExc_RuntimeError, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);

@@ -257,16 +257,15 @@ int lap_batch_broadcast(const pct_tensor *a, int amdims, const pct_tensor *b, in
     for (int i = 0; i < n; i++) {
         const int ia = i - (n - na), ib = i - (n - nbb);
         const int64_t sa = ia >= 0 ? a->sizes[ia] : 1, sb = ib >= 0 ? b->sizes[ib] : 1;
-        if (sa != sb && sa != 1 && sb != 1) {
-            PyErr_Format(PyExc_RuntimeError,
-                         "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton dimension %d",
-                         (long long)sa, (long long)sb, i);
-            return -1;
-        }
+        PCT_CHECK(sa == sb || sa == 1 || sb == 1, PyExc_RuntimeError,
+                  "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton dimension %d",
+                  (long long)sa, (long long)sb, i);
         out->shape[i] = sa == 1 ? sb : sa;
         out->batch *= out->shape[i];
     }
     return 0;
+fail:
+    return -1;
 }
 
 pct_tensor *lap_empty_cm(const lap_batch *b, int64_t r, int64_t c, int dtype)
@@ -463,10 +462,7 @@ int lap_check_errors(const int *info, int64_t batch, const char *api, bool is_ma
     const int e = info[b];
     char where[64] = "";
     if (!is_matrix) snprintf(where, sizeof where, ": (Batch element %lld)", (long long)b);
-    if (e == LAP_NOMEM) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    PCT_CHECK(e != LAP_NOMEM, PyExc_MemoryError, "%s: out of memory", api);
     if (e == -1000) PCT_FAIL(PyExc_RuntimeError, "%s: pyctorch was built without LAPACK (OpenBLAS)", api);
     if (e < 0)
         PCT_FAIL(PyExc_RuntimeError, "%s%s: Argument %d has illegal value. Most certainly there is a bug in the "
@@ -504,6 +500,17 @@ void lap_release(pct_tensor *t)
     Py_XDECREF(t);
 }
 
+pct_tensor *lap_retain(pct_tensor *t)
+{
+    Py_INCREF(t);
+    return t;
+}
+
+const char *lap_str(PyObject *s)
+{
+    return PyUnicode_AsUTF8(s);
+}
+
 /* out= of another shape is resized to the result's layout (column-major matrices), as torch's
  * structured kernels do; one of the right shape keeps its strides. */
 static int copy_out(pct_tensor *o, pct_tensor *r)
@@ -527,8 +534,7 @@ PyObject *lap_finish(const char *name, const char *name_out, const char *const *
             if (copy_out(outs[i], res[i]) < 0) goto done;
         for (int i = 0; i < n; i++) {
             lap_release(res[i]);
-            Py_INCREF(outs[i]);
-            res[i] = outs[i];
+            res[i] = lap_retain(outs[i]);
         }
         name = name_out;
     }
@@ -574,8 +580,7 @@ PyObject *lap_finish1_legacy(pct_tensor *r, pct_tensor *out, int kind, const cha
     if (!r || !out) return (PyObject *)r;
     PyObject *ret = NULL;
     if (legacy_check(out, r->dtype, kind, api, what) == 0 && legacy_copy(out, r, kind) == 0) {
-        Py_INCREF(out);
-        ret = (PyObject *)out;
+        ret = (PyObject *)lap_retain(out);
     }
     lap_release(r);
     return ret;
@@ -594,8 +599,7 @@ PyObject *lap_finish_legacy(const char *name, const char *name_out, const char *
             if (legacy_copy(outs[i], res[i], LAP_OUT_CAST) < 0) goto done;
         for (int i = 0; i < n; i++) {
             lap_release(res[i]);
-            Py_INCREF(outs[i]);
-            res[i] = outs[i];
+            res[i] = lap_retain(outs[i]);
         }
         name = name_out;
     }
@@ -611,8 +615,7 @@ PyObject *lap_finish1(pct_tensor *r, pct_tensor *out)
     if (!r || !out) return (PyObject *)r;
     PyObject *ret = NULL;
     if (copy_out(out, r) == 0) {
-        Py_INCREF(out);
-        ret = (PyObject *)out;
+        ret = (PyObject *)lap_retain(out);
     }
     lap_release(r);
     return ret;

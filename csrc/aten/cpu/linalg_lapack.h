@@ -121,7 +121,10 @@ enum { LAP_OUT_CAST, LAP_OUT_SAME, LAP_OUT_SCALAR, LAP_OUT_CAST_COPY /* LAP_OUT_
 PyObject *lap_finish1_legacy(pct_tensor *r, pct_tensor *out, int kind, const char *api, const char *what);
 PyObject *lap_finish_legacy(const char *name, const char *name_out, const char *const *fields, int n, pct_tensor **res,
                             pct_tensor **outs, const char *api);
-/* Py_XDECREF for a tensor (kept in one place for the layering work). */
+/* Py_XDECREF / Py_INCREF of a tensor and the UTF-8 text of a str argument: the only Python API the LAPACK kernels
+ * use besides the results' named tuples and the GIL release of lap_run, kept here for the layering work. */
 void lap_release(pct_tensor *t);
+pct_tensor *lap_retain(pct_tensor *t);
+const char *lap_str(PyObject *s);
 
 #endif

@@ -14,7 +14,7 @@
 PyObject *pct_cpu_linalg_check_errors(pct_call *c)
 {
     pct_tensor *info = c->v[0].t, *ci = NULL;
-    const char *api = PyUnicode_AsUTF8(c->v[1].obj);
+    const char *api = lap_str(c->v[1].obj);
     if (!api) return NULL;
     PCT_CHECK(info->dtype == PCT_INT32, PyExc_RuntimeError, "_linalg_check_errors: info must be an int32 tensor");
     lap_batch bt;
@@ -230,12 +230,11 @@ static pct_tensor *squeeze_last(pct_tensor *X)
 static int64_t *batch_map(const lap_batch *full, const pct_tensor *A)
 {
     int64_t *map = malloc(sizeof(int64_t) * (size_t)(full->batch > 0 ? full->batch : 1));
-    if (!map) {
-        PyErr_NoMemory();
-        return NULL;
-    }
+    PCT_CHECK(map, PyExc_MemoryError, "linalg.solve: out of memory");
     for (int64_t b = 0; b < full->batch; b++) map[b] = lap_batch_index(full, A, 2, b);
     return map;
+fail:
+    return NULL;
 }
 
 PyObject *pct_cpu_linalg_solve_ex(pct_call *c)
@@ -251,7 +250,7 @@ PyObject *pct_cpu_linalg_solve_ex(pct_call *c)
               "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
               pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
     const bool vec = vector_rhs(A, B0);
-    PCT_TRY(B = vec ? unsqueeze_last(B0) : (Py_INCREF(B0), B0));
+    PCT_TRY(B = vec ? unsqueeze_last(B0) : lap_retain(B0));
     const int64_t n = A->sizes[A->ndim - 1];
     PCT_CHECK(B->ndim >= 2 && (left ? B->sizes[B->ndim - 2] : B->sizes[B->ndim - 1]) == n, PyExc_RuntimeError,
               "linalg.solve: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
@@ -462,12 +461,12 @@ PyObject *pct_cpu_linalg_lstsq(pct_call *c)
               PyExc_RuntimeError, "This function doesn't handle types other than float and double");
     PCT_TRY_INT(lap_check_matrix(A, api, "input", false, NULL, NULL));
     const bool vec = B0->ndim == A->ndim - 1;
-    PCT_TRY(B = vec ? unsqueeze_last(B0) : (Py_INCREF(B0), B0));
+    PCT_TRY(B = vec ? unsqueeze_last(B0) : lap_retain(B0));
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = B->sizes[B->ndim - 1];
     const int64_t mx = m > n ? m : n, mn = m < n ? m : n;
     int driver = GELSY;
     if (!c->v[3].none) {
-        const char *d = PyUnicode_AsUTF8(c->v[3].obj);
+        const char *d = lap_str(c->v[3].obj);
         if (!d) goto fail;
         driver = !strcmp(d, "gels") ? GELS : !strcmp(d, "gelsy") ? GELSY : !strcmp(d, "gelsd") ? GELSD
                  : !strcmp(d, "gelss") ? GELSS : -1;
