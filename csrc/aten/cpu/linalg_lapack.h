@@ -12,7 +12,8 @@
  * Threads: a batch runs one LAPACK call per OpenMP thread (OpenBLAS is single-threaded inside
  * an active OpenMP region); a lone small matrix is also run in a region of two threads, as
  * linalg_svd.c does, because OpenBLAS's threading of LAPACK's many small BLAS-2 calls is slower
- * than one thread; a lone large matrix leaves OpenBLAS its own threads (lap_team).
+ * than one thread; a lone large matrix (order 512 and up) leaves OpenBLAS its own threads (lap_team). A
+ * thread takes about an eighth of its share of the batch at a time (lap_run).
  *
  * Ownership: every pct_tensor * returned is a new reference (NULL with an exception set);
  * arguments are borrowed.
