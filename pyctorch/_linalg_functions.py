@@ -7,7 +7,7 @@ from . import _C
 from . import linalg as _linalg
 from ._composites import _return_type, _write_out, _cpp
 
-__all__ = ["inverse", "logdet", "cholesky_solve", "cholesky_inverse", "qr", "triangular_solve", "lu", "lu_unpack",
+__all__ = ["cholesky", "inverse", "logdet", "cholesky_solve", "cholesky_inverse", "qr", "triangular_solve", "lu", "lu_unpack",
            "lu_solve", "matrix_power", "matrix_exp", "pinverse", "vander", "lstsq", "eig", "symeig", "svd_lowrank",
            "pca_lowrank"]
 
@@ -19,7 +19,16 @@ def _warn_once(key, message):
     """torch's TORCH_WARN_ONCE: a UserWarning the first time in the process."""
     if key not in _WARNED:
         _WARNED.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=4)  # past the _arg_check wrapper
+
+
+def cholesky(input, upper=False, *, out=None):
+    """torch.cholesky (the C op) with torch's once-per-process deprecation note."""
+    _warn_once("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+               "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)"
+               "\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+               "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
+    return _C.cholesky(input, upper, out=out)
 
 
 def inverse(input, *, out=None):
@@ -286,7 +295,7 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
 # Note [Python-level tensor arguments] (pyctorch/_arg_check.py): torch's TypeError for a non-tensor argument
 from ._arg_check import guard as _guard  # noqa: E402
 _guard(globals(), {
-    "inverse": (None, ("input",)), "logdet": (None, ("input",)), "cholesky_solve": (None, ("input", "input2")),
+    "cholesky": (None, ("input",)), "inverse": (None, ("input",)), "logdet": (None, ("input",)), "cholesky_solve": (None, ("input", "input2")),
     "cholesky_inverse": (None, ("input",)), "qr": (None, ("input",)), "triangular_solve": (None, ("input", "A")),
     "lu_unpack": (None, ("LU_data", "LU_pivots")), "lu_solve": (None, ("input", "LU_data", "LU_pivots")),
     "matrix_power": (None, ("input",)), "matrix_exp": (None, ("input",)), "pinverse": (None, ("input",)),
@@ -298,9 +307,14 @@ def _method_lu(self, pivot=True, get_infos=False):
     return lu(self, pivot, get_infos)
 
 
+def _method_cholesky(self, upper=False):
+    return cholesky(self, upper)
+
+
 _C._add_tensor_methods({k: v for k, v in {
     "inverse": inverse, "logdet": logdet, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
     "qr": qr, "triangular_solve": triangular_solve, "lu": _method_lu, "lu_solve": lu_solve,
     "matrix_power": matrix_power, "matrix_exp": matrix_exp, "pinverse": pinverse, "lstsq": lstsq, "eig": eig,
     "symeig": symeig,
 }.items() if k not in _C.Tensor.__dict__})
+_C._add_tensor_methods({"cholesky": _method_cholesky})  # the C method, with the deprecation note
