@@ -451,6 +451,9 @@ int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, boo
               "\"%s\" not implemented for '%s'", lowp_kernel, pct_dtype_cpp_name[A->dtype]);
     PCT_CHECK(A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64, PyExc_RuntimeError,
               "%s: Low precision dtypes not supported. Got %s", api, pct_dtype_cpp_name[A->dtype]);
+#ifndef PCT_HAVE_OPENBLAS
+    PCT_FAIL(PyExc_RuntimeError, "%s: pyctorch was built without LAPACK (OpenBLAS)", api);
+#endif
     PCT_CHECK(A->sizes[A->ndim - 1] <= INT32_MAX / 2 && A->sizes[A->ndim - 2] <= INT32_MAX / 2 &&
               A->sizes[A->ndim - 1] * A->sizes[A->ndim - 2] <= INT32_MAX / 2, PyExc_RuntimeError,
               "%s: the matrices are too large for LAPACK's 32-bit sizes", api);
