@@ -41,6 +41,7 @@ from ._C import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  
 from . import _tensor_shared  # noqa: F401,E402  (Tensor.share_memory_, is_shared, pin_memory, is_pinned)
 from . import _tensor_aliases  # noqa: F401,E402  (Tensor.__format__, .isclose, .allclose, ...)
 from ._composites import *  # noqa: F401,F403,E402  (torch.diff, cdist, quantile, ... and their Tensor methods)
+from ._linalg_functions import *  # noqa: F401,F403,E402  (torch.inverse, logdet, qr, lu_unpack, ... and Tensor methods)
 from ._legacy import *  # noqa: F401,F403,E402  (FloatTensor & co., Tensor.type with them)
 from . import _legacy  # noqa: E402
 globals().update(_legacy.inplace_functions(globals()))  # torch.sin_ & co.

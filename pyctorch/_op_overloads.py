@@ -100,6 +100,8 @@ _IRREGULAR = {
               "Scalar_Tensor_out": ()},
     "multiply": {"Scalar_out": ()}, "subtract": {"Scalar_out": ()}, "true_divide": {"Scalar_out": ()},
     "isfinite": {"out": ()}, "linalg_svd": {"out": ("U",)}, "svd": {"out": ("U",)},
+    "geqrf": {"out": ("a",)}, "linalg_inv_ex": {"out": ("inverse",)}, "linalg_cholesky_ex": {"out": ("L",)},
+    "linalg_eigh": {"out": ("eigvals",)},
     "norm": {"default": ("Scalar", "ScalarOpt_dim", "ScalarOpt_dim_dtype", "ScalarOpt_dtype"),
              "out": ("out", "Scalar_out", "dtype_out", "ScalarOpt_dtype_out"), "str": (), "str_out": ()},
     "concatenate": {"axis": (), "axis_out": ()},

@@ -687,6 +687,55 @@ add("linalg_norm_str",
     S(lambda T, x: T.linalg.norm(x, "fro", dim=(1, 2)), X(2, 3, 4, layout="t")),
     S(lambda T, x: T.linalg.norm(x, "nuc"), X(3, 3)))
 
+# LAPACK-backed linalg (csrc/aten/cpu/linalg_factor.c, linalg_solve.c): well-conditioned inputs (x + 4 I),
+# factors unique up to signs compared through sign-free functions of them
+_I = lambda T, n=3: T.eye(n, dtype=T.float64)  # noqa: E731
+_SPD = lambda T, x: x @ x.mT + _I(T, x.shape[-1])  # noqa: E731
+add("linalg_inv_ex",
+    S(lambda T, x: T.linalg.inv(x + 4 * _I(T)), X(3, 3)),
+    S(lambda T, x: T.linalg.inv_ex(x + 4 * _I(T)).inverse, X(2, 3, 3, layout="t")))
+add("linalg_det",
+    S(lambda T, x: T.linalg.det(x), X(3, 3)),
+    S(lambda T, x: T.linalg.det(x), X(2, 3, 3, layout="s")))
+add("det", S(lambda T, x: T.det(x), X(3, 3)), S(lambda T, x: x.det(), X(2, 2, 2)))
+add("linalg_slogdet", S(lambda T, x: T.linalg.slogdet(x + 4 * _I(T)).logabsdet, X(2, 3, 3)),
+    S(lambda T, x: T.logdet(_SPD(T, x)), X(3, 3)))
+add("slogdet", S(lambda T, x: T.slogdet(x + 4 * _I(T))[1], X(3, 3)))
+add("linalg_solve_ex",
+    S(lambda T, a, b: T.linalg.solve(a + 4 * _I(T), b), X(3, 3), X(3, 2)),
+    S(lambda T, a, b: T.linalg.solve(a + 4 * _I(T), b), X(2, 3, 3), X(2, 3)),
+    S(lambda T, a, b: T.linalg.solve(a + 4 * _I(T), b, left=False), X(3, 3), X(2, 2, 3, layout="t")))
+add("linalg_solve_triangular",
+    S(lambda T, a, b: T.linalg.solve_triangular(a + 4 * _I(T), b, upper=True), X(3, 3), X(3, 2)),
+    S(lambda T, a, b: T.linalg.solve_triangular(a + 4 * _I(T), b, upper=False, left=False, unitriangular=True),
+      X(2, 3, 3), X(2, 3)))
+add("linalg_cholesky_ex",
+    S(lambda T, x: T.linalg.cholesky(_SPD(T, x)), X(3, 3)),
+    S(lambda T, x: T.linalg.cholesky_ex(_SPD(T, x), upper=True).L, X(2, 3, 3)))
+add("cholesky", S(lambda T, x: T.cholesky(_SPD(T, x)), X(3, 3)))
+add("linalg_qr",
+    S(lambda T, x: (lambda r: (r[0] * r[1].diagonal(0, -2, -1).sign().unsqueeze(-2), r[1].abs()))(T.linalg.qr(x)),
+      X(4, 3)),
+    S(lambda T, x: (lambda r: r[0] @ r[1])(T.linalg.qr(x)), X(2, 3, 4)))
+add("linalg_eigh",
+    S(lambda T, x: (lambda r: ((r[1] * r[0].sin().unsqueeze(-2)) @ r[1].mT, r[0]))(T.linalg.eigh(x + x.mT)), X(3, 3)))
+add("linalg_eigvalsh", S(lambda T, x: T.linalg.eigvalsh(x + x.mT, UPLO="U"), X(2, 3, 3)))
+add("linalg_lu_factor_ex",
+    S(lambda T, x: T.linalg.lu_factor(x).LU, X(3, 3)),
+    S(lambda T, x: T.linalg.lu(x)[1:], X(4, 3)),
+    S(lambda T, x: T.linalg.lu(x)[1:], X(2, 3, 4)))
+add("linalg_lu_solve",
+    S(lambda T, a, b: T.linalg.lu_solve(*T.linalg.lu_factor(a + 4 * _I(T)), b), X(3, 3), X(3, 2)),
+    S(lambda T, a, b: T.linalg.lu_solve(*T.linalg.lu_factor(a + 4 * _I(T)), b, adjoint=True, left=False),
+      X(3, 3), X(2, 3)))
+add("linalg_lstsq", S(lambda T, a, b: T.linalg.lstsq(a, b).solution, X(4, 3), X(4, 2)))
+add("linalg_householder_product",
+    S(lambda T, a, t: T.linalg.householder_product(a, t), X(4, 3), X(2, lo=0.5, hi=1.5)))
+add("orgqr", S(lambda T, a, t: T.orgqr(a, t), X(2, 3, 2), X(2, 2, lo=0.5, hi=1.5)))
+add("ormqr",
+    S(lambda T, a, t, c: T.ormqr(a, t, c), X(3, 2), X(2, lo=0.5, hi=1.5), X(3, 2)),
+    S(lambda T, a, t, c: T.ormqr(a, t, c, left=False, transpose=True), X(3, 2), X(2, lo=0.5, hi=1.5), X(4, 3)))
+
 # indexing
 IDX = [0, 2, 0]
 GIDX = [[0, 2, 0], [1, 1, 3], [3, 0, 2]]       # index into dim 1 of a (3, 4), with repeats
@@ -1287,6 +1336,8 @@ NONDIFF = {  # op id -> (reason, a call on a float64 tensor x that requires grad
     **{n: (NO_FLOAT_OUT, None) for n in ("fused_adam_", "fused_adamw_", "fused_sgd_", "fused_adagrad_")},
     # gradient scaling steps: in-place updates of gradients / the scale (tests/amp/test_grad_scaler.py)
     **{n: (NO_FLOAT_OUT, None) for n in ("amp_foreach_non_finite_check_and_unscale_", "amp_update_scale_")},
+    # torch._linalg_check_errors: raises or returns None
+    "linalg_check_errors": (NO_FLOAT_OUT, None),
 }
 # ops with a Tensor input and a float output but no PCT_GRAD line: backward raises, as in torch
 MISSING_LIKE_TORCH = {
@@ -1294,6 +1345,9 @@ MISSING_LIKE_TORCH = {
         T.ones(1, dtype=T.float64), x.reshape(2, 1, 3).log_softmax(2), T.tensor([[1]]), T.tensor([2]), T.tensor([1]),
         *_aten(T, "_ctc_loss")(x.reshape(2, 1, 3).log_softmax(2).detach(), T.tensor([[1]]), T.tensor([2]),
                                T.tensor([1]), 0, False), 0, False),
+    "geqrf": lambda T, x: T.geqrf(x)[0],
+    "linalg_ldl_factor_ex": lambda T, x: T.linalg.ldl_factor_ex(x @ x.mT)[0],
+    "linalg_ldl_solve": lambda T, x: T.linalg.ldl_solve(*T.linalg.ldl_factor(T.eye(2, dtype=x.dtype) * 2), x[:, :2].mT),
     "scatter_src_reduce": lambda T, x: T.scatter(x * 1, 0, T.tensor([[0, 1, 0]]), x, reduce="add"),
     "scatter_value_reduce": lambda T, x: T.scatter(x * 1, 0, T.tensor([[0, 1, 0]]), 2.0, reduce="multiply"),
 }

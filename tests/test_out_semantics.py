@@ -32,6 +32,12 @@ def _vals(shape, dtype, seed, lo=0.1, hi=0.9):
     return a.tolist()
 
 
+def spd(M, seed=7):
+    """a batch of two 3 x 3 symmetric positive-definite float32 matrices"""
+    a = mk(M, [2, 3, 3], seed=seed)
+    return a @ a.mT + M.eye(3)
+
+
 def mk(M, shape, dtype="float32", seed=0):
     return M.tensor(_vals(shape, dtype, seed), dtype=getattr(M, dtype))
 
@@ -90,6 +96,26 @@ CASES = {
     "linalg_svdvals": lambda M: (M.linalg.svdvals, (mk(M, [2, 4, 3]),), {}),
     "linalg_svd": lambda M: (M.linalg.svd, (mk(M, [2, 4, 3]),), {"full_matrices": False}),
     "svd": lambda M: (M.svd, (mk(M, [3, 4]),), {}),
+    # LAPACK-backed linalg: well-conditioned (symmetric positive-definite) inputs
+    "linalg_inv_ex": lambda M: (M.linalg.inv_ex, (spd(M),), {}),
+    "linalg_det": lambda M: (M.linalg.det, (spd(M),), {}),
+    "linalg_slogdet": lambda M: (M.linalg.slogdet, (spd(M),), {}),
+    "slogdet": lambda M: (M.slogdet, (spd(M),), {}),
+    "linalg_solve_ex": lambda M: (M.linalg.solve_ex, (spd(M), mk(M, [2, 3, 2])), {}),
+    "linalg_solve_triangular": lambda M: (M.linalg.solve_triangular, (spd(M), mk(M, [2, 3, 2])), {"upper": True}),
+    "linalg_lu_factor_ex": lambda M: (M.linalg.lu_factor_ex, (spd(M),), {}),
+    "linalg_lu_solve": lambda M: (M.linalg.lu_solve, (*M.linalg.lu_factor(spd(M)), mk(M, [2, 3, 2])), {}),
+    "linalg_cholesky_ex": lambda M: (M.linalg.cholesky_ex, (spd(M),), {}),
+    "cholesky": lambda M: (M.cholesky, (spd(M),), {}),
+    "linalg_qr": lambda M: (M.linalg.qr, (spd(M),), {}),
+    "geqrf": lambda M: (M.geqrf, (spd(M),), {}),
+    "linalg_householder_product": lambda M: (M.linalg.householder_product, (mk(M, [2, 3, 2]), mk(M, [2, 2])), {}),
+    "orgqr": lambda M: (M.orgqr, (mk(M, [2, 3, 2]), mk(M, [2, 2])), {}),
+    "ormqr": lambda M: (M.ormqr, (mk(M, [2, 3, 2]), mk(M, [2, 2]), mk(M, [2, 3, 2])), {}),
+    "linalg_eigh": lambda M: (M.linalg.eigh, (spd(M),), {}),
+    "linalg_eigvalsh": lambda M: (M.linalg.eigvalsh, (spd(M),), {}),
+    "linalg_ldl_factor_ex": lambda M: (M.linalg.ldl_factor_ex, (spd(M),), {}),
+    "linalg_ldl_solve": lambda M: (M.linalg.ldl_solve, (*M.linalg.ldl_factor(spd(M)), mk(M, [2, 3, 2])), {}),
     "linalg_matrix_norm": lambda M: (M.linalg.matrix_norm, (mk(M, [2, 3, 4]), 1), {}),
     "linalg_matrix_norm_str": lambda M: (M.linalg.matrix_norm, (mk(M, [2, 3, 4]),), {}),
     "linalg_norm": lambda M: (M.linalg.norm, (mk(M, [3, 4]), 2), {"dim": 1}),
@@ -160,6 +186,9 @@ TUPLE_OPS = {"max_dim", "min_dim", "sort", "sort_stable", "topk", "kthvalue", "m
              "cummax", "cummin"}
 # out=(U, S, Vh) / (U, S, V): tested by test_out_svd (values up to the singular vectors' signs)
 SVD_OPS = {"linalg_svd", "svd"}
+# the tuple out= of the LAPACK-backed linalg ops: the same checks as the SVDs' (values compared as |x|)
+LAPACK_TUPLE_OPS = {"linalg_inv_ex", "linalg_slogdet", "slogdet", "linalg_solve_ex", "linalg_lu_factor_ex",
+                    "linalg_cholesky_ex", "linalg_qr", "geqrf", "linalg_eigh", "linalg_ldl_factor_ex"}
 
 
 def _elementwise():
@@ -177,7 +206,7 @@ def _elementwise():
 
 ELEMENTWISE = dict(_elementwise())
 ALL = {**ELEMENTWISE, **CASES}
-SINGLE = sorted(k for k in ALL if k not in TUPLE_OPS | SVD_OPS)
+SINGLE = sorted(k for k in ALL if k not in TUPLE_OPS | SVD_OPS | LAPACK_TUPLE_OPS)
 FACTORIES = {"arange", "arange_end", "linspace", "logspace", "eye", "zeros", "ones", "full"}
 
 
@@ -265,7 +294,7 @@ def _expandable(op):
 
 
 @requires_torch
-@pytest.mark.parametrize("op", sorted(SVD_OPS))
+@pytest.mark.parametrize("op", sorted(SVD_OPS | LAPACK_TUPLE_OPS))
 @pytest.mark.parametrize("kind", ["correct", "empty", "wrong_shape", "transposed", "dtype", "expanded", "count"])
 def test_out_svd(op, kind):
     """out= of the SVDs: each of the three tensors checked, resized (to the result's column-major layout)
@@ -278,12 +307,12 @@ def test_out_svd(op, kind):
             outs = [M.empty(0) for s in shapes]
         elif kind == "wrong_shape":
             outs[0] = M.zeros(7)
-        elif kind == "transposed":
-            outs[2] = M.zeros(shapes[2][::-1]).mT
+        elif kind == "transposed" and len(shapes[-1]) >= 2:
+            outs[-1] = M.zeros(shapes[-1][::-1]).mT
         elif kind == "dtype":
             outs[1] = outs[1].double()
         elif kind == "expanded":
-            outs[2] = M.zeros(1).expand(shapes[2])
+            outs[-1] = M.zeros(1).expand(shapes[-1])
         elif kind == "count":
             outs = outs[:2]
         with warnings.catch_warnings(record=True) as w:

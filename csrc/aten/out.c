@@ -69,6 +69,11 @@ static const uint8_t out_policy[PCT_NUM_OPS] = {
     [PCT_OP_linalg_matrix_norm_str] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_norm] = OUT_CHECK_INTERNAL,
     [PCT_OP_linalg_norm_str] = OUT_CHECK_INTERNAL, [PCT_OP_nonzero] = OUT_CHECK_INTERNAL,
     [PCT_OP_linalg_svd] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_svdvals] = OUT_CHECK_INTERNAL, [PCT_OP_svd] = OUT_CHECK_INTERNAL,
+    /* the LAPACK-backed linalg ops (cpu/linalg_factor.c, linalg_solve.c) */
+    [PCT_OP_cholesky] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_det] = OUT_CHECK_INTERNAL,
+    [PCT_OP_linalg_eigvalsh] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_householder_product] = OUT_CHECK_INTERNAL,
+    [PCT_OP_orgqr] = OUT_CHECK_INTERNAL, [PCT_OP_ormqr] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_ldl_solve] = OUT_CHECK_INTERNAL,
+    [PCT_OP_linalg_lu_solve] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_solve_triangular] = OUT_CHECK_INTERNAL,
 };
 
 /* The tensor inputs of c (Tensor parameters and the items of Tensor[] parameters, out= excluded). */

@@ -79,7 +79,7 @@ typedef struct pct_runtime_table {
     pct_object *(*tuple_steal)(int64_t n, pct_object *const *items);
     /* a list the same way */
     pct_object *(*list_steal)(int64_t n, pct_object *const *items);
-    /* a torch.return_types.<name> of n (<= 3) tensors with the given field names; steals like tuple_steal */
+    /* a torch.return_types.<name> of n (<= 4) tensors with the given field names; steals like tuple_steal */
     pct_object *(*return_named)(const char *name, int n, const char *const *fields, struct pct_tensor *const *items);
     /* the type name of a binding object, for error messages ("NoneType", "int", "Tensor") */
     const char *(*type_name)(const pct_object *o);
@@ -150,7 +150,7 @@ static inline pct_object *pct_tuple_steal(int64_t n, pct_object *const *items) {
 pct_object *pct_tuple_pack2(void *a, void *b);
 pct_object *pct_tuple_pack3(void *a, void *b, void *c);
 static inline pct_object *pct_list_steal(int64_t n, pct_object *const *items) { return pct_runtime.list_steal(n, items); }
-/* torch.return_types.<name>: n (<= 3) tensors with field names, stolen as by pct_tuple_steal. */
+/* torch.return_types.<name>: n (<= 4) tensors with field names, stolen as by pct_tuple_steal. */
 static inline pct_object *pct_return_named(const char *name, int n, const char *const *fields,
                                            struct pct_tensor *const *items)
 {

@@ -42,7 +42,7 @@ PyObject *pct_size_new(int n, const int64_t *v);
 /* pyctorch.Generator, the default generator and the seeding functions (generator.c). */
 int pct_generator_install(PyObject *module);
 
-/* A torch.return_types.<name> with n (<= 3) fields (static strings); steals the n items (all released if one is
+/* A torch.return_types.<name> with n (<= 4) fields (static strings); steals the n items (all released if one is
  * NULL). The core reaches it as pct_return_named / pct_return_pair (runtime.h). */
 PyObject *pct_py_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items);
 

@@ -4,8 +4,8 @@
 #include "pyobjects.h"
 #include <string.h>
 
-#define PCT_MAX_RETURN_TYPES 48
-#define PCT_MAX_RETURN_FIELDS 3
+#define PCT_MAX_RETURN_TYPES 96
+#define PCT_MAX_RETURN_FIELDS 4
 
 typedef struct {
     const char *name;                 /* a static string, e.g. "torch.return_types.sort" */

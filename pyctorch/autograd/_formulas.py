@@ -1075,3 +1075,5 @@ from ._norm_formulas import *  # noqa: E402,F401,F403
 from ._linalg_formulas import *  # noqa: E402,F401,F403
 # helpers of the 3-d pooling, grid sampling and embedding bag formulas (ops_nn_extra.def)
 from ._nn_extra_formulas import *  # noqa: E402,F401,F403
+# helpers of the LAPACK-backed linalg formulas (ops_linalg.def, second part)
+from ._linalg_lapack_formulas import *  # noqa: E402,F401,F403

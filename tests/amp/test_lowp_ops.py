@@ -84,7 +84,8 @@ def _unscale(T, x):
 
 # ops with tensor parameters of which none is floating
 NO_FLOAT_INPUT = {"repeat_interleave_idx": "its only tensor is the integer repeats",
-                  "amp_update_scale_": "scale and found_inf are float32 by contract, growth_tracker int32"}
+                  "amp_update_scale_": "scale and found_inf are float32 by contract, growth_tracker int32",
+                  "linalg_check_errors": "its only tensor is the int32 info of a factorisation"}
 
 
 def _cases():

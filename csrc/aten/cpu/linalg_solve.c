@@ -1,0 +1,623 @@
+/* linalg_solve.c: the solvers of torch.linalg through LAPACK (Note [LAPACK layout] in
+ * linalg_lapack.h): inverses (getrf + getrs on the identity: linalg.inv_ex), linear systems (getrf + getrs:
+ * linalg.solve_ex, linalg.lu_solve), determinants (getrf: linalg.det, linalg.slogdet),
+ * triangular systems (trsm: linalg.solve_triangular), least squares (gels, gelsy, gelsd, gelss:
+ * linalg.lstsq), LDL^T systems (sytrs: linalg.ldl_solve) and torch._linalg_check_errors. */
+#include "linalg_lapack.h"
+#include "../out.h"
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- _linalg_check_errors(Tensor info, str api_name, *, bool is_matrix) ---- */
+pct_object *pct_cpu_linalg_check_errors(pct_call *c)
+{
+    pct_tensor *info = c->v[0].t, *ci = NULL;
+    const char *api = c->v[1].str;
+    if (!api) return NULL;
+    PCT_CHECK(info->dtype == PCT_INT32, PCT_ERR_RUNTIME, "_linalg_check_errors: info must be an int32 tensor");
+    lap_batch bt;
+    lap_batch_of(info, 0, &bt);
+    PCT_TRY(ci = lap_copy_batch(info, 0, &bt, PCT_INT32));
+    const int r = lap_check_errors((const int *)pct_tensor_data(ci), ci->numel, api, c->v[2].b);
+    lap_release(ci);
+    if (r < 0) return NULL;
+    return pct_none();
+fail:
+    return NULL;
+}
+
+/* ---- LU of a batch (shared by inv, solve, det) ---- */
+
+typedef struct {
+    int dt, n, nrhs, lwork;
+    char *a, *b;          /* LU (n x n), right-hand sides (n x nrhs) or NULL */
+    int *piv, *info;
+    const int64_t *amap;  /* b's matrix -> a's matrix (NULL: the same) */
+    char trans;
+    int mode;             /* 0 LU only, 1 inverse (getrs into b, the identity), 3 determinant */
+    char *r0, *r1;        /* det / slogdet results */
+    size_t esz;
+} lu_ctx;
+
+static void lu_body(void *vc, int64_t b, void *sc)
+{
+    (void)sc;
+    lu_ctx *c = vc;
+    const size_t nn = (size_t)c->n * (size_t)c->n;
+    const int lda = c->n > 1 ? c->n : 1;
+    char *a = c->a + (size_t)b * nn * c->esz;
+    int *piv = c->piv + b * c->n;
+    lap_getrf(c->dt, c->n, c->n, a, lda, piv, &c->info[b]);
+    if (c->mode == 1 && c->info[b] == 0) /* the inverse solves A X = I, as torch's */
+        lap_getrs(c->dt, 'N', c->n, c->n, a, lda, piv, c->b + (size_t)b * nn * c->esz, lda, &c->info[b]);
+    if (c->mode == 3) { /* determinant: the product of U's diagonal, negated per row swap */
+        double prod = 1.0, logabs = 0.0;
+        bool swap = false, neg = false, zero = false, nan = false;
+        for (int i = 0; i < c->n; i++) {
+            const size_t at = (size_t)i * (size_t)(c->n + 1);
+            const double d = c->dt == PCT_FLOAT32 ? (double)((float *)a)[at] : ((double *)a)[at];
+            swap ^= piv[i] != i + 1;
+            neg ^= d < 0;
+            zero |= d == 0;
+            nan |= d != d;
+            prod *= d;
+            logabs += log(fabs(d));
+        }
+        const double det = swap ? -prod : prod, sign /* a NaN's sign is 0, as torch's */ = nan || zero ? 0.0 : (neg != swap) ? -1.0 : 1.0;
+        if (c->dt == PCT_FLOAT32) {
+            ((float *)c->r0)[b] = (float)(c->r1 ? sign : det);
+            if (c->r1) ((float *)c->r1)[b] = (float)logabs;
+        } else {
+            ((double *)c->r0)[b] = c->r1 ? sign : det;
+            if (c->r1) ((double *)c->r1)[b] = logabs;
+        }
+        c->info[b] = 0;
+    }
+}
+
+static void getrs_body(void *vc, int64_t b, void *sc)
+{
+    (void)sc;
+    lu_ctx *c = vc;
+    const int64_t ai = c->amap ? c->amap[b] : b;
+    if (c->info[ai] != 0) return;
+    const int lda = c->n > 1 ? c->n : 1;
+    int info = 0;
+    lap_getrs(c->dt, c->trans, c->n, c->nrhs, c->a + (size_t)ai * c->n * c->n * c->esz, lda, c->piv + ai * c->n,
+              c->b + (size_t)b * c->n * c->nrhs * c->esz, lda, &info);
+    if (info != 0) c->info[ai] = info;
+}
+
+/* ---- inverse: linalg_inv_ex(Tensor A, *, bool check_errors=False, pct_object? out=None): getrf, then getrs on I ---- */
+pct_object *pct_cpu_linalg_inv_ex(pct_call *c)
+{
+    static const char *const fields[2] = {"inverse", "info"};
+    pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
+    int *piv = NULL;
+    if (pct_out_parse_tuple(&c->v[2], "linalg_inv_ex", 2, outs) < 0) return NULL;
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.inv", "A", true, NULL, NULL));
+    lap_batch bt;
+    lap_batch_of(A, 2, &bt);
+    const int64_t n = A->sizes[A->ndim - 1];
+    PCT_TRY(lu = lap_copy_cm(A, &bt, false, A->dtype));
+    PCT_TRY(res[0] = lap_empty_cm(&bt, n, n, A->dtype));
+    PCT_TRY(res[1] = pct_tensor_zeros(bt.nb, bt.shape, PCT_INT32));
+    {
+        const int64_t isz = pct_tensor_itemsize(A);
+        char *d = pct_tensor_data(res[0]);
+        memset(d, 0, (size_t)(res[0]->numel * isz));
+        for (int64_t b = 0; b < bt.batch; b++)
+            for (int64_t i = 0; i < n; i++) pct_store_double(d + ((b * n + i) * n + i) * isz, A->dtype, 1.0);
+    }
+    if (bt.batch > 0 && n > 0) {
+        PCT_CHECK(piv = malloc(sizeof(int) * (size_t)(bt.batch * n)), PCT_ERR_MEMORY, "linalg.inv: out of memory");
+        lu_ctx ctx = {A->dtype, (int)n, (int)n, 0, pct_tensor_data(lu), pct_tensor_data(res[0]), piv,
+                      (int *)pct_tensor_data(res[1]), NULL, 'N', 1, NULL, NULL, (size_t)pct_tensor_itemsize(A)};
+        lap_run(bt.batch, n, 0, lu_body, &ctx, ctx.info);
+    }
+    free(piv);
+    piv = NULL;
+    lap_release(lu);
+    lu = NULL;
+    if (c->v[1].b)
+        PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[1]), bt.batch, "linalg.inv_ex", A->ndim == 2));
+    return lap_finish("torch.return_types.linalg_inv_ex", "torch.return_types.linalg_inv_ex_out", fields, 2, res, outs);
+fail:
+    free(piv);
+    lap_release(lu);
+    lap_release(res[0]);
+    lap_release(res[1]);
+    return NULL;
+}
+
+/* ---- determinants: linalg_det(Tensor A, *, Tensor? out=None), linalg_slogdet / slogdet ---- */
+
+static int det_compute(pct_tensor *A, const char *api, bool logs, pct_tensor **r0, pct_tensor **r1)
+{
+    pct_tensor *a = NULL;
+    int *piv = NULL, *info = NULL;
+    *r0 = *r1 = NULL;
+    PCT_TRY_INT(lap_check_matrix(A, api, "A", true, NULL, logs ? NULL : "lu_cpu"));
+    lap_batch bt;
+    lap_batch_of(A, 2, &bt);
+    const int64_t n = A->sizes[A->ndim - 1];
+    PCT_TRY(*r0 = lap_empty(&bt, 0, 0, 0, A->dtype));
+    if (logs) PCT_TRY(*r1 = lap_empty(&bt, 0, 0, 0, A->dtype));
+    PCT_TRY(a = lap_copy_cm(A, &bt, false, A->dtype));
+    if (bt.batch > 0) {
+        PCT_CHECK((piv = malloc(sizeof(int) * (size_t)(bt.batch * (n + 1)))) &&
+                  (info = calloc((size_t)bt.batch, sizeof(int))), PCT_ERR_MEMORY, "%s: out of memory", api);
+        lu_ctx ctx = {A->dtype, (int)n, 0, 0, pct_tensor_data(a), NULL, piv, info, NULL, 'N', 3, pct_tensor_data(*r0),
+                      *r1 ? pct_tensor_data(*r1) : NULL, (size_t)pct_tensor_itemsize(A)};
+        lap_run(bt.batch, n, 0, lu_body, &ctx, info);
+        PCT_TRY_INT(lap_check_errors(info, bt.batch, api, A->ndim == 2));
+    }
+    free(piv);
+    free(info);
+    lap_release(a);
+    return 0;
+fail:
+    free(piv);
+    free(info);
+    lap_release(a);
+    lap_release(*r0);
+    lap_release(*r1);
+    *r0 = *r1 = NULL;
+    return -1;
+}
+
+pct_object *pct_cpu_linalg_det(pct_call *c)
+{
+    pct_tensor *d, *unused;
+    if (det_compute(c->v[0].t, "linalg.det", false, &d, &unused) < 0) return NULL;
+    return lap_finish1(d, c->out);
+}
+
+static pct_object *slogdet(pct_call *c, const char *name, const char *name_out)
+{
+    static const char *const fields[2] = {"sign", "logabsdet"};
+    pct_tensor *outs[2] = {NULL, NULL}, *res[2];
+    if (pct_out_parse_tuple(&c->v[1], "linalg_slogdet", 2, outs) < 0) return NULL;
+    if (det_compute(c->v[0].t, "linalg.slogdet", true, &res[0], &res[1]) < 0) return NULL;
+    return lap_finish(name, name_out, fields, 2, res, outs);
+}
+
+/* linalg_slogdet(Tensor A, *, pct_object? out=None) */
+pct_object *pct_cpu_linalg_slogdet(pct_call *c)
+{
+    return slogdet(c, "torch.return_types.linalg_slogdet", "torch.return_types.linalg_slogdet_out");
+}
+
+/* slogdet(Tensor input, *, pct_object? out=None) */
+pct_object *pct_cpu_slogdet(pct_call *c)
+{
+    return slogdet(c, "torch.return_types.slogdet", "torch.return_types.slogdet_out");
+}
+
+/* ---- linear systems: linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False, pct_object? out=None) ---- */
+
+/* torch's linalg_solve_is_vector_rhs: B is a vector (or a batch of vectors matching A.shape[:-1]) */
+static bool vector_rhs(const pct_tensor *A, const pct_tensor *B)
+{
+    if (B->ndim == 1) return true;
+    if (B->ndim != A->ndim - 1) return false;
+    for (int i = 0; i < B->ndim; i++)
+        if (B->sizes[i] != A->sizes[i]) return false;
+    return true;
+}
+
+/* A view of B (..., n) as (..., n, 1). */
+static pct_tensor *unsqueeze_last(pct_tensor *B)
+{
+    int64_t sz[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
+    memcpy(sz, B->sizes, sizeof(int64_t) * (size_t)B->ndim);
+    memcpy(st, B->strides, sizeof(int64_t) * (size_t)B->ndim);
+    sz[B->ndim] = 1;
+    st[B->ndim] = 1;
+    return pct_tensor_view_of(B, B->ndim + 1, sz, st, B->offset);
+}
+
+/* A view of X (..., n, 1) as (..., n) (X column-major, so the n values are contiguous). */
+static pct_tensor *squeeze_last(pct_tensor *X)
+{
+    pct_tensor *r = pct_tensor_view_of(X, X->ndim - 1, X->sizes, X->strides, X->offset);
+    lap_release(X);
+    return r;
+}
+
+static int64_t *batch_map(const lap_batch *full, const pct_tensor *A)
+{
+    int64_t *map = malloc(sizeof(int64_t) * (size_t)(full->batch > 0 ? full->batch : 1));
+    PCT_CHECK(map, PCT_ERR_MEMORY, "linalg.solve: out of memory");
+    for (int64_t b = 0; b < full->batch; b++) map[b] = lap_batch_index(full, A, 2, b);
+    return map;
+fail:
+    return NULL;
+}
+
+pct_object *pct_cpu_linalg_solve_ex(pct_call *c)
+{
+    static const char *const fields[2] = {"result", "info"};
+    pct_tensor *A = c->v[0].t, *B0 = c->v[1].t, *B = NULL, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
+    int *piv = NULL;
+    int64_t *map = NULL;
+    const bool left = c->v[2].b;
+    if (pct_out_parse_tuple(&c->v[4], "linalg_solve_ex", 2, outs) < 0) return NULL;
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.solve", "A", true, NULL, "lu_cpu"));
+    PCT_CHECK(A->dtype == B0->dtype, PCT_ERR_RUNTIME,
+              "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
+              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
+    const bool vec = vector_rhs(A, B0);
+    PCT_TRY(B = vec ? unsqueeze_last(B0) : lap_retain(B0));
+    const int64_t n = A->sizes[A->ndim - 1];
+    PCT_CHECK(B->ndim >= 2 && (left ? B->sizes[B->ndim - 2] : B->sizes[B->ndim - 1]) == n, PCT_ERR_RUNTIME,
+              "linalg.solve: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
+              left ? "AX = B" : "XA = B", (long long)n, (long long)n,
+              (long long)(B->ndim >= 2 ? B->sizes[B->ndim - 2] : 1), (long long)B->sizes[B->ndim - 1]);
+    PCT_CHECK(!vec || left, PCT_ERR_RUNTIME,
+              "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. In this case "
+              "linalg.solve is equivalent to B / A.squeeze(-1)");
+    lap_batch ab, full;
+    lap_batch_of(A, 2, &ab);
+    PCT_TRY_INT(lap_batch_broadcast(B, 2, A, 2, &full)); /* torch broadcasts B against A */
+    const int64_t k = left ? B->sizes[B->ndim - 1] : B->sizes[B->ndim - 2];
+    PCT_TRY(lu = lap_copy_cm(A, &ab, false, A->dtype));
+    PCT_TRY(res[0] = lap_copy_cm(B, &full, !left, A->dtype));
+    PCT_TRY(res[1] = pct_tensor_zeros(ab.nb, ab.shape, PCT_INT32));
+    if (ab.batch > 0 && n > 0) {
+        PCT_CHECK(piv = malloc(sizeof(int) * (size_t)(ab.batch * n)), PCT_ERR_MEMORY, "linalg.solve: out of memory");
+        PCT_TRY(map = batch_map(&full, A));
+        lu_ctx ctx = {A->dtype, (int)n, (int)k, 0, pct_tensor_data(lu), pct_tensor_data(res[0]), piv,
+                      (int *)pct_tensor_data(res[1]), map, left ? 'N' : 'T', 0, NULL, NULL,
+                      (size_t)pct_tensor_itemsize(A)};
+        lap_run(ab.batch, n, 0, lu_body, &ctx, ctx.info);
+        if (k > 0) lap_run(full.batch, n, 0, getrs_body, &ctx, NULL);
+    }
+    free(piv);
+    free(map);
+    piv = NULL;
+    map = NULL;
+    lap_release(lu);
+    lu = NULL;
+    if (c->v[3].b)
+        PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[1]), ab.batch, "torch.linalg.solve_ex", A->ndim == 2));
+    if (!left) {
+        pct_tensor *t = res[0];
+        res[0] = lap_mT(t);
+        lap_release(t);
+        PCT_TRY(res[0]);
+    } else if (vec) {
+        PCT_TRY(res[0] = squeeze_last(res[0]));
+    }
+    lap_release(B);
+    return lap_finish("torch.return_types.linalg_solve_ex", "torch.return_types.linalg_solve_ex_out", fields, 2, res,
+                      outs);
+fail:
+    free(piv);
+    free(map);
+    lap_release(lu);
+    lap_release(B);
+    lap_release(res[0]);
+    lap_release(res[1]);
+    return NULL;
+}
+
+/* ---- linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False, Tensor? out=None) ---- */
+pct_object *pct_cpu_linalg_lu_solve(pct_call *c)
+{
+    pct_tensor *LU = c->v[0].t, *P = c->v[1].t, *B = c->v[2].t, *lu = NULL, *piv = NULL, *X = NULL;
+    const bool left = c->v[3].b, adjoint = c->v[4].b;
+    PCT_TRY_INT(lap_check_matrix(LU, "linalg.lu_solve", "LU", true, NULL, "linalg.lu_solve_cpu"));
+    PCT_CHECK(B->ndim >= 2, PCT_ERR_RUNTIME, "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
+    PCT_CHECK(P->dtype == PCT_INT32, PCT_ERR_RUNTIME,
+              "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
+    PCT_CHECK(LU->dtype == B->dtype, PCT_ERR_RUNTIME,
+              "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type %s and B of type %s "
+              "instead", pct_dtype_cpp_name[LU->dtype], pct_dtype_cpp_name[B->dtype]);
+    const int64_t n = LU->sizes[LU->ndim - 1];
+    PCT_CHECK((left ? B->sizes[B->ndim - 2] : B->sizes[B->ndim - 1]) == n, PCT_ERR_RUNTIME,
+              "linalg.lu_solve: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
+              left ? "AX = B" : "XA = B", (long long)n, (long long)n, (long long)B->sizes[B->ndim - 2],
+              (long long)B->sizes[B->ndim - 1]);
+    PCT_CHECK(P->ndim == LU->ndim - 1 && P->sizes[P->ndim - 1] == n, PCT_ERR_RUNTIME,
+              "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix");
+    for (int i = 0; i < P->ndim - 1; i++)
+        PCT_CHECK(P->sizes[i] == LU->sizes[i], PCT_ERR_RUNTIME,
+                  "linalg.lu_solve: Expected LU.shape[:-2] == pivots.shape[:-1]");
+    lap_batch full;
+    PCT_TRY_INT(lap_batch_broadcast(LU, 2, B, 2, &full));
+    const int64_t k = left ? B->sizes[B->ndim - 1] : B->sizes[B->ndim - 2];
+    PCT_TRY(lu = lap_copy_cm(LU, &full, false, LU->dtype));
+    PCT_TRY(piv = lap_copy_batch(P, 1, &full, PCT_INT32));
+    {
+        const int *pv = (const int *)pct_tensor_data(piv);
+        for (int64_t i = 0; i < piv->numel; i++)
+            PCT_CHECK(pv[i] >= 1 && pv[i] <= n, PCT_ERR_RUNTIME,
+                      "linalg.lu_solve: the pivots must be between 1 and %lld, but got %d", (long long)n, pv[i]);
+    }
+    PCT_TRY(X = lap_copy_cm(B, &full, !left, LU->dtype));
+    if (full.batch > 0 && n > 0 && k > 0) {
+        int *info = calloc((size_t)full.batch, sizeof(int));
+        PCT_CHECK(info, PCT_ERR_MEMORY, "linalg.lu_solve: out of memory");
+        lu_ctx ctx = {LU->dtype, (int)n, (int)k, 0, pct_tensor_data(lu), pct_tensor_data(X), (int *)pct_tensor_data(piv),
+                      info, NULL, (adjoint != !left) ? 'T' : 'N', 0, NULL, NULL, (size_t)pct_tensor_itemsize(LU)};
+        lap_run(full.batch, n, 0, getrs_body, &ctx, NULL);
+        free(info);
+    }
+    lap_release(lu);
+    lap_release(piv);
+    if (!left) {
+        pct_tensor *t = X;
+        X = lap_mT(t);
+        lap_release(t);
+        if (!X) return NULL;
+    }
+    return lap_finish1(X, c->out);
+fail:
+    lap_release(lu);
+    lap_release(piv);
+    lap_release(X);
+    return NULL;
+}
+
+/* ---- triangular systems: linalg_solve_triangular(Tensor A, Tensor B, *, bool upper, bool left=True,
+ *      bool unitriangular=False, Tensor? out=None) ---- */
+
+typedef struct {
+    int dt, n, m, k;
+    char side, uplo, diag;
+    char *a, *b;
+    size_t esz;
+} trsm_ctx;
+
+static void trsm_body(void *vc, int64_t b, void *sc)
+{
+    (void)sc;
+    trsm_ctx *c = vc;
+    lap_trsm(c->dt, c->side, c->uplo, 'N', c->diag, c->m, c->k, c->a + (size_t)b * c->n * c->n * c->esz,
+             c->n > 1 ? c->n : 1, c->b + (size_t)b * c->m * c->k * c->esz, c->m > 1 ? c->m : 1);
+}
+
+pct_object *pct_cpu_linalg_solve_triangular(pct_call *c)
+{
+    pct_tensor *A = c->v[0].t, *B = c->v[1].t, *a = NULL, *X = NULL;
+    const bool upper = c->v[2].b, left = c->v[3].b, unit = c->v[4].b;
+    PCT_TRY_INT(lap_check_matrix(A, "linalg.solve_triangular", "A", true, "triangular_solve_cpu",
+                                 "triangular_solve_cpu"));
+    PCT_CHECK(B->ndim >= 2, PCT_ERR_RUNTIME,
+              "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
+    const int64_t n = A->sizes[A->ndim - 1];
+    PCT_CHECK((left ? B->sizes[B->ndim - 2] : B->sizes[B->ndim - 1]) == n, PCT_ERR_RUNTIME,
+              "linalg.solve_triangular: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
+              left ? "AX = B" : "XA = B", (long long)n, (long long)n, (long long)B->sizes[B->ndim - 2],
+              (long long)B->sizes[B->ndim - 1]);
+    const int dt = A->dtype; /* torch solves in A's dtype */
+    lap_batch full;
+    PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
+    PCT_TRY(a = lap_copy_cm(A, &full, false, dt));
+    PCT_TRY(X = lap_copy_cm(B, &full, false, dt));
+    const int64_t m = B->sizes[B->ndim - 2], k = B->sizes[B->ndim - 1];
+    if (full.batch > 0 && m > 0 && k > 0) {
+        trsm_ctx ctx = {dt, (int)n, (int)m, (int)k, left ? 'L' : 'R', upper ? 'U' : 'L', unit ? 'U' : 'N',
+                        pct_tensor_data(a), pct_tensor_data(X), (size_t)pct_dtype_itemsize[dt]};
+        lap_run(full.batch, n, 0, trsm_body, &ctx, NULL);
+    }
+    lap_release(a);
+    return lap_finish1_legacy(X, c->out, LAP_OUT_SCALAR, "linalg.solve_triangular", "result");
+fail:
+    lap_release(a);
+    lap_release(X);
+    return NULL;
+}
+
+/* ---- least squares: linalg_lstsq(Tensor A, Tensor B, float? rcond=None, *, str? driver=None) ---- */
+
+enum { GELS, GELSY, GELSD, GELSS };
+
+typedef struct {
+    int dt, m, n, k, mx, driver, lwork;
+    double rcond;
+    char *a, *b, *s;
+    int64_t *rank;
+    int *info;
+    size_t esz;
+} lstsq_ctx;
+
+static void lstsq_body(void *vc, int64_t bi, void *sc)
+{
+    lstsq_ctx *c = vc;
+    const int lda = c->m > 1 ? c->m : 1, ldb = c->mx > 1 ? c->mx : 1, mn = c->m < c->n ? c->m : c->n;
+    char *a = c->a + (size_t)bi * c->m * c->n * c->esz, *b = c->b + (size_t)bi * c->mx * c->k * c->esz;
+    char *s = c->s ? c->s + (size_t)bi * mn * c->esz : NULL;
+    int rank = 0, *iw = (int *)((char *)sc + (size_t)c->lwork * c->esz);
+    switch (c->driver) {
+    case GELS: lap_gels(c->dt, c->m, c->n, c->k, a, lda, b, ldb, sc, c->lwork, &c->info[bi]); break;
+    case GELSY:
+        memset(iw, 0, sizeof(int) * (size_t)(c->n > 0 ? c->n : 1));
+        lap_gelsy(c->dt, c->m, c->n, c->k, a, lda, b, ldb, iw, c->rcond, &rank, sc, c->lwork, &c->info[bi]);
+        break;
+    case GELSD: lap_gelsd(c->dt, c->m, c->n, c->k, a, lda, b, ldb, s, c->rcond, &rank, sc, c->lwork, iw, &c->info[bi]); break;
+    default: lap_gelss(c->dt, c->m, c->n, c->k, a, lda, b, ldb, s, c->rcond, &rank, sc, c->lwork, &c->info[bi]); break;
+    }
+    if (c->rank) c->rank[bi] = rank;
+}
+
+pct_object *pct_cpu_linalg_lstsq(pct_call *c)
+{
+    static const char *const fields[4] = {"solution", "residuals", "rank", "singular_values"};
+    const char *api = "torch.linalg.lstsq";
+    pct_tensor *A = c->v[0].t, *B0 = c->v[1].t, *B = NULL, *a = NULL, *X = NULL, *res[4] = {NULL, NULL, NULL, NULL};
+    int *info = NULL;
+    PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "%s: input must have at least 2 dimensions.", api);
+    PCT_CHECK(B0->ndim >= 1, PCT_ERR_RUNTIME, "%s: other must have at least 1 dimension.", api);
+    PCT_CHECK(A->ndim - B0->ndim >= 0 && A->ndim - B0->ndim <= 1, PCT_ERR_RUNTIME,
+              "%s: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1", api);
+    PCT_CHECK(A->dtype == B0->dtype, PCT_ERR_RUNTIME,
+              "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
+              api, pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
+    PCT_CHECK(!pct_dtype_is_floating(A->dtype) || A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64,
+              PCT_ERR_RUNTIME, "This function doesn't handle types other than float and double");
+    PCT_TRY_INT(lap_check_matrix(A, api, "input", false, NULL, NULL));
+    const bool vec = B0->ndim == A->ndim - 1;
+    PCT_TRY(B = vec ? unsqueeze_last(B0) : lap_retain(B0));
+    const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = B->sizes[B->ndim - 1];
+    const int64_t mx = m > n ? m : n, mn = m < n ? m : n;
+    int driver = GELSY;
+    if (!c->v[3].none) {
+        const char *d = c->v[3].str;
+        if (!d) goto fail;
+        driver = !strcmp(d, "gels") ? GELS : !strcmp(d, "gelsy") ? GELSY : !strcmp(d, "gelsd") ? GELSD
+                 : !strcmp(d, "gelss") ? GELSS : -1;
+        PCT_CHECK(driver >= 0, PCT_ERR_RUNTIME,
+                  "%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", api);
+    }
+    const double eps = A->dtype == PCT_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    const double rcond = c->v[2].none ? eps * (double)mx : c->v[2].d;
+    lap_batch full;
+    PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
+    PCT_CHECK(B->sizes[B->ndim - 2] == m, PCT_ERR_RUNTIME, "%s: input.size(-2) should match other.size(-%d)", api,
+              vec ? 1 : 2);
+    PCT_TRY(a = lap_copy_cm(A, &full, false, A->dtype));
+    PCT_TRY(X = lap_empty_cm(&full, mx, k, A->dtype));
+    memset(pct_tensor_data(X), 0, (size_t)(X->numel * pct_tensor_itemsize(X))); /* an empty A solves to zeros */
+    {
+        int64_t sz[PCT_MAX_DIMS];
+        memcpy(sz, X->sizes, sizeof(int64_t) * (size_t)X->ndim);
+        sz[X->ndim - 2] = m;
+        pct_tensor *top = pct_tensor_view_of(X, X->ndim, sz, X->strides, X->offset);
+        PCT_TRY(top);
+        const int r = lap_copy_into(top, B, 2, false);
+        lap_release(top);
+        PCT_TRY_INT(r);
+    }
+    const int64_t zero = 0;
+    if (driver == GELSD || driver == GELSS) PCT_TRY(res[3] = lap_empty(&full, 1, mn, 0, A->dtype));
+    else PCT_TRY(res[3] = pct_tensor_empty(1, &zero, A->dtype, PCT_CPU, -1));
+    if (driver != GELS) PCT_TRY(res[2] = pct_tensor_zeros(full.nb, full.shape, PCT_INT64));
+    else PCT_TRY(res[2] = pct_tensor_empty(1, &zero, PCT_INT64, PCT_CPU, -1));
+    if (full.batch > 0 && m > 0 && n > 0 && k > 0) {
+        PCT_CHECK(info = calloc((size_t)full.batch, sizeof(int)), PCT_ERR_MEMORY, "%s: out of memory", api);
+        double query[2] = {0, 0}, sdummy[2];
+        int qi = 0, rk = 0, iq[2] = {0, 0};
+        const int M = (int)m, N = (int)n, K = (int)k, LDB = (int)mx;
+        switch (driver) {
+        case GELS: lap_gels(A->dtype, M, N, K, NULL, M, NULL, LDB, query, -1, &qi); break;
+        case GELSY: lap_gelsy(A->dtype, M, N, K, NULL, M, NULL, LDB, iq, rcond, &rk, query, -1, &qi); break;
+        case GELSD: lap_gelsd(A->dtype, M, N, K, NULL, M, NULL, LDB, sdummy, rcond, &rk, query, -1, iq, &qi); break;
+        default: lap_gelss(A->dtype, M, N, K, NULL, M, NULL, LDB, sdummy, rcond, &rk, query, -1, &qi); break;
+        }
+        int liwork = driver == GELSD ? (iq[0] > 1 ? iq[0] : 1) : driver == GELSY ? N : 0;
+        lstsq_ctx ctx = {A->dtype, M, N, K, LDB, driver, lap_lwork(A->dtype, query, 1), rcond, pct_tensor_data(a),
+                         pct_tensor_data(X), driver == GELSD || driver == GELSS ? pct_tensor_data(res[3]) : NULL,
+                         driver != GELS ? (int64_t *)pct_tensor_data(res[2]) : NULL, info,
+                         (size_t)pct_tensor_itemsize(A)};
+        lap_run(full.batch, mn, (size_t)ctx.lwork * ctx.esz + sizeof(int) * (size_t)(liwork + 1), lstsq_body, &ctx,
+                info);
+        PCT_TRY_INT(lap_check_errors(info, full.batch, api, A->ndim == 2 && B->ndim == 2));
+    }
+    /* residuals: sum of squares of rows n..m of the solution buffer, for m > n and a full rank */
+    bool resid = m > n && driver != GELSY;
+    if (resid && driver != GELS) {
+        const int64_t *rk = (const int64_t *)pct_tensor_data(res[2]);
+        for (int64_t b = 0; b < full.batch; b++) resid &= rk[b] == n;
+    }
+    if (resid) {
+        PCT_TRY(res[1] = lap_empty(&full, 1, k, 0, A->dtype));
+        const char *xd = pct_tensor_data(X);
+        char *rd = pct_tensor_data(res[1]);
+        const int64_t isz = pct_tensor_itemsize(A);
+        for (int64_t b = 0; b < full.batch; b++)
+            for (int64_t j = 0; j < k; j++) {
+                double s = 0;
+                for (int64_t i = n; i < m; i++) {
+                    const double v = pct_load_as_double(xd + ((b * k + j) * mx + i) * isz, A->dtype);
+                    s += v * v;
+                }
+                pct_store_double(rd + (b * k + j) * isz, A->dtype, s);
+            }
+    } else {
+        PCT_TRY(res[1] = pct_tensor_empty(1, &zero, A->dtype, PCT_CPU, -1));
+    }
+    {
+        /* the solution: the first n rows */
+        int64_t sz[PCT_MAX_DIMS];
+        memcpy(sz, X->sizes, sizeof(int64_t) * (size_t)X->ndim);
+        sz[X->ndim - 2] = n;
+        PCT_TRY(res[0] = pct_tensor_view_of(X, X->ndim - (vec ? 1 : 0), sz, X->strides, X->offset));
+    }
+    free(info);
+    lap_release(a);
+    lap_release(X);
+    lap_release(B);
+    return lap_finish("torch.return_types.linalg_lstsq", "torch.return_types.linalg_lstsq_out", fields, 4, res, NULL);
+fail:
+    free(info);
+    lap_release(a);
+    lap_release(X);
+    lap_release(B);
+    for (int i = 0; i < 4; i++) lap_release(res[i]);
+    return NULL;
+}
+
+/* ---- linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False, Tensor? out=None) ---- */
+
+typedef struct {
+    int dt, n, k;
+    char *a, *b;
+    int *piv;
+    size_t esz;
+} ldls_ctx;
+
+static void ldls_body(void *vc, int64_t bi, void *sc)
+{
+    (void)sc;
+    ldls_ctx *c = vc;
+    int info = 0;
+    lap_sytrs(c->dt, 'L', c->n, c->k, c->a + (size_t)bi * c->n * c->n * c->esz, c->n > 1 ? c->n : 1,
+              c->piv + bi * c->n, c->b + (size_t)bi * c->n * c->k * c->esz, c->n > 1 ? c->n : 1, &info);
+}
+
+pct_object *pct_cpu_linalg_ldl_solve(pct_call *c)
+{
+    const char *api = "torch.linalg.ldl_solve";
+    pct_tensor *LD = c->v[0].t, *P = c->v[1].t, *B = c->v[2].t, *ld = NULL, *piv = NULL, *X = NULL;
+    PCT_TRY_INT(lap_check_matrix(LD, api, "LD", true, NULL, NULL));
+    PCT_CHECK(B->ndim >= 2, PCT_ERR_RUNTIME, "%s: The input tensor B must have at least 2 dimensions.", api);
+    PCT_CHECK(P->dtype == PCT_INT32, PCT_ERR_RUNTIME, "%s: Expected pivots to be integers. Got %s", api,
+              pct_dtype_cpp_name[P->dtype]);
+    PCT_CHECK(LD->dtype == B->dtype, PCT_ERR_RUNTIME,
+              "%s: LD dtype %s does not match b dtype %s", api, pct_dtype_cpp_name[LD->dtype],
+              pct_dtype_cpp_name[B->dtype]);
+    const int64_t n = LD->sizes[LD->ndim - 1];
+    PCT_CHECK(P->ndim == LD->ndim - 1 && P->sizes[P->ndim - 1] == n, PCT_ERR_RUNTIME,
+              "%s: Expected LD.shape[:-1] and pivots.shape to be the same", api);
+    PCT_CHECK(B->sizes[B->ndim - 2] == n, PCT_ERR_RUNTIME,
+              "%s: Incompatible shapes of A and B for the equation AX = B (%lldx%lld and %lldx%lld)", api, (long long)n,
+              (long long)n, (long long)B->sizes[B->ndim - 2], (long long)B->sizes[B->ndim - 1]);
+    lap_batch full;
+    PCT_TRY_INT(lap_batch_broadcast(LD, 2, B, 2, &full));
+    const int64_t k = B->sizes[B->ndim - 1];
+    PCT_TRY(ld = lap_copy_cm(LD, &full, false, LD->dtype));
+    PCT_TRY(piv = lap_copy_batch(P, 1, &full, PCT_INT32));
+    {
+        const int *pv = (const int *)pct_tensor_data(piv);
+        for (int64_t i = 0; i < piv->numel; i++)
+            PCT_CHECK(pv[i] != 0 && pv[i] <= n && pv[i] >= -n, PCT_ERR_RUNTIME, "%s: invalid pivots", api);
+    }
+    PCT_TRY(X = lap_copy_cm(B, &full, false, LD->dtype));
+    if (full.batch > 0 && n > 0 && k > 0) {
+        ldls_ctx ctx = {LD->dtype, (int)n, (int)k, pct_tensor_data(ld), pct_tensor_data(X), (int *)pct_tensor_data(piv),
+                        (size_t)pct_tensor_itemsize(LD)};
+        lap_run(full.batch, n, 0, ldls_body, &ctx, NULL);
+    }
+    lap_release(ld);
+    lap_release(piv);
+    return lap_finish1(X, c->out);
+fail:
+    lap_release(ld);
+    lap_release(piv);
+    lap_release(X);
+    return NULL;
+}
