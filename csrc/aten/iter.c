@@ -584,7 +584,12 @@ void pct_preserved_strides(const pct_tensor *t, int64_t *out)
 
 pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype)
 {
-    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
+    return pct_empty_preserving_on(t, dtype, t->device_type, t->device_index);
+}
+
+pct_tensor *pct_empty_preserving_on(const pct_tensor *t, int dtype, int device_type, int device_index)
+{
+    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, device_type, device_index);
     /* an empty t counts as contiguous whatever its strides; torch still preserves them (empty_like) */
     if (!r || (pct_tensor_is_contiguous(t) && t->numel > 0)) return r;
     int64_t st[PCT_MAX_DIMS];

@@ -217,7 +217,12 @@ static PyObject *finish_new(PyObject *t, PyObject *device, int requires_grad)
     if (device && device != Py_None) {
         int8_t type, index;
         if (pct_device_from_object(device, &type, &index) < 0) { Py_DECREF(t); return NULL; }
-        if (type != PCT_CPU) {
+        if (type == PCT_META) { /* made on the CPU, then its meta twin (to("meta")) */
+            PyObject *m = PyObject_CallMethod(t, "to", "s", "meta");
+            Py_DECREF(t);
+            if (!m) return NULL;
+            t = m;
+        } else if (type != PCT_CPU) {
             Py_DECREF(t);
             PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
             return NULL;
@@ -295,6 +300,7 @@ PyObject *pct_tensor_item(PyObject *self, PyObject *unused)
         PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar", (long long)t->numel);
         return NULL;
     }
+    if (pct_check_has_data(t) < 0) return NULL;
     return pct_scalar_to_python(pct_tensor_data(t), t->dtype);
 }
 
@@ -315,5 +321,6 @@ PyObject *pct_tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
     pct_tensor *t = (pct_tensor *)self;
+    if (pct_check_has_data(t) < 0) return NULL;
     return tolist_rec(t, 0, pct_tensor_data(t));
 }
