@@ -94,8 +94,8 @@ typedef struct pct_runtime_table {
      * overflow NULL -2 with OverflowError, else 0 with *overflow = +1 or -1 and *value saturated */
     int (*index_value)(pct_object *o, int64_t *value, int *overflow);
     bool (*is_int)(const pct_object *o);
-    /* repr(o) as a malloc'd UTF-8 string the caller frees; NULL with the error set */
-    char *(*repr)(pct_object *o);
+    /* str(o) as a malloc'd UTF-8 string the caller frees; NULL with the error set */
+    char *(*str)(pct_object *o);
 } pct_runtime_table;
 
 /* Filled by the binding at import (runtime_binding.c); read-only afterwards. */

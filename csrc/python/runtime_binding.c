@@ -98,9 +98,9 @@ static int index_value(PyObject *o, int64_t *value, int *overflow)
     return 0;
 }
 
-static char *repr(PyObject *o)
+static char *str(PyObject *o)
 {
-    PyObject *r = PyObject_Repr(o);
+    PyObject *r = PyObject_Str(o);
     if (!r) return NULL;
     const char *s = PyUnicode_AsUTF8(r);
     char *copy = s ? strdup(s) : NULL;
@@ -139,6 +139,6 @@ void pct_runtime_install(void)
         .sequence_items = sequence_items,
         .index_value = index_value,
         .is_int = is_int,
-        .repr = repr,
+        .str = str,
     };
 }

@@ -157,7 +157,7 @@ static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, 
     const bool is_none = !dims || pct_is_none(dims), is_seq = !is_none && pct_sequence_items(dims, &pair, &len);
     const bool is_tensor = !is_none && !is_seq && pct_is_tensor(dims);
     if (!is_none && !is_seq && !is_tensor && !pct_runtime.is_int(dims)) {
-        char *r = pct_runtime.repr(dims);
+        char *r = pct_runtime.str(dims);
         if (!r) return NULL;
         pct_error(PCT_ERR_RUNTIME,
                      "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] containing two "
@@ -192,7 +192,7 @@ static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, 
         } else {
             int64_t v = t->numel == 1 ? pct_load_as_int64(pct_tensor_data(t), t->dtype) : 0;
             if (v < 0) {
-                char *r = pct_runtime.repr(dims);
+                char *r = pct_runtime.str(dims);
                 if (!r) return NULL;
                 pct_error(PCT_ERR_RUNTIME, "tensordot expects dims >= 0, but got dims=%s", r);
                 free(r);
