@@ -214,7 +214,9 @@ pct_object *pct_dispatch(pct_call *c)
     const int dev_slot = device_param(c->op_index);
     if (dev_slot >= 0 && !c->v[dev_slot].none) {
         const int want = c->v[dev_slot].dev.type;
-        if (want == PCT_META || (want == PCT_CPU && backend == PCT_META && c->op_index != PCT_OP_to_device)) {
+        /* a *_like / new_* factory reads only the shape of its meta input; a meta out= keeps the meta backend */
+        if (want == PCT_META || (want == PCT_CPU && backend == PCT_META && c->op_index != PCT_OP_to_device &&
+                                 !(c->out && c->out->device_type == PCT_META))) {
             backend = want;
             index = -1;
         } /* CUDA: the CPU kernel's device check raises torch's "not compiled with CUDA" */

@@ -93,6 +93,7 @@ static int check_tensor_values(pct_tensor *src, int dtype)
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
         return -1;
     }
+    if (pct_check_has_data(src) < 0) return -1;
     pct_tensor *v = pct_to_dtype(src, PCT_INT64, false);
     pct_tensor *cont = v ? pct_contiguous(v) : NULL;
     Py_XDECREF(v);
@@ -161,7 +162,8 @@ static int fill(PyObject *o, char **p, int dtype, int item)
         if (PCT_TENSOR_CHECK(x)) {
             /* a tensor inside a list: convert and copy its values */
             pct_tensor *src = (pct_tensor *)x;
-            pct_tensor *conv = check_tensor_values(src, dtype) < 0 ? NULL : pct_to_dtype(src, dtype, false);
+            pct_tensor *conv = pct_check_has_data(src) < 0 || check_tensor_values(src, dtype) < 0
+                                   ? NULL : pct_to_dtype(src, dtype, false);
             pct_tensor *cont = conv ? pct_contiguous(conv) : NULL;
             Py_XDECREF(conv);
             if (cont) {

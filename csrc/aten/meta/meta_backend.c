@@ -60,6 +60,9 @@ static int meta_synchronize(int device_index) { (void)device_index; return 0; }
 
 /* ---- stand-ins ---- */
 
+static bool is_meta_tensor(const pct_tensor *t) { return t && t->device_type == PCT_META; }
+
+
 static void *standin_alloc(size_t nbytes)
 {
     void *p = mmap(NULL, nbytes ? nbytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -74,20 +77,35 @@ static const pct_allocator standin_allocator = {"meta stand-in", standin_alloc, 
 typedef struct standins {
     int n, cap;
     pct_tensor **meta, **cpu;
-    int nlists;
+    int nlists, nseqs;
     pct_tensor **lists[PCT_MAX_PARAMS];
+    pct_object *seqs[PCT_MAX_PARAMS]; /* tuples made for object arguments holding meta tensors (index_put's indices) */
 } standins;
 
 static void standins_release(standins *s)
 {
     for (int i = 0; i < s->n; i++) PCT_DECREF(s->cpu[i]);
     for (int i = 0; i < s->nlists; i++) free(s->lists[i]);
+    for (int i = 0; i < s->nseqs; i++) PCT_DECREF(s->seqs[i]);
     free(s->meta);
     free(s->cpu);
 }
 
-/* The stand-in of meta tensor t (made once per tensor of the call); NULL with an error. */
-static pct_tensor *standin_for(standins *s, pct_tensor *t)
+/* Every element of stand-in storage st, read as dtype, set to 1 (through the CPU backend's fill). */
+static int fill_ones(pct_storage *st, int dtype)
+{
+    int64_t n = (int64_t)(st->nbytes / (size_t)pct_dtype_itemsize[dtype]);
+    pct_tensor *all = pct_tensor_from_storage(st, 1, &n, NULL, 0, dtype);
+    if (!all) return -1;
+    const pct_scalar one = {.kind = PCT_SCALAR_INT, .i = 1, .d = 1.0};
+    int rc = pct_backends[PCT_CPU]->fill(all, &one);
+    PCT_DECREF(all);
+    return rc;
+}
+
+/* The stand-in of meta tensor t (made once per tensor of the call), its elements 1 with `ones`, else 0; NULL with an
+ * error. */
+static pct_tensor *standin_for(standins *s, pct_tensor *t, bool ones)
 {
     for (int i = 0; i < s->n; i++)
         if (s->meta[i] == t) return s->cpu[i];
@@ -107,12 +125,37 @@ static pct_tensor *standin_for(standins *s, pct_tensor *t)
     pct_storage *st = pct_storage_struct_new(data, nbytes, &standin_allocator, PCT_CPU, -1);
     if (!st) { standin_free(data, nbytes); return NULL; }
     st->resizable = 1; /* an out= stand-in the kernel resizes moves to a bigger mapping */
+    if (ones && fill_ones(st, t->dtype) < 0) { pct_storage_decref(st); return NULL; }
     pct_tensor *c = pct_tensor_from_storage(st, t->ndim, t->sizes, t->strides, t->offset, t->dtype);
     pct_storage_decref(st);
     if (!c) return NULL;
     s->meta[s->n] = t;
     s->cpu[s->n++] = c;
     return c;
+}
+
+/* An object argument as the CPU kernel gets it: a tuple or list holding meta tensors becomes a tuple of their
+ * stand-ins (owned by s); anything else stays (borrowed). NULL with an error. */
+static pct_object *object_with_standins(standins *s, pct_object *o, bool ones)
+{
+    pct_object *const *items;
+    int64_t n;
+    if (!pct_sequence_items(o, &items, &n)) return o;
+    bool any = false;
+    for (int64_t k = 0; k < n && !any; k++) any = pct_is_tensor(items[k]) && is_meta_tensor((pct_tensor *)items[k]);
+    if (!any) return o;
+    if (s->nseqs == PCT_MAX_PARAMS) return pct_error_str(PCT_ERR_RUNTIME, "pyctorch internal error: too many sequences");
+    pct_object **copy = malloc(sizeof *copy * (size_t)(n ? n : 1));
+    if (!copy) return pct_error_nomem();
+    for (int64_t k = 0; k < n; k++) {
+        pct_object *x = items[k];
+        if (pct_is_tensor(x) && is_meta_tensor((pct_tensor *)x)) x = (pct_object *)standin_for(s, (pct_tensor *)x, ones);
+        copy[k] = x ? pct_newref(x) : NULL; /* a NULL makes the tuple fail and release the rest */
+    }
+    pct_object *t = pct_tuple_steal(n, copy);
+    free(copy);
+    if (t) s->seqs[s->nseqs++] = t;
+    return t;
 }
 
 /* The meta tensor a result tensor r of the CPU kernel stands for (new reference; r is consumed). */
@@ -197,14 +240,32 @@ static bool data_dependent(int op)
     }
 }
 
+/* Integer division raises on a zero divisor: its stand-ins hold ones instead of zeros. */
+static bool divides(int op)
+{
+    return op == PCT_OP_div_trunc || op == PCT_OP_floor_divide || op == PCT_OP_fmod || op == PCT_OP_remainder ||
+           op == PCT_OP_div_mode;
+}
+
+/* In-place ops that only write values (what initialising a model does): on the meta device, nothing to do. */
+static bool writes_values_only(int op)
+{
+    switch (op) {
+    case PCT_OP_uniform_: case PCT_OP_normal_: case PCT_OP_random_default_: case PCT_OP_random_from_:
+    case PCT_OP_random_to_: case PCT_OP_bernoulli_float_: case PCT_OP_exponential_: case PCT_OP_cauchy_:
+    case PCT_OP_log_normal_: case PCT_OP_geometric_: case PCT_OP_fill_: case PCT_OP_zero_:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static int param_index(const pct_signature *sig, const char *name, int type)
 {
     for (int i = 0; i < sig->nparams; i++)
         if (sig->params[i].type == type && strcmp(sig->params[i].name, name) == 0) return i;
     return -1;
 }
-
-static bool is_meta_tensor(const pct_tensor *t) { return t && t->device_type == PCT_META; }
 
 /* The tensor an in-place op writes: its out/self target, or the first argument of a method-only mutator (copy_, the
  * random fills). */
@@ -253,14 +314,20 @@ static pct_object *sized_factory_result(pct_object *r, const pct_value *size, co
     return (pct_object *)m;
 }
 
-/* After an out= kernel resized its stand-in, the meta out tensor takes the stand-in's geometry. */
-static int out_follow(standins *s, pct_tensor *out)
+/* A stand-in whose geometry the kernel changed (an out= tensor it resized, an in-place view op: unsqueeze_, t_,
+ * as_strided_) hands the change to its meta tensor. */
+static int sync_geometry(standins *s)
 {
     for (int i = 0; i < s->n; i++) {
-        if (s->meta[i] != out) continue;
+        pct_tensor *m = s->meta[i];
         const pct_tensor *c = s->cpu[i];
-        if (out->storage->nbytes < c->storage->nbytes) out->storage->nbytes = c->storage->nbytes;
-        if (out->dtype == c->dtype) return pct_tensor_set_shape(out, c->ndim, c->sizes, c->strides);
+        if (m->storage->nbytes < c->storage->nbytes) m->storage->nbytes = c->storage->nbytes;
+        bool same = m->ndim == c->ndim && m->offset == c->offset && m->dtype == c->dtype &&
+                    !memcmp(m->sizes, c->sizes, sizeof(int64_t) * (size_t)c->ndim) &&
+                    !memcmp(m->strides, c->strides, sizeof(int64_t) * (size_t)c->ndim);
+        if (same) continue;
+        m->offset = c->offset;
+        if (pct_tensor_set_shape(m, c->ndim, c->sizes, c->strides) < 0) return -1;
     }
     return 0;
 }
@@ -292,7 +359,7 @@ static pct_object *meta_fallback(pct_call *c)
         return pct_error_str(PCT_ERR_NOT_IMPLEMENTED, copy_out_message);
     /* initialising in place (uniform_, normal_, fill_, zero_, ...): nothing to compute */
     pct_tensor *target = written_target(c);
-    if (is_meta_tensor(target) && !reads_other_tensors(c, target)) {
+    if (is_meta_tensor(target) && writes_values_only(c->op_index) && !reads_other_tensors(c, target)) {
         PCT_INCREF(target);
         return (pct_object *)target;
     }
@@ -301,21 +368,24 @@ static pct_object *meta_fallback(pct_call *c)
     memcpy(sc, c, sizeof *sc);
     standins s = {0};
     pct_object *r = NULL;
+    const bool ones = divides(c->op_index);
     for (int i = 0; i < sig->nparams; i++) {
         pct_value *v = &sc->v[i];
         if (v->none) continue;
         if (sig->params[i].type == PCT_ARG_TENSOR && is_meta_tensor(v->t)) {
-            if (!(v->t = standin_for(&s, v->t))) goto done;
+            if (!(v->t = standin_for(&s, v->t, ones))) goto done;
         } else if (sig->params[i].type == PCT_ARG_TENSORLIST && v->n > 0) {
             pct_tensor **items = malloc(sizeof *items * (size_t)v->n);
             if (!items) { pct_error_nomem(); goto done; }
             s.lists[s.nlists++] = items;
             for (int32_t k = 0; k < v->n; k++)
-                if (!(items[k] = is_meta_tensor(v->items[k]) ? standin_for(&s, v->items[k]) : v->items[k])) goto done;
+                if (!(items[k] = is_meta_tensor(v->items[k]) ? standin_for(&s, v->items[k], ones) : v->items[k])) goto done;
             v->items = items;
+        } else if (sig->params[i].type == PCT_ARG_OBJECT && v->obj && !(v->obj = object_with_standins(&s, v->obj, ones))) {
+            goto done;
         }
     }
-    if (is_meta_tensor(sc->out) && !(sc->out = standin_for(&s, sc->out))) goto done;
+    if (is_meta_tensor(sc->out) && !(sc->out = standin_for(&s, sc->out, ones))) goto done;
     /* a factory asked for the meta device: the CPU kernel with no elements */
     const pct_value *size = NULL, *stride = NULL;
     bool factory = dev && !dev->none && dev->dev.type == PCT_META;
@@ -344,10 +414,10 @@ static pct_object *meta_fallback(pct_call *c)
         if (pct_out_enter(sc, &prev) < 0) goto done; /* Note [out= arguments]: the stand-in is the out tensor now */
         r = cpu(sc);
         pct_out_leave(prev);
-        if (r && c->out && out_follow(&s, c->out) < 0) PCT_CLEAR(r);
     } else {
         r = cpu(sc);
     }
+    if (r && sync_geometry(&s) < 0) PCT_CLEAR(r);
     /* a sized factory made an empty tensor of the dtype; anything else (arange, linspace, eye, to("meta") of a CPU
      * tensor, and every op on meta tensors) is made meta as it is */
     r = size ? sized_factory_result(r, size, stride) : results_to_meta(&s, r);
