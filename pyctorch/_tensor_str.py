@@ -403,7 +403,13 @@ def tensor_str_with_suffix(t, torch_module=None):
         implicit.append(default_complex)
     dtype_is_implicit = any(d is not None and dtype == d for d in implicit)
 
-    if t.numel() == 0:
+    if getattr(t, "is_meta", False):
+        # no values: the size and (unless the default) the dtype stand for them, as torch prints
+        suffixes.append("size=" + str(tuple(t.shape)))
+        if dtype != default_dtype:
+            suffixes.append("dtype=" + _dtype_text(dtype))
+        body = "..."
+    elif t.numel() == 0:
         # nothing to infer the type/shape from, so spell them out
         if t.dim() != 1:
             suffixes.append("size=" + str(tuple(t.shape)))

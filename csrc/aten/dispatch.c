@@ -4,6 +4,7 @@
 #include "op.h"
 #include "error.h"
 #include "out.h"
+#include "backend.h"
 
 pct_op pct_ops[PCT_NUM_OPS] = {
 #define PCT_OP(id, schema, variants, cpu) [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_CUSTOM, 0, {cpu, NULL}, {{0}}},
@@ -15,7 +16,59 @@ pct_op pct_ops[PCT_NUM_OPS] = {
 };
 
 
-static const char *backend_name(int b) { return b == PCT_CUDA ? "CUDA" : "CPU"; }
+const pct_backend *const pct_backends[PCT_NUM_BACKENDS] = {[PCT_CPU] = &pct_cpu_backend, [PCT_META] = &pct_meta_backend};
+
+const char *pct_device_type_name(int device_type)
+{
+    return device_type == PCT_CUDA ? "cuda" : device_type == PCT_META ? "meta" : "cpu";
+}
+
+const pct_backend *pct_backend_of(int device_type)
+{
+    const pct_backend *b = device_type >= 0 && device_type < PCT_NUM_BACKENDS ? pct_backends[device_type] : NULL;
+    if (!b) pct_error_str(PCT_ERR_ASSERTION, "Torch not compiled with CUDA enabled");
+    return b;
+}
+
+static const char *backend_name(int b) { return b == PCT_CUDA ? "CUDA" : b == PCT_META ? "Meta" : "CPU"; }
+
+/* The op's `device` parameter (factories, to), or -1; looked up once per op. */
+static int device_param(int op)
+{
+    static int8_t slot[PCT_NUM_OPS]; /* 0: not looked up yet; else the parameter's index + 1, or -1 */
+    if (__builtin_expect(slot[op] == 0, 0)) {
+        const pct_signature *sig = &pct_ops[op].sig;
+        int found = -1;
+        for (int i = 0; i < sig->nparams && found < 0; i++)
+            if (sig->params[i].type == PCT_ARG_DEVICE && strcmp(sig->params[i].name, "device") == 0) found = i;
+        slot[op] = (int8_t)(found < 0 ? -1 : found + 1);
+    }
+    return slot[op] < 0 ? -1 : slot[op] - 1;
+}
+
+/* Every tensor argument on the backend's device, except 0-d CPU tensors (which join any device): else torch's error. */
+static int check_one_device(const pct_call *c, int backend, int index)
+{
+    const pct_signature *sig = &c->op->sig;
+    int expected = -1; /* torch expects the first tensor's device (a 0-d CPU tensor aside) */
+    for (int i = 0; i < sig->nparams; i++) {
+        const pct_value *v = &c->v[i];
+        if (sig->params[i].type != PCT_ARG_TENSOR || v->none) continue;
+        if (v->t->device_type == PCT_CPU && v->t->ndim == 0) continue;
+        if (expected < 0) expected = v->t->device_type;
+        if (v->t->device_type == backend && v->t->device_index == index) continue;
+        if (backend == PCT_META || v->t->device_type == PCT_META)
+            pct_error(PCT_ERR_RUNTIME, "Tensor on device %s is not on the expected device %s!",
+                      pct_device_type_name(v->t->device_type == expected ? backend : v->t->device_type),
+                      pct_device_type_name(expected));
+        else
+            pct_error(PCT_ERR_RUNTIME,
+                      "Expected all tensors to be on the same device, but found at least two devices, cuda:%d and cpu!",
+                      index);
+        return -1;
+    }
+    return 0;
+}
 
 /* Note [Barebones unsigned dtypes]: torch 2.13 has uint16, uint32 and uint64 with "limited support": copies,
  * views, fills, a few pointwise ops and reductions, sorting. Their enum values follow the fully supported dtypes and
@@ -155,21 +208,25 @@ pct_object *pct_dispatch(pct_call *c)
     }
     if (c->out) has_unsigned |= pct_dtype_is_barebones(c->out->dtype); /* out= or the in-place target */
     if (has_unsigned && unsigned_ok[c->op_index] != 1 && refuse_unsigned(c) < 0) return NULL;
-    if (backend < 0) backend = PCT_CPU; /* factories: the device argument is the kernel's business */
-    if (backend != PCT_CPU) {
-        for (int i = 0; i < sig->nparams; i++) {
-            const pct_value *v = &c->v[i];
-            if (sig->params[i].type != PCT_ARG_TENSOR || v->none) continue;
-            if (v->t->device_type == PCT_CPU && v->t->ndim == 0) continue;
-            if (v->t->device_type != backend || v->t->device_index != index) {
-                pct_error(PCT_ERR_RUNTIME,
-                             "Expected all tensors to be on the same device, but found at least two devices, cuda:%d and cpu!",
-                             index);
-                return NULL;
-            }
-        }
+    /* Note [Backends]: a factory's device= argument picks the backend (empty(..., device="meta"), and
+     * empty_like(meta_tensor, device="cpu") too, as torch's); to(device) of a meta tensor stays on the meta backend,
+     * which refuses to copy out of it */
+    const int dev_slot = device_param(c->op_index);
+    if (dev_slot >= 0 && !c->v[dev_slot].none) {
+        const int want = c->v[dev_slot].dev.type;
+        /* a *_like / new_* factory reads only the shape of its meta input; a meta out= keeps the meta backend */
+        if (want == PCT_META || (want == PCT_CPU && backend == PCT_META && c->op_index != PCT_OP_to_device &&
+                                 !(c->out && c->out->device_type == PCT_META))) {
+            backend = want;
+            index = -1;
+        } /* CUDA: the CPU kernel's device check raises torch's "not compiled with CUDA" */
     }
+    if (backend < 0) backend = PCT_CPU;
+    if (backend != PCT_CPU && c->op_index != PCT_OP_copy_ && c->op_index != PCT_OP_to_device &&
+        check_one_device(c, backend, index) < 0)
+        return NULL;
     pct_kernel_fn k = c->op->kernels[backend];
+    if (!k && pct_backends[backend]) k = pct_backends[backend]->fallback;
     if (!k) {
         pct_error(PCT_ERR_NOT_IMPLEMENTED, "Could not run 'aten::%s' with arguments from the '%s' backend.",
                      sig->name, backend_name(backend));

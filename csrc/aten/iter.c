@@ -2,6 +2,7 @@
 #include "iter.h"
 #include "error.h"
 #include "out.h"
+#include "backend.h"
 #include "cpu/copy_loops.h"
 #include <stdint.h>
 #include <string.h>
@@ -482,6 +483,14 @@ int pct_copy_(pct_tensor *dst, pct_tensor *src)
     pct_iter_config cfg = {.out = dst, .inplace = true, .ninputs = 1, .inputs = {src},
                            .compute_dtype = src->dtype, .out_dtype = dst->dtype, .mixed_dtypes = true};
     if (pct_iter_build(&it, &cfg) < 0) return -1;
+    if (dst->device_type != PCT_CPU || src->device_type != PCT_CPU) {
+        /* the plan checked the shapes; the data moves through the backend (Note [Backends]) */
+        pct_iter_release(&it);
+        const pct_backend *b = pct_backend_of(dst->device_type != PCT_CPU ? dst->device_type : src->device_type);
+        if (!b || b->copy(dst, src) < 0) return -1;
+        pct_tensor_bump_version(dst);
+        return 0;
+    }
     pct_loop_fn loop = pct_copy_loop(dst->dtype, src->dtype);
     it.stream_output = true;
     pct_iter_run(&it, loop, NULL);
@@ -584,7 +593,12 @@ void pct_preserved_strides(const pct_tensor *t, int64_t *out)
 
 pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype)
 {
-    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, t->device_type, t->device_index);
+    return pct_empty_preserving_on(t, dtype, t->device_type, t->device_index);
+}
+
+pct_tensor *pct_empty_preserving_on(const pct_tensor *t, int dtype, int device_type, int device_index)
+{
+    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, device_type, device_index);
     /* an empty t counts as contiguous whatever its strides; torch still preserves them (empty_like) */
     if (!r || (pct_tensor_is_contiguous(t) && t->numel > 0)) return r;
     int64_t st[PCT_MAX_DIMS];

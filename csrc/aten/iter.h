@@ -84,6 +84,8 @@ bool pct_tensor_non_overlapping_and_dense(const pct_tensor *t);
 void pct_preserved_strides(const pct_tensor *t, int64_t *out);
 /* A new uninitialised tensor like t (dtype given) in t's preserved layout; NULL with exception. */
 pct_tensor *pct_empty_preserving(const pct_tensor *t, int dtype);
+/* The same on another device (empty_like(meta_tensor, device="cpu")). */
+pct_tensor *pct_empty_preserving_on(const pct_tensor *t, int dtype, int device_type, int device_index);
 /* A copy of t converted to dtype, in t's preserved layout (clone, to, *_like semantics). */
 pct_tensor *pct_copy_preserving(pct_tensor *t, int dtype);
 

@@ -81,6 +81,10 @@ void pct_storage_decref(pct_storage *s)
 int pct_storage_resize(pct_storage *s, size_t nbytes)
 {
     if (nbytes <= s->nbytes) return 0;
+    if (s->device_type == PCT_META && s->resizable) { /* Note [Meta storages]: a size, no memory */
+        s->nbytes = nbytes;
+        return 0;
+    }
     if (!s->resizable || !s->allocator) {
         pct_error_str(PCT_ERR_RUNTIME, "Trying to resize storage that is not resizable");
         return -1;

@@ -15,7 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum pct_device_type { PCT_CPU = 0, PCT_CUDA = 1, PCT_NUM_BACKENDS = 2 } pct_device_type;
+/* Device types; each has a backend (backend.h). Meta tensors have shapes and dtypes but no data (torch's "meta"). */
+typedef enum pct_device_type { PCT_CPU = 0, PCT_CUDA = 1, PCT_META = 2, PCT_NUM_BACKENDS = 3 } pct_device_type;
 
 typedef struct pct_allocator {
     const char *name;

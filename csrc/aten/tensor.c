@@ -1,5 +1,6 @@
 /* tensor.c: creating tensors and views; shape bookkeeping. */
 #include "tensor.h"
+#include "backend.h"
 #include "error.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,12 +265,9 @@ pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int devi
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, ndim, sizes));
         return NULL;
     }
-    if (device_type != PCT_CPU) {
-        pct_error_str(PCT_ERR_RUNTIME, "Cannot allocate on a CUDA device: pyctorch was built without CUDA support");
-        return NULL;
-    }
-    (void)device_index;
-    pct_storage *s = pct_storage_new_cpu((size_t)n * (size_t)pct_dtype_itemsize[dtype]);
+    const pct_backend *b = pct_backend_of(device_type);
+    if (!b) return NULL;
+    pct_storage *s = b->storage_new((size_t)n * (size_t)pct_dtype_itemsize[dtype], device_index);
     if (!s) return NULL;
     pct_tensor *t = pct_tensor_from_storage(s, ndim, sizes, NULL, 0, dtype);
     pct_storage_decref(s);

@@ -281,7 +281,7 @@ static int as_int_or_bool(PyObject *o, int64_t *out)
     if (PyFloat_Check(o)) return -1;
     if (PCT_TENSOR_CHECK(o)) {
         pct_tensor *t = (pct_tensor *)o;
-        if (t->numel != 1 || pct_dtype_is_floating(t->dtype) || t->ndim != 0) return -1;
+        if (t->numel != 1 || pct_dtype_is_floating(t->dtype) || t->ndim != 0 || t->device_type != PCT_CPU) return -1;
         *out = pct_load_as_int64(pct_tensor_data(t), t->dtype);
         return 0;
     }

@@ -284,6 +284,7 @@ static int set_state_from(pct_generator_object *g, PyObject *o)
                      (int)PCT_GENERATOR_STATE_SIZE, (long long)t->numel);
         return -1;
     }
+    if (pct_check_has_data(t) < 0) return -1;
     gen_lock(g);
     int rc = pct_generator_set_state(&g->gen, (const uint8_t *)pct_tensor_data(t), (size_t)t->numel);
     gen_unlock(g);

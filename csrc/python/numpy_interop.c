@@ -138,6 +138,11 @@ PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
     if (args && !PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", kwlist, &force)) return NULL;
     if (ensure_numpy() < 0) return NULL;
     pct_tensor *t = (pct_tensor *)self;
+    if (t->device_type == PCT_META) {
+        PyErr_SetString(PyExc_TypeError, "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
+                                         "tensor to host memory first.");
+        return NULL;
+    }
     if (pct_tensor_requires_grad(t) && !force) {
         PyErr_SetString(PyExc_RuntimeError, "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
         return NULL;
@@ -239,6 +244,7 @@ PyObject *pct_dlpack_export(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *stream = Py_None, *maxv = Py_None, *dev = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &maxv, &dev, &copy)) return NULL;
     pct_tensor *t = (pct_tensor *)self;
+    if (pct_check_has_data(t) < 0) return NULL;
     if (pct_tensor_requires_grad(t)) {
         PyErr_SetString(PyExc_RuntimeError, "Can't export tensors that require gradient, use tensor.detach()");
         return NULL;

@@ -11,6 +11,13 @@ extern PyTypeObject pct_TensorType;
 /* torch.linalg.LinAlgError (torch._C._LinAlgError, a RuntimeError), made by the module init (module.c); the core
  * raises it as PCT_ERR_LINALG. */
 extern PyObject *pct_LinAlgError;
+/* -1 with torch's NotImplementedError for a meta tensor, whose values do not exist (Note [Meta storages]), else 0. */
+static inline int pct_check_has_data(const pct_tensor *t)
+{
+    if (t->device_type != PCT_META) return 0;
+    PyErr_SetString(PyExc_NotImplementedError, "Cannot copy out of meta tensor; no data!");
+    return -1;
+}
 /* Fill the core's runtime table (Note [The runtime table]); the module init's first step. */
 void pct_runtime_install(void);
 

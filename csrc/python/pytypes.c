@@ -1,5 +1,6 @@
 /* pytypes.c: pyctorch.dtype, pyctorch.device and pyctorch.Size. */
 #include "pyobjects.h"
+#include "../aten/backend.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,7 @@ int pct_dtype_from_object(PyObject *o)
 
 /* ---- device ---- */
 
-static const char *device_type_name(int t) { return t == PCT_CUDA ? "cuda" : "cpu"; }
+static const char *device_type_name(int t) { return pct_device_type_name(t); }
 
 PyObject *pct_device_new(int type, int index)
 {
@@ -65,6 +66,7 @@ static int parse_device_string(const char *s, int8_t *type, int8_t *index)
     size_t n = colon ? (size_t)(colon - s) : strlen(s);
     if (n == 3 && strncmp(s, "cpu", 3) == 0) *type = PCT_CPU;
     else if (n == 4 && strncmp(s, "cuda", 4) == 0) *type = PCT_CUDA;
+    else if (n == 4 && strncmp(s, "meta", 4) == 0) *type = PCT_META;
     else {
         PyErr_Format(PyExc_RuntimeError, "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
                      "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: %s",

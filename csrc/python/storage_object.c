@@ -88,6 +88,11 @@ static int storage_getbuffer(pct_storage_object *s, Py_buffer *view, int flags)
 {
     static char empty[1];
     pct_storage *st = s->storage;
+    if (st->device_type == PCT_META) {
+        PyErr_SetString(PyExc_NotImplementedError, "Cannot copy out of meta tensor; no data!");
+        view->obj = NULL;
+        return -1;
+    }
     if (st->device_type != PCT_CPU) {
         PyErr_SetString(PyExc_BufferError, "only CPU storages export a buffer");
         return -1;

@@ -19,6 +19,7 @@ static PyObject *get_ndim(PyObject *self, void *c) { (void)c; return PyLong_From
 static PyObject *get_itemsize(PyObject *self, void *c) { (void)c; return PyLong_FromLong(pct_dtype_itemsize[T(self)->dtype]); }
 static PyObject *get_nbytes(PyObject *self, void *c) { (void)c; return PyLong_FromLongLong(T(self)->numel * pct_dtype_itemsize[T(self)->dtype]); }
 static PyObject *get_is_cuda(PyObject *self, void *c) { (void)c; return PyBool_FromLong(T(self)->device_type == PCT_CUDA); }
+static PyObject *get_is_meta(PyObject *self, void *c) { (void)c; return PyBool_FromLong(T(self)->device_type == PCT_META); }
 static PyObject *get_is_cpu(PyObject *self, void *c) { (void)c; return PyBool_FromLong(T(self)->device_type == PCT_CPU); }
 static PyObject *get_version(PyObject *self, void *c) { (void)c; return PyLong_FromLong(atomic_load(&T(self)->version->value)); }
 static PyObject *get_requires_grad(PyObject *self, void *c) { (void)c; return PyBool_FromLong(pct_tensor_requires_grad(T(self))); }
@@ -143,7 +144,7 @@ PyGetSetDef pct_tensor_getset[] = {
     {"is_cpu", get_is_cpu, NULL, NULL, NULL},
     {"is_sparse", get_false, NULL, NULL, NULL},
     {"is_quantized", get_false, NULL, NULL, NULL},
-    {"is_meta", get_false, NULL, NULL, NULL},
+    {"is_meta", get_is_meta, NULL, NULL, NULL},
     {"is_mps", get_false, NULL, NULL, NULL},
     {"is_nested", get_false, NULL, NULL, NULL},
     {"_version", get_version, NULL, NULL, NULL},
@@ -198,7 +199,12 @@ static PyObject *m_dim(PyObject *self, PyObject *u) { (void)u; return PyLong_Fro
 static PyObject *m_numel(PyObject *self, PyObject *u) { (void)u; return PyLong_FromLongLong(T(self)->numel); }
 static PyObject *m_storage_offset(PyObject *self, PyObject *u) { (void)u; return PyLong_FromLongLong(T(self)->offset); }
 static PyObject *m_element_size(PyObject *self, PyObject *u) { (void)u; return PyLong_FromLong(pct_dtype_itemsize[T(self)->dtype]); }
-static PyObject *m_data_ptr(PyObject *self, PyObject *u) { (void)u; return PyLong_FromVoidPtr(pct_tensor_data(T(self))); }
+static PyObject *m_data_ptr(PyObject *self, PyObject *u)
+{
+    (void)u;
+    if (T(self)->device_type == PCT_META) return PyLong_FromLong(0); /* no memory: torch's 0 */
+    return PyLong_FromVoidPtr(pct_tensor_data(T(self)));
+}
 static PyObject *m_is_floating_point(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_floating(T(self)->dtype)); }
 static PyObject *m_is_complex(PyObject *self, PyObject *u) { (void)self; (void)u; Py_RETURN_FALSE; }
 static PyObject *m_is_signed(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_signed(T(self)->dtype)); }
@@ -293,7 +299,13 @@ static PyObject *m_type(PyObject *self, PyObject *args, PyObject *kw)
     return to_dtype(self, dtype);
 }
 
-static PyObject *m_cpu(PyObject *self, PyObject *args, PyObject *kw) { (void)args; (void)kw; Py_INCREF(self); return self; }
+static PyObject *m_cpu(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)args; (void)kw;
+    if (T(self)->device_type == PCT_META) return pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
+    Py_INCREF(self);
+    return self;
+}
 static PyObject *m_cuda(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self; (void)args; (void)kw;
@@ -305,6 +317,7 @@ static PyObject *m_array(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"dtype", "copy", NULL};
     PyObject *dtype = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:__array__", kwlist, &dtype, &copy)) return NULL;
+    if (T(self)->device_type == PCT_META) return pct_tensor_numpy(self, NULL, NULL);
     /* np.asarray / np.array of a tensor that requires grad is refused as .numpy() refuses it (torch's rule) */
     PyObject *arr = pct_tensor_numpy(self, NULL, NULL);
     if (!arr || dtype == Py_None) return arr;

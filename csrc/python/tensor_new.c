@@ -93,6 +93,7 @@ static int check_tensor_values(pct_tensor *src, int dtype)
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
         return -1;
     }
+    if (pct_check_has_data(src) < 0) return -1;
     pct_tensor *v = pct_to_dtype(src, PCT_INT64, false);
     pct_tensor *cont = v ? pct_contiguous(v) : NULL;
     Py_XDECREF(v);
@@ -161,7 +162,8 @@ static int fill(PyObject *o, char **p, int dtype, int item)
         if (PCT_TENSOR_CHECK(x)) {
             /* a tensor inside a list: convert and copy its values */
             pct_tensor *src = (pct_tensor *)x;
-            pct_tensor *conv = check_tensor_values(src, dtype) < 0 ? NULL : pct_to_dtype(src, dtype, false);
+            pct_tensor *conv = pct_check_has_data(src) < 0 || check_tensor_values(src, dtype) < 0
+                                   ? NULL : pct_to_dtype(src, dtype, false);
             pct_tensor *cont = conv ? pct_contiguous(conv) : NULL;
             Py_XDECREF(conv);
             if (cont) {
@@ -217,7 +219,12 @@ static PyObject *finish_new(PyObject *t, PyObject *device, int requires_grad)
     if (device && device != Py_None) {
         int8_t type, index;
         if (pct_device_from_object(device, &type, &index) < 0) { Py_DECREF(t); return NULL; }
-        if (type != PCT_CPU) {
+        if (type == PCT_META) { /* made on the CPU, then its meta twin (to("meta")) */
+            PyObject *m = PyObject_CallMethod(t, "to", "s", "meta");
+            Py_DECREF(t);
+            if (!m) return NULL;
+            t = m;
+        } else if (type != PCT_CPU) {
             Py_DECREF(t);
             PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
             return NULL;
@@ -295,6 +302,7 @@ PyObject *pct_tensor_item(PyObject *self, PyObject *unused)
         PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar", (long long)t->numel);
         return NULL;
     }
+    if (pct_check_has_data(t) < 0) return NULL;
     return pct_scalar_to_python(pct_tensor_data(t), t->dtype);
 }
 
@@ -315,5 +323,6 @@ PyObject *pct_tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
     pct_tensor *t = (pct_tensor *)self;
+    if (pct_check_has_data(t) < 0) return NULL;
     return tolist_rec(t, 0, pct_tensor_data(t));
 }

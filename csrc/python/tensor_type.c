@@ -236,6 +236,7 @@ static int single_value(pct_tensor *t, const char *what)
 /* torch reads a uint64 element for int(), __index__ and bool() as an int64: -1 with its error above INT64_MAX */
 static int check_uint64_as_int64(const pct_tensor *t)
 {
+    if (pct_check_has_data(t) < 0) return -1; /* every caller reads the value next */
     if (t->dtype != PCT_UINT64 || *(const uint64_t *)pct_tensor_data(t) <= (uint64_t)INT64_MAX) return 0;
     PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int64_t without overflow");
     return -1;
@@ -250,12 +251,14 @@ static PyObject *nb_float(PyObject *a)
 {
     pct_tensor *t = (pct_tensor *)a;
     if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
+    if (pct_check_has_data(t) < 0) return NULL;
     return PyFloat_FromDouble(pct_load_as_double(pct_tensor_data(t), t->dtype));
 }
 static PyObject *nb_int(PyObject *a)
 {
     pct_tensor *t = (pct_tensor *)a;
     if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
+    if (pct_check_has_data(t) < 0) return NULL;
     if (pct_dtype_is_floating(t->dtype)) {
         double d = pct_load_as_double(pct_tensor_data(t), t->dtype);
         return PyLong_FromDouble(d);

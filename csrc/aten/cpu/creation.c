@@ -94,7 +94,7 @@ pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src)
     if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return NULL;
     int dtype = dt->none ? src->dtype : dt->dtype;
     int mf = pct_memory_format_kind(c);
-    if (mf == PCT_MF_PRESERVE) return pct_empty_preserving(src, dtype);
+    if (mf == PCT_MF_PRESERVE) return pct_empty_preserving_on(src, dtype, PCT_CPU, -1); /* src may be meta */
     int64_t strides[PCT_MAX_DIMS];
     if (pct_format_strides(mf, src->ndim, src->sizes, strides) < 0) return NULL;
     pct_tensor *t = pct_tensor_empty(src->ndim, src->sizes, dtype, PCT_CPU, -1);

@@ -24,17 +24,17 @@ class _NormBase(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
-            self.weight = Parameter(torch.empty(num_features, dtype=dtype))
+            self.weight = Parameter(torch.empty(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(torch.empty(num_features, dtype=dtype))
+                self.bias = Parameter(torch.empty(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", torch.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", torch.ones(num_features, dtype=dtype))
+            self.register_buffer("running_mean", torch.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", torch.ones(num_features, dtype=dtype, device=device))
             self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
         else:
             self.register_buffer("running_mean", None)

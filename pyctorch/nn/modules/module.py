@@ -410,6 +410,21 @@ class Module:
             return r
         return self._apply(convert)
 
+    def to_empty(self, *, device, recurse=True):
+        """Moves the parameters and buffers to `device` without copying their values (uninitialised storage of the
+        same shapes and dtypes): how a model built on the meta device gets memory before its weights are loaded."""
+        fn = lambda t: _C.empty_like(t, device=device)  # noqa: E731
+        if recurse:
+            return self._apply(fn)
+        for key, p in self._parameters.items():
+            if p is not None:
+                with _C_no_grad():
+                    p.data = fn(p)
+        for key, b in self._buffers.items():
+            if b is not None:
+                self._buffers[key] = fn(b)
+        return self
+
     def float(self):
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 

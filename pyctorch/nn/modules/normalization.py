@@ -16,12 +16,12 @@ def _shape_tuple(normalized_shape):
     return tuple(normalized_shape)
 
 
-def _affine_parameters(module, shape, affine, bias, dtype):
+def _affine_parameters(module, shape, affine, bias, dtype, device=None):
     """weight (ones) and bias (zeros) of `shape`, or None in their place, as torch registers them."""
     if affine:
-        module.weight = Parameter(torch.empty(shape, dtype=dtype))
+        module.weight = Parameter(torch.empty(shape, dtype=dtype, device=device))
         if bias:
-            module.bias = Parameter(torch.empty(shape, dtype=dtype))
+            module.bias = Parameter(torch.empty(shape, dtype=dtype, device=device))
         else:
             module.register_parameter("bias", None)
     else:
@@ -42,7 +42,7 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -63,7 +63,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(torch.empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(torch.empty(self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()
@@ -88,7 +88,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine_parameters(self, num_channels, affine, bias, dtype)
+        _affine_parameters(self, num_channels, affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -146,7 +146,7 @@ class RNNBase(Module):
                 names = []
                 for fmt, shape in params:
                     name = fmt.format(layer, suffix)
-                    setattr(self, name, Parameter(torch.empty(shape, dtype=dtype)))
+                    setattr(self, name, Parameter(torch.empty(shape, dtype=dtype, device=device)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -311,11 +311,11 @@ class RNNCellBase(Module):
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(torch.empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(torch.empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(torch.empty((num_chunks * hidden_size, input_size), dtype=dtype, device=device))
+        self.weight_hh = Parameter(torch.empty((num_chunks * hidden_size, hidden_size), dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(torch.empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(torch.empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(torch.empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(torch.empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)

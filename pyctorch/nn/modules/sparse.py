@@ -33,7 +33,7 @@ class Embedding(Module):
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         if _weight is None:
-            self.weight = Parameter(torch.empty((num_embeddings, embedding_dim), dtype=dtype),
+            self.weight = Parameter(torch.empty((num_embeddings, embedding_dim), dtype=dtype, device=device),
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:

@@ -91,18 +91,18 @@ class _TransformerLayer(Module):
     last dropout follows the feed-forward block."""
 
     def _build(self, n_blocks, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-               norm_first, bias, dtype):
+               norm_first, bias, dtype, device=None):
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
+                                            dtype=dtype, device=device)
         if n_blocks == 3:
             self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                                     bias=bias, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                                     bias=bias, dtype=dtype, device=device)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, device=device)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, device=device)
         self.norm_first = norm_first
         for k in range(1, n_blocks + 1):
-            setattr(self, "norm%d" % k, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+            setattr(self, "norm%d" % k, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device))
         for k in range(1, n_blocks + 1):
             setattr(self, "dropout%d" % k, Dropout(dropout))
         return _get_activation_fn(activation) if isinstance(activation, str) else activation
@@ -125,7 +125,7 @@ class TransformerEncoderLayer(_TransformerLayer):
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
         activation = self._build(2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                                 norm_first, bias, dtype)
+                                 norm_first, bias, dtype, device)
         self.activation_relu_or_gelu = _activation_code(activation)
         self.activation = activation
 
@@ -156,7 +156,7 @@ class TransformerDecoderLayer(_TransformerLayer):
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
         self.activation = self._build(3, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                      batch_first, norm_first, bias, dtype)
+                                      batch_first, norm_first, bias, dtype, device)
 
     def __setstate__(self, state):
         if "activation" not in state:
@@ -268,15 +268,15 @@ class Transformer(Module):
             self.encoder = custom_encoder
         else:
             encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype)
-            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype, device=device)
+            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
             self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, encoder_norm)
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype)
-            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype, device=device)
+            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
             self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, decoder_norm)
         self._reset_parameters()
         self.d_model = d_model

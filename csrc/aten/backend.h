@@ -1,0 +1,41 @@
+/* backend.h: one struct per device type (Note [Backends]).
+ *
+ * Note [Backends]: a backend is what a device brings: its storages, copies within it and to and from the CPU, fills,
+ * synchronisation, and the kernel slots of the op table (pct_op.kernels[device type]). The dispatcher picks the
+ * backend from the tensor arguments, or for factories from the device= argument, and calls the op's kernel in that
+ * backend's slot; an op without one there runs the backend's fallback, and without a fallback raises torch's
+ * NotImplementedError naming op and backend. The CPU backend (cpu/cpu_backend.c) fills every slot; the meta backend
+ * (meta/meta_backend.c) keeps shapes and dtypes only and fills its slots with a fallback that runs the CPU kernel on
+ * data-free stand-ins (Note [Meta fallback]). A CUDA backend will be a third instance: streams join it there.
+ */
+#ifndef PCT_BACKEND_H
+#define PCT_BACKEND_H
+#include "op.h"
+
+typedef struct pct_backend {
+    const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
+    const char *dispatch_name; /* as torch names the backend in "Could not run 'aten::x' ... from the 'CPU' backend" */
+    /* a new storage of nbytes (uninitialised; meta: no memory); NULL with an error */
+    pct_storage *(*storage_new)(size_t nbytes, int device_index);
+    /* dst = src converted to dst's dtype (shapes already broadcast-checked); one of them on this device, the other
+     * here or on the CPU; -1 with an error */
+    int (*copy)(pct_tensor *dst, const pct_tensor *src);
+    /* every element of t = value; -1 with an error */
+    int (*fill)(pct_tensor *t, const pct_scalar *value);
+    /* wait for the device's queued work (the CPU and meta have none) */
+    int (*synchronize)(int device_index);
+    /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
+    pct_kernel_fn fallback;
+} pct_backend;
+
+/* Indexed by pct_device_type; NULL where the device was not built (CUDA in a CPU-only build). */
+extern const pct_backend *const pct_backends[PCT_NUM_BACKENDS];
+extern const pct_backend pct_cpu_backend, pct_meta_backend;
+
+/* torch's name of a device type ("cpu", "cuda", "meta"), also for devices not built */
+const char *pct_device_type_name(int device_type);
+
+/* The backend of a device type; NULL with torch's error when it is not built. */
+const pct_backend *pct_backend_of(int device_type);
+
+#endif

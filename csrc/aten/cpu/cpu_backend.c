@@ -1,0 +1,24 @@
+/* cpu_backend.c: the CPU's backend struct (Note [Backends] in backend.h). Its kernel slots are the op table's cpu
+ * column (dispatch.c). */
+#include "../backend.h"
+#include "../iter.h"
+#include "fill.h"
+
+static pct_storage *cpu_storage_new(size_t nbytes, int device_index)
+{
+    (void)device_index;
+    return pct_storage_new_cpu(nbytes);
+}
+
+static int cpu_copy(pct_tensor *dst, const pct_tensor *src) { return pct_copy_(dst, (pct_tensor *)src); }
+static int cpu_synchronize(int device_index) { (void)device_index; return 0; }
+
+const pct_backend pct_cpu_backend = {
+    .name = "cpu",
+    .dispatch_name = "CPU",
+    .storage_new = cpu_storage_new,
+    .copy = cpu_copy,
+    .fill = pct_fill_scalar,
+    .synchronize = cpu_synchronize,
+    .fallback = NULL,
+};

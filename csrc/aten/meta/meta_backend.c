@@ -1,0 +1,438 @@
+/* meta_backend.c: the meta device (torch's device="meta"): tensors with shapes, strides and dtypes but no data.
+ *
+ * Note [Meta storages]: a meta storage records its size in bytes and has no memory (data NULL); resizing it changes
+ * the size. Nothing reads it: the dispatcher sends every op with a meta tensor here, the binding refuses item(),
+ * tolist(), numpy() and buffers of meta tensors, and copying out of one raises torch's "Cannot copy out of meta
+ * tensor; no data!".
+ *
+ * Note [Meta fallback]: no op has a kernel of its own in the meta slot yet; every op runs meta_fallback, which takes
+ * shapes, dtypes and errors from the CPU kernel itself, so they are the CPU's (and torch's) by construction:
+ *  - each meta tensor argument is replaced by a CPU stand-in of the same geometry over a private anonymous mapping
+ *    of zeros (MAP_NORESERVE: memory is taken only for pages a kernel writes), the CPU kernel runs on the stand-ins,
+ *    and its results become meta tensors again (fresh results get a meta storage of their size; views of a stand-in
+ *    become views of the meta tensor it stood for);
+ *  - factories asked for device="meta" run with every size set to 0 (they validate their arguments and give the
+ *    dtype at no cost), and the meta result takes the sizes asked for;
+ *  - in-place ops that read no other tensor (the random fills, fill_, zero_: what initialising a model on the meta
+ *    device does) only return their target;
+ *  - ops whose result shape depends on the data (nonzero, unique, masked_select, ...) raise torch's
+ *    NotImplementedError, as torch's meta device does.
+ * The price is the CPU kernel's time on zeros for ops that compute (a matmul of meta tensors runs a real GEMM of its
+ * size); shape functions in the meta slot will replace the fallback op by op where that matters.
+ */
+#include "../backend.h"
+#include "../error.h"
+#include "../iter.h"
+#include "../out.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- storages ---- */
+
+static pct_storage *meta_storage_new(size_t nbytes, int device_index)
+{
+    (void)device_index;
+    pct_storage *s = pct_storage_struct_new(NULL, nbytes, NULL, PCT_META, -1);
+    if (s) s->resizable = 1;
+    return s;
+}
+
+static const char copy_out_message[] = "Cannot copy out of meta tensor; no data!";
+
+static int meta_copy(pct_tensor *dst, const pct_tensor *src)
+{
+    (void)src;
+    if (dst->device_type != PCT_META) {
+        pct_error_str(PCT_ERR_NOT_IMPLEMENTED, copy_out_message);
+        return -1;
+    }
+    return 0;
+}
+
+static int meta_fill(pct_tensor *t, const pct_scalar *value)
+{
+    (void)t; (void)value;
+    return 0;
+}
+
+static int meta_synchronize(int device_index) { (void)device_index; return 0; }
+
+/* ---- stand-ins ---- */
+
+static bool is_meta_tensor(const pct_tensor *t) { return t && t->device_type == PCT_META; }
+
+
+static void *standin_alloc(size_t nbytes)
+{
+    void *p = mmap(NULL, nbytes ? nbytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void standin_free(void *p, size_t nbytes) { munmap(p, nbytes ? nbytes : 1); }
+
+static const pct_allocator standin_allocator = {"meta stand-in", standin_alloc, standin_free};
+
+/* The meta tensors of one call and their stand-ins (owned references), and the tensor-list arrays made for them. */
+typedef struct standins {
+    int n, cap;
+    pct_tensor **meta, **cpu;
+    int nlists, nseqs;
+    pct_tensor **lists[PCT_MAX_PARAMS];
+    pct_object *seqs[PCT_MAX_PARAMS]; /* tuples made for object arguments holding meta tensors (index_put's indices) */
+} standins;
+
+static void standins_release(standins *s)
+{
+    for (int i = 0; i < s->n; i++) PCT_DECREF(s->cpu[i]);
+    for (int i = 0; i < s->nlists; i++) free(s->lists[i]);
+    for (int i = 0; i < s->nseqs; i++) PCT_DECREF(s->seqs[i]);
+    free(s->meta);
+    free(s->cpu);
+}
+
+/* Every element of stand-in storage st, read as dtype, set to 1 (through the CPU backend's fill). */
+static int fill_ones(pct_storage *st, int dtype)
+{
+    int64_t n = (int64_t)(st->nbytes / (size_t)pct_dtype_itemsize[dtype]);
+    pct_tensor *all = pct_tensor_from_storage(st, 1, &n, NULL, 0, dtype);
+    if (!all) return -1;
+    const pct_scalar one = {.kind = PCT_SCALAR_INT, .i = 1, .d = 1.0};
+    int rc = pct_backends[PCT_CPU]->fill(all, &one);
+    PCT_DECREF(all);
+    return rc;
+}
+
+/* The stand-in of meta tensor t (made once per tensor of the call), its elements 1 with `ones`, else 0; NULL with an
+ * error. */
+static pct_tensor *standin_for(standins *s, pct_tensor *t, bool ones)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->meta[i] == t) return s->cpu[i];
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 8;
+        pct_tensor **m = realloc(s->meta, sizeof *m * (size_t)cap);
+        if (!m) return pct_error_nomem();
+        s->meta = m;
+        pct_tensor **c = realloc(s->cpu, sizeof *c * (size_t)cap);
+        if (!c) return pct_error_nomem();
+        s->cpu = c;
+        s->cap = cap;
+    }
+    size_t nbytes = t->storage->nbytes;
+    void *data = standin_alloc(nbytes);
+    if (!data) return pct_error_nomem();
+    pct_storage *st = pct_storage_struct_new(data, nbytes, &standin_allocator, PCT_CPU, -1);
+    if (!st) { standin_free(data, nbytes); return NULL; }
+    st->resizable = 1; /* an out= stand-in the kernel resizes moves to a bigger mapping */
+    if (ones && fill_ones(st, t->dtype) < 0) { pct_storage_decref(st); return NULL; }
+    pct_tensor *c = pct_tensor_from_storage(st, t->ndim, t->sizes, t->strides, t->offset, t->dtype);
+    pct_storage_decref(st);
+    if (!c) return NULL;
+    s->meta[s->n] = t;
+    s->cpu[s->n++] = c;
+    return c;
+}
+
+/* An object argument as the CPU kernel gets it: a tuple or list holding meta tensors becomes a tuple of their
+ * stand-ins (owned by s); anything else stays (borrowed). NULL with an error. */
+static pct_object *object_with_standins(standins *s, pct_object *o, bool ones)
+{
+    pct_object *const *items;
+    int64_t n;
+    if (!pct_sequence_items(o, &items, &n)) return o;
+    bool any = false;
+    for (int64_t k = 0; k < n && !any; k++) any = pct_is_tensor(items[k]) && is_meta_tensor((pct_tensor *)items[k]);
+    if (!any) return o;
+    if (s->nseqs == PCT_MAX_PARAMS) return pct_error_str(PCT_ERR_RUNTIME, "pyctorch internal error: too many sequences");
+    pct_object **copy = malloc(sizeof *copy * (size_t)(n ? n : 1));
+    if (!copy) return pct_error_nomem();
+    for (int64_t k = 0; k < n; k++) {
+        pct_object *x = items[k];
+        if (pct_is_tensor(x) && is_meta_tensor((pct_tensor *)x)) x = (pct_object *)standin_for(s, (pct_tensor *)x, ones);
+        copy[k] = x ? pct_newref(x) : NULL; /* a NULL makes the tuple fail and release the rest */
+    }
+    pct_object *t = pct_tuple_steal(n, copy);
+    free(copy);
+    if (t) s->seqs[s->nseqs++] = t;
+    return t;
+}
+
+/* The meta tensor a result tensor r of the CPU kernel stands for (new reference; r is consumed). */
+static pct_tensor *result_to_meta(standins *s, pct_tensor *r)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (r == s->cpu[i]) { /* the kernel returned its (stand-in) argument: the meta tensor itself */
+            PCT_DECREF(r);
+            PCT_INCREF(s->meta[i]);
+            return s->meta[i];
+        }
+    }
+    for (int i = 0; i < s->n; i++) {
+        if (r->storage != s->cpu[i]->storage) continue;
+        /* a view of a stand-in: a view of its meta tensor (storage, version counter and root) */
+        pct_tensor *m = s->meta[i];
+        pct_storage_incref(m->storage);
+        pct_storage_decref(r->storage);
+        r->storage = m->storage;
+        atomic_fetch_add_explicit(&m->version->refcount, 1, memory_order_relaxed);
+        pct_version *old = r->version;
+        r->version = m->version;
+        if (atomic_fetch_sub_explicit(&old->refcount, 1, memory_order_acq_rel) == 1) free(old);
+        PCT_SETREF(r->base, pct_newref(m->base ? m->base : (pct_object *)m));
+        r->device_type = PCT_META;
+        r->device_index = -1;
+        return r;
+    }
+    /* a fresh result: the same geometry over a meta storage of its size. A result shared with anything else (a CPU
+     * argument returned as it is) is left alone: a new tensor object takes its place. */
+    if (r->head.refcount != 1 || atomic_load(&r->storage->refcount) != 1) {
+        pct_tensor *a = pct_tensor_new_alias(r, false);
+        PCT_DECREF(r);
+        if (!a) return NULL;
+        r = a;
+    }
+    pct_storage *st = meta_storage_new(r->storage->nbytes, -1);
+    if (!st) { PCT_DECREF(r); return NULL; }
+    pct_storage_decref(r->storage);
+    r->storage = st;
+    r->device_type = PCT_META;
+    r->device_index = -1;
+    return r;
+}
+
+/* The kernel's result with every tensor in it made meta (r consumed; new reference or NULL). */
+static pct_object *results_to_meta(standins *s, pct_object *r)
+{
+    if (!r) return NULL;
+    if (pct_is_tensor(r)) return (pct_object *)result_to_meta(s, (pct_tensor *)r);
+    pct_object *const *items;
+    int64_t n;
+    if (!pct_sequence_items(r, &items, &n)) return r; /* None, a number */
+    /* a tuple the kernel just made (a result tuple or torch.return_types): its items are replaced in place */
+    pct_object **slots = (pct_object **)items;
+    for (int64_t i = 0; i < n; i++) {
+        if (!pct_is_tensor(slots[i])) continue;
+        pct_tensor *m = result_to_meta(s, (pct_tensor *)slots[i]);
+        slots[i] = (pct_object *)m;
+        if (!m) { /* keep the tuple valid for its release */
+            slots[i] = pct_none();
+            PCT_DECREF(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+/* ---- the fallback ---- */
+
+/* Ops whose result shape depends on the values: torch's meta device has no kernel for them. */
+static bool data_dependent(int op)
+{
+    switch (op) {
+    case PCT_OP_nonzero: case PCT_OP_argwhere: case PCT_OP_masked_select: case PCT_OP_unique:
+    case PCT_OP_unique_consecutive: case PCT_OP_unique_consecutive_kw: case PCT_OP_unique_consecutive_p1:
+    case PCT_OP_unique_consecutive_p2: case PCT_OP_unique_consecutive_p3: case PCT_OP_bincount:
+    case PCT_OP_repeat_interleave: case PCT_OP_repeat_interleave_idx:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Integer division raises on a zero divisor: its stand-ins hold ones instead of zeros. */
+static bool divides(int op)
+{
+    return op == PCT_OP_div_trunc || op == PCT_OP_floor_divide || op == PCT_OP_fmod || op == PCT_OP_remainder ||
+           op == PCT_OP_div_mode;
+}
+
+/* In-place ops that only write values (what initialising a model does): on the meta device, nothing to do. */
+static bool writes_values_only(int op)
+{
+    switch (op) {
+    case PCT_OP_uniform_: case PCT_OP_normal_: case PCT_OP_random_default_: case PCT_OP_random_from_:
+    case PCT_OP_random_to_: case PCT_OP_bernoulli_float_: case PCT_OP_exponential_: case PCT_OP_cauchy_:
+    case PCT_OP_log_normal_: case PCT_OP_geometric_: case PCT_OP_fill_: case PCT_OP_zero_:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int param_index(const pct_signature *sig, const char *name, int type)
+{
+    for (int i = 0; i < sig->nparams; i++)
+        if (sig->params[i].type == type && strcmp(sig->params[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* The tensor an in-place op writes: its out/self target, or the first argument of a method-only mutator (copy_, the
+ * random fills). */
+static pct_tensor *written_target(const pct_call *c)
+{
+    if (c->inplace) return c->out;
+    const pct_signature *sig = &c->op->sig;
+    size_t len = strlen(sig->name);
+    if (len > 1 && sig->name[len - 1] == '_' && sig->nparams && sig->params[0].type == PCT_ARG_TENSOR && !c->v[0].none)
+        return c->v[0].t;
+    return NULL;
+}
+
+static bool reads_other_tensors(const pct_call *c, const pct_tensor *target)
+{
+    const pct_signature *sig = &c->op->sig;
+    for (int i = 0; i < sig->nparams; i++) {
+        const pct_value *v = &c->v[i];
+        if (v->none || i == sig->out_index) continue;
+        if (sig->params[i].type == PCT_ARG_TENSOR && v->t != target && !(v->t->flags & PCT_FLAG_WRAPPED_NUMBER))
+            return true;
+        if (sig->params[i].type == PCT_ARG_TENSORLIST && v->n > 0) return true;
+    }
+    return false;
+}
+
+/* A sized factory (empty, zeros, rand, new_ones, ...) run with its sizes set to 0: the meta result of the sizes asked
+ * for, with the dtype (and requires_grad) the CPU kernel gave. */
+static pct_object *sized_factory_result(pct_object *r, const pct_value *size, const pct_value *stride)
+{
+    if (!r) return NULL;
+    if (!pct_is_tensor(r)) return r;
+    pct_tensor *z = (pct_tensor *)r, *m = NULL;
+    if (stride) {
+        int64_t nbytes = pct_strided_nbytes(size->n, size->list, stride->list, 0, pct_dtype_itemsize[z->dtype]);
+        pct_storage *st = nbytes < 0 ? NULL : meta_storage_new((size_t)nbytes, -1);
+        if (st) {
+            m = pct_tensor_from_storage(st, size->n, size->list, stride->list, 0, z->dtype);
+            pct_storage_decref(st);
+        }
+    } else {
+        m = pct_tensor_empty(size->n, size->list, z->dtype, PCT_META, -1);
+    }
+    if (m) m->flags |= z->flags & PCT_FLAG_REQUIRES_GRAD;
+    PCT_DECREF(z);
+    return (pct_object *)m;
+}
+
+/* A stand-in whose geometry the kernel changed (an out= tensor it resized, an in-place view op: unsqueeze_, t_,
+ * as_strided_) hands the change to its meta tensor. */
+static int sync_geometry(standins *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        pct_tensor *m = s->meta[i];
+        const pct_tensor *c = s->cpu[i];
+        if (m->storage->nbytes < c->storage->nbytes) m->storage->nbytes = c->storage->nbytes;
+        bool same = m->ndim == c->ndim && m->offset == c->offset && m->dtype == c->dtype &&
+                    !memcmp(m->sizes, c->sizes, sizeof(int64_t) * (size_t)c->ndim) &&
+                    !memcmp(m->strides, c->strides, sizeof(int64_t) * (size_t)c->ndim);
+        if (same) continue;
+        m->offset = c->offset;
+        if (pct_tensor_set_shape(m, c->ndim, c->sizes, c->strides) < 0) return -1;
+    }
+    return 0;
+}
+
+static pct_object *meta_fallback(pct_call *c)
+{
+    const pct_signature *sig = &c->op->sig;
+    if (data_dependent(c->op_index)) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "Could not run 'aten::%s' with arguments from the 'Meta' backend.", sig->name);
+        return NULL;
+    }
+    const int dev_i = param_index(sig, "device", PCT_ARG_DEVICE);
+    const pct_value *dev = dev_i >= 0 ? &c->v[dev_i] : NULL;
+    /* copying out: to("cpu"), and copy_ into a tensor with data */
+    if (c->op_index == PCT_OP_copy_) {
+        if (c->v[0].t->device_type != PCT_META) return pct_error_str(PCT_ERR_NOT_IMPLEMENTED, copy_out_message);
+        /* torch checks the source broadcasts to the destination */
+        int64_t shape[PCT_MAX_DIMS];
+        int nd;
+        const pct_tensor *src = c->v[1].t;
+        if (!c->v[1].none &&
+            pct_broadcast_shapes(c->v[0].t->ndim, c->v[0].t->sizes, src->ndim, src->sizes, &nd, shape) < 0)
+            return NULL;
+        PCT_INCREF(c->v[0].t);
+        return (pct_object *)c->v[0].t;
+    }
+    if (dev && !dev->none && dev->dev.type != PCT_META && c->op_index == PCT_OP_to_device &&
+        is_meta_tensor(c->v[0].t))
+        return pct_error_str(PCT_ERR_NOT_IMPLEMENTED, copy_out_message);
+    /* initialising in place (uniform_, normal_, fill_, zero_, ...): nothing to compute */
+    pct_tensor *target = written_target(c);
+    if (is_meta_tensor(target) && writes_values_only(c->op_index) && !reads_other_tensors(c, target)) {
+        PCT_INCREF(target);
+        return (pct_object *)target;
+    }
+    pct_call *sc = malloc(sizeof *sc);
+    if (!sc) return pct_error_nomem();
+    memcpy(sc, c, sizeof *sc);
+    standins s = {0};
+    pct_object *r = NULL;
+    const bool ones = divides(c->op_index);
+    for (int i = 0; i < sig->nparams; i++) {
+        pct_value *v = &sc->v[i];
+        if (v->none) continue;
+        if (sig->params[i].type == PCT_ARG_TENSOR && is_meta_tensor(v->t)) {
+            if (!(v->t = standin_for(&s, v->t, ones))) goto done;
+        } else if (sig->params[i].type == PCT_ARG_TENSORLIST && v->n > 0) {
+            pct_tensor **items = malloc(sizeof *items * (size_t)v->n);
+            if (!items) { pct_error_nomem(); goto done; }
+            s.lists[s.nlists++] = items;
+            for (int32_t k = 0; k < v->n; k++)
+                if (!(items[k] = is_meta_tensor(v->items[k]) ? standin_for(&s, v->items[k], ones) : v->items[k])) goto done;
+            v->items = items;
+        } else if (sig->params[i].type == PCT_ARG_OBJECT && v->obj && !(v->obj = object_with_standins(&s, v->obj, ones))) {
+            goto done;
+        }
+    }
+    if (is_meta_tensor(sc->out) && !(sc->out = standin_for(&s, sc->out, ones))) goto done;
+    /* a factory asked for the meta device: the CPU kernel with no elements */
+    const pct_value *size = NULL, *stride = NULL;
+    bool factory = dev && !dev->none && dev->dev.type == PCT_META;
+    if (factory) {
+        sc->v[dev_i].dev.type = PCT_CPU;
+        sc->v[dev_i].dev.index = -1;
+        /* to("meta") of a CPU tensor: a fresh copy to become meta, never the CPU tensor itself */
+        int copy_i = c->op_index == PCT_OP_to_device && !is_meta_tensor(c->v[0].t) ? param_index(sig, "copy", PCT_ARG_BOOL)
+                                                                                  : -1;
+        if (copy_i >= 0) sc->v[copy_i].b = true;
+        int si = param_index(sig, "size", PCT_ARG_INTLIST), ti = param_index(sig, "stride", PCT_ARG_INTLIST);
+        if (si >= 0 && !sc->v[si].none) {
+            size = &c->v[si];
+            for (int d = 0; d < sc->v[si].n; d++)
+                if (sc->v[si].list[d] > 0) sc->v[si].list[d] = 0; /* negative sizes keep their error */
+            if (ti >= 0 && !sc->v[ti].none) stride = &c->v[ti];
+        }
+    }
+    pct_kernel_fn cpu = c->op->kernels[PCT_CPU];
+    if (!cpu) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "Could not run 'aten::%s' with arguments from the 'Meta' backend.", sig->name);
+        goto done;
+    }
+    if (sig->out_index >= 0 && !sc->v[sig->out_index].none) {
+        const pct_call *prev;
+        if (pct_out_enter(sc, &prev) < 0) goto done; /* Note [out= arguments]: the stand-in is the out tensor now */
+        r = cpu(sc);
+        pct_out_leave(prev);
+    } else {
+        r = cpu(sc);
+    }
+    if (r && sync_geometry(&s) < 0) PCT_CLEAR(r);
+    /* a sized factory made an empty tensor of the dtype; anything else (arange, linspace, eye, to("meta") of a CPU
+     * tensor, and every op on meta tensors) is made meta as it is */
+    r = size ? sized_factory_result(r, size, stride) : results_to_meta(&s, r);
+done:
+    standins_release(&s);
+    free(sc);
+    return r;
+}
+
+const pct_backend pct_meta_backend = {
+    .name = "meta",
+    .dispatch_name = "Meta",
+    .storage_new = meta_storage_new,
+    .copy = meta_copy,
+    .fill = meta_fill,
+    .synchronize = meta_synchronize,
+    .fallback = meta_fallback,
+};
