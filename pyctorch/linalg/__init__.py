@@ -8,7 +8,7 @@ Complex dtypes do not exist in pyctorch yet, so the complex-only eig / eigvals a
 import math
 
 from .. import _C
-from .._composites import _return_type, _cpp
+from .._composites import _return_type, _cpp, _chain_order
 from .._composites import _write_out as _write_cast
 
 _OUT_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long"}
@@ -295,17 +295,7 @@ def multi_dot(tensors, *, out=None):
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
                                f"{list(tensors[i + 1].shape)} cannot be multiplied")
     dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
-    # the matrix-chain order (dynamic programming, as torch's multi_dot)
-    cost = [[0] * n for _ in range(n)]
-    split = [[0] * n for _ in range(n)]
-    for length in range(1, n):
-        for i in range(n - length):
-            j = i + length
-            cost[i][j] = None
-            for k in range(i, j):
-                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
-                if cost[i][j] is None or c < cost[i][j]:
-                    cost[i][j], split[i][j] = c, k
+    split = _chain_order(dims)  # the matrix-chain order (dynamic programming, as torch's multi_dot)
 
     def chain(i, j):
         if i == j:

@@ -14,8 +14,9 @@
 /* ------------------------------------------------------------------------------------ */
 /* argument checks                                                                       */
 
+
 /* Output size along one dim with torch's pooling_output_shape checks; -1 with exception. */
-static int pool_out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out)
+int pct_pool_out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out)
 {
     int64_t eff;
     PCT_CHECK(s != 0, PCT_ERR_RUNTIME, "stride should not be zero");
@@ -70,7 +71,7 @@ static int max_pool1d_checks(const pct_call *c, int first, int ndim, const int64
               "max_pool1d() padding should be at most half of kernel size, but got padding=%lld and kernel_size=%lld",
               (long long)g->pw, (long long)g->kw);
     PCT_CHECK(g->dw > 0, PCT_ERR_RUNTIME, "max_pool1d() dilation must be greater than zero, but got %lld", (long long)g->dw);
-    if (pool_out_dim(sizes[ndim - 1], g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0) return -1;
+    if (pct_pool_out_dim(sizes[ndim - 1], g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0) return -1;
     PCT_CHECK(g->ow > 0, PCT_ERR_RUNTIME, "max_pool1d() Invalid computed output size: %lld", (long long)g->ow);
     g->kh = g->sh = g->dh = 1;
     g->ph = 0;
@@ -140,8 +141,8 @@ int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64
     PCT_CHECK(avg || nd == 3 || nd == 4, PCT_ERR_RUNTIME, "non-empty 3D or 4D (batch mode) tensor expected for input");
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];
-    if (pool_out_dim(g->ih, g->kh, g->ph, g->sh, g->dh, g->ceil, &g->oh) < 0 ||
-        pool_out_dim(g->iw, g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0)
+    if (pct_pool_out_dim(g->ih, g->kh, g->ph, g->sh, g->dh, g->ceil, &g->oh) < 0 ||
+        pct_pool_out_dim(g->iw, g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0)
         return -1;
     /* torch's pool2d_shape_check */
     PCT_CHECK(g->kw > 0 && g->kh > 0, PCT_ERR_RUNTIME, "kernel size should be greater than zero, but got kH: %lld kW: %lld",

@@ -20,24 +20,6 @@ typedef struct pool3d {
     int64_t divisor;
 } pool3d;
 
-/* Output size along one dim with torch's pooling_output_shape checks; -1 with exception. */
-static int out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out)
-{
-    int64_t eff;
-    PCT_CHECK(s != 0, PCT_ERR_RUNTIME, "stride should not be zero");
-    PCT_CHECK(p >= 0, PCT_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)p);
-    if (__builtin_mul_overflow(k - 1, d, &eff) || __builtin_add_overflow(eff, 1, &eff))
-        PCT_FAIL(PCT_ERR_RUNTIME, "pooling window of kernel_size=%lld and dilation=%lld is too large", (long long)k,
-                 (long long)d);
-    PCT_CHECK(p <= eff / 2, PCT_ERR_RUNTIME,
-              "pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld and dilation=%lld",
-              (long long)p, (long long)k, (long long)d);
-    *out = pct_pool_out_size(in, k, p, s, d, ceil);
-    PCT_CHECK(*out != INT64_MIN, PCT_ERR_RUNTIME, "pooling output size overflows for input size %lld", (long long)in);
-    return 0;
-fail:
-    return -1;
-}
 
 /* A 1-or-3-element list as (t, h, w); false when the length is wrong. */
 static bool triple(const pct_value *v, int64_t *t, int64_t *h, int64_t *w)
@@ -85,9 +67,9 @@ static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor
     g->id = sz[nd - 3];
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];
-    if (out_dim(g->id, g->kd, g->pd, g->sd, g->dd, g->ceil, &g->od) < 0 ||
-        out_dim(g->ih, g->kh, g->ph, g->sh, g->dh, g->ceil, &g->oh) < 0 ||
-        out_dim(g->iw, g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0)
+    if (pct_pool_out_dim(g->id, g->kd, g->pd, g->sd, g->dd, g->ceil, &g->od) < 0 ||
+        pct_pool_out_dim(g->ih, g->kh, g->ph, g->sh, g->dh, g->ceil, &g->oh) < 0 ||
+        pct_pool_out_dim(g->iw, g->kw, g->pw, g->sw, g->dw, g->ceil, &g->ow) < 0)
         return -1;
     /* torch's pool3d_shape_check */
     PCT_CHECK(g->kd > 0 && g->kw > 0 && g->kh > 0, PCT_ERR_RUNTIME,
