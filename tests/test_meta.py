@@ -77,6 +77,21 @@ def test_moving_to_meta_and_in_place_ops():
     assert pyctorch.empty_like(m, device="cpu").device.type == "cpu"
 
 
+@requires_torch
+def test_advanced_indexing_matches_torch():
+    for m in (pyctorch, torch):
+        x = m.empty(3, 4, device="meta")
+        got = [meta_info(x[m.tensor([0, 2])]), meta_info(x[:, m.tensor([[1, 3]]).to("meta")])]
+        x[m.tensor([0])] = 1.0
+        x[m.tensor([0]), m.tensor([1])] = m.empty(1, device="meta")
+        if m is pyctorch:
+            mine = got
+        else:
+            assert mine == got
+        with pytest.raises(NotImplementedError):
+            x[x > 0]  # a mask selects by its values
+
+
 def test_model_on_meta_then_to_empty():
     pyctorch.manual_seed(0)
     state = pyctorch.get_rng_state()

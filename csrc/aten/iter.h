@@ -44,7 +44,7 @@ typedef struct pct_iter {
     int64_t numel;
     bool stream_output;       /* set by the caller after building: the loop only writes operand 0, never
                                  reads it, so a large output may be written around the caches (Note
-                                 [Streaming stores] in iter.c). Zeroed by pct_iter_build. */
+                                 [Streaming stores] in cpu/iter_runner.c). Zeroed by pct_iter_build. */
     int64_t shape[PCT_MAX_DIMS];
     /* byte strides, dim-major: strides[d][k] is operand k's stride in dim d */
     int64_t strides[PCT_MAX_DIMS][PCT_ITER_MAX_OPERANDS];
@@ -55,7 +55,8 @@ typedef struct pct_iter {
 
 /* Builds the iterator; -1 with exception set (and nothing to release). */
 int pct_iter_build(pct_iter *it, const pct_iter_config *cfg);
-/* Runs loop over all elements. Data-dependent errors go through ctx (see pct_loop_error). */
+/* The CPU runner (cpu/iter_runner.c): runs loop over all elements. Data-dependent errors go through ctx (see
+ * pct_loop_error). */
 void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx);
 /* Single-threaded variant, for loops with state carried across elements. */
 void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx);

@@ -14,17 +14,6 @@ typedef struct view_spec {
 } view_spec;
 
 /* A 0-d integer tensor (not bool/uint8) indexes like a Python int (a select), as in torch. */
-/* Advanced indexing runs the CPU index kernels directly: a meta tensor among its operands is refused (its values
- * do not exist; Note [Meta storages]) until the index ops have meta shape functions. */
-static int no_meta_advanced(const pct_tensor *v, int n, pct_tensor *const *idx, const pct_tensor *src, const char *op)
-{
-    bool meta = v->device_type == PCT_META || (src && src->device_type == PCT_META);
-    for (int i = 0; i < n && !meta; i++) meta = idx[i] && idx[i]->device_type == PCT_META;
-    if (!meta) return 0;
-    PyErr_Format(PyExc_NotImplementedError, "Could not run 'aten::%s' with arguments from the 'Meta' backend.", op);
-    return -1;
-}
-
 static bool is_int_tensor_scalar(PyObject *o)
 {
     if (!PCT_TENSOR_CHECK(o)) return false;
@@ -291,7 +280,7 @@ static PyObject *getitem_impl(PyObject *self, PyObject *key)
     if (!v || s.nadv == 0) { spec_release(&s); return (PyObject *)v; }
     pct_tensor *idx[PCT_MAX_DIMS];
     for (int i = 0; i < s.ndim; i++) idx[i] = (pct_tensor *)s.adv[i];
-    PyObject *r = no_meta_advanced(v, s.ndim, idx, NULL, "index.Tensor") < 0 ? NULL : pct_index_get(v, s.ndim, idx);
+    PyObject *r = pct_index_get(v, s.ndim, idx);
     Py_DECREF(v);
     spec_release(&s);
     return r;
@@ -425,7 +414,7 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
     } else {
         pct_tensor *idx[PCT_MAX_DIMS];
         for (int i = 0; i < s.ndim; i++) idx[i] = (pct_tensor *)s.adv[i];
-        rc = no_meta_advanced(v, s.ndim, idx, src, "index_put_") < 0 ? -1 : pct_index_put_(v, s.ndim, idx, src, accumulate);
+        rc = pct_index_put_(v, s.ndim, idx, src, accumulate);
         if (rc == 0) pct_tensor_bump_version(t);
     }
     Py_DECREF(v);

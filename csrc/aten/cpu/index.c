@@ -66,7 +66,7 @@ pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor 
         pct_tensor *per[PCT_MAX_DIMS] = {0}, *iv = pct_tensor_view_of(idx, 1, &n, &one, 0);
         if (!iv) goto fail;
         per[dim] = iv;
-        r = (pct_tensor *)pct_index_get(self, self->ndim, per);
+        r = (pct_tensor *)pct_cpu_index_get(self, self->ndim, per);
         PCT_DECREF(iv);
         if (!r) goto fail;
     } else {

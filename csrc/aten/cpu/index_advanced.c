@@ -1,5 +1,5 @@
-/* index_advanced.c: advanced indexing (Note [Advanced indexing]): x[indices] (pct_index_get),
- * x[indices] = values and index_put_ (pct_index_put_), masks expanded to their nonzero
+/* index_advanced.c: advanced indexing (Note [Advanced indexing]): x[indices] (pct_cpu_index_get),
+ * x[indices] = values and index_put_ (pct_cpu_index_put_), masks expanded to their nonzero
  * coordinates and every index turned into one element offset.
  */
 #include "index_internal.h"
@@ -185,7 +185,7 @@ static int adv_offsets(adv_plan *a, pct_tensor *self)
     return 0;
 }
 
-pct_object *pct_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
+pct_object *pct_cpu_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
 {
     adv_plan a;
     pct_tensor *r = NULL;
@@ -312,7 +312,7 @@ fail:
     return rc;
 }
 
-int pct_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate)
+int pct_cpu_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate)
 {
     return index_put_impl(self, nindices, indices, values, accumulate, true);
 }

@@ -23,6 +23,7 @@
 #include "../backend.h"
 #include "../error.h"
 #include "../iter.h"
+#include "../index.h"
 #include "../out.h"
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,47 @@ done:
     standins_release(&s);
     free(sc);
     return r;
+}
+
+/* ---- advanced indexing (index.h): the CPU's kernels on stand-ins ---- */
+
+/* The stand-ins of indexing's operands (n indices, NULL entries kept); -1 with an error. A boolean mask selects by
+ * its values, so the result's shape depends on them: refused as torch's meta device refuses it. */
+static int index_standins(standins *s, pct_tensor **self, int n, pct_tensor **indices, pct_tensor **values)
+{
+    for (int i = 0; i < n; i++) {
+        if (indices[i] && (indices[i]->dtype == PCT_BOOL || indices[i]->dtype == PCT_UINT8)) {
+            pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "Could not run 'aten::nonzero' with arguments from the 'Meta' backend.");
+            return -1;
+        }
+        if (is_meta_tensor(indices[i]) && !(indices[i] = standin_for(s, indices[i], false))) return -1;
+    }
+    if (is_meta_tensor(*self) && !(*self = standin_for(s, *self, false))) return -1;
+    if (values && is_meta_tensor(*values) && !(*values = standin_for(s, *values, false))) return -1;
+    return 0;
+}
+
+pct_object *pct_meta_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
+{
+    standins s = {0};
+    pct_tensor *idx[PCT_MAX_DIMS];
+    memcpy(idx, indices, sizeof *idx * (size_t)nindices);
+    pct_object *r = NULL;
+    if (index_standins(&s, &self, nindices, idx, NULL) == 0) r = results_to_meta(&s, pct_cpu_index_get(self, nindices, idx));
+    standins_release(&s);
+    return r;
+}
+
+int pct_meta_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate)
+{
+    if (self->device_type != PCT_META) return pct_error_str(PCT_ERR_NOT_IMPLEMENTED, copy_out_message), -1;
+    standins s = {0};
+    pct_tensor *idx[PCT_MAX_DIMS];
+    memcpy(idx, indices, sizeof *idx * (size_t)nindices);
+    int rc = index_standins(&s, &self, nindices, idx, &values);
+    if (rc == 0) rc = pct_cpu_index_put_(self, nindices, idx, values, accumulate); /* checks; the writes vanish */
+    standins_release(&s);
+    return rc;
 }
 
 const pct_backend pct_meta_backend = {
