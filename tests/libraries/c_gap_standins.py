@@ -7,7 +7,8 @@ and device types are parsed in csrc/python/pytypes.c):
   * torch.complex64, torch.float8_e4m3fn, torch.float8_e5m2 as dtypes (safetensors.torch keys a
     dict by complex64; transformers' cache_utils reads torch.finfo(torch.float8_e4m3fn).max and
     maps float8_e5m2 at import),
-  * torch.device("meta") (PreTrainedModel.init_weights compares against it).
+  * torch.device("meta") (PreTrainedModel.init_weights compares against it); pyctorch has had the real meta
+    device since issue 16's backends, so this stand-in is no longer installed.
 None of them is used to make a tensor in these scripts. Each stand-in is installed only while pyctorch
 lacks the real one, so once C has them this runner changes nothing (and test_transformers' plain
 runs stop skipping). Everything else the libraries touch is pyctorch's own.
