@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -194,13 +195,13 @@ int pct_storage_share(pct_storage *s)
  *
  * A process that dies holding uses (killed, or exiting with storages alive, or a message never
  * received) would leave the name behind, so every process that creates a name first starts a
- * watchdog: a detached process (double fork, own session, SIGINT/SIGTERM/SIGHUP ignored) that
+ * watchdog: a detached process (a shell's background subshell, own session, SIGINT/SIGTERM/SIGHUP ignored) that
  * does nothing but read a pipe whose only writers are the creator and its forked children.
  * When the last of them is gone the read returns 0 and the watchdog removes every name of
  * /dev/shm carrying the creator's prefix (pid and a random token), then exits. So nothing of
  * ours outlives its creator; a receiver may still map the memory, but cannot pass it on by
- * name after the creator is gone. The watchdog only makes system calls (no malloc, no locks):
- * it is forked from a process that may have other threads. */
+ * name after the creator is gone. It is spawned (posix_spawn of /bin/sh): no code of this library runs in
+ * the child, which a fork of a process with other threads could not do safely. */
 static size_t name_offset(size_t nbytes) { return (nbytes + 63) & ~(size_t)63; }
 static size_t named_length(size_t nbytes) { return name_offset(nbytes) + 64; }
 static atomic_long *name_uses(pct_storage *s) { return (atomic_long *)((char *)s->data + name_offset(s->nbytes)); }
@@ -214,60 +215,10 @@ static pid_t watchdog_owner = 0;   /* the process whose watchdog is running (get
 static char name_prefix[64];       /* "pyctorch_fs_<pid>_<token>_" */
 static unsigned long name_counter = 0;
 
-static void watchdog_main(int rfd, const char *prefix, size_t prefix_len)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGPIPE, &sa, NULL);
-    /* hold nothing of the creator's: not its stdout (a reader would wait for us), not its files */
-#ifdef SYS_close_range
-    if (rfd > 0) syscall(SYS_close_range, 0u, (unsigned)rfd - 1, 0u);
-    if (syscall(SYS_close_range, (unsigned)rfd + 1, ~0u, 0u) < 0)
-#endif
-    {
-        long maxfd = sysconf(_SC_OPEN_MAX);
-        if (maxfd < 0 || maxfd > 65536) maxfd = 65536;
-        for (int fd = 0; fd < maxfd; fd++) if (fd != rfd) close(fd);
-    }
-    char buf[64];
-    for (;;) {
-        ssize_t r = read(rfd, buf, sizeof buf);
-        if (r == 0) break;
-        if (r < 0 && errno != EINTR) break;
-    }
-    int dir = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        char ents[8192];
-        for (;;) {
-            long n = syscall(SYS_getdents64, dir, ents, sizeof ents);
-            if (n <= 0) break;
-            for (long off = 0; off < n;) {
-                unsigned short reclen = *(unsigned short *)(ents + off + 16); /* struct linux_dirent64 */
-                const char *name = ents + off + 19;
-                if (strncmp(name, prefix, prefix_len) == 0) unlinkat(dir, name, 0);
-                off += reclen;
-            }
-        }
-        close(dir);
-    }
-    _exit(0); /* Note [Watchdog exit]: a forked helper ends with _exit, never by returning into the parent's code */
-}
-
-/* fork without the pthread_atfork handlers (OpenBLAS and OpenMP shut down and restart their
- * thread pools in theirs): the children below only make system calls and exit. */
-static pid_t bare_fork(void)
-{
-#ifdef SYS_fork
-    return (pid_t)syscall(SYS_fork);
-#else
-    return (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
-#endif
-}
-
+/* Starts the watchdog (Note [Storages shared by name]) with posix_spawn: a shell whose background subshell is
+ * reparented to init when the shell exits (so it is never a child this process could wait for), in its own session,
+ * ignoring SIGINT/SIGTERM/SIGHUP, holding nothing of ours but the pipe's read end (fd 3). posix_spawn runs no
+ * pthread_atfork handlers and is safe in a process with other threads; nothing of this library runs in the child. */
 static int start_watchdog(void)
 {
     pid_t me = getpid();
@@ -280,28 +231,44 @@ static int start_watchdog(void)
     }
     char prefix[64];
     int plen = snprintf(prefix, sizeof prefix, NAME_PREFIX "%d_%016llx_", (int)me, token);
+    /* the prefix is digits, hex and underscores: nothing the shell would read as syntax */
+    char script[256];
+    snprintf(script, sizeof script, "(trap '' INT TERM HUP; cat <&3 >/dev/null 2>&1; rm -f /dev/shm/%s*) &", prefix);
+    char *const argv[] = {"sh", "-c", script, NULL};
+    char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0) { set_os_error("start the watchdog of", 0); return -1; }
-    pid_t child = bare_fork();
-    if (child < 0) {
-        set_os_error("start the watchdog of", 0);
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (child == 0) {
-        setsid();
-        pid_t dog = bare_fork();
-        if (dog == 0) watchdog_main(fds[0], prefix, (size_t)plen);
-        /* Note [Watchdog exit]: this is the intermediate child of a double fork, not an error path of the library.
-         * A forked child of an interpreter has no Python state it may raise into or unwind through (returning would
-         * run the parent's interpreter twice), so _exit is the only correct way out; the parent reads the status. */
-        _exit(dog < 0 ? 1 : 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0 && (rc = posix_spawnattr_init(&at)) != 0) posix_spawn_file_actions_destroy(&fa);
+    if (rc == 0) {
+        posix_spawn_file_actions_adddup2(&fa, fds[0], 3); /* dup2 clears close-on-exec on fd 3 */
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+        posix_spawn_file_actions_addclosefrom_np(&fa, 4); /* not the creator's other files (its stdout's reader) */
+#endif
+        posix_spawnattr_setsigmask(&at, &none);
+        posix_spawnattr_setsigdefault(&at, &defaults);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        pid_t child;
+        rc = posix_spawn(&child, "/bin/sh", &fa, &at, argv, envp);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&at);
+        if (rc == 0) { /* the shell exits at once, leaving the subshell behind */
+            int status = 0;
+            while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = -1;
+        }
     }
     close(fds[0]);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (rc != 0) {
         close(fds[1]);
         pct_error_str(PCT_ERR_RUNTIME, "unable to start the watchdog of shared memory files");
         return -1;

@@ -1,5 +1,5 @@
 /* module.c: pyctorch._C: creates the types, the dtype objects and the op bindings. */
-#include "distributed/c10d.h"
+#include "python/c10d.h"
 #include "pyobjects.h"
 #include "../autograd/autograd.h"
 #include "../autograd/profiler.h"
@@ -250,7 +250,7 @@ PyMODINIT_FUNC PyInit__C(void)
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
     if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0) goto fail;
     if (pct_profiler_install(m) < 0) goto fail; /* profiler and autocast (csrc/autograd/profiler.h) */
-    if (pct_distributed_install(m) < 0) goto fail; /* _distributed_c10d: stores, Gloo (csrc/distributed/c10d.h) */
+    if (pct_distributed_install(m) < 0) goto fail; /* _distributed_c10d: stores, Gloo (csrc/python/c10d.h) */
     return m;
 fail:
     Py_DECREF(m);

@@ -1,4 +1,4 @@
-/* c10d.h: what the distributed binding files share (python_c10d.c: stores and exceptions;
+/* c10d.h: what the binding files of torch.distributed share (python_c10d.c: stores and exceptions;
  * process_group.c: the Gloo process group and Work). */
 #ifndef PCT_C10D_H
 #define PCT_C10D_H

@@ -12,7 +12,7 @@
 #include "aten/error.h"
 #include "aten/iter.h"
 #include "aten/tensor.h"
-#include "distributed/c10d.h"
+#include "python/c10d.h"
 #include "python/pyobjects.h"
 
 #ifdef PCT_HAVE_GLOO

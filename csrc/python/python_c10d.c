@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "aten/error.h"
-#include "distributed/c10d.h"
+#include "python/c10d.h"
 
 PyObject *pct_DistError, *pct_DistStoreError, *pct_DistNetworkError, *pct_DistBackendError;
 
