@@ -22,6 +22,18 @@ def _wrap_padding_idx(padding_idx, num_embeddings):
     return padding_idx
 
 
+def _init_weight(m, num_embeddings, embedding_dim, _weight, requires_grad, dtype, device):
+    """Embedding's and EmbeddingBag's weight: N(0, 1) with the padding row zeroed, or the given tensor."""
+    if _weight is None:
+        m.weight = Parameter(torch.empty((num_embeddings, embedding_dim), dtype=dtype, device=device),
+                             requires_grad=requires_grad)
+        m.reset_parameters()
+    else:
+        if list(_weight.shape) != [num_embeddings, embedding_dim]:
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+        m.weight = Parameter(_weight, requires_grad=requires_grad)
+
+
 class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
@@ -32,14 +44,7 @@ class Embedding(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(torch.empty((num_embeddings, embedding_dim), dtype=dtype, device=device),
-                                    requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _init_weight(self, num_embeddings, embedding_dim, _weight, not _freeze, dtype, device)
         self.sparse = sparse
 
     def reset_parameters(self):
@@ -99,25 +104,13 @@ class EmbeddingBag(Module):
                     raise AssertionError("padding_idx must be within num_embeddings")
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(torch.empty((num_embeddings, embedding_dim), dtype=dtype))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
+        _init_weight(self, num_embeddings, embedding_dim, _weight, True, dtype, device)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
 
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            with torch.no_grad():
-                self.weight[self.padding_idx].fill_(0)
+    reset_parameters = Embedding.reset_parameters
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,

@@ -53,8 +53,8 @@ def _get_activation_fn(activation):
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     """A float mask with -inf above the diagonal and 0 elsewhere."""
-    return torch.triu(torch.full((sz, sz), float("-inf"), dtype=dtype if dtype is not None else torch.float32),
-                      diagonal=1)
+    return torch.triu(torch.full((sz, sz), float("-inf"), dtype=dtype if dtype is not None else torch.float32,
+                                 device=device), diagonal=1)
 
 
 def _get_seq_len(src, batch_first):
