@@ -9,15 +9,17 @@ from .. import init
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-def _wrap_padding_idx(padding_idx, num_embeddings):
+def _wrap_padding_idx(padding_idx, num_embeddings, word="Padding_idx"):
+    """padding_idx wrapped into [0, num_embeddings); torch spells it "Padding_idx" in Embedding's message and
+    "padding_idx" in EmbeddingBag's."""
     if padding_idx is None:
         return None
     if padding_idx > 0:
         if padding_idx >= num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
+            raise AssertionError(f"{word} must be within num_embeddings")
     elif padding_idx < 0:
         if padding_idx < -num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
+            raise AssertionError(f"{word} must be within num_embeddings")
         padding_idx = num_embeddings + padding_idx
     return padding_idx
 
@@ -95,15 +97,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _wrap_padding_idx(padding_idx, num_embeddings, "padding_idx")
         _init_weight(self, num_embeddings, embedding_dim, _weight, True, dtype, device)
         self.mode = mode
         self.sparse = sparse
