@@ -118,6 +118,12 @@ if off("AVX512"):
 
 import numpy  # noqa: E402  (build requirement: headers for the interop layer)
 
+# The typed argument structs of the operator table (Note [Typed arguments] in csrc/aten/op.h), generated from the
+# schemas into build/generated/op_args.h (not committed; rewritten only when the table changed).
+GENERATED = os.path.join(ROOT, "build", "generated")
+subprocess.run([sys.executable, os.path.join(ROOT, "csrc", "codegen", "gen_op_args.py"), os.path.join(ROOT, "csrc", "aten"),
+                os.path.join(GENERATED, "op_args.h")], check=True)
+
 sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
 # headers and op tables: a change to one must reach build_extension (which then recompiles
 # only the objects whose dependency files name it)
@@ -201,7 +207,7 @@ setup(
             "pyctorch._C",
             sources=sources,
             depends=depends,
-            include_dirs=[numpy.get_include(), os.path.join(ROOT, "csrc")],
+            include_dirs=[numpy.get_include(), os.path.join(ROOT, "csrc"), GENERATED],
             define_macros=define_macros,
             extra_compile_args=extra_compile,
             extra_link_args=extra_link,

@@ -154,6 +154,32 @@ pct_object *pct_dispatch(pct_call *c);
 const char *pct_unsigned_refusal_name(int op_index);
 
 
+/* Note [Typed arguments]: a kernel reads its arguments through a struct generated from its op's schema
+ * (csrc/codegen/gen_op_args.py writes build/generated/op_args.h at build time): `PCT_ARGS(add);` at the top of the
+ * kernel of op `add` declares `arg`, with one field per parameter named as in the schema and typed as it is:
+ *   Tensor / Tensor? / Tensor|Scalar  pct_tensor * (NULL for None; a Python number arrives as a wrapped 0-d tensor)
+ *   Scalar                            pct_scalar;        Scalar?  const pct_scalar * (NULL for None)
+ *   int / float / bool                int64_t / double / bool;  int? / float? / bool?  pct_int_opt / pct_float_opt /
+ *                                     pct_bool_opt ({none, v})
+ *   int[] / float[] / Tensor[]        pct_int_list / pct_float_list / pct_tensor_list ({v or items, n, none})
+ *   ScalarType(?)                     int, PCT_NO_DTYPE for None;  MemoryFormat(?)  int PCT_MF_*, PCT_MF_NONE for None
+ *   Device(?)                         pct_device_arg ({none, type, index});  str(?)  const char * (NULL for None)
+ *   Generator / PyObject / Layout     pct_object * (NULL for None)
+ * A schema change a kernel does not follow then fails to compile instead of reading the wrong slot. The values
+ * stay owned by the call (pct_call): the struct borrows them for the kernel's duration. Kernels shared by several
+ * ops (one kernel behind 12 upsample schemas) read the slots they share through pct_arg(c, name). */
+typedef struct pct_int_list { const int64_t *v; int32_t n; bool none; } pct_int_list;
+typedef struct pct_float_list { const double *v; int32_t n; bool none; } pct_float_list;
+typedef struct pct_tensor_list { pct_tensor *const *items; int32_t n; bool none; } pct_tensor_list;
+typedef struct pct_int_opt { bool none; int64_t v; } pct_int_opt;
+typedef struct pct_float_opt { bool none; double v; } pct_float_opt;
+typedef struct pct_bool_opt { bool none; bool v; } pct_bool_opt;
+typedef struct pct_device_arg { bool none; int8_t type, index; } pct_device_arg;
+#define PCT_NO_DTYPE (-1)
+#define PCT_MF_NONE (-2)
+#include "op_args.h"
+#define PCT_ARGS(op_id) const pct_args_##op_id arg = pct_args_read_##op_id(c)
+
 /* Helpers for kernels. */
 /* The value of the parameter called `name` (for kernels shared by several schemas). */
 const pct_value *pct_arg(const pct_call *c, const char *name);

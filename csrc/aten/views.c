@@ -113,8 +113,9 @@ pct_object *pct_reshape_as(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1]
 
 pct_object *pct_view_dtype(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    int dtype = c->v[1].dtype;
+    PCT_ARGS(view_dtype);
+    pct_tensor *t = arg.input;
+    int dtype = arg.dtype;
     int old = pct_dtype_itemsize[t->dtype], new = pct_dtype_itemsize[dtype];
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     int n = t->ndim;
@@ -150,8 +151,9 @@ pct_object *pct_view_dtype(pct_call *c)
 
 pct_object *pct_flatten(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    int s = pct_wrap_dim(c->v[1].i, t->ndim), e = pct_wrap_dim(c->v[2].i, t->ndim);
+    PCT_ARGS(flatten);
+    pct_tensor *t = arg.input;
+    int s = pct_wrap_dim(arg.start_dim, t->ndim), e = pct_wrap_dim(arg.end_dim, t->ndim);
     if (s < 0 || e < 0) return NULL; /* a 0-d tensor takes dims -1 and 0 */
     if (t->ndim == 0) return view_impl(c, t, 1, (int64_t[]){1}, true);
     if (s > e) { pct_error_str(PCT_ERR_RUNTIME, "flatten() has invalid args: start_dim cannot come after end_dim"); return NULL; }
@@ -168,11 +170,12 @@ pct_object *pct_flatten(pct_call *c)
 
 pct_object *pct_unflatten(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(unflatten);
+    pct_tensor *t = arg.input;
     const pct_value *sz = &c->v[2];
     /* torch checks the sizes before the dim */
     if (sz->n == 0) { pct_error_str(PCT_ERR_RUNTIME, "unflatten: sizes must be non-empty"); return NULL; }
-    int d = pct_wrap_dim(c->v[1].i, t->ndim);
+    int d = pct_wrap_dim(arg.dim, t->ndim);
     if (d < 0) return NULL;
     int64_t inner[PCT_MAX_DIMS];
     if (pct_check_ndim((int64_t)t->ndim - 1 + sz->n) < 0) return NULL;
@@ -209,7 +212,8 @@ static int dim_mask(const pct_value *v, int ndim, bool *mask)
 
 pct_object *pct_squeeze(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(squeeze);
+    pct_tensor *t = arg.input;
     bool mask[PCT_MAX_DIMS];
     if (dim_mask(&c->v[1], t->ndim, mask) < 0) return NULL;
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
@@ -224,8 +228,9 @@ pct_object *pct_squeeze(pct_call *c)
 
 pct_object *pct_unsqueeze(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    int d = pct_wrap_dim(c->v[1].i, t->ndim + 1);
+    PCT_ARGS(unsqueeze);
+    pct_tensor *t = arg.input;
+    int d = pct_wrap_dim(arg.dim, t->ndim + 1);
     if (d < 0 || pct_check_ndim(t->ndim + 1) < 0) return NULL;
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     int n = 0;
@@ -248,7 +253,8 @@ static pct_object *permute_impl(pct_call *c, pct_tensor *t, const int *perm)
 
 pct_object *pct_permute(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(permute);
+    pct_tensor *t = arg.input;
     const pct_value *d = &c->v[1];
     if (d->n != t->ndim) {
         pct_error(PCT_ERR_RUNTIME, "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -281,7 +287,8 @@ pct_object *pct_transpose(pct_call *c)
 
 pct_object *pct_t(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(t);
+    pct_tensor *t = arg.input;
     if (t->ndim > 2) {
         pct_error(PCT_ERR_RUNTIME, "t() expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
         return NULL;
@@ -364,15 +371,16 @@ pct_object *pct_expand_as(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1
 
 pct_object *pct_narrow(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(narrow);
+    pct_tensor *t = arg.input;
     if (t->ndim == 0) { pct_error_str(PCT_ERR_RUNTIME, "narrow() cannot be applied to a 0-dim tensor."); return NULL; }
-    if (c->v[3].i < 0) { /* torch checks the length before the dim and the start */
+    if (arg.length < 0) { /* torch checks the length before the dim and the start */
         pct_error_str(PCT_ERR_RUNTIME, "narrow(): length must be non-negative.");
         return NULL;
     }
-    int d = pct_wrap_dim(c->v[1].i, t->ndim);
+    int d = pct_wrap_dim(arg.dim, t->ndim);
     if (d < 0) return NULL;
-    int64_t start = c->v[2].i, len = c->v[3].i, size = t->sizes[d];
+    int64_t start = arg.start, len = arg.length, size = t->sizes[d];
     if (start < -size || start > size) {
         pct_error(PCT_ERR_INDEX, "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
                      (long long)-size, (long long)size, (long long)start);
@@ -404,11 +412,12 @@ static pct_tensor *select_view(pct_tensor *t, int d, int64_t index)
 
 pct_object *pct_select(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(select);
+    pct_tensor *t = arg.input;
     if (t->ndim == 0) { pct_error_str(PCT_ERR_INDEX, "select() cannot be applied to a 0-dim tensor."); return NULL; }
-    int d = pct_wrap_dim(c->v[1].i, t->ndim);
+    int d = pct_wrap_dim(arg.dim, t->ndim);
     if (d < 0) return NULL;
-    int64_t i = c->v[2].i, size = t->sizes[d];
+    int64_t i = arg.index, size = t->sizes[d];
     if (i < -size || i >= size) {
         pct_error(PCT_ERR_INDEX, "select(): index %lld out of range for tensor of size %s at dimension %d", (long long)i,
                      pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, t->ndim, t->sizes), d);
@@ -448,9 +457,10 @@ static pct_object *views_tuple(pct_tensor *t, int d, int64_t n, const int64_t *s
 
 pct_object *pct_unbind(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(unbind);
+    pct_tensor *t = arg.input;
     if (t->ndim == 0) { pct_error_str(PCT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions"); return NULL; }
-    int d = pct_wrap_dim(c->v[1].i, t->ndim);
+    int d = pct_wrap_dim(arg.dim, t->ndim);
     if (d < 0) return NULL;
     return views_tuple(t, d, t->sizes[d], NULL, NULL);
 }
@@ -561,11 +571,12 @@ pct_object *pct_tensor_split(pct_call *c)
 
 pct_object *pct_chunk(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(chunk);
+    pct_tensor *t = arg.input;
     if (t->ndim == 0) { pct_error_str(PCT_ERR_RUNTIME, "chunk expects at least a 1-dimensional tensor"); return NULL; }
-    int64_t chunks = c->v[1].i;
+    int64_t chunks = arg.chunks;
     if (chunks <= 0) { pct_error(PCT_ERR_RUNTIME, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks); return NULL; }
-    int d = pct_wrap_dim(c->v[2].i, t->ndim);
+    int d = pct_wrap_dim(arg.dim, t->ndim);
     if (d < 0) return NULL;
     int64_t size = t->sizes[d];
     int64_t step = (size + chunks - 1) / chunks;
@@ -607,17 +618,19 @@ pct_tensor *pct_diagonal_view(pct_tensor *t, int64_t off, int a, int b)
 
 pct_object *pct_diagonal(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    int64_t off = c->v[1].i;
-    int a = pct_wrap_dim(c->v[2].i, t->ndim), b = pct_wrap_dim(c->v[3].i, t->ndim);
+    PCT_ARGS(diagonal);
+    pct_tensor *t = arg.input;
+    int64_t off = arg.offset;
+    int a = pct_wrap_dim(arg.dim1, t->ndim), b = pct_wrap_dim(arg.dim2, t->ndim);
     if (a < 0 || b < 0) return NULL;
-    if (a == b) { pct_error(PCT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i); return NULL; }
+    if (a == b) { pct_error(PCT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)arg.dim1, (long long)arg.dim2); return NULL; }
     return (pct_object *)pct_diagonal_view(t, off, a, b);
 }
 
 pct_object *pct_as_strided(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(as_strided);
+    pct_tensor *t = arg.input;
     const pct_value *sz = &c->v[1], *st = &c->v[2];
     if (sz->n != st->n) {
         pct_error(PCT_ERR_RUNTIME, "mismatch in length of strides and shape");
@@ -631,7 +644,7 @@ pct_object *pct_as_strided(pct_call *c)
             return NULL;
         }
     }
-    int64_t offset = c->v[3].none ? t->offset : c->v[3].i;
+    int64_t offset = arg.storage_offset.none ? t->offset : arg.storage_offset.v;
     if (offset < 0) { pct_error(PCT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset); return NULL; }
     for (int i = 0; i < sz->n; i++) {
         if (sz->list[i] < 0) { /* torch's storage-size computation reports a negative size as an overflow */
@@ -646,10 +659,11 @@ pct_object *pct_as_strided(pct_call *c)
 
 pct_object *pct_unfold(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    int d = pct_wrap_dim(c->v[1].i, t->ndim);
+    PCT_ARGS(unfold);
+    pct_tensor *t = arg.input;
+    int d = pct_wrap_dim(arg.dimension, t->ndim);
     if (d < 0) return NULL;
-    int64_t size = c->v[2].i, step = c->v[3].i, dsize = t->ndim ? t->sizes[d] : 1;
+    int64_t size = arg.size, step = arg.step, dsize = t->ndim ? t->sizes[d] : 1;
     if (size > dsize) {
         pct_error(PCT_ERR_RUNTIME, "maximum size for tensor at dimension %d is %lld but size is %lld", d, (long long)dsize, (long long)size);
         return NULL;
@@ -671,7 +685,8 @@ pct_object *pct_unfold(pct_call *c)
 
 pct_object *pct_detach(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(detach);
+    pct_tensor *t = arg.input;
     if (c->inplace) {
         if (t->base) {
             pct_error_str(PCT_ERR_RUNTIME,
@@ -691,6 +706,7 @@ pct_object *pct_detach(pct_call *c)
 
 pct_object *pct_alias(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(alias);
+    pct_tensor *t = arg.input;
     return (pct_object *)pct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
 }

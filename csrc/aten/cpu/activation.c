@@ -276,43 +276,50 @@ pct_object *pct_cpu_silu_backward(pct_call *c)
 
 pct_object *pct_cpu_softplus(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[1].s.d, .p2 = c->v[2].s.d};
+    PCT_ARGS(softplus);
+    pct_pw_ctx ctx = {.p1 = arg.beta.d, .p2 = arg.threshold.d};
     return run_activation(c, "softplus", softplus_loop, false, &ctx);
 }
 
 pct_object *pct_cpu_softplus_backward(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d};
+    PCT_ARGS(softplus_backward);
+    pct_pw_ctx ctx = {.p1 = arg.beta.d, .p2 = arg.threshold.d};
     return run_activation(c, "softplus_backward", softplus_backward_loop, true, &ctx);
 }
 
 pct_object *pct_cpu_elu(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[1].s.d, .p2 = c->v[2].s.d, .alpha_d = c->v[3].s.d};
+    PCT_ARGS(elu);
+    pct_pw_ctx ctx = {.p1 = arg.alpha.d, .p2 = arg.scale.d, .alpha_d = arg.input_scale.d};
     return run_activation(c, "elu", elu_loop, false, &ctx);
 }
 
 pct_object *pct_cpu_elu_backward(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d, .alpha_d = c->v[4].s.d};
+    PCT_ARGS(elu_backward);
+    pct_pw_ctx ctx = {.p1 = arg.alpha.d, .p2 = arg.scale.d, .alpha_d = arg.input_scale.d};
     return run_activation(c, "elu_backward", elu_backward_loop, true, &ctx);
 }
 
 pct_object *pct_cpu_leaky_relu(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[1].s.d};
+    PCT_ARGS(leaky_relu);
+    pct_pw_ctx ctx = {.p1 = arg.negative_slope.d};
     return run_activation(c, "leaky_relu", leaky_relu_loop, false, &ctx);
 }
 
 pct_object *pct_cpu_leaky_relu_backward(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[2].s.d};
+    PCT_ARGS(leaky_relu_backward);
+    pct_pw_ctx ctx = {.p1 = arg.negative_slope.d};
     return run_activation(c, "leaky_relu_backward", leaky_relu_backward_loop, true, &ctx);
 }
 
 pct_object *pct_cpu_hardtanh_backward(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[2].s.d, .p2 = c->v[3].s.d};
+    PCT_ARGS(hardtanh_backward);
+    pct_pw_ctx ctx = {.p1 = arg.min_val.d, .p2 = arg.max_val.d};
     return run_activation(c, "hardtanh_backward", hardtanh_backward_loop, true, &ctx);
 }
 
@@ -321,7 +328,8 @@ pct_object *pct_cpu_hardtanh_backward(pct_call *c)
  * their dtype, the limits truncated to integers (torch's hardtanh casts them to the input type). */
 pct_object *pct_cpu_hardtanh(pct_call *c)
 {
-    const int dt = c->v[0].t->dtype;
+    PCT_ARGS(hardtanh);
+    const int dt = arg.input->dtype;
     if (dt == PCT_BOOL) {
         pct_error_str(PCT_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
         return NULL;
@@ -339,7 +347,7 @@ pct_object *pct_cpu_hardtanh(pct_call *c)
         }
     }
     /* after the truncation: -0.5 is a 0 limit */
-    if (dt == PCT_UINT8 && (c->v[1].s.i < 0 || c->v[2].s.i < 0)) {
+    if (dt == PCT_UINT8 && (arg.min_val.i < 0 || arg.max_val.i < 0)) {
         pct_error_str(PCT_ERR_RUNTIME, "cannot do hardtanh on an unsigned type with negative limits");
         return NULL;
     }
@@ -348,6 +356,7 @@ pct_object *pct_cpu_hardtanh(pct_call *c)
 
 pct_object *pct_cpu_threshold_backward(pct_call *c)
 {
-    pct_pw_ctx ctx = {.p1 = c->v[2].s.d};
+    PCT_ARGS(threshold_backward);
+    pct_pw_ctx ctx = {.p1 = arg.threshold.d};
     return run_activation(c, "threshold_backward", threshold_backward_loop, true, &ctx);
 }

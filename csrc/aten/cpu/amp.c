@@ -75,10 +75,11 @@ static int check_scalar_float(const pct_tensor *t, const char *what)
 
 pct_object *pct_cpu_amp_non_finite_check_and_unscale_(pct_call *c)
 {
-    pct_tensor *const *items = c->v[0].items;
-    pct_tensor *found = c->v[1].t, *inv = c->v[2].t;
+    PCT_ARGS(amp_foreach_non_finite_check_and_unscale_);
+    pct_tensor *const *items = arg.self.items;
+    pct_tensor *found = arg.found_inf, *inv = arg.inv_scale;
     if (check_scalar_float(inv, "inv_scale") < 0 || check_scalar_float(found, "found_inf") < 0) return NULL;
-    const int32_t n = c->v[0].n;
+    const int32_t n = arg.self.n;
     for (int32_t i = 0; i < n; i++) {
         pct_tensor *t = items[i];
         if (t->device_type != PCT_CPU) {
@@ -116,9 +117,10 @@ pct_object *pct_cpu_amp_non_finite_check_and_unscale_(pct_call *c)
 
 pct_object *pct_cpu_amp_update_scale_(pct_call *c)
 {
-    pct_tensor *scale = c->v[0].t, *tracker = c->v[1].t, *found = c->v[2].t;
-    const double growth = c->v[3].d, backoff = c->v[4].d;
-    const int64_t interval = c->v[5].i;
+    PCT_ARGS(amp_update_scale_);
+    pct_tensor *scale = arg.self, *tracker = arg.growth_tracker, *found = arg.found_inf;
+    const double growth = arg.scale_growth_factor, backoff = arg.scale_backoff_factor;
+    const int64_t interval = arg.growth_interval;
     if (tracker->numel != 1 || tracker->dtype != PCT_INT32) {
         pct_error_str(PCT_ERR_RUNTIME, "growth_tracker must be a 1-element int tensor.");
         return NULL;

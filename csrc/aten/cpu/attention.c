@@ -432,23 +432,24 @@ static void tile_sizes(attn_args *a, bool backward, int dtype)
 
 pct_object *pct_cpu_flash_attention(pct_call *c)
 {
+    PCT_ARGS(flash_attention_cpu);
     const char *name = c->op->sig.name;
     pct_tensor *q = NULL, *k = NULL, *v = NULL, *out = NULL, *lse = NULL, *mask = NULL;
-    pct_tensor *mask0 = c->v[3].none ? NULL : c->v[3].t;
+    pct_tensor *mask0 = (arg.attn_mask == NULL) ? NULL : arg.attn_mask;
     attn_args a = {0};
     int64_t *off[4] = {NULL, NULL, NULL, NULL};
     pct_object *res = NULL;
-    if (check_qkv(name, c->v[0].t, c->v[1].t, c->v[2].t) < 0) return NULL;
-    if (mask0 && check_mask(name, mask0, c->v[0].t, c->v[1].t) < 0) return NULL;
-    const int dtype = c->v[0].t->dtype, cd = compute_dtype(dtype);
+    if (check_qkv(name, arg.query, arg.key, arg.value) < 0) return NULL;
+    if (mask0 && check_mask(name, mask0, arg.query, arg.key) < 0) return NULL;
+    const int dtype = arg.query->dtype, cd = compute_dtype(dtype);
     rows32 = pct_attn_rows_f32_get();
     pct_blas_init();
-    PCT_TRY(q = compute_rows(c->v[0].t, cd, &a.q_rs));
-    PCT_TRY(k = compute_rows(c->v[1].t, cd, &a.k_rs));
-    PCT_TRY(v = compute_rows(c->v[2].t, cd, &a.v_rs));
+    PCT_TRY(q = compute_rows(arg.query, cd, &a.q_rs));
+    PCT_TRY(k = compute_rows(arg.key, cd, &a.k_rs));
+    PCT_TRY(v = compute_rows(arg.value, cd, &a.v_rs));
     if (mask0) PCT_TRY(mask = compute_mask(mask0, cd));
     const int nd = q->ndim;
-    bind_shapes(&a, q, k, v, c->v[4].b, &c->v[5]);
+    bind_shapes(&a, q, k, v, arg.is_causal, &c->v[5]);
     int64_t osz[PCT_MAX_DIMS];
     memcpy(osz, q->sizes, sizeof(int64_t) * (size_t)nd);
     osz[nd - 1] = a.ev;
@@ -483,22 +484,23 @@ fail:
 
 pct_object *pct_cpu_flash_attention_backward(pct_call *c)
 {
+    PCT_ARGS(flash_attention_cpu_backward);
     const char *name = c->op->sig.name;
     char sa[PCT_SHAPE_BUF], sb[PCT_SHAPE_BUF];
     pct_tensor *q = NULL, *k = NULL, *v = NULL, *g = NULL, *o = NULL, *lse = NULL, *glse = NULL;
     pct_tensor *dq = NULL, *dk = NULL, *dv = NULL, *mask = NULL;
-    pct_tensor *mask0 = c->v[6].none ? NULL : c->v[6].t, *glse_in = c->v[9].none ? NULL : c->v[9].t;
+    pct_tensor *mask0 = (arg.attn_mask == NULL) ? NULL : arg.attn_mask, *glse_in = (arg.grad_logsumexp == NULL) ? NULL : arg.grad_logsumexp;
     attn_args a = {0};
     int64_t *off[5] = {NULL, NULL, NULL, NULL, NULL};
     pct_object *res = NULL;
-    pct_tensor *q0 = c->v[1].t, *k0 = c->v[2].t, *v0 = c->v[3].t;
+    pct_tensor *q0 = arg.query, *k0 = arg.key, *v0 = arg.value;
     if (check_qkv(name, q0, k0, v0) < 0) return NULL;
     if (mask0 && check_mask(name, mask0, q0, k0) < 0) return NULL;
     const int nd = q0->ndim, dtype = q0->dtype, cd = compute_dtype(dtype);
     int64_t osz[PCT_MAX_DIMS];
     memcpy(osz, q0->sizes, sizeof(int64_t) * (size_t)nd);
     osz[nd - 1] = v0->sizes[nd - 1];
-    pct_tensor *shaped[3] = {c->v[0].t, c->v[4].t, c->v[5].t};
+    pct_tensor *shaped[3] = {arg.grad_out, arg.output, arg.logsumexp};
     const char *what[3] = {"grad_out", "output", "logsumexp"};
     for (int i = 0; i < 3; i++) {
         const int want_nd = i == 2 ? nd - 1 : nd;
@@ -521,8 +523,8 @@ pct_object *pct_cpu_flash_attention_backward(pct_call *c)
                      pct_shape_str(sb, sizeof sb, glse_in->ndim, glse_in->sizes), pct_dtype_cpp_name[glse_in->dtype]);
         return NULL;
     }
-    if (c->v[10].n != 3) {
-        pct_error(PCT_ERR_RUNTIME, "%s: output_mask must have 3 entries, got %d", name, (int)c->v[10].n);
+    if (arg.output_mask.n != 3) {
+        pct_error(PCT_ERR_RUNTIME, "%s: output_mask must have 3 entries, got %d", name, (int)arg.output_mask.n);
         return NULL;
     }
     rows32 = pct_attn_rows_f32_get();
@@ -531,18 +533,18 @@ pct_object *pct_cpu_flash_attention_backward(pct_call *c)
     PCT_TRY(q = compute_rows(q0, cd, &a.q_rs));
     PCT_TRY(k = compute_rows(k0, cd, &a.k_rs));
     PCT_TRY(v = compute_rows(v0, cd, &a.v_rs));
-    PCT_TRY(g = compute_rows(c->v[0].t, cd, &a.do_rs));
-    PCT_TRY(o = cd == dtype ? pct_contiguous(c->v[4].t) : compute_rows(c->v[4].t, cd, &o_rs));
-    PCT_TRY(lse = pct_contiguous(c->v[5].t));
+    PCT_TRY(g = compute_rows(arg.grad_out, cd, &a.do_rs));
+    PCT_TRY(o = cd == dtype ? pct_contiguous(arg.output) : compute_rows(arg.output, cd, &o_rs));
+    PCT_TRY(lse = pct_contiguous(arg.logsumexp));
     if (glse_in) PCT_TRY(glse = pct_contiguous(glse_in));
     if (mask0) PCT_TRY(mask = compute_mask(mask0, cd));
     PCT_TRY(dq = pct_tensor_zeros(nd, q0->sizes, cd));
     PCT_TRY(dk = pct_tensor_zeros(nd, k0->sizes, cd));
     PCT_TRY(dv = pct_tensor_zeros(nd, v0->sizes, cd));
-    bind_shapes(&a, q0, k0, v0, c->v[7].b, &c->v[8]);
-    a.need_q = c->v[10].list[0] != 0;
-    a.need_k = c->v[10].list[1] != 0;
-    a.need_v = c->v[10].list[2] != 0;
+    bind_shapes(&a, q0, k0, v0, arg.is_causal, &c->v[8]);
+    a.need_q = arg.output_mask.v[0] != 0;
+    a.need_k = arg.output_mask.v[1] != 0;
+    a.need_v = arg.output_mask.v[2] != 0;
     if (a.nb > 0 && a.tq > 0 && a.tk > 0) {
         PCT_TRY_INT(bind_inputs(&a, q, k, v, mask, off));
         PCT_TRY(off[4] = batch_offsets(g, nd - 2, a.nb));

@@ -123,11 +123,12 @@ static void channel_affine(const pct_norm_rows *rows, const char *xd, char *yd, 
 
 pct_object *pct_cpu_native_batch_norm(pct_call *c)
 {
-    pct_tensor *in = c->v[0].t;
-    pct_tensor *w = c->v[1].none ? NULL : c->v[1].t, *b = c->v[2].none ? NULL : c->v[2].t;
-    pct_tensor *rm = c->v[3].none ? NULL : c->v[3].t, *rv = c->v[4].none ? NULL : c->v[4].t;
-    bool training = c->v[5].b;
-    double momentum = c->v[6].d, eps = c->v[7].d;
+    PCT_ARGS(native_batch_norm);
+    pct_tensor *in = arg.input;
+    pct_tensor *w = (arg.weight == NULL) ? NULL : arg.weight, *b = (arg.bias == NULL) ? NULL : arg.bias;
+    pct_tensor *rm = (arg.running_mean == NULL) ? NULL : arg.running_mean, *rv = (arg.running_var == NULL) ? NULL : arg.running_var;
+    bool training = arg.training;
+    double momentum = arg.momentum, eps = arg.eps;
     pct_tensor *x = NULL, *out = NULL, *smean = NULL, *sinv = NULL;
     double *buf = NULL;
     bn_shape s;
@@ -230,13 +231,14 @@ fail:
 
 pct_object *pct_cpu_native_batch_norm_backward(pct_call *c)
 {
+    PCT_ARGS(native_batch_norm_backward);
     char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
-    pct_tensor *grad = c->v[0].t, *in = c->v[1].t;
-    pct_tensor *w = c->v[2].none ? NULL : c->v[2].t;
-    pct_tensor *rm = c->v[3].none ? NULL : c->v[3].t, *rv = c->v[4].none ? NULL : c->v[4].t;
-    pct_tensor *sm = c->v[5].none ? NULL : c->v[5].t, *si = c->v[6].none ? NULL : c->v[6].t;
-    bool train = c->v[7].b;
-    double eps = c->v[8].d;
+    pct_tensor *grad = arg.grad_out, *in = arg.input;
+    pct_tensor *w = (arg.weight == NULL) ? NULL : arg.weight;
+    pct_tensor *rm = (arg.running_mean == NULL) ? NULL : arg.running_mean, *rv = (arg.running_var == NULL) ? NULL : arg.running_var;
+    pct_tensor *sm = (arg.save_mean == NULL) ? NULL : arg.save_mean, *si = (arg.save_invstd == NULL) ? NULL : arg.save_invstd;
+    bool train = arg.train;
+    double eps = arg.eps;
     const pct_value *mask = &c->v[9];
     pct_tensor *g = NULL, *x = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
     double *buf = NULL;

@@ -408,11 +408,12 @@ static int run_task(const pct_conv_task *t, char *gw)
 
 pct_object *pct_cpu_convolution(pct_call *c)
 {
-    pct_tensor *input = c->v[0].t, *weight = c->v[1].t, *bias = c->v[2].none ? NULL : c->v[2].t;
-    const bool transposed = c->v[6].b;
+    PCT_ARGS(convolution);
+    pct_tensor *input = arg.input, *weight = arg.weight, *bias = (arg.bias == NULL) ? NULL : arg.bias;
+    const bool transposed = arg.transposed;
     pct_conv_plan p;
     int64_t osz[5];
-    if (conv_prepare(input, weight, bias, &c->v[3], &c->v[4], &c->v[5], transposed, &c->v[7], c->v[8].i, &p, osz) < 0)
+    if (conv_prepare(input, weight, bias, &c->v[3], &c->v[4], &c->v[5], transposed, &c->v[7], arg.groups, &p, osz) < 0)
         return NULL;
     pct_tensor *x = NULL, *w = NULL, *b = NULL, *out = NULL;
     PCT_TRY(x = as_compute(input, p.dtype));
@@ -446,8 +447,9 @@ fail:
 
 pct_object *pct_cpu_convolution_backward(pct_call *c)
 {
-    pct_tensor *go = c->v[0].t, *input = c->v[1].t, *weight = c->v[2].t;
-    const bool transposed = c->v[7].b;
+    PCT_ARGS(convolution_backward);
+    pct_tensor *go = arg.grad_output, *input = arg.input, *weight = arg.weight;
+    const bool transposed = arg.transposed;
     const pct_value *mask = &c->v[10];
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     pct_conv_plan p;
@@ -456,7 +458,7 @@ pct_object *pct_cpu_convolution_backward(pct_call *c)
         pct_error(PCT_ERR_RUNTIME, "convolution_backward: output_mask must have 3 entries, got %d", mask->n);
         return NULL;
     }
-    if (conv_prepare(input, weight, NULL, &c->v[4], &c->v[5], &c->v[6], transposed, &c->v[8], c->v[9].i, &p, osz) < 0)
+    if (conv_prepare(input, weight, NULL, &c->v[4], &c->v[5], &c->v[6], transposed, &c->v[8], arg.groups, &p, osz) < 0)
         return NULL;
     if (go->ndim != input->ndim || memcmp(go->sizes, osz, sizeof(int64_t) * (size_t)input->ndim) != 0) {
         pct_error(PCT_ERR_RUNTIME, "convolution_backward: expected grad_output of size %s, but got %s",

@@ -44,8 +44,9 @@ pct_object *pct_cpu_to(pct_call *c)
 
 pct_object *pct_cpu_to_other(pct_call *c)
 {
+    PCT_ARGS(to_other);
     /* a Python number is taken as a 0-d tensor of its own type, as torch's to(other) does: t.to(1.5) is float64 */
-    const pct_tensor *o = c->v[1].t;
+    const pct_tensor *o = arg.tensor;
     int dtype = o->dtype;
     /* torch makes the number a tensor through an int64: a Python int in [2^63, 2^64) overflows there */
     if (o->flags & PCT_FLAG_UINT64_NUMBER) {
@@ -53,7 +54,7 @@ pct_object *pct_cpu_to_other(pct_call *c)
         return NULL;
     }
     if ((o->flags & PCT_FLAG_WRAPPED_NUMBER) && pct_dtype_is_floating(dtype)) dtype = PCT_FLOAT64;
-    return to_impl(c, c->v[0].t, dtype, c->v[3].b);
+    return to_impl(c, arg.input, dtype, arg.copy);
 }
 
 pct_object *pct_cpu_type_as(pct_call *c) { return to_impl(c, c->v[0].t, c->v[1].t->dtype, false); }
@@ -77,9 +78,10 @@ static int copy_checks(pct_tensor *self, pct_tensor *src)
 
 pct_object *pct_cpu_copy_(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t;
-    if (self != c->v[1].t && copy_checks(self, c->v[1].t) < 0) return NULL;
-    if (pct_copy_(self, c->v[1].t) < 0) return NULL;
+    PCT_ARGS(copy_);
+    pct_tensor *self = arg.input;
+    if (self != arg.other && copy_checks(self, arg.other) < 0) return NULL;
+    if (pct_copy_(self, arg.other) < 0) return NULL;
     PCT_INCREF(self);
     return (pct_object *)self;
 }
@@ -87,7 +89,8 @@ pct_object *pct_cpu_copy_(pct_call *c)
 pct_object *pct_cpu_clone(pct_call *c) { return copy_in_format(c, c->v[0].t, c->v[0].t->dtype); }
 pct_object *pct_cpu_contiguous(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(contiguous);
+    pct_tensor *t = arg.input;
     const pct_value *v = pct_arg(c, "memory_format");
     int mf = v->none ? PCT_MF_CONTIGUOUS : pct_memory_format_kind(c);
     if (mf == PCT_MF_CONTIGUOUS) return (pct_object *)pct_contiguous(t);
@@ -119,9 +122,10 @@ int pct_fill_check_value(const pct_scalar *s, const pct_tensor *t)
 
 pct_object *pct_cpu_fill_(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t;
-    if (!c->v[1].s.from_tensor && pct_fill_check_value(&c->v[1].s, self) < 0) return NULL; /* fill_(Tensor): none */
-    if (pct_fill_scalar(self, &c->v[1].s) < 0) return NULL;
+    PCT_ARGS(fill_);
+    pct_tensor *self = arg.input;
+    if (!arg.value.from_tensor && pct_fill_check_value(&arg.value, self) < 0) return NULL; /* fill_(Tensor): none */
+    if (pct_fill_scalar(self, &arg.value) < 0) return NULL;
     PCT_INCREF(self);
     return (pct_object *)self;
 }
@@ -148,7 +152,8 @@ pct_object *pct_cpu_fill_tensor(pct_call *c) { return fill_new(c, pct_cpu_fill_t
 
 pct_object *pct_cpu_zero_(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t;
+    PCT_ARGS(zero_);
+    pct_tensor *self = arg.input;
     pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0};
     if (pct_fill_scalar(self, &zero) < 0) return NULL;
     PCT_INCREF(self);

@@ -131,12 +131,13 @@ static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0}, one = {PCT_SCALAR_INT,
 
 pct_object *pct_cpu_empty(pct_call *c)
 {
+    PCT_ARGS(empty);
     const pct_value *v = pct_arg(c, "memory_format");
     if (!v->none && c->out) {
         pct_error_str(PCT_ERR_RUNTIME, "'memory_format' argument is incompatible with 'out' tensor argument");
         return NULL;
     }
-    pct_tensor *t = factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
+    pct_tensor *t = factory_new(c, arg.size.n, arg.size.v, pct_default_dtype);
     if (!t) return NULL;
     int mf = v->none ? PCT_MF_CONTIGUOUS : pct_memory_format_kind(c);
     if (mf == PCT_MF_CONTIGUOUS) return (pct_object *)t;
@@ -197,7 +198,8 @@ static int fill_value_dtype(const pct_scalar *s)
 }
 pct_object *pct_cpu_full(pct_call *c)
 {
-    return filled(c, c->v[0].n, c->v[0].list, fill_value_dtype(&c->v[1].s), &c->v[1].s);
+    PCT_ARGS(full);
+    return filled(c, arg.size.n, arg.size.v, fill_value_dtype(&arg.fill_value), &arg.fill_value);
 }
 
 pct_object *pct_cpu_empty_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), NULL); }
@@ -211,7 +213,8 @@ pct_object *pct_cpu_new_full(pct_call *c) { return filled(c, c->v[1].n, c->v[1].
 
 pct_object *pct_cpu_eye(pct_call *c)
 {
-    int64_t n = c->v[0].i, m = c->v[1].none ? n : c->v[1].i;
+    PCT_ARGS(eye);
+    int64_t n = arg.n, m = arg.m.none ? n : arg.m.v;
     if (n < 0) { pct_error(PCT_ERR_RUNTIME, "n must be greater or equal to 0, got %lld", (long long)n); return NULL; }
     if (m < 0) { pct_error(PCT_ERR_RUNTIME, "m must be greater or equal to 0, got %lld", (long long)m); return NULL; }
     int64_t sizes[2] = {n, m};

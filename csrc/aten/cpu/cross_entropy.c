@@ -199,13 +199,14 @@ static int ce_reduction(int64_t r)
 
 pct_object *pct_cpu_cross_entropy_loss(pct_call *c)
 {
-    pct_tensor *input = c->v[0].t, *target = c->v[1].t, *weight = c->v[2].none ? NULL : c->v[2].t;
-    int red = ce_reduction(c->v[3].i);
+    PCT_ARGS(cross_entropy_loss);
+    pct_tensor *input = arg.input, *target = arg.target, *weight = (arg.weight == NULL) ? NULL : arg.weight;
+    int red = ce_reduction(arg.reduction);
     if (red < 0) return NULL;
     ce_args a;
     ce_owned o;
     pct_tensor *loss = NULL, *lse = NULL, *rows = NULL;
-    if (ce_prepare(input, target, weight, c->v[4].i, c->v[5].d, &a, &o) < 0) return NULL;
+    if (ce_prepare(input, target, weight, arg.ignore_index, arg.label_smoothing, &a, &o) < 0) return NULL;
     int ldt = pct_dtype_is_reduced_float(input->dtype) ? PCT_FLOAT32 : input->dtype;
     PCT_TRY(lse = pct_tensor_empty(1, &a.n, ldt, PCT_CPU, -1));
     PCT_TRY(rows = pct_tensor_empty(1, &a.n, PCT_FLOAT64, PCT_CPU, -1));
@@ -245,13 +246,14 @@ fail:
 
 pct_object *pct_cpu_cross_entropy_loss_backward(pct_call *c)
 {
-    pct_tensor *grad = c->v[0].t, *input = c->v[1].t, *target = c->v[2].t, *weight = c->v[3].none ? NULL : c->v[3].t;
-    pct_tensor *lse_in = c->v[7].t, *lse = NULL, *g = NULL, *gi = NULL;
-    int red = ce_reduction(c->v[4].i);
+    PCT_ARGS(cross_entropy_loss_backward);
+    pct_tensor *grad = arg.grad_output, *input = arg.input, *target = arg.target, *weight = (arg.weight == NULL) ? NULL : arg.weight;
+    pct_tensor *lse_in = arg.lse, *lse = NULL, *g = NULL, *gi = NULL;
+    int red = ce_reduction(arg.reduction);
     if (red < 0) return NULL;
     ce_args a;
     ce_owned o;
-    if (ce_prepare(input, target, weight, c->v[5].i, c->v[6].d, &a, &o) < 0) return NULL;
+    if (ce_prepare(input, target, weight, arg.ignore_index, arg.label_smoothing, &a, &o) < 0) return NULL;
     if (lse_in->numel != a.n || !pct_dtype_is_floating(lse_in->dtype)) {
         pct_error(PCT_ERR_RUNTIME, "_cross_entropy_loss_backward: expected %lld floating point logsumexp values, got %lld",
                      (long long)a.n, (long long)lse_in->numel);

@@ -230,10 +230,11 @@ static void release(pct_tensor **owned, int n)
 
 pct_object *pct_cpu_ctc_loss(pct_call *c)
 {
+    PCT_ARGS(ctc_loss);
     pct_tensor *owned[4] = {NULL, NULL, NULL, NULL}, *res[2] = {NULL, NULL};
     ctc_geom g;
-    pct_tensor *lp = c->v[0].t;
-    if (ctc_setup(lp, c->v[1].t, c->v[2].t, c->v[3].t, c->v[4].i, &g, owned) < 0) goto fail;
+    pct_tensor *lp = arg.log_probs;
+    if (ctc_setup(lp, arg.targets, arg.input_lengths, arg.target_lengths, arg.blank, &g, owned) < 0) goto fail;
     {
         int64_t asz[3] = {g.batch, g.tmax, g.states};
         PCT_TRY(res[0] = pct_tensor_empty(1, &g.batch, lp->dtype, PCT_CPU, -1));
@@ -260,12 +261,13 @@ fail:
 /* (grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity) */
 pct_object *pct_cpu_ctc_loss_backward(pct_call *c)
 {
+    PCT_ARGS(ctc_loss_backward);
     char b1[PCT_SHAPE_BUF];
     pct_tensor *owned[7] = {NULL}, *out = NULL;
     ctc_geom g;
-    pct_tensor *gr = c->v[0].t, *lp = c->v[1].t, *nll = c->v[5].t, *la = c->v[6].t;
+    pct_tensor *gr = arg.grad, *lp = arg.log_probs, *nll = arg.neg_log_likelihood, *la = arg.log_alpha;
     g.toff = NULL;
-    if (ctc_setup(lp, c->v[2].t, c->v[3].t, c->v[4].t, c->v[7].i, &g, owned) < 0) goto fail;
+    if (ctc_setup(lp, arg.targets, arg.input_lengths, arg.target_lengths, arg.blank, &g, owned) < 0) goto fail;
     PCT_CHECK(gr->numel == g.batch && nll->numel == g.batch && gr->dtype == lp->dtype && nll->dtype == lp->dtype,
               PCT_ERR_RUNTIME, "_ctc_loss_backward: expected grad and neg_log_likelihood of %lld %s values, got %s",
               (long long)g.batch, pct_dtype_cpp_name[lp->dtype], pct_spatial_shape(b1, gr));
@@ -283,11 +285,11 @@ pct_object *pct_cpu_ctc_loss_backward(pct_call *c)
         if (lp->dtype == PCT_FLOAT32)
             r = ctc_bwd_FLOAT32(&g, (const float *)pct_tensor_data(owned[3]), (const float *)pct_tensor_data(owned[6]),
                                 (const float *)pct_tensor_data(owned[4]), (const float *)pct_tensor_data(owned[5]),
-                                c->v[8].b, (float *)pct_tensor_data(out));
+                                arg.zero_infinity, (float *)pct_tensor_data(out));
         else
             r = ctc_bwd_FLOAT64(&g, (const double *)pct_tensor_data(owned[3]), (const double *)pct_tensor_data(owned[6]),
                                 (const double *)pct_tensor_data(owned[4]), (const double *)pct_tensor_data(owned[5]),
-                                c->v[8].b, (double *)pct_tensor_data(out));
+                                arg.zero_infinity, (double *)pct_tensor_data(out));
         if (r < 0) { pct_error_nomem(); goto fail; }
     }
     free(g.toff);

@@ -52,7 +52,8 @@ static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *f
 
 pct_object *pct_cpu_embedding(pct_call *c)
 {
-    pct_tensor *weight = c->v[0].t, *indices = c->v[1].t, *idx = NULL, *out = NULL;
+    PCT_ARGS(embedding);
+    pct_tensor *weight = arg.weight, *indices = arg.indices, *idx = NULL, *out = NULL;
     if (weight->ndim != 2) {
         pct_error_str(PCT_ERR_RUNTIME, "'weight' must be 2-D");
         return NULL;
@@ -120,10 +121,11 @@ EMB_ACC(double)
 
 pct_object *pct_cpu_embedding_dense_backward(pct_call *c)
 {
+    PCT_ARGS(embedding_dense_backward);
     char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
-    pct_tensor *grad = c->v[0].t, *indices = c->v[1].t, *idx = NULL, *g = NULL, *out = NULL;
-    int64_t V = c->v[2].i, pad = c->v[3].i;
-    bool by_freq = c->v[4].b;
+    pct_tensor *grad = arg.grad_output, *indices = arg.indices, *idx = NULL, *g = NULL, *out = NULL;
+    int64_t V = arg.num_weights, pad = arg.padding_idx;
+    bool by_freq = arg.scale_grad_by_freq;
     int64_t *counts = NULL;
     if (V < 0) {
         pct_error(PCT_ERR_RUNTIME, "embedding_dense_backward: num_weights must be non-negative, got %lld", (long long)V);
@@ -210,8 +212,9 @@ static double row_norm(const char *row, int64_t D, int64_t cs, int dtype, double
 
 pct_object *pct_cpu_embedding_renorm_(pct_call *c)
 {
-    pct_tensor *weight = c->v[0].t, *idx = NULL;
-    double max_norm = c->v[2].d, p = c->v[3].d;
+    PCT_ARGS(embedding_renorm_);
+    pct_tensor *weight = arg.input, *idx = NULL;
+    double max_norm = arg.max_norm, p = arg.norm_type;
     int64_t *sorted = NULL;
     if (weight->ndim != 2) {
         pct_error_str(PCT_ERR_RUNTIME, "embedding_renorm_: 'weight' must be 2-D");
@@ -220,7 +223,7 @@ pct_object *pct_cpu_embedding_renorm_(pct_call *c)
     /* torch visits the unique indices in ascending order, selecting each row (an IndexError past the
      * end) and then taking its norm (an error for integral weights): which comes first depends on the
      * smallest index */
-    const pct_tensor *raw = c->v[1].t;
+    const pct_tensor *raw = arg.indices;
     if (!pct_dtype_is_floating(weight->dtype) && raw->numel > 0 && (raw->dtype == PCT_INT64 || raw->dtype == PCT_INT32)) {
         pct_tensor *flat = pct_contiguous((pct_tensor *)raw);
         if (!flat) return NULL;
@@ -237,7 +240,7 @@ pct_object *pct_cpu_embedding_renorm_(pct_call *c)
             return NULL;
         }
     }
-    PCT_TRY(idx = checked_indices(c->v[1].t, weight->sizes[0], "embedding_renorm_"));
+    PCT_TRY(idx = checked_indices(arg.indices, weight->sizes[0], "embedding_renorm_"));
     int64_t k = idx->numel, D = weight->sizes[1], isz = pct_dtype_itemsize[weight->dtype];
     if (k > 0 && !pct_dtype_is_floating(weight->dtype)) { /* torch fails in the row norm, so only with rows */
         pct_error(PCT_ERR_RUNTIME, "norm(): input dtype should be either floating point or complex. "

@@ -54,11 +54,12 @@ static pct_tensor *as_long(pct_tensor *t) { return t->dtype == PCT_INT64 ? pct_c
 
 pct_object *pct_cpu_embedding_bag(pct_call *c)
 {
-    pct_tensor *weight = c->v[0].t, *indices = c->v[1].t, *offsets = c->v[2].t;
-    pct_tensor *psw = c->v[6].none ? NULL : c->v[6].t;
-    int mode = (int)c->v[4].i;
-    bool last = c->v[7].b;
-    int64_t pad = c->v[8].i;
+    PCT_ARGS(embedding_bag);
+    pct_tensor *weight = arg.weight, *indices = arg.indices, *offsets = arg.offsets;
+    pct_tensor *psw = (arg.per_sample_weights == NULL) ? NULL : arg.per_sample_weights;
+    int mode = (int)arg.mode;
+    bool last = arg.include_last_offset;
+    int64_t pad = arg.padding_idx;
     pct_tensor *ic = NULL, *oc = NULL, *wc = NULL, *pc = NULL, *res[4] = {NULL, NULL, NULL, NULL};
     int64_t *start = NULL;
     PCT_CHECK(indices->dtype == PCT_INT64 || indices->dtype == PCT_INT32, PCT_ERR_RUNTIME,

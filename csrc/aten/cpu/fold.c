@@ -70,7 +70,8 @@ static const char *pair(char *buf, size_t n, const pct_value *v)
 /* _im2col(input, kernel_size, dilation, padding, stride): [N, C, H, W] -> [N, C*kh*kw, L] */
 pct_object *pct_cpu_im2col(pct_call *c)
 {
-    pct_tensor *input = c->v[0].t, *x = NULL, *out = NULL;
+    PCT_ARGS(im2col);
+    pct_tensor *input = arg.input, *x = NULL, *out = NULL;
     const pct_value *k = &c->v[1], *d = &c->v[2], *pad = &c->v[3], *st = &c->v[4];
     char b1[64], b2[64], b3[64], b4[PCT_SHAPE_BUF];
     if (check_len("kernel_size", k) < 0 || check_len("dilation", d) < 0 || check_len("padding", pad) < 0 ||
@@ -138,7 +139,8 @@ fail:
 /* _col2im(input, output_size, kernel_size, dilation, padding, stride): [N, C*kh*kw, L] -> [N, C, oH, oW] */
 pct_object *pct_cpu_col2im(pct_call *c)
 {
-    pct_tensor *input = c->v[0].t, *x = NULL, *out = NULL;
+    PCT_ARGS(col2im);
+    pct_tensor *input = arg.input, *x = NULL, *out = NULL;
     const pct_value *os = &c->v[1], *k = &c->v[2], *d = &c->v[3], *pad = &c->v[4], *st = &c->v[5];
     char b0[64], b1[64], b2[64], b3[64], b4[64], bs[PCT_SHAPE_BUF];
     if (check_len("output_size", os) < 0 || check_len("kernel_size", k) < 0 || check_len("dilation", d) < 0 ||

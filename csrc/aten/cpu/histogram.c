@@ -7,8 +7,9 @@
 
 pct_object *pct_cpu_bincount(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *w = c->v[1].none ? NULL : c->v[1].t, *in = NULL, *wc = NULL, *res = NULL;
-    int64_t minlength = c->v[2].i;
+    PCT_ARGS(bincount);
+    pct_tensor *self = arg.input, *w = (arg.weights == NULL) ? NULL : arg.weights, *in = NULL, *wc = NULL, *res = NULL;
+    int64_t minlength = arg.minlength;
     if (!pct_dtype_is_integral(self->dtype, false)) {
         sort_not_implemented("bincount_cpu", self->dtype);
         return NULL;
@@ -93,9 +94,10 @@ PCT_FORALL_FLOAT_DTYPES(SORT_DEF_HIST)
 
 pct_object *pct_cpu_histc(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out, *cont = NULL, *res = NULL;
-    int64_t bins = c->v[1].i;
-    double lo = c->v[2].s.d, hi = c->v[3].s.d;
+    PCT_ARGS(histc);
+    pct_tensor *self = arg.input, *out = c->out, *cont = NULL, *res = NULL;
+    int64_t bins = arg.bins;
+    double lo = arg.min.d, hi = arg.max.d;
     double *h = NULL;
     if (bins <= 0) {
         pct_error(PCT_ERR_RUNTIME, "torch.histogram(): bins must be > 0, but got %lld for dimension 0", (long long)bins);
@@ -108,7 +110,7 @@ pct_object *pct_cpu_histc(pct_call *c)
     }
     bool floating = pct_dtype_is_floating(self->dtype);
     /* torch converts min and max to the input's type, range-checked */
-    if (floating && (pct_scalar_check_fits(&c->v[2].s, self->dtype) < 0 || pct_scalar_check_fits(&c->v[3].s, self->dtype) < 0))
+    if (floating && (pct_scalar_check_fits(&arg.min, self->dtype) < 0 || pct_scalar_check_fits(&arg.max, self->dtype) < 0))
         return NULL;
     if (lo == hi && self->numel > 0) {
         /* torch takes the range from the data (aminmax; a NaN makes it NaN) */

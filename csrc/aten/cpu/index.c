@@ -92,11 +92,12 @@ pct_object *pct_cpu_index_select(pct_call *c) { return pct_index_to_out(c, pct_i
 
 pct_object *pct_cpu_gather(pct_call *c)
 {
+    PCT_ARGS(gather);
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-    pct_tensor *self = c->v[0].t, *index = c->v[2].t, *idx = NULL, *r = NULL;
+    pct_tensor *self = arg.input, *index = arg.index, *idx = NULL, *r = NULL;
     int64_t ss[PCT_MAX_DIMS], st[PCT_MAX_DIMS], is[PCT_MAX_DIMS], ist[PCT_MAX_DIMS];
     int nd = pct_ix_geom(self, ss, st), ind = pct_ix_geom(index, is, ist);
-    int dim = pct_wrap_dim(c->v[1].i, self->ndim);
+    int dim = pct_wrap_dim(arg.dim, self->ndim);
     if (dim < 0) return NULL;
     if (index->numel > 0 && !is_index_dtype(index->dtype)) PCT_FAIL(PCT_ERR_RUNTIME, "gather(): Expected dtype int32/int64 for index");
     if (index->numel == 0) return pct_index_to_out(c, pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
@@ -314,14 +315,16 @@ pct_object *pct_cpu_scatter(pct_call *c)
 
 pct_object *pct_cpu_scatter_add(pct_call *c)
 {
-    pct_tensor *src = c->v[3].t;
-    return scatter_impl(c, "scatter", c->v[1].i, c->v[2].t, src, NULL, IX_ADD, true);
+    PCT_ARGS(scatter_add);
+    pct_tensor *src = arg.src;
+    return scatter_impl(c, "scatter", arg.dim, arg.index, src, NULL, IX_ADD, true);
 }
 
 pct_object *pct_cpu_scatter_reduce(pct_call *c)
 {
-    if (pct_wrap_dim(c->v[1].i, c->v[0].t->ndim) < 0) return NULL; /* torch checks the dim first */
-    const char *r = c->v[4].str;
+    PCT_ARGS(scatter_reduce);
+    if (pct_wrap_dim(arg.dim, arg.input->ndim) < 0) return NULL; /* torch checks the dim first */
+    const char *r = arg.reduce;
     int op;
     if (strcmp(r, "sum") == 0) op = IX_ADD;
     else if (strcmp(r, "prod") == 0) op = IX_MUL;
@@ -332,7 +335,7 @@ pct_object *pct_cpu_scatter_reduce(pct_call *c)
         pct_error(PCT_ERR_RUNTIME, "reduce argument must be either sum, prod, mean, amax or amin, got %s", r);
         return NULL;
     }
-    return scatter_impl(c, "scatter_reduce", c->v[1].i, c->v[2].t, c->v[3].t, NULL, op, pct_arg(c, "include_self")->b);
+    return scatter_impl(c, "scatter_reduce", arg.dim, arg.index, arg.src, NULL, op, pct_arg(c, "include_self")->b);
 }
 
 /* The shapes (as pct_ix_geom() gives them) agree outside dim. */
@@ -460,19 +463,21 @@ fail:
 
 pct_object *pct_cpu_index_add(pct_call *c)
 {
-    const pct_scalar *a = &c->v[4].s;
-    pct_tensor *self = c->v[0].t;
+    PCT_ARGS(index_add);
+    const pct_scalar *a = &arg.alpha;
+    pct_tensor *self = arg.input;
     /* an integral tensor takes a float alpha truncated, as torch does, after its range check */
     if (pct_scalar_check_fits(a, self->dtype) < 0) return NULL;
     int64_t ai = a->kind == PCT_SCALAR_FLOAT ? (int64_t)a->d : a->i;
-    return index_along(c, "index_add_", IX_ADD, c->v[3].t, NULL, a->d, ai, false);
+    return index_along(c, "index_add_", IX_ADD, arg.source, NULL, a->d, ai, false);
 }
 
 pct_object *pct_cpu_index_copy(pct_call *c) { return index_along(c, "index_copy_", IX_COPY, c->v[3].t, NULL, 1, 1, false); }
 
 pct_object *pct_cpu_index_fill(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *value = c->v[3].t;
+    PCT_ARGS(index_fill);
+    pct_tensor *self = arg.input, *value = arg.value;
     if (value->ndim != 0) {
         pct_error(PCT_ERR_RUNTIME, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
                      value->ndim);
@@ -491,7 +496,8 @@ pct_object *pct_cpu_index_fill(pct_call *c)
 /* fill_(Tensor value): torch's overload for a 0-d tensor value (its gradient flows to value) */
 pct_object *pct_cpu_fill_tensor_(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *value = c->v[1].t;
+    PCT_ARGS(fill_tensor_);
+    pct_tensor *self = arg.input, *value = arg.value;
     if (value->ndim != 0) {
         pct_error(PCT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
                      value->ndim);
@@ -531,7 +537,8 @@ static pct_tensor *linear_offsets(pct_tensor *t, pct_tensor *index)
 
 pct_object *pct_cpu_take(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *index = c->v[1].t, *L = NULL, *r = NULL;
+    PCT_ARGS(take);
+    pct_tensor *self = arg.input, *index = arg.index, *L = NULL, *r = NULL;
     if (c->out && c->out->dtype != self->dtype)
         PCT_FAIL(PCT_ERR_RUNTIME, "take(): self and out expected to have the same dtype, but got self.dtype = %s and out.dtype = %s",
                  pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[c->out->dtype]);
@@ -553,8 +560,9 @@ fail:
 
 pct_object *pct_cpu_put(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *index = c->v[1].t, *source = c->v[2].t, *L = NULL, *src = NULL, *target = NULL;
-    bool accumulate = c->v[3].b;
+    PCT_ARGS(put);
+    pct_tensor *self = arg.input, *index = arg.index, *source = arg.source, *L = NULL, *src = NULL, *target = NULL;
+    bool accumulate = arg.accumulate;
     if (index->dtype != PCT_INT64) PCT_FAIL(PCT_ERR_RUNTIME, "put_(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
     if (source->dtype != self->dtype)
         PCT_FAIL(PCT_ERR_RUNTIME, "put_(): self and source expected to have the same dtype, but got self.dtype = %s and source.dtype = %s",

@@ -321,13 +321,14 @@ int pct_cpu_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct
  * (None for a dim not indexed), each consuming one dim, a mask its number of dims. */
 pct_object *pct_cpu_index_put(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *values = c->v[2].t, *target = NULL;
-    bool accumulate = c->v[3].b;
+    PCT_ARGS(index_put);
+    pct_tensor *self = arg.input, *values = arg.values, *target = NULL;
+    bool accumulate = arg.accumulate;
     pct_object *const *items;
     int64_t n;
-    if (c->v[1].none || !pct_sequence_items(c->v[1].obj, &items, &n)) {
+    if (false || !pct_sequence_items(arg.indices, &items, &n)) {
         pct_error(PCT_ERR_TYPE, "index_put(): argument 'indices' (position 2) must be tuple of Tensors, not %s",
-                     c->v[1].none ? "NoneType" : pct_type_name(c->v[1].obj));
+                     false ? "NoneType" : pct_type_name(arg.indices));
         return NULL;
     }
     pct_tensor *per[PCT_MAX_DIMS] = {0};

@@ -198,6 +198,7 @@ static pct_tensor *at_least(pct_tensor *t, int64_t k)
 
 pct_object *pct_cpu_stack(pct_call *c)
 {
+    PCT_ARGS(stack);
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     int n;
     pct_tensor **ts = list_items(&c->v[0], &n);
@@ -205,7 +206,7 @@ pct_object *pct_cpu_stack(pct_call *c)
         pct_error_str(PCT_ERR_RUNTIME, "stack expects a non-empty TensorList");
         return NULL;
     }
-    int dim = pct_wrap_dim(c->v[1].i, ts[0]->ndim + 1); /* torch checks the dim before the sizes */
+    int dim = pct_wrap_dim(arg.dim, ts[0]->ndim + 1); /* torch checks the dim before the sizes */
     if (dim < 0 || pct_check_ndim(ts[0]->ndim + 1) < 0) return NULL;
     for (int i = 1; i < n; i++) {
         if (ts[i]->ndim != ts[0]->ndim || memcmp(ts[i]->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)ts[0]->ndim) != 0) {
@@ -263,7 +264,8 @@ static pct_tensor *flipped(pct_tensor *t, const bool *mask)
 
 pct_object *pct_cpu_flip(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(flip);
+    pct_tensor *t = arg.input;
     const pct_value *dims = &c->v[1];
     bool mask[PCT_MAX_DIMS] = {0};
     for (int i = 0; i < dims->n; i++) {
@@ -280,7 +282,8 @@ pct_object *pct_cpu_flip(pct_call *c)
 
 pct_object *pct_cpu_fliplr(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(fliplr);
+    pct_tensor *t = arg.input;
     if (t->ndim < 2) { pct_error_str(PCT_ERR_RUNTIME, "Input must be >= 2-d."); return NULL; }
     bool mask[PCT_MAX_DIMS] = {0};
     mask[1] = true;
@@ -289,7 +292,8 @@ pct_object *pct_cpu_fliplr(pct_call *c)
 
 pct_object *pct_cpu_flipud(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(flipud);
+    pct_tensor *t = arg.input;
     if (t->ndim < 1) { pct_error_str(PCT_ERR_RUNTIME, "Input must be >= 1-d."); return NULL; }
     bool mask[PCT_MAX_DIMS] = {0};
     mask[0] = true;
@@ -354,10 +358,11 @@ static pct_tensor *rolled(pct_tensor *t, int k, const int *dims, const int64_t *
 
 pct_object *pct_cpu_roll(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(roll);
+    pct_tensor *t = arg.input;
     const pct_value *sh = &c->v[1];
     pct_value none_dims = {.none = 1, .n = 0};
-    const pct_value *dv = c->v[2].none ? &none_dims : &c->v[2]; /* dims=None rolls the flattened tensor */
+    const pct_value *dv = arg.dims.none ? &none_dims : &c->v[2]; /* dims=None rolls the flattened tensor */
     if (sh->n == 0) {
         pct_error_str(PCT_ERR_RUNTIME, "`shifts` required");
         return NULL;
@@ -464,7 +469,8 @@ pct_object *pct_cpu_repeat(pct_call *c) { return repeat_impl(c->v[0].t, c->v[1].
 
 pct_object *pct_cpu_tile(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(tile);
+    pct_tensor *t = arg.input;
     const pct_value *dv = &c->v[1];
     int64_t reps[PCT_MAX_DIMS];
     int n = dv->n < t->ndim ? t->ndim : dv->n, pad = n - dv->n;
@@ -671,8 +677,9 @@ pct_object *pct_cpu_triu(pct_call *c) { return tri(c, false); }
 
 pct_object *pct_cpu_diag(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    int64_t k = c->v[1].i;
+    PCT_ARGS(diag);
+    pct_tensor *t = arg.input;
+    int64_t k = arg.diagonal;
     if (t->ndim == 1) {
         int64_t n = t->sizes[0], m = n + (k >= 0 ? k : -k);
         int64_t shape[2] = {m, m};
@@ -700,13 +707,14 @@ pct_object *pct_cpu_diag(pct_call *c)
 
 pct_object *pct_cpu_diag_embed(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    int64_t off = c->v[1].i;
+    PCT_ARGS(diag_embed);
+    pct_tensor *t = arg.input;
+    int64_t off = arg.offset;
     int nd = t->ndim + 1;
-    int d1 = pct_wrap_dim(c->v[2].i, nd), d2 = pct_wrap_dim(c->v[3].i, nd);
+    int d1 = pct_wrap_dim(arg.dim1, nd), d2 = pct_wrap_dim(arg.dim2, nd);
     if (d1 < 0 || d2 < 0) return NULL;
     if (d1 == d2) {
-        pct_error(PCT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)c->v[2].i, (long long)c->v[3].i);
+        pct_error(PCT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)arg.dim1, (long long)arg.dim2);
         return NULL;
     }
     if (nd > PCT_MAX_DIMS) {

@@ -29,8 +29,9 @@ static void lu_body(void *vc, int64_t b, void *sc)
 
 pct_object *pct_cpu_linalg_lu_factor_ex(pct_call *c)
 {
+    PCT_ARGS(linalg_lu_factor_ex);
     static const char *const fields[3] = {"LU", "pivots", "info"};
-    pct_tensor *A = c->v[0].t, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
+    pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
     if (pct_out_parse_tuple(&c->v[3], "linalg_lu_factor_ex", 3, outs) < 0) return NULL;
     if (A->ndim < 2) {
         char buf[256];
@@ -38,7 +39,7 @@ pct_object *pct_cpu_linalg_lu_factor_ex(pct_call *c)
                  pct_shape_str(buf, sizeof buf, A->ndim, A->sizes));
     }
     PCT_TRY_INT(lap_check_matrix(A, "linalg.lu_factor", "A", false, "lu_cpu", "lu_cpu"));
-    PCT_CHECK(c->v[1].b, PCT_ERR_RUNTIME, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+    PCT_CHECK(arg.pivot, PCT_ERR_RUNTIME, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = m < n ? m : n;
@@ -48,7 +49,7 @@ pct_object *pct_cpu_linalg_lu_factor_ex(pct_call *c)
     lu_ctx ctx = {A->dtype, (int)m, (int)n, (int)k, pct_tensor_data(res[0]), (int *)pct_tensor_data(res[1]),
                   (int *)pct_tensor_data(res[2]), (size_t)pct_tensor_itemsize(A)};
     if (m > 0 && n > 0) lap_run(bt.batch, k, 0, lu_body, &ctx, ctx.info);
-    if (c->v[2].b) PCT_TRY_INT(lap_check_errors(ctx.info, bt.batch, "torch.linalg.lu_factor_ex", A->ndim == 2));
+    if (arg.check_errors) PCT_TRY_INT(lap_check_errors(ctx.info, bt.batch, "torch.linalg.lu_factor_ex", A->ndim == 2));
     return lap_finish("torch.return_types.linalg_lu_factor_ex", "torch.return_types.linalg_lu_factor_ex_out", fields, 3,
                       res, outs);
 fail:
@@ -105,11 +106,12 @@ fail:
 
 pct_object *pct_cpu_linalg_cholesky_ex(pct_call *c)
 {
+    PCT_ARGS(linalg_cholesky_ex);
     static const char *const fields[2] = {"L", "info"};
-    pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
+    pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
     if (pct_out_parse_tuple(&c->v[3], "linalg_cholesky_ex", 2, outs) < 0) return NULL;
-    if (!(res[0] = cholesky(A, c->v[1].b, "linalg.cholesky", NULL, &res[1]))) return NULL;
-    if (c->v[2].b &&
+    if (!(res[0] = cholesky(A, arg.upper, "linalg.cholesky", NULL, &res[1]))) return NULL;
+    if (arg.check_errors &&
         lap_check_errors((int *)pct_tensor_data(res[1]), res[1]->numel, "linalg.cholesky_ex", A->ndim == 2) < 0) {
         lap_release(res[0]);
         lap_release(res[1]);
@@ -123,10 +125,11 @@ pct_object *pct_cpu_linalg_cholesky_ex(pct_call *c)
  * raises for a matrix that is not positive-definite. */
 pct_object *pct_cpu_cholesky(pct_call *c)
 {
-    pct_tensor *A = c->v[0].t;
+    PCT_ARGS(cholesky);
+    pct_tensor *A = arg.input;
     /* torch's older interface returns an empty input's contiguous twin before any check */
     if (A->numel == 0 && !c->out) return (pct_object *)pct_tensor_empty(A->ndim, A->sizes, A->dtype, PCT_CPU, -1);
-    pct_tensor *info = NULL, *L = cholesky(A, c->v[1].b, "cholesky", "cholesky_cpu", &info);
+    pct_tensor *info = NULL, *L = cholesky(A, arg.upper, "cholesky", "cholesky_cpu", &info);
     if (!L) return NULL;
     const int r = lap_check_errors((int *)pct_tensor_data(info), info->numel, "cholesky", A->ndim == 2);
     lap_release(info);
@@ -218,9 +221,10 @@ fail:
 /* linalg_qr(Tensor A, str mode="reduced", *, pct_object? out=None) */
 pct_object *pct_cpu_linalg_qr(pct_call *c)
 {
+    PCT_ARGS(linalg_qr);
     static const char *const fields[2] = {"Q", "R"};
-    pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *a = NULL, *tau = NULL;
-    const char *mode = c->v[1].str;
+    pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *a = NULL, *tau = NULL;
+    const char *mode = arg.mode;
     if (!mode || pct_out_parse_tuple(&c->v[2], "linalg_qr", 2, outs) < 0) return NULL;
     const bool complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
     PCT_CHECK(complete || ronly || strcmp(mode, "reduced") == 0, PCT_ERR_RUNTIME,
@@ -261,8 +265,9 @@ fail:
 /* geqrf(Tensor input, *, pct_object? out=None) */
 pct_object *pct_cpu_geqrf(pct_call *c)
 {
+    PCT_ARGS(geqrf);
     static const char *const fields[2] = {"a", "tau"};
-    pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *q = NULL;
+    pct_tensor *A = arg.input, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *q = NULL;
     if (pct_out_parse_tuple(&c->v[1], "geqrf", 2, outs) < 0) return NULL;
     PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "torch.geqrf: input must have at least 2 dimensions.");
     PCT_TRY_INT(lap_check_matrix(A, "torch.geqrf", "input", false, "geqrf_cpu", "geqrf_cpu"));
@@ -356,9 +361,10 @@ static void ormqr_body(void *vc, int64_t b, void *sc)
  * Q C, C Q, Q^T C or C Q^T for the Q of geqrf's reflectors (input) and tau (input2). */
 pct_object *pct_cpu_ormqr(pct_call *c)
 {
+    PCT_ARGS(ormqr);
     const char *api = "torch.ormqr";
-    pct_tensor *A = c->v[0].t, *tau = c->v[1].t, *C = c->v[2].t, *a = NULL, *t = NULL, *X = NULL;
-    const bool left = c->v[3].b, trans = c->v[4].b;
+    pct_tensor *A = arg.input, *tau = arg.input2, *C = arg.input3, *a = NULL, *t = NULL, *X = NULL;
+    const bool left = arg.left, trans = arg.transpose;
     int *info = NULL;
     PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "%s: input must have at least 2 dimensions.", api);
     PCT_CHECK(C->ndim >= 2, PCT_ERR_RUNTIME, "%s: other must have at least 2 dimensions.", api);
@@ -470,18 +476,20 @@ fail:
 /* linalg_eigh(Tensor A, str UPLO="L", *, pct_object? out=None) */
 pct_object *pct_cpu_linalg_eigh(pct_call *c)
 {
+    PCT_ARGS(linalg_eigh);
     static const char *const fields[2] = {"eigenvalues", "eigenvectors"};
     pct_tensor *outs[2] = {NULL, NULL}, *res[2];
     if (pct_out_parse_tuple(&c->v[2], "linalg_eigh", 2, outs) < 0) return NULL;
-    if (eigh_compute(c->v[0].t, c->v[1].str, true, &res[0], &res[1]) < 0) return NULL;
+    if (eigh_compute(arg.A, arg.UPLO, true, &res[0], &res[1]) < 0) return NULL;
     return lap_finish("torch.return_types.linalg_eigh", "torch.return_types.linalg_eigh_out", fields, 2, res, outs);
 }
 
 /* linalg_eigvalsh(Tensor A, str UPLO="L", *, Tensor? out=None) */
 pct_object *pct_cpu_linalg_eigvalsh(pct_call *c)
 {
+    PCT_ARGS(linalg_eigvalsh);
     pct_tensor *w, *v;
-    if (eigh_compute(c->v[0].t, c->v[1].str, false, &w, &v) < 0) return NULL;
+    if (eigh_compute(arg.A, arg.UPLO, false, &w, &v) < 0) return NULL;
     return lap_finish1(w, c->out);
 }
 
@@ -503,8 +511,9 @@ static void ldl_body(void *vc, int64_t b, void *sc)
 
 pct_object *pct_cpu_linalg_ldl_factor_ex(pct_call *c)
 {
+    PCT_ARGS(linalg_ldl_factor_ex);
     static const char *const fields[3] = {"LD", "pivots", "info"};
-    pct_tensor *A = c->v[0].t, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
+    pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
     if (pct_out_parse_tuple(&c->v[3], "linalg_ldl_factor_ex", 3, outs) < 0) return NULL;
     PCT_TRY_INT(lap_check_matrix(A, "torch.linalg.ldl_factor_ex", "A", true, NULL, "ldl_factor_kernel_cpu"));
     lap_batch bt;
@@ -522,7 +531,7 @@ pct_object *pct_cpu_linalg_ldl_factor_ex(pct_call *c)
         lap_run(bt.batch, n, (size_t)ctx.lwork * ctx.esz, ldl_body, &ctx, ctx.info);
     }
     lap_zero_triangle(res[0], false);
-    if (c->v[2].b)
+    if (arg.check_errors)
         PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[2]), bt.batch, "torch.linalg.ldl_factor_ex",
                                      A->ndim == 2));
     return lap_finish("torch.return_types.linalg_ldl_factor_ex", "torch.return_types.linalg_ldl_factor_ex_out", fields,

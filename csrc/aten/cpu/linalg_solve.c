@@ -13,14 +13,15 @@
 /* ---- _linalg_check_errors(Tensor info, str api_name, *, bool is_matrix) ---- */
 pct_object *pct_cpu_linalg_check_errors(pct_call *c)
 {
-    pct_tensor *info = c->v[0].t, *ci = NULL;
-    const char *api = c->v[1].str;
+    PCT_ARGS(linalg_check_errors);
+    pct_tensor *info = arg.info, *ci = NULL;
+    const char *api = arg.api_name;
     if (!api) return NULL;
     PCT_CHECK(info->dtype == PCT_INT32, PCT_ERR_RUNTIME, "_linalg_check_errors: info must be an int32 tensor");
     lap_batch bt;
     lap_batch_of(info, 0, &bt);
     PCT_TRY(ci = lap_copy_batch(info, 0, &bt, PCT_INT32));
-    const int r = lap_check_errors((const int *)pct_tensor_data(ci), ci->numel, api, c->v[2].b);
+    const int r = lap_check_errors((const int *)pct_tensor_data(ci), ci->numel, api, arg.is_matrix);
     lap_release(ci);
     if (r < 0) return NULL;
     return pct_none();
@@ -93,8 +94,9 @@ static void getrs_body(void *vc, int64_t b, void *sc)
 /* ---- inverse: linalg_inv_ex(Tensor A, *, bool check_errors=False, pct_object? out=None): getrf, then getrs on I ---- */
 pct_object *pct_cpu_linalg_inv_ex(pct_call *c)
 {
+    PCT_ARGS(linalg_inv_ex);
     static const char *const fields[2] = {"inverse", "info"};
-    pct_tensor *A = c->v[0].t, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
+    pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
     int *piv = NULL;
     if (pct_out_parse_tuple(&c->v[2], "linalg_inv_ex", 2, outs) < 0) return NULL;
     PCT_TRY_INT(lap_check_matrix(A, "linalg.inv", "A", true, NULL, NULL));
@@ -121,7 +123,7 @@ pct_object *pct_cpu_linalg_inv_ex(pct_call *c)
     piv = NULL;
     lap_release(lu);
     lu = NULL;
-    if (c->v[1].b)
+    if (arg.check_errors)
         PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[1]), bt.batch, "linalg.inv_ex", A->ndim == 2));
     return lap_finish("torch.return_types.linalg_inv_ex", "torch.return_types.linalg_inv_ex_out", fields, 2, res, outs);
 fail:
@@ -239,11 +241,12 @@ fail:
 
 pct_object *pct_cpu_linalg_solve_ex(pct_call *c)
 {
+    PCT_ARGS(linalg_solve_ex);
     static const char *const fields[2] = {"result", "info"};
-    pct_tensor *A = c->v[0].t, *B0 = c->v[1].t, *B = NULL, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
+    pct_tensor *A = arg.A, *B0 = arg.B, *B = NULL, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
     int *piv = NULL;
     int64_t *map = NULL;
-    const bool left = c->v[2].b;
+    const bool left = arg.left;
     if (pct_out_parse_tuple(&c->v[4], "linalg_solve_ex", 2, outs) < 0) return NULL;
     PCT_TRY_INT(lap_check_matrix(A, "linalg.solve", "A", true, NULL, "lu_cpu"));
     PCT_CHECK(A->dtype == B0->dtype, PCT_ERR_RUNTIME,
@@ -281,7 +284,7 @@ pct_object *pct_cpu_linalg_solve_ex(pct_call *c)
     map = NULL;
     lap_release(lu);
     lu = NULL;
-    if (c->v[3].b)
+    if (arg.check_errors)
         PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[1]), ab.batch, "torch.linalg.solve_ex", A->ndim == 2));
     if (!left) {
         pct_tensor *t = res[0];
@@ -307,8 +310,9 @@ fail:
 /* ---- linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False, Tensor? out=None) ---- */
 pct_object *pct_cpu_linalg_lu_solve(pct_call *c)
 {
-    pct_tensor *LU = c->v[0].t, *P = c->v[1].t, *B = c->v[2].t, *lu = NULL, *piv = NULL, *X = NULL;
-    const bool left = c->v[3].b, adjoint = c->v[4].b;
+    PCT_ARGS(linalg_lu_solve);
+    pct_tensor *LU = arg.LU, *P = arg.pivots, *B = arg.B, *lu = NULL, *piv = NULL, *X = NULL;
+    const bool left = arg.left, adjoint = arg.adjoint;
     PCT_TRY_INT(lap_check_matrix(LU, "linalg.lu_solve", "LU", true, NULL, "linalg.lu_solve_cpu"));
     PCT_CHECK(B->ndim >= 2, PCT_ERR_RUNTIME, "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
     PCT_CHECK(P->dtype == PCT_INT32, PCT_ERR_RUNTIME,
@@ -382,8 +386,9 @@ static void trsm_body(void *vc, int64_t b, void *sc)
 
 pct_object *pct_cpu_linalg_solve_triangular(pct_call *c)
 {
-    pct_tensor *A = c->v[0].t, *B = c->v[1].t, *a = NULL, *X = NULL;
-    const bool upper = c->v[2].b, left = c->v[3].b, unit = c->v[4].b;
+    PCT_ARGS(linalg_solve_triangular);
+    pct_tensor *A = arg.A, *B = arg.B, *a = NULL, *X = NULL;
+    const bool upper = arg.upper, left = arg.left, unit = arg.unitriangular;
     PCT_TRY_INT(lap_check_matrix(A, "linalg.solve_triangular", "A", true, "triangular_solve_cpu",
                                  "triangular_solve_cpu"));
     PCT_CHECK(B->ndim >= 2, PCT_ERR_RUNTIME,
@@ -446,9 +451,10 @@ static void lstsq_body(void *vc, int64_t bi, void *sc)
 
 pct_object *pct_cpu_linalg_lstsq(pct_call *c)
 {
+    PCT_ARGS(linalg_lstsq);
     static const char *const fields[4] = {"solution", "residuals", "rank", "singular_values"};
     const char *api = "torch.linalg.lstsq";
-    pct_tensor *A = c->v[0].t, *B0 = c->v[1].t, *B = NULL, *a = NULL, *X = NULL, *res[4] = {NULL, NULL, NULL, NULL};
+    pct_tensor *A = arg.A, *B0 = arg.B, *B = NULL, *a = NULL, *X = NULL, *res[4] = {NULL, NULL, NULL, NULL};
     int *info = NULL;
     PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "%s: input must have at least 2 dimensions.", api);
     PCT_CHECK(B0->ndim >= 1, PCT_ERR_RUNTIME, "%s: other must have at least 1 dimension.", api);
@@ -465,8 +471,8 @@ pct_object *pct_cpu_linalg_lstsq(pct_call *c)
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = B->sizes[B->ndim - 1];
     const int64_t mx = m > n ? m : n, mn = m < n ? m : n;
     int driver = GELSY;
-    if (!c->v[3].none) {
-        const char *d = c->v[3].str;
+    if (!(arg.driver == NULL)) {
+        const char *d = arg.driver;
         if (!d) goto fail;
         driver = !strcmp(d, "gels") ? GELS : !strcmp(d, "gelsy") ? GELSY : !strcmp(d, "gelsd") ? GELSD
                  : !strcmp(d, "gelss") ? GELSS : -1;
@@ -474,7 +480,7 @@ pct_object *pct_cpu_linalg_lstsq(pct_call *c)
                   "%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", api);
     }
     const double eps = A->dtype == PCT_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
-    const double rcond = c->v[2].none ? eps * (double)mx : c->v[2].d;
+    const double rcond = arg.rcond.none ? eps * (double)mx : arg.rcond.v;
     lap_batch full;
     PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
     PCT_CHECK(B->sizes[B->ndim - 2] == m, PCT_ERR_RUNTIME, "%s: input.size(-2) should match other.size(-%d)", api,
@@ -581,8 +587,9 @@ static void ldls_body(void *vc, int64_t bi, void *sc)
 
 pct_object *pct_cpu_linalg_ldl_solve(pct_call *c)
 {
+    PCT_ARGS(linalg_ldl_solve);
     const char *api = "torch.linalg.ldl_solve";
-    pct_tensor *LD = c->v[0].t, *P = c->v[1].t, *B = c->v[2].t, *ld = NULL, *piv = NULL, *X = NULL;
+    pct_tensor *LD = arg.LD, *P = arg.pivots, *B = arg.B, *ld = NULL, *piv = NULL, *X = NULL;
     PCT_TRY_INT(lap_check_matrix(LD, api, "LD", true, NULL, NULL));
     PCT_CHECK(B->ndim >= 2, PCT_ERR_RUNTIME, "%s: The input tensor B must have at least 2 dimensions.", api);
     PCT_CHECK(P->dtype == PCT_INT32, PCT_ERR_RUNTIME, "%s: Expected pivots to be integers. Got %s", api,

@@ -504,18 +504,20 @@ static int check_driver(const pct_value *driver)
 /* linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None, pct_object? out=None) */
 pct_object *pct_cpu_linalg_svd(pct_call *c)
 {
+    PCT_ARGS(linalg_svd);
     static const char *const fields[3] = {"U", "S", "Vh"};
-    pct_tensor *A = c->v[0].t, *outs[3] = {NULL, NULL, NULL}, *res[3];
+    pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3];
     if (pct_out_parse_tuple(&c->v[3], "linalg_svd", 3, outs) < 0) return NULL;
     if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(&c->v[2]) < 0)) return NULL;
-    if (svd_compute(A, A->ndim - 2, A->ndim - 1, c->v[1].b ? 'A' : 'S', &res[1], &res[0], &res[2]) < 0) return NULL;
+    if (svd_compute(A, A->ndim - 2, A->ndim - 1, arg.full_matrices ? 'A' : 'S', &res[1], &res[0], &res[2]) < 0) return NULL;
     return finish(outs[0] ? "torch.return_types.linalg_svd_out" : "torch.return_types.linalg_svd", fields, 3, res, outs);
 }
 
 /* linalg_svdvals(Tensor A, *, str? driver=None, Tensor? out=None) */
 pct_object *pct_cpu_linalg_svdvals(pct_call *c)
 {
-    pct_tensor *A = c->v[0].t, *s, *u, *vt;
+    PCT_ARGS(linalg_svdvals);
+    pct_tensor *A = arg.A, *s, *u, *vt;
     if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(&c->v[1]) < 0)) return NULL;
     if (svd_compute(A, A->ndim - 2, A->ndim - 1, 'N', &s, &u, &vt) < 0) return NULL;
     if (!c->out) return (pct_object *)s;
@@ -533,9 +535,10 @@ pct_object *pct_cpu_linalg_svdvals(pct_call *c)
  * older interface, V instead of Vh; without compute_uv, U and V are zero-filled full squares. */
 pct_object *pct_cpu_svd(pct_call *c)
 {
+    PCT_ARGS(svd);
     static const char *const fields[3] = {"U", "S", "V"};
-    pct_tensor *A = c->v[0].t, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL}, *vt = NULL;
-    const bool some = c->v[1].b, uv = c->v[2].b;
+    pct_tensor *A = arg.input, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL}, *vt = NULL;
+    const bool some = arg.some, uv = arg.compute_uv;
     if (pct_out_parse_tuple(&c->v[3], "svd", 3, outs) < 0) return NULL;
     if (check_input(A, "linalg.svd", true) < 0) return NULL;
     const int nd = A->ndim;

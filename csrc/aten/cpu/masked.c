@@ -67,7 +67,8 @@ static int mf_apply(pct_tensor *dst, pct_tensor *mask, const void *s) { return p
 
 pct_object *pct_cpu_masked_fill(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *value = c->v[2].t;
+    PCT_ARGS(masked_fill);
+    pct_tensor *self = arg.input, *mask = arg.mask, *value = arg.value;
     if (mask->dtype != PCT_BOOL) {
         pct_error(PCT_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_type_name[mask->dtype]);
         return NULL;
@@ -148,7 +149,8 @@ fail:
 
 pct_object *pct_cpu_masked_select(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *mask = c->v[1].t;
+    PCT_ARGS(masked_select);
+    pct_tensor *self = arg.input, *mask = arg.mask;
     pct_tensor *es = NULL, *em = NULL, *r = NULL;
     if (mask->dtype != PCT_BOOL) PCT_FAIL(PCT_ERR_RUNTIME, "masked_select: expected BoolTensor for mask");
     PCT_TRY_INT(broadcast_pair(self, mask, &es, &em));
@@ -265,7 +267,8 @@ static int ms_apply(pct_tensor *dst, pct_tensor *mask, const void *source)
 
 pct_object *pct_cpu_masked_scatter(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *mask = c->v[1].t, *source = c->v[2].t;
+    PCT_ARGS(masked_scatter);
+    pct_tensor *self = arg.input, *mask = arg.mask, *source = arg.source;
     if (mask->dtype != PCT_BOOL) {
         pct_error(PCT_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but got mask with dtype %s", pct_dtype_cpp_name[mask->dtype]);
         return NULL;

@@ -129,7 +129,8 @@ pct_object *pct_ix_rows_tuple(pct_tensor *r)
 
 pct_object *pct_cpu_nonzero(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
+    PCT_ARGS(nonzero);
+    pct_tensor *t = arg.input;
     bool as_tuple = pct_arg(c, "as_tuple")->b;
     if (as_tuple && c->out) {
         pct_error_str(PCT_ERR_RUNTIME, "nonzero does not support the out kwarg when as_tuple is True");
@@ -154,7 +155,8 @@ pct_object *pct_cpu_argwhere(pct_call *c) { return pct_index_to_out(c, pct_ix_no
 
 pct_object *pct_cpu_where_cond(pct_call *c)
 {
-    pct_tensor *r = pct_ix_nonzero(c->v[0].t, true, true);
+    PCT_ARGS(where_cond);
+    pct_tensor *r = pct_ix_nonzero(arg.condition, true, true);
     if (!r) return NULL;
     pct_object *tup = pct_ix_rows_tuple(r);
     PCT_DECREF(r);

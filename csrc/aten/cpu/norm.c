@@ -636,9 +636,10 @@ static int group_sizes_ok(const char *what, const pct_tensor *in, const pct_tens
 
 pct_object *pct_cpu_native_group_norm(pct_call *c)
 {
-    pct_tensor *in = c->v[0].t, *w = c->v[1].none ? NULL : c->v[1].t, *b = c->v[2].none ? NULL : c->v[2].t;
-    int64_t N = c->v[3].i, C = c->v[4].i, HW = c->v[5].i, G = c->v[6].i;
-    double eps = c->v[7].d;
+    PCT_ARGS(native_group_norm);
+    pct_tensor *in = arg.input, *w = (arg.weight == NULL) ? NULL : arg.weight, *b = (arg.bias == NULL) ? NULL : arg.bias;
+    int64_t N = arg.N, C = arg.C, HW = arg.HxW, G = arg.group;
+    double eps = arg.eps;
     pct_tensor *x = NULL, *wc = NULL, *bc = NULL, *out = NULL, *mean = NULL, *rstd = NULL;
     bool mixed = false;
     if (group_sizes_ok("native_group_norm", in, w, b, N, C, HW, G) < 0) return NULL;
@@ -682,9 +683,10 @@ fail:
 
 pct_object *pct_cpu_native_group_norm_backward(pct_call *c)
 {
+    PCT_ARGS(native_group_norm_backward);
     const char *what = "native_group_norm_backward";
-    pct_tensor *grad = c->v[0].t, *in = c->v[1].t, *w = c->v[4].none ? NULL : c->v[4].t;
-    int64_t N = c->v[5].i, C = c->v[6].i, HW = c->v[7].i, G = c->v[8].i;
+    pct_tensor *grad = arg.grad_out, *in = arg.input, *w = (arg.weight == NULL) ? NULL : arg.weight;
+    int64_t N = arg.N, C = arg.C, HW = arg.HxW, G = arg.group;
     const pct_value *mask = &c->v[9];
     pct_tensor *g = NULL, *x = NULL, *mean = NULL, *rstd = NULL, *wc = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
     double *sums = NULL;
@@ -697,8 +699,8 @@ pct_object *pct_cpu_native_group_norm_backward(pct_call *c)
     int pdt = w ? w->dtype : in->dtype;
     PCT_TRY_INT(grad_arg(what, grad, in, &g));
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
-    PCT_TRY_INT(stat_arg(what, "mean", c->v[2].t, N * G, PCT_FLOAT64, &mean));
-    PCT_TRY_INT(stat_arg(what, "rstd", c->v[3].t, N * G, PCT_FLOAT64, &rstd));
+    PCT_TRY_INT(stat_arg(what, "mean", arg.mean, N * G, PCT_FLOAT64, &mean));
+    PCT_TRY_INT(stat_arg(what, "rstd", arg.rstd, N * G, PCT_FLOAT64, &rstd));
     PCT_TRY_INT(pct_norm_as_contig(w, PCT_FLOAT64, &wc));
     if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
     if (want_w) PCT_TRY(gw = pct_tensor_zeros(1, pshape, PCT_FLOAT64));

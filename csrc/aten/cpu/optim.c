@@ -502,8 +502,9 @@ pct_object *pct_cpu_fused_adamw_(pct_call *c) { return fused_adam(c, true); }
  * momentum == 0; on the first step the buffers (allocated by the caller) receive the gradient. */
 pct_object *pct_cpu_fused_sgd_(pct_call *c)
 {
-    opt_hyper h = {.wd = c->v[3].d, .momentum = c->v[4].d, .lr = c->v[5].d, .dampening = c->v[6].d,
-                   .nesterov = c->v[7].b, .maximize = c->v[8].b, .first = c->v[9].b};
+    PCT_ARGS(fused_sgd_);
+    opt_hyper h = {.wd = arg.weight_decay, .momentum = arg.momentum, .lr = arg.lr, .dampening = arg.dampening,
+                   .nesterov = arg.nesterov, .maximize = arg.maximize, .first = arg.is_first_step};
     h.has_buf = h.momentum != 0;
     const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], h.has_buf ? &c->v[2] : NULL, NULL, NULL};
     static const char *const names[L_NUM] = {"self", "grads", "momentum_buffer_list", "", ""};
@@ -514,7 +515,8 @@ pct_object *pct_cpu_fused_sgd_(pct_call *c)
  * grad_scale=None, found_inf=None): the state steps are read (incremented by the caller). */
 pct_object *pct_cpu_fused_adagrad_(pct_call *c)
 {
-    opt_hyper h = {.lr = c->v[4].d, .lr_decay = c->v[5].d, .wd = c->v[6].d, .eps = c->v[7].d, .maximize = c->v[8].b};
+    PCT_ARGS(fused_adagrad_);
+    opt_hyper h = {.lr = arg.lr, .lr_decay = arg.lr_decay, .wd = arg.weight_decay, .eps = arg.eps, .maximize = arg.maximize};
     const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], NULL, NULL};
     static const char *const names[L_NUM] = {"self", "grads", "state_sums", "", ""};
     return fused_step("_fused_adagrad_", &h, OPT_ADAGRAD, lists, names, &c->v[3], &c->v[9], &c->v[10]);

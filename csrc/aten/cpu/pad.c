@@ -156,9 +156,10 @@ static pct_object *constant_pad(pct_tensor *x, const int64_t *pad, int npad, con
 
 pct_object *pct_cpu_constant_pad_nd(pct_call *c)
 {
-    pct_tensor *x = c->v[0].t;
-    if (pad_check_length(x, c->v[1].n, false) < 0) return NULL;
-    return constant_pad(x, c->v[1].list, c->v[1].n, &c->v[2].s);
+    PCT_ARGS(constant_pad_nd);
+    pct_tensor *x = arg.input;
+    if (pad_check_length(x, arg.pad.n, false) < 0) return NULL;
+    return constant_pad(x, arg.pad.v, arg.pad.n, &arg.value);
 }
 
 /* Rules of the non-constant modes for an input of `ndim` dims `sizes` (torch's checks of
@@ -233,9 +234,10 @@ static int pad_check_mode(int ndim, const int64_t *sizes, const int64_t *pad, in
 /* pad(input, pad, mode="constant", value=None): torch's F.pad (at::pad). */
 pct_object *pct_cpu_pad(pct_call *c)
 {
-    pct_tensor *x = c->v[0].t;
-    const int64_t *pad = c->v[1].list;
-    int npad = c->v[1].n, mode = pad_mode(&c->v[2]);
+    PCT_ARGS(pad);
+    pct_tensor *x = arg.input;
+    const int64_t *pad = arg.pad.v;
+    int npad = arg.pad.n, mode = pad_mode(&c->v[2]);
     const pct_value *value = &c->v[3];
     if (mode < 0 || pad_check_length(x, npad, true) < 0) return NULL;
     if (mode == PAD_CONSTANT) {
@@ -265,9 +267,10 @@ pct_object *pct_cpu_pad(pct_call *c)
  * too) with respect to its input: every output's gradient added to the element it copied. */
 pct_object *pct_cpu_pad_backward(pct_call *c)
 {
-    pct_tensor *g = c->v[0].t, *gc = NULL, *gi = NULL;
-    const int64_t *sizes = c->v[1].list, *pad = c->v[2].list;
-    int ndim = c->v[1].n, npad = c->v[2].n, mode = pad_mode(&c->v[3]), nsp = npad / 2;
+    PCT_ARGS(pad_backward);
+    pct_tensor *g = arg.grad_output, *gc = NULL, *gi = NULL;
+    const int64_t *sizes = arg.input_size.v, *pad = arg.pad.v;
+    int ndim = arg.input_size.n, npad = arg.pad.n, mode = pad_mode(&c->v[3]), nsp = npad / 2;
     int64_t isz[PCT_MAX_DIMS], osz[PCT_MAX_DIMS], want[PCT_MAX_DIMS];
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     pct_index_maps m = {0};

@@ -80,7 +80,8 @@ pct_object *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(in
 
 pct_object *pct_cpu_div_mode(pct_call *c)
 {
-    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    PCT_ARGS(div_mode);
+    pct_tensor *in[2] = {arg.input, arg.other};
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
     const pct_value *mode = &c->v[2];
     int op = PCT_OP_div;
@@ -150,13 +151,14 @@ pct_object *pct_cpu_clamp(pct_call *c)
 
 pct_object *pct_cpu_where(pct_call *c)
 {
-    pct_tensor *cond = c->v[0].t;
+    PCT_ARGS(where);
+    pct_tensor *cond = arg.condition;
     if (cond->dtype != PCT_BOOL && cond->dtype != PCT_UINT8) {
         pct_error(PCT_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
                      pct_dtype_cpp_name[cond->dtype]);
         return NULL;
     }
-    pct_tensor *in[3] = {cond, c->v[1].t, c->v[2].t};
+    pct_tensor *in[3] = {cond, arg.input, arg.other};
     pct_pw_ctx ctx = {0};
     pct_tensor *ab[2] = {in[1], in[2]};
     int dtype = pct_result_type_of(2, ab);
@@ -177,7 +179,8 @@ pct_object *pct_cpu_where(pct_call *c)
 
 pct_object *pct_cpu_lerp(pct_call *c)
 {
-    pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
+    PCT_ARGS(lerp);
+    pct_tensor *in[3] = {arg.input, arg.end, arg.weight};
     if (in[0]->dtype != in[1]->dtype) {
         pct_error(PCT_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s", pct_dtype_cpp_type_name[in[0]->dtype],
                      pct_dtype_cpp_type_name[in[1]->dtype]);
@@ -243,7 +246,8 @@ static pct_object *copy_to_out(pct_tensor *out, pct_tensor *x, bool check_overla
 
 pct_object *pct_cpu_nan_to_num(pct_call *c)
 {
-    pct_tensor *x = c->v[0].t;
+    PCT_ARGS(nan_to_num);
+    pct_tensor *x = arg.input;
     if (c->out && !c->inplace && c->out->dtype != x->dtype) {
         pct_error(PCT_ERR_RUNTIME, "nan_to_num: dtype of out: %s should be same as input: %s",
                      pct_dtype_cpp_name[c->out->dtype], pct_dtype_cpp_name[x->dtype]);
@@ -261,16 +265,17 @@ pct_object *pct_cpu_nan_to_num(pct_call *c)
     default: big = 1.7976931348623157e+308; break;
     }
     lowest = -big;
-    pct_pw_ctx ctx = {.p1 = c->v[1].none ? 0.0 : c->v[1].d, .p2 = c->v[2].none ? big : c->v[2].d,
-                      .alpha_d = c->v[3].none ? lowest : c->v[3].d};
+    pct_pw_ctx ctx = {.p1 = arg.nan.none ? 0.0 : arg.nan.v, .p2 = arg.posinf.none ? big : arg.posinf.v,
+                      .alpha_d = arg.neginf.none ? lowest : arg.neginf.v};
     return pct_pw_run_ext(c, "nan_to_num", nan_to_num_loop, 1, &x, &ctx, x->dtype, false);
 }
 
 pct_object *pct_cpu_round(pct_call *c)
 {
-    pct_tensor *x = c->v[0].t;
-    const bool explicit_decimals = !c->v[1].none; /* torch's round.decimals overload, even for 0 */
-    int64_t decimals = explicit_decimals ? c->v[1].i : 0;
+    PCT_ARGS(round);
+    pct_tensor *x = arg.input;
+    const bool explicit_decimals = !arg.decimals.none; /* torch's round.decimals overload, even for 0 */
+    int64_t decimals = explicit_decimals ? arg.decimals.v : 0;
     if (c->out && !c->inplace && pct_pw_check_out_dtype(PCT_OP_neg, c->out, x) < 0) return NULL; /* as neg: same dtype */
     if (!pct_dtype_is_floating(x->dtype)) {
         /* torch has no integral kernel for decimals, nor a bool one at all */
@@ -293,21 +298,23 @@ pct_object *pct_cpu_round(pct_call *c)
 
 pct_object *pct_cpu_logit(pct_call *c)
 {
-    pct_tensor *x = c->v[0].t;
+    PCT_ARGS(logit);
+    pct_tensor *x = arg.input;
     pct_pw_ctx ctx = {0};
-    if (!c->v[1].none) {
+    if (!arg.eps.none) {
         /* torch converts eps to the result dtype with its range check */
-        pct_scalar eps = {PCT_SCALAR_FLOAT, 0, c->v[1].d, 0};
+        pct_scalar eps = {PCT_SCALAR_FLOAT, 0, arg.eps.v, 0};
         if (pct_scalar_check_fits(&eps, pct_dtype_is_floating(x->dtype) ? x->dtype : pct_default_dtype) < 0) return NULL;
         ctx.has_p1 = 1;
-        ctx.p1 = c->v[1].d;
+        ctx.p1 = arg.eps.v;
     }
     return pct_pw_run_ext(c, "logit", logit_loop, 1, &x, &ctx, -1, true);
 }
 
 pct_object *pct_cpu_square(pct_call *c)
 {
-    pct_tensor *x = c->v[0].t;
+    PCT_ARGS(square);
+    pct_tensor *x = arg.input;
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
     if (x->dtype == PCT_BOOL) {
         pct_tensor *l = pct_to_dtype(x, PCT_INT64, false);
@@ -324,7 +331,8 @@ pct_object *pct_cpu_square(pct_call *c)
 /* float_power: always in float64 (torch's definition), through pow's loops */
 pct_object *pct_cpu_float_power(pct_call *c)
 {
-    pct_tensor *a = c->v[0].t, *b = c->v[1].t;
+    PCT_ARGS(float_power);
+    pct_tensor *a = arg.input, *b = arg.exponent;
     if (c->inplace && a->dtype != PCT_FLOAT64) {
         pct_error(PCT_ERR_RUNTIME, "the base given to float_power_ has dtype %s but the operation's result requires dtype Double",
                      pct_dtype_cpp_name[a->dtype]);

@@ -157,18 +157,20 @@ fail:
 
 pct_object *pct_cpu_max_pool2d_with_indices_backward(pct_call *c)
 {
+    PCT_ARGS(max_pool2d_with_indices_backward);
     pct_pool2d g;
-    pct_tensor *input = c->v[1].t;
+    pct_tensor *input = arg.input;
     if (pct_pool_setup(c, 2, PCT_POOL_MAX2D, input->ndim, input->sizes, &g) < 0) return NULL;
-    return pool_backward("max_pool2d_with_indices_backward", BWD_MAX, c->v[0].t, input, c->v[7].t, &g);
+    return pool_backward("max_pool2d_with_indices_backward", BWD_MAX, arg.grad_output, input, arg.indices, &g);
 }
 
 pct_object *pct_cpu_avg_pool2d_backward(pct_call *c)
 {
+    PCT_ARGS(avg_pool2d_backward);
     pct_pool2d g;
-    pct_tensor *input = c->v[1].t;
+    pct_tensor *input = arg.input;
     if (pct_pool_setup(c, 2, PCT_POOL_AVG2D, input->ndim, input->sizes, &g) < 0) return NULL;
-    return pool_backward("avg_pool2d_backward", BWD_AVG, c->v[0].t, input, NULL, &g);
+    return pool_backward("avg_pool2d_backward", BWD_AVG, arg.grad_output, input, NULL, &g);
 }
 
 /* Adaptive backward: the output size is grad_output's. */
@@ -199,14 +201,16 @@ fail:
 
 pct_object *pct_cpu_adaptive_avg_pool2d_backward(pct_call *c)
 {
+    PCT_ARGS(adaptive_avg_pool2d_backward);
     pct_pool2d g;
-    if (adaptive_bwd_setup("_adaptive_avg_pool2d_backward", c->v[0].t, c->v[1].t, &g) < 0) return NULL;
-    return pool_backward("_adaptive_avg_pool2d_backward", BWD_ADAPTIVE_AVG, c->v[0].t, c->v[1].t, NULL, &g);
+    if (adaptive_bwd_setup("_adaptive_avg_pool2d_backward", arg.grad_output, arg.input, &g) < 0) return NULL;
+    return pool_backward("_adaptive_avg_pool2d_backward", BWD_ADAPTIVE_AVG, arg.grad_output, arg.input, NULL, &g);
 }
 
 pct_object *pct_cpu_adaptive_max_pool2d_backward(pct_call *c)
 {
+    PCT_ARGS(adaptive_max_pool2d_backward);
     pct_pool2d g;
-    if (adaptive_bwd_setup("adaptive_max_pool2d_backward", c->v[0].t, c->v[1].t, &g) < 0) return NULL;
-    return pool_backward("adaptive_max_pool2d_backward", BWD_MAX, c->v[0].t, c->v[1].t, c->v[2].t, &g);
+    if (adaptive_bwd_setup("adaptive_max_pool2d_backward", arg.grad_output, arg.input, &g) < 0) return NULL;
+    return pool_backward("adaptive_max_pool2d_backward", BWD_MAX, arg.grad_output, arg.input, arg.indices, &g);
 }

@@ -892,8 +892,9 @@ static int randperm_check(int64_t n, int dtype)
 
 pct_object *pct_cpu_randperm(pct_call *c)
 {
+    PCT_ARGS(randperm);
     if (check_gen(c) < 0 || check_cpu_device(c) < 0) return NULL;
-    int64_t n = c->v[0].i;
+    int64_t n = arg.n;
     const pct_value *dt = pct_arg(c, "dtype");
     pct_tensor *t;
     if (c->out) {
@@ -1204,10 +1205,11 @@ static int multinomial_job(pct_cpu_generator *g, rng_job *j)
 
 pct_object *pct_cpu_multinomial(pct_call *c)
 {
+    PCT_ARGS(multinomial);
     if (check_gen(c) < 0) return NULL;
-    pct_tensor *self = c->v[0].t, *result = NULL, *probs = NULL, *tmp = NULL;
-    int64_t ns = c->v[1].i;
-    bool repl = c->v[2].b;
+    pct_tensor *self = arg.input, *result = NULL, *probs = NULL, *tmp = NULL;
+    int64_t ns = arg.num_samples;
+    bool repl = arg.replacement;
     pct_object *ret = NULL;
     if (self->ndim < 1 || self->ndim > 2) {
         pct_error_str(PCT_ERR_RUNTIME, "prob_dist must be 1 or 2 dim");

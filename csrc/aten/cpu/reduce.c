@@ -797,15 +797,17 @@ pct_object *pct_cpu_min_dim(pct_call *c) { return red_max_dim(c, false); }
 
 pct_object *pct_cpu_max_other(pct_call *c)
 {
+    PCT_ARGS(max_other);
     pct_pw_ctx ctx = {0};
-    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    pct_tensor *in[2] = {arg.input, arg.other};
     return pct_pw_run(c, PCT_OP_maximum, 2, in, &ctx);
 }
 
 pct_object *pct_cpu_min_other(pct_call *c)
 {
+    PCT_ARGS(min_other);
     pct_pw_ctx ctx = {0};
-    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    pct_tensor *in[2] = {arg.input, arg.other};
     return pct_pw_run(c, PCT_OP_minimum, 2, in, &ctx);
 }
 
@@ -840,11 +842,12 @@ pct_object *pct_cpu_argmin(pct_call *c) { return red_argmax_family(c, false); }
 
 pct_object *pct_cpu_aminmax(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t;
+    PCT_ARGS(aminmax);
+    pct_tensor *self = arg.input;
     uint64_t mask;
-    bool dim_given = !c->v[1].none;
+    bool dim_given = !arg.dim.none;
     if (dim_given) {
-        if (pct_red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
+        if (pct_red_mask_one(self, arg.dim.v, &mask, NULL) < 0) return NULL;
     } else {
         mask = red_all_mask(self->ndim);
     }
@@ -857,7 +860,7 @@ pct_object *pct_cpu_aminmax(pct_call *c)
     int dtypes[2] = {self->dtype, self->dtype};
     pct_tensor *res[2];
     red_ctx ctx = {0};
-    if (pct_red_exec(aminmax_table[self->dtype], &ctx, self, mask, c->v[2].b, false, 2, dtypes, NULL, res) < 0) return NULL;
+    if (pct_red_exec(aminmax_table[self->dtype], &ctx, self, mask, arg.keepdim, false, 2, dtypes, NULL, res) < 0) return NULL;
     return pct_return_pair("torch.return_types.aminmax", "min", "max", res[0], res[1]);
 }
 
@@ -888,7 +891,8 @@ pct_object *pct_cpu_any(pct_call *c) { return red_all_any(c, false); }
 
 pct_object *pct_cpu_count_nonzero(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t;
+    PCT_ARGS(count_nonzero);
+    pct_tensor *self = arg.input;
     uint64_t mask;
     if (pct_red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
@@ -1006,7 +1010,8 @@ pct_object *pct_cpu_std_mean_unbiased(pct_call *c) { return red_var_family(c, NU
 
 pct_object *pct_cpu_logsumexp(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out;
+    PCT_ARGS(logsumexp);
+    pct_tensor *self = arg.input, *out = c->out;
     uint64_t mask;
     int rd = red_is_float(self->dtype) ? self->dtype : pct_default_dtype;
     if (out) { /* torch checks out's dtype before the dims */
@@ -1018,7 +1023,7 @@ pct_object *pct_cpu_logsumexp(pct_call *c)
         rd = out->dtype;
     }
     if (pct_red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
-    if (c->v[1].n == 0 && !c->v[2].b && self->ndim > 0 && self->numel > 0) {
+    if (arg.dim.n == 0 && !arg.keepdim && self->ndim > 0 && self->numel > 0) {
         /* torch reduces every dim for dim=[] but adds the max back with keepdim's shape, in place: refused */
         int64_t ones[PCT_MAX_DIMS];
         char b[PCT_SHAPE_BUF];
@@ -1028,7 +1033,7 @@ pct_object *pct_cpu_logsumexp(pct_call *c)
         return NULL;
     }
     red_ctx ctx = {0};
-    return pct_red_simple(lse_table, &ctx, self, rd, mask, c->v[2].b, false, rd, out);
+    return pct_red_simple(lse_table, &ctx, self, rd, mask, arg.keepdim, false, rd, out);
 }
 
 static pct_object *red_norm(pct_call *c, double p, const pct_value *dimv, bool keepdim, const pct_value *dtypev,
@@ -1093,8 +1098,9 @@ static pct_object *red_norm(pct_call *c, double p, const pct_value *dimv, bool k
 /* norm(input, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, dtype=None, out=None) */
 pct_object *pct_cpu_norm(pct_call *c)
 {
-    double p = c->v[1].none ? 2.0 : c->v[1].s.d;
-    return red_norm(c, p, &c->v[2], c->v[3].b, &c->v[4], c->out);
+    PCT_ARGS(norm);
+    double p = (arg.p == NULL) ? 2.0 : arg.p->d;
+    return red_norm(c, p, &c->v[2], arg.keepdim, &c->v[4], c->out);
 }
 
 /* norm(input, str p, ...): as torch.functional.norm, 'fro' over at most two dims is the
@@ -1102,13 +1108,14 @@ pct_object *pct_cpu_norm(pct_call *c)
  * linalg.matrix_norm over the given dims, or all of them. */
 pct_object *pct_cpu_norm_str(pct_call *c)
 {
-    const char *s = c->v[1].str;
+    PCT_ARGS(norm_str);
+    const char *s = arg.p;
     const pct_value *dim = &c->v[2];
-    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, c->v[3].b, &c->v[4], c->out);
-    pct_tensor *self = c->v[0].t;
+    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, arg.keepdim, &c->v[4], c->out);
+    pct_tensor *self = arg.input;
     int64_t all[PCT_MAX_DIMS];
     for (int d = 0; d < self->ndim; d++) all[d] = d;
-    return pct_linalg_matrix_norm_str(self, s, dim->none ? all : dim->list, dim->none ? self->ndim : dim->n, c->v[3].b,
-                                      !c->v[4].none, c->v[4].dtype, c->out);
+    return pct_linalg_matrix_norm_str(self, s, dim->none ? all : dim->list, dim->none ? self->ndim : dim->n, arg.keepdim,
+                                      !(arg.dtype == PCT_NO_DTYPE), arg.dtype, c->out);
 }
 

@@ -163,8 +163,9 @@ pct_object *pct_cpu_cumprod(pct_call *c) { return scan_cum(c, SCAN_PROD); }
 
 pct_object *pct_cpu_logcumsumexp(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out, *res = NULL;
-    int dim = pct_wrap_dim(c->v[1].i, self->ndim);
+    PCT_ARGS(logcumsumexp);
+    pct_tensor *self = arg.input, *out = c->out, *res = NULL;
+    int dim = pct_wrap_dim(arg.dim, self->ndim);
     if (dim < 0) return NULL;
     if (!pct_dtype_is_floating(self->dtype)) {
         sort_not_implemented("logcumsumexp_out_cpu", self->dtype);

@@ -132,7 +132,8 @@ fail:
 
 pct_object *pct_cpu_searchsorted(pct_call *c)
 {
-    bool right = c->v[3].b;
+    PCT_ARGS(searchsorted);
+    bool right = arg.right;
     const pct_value *side = &c->v[4];
     if (!side->none && side->obj) {
         const char *s = side->str;
@@ -147,15 +148,16 @@ pct_object *pct_cpu_searchsorted(pct_call *c)
         }
         right = strcmp(s, "right") == 0;
     }
-    return search_impl(c->v[0].t, c->v[1].t, c->v[2].b, right, c->v[5].none ? NULL : c->v[5].t, c->out);
+    return search_impl(arg.sorted_sequence, arg.input, arg.out_int32, right, (arg.sorter == NULL) ? NULL : arg.sorter, c->out);
 }
 
 pct_object *pct_cpu_bucketize(pct_call *c)
 {
-    pct_tensor *bd = c->v[1].t;
+    PCT_ARGS(bucketize);
+    pct_tensor *bd = arg.boundaries;
     if (bd->ndim != 1) {
         pct_error(PCT_ERR_RUNTIME, "boundaries tensor must be 1 dimension, but got dim(%d)", bd->ndim);
         return NULL;
     }
-    return search_impl(bd, c->v[0].t, c->v[2].b, c->v[3].b, NULL, c->out);
+    return search_impl(bd, arg.input, arg.out_int32, arg.right, NULL, c->out);
 }

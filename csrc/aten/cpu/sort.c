@@ -349,7 +349,8 @@ pct_object *pct_cpu_argsort(pct_call *c)
 
 pct_object *pct_cpu_msort(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *v = NULL, *i = NULL;
+    PCT_ARGS(msort);
+    pct_tensor *self = arg.input, *v = NULL, *i = NULL;
     if (pct_out_check_dtype(c->out, self->dtype) < 0) return NULL;
     if (sort_sel_run(self, 0, sort_op_for(self, false, false), self->ndim ? self->sizes[0] : 1, 0, false, false,
                      self->ndim, self->sizes, &v, &i) < 0)
@@ -360,10 +361,11 @@ pct_object *pct_cpu_msort(pct_call *c)
 
 pct_object *pct_cpu_topk(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
-    int64_t k = c->v[1].i;
+    PCT_ARGS(topk);
+    pct_tensor *self = arg.input, *outs[2], *v = NULL, *i = NULL;
+    int64_t k = arg.k;
     if (pct_out_parse_pair(&c->v[5], "topk", outs) < 0) return NULL; /* torch's parser: before any other check */
-    int dim = pct_wrap_dim(c->v[2].i, self->ndim);
+    int dim = pct_wrap_dim(arg.dim, self->ndim);
     if (dim < 0) return NULL;
     int64_t n = self->ndim ? self->sizes[dim] : 1;
     if (k < 0 || k > n) {
@@ -381,7 +383,7 @@ pct_object *pct_cpu_topk(pct_call *c)
     if (self->ndim) shape[dim] = k;
     /* a 0-d input is copied whatever k (0 or 1) */
     int64_t m = self->ndim ? k : 1;
-    if (sort_sel_run(self, dim, m ? SEL_TOPK : SEL_SORT_IDENTITY, m, m, c->v[3].b, c->v[4].b, self->ndim, shape, &v,
+    if (sort_sel_run(self, dim, m ? SEL_TOPK : SEL_SORT_IDENTITY, m, m, arg.largest, arg.sorted, self->ndim, shape, &v,
                      &i) < 0)
         return NULL;
     return pct_sort_finish_pair(RT_TOPK, v, i, outs);

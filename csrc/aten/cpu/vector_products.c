@@ -208,8 +208,9 @@ pct_object *pct_cpu_trace(pct_call *c) { return trace_op(T(0)); }
 
 pct_object *pct_cpu_addmv(pct_call *c)
 {
-    if (c->inplace) return addmv_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, T(0), true);
-    return addmv_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, c->out, false);
+    PCT_ARGS(addmv);
+    if (c->inplace) return addmv_op(T(0), T(1), T(2), &arg.beta, &arg.alpha, T(0), true);
+    return addmv_op(T(0), T(1), T(2), &arg.beta, &arg.alpha, c->out, false);
 }
 
 #undef T
