@@ -177,6 +177,38 @@ typedef struct pct_bool_opt { bool none; bool v; } pct_bool_opt;
 typedef struct pct_device_arg { bool none; int8_t type, index; } pct_device_arg;
 #define PCT_NO_DTYPE (-1)
 #define PCT_MF_NONE (-2)
+/* One parsed value read as its type (the generated readers use these; so do kernels shared by several ops, on
+ * pct_arg(c, name)). */
+static inline pct_tensor *pct_value_tensor(const pct_value *v) { return v->none ? NULL : v->t; }
+static inline const pct_scalar *pct_value_scalar_opt(const pct_value *v) { return v->none ? NULL : &v->s; }
+static inline pct_int_opt pct_value_int_opt(const pct_value *v) { return (pct_int_opt){v->none, v->none ? 0 : v->i}; }
+static inline pct_float_opt pct_value_float_opt(const pct_value *v)
+{
+    return (pct_float_opt){v->none, v->none ? 0 : v->d};
+}
+static inline pct_bool_opt pct_value_bool_opt(const pct_value *v) { return (pct_bool_opt){v->none, !v->none && v->b}; }
+static inline pct_int_list pct_value_int_list(const pct_value *v)
+{
+    return (pct_int_list){v->none ? NULL : v->list, v->none ? 0 : v->n, v->none};
+}
+static inline pct_float_list pct_value_float_list(const pct_value *v)
+{
+    return (pct_float_list){v->none ? NULL : v->flist, v->none ? 0 : v->n, v->none};
+}
+static inline pct_tensor_list pct_value_tensor_list(const pct_value *v)
+{
+    return (pct_tensor_list){v->none ? NULL : v->items, v->none ? 0 : v->n, v->none};
+}
+/* A pointer to the int list in slot `slot` of c, for kernels shared by several ops with the same slot layout. */
+#define PCT_INT_LIST_AT(c, slot) ((const pct_int_list[1]){pct_value_int_list(&(c)->v[slot])})
+static inline int pct_value_dtype(const pct_value *v) { return v->none ? PCT_NO_DTYPE : v->dtype; }
+static inline pct_device_arg pct_value_device(const pct_value *v)
+{
+    return (pct_device_arg){v->none, v->none ? 0 : v->dev.type, v->none ? 0 : v->dev.index};
+}
+static inline const char *pct_value_str(const pct_value *v) { return v->none ? NULL : v->str; }
+static inline int pct_value_memory_format(const pct_value *v) { return v->none ? PCT_MF_NONE : v->code; }
+static inline pct_object *pct_value_object(const pct_value *v) { return v->none ? NULL : v->obj; }
 #include "op_args.h"
 #define PCT_ARGS(op_id) const pct_args_##op_id arg = pct_args_read_##op_id(c)
 

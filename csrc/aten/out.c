@@ -195,11 +195,10 @@ static const char *short_type_name(pct_object *o)
     return dot ? dot + 1 : n;
 }
 
-int pct_out_parse_tuple(const pct_value *v, const char *name, int n, pct_tensor **outs)
+int pct_out_parse_tuple(pct_object *o, const char *name, int n, pct_tensor **outs)
 {
     for (int i = 0; i < n; i++) outs[i] = NULL;
-    if (v->none || !v->obj) return 0;
-    pct_object *o = v->obj;
+    if (!o) return 0;
     pct_object *const *items;
     int64_t got;
     if (!pct_sequence_items(o, &items, &got)) {
@@ -221,7 +220,7 @@ int pct_out_parse_tuple(const pct_value *v, const char *name, int n, pct_tensor 
     return 0;
 }
 
-int pct_out_parse_pair(const pct_value *v, const char *name, pct_tensor **outs)
+int pct_out_parse_pair(pct_object *out, const char *name, pct_tensor **outs)
 {
-    return pct_out_parse_tuple(v, name, 2, outs);
+    return pct_out_parse_tuple(out, name, 2, outs);
 }

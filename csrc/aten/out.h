@@ -25,8 +25,8 @@ int pct_out_check_dtype(const pct_tensor *out, int dtype);
 int pct_out_check_cast(int result_dtype, const pct_tensor *out);
 /* out=(values, indices) of sort, topk, max.dim...: outs[0..1] (NULLs when not given), or -1 with torch's TypeError
  * for anything but a pair of tensors. `name` names the function in the message. */
-int pct_out_parse_pair(const pct_value *v, const char *name, pct_tensor **outs);
+int pct_out_parse_pair(pct_object *out, const char *name, pct_tensor **outs);
 /* The same for n outputs, e.g. out=(U, S, Vh) of linalg.svd. */
-int pct_out_parse_tuple(const pct_value *v, const char *name, int n, pct_tensor **outs);
+int pct_out_parse_tuple(pct_object *out, const char *name, int n, pct_tensor **outs);
 
 #endif

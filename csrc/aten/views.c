@@ -172,17 +172,17 @@ pct_object *pct_unflatten(pct_call *c)
 {
     PCT_ARGS(unflatten);
     pct_tensor *t = arg.input;
-    const pct_value *sz = &c->v[2];
+    const pct_int_list *sz = &arg.sizes;
     /* torch checks the sizes before the dim */
     if (sz->n == 0) { pct_error_str(PCT_ERR_RUNTIME, "unflatten: sizes must be non-empty"); return NULL; }
     int d = pct_wrap_dim(arg.dim, t->ndim);
     if (d < 0) return NULL;
     int64_t inner[PCT_MAX_DIMS];
     if (pct_check_ndim((int64_t)t->ndim - 1 + sz->n) < 0) return NULL;
-    if (infer_size(sz->list, sz->n, t->sizes[d], inner) < 0) {
+    if (infer_size(sz->v, sz->n, t->sizes[d], inner) < 0) {
         pct_error_clear();
         pct_error(PCT_ERR_RUNTIME, "unflatten: Provided sizes %s don't multiply up to the size of dim %d (%lld) in the input tensor",
-                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, sz->n, sz->list), d, (long long)t->sizes[d]);
+                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, sz->n, sz->v), d, (long long)t->sizes[d]);
         return NULL;
     }
     int64_t shape[PCT_MAX_DIMS];
@@ -194,12 +194,12 @@ pct_object *pct_unflatten(pct_call *c)
 }
 
 /* Marks the dims named by an int[1]? argument; all dims when None. -1 on bad dims. */
-static int dim_mask(const pct_value *v, int ndim, bool *mask)
+static int dim_mask(const pct_int_list *v, int ndim, bool *mask)
 {
     for (int i = 0; i < (ndim ? ndim : 1); i++) mask[i] = v->none; /* a 0-d tensor takes dim 0 (or -1) */
     if (v->none) return 0;
     for (int i = 0; i < v->n; i++) {
-        int d = pct_wrap_dim(v->list[i], ndim);
+        int d = pct_wrap_dim(v->v[i], ndim);
         if (d < 0) return -1;
         if (mask[d]) {
             pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
@@ -215,7 +215,7 @@ pct_object *pct_squeeze(pct_call *c)
     PCT_ARGS(squeeze);
     pct_tensor *t = arg.input;
     bool mask[PCT_MAX_DIMS];
-    if (dim_mask(&c->v[1], t->ndim, mask) < 0) return NULL;
+    if (dim_mask(&arg.dim, t->ndim, mask) < 0) return NULL;
     int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
     int n = 0;
     for (int i = 0; i < t->ndim; i++) {
@@ -255,7 +255,7 @@ pct_object *pct_permute(pct_call *c)
 {
     PCT_ARGS(permute);
     pct_tensor *t = arg.input;
-    const pct_value *d = &c->v[1];
+    const pct_int_list *d = &arg.dims;
     if (d->n != t->ndim) {
         pct_error(PCT_ERR_RUNTIME, "permute(sparse_coo): number of dimensions in the tensor input does not match the "
                      "length of the desired ordering of dimensions i.e. input.dim() = %d is not equal to len(dims) = %d",
@@ -265,7 +265,7 @@ pct_object *pct_permute(pct_call *c)
     int perm[PCT_MAX_DIMS];
     bool seen[PCT_MAX_DIMS] = {0};
     for (int i = 0; i < d->n; i++) {
-        int w = pct_wrap_dim(d->list[i], t->ndim);
+        int w = pct_wrap_dim(d->v[i], t->ndim);
         if (w < 0) return NULL;
         if (seen[w]) { pct_error_str(PCT_ERR_RUNTIME, "permute(): duplicate dims are not allowed."); return NULL; }
         seen[w] = true;
@@ -631,30 +631,30 @@ pct_object *pct_as_strided(pct_call *c)
 {
     PCT_ARGS(as_strided);
     pct_tensor *t = arg.input;
-    const pct_value *sz = &c->v[1], *st = &c->v[2];
+    const pct_int_list *sz = &arg.size, *st = &arg.stride;
     if (sz->n != st->n) {
         pct_error(PCT_ERR_RUNTIME, "mismatch in length of strides and shape");
         return NULL;
     }
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     for (int i = 0; i < st->n; i++) {
-        if (st->list[i] < 0) {
+        if (st->v[i] < 0) {
             pct_error(PCT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got strides: %s",
-                         pct_shape_str(b1, sizeof b1, st->n, st->list));
+                         pct_shape_str(b1, sizeof b1, st->n, st->v));
             return NULL;
         }
     }
     int64_t offset = arg.storage_offset.none ? t->offset : arg.storage_offset.v;
     if (offset < 0) { pct_error(PCT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset); return NULL; }
     for (int i = 0; i < sz->n; i++) {
-        if (sz->list[i] < 0) { /* torch's storage-size computation reports a negative size as an overflow */
+        if (sz->v[i] < 0) { /* torch's storage-size computation reports a negative size as an overflow */
             pct_error(PCT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
-                         pct_shape_str(b1, sizeof b1, sz->n, sz->list), pct_shape_str(b2, sizeof b2, st->n, st->list));
+                         pct_shape_str(b1, sizeof b1, sz->n, sz->v), pct_shape_str(b2, sizeof b2, st->n, st->v));
             return NULL;
         }
     }
-    if (pct_view_check_storage(t->storage, sz->n, sz->list, st->list, offset, pct_tensor_itemsize(t)) < 0) return NULL;
-    return finish_view(c, t, sz->n, sz->list, st->list, offset);
+    if (pct_view_check_storage(t->storage, sz->n, sz->v, st->v, offset, pct_tensor_itemsize(t)) < 0) return NULL;
+    return finish_view(c, t, sz->n, sz->v, st->v, offset);
 }
 
 pct_object *pct_unfold(pct_call *c)

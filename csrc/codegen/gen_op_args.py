@@ -74,36 +74,32 @@ def parameters(schema):
 
 
 def field(typ, optional, list_size, name, slot):
-    """(C declaration, reader expression) of one parameter."""
-    v = f"c->v[{slot}]"
+    """(C declaration, reader expression) of one parameter: the readers are op.h's pct_value_* functions."""
+    v = f"&c->v[{slot}]"
     if list_size is not None:
-        kind = {"int": ("pct_int_list", "list"), "float": ("pct_float_list", "flist"),
-                "Tensor": ("pct_tensor_list", "items")}[typ]
-        if typ == "Tensor":
-            return f"pct_tensor_list {name}", f"(pct_tensor_list){{{v}.none ? NULL : {v}.items, {v}.n, {v}.none}}"
-        return f"{kind[0]} {name}", f"({kind[0]}){{{v}.{kind[1]}, {v}.n, {v}.none}}"
+        kind = {"int": "int_list", "float": "float_list", "Tensor": "tensor_list"}[typ]
+        return f"pct_{kind} {name}", f"pct_value_{kind}({v})"
     if typ == "Tensor":
-        return f"pct_tensor *{name}", f"({v}.none ? NULL : {v}.t)"
+        return f"pct_tensor *{name}", f"pct_value_tensor({v})"
     if typ == "Scalar":
         if optional:
-            return f"const pct_scalar *{name}", f"({v}.none ? NULL : &{v}.s)"
-        return f"pct_scalar {name}", f"{v}.s"
-    plain = {"int": ("int64_t", "i", "pct_int_opt"), "float": ("double", "d", "pct_float_opt"),
-             "bool": ("bool", "b", "pct_bool_opt")}
+            return f"const pct_scalar *{name}", f"pct_value_scalar_opt({v})"
+        return f"pct_scalar {name}", f"c->v[{slot}].s"
+    plain = {"int": ("int64_t", "i"), "float": ("double", "d"), "bool": ("bool", "b")}
     if typ in plain:
-        ctype, member, opt = plain[typ]
+        ctype, member = plain[typ]
         if optional:
-            return f"{opt} {name}", f"({opt}){{{v}.none, {v}.none ? 0 : {v}.{member}}}"
-        return f"{ctype} {name}", f"{v}.{member}"
+            return f"pct_{typ}_opt {name}", f"pct_value_{typ}_opt({v})"
+        return f"{ctype} {name}", f"c->v[{slot}].{member}"
     if typ == "ScalarType":
-        return f"int {name}", f"({v}.none ? PCT_NO_DTYPE : {v}.dtype)"
+        return f"int {name}", f"pct_value_dtype({v})"
     if typ == "Device":
-        return f"pct_device_arg {name}", f"(pct_device_arg){{{v}.none, {v}.dev.type, {v}.dev.index}}"
+        return f"pct_device_arg {name}", f"pct_value_device({v})"
     if typ == "str":
-        return f"const char *{name}", f"({v}.none ? NULL : {v}.str)"
+        return f"const char *{name}", f"pct_value_str({v})"
     if typ == "MemoryFormat":
-        return f"int {name}", f"({v}.none ? PCT_MF_NONE : {v}.code)"
-    return f"pct_object *{name}", f"({v}.none ? NULL : {v}.obj)"  # Generator, PyObject, Layout
+        return f"int {name}", f"pct_value_memory_format({v})"
+    return f"pct_object *{name}", f"pct_value_object({v})"  # Generator, PyObject, Layout
 
 
 def header(entries):

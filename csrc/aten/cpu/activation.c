@@ -335,8 +335,10 @@ pct_object *pct_cpu_hardtanh(pct_call *c)
         return NULL;
     }
     if (pct_dtype_is_floating(dt)) return pct_cpu_clamp(c);
-    for (int i = 1; i <= 2; i++) {
-        pct_scalar *s = &c->v[i].s;
+    /* truncated in place, in the call: clamp's kernel reads the limits from it */
+    pct_scalar *limits[2] = {&c->v[1].s, &c->v[2].s};
+    for (int i = 0; i < 2; i++) {
+        pct_scalar *s = limits[i];
         if (s->kind == PCT_SCALAR_FLOAT) {
             if (!(fabs(s->d) < 9.2e18)) { /* inf/NaN/huge: let clamp's range check name it */
                 if (pct_scalar_check_fits(s, dt) < 0) return NULL;
@@ -347,7 +349,7 @@ pct_object *pct_cpu_hardtanh(pct_call *c)
         }
     }
     /* after the truncation: -0.5 is a 0 limit */
-    if (dt == PCT_UINT8 && (arg.min_val.i < 0 || arg.max_val.i < 0)) {
+    if (dt == PCT_UINT8 && (limits[0]->i < 0 || limits[1]->i < 0)) {
         pct_error_str(PCT_ERR_RUNTIME, "cannot do hardtanh on an unsigned type with negative limits");
         return NULL;
     }

@@ -347,7 +347,7 @@ static int64_t *batch_offsets(const pct_tensor *t, int nbd, int64_t nb)
 
 /* The geometry shared by forward and backward: batch count, lengths, widths, causal flag, scale. */
 static void bind_shapes(attn_args *a, const pct_tensor *q, const pct_tensor *k, const pct_tensor *v, bool causal,
-                        const pct_value *scale)
+                        pct_float_opt scale)
 {
     const int nd = q->ndim;
     a->nb = 1;
@@ -357,7 +357,7 @@ static void bind_shapes(attn_args *a, const pct_tensor *q, const pct_tensor *k, 
     a->e = q->sizes[nd - 1];
     a->ev = v->sizes[nd - 1];
     a->causal = causal;
-    a->scale = scale->none ? 1.0 / sqrt((double)a->e) : scale->d;
+    a->scale = scale.none ? 1.0 / sqrt((double)a->e) : scale.v;
 }
 
 /* Per-batch offsets and data pointers of q, k, v and the optional mask; off[0..3] receive the
@@ -449,7 +449,7 @@ pct_object *pct_cpu_flash_attention(pct_call *c)
     PCT_TRY(v = compute_rows(arg.value, cd, &a.v_rs));
     if (mask0) PCT_TRY(mask = compute_mask(mask0, cd));
     const int nd = q->ndim;
-    bind_shapes(&a, q, k, v, arg.is_causal, &c->v[5]);
+    bind_shapes(&a, q, k, v, arg.is_causal, arg.scale);
     int64_t osz[PCT_MAX_DIMS];
     memcpy(osz, q->sizes, sizeof(int64_t) * (size_t)nd);
     osz[nd - 1] = a.ev;
@@ -541,7 +541,7 @@ pct_object *pct_cpu_flash_attention_backward(pct_call *c)
     PCT_TRY(dq = pct_tensor_zeros(nd, q0->sizes, cd));
     PCT_TRY(dk = pct_tensor_zeros(nd, k0->sizes, cd));
     PCT_TRY(dv = pct_tensor_zeros(nd, v0->sizes, cd));
-    bind_shapes(&a, q0, k0, v0, arg.is_causal, &c->v[8]);
+    bind_shapes(&a, q0, k0, v0, arg.is_causal, arg.scale);
     a.need_q = arg.output_mask.v[0] != 0;
     a.need_k = arg.output_mask.v[1] != 0;
     a.need_v = arg.output_mask.v[2] != 0;

@@ -239,7 +239,7 @@ pct_object *pct_cpu_native_batch_norm_backward(pct_call *c)
     pct_tensor *sm = (arg.save_mean == NULL) ? NULL : arg.save_mean, *si = (arg.save_invstd == NULL) ? NULL : arg.save_invstd;
     bool train = arg.train;
     double eps = arg.eps;
-    const pct_value *mask = &c->v[9];
+    const pct_int_list *mask = &arg.output_mask;
     pct_tensor *g = NULL, *x = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
     double *buf = NULL;
     bn_shape s;
@@ -269,7 +269,7 @@ pct_object *pct_cpu_native_batch_norm_backward(pct_call *c)
                      pct_shape_str(s1, sizeof s1, grad->ndim, grad->sizes), pct_shape_str(s2, sizeof s2, in->ndim, in->sizes));
         return NULL;
     }
-    bool want_i = mask->list[0] != 0, want_w = mask->list[1] != 0, want_b = mask->list[2] != 0;
+    bool want_i = mask->v[0] != 0, want_w = mask->v[1] != 0, want_b = mask->v[2] != 0;
     int pdt = mixed ? PCT_FLOAT32 : in->dtype;
     PCT_TRY_INT(pct_norm_as_contig(grad, in->dtype, &g));
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));

@@ -31,16 +31,16 @@
 /* argument checks (torch's order and texts)                                             */
 /* ------------------------------------------------------------------------------------ */
 
-static int expand_param(const char *name, const pct_value *v, int nsp, int64_t *out)
+static int expand_param(const char *name, const pct_int_list *v, int nsp, int64_t *out)
 {
     if (v->n == 1 || v->n == nsp) {
-        for (int i = 0; i < nsp; i++) out[i] = v->list[v->n == 1 ? 0 : i];
+        for (int i = 0; i < nsp; i++) out[i] = v->v[v->n == 1 ? 0 : i];
         return 0;
     }
     char buf[PCT_SHAPE_BUF];
     pct_error(PCT_ERR_RUNTIME,
                  "expected %s to be a single integer value or a list of %d values to match the convolution "
-                 "dimensions, but got %s=%s", name, nsp, name, pct_shape_str(buf, sizeof buf, v->n, v->list));
+                 "dimensions, but got %s=%s", name, nsp, name, pct_shape_str(buf, sizeof buf, v->n, v->v));
     return -1;
 }
 
@@ -83,8 +83,8 @@ static int check_output_padding(int nsp, const int64_t *opad, const int64_t *str
 
 /* Checks a convolution's arguments and fills the plan and the output shape
  * (out_sizes: input.ndim entries). 0, or -1 with torch's exception. */
-static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias, const pct_value *stride_v,
-                        const pct_value *pad_v, const pct_value *dil_v, bool transposed, const pct_value *opad_v,
+static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias, const pct_int_list *stride_v,
+                        const pct_int_list *pad_v, const pct_int_list *dil_v, bool transposed, const pct_int_list *opad_v,
                         int64_t groups, pct_conv_plan *p, int64_t *out_sizes)
 {
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
@@ -413,7 +413,7 @@ pct_object *pct_cpu_convolution(pct_call *c)
     const bool transposed = arg.transposed;
     pct_conv_plan p;
     int64_t osz[5];
-    if (conv_prepare(input, weight, bias, &c->v[3], &c->v[4], &c->v[5], transposed, &c->v[7], arg.groups, &p, osz) < 0)
+    if (conv_prepare(input, weight, bias, &arg.stride, &arg.padding, &arg.dilation, transposed, &arg.output_padding, arg.groups, &p, osz) < 0)
         return NULL;
     pct_tensor *x = NULL, *w = NULL, *b = NULL, *out = NULL;
     PCT_TRY(x = as_compute(input, p.dtype));
@@ -450,7 +450,7 @@ pct_object *pct_cpu_convolution_backward(pct_call *c)
     PCT_ARGS(convolution_backward);
     pct_tensor *go = arg.grad_output, *input = arg.input, *weight = arg.weight;
     const bool transposed = arg.transposed;
-    const pct_value *mask = &c->v[10];
+    const pct_int_list *mask = &arg.output_mask;
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     pct_conv_plan p;
     int64_t osz[5];
@@ -458,7 +458,7 @@ pct_object *pct_cpu_convolution_backward(pct_call *c)
         pct_error(PCT_ERR_RUNTIME, "convolution_backward: output_mask must have 3 entries, got %d", mask->n);
         return NULL;
     }
-    if (conv_prepare(input, weight, NULL, &c->v[4], &c->v[5], &c->v[6], transposed, &c->v[8], arg.groups, &p, osz) < 0)
+    if (conv_prepare(input, weight, NULL, &arg.stride, &arg.padding, &arg.dilation, transposed, &arg.output_padding, arg.groups, &p, osz) < 0)
         return NULL;
     if (go->ndim != input->ndim || memcmp(go->sizes, osz, sizeof(int64_t) * (size_t)input->ndim) != 0) {
         pct_error(PCT_ERR_RUNTIME, "convolution_backward: expected grad_output of size %s, but got %s",
@@ -470,7 +470,7 @@ pct_object *pct_cpu_convolution_backward(pct_call *c)
                      pct_dtype_name[input->dtype], pct_dtype_name[go->dtype]);
         return NULL;
     }
-    const bool need_i = mask->list[0] != 0, need_w = mask->list[1] != 0, need_b = mask->list[2] != 0;
+    const bool need_i = mask->v[0] != 0, need_w = mask->v[1] != 0, need_b = mask->v[2] != 0;
     pct_tensor *gc = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
     PCT_TRY(gc = as_compute(go, p.dtype));
     if (need_w) PCT_TRY(x = as_compute(input, p.dtype));

@@ -152,7 +152,8 @@ pct_object *pct_cpu_empty(pct_call *c)
  * rule, Note [Checked bounds] for its overflow), not a view of anything. */
 pct_object *pct_cpu_empty_strided(pct_call *c)
 {
-    const pct_value *size = &c->v[0], *stride = &c->v[1];
+    PCT_ARGS(empty_strided);
+    const pct_int_list *size = &arg.size, *stride = &arg.stride;
     char b1[PCT_SHAPE_BUF];
     if (size->n != stride->n) {
         pct_error(PCT_ERR_RUNTIME, "dimensionality of sizes (%d) must match dimensionality of strides (%d)", size->n,
@@ -162,28 +163,28 @@ pct_object *pct_cpu_empty_strided(pct_call *c)
     int dtype = pct_factory_dtype(c, pct_default_dtype);
     if (dtype < 0) return NULL;
     for (int i = 0; i < size->n; i++) {
-        if (size->list[i] < 0) {
+        if (size->v[i] < 0) {
             pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
-                         (long long)size->list[i], pct_shape_str(b1, sizeof b1, size->n, size->list));
+                         (long long)size->v[i], pct_shape_str(b1, sizeof b1, size->n, size->v));
             return NULL;
         }
     }
     int64_t item = pct_dtype_itemsize[dtype];
-    int64_t nbytes = pct_strided_nbytes(size->n, size->list, stride->list, 0, item); /* 0 when empty */
+    int64_t nbytes = pct_strided_nbytes(size->n, size->v, stride->v, 0, item); /* 0 when empty */
     bool empty = false;
-    for (int i = 0; i < size->n; i++) empty |= size->list[i] == 0;
+    for (int i = 0; i < size->n; i++) empty |= size->v[i] == 0;
     for (int i = 0; nbytes >= 0 && !empty && i < stride->n; i++)
-        if (stride->list[i] < 0) nbytes = -1; /* a negative stride of a non-empty tensor: refused as an overflow */
+        if (stride->v[i] < 0) nbytes = -1; /* a negative stride of a non-empty tensor: refused as an overflow */
     if (nbytes < 0) {
         if (!pct_error_occurred())
             pct_error(PCT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
-                         pct_shape_str(b1, sizeof b1, size->n, size->list),
-                         pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, stride->n, stride->list));
+                         pct_shape_str(b1, sizeof b1, size->n, size->v),
+                         pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, stride->n, stride->v));
         return NULL;
     }
     pct_storage *s = pct_storage_new_cpu((size_t)nbytes);
     if (!s) return NULL;
-    pct_tensor *t = pct_tensor_from_storage(s, size->n, size->list, stride->list, 0, dtype);
+    pct_tensor *t = pct_tensor_from_storage(s, size->n, size->v, stride->v, 0, dtype);
     pct_storage_decref(s);
     return (pct_object *)pct_factory_requires_grad(c, t);
 }

@@ -17,18 +17,18 @@
 
 static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-static int check_len(const char *name, const pct_value *v)
+static int check_len(const char *name, const pct_int_list *v)
 {
     if (v->n == 2) return 0;
     pct_error(PCT_ERR_RUNTIME, "It is expected %s equals to 2, but got size %d", name, v->n);
     return -1;
 }
 
-static int check_positive(const pct_value *v, const char *what, const char *prefix, bool allow_zero)
+static int check_positive(const pct_int_list *v, const char *what, const char *prefix, bool allow_zero)
 {
-    if (allow_zero ? (v->list[0] >= 0 && v->list[1] >= 0) : (v->list[0] > 0 && v->list[1] > 0)) return 0;
-    pct_error(PCT_ERR_RUNTIME, "%s, but got %s_height: %lld %s_width: %lld", what, prefix, (long long)v->list[0],
-                 prefix, (long long)v->list[1]);
+    if (allow_zero ? (v->v[0] >= 0 && v->v[1] >= 0) : (v->v[0] > 0 && v->v[1] > 0)) return 0;
+    pct_error(PCT_ERR_RUNTIME, "%s, but got %s_height: %lld %s_width: %lld", what, prefix, (long long)v->v[0],
+                 prefix, (long long)v->v[1]);
     return -1;
 }
 
@@ -46,7 +46,7 @@ static void check_rank_index(const pct_tensor *t)
 }
 
 static void fill_geom(pct_im2col_geom *g, int64_t channels, int64_t bh, int64_t bw, int64_t sh, int64_t sw,
-                      const pct_value *k, const pct_value *d, const pct_value *pad, const pct_value *st)
+                      const pct_int_list *k, const pct_int_list *d, const pct_int_list *pad, const pct_int_list *st)
 {
     memset(g, 0, sizeof *g);
     g->channels = channels;
@@ -54,16 +54,16 @@ static void fill_geom(pct_im2col_geom *g, int64_t channels, int64_t bh, int64_t 
     g->big[1] = bh; g->big[2] = bw;
     g->small[1] = sh; g->small[2] = sw;
     for (int i = 0; i < 2; i++) {
-        g->kernel[1 + i] = k->list[i];
-        g->dil[1 + i] = d->list[i];
-        g->pad[1 + i] = pad->list[i];
-        g->stride[1 + i] = st->list[i];
+        g->kernel[1 + i] = k->v[i];
+        g->dil[1 + i] = d->v[i];
+        g->pad[1 + i] = pad->v[i];
+        g->stride[1 + i] = st->v[i];
     }
 }
 
-static const char *pair(char *buf, size_t n, const pct_value *v)
+static const char *pair(char *buf, size_t n, const pct_int_list *v)
 {
-    snprintf(buf, n, "(%lld, %lld)", (long long)v->list[0], (long long)v->list[1]);
+    snprintf(buf, n, "(%lld, %lld)", (long long)v->v[0], (long long)v->v[1]);
     return buf;
 }
 
@@ -72,7 +72,7 @@ pct_object *pct_cpu_im2col(pct_call *c)
 {
     PCT_ARGS(im2col);
     pct_tensor *input = arg.input, *x = NULL, *out = NULL;
-    const pct_value *k = &c->v[1], *d = &c->v[2], *pad = &c->v[3], *st = &c->v[4];
+    const pct_int_list *k = &arg.kernel_size, *d = &arg.dilation, *pad = &arg.padding, *st = &arg.stride;
     char b1[64], b2[64], b3[64], b4[PCT_SHAPE_BUF];
     if (check_len("kernel_size", k) < 0 || check_len("dilation", d) < 0 || check_len("padding", pad) < 0 ||
         check_len("stride", st) < 0)
@@ -92,8 +92,8 @@ pct_object *pct_cpu_im2col(pct_call *c)
     }
     const int64_t N = batched ? input->sizes[0] : 1, C = input->sizes[input->ndim - 3];
     const int64_t H = input->sizes[input->ndim - 2], W = input->sizes[input->ndim - 1];
-    const int64_t oh = floor_div(H + 2 * pad->list[0] - (d->list[0] * (k->list[0] - 1) + 1), st->list[0]) + 1;
-    const int64_t ow = floor_div(W + 2 * pad->list[1] - (d->list[1] * (k->list[1] - 1) + 1), st->list[1]) + 1;
+    const int64_t oh = floor_div(H + 2 * pad->v[0] - (d->v[0] * (k->v[0] - 1) + 1), st->v[0]) + 1;
+    const int64_t ow = floor_div(W + 2 * pad->v[1] - (d->v[1] * (k->v[1] - 1) + 1), st->v[1]) + 1;
     if (oh < 1 || ow < 1) {
         pct_error(PCT_ERR_RUNTIME, "Given input with spatial size (%lld, %lld), kernel_size=%s, dilation=%s, "
                      "padding=%s, calculated shape of the array of sliding blocks as (%lld, %lld), but its components "
@@ -141,7 +141,7 @@ pct_object *pct_cpu_col2im(pct_call *c)
 {
     PCT_ARGS(col2im);
     pct_tensor *input = arg.input, *x = NULL, *out = NULL;
-    const pct_value *os = &c->v[1], *k = &c->v[2], *d = &c->v[3], *pad = &c->v[4], *st = &c->v[5];
+    const pct_int_list *os = &arg.output_size, *k = &arg.kernel_size, *d = &arg.dilation, *pad = &arg.padding, *st = &arg.stride;
     char b0[64], b1[64], b2[64], b3[64], b4[64], bs[PCT_SHAPE_BUF];
     if (check_len("output_size", os) < 0 || check_len("kernel_size", k) < 0 || check_len("dilation", d) < 0 ||
         check_len("padding", pad) < 0 || check_len("stride", st) < 0)
@@ -157,16 +157,16 @@ pct_object *pct_cpu_col2im(pct_call *c)
         return NULL;
     }
     const int64_t N = batched ? input->sizes[0] : 1, planes_in = input->sizes[input->ndim - 2];
-    const int64_t L = input->sizes[input->ndim - 1], kvol = k->list[0] * k->list[1];
+    const int64_t L = input->sizes[input->ndim - 1], kvol = k->v[0] * k->v[1];
     if (planes_in % kvol != 0) {
         pct_error(PCT_ERR_RUNTIME, "Expected size of input's dimension 1 to be divisible by the product of "
                      "kernel_size, but got input.size(1)=%lld and kernel_size=%s.", (long long)planes_in,
                      pair(b1, sizeof b1, k));
         return NULL;
     }
-    const int64_t H = os->list[0], W = os->list[1];
-    const int64_t bh = floor_div(H + 2 * pad->list[0] - d->list[0] * (k->list[0] - 1) - 1, st->list[0]) + 1;
-    const int64_t bw = floor_div(W + 2 * pad->list[1] - d->list[1] * (k->list[1] - 1) - 1, st->list[1]) + 1;
+    const int64_t H = os->v[0], W = os->v[1];
+    const int64_t bh = floor_div(H + 2 * pad->v[0] - d->v[0] * (k->v[0] - 1) - 1, st->v[0]) + 1;
+    const int64_t bw = floor_div(W + 2 * pad->v[1] - d->v[1] * (k->v[1] - 1) - 1, st->v[1]) + 1;
     if (L != bh * bw) {
         pct_error(PCT_ERR_RUNTIME, "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, "
                      "expected size of input's dimension 2 to match the calculated number of sliding blocks %lld * %lld "

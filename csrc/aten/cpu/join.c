@@ -137,7 +137,7 @@ static pct_object *cat_tensors(pct_call *c, int n, pct_tensor **ts, int64_t dim_
 }
 
 /* The tensors of a Tensor[] argument (borrowed pointers into the sequence). */
-static pct_tensor **list_items(const pct_value *v, int *n)
+static pct_tensor **list_items(const pct_tensor_list *v, int *n)
 {
     *n = (int)v->n;
     return (pct_tensor **)v->items;
@@ -146,7 +146,8 @@ static pct_tensor **list_items(const pct_value *v, int *n)
 pct_object *pct_cpu_cat(pct_call *c)
 {
     int n;
-    pct_tensor **ts = list_items(&c->v[0], &n);
+    const pct_tensor_list tensors = pct_value_tensor_list(&c->v[0]); /* cat, concat, concatenate share the slots */
+    pct_tensor **ts = list_items(&tensors, &n);
     return cat_tensors(c, n, ts, c->v[1].i);
 }
 
@@ -201,7 +202,7 @@ pct_object *pct_cpu_stack(pct_call *c)
     PCT_ARGS(stack);
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     int n;
-    pct_tensor **ts = list_items(&c->v[0], &n);
+    pct_tensor **ts = list_items(&arg.tensors, &n);
     if (n == 0) {
         pct_error_str(PCT_ERR_RUNTIME, "stack expects a non-empty TensorList");
         return NULL;
@@ -221,7 +222,8 @@ pct_object *pct_cpu_stack(pct_call *c)
 static pct_object *xstack(pct_call *c, const char *name, int64_t k)
 {
     int n;
-    pct_tensor **ts = list_items(&c->v[0], &n);
+    const pct_tensor_list tensors = pct_value_tensor_list(&c->v[0]); /* stack, hstack, ... share the slot */
+    pct_tensor **ts = list_items(&tensors, &n);
     if (n == 0) {
         pct_error(PCT_ERR_RUNTIME, "%s expects a non-empty TensorList", name);
         return NULL;
@@ -266,10 +268,10 @@ pct_object *pct_cpu_flip(pct_call *c)
 {
     PCT_ARGS(flip);
     pct_tensor *t = arg.input;
-    const pct_value *dims = &c->v[1];
+    const pct_int_list *dims = &arg.dims;
     bool mask[PCT_MAX_DIMS] = {0};
     for (int i = 0; i < dims->n; i++) {
-        int d = pct_wrap_dim(dims->list[i], t->ndim);
+        int d = pct_wrap_dim(dims->v[i], t->ndim);
         if (d < 0) return NULL;
         if (mask[d]) {
             pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
@@ -360,9 +362,8 @@ pct_object *pct_cpu_roll(pct_call *c)
 {
     PCT_ARGS(roll);
     pct_tensor *t = arg.input;
-    const pct_value *sh = &c->v[1];
-    pct_value none_dims = {.none = 1, .n = 0};
-    const pct_value *dv = arg.dims.none ? &none_dims : &c->v[2]; /* dims=None rolls the flattened tensor */
+    const pct_int_list *sh = &arg.shifts;
+    const pct_int_list *dv = &arg.dims; /* dims=None (n = 0) rolls the flattened tensor */
     if (sh->n == 0) {
         pct_error_str(PCT_ERR_RUNTIME, "`shifts` required");
         return NULL;
@@ -381,7 +382,7 @@ pct_object *pct_cpu_roll(pct_call *c)
         PCT_DECREF(flat);
         if (!f1) return NULL;
         int dim0 = 0;
-        int64_t s = n ? ((sh->list[0] % n) + n) % n : 0;
+        int64_t s = n ? ((sh->v[0] % n) + n) % n : 0;
         pct_tensor *r = rolled(f1, s ? 1 : 0, &dim0, &s);
         PCT_DECREF(f1);
         if (!r) return NULL;
@@ -393,12 +394,12 @@ pct_object *pct_cpu_roll(pct_call *c)
     int64_t per[PCT_MAX_DIMS] = {0};
     for (int i = 0; i < dv->n; i++) {
         if (t->ndim == 0) {
-            pct_error(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dv->list[i]);
+            pct_error(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dv->v[i]);
             return NULL;
         }
-        int d = pct_wrap_dim(dv->list[i], t->ndim);
+        int d = pct_wrap_dim(dv->v[i], t->ndim);
         if (d < 0) return NULL;
-        per[d] += sh->list[i];
+        per[d] += sh->v[i];
     }
     int dims[PCT_MAX_DIMS], k = 0;
     int64_t shifts[PCT_MAX_DIMS];
@@ -471,10 +472,10 @@ pct_object *pct_cpu_tile(pct_call *c)
 {
     PCT_ARGS(tile);
     pct_tensor *t = arg.input;
-    const pct_value *dv = &c->v[1];
+    const pct_int_list *dv = &arg.dims;
     int64_t reps[PCT_MAX_DIMS];
     int n = dv->n < t->ndim ? t->ndim : dv->n, pad = n - dv->n;
-    for (int d = 0; d < n; d++) reps[d] = d < pad ? 1 : dv->list[d - pad];
+    for (int d = 0; d < n; d++) reps[d] = d < pad ? 1 : dv->v[d - pad];
     return repeat_impl(t, n, reps);
 }
 
@@ -490,7 +491,7 @@ static pct_tensor *int64_values(pct_tensor *t)
 
 /* The indices 0..n-1, index i repeated reps[i] times (reps int64 contiguous, or one value
  * for all when nrep == 1 and n != 1). NULL with exception. */
-static pct_tensor *repeated_indices(const int64_t *reps, int64_t nrep, int64_t n, const pct_value *output_size, int dtype)
+static pct_tensor *repeated_indices(const int64_t *reps, int64_t nrep, int64_t n, pct_int_opt output_size, int dtype)
 {
     int64_t total = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -498,7 +499,7 @@ static pct_tensor *repeated_indices(const int64_t *reps, int64_t nrep, int64_t n
         if (r < 0) { pct_error_str(PCT_ERR_RUNTIME, "repeats can not be negative"); return NULL; }
         total += r;
     }
-    if (!output_size->none && output_size->i != total) {
+    if (!output_size.none && output_size.v != total) {
         pct_error_str(PCT_ERR_RUNTIME, "allocated size does not match required size");
         return NULL;
     }
@@ -514,7 +515,7 @@ static pct_tensor *repeated_indices(const int64_t *reps, int64_t nrep, int64_t n
 
 pct_object *pct_cpu_repeat_interleave(pct_call *c)
 {
-    const pct_value *output_size = pct_arg(c, "output_size");
+    const pct_int_opt output_size = pct_value_int_opt(pct_arg(c, "output_size"));
     if (c->op_index == PCT_OP_repeat_interleave_idx) {
         pct_tensor *rep = c->v[0].t;
         if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) {

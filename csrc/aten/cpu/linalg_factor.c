@@ -32,7 +32,7 @@ pct_object *pct_cpu_linalg_lu_factor_ex(pct_call *c)
     PCT_ARGS(linalg_lu_factor_ex);
     static const char *const fields[3] = {"LU", "pivots", "info"};
     pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
-    if (pct_out_parse_tuple(&c->v[3], "linalg_lu_factor_ex", 3, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "linalg_lu_factor_ex", 3, outs) < 0) return NULL;
     if (A->ndim < 2) {
         char buf[256];
         PCT_FAIL(PCT_ERR_RUNTIME, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: %s instead",
@@ -109,7 +109,7 @@ pct_object *pct_cpu_linalg_cholesky_ex(pct_call *c)
     PCT_ARGS(linalg_cholesky_ex);
     static const char *const fields[2] = {"L", "info"};
     pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
-    if (pct_out_parse_tuple(&c->v[3], "linalg_cholesky_ex", 2, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "linalg_cholesky_ex", 2, outs) < 0) return NULL;
     if (!(res[0] = cholesky(A, arg.upper, "linalg.cholesky", NULL, &res[1]))) return NULL;
     if (arg.check_errors &&
         lap_check_errors((int *)pct_tensor_data(res[1]), res[1]->numel, "linalg.cholesky_ex", A->ndim == 2) < 0) {
@@ -225,7 +225,7 @@ pct_object *pct_cpu_linalg_qr(pct_call *c)
     static const char *const fields[2] = {"Q", "R"};
     pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *a = NULL, *tau = NULL;
     const char *mode = arg.mode;
-    if (!mode || pct_out_parse_tuple(&c->v[2], "linalg_qr", 2, outs) < 0) return NULL;
+    if (!mode || pct_out_parse_tuple(arg.out, "linalg_qr", 2, outs) < 0) return NULL;
     const bool complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
     PCT_CHECK(complete || ronly || strcmp(mode, "reduced") == 0, PCT_ERR_RUNTIME,
               "qr received unrecognized mode '%s' but expected one of 'reduced' (default), 'r', or 'complete'", mode);
@@ -268,7 +268,7 @@ pct_object *pct_cpu_geqrf(pct_call *c)
     PCT_ARGS(geqrf);
     static const char *const fields[2] = {"a", "tau"};
     pct_tensor *A = arg.input, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *q = NULL;
-    if (pct_out_parse_tuple(&c->v[1], "geqrf", 2, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "geqrf", 2, outs) < 0) return NULL;
     PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "torch.geqrf: input must have at least 2 dimensions.");
     PCT_TRY_INT(lap_check_matrix(A, "torch.geqrf", "input", false, "geqrf_cpu", "geqrf_cpu"));
     PCT_TRY_INT(qr_compute(A, "torch.geqrf", false, 0, &res[0], &res[1], &q));
@@ -479,7 +479,7 @@ pct_object *pct_cpu_linalg_eigh(pct_call *c)
     PCT_ARGS(linalg_eigh);
     static const char *const fields[2] = {"eigenvalues", "eigenvectors"};
     pct_tensor *outs[2] = {NULL, NULL}, *res[2];
-    if (pct_out_parse_tuple(&c->v[2], "linalg_eigh", 2, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "linalg_eigh", 2, outs) < 0) return NULL;
     if (eigh_compute(arg.A, arg.UPLO, true, &res[0], &res[1]) < 0) return NULL;
     return lap_finish("torch.return_types.linalg_eigh", "torch.return_types.linalg_eigh_out", fields, 2, res, outs);
 }
@@ -514,7 +514,7 @@ pct_object *pct_cpu_linalg_ldl_factor_ex(pct_call *c)
     PCT_ARGS(linalg_ldl_factor_ex);
     static const char *const fields[3] = {"LD", "pivots", "info"};
     pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
-    if (pct_out_parse_tuple(&c->v[3], "linalg_ldl_factor_ex", 3, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "linalg_ldl_factor_ex", 3, outs) < 0) return NULL;
     PCT_TRY_INT(lap_check_matrix(A, "torch.linalg.ldl_factor_ex", "A", true, NULL, "ldl_factor_kernel_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);

@@ -98,7 +98,7 @@ pct_object *pct_cpu_linalg_inv_ex(pct_call *c)
     static const char *const fields[2] = {"inverse", "info"};
     pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
     int *piv = NULL;
-    if (pct_out_parse_tuple(&c->v[2], "linalg_inv_ex", 2, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "linalg_inv_ex", 2, outs) < 0) return NULL;
     PCT_TRY_INT(lap_check_matrix(A, "linalg.inv", "A", true, NULL, NULL));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
@@ -181,7 +181,7 @@ static pct_object *slogdet(pct_call *c, const char *name, const char *name_out)
 {
     static const char *const fields[2] = {"sign", "logabsdet"};
     pct_tensor *outs[2] = {NULL, NULL}, *res[2];
-    if (pct_out_parse_tuple(&c->v[1], "linalg_slogdet", 2, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(pct_value_object(&c->v[1]), "linalg_slogdet", 2, outs) < 0) return NULL;
     if (det_compute(c->v[0].t, "linalg.slogdet", true, &res[0], &res[1]) < 0) return NULL;
     return lap_finish(name, name_out, fields, 2, res, outs);
 }
@@ -247,7 +247,7 @@ pct_object *pct_cpu_linalg_solve_ex(pct_call *c)
     int *piv = NULL;
     int64_t *map = NULL;
     const bool left = arg.left;
-    if (pct_out_parse_tuple(&c->v[4], "linalg_solve_ex", 2, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "linalg_solve_ex", 2, outs) < 0) return NULL;
     PCT_TRY_INT(lap_check_matrix(A, "linalg.solve", "A", true, NULL, "lu_cpu"));
     PCT_CHECK(A->dtype == B0->dtype, PCT_ERR_RUNTIME,
               "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",

@@ -493,9 +493,9 @@ done:
 }
 
 /* torch checks driver= in the kernel, which an empty input never reaches */
-static int check_driver(const pct_value *driver)
+static int check_driver(const char *driver)
 {
-    if (driver->none) return 0;
+    if (!driver) return 0;
     pct_error_str(PCT_ERR_RUNTIME,
                     "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
     return -1;
@@ -507,8 +507,8 @@ pct_object *pct_cpu_linalg_svd(pct_call *c)
     PCT_ARGS(linalg_svd);
     static const char *const fields[3] = {"U", "S", "Vh"};
     pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3];
-    if (pct_out_parse_tuple(&c->v[3], "linalg_svd", 3, outs) < 0) return NULL;
-    if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(&c->v[2]) < 0)) return NULL;
+    if (pct_out_parse_tuple(arg.out, "linalg_svd", 3, outs) < 0) return NULL;
+    if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(arg.driver) < 0)) return NULL;
     if (svd_compute(A, A->ndim - 2, A->ndim - 1, arg.full_matrices ? 'A' : 'S', &res[1], &res[0], &res[2]) < 0) return NULL;
     return finish(outs[0] ? "torch.return_types.linalg_svd_out" : "torch.return_types.linalg_svd", fields, 3, res, outs);
 }
@@ -518,7 +518,7 @@ pct_object *pct_cpu_linalg_svdvals(pct_call *c)
 {
     PCT_ARGS(linalg_svdvals);
     pct_tensor *A = arg.A, *s, *u, *vt;
-    if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(&c->v[1]) < 0)) return NULL;
+    if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(arg.driver) < 0)) return NULL;
     if (svd_compute(A, A->ndim - 2, A->ndim - 1, 'N', &s, &u, &vt) < 0) return NULL;
     if (!c->out) return (pct_object *)s;
     pct_object *r = NULL;
@@ -539,7 +539,7 @@ pct_object *pct_cpu_svd(pct_call *c)
     static const char *const fields[3] = {"U", "S", "V"};
     pct_tensor *A = arg.input, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL}, *vt = NULL;
     const bool some = arg.some, uv = arg.compute_uv;
-    if (pct_out_parse_tuple(&c->v[3], "svd", 3, outs) < 0) return NULL;
+    if (pct_out_parse_tuple(arg.out, "svd", 3, outs) < 0) return NULL;
     if (check_input(A, "linalg.svd", true) < 0) return NULL;
     const int nd = A->ndim;
     if (svd_compute(A, nd - 2, nd - 1, uv ? (some ? 'S' : 'A') : 'N', &res[1], &res[0], &vt) < 0) return NULL;

@@ -330,31 +330,31 @@ static pct_tensor *sum_columns(const double *acc, int nth, int64_t stride, int64
 /* ---- layer norm and RMS norm ---- */
 
 /* Validates normalized_shape against input (and weight/bias); sets M (rows) and D (row length). */
-static int rows_of(const char *what, const pct_tensor *in, const pct_value *ns, const pct_tensor *w, const pct_tensor *b,
+static int rows_of(const char *what, const pct_tensor *in, const pct_int_list *ns, const pct_tensor *w, const pct_tensor *b,
                    int64_t *M, int64_t *D)
 {
     char s1[PCT_SHAPE_BUF], s2[PCT_SHAPE_BUF];
     int n = ns->n;
     if (n < 1) {
         pct_error(PCT_ERR_RUNTIME, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
-                     "least one element, but got normalized_shape = %s", pct_shape_str(s1, sizeof s1, n, ns->list));
+                     "least one element, but got normalized_shape = %s", pct_shape_str(s1, sizeof s1, n, ns->v));
         return -1;
     }
     const pct_tensor *ps[2] = {w, b};
     const char *pn[2] = {"weight", "bias"};
     for (int k = 0; k < 2; k++) {
         if (!ps[k]) continue;
-        if (ps[k]->ndim != n || memcmp(ps[k]->sizes, ns->list, sizeof(int64_t) * (size_t)n) != 0) {
+        if (ps[k]->ndim != n || memcmp(ps[k]->sizes, ns->v, sizeof(int64_t) * (size_t)n) != 0) {
             pct_error(PCT_ERR_RUNTIME, "Expected %s to be of same shape as normalized_shape, but got %s of shape "
                          "%s and normalized_shape = %s", pn[k], pn[k], pct_shape_str(s1, sizeof s1, ps[k]->ndim, ps[k]->sizes),
-                         pct_shape_str(s2, sizeof s2, n, ns->list));
+                         pct_shape_str(s2, sizeof s2, n, ns->v));
             return -1;
         }
     }
     int lead = in->ndim - n;
-    if (lead < 0 || memcmp(in->sizes + lead, ns->list, sizeof(int64_t) * (size_t)n) != 0) {
+    if (lead < 0 || memcmp(in->sizes + lead, ns->v, sizeof(int64_t) * (size_t)n) != 0) {
         char star[PCT_SHAPE_BUF + 8];
-        pct_shape_str(s1, sizeof s1, n, ns->list);
+        pct_shape_str(s1, sizeof s1, n, ns->v);
         /* torch prints "[*, 2, 3]" for layer_norm and "[*2, 3]" for rms_norm */
         snprintf(star, sizeof star, "[*%s%s", strcmp(what, "layer_norm") == 0 ? ", " : "", s1 + 1);
         pct_error(PCT_ERR_RUNTIME, "Given normalized_shape=%s, expected input with shape %s, but got input of size%s",
@@ -421,12 +421,11 @@ static pct_object *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mea
     return norm_finish(work, 6, res, with_bias ? 3 : 2, ok);
 }
 
-static pct_object *row_norm_forward(pct_call *c, bool rms)
+/* layer norm and RMS norm (b NULL) over the trailing normalized_shape ns */
+static pct_object *row_norm_forward(pct_call *c, bool rms, pct_tensor *in, const pct_int_list *ns, pct_tensor *w,
+                                    pct_tensor *b)
 {
     const char *what = rms ? "rms_norm" : "layer_norm";
-    pct_tensor *in = c->v[0].t;
-    const pct_value *ns = &c->v[1];
-    pct_tensor *w = c->v[2].none ? NULL : c->v[2].t, *b = rms || c->v[3].none ? NULL : c->v[3].t;
     pct_tensor *x = NULL, *wc = NULL, *bc = NULL, *out = NULL, *mean = NULL, *rstd = NULL;
     int64_t M, D, sshape[PCT_MAX_DIMS];
     bool mixed = false;
@@ -471,8 +470,17 @@ fail:
     return forward_finish(x, wc, bc, out, mean, rstd, -1, !rms);
 }
 
-pct_object *pct_cpu_native_layer_norm(pct_call *c) { return row_norm_forward(c, false); }
-pct_object *pct_cpu_fused_rms_norm(pct_call *c) { return row_norm_forward(c, true); }
+pct_object *pct_cpu_native_layer_norm(pct_call *c)
+{
+    PCT_ARGS(native_layer_norm);
+    return row_norm_forward(c, false, arg.input, &arg.normalized_shape, arg.weight, arg.bias);
+}
+
+pct_object *pct_cpu_fused_rms_norm(pct_call *c)
+{
+    PCT_ARGS(fused_rms_norm);
+    return row_norm_forward(c, true, arg.input, &arg.normalized_shape, arg.weight, NULL);
+}
 
 /* A saved statistic: M values, as a contiguous array of the compute type. */
 static int stat_arg(const char *what, const char *name, pct_tensor *t, int64_t M, int cdt, pct_tensor **out)
@@ -565,14 +573,12 @@ fail:
     return -1;
 }
 
-static pct_object *row_norm_backward(pct_call *c, bool rms)
+/* The gradients of row_norm_forward; mean_in and b are NULL for RMS norm. */
+static pct_object *row_norm_backward(bool rms, pct_tensor *grad, pct_tensor *in, const pct_int_list *ns,
+                                     pct_tensor *mean_in, pct_tensor *rstd_in, pct_tensor *w, pct_tensor *b,
+                                     const pct_int_list *mask)
 {
     const char *what = rms ? "_fused_rms_norm_backward" : "native_layer_norm_backward";
-    pct_tensor *grad = c->v[0].t, *in = c->v[1].t;
-    const pct_value *ns = &c->v[2];
-    pct_tensor *mean_in = rms ? NULL : c->v[3].t, *rstd_in = c->v[rms ? 3 : 4].t;
-    const pct_value *wv = &c->v[rms ? 4 : 5], *mask = &c->v[rms ? 5 : 7];
-    pct_tensor *w = wv->none ? NULL : wv->t, *b = rms || c->v[6].none ? NULL : c->v[6].t;
     pct_tensor *g = NULL, *x = NULL, *mean = NULL, *rstd = NULL, *wc = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
     int64_t M, D;
     bool mixed = false;
@@ -580,8 +586,8 @@ static pct_object *row_norm_backward(pct_call *c, bool rms)
     if (pct_norm_check_float_input(in, rms ? "rms_norm" : "LayerNormBackwardKernelImpl") < 0) return NULL;
     if (pct_norm_check_param_dtype(in, w, &mixed) < 0 || pct_norm_check_param_dtype(in, b, &mixed) < 0) return NULL;
     int cdt = compute_dtype(in->dtype);
-    bool want_i = mask->list[0] != 0, want_w = mask->n > 1 && mask->list[1] != 0 && w;
-    bool want_b = !rms && mask->n > 2 && mask->list[2] != 0 && b;
+    bool want_i = mask->v[0] != 0, want_w = mask->n > 1 && mask->v[1] != 0 && w;
+    bool want_b = !rms && mask->n > 2 && mask->v[2] != 0 && b;
     PCT_TRY_INT(grad_arg(what, grad, in, &g));
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
     if (!rms) PCT_TRY_INT(stat_arg(what, "mean", mean_in, M, cdt, &mean));
@@ -589,15 +595,26 @@ static pct_object *row_norm_backward(pct_call *c, bool rms)
     PCT_TRY_INT(pct_norm_as_contig(w, cdt, &wc));
     if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
     if (M * D > 0 || want_w || want_b)
-        PCT_TRY_INT(row_norm_backward_run(g, x, mean, rstd, wc, gi, want_w, want_b, M, D, ns->n, ns->list,
+        PCT_TRY_INT(row_norm_backward_run(g, x, mean, rstd, wc, gi, want_w, want_b, M, D, ns->n, ns->v,
                                           w ? w->dtype : in->dtype, &gw, want_b ? &gb : NULL));
     return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, true, !rms);
 fail:
     return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, false, !rms);
 }
 
-pct_object *pct_cpu_native_layer_norm_backward(pct_call *c) { return row_norm_backward(c, false); }
-pct_object *pct_cpu_fused_rms_norm_backward(pct_call *c) { return row_norm_backward(c, true); }
+pct_object *pct_cpu_native_layer_norm_backward(pct_call *c)
+{
+    PCT_ARGS(native_layer_norm_backward);
+    return row_norm_backward(false, arg.grad_out, arg.input, &arg.normalized_shape, arg.mean, arg.rstd, arg.weight,
+                             arg.bias, &arg.output_mask);
+}
+
+pct_object *pct_cpu_fused_rms_norm_backward(pct_call *c)
+{
+    PCT_ARGS(fused_rms_norm_backward);
+    return row_norm_backward(true, arg.grad_out, arg.input, &arg.normalized_shape, NULL, arg.rstd, arg.weight, NULL,
+                             &arg.output_mask);
+}
 
 /* ---- group norm: x viewed as (N, C, HxW), statistics per (n, group) ---- */
 
@@ -687,14 +704,14 @@ pct_object *pct_cpu_native_group_norm_backward(pct_call *c)
     const char *what = "native_group_norm_backward";
     pct_tensor *grad = arg.grad_out, *in = arg.input, *w = (arg.weight == NULL) ? NULL : arg.weight;
     int64_t N = arg.N, C = arg.C, HW = arg.HxW, G = arg.group;
-    const pct_value *mask = &c->v[9];
+    const pct_int_list *mask = &arg.output_mask;
     pct_tensor *g = NULL, *x = NULL, *mean = NULL, *rstd = NULL, *wc = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
     double *sums = NULL;
     bool mixed = false;
     if (group_sizes_ok(what, in, w, NULL, N, C, HW, G) < 0) return NULL;
     if (pct_norm_check_float_input(in, "GroupNormBackwardKernelImpl") < 0) return NULL;
     if (pct_norm_check_param_dtype(in, w, &mixed) < 0) return NULL;
-    bool want_i = mask->list[0] != 0, want_w = mask->list[1] != 0 && w, want_b = mask->list[2] != 0 && w;
+    bool want_i = mask->v[0] != 0, want_w = mask->v[1] != 0 && w, want_b = mask->v[2] != 0 && w;
     int64_t pshape[1] = {C};
     int pdt = w ? w->dtype : in->dtype;
     PCT_TRY_INT(grad_arg(what, grad, in, &g));

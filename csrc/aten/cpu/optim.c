@@ -282,12 +282,12 @@ typedef struct opt_temps {
     int n;
 } opt_temps;
 
-static pct_tensor *list_item(const pct_value *v, ptrdiff_t i)
+static pct_tensor *list_item(const pct_tensor_list *v, ptrdiff_t i)
 {
     return v->items[i];
 }
 
-static int check_list_len(const char *op, const pct_value *v, const char *name, ptrdiff_t n)
+static int check_list_len(const char *op, const pct_tensor_list *v, const char *name, ptrdiff_t n)
 {
     ptrdiff_t k = v->n;
     if (k != n) {
@@ -376,9 +376,9 @@ static int run_step(const opt_hyper *h, opt_tensor *ts, ptrdiff_t n, opt_chunk_f
 
 /* Shared by the ops: checks the lists (one tensor per param in each list that is used) and
  * the scalars, reads the per-parameter step counts, and runs the step. */
-static pct_object *fused_step(const char *op, opt_hyper *h, int kind, const pct_value *lists[L_NUM],
-                            const char *const names[L_NUM], const pct_value *steps, const pct_value *grad_scale,
-                            const pct_value *found_inf)
+static pct_object *fused_step(const char *op, opt_hyper *h, int kind, const pct_tensor_list *lists[L_NUM],
+                            const char *const names[L_NUM], const pct_tensor_list *steps, pct_tensor *grad_scale,
+                            pct_tensor *found_inf)
 {
     ptrdiff_t n = lists[L_PARAM]->n;
     opt_tensor *ts = NULL;
@@ -394,14 +394,14 @@ static pct_object *fused_step(const char *op, opt_hyper *h, int kind, const pct_
     for (int l = 1; l < L_NUM; l++)
         if (lists[l] && check_list_len(op, lists[l], names[l], n) < 0) return NULL;
     if (steps && check_list_len(op, steps, "state_steps", n) < 0) return NULL;
-    if (!found_inf->none) {
+    if (found_inf) {
         double v;
-        if (one_value(op, found_inf->t, "found_inf", &v) < 0) return NULL;
+        if (one_value(op, found_inf, "found_inf", &v) < 0) return NULL;
         if (v == 1.0) return pct_none(); /* an inf/NaN gradient was found: skip the step */
     }
-    h->has_scale = !grad_scale->none;
+    h->has_scale = grad_scale != NULL;
     h->scale = 1.0;
-    if (h->has_scale && one_value(op, grad_scale->t, "grad_scale", &h->scale) < 0) return NULL;
+    if (h->has_scale && one_value(op, grad_scale, "grad_scale", &h->scale) < 0) return NULL;
 
     int dtype = list_item(lists[L_PARAM], 0)->dtype;
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -484,14 +484,18 @@ static pct_object *fused_adam(pct_call *c, bool decoupled)
     const char *op = decoupled ? "_fused_adamw_" : "_fused_adam_";
     opt_hyper h = {.lr = c->v[6].d, .beta1 = c->v[7].d, .beta2 = c->v[8].d, .wd = c->v[9].d, .eps = c->v[10].d,
                    .amsgrad = c->v[11].b, .maximize = c->v[12].b, .decoupled = decoupled};
-    const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], &c->v[3], h.amsgrad ? &c->v[4] : NULL};
+    /* adam and adamw share this kernel and their schema, so it reads the shared slots as their types */
+    const pct_tensor_list params = pct_value_tensor_list(&c->v[0]), grads = pct_value_tensor_list(&c->v[1]),
+                          exp_avgs = pct_value_tensor_list(&c->v[2]), exp_avg_sqs = pct_value_tensor_list(&c->v[3]),
+                          max_exp_avg_sqs = pct_value_tensor_list(&c->v[4]), steps = pct_value_tensor_list(&c->v[5]);
+    const pct_tensor_list *lists[L_NUM] = {&params, &grads, &exp_avgs, &exp_avg_sqs, h.amsgrad ? &max_exp_avg_sqs : NULL};
     static const char *const names[L_NUM] = {"self", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs"};
-    if (!h.amsgrad && c->v[4].n != 0) {
+    if (!h.amsgrad && max_exp_avg_sqs.n != 0) {
         pct_error_str(PCT_ERR_RUNTIME, "Expected max_exp_avg_sqs.empty() to be true, but got false.  (Could this "
                         "error message be improved?  If so, please report an enhancement request to PyTorch.)");
         return NULL;
     }
-    return fused_step(op, &h, OPT_ADAM, lists, names, &c->v[5], &c->v[13], &c->v[14]);
+    return fused_step(op, &h, OPT_ADAM, lists, names, &steps, pct_value_tensor(&c->v[13]), pct_value_tensor(&c->v[14]));
 }
 
 pct_object *pct_cpu_fused_adam_(pct_call *c) { return fused_adam(c, false); }
@@ -506,9 +510,9 @@ pct_object *pct_cpu_fused_sgd_(pct_call *c)
     opt_hyper h = {.wd = arg.weight_decay, .momentum = arg.momentum, .lr = arg.lr, .dampening = arg.dampening,
                    .nesterov = arg.nesterov, .maximize = arg.maximize, .first = arg.is_first_step};
     h.has_buf = h.momentum != 0;
-    const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], h.has_buf ? &c->v[2] : NULL, NULL, NULL};
+    const pct_tensor_list *lists[L_NUM] = {&arg.self, &arg.grads, h.has_buf ? &arg.momentum_buffer_list : NULL, NULL, NULL};
     static const char *const names[L_NUM] = {"self", "grads", "momentum_buffer_list", "", ""};
-    return fused_step("_fused_sgd_", &h, OPT_SGD, lists, names, NULL, &c->v[10], &c->v[11]);
+    return fused_step("_fused_sgd_", &h, OPT_SGD, lists, names, NULL, arg.grad_scale, arg.found_inf);
 }
 
 /* _fused_adagrad_(self, grads, state_sums, state_steps, *, lr, lr_decay, weight_decay, eps, maximize,
@@ -517,7 +521,7 @@ pct_object *pct_cpu_fused_adagrad_(pct_call *c)
 {
     PCT_ARGS(fused_adagrad_);
     opt_hyper h = {.lr = arg.lr, .lr_decay = arg.lr_decay, .wd = arg.weight_decay, .eps = arg.eps, .maximize = arg.maximize};
-    const pct_value *lists[L_NUM] = {&c->v[0], &c->v[1], &c->v[2], NULL, NULL};
+    const pct_tensor_list *lists[L_NUM] = {&arg.self, &arg.grads, &arg.state_sums, NULL, NULL};
     static const char *const names[L_NUM] = {"self", "grads", "state_sums", "", ""};
-    return fused_step("_fused_adagrad_", &h, OPT_ADAGRAD, lists, names, &c->v[3], &c->v[9], &c->v[10]);
+    return fused_step("_fused_adagrad_", &h, OPT_ADAGRAD, lists, names, &arg.state_steps, arg.grad_scale, arg.found_inf);
 }

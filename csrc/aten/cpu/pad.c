@@ -18,12 +18,12 @@ static const char *const pad_kernel_names[4][3] = {
 };
 
 /* The mode named by a str argument (NULL / None: constant); -1 with torch's error. */
-static int pad_mode(const pct_value *v)
+static int pad_mode(const char *v)
 {
-    if (v->none || !v->obj) return PAD_CONSTANT;
+    if (!v) return PAD_CONSTANT;
     for (int m = 0; m < 4; m++)
-        if (strcmp(v->str, pad_mode_names[m]) == 0) return m;
-    pct_error(PCT_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %s", v->str);
+        if (strcmp(v, pad_mode_names[m]) == 0) return m;
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %s", v);
     return -1;
 }
 
@@ -237,14 +237,14 @@ pct_object *pct_cpu_pad(pct_call *c)
     PCT_ARGS(pad);
     pct_tensor *x = arg.input;
     const int64_t *pad = arg.pad.v;
-    int npad = arg.pad.n, mode = pad_mode(&c->v[2]);
-    const pct_value *value = &c->v[3];
+    int npad = arg.pad.n, mode = pad_mode(arg.mode);
+    const pct_float_opt value = arg.value;
     if (mode < 0 || pad_check_length(x, npad, true) < 0) return NULL;
     if (mode == PAD_CONSTANT) {
-        pct_scalar s = {PCT_SCALAR_FLOAT, 0, value->none ? 0.0 : value->d, 0};
+        pct_scalar s = {PCT_SCALAR_FLOAT, 0, value.none ? 0.0 : value.v, 0};
         return constant_pad(x, pad, npad, &s);
     }
-    if (!value->none && value->d != 0) {
+    if (!value.none && value.v != 0) {
         pct_error(PCT_ERR_RUNTIME, "Padding mode \"%s\" doesn't take in value argument", pad_mode_names[mode]);
         return NULL;
     }
@@ -270,7 +270,7 @@ pct_object *pct_cpu_pad_backward(pct_call *c)
     PCT_ARGS(pad_backward);
     pct_tensor *g = arg.grad_output, *gc = NULL, *gi = NULL;
     const int64_t *sizes = arg.input_size.v, *pad = arg.pad.v;
-    int ndim = arg.input_size.n, npad = arg.pad.n, mode = pad_mode(&c->v[3]), nsp = npad / 2;
+    int ndim = arg.input_size.n, npad = arg.pad.n, mode = pad_mode(arg.mode), nsp = npad / 2;
     int64_t isz[PCT_MAX_DIMS], osz[PCT_MAX_DIMS], want[PCT_MAX_DIMS];
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     pct_index_maps m = {0};

@@ -83,10 +83,9 @@ pct_object *pct_cpu_div_mode(pct_call *c)
     PCT_ARGS(div_mode);
     pct_tensor *in[2] = {arg.input, arg.other};
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
-    const pct_value *mode = &c->v[2];
+    const char *m = arg.rounding_mode;
     int op = PCT_OP_div;
-    if (!mode->none) {
-        const char *m = mode->str;
+    if (m) {
         if (strcmp(m, "trunc") == 0) op = PCT_OP_div_trunc;
         else if (strcmp(m, "floor") == 0) op = PCT_OP_floor_divide;
         else {

@@ -35,11 +35,11 @@ fail:
 }
 
 /* A 1-or-2-element list of a 2-d op as (h, w); false when the length is wrong. */
-static bool pool_pair(const pct_value *v, int64_t *h, int64_t *w)
+static bool pool_pair(const pct_int_list *v, int64_t *h, int64_t *w)
 {
     if (v->n != 1 && v->n != 2) return false;
-    *h = v->list[0];
-    *w = v->list[v->n - 1];
+    *h = v->v[0];
+    *w = v->v[v->n - 1];
     return true;
 }
 
@@ -47,7 +47,10 @@ static bool pool_pair(const pct_value *v, int64_t *h, int64_t *w)
 static int max_pool1d_checks(const pct_call *c, int first, int ndim, const int64_t *sizes, pct_pool2d *g)
 {
     char buf[PCT_SHAPE_BUF];
-    const pct_value *kv = &c->v[first], *sv = &c->v[first + 1], *pv = &c->v[first + 2], *dv = &c->v[first + 3];
+    /* the pools share this setup and the layout of these slots */
+    const pct_int_list k = pct_value_int_list(&c->v[first]), s = pct_value_int_list(&c->v[first + 1]),
+                       p = pct_value_int_list(&c->v[first + 2]), d = pct_value_int_list(&c->v[first + 3]);
+    const pct_int_list *kv = &k, *sv = &s, *pv = &p, *dv = &d;
     int sn = sv->none ? 0 : sv->n;
     PCT_CHECK((ndim == 2 && sizes[0] && sizes[1]) || (ndim == 3 && sizes[1] && sizes[2]), PCT_ERR_RUNTIME,
               "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
@@ -60,10 +63,10 @@ static int max_pool1d_checks(const pct_call *c, int first, int ndim, const int64
               "max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but got size %d", pv->n);
     PCT_CHECK(dv->n == 1, PCT_ERR_RUNTIME,
               "max_pool1d() dilation must be an int, list of ints, or tuple of ints of size 1 but got size %d", dv->n);
-    g->kw = kv->list[0];
-    g->sw = sn ? sv->list[0] : g->kw;
-    g->pw = pv->list[0];
-    g->dw = dv->list[0];
+    g->kw = kv->v[0];
+    g->sw = sn ? sv->v[0] : g->kw;
+    g->pw = pv->v[0];
+    g->dw = dv->v[0];
     PCT_CHECK(g->kw > 0, PCT_ERR_RUNTIME, "max_pool1d() kernel_size must be greater than zero, but got %lld", (long long)g->kw);
     PCT_CHECK(g->sw > 0, PCT_ERR_RUNTIME, "max_pool1d() stride must be greater than zero, but got %lld", (long long)g->sw);
     PCT_CHECK(g->pw >= 0, PCT_ERR_RUNTIME, "max_pool1d() padding must be non-negative, but got %lld", (long long)g->pw);
@@ -90,8 +93,10 @@ int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64
     bool avg = kind == PCT_POOL_AVG2D || kind == PCT_POOL_AVG1D;
     bool one = kind == PCT_POOL_MAX1D || kind == PCT_POOL_MAX1D_IDX || kind == PCT_POOL_AVG1D;
     const char *name = avg ? (one ? "avg_pool1d" : "avg_pool2d") : (one ? "max_pool1d" : "max_pool2d");
-    const pct_value *kv = &c->v[first], *sv = &c->v[first + 1], *pv = &c->v[first + 2];
-    const pct_value *dv = avg ? NULL : &c->v[first + 3];
+    /* the pools share this setup and the layout of these slots */
+    const pct_int_list kl = pct_value_int_list(&c->v[first]), sl = pct_value_int_list(&c->v[first + 1]),
+                       pl = pct_value_int_list(&c->v[first + 2]), dl = avg ? kl : pct_value_int_list(&c->v[first + 3]);
+    const pct_int_list *kv = &kl, *sv = &sl, *pv = &pl, *dv = avg ? NULL : &dl;
     int flags = first + (avg ? 3 : 4), sn = sv->none ? 0 : sv->n;
     int64_t sz[PCT_MAX_DIMS];
     int nd = ndim;
@@ -107,17 +112,17 @@ int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64
     if (one) { /* rank first, then one int per list, then the 2-d checks on (..., 1, W) */
         PCT_CHECK(ndim == 2 || ndim == 3, PCT_ERR_RUNTIME, "Expected 2 to 3 dimensions, but got %d-dimensional tensor "
                   "for argument #1 'self' (while checking arguments for %s)", ndim, name);
-        const pct_value *lists[4] = {kv, sn ? sv : kv, pv, dv};
+        const pct_int_list *lists[4] = {kv, sn ? sv : kv, pv, dv};
         const char *what[4] = {"kernel_size", "stride", "padding", "dilation"};
         for (int i = 0; i < 4; i++)
             PCT_CHECK(!lists[i] || lists[i]->n == 1, PCT_ERR_RUNTIME, "%s() argument '%s' should contain one int (got %d)",
                       name, what[i], lists[i]->n);
         g->kh = g->sh = g->dh = 1;
         g->ph = 0;
-        g->kw = kv->list[0];
-        g->sw = sn ? sv->list[0] : g->kw;
-        g->pw = pv->list[0];
-        g->dw = dv ? dv->list[0] : 1;
+        g->kw = kv->v[0];
+        g->sw = sn ? sv->v[0] : g->kw;
+        g->pw = pv->v[0];
+        g->dw = dv ? dv->v[0] : 1;
         sz[ndim] = sz[ndim - 1];
         sz[ndim - 1] = 1;
         nd = ndim + 1;

@@ -96,7 +96,7 @@ int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64
 
 /* Adaptive pooling: output sizes from c->v[1] checked with torch's rules for op `name`
  * ("adaptive_avg_pool2d" ...); fills g (kernel fields unused). -1 with exception. */
-int pct_adaptive_setup(const pct_value *osize, int nsp, bool max, int ndim, const int64_t *sizes, pct_pool2d *g);
+int pct_adaptive_setup(const pct_int_list *osize, int nsp, bool max, int ndim, const int64_t *sizes, pct_pool2d *g);
 
 /* Output size along one dim with torch's pooling_output_shape checks (pool.c); -1 with an error. */
 int pct_pool_out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out);

@@ -22,12 +22,12 @@ typedef struct pool3d {
 
 
 /* A 1-or-3-element list as (t, h, w); false when the length is wrong. */
-static bool triple(const pct_value *v, int64_t *t, int64_t *h, int64_t *w)
+static bool triple(const pct_int_list *v, int64_t *t, int64_t *h, int64_t *w)
 {
     if (v->n != 1 && v->n != 3) return false;
-    *t = v->list[0];
-    *h = v->list[v->n == 3 ? 1 : 0];
-    *w = v->list[v->n - 1];
+    *t = v->v[0];
+    *h = v->v[v->n == 3 ? 1 : 0];
+    *w = v->v[v->n - 1];
     return true;
 }
 
@@ -36,7 +36,10 @@ static bool triple(const pct_value *v, int64_t *t, int64_t *h, int64_t *w)
 static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor *x, pool3d *g)
 {
     char buf[PCT_SHAPE_BUF];
-    const pct_value *kv = &c->v[first], *sv = &c->v[first + 1], *pv = &c->v[first + 2];
+    /* the 3-d pools share this setup and the layout of these slots */
+    const pct_int_list kl = pct_value_int_list(&c->v[first]), sl = pct_value_int_list(&c->v[first + 1]),
+                       pl = pct_value_int_list(&c->v[first + 2]);
+    const pct_int_list *kv = &kl, *sv = &sl, *pv = &pl;
     int flags = first + (avg ? 3 : 4), sn = sv->none ? 0 : sv->n, nd = x->ndim;
     const int64_t *sz = x->sizes;
     memset(g, 0, sizeof *g);
@@ -60,7 +63,7 @@ static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor
                   : "max_pool3d: padding must either be a single int, or a tuple of three ints");
     g->dd = g->dh = g->dw = 1;
     if (!avg)
-        PCT_CHECK(triple(&c->v[first + 3], &g->dd, &g->dh, &g->dw), PCT_ERR_RUNTIME,
+        PCT_CHECK(triple(PCT_INT_LIST_AT(c, first + 3), &g->dd, &g->dh, &g->dw), PCT_ERR_RUNTIME,
                   "max_pool3d: dilation must be either a single int, or a tuple of three ints");
     PCT_CHECK(nd == 4 || nd == 5, PCT_ERR_RUNTIME, "non-empty 4D or 5D (batch mode) tensor expected for input");
     PCT_CHECK(!g->has_divisor || g->divisor != 0, PCT_ERR_RUNTIME, "divisor must be not zero");
@@ -105,7 +108,7 @@ fail:
 }
 
 /* Adaptive pooling: output_size (3 ints) checked with torch's rules. */
-static int adaptive3d_setup(const pct_value *osize, bool max, const pct_tensor *x, pool3d *g)
+static int adaptive3d_setup(const pct_int_list *osize, bool max, const pct_tensor *x, pool3d *g)
 {
     char buf[PCT_SHAPE_BUF];
     const char *name = max ? "adaptive_max_pool3d" : "adaptive_avg_pool3d";
@@ -117,9 +120,9 @@ static int adaptive3d_setup(const pct_value *osize, bool max, const pct_tensor *
                   pct_shape_str(buf, sizeof buf, nd, sz));
     } else {
         PCT_CHECK(osize->n == 3, PCT_ERR_RUNTIME, "adaptive_avg_pool3d: output_size must be 3");
-        PCT_CHECK(osize->list[0] >= 0 && osize->list[1] >= 0 && osize->list[2] >= 0, PCT_ERR_RUNTIME,
+        PCT_CHECK(osize->v[0] >= 0 && osize->v[1] >= 0 && osize->v[2] >= 0, PCT_ERR_RUNTIME,
                   "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but received {%lld, "
-                  "%lld,%lld}", (long long)osize->list[0], (long long)osize->list[1], (long long)osize->list[2]);
+                  "%lld,%lld}", (long long)osize->v[0], (long long)osize->v[1], (long long)osize->v[2]);
     }
     for (int i = 1; i < nd; i++)
         PCT_CHECK(sz[i] > 0, PCT_ERR_RUNTIME, "%s(): Expected input to have non-zero size for non-batch dimensions, "
@@ -130,9 +133,9 @@ static int adaptive3d_setup(const pct_value *osize, bool max, const pct_tensor *
     g->id = sz[nd - 3];
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];
-    g->od = osize->list[0];
-    g->oh = osize->list[1];
-    g->ow = osize->list[2];
+    g->od = osize->v[0];
+    g->oh = osize->v[1];
+    g->ow = osize->v[2];
     g->planes = 1;
     for (int i = 0; i < nd - 3; i++) g->planes *= sz[i];
     return 0;
@@ -313,7 +316,7 @@ static pct_object *pool3d_forward(pct_call *c, int kind)
     bool max = kind == 0 || kind == 3, adaptive = kind >= 2;
     static const char *names[4] = {"max_pool3d", "avg_pool3d_out_frame", "adaptive_avg_pool3d_cpu",
                                    "adaptive_max_pool3d_cpu"};
-    if (adaptive ? adaptive3d_setup(&c->v[1], max, x, &g) < 0 : pool3d_setup(c, 1, kind == 1, x, &g) < 0) return NULL;
+    if (adaptive ? adaptive3d_setup(PCT_INT_LIST_AT(c, 1), max, x, &g) < 0 : pool3d_setup(c, 1, kind == 1, x, &g) < 0) return NULL;
     /* torch: adaptive avg pooling to 1 x 1 x 1 is mean(), which refuses integers its own way */
     PCT_CHECK(kind != 2 || pct_dtype_is_floating(x->dtype) || g.od != 1 || g.oh != 1 || g.ow != 1, PCT_ERR_RUNTIME,
               "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
@@ -373,12 +376,12 @@ static pct_object *pool3d_backward(pct_call *c, int kind)
     if (kind == 0 || kind == 1) {
         if (pool3d_setup(c, 2, kind == 1, x, &g) < 0) return NULL;
     } else {
-        pct_value os = {0};
+        int64_t os_sizes[3];
+        const pct_int_list os = {os_sizes, 3, false};
         int nd = go->ndim;
         PCT_CHECK(nd >= 3, PCT_ERR_RUNTIME, "%s(): Expected 4D or 5D tensor for grad_output, but got %s",
                   kind == 2 ? "adaptive_avg_pool3d_backward" : "adaptive_max_pool3d_backward", pct_spatial_shape(b1, go));
-        os.n = 3;
-        for (int i = 0; i < 3; i++) os.list[i] = go->sizes[nd - 3 + i];
+        for (int i = 0; i < 3; i++) os_sizes[i] = go->sizes[nd - 3 + i];
         if (adaptive3d_setup(&os, kind == 3, x, &g) < 0) return NULL;
     }
     if (!float_dtype(x, names[kind], false, kind != 1)) return NULL;

@@ -5,7 +5,7 @@
 #include "pool.h"
 #include <stdlib.h>
 
-int pct_adaptive_setup(const pct_value *osize, int nsp, bool max, int ndim, const int64_t *sizes, pct_pool2d *g)
+int pct_adaptive_setup(const pct_int_list *osize, int nsp, bool max, int ndim, const int64_t *sizes, pct_pool2d *g)
 {
     char buf[PCT_SHAPE_BUF];
     const char *name1 = max ? "adaptive_max_pool1d" : "adaptive_avg_pool1d";
@@ -24,15 +24,15 @@ int pct_adaptive_setup(const pct_value *osize, int nsp, bool max, int ndim, cons
                       "dimensions, but input has sizes %s with dimension %d being empty", name1,
                       pct_shape_str(buf, sizeof buf, ndim, sizes), d);
         oh = 1;
-        ow = osize->list[0];
+        ow = osize->v[0];
         sz[ndim] = sz[ndim - 1];
         sz[ndim - 1] = 1;
         nd = ndim + 1;
     } else {
         PCT_CHECK(osize->n == 2, PCT_ERR_RUNTIME, max ? "adaptive_max_pool2d(): output_size must have 2 elements"
                                                          : "adaptive_avg_pool2d: output_size must be 2");
-        oh = osize->list[0];
-        ow = osize->list[1];
+        oh = osize->v[0];
+        ow = osize->v[1];
     }
     PCT_CHECK(max || (oh >= 0 && ow >= 0), PCT_ERR_RUNTIME, "adaptive_avg_pool2d: elements of output_size must be greater "
               "than or equal to 0 but received {%lld, %lld}", (long long)oh, (long long)ow);
@@ -218,7 +218,7 @@ static pct_object *adaptive_pool(pct_call *c, int nsp, bool max)
 {
     pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
     pct_pool2d g;
-    if (pct_adaptive_setup(&c->v[1], nsp, max, x->ndim, x->sizes, &g) < 0) return NULL;
+    if (pct_adaptive_setup(PCT_INT_LIST_AT(c, 1), nsp, max, x->ndim, x->sizes, &g) < 0) return NULL;
     if (!pct_dtype_is_floating(x->dtype)) {
         /* torch: avg pooling to 1 x 1 is mean(), which refuses integers its own way; an empty
            output never reaches the (floating-only) kernel */

@@ -676,7 +676,7 @@ static pct_object *red_sum_family(pct_call *c, int kind)
     if (kind == RED_PROD) {
         if (c->v[1].none) mask = red_all_mask(self->ndim);
         else if (pct_red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
-    } else if (pct_red_mask(self, &c->v[1], true, kind != RED_NANSUM, &mask) < 0) {
+    } else if (pct_red_mask(self, PCT_INT_LIST_AT(c, 1), true, kind != RED_NANSUM, &mask) < 0) {
         return NULL;
     }
     if (has_dtype) {
@@ -744,7 +744,7 @@ static pct_object *red_amax_family(pct_call *c, bool is_max)
     pct_tensor *self = c->v[0].t, *out = c->out;
     const char *name = is_max ? "amax" : "amin";
     uint64_t mask;
-    if (pct_red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
+    if (pct_red_mask(self, PCT_INT_LIST_AT(c, 1), true, true, &mask) < 0) return NULL;
     if (red_check_nonempty(self, mask, name, !c->v[1].none && c->v[1].n > 0, true) < 0) return NULL;
     if (out && out->dtype != self->dtype) {
         pct_error(PCT_ERR_RUNTIME, "Expected the dtype for input and out to match, but got %s for input's dtype "
@@ -777,7 +777,7 @@ static pct_object *red_max_dim(pct_call *c, bool is_max)
     const char *name = is_max ? "max" : "min";
     uint64_t mask;
     pct_tensor *outs[2], *res[2];
-    if (pct_out_parse_pair(&c->v[3], name, outs) < 0) return NULL; /* torch's parser: before any other check */
+    if (pct_out_parse_pair(pct_value_object(&c->v[3]), name, outs) < 0) return NULL; /* torch's parser: before any other check */
     if (pct_red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
     if (red_check_nonempty(self, mask, name, true, true) < 0) return NULL;
     if (outs[0] && pct_out_check_dtype(outs[0], self->dtype) < 0) return NULL;
@@ -881,7 +881,7 @@ static pct_object *red_all_any(pct_call *c, bool is_all)
         rd = out->dtype;
     }
     /* torch: dim=() reduces nothing for all/any */
-    if (pct_red_mask(self, &c->v[1], false, true, &mask) < 0) return NULL;
+    if (pct_red_mask(self, PCT_INT_LIST_AT(c, 1), false, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
     return pct_red_simple(is_all ? all_table : any_table, &ctx, self, self->dtype, mask, c->v[2].b, false, rd, out);
 }
@@ -894,7 +894,7 @@ pct_object *pct_cpu_count_nonzero(pct_call *c)
     PCT_ARGS(count_nonzero);
     pct_tensor *self = arg.input;
     uint64_t mask;
-    if (pct_red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
+    if (pct_red_mask(self, &arg.dim, true, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
     return pct_red_simple(cnz_table, &ctx, self, self->dtype, mask, false, false, PCT_INT64, NULL);
 }
@@ -933,13 +933,14 @@ static int var_all_two_pass(pct_tensor *in, const red_ctx *vctx, pct_tensor *res
     return 0;
 }
 
-static pct_object *red_var_family(pct_call *c, const pct_value *dimv, const pct_value *unbiased, bool keepdim,
-                                const pct_value *correction, pct_tensor *out, bool take_sqrt, bool with_mean)
+/* var/std(_mean) over dims (NULL: every dim) with unbiased or correction (none or NULL: not given) */
+static pct_object *red_var_family(pct_call *c, const pct_int_list *dimv, pct_bool_opt unbiased, bool keepdim,
+                                const pct_scalar *correction, pct_tensor *out, bool take_sqrt, bool with_mean)
 {
     pct_tensor *self = c->v[0].t;
     const char *name = c->op->sig.name;
     /* torch rejects this combination while parsing, before any other check */
-    if (unbiased && !unbiased->none && correction && !correction->none) {
+    if (!unbiased.none && correction) {
         pct_error(PCT_ERR_TYPE, "%s() received an invalid combination of arguments - got (unbiased=bool, "
                      "correction=Number): pass only one of unbiased and correction", name);
         return NULL;
@@ -958,8 +959,8 @@ static pct_object *red_var_family(pct_call *c, const pct_value *dimv, const pct_
     }
     red_ctx ctx = {0};
     ctx.correction = 1;
-    if (correction && !correction->none) ctx.correction = correction->s.d;
-    else if (unbiased && !unbiased->none) ctx.correction = unbiased->b ? 1 : 0;
+    if (correction) ctx.correction = correction->d;
+    else if (!unbiased.none) ctx.correction = unbiased.v ? 1 : 0;
     ctx.take_sqrt = take_sqrt;
     ctx.with_mean = with_mean;
     int rd = self->dtype;
@@ -994,16 +995,28 @@ static pct_object *red_var_family(pct_call *c, const pct_value *dimv, const pct_
     return pct_tuple_steal(2, items);
 }
 
-/* var(input, dim, unbiased, keepdim, *, correction, out) */
-pct_object *pct_cpu_var(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], c->out, false, false); }
-pct_object *pct_cpu_std(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], c->out, true, false); }
-pct_object *pct_cpu_var_mean(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], NULL, false, true); }
-pct_object *pct_cpu_std_mean(pct_call *c) { return red_var_family(c, &c->v[1], &c->v[2], c->v[3].b, &c->v[4], NULL, true, true); }
+/* var(input, dim, unbiased, keepdim, *, correction, out) and its family */
+#define RED_VAR_ENTRY(op, out_, take_sqrt, with_mean)                                                                 \
+    pct_object *pct_cpu_##op(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(op);                                                                                                 \
+        return red_var_family(c, &arg.dim, arg.unbiased, arg.keepdim, arg.correction, out_, take_sqrt, with_mean);   \
+    }
+RED_VAR_ENTRY(var, c->out, false, false)
+RED_VAR_ENTRY(std, c->out, true, false)
+RED_VAR_ENTRY(var_mean, NULL, false, true)
+RED_VAR_ENTRY(std_mean, NULL, true, true)
 /* the var(input, bool unbiased) overloads */
-pct_object *pct_cpu_var_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, false, false); }
-pct_object *pct_cpu_std_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, true, false); }
-pct_object *pct_cpu_var_mean_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, false, true); }
-pct_object *pct_cpu_std_mean_unbiased(pct_call *c) { return red_var_family(c, NULL, &c->v[1], false, NULL, NULL, true, true); }
+#define RED_VAR_UNBIASED_ENTRY(op, take_sqrt, with_mean)                                                              \
+    pct_object *pct_cpu_##op(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(op);                                                                                                 \
+        return red_var_family(c, NULL, (pct_bool_opt){false, arg.unbiased}, false, NULL, NULL, take_sqrt, with_mean); \
+    }
+RED_VAR_UNBIASED_ENTRY(var_unbiased, false, false)
+RED_VAR_UNBIASED_ENTRY(std_unbiased, true, false)
+RED_VAR_UNBIASED_ENTRY(var_mean_unbiased, false, true)
+RED_VAR_UNBIASED_ENTRY(std_mean_unbiased, true, true)
 
 /* ------------------------------------------------------------------------------------ */
 /* logsumexp, norm                                                                        */
@@ -1022,7 +1035,7 @@ pct_object *pct_cpu_logsumexp(pct_call *c)
         }
         rd = out->dtype;
     }
-    if (pct_red_mask(self, &c->v[1], true, true, &mask) < 0) return NULL;
+    if (pct_red_mask(self, &arg.dim, true, true, &mask) < 0) return NULL;
     if (arg.dim.n == 0 && !arg.keepdim && self->ndim > 0 && self->numel > 0) {
         /* torch reduces every dim for dim=[] but adds the max back with keepdim's shape, in place: refused */
         int64_t ones[PCT_MAX_DIMS];
@@ -1036,7 +1049,7 @@ pct_object *pct_cpu_logsumexp(pct_call *c)
     return pct_red_simple(lse_table, &ctx, self, rd, mask, arg.keepdim, false, rd, out);
 }
 
-static pct_object *red_norm(pct_call *c, double p, const pct_value *dimv, bool keepdim, const pct_value *dtypev,
+static pct_object *red_norm(pct_call *c, double p, const pct_int_list *dimv, bool keepdim, int dtype_arg,
                           pct_tensor *out)
 {
     pct_tensor *self = c->v[0].t;
@@ -1048,8 +1061,8 @@ static pct_object *red_norm(pct_call *c, double p, const pct_value *dimv, bool k
     uint64_t mask;
     if (pct_red_mask(self, dimv, true, false, &mask) < 0) return NULL;
     int rd = self->dtype;
-    if (!dtypev->none) {
-        int d = dtypev->dtype;
+    if (dtype_arg != PCT_NO_DTYPE) {
+        int d = dtype_arg;
         if (!red_is_float(d)) {
             pct_error(PCT_ERR_RUNTIME, "linalg.vector_norm: dtype should be floating point or complex, but got %s",
                          pct_dtype_cpp_name[d]);
@@ -1073,7 +1086,7 @@ static pct_object *red_norm(pct_call *c, double p, const pct_value *dimv, bool k
             return NULL;
         }
         for (int i = 0; i < dimv->n; i++) {
-            int d = pct_wrap_dim(dimv->list[i], self->ndim);
+            int d = pct_wrap_dim(dimv->v[i], self->ndim);
             if (d >= 0 && self->ndim && self->sizes[d] == 0) {
                 /* torch's message has no space before "because" */
                 snprintf(msg, sizeof msg, "linalg.vector_norm cannot compute the %s norm on the dimension %d"
@@ -1100,7 +1113,7 @@ pct_object *pct_cpu_norm(pct_call *c)
 {
     PCT_ARGS(norm);
     double p = (arg.p == NULL) ? 2.0 : arg.p->d;
-    return red_norm(c, p, &c->v[2], arg.keepdim, &c->v[4], c->out);
+    return red_norm(c, p, &arg.dim, arg.keepdim, arg.dtype, c->out);
 }
 
 /* norm(input, str p, ...): as torch.functional.norm, 'fro' over at most two dims is the
@@ -1110,12 +1123,12 @@ pct_object *pct_cpu_norm_str(pct_call *c)
 {
     PCT_ARGS(norm_str);
     const char *s = arg.p;
-    const pct_value *dim = &c->v[2];
-    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, arg.keepdim, &c->v[4], c->out);
+    const pct_int_list *dim = &arg.dim;
+    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, arg.keepdim, arg.dtype, c->out);
     pct_tensor *self = arg.input;
     int64_t all[PCT_MAX_DIMS];
     for (int d = 0; d < self->ndim; d++) all[d] = d;
-    return pct_linalg_matrix_norm_str(self, s, dim->none ? all : dim->list, dim->none ? self->ndim : dim->n, arg.keepdim,
+    return pct_linalg_matrix_norm_str(self, s, dim->none ? all : dim->v, dim->none ? self->ndim : dim->n, arg.keepdim,
                                       !(arg.dtype == PCT_NO_DTYPE), arg.dtype, c->out);
 }
 

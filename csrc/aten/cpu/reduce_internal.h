@@ -206,7 +206,7 @@ static inline bool red_is_float(int d) { return pct_dtype_is_floating(d); }
 /* Reduced-dim mask from an int[]? value. None, or an empty list when empty_all, means every dim.
  * torch's TensorIterator reductions wrap every dim before they look for repeats (wrap_first); its
  * var/std and vector_norm check dim by dim, so a repeat before an out-of-range dim is the error. */
-PCT_RED_INTERNAL int pct_red_mask(const pct_tensor *t, const pct_value *v, bool empty_all, bool wrap_first,
+PCT_RED_INTERNAL int pct_red_mask(const pct_tensor *t, const pct_int_list *v, bool empty_all, bool wrap_first,
                                   uint64_t *mask);
 PCT_RED_INTERNAL int pct_red_mask_one(const pct_tensor *t, int64_t dim, uint64_t *mask, int *wrapped);
 /* elements reduced into each output */

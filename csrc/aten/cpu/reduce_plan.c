@@ -313,15 +313,15 @@ static void red_run(const red_kernel *k, const red_plan *pl, const red_ctx *ctx)
 /* Reduced-dim mask from an int[]? value. None, or an empty list when empty_all, means every dim.
  * torch's TensorIterator reductions wrap every dim before they look for repeats (wrap_first); its
  * var/std and vector_norm check dim by dim, so a repeat before an out-of-range dim is the error. */
-int pct_red_mask(const pct_tensor *t, const pct_value *v, bool empty_all, bool wrap_first, uint64_t *mask)
+int pct_red_mask(const pct_tensor *t, const pct_int_list *v, bool empty_all, bool wrap_first, uint64_t *mask)
 {
     int nd = t->ndim;
     if (v->none || (v->n == 0 && empty_all)) { *mask = red_all_mask(nd); return 0; }
     uint64_t seen = 0;
     for (int i = 0; wrap_first && i < v->n; i++)
-        if (pct_wrap_dim(v->list[i], nd) < 0) return -1;
+        if (pct_wrap_dim(v->v[i], nd) < 0) return -1;
     for (int i = 0; i < v->n; i++) {
-        int d = pct_wrap_dim(v->list[i], nd);
+        int d = pct_wrap_dim(v->v[i], nd);
         if (d < 0) return -1;
         if ((seen >> d) & 1) {
             pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);

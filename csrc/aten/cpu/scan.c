@@ -184,7 +184,7 @@ static pct_object *scan_cummax(pct_call *c, bool is_max)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     const char *name = is_max ? "cummax" : "cummin";
-    if (pct_out_parse_pair(&c->v[2], name, outs) < 0) return NULL; /* torch's parser: before any other check */
+    if (pct_out_parse_pair(pct_value_object(&c->v[2]), name, outs) < 0) return NULL; /* torch's parser: before any other check */
     /* torch returns empty results for an empty input before it looks at dim */
     int dim = self->numel == 0 ? 0 : pct_wrap_dim(c->v[1].i, self->ndim);
     if (dim < 0) return NULL;

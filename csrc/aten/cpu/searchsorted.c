@@ -134,9 +134,8 @@ pct_object *pct_cpu_searchsorted(pct_call *c)
 {
     PCT_ARGS(searchsorted);
     bool right = arg.right;
-    const pct_value *side = &c->v[4];
-    if (!side->none && side->obj) {
-        const char *s = side->str;
+    const char *s = arg.side;
+    if (s) {
         if (strcmp(s, "left") != 0 && strcmp(s, "right") != 0) {
             pct_error(PCT_ERR_RUNTIME, "torch.searchsorted(): side can only be 'left' or 'right' but got %s", s);
             return NULL;

@@ -316,7 +316,7 @@ pct_object *pct_cpu_sort(pct_call *c)
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
     const pct_value *st = pct_arg(c, "stable");
     bool stable = !st->none && st->b;
-    if (pct_out_parse_pair(pct_arg(c, "out"), "sort", outs) < 0) return NULL; /* torch's parser: before any other check */
+    if (pct_out_parse_pair(pct_value_object(pct_arg(c, "out")), "sort", outs) < 0) return NULL; /* torch's parser: before any other check */
     int dim = pct_wrap_dim(pct_arg(c, "dim")->i, self->ndim);
     if (dim < 0) return NULL;
     bool desc = pct_arg(c, "descending")->b;
@@ -364,7 +364,7 @@ pct_object *pct_cpu_topk(pct_call *c)
     PCT_ARGS(topk);
     pct_tensor *self = arg.input, *outs[2], *v = NULL, *i = NULL;
     int64_t k = arg.k;
-    if (pct_out_parse_pair(&c->v[5], "topk", outs) < 0) return NULL; /* torch's parser: before any other check */
+    if (pct_out_parse_pair(arg.out, "topk", outs) < 0) return NULL; /* torch's parser: before any other check */
     int dim = pct_wrap_dim(arg.dim, self->ndim);
     if (dim < 0) return NULL;
     int64_t n = self->ndim ? self->sizes[dim] : 1;
@@ -394,7 +394,7 @@ static pct_object *sort_reduce_sel(pct_call *c, int op, int rt, const char *name
                                  int64_t k)
 {
     pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
-    if (pct_out_parse_pair(&c->v[out_i], name, outs) < 0) return NULL; /* torch's parser: before any other check */
+    if (pct_out_parse_pair(pct_value_object(&c->v[out_i]), name, outs) < 0) return NULL; /* torch's parser: before any other check */
     int dim = pct_wrap_dim(c->v[dim_i].i, self->ndim);
     if (dim < 0) return NULL;
     bool keepdim = c->v[keepdim_i].b;
