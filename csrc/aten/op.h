@@ -4,7 +4,8 @@
  * schema syntax) is parsed once at import into a pct_signature; the binding layer
  * parses Python arguments against it into pct_value slots (one per parameter, in
  * signature order) and the dispatcher calls the kernel of the backend the tensor
- * arguments live on. Kernels read c->v[i] by parameter position.
+ * arguments live on. Kernels read those slots through their op's typed argument struct
+ * (Note [Typed arguments] below), not by position.
  */
 #ifndef PCT_OP_H
 #define PCT_OP_H
@@ -170,7 +171,12 @@ const char *pct_unsigned_refusal_name(int op_index);
  * ops (one kernel behind 12 upsample schemas) read the slots they share through pct_arg(c, name). */
 typedef struct pct_int_list { const int64_t *v; int32_t n; bool none; } pct_int_list;
 typedef struct pct_float_list { const double *v; int32_t n; bool none; } pct_float_list;
-typedef struct pct_tensor_list { pct_tensor *const *items; int32_t n; bool none; } pct_tensor_list;
+typedef struct pct_tensor_list {
+    pct_tensor *const *items;
+    int32_t n;
+    bool none;
+    pct_object *seq; /* the tuple or list itself (out=(values, indices) checks name its type) */
+} pct_tensor_list;
 typedef struct pct_int_opt { bool none; int64_t v; } pct_int_opt;
 typedef struct pct_float_opt { bool none; double v; } pct_float_opt;
 typedef struct pct_bool_opt { bool none; bool v; } pct_bool_opt;
@@ -197,7 +203,7 @@ static inline pct_float_list pct_value_float_list(const pct_value *v)
 }
 static inline pct_tensor_list pct_value_tensor_list(const pct_value *v)
 {
-    return (pct_tensor_list){v->none ? NULL : v->items, v->none ? 0 : v->n, v->none};
+    return (pct_tensor_list){v->none ? NULL : v->items, v->none ? 0 : v->n, v->none, v->none ? NULL : v->obj};
 }
 /* A pointer to the int list in slot `slot` of c, for kernels shared by several ops with the same slot layout. */
 #define PCT_INT_LIST_AT(c, slot) ((const pct_int_list[1]){pct_value_int_list(&(c)->v[slot])})

@@ -106,10 +106,29 @@ static pct_object *view_impl(pct_call *c, pct_tensor *t, int n, const int64_t *r
     return r;
 }
 
-pct_object *pct_view(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].n, c->v[1].list, false); }
-pct_object *pct_reshape(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].n, c->v[1].list, true); }
-pct_object *pct_view_as(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes, false); }
-pct_object *pct_reshape_as(pct_call *c) { return view_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes, true); }
+pct_object *pct_view(pct_call *c)
+{
+    PCT_ARGS(view);
+    return view_impl(c, arg.input, arg.size.n, arg.size.v, false);
+}
+
+pct_object *pct_reshape(pct_call *c)
+{
+    PCT_ARGS(reshape);
+    return view_impl(c, arg.input, arg.shape.n, arg.shape.v, true);
+}
+
+pct_object *pct_view_as(pct_call *c)
+{
+    PCT_ARGS(view_as);
+    return view_impl(c, arg.input, arg.other->ndim, arg.other->sizes, false);
+}
+
+pct_object *pct_reshape_as(pct_call *c)
+{
+    PCT_ARGS(reshape_as);
+    return view_impl(c, arg.input, arg.other->ndim, arg.other->sizes, true);
+}
 
 pct_object *pct_view_dtype(pct_call *c)
 {
@@ -367,7 +386,11 @@ static pct_object *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t 
 }
 
 pct_object *pct_expand(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1].n, c->v[1].list); }
-pct_object *pct_expand_as(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1].t->ndim, c->v[1].t->sizes); }
+pct_object *pct_expand_as(pct_call *c)
+{
+    PCT_ARGS(expand_as);
+    return expand_impl(c, arg.input, arg.other->ndim, arg.other->sizes);
+}
 
 pct_object *pct_narrow(pct_call *c)
 {

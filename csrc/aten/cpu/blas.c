@@ -1036,19 +1036,27 @@ pct_object *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double
 
 /* ---- kernels (ops_linalg.def) ---- */
 
-#define T(i) (c->v[i].t)
 #define OUT (c->inplace ? NULL : c->out)
 
-pct_object *pct_cpu_mm(pct_call *c) { return mm_op(T(0), T(1), c->out); }
-pct_object *pct_cpu_bmm(pct_call *c) { return bmm_op(T(0), T(1), c->out); }
+pct_object *pct_cpu_mm(pct_call *c)
+{
+    PCT_ARGS(mm);
+    return mm_op(arg.input, arg.mat2, c->out);
+}
+
+pct_object *pct_cpu_bmm(pct_call *c)
+{
+    PCT_ARGS(bmm);
+    return bmm_op(arg.input, arg.mat2, c->out);
+}
 
 pct_object *pct_cpu_addmm(pct_call *c)
 {
-    if (pct_scalar_check_opmath(&c->v[3].s, T(1)->dtype) < 0 || pct_scalar_check_opmath(&c->v[4].s, T(1)->dtype) < 0)
+    PCT_ARGS(addmm);
+    if (pct_scalar_check_opmath(&arg.beta, arg.mat1->dtype) < 0 || pct_scalar_check_opmath(&arg.alpha, arg.mat1->dtype) < 0)
         return NULL;
-    return addmm_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, OUT, c->inplace);
+    return addmm_op(arg.input, arg.mat1, arg.mat2, &arg.beta, &arg.alpha, OUT, c->inplace);
 }
-
 /* t.size(dim) in torch: IndexError where t has no such dim */
 static int torch_size_access(const pct_tensor *t, int dim)
 {
@@ -1061,12 +1069,14 @@ static int torch_size_access(const pct_tensor *t, int dim)
 
 pct_object *pct_cpu_baddbmm(pct_call *c)
 {
+    PCT_ARGS(baddbmm);
     /* torch first sizes self's expansion from batch1.size(0), batch1.size(1), batch2.size(2), then checks ranks */
-    if (torch_size_access(T(1), 0) < 0 || torch_size_access(T(1), 1) < 0 || torch_size_access(T(2), 2) < 0) return NULL;
-    if (pct_scalar_check_opmath(&c->v[3].s, T(1)->dtype) < 0 || pct_scalar_check_opmath(&c->v[4].s, T(1)->dtype) < 0)
+    if (torch_size_access(arg.batch1, 0) < 0 || torch_size_access(arg.batch1, 1) < 0 || torch_size_access(arg.batch2, 2) < 0)
         return NULL;
-    return baddbmm_op(T(0), T(1), T(2), &c->v[3].s, &c->v[4].s, OUT, c->inplace);
+    if (pct_scalar_check_opmath(&arg.beta, arg.batch1->dtype) < 0 ||
+        pct_scalar_check_opmath(&arg.alpha, arg.batch1->dtype) < 0)
+        return NULL;
+    return baddbmm_op(arg.input, arg.batch1, arg.batch2, &arg.beta, &arg.alpha, OUT, c->inplace);
 }
 
-#undef T
 #undef OUT

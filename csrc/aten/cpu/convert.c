@@ -57,7 +57,11 @@ pct_object *pct_cpu_to_other(pct_call *c)
     return to_impl(c, arg.input, dtype, arg.copy);
 }
 
-pct_object *pct_cpu_type_as(pct_call *c) { return to_impl(c, c->v[0].t, c->v[1].t->dtype, false); }
+pct_object *pct_cpu_type_as(pct_call *c)
+{
+    PCT_ARGS(type_as);
+    return to_impl(c, arg.input, arg.other->dtype, false);
+}
 
 /* torch's copy_ checks what its TensorIterator checks even when nothing is copied: the written tensor's overlap
  * with itself and src, then src broadcasting to it (self taking part in the broadcast, as an output does). */
@@ -86,7 +90,12 @@ pct_object *pct_cpu_copy_(pct_call *c)
     return (pct_object *)self;
 }
 
-pct_object *pct_cpu_clone(pct_call *c) { return copy_in_format(c, c->v[0].t, c->v[0].t->dtype); }
+pct_object *pct_cpu_clone(pct_call *c)
+{
+    PCT_ARGS(clone);
+    return copy_in_format(c, arg.input, arg.input->dtype);
+}
+
 pct_object *pct_cpu_contiguous(pct_call *c)
 {
     PCT_ARGS(contiguous);

@@ -189,8 +189,17 @@ pct_object *pct_cpu_empty_strided(pct_call *c)
     return (pct_object *)pct_factory_requires_grad(c, t);
 }
 
-pct_object *pct_cpu_zeros(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &zero); }
-pct_object *pct_cpu_ones(pct_call *c) { return filled(c, c->v[0].n, c->v[0].list, pct_default_dtype, &one); }
+pct_object *pct_cpu_zeros(pct_call *c)
+{
+    PCT_ARGS(zeros);
+    return filled(c, arg.size.n, arg.size.v, pct_default_dtype, &zero);
+}
+
+pct_object *pct_cpu_ones(pct_call *c)
+{
+    PCT_ARGS(ones);
+    return filled(c, arg.size.n, arg.size.v, pct_default_dtype, &one);
+}
 
 /* full() infers its dtype from the fill value: bool, int64 or the default float. */
 static int fill_value_dtype(const pct_scalar *s)
@@ -203,14 +212,53 @@ pct_object *pct_cpu_full(pct_call *c)
     return filled(c, arg.size.n, arg.size.v, fill_value_dtype(&arg.fill_value), &arg.fill_value);
 }
 
-pct_object *pct_cpu_empty_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), NULL); }
-pct_object *pct_cpu_zeros_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &zero); }
-pct_object *pct_cpu_ones_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &one); }
-pct_object *pct_cpu_full_like(pct_call *c) { return fill_new(c, like_start(c, c->v[0].t), &c->v[1].s); }
-pct_object *pct_cpu_new_empty(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, NULL); }
-pct_object *pct_cpu_new_zeros(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &zero); }
-pct_object *pct_cpu_new_ones(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &one); }
-pct_object *pct_cpu_new_full(pct_call *c) { return filled(c, c->v[1].n, c->v[1].list, c->v[0].t->dtype, &c->v[2].s); }
+pct_object *pct_cpu_empty_like(pct_call *c)
+{
+    PCT_ARGS(empty_like);
+    return fill_new(c, like_start(c, arg.input), NULL);
+}
+
+pct_object *pct_cpu_zeros_like(pct_call *c)
+{
+    PCT_ARGS(zeros_like);
+    return fill_new(c, like_start(c, arg.input), &zero);
+}
+
+pct_object *pct_cpu_ones_like(pct_call *c)
+{
+    PCT_ARGS(ones_like);
+    return fill_new(c, like_start(c, arg.input), &one);
+}
+
+pct_object *pct_cpu_full_like(pct_call *c)
+{
+    PCT_ARGS(full_like);
+    return fill_new(c, like_start(c, arg.input), &arg.fill_value);
+}
+
+pct_object *pct_cpu_new_empty(pct_call *c)
+{
+    PCT_ARGS(new_empty);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, NULL);
+}
+
+pct_object *pct_cpu_new_zeros(pct_call *c)
+{
+    PCT_ARGS(new_zeros);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &zero);
+}
+
+pct_object *pct_cpu_new_ones(pct_call *c)
+{
+    PCT_ARGS(new_ones);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &one);
+}
+
+pct_object *pct_cpu_new_full(pct_call *c)
+{
+    PCT_ARGS(new_full);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &arg.fill_value);
+}
 
 pct_object *pct_cpu_eye(pct_call *c)
 {

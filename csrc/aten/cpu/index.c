@@ -88,7 +88,11 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_index_select(pct_call *c) { return pct_index_to_out(c, pct_index_select_impl(c->v[0].t, c->v[1].i, c->v[2].t)); }
+pct_object *pct_cpu_index_select(pct_call *c)
+{
+    PCT_ARGS(index_select);
+    return pct_index_to_out(c, pct_index_select_impl(arg.input, arg.dim, arg.index));
+}
 
 pct_object *pct_cpu_gather(pct_call *c)
 {
@@ -472,7 +476,11 @@ pct_object *pct_cpu_index_add(pct_call *c)
     return index_along(c, "index_add_", IX_ADD, arg.source, NULL, a->d, ai, false);
 }
 
-pct_object *pct_cpu_index_copy(pct_call *c) { return index_along(c, "index_copy_", IX_COPY, c->v[3].t, NULL, 1, 1, false); }
+pct_object *pct_cpu_index_copy(pct_call *c)
+{
+    PCT_ARGS(index_copy);
+    return index_along(c, "index_copy_", IX_COPY, arg.source, NULL, 1, 1, false);
+}
 
 pct_object *pct_cpu_index_fill(pct_call *c)
 {

@@ -466,7 +466,11 @@ static pct_object *repeat_impl(pct_tensor *t, int n, const int64_t *reps)
     return (pct_object *)r;
 }
 
-pct_object *pct_cpu_repeat(pct_call *c) { return repeat_impl(c->v[0].t, c->v[1].n, c->v[1].list); }
+pct_object *pct_cpu_repeat(pct_call *c)
+{
+    PCT_ARGS(repeat);
+    return repeat_impl(arg.input, arg.repeats.n, arg.repeats.v);
+}
 
 pct_object *pct_cpu_tile(pct_call *c)
 {

@@ -151,7 +151,11 @@ pct_object *pct_cpu_nonzero(pct_call *c)
     return pct_index_to_out(c, pct_ix_nonzero(t, false, false));
 }
 
-pct_object *pct_cpu_argwhere(pct_call *c) { return pct_index_to_out(c, pct_ix_nonzero(c->v[0].t, false, false)); }
+pct_object *pct_cpu_argwhere(pct_call *c)
+{
+    PCT_ARGS(argwhere);
+    return pct_index_to_out(c, pct_ix_nonzero(arg.input, false, false));
+}
 
 pct_object *pct_cpu_where_cond(pct_call *c)
 {

@@ -242,4 +242,8 @@ static pct_object *linspace_impl(pct_call *c, bool log_base, double base)
 }
 
 pct_object *pct_cpu_linspace(pct_call *c) { return linspace_impl(c, false, 0); }
-pct_object *pct_cpu_logspace(pct_call *c) { return linspace_impl(c, true, c->v[3].d); }
+pct_object *pct_cpu_logspace(pct_call *c)
+{
+    PCT_ARGS(logspace);
+    return linspace_impl(c, true, arg.base);
+}

@@ -648,11 +648,12 @@ RED_TABLE_FLT(normninf)
 
 enum { RED_SUM, RED_NANSUM, RED_MEAN, RED_NANMEAN, RED_PROD };
 
-static pct_object *red_sum_family(pct_call *c, int kind)
+/* dims: sum, nansum, mean, nanmean reduce a list of dims; prod_dim: prod's one optional dim (dims NULL) */
+static pct_object *red_sum_family(pct_call *c, int kind, pct_tensor *self, const pct_int_list *dims, pct_int_opt prod_dim,
+                                  bool keepdim, int dtype)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out;
-    bool keepdim = c->v[2].b;
-    bool has_dtype = !c->v[3].none;
+    pct_tensor *out = c->out;
+    bool has_dtype = dtype != PCT_NO_DTYPE;
     int rd;
     if (kind == RED_NANMEAN && !red_is_float(self->dtype)) {
         pct_error(PCT_ERR_RUNTIME, "nanmean(): expected input to have floating point or complex dtype but got %s",
@@ -661,9 +662,9 @@ static pct_object *red_sum_family(pct_call *c, int kind)
     }
     if (kind == RED_MEAN || kind == RED_NANMEAN) {
         const char *name = kind == RED_MEAN ? "mean" : "nanmean";
-        if (has_dtype && !red_is_float(c->v[3].dtype)) {
+        if (has_dtype && !red_is_float(dtype)) {
             pct_error(PCT_ERR_RUNTIME, "%s(): could not infer output dtype. Optional dtype must be either a "
-                         "floating point or complex dtype. Got: %s", name, pct_dtype_cpp_name[c->v[3].dtype]);
+                         "floating point or complex dtype. Got: %s", name, pct_dtype_cpp_name[dtype]);
             return NULL;
         }
         if (!has_dtype && !red_is_float(self->dtype)) {
@@ -674,13 +675,13 @@ static pct_object *red_sum_family(pct_call *c, int kind)
     }
     uint64_t mask;
     if (kind == RED_PROD) {
-        if (c->v[1].none) mask = red_all_mask(self->ndim);
-        else if (pct_red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
-    } else if (pct_red_mask(self, PCT_INT_LIST_AT(c, 1), true, kind != RED_NANSUM, &mask) < 0) {
+        if (prod_dim.none) mask = red_all_mask(self->ndim);
+        else if (pct_red_mask_one(self, prod_dim.v, &mask, NULL) < 0) return NULL;
+    } else if (pct_red_mask(self, dims, true, kind != RED_NANSUM, &mask) < 0) {
         return NULL;
     }
     if (has_dtype) {
-        rd = c->v[3].dtype;
+        rd = dtype;
         if (pct_out_check_dtype(out, rd) < 0) return NULL;
     } else if (out) {
         rd = out->dtype;
@@ -710,11 +711,22 @@ static pct_object *red_sum_family(pct_call *c, int kind)
     return pct_red_simple(table, &ctx, self, rd, mask, keepdim, false, rd, out);
 }
 
-pct_object *pct_cpu_sum(pct_call *c) { return red_sum_family(c, RED_SUM); }
-pct_object *pct_cpu_nansum(pct_call *c) { return red_sum_family(c, RED_NANSUM); }
-pct_object *pct_cpu_mean(pct_call *c) { return red_sum_family(c, RED_MEAN); }
-pct_object *pct_cpu_nanmean(pct_call *c) { return red_sum_family(c, RED_NANMEAN); }
-pct_object *pct_cpu_prod(pct_call *c) { return red_sum_family(c, RED_PROD); }
+#define RED_SUM_ENTRY(op, kind)                                                                                       \
+    pct_object *pct_cpu_##op(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(op);                                                                                                 \
+        return red_sum_family(c, kind, arg.input, &arg.dim, (pct_int_opt){true, 0}, arg.keepdim, arg.dtype);          \
+    }
+RED_SUM_ENTRY(sum, RED_SUM)
+RED_SUM_ENTRY(nansum, RED_NANSUM)
+RED_SUM_ENTRY(mean, RED_MEAN)
+RED_SUM_ENTRY(nanmean, RED_NANMEAN)
+
+pct_object *pct_cpu_prod(pct_call *c)
+{
+    PCT_ARGS(prod);
+    return red_sum_family(c, RED_PROD, arg.input, NULL, arg.dim, arg.keepdim, arg.dtype);
+}
 
 /* ------------------------------------------------------------------------------------ */
 /* amax, amin, max(), min(), max.dim, min.dim, argmax, argmin, aminmax                    */
@@ -739,61 +751,87 @@ static int red_check_nonempty(const pct_tensor *t, uint64_t mask, const char *na
     return 0;
 }
 
-static pct_object *red_amax_family(pct_call *c, bool is_max)
+static pct_object *red_amax_family(pct_call *c, bool is_max, pct_tensor *self, const pct_int_list *dims, bool keepdim)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out;
+    pct_tensor *out = c->out;
     const char *name = is_max ? "amax" : "amin";
     uint64_t mask;
-    if (pct_red_mask(self, PCT_INT_LIST_AT(c, 1), true, true, &mask) < 0) return NULL;
-    if (red_check_nonempty(self, mask, name, !c->v[1].none && c->v[1].n > 0, true) < 0) return NULL;
+    if (pct_red_mask(self, dims, true, true, &mask) < 0) return NULL;
+    if (red_check_nonempty(self, mask, name, !dims->none && dims->n > 0, true) < 0) return NULL;
     if (out && out->dtype != self->dtype) {
         pct_error(PCT_ERR_RUNTIME, "Expected the dtype for input and out to match, but got %s for input's dtype "
                      "and %s for out's dtype.", pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[out->dtype]);
         return NULL;
     }
     red_ctx ctx = {0};
-    return pct_red_simple(is_max ? amax_table : amin_table, &ctx, self, self->dtype, mask, c->v[2].b, false,
+    return pct_red_simple(is_max ? amax_table : amin_table, &ctx, self, self->dtype, mask, keepdim, false,
                       self->dtype, out);
 }
 
-pct_object *pct_cpu_amax(pct_call *c) { return red_amax_family(c, true); }
-pct_object *pct_cpu_amin(pct_call *c) { return red_amax_family(c, false); }
-
-static pct_object *red_all_minmax(pct_call *c, bool is_max)
+pct_object *pct_cpu_amax(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t;
+    PCT_ARGS(amax);
+    return red_amax_family(c, true, arg.input, &arg.dim, arg.keepdim);
+}
+
+pct_object *pct_cpu_amin(pct_call *c)
+{
+    PCT_ARGS(amin);
+    return red_amax_family(c, false, arg.input, &arg.dim, arg.keepdim);
+}
+
+static pct_object *red_all_minmax(bool is_max, pct_tensor *self)
+{
     uint64_t mask = red_all_mask(self->ndim);
     if (red_check_nonempty(self, mask, is_max ? "max" : "min", false, true) < 0) return NULL;
     red_ctx ctx = {0};
     return pct_red_simple(is_max ? amax_table : amin_table, &ctx, self, self->dtype, mask, false, false, self->dtype, NULL);
 }
 
-pct_object *pct_cpu_max_all(pct_call *c) { return red_all_minmax(c, true); }
-pct_object *pct_cpu_min_all(pct_call *c) { return red_all_minmax(c, false); }
-
-static pct_object *red_max_dim(pct_call *c, bool is_max)
+pct_object *pct_cpu_max_all(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t;
+    PCT_ARGS(max);
+    return red_all_minmax(true, arg.input);
+}
+
+pct_object *pct_cpu_min_all(pct_call *c)
+{
+    PCT_ARGS(min);
+    return red_all_minmax(false, arg.input);
+}
+
+static pct_object *red_max_dim(bool is_max, pct_tensor *self, int64_t dim, bool keepdim, pct_object *out)
+{
     const char *name = is_max ? "max" : "min";
     uint64_t mask;
     pct_tensor *outs[2], *res[2];
-    if (pct_out_parse_pair(pct_value_object(&c->v[3]), name, outs) < 0) return NULL; /* torch's parser: before any other check */
-    if (pct_red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
+    if (pct_out_parse_pair(out, name, outs) < 0) return NULL; /* torch's parser: before any other check */
+    if (pct_red_mask_one(self, dim, &mask, NULL) < 0) return NULL;
     if (red_check_nonempty(self, mask, name, true, true) < 0) return NULL;
     if (outs[0] && pct_out_check_dtype(outs[0], self->dtype) < 0) return NULL;
     if (outs[1] && pct_out_check_dtype(outs[1], PCT_INT64) < 0) return NULL;
     int dtypes[2] = {self->dtype, PCT_INT64};
     red_ctx ctx = {0};
     const red_kernel *k = (is_max ? maxdim_table : mindim_table)[self->dtype];
-    if (pct_red_exec(k, &ctx, self, mask, c->v[2].b, true, 2, dtypes, outs, res) < 0) return NULL;
+    if (pct_red_exec(k, &ctx, self, mask, keepdim, true, 2, dtypes, outs, res) < 0) return NULL;
     if (outs[0])
         return pct_return_pair(is_max ? "torch.return_types.max_out" : "torch.return_types.min_out", "values",
                                "indices", res[0], res[1]);
     return pct_return_pair(is_max ? "torch.return_types.max" : "torch.return_types.min", "values", "indices", res[0], res[1]);
 }
 
-pct_object *pct_cpu_max_dim(pct_call *c) { return red_max_dim(c, true); }
-pct_object *pct_cpu_min_dim(pct_call *c) { return red_max_dim(c, false); }
+/* out=(values, indices): the parsed sequence (its two tensors are checked by pct_out_parse_pair) */
+pct_object *pct_cpu_max_dim(pct_call *c)
+{
+    PCT_ARGS(max_dim);
+    return red_max_dim(true, arg.input, arg.dim, arg.keepdim, arg.out.seq);
+}
+
+pct_object *pct_cpu_min_dim(pct_call *c)
+{
+    PCT_ARGS(min_dim);
+    return red_max_dim(false, arg.input, arg.dim, arg.keepdim, arg.out.seq);
+}
 
 pct_object *pct_cpu_max_other(pct_call *c)
 {
@@ -811,18 +849,18 @@ pct_object *pct_cpu_min_other(pct_call *c)
     return pct_pw_run(c, PCT_OP_minimum, 2, in, &ctx);
 }
 
-static pct_object *red_argmax_family(pct_call *c, bool is_max)
+static pct_object *red_argmax_family(pct_call *c, bool is_max, pct_tensor *self, pct_int_opt dim, bool keepdim)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out;
+    pct_tensor *out = c->out;
     const char *name = is_max ? "argmax" : "argmin";
     uint64_t mask;
-    bool dim_given = !c->v[1].none;
+    bool dim_given = !dim.none;
     if (self->dtype == PCT_BOOL) {
         pct_error(PCT_ERR_RUNTIME, "%s(): does not support bool input", name);
         return NULL;
     }
     if (dim_given) {
-        if (pct_red_mask_one(self, c->v[1].i, &mask, NULL) < 0) return NULL;
+        if (pct_red_mask_one(self, dim.v, &mask, NULL) < 0) return NULL;
     } else {
         mask = red_all_mask(self->ndim);
     }
@@ -833,12 +871,21 @@ static pct_object *red_argmax_family(pct_call *c, bool is_max)
     if (red_check_nonempty(self, mask, name, true, true) < 0) return NULL;
     if (pct_out_check_dtype(out, PCT_INT64) < 0) return NULL;
     red_ctx ctx = {0};
-    return pct_red_simple(is_max ? argmax_table : argmin_table, &ctx, self, self->dtype, mask, c->v[2].b, true,
+    return pct_red_simple(is_max ? argmax_table : argmin_table, &ctx, self, self->dtype, mask, keepdim, true,
                       PCT_INT64, out);
 }
 
-pct_object *pct_cpu_argmax(pct_call *c) { return red_argmax_family(c, true); }
-pct_object *pct_cpu_argmin(pct_call *c) { return red_argmax_family(c, false); }
+pct_object *pct_cpu_argmax(pct_call *c)
+{
+    PCT_ARGS(argmax);
+    return red_argmax_family(c, true, arg.input, arg.dim, arg.keepdim);
+}
+
+pct_object *pct_cpu_argmin(pct_call *c)
+{
+    PCT_ARGS(argmin);
+    return red_argmax_family(c, false, arg.input, arg.dim, arg.keepdim);
+}
 
 pct_object *pct_cpu_aminmax(pct_call *c)
 {
@@ -867,9 +914,9 @@ pct_object *pct_cpu_aminmax(pct_call *c)
 /* ------------------------------------------------------------------------------------ */
 /* all, any, count_nonzero                                                               */
 
-static pct_object *red_all_any(pct_call *c, bool is_all)
+static pct_object *red_all_any(pct_call *c, bool is_all, pct_tensor *self, const pct_int_list *dims, bool keepdim)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out;
+    pct_tensor *out = c->out;
     uint64_t mask;
     int rd = self->dtype == PCT_UINT8 ? PCT_UINT8 : PCT_BOOL;
     if (out) { /* torch checks out's dtype before the dims */
@@ -881,13 +928,22 @@ static pct_object *red_all_any(pct_call *c, bool is_all)
         rd = out->dtype;
     }
     /* torch: dim=() reduces nothing for all/any */
-    if (pct_red_mask(self, PCT_INT_LIST_AT(c, 1), false, true, &mask) < 0) return NULL;
+    if (pct_red_mask(self, dims, false, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
-    return pct_red_simple(is_all ? all_table : any_table, &ctx, self, self->dtype, mask, c->v[2].b, false, rd, out);
+    return pct_red_simple(is_all ? all_table : any_table, &ctx, self, self->dtype, mask, keepdim, false, rd, out);
 }
 
-pct_object *pct_cpu_all(pct_call *c) { return red_all_any(c, true); }
-pct_object *pct_cpu_any(pct_call *c) { return red_all_any(c, false); }
+pct_object *pct_cpu_all(pct_call *c)
+{
+    PCT_ARGS(all);
+    return red_all_any(c, true, arg.input, &arg.dim, arg.keepdim);
+}
+
+pct_object *pct_cpu_any(pct_call *c)
+{
+    PCT_ARGS(any);
+    return red_all_any(c, false, arg.input, &arg.dim, arg.keepdim);
+}
 
 pct_object *pct_cpu_count_nonzero(pct_call *c)
 {
@@ -934,10 +990,9 @@ static int var_all_two_pass(pct_tensor *in, const red_ctx *vctx, pct_tensor *res
 }
 
 /* var/std(_mean) over dims (NULL: every dim) with unbiased or correction (none or NULL: not given) */
-static pct_object *red_var_family(pct_call *c, const pct_int_list *dimv, pct_bool_opt unbiased, bool keepdim,
+static pct_object *red_var_family(pct_call *c, pct_tensor *self, const pct_int_list *dimv, pct_bool_opt unbiased, bool keepdim,
                                 const pct_scalar *correction, pct_tensor *out, bool take_sqrt, bool with_mean)
 {
-    pct_tensor *self = c->v[0].t;
     const char *name = c->op->sig.name;
     /* torch rejects this combination while parsing, before any other check */
     if (!unbiased.none && correction) {
@@ -1000,7 +1055,7 @@ static pct_object *red_var_family(pct_call *c, const pct_int_list *dimv, pct_boo
     pct_object *pct_cpu_##op(pct_call *c)                                                                             \
     {                                                                                                                 \
         PCT_ARGS(op);                                                                                                 \
-        return red_var_family(c, &arg.dim, arg.unbiased, arg.keepdim, arg.correction, out_, take_sqrt, with_mean);   \
+        return red_var_family(c, arg.input, &arg.dim, arg.unbiased, arg.keepdim, arg.correction, out_, take_sqrt, with_mean);   \
     }
 RED_VAR_ENTRY(var, c->out, false, false)
 RED_VAR_ENTRY(std, c->out, true, false)
@@ -1011,7 +1066,7 @@ RED_VAR_ENTRY(std_mean, NULL, true, true)
     pct_object *pct_cpu_##op(pct_call *c)                                                                             \
     {                                                                                                                 \
         PCT_ARGS(op);                                                                                                 \
-        return red_var_family(c, NULL, (pct_bool_opt){false, arg.unbiased}, false, NULL, NULL, take_sqrt, with_mean); \
+        return red_var_family(c, arg.input, NULL, (pct_bool_opt){false, arg.unbiased}, false, NULL, NULL, take_sqrt, with_mean); \
     }
 RED_VAR_UNBIASED_ENTRY(var_unbiased, false, false)
 RED_VAR_UNBIASED_ENTRY(std_unbiased, true, false)
@@ -1049,10 +1104,9 @@ pct_object *pct_cpu_logsumexp(pct_call *c)
     return pct_red_simple(lse_table, &ctx, self, rd, mask, arg.keepdim, false, rd, out);
 }
 
-static pct_object *red_norm(pct_call *c, double p, const pct_int_list *dimv, bool keepdim, int dtype_arg,
+static pct_object *red_norm(pct_tensor *self, double p, const pct_int_list *dimv, bool keepdim, int dtype_arg,
                           pct_tensor *out)
 {
-    pct_tensor *self = c->v[0].t;
     if (!red_is_float(self->dtype)) {
         pct_error(PCT_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
                      pct_dtype_cpp_name[self->dtype]);
@@ -1113,7 +1167,7 @@ pct_object *pct_cpu_norm(pct_call *c)
 {
     PCT_ARGS(norm);
     double p = (arg.p == NULL) ? 2.0 : arg.p->d;
-    return red_norm(c, p, &arg.dim, arg.keepdim, arg.dtype, c->out);
+    return red_norm(arg.input, p, &arg.dim, arg.keepdim, arg.dtype, c->out);
 }
 
 /* norm(input, str p, ...): as torch.functional.norm, 'fro' over at most two dims is the
@@ -1124,7 +1178,7 @@ pct_object *pct_cpu_norm_str(pct_call *c)
     PCT_ARGS(norm_str);
     const char *s = arg.p;
     const pct_int_list *dim = &arg.dim;
-    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, arg.keepdim, arg.dtype, c->out);
+    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(arg.input, 2.0, dim, arg.keepdim, arg.dtype, c->out);
     pct_tensor *self = arg.input;
     int64_t all[PCT_MAX_DIMS];
     for (int d = 0; d < self->ndim; d++) all[d] = d;

@@ -455,7 +455,12 @@ static pct_object *sort_reduce_sel(pct_call *c, int op, int rt, const char *name
     return pct_sort_finish_pair(rt, v, i, outs);
 }
 
-pct_object *pct_cpu_kthvalue(pct_call *c) { return sort_reduce_sel(c, SEL_KTHVALUE, RT_KTHVALUE, "kthvalue", 2, 3, 4, c->v[1].i); }
+pct_object *pct_cpu_kthvalue(pct_call *c)
+{
+    PCT_ARGS(kthvalue);
+    return sort_reduce_sel(c, SEL_KTHVALUE, RT_KTHVALUE, "kthvalue", 2, 3, 4, arg.k);
+}
+
 pct_object *pct_cpu_median_dim(pct_call *c) { return sort_reduce_sel(c, SEL_MEDIAN, RT_MEDIAN, "median", 1, 2, 3, 1); }
 pct_object *pct_cpu_nanmedian_dim(pct_call *c) { return sort_reduce_sel(c, SEL_NANMEDIAN, RT_NANMEDIAN, "nanmedian", 1, 2, 3, 1); }
 pct_object *pct_cpu_mode(pct_call *c) { return sort_reduce_sel(c, SEL_MODE, RT_MODE, "mode", 1, 2, 3, 1); }

@@ -198,20 +198,30 @@ static pct_object *outer_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 
 /* ---- kernels (ops_linalg.def) ---- */
 
-#define T(i) (c->v[i].t)
-#define OUT (c->inplace ? NULL : c->out)
+pct_object *pct_cpu_mv(pct_call *c)
+{
+    PCT_ARGS(mv);
+    return pct_la_mv(arg.input, arg.vec, c->out);
+}
 
-pct_object *pct_cpu_mv(pct_call *c) { return pct_la_mv(T(0), T(1), c->out); }
-pct_object *pct_cpu_dot(pct_call *c) { return pct_la_dot(T(0), T(1), c->out); }
-pct_object *pct_cpu_outer(pct_call *c) { return outer_op(T(0), T(1), c->out); }
-pct_object *pct_cpu_trace(pct_call *c) { return trace_op(T(0)); }
+/* dot and vdot (the same for real dtypes) share the kernel and the slots */
+pct_object *pct_cpu_dot(pct_call *c) { return pct_la_dot(pct_value_tensor(&c->v[0]), pct_value_tensor(&c->v[1]), c->out); }
+
+/* outer and ger share the kernel and the slots */
+pct_object *pct_cpu_outer(pct_call *c)
+{
+    return outer_op(pct_value_tensor(&c->v[0]), pct_value_tensor(&c->v[1]), c->out);
+}
+
+pct_object *pct_cpu_trace(pct_call *c)
+{
+    PCT_ARGS(trace);
+    return trace_op(arg.input);
+}
 
 pct_object *pct_cpu_addmv(pct_call *c)
 {
     PCT_ARGS(addmv);
-    if (c->inplace) return addmv_op(T(0), T(1), T(2), &arg.beta, &arg.alpha, T(0), true);
-    return addmv_op(T(0), T(1), T(2), &arg.beta, &arg.alpha, c->out, false);
+    if (c->inplace) return addmv_op(arg.input, arg.mat, arg.vec, &arg.beta, &arg.alpha, arg.input, true);
+    return addmv_op(arg.input, arg.mat, arg.vec, &arg.beta, &arg.alpha, c->out, false);
 }
-
-#undef T
-#undef OUT
