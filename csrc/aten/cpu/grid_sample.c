@@ -285,16 +285,23 @@ typedef struct gs_geom {
 GS_KERNELS(FLOAT32, float)
 GS_KERNELS(FLOAT64, double)
 
+/* The arguments the 2-d and 3-d samplers and their backward ops share (read from each op's typed arguments). */
+typedef struct gs_args {
+    pct_tensor *input, *grid;
+    int64_t mode, pad;
+    bool align;
+} gs_args;
+
 /* Shapes of (input, grid) for an nd-d sampler with torch's texts; fills g. -1 with exception. */
-static int gs_setup(const pct_call *c, int first, int nd, gs_geom *g)
+static int gs_setup(const gs_args *a, int nd, gs_geom *g)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-    const pct_tensor *x = c->v[first].t, *grid = c->v[first + 1].t;
+    const pct_tensor *x = a->input, *grid = a->grid;
     memset(g, 0, sizeof *g);
     g->nd = nd;
-    g->mode = (int)c->v[first + 2].i;
-    g->pad = (int)c->v[first + 3].i;
-    g->align = c->v[first + 4].b;
+    g->mode = (int)a->mode;
+    g->pad = (int)a->pad;
+    g->align = a->align;
     /* torch's order: batch size, the grid's last dim, empty spatial dims, ranks, bicubic, dtypes */
     PCT_CHECK(x->ndim >= 1 && grid->ndim >= 1 && x->sizes[0] == grid->sizes[0], PCT_ERR_RUNTIME,
               "grid_sampler(): expected grid and input to have same batch size, but got input with sizes %s and grid "
@@ -327,18 +334,18 @@ fail:
     return -1;
 }
 
-static pct_object *grid_sampler(pct_call *c, int nd)
+static pct_object *grid_sampler(const gs_args *a, int nd)
 {
     gs_geom g;
     pct_tensor *xc = NULL, *gc = NULL, *out = NULL;
-    if (gs_setup(c, 0, nd, &g) < 0) return NULL;
+    if (gs_setup(a, nd, &g) < 0) return NULL;
     int64_t sizes[5] = {g.n, g.c, g.out[0], g.out[1], g.out[2]};
     if (nd == 2) { sizes[2] = g.out[1]; sizes[3] = g.out[2]; }
-    int dtype = c->v[0].t->dtype, cd = pct_spatial_compute_dtype(dtype);
+    int dtype = a->input->dtype, cd = pct_spatial_compute_dtype(dtype);
     PCT_TRY(out = pct_tensor_empty(nd + 2, sizes, cd, PCT_CPU, -1));
     if (out->numel) {
-        PCT_TRY(xc = pct_spatial_input(c->v[0].t));
-        PCT_TRY(gc = pct_spatial_input(c->v[1].t));
+        PCT_TRY(xc = pct_spatial_input(a->input));
+        PCT_TRY(gc = pct_spatial_input(a->grid));
         if (cd == PCT_FLOAT32)
             run_FLOAT32(&g, (const float *)pct_tensor_data(xc), (const float *)pct_tensor_data(gc),
                         (float *)pct_tensor_data(out), NULL, NULL, NULL);
@@ -357,30 +364,29 @@ fail:
 }
 
 /* (grad_output, input, grid, mode, padding, align_corners, output_mask) -> (grad_input, grad_grid) */
-static pct_object *grid_sampler_backward(pct_call *c, int nd)
+static pct_object *grid_sampler_backward(pct_tensor *go, const gs_args *a, const pct_int_list *mask, int nd)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
     gs_geom g;
-    pct_tensor *go = c->v[0].t, *xc = NULL, *gc = NULL, *goc = NULL, *res[2] = {NULL, NULL};
-    if (gs_setup(c, 1, nd, &g) < 0) return NULL;
-    const pct_value *mask = &c->v[6];
+    pct_tensor *xc = NULL, *gc = NULL, *goc = NULL, *res[2] = {NULL, NULL};
+    if (gs_setup(a, nd, &g) < 0) return NULL;
     PCT_CHECK(mask->n == 2, PCT_ERR_RUNTIME, "grid_sampler_%dd_backward: output_mask must have 2 elements", nd);
     {
         bool ok = go->ndim == nd + 2 && go->sizes[0] == g.n && go->sizes[1] == g.c;
         for (int k = 0; ok && k < nd; k++) ok = go->sizes[2 + k] == g.out[3 - nd + k];
         PCT_CHECK(ok, PCT_ERR_RUNTIME, "grid_sampler_%dd_backward: expected grad_output of the output's shape, but "
-                  "got %s for grid %s", nd, pct_spatial_shape(b1, go), pct_spatial_shape(b2, c->v[2].t));
-        PCT_CHECK(go->dtype == c->v[1].t->dtype, PCT_ERR_RUNTIME, "grid_sampler_%dd_backward: expected grad_output "
-                  "of dtype %s, but got %s", nd, pct_dtype_cpp_name[c->v[1].t->dtype], pct_dtype_cpp_name[go->dtype]);
+                  "got %s for grid %s", nd, pct_spatial_shape(b1, go), pct_spatial_shape(b2, a->grid));
+        PCT_CHECK(go->dtype == a->input->dtype, PCT_ERR_RUNTIME, "grid_sampler_%dd_backward: expected grad_output "
+                  "of dtype %s, but got %s", nd, pct_dtype_cpp_name[a->input->dtype], pct_dtype_cpp_name[go->dtype]);
     }
     int dtype = go->dtype, cd = pct_spatial_compute_dtype(dtype);
-    if (mask->list[0]) PCT_TRY(res[0] = pct_tensor_zeros(c->v[1].t->ndim, c->v[1].t->sizes, cd));
-    PCT_TRY(res[1] = pct_tensor_zeros(c->v[2].t->ndim, c->v[2].t->sizes, cd));
+    if (mask->v[0]) PCT_TRY(res[0] = pct_tensor_zeros(a->input->ndim, a->input->sizes, cd));
+    PCT_TRY(res[1] = pct_tensor_zeros(a->grid->ndim, a->grid->sizes, cd));
     if (go->numel) {
-        PCT_TRY(xc = pct_spatial_input(c->v[1].t));
-        PCT_TRY(gc = pct_spatial_input(c->v[2].t));
+        PCT_TRY(xc = pct_spatial_input(a->input));
+        PCT_TRY(gc = pct_spatial_input(a->grid));
         PCT_TRY(goc = pct_spatial_input(go));
-        bool want_grid = mask->list[1];
+        bool want_grid = mask->v[1];
         if (cd == PCT_FLOAT32)
             run_FLOAT32(&g, (const float *)pct_tensor_data(xc), (const float *)pct_tensor_data(gc), NULL,
                         (const float *)pct_tensor_data(goc), res[0] ? (float *)pct_tensor_data(res[0]) : NULL,
@@ -411,7 +417,30 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_grid_sampler_2d(pct_call *c) { return grid_sampler(c, 2); }
-pct_object *pct_cpu_grid_sampler_3d(pct_call *c) { return grid_sampler(c, 3); }
-pct_object *pct_cpu_grid_sampler_2d_backward(pct_call *c) { return grid_sampler_backward(c, 2); }
-pct_object *pct_cpu_grid_sampler_3d_backward(pct_call *c) { return grid_sampler_backward(c, 3); }
+#define GS_ARGS {arg.input, arg.grid, arg.interpolation_mode, arg.padding_mode, arg.align_corners}
+
+pct_object *pct_cpu_grid_sampler_2d(pct_call *c)
+{
+    PCT_ARGS(grid_sampler_2d);
+    return grid_sampler(&(gs_args)GS_ARGS, 2);
+}
+
+pct_object *pct_cpu_grid_sampler_3d(pct_call *c)
+{
+    PCT_ARGS(grid_sampler_3d);
+    return grid_sampler(&(gs_args)GS_ARGS, 3);
+}
+
+pct_object *pct_cpu_grid_sampler_2d_backward(pct_call *c)
+{
+    PCT_ARGS(grid_sampler_2d_backward);
+    return grid_sampler_backward(arg.grad_output, &(gs_args)GS_ARGS, &arg.output_mask, 2);
+}
+
+pct_object *pct_cpu_grid_sampler_3d_backward(pct_call *c)
+{
+    PCT_ARGS(grid_sampler_3d_backward);
+    return grid_sampler_backward(arg.grad_output, &(gs_args)GS_ARGS, &arg.output_mask, 3);
+}
+
+#undef GS_ARGS
