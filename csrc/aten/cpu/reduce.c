@@ -1097,18 +1097,3 @@ pct_object *pct_cpu_norm(pct_call *c)
     return red_norm(c, p, &c->v[2], c->v[3].b, &c->v[4], c->out);
 }
 
-/* norm(input, str p, ...): as torch.functional.norm, 'fro' over at most two dims is the
- * 2-norm; everything else (the nuclear norm, 'fro' over more dims: an error) goes to
- * linalg.matrix_norm over the given dims, or all of them. */
-pct_object *pct_cpu_norm_str(pct_call *c)
-{
-    const char *s = c->v[1].str;
-    const pct_value *dim = &c->v[2];
-    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(c, 2.0, dim, c->v[3].b, &c->v[4], c->out);
-    pct_tensor *self = c->v[0].t;
-    int64_t all[PCT_MAX_DIMS];
-    for (int d = 0; d < self->ndim; d++) all[d] = d;
-    return pct_linalg_matrix_norm_str(self, s, dim->none ? all : dim->list, dim->none ? self->ndim : dim->n, c->v[3].b,
-                                      !c->v[4].none, c->v[4].dtype, c->out);
-}
-
