@@ -18,7 +18,7 @@ PY_TABLE = pyctorch._C._py_composite_table()
 
 
 def test_the_moved_ops_are_composites():
-    for op in ("matmul", "kron", "tensordot", "inner", "linalg_matrix_norm", "linalg_matrix_norm_str", "linalg_norm",
+    for op in ("matmul", "kron", "tensordot", "inner", "einsum", "linalg_matrix_norm", "linalg_matrix_norm_str", "linalg_norm",
                "linalg_norm_str", "norm_str"):
         assert op in COMPOSITES, op
 
@@ -48,6 +48,9 @@ CALLS = [("matmul", lambda T, a, b: T.matmul(a, b), s) for s in MATMUL_SHAPES] +
     ("tensordot", lambda T, a, b: T.tensordot(a, b, ([1, 0], [0, 1])), ((3, 4), (4, 3, 2))),
     ("tensordot", lambda T, a, b: T.tensordot(a, b, 1), ((3, 4), (4, 2))),
     ("inner", lambda T, a, b: T.inner(a, b), ((2, 3), (4, 3))),
+    ("einsum", lambda T, a, b: T.einsum("bij,bjk->bik", a, b), ((2, 3, 4), (2, 4, 2))),
+    ("einsum", lambda T, a, b: T.einsum("iij,kl->jil", a, b), ((2, 2, 3), (2, 4))),
+    ("einsum", lambda T, a, b: T.einsum("...ij,...jk", a, b), ((2, 3, 4), (4, 2))),
 ]
 
 

@@ -1,8 +1,7 @@
 /* blas.h: matrix products for the rest of the CPU backend.
  *
  * The kernels of ops_linalg.def live in blas.c (GEMM, mm, bmm) and the files beside it
- * (vector_products.c, einsum.c, linalg_norm.c; what they share is
- * blas_internal.h); this header exposes the pieces other kernel files (linear, attention,
+ * (vector_products.c, linalg_norm.c; what they share is blas_internal.h); this header exposes the pieces other kernel files (linear, attention,
  * conv) build on:
  *
  *   pct_gemm / pct_gemm_batched  GIL-free C = alpha * A @ B + beta * C on raw strided
