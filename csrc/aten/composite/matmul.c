@@ -89,6 +89,17 @@ done:
     return r;
 }
 
+/* t expanded or reshaped to shape (op: expand, reshape), or t itself (a new reference) when it has that shape
+ * already: the common batched product (equal 3-D batches) then makes no view ops, only its bmm */
+static pct_tensor *shaped(int op, pct_tensor *t, int nd, const int64_t *shape)
+{
+    if (t->ndim == nd && memcmp(t->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0) {
+        PCT_INCREF(t);
+        return t;
+    }
+    return pct_comp_shape(op, t, nd, shape);
+}
+
 /* The batched case: batch dims broadcast, flattened into one, and one bmm */
 static pct_object *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *out)
 {
@@ -116,9 +127,8 @@ static pct_object *matmul_batched(pct_tensor *t1, pct_tensor *t2, pct_tensor *ou
     pct_tensor *m_1 = d1 == 1 ? pct_comp_unsqueeze(t1, 0) : (PCT_INCREF(t1), t1);
     pct_tensor *m_2 = d2 == 1 ? pct_comp_unsqueeze(t2, 1) : (PCT_INCREF(t2), t2);
     if (!m_1 || !m_2) goto done;
-    if (!(x1 = pct_comp_shape(PCT_OP_expand, m_1, nb + 2, e1)) || !(x2 = pct_comp_shape(PCT_OP_expand, m_2, nb + 2, e2)))
-        goto done;
-    if (!(a = pct_comp_shape(PCT_OP_reshape, x1, 3, f1)) || !(b = pct_comp_shape(PCT_OP_reshape, x2, 3, f2))) goto done;
+    if (!(x1 = shaped(PCT_OP_expand, m_1, nb + 2, e1)) || !(x2 = shaped(PCT_OP_expand, m_2, nb + 2, e2))) goto done;
+    if (!(a = shaped(PCT_OP_reshape, x1, 3, f1)) || !(b = shaped(PCT_OP_reshape, x2, 3, f2))) goto done;
     if (out && pct_out_check_dtype(out, t2->dtype) < 0) goto done;
     if (!(prod = pct_comp_call2(PCT_OP_bmm, a, b, NULL))) goto done;
     if (out) r = deliver_out(out, prod, ond, oshape);
