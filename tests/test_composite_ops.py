@@ -18,8 +18,8 @@ PY_TABLE = pyctorch._C._py_composite_table()
 
 
 def test_the_moved_ops_are_composites():
-    for op in ("matmul", "kron", "tensordot", "inner", "einsum", "linalg_matrix_norm", "linalg_matrix_norm_str", "linalg_norm",
-               "linalg_norm_str", "norm_str"):
+    for op in ("matmul", "kron", "tensordot", "inner", "einsum", "linalg_matrix_norm", "linalg_matrix_norm_str",
+               "linalg_norm", "linalg_norm_str", "norm_str"):
         assert op in COMPOSITES, op
 
 

@@ -18,7 +18,10 @@ static pct_tensor *sum_keepdim(pct_tensor *t, const bool *mask)
     return pct_comp_sum(t, n, dims, true, -1);
 }
 
-static pct_tensor *permute(pct_tensor *t, const int64_t *perm) { return pct_comp_shape(PCT_OP_permute, t, t->ndim, perm); }
+static pct_tensor *permute(pct_tensor *t, const int64_t *perm)
+{
+    return pct_comp_shape(PCT_OP_permute, t, t->ndim, perm);
+}
 
 /* t.diagonal(0, d0, d1).movedim(-1, d0): dims d0 < d1 become one, at d0 */
 static pct_tensor *diagonal_at(pct_tensor *t, int64_t d0, int64_t d1)
@@ -120,7 +123,8 @@ static pct_tensor *sumproduct_pair(pct_tensor *left_in, pct_tensor *right_in, co
         for (int i = 0; i < nro; i++) operm[ro[i]] = k++;
         const int64_t ls[3] = {lro_size, lo_size, sum_size}, rs[3] = {lro_size, sum_size, ro_size};
         if (!(lv = permute(left, lperm)) || !(rv = permute(right, rperm))) goto fail;
-        if (!(l3 = pct_comp_shape(PCT_OP_reshape, lv, 3, ls)) || !(r3 = pct_comp_shape(PCT_OP_reshape, rv, 3, rs))) goto fail;
+        if (!(l3 = pct_comp_shape(PCT_OP_reshape, lv, 3, ls))) goto fail;
+        if (!(r3 = pct_comp_shape(PCT_OP_reshape, rv, 3, rs))) goto fail;
         if (!(res = pct_comp_call2(PCT_OP_bmm, l3, r3, NULL))) goto fail;
         PCT_SETREF(res, pct_comp_shape(PCT_OP_view, res, no, out_size));
         if (!res) goto fail;
