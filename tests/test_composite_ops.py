@@ -121,6 +121,14 @@ def test_norms_on_meta_and_their_gradients_like_torch(name, fn, shape):
     np.testing.assert_allclose(np.array(x.grad.tolist()), np.array(tx.grad.tolist()), rtol=1e-8, atol=1e-10)
 
 
+def test_tensordot_refuses_dims_on_the_meta_device():
+    a, b = pyctorch.ones(2, 3), pyctorch.ones(3, 2)
+    with pytest.raises(RuntimeError, match="Tensor.item\\(\\) cannot be called on meta tensors"):
+        pyctorch.tensordot(a, b, dims=pyctorch.tensor(1, device="meta"))
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+        pyctorch.tensordot(a, b, dims=pyctorch.tensor([[1], [0]], device="meta"))
+
+
 def test_implicit_composite_records_no_node_of_its_own():
     a, b = _pair(pyctorch, (3, 4), (4, 2), requires_grad=True)
     assert pyctorch.matmul(a, b).grad_fn.name() == "MmBackward0"

@@ -20,7 +20,6 @@ pct_op pct_ops[PCT_NUM_OPS] = {
 
 pct_object *(*pct_composite_caller)(pct_call *c) = pct_dispatch;
 
-
 const pct_backend *const pct_backends[PCT_NUM_BACKENDS] = {[PCT_CPU] = &pct_cpu_backend, [PCT_META] = &pct_meta_backend};
 
 const char *pct_device_type_name(int device_type)

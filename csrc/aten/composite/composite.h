@@ -29,8 +29,7 @@ pct_tensor *pct_comp_mT(pct_tensor *a);
 pct_tensor *pct_comp_squeeze_(pct_tensor *a, int64_t dim);
 /* a.sum(dims, keepdim, dtype=dtype) (n == 0: every dim; dtype -1: sum's default) */
 pct_tensor *pct_comp_sum(pct_tensor *a, int n, const int64_t *dims, bool keepdim, int dtype);
-/* op(a, b) with the schema's defaults, into out= when not NULL, for ops whose first parameters are two
- * `Tensor|Scalar`s (mul): the same as pct_comp_call2 */
+/* a * b (into out= when not NULL) */
 #define pct_comp_mul(a, b, out) pct_comp_call2(PCT_OP_mul, (a), (b), (out))
 /* torch's mask of a dim list: dims wrapped, a repeat refused ("dim d appears multiple times"); -1 with an error */
 int pct_comp_dims_mask(const int64_t *dims, int n, int ndim, bool *mask);

@@ -185,6 +185,11 @@ static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, 
             return NULL;
     } else if (is_tensor) {
         pct_tensor *t = (pct_tensor *)dims;
+        if (t->device_type == PCT_META) { /* torch reads it with item() or tolist(): a meta tensor has no values */
+            if (t->numel > 1) pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
+            else pct_error_str(PCT_ERR_RUNTIME, "Tensor.item() cannot be called on meta tensors");
+            return NULL;
+        }
         if (t->numel > 1) {
             if (t->ndim != 2 || t->sizes[0] != 2 || t->sizes[1] > PCT_MAX_DIMS) {
                 pct_error_str(PCT_ERR_RUNTIME, "tensordot expects a dims tensor of shape (2, n)");
