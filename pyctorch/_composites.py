@@ -8,26 +8,11 @@ import math
 
 from . import _C
 
-__all__ = [
-    # pointwise
-    "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "positive", "logaddexp2", "ldexp", "ldexp_", "sinc", "sinc_",
-    "heaviside", "nextafter", "frexp", "isneginf", "isposinf", "isreal", "clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max",
-    "clamp_max_", "real", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "adjoint",
-    # shapes and indexing
-    "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "row_stack", "block_diag", "cartesian_prod",
-    "combinations", "tril_indices", "triu_indices", "diagflat", "rot90", "take_along_dim", "narrow_copy",
-    "select_scatter", "slice_scatter", "diagonal_scatter", "diff", "isin",
-    # linear algebra and distances
-    "cross", "addbmm", "addr", "chain_matmul", "cdist", "dist", "pairwise_distance", "cosine_similarity",
-    # statistics
-    "cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "quantile", "nanquantile", "histogram",
-    # windows
-    "hamming_window", "hann_window", "bartlett_window", "blackman_window", "kaiser_window",
-    # activations and dropout
-    "pixel_shuffle", "pixel_unshuffle", "relu_", "selu", "selu_", "celu", "celu_", "threshold", "threshold_",
-    "hardshrink", "prelu", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
-    "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
-]
+# Note [Python composites]: every function here is an entry of the op table (PCT_COMPOSITE_PY lines of
+# csrc/aten/ops_composite_py.def: schema, variants, "module:function"); __all__ (the torch.<name> functions) and the
+# Tensor methods below are read from that table, so the table stays the one list of every op.
+_TABLE = _C._py_composite_table()
+__all__ = [e["name"] for e in _TABLE if "F" in e["variants"]]
 
 _CPP_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
               "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
@@ -1322,24 +1307,28 @@ def _method_nanquantile(self, q, dim=None, keepdim=False, *, interpolation="line
     return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
 
-_METHODS = {
-    "diff": diff, "diagflat": diagflat, "rot90": rot90, "isneginf": isneginf, "isposinf": isposinf,
-    "isreal": isreal, "take_along_dim": take_along_dim, "cross": cross, "addbmm": addbmm, "addbmm_": addbmm_,
-    "addr": addr, "addr_": addr_, "dist": dist, "cov": cov, "corrcoef": corrcoef, "quantile": _method_quantile,
-    "nanquantile": _method_nanquantile, "narrow_copy": narrow_copy, "select_scatter": select_scatter,
-    "slice_scatter": slice_scatter, "diagonal_scatter": diagonal_scatter, "heaviside": heaviside,
-    "heaviside_": _inplace(heaviside), "logaddexp2": logaddexp2, "deg2rad": deg2rad, "deg2rad_": deg2rad_,
-    "rad2deg": rad2deg, "rad2deg_": rad2deg_, "positive": positive, "nextafter": nextafter,
-    "nextafter_": nextafter_, "ldexp": ldexp, "ldexp_": ldexp_, "frexp": frexp, "sinc": sinc, "sinc_": sinc_,
-    "hardshrink": hardshrink, "prelu": prelu, "conj": conj, "conj_physical": conj_physical,
-    "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "is_conj": is_conj, "is_neg": is_neg,
-    "adjoint": adjoint, "histogram": histogram, "clamp_min_": clamp_min_, "clamp_max_": clamp_max_,
-    "real": property(real), "imag": property(_imag), "mH": property(_batched_h), "H": property(_matrix_h),
-}
-_C._add_tensor_methods({k: v for k, v in _METHODS.items() if k not in _C.Tensor.__dict__})
+heaviside_ = _inplace(heaviside)
+
+
+def _impl(entry):
+    """The function an entry's "module:function" names (this module's own, or another one's)."""
+    module, _, name = entry["impl"].partition(":")
+    if module == __name__:
+        return globals()[name]
+    import importlib
+    return getattr(importlib.import_module(module), name)
+
+
+# the Tensor methods of the table's M entries; the method forms that differ from the function (no out=) and the
+# attributes that are no ops (Tensor.real, .imag, .H, .mH) are named here
+_METHOD_FORMS = {"quantile": _method_quantile, "nanquantile": _method_nanquantile}
 # these replace _tensor_aliases' scalar-only forms: torch also takes a tensor bound
-_C._add_tensor_methods({"clamp_min": clamp_min, "clamp_max": clamp_max, "clamp": clamp, "clamp_": clamp_, "clip": clip,
-                        "clip_": clip_})
+_REPLACING = ("clamp_min", "clamp_max", "clamp", "clamp_", "clip", "clip_")
+_METHODS = {e["name"]: _METHOD_FORMS.get(e["name"]) or _impl(e) for e in _TABLE
+            if "M" in e["variants"] and e["name"] not in _REPLACING}
+_METHODS.update({"real": property(real), "imag": property(_imag), "mH": property(_batched_h), "H": property(_matrix_h)})
+_C._add_tensor_methods({k: v for k, v in _METHODS.items() if k not in _C.Tensor.__dict__})
+_C._add_tensor_methods({e["name"]: _impl(e) for e in _TABLE if e["name"] in _REPLACING and "M" in e["variants"]})
 
 # Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (the Tensor methods above
 # are checked only where they take tensors besides self)

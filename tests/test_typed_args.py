@@ -79,7 +79,7 @@ def test_kernels_of_one_op_read_typed_arguments():
     allowed = {"pct_cpu_hardtanh"}
     kernel_ops = collections.defaultdict(list)
     for f in glob.glob(os.path.join(ATEN, "*.def")):
-        for m in re.finditer(r"PCT_OP\((\w+),.*?,\s*(pct_\w+)\)\s*$", open(f).read(), re.M):
+        for m in re.finditer(r"PCT_(?:OP|COMPOSITE)\((\w+),.*?,\s*(pct_\w+)\)\s*$", open(f).read(), re.M):
             kernel_ops[m.group(2)].append(m.group(1))
     offenders = []
     for path in glob.glob(os.path.join(ATEN, "**", "*.c"), recursive=True):

@@ -12,9 +12,13 @@ pct_op pct_ops[PCT_NUM_OPS] = {
     [PCT_OP_##id] = {#id, #id "(Tensor input, *, Tensor? out=None)", variants, PCT_KIND_UNARY, promo, {pct_cpu_unary, NULL}, {{0}}},
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) \
     [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_BINARY, promo, {pct_cpu_binary, NULL}, {{0}}},
+/* Note [Composite ops] (op.h): one impl in every backend's slot */
+#define PCT_COMPOSITE(id, schema, variants, impl) \
+    [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_COMPOSITE, 0, {[PCT_CPU] = impl, [PCT_CUDA] = impl, [PCT_META] = impl}, {{0}}},
 #include "ops.def"
 };
 
+pct_object *(*pct_composite_caller)(pct_call *c) = pct_dispatch;
 
 const pct_backend *const pct_backends[PCT_NUM_BACKENDS] = {[PCT_CPU] = &pct_cpu_backend, [PCT_META] = &pct_meta_backend};
 

@@ -93,7 +93,7 @@ enum { PCT_V_FUNC = 1, PCT_V_METHOD = 2, PCT_V_INPLACE = 4 };
 #define PCT_FI (PCT_V_FUNC | PCT_V_INPLACE) /* a function and its in-place method op_ */
 #define PCT_M PCT_V_METHOD
 
-typedef enum pct_op_kind { PCT_KIND_CUSTOM, PCT_KIND_UNARY, PCT_KIND_BINARY } pct_op_kind;
+typedef enum pct_op_kind { PCT_KIND_CUSTOM, PCT_KIND_UNARY, PCT_KIND_BINARY, PCT_KIND_COMPOSITE } pct_op_kind;
 
 /* How a pointwise op treats dtypes. */
 typedef enum pct_promotion {
@@ -149,6 +149,18 @@ extern pct_op pct_ops[PCT_NUM_OPS];
 void pct_call_init(pct_call *c, int op_index);
 /* Calls the kernel for c->op on the backend of its tensor arguments. */
 pct_object *pct_dispatch(pct_call *c);
+
+/* Note [Composite ops]: a PCT_COMPOSITE entry (ops.def) is written once over other ops, in csrc/aten/composite/.
+ * Its impl sits in every backend's kernel slot and calls ops by id through pct_composite_call, never reading data
+ * pointers, so the meta backend (and CUDA later) runs it as the CPU does and a backend implements primitives only.
+ * Calling an op from a composite must record autograd and take the profiler and autocast hooks, which live in
+ * csrc/autograd, a layer above: rather than include it, the core calls through this pointer, which the autograd
+ * layer points at its pct_op_call when the module loads (pct_autograd_install). Until then (or in a core built
+ * without autograd) it is pct_dispatch. An implicit composite (no PCT_GRAD line) runs with grad mode on, so the ops
+ * it calls record their own nodes, as torch's CompositeImplicitAutograd ops do; an explicit one runs under its own
+ * node with grad mode off, like any kernel. */
+extern pct_object *(*pct_composite_caller)(pct_call *c);
+static inline pct_object *pct_composite_call(pct_call *c) { return pct_composite_caller(c); }
 
 /* torch's kernel name in its "not implemented for 'UInt16'" refusal of op_index where that is not "<op>_cpu", else NULL
  * (csrc/aten/ops_unsigned.def). */

@@ -139,6 +139,8 @@ PyObject *pct_node_apply(pct_node *n, PyObject *grads);
 
 /* python_autograd.c: the _C functions of the autograd layer. */
 int pct_autograd_install(PyObject *module);
+/* points the dispatcher's pct_composite_caller at pct_op_call (Note [Composite ops], op.h) */
+void pct_composite_caller_install(void);
 
 /* Helpers in pyctorch.autograd._formulas, imported on first use (borrowed). */
 PyObject *pct_formulas_module(void);

@@ -283,5 +283,6 @@ int pct_autograd_install(PyObject *module)
 {
     if (PyType_Ready(&pct_NodeType) < 0 || PyModule_AddObjectRef(module, "_Node", (PyObject *)&pct_NodeType) < 0) return -1;
     if (PyModule_AddFunctions(module, autograd_methods) < 0) return -1;
+    pct_composite_caller_install();
     return pct_saved_hooks_install(module);
 }

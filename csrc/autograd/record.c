@@ -331,6 +331,8 @@ PyObject *pct_autograd_dispatch(pct_call *c)
                      "arguments requires grad.", sig->name);
         return NULL;
     }
+    /* Note [Composite ops]: an implicit composite records no node; the ops it calls, with grad mode on, do */
+    if (c->op->kind == PCT_KIND_COMPOSITE && !formulas[c->op_index]) return pct_dispatch(c);
     if (target && pct_check_inplace(target) < 0) return NULL;
     grad_info *g = info_for(c->op_index);
     if (!g) return NULL;
@@ -551,6 +553,12 @@ done:
     Py_XDECREF(cs); Py_XDECREF(vb); Py_XDECREF(bgeo); Py_XDECREF(vgeo); Py_XDECREF(saved);
     return rc;
 }
+
+/* Note [Composite ops]: composites (csrc/aten/composite/) call ops through the dispatcher's pointer; it leads here,
+ * so their calls take the hooks and record autograd like the binding's */
+static PyObject *composite_call(pct_call *c) { return pct_op_call(c); }
+
+void pct_composite_caller_install(void) { pct_composite_caller = composite_call; }
 
 PyObject *pct_op_call1(int op_index, pct_tensor *a)
 {

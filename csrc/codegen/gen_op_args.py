@@ -19,7 +19,7 @@ import tempfile
 ENTRY_MACROS = """
 #define PCT_OP(id, schema, variants, cpu) @@ENTRY id schema @@END
 #define PCT_COMPOSITE(id, schema, variants, impl) @@ENTRY id schema @@END
-#define PCT_COMPOSITE_PY(id, schema, variants, impl) @@ENTRY id schema @@END
+#define PCT_COMPOSITE_PY(id, schema, variants, impl)
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) @@ENTRY id schema @@END
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) @@ENTRY id #id "(Tensor input, *, Tensor? out=None)" @@END
 #include "ops.def"

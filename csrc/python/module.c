@@ -161,7 +161,7 @@ static PyObject *py_build_info(PyObject *m, PyObject *u)
 static PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
 {
     (void)self; (void)unused;
-    static const char *const kinds[] = {"custom", "unary", "binary"};
+    static const char *const kinds[] = {"custom", "unary", "binary", "composite"};
     static const char *const promos[] = {"default", "int_to_float", "compare", "bool_out"};
     PyObject *list = PyList_New(PCT_NUM_OPS);
     for (int i = 0; list && i < PCT_NUM_OPS; i++) {
@@ -173,6 +173,36 @@ static PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
         if (op->variants & PCT_V_INPLACE) variants[n++] = 'I';
         PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", op->id, "name", op->sig.name, "schema", op->schema,
                                     "variants", variants, "kind", kinds[op->kind], "promotion", promos[op->promotion]);
+        if (!d) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, d);
+    }
+    return list;
+}
+
+/* The Python composites of the table (PCT_COMPOSITE_PY, ops_composite_py.def), in table order. */
+static const struct { const char *id, *schema, *impl; unsigned variants; } py_composites[] = {
+#define PCT_COMPOSITE_PY(id, schema, variants, impl) {#id, schema, impl, variants},
+#include "../aten/ops.def"
+};
+
+/* _C._py_composite_table(): the PCT_COMPOSITE_PY entries as data (pyctorch/_composites.py binds them), one dict per
+ * entry with _op_table()'s keys (kind "composite_py") and "impl", the "module:function" that computes it. */
+static PyObject *pct_py_composite_table(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    const Py_ssize_t n = (Py_ssize_t)(sizeof py_composites / sizeof py_composites[0]);
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        char variants[4] = {0};
+        int k = 0;
+        if (py_composites[i].variants & PCT_V_FUNC) variants[k++] = 'F';
+        if (py_composites[i].variants & PCT_V_METHOD) variants[k++] = 'M';
+        if (py_composites[i].variants & PCT_V_INPLACE) variants[k++] = 'I';
+        const char *schema = py_composites[i].schema, *paren = strchr(schema, '(');
+        PyObject *name = PyUnicode_FromStringAndSize(schema, paren ? paren - schema : 0);
+        PyObject *d = name ? Py_BuildValue("{s:s,s:N,s:s,s:s,s:s,s:s,s:s}", "id", py_composites[i].id, "name", name,
+                                           "schema", schema, "variants", variants, "kind", "composite_py",
+                                           "promotion", "default", "impl", py_composites[i].impl) : NULL;
         if (!d) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, d);
     }
@@ -196,6 +226,7 @@ static PyMethodDef module_methods[] = {
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"_build_info", py_build_info, METH_NOARGS, NULL},
     {"_op_table", pct_py_op_table, METH_NOARGS, "the operator table: one dict per entry (id, name, schema, variants, kind, promotion)"},
+    {"_py_composite_table", pct_py_composite_table, METH_NOARGS, "the Python composites of the operator table: one dict per entry (as _op_table's, with impl)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -385,29 +385,6 @@ def roll_backward(g, shifts, dims):
     return g.roll([-s for s in shifts], dims)
 
 
-def matmul_backward(g, input, other, which):
-    a, b = input, other
-    if a.ndim == 1 and b.ndim == 1:
-        return g * b if which == 0 else g * a
-    if a.ndim == 1:
-        a2, g2 = a.unsqueeze(0), g.unsqueeze(-2)
-        if which == 0:
-            return sum_to(g2 @ b.mT, (1,) + tuple(a.shape)).reshape(a.shape)
-        return sum_to(a2.mT @ g2, b.shape)
-    if b.ndim == 1:
-        b2, g2 = b.unsqueeze(-1), g.unsqueeze(-1)
-        if which == 0:
-            return sum_to(g2 @ b2.mT, a.shape)
-        return sum_to(a.mT @ g2, tuple(b.shape) + (1,)).reshape(b.shape)
-    if which == 0:
-        return sum_to(g @ b.mT, a.shape)
-    if b.ndim == 2 and a.ndim > 2:
-        # a batch of rows times one matrix (nn.Linear on (B, T, C)): one GEMM over all rows
-        # instead of a GEMM per batch item and a sum
-        return a.reshape(-1, a.shape[-1]).mT @ g.reshape(-1, g.shape[-1])
-    return sum_to(a.mT @ g, b.shape)
-
-
 def _is_constant_zero(x):
     if isinstance(x, torch.Tensor):
         return x.ndim == 0 and not x.requires_grad and x.item() == 0
@@ -498,49 +475,6 @@ def nanmean_backward(g, input, dim, keepdim):
     keep = ~input.isnan()
     count = keep.sum(_norm_dims(dim, input.ndim), keepdim=True) if input.ndim else keep.sum()
     return unreduce(g, input, dim, keepdim) / count * keep
-
-
-def matrix_norm_decomposed(input, ord, dim, keepdim):
-    """The max/min absolute column (ord=+-1) or row (ord=+-inf) sum, from differentiable ops (torch's
-    linalg_matrix_norm is the same composite)."""
-    d0, d1 = (d % input.ndim for d in dim)
-    if abs(ord) == 1:
-        summed, other = d0, d1
-    else:
-        summed, other = d1, d0
-    s = input.abs().sum(summed, keepdim=True)
-    r = s.amax(other, keepdim=True) if ord > 0 else s.amin(other, keepdim=True)
-    if not keepdim:
-        r = r.squeeze((d0, d1))
-    return r
-
-
-def matrix_norm_backward(g, input, result, ord, dim, keepdim):
-    if dim is None:  # linalg.norm of a matrix
-        dim = (-2, -1)
-    if ord in ("fro", None):
-        return norm_backward(g, input, result, 2.0, dim, keepdim)
-    if not isinstance(ord, str) and abs(float(ord)) in (1.0, math.inf):
-        return recompute_vjp(lambda x: matrix_norm_decomposed(x, float(ord), dim, keepdim), (input,), (True,), g)[0]
-    return matrix_norm_svd_backward(g, input, result, ord if isinstance(ord, str) else float(ord), dim, keepdim)
-
-
-def matrix_norm_str_backward(g, input, result, dim, keepdim):
-    """linalg_matrix_norm(str ord="fro"): its formula cannot name ord yet (a defaulted str parameter
-    reaches the recorder as NULL, see record.c), so "nuc" is told from "fro" by the result. Where
-    the two agree (a rank-1 matrix) so do their gradients, A / |A|."""
-    x = input.detach().to(torch.float64)
-    fro = x.pow(2).sum(_norm_dims(dim, input.ndim), keepdim=keepdim).sqrt()
-    rtol = max(1e-4, 8 * torch.finfo(result.dtype).eps)
-    if not torch.allclose(fro, result.detach().to(torch.float64), rtol=rtol, atol=1e-30):
-        return matrix_norm_svd_backward(g, input, result, "nuc", dim, keepdim)
-    return norm_backward(g, input, result, 2.0, dim, keepdim)
-
-
-def linalg_norm_backward(g, input, result, ord, dim, keepdim):
-    if ord is None or (dim is not None and len(dim) == 1) or (dim is None and input.ndim == 1):
-        return norm_backward(g, input, result, 2.0 if ord is None else ord, dim, keepdim)
-    return matrix_norm_backward(g, input, result, ord, dim, keepdim)
 
 
 def inner_backward(g, input, other, which):

@@ -1,4 +1,4 @@
-"""Backward formulas of the SVD and of the matrix norms built on it (csrc/aten/ops_linalg.def).
+"""Backward formulas of the SVD (csrc/aten/ops_linalg.def; the matrix norms on it are composites over svdvals).
 
 For A = U diag(S) Vh (real, k = min(m, n) singular values, U m x k, Vh k x n) and a tall or
 square A, the gradient of a loss with partials gU, gS, gVh is
@@ -13,7 +13,7 @@ torch's. Everything is written with differentiable ops, so double backward works
 """
 import pyctorch as torch
 
-__all__ = ["svd_backward", "svdvals_backward", "matrix_norm_svd_backward", "norm_str_backward"]
+__all__ = ["svd_backward", "svdvals_backward"]
 
 
 def _svd_backward(gU, gS, gVh, U, S, Vh):
@@ -64,29 +64,3 @@ def svdvals_backward(g, A):
     return (U * g.unsqueeze(-2)) @ Vh
 
 
-def matrix_norm_svd_backward(g, input, result, ord, dim, keepdim):
-    """ord 2 / -2 / 'nuc' are torch's composites amax / amin / sum of svdvals over dims (d0, d1):
-    gA = U diag(w) Vh with w = g for 'nuc' and g shared evenly among the singular values equal to
-    the result for ord 2 / -2 (amax's rule). One SVD, recorded under create_graph."""
-    d0, d1 = (d % input.ndim for d in dim)
-    x = input.to(result.dtype).movedim((d0, d1), (-2, -1))
-    U, S, Vh = torch.linalg.svd(x, full_matrices=False)
-    gk = g.squeeze((d0, d1)) if keepdim else g
-    if ord == "nuc":
-        w = gk.unsqueeze(-1).expand(S.shape)
-    else:
-        # the extreme of these S (the forward's values-only SVD may differ in the last bit)
-        ext = S.amax(-1, keepdim=True) if ord > 0 else S.amin(-1, keepdim=True)
-        hit = (S == ext).to(S.dtype)
-        w = gk.unsqueeze(-1) * hit / hit.sum(-1, keepdim=True)
-    gx = (U * w.unsqueeze(-2)) @ Vh
-    return gx.movedim((-2, -1), (d0, d1)).to(input.dtype)
-
-
-def norm_str_backward(g, input, result, p, dim, keepdim):
-    """torch.norm with a string p: 'fro' over at most two dims is the 2-norm, the rest are
-    matrix norms over dim (all dims when None), as in torch.functional.norm."""
-    from ._formulas import matrix_norm_backward, norm_backward
-    if p == "fro" and (dim is None or len(dim) <= 2):
-        return norm_backward(g, input, result, 2.0, dim, keepdim)
-    return matrix_norm_backward(g, input, result, p, list(range(input.ndim)) if dim is None else dim, keepdim)

@@ -12,9 +12,10 @@
  *   3. mm/addmm and bmm/baddbmm, following the checks of their ATen counterparts
  *      (LinearAlgebra.cpp, Blas.cpp) so that errors read the same, and their
  *      pct_cpu_* entry points named in ops_linalg.def.
- * The ops composed from these live beside it: vector_products.c (dot, mv, outer,
- * trace), matmul.c, tensordot.c (tensordot, inner, kron), einsum.c, linalg_norm.c;
- * their shared helpers are linalg_tensor_utils.c and linalg_reduce.c (blas_internal.h).
+ * The vector kernels live beside it: vector_products.c (dot, mv, outer, trace) and
+ * linalg_norm.c (vector norms), with their shared helpers linalg_tensor_utils.c and
+ * linalg_reduce.c (blas_internal.h). The products built from these ops (matmul, einsum,
+ * tensordot, inner, kron) are composites in ../composite/ (Note [Composite ops], op.h).
  */
 #include "blas_internal.h"
 #include "../iter.h"

@@ -1,13 +1,12 @@
 /* blas.h: matrix products for the rest of the CPU backend.
  *
  * The kernels of ops_linalg.def live in blas.c (GEMM, mm, bmm) and the files beside it
- * (vector_products.c, matmul.c, tensordot.c, einsum.c, linalg_norm.c; what they share is
- * blas_internal.h); this header exposes the pieces other kernel files (linear, attention,
+ * (vector_products.c, linalg_norm.c; what they share is blas_internal.h); this header exposes the pieces other kernel files (linear, attention,
  * conv) build on:
  *
  *   pct_gemm / pct_gemm_batched  GIL-free C = alpha * A @ B + beta * C on raw strided
  *                                data of any dtype but bool (floats through OpenBLAS).
- *   pct_mm, pct_addmm, pct_bmm, pct_baddbmm, pct_matmul
+ *   pct_mm, pct_addmm, pct_bmm, pct_baddbmm
  *                                tensor-level products with torch's checks and
  *                                errors; they return new references or NULL with an
  *                                exception set, and take the GIL as held.
@@ -45,14 +44,5 @@ pct_object *pct_addmm(pct_tensor *self, pct_tensor *m1, pct_tensor *m2, double b
 pct_object *pct_bmm(pct_tensor *a, pct_tensor *b, pct_tensor *out);
 pct_object *pct_baddbmm(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, double beta, double alpha,
                       pct_tensor *out);
-pct_object *pct_matmul(pct_tensor *a, pct_tensor *b, pct_tensor *out);
-
-/* linalg.matrix_norm over dims (d0, d1) from the singular values (linalg_svd.c): which = 2
- * the largest, -2 the smallest, 0 their sum ('nuc'); the result has dtype odt. */
-pct_tensor *pct_svd_norm(pct_tensor *A, int d0, int d1, int which, bool keepdim, int odt);
-/* The same entry as linalg.matrix_norm(A, ord_str, dims, keepdim, dtype=..., out=...) (linalg_norm.c),
- * for torch.norm's string orders. */
-pct_object *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
-                                     bool has_dtype, int dtype, pct_tensor *out);
 
 #endif

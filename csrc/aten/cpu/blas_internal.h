@@ -1,7 +1,8 @@
 /* blas_internal.h: what the linear-algebra kernel files share and the rest of the backend
  * does not see (that is blas.h): blas.c (GEMM and its direct users), vector_products.c,
- * matmul.c, tensordot.c, einsum.c, linalg_norm.c, and their helpers linalg_tensor_utils.c
- * and linalg_reduce.c.
+ * linalg_norm.c (vector norms), and their helpers linalg_tensor_utils.c and linalg_reduce.c.
+ * The products and norms composed of these ops (matmul, einsum, tensordot, kron, the matrix
+ * norms) are composites in ../composite/ (Note [Composite ops], op.h).
  *
  * Small helpers are static inline here. The larger ones are functions named pct_la_* ("la":
  * these linear-algebra files) with hidden visibility (PCT_LA_INTERNAL): calls stay direct
@@ -128,14 +129,8 @@ PCT_LA_INTERNAL pct_object *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor
 /* t *= beta in place (torch: result.mul_(beta)) */
 PCT_LA_INTERNAL int pct_la_scale_inplace(pct_tensor *t, const pct_scalar *beta);
 PCT_LA_INTERNAL pct_tensor *pct_la_view_with(pct_tensor *t, int nd, const int64_t *sizes, const int64_t *strides);
-/* t with the last two dims swapped (Tensor.mT) */
-PCT_LA_INTERNAL pct_tensor *pct_la_view_mT(pct_tensor *t);
-PCT_LA_INTERNAL pct_tensor *pct_la_view_unsqueeze(pct_tensor *t, int dim);
-PCT_LA_INTERNAL pct_tensor *pct_la_view_permute(pct_tensor *t, const int64_t *perm);
 /* torch's expand_size(): t broadcast to `sizes`, with expand()'s errors. */
 PCT_LA_INTERNAL pct_tensor *pct_la_expand_to(pct_tensor *t, int nd, const int64_t *sizes);
-/* Tensor.reshape: a view when the strides allow, else a contiguous copy. */
-PCT_LA_INTERNAL pct_tensor *pct_la_reshape(pct_tensor *t, int nd, const int64_t *shape);
 
 /* ---- reductions: sums and norms over a set of dims (linalg_reduce.c) ---- */
 
@@ -145,8 +140,6 @@ enum { RED_SUM, RED_L0, RED_L1, RED_L2, RED_LP, RED_MAX_ABS, RED_MIN_ABS, RED_MA
  * order of RED_LP). */
 PCT_LA_INTERNAL pct_tensor *pct_la_reduce(pct_tensor *in, const bool *mask, bool keepdim, int out_dtype, int kind,
                                           double p);
-/* Tensor.sum(dims, keepdim=True): integral and bool sums are int64, as in torch. */
-PCT_LA_INTERNAL pct_tensor *pct_la_sum_keepdim(pct_tensor *t, const bool *mask);
 /* Parses a dim list (wrapping negatives, rejecting repeats) into a mask. */
 PCT_LA_INTERNAL int pct_la_dims_to_mask(const int64_t *dims, int n, int ndim, bool *mask);
 

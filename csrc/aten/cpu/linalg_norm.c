@@ -1,8 +1,7 @@
-/* linalg_norm.c: linalg.vector_norm, linalg.matrix_norm and linalg.norm (ATen's
- * LinearAlgebra.cpp), with their dtype and shape checks. Vector norms reduce through
- * linalg_reduce.c (real floating inputs without dtype= or out= take reduce.c's faster
- * norm); matrix norms are vector norms over rows or columns, or the singular values
- * (pct_svd_norm, linalg_svd.c) for 2, -2 and 'nuc'.
+/* linalg_norm.c: linalg.vector_norm (ATen's LinearAlgebra.cpp), with its dtype and shape
+ * checks: it reduces through linalg_reduce.c (real floating inputs without dtype= or out= take
+ * reduce.c's faster norm). linalg.matrix_norm and linalg.norm are composites over it
+ * (composite/linalg_norm.c).
  */
 #include "blas_internal.h"
 
@@ -102,170 +101,20 @@ static pct_tensor *vector_norm_impl(pct_tensor *x, const pct_scalar *ord_s, cons
     return (pct_tensor *)deliver(r, out);
 }
 
-/* ord_str: "fro"/"nuc" or NULL (then ord_s is the numeric order) */
-static pct_tensor *matrix_norm_impl(pct_tensor *A, const pct_scalar *ord_s, const char *ord_str, const int64_t *dims_in,
-                                    int ndims, bool keepdim, bool has_dtype, int dtype)
-{
-    char ob[64], db[PCT_SHAPE_BUF];
-    double ord = 0, abs_ord = 0;
-    if (!ord_str) {
-        ord = ord_s->d;
-        abs_ord = fabs(ord);
-        if (!(abs_ord == 2.0 || abs_ord == 1.0 || abs_ord == INFINITY)) {
-            pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Order %s not supported.", scalar_str(ob, sizeof ob, ord_s));
-            return NULL;
-        }
-    } else if (strcmp(ord_str, "fro") != 0 && strcmp(ord_str, "nuc") != 0) {
-        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Order %s not supported.", ord_str);
-        return NULL;
-    }
-    const bool low_precision_ok = ord_str ? strcmp(ord_str, "nuc") != 0 : abs_ord != 2.0;
-    if (A->ndim < 2) {
-        pct_error_str(PCT_ERR_RUNTIME, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.");
-        return NULL;
-    }
-    if (check_floating(A, "linalg.matrix_norm") < 0) return NULL;
-    if (!low_precision_ok && pct_dtype_is_reduced_float(A->dtype)) {
-        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Low precision dtypes not supported. Got %s", pct_dtype_cpp_name[A->dtype]);
-        return NULL;
-    }
-    if (ndims != 2) {
-        /* torch prints the dims space-separated */
-        size_t at = 0;
-        db[0] = 0;
-        for (int i = 0; i < ndims && at < sizeof db; i++)
-            at += (size_t)snprintf(db + at, sizeof db - at, "%s%lld", i ? " " : "", (long long)dims_in[i]);
-        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: dim must be a 2-tuple. Got %s", db);
-        return NULL;
-    }
-    int d0 = pct_wrap_dim(dims_in[0], A->ndim), d1 = d0 < 0 ? -1 : pct_wrap_dim(dims_in[1], A->ndim);
-    if (d0 < 0 || d1 < 0) return NULL;
-    if (d0 == d1) {
-        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: dims must be different. Got (%d, %d)", d0, d1);
-        return NULL;
-    }
-    if (check_norm_dtype(has_dtype, dtype, A->dtype, "linalg.matrix_norm") < 0) return NULL;
-    const int odt = has_dtype ? dtype : A->dtype;
-    if (ord_str && strcmp(ord_str, "fro") == 0) {
-        const int64_t dd[2] = {d0, d1};
-        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
-        return vector_norm_impl(A, &two, dd, 2, keepdim, has_dtype, dtype, NULL);
-    }
-    if (ord_str) return pct_svd_norm(A, d0, d1, 0, keepdim, odt);
-    if (abs_ord == 2.0) return pct_svd_norm(A, d0, d1, ord > 0 ? 2 : -2, keepdim, odt);
-    /* 1, -1, inf, -inf: max / min over one dim of the abs-sums over the other */
-    if (abs_ord == INFINITY) { int t = d0; d0 = d1; d1 = t; }
-    if (!keepdim && d0 < d1) d1--;
-    const int64_t dd[1] = {d0};
-    const pct_scalar one = {PCT_SCALAR_INT, 1, 1.0, 0};
-    pct_tensor *s = vector_norm_impl(A, &one, dd, 1, keepdim, has_dtype, dtype, NULL);
-    if (!s) return NULL;
-    if (ord < 0 && s->sizes[d1] == 0) { /* torch's amin rejects an empty dim (amax gives 0) */
-        PCT_DECREF(s);
-        pct_error(PCT_ERR_INDEX, "amin(): Expected reduction dim %d to have non-zero size.", d1);
-        return NULL;
-    }
-    bool mask[PCT_MAX_DIMS] = {false};
-    mask[d1] = true;
-    pct_tensor *r = pct_la_reduce(s, mask, keepdim, s->dtype, ord > 0 ? RED_MAX : RED_MIN, 0.0);
-    PCT_DECREF(s);
-    return r;
-}
-
-static pct_object *deliver_checked(pct_tensor *r, pct_tensor *out, const char *api)
-{
-    if (r && out && r->dtype != out->dtype) {
-        pct_error(PCT_ERR_RUNTIME, "%s expected out tensor dtype %s but got: %s", api, pct_dtype_cpp_name[r->dtype],
-                     pct_dtype_cpp_name[out->dtype]);
-        PCT_DECREF(r);
-        return NULL;
-    }
-    return deliver(r, out);
-}
-
-/* linalg.norm: ord_s NULL for None; ord_str for the string overload; dims NULL for None */
-static pct_object *linalg_norm_impl(pct_tensor *X, const pct_scalar *ord_s, const char *ord_str, const int64_t *dims,
-                                  int ndims, bool keepdim, bool has_dtype, int dtype, pct_tensor *out)
-{
-    char db[PCT_SHAPE_BUF];
-    if (dims) {
-        if (ndims != 1 && ndims != 2) {
-            pct_error(PCT_ERR_RUNTIME, "linalg.norm: If dim is specified, it must be of length 1 or 2. Got %s",
-                         SHAPE_OF(db, ndims, dims));
-            return NULL;
-        }
-    } else if ((ord_s || ord_str) && X->ndim != 1 && X->ndim != 2) {
-        pct_error(PCT_ERR_RUNTIME, "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got %dD.",
-                     X->ndim);
-        return NULL;
-    }
-    const int64_t d01[2] = {0, 1};
-    pct_tensor *r;
-    if (ord_str || (ord_s && ((dims && ndims == 2) || (!dims && X->ndim == 2)))) {
-        r = matrix_norm_impl(X, ord_s, ord_str, dims ? dims : d01, dims ? ndims : 2, keepdim, has_dtype, dtype);
-    } else {
-        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
-        r = vector_norm_impl(X, ord_s ? ord_s : &two, dims, ndims, keepdim, has_dtype, dtype, NULL);
-    }
-    return deliver_checked(r, out, "linalg.norm");
-}
-
 /* ---- kernels (ops_linalg.def) ---- */
 
-#define T(i) (c->v[i].t)
-#define OUT (c->inplace ? NULL : c->out)
 
 /* linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) */
 pct_object *pct_cpu_linalg_vector_norm(pct_call *c)
 {
+    PCT_ARGS(linalg_vector_norm);
     /* Real floating inputs take reduce.c's norm (vectorized, float accumulation in a cascade
      * as torch; the signatures share their argument positions): the double loops below cost
      * 7x torch on a (256, 256) gradient, which clip_grad_norm_ runs once per parameter. Empty
      * inputs, dtype= and out= stay here, for linalg's own error messages. */
-    if (pct_dtype_is_floating(T(0)->dtype) && T(0)->numel > 0 && c->v[4].none && !c->out) return pct_cpu_norm(c);
-    const pct_value *dim = &c->v[2];
-    return (pct_object *)vector_norm_impl(T(0), &c->v[1].s, dim->none ? NULL : dim->list, dim->none ? 0 : dim->n, c->v[3].b,
-                                        !c->v[4].none, c->v[4].dtype, c->out);
+    if (pct_dtype_is_floating(arg.input->dtype) && arg.input->numel > 0 && (arg.dtype == PCT_NO_DTYPE) && !c->out) return pct_cpu_norm(c);
+    const pct_int_list *dim = &arg.dim;
+    return (pct_object *)vector_norm_impl(arg.input, &arg.ord, dim->none ? NULL : dim->v, dim->none ? 0 : dim->n, arg.keepdim,
+                                        !(arg.dtype == PCT_NO_DTYPE), arg.dtype, c->out);
 }
 
-/* linalg_matrix_norm(input, ord, dim=[-2, -1], keepdim=False, *, dtype=None, out=None) */
-static pct_object *matrix_norm_entry(pct_call *c, const char *ord_str)
-{
-    const pct_value *dim = &c->v[2];
-    pct_tensor *r = matrix_norm_impl(T(0), &c->v[1].s, ord_str, dim->list, dim->n, c->v[3].b, !c->v[4].none, c->v[4].dtype);
-    return deliver_checked(r, c->out, "linalg.matrix_norm");
-}
-
-pct_object *pct_linalg_matrix_norm_str(pct_tensor *A, const char *ord_str, const int64_t *dims, int ndims, bool keepdim,
-                                     bool has_dtype, int dtype, pct_tensor *out)
-{
-    pct_tensor *r = matrix_norm_impl(A, NULL, ord_str, dims, ndims, keepdim, has_dtype, dtype);
-    return deliver_checked(r, out, "linalg.matrix_norm");
-}
-
-pct_object *pct_cpu_linalg_matrix_norm(pct_call *c) { return matrix_norm_entry(c, NULL); }
-
-pct_object *pct_cpu_linalg_matrix_norm_str(pct_call *c)
-{
-    const char *ord = c->v[1].obj ? c->v[1].str : "fro";
-    return matrix_norm_entry(c, ord);
-}
-
-/* linalg_norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None) */
-pct_object *pct_cpu_linalg_norm(pct_call *c)
-{
-    const pct_value *dim = &c->v[2];
-    return linalg_norm_impl(T(0), c->v[1].none ? NULL : &c->v[1].s, NULL, dim->none ? NULL : dim->list,
-                            dim->none ? 0 : dim->n, c->v[3].b, !c->v[4].none, c->v[4].dtype, c->out);
-}
-
-pct_object *pct_cpu_linalg_norm_str(pct_call *c)
-{
-    const pct_value *dim = &c->v[2];
-    const char *ord = c->v[1].str;
-    return linalg_norm_impl(T(0), NULL, ord, dim->none ? NULL : dim->list, dim->none ? 0 : dim->n, c->v[3].b,
-                            !c->v[4].none, c->v[4].dtype, c->out);
-}
-
-#undef T
-#undef OUT

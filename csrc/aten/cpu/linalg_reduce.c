@@ -278,13 +278,6 @@ pct_tensor *pct_la_reduce(pct_tensor *in, const bool *mask, bool keepdim, int ou
     return out;
 }
 
-/* Tensor.sum(dims, keepdim=True): integral and bool sums are int64, as in torch. */
-pct_tensor *pct_la_sum_keepdim(pct_tensor *t, const bool *mask)
-{
-    int od = pct_dtype_is_floating(t->dtype) ? t->dtype : PCT_INT64;
-    return pct_la_reduce(t, mask, true, od, RED_SUM, 0.0);
-}
-
 /* Parses a dim list (wrapping negatives, rejecting repeats) into a mask. */
 int pct_la_dims_to_mask(const int64_t *dims, int n, int ndim, bool *mask)
 {

@@ -1,6 +1,6 @@
 /* linalg_svd.c: the singular value decomposition A = U diag(S) Vh, batched over the
- * leading dims (torch.linalg.svd, torch.linalg.svdvals, torch.svd), and the matrix norms
- * built on the singular values (linalg.matrix_norm with ord 2, -2 and 'nuc').
+ * leading dims (torch.linalg.svd, torch.linalg.svdvals, torch.svd). The matrix norms built on
+ * the singular values (2, -2, 'nuc') are composites over svdvals (composite/linalg_norm.c).
  *
  * float32/float64 go to LAPACK's divide-and-conquer gesdd (part of OpenBLAS), as torch's
  * CPU backend does. A build without OpenBLAS uses a one-sided Jacobi SVD in double
@@ -566,51 +566,3 @@ pct_object *pct_cpu_svd(pct_call *c)
     return finish(outs[0] ? "torch.return_types.svd_out" : "torch.return_types.svd", fields, 3, res, outs);
 }
 
-/* ---- matrix norms -------------------------------------------------------------------- */
-
-/* linalg.matrix_norm with ord 2 (which = 2: the largest singular value), -2 (the smallest)
- * or 'nuc' (which = 0: their sum) over dims (d0, d1) of A, in dtype odt (A converted first,
- * as torch's A.to(dtype) before svdvals). */
-pct_tensor *pct_svd_norm(pct_tensor *A, int d0, int d1, int which, bool keepdim, int odt)
-{
-    const int64_t kk = A->sizes[d0] < A->sizes[d1] ? A->sizes[d0] : A->sizes[d1];
-    if (which == -2 && kk == 0) { /* torch: amin over the empty singular values */
-        pct_error_str(PCT_ERR_INDEX, "amin(): Expected reduction dim -1 to have non-zero size.");
-        return NULL;
-    }
-    pct_tensor *X = NULL, *s = NULL, *u = NULL, *vt = NULL, *r = NULL;
-    PCT_TRY(X = pct_to_dtype(A, odt, false));
-    if (X->dtype != PCT_FLOAT32 && X->dtype != PCT_FLOAT64) {
-        pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Low precision dtypes not supported. Got %s",
-                     pct_dtype_cpp_name[X->dtype]);
-        goto fail;
-    }
-    PCT_TRY_INT(svd_compute(X, d0, d1, 'N', &s, &u, &vt));
-    int64_t oshape[PCT_MAX_DIMS];
-    int ond = 0;
-    for (int d = 0; d < A->ndim; d++) {
-        if (d == d0 || d == d1) {
-            if (keepdim) oshape[ond++] = 1;
-        } else {
-            oshape[ond++] = A->sizes[d];
-        }
-    }
-    PCT_TRY(r = pct_tensor_empty(ond, oshape, odt, PCT_CPU, -1));
-    const int64_t k = s->sizes[s->ndim - 1], isz = pct_tensor_itemsize(s);
-    const char *sd = pct_tensor_data(s);
-    for (int64_t b = 0; b < r->numel; b++) {
-        double v = which == 2 ? -INFINITY : which == -2 ? INFINITY : 0.0;
-        for (int64_t j = 0; j < k; j++) {
-            double x = pct_load_as_double(sd + (b * k + j) * isz, s->dtype);
-            if (which == 0) v += x;
-            else if (x != x || (which == 2 ? x > v : x < v)) v = x;
-            if (v != v) break;
-        }
-        if (k == 0) v = 0.0;
-        pct_store_double(pct_tensor_data(r) + b * isz, odt, v);
-    }
-fail:
-    PCT_XDECREF(X);
-    PCT_XDECREF(s);
-    return r;
-}

@@ -78,45 +78,6 @@ pct_tensor *pct_la_view_with(pct_tensor *t, int nd, const int64_t *sizes, const 
     return pct_tensor_view_of(t, nd, sizes, strides, t->offset);
 }
 
-/* t with the last two dims swapped (Tensor.mT) */
-pct_tensor *pct_la_view_mT(pct_tensor *t)
-{
-    int64_t sz[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
-    int nd = t->ndim;
-    memcpy(sz, t->sizes, sizeof(int64_t) * (size_t)nd);
-    memcpy(st, t->strides, sizeof(int64_t) * (size_t)nd);
-    sz[nd - 2] = t->sizes[nd - 1]; sz[nd - 1] = t->sizes[nd - 2];
-    st[nd - 2] = t->strides[nd - 1]; st[nd - 1] = t->strides[nd - 2];
-    return pct_la_view_with(t, nd, sz, st);
-}
-
-pct_tensor *pct_la_view_unsqueeze(pct_tensor *t, int dim)
-{
-    int64_t sz[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
-    int nd = t->ndim, j = 0;
-    for (int i = 0; i <= nd; i++) {
-        if (i == dim) {
-            sz[i] = 1;
-            st[i] = dim < nd ? t->sizes[dim] * t->strides[dim] : 1;
-        } else {
-            sz[i] = t->sizes[j];
-            st[i] = t->strides[j];
-            j++;
-        }
-    }
-    return pct_la_view_with(t, nd + 1, sz, st);
-}
-
-pct_tensor *pct_la_view_permute(pct_tensor *t, const int64_t *perm)
-{
-    int64_t sz[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
-    for (int i = 0; i < t->ndim; i++) {
-        sz[i] = t->sizes[perm[i]];
-        st[i] = t->strides[perm[i]];
-    }
-    return pct_la_view_with(t, t->ndim, sz, st);
-}
-
 /* torch's expand_size(): t broadcast to `sizes`, with expand()'s errors. */
 pct_tensor *pct_la_expand_to(pct_tensor *t, int nd, const int64_t *sizes)
 {
@@ -151,49 +112,5 @@ pct_tensor *pct_la_expand_to(pct_tensor *t, int nd, const int64_t *sizes)
         return t;
     }
     return pct_la_view_with(t, nd, sizes, st);
-}
-
-/* Strides of a view of t with `shape`, if one exists (ATen's computeStride). */
-static bool view_strides(const pct_tensor *t, int nd, const int64_t *shape, int64_t *ns)
-{
-    if (t->numel == 0 || t->ndim == 0) {
-        pct_contiguous_strides(nd, shape, ns);
-        return true;
-    }
-    int view_d = nd - 1;
-    int64_t chunk_base_stride = t->strides[t->ndim - 1];
-    int64_t tensor_numel = 1, view_numel = 1;
-    for (int tensor_d = t->ndim - 1; tensor_d >= 0; tensor_d--) {
-        tensor_numel *= t->sizes[tensor_d];
-        if (tensor_d == 0 ||
-            (t->sizes[tensor_d - 1] != 1 && t->strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
-            while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
-                ns[view_d] = view_numel * chunk_base_stride;
-                view_numel *= shape[view_d];
-                view_d--;
-            }
-            if (view_numel != tensor_numel) return false;
-            if (tensor_d > 0) {
-                chunk_base_stride = t->strides[tensor_d - 1];
-                tensor_numel = 1;
-                view_numel = 1;
-            }
-        }
-    }
-    return view_d == -1;
-}
-
-/* Tensor.reshape: a view when the strides allow, else a contiguous copy. */
-pct_tensor *pct_la_reshape(pct_tensor *t, int nd, const int64_t *shape)
-{
-    int64_t ns[PCT_MAX_DIMS];
-    if (view_strides(t, nd, shape, ns)) return pct_la_view_with(t, nd, shape, ns);
-    pct_tensor *c = pct_to_dtype(t, t->dtype, true);
-    if (!c) return NULL;
-    if (pct_tensor_set_shape(c, nd, shape, NULL) < 0) {
-        PCT_DECREF(c);
-        return NULL;
-    }
-    return c;
 }
 

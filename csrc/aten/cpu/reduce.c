@@ -1170,19 +1170,3 @@ pct_object *pct_cpu_norm(pct_call *c)
     return red_norm(arg.input, p, &arg.dim, arg.keepdim, arg.dtype, c->out);
 }
 
-/* norm(input, str p, ...): as torch.functional.norm, 'fro' over at most two dims is the
- * 2-norm; everything else (the nuclear norm, 'fro' over more dims: an error) goes to
- * linalg.matrix_norm over the given dims, or all of them. */
-pct_object *pct_cpu_norm_str(pct_call *c)
-{
-    PCT_ARGS(norm_str);
-    const char *s = arg.p;
-    const pct_int_list *dim = &arg.dim;
-    if (strcmp(s, "fro") == 0 && (dim->none || dim->n <= 2)) return red_norm(arg.input, 2.0, dim, arg.keepdim, arg.dtype, c->out);
-    pct_tensor *self = arg.input;
-    int64_t all[PCT_MAX_DIMS];
-    for (int d = 0; d < self->ndim; d++) all[d] = d;
-    return pct_linalg_matrix_norm_str(self, s, dim->none ? all : dim->v, dim->none ? self->ndim : dim->n, arg.keepdim,
-                                      !(arg.dtype == PCT_NO_DTYPE), arg.dtype, c->out);
-}
-

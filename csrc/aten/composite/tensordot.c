@@ -1,8 +1,9 @@
-/* tensordot.c: contractions written as one matrix product of reshaped operands:
- * tensordot (ATen's tensordot, and torch.functional.tensordot's forms of `dims`), inner
- * (a tensordot over the last dims) and kron (a broadcast multiply of interleaved views).
- */
-#include "blas_internal.h"
+/* tensordot.c: tensordot and inner, composites: the contracted dims permuted to the end of the first operand and
+ * the start of the second, both reshaped to matrices, one mm, and the result viewed to the free dims (ATen's
+ * tensordot, with torch.functional.tensordot's forms of `dims`; inner is a tensordot over the last dims). Their
+ * gradients are their own formulas (PCT_GRAD tensordot, inner): explicit composites. */
+#include "composite.h"
+#include <stdlib.h>
 
 /* ATen's tensordot(input1, input2, dims1, dims2) (and tensordot_out) */
 static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *dims1, int n1, const int64_t *dims2, int n2,
@@ -35,15 +36,13 @@ static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *d
         /* a contracted dim of size 1 on one side is summed away on the other, in its
          * own dtype (torch's tensordot keeps int32 int32, unlike Tensor.sum) */
         if (s2 == 1) {
-            bool mask[PCT_MAX_DIMS + 1] = {false};
-            mask[d1] = true;
-            pct_tensor *s = pct_la_reduce(t1, mask, true, t1->dtype, RED_SUM, 0.0);
+            const int64_t d = d1;
+            pct_tensor *s = pct_comp_sum(t1, 1, &d, true, t1->dtype);
             if (!s) goto fail;
             PCT_SETREF(t1, s);
         } else if (s1 == 1) {
-            bool mask[PCT_MAX_DIMS + 1] = {false};
-            mask[d2] = true;
-            pct_tensor *s = pct_la_reduce(t2, mask, true, t2->dtype, RED_SUM, 0.0);
+            const int64_t d = d2;
+            pct_tensor *s = pct_comp_sum(t2, 1, &d, true, t2->dtype);
             if (!s) goto fail;
             PCT_SETREF(t2, s);
         } else if (s1 != s2) {
@@ -56,7 +55,7 @@ static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *d
             csize *= s1;
         }
     }
-    if (pct_la_dims_to_mask(dims1, n1, a->ndim, c1) < 0 || pct_la_dims_to_mask(dims2, n2, b->ndim, c2) < 0) goto fail;
+    if (pct_comp_dims_mask(dims1, n1, a->ndim, c1) < 0 || pct_comp_dims_mask(dims2, n2, b->ndim, c2) < 0) goto fail;
     for (int i = 0; i < a->ndim; i++)
         if (!c1[i]) { p1[np1++] = i; size1 *= t1->sizes[i]; rsizes[nr++] = t1->sizes[i]; }
     for (int i = 0; i < n1; i++) p1[np1++] = pct_wrap_dim(dims1[i], a->ndim);
@@ -64,11 +63,12 @@ static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *d
     for (int i = 0; i < b->ndim; i++)
         if (!c2[i]) { p2[np2++] = i; size2 *= t2->sizes[i]; rsizes[nr++] = t2->sizes[i]; }
     {
-        pct_tensor *v1 = pct_la_view_permute(t1, p1), *v2 = v1 ? pct_la_view_permute(t2, p2) : NULL;
+        pct_tensor *v1 = pct_comp_shape(PCT_OP_permute, t1, np1, p1);
+        pct_tensor *v2 = v1 ? pct_comp_shape(PCT_OP_permute, t2, np2, p2) : NULL;
         const int64_t s1[2] = {size1, csize}, s2[2] = {csize, size2};
         if (v1 && v2) {
-            t1p = pct_la_reshape(v1, 2, s1);
-            if (t1p) t2p = pct_la_reshape(v2, 2, s2);
+            t1p = pct_comp_shape(PCT_OP_reshape, v1, 2, s1);
+            if (t1p) t2p = pct_comp_shape(PCT_OP_reshape, v2, 2, s2);
         }
         PCT_XDECREF(v1);
         PCT_XDECREF(v2);
@@ -76,9 +76,17 @@ static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *d
     }
     /* torch 2.13 contracts a 1 x 1 product (two vectors, or every dim contracted) with dot, which has no bool
      * kernel even for empty inputs */
-    if (size1 == 1 && size2 == 1 && t1p->dtype == PCT_BOOL) { pct_la_not_implemented_bool("dot"); goto fail; }
-    if (!(prod = (pct_tensor *)pct_mm(t1p, t2p, NULL))) goto fail;
-    if (pct_tensor_set_shape(prod, nr, rsizes, NULL) < 0) goto fail;
+    if (size1 == 1 && size2 == 1 && t1p->dtype == PCT_BOOL) {
+        pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "\"dot\" not implemented for 'Bool'");
+        goto fail;
+    }
+    {
+        pct_tensor *mm = pct_comp_call2(PCT_OP_mm, t1p, t2p, NULL);
+        if (!mm) goto fail;
+        prod = pct_comp_shape(PCT_OP_view, mm, nr, rsizes);
+        PCT_DECREF(mm);
+        if (!prod) goto fail;
+    }
     PCT_DECREF(t1); PCT_DECREF(t2); PCT_DECREF(t1p); PCT_DECREF(t2p);
     if (!out) return (pct_object *)prod;
     if (prod->dtype != out->dtype) {
@@ -88,7 +96,7 @@ static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *d
         PCT_DECREF(prod);
         return NULL;
     }
-    if (pct_out_resize(out, nr, rsizes) < 0 || pct_copy_(out, prod) < 0) {
+    if (pct_out_resize(out, nr, rsizes) < 0 || pct_comp_copy_(out, prod) < 0) {
         PCT_DECREF(prod);
         return NULL;
     }
@@ -107,11 +115,11 @@ fail:
 static pct_object *inner_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-    if (a->ndim == 0 || b->ndim == 0) return pct_la_mul(out, false, a, b);
+    if (a->ndim == 0 || b->ndim == 0) return (pct_object *)pct_comp_mul(a, b, out);
     if (a->sizes[a->ndim - 1] != b->sizes[b->ndim - 1]) {
         pct_error(PCT_ERR_RUNTIME,
                      "inner() the last dimension must match on both input tensors but got shapes %s and %s",
-                     SHAPE(b1, a), SHAPE(b2, b));
+                     pct_shape_str(b1, sizeof b1, a->ndim, a->sizes), pct_shape_str(b2, sizeof b2, b->ndim, b->sizes));
         return NULL;
     }
     const int64_t d = -1;
@@ -177,11 +185,17 @@ static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, 
             return NULL;
     } else if (is_tensor) {
         pct_tensor *t = (pct_tensor *)dims;
+        if (t->device_type == PCT_META) { /* torch reads it with item() or tolist(): a meta tensor has no values */
+            if (t->numel > 1) pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
+            else pct_error_str(PCT_ERR_RUNTIME, "Tensor.item() cannot be called on meta tensors");
+            return NULL;
+        }
         if (t->numel > 1) {
             if (t->ndim != 2 || t->sizes[0] != 2 || t->sizes[1] > PCT_MAX_DIMS) {
                 pct_error_str(PCT_ERR_RUNTIME, "tensordot expects a dims tensor of shape (2, n)");
                 return NULL;
             }
+            /* dims given as a tensor: an argument read on the host, as torch does with .tolist() */
             const char *p = pct_tensor_data(t);
             const int isz = pct_tensor_itemsize(t);
             n1 = n2 = (int)t->sizes[1];
@@ -200,7 +214,7 @@ static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, 
             }
             if (v > PCT_MAX_DIMS) v = PCT_MAX_DIMS + 1;
             for (int64_t i = 0; i < v && i < PCT_MAX_DIMS; i++) { d1[i] = i - v; d2[i] = i; }
-            n1 = n2 = (int)imin(v, PCT_MAX_DIMS);
+            n1 = n2 = (int)(v < PCT_MAX_DIMS ? v : PCT_MAX_DIMS);
         }
     } else {
         if (!have_k) {
@@ -212,7 +226,7 @@ static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, 
             pct_error(PCT_ERR_RUNTIME, "tensordot expects dims >= 0, but got dims=%lld", (long long)k);
             return NULL;
         }
-        if (k > imin(a->ndim, b->ndim)) {
+        if (k > (a->ndim < b->ndim ? a->ndim : b->ndim)) {
             pct_error(PCT_ERR_RUNTIME, "tensordot expects dims < ndim_a or ndim_b, but got dims=%lld", (long long)k);
             return NULL;
         }
@@ -222,67 +236,22 @@ static pct_object *tensordot_op(pct_tensor *a, pct_tensor *b, pct_object *dims, 
     return tensordot_impl(a, b, d1, n1, d2, n2, out);
 }
 
-static pct_object *kron_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
+
+/* ---- composites (ops_linalg.def) ---- */
+
+pct_object *pct_composite_inner(pct_call *c)
 {
-    const int maxdim = a->ndim > b->ndim ? a->ndim : b->ndim;
-    const int pa = maxdim - a->ndim, pb = maxdim - b->ndim;
-    int64_t asz[2 * PCT_MAX_DIMS], ast[2 * PCT_MAX_DIMS], bsz[2 * PCT_MAX_DIMS], bst[2 * PCT_MAX_DIMS], rsz[PCT_MAX_DIMS];
-    if (2 * maxdim > PCT_MAX_DIMS) {
-        pct_error(PCT_ERR_RUNTIME, "kron: inputs with more than %d dimensions are not supported", PCT_MAX_DIMS / 2);
-        return NULL;
-    }
-    for (int i = 0; i < maxdim; i++) {
-        asz[2 * i] = i >= pa ? a->sizes[i - pa] : 1;
-        ast[2 * i] = i >= pa ? a->strides[i - pa] : 0;
-        asz[2 * i + 1] = 1; ast[2 * i + 1] = 0;
-        bsz[2 * i] = 1; bst[2 * i] = 0;
-        bsz[2 * i + 1] = i >= pb ? b->sizes[i - pb] : 1;
-        bst[2 * i + 1] = i >= pb ? b->strides[i - pb] : 0;
-        rsz[i] = asz[2 * i] * bsz[2 * i + 1];
-    }
-    pct_tensor *av = pct_la_view_with(a, 2 * maxdim, asz, ast), *bv = av ? pct_la_view_with(b, 2 * maxdim, bsz, bst) : NULL;
-    pct_tensor *r = bv ? (pct_tensor *)pct_la_mul(NULL, false, av, bv) : NULL;
-    PCT_XDECREF(av);
-    PCT_XDECREF(bv);
-    if (!r) return NULL;
-    if (!pct_tensor_is_contiguous(r)) { /* the product follows its inputs' memory order; the reshape needs C order */
-        pct_tensor *cr = pct_contiguous(r);
-        PCT_DECREF(r);
-        if (!(r = cr)) return NULL;
-    }
-    if (pct_tensor_set_shape(r, maxdim, rsz, NULL) < 0) goto fail;
-    if (!out) return (pct_object *)r;
-    if (!pct_can_cast(r->dtype, out->dtype)) {
-        pct_error(PCT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
-                     pct_dtype_cpp_name[r->dtype], pct_dtype_cpp_name[out->dtype]);
-        goto fail;
-    }
-    if (pct_out_resize(out, maxdim, rsz) < 0 || pct_copy_(out, r) < 0) goto fail;
-    PCT_DECREF(r);
-    PCT_INCREF(out);
-    return (pct_object *)out;
-fail:
-    PCT_DECREF(r);
-    return NULL;
+    PCT_ARGS(inner);
+    return inner_op(arg.input, arg.other, c->out);
 }
 
-/* ---- kernels (ops_linalg.def) ---- */
-
-#define T(i) (c->v[i].t)
-#define OUT (c->inplace ? NULL : c->out)
-
-pct_object *pct_cpu_inner(pct_call *c) { return inner_op(T(0), T(1), c->out); }
-pct_object *pct_cpu_kron(pct_call *c) { return kron_op(T(0), T(1), c->out); }
-
-pct_object *pct_cpu_tensordot(pct_call *c)
+pct_object *pct_composite_tensordot(pct_call *c)
 {
-    if (c->v[2].none && c->v[2].obj && pct_is_none(c->v[2].obj)) { /* the default is 2; an explicit None is refused */
+    PCT_ARGS(tensordot);
+    if ((arg.dims == NULL) && arg.dims && pct_is_none(arg.dims)) { /* the default is 2; an explicit None is refused */
         pct_error_str(PCT_ERR_RUNTIME, "tensordot expects dims to be int or tuple[list[int], list[int]] or "
-                                            "list[list[int]] containing two lists, but got dims=None");
+                                       "list[list[int]] containing two lists, but got dims=None");
         return NULL;
     }
-    return tensordot_op(T(0), T(1), c->v[2].none ? NULL : c->v[2].obj, c->out);
+    return tensordot_op(arg.a, arg.b, (arg.dims == NULL) ? NULL : arg.dims, c->out);
 }
-
-#undef T
-#undef OUT

@@ -1,9 +1,51 @@
-/* einsum.c: torch.einsum (ATen's Linear.cpp): the equation is parsed into labels, each
- * operand permuted and diagonal-viewed to one label order, dims only one operand has are
- * summed early, and the operands contracted left to right in pairs (sumproduct_pair:
- * permute + bmm).
+/* einsum.c: torch.einsum (ATen's Linear.cpp), a composite: the equation is parsed into labels, each operand
+ * brought to one label order (diagonal for a repeated label, unsqueeze for a missing one, permute), dims only one
+ * operand has are summed early, and the operands contracted left to right in pairs (sumproduct_pair: permute,
+ * reshape, bmm). Its gradient is its own formula (PCT_GRAD einsum): an explicit composite.
  */
-#include "blas_internal.h"
+#include "composite.h"
+#include <stdlib.h>
+
+static inline int imin(int a, int b) { return a < b ? a : b; }
+
+/* t.sum(dims where mask, keepdim=True): integral and bool sums are int64, as in torch */
+static pct_tensor *sum_keepdim(pct_tensor *t, const bool *mask)
+{
+    int64_t dims[PCT_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (mask[d]) dims[n++] = d;
+    return pct_comp_sum(t, n, dims, true, -1);
+}
+
+static pct_tensor *permute(pct_tensor *t, const int64_t *perm)
+{
+    return pct_comp_shape(PCT_OP_permute, t, t->ndim, perm);
+}
+
+/* t.diagonal(0, d0, d1).movedim(-1, d0): dims d0 < d1 become one, at d0 */
+static pct_tensor *diagonal_at(pct_tensor *t, int64_t d0, int64_t d1)
+{
+    pct_call c;
+    pct_call_init(&c, PCT_OP_diagonal);
+    c.v[0].none = c.v[2].none = c.v[3].none = 0;
+    c.v[0].t = t;
+    c.v[2].i = d0;
+    c.v[3].i = d1;
+    pct_tensor *d = (pct_tensor *)pct_composite_call(&c);
+    if (!d) return NULL;
+    const int64_t from = -1;
+    pct_call m;
+    pct_call_init(&m, PCT_OP_movedim);
+    m.v[0].none = m.v[1].none = m.v[2].none = 0;
+    m.v[0].t = d;
+    m.v[1].n = m.v[2].n = 1;
+    m.v[1].list[0] = from;
+    m.v[2].list[0] = d0;
+    pct_tensor *r = (pct_tensor *)pct_composite_call(&m);
+    PCT_DECREF(d);
+    return r;
+}
 
 #define EIN_LETTERS 26
 #define EIN_TOTAL 52
@@ -17,7 +59,7 @@ static char ein_label(int s) { return (char)(s < EIN_LETTERS ? 'A' + s : 'a' + s
 /* ATen's sumproduct_pair: (left * right).sum(sum_dims) through permute + bmm, keepdim. */
 static pct_tensor *sumproduct_pair(pct_tensor *left_in, pct_tensor *right_in, const int64_t *sum_dims, int nsum)
 {
-    if (nsum == 0) return (pct_tensor *)pct_la_mul(NULL, false, left_in, right_in);
+    if (nsum == 0) return pct_comp_mul(left_in, right_in, NULL);
     const int dim = left_in->ndim;
     bool is_sum[PCT_MAX_DIMS] = {false};
     for (int i = 0; i < nsum; i++) is_sum[sum_dims[i]] = true;
@@ -41,7 +83,7 @@ static pct_tensor *sumproduct_pair(pct_tensor *left_in, pct_tensor *right_in, co
                 bool mask[PCT_MAX_DIMS] = {false};
                 mask[i] = true;
                 pct_tensor **t = sl ? &left : &right;
-                pct_tensor *s = pct_la_sum_keepdim(*t, mask);
+                pct_tensor *s = sum_keepdim(*t, mask);
                 if (!s) goto fail;
                 PCT_SETREF(*t, s);
             }
@@ -80,11 +122,13 @@ static pct_tensor *sumproduct_pair(pct_tensor *left_in, pct_tensor *right_in, co
         for (int i = 0; i < nsum; i++) operm[sum_dims[i]] = k++;
         for (int i = 0; i < nro; i++) operm[ro[i]] = k++;
         const int64_t ls[3] = {lro_size, lo_size, sum_size}, rs[3] = {lro_size, sum_size, ro_size};
-        if (!(lv = pct_la_view_permute(left, lperm)) || !(rv = pct_la_view_permute(right, rperm))) goto fail;
-        if (!(l3 = pct_la_reshape(lv, 3, ls)) || !(r3 = pct_la_reshape(rv, 3, rs))) goto fail;
-        if (!(res = (pct_tensor *)pct_bmm(l3, r3, NULL))) goto fail;
-        if (pct_tensor_set_shape(res, no, out_size, NULL) < 0) goto fail;
-        result = pct_la_view_permute(res, operm);
+        if (!(lv = permute(left, lperm)) || !(rv = permute(right, rperm))) goto fail;
+        if (!(l3 = pct_comp_shape(PCT_OP_reshape, lv, 3, ls))) goto fail;
+        if (!(r3 = pct_comp_shape(PCT_OP_reshape, rv, 3, rs))) goto fail;
+        if (!(res = pct_comp_call2(PCT_OP_bmm, l3, r3, NULL))) goto fail;
+        PCT_SETREF(res, pct_comp_shape(PCT_OP_view, res, no, out_size));
+        if (!res) goto fail;
+        result = permute(res, operm);
     }
 fail:
     PCT_XDECREF(left);
@@ -244,10 +288,11 @@ static pct_object *einsum_op(const char *eq, pct_tensor *const *items, ptrdiff_t
     for (int j = 0; j < ell_num_dim; j++) ell_sizes[j] = 1;
     for (ptrdiff_t i = 0; i < num_ops; i++) {
         pct_tensor *t = (pct_tensor *)items[i];
-        int64_t sz[PCT_MAX_DIMS], st[PCT_MAX_DIMS], perm[PCT_MAX_DIMS];
-        int nd = t->ndim, dim = 0;
-        memcpy(sz, t->sizes, sizeof(int64_t) * (size_t)nd);
-        memcpy(st, t->strides, sizeof(int64_t) * (size_t)nd);
+        int64_t perm[PCT_MAX_DIMS];
+        int dim = 0;
+        const int64_t *sz = t->sizes; /* the sizes of the operand as brought so far (ops[i]) */
+        PCT_INCREF(t);
+        ops[i] = t;
         for (int j = 0; j < perm_index; j++) perm[j] = -1;
         for (int j = 0; j < nlab[i]; j++) {
             const int s = labels[i][j];
@@ -280,7 +325,7 @@ static pct_object *einsum_op(const char *eq, pct_tensor *const *items, ptrdiff_t
                 }
                 perm[label_perm_index[s]] = dim++;
             } else {
-                /* repeated label: take the diagonal (dims prev and dim become one, at prev) */
+                /* repeated label: the diagonal of dims prev and dim, moved to prev (dim is gone) */
                 const int64_t prev = perm[label_perm_index[s]];
                 if (sz[dim] != sz[prev]) {
                     pct_error(PCT_ERR_RUNTIME,
@@ -288,22 +333,22 @@ static pct_object *einsum_op(const char *eq, pct_tensor *const *items, ptrdiff_t
                                  ein_label(s), i, (long long)sz[dim], (long long)sz[prev]);
                     goto done;
                 }
-                st[prev] += st[dim];
-                for (int q = dim; q < nd - 1; q++) { sz[q] = sz[q + 1]; st[q] = st[q + 1]; }
-                nd--;
+                pct_tensor *diag = diagonal_at(ops[i], prev, dim);
+                PCT_SETREF(ops[i], diag);
+                if (!ops[i]) goto done;
+                sz = ops[i]->sizes;
             }
         }
         for (int j = 0; j < perm_index; j++) {
             if (perm[j] == -1) { /* unsqueeze at the end */
-                sz[nd] = 1;
-                st[nd] = 1;
-                nd++;
+                pct_tensor *u = pct_comp_unsqueeze(ops[i], -1);
+                PCT_SETREF(ops[i], u);
+                if (!ops[i]) goto done;
                 perm[j] = dim++;
             }
         }
-        int64_t psz[PCT_MAX_DIMS], pst[PCT_MAX_DIMS];
-        for (int j = 0; j < perm_index; j++) { psz[j] = sz[perm[j]]; pst[j] = st[perm[j]]; }
-        if (!(ops[i] = pct_la_view_with(t, perm_index, psz, pst))) goto done;
+        PCT_SETREF(ops[i], permute(ops[i], perm));
+        if (!ops[i]) goto done;
     }
 
     /* contract left to right */
@@ -328,8 +373,8 @@ static pct_object *einsum_op(const char *eq, pct_tensor *const *items, ptrdiff_t
             }
         }
         pct_tensor *r = NULL;
-        if (asum) { pct_tensor *s = pct_la_sum_keepdim(a, amask); PCT_SETREF(a, s); }
-        if (a && bsum) { pct_tensor *s = pct_la_sum_keepdim(b, bmask); PCT_SETREF(b, s); }
+        if (asum) { pct_tensor *s = sum_keepdim(a, amask); PCT_SETREF(a, s); }
+        if (a && bsum) { pct_tensor *s = sum_keepdim(b, bmask); PCT_SETREF(b, s); }
         if (a && b) r = sumproduct_pair(a, b, sum_dims, nsum);
         PCT_XDECREF(a);
         PCT_XDECREF(b);
@@ -340,13 +385,12 @@ static pct_object *einsum_op(const char *eq, pct_tensor *const *items, ptrdiff_t
     }
 
     if (perm_index - out_num_dim > 0) {
-        if (num_ops > 1) {
-            result = (pct_object *)pct_la_view_with(ops[0], out_num_dim, ops[0]->sizes, ops[0]->strides);
+        if (num_ops > 1) { /* the contracted dims are all 1 now: a view without them */
+            result = (pct_object *)pct_comp_shape(PCT_OP_view, ops[0], out_num_dim, ops[0]->sizes);
         } else {
-            bool mask[PCT_MAX_DIMS] = {false};
-            for (int d = out_num_dim; d < perm_index; d++) mask[d] = true;
-            int od = pct_dtype_is_floating(ops[0]->dtype) ? ops[0]->dtype : PCT_INT64;
-            result = (pct_object *)pct_la_reduce(ops[0], mask, false, od, RED_SUM, 0.0);
+            int64_t dims[PCT_MAX_DIMS];
+            for (int d = out_num_dim; d < perm_index; d++) dims[d - out_num_dim] = d;
+            result = (pct_object *)pct_comp_sum(ops[0], perm_index - out_num_dim, dims, false, -1);
         }
     } else {
         result = (pct_object *)ops[0];
@@ -361,12 +405,10 @@ done:
     return result;
 }
 
-/* ---- kernel (ops_linalg.def) ---- */
+/* ---- composite (ops_linalg.def) ---- */
 
-#define T(i) (c->v[i].t)
-#define OUT (c->inplace ? NULL : c->out)
-
-pct_object *pct_cpu_einsum(pct_call *c) { return einsum_op(c->v[0].str, c->v[1].items, c->v[1].n); }
-
-#undef T
-#undef OUT
+pct_object *pct_composite_einsum(pct_call *c)
+{
+    PCT_ARGS(einsum);
+    return einsum_op(arg.equation, arg.tensors.items, arg.tensors.n);
+}
