@@ -1452,7 +1452,7 @@ for _op, _f in {
 
 def F(*shape, dtype="float32"):
     rng = {"bool": dict(lo=0, hi=2), "int64": dict(lo=1, hi=10)}.get(dtype, dict(lo=0.1, hi=0.9))
-    return In(shape, dtype=dtype, **rng)
+    return In(shape, dtype=dtype, grad=False, **rng)
 
 
 def spd(M, a):
@@ -1635,17 +1635,17 @@ BINARY_SHAPES = {  # name -> (shape of input, shape of other or a Python scalar)
 
 
 def pointwise_input(dtype, shape, layout="c", positive=False, unit=False):
-    """A pointwise input: bool 0/1, uint8 0..19, signed integers -9..9 (1..9 if positive), floats in
+    """A pointwise input: bool 0/1, uint8 0..19 (1..19 if positive), signed integers -9..9 (1..9 if positive), floats in
     [-3, 3) with three digits ([0.1, 3) if positive, a quarter of that range for `unit`)."""
     if dtype == "bool":
-        return In(shape, layout, lo=0, hi=2, dtype=dtype)
+        return In(shape, layout, lo=0, hi=2, dtype=dtype, grad=False)
     if dtype == "uint8":
-        return In(shape, layout, lo=0, hi=20, dtype=dtype)
+        return In(shape, layout, lo=1 if positive else 0, hi=20, dtype=dtype, grad=False)
     if not dtype.startswith(("float", "bfloat")):
-        return In(shape, layout, lo=1 if positive else -9, hi=10, dtype=dtype)
+        return In(shape, layout, lo=1 if positive else -9, hi=10, dtype=dtype, grad=False)
     lo = 0.1 if positive else -3.0
     scale = 0.25 if unit else 1.0
-    return In(shape, layout, lo=lo * scale, hi=3.0 * scale, dtype=dtype, digits=3 if not unit else 5)
+    return In(shape, layout, lo=lo * scale, hi=3.0 * scale, dtype=dtype, digits=3 if not unit else 5, grad=False)
 
 
 def _function(name):
