@@ -5,16 +5,17 @@ one place and read by every op test:
   tests/test_autograd_ops.py   gradients and double backward vs torch, gradcheck                 uses "grad"
   tests/test_out_semantics.py  out= rules (samples with an out-taking call)                        uses "out"
   tests/amp/test_lowp_ops.py   float16 / bfloat16 against torch in the same dtypes               uses "lowp"
-  tests/test_fuzz.py           a seed call per op before the generated ones                       uses "fuzz"
+  tests/test_fuzz.py           the shapes its generated calls of an op start from half the time   uses "fuzz"
   (the non-differentiable and formula-less checks of test_autograd_ops.py: "nondiff", "missing")
 
 A sample is a call fn(T, *inputs) with T the library (pyctorch or torch) and its inputs described by In specs
 (shape, layout, value range or values, dtype); `uses` says which tests it is made for. A sample built by
 Out(builder, ...) also exposes the call as (callable, args, kwargs), so out= can be added to it. Values come
 from arrays(op, k, sample), seeded by the op and the sample's index: the same inputs in every library and
-every run. make_inputs(T, op, k, sample, device=...) builds the tensors on a device (default "cpu"), and
+every run. make_inputs(T, sample, arrays, device=...) builds the tensors on a device (default "cpu"), and
 call(T, sample, xs, device=...) runs a sample with that device as the default one, so constants made inside a
-call land there too: the registry is ready for CUDA.
+call land there too: the registry is ready for CUDA. The op tests use DEVICE (PYCTORCH_TEST_DEVICE, default
+"cpu").
 
 Samples are small float64 inputs by default: broadcast, transposed and sliced (non-contiguous leaves) and 0-d
 cases where the op allows them, ties/zeros/NaN at the known weak spots, the in-place variants, dtype=
@@ -23,6 +24,7 @@ and float32 inputs), gg (compare double backward with torch), node (the op's nod
 ((rtol, atol) for the torch comparisons), skip, xfail (strict known failures per kind of check).
 """
 import contextlib
+import os
 import re
 import warnings
 import zlib
@@ -32,6 +34,8 @@ import numpy as np
 import pyctorch
 from comparison import DTYPE_NAMES
 
+# the device the op tests make their samples on (the registry's device parameter; torch runs there too)
+DEVICE = os.environ.get("PYCTORCH_TEST_DEVICE", "cpu")
 TABLE = pyctorch._C._op_table()
 BY_ID = {e["id"]: e for e in TABLE}
 # ops with a backward formula (their PCT_GRAD line, read from the table) other than "non_differentiable"

@@ -33,7 +33,7 @@ from conftest import HAVE_TORCH, requires_torch, torch
 
 TABLE, BY_ID, DIFFERENTIABLE = SR.TABLE, SR.BY_ID, SR.DIFFERENTIABLE
 FORMULAS = {e["id"]: e["formulas"] for e in TABLE}  # from _C: None where the op has no formulas
-DEVICE = "cpu"
+DEVICE = SR.DEVICE
 
 
 def node_name(op_id):

@@ -14,7 +14,7 @@ from conftest import assert_same, assert_same_outcome, requires_torch, torch
 TABLE = SR.TABLE
 UNARY = [e for e in TABLE if e["kind"] == "unary"]
 BINARY = [e for e in TABLE if e["kind"] == "binary" and not e["name"].startswith("_")]
-DEVICE = "cpu"
+DEVICE = SR.DEVICE
 
 
 def make_pair(values, dtype):

@@ -20,7 +20,7 @@ import samples as SR
 from conftest import HAVE_TORCH, TOL, assert_same, requires_torch, torch as T
 
 TABLE = SR.TABLE
-DEVICE = "cpu"
+DEVICE = SR.DEVICE
 OUT_OPS = [d for d in TABLE if re.search(r"[ (]out=None", d["schema"])]
 
 
@@ -175,8 +175,7 @@ def test_out_svd(op, kind):
     assert te == pe
     if tv is not None:
         assert pv[1:] == tv[1:]
-        for a, b in zip(pv[0], tv[0]):
-            np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-4, atol=1e-5)
+        assert_same(pv[0], tv[0], 1e-4, 1e-5)
 
 
 @requires_torch
@@ -381,11 +380,7 @@ def test_wider_out_rounding(op, dtype):
         return
     if "TypeError" in t:  # torch has no out= for it
         return
-    for a, b in zip(p, t):
-        if isinstance(b, str):
-            assert a == b
-        else:
-            np.testing.assert_allclose(np.array(a, dtype=float), np.array(b, dtype=float), rtol=0, atol=0, equal_nan=True)
+    assert_same(p, t, exact=True)
 
 
 # The order of torch's checks where a call breaks several rules, and the self of in-place ops that write in place.
