@@ -56,6 +56,8 @@ from hypothesis import HealthCheck, Phase, given, note, seed, settings
 from hypothesis import strategies as st
 
 import pyctorch
+import samples as SR
+from comparison import assert_same, builtin_base, dtype_name, outcome
 from conftest import DTYPE_NAMES, HAVE_TORCH, torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -81,10 +83,11 @@ HUGE_INTS = (2 ** 40, 2 ** 62, 2 ** 63 - 1, -2 ** 63, -2 ** 40, 2 ** 64)  # neve
 RANDOM_NAMES = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
                 "multinomial", "normal", "uniform", "random", "exponential", "cauchy", "log_normal", "geometric",
                 "dropout", "poisson", "empty", "empty_like", "new_empty", "empty_strided"}
-# Ops whose values are defined only up to a choice (singular vectors: signs, and any basis of a repeated or
-# zero singular value's space, which LAPACKs choose differently): compared by dtype and shape, like the random
-# ones (tests/test_linalg_svd.py checks their values through what does not depend on the choice).
-BASIS_CHOICE_NAMES = {"svd", "linalg_svd"}
+# Ops whose values are defined only up to a choice (singular vectors and eigenvectors: signs, and any basis of a
+# repeated or zero singular value's / eigenvalue's space, which LAPACKs choose differently): compared by dtype and
+# shape, like the random ones (tests/test_linalg_svd.py and the registry's samples in tests/test_autograd_ops.py
+# check their values through what does not depend on the choice).
+BASIS_CHOICE_NAMES = {"svd", "linalg_svd", "linalg_eigh"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,17 +394,6 @@ def _collected(exc):
     return True
 
 
-def _builtin_base(exc_type):
-    for k in exc_type.__mro__:
-        if k.__module__ == "builtins":
-            return k
-    return Exception
-
-
-def _dtype_name(d):
-    return str(d).split(".")[-1]
-
-
 class Program:
     def __init__(self, data):
         self.data = data
@@ -585,7 +577,7 @@ class Program:
             raise Divergence(f"pyctorch raised {type(pe).__name__}: {pe}\nprogram:\n{program}")
 
     def _check_exceptions(self, line, te, pe, program):
-        if te is not None and pe is not None and isinstance(pe, _builtin_base(type(te))):
+        if te is not None and pe is not None and isinstance(pe, builtin_base(type(te))):
             return
         if allowed(Case(line, program, te, pe, "")):
             return
@@ -663,58 +655,13 @@ def _shares_p(p, other):
         return None
 
 
-def _to_float64(t):
-    """A float64 / int / bool numpy copy (bfloat16/float16 widened) of a pyctorch or torch tensor."""
-    name = _dtype_name(t.dtype)
-    if name in ("bfloat16", "float16"):
-        return np.array(t.float().tolist(), dtype=np.float64)
-    return np.array(t.tolist(), dtype=np.bool_ if name == "bool" else np.dtype(name))
-
-
 def compare(p, t, where, program, nondet):
-    def fail(msg):
-        raise Divergence(f"{where}: {msg}\nprogram:\n{program}")
-
-    if HAVE_TORCH and isinstance(t, torch.Tensor):
-        if not isinstance(p, pyctorch.Tensor):
-            fail(f"torch gives a Tensor, pyctorch {type(p).__name__}")
-        if _dtype_name(p.dtype) != _dtype_name(t.dtype):
-            fail(f"dtype {_dtype_name(p.dtype)} != torch {_dtype_name(t.dtype)}")
-        if tuple(p.shape) != tuple(t.shape):
-            fail(f"shape {tuple(p.shape)} != torch {tuple(t.shape)}")
-        if nondet or t.numel() > MAX_COMPARE:
-            return
-        a, b = _to_float64(p), _to_float64(t)
-        dt = _dtype_name(t.dtype)
-        if dt in TOL:
-            rtol, atol = TOL[dt]
-            with np.errstate(invalid="ignore", over="ignore"):
-                same_nan = np.isnan(a) == np.isnan(b)
-                inf_ok = (np.isinf(a) == np.isinf(b)) & ((~np.isinf(b)) | (a == b))
-                finite = np.isfinite(a) & np.isfinite(b)
-                close = ~finite | (np.abs(a - b) <= atol + rtol * np.abs(b))
-            ok = same_nan & inf_ok & close
-            if not ok.all():
-                idx = np.argwhere(~ok)[:5].tolist()
-                fail(f"values differ at {idx}: pyctorch {a[~ok][:5].tolist()} torch {b[~ok][:5].tolist()}")
-        elif not np.array_equal(a, b):
-            fail(f"values differ: pyctorch {a.ravel()[:8].tolist()} torch {b.ravel()[:8].tolist()}")
-    elif isinstance(t, (tuple, list)):
-        if not isinstance(p, (tuple, list)) or len(p) != len(t):
-            fail(f"torch gives a {type(t).__name__} of {len(t)}, pyctorch {type(p).__name__} "
-                 f"{len(p) if isinstance(p, (tuple, list)) else ''}")
-        for i, (pi, ti) in enumerate(zip(p, t)):
-            compare(pi, ti, f"{where}[{i}]", program, nondet)
-    elif isinstance(t, (bool, int, float)) and not nondet:
-        if type(p) is not type(t):
-            fail(f"torch gives {type(t).__name__} {t!r}, pyctorch {type(p).__name__} {p!r}")
-        if not (p == t or (isinstance(t, float) and math.isnan(t) and math.isnan(p))):
-            fail(f"{p!r} != torch {t!r}")
-    elif t is None and p is not None:
-        fail(f"torch gives None, pyctorch {p!r}")
-    elif HAVE_TORCH and isinstance(t, torch.dtype):
-        if _dtype_name(p) != _dtype_name(t):
-            fail(f"{p} != torch {t}")
+    """The one comparison (comparison.assert_same) at the fuzzer's tolerances, values skipped after a random op
+    and for large results; a difference is a Divergence."""
+    try:
+        assert_same(p, t, tol=TOL, values=not nondet, max_numel=MAX_COMPARE, what=where)
+    except AssertionError as e:
+        raise Divergence(f"{e}\nprogram:\n{program}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1092,7 +1039,7 @@ def _record_result(prog, target):
         prog.run(f"{target}_0 = {target}[0]", setup=True)
         target = f"{target}_0"
     if isinstance(r, tensor_type) and r.numel() <= 4096:
-        prog.vars[target] = Info(tuple(r.shape), _dtype_name(r.dtype))
+        prog.vars[target] = Info(tuple(r.shape), dtype_name(r.dtype))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1164,6 +1111,23 @@ def _seeded(f):
 PER_OP = max(2, EXAMPLES // max(1, len(ENTRIES)) + 1)
 
 
+def _seed_shapes():
+    """op id -> the shape of the first tensor of its first "fuzz" sample in the registry (tests/samples.py): a
+    shape the op accepts, which half of test_fuzz_each_op's examples start from (values, dtype and layout are
+    still the fuzzer's)."""
+    shapes = {}
+    for op in SR.SAMPLES:
+        for _, sample in SR.samples_for(op, "fuzz"):
+            spec = next((x for x in sample.inputs if isinstance(x, SR.In)), None)
+            if spec is not None and int(np.prod(spec.shape)) <= MAX_NUMEL:
+                shapes[op] = spec.shape
+                break
+    return shapes
+
+
+SEED_SHAPES = _seed_shapes()
+
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["id"])
 def test_fuzz_each_op(entry):
     # each entry explores its own part of the space (a fixed seed per entry, shifted by PYCTORCH_FUZZ_SEED);
@@ -1176,7 +1140,9 @@ def test_fuzz_each_op(entry):
         if not has_torch_counterpart(entry):
             prog.ns_t = None
         try:
-            fuzz_call(prog, entry)
+            seed_shape = SEED_SHAPES.get(entry["id"])
+            primary = prog.new_tensor(shape=seed_shape) if seed_shape is not None and prog.chance(50) else None
+            fuzz_call(prog, entry, primary=primary)
         except Divergence as e:
             if not _collected(e):
                 raise
@@ -1337,10 +1303,6 @@ KNOWN_REPRODUCERS = {
 }
 
 
-def _assert_eq(a, b):
-    assert a == b, f"{a!r} != torch's {b!r}"
-
-
 # Former KNOWN_REPRODUCERS whose divergence is fixed: regression tests, run as plain tests.
 FIXED_REPRODUCERS = {
     "fill_tensor_expanded": lambda: _refused(lambda: pyctorch.ones(1).expand(3).fill_(pyctorch.tensor(2.0))),
@@ -1351,7 +1313,7 @@ FIXED_REPRODUCERS = {
         lambda: pyctorch.stack([pyctorch.zeros(3, 0), pyctorch.zeros(2)], 3), IndexError),
     "split_function_keyword": lambda: _refused(lambda: pyctorch.split(pyctorch.arange(5), split_size=2), TypeError),
     "trace_bool_dtype_first": lambda: _refused(lambda: pyctorch.trace(pyctorch.tensor(False)), NotImplementedError),
-    "embedding_renorm_int_no_rows": lambda: _assert_eq(
+    "embedding_renorm_int_no_rows": lambda: assert_same(
         pyctorch.embedding_renorm_(pyctorch.tensor([[17]], dtype=pyctorch.uint8),
                                    pyctorch.zeros(0, dtype=pyctorch.int64), 1.0, 2.0).tolist(), [[17]]),
     "embedding_renorm_int_rows": lambda: _refused(
@@ -1382,31 +1344,31 @@ FIXED_REPRODUCERS = {
     "parser_positional_memory_format": lambda: _refused(
         lambda: pyctorch.ones(2).contiguous(pyctorch.contiguous_format), TypeError),
     "parser_rsub_scalar_first": lambda: _refused(lambda: pyctorch.rsub(1, pyctorch.ones(2)), TypeError),
-    "pow_bool": lambda: _assert_eq(_returns(lambda: pyctorch.pow(pyctorch.tensor(True), True).item()), True),
+    "pow_bool": lambda: assert_same(_returns(lambda: pyctorch.pow(pyctorch.tensor(True), True).item()), True),
     "pow_bool_negative_exponent": lambda: _refused(lambda: pyctorch.tensor([True, False]).pow(-5)),
     "split_with_sizes_negative": lambda: _refused(lambda: pyctorch.zeros(1, 2).split_with_sizes([-1, 1, 1], 0)),
     "squeeze_duplicate_dims": lambda: _refused(lambda: pyctorch.zeros(1, 2).squeeze([0, 0])),
-    "squeeze_varargs_dims": lambda: _assert_eq(
+    "squeeze_varargs_dims": lambda: assert_same(
         _returns(lambda: tuple(pyctorch.zeros(1, 2, 1).squeeze(0, 2).shape)), (2,)),
     "tensor_split_0d": lambda: _refused(lambda: pyctorch.tensor_split(pyctorch.tensor(1.0), 1)),
-    "tensor_split_negative_index": lambda: _assert_eq(
+    "tensor_split_negative_index": lambda: assert_same(
         [tuple(p.shape) for p in pyctorch.tensor_split(pyctorch.zeros(2, 2), [1, -2, 2])],
         [(1, 2), (0, 2), (2, 2), (0, 2)]),
-    "tensor_split_unsorted_indices": lambda: _assert_eq(
+    "tensor_split_unsorted_indices": lambda: assert_same(
         [tuple(p.shape) for p in pyctorch.tensor_split(pyctorch.zeros(4, 1), [2, 1, 4, 3])],
         [(2, 1), (0, 1), (3, 1), (0, 1), (1, 1)]),
     "tensordot_dims_none": lambda: _refused(lambda: pyctorch.tensordot(pyctorch.ones(2, 2), pyctorch.ones(2, 2), None)),
-    "to_python_number": lambda: _assert_eq(_returns(lambda: pyctorch.tensor(False).to(1.5).dtype), pyctorch.float64),
+    "to_python_number": lambda: assert_same(_returns(lambda: pyctorch.tensor(False).to(1.5).dtype), pyctorch.float64),
     "unfold_negative_size": lambda: _refused(lambda: pyctorch.tensor([1, 7, 9, -5, -1]).unfold(0, -1, 4)),
-    "logspace_int_dtype": lambda: _assert_eq(
+    "logspace_int_dtype": lambda: assert_same(
         pyctorch.logspace(4.5, -1, 3, dtype=pyctorch.int32).tolist(), [10000, 31, 0]),
-    "arange_int_dtype_float_bounds": lambda: _assert_eq(
+    "arange_int_dtype_float_bounds": lambda: assert_same(
         tuple(pyctorch.arange(0.0, 0.75, 4.75, dtype=pyctorch.int64).shape), (0,)),
     "overlap_out_custom_op": lambda: _refused(
         lambda: pyctorch.ger(pyctorch.ones(3), pyctorch.ones(2), out=pyctorch.zeros(1).expand(6))),
     "out_alias_input_broadcast_resize": lambda: _refused(
         lambda: (lambda a: pyctorch.pow(a, pyctorch.ones(2, 2, 4), out=a))(pyctorch.ones(2, 4))),
-    "out_wider_dtype_rounding": lambda: _assert_eq(
+    "out_wider_dtype_rounding": lambda: assert_same(
         pyctorch.logit(pyctorch.tensor([0.3], dtype=pyctorch.float16), out=pyctorch.zeros(1)).item(),
         -0.84765625),
     "parser_none_for_int": lambda: _refused(lambda: pyctorch.eye(3, None), TypeError),
@@ -1414,7 +1376,7 @@ FIXED_REPRODUCERS = {
     "parser_where_out_scalar": lambda: _refused(
         lambda: pyctorch.where(pyctorch.tensor([True]), pyctorch.ones(1), 1.0, out=pyctorch.zeros(1)), TypeError),
     "parser_reduction_keepdim_without_dim": lambda: _refused(lambda: pyctorch.ones(2).prod(keepdim=True), TypeError),
-    "uint64_range_scalar": lambda: _assert_eq(pyctorch.tensor(-0.5).ge(2 ** 64 - 1).item(), False),
+    "uint64_range_scalar": lambda: assert_same(pyctorch.tensor(-0.5).ge(2 ** 64 - 1).item(), False),
     "uint64_bool_promotion": lambda: _refused(lambda: pyctorch.ones(2, dtype=pyctorch.bool) + 2 ** 63),
     "uint64_masked_fill_int64": lambda: _refused(
         lambda: pyctorch.ones(2, dtype=pyctorch.int64).masked_fill(pyctorch.tensor([True, False]), 2 ** 63)),
@@ -1423,9 +1385,9 @@ FIXED_REPRODUCERS = {
         lambda: pyctorch.nn.functional.threshold(pyctorch.ones(2), 1e300, 2.0)),
     "scalar_range_tensor_list": lambda: _refused(
         lambda: pyctorch.tensor([pyctorch.tensor(300)], dtype=pyctorch.int8)),
-    "svdvals_driver_on_empty": lambda: _assert_eq(
+    "svdvals_driver_on_empty": lambda: assert_same(
         tuple(pyctorch.linalg.svdvals(pyctorch.zeros(4, 0), driver="bogus").shape), (0,)),
-    "searchsorted_number_keyword_self": lambda: _assert_eq(
+    "searchsorted_number_keyword_self": lambda: assert_same(
         int(pyctorch.searchsorted(pyctorch.tensor([1.0, 2.0]), self=1.5)), 1),
     "searchsorted_input_keyword_number": lambda: _refused(
         lambda: pyctorch.searchsorted(pyctorch.tensor([1.0, 2.0]), input=True), TypeError),
@@ -1450,15 +1412,15 @@ FIXED_REPRODUCERS = {
     "histc_range_converted": lambda: _refused(
         lambda: pyctorch.histc(pyctorch.ones(3, dtype=pyctorch.float16), max=1e5)),
     # log_softmax is (x - max) - log(sum), as torch: max + log(sum) first rounds the log away near the float max
-    "log_softmax_near_float_max": lambda: _assert_eq(
+    "log_softmax_near_float_max": lambda: assert_same(
         pyctorch.log_softmax(pyctorch.full((5, 2), 1.7976931348623157e308, dtype=pyctorch.float64), 0)[0].tolist(),
         [-math.log(5.0)] * 2),
-    "log_softmax_rows_near_float_max": lambda: _assert_eq(
+    "log_softmax_rows_near_float_max": lambda: assert_same(
         pyctorch.log_softmax(pyctorch.full((5,), 1.7976931348623157e308, dtype=pyctorch.float64), 0).tolist(),
         [-math.log(5.0)] * 5),
     "isnan_no_out": lambda: _refused(lambda: pyctorch.isnan(pyctorch.ones(2), out=pyctorch.empty(2, dtype=pyctorch.bool)),
                                      TypeError),
-    "svd_half_empty": lambda: _assert_eq(
+    "svd_half_empty": lambda: assert_same(
         pyctorch.linalg.svd(pyctorch.zeros(0, 2, 3, dtype=pyctorch.float16)).S.dtype, pyctorch.float16),
     "cumsum_inplace_bool_dtype_first": lambda: _refused(
         lambda: pyctorch.tensor([False]).expand(2, 1, 3).cumsum_(0, dtype=pyctorch.bool), NotImplementedError),
@@ -1645,27 +1607,10 @@ def test_fuzz_loss_targets(data):
             w = None if wlen is None else m.ones(tshape if wlen == classes else (wlen,))
         return LOSS_CALLS[name](m.nn.functional, x, t, w, opts)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            got, got_exc = run(pyctorch), None
-        except (RuntimeError, ValueError, IndexError, TypeError) as e:
-            got, got_exc = None, e
-    assert not isinstance(got_exc, SystemError) and "internal error" not in str(got_exc)
+    got = outcome(lambda: run(pyctorch))
+    if isinstance(got, Exception):  # a refusal of torch's kinds, never SystemError nor an internal error
+        assert isinstance(got, (RuntimeError, ValueError, IndexError, TypeError)) and "internal error" not in str(got), got
     if not HAVE_TORCH:
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            exp, exp_exc = run(torch), None
-        except Exception as e:  # noqa: BLE001 - torch's refusal is the expectation
-            exp, exp_exc = None, e
     where = f"{name} input {shape} target {tshape} {tdtype} weight {wlen} {opts}"
-    if exp_exc is not None:
-        assert got_exc is not None, f"{where}: torch raised {exp_exc!r}, pyctorch returned {got!r}"
-        assert isinstance(got_exc, _builtin_base(type(exp_exc))), f"{where}: {got_exc!r} vs torch's {exp_exc!r}"
-        return
-    assert got_exc is None, f"{where}: pyctorch raised {got_exc!r}, torch returned"
-    assert tuple(got.shape) == tuple(exp.shape) and str(got.dtype) == str(exp.dtype), where
-    np.testing.assert_allclose(np.asarray(got.tolist(), dtype=np.float64), np.asarray(exp.tolist(), dtype=np.float64),
-                               rtol=2e-5, atol=2e-5, equal_nan=True, err_msg=where)
+    assert_same(got, outcome(lambda: run(torch)), 2e-5, 2e-5, what=where)

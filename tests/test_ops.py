@@ -8,144 +8,75 @@ import numpy as np
 import pytest
 
 import pyctorch
-from conftest import DTYPE_NAMES, assert_same, requires_torch, torch
+import samples as SR
+from conftest import assert_same, assert_same_outcome, requires_torch, torch
 
-TABLE = pyctorch._C._op_table()
+TABLE = SR.TABLE
 UNARY = [e for e in TABLE if e["kind"] == "unary"]
 BINARY = [e for e in TABLE if e["kind"] == "binary" and not e["name"].startswith("_")]
+DEVICE = SR.DEVICE
 
 
-def values_for(dtype, shape, rng, positive=False):
-    """Sample values that exercise a dtype (negative, zero, fractions, large)."""
-    n = int(np.prod(shape)) if shape else 1
-    if dtype == "bool":
-        v = rng.integers(0, 2, n).astype(bool)
-    elif dtype == "uint8":
-        v = rng.integers(0, 20, n)
-    elif dtype.startswith("int"):
-        v = rng.integers(1 if positive else -9, 10, n)
-    else:
-        v = rng.uniform(0.1 if positive else -3, 3, n).round(3)
-    return v.reshape(shape).tolist() if shape else v[0].item()
+def make_pair(values, dtype):
+    """The same values as a pyctorch and a torch tensor."""
+    return pyctorch.tensor(values, dtype=getattr(pyctorch, dtype)), torch.tensor(values, dtype=getattr(torch, dtype))
 
 
-def make_pair(values, dtype, layout):
-    """The same values as a torch and a pyctorch tensor, with the requested layout."""
-    t = torch.tensor(values, dtype=getattr(torch, dtype))
-    p = pyctorch.tensor(values, dtype=getattr(pyctorch, dtype))
-    if layout == "transposed":
-        t, p = t.t(), p.t()
-    elif layout == "strided":
-        t, p = t[:, ::2], p[:, ::2]
-    return p, t
+def _cases(entries):
+    return [pytest.param(e, k, id=f"{e['id']}-{s.name}") for e in entries for k, s in SR.samples_for(e["id"], "op")]
 
 
-LAYOUTS = {  # layout name -> base shape before the layout transform
-    "contiguous": (3, 4),
-    "transposed": (4, 3),
-    "strided": (3, 6),
-    "zero_dim": (),
-    "empty": (0, 3),
-}
+def _inputs(entry, k):
+    """The registry's op sample k of entry, made in pyctorch and in torch: (sample, pyctorch inputs, torch's)."""
+    sample = SR.SAMPLES[entry["id"]][k]
+    arrs = SR.arrays(entry["id"], k, sample)
+    return (sample, SR.make_inputs(pyctorch, sample, arrs, device=DEVICE),
+            SR.make_inputs(torch, sample, arrs, device=DEVICE))
 
 
-def run_both(fn_p, fn_t):
-    """Runs the same call in both libraries; both raise the same exception type, or both return."""
-    try:
-        expected = fn_t()
-    except Exception as e:  # torch refuses: pyctorch must refuse the same way
-        with pytest.raises(type(e)):
-            fn_p()
-        return None, None
-    return fn_p(), expected
-
-
-def domain_positive(name):
-    return name in {"sqrt", "rsqrt", "log", "log2", "log10", "acosh", "pow", "float_power", "reciprocal", "xlogy"}
-
-
-@requires_torch
-@pytest.mark.parametrize("layout", list(LAYOUTS))
-@pytest.mark.parametrize("dtype", DTYPE_NAMES)
-@pytest.mark.parametrize("entry", UNARY, ids=lambda e: e["id"])
-def test_unary(entry, dtype, layout):
+def check_variants(entry, xp, xt):
+    """The function, method (if any) and in-place (if any) forms give torch's outcome; in place returns self."""
     name = entry["name"]
-    rng = np.random.default_rng(0)
-    vals = values_for(dtype, LAYOUTS[layout], rng, positive=domain_positive(name))
-    if name in {"asin", "acos", "atanh", "erfinv"} and dtype.startswith("float"):
-        vals = (np.asarray(vals) / 4).tolist()
-    p, t = make_pair(vals, dtype, layout)
-    got, exp = run_both(lambda: getattr(pyctorch, name)(p), lambda: getattr(torch, name)(t))
-    if exp is not None:
-        assert_same(got, exp)
+    assert_same_outcome(lambda: getattr(pyctorch, name)(*xp), lambda: getattr(torch, name)(*xt))
     if "M" in entry["variants"]:
-        got, exp = run_both(lambda: getattr(p, name)(), lambda: getattr(t, name)())
-        if exp is not None:
-            assert_same(got, exp)
+        assert_same_outcome(lambda: getattr(xp[0], name)(*xp[1:]), lambda: getattr(xt[0], name)(*xt[1:]))
     if "I" in entry["variants"]:
-        p2, t2 = make_pair(vals, dtype, layout)
-        got, exp = run_both(lambda: getattr(p2, name + "_")(), lambda: getattr(t2, name + "_")())
-        if exp is not None:
-            assert got is p2
-            assert_same(p2, t2)
-
-
-BINARY_CASES = {  # name -> (shape a, shape b or "scalar_int"/"scalar_float")
-    "same": ((3, 4), (3, 4)),
-    "broadcast": ((3, 1), (1, 4)),
-    "zero_dim_b": ((2, 3), ()),
-    "empty": ((0, 3), (1, 3)),
-    "scalar_int": ((2, 3), "int"),
-    "scalar_float": ((2, 3), "float"),
-    "transposed": ((4, 3), (4, 3)),
-}
+        p0, t0 = xp[0].clone(), xt[0].clone()
+        got, exp = assert_same_outcome(lambda: getattr(p0, name + "_")(*xp[1:]),
+                                       lambda: getattr(t0, name + "_")(*xt[1:]))
+        if not isinstance(exp, Exception):
+            assert got is p0
+        assert_same(p0, t0)
 
 
 @requires_torch
-@pytest.mark.parametrize("case", list(BINARY_CASES))
-@pytest.mark.parametrize("dtype", DTYPE_NAMES)
-@pytest.mark.parametrize("entry", BINARY, ids=lambda e: e["id"])
-def test_binary(entry, dtype, case):
-    name = entry["name"]
-    rng = np.random.default_rng(1)
-    sa, sb = BINARY_CASES[case]
-    positive = domain_positive(name) or name in {"floor_divide", "remainder", "fmod", "div", "divide", "true_divide"}
-    pa, ta = make_pair(values_for(dtype, sa, rng, positive), dtype, "contiguous")
-    if sb == "int":
-        pb = tb = 3
-    elif sb == "float":
-        pb = tb = 2.5
-    else:
-        pb, tb = make_pair(values_for(dtype, sb, rng, positive), dtype, "contiguous")
-    if case == "transposed":
-        pa, ta, pb, tb = pa.t(), ta.t(), pb.t(), tb.t()
-    got, exp = run_both(lambda: getattr(pyctorch, name)(pa, pb), lambda: getattr(torch, name)(ta, tb))
-    if exp is not None:
-        assert_same(got, exp)
-    if "M" in entry["variants"]:
-        got, exp = run_both(lambda: getattr(pa, name)(pb), lambda: getattr(ta, name)(tb))
-        if exp is not None:
-            assert_same(got, exp)
-    if "I" in entry["variants"]:
-        pc, tc = pa.clone(), ta.clone()
-        got, exp = run_both(lambda: getattr(pc, name + "_")(pb), lambda: getattr(tc, name + "_")(tb))
-        if exp is not None:
-            assert_same(pc, tc)
+@pytest.mark.parametrize("entry,k", _cases(UNARY))
+def test_unary(entry, k):
+    _, xp, xt = _inputs(entry, k)
+    check_variants(entry, xp, xt)
 
 
 @requires_torch
-@pytest.mark.parametrize("entry", [e for e in BINARY if "out=None" in e["schema"]], ids=lambda e: e["id"])
-def test_binary_out(entry):
-    name = entry["name"]
-    pa, ta = make_pair([[1.5, 2.0], [3.0, 4.0]], "float32", "contiguous")
-    pb, tb = make_pair([2.0, 0.5], "float32", "contiguous")
-    # a wrongly shaped out= is resized; a float64 out receives a cast result
+@pytest.mark.parametrize("entry,k", _cases(BINARY))
+def test_binary(entry, k):
+    _, xp, xt = _inputs(entry, k)
+    check_variants(entry, xp, xt)
+
+
+def _out_cases():
+    return [pytest.param(e, SR.samples_for(e["id"], "out")[0][0], id=e["id"]) for e in BINARY
+            if "out=None" in e["schema"]]
+
+
+@requires_torch
+@pytest.mark.parametrize("entry,k", _out_cases())
+def test_binary_out(entry, k):
+    """A wrongly shaped out= is resized; a float64 out receives a cast result (the registry's out= sample)."""
+    sample, xp, xt = _inputs(entry, k)
     po, to = pyctorch.empty(1, dtype=pyctorch.float64), torch.empty(1, dtype=torch.float64)
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        got, exp = run_both(lambda: getattr(pyctorch, name)(pa, pb, out=po), lambda: getattr(torch, name)(ta, tb, out=to))
-    if exp is not None:
+    got, exp = assert_same_outcome(lambda: SR.call(pyctorch, sample, xp, DEVICE, out=po),
+                                   lambda: SR.call(torch, sample, xt, DEVICE, out=to))
+    if not isinstance(exp, Exception):
         assert got is po
         assert_same(po, to)
 
@@ -155,13 +86,11 @@ def test_binary_out(entry):
                                              ("float16", "bfloat16"), ("int64", "float16"), ("bool", "bool")])
 @pytest.mark.parametrize("op", ["add", "mul", "div", "eq", "maximum"])
 def test_mixed_dtype_promotion(op, a_dtype, b_dtype):
-    pa, ta = make_pair([[1, 0, 1]], a_dtype, "contiguous")
-    pb, tb = make_pair([1, 1, 0], b_dtype, "contiguous")
-    for a, b in [(0, 0), (1, 1)]:
-        got, exp = run_both(lambda: getattr(pyctorch, op)(pa if a else pa[0, 0], pb),
+    pa, ta = make_pair([[1, 0, 1]], a_dtype)
+    pb, tb = make_pair([1, 1, 0], b_dtype)
+    for a in (0, 1):
+        assert_same_outcome(lambda: getattr(pyctorch, op)(pa if a else pa[0, 0], pb),
                             lambda: getattr(torch, op)(ta if a else ta[0, 0], tb))
-        if exp is not None:
-            assert_same(got, exp)
 
 
 @pytest.mark.parametrize("a,b", [(pyctorch.int32, pyctorch.float16), (pyctorch.uint8, pyctorch.int8),

@@ -6,8 +6,8 @@ memory rules (internal overlap of an expanded out, partial overlap with an input
 the wrong shape (torch's deprecation UserWarning when it had elements), the refusal to resize an out that is
 also an input, and rounding at the result dtype before the cast into a wider out.
 
-Elementwise ops are drawn from the op table (pyctorch._C._op_table()); the others have one sample call
-each in CASES, and test_every_out_op_is_covered keeps that list complete.
+The calls are the registry's out= samples (tests/samples.py, "out"): the op table's elementwise ops on (3, 4)
+inputs, one call for each other op; test_every_out_op_is_covered keeps that list complete.
 """
 import re
 import warnings
@@ -16,166 +16,14 @@ import numpy as np
 import pytest
 
 import pyctorch as P
+import samples as SR
 from conftest import HAVE_TORCH, TOL, assert_same, requires_torch, torch as T
 
-TABLE = P._C._op_table()
+TABLE = SR.TABLE
+DEVICE = SR.DEVICE
 OUT_OPS = [d for d in TABLE if re.search(r"[ (]out=None", d["schema"])]
 
 
-def _vals(shape, dtype, seed, lo=0.1, hi=0.9):
-    rng = np.random.default_rng(seed)
-    a = rng.uniform(lo, hi, size=shape)
-    if dtype in ("int64", "int32"):
-        return (a * 10).astype(dtype).tolist()
-    if dtype == "bool":
-        return (a > 0.5).tolist()
-    return a.tolist()
-
-
-def spd(M, seed=7):
-    """a batch of two 3 x 3 symmetric positive-definite float32 matrices"""
-    a = mk(M, [2, 3, 3], seed=seed)
-    return a @ a.mT + M.eye(3)
-
-
-def mk(M, shape, dtype="float32", seed=0):
-    return M.tensor(_vals(shape, dtype, seed), dtype=getattr(M, dtype))
-
-
-def ix(M, v):
-    return M.tensor(v, dtype=M.int64)
-
-
-# One sample call per op outside the elementwise family: op id -> M -> (callable, args, kwargs).
-CASES = {
-    "sum": lambda M: (M.sum, (mk(M, [3, 4]), 1), {}),
-    "nansum": lambda M: (M.nansum, (mk(M, [3, 4]), 1), {}),
-    "mean": lambda M: (M.mean, (mk(M, [3, 4]), 1), {}),
-    "nanmean": lambda M: (M.nanmean, (mk(M, [3, 4]), 1), {}),
-    "prod": lambda M: (M.prod, (mk(M, [3, 4]), 1), {}),
-    "amax": lambda M: (M.amax, (mk(M, [3, 4]), 1), {}),
-    "amin": lambda M: (M.amin, (mk(M, [3, 4]), 1), {}),
-    "argmax": lambda M: (M.argmax, (mk(M, [3, 4]), 1), {}),
-    "argmin": lambda M: (M.argmin, (mk(M, [3, 4]), 1), {}),
-    "all": lambda M: (M.all, (mk(M, [3, 4]), 1), {}),
-    "any": lambda M: (M.any, (mk(M, [3, 4]), 1), {}),
-    "var": lambda M: (M.var, (mk(M, [3, 4]), 1), {}),
-    "std": lambda M: (M.std, (mk(M, [3, 4]), 1), {}),
-    "logsumexp": lambda M: (M.logsumexp, (mk(M, [3, 4]), 1), {}),
-    "norm": lambda M: (M.norm, (mk(M, [3, 4]), 2, 1), {}),
-    "norm_str": lambda M: (M.norm, (mk(M, [3, 4]), "fro", [1]), {}),
-    "max_other": lambda M: (M.max, (mk(M, [3, 4]), mk(M, [3, 4], seed=2)), {}),
-    "min_other": lambda M: (M.min, (mk(M, [3, 4]), mk(M, [3, 4], seed=2)), {}),
-    "div_mode": lambda M: (M.div, (mk(M, [3, 4]), mk(M, [3, 4], seed=5)), {"rounding_mode": "floor"}),
-    "float_power": lambda M: (M.float_power, (mk(M, [3, 4], "float64"), 2), {}),
-    "clamp": lambda M: (M.clamp, (mk(M, [3, 4]), 0.3, 0.6), {}),
-    "clip": lambda M: (M.clip, (mk(M, [3, 4]), 0.3, 0.6), {}),
-    "where": lambda M: (M.where, (mk(M, [3, 4], "bool"), mk(M, [3, 4]), mk(M, [3, 4], seed=3)), {}),
-    "lerp": lambda M: (M.lerp, (mk(M, [3, 4]), mk(M, [3, 4], seed=3), 0.3), {}),
-    "addcmul": lambda M: (M.addcmul, (mk(M, [3, 4]), mk(M, [3, 4], seed=3), mk(M, [3, 4], seed=4)), {}),
-    "addcdiv": lambda M: (M.addcdiv, (mk(M, [3, 4]), mk(M, [3, 4], seed=3), mk(M, [3, 4], seed=4)), {}),
-    "nan_to_num": lambda M: (M.nan_to_num, (mk(M, [3, 4]),), {}),
-    "round": lambda M: (M.round, (mk(M, [3, 4]),), {"decimals": 1}),
-    "logit": lambda M: (M.logit, (mk(M, [3, 4]),), {}),
-    "square": lambda M: (M.square, (mk(M, [3, 4]),), {}),
-    "matmul": lambda M: (M.matmul, (mk(M, [3, 4]), mk(M, [4, 2])), {}),
-    "mm": lambda M: (M.mm, (mk(M, [3, 4]), mk(M, [4, 2])), {}),
-    "bmm": lambda M: (M.bmm, (mk(M, [2, 3, 4]), mk(M, [2, 4, 2])), {}),
-    "mv": lambda M: (M.mv, (mk(M, [3, 4]), mk(M, [4])), {}),
-    "dot": lambda M: (M.dot, (mk(M, [4]), mk(M, [4], seed=1)), {}),
-    "vdot": lambda M: (M.vdot, (mk(M, [4]), mk(M, [4], seed=1)), {}),
-    "inner": lambda M: (M.inner, (mk(M, [3, 4]), mk(M, [2, 4])), {}),
-    "outer": lambda M: (M.outer, (mk(M, [3]), mk(M, [2])), {}),
-    "ger": lambda M: (M.ger, (mk(M, [3]), mk(M, [2])), {}),
-    "addmm": lambda M: (M.addmm, (mk(M, [3, 2]), mk(M, [3, 4]), mk(M, [4, 2])), {}),
-    "addmv": lambda M: (M.addmv, (mk(M, [3]), mk(M, [3, 4]), mk(M, [4])), {}),
-    "baddbmm": lambda M: (M.baddbmm, (mk(M, [2, 3, 2]), mk(M, [2, 3, 4]), mk(M, [2, 4, 2])), {}),
-    "kron": lambda M: (M.kron, (mk(M, [2, 2]), mk(M, [2, 3])), {}),
-    "tensordot": lambda M: (M.tensordot, (mk(M, [3, 4]), mk(M, [4, 2])), {"dims": 1}),
-    "linalg_vector_norm": lambda M: (M.linalg.vector_norm, (mk(M, [3, 4]),), {"dim": 1}),
-    "linalg_svdvals": lambda M: (M.linalg.svdvals, (mk(M, [2, 4, 3]),), {}),
-    "linalg_svd": lambda M: (M.linalg.svd, (mk(M, [2, 4, 3]),), {"full_matrices": False}),
-    "svd": lambda M: (M.svd, (mk(M, [3, 4]),), {}),
-    # LAPACK-backed linalg: well-conditioned (symmetric positive-definite) inputs
-    "linalg_inv_ex": lambda M: (M.linalg.inv_ex, (spd(M),), {}),
-    "linalg_det": lambda M: (M.linalg.det, (spd(M),), {}),
-    "linalg_slogdet": lambda M: (M.linalg.slogdet, (spd(M),), {}),
-    "slogdet": lambda M: (M.slogdet, (spd(M),), {}),
-    "linalg_solve_ex": lambda M: (M.linalg.solve_ex, (spd(M), mk(M, [2, 3, 2])), {}),
-    "linalg_solve_triangular": lambda M: (M.linalg.solve_triangular, (spd(M), mk(M, [2, 3, 2])), {"upper": True}),
-    "linalg_lu_factor_ex": lambda M: (M.linalg.lu_factor_ex, (spd(M),), {}),
-    "linalg_lu_solve": lambda M: (M.linalg.lu_solve, (*M.linalg.lu_factor(spd(M)), mk(M, [2, 3, 2])), {}),
-    "linalg_cholesky_ex": lambda M: (M.linalg.cholesky_ex, (spd(M),), {}),
-    "cholesky": lambda M: (M.cholesky, (spd(M),), {}),
-    "linalg_qr": lambda M: (M.linalg.qr, (spd(M),), {}),
-    "geqrf": lambda M: (M.geqrf, (spd(M),), {}),
-    "linalg_householder_product": lambda M: (M.linalg.householder_product, (mk(M, [2, 3, 2]), mk(M, [2, 2])), {}),
-    "orgqr": lambda M: (M.orgqr, (mk(M, [2, 3, 2]), mk(M, [2, 2])), {}),
-    "ormqr": lambda M: (M.ormqr, (mk(M, [2, 3, 2]), mk(M, [2, 2]), mk(M, [2, 3, 2])), {}),
-    "linalg_eigh": lambda M: (M.linalg.eigh, (spd(M),), {}),
-    "linalg_eigvalsh": lambda M: (M.linalg.eigvalsh, (spd(M),), {}),
-    "linalg_ldl_factor_ex": lambda M: (M.linalg.ldl_factor_ex, (spd(M),), {}),
-    "linalg_ldl_solve": lambda M: (M.linalg.ldl_solve, (*M.linalg.ldl_factor(spd(M)), mk(M, [2, 3, 2])), {}),
-    "linalg_matrix_norm": lambda M: (M.linalg.matrix_norm, (mk(M, [2, 3, 4]), 1), {}),
-    "linalg_matrix_norm_str": lambda M: (M.linalg.matrix_norm, (mk(M, [2, 3, 4]),), {}),
-    "linalg_norm": lambda M: (M.linalg.norm, (mk(M, [3, 4]), 2), {"dim": 1}),
-    "linalg_norm_str": lambda M: (M.linalg.norm, (mk(M, [3, 4]), "fro"), {}),
-    "index_select": lambda M: (M.index_select, (mk(M, [3, 4]), 0, ix(M, [2, 0])), {}),
-    "gather": lambda M: (M.gather, (mk(M, [3, 4]), 1, ix(M, [[0, 1], [2, 3], [1, 1]])), {}),
-    "scatter_src": lambda M: (M.scatter, (mk(M, [3, 4]), 1, ix(M, [[0], [2], [1]]), mk(M, [3, 1])), {}),
-    "scatter_value": lambda M: (M.scatter, (mk(M, [3, 4]), 1, ix(M, [[0], [2], [1]]), 2.5), {}),
-    "scatter_src_reduce": lambda M: (M.scatter, (mk(M, [3, 4]), 1, ix(M, [[0], [2], [1]]), mk(M, [3, 1])),
-                                     {"reduce": "add"}),
-    "scatter_value_reduce": lambda M: (M.scatter, (mk(M, [3, 4]), 1, ix(M, [[0], [2], [1]]), 2.5),
-                                       {"reduce": "multiply"}),
-    "scatter_add": lambda M: (M.scatter_add, (mk(M, [3, 4]), 1, ix(M, [[0], [2], [1]]), mk(M, [3, 1])), {}),
-    "scatter_reduce": lambda M: (M.scatter_reduce, (mk(M, [3, 4]), 1, ix(M, [[0], [2], [1]]), mk(M, [3, 1]), "sum"),
-                                 {}),
-    "index_add": lambda M: (M.index_add, (mk(M, [3, 4]), 0, ix(M, [2, 0]), mk(M, [2, 4])), {}),
-    "index_copy": lambda M: (M.index_copy, (mk(M, [3, 4]), 0, ix(M, [2, 0]), mk(M, [2, 4])), {}),
-    "masked_select": lambda M: (M.masked_select, (mk(M, [3, 4]), mk(M, [3, 4], "bool")), {}),
-    "take": lambda M: (M.take, (mk(M, [3, 4]), ix(M, [2, 0, 5])), {}),
-    "nonzero": lambda M: (M.nonzero, (mk(M, [3, 4], "bool"),), {}),
-    "cat": lambda M: (M.cat, ([mk(M, [2, 4]), mk(M, [1, 4])],), {}),
-    "concat": lambda M: (M.concat, ([mk(M, [2, 4]), mk(M, [1, 4])],), {}),
-    "concatenate": lambda M: (M.concatenate, ([mk(M, [2, 4]), mk(M, [1, 4])],), {}),
-    "concatenate_axis": lambda M: (M.concatenate, ([mk(M, [2, 4]), mk(M, [2, 1])],), {"axis": 1}),
-    "stack": lambda M: (M.stack, ([mk(M, [2, 4]), mk(M, [2, 4], seed=1)],), {}),
-    "hstack": lambda M: (M.hstack, ([mk(M, [2, 4]), mk(M, [2, 4], seed=1)],), {}),
-    "vstack": lambda M: (M.vstack, ([mk(M, [2, 4]), mk(M, [2, 4], seed=1)],), {}),
-    "dstack": lambda M: (M.dstack, ([mk(M, [2, 4]), mk(M, [2, 4], seed=1)],), {}),
-    "tril": lambda M: (M.tril, (mk(M, [3, 4]),), {}),
-    "triu": lambda M: (M.triu, (mk(M, [3, 4]),), {}),
-    "diag": lambda M: (M.diag, (mk(M, [3, 4]),), {}),
-    "argsort_stable": lambda M: (M.argsort, (mk(M, [3, 4]),), {"stable": True}),
-    "msort": lambda M: (M.msort, (mk(M, [3, 4]),), {}),
-    "cumsum": lambda M: (M.cumsum, (mk(M, [3, 4]), 1), {}),
-    "cumprod": lambda M: (M.cumprod, (mk(M, [3, 4]), 1), {}),
-    "logcumsumexp": lambda M: (M.logcumsumexp, (mk(M, [3, 4]), 1), {}),
-    "histc": lambda M: (M.histc, (mk(M, [3, 4]),), {"bins": 4}),
-    "searchsorted": lambda M: (M.searchsorted, (M.tensor([0.1, 0.5, 0.9]), mk(M, [3, 4])), {}),
-    "bucketize": lambda M: (M.bucketize, (mk(M, [3, 4]), M.tensor([0.1, 0.5, 0.9])), {}),
-    "arange": lambda M: (M.arange, (0, 5), {}),
-    "arange_end": lambda M: (M.arange, (5,), {}),
-    "linspace": lambda M: (M.linspace, (0, 1, 5), {}),
-    "logspace": lambda M: (M.logspace, (0, 1, 5), {}),
-    "eye": lambda M: (M.eye, (3,), {}),
-    "zeros": lambda M: (M.zeros, ((2, 3),), {}),
-    "ones": lambda M: (M.ones, ((2, 3),), {}),
-    "full": lambda M: (M.full, ((2, 3), 1.5), {}),
-    # tuple results (values, indices)
-    "max_dim": lambda M: (M.max, (mk(M, [3, 4]), 1), {}),
-    "min_dim": lambda M: (M.min, (mk(M, [3, 4]), 1), {}),
-    "sort": lambda M: (M.sort, (mk(M, [3, 4]),), {}),
-    "sort_stable": lambda M: (M.sort, (mk(M, [3, 4]),), {"stable": True}),
-    "topk": lambda M: (M.topk, (mk(M, [3, 4]), 2), {}),
-    "kthvalue": lambda M: (M.kthvalue, (mk(M, [3, 4]), 2), {}),
-    "median_dim": lambda M: (M.median, (mk(M, [3, 4]), 1), {}),
-    "nanmedian_dim": lambda M: (M.nanmedian, (mk(M, [3, 4]), 1), {}),
-    "mode": lambda M: (M.mode, (mk(M, [3, 4]), 1), {}),
-    "cummax": lambda M: (M.cummax, (mk(M, [3, 4]), 1), {}),
-    "cummin": lambda M: (M.cummin, (mk(M, [3, 4]), 1), {}),
-}
 # ops with out= whose values are random or uninitialised: their out= rules are checked in tests/test_random.py
 # and by the fuzzer (dtype/shape only), and need no sample call here
 NOT_SAMPLED = {"empty", "rand", "randn", "randint", "randint_low", "randperm", "normal_tensor_float",
@@ -191,21 +39,19 @@ LAPACK_TUPLE_OPS = {"linalg_inv_ex", "linalg_slogdet", "slogdet", "linalg_solve_
                     "linalg_cholesky_ex", "linalg_qr", "geqrf", "linalg_eigh", "linalg_ldl_factor_ex"}
 
 
-def _elementwise():
-    """(id, builder) for the table's unary and binary ops with out=, with inputs torch accepts."""
-    out = []
-    for d in OUT_OPS:
-        if d["kind"] not in ("unary", "binary") or d["id"] in NOT_SAMPLED:
-            continue
-        name, n = d["name"], 1 if d["kind"] == "unary" else 2
-        dt = "int64" if name in ("bitwise_not", "gcd", "lcm") or name.startswith("bitwise_") else "float32"
-        out.append((d["id"], (lambda name, n, dt: lambda M: (
-            getattr(M, name), tuple(mk(M, [3, 4], dt, seed=i) for i in range(n)), {}))(name, n, dt)))
-    return out
+def _bound(op):
+    """M -> (callable, args, kwargs): op's first out= sample of the registry, made in library M."""
+    k, sample = SR.samples_for(op, "out")[0]
+    arrs = SR.arrays(op, k, sample)
+
+    def bound(M):
+        with SR.default_device(M, DEVICE):
+            return sample.bound(M, SR.make_inputs(M, sample, arrs, requires_grad=False, device=DEVICE))
+    return bound
 
 
-ELEMENTWISE = dict(_elementwise())
-ALL = {**ELEMENTWISE, **CASES}
+ALL = {d["id"]: _bound(d["id"]) for d in OUT_OPS if d["id"] not in NOT_SAMPLED and SR.samples_for(d["id"], "out")}
+ELEMENTWISE = {op: ALL[op] for op in ALL if SR.BY_ID[op]["kind"] in ("unary", "binary")}
 SINGLE = sorted(k for k in ALL if k not in TUPLE_OPS | SVD_OPS | LAPACK_TUPLE_OPS)
 FACTORIES = {"arange", "arange_end", "linspace", "logspace", "eye", "zeros", "ones", "full"}
 
@@ -214,7 +60,8 @@ def test_every_out_op_is_covered():
     ids = {d["id"] for d in OUT_OPS}
     missing = ids - set(ALL) - NOT_SAMPLED
     assert not missing, f"ops with out= and no sample call here: {sorted(missing)}"
-    assert not (set(CASES) - ids), sorted(set(CASES) - ids)
+    stray = sorted(op for op in SR.SAMPLES if SR.samples_for(op, "out") and op not in ids)
+    assert not stray, f"out= samples of ops without out=: {stray}"
 
 
 def _call(M, op, out, seed=0):
@@ -234,7 +81,7 @@ def _result(M, op):
     return fn(*args, **kw)
 
 
-def _same_outcome(op, make_out, check_values=True, tol_dtype=None):
+def _check_out_call(op, make_out, check_values=True, tol_dtype=None):
     """Calls op with make_out(M, result) as out= in both libraries: same refusal (type and message) or same
     result (values, identity, warning). Returns the two outs."""
     tres, pres = _result(T, op), _result(P, op)
@@ -276,7 +123,7 @@ def test_out_correct(op):
         if r.ndim == 2:
             return M.zeros(tuple(r.shape)[::-1], dtype=r.dtype).t()
         return M.zeros(tuple(r.shape), dtype=r.dtype)
-    _same_outcome(op, make)
+    _check_out_call(op, make)
 
 
 @requires_torch
@@ -284,7 +131,7 @@ def test_out_correct(op):
 @pytest.mark.parametrize("dtype", ["float64", "float16", "int64", "bool"])
 def test_out_dtype(op, dtype):
     """out= of another dtype: refused with torch's error where torch refuses, else cast as torch casts."""
-    _same_outcome(op, lambda M, r: M.zeros(tuple(r.shape), dtype=_dt(M, dtype)),
+    _check_out_call(op, lambda M, r: M.zeros(tuple(r.shape), dtype=_dt(M, dtype)),
                   tol_dtype=None if dtype == "float16" else str(_result(T, op).dtype).split(".")[1])
 
 
@@ -328,15 +175,14 @@ def test_out_svd(op, kind):
     assert te == pe
     if tv is not None:
         assert pv[1:] == tv[1:]
-        for a, b in zip(pv[0], tv[0]):
-            np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-4, atol=1e-5)
+        assert_same(pv[0], tv[0], 1e-4, 1e-5)
 
 
 @requires_torch
 @pytest.mark.parametrize("op", [op for op in SINGLE if _expandable(op)])
 def test_out_internal_overlap(op):
     """An expanded out= (two elements at one address): refused where torch refuses."""
-    _same_outcome(op, lambda M, r: M.zeros(1, dtype=r.dtype).expand(tuple(r.shape)), check_values=False)
+    _check_out_call(op, lambda M, r: M.zeros(1, dtype=r.dtype).expand(tuple(r.shape)), check_values=False)
 
 
 @requires_torch
@@ -344,7 +190,7 @@ def test_out_internal_overlap(op):
 def test_out_expanded_wrong_shape(op):
     """An expanded out= of the wrong shape: torch's TensorIterator ops refuse it before resizing, most others
     resize it first (and then it no longer overlaps)."""
-    _same_outcome(op, lambda M, r: M.zeros(1, dtype=r.dtype).expand(7), check_values=False)
+    _check_out_call(op, lambda M, r: M.zeros(1, dtype=r.dtype).expand(7), check_values=False)
 
 
 def _partial_cases():
@@ -393,7 +239,7 @@ def test_out_partial_overlap(op):
 def test_out_resize(op, kind):
     """An out= of the wrong shape is resized (torch's UserWarning when it had elements); an empty one silently."""
     n = 7 if kind == "wrong_shape" else 0
-    _same_outcome(op, lambda M, r: M.zeros(n, dtype=r.dtype))
+    _check_out_call(op, lambda M, r: M.zeros(n, dtype=r.dtype))
 
 
 @requires_torch
@@ -498,8 +344,10 @@ def test_wider_out_rounds_at_result_dtype_hand():
 
 
 # float16/bfloat16 results that differ from torch's whatever out= is (torch rounds an intermediate step to the
-# reduced type: log in xlogy, sqrt in bfloat16 rsqrt); reported, not part of the out= rules
-REDUCED_NUMERICS = {("xlogy", "float16"), ("xlogy", "bfloat16"), ("rsqrt", "bfloat16")}
+# reduced type: log in xlogy, sqrt in bfloat16 rsqrt; torch's float16 rsqrt is one unit in the last place off the
+# correctly rounded value for some inputs, e.g. 0.6567 -> 1.2334 instead of 1.2344); reported, not part of the
+# out= rules
+REDUCED_NUMERICS = {("xlogy", "float16"), ("xlogy", "bfloat16"), ("rsqrt", "bfloat16"), ("rsqrt", "float16")}
 
 
 @requires_torch
@@ -532,11 +380,7 @@ def test_wider_out_rounding(op, dtype):
         return
     if "TypeError" in t:  # torch has no out= for it
         return
-    for a, b in zip(p, t):
-        if isinstance(b, str):
-            assert a == b
-        else:
-            np.testing.assert_allclose(np.array(a, dtype=float), np.array(b, dtype=float), rtol=0, atol=0, equal_nan=True)
+    assert_same(p, t, exact=True)
 
 
 # The order of torch's checks where a call breaks several rules, and the self of in-place ops that write in place.

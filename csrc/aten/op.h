@@ -177,7 +177,9 @@ const char *pct_unsigned_refusal_name(int op_index);
  *   int[] / float[] / Tensor[]        pct_int_list / pct_float_list / pct_tensor_list ({v or items, n, none})
  *   ScalarType(?)                     int, PCT_NO_DTYPE for None;  MemoryFormat(?)  int PCT_MF_*, PCT_MF_NONE for None
  *   Device(?)                         pct_device_arg ({none, type, index});  str(?)  const char * (NULL for None)
- *   Generator / PyObject / Layout     pct_object * (NULL for None)
+ *   Generator / Layout                pct_object * (NULL for None)
+ *   PyObject                          pct_object *: the object, None included (the None object where None is given,
+ *                                     NULL where the argument is left out: tensordot refuses dims=None, not its default)
  * A schema change a kernel does not follow then fails to compile instead of reading the wrong slot. The values
  * stay owned by the call (pct_call): the struct borrows them for the kernel's duration. Kernels shared by several
  * ops (one kernel behind 12 upsample schemas) read the slots they share through pct_arg(c, name). */

@@ -198,7 +198,7 @@ static const char *short_type_name(pct_object *o)
 int pct_out_parse_tuple(pct_object *o, const char *name, int n, pct_tensor **outs)
 {
     for (int i = 0; i < n; i++) outs[i] = NULL;
-    if (!o) return 0;
+    if (!o || pct_is_none(o)) return 0;
     pct_object *const *items;
     int64_t got;
     if (!pct_sequence_items(o, &items, &got)) {

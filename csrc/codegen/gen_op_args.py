@@ -99,7 +99,9 @@ def field(typ, optional, list_size, name, slot):
         return f"const char *{name}", f"pct_value_str({v})"
     if typ == "MemoryFormat":
         return f"int {name}", f"pct_value_memory_format({v})"
-    return f"pct_object *{name}", f"pct_value_object({v})"  # Generator, PyObject, Layout
+    if typ == "PyObject":  # any object, None included: the None object when None is given, NULL when not given
+        return f"pct_object *{name}", f"c->v[{slot}].obj"
+    return f"pct_object *{name}", f"pct_value_object({v})"  # Generator, Layout
 
 
 def header(entries):

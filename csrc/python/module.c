@@ -157,6 +157,30 @@ static PyObject *py_build_info(PyObject *m, PyObject *u)
                          "cuda", Py_False);
 }
 
+/* Each op's PCT_GRAD formulas (NULL-terminated), NULL where the op has no PCT_GRAD line: the same X-macro
+ * expansion record.c compiles, here only to show the formulas to Python (tests read them from _op_table). */
+static const char *const *const op_grad_formulas[PCT_NUM_OPS] = {
+#define PCT_GRAD(id, ...) [PCT_OP_##id] = (const char *const[]){__VA_ARGS__, NULL},
+#include "../aten/ops.def"
+};
+
+/* formulas: a tuple of the op's backward formula strings (("non_differentiable",) for a declared
+ * non-differentiable op), or None where the op has no PCT_GRAD line. */
+static PyObject *op_formulas_tuple(int op_index)
+{
+    const char *const *f = op_grad_formulas[op_index];
+    if (!f) Py_RETURN_NONE;
+    Py_ssize_t n = 0;
+    while (f[n]) n++;
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(f[i]);
+        if (!s) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
 /* _C._op_table(): the operator table as data, one dict per entry (tests and docs read it). */
 static PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
 {
@@ -171,8 +195,10 @@ static PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
         if (op->variants & PCT_V_FUNC) variants[n++] = 'F';
         if (op->variants & PCT_V_METHOD) variants[n++] = 'M';
         if (op->variants & PCT_V_INPLACE) variants[n++] = 'I';
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", op->id, "name", op->sig.name, "schema", op->schema,
-                                    "variants", variants, "kind", kinds[op->kind], "promotion", promos[op->promotion]);
+        PyObject *formulas = op_formulas_tuple(i);
+        PyObject *d = formulas ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s,s:N}", "id", op->id, "name", op->sig.name,
+                                               "schema", op->schema, "variants", variants, "kind", kinds[op->kind],
+                                               "promotion", promos[op->promotion], "formulas", formulas) : NULL;
         if (!d) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, d);
     }
@@ -225,7 +251,7 @@ static PyMethodDef module_methods[] = {
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"_build_info", py_build_info, METH_NOARGS, NULL},
-    {"_op_table", pct_py_op_table, METH_NOARGS, "the operator table: one dict per entry (id, name, schema, variants, kind, promotion)"},
+    {"_op_table", pct_py_op_table, METH_NOARGS, "the operator table: one dict per entry (id, name, schema, variants, kind, promotion, formulas)"},
     {"_py_composite_table", pct_py_composite_table, METH_NOARGS, "the Python composites of the operator table: one dict per entry (as _op_table's, with impl)"},
     {NULL, NULL, 0, NULL},
 };

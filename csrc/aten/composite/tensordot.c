@@ -248,10 +248,10 @@ pct_object *pct_composite_inner(pct_call *c)
 pct_object *pct_composite_tensordot(pct_call *c)
 {
     PCT_ARGS(tensordot);
-    if ((arg.dims == NULL) && arg.dims && pct_is_none(arg.dims)) { /* the default is 2; an explicit None is refused */
+    if (arg.dims && pct_is_none(arg.dims)) { /* the default (NULL) is 2; an explicit None is refused */
         pct_error_str(PCT_ERR_RUNTIME, "tensordot expects dims to be int or tuple[list[int], list[int]] or "
                                        "list[list[int]] containing two lists, but got dims=None");
         return NULL;
     }
-    return tensordot_op(arg.a, arg.b, (arg.dims == NULL) ? NULL : arg.dims, c->out);
+    return tensordot_op(arg.a, arg.b, arg.dims, c->out);
 }
