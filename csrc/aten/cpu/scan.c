@@ -124,26 +124,27 @@ fail:
     return -1;
 }
 
-static pct_object *scan_cum(pct_call *c, int op)
+/* cumsum, cumprod along dim, in dtype (PCT_NO_DTYPE: not given) */
+static pct_object *scan_cum(pct_call *c, int op, pct_tensor *self, int64_t dim_arg, int dtype)
 {
-    pct_tensor *self = c->v[0].t, *out = c->out;
+    pct_tensor *out = c->out;
     const char *kname = op == SCAN_SUM ? "cumsum_out_cpu" : "cumprod_out_cpu";
-    int dim = pct_wrap_dim(c->v[1].i, self->ndim);
+    int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
-    bool has_dtype = !c->v[2].none;
+    bool has_dtype = dtype != PCT_NO_DTYPE;
     int rd;
     if (c->inplace) {
-        if (has_dtype && c->v[2].dtype != self->dtype) {
+        if (has_dtype && dtype != self->dtype) {
             pct_error(PCT_ERR_RUNTIME, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
-                         pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[c->v[2].dtype]);
+                         pct_dtype_cpp_type_name[self->dtype], pct_dtype_cpp_type_name[dtype]);
             return NULL;
         }
         rd = self->dtype;
     } else if (out) {
-        rd = has_dtype ? c->v[2].dtype : out->dtype;
+        rd = has_dtype ? dtype : out->dtype;
         if (pct_out_check_dtype(out, rd) < 0) return NULL;
     } else {
-        rd = has_dtype ? c->v[2].dtype : pct_dtype_is_integral(self->dtype, true) ? PCT_INT64 : self->dtype;
+        rd = has_dtype ? dtype : pct_dtype_is_integral(self->dtype, true) ? PCT_INT64 : self->dtype;
     }
     if (rd == PCT_BOOL && self->ndim > 0 && self->numel > 0) {
         sort_not_implemented(kname, rd);
@@ -158,8 +159,17 @@ static pct_object *scan_cum(pct_call *c, int op)
     return pct_sort_finish(res, out);
 }
 
-pct_object *pct_cpu_cumsum(pct_call *c) { return scan_cum(c, SCAN_SUM); }
-pct_object *pct_cpu_cumprod(pct_call *c) { return scan_cum(c, SCAN_PROD); }
+pct_object *pct_cpu_cumsum(pct_call *c)
+{
+    PCT_ARGS(cumsum);
+    return scan_cum(c, SCAN_SUM, arg.input, arg.dim, arg.dtype);
+}
+
+pct_object *pct_cpu_cumprod(pct_call *c)
+{
+    PCT_ARGS(cumprod);
+    return scan_cum(c, SCAN_PROD, arg.input, arg.dim, arg.dtype);
+}
 
 pct_object *pct_cpu_logcumsumexp(pct_call *c)
 {
@@ -180,13 +190,14 @@ pct_object *pct_cpu_logcumsumexp(pct_call *c)
     return pct_sort_finish(res, out);
 }
 
-static pct_object *scan_cummax(pct_call *c, bool is_max)
+/* cummax, cummin along dim; out: the out= pair as given (NULL or None: not given) */
+static pct_object *scan_cummax(bool is_max, pct_tensor *self, int64_t dim_arg, pct_object *out)
 {
-    pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
+    pct_tensor *outs[2], *v = NULL, *i = NULL;
     const char *name = is_max ? "cummax" : "cummin";
-    if (pct_out_parse_pair(pct_value_object(&c->v[2]), name, outs) < 0) return NULL; /* torch's parser: before any other check */
+    if (pct_out_parse_pair(out, name, outs) < 0) return NULL; /* torch's parser: before any other check */
     /* torch returns empty results for an empty input before it looks at dim */
-    int dim = self->numel == 0 ? 0 : pct_wrap_dim(c->v[1].i, self->ndim);
+    int dim = self->numel == 0 ? 0 : pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
     if (outs[0]) {
         int want[2] = {self->dtype, PCT_INT64};
@@ -202,6 +213,15 @@ static pct_object *scan_cummax(pct_call *c, bool is_max)
     return pct_sort_finish_pair(is_max ? RT_CUMMAX : RT_CUMMIN, v, i, outs);
 }
 
-pct_object *pct_cpu_cummax(pct_call *c) { return scan_cummax(c, true); }
-pct_object *pct_cpu_cummin(pct_call *c) { return scan_cummax(c, false); }
+pct_object *pct_cpu_cummax(pct_call *c)
+{
+    PCT_ARGS(cummax);
+    return scan_cummax(true, arg.input, arg.dim, arg.out);
+}
+
+pct_object *pct_cpu_cummin(pct_call *c)
+{
+    PCT_ARGS(cummin);
+    return scan_cummax(false, arg.input, arg.dim, arg.out);
+}
 
