@@ -44,13 +44,10 @@ static bool pool_pair(const pct_int_list *v, int64_t *h, int64_t *w)
 }
 
 /* max_pool1d's own checks (torch's check_max_pool1d): the geometry of a grid of height 1. */
-static int max_pool1d_checks(const pct_call *c, int first, int ndim, const int64_t *sizes, pct_pool2d *g)
+static int max_pool1d_checks(const pct_pool_args *a, int ndim, const int64_t *sizes, pct_pool2d *g)
 {
     char buf[PCT_SHAPE_BUF];
-    /* the pools share this setup and the layout of these slots */
-    const pct_int_list k = pct_value_int_list(&c->v[first]), s = pct_value_int_list(&c->v[first + 1]),
-                       p = pct_value_int_list(&c->v[first + 2]), d = pct_value_int_list(&c->v[first + 3]);
-    const pct_int_list *kv = &k, *sv = &s, *pv = &p, *dv = &d;
+    const pct_int_list *kv = &a->kernel, *sv = &a->stride, *pv = &a->padding, *dv = &a->dilation;
     int sn = sv->none ? 0 : sv->n;
     PCT_CHECK((ndim == 2 && sizes[0] && sizes[1]) || (ndim == 3 && sizes[1] && sizes[2]), PCT_ERR_RUNTIME,
               "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
@@ -87,27 +84,24 @@ fail:
     return -1;
 }
 
-int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64_t *sizes, pct_pool2d *g)
+int pct_pool_setup(const pct_pool_args *a, int kind, int ndim, const int64_t *sizes, pct_pool2d *g)
 {
     char buf[PCT_SHAPE_BUF];
     bool avg = kind == PCT_POOL_AVG2D || kind == PCT_POOL_AVG1D;
     bool one = kind == PCT_POOL_MAX1D || kind == PCT_POOL_MAX1D_IDX || kind == PCT_POOL_AVG1D;
     const char *name = avg ? (one ? "avg_pool1d" : "avg_pool2d") : (one ? "max_pool1d" : "max_pool2d");
-    /* the pools share this setup and the layout of these slots */
-    const pct_int_list kl = pct_value_int_list(&c->v[first]), sl = pct_value_int_list(&c->v[first + 1]),
-                       pl = pct_value_int_list(&c->v[first + 2]), dl = avg ? kl : pct_value_int_list(&c->v[first + 3]);
-    const pct_int_list *kv = &kl, *sv = &sl, *pv = &pl, *dv = avg ? NULL : &dl;
-    int flags = first + (avg ? 3 : 4), sn = sv->none ? 0 : sv->n;
+    const pct_int_list *kv = &a->kernel, *sv = &a->stride, *pv = &a->padding, *dv = a->has_dilation ? &a->dilation : NULL;
+    int sn = sv->none ? 0 : sv->n;
     int64_t sz[PCT_MAX_DIMS];
     int nd = ndim;
     memset(g, 0, sizeof *g);
-    g->ceil = c->v[flags].b;
-    g->count_pad = avg && c->v[flags + 1].b;
-    if (kind == PCT_POOL_AVG2D && !c->v[flags + 2].none) {
+    g->ceil = a->ceil;
+    g->count_pad = avg && a->count_include_pad;
+    if (kind == PCT_POOL_AVG2D && !a->divisor.none) {
         g->has_divisor = true;
-        g->divisor = c->v[flags + 2].i;
+        g->divisor = a->divisor.v;
     }
-    if (kind == PCT_POOL_MAX1D) return max_pool1d_checks(c, first, ndim, sizes, g);
+    if (kind == PCT_POOL_MAX1D) return max_pool1d_checks(a, ndim, sizes, g);
     memcpy(sz, sizes, sizeof(int64_t) * (size_t)ndim);
     if (one) { /* rank first, then one int per list, then the 2-d checks on (..., 1, W) */
         PCT_CHECK(ndim == 2 || ndim == 3, PCT_ERR_RUNTIME, "Expected 2 to 3 dimensions, but got %d-dimensional tensor "
@@ -347,12 +341,12 @@ AVG_DRIVER(INT64, int64_t)
 
 
 
-static pct_object *max_pool(pct_call *c, int kind, bool with_indices)
+static pct_object *max_pool(pct_tensor *x, const pct_pool_args *a, int kind, bool with_indices)
 {
-    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
+    pct_tensor *xc = NULL, *out = NULL, *ind = NULL;
     pct_pool2d g;
     int nsp = kind == PCT_POOL_MAX2D ? 2 : 1, nomem = 0;
-    if (pct_pool_setup(c, 1, kind, x->ndim, x->sizes, &g) < 0) return NULL;
+    if (pct_pool_setup(a, kind, x->ndim, x->sizes, &g) < 0) return NULL;
     int cd = pct_spatial_compute_dtype(x->dtype);
     bool floats_only = kind == PCT_POOL_MAX1D;
     if (!maxpool_for(cd) || (floats_only && !pct_dtype_is_floating(x->dtype)))
@@ -382,17 +376,23 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_max_pool1d(pct_call *c) { return max_pool(c, PCT_POOL_MAX1D, false); }
-pct_object *pct_cpu_max_pool2d(pct_call *c) { return max_pool(c, PCT_POOL_MAX2D, false); }
-pct_object *pct_cpu_max_pool1d_with_indices(pct_call *c) { return max_pool(c, PCT_POOL_MAX1D_IDX, true); }
-pct_object *pct_cpu_max_pool2d_with_indices(pct_call *c) { return max_pool(c, PCT_POOL_MAX2D, true); }
+#define MAX_POOL_ENTRY(op, kind, with_indices)                                                                         \
+    pct_object *pct_cpu_##op(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(op);                                                                                                 \
+        return max_pool(arg.input, &PCT_POOL_MAX_ARGS(arg), kind, with_indices);                                      \
+    }
+MAX_POOL_ENTRY(max_pool1d, PCT_POOL_MAX1D, false)
+MAX_POOL_ENTRY(max_pool2d, PCT_POOL_MAX2D, false)
+MAX_POOL_ENTRY(max_pool1d_with_indices, PCT_POOL_MAX1D_IDX, true)
+MAX_POOL_ENTRY(max_pool2d_with_indices, PCT_POOL_MAX2D, true)
 
-static pct_object *avg_pool(pct_call *c, int kind)
+static pct_object *avg_pool(pct_tensor *x, const pct_pool_args *a, int kind)
 {
-    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL;
+    pct_tensor *xc = NULL, *out = NULL;
     pct_pool2d g;
     int nsp = kind == PCT_POOL_AVG2D ? 2 : 1;
-    if (pct_pool_setup(c, 1, kind, x->ndim, x->sizes, &g) < 0) return NULL;
+    if (pct_pool_setup(a, kind, x->ndim, x->sizes, &g) < 0) return NULL;
     int cd = pct_spatial_compute_dtype(x->dtype);
     if (cd != PCT_FLOAT32 && cd != PCT_FLOAT64 && cd != PCT_INT64) return pct_spatial_no_dtype("avg_pool2d", x->dtype);
     PCT_TRY(xc = pct_spatial_input(x));
@@ -412,5 +412,14 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_avg_pool1d(pct_call *c) { return avg_pool(c, PCT_POOL_AVG1D); }
-pct_object *pct_cpu_avg_pool2d(pct_call *c) { return avg_pool(c, PCT_POOL_AVG2D); }
+pct_object *pct_cpu_avg_pool1d(pct_call *c)
+{
+    PCT_ARGS(avg_pool1d);
+    return avg_pool(arg.input, &PCT_POOL_AVG_ARGS(arg, ((pct_int_opt){true, 0})), PCT_POOL_AVG1D);
+}
+
+pct_object *pct_cpu_avg_pool2d(pct_call *c)
+{
+    PCT_ARGS(avg_pool2d);
+    return avg_pool(arg.input, &PCT_POOL_AVG_ARGS(arg, arg.divisor_override), PCT_POOL_AVG2D);
+}

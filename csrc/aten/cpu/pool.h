@@ -89,12 +89,24 @@ enum {
     PCT_POOL_AVG1D,      /* avg_pool1d */
 };
 
-/* Reads the kernel_size / stride / padding / dilation / ceil_mode (/ count_include_pad /
- * divisor_override) arguments at c->v[first ..] for op `kind`, checks them against an input of
- * `ndim` dims `sizes` with torch's rules and texts, and fills g. -1 with exception. */
-int pct_pool_setup(const pct_call *c, int first, int kind, int ndim, const int64_t *sizes, pct_pool2d *g);
+/* The window arguments of a pooling op, as its entry reads them from its typed arguments (Note [Typed arguments]):
+ * PCT_POOL_MAX_ARGS / PCT_POOL_AVG_ARGS build one from `arg`. dilation is empty and has_dilation false for avg pools;
+ * divisor is none but for avg_pool2d. */
+typedef struct pct_pool_args {
+    pct_int_list kernel, stride, padding, dilation;
+    bool has_dilation, ceil, count_include_pad;
+    pct_int_opt divisor;
+} pct_pool_args;
+#define PCT_POOL_MAX_ARGS(a) \
+    ((pct_pool_args){(a).kernel_size, (a).stride, (a).padding, (a).dilation, true, (a).ceil_mode, false, {true, 0}})
+#define PCT_POOL_AVG_ARGS(a, divisor_) \
+    ((pct_pool_args){(a).kernel_size, (a).stride, (a).padding, {0}, false, (a).ceil_mode, (a).count_include_pad, divisor_})
 
-/* Adaptive pooling: output sizes from c->v[1] checked with torch's rules for op `name`
+/* Checks the window arguments of op `kind` against an input of `ndim` dims `sizes` with torch's rules and texts,
+ * and fills g. -1 with exception. */
+int pct_pool_setup(const pct_pool_args *a, int kind, int ndim, const int64_t *sizes, pct_pool2d *g);
+
+/* Adaptive pooling: the output sizes osize checked with torch's rules for op `name`
  * ("adaptive_avg_pool2d" ...); fills g (kernel fields unused). -1 with exception. */
 int pct_adaptive_setup(const pct_int_list *osize, int nsp, bool max, int ndim, const int64_t *sizes, pct_pool2d *g);
 

@@ -160,7 +160,7 @@ pct_object *pct_cpu_max_pool2d_with_indices_backward(pct_call *c)
     PCT_ARGS(max_pool2d_with_indices_backward);
     pct_pool2d g;
     pct_tensor *input = arg.input;
-    if (pct_pool_setup(c, 2, PCT_POOL_MAX2D, input->ndim, input->sizes, &g) < 0) return NULL;
+    if (pct_pool_setup(&PCT_POOL_MAX_ARGS(arg), PCT_POOL_MAX2D, input->ndim, input->sizes, &g) < 0) return NULL;
     return pool_backward("max_pool2d_with_indices_backward", BWD_MAX, arg.grad_output, input, arg.indices, &g);
 }
 
@@ -169,7 +169,8 @@ pct_object *pct_cpu_avg_pool2d_backward(pct_call *c)
     PCT_ARGS(avg_pool2d_backward);
     pct_pool2d g;
     pct_tensor *input = arg.input;
-    if (pct_pool_setup(c, 2, PCT_POOL_AVG2D, input->ndim, input->sizes, &g) < 0) return NULL;
+    if (pct_pool_setup(&PCT_POOL_AVG_ARGS(arg, arg.divisor_override), PCT_POOL_AVG2D, input->ndim, input->sizes, &g) < 0)
+        return NULL;
     return pool_backward("avg_pool2d_backward", BWD_AVG, arg.grad_output, input, NULL, &g);
 }
 
