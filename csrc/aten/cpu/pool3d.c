@@ -31,24 +31,20 @@ static bool triple(const pct_int_list *v, int64_t *t, int64_t *h, int64_t *w)
     return true;
 }
 
-/* Reads kernel_size, stride, padding (, dilation), ceil_mode (, count_include_pad,
- * divisor_override) at c->v[first ..] and checks them against `x` with torch's rules and texts. */
-static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor *x, pool3d *g)
+/* Checks the window arguments a (pool.h) against `x` with torch's rules and texts and fills g. */
+static int pool3d_setup(const pct_pool_args *a, bool avg, const pct_tensor *x, pool3d *g)
 {
     char buf[PCT_SHAPE_BUF];
-    /* the 3-d pools share this setup and the layout of these slots */
-    const pct_int_list kl = pct_value_int_list(&c->v[first]), sl = pct_value_int_list(&c->v[first + 1]),
-                       pl = pct_value_int_list(&c->v[first + 2]);
-    const pct_int_list *kv = &kl, *sv = &sl, *pv = &pl;
-    int flags = first + (avg ? 3 : 4), sn = sv->none ? 0 : sv->n, nd = x->ndim;
+    const pct_int_list *kv = &a->kernel, *sv = &a->stride, *pv = &a->padding;
+    int sn = sv->none ? 0 : sv->n, nd = x->ndim;
     const int64_t *sz = x->sizes;
     memset(g, 0, sizeof *g);
-    g->ceil = c->v[flags].b;
+    g->ceil = a->ceil;
     if (avg) {
-        g->count_pad = c->v[flags + 1].b;
-        if (!c->v[flags + 2].none) {
+        g->count_pad = a->count_include_pad;
+        if (!a->divisor.none) {
             g->has_divisor = true;
-            g->divisor = c->v[flags + 2].i;
+            g->divisor = a->divisor.v;
         }
     }
     PCT_CHECK(triple(kv, &g->kd, &g->kh, &g->kw), PCT_ERR_RUNTIME,
@@ -63,7 +59,7 @@ static int pool3d_setup(const pct_call *c, int first, bool avg, const pct_tensor
                   : "max_pool3d: padding must either be a single int, or a tuple of three ints");
     g->dd = g->dh = g->dw = 1;
     if (!avg)
-        PCT_CHECK(triple(PCT_INT_LIST_AT(c, first + 3), &g->dd, &g->dh, &g->dw), PCT_ERR_RUNTIME,
+        PCT_CHECK(triple(&a->dilation, &g->dd, &g->dh, &g->dw), PCT_ERR_RUNTIME,
                   "max_pool3d: dilation must be either a single int, or a tuple of three ints");
     PCT_CHECK(nd == 4 || nd == 5, PCT_ERR_RUNTIME, "non-empty 4D or 5D (batch mode) tensor expected for input");
     PCT_CHECK(!g->has_divisor || g->divisor != 0, PCT_ERR_RUNTIME, "divisor must be not zero");
@@ -308,15 +304,16 @@ static bool float_dtype(const pct_tensor *x, const char *name, bool ints, bool r
     return false;
 }
 
-/* Forward of every 3-d pool: kind 0 max, 1 avg, 2 adaptive avg, 3 adaptive max. */
-static pct_object *pool3d_forward(pct_call *c, int kind)
+/* Forward of every 3-d pool: kind 0 max, 1 avg (window arguments a), 2 adaptive avg, 3 adaptive max (output size
+ * osize). */
+static pct_object *pool3d_forward(int kind, pct_tensor *x, const pct_pool_args *a, const pct_int_list *osize)
 {
-    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
+    pct_tensor *xc = NULL, *out = NULL, *ind = NULL;
     pool3d g;
     bool max = kind == 0 || kind == 3, adaptive = kind >= 2;
     static const char *names[4] = {"max_pool3d", "avg_pool3d_out_frame", "adaptive_avg_pool3d_cpu",
                                    "adaptive_max_pool3d_cpu"};
-    if (adaptive ? adaptive3d_setup(PCT_INT_LIST_AT(c, 1), max, x, &g) < 0 : pool3d_setup(c, 1, kind == 1, x, &g) < 0) return NULL;
+    if (adaptive ? adaptive3d_setup(osize, max, x, &g) < 0 : pool3d_setup(a, kind == 1, x, &g) < 0) return NULL;
     /* torch: adaptive avg pooling to 1 x 1 x 1 is mean(), which refuses integers its own way */
     PCT_CHECK(kind != 2 || pct_dtype_is_floating(x->dtype) || g.od != 1 || g.oh != 1 || g.ow != 1, PCT_ERR_RUNTIME,
               "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
@@ -359,22 +356,41 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_max_pool3d_with_indices(pct_call *c) { return pool3d_forward(c, 0); }
-pct_object *pct_cpu_avg_pool3d(pct_call *c) { return pool3d_forward(c, 1); }
-pct_object *pct_cpu_adaptive_avg_pool3d(pct_call *c) { return pool3d_forward(c, 2); }
-pct_object *pct_cpu_adaptive_max_pool3d(pct_call *c) { return pool3d_forward(c, 3); }
+pct_object *pct_cpu_max_pool3d_with_indices(pct_call *c)
+{
+    PCT_ARGS(max_pool3d_with_indices);
+    return pool3d_forward(0, arg.input, &PCT_POOL_MAX_ARGS(arg), NULL);
+}
 
-/* Backward of every 3-d pool (kind as pool3d_forward): grad_output c->v[0], input c->v[1]. */
-static pct_object *pool3d_backward(pct_call *c, int kind)
+pct_object *pct_cpu_avg_pool3d(pct_call *c)
+{
+    PCT_ARGS(avg_pool3d);
+    return pool3d_forward(1, arg.input, &PCT_POOL_AVG_ARGS(arg, arg.divisor_override), NULL);
+}
+
+pct_object *pct_cpu_adaptive_avg_pool3d(pct_call *c)
+{
+    PCT_ARGS(adaptive_avg_pool3d);
+    return pool3d_forward(2, arg.input, NULL, &arg.output_size);
+}
+
+pct_object *pct_cpu_adaptive_max_pool3d(pct_call *c)
+{
+    PCT_ARGS(adaptive_max_pool3d);
+    return pool3d_forward(3, arg.input, NULL, &arg.output_size);
+}
+
+/* Backward of every 3-d pool (kind as pool3d_forward; a for kinds 0 and 1, indices for the max pools). */
+static pct_object *pool3d_backward(int kind, pct_tensor *go, pct_tensor *x, const pct_pool_args *a, pct_tensor *indices)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-    pct_tensor *go = c->v[0].t, *x = c->v[1].t, *gc = NULL, *gi = NULL, *ic = NULL, *indices = NULL;
+    pct_tensor *gc = NULL, *gi = NULL, *ic = NULL;
     pool3d g;
     bool max = kind == 0 || kind == 3, adaptive = kind >= 2;
     static const char *names[4] = {"max_pool3d_with_indices_backward_cpu", "avg_pool3d_backward_out_frame",
                                    "adaptive_avg_pool3d_backward_cpu", "adaptive_max_pool3d_backward_cpu"};
     if (kind == 0 || kind == 1) {
-        if (pool3d_setup(c, 2, kind == 1, x, &g) < 0) return NULL;
+        if (pool3d_setup(a, kind == 1, x, &g) < 0) return NULL;
     } else {
         int64_t os_sizes[3];
         const pct_int_list os = {os_sizes, 3, false};
@@ -395,7 +411,6 @@ static pct_object *pool3d_backward(pct_call *c, int kind)
                   pct_spatial_shape(b2, go));
         PCT_CHECK(go->dtype == x->dtype, PCT_ERR_RUNTIME, "expected grad_output and input to have the same dtype");
         if (max) {
-            indices = c->v[kind == 0 ? 7 : 2].t;
             bool same = indices->ndim == go->ndim;
             for (int i = 0; same && i < go->ndim; i++) same = indices->sizes[i] == go->sizes[i];
             PCT_CHECK(same, PCT_ERR_RUNTIME, "Expected indices of shape %s, but got %s", pct_spatial_shape(b1, go),
@@ -430,7 +445,26 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_max_pool3d_with_indices_backward(pct_call *c) { return pool3d_backward(c, 0); }
-pct_object *pct_cpu_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 1); }
-pct_object *pct_cpu_adaptive_avg_pool3d_backward(pct_call *c) { return pool3d_backward(c, 2); }
-pct_object *pct_cpu_adaptive_max_pool3d_backward(pct_call *c) { return pool3d_backward(c, 3); }
+pct_object *pct_cpu_max_pool3d_with_indices_backward(pct_call *c)
+{
+    PCT_ARGS(max_pool3d_with_indices_backward);
+    return pool3d_backward(0, arg.grad_output, arg.input, &PCT_POOL_MAX_ARGS(arg), arg.indices);
+}
+
+pct_object *pct_cpu_avg_pool3d_backward(pct_call *c)
+{
+    PCT_ARGS(avg_pool3d_backward);
+    return pool3d_backward(1, arg.grad_output, arg.input, &PCT_POOL_AVG_ARGS(arg, arg.divisor_override), NULL);
+}
+
+pct_object *pct_cpu_adaptive_avg_pool3d_backward(pct_call *c)
+{
+    PCT_ARGS(adaptive_avg_pool3d_backward);
+    return pool3d_backward(2, arg.grad_output, arg.input, NULL, NULL);
+}
+
+pct_object *pct_cpu_adaptive_max_pool3d_backward(pct_call *c)
+{
+    PCT_ARGS(adaptive_max_pool3d_backward);
+    return pool3d_backward(3, arg.grad_output, arg.input, NULL, arg.indices);
+}
