@@ -214,11 +214,11 @@ MAX_SCAN(FLOAT64, double, int64_t, 4)
 ADAPTIVE_MAX(FLOAT32, float)
 ADAPTIVE_MAX(FLOAT64, double)
 
-static pct_object *adaptive_pool(pct_call *c, int nsp, bool max)
+static pct_object *adaptive_pool(pct_tensor *x, const pct_int_list *output_size, int nsp, bool max)
 {
-    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL, *ind = NULL;
+    pct_tensor *xc = NULL, *out = NULL, *ind = NULL;
     pct_pool2d g;
-    if (pct_adaptive_setup(PCT_INT_LIST_AT(c, 1), nsp, max, x->ndim, x->sizes, &g) < 0) return NULL;
+    if (pct_adaptive_setup(output_size, nsp, max, x->ndim, x->sizes, &g) < 0) return NULL;
     if (!pct_dtype_is_floating(x->dtype)) {
         /* torch: avg pooling to 1 x 1 is mean(), which refuses integers its own way; an empty
            output never reaches the (floating-only) kernel */
@@ -261,7 +261,13 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_adaptive_avg_pool1d(pct_call *c) { return adaptive_pool(c, 1, false); }
-pct_object *pct_cpu_adaptive_avg_pool2d(pct_call *c) { return adaptive_pool(c, 2, false); }
-pct_object *pct_cpu_adaptive_max_pool1d(pct_call *c) { return adaptive_pool(c, 1, true); }
-pct_object *pct_cpu_adaptive_max_pool2d(pct_call *c) { return adaptive_pool(c, 2, true); }
+#define ADAPTIVE_POOL_ENTRY(op, nsp, max)                                                                              \
+    pct_object *pct_cpu_##op(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(op);                                                                                                 \
+        return adaptive_pool(arg.input, &arg.output_size, nsp, max);                                                  \
+    }
+ADAPTIVE_POOL_ENTRY(adaptive_avg_pool1d, 1, false)
+ADAPTIVE_POOL_ENTRY(adaptive_avg_pool2d, 2, false)
+ADAPTIVE_POOL_ENTRY(adaptive_max_pool1d, 1, true)
+ADAPTIVE_POOL_ENTRY(adaptive_max_pool2d, 2, true)
