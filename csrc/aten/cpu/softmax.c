@@ -58,12 +58,13 @@ static const red_softmax_fn softmax_table[PCT_NUM_DTYPES] = {
     PCT_FORALL_DTYPES_PAIRED(RED_X_SOFTMAX_ENTRY, 0, 0, 0, 0)
 };
 
-static pct_object *red_softmax(pct_call *c, bool lg)
+/* softmax or (lg) log_softmax of self along dim_arg, in dtype (PCT_NO_DTYPE: self's) */
+static pct_object *red_softmax(bool lg, pct_tensor *self, int64_t dim_arg, int dtype)
 {
-    pct_tensor *self = c->v[0].t, *in = NULL, *cont = NULL, *out = NULL;
-    int dim = pct_wrap_dim(c->v[1].i, self->ndim);
+    pct_tensor *in = NULL, *cont = NULL, *out = NULL;
+    int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
-    int rd = c->v[2].none ? self->dtype : c->v[2].dtype;
+    int rd = dtype == PCT_NO_DTYPE ? self->dtype : dtype;
     if (self->numel == 0) return (pct_object *)pct_tensor_empty(self->ndim, self->sizes, rd, PCT_CPU, -1);
     if (!softmax_table[rd]) {
         bool last = self->ndim == 0 || dim == self->ndim - 1;
@@ -88,5 +89,14 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_softmax(pct_call *c) { return red_softmax(c, false); }
-pct_object *pct_cpu_log_softmax(pct_call *c) { return red_softmax(c, true); }
+pct_object *pct_cpu_softmax(pct_call *c)
+{
+    PCT_ARGS(softmax);
+    return red_softmax(false, arg.input, arg.dim, arg.dtype);
+}
+
+pct_object *pct_cpu_log_softmax(pct_call *c)
+{
+    PCT_ARGS(log_softmax);
+    return red_softmax(true, arg.input, arg.dim, arg.dtype);
+}

@@ -107,18 +107,20 @@ static const lanes_fn lanes_table[PCT_NUM_DTYPES] = {
     PCT_FORALL_FLOAT_DTYPES(SMB_ENTRY)
 };
 
-static pct_object *softmax_backward(pct_call *c, bool lg)
+/* The gradient of softmax or (lg) log_softmax with output y along dim_arg; `name` names the op in messages. */
+static pct_object *softmax_backward(const char *name, bool lg, pct_tensor *grad, pct_tensor *y, int64_t dim_arg,
+                                    int input_dtype)
 {
-    pct_tensor *grad = c->v[0].t, *y = c->v[1].t, *gc = NULL, *yc = NULL, *out = NULL;
+    pct_tensor *gc = NULL, *yc = NULL, *out = NULL;
     char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
     if (grad->ndim != y->ndim || memcmp(grad->sizes, y->sizes, sizeof(int64_t) * (size_t)y->ndim) != 0) {
-        pct_error(PCT_ERR_RUNTIME, "%s: grad_output of shape %s and output of shape %s differ", c->op->sig.name,
+        pct_error(PCT_ERR_RUNTIME, "%s: grad_output of shape %s and output of shape %s differ", name,
                      pct_shape_str(a, sizeof a, grad->ndim, grad->sizes), pct_shape_str(b, sizeof b, y->ndim, y->sizes));
         return NULL;
     }
     /* The result has grad_output's dtype whatever input_dtype says, as torch's CPU kernels; float32
      * grads with a float16 input_dtype are their half_to_float case, which the CPU refuses. */
-    if (grad->dtype == PCT_FLOAT32 && c->v[3].dtype == PCT_FLOAT16) {
+    if (grad->dtype == PCT_FLOAT32 && input_dtype == PCT_FLOAT16) {
         pct_error_str(PCT_ERR_RUNTIME, "expected scalar type Float but found Half");
         return NULL;
     }
@@ -129,10 +131,10 @@ static pct_object *softmax_backward(pct_call *c, bool lg)
     }
     if (grad->dtype != y->dtype || !lanes_table[y->dtype]) {
         pct_error(PCT_ERR_RUNTIME, "%s: expected grad_output and output of one floating dtype, got %s and %s",
-                     c->op->sig.name, pct_dtype_cpp_name[grad->dtype], pct_dtype_cpp_name[y->dtype]);
+                     name, pct_dtype_cpp_name[grad->dtype], pct_dtype_cpp_name[y->dtype]);
         return NULL;
     }
-    int dim = pct_wrap_dim(c->v[2].i, y->ndim ? y->ndim : 1);
+    int dim = pct_wrap_dim(dim_arg, y->ndim ? y->ndim : 1);
     if (dim < 0) return NULL;
     int64_t outer = 1, len = y->ndim ? y->sizes[dim] : 1, inner = 1;
     for (int d = 0; d < dim; d++) outer *= y->sizes[d];
@@ -155,5 +157,14 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_softmax_backward_data(pct_call *c) { return softmax_backward(c, false); }
-pct_object *pct_cpu_log_softmax_backward_data(pct_call *c) { return softmax_backward(c, true); }
+pct_object *pct_cpu_softmax_backward_data(pct_call *c)
+{
+    PCT_ARGS(softmax_backward_data);
+    return softmax_backward(c->op->sig.name, false, arg.grad_output, arg.output, arg.dim, arg.input_dtype);
+}
+
+pct_object *pct_cpu_log_softmax_backward_data(pct_call *c)
+{
+    PCT_ARGS(log_softmax_backward_data);
+    return softmax_backward(c->op->sig.name, true, arg.grad_output, arg.output, arg.dim, arg.input_dtype);
+}
