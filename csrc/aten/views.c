@@ -293,15 +293,32 @@ pct_object *pct_permute(pct_call *c)
     return permute_impl(c, t, perm);
 }
 
-pct_object *pct_transpose(pct_call *c)
+static pct_object *transpose_impl(pct_call *c, pct_tensor *t, int64_t dim0, int64_t dim1)
 {
-    pct_tensor *t = c->v[0].t;
-    int a = pct_wrap_dim(c->v[1].i, t->ndim), b = pct_wrap_dim(c->v[2].i, t->ndim);
+    int a = pct_wrap_dim(dim0, t->ndim), b = pct_wrap_dim(dim1, t->ndim);
     if (a < 0 || b < 0) return NULL;
     int perm[PCT_MAX_DIMS];
     for (int i = 0; i < t->ndim; i++) perm[i] = i;
     if (t->ndim > 0) { perm[a] = b; perm[b] = a; }
     return permute_impl(c, t, perm);
+}
+
+pct_object *pct_transpose(pct_call *c)
+{
+    PCT_ARGS(transpose);
+    return transpose_impl(c, arg.input, arg.dim0, arg.dim1);
+}
+
+pct_object *pct_swapaxes(pct_call *c)
+{
+    PCT_ARGS(swapaxes);
+    return transpose_impl(c, arg.input, arg.axis0, arg.axis1);
+}
+
+pct_object *pct_swapdims(pct_call *c)
+{
+    PCT_ARGS(swapdims);
+    return transpose_impl(c, arg.input, arg.dim0, arg.dim1);
 }
 
 pct_object *pct_t(pct_call *c)
@@ -316,22 +333,20 @@ pct_object *pct_t(pct_call *c)
     return permute_impl(c, t, perm);
 }
 
-pct_object *pct_movedim(pct_call *c)
+static pct_object *movedim_impl(pct_call *c, pct_tensor *t, const pct_int_list *src, const pct_int_list *dst)
 {
-    pct_tensor *t = c->v[0].t;
-    const pct_value *src = &c->v[1], *dst = &c->v[2];
     if (src->n != dst->n) {
         pct_error(PCT_ERR_RUNTIME, "movedim: Invalid source or destination dims: source (%s dims) should contain the "
                      "same number of dims as destination (%s dims)",
-                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, src->n, src->list),
-                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, dst->n, dst->list));
+                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, src->n, src->v),
+                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, dst->n, dst->v));
         return NULL;
     }
     int perm[PCT_MAX_DIMS];
     bool src_used[PCT_MAX_DIMS] = {0}, dst_used[PCT_MAX_DIMS] = {0};
     for (int i = 0; i < t->ndim; i++) perm[i] = -1;
     for (int i = 0; i < src->n; i++) {
-        int s = pct_wrap_dim(src->list[i], t->ndim), d = pct_wrap_dim(dst->list[i], t->ndim);
+        int s = pct_wrap_dim(src->v[i], t->ndim), d = pct_wrap_dim(dst->v[i], t->ndim);
         if (s < 0 || d < 0) return NULL;
         if (src_used[s] || dst_used[d]) { pct_error_str(PCT_ERR_RUNTIME, "movedim: repeated dim in `source` or `destination`"); return NULL; }
         src_used[s] = dst_used[d] = true;
@@ -344,6 +359,18 @@ pct_object *pct_movedim(pct_call *c)
         perm[i] = next++;
     }
     return permute_impl(c, t, perm);
+}
+
+pct_object *pct_movedim(pct_call *c)
+{
+    PCT_ARGS(movedim);
+    return movedim_impl(c, arg.input, &arg.source, &arg.destination);
+}
+
+pct_object *pct_moveaxis(pct_call *c)
+{
+    PCT_ARGS(moveaxis);
+    return movedim_impl(c, arg.input, &arg.source, &arg.destination);
 }
 
 static pct_object *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t *req)
@@ -385,7 +412,17 @@ static pct_object *expand_impl(pct_call *c, pct_tensor *t, int n, const int64_t 
     return finish_view(c, t, n, sizes, strides, t->offset);
 }
 
-pct_object *pct_expand(pct_call *c) { return expand_impl(c, c->v[0].t, c->v[1].n, c->v[1].list); }
+pct_object *pct_expand(pct_call *c)
+{
+    PCT_ARGS(expand);
+    return expand_impl(c, arg.input, arg.size.n, arg.size.v);
+}
+
+pct_object *pct_broadcast_to(pct_call *c)
+{
+    PCT_ARGS(broadcast_to);
+    return expand_impl(c, arg.input, arg.size.n, arg.size.v);
+}
 pct_object *pct_expand_as(pct_call *c)
 {
     PCT_ARGS(expand_as);
