@@ -143,12 +143,35 @@ static pct_tensor **list_items(const pct_tensor_list *v, int *n)
     return (pct_tensor **)v->items;
 }
 
-pct_object *pct_cpu_cat(pct_call *c)
+static pct_object *cat_list(pct_call *c, const pct_tensor_list *tensors, int64_t dim)
 {
     int n;
-    const pct_tensor_list tensors = pct_value_tensor_list(&c->v[0]); /* cat, concat, concatenate share the slots */
-    pct_tensor **ts = list_items(&tensors, &n);
-    return cat_tensors(c, n, ts, c->v[1].i);
+    pct_tensor **ts = list_items(tensors, &n);
+    return cat_tensors(c, n, ts, dim);
+}
+
+pct_object *pct_cpu_cat(pct_call *c)
+{
+    PCT_ARGS(cat);
+    return cat_list(c, &arg.tensors, arg.dim);
+}
+
+pct_object *pct_cpu_concat(pct_call *c)
+{
+    PCT_ARGS(concat);
+    return cat_list(c, &arg.tensors, arg.dim);
+}
+
+pct_object *pct_cpu_concatenate(pct_call *c)
+{
+    PCT_ARGS(concatenate);
+    return cat_list(c, &arg.tensors, arg.dim);
+}
+
+pct_object *pct_cpu_concatenate_axis(pct_call *c)
+{
+    PCT_ARGS(concatenate_axis);
+    return cat_list(c, &arg.tensors, arg.axis);
 }
 
 /* Views of each tensor reshaped by `how` (new references in vs[]); -1 with exception. */
@@ -219,11 +242,10 @@ pct_object *pct_cpu_stack(pct_call *c)
     return cat_of_views(c, n, ts, unsqueezed, dim, dim);
 }
 
-static pct_object *xstack(pct_call *c, const char *name, int64_t k)
+static pct_object *xstack(pct_call *c, const pct_tensor_list *tensors, const char *name, int64_t k)
 {
     int n;
-    const pct_tensor_list tensors = pct_value_tensor_list(&c->v[0]); /* stack, hstack, ... share the slot */
-    pct_tensor **ts = list_items(&tensors, &n);
+    pct_tensor **ts = list_items(tensors, &n);
     if (n == 0) {
         pct_error(PCT_ERR_RUNTIME, "%s expects a non-empty TensorList", name);
         return NULL;
@@ -233,9 +255,15 @@ static pct_object *xstack(pct_call *c, const char *name, int64_t k)
     return cat_of_views(c, n, ts, at_least, k, dim);
 }
 
-pct_object *pct_cpu_hstack(pct_call *c) { return xstack(c, "hstack", 1); }
-pct_object *pct_cpu_vstack(pct_call *c) { return xstack(c, "vstack", 2); }
-pct_object *pct_cpu_dstack(pct_call *c) { return xstack(c, "dstack", 3); }
+#define XSTACK_ENTRY(op, k)                                                                                           \
+    pct_object *pct_cpu_##op(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(op);                                                                                                 \
+        return xstack(c, &arg.tensors, #op, k);                                                                       \
+    }
+XSTACK_ENTRY(hstack, 1)
+XSTACK_ENTRY(vstack, 2)
+XSTACK_ENTRY(dstack, 3)
 
 /* ---------------------------------------------------------------------------------------
  * flip, roll
@@ -655,10 +683,8 @@ static int tri_inplace_check(const pct_tensor *t)
     return batch_contiguous ? 0 : pct_check_written_overlap(t, 0, NULL);
 }
 
-static pct_object *tri(pct_call *c, bool lower)
+static pct_object *tri(pct_call *c, bool lower, pct_tensor *t, int64_t k)
 {
-    pct_tensor *t = c->v[0].t;
-    int64_t k = c->v[1].i;
     if (t->ndim < 2) {
         pct_error(PCT_ERR_RUNTIME, "%s: input tensor must have at least 2 dimensions", lower ? "tril" : "triu");
         return NULL;
@@ -677,8 +703,17 @@ static pct_object *tri(pct_call *c, bool lower)
     return pct_index_to_out_unchecked(c, r);
 }
 
-pct_object *pct_cpu_tril(pct_call *c) { return tri(c, true); }
-pct_object *pct_cpu_triu(pct_call *c) { return tri(c, false); }
+pct_object *pct_cpu_tril(pct_call *c)
+{
+    PCT_ARGS(tril);
+    return tri(c, true, arg.input, arg.diagonal);
+}
+
+pct_object *pct_cpu_triu(pct_call *c)
+{
+    PCT_ARGS(triu);
+    return tri(c, false, arg.input, arg.diagonal);
+}
 
 pct_object *pct_cpu_diag(pct_call *c)
 {
