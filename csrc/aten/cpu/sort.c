@@ -311,15 +311,13 @@ static int sort_op_for(const pct_tensor *self, bool stable, bool descending)
     return descending ? SEL_SORT_DESC : SEL_SORT_ASC;
 }
 
-pct_object *pct_cpu_sort(pct_call *c)
+/* sort and sort(stable=): out is the out= pair as given (NULL or None: not given) */
+static pct_object *sort_impl(pct_tensor *self, bool stable, int64_t dim_arg, bool desc, pct_object *out)
 {
-    pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
-    const pct_value *st = pct_arg(c, "stable");
-    bool stable = !st->none && st->b;
-    if (pct_out_parse_pair(pct_value_object(pct_arg(c, "out")), "sort", outs) < 0) return NULL; /* torch's parser: before any other check */
-    int dim = pct_wrap_dim(pct_arg(c, "dim")->i, self->ndim);
+    pct_tensor *outs[2], *v = NULL, *i = NULL;
+    if (pct_out_parse_pair(out, "sort", outs) < 0) return NULL; /* torch's parser: before any other check */
+    int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
-    bool desc = pct_arg(c, "descending")->b;
     if (outs[0] && (pct_out_check_dtype(outs[0], self->dtype) < 0 || pct_out_check_dtype(outs[1], PCT_INT64) < 0))
         return NULL;
     if (sort_sel_run(self, dim, sort_op_for(self, stable, desc), self->ndim ? self->sizes[dim] : 1, 0, false, false,
@@ -332,19 +330,40 @@ pct_object *pct_cpu_sort(pct_call *c)
     return pct_sort_finish_pair(RT_SORT, v, i, outs);
 }
 
-pct_object *pct_cpu_argsort(pct_call *c)
+pct_object *pct_cpu_sort(pct_call *c)
 {
-    pct_tensor *self = c->v[0].t, *i = NULL;
-    const pct_value *st = pct_arg(c, "stable");
-    bool stable = !st->none && st->b;
-    int dim = pct_wrap_dim(pct_arg(c, "dim")->i, self->ndim);
+    PCT_ARGS(sort);
+    return sort_impl(arg.input, false, arg.dim, arg.descending, arg.out);
+}
+
+pct_object *pct_cpu_sort_stable(pct_call *c)
+{
+    PCT_ARGS(sort_stable);
+    return sort_impl(arg.input, !arg.stable.none && arg.stable.v, arg.dim, arg.descending, arg.out);
+}
+
+static pct_object *argsort_impl(pct_call *c, pct_tensor *self, bool stable, int64_t dim_arg, bool desc)
+{
+    pct_tensor *i = NULL;
+    int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
-    bool desc = pct_arg(c, "descending")->b;
     if (pct_out_check_dtype(c->out, PCT_INT64) < 0) return NULL;
     if (sort_sel_run(self, dim, sort_op_for(self, stable, desc), self->ndim ? self->sizes[dim] : 1, 0, false, false,
                      self->ndim, self->sizes, NULL, &i) < 0)
         return NULL;
     return pct_sort_finish(c->out ? i : pct_sort_relayout(i, self), c->out);
+}
+
+pct_object *pct_cpu_argsort(pct_call *c)
+{
+    PCT_ARGS(argsort);
+    return argsort_impl(c, arg.input, false, arg.dim, arg.descending);
+}
+
+pct_object *pct_cpu_argsort_stable(pct_call *c)
+{
+    PCT_ARGS(argsort_stable);
+    return argsort_impl(c, arg.input, arg.stable, arg.dim, arg.descending);
 }
 
 pct_object *pct_cpu_msort(pct_call *c)
@@ -390,14 +409,13 @@ pct_object *pct_cpu_topk(pct_call *c)
 }
 
 /* kthvalue, median(dim), nanmedian(dim), mode: one value and index per row. */
-static pct_object *sort_reduce_sel(pct_call *c, int op, int rt, const char *name, int dim_i, int keepdim_i, int out_i,
-                                 int64_t k)
+static pct_object *sort_reduce_sel(int op, int rt, const char *name, pct_tensor *self, int64_t dim_arg, bool keepdim,
+                                   pct_object *out, int64_t k)
 {
-    pct_tensor *self = c->v[0].t, *outs[2], *v = NULL, *i = NULL;
-    if (pct_out_parse_pair(pct_value_object(&c->v[out_i]), name, outs) < 0) return NULL; /* torch's parser: before any other check */
-    int dim = pct_wrap_dim(c->v[dim_i].i, self->ndim);
+    pct_tensor *outs[2], *v = NULL, *i = NULL;
+    if (pct_out_parse_pair(out, name, outs) < 0) return NULL; /* torch's parser: before any other check */
+    int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
-    bool keepdim = c->v[keepdim_i].b;
     if (pct_sort_check_nonempty_dim(self, dim, op == SEL_NANMEDIAN ? "median" : name) < 0) return NULL;
     if (op == SEL_KTHVALUE) {
         int64_t n = self->ndim ? self->sizes[dim] : 1;
@@ -458,12 +476,26 @@ static pct_object *sort_reduce_sel(pct_call *c, int op, int rt, const char *name
 pct_object *pct_cpu_kthvalue(pct_call *c)
 {
     PCT_ARGS(kthvalue);
-    return sort_reduce_sel(c, SEL_KTHVALUE, RT_KTHVALUE, "kthvalue", 2, 3, 4, arg.k);
+    return sort_reduce_sel(SEL_KTHVALUE, RT_KTHVALUE, "kthvalue", arg.input, arg.dim, arg.keepdim, arg.out, arg.k);
 }
 
-pct_object *pct_cpu_median_dim(pct_call *c) { return sort_reduce_sel(c, SEL_MEDIAN, RT_MEDIAN, "median", 1, 2, 3, 1); }
-pct_object *pct_cpu_nanmedian_dim(pct_call *c) { return sort_reduce_sel(c, SEL_NANMEDIAN, RT_NANMEDIAN, "nanmedian", 1, 2, 3, 1); }
-pct_object *pct_cpu_mode(pct_call *c) { return sort_reduce_sel(c, SEL_MODE, RT_MODE, "mode", 1, 2, 3, 1); }
+pct_object *pct_cpu_median_dim(pct_call *c)
+{
+    PCT_ARGS(median_dim);
+    return sort_reduce_sel(SEL_MEDIAN, RT_MEDIAN, "median", arg.input, arg.dim, arg.keepdim, arg.out, 1);
+}
+
+pct_object *pct_cpu_nanmedian_dim(pct_call *c)
+{
+    PCT_ARGS(nanmedian_dim);
+    return sort_reduce_sel(SEL_NANMEDIAN, RT_NANMEDIAN, "nanmedian", arg.input, arg.dim, arg.keepdim, arg.out, 1);
+}
+
+pct_object *pct_cpu_mode(pct_call *c)
+{
+    PCT_ARGS(mode);
+    return sort_reduce_sel(SEL_MODE, RT_MODE, "mode", arg.input, arg.dim, arg.keepdim, arg.out, 1);
+}
 
 /* median() / nanmedian() over all elements: the lower median, as a 0-d tensor. */
 static pct_object *sort_median_all(pct_call *c, bool ignore_nan)
