@@ -16,6 +16,21 @@ int pct_wrap_dim(int64_t dim, int64_t ndim)
     return (int)(dim < 0 ? dim + n : dim);
 }
 
+int pct_dims_mask(const int64_t *dims, int n, int ndim, bool *mask)
+{
+    for (int d = 0; d < (ndim > 0 ? ndim : 1); d++) mask[d] = false;
+    for (int i = 0; i < n; i++) {
+        int d = pct_wrap_dim(dims[i], ndim);
+        if (d < 0) return -1;
+        if (mask[d]) {
+            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
+            return -1;
+        }
+        mask[d] = true;
+    }
+    return 0;
+}
+
 const char *pct_shape_str(char *buf, size_t n, int ndim, const int64_t *sizes)
 {
     size_t used = (size_t)snprintf(buf, n, "[");

@@ -87,6 +87,9 @@ static inline int pct_check_ndim(int64_t ndim)
 }
 /* Wrap a possibly negative dim into [0, ndim); -1 with IndexError (torch's text). */
 int pct_wrap_dim(int64_t dim, int64_t ndim);
+/* mask[d] (for d < max(ndim, 1)) = whether dims[0 .. n) names dim d, negatives wrapped; -1 with torch's error for a
+ * dim out of range or named twice. */
+int pct_dims_mask(const int64_t *dims, int n, int ndim, bool *mask);
 
 /* A new contiguous tensor with uninitialised memory; NULL with exception.
  * `type` is the Python type to instantiate (NULL: Tensor). */

@@ -215,18 +215,11 @@ pct_object *pct_unflatten(pct_call *c)
 /* Marks the dims named by an int[1]? argument; all dims when None. -1 on bad dims. */
 static int dim_mask(const pct_int_list *v, int ndim, bool *mask)
 {
-    for (int i = 0; i < (ndim ? ndim : 1); i++) mask[i] = v->none; /* a 0-d tensor takes dim 0 (or -1) */
-    if (v->none) return 0;
-    for (int i = 0; i < v->n; i++) {
-        int d = pct_wrap_dim(v->v[i], ndim);
-        if (d < 0) return -1;
-        if (mask[d]) {
-            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
-            return -1;
-        }
-        mask[d] = true;
+    if (v->none) { /* every dim (a 0-d tensor takes dim 0 or -1) */
+        for (int i = 0; i < (ndim ? ndim : 1); i++) mask[i] = true;
+        return 0;
     }
-    return 0;
+    return pct_dims_mask(v->v, v->n, ndim, mask);
 }
 
 pct_object *pct_squeeze(pct_call *c)

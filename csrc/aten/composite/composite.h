@@ -32,7 +32,6 @@ pct_tensor *pct_comp_sum(pct_tensor *a, int n, const int64_t *dims, bool keepdim
 /* a * b (into out= when not NULL) */
 #define pct_comp_mul(a, b, out) pct_comp_call2(PCT_OP_mul, (a), (b), (out))
 /* torch's mask of a dim list: dims wrapped, a repeat refused ("dim d appears multiple times"); -1 with an error */
-int pct_comp_dims_mask(const int64_t *dims, int n, int ndim, bool *mask);
 /* op(a, dim, keepdim) for the reductions over an int[1]? dim: amax, amin */
 pct_tensor *pct_comp_reduce_dim(int op, pct_tensor *a, int64_t dim, bool keepdim);
 /* linalg_vector_norm(a, ord, dims (NULL: None), keepdim, dtype=dtype (-1: None)) */

@@ -115,21 +115,6 @@ pct_tensor *pct_comp_sum(pct_tensor *a, int n, const int64_t *dims, bool keepdim
     return call(&c);
 }
 
-int pct_comp_dims_mask(const int64_t *dims, int n, int ndim, bool *mask)
-{
-    for (int d = 0; d < (ndim > 0 ? ndim : 1); d++) mask[d] = false;
-    for (int i = 0; i < n; i++) {
-        const int d = pct_wrap_dim(dims[i], ndim);
-        if (d < 0) return -1;
-        if (mask[d]) {
-            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
-            return -1;
-        }
-        mask[d] = true;
-    }
-    return 0;
-}
-
 pct_tensor *pct_comp_reduce_dim(int op, pct_tensor *a, int64_t dim, bool keepdim)
 {
     pct_call c;

@@ -55,7 +55,7 @@ static pct_object *tensordot_impl(pct_tensor *a, pct_tensor *b, const int64_t *d
             csize *= s1;
         }
     }
-    if (pct_comp_dims_mask(dims1, n1, a->ndim, c1) < 0 || pct_comp_dims_mask(dims2, n2, b->ndim, c2) < 0) goto fail;
+    if (pct_dims_mask(dims1, n1, a->ndim, c1) < 0 || pct_dims_mask(dims2, n2, b->ndim, c2) < 0) goto fail;
     for (int i = 0; i < a->ndim; i++)
         if (!c1[i]) { p1[np1++] = i; size1 *= t1->sizes[i]; rsizes[nr++] = t1->sizes[i]; }
     for (int i = 0; i < n1; i++) p1[np1++] = pct_wrap_dim(dims1[i], a->ndim);

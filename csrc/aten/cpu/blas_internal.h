@@ -141,6 +141,5 @@ enum { RED_SUM, RED_L0, RED_L1, RED_L2, RED_LP, RED_MAX_ABS, RED_MIN_ABS, RED_MA
 PCT_LA_INTERNAL pct_tensor *pct_la_reduce(pct_tensor *in, const bool *mask, bool keepdim, int out_dtype, int kind,
                                           double p);
 /* Parses a dim list (wrapping negatives, rejecting repeats) into a mask. */
-PCT_LA_INTERNAL int pct_la_dims_to_mask(const int64_t *dims, int n, int ndim, bool *mask);
 
 #endif

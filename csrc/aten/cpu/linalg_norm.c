@@ -92,7 +92,7 @@ static pct_tensor *vector_norm_impl(pct_tensor *x, const pct_scalar *ord_s, cons
     bool mask[PCT_MAX_DIMS + 1];
     if (!dims || ndims == 0) {
         for (int d = 0; d < x->ndim; d++) mask[d] = true;
-    } else if (pct_la_dims_to_mask(dims, ndims, x->ndim, mask) < 0) {
+    } else if (pct_dims_mask(dims, ndims, x->ndim, mask) < 0) {
         return NULL;
     }
     const int odt = has_dtype ? dtype : x->dtype;

@@ -278,18 +278,3 @@ pct_tensor *pct_la_reduce(pct_tensor *in, const bool *mask, bool keepdim, int ou
     return out;
 }
 
-/* Parses a dim list (wrapping negatives, rejecting repeats) into a mask. */
-int pct_la_dims_to_mask(const int64_t *dims, int n, int ndim, bool *mask)
-{
-    for (int d = 0; d < (ndim > 0 ? ndim : 1); d++) mask[d] = false;
-    for (int i = 0; i < n; i++) {
-        int d = pct_wrap_dim(dims[i], ndim);
-        if (d < 0) return -1;
-        if (mask[d]) {
-            pct_error(PCT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
-            return -1;
-        }
-        mask[d] = true;
-    }
-    return 0;
-}
