@@ -162,12 +162,14 @@ def add(op_id, *samples):
 UNARY_DOMAIN = {
     "sqrt": POS, "rsqrt": POS, "log": POS, "log2": POS, "log10": POS, "reciprocal": NZ, "log1p": dict(lo=-0.5, hi=2.0),
     "asin": UNIT, "acos": UNIT, "atanh": UNIT, "erfinv": UNIT, "acosh": dict(lo=1.2, hi=3.0),
-    "tan": dict(lo=-1.2, hi=1.2),
+    "tan": dict(lo=-1.2, hi=1.2), "special_ndtri": PROB,
 }
 for _e in TABLE:
     if _e["kind"] == "unary" and _e["id"] in DIFFERENTIABLE:
         _d = UNARY_DOMAIN.get(_e["name"], {})
-        _f = (lambda name: lambda T, x: getattr(T, name)(x))(_e["name"])
+        # torch.special's ops (ops_special.def) are special_<name> in the table, <name> in torch.special
+        _f = (lambda name: lambda T, x: (getattr(T.special, name[8:]) if name.startswith("special_")
+                                         else getattr(T, name))(x))(_e["name"])
         add(_e["id"], S(_f, X(3, 4, **_d)), S(_f, X(3, 4, layout="t", **_d)), S(_f, X(**_d)),
             S(_f, X(2, 3, layout="s", **_d)))
 # ops_api.def: torch spells these torch.special.i1 and torch.polygamma(1, x)
@@ -210,8 +212,21 @@ def _binary_samples(e):
     return out
 
 
+# ops_special.def: torch has no derivative of zeta and igamma/igammac w.r.t. their first argument (a constant here;
+# test_special_functions.py checks the error), polygamma's order is an int
+SPECIAL_SECOND_ONLY = {"special_zeta": (lambda T, a, b: T.special.zeta(a, b), dict(lo=2.0, hi=4.0), POS),
+                       "igamma": (lambda T, a, b: T.igamma(a, b), POS, POS),
+                       "igammac": (lambda T, a, b: T.igammac(a, b), POS, POS)}
+for _op, (_f, _di, _do) in SPECIAL_SECOND_ONLY.items():
+    add(_op, S(_f, X(3, 4, grad=False, **_di), X(3, 4, **_do)), S(_f, X(3, 1, grad=False, **_di), X(4, **_do)),
+        S(_f, X(grad=False, **_di), X(2, 3, layout="s", **_do)))
+for _k in (0, 1, 2, 3):
+    add("polygamma", S((lambda k: lambda T, x: T.polygamma(k, x))(_k), X(3, 4, **POS)),
+        S((lambda k: lambda T, x: T.special.polygamma(k, x))(_k), X(2, 3, layout="t", **POS)))
+    add("polygamma_method", S((lambda k: lambda T, x: x.polygamma(k))(_k), X(3, 4, **POS)))
+
 for _e in TABLE:
-    if _e["kind"] == "binary" and _e["id"] in DIFFERENTIABLE:
+    if _e["kind"] == "binary" and _e["id"] in DIFFERENTIABLE and _e["id"] not in SPECIAL_SECOND_ONLY:
         add(_e["id"], *_binary_samples(_e))
 
 # pow / float_power: zero bases, zero exponents, integer exponents
@@ -948,6 +963,10 @@ for _e in TABLE:
         if _e["kind"] == "unary":
             _d = UNARY_DOMAIN.get(_n, {})
             add(_e["id"], S(lambda T, x, _n=_n: getattr(x * 1, _n + "_")(), X(3, 4, layout="t", **_d)))
+        elif _e["id"] in SPECIAL_SECOND_ONLY:  # igamma_, igammac_: `self` is the argument without a derivative
+            _di, _do = SPECIAL_SECOND_ONLY[_e["id"]][1:]
+            add(_e["id"], S(lambda T, a, b, _n=_n: getattr(a * 1, _n + "_")(b), X(3, 4, grad=False, **_di),
+                            X(4, **_do)))
         else:
             _di, _do = BINARY_DOMAIN.get(_n, ({}, {}))
             add(_e["id"], S(lambda T, a, b, _n=_n: getattr(a * 1, _n + "_")(b), X(3, 4, **_di), X(4, **_do)))
@@ -1309,6 +1328,18 @@ NONDIFF = {  # op id -> (reason, a call on a float64 tensor x that requires grad
     "bucketize": (NO_FLOAT_OUT, lambda T, x: T.bucketize(x, T.tensor([0.0, 0.5], dtype=T.float64))),
     "multinomial": (NO_FLOAT_OUT, lambda T, x: T.multinomial(x.abs() + 0.1, 2, generator=gen(T))),
     "histc": (NO_GRAD_LIKE_TORCH, lambda T, x: T.histc(x, 4)),
+    # torch.special's Bessel functions and orthogonal polynomials (ops_special.def) have no derivative in torch
+    **{"special_" + n: (NO_GRAD_LIKE_TORCH, (lambda n: lambda T, x: getattr(T.special, n)(x))(n))
+       for n in ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+                 "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                 "scaled_modified_bessel_k1", "spherical_bessel_j0")},
+    **{"special_" + n: (NO_GRAD_LIKE_TORCH, (lambda n: lambda T, x: getattr(T.special, n)(x, 3))(n))
+       for n in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                 "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                 "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                 "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")},
+    # polygamma's loop, run by its kernels with the order n (the polygamma entries carry the formula)
+    "_polygamma_loop": (NO_GRAD_LIKE_TORCH, None),
     "view_dtype": (NO_GRAD_LIKE_TORCH, lambda T, x: x.view(T.int64)),
     "detach": (NO_GRAD_LIKE_TORCH, lambda T, x: T.detach(x)),
     **{n: (NO_GRAD_LIKE_TORCH, (lambda n: lambda T, x: getattr(T, n)(x))(n))
