@@ -326,9 +326,9 @@ pct_object *pct_cpu_index_put(pct_call *c)
     bool accumulate = arg.accumulate;
     pct_object *const *items;
     int64_t n;
-    if (false || !pct_sequence_items(arg.indices, &items, &n)) {
+    if (!arg.indices || !pct_sequence_items(arg.indices, &items, &n)) { /* NULL: indices=None */
         pct_error(PCT_ERR_TYPE, "index_put(): argument 'indices' (position 2) must be tuple of Tensors, not %s",
-                     false ? "NoneType" : pct_type_name(arg.indices));
+                     !arg.indices ? "NoneType" : pct_type_name(arg.indices));
         return NULL;
     }
     pct_tensor *per[PCT_MAX_DIMS] = {0};
