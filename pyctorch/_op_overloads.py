@@ -146,6 +146,16 @@ _IRREGULAR = {
     "bernoulli_": {"float": ("float",), "tensor": ("Tensor",)},
     "random_": {"from": ("from",), "to": ("to",), "default": ("default",)},
 }
+# torch.special's binary ops (ops_special.def): a Python-number degree / other is the `n_scalar` / `other_scalar`
+# overload; polygamma's method entry (x as self) has no aten overload of its own
+_IRREGULAR.update({name: {"Tensor": ("default",), "Scalar": ("n_scalar",), "Scalar_out": ("n_scalar_out",)}
+                   for name in ("special_" + kind + "_polynomial_" + degree for kind, degree in (
+                       ("chebyshev", "t"), ("chebyshev", "u"), ("chebyshev", "v"), ("chebyshev", "w"),
+                       ("shifted_chebyshev", "t"), ("shifted_chebyshev", "u"), ("shifted_chebyshev", "v"),
+                       ("shifted_chebyshev", "w"), ("hermite", "h"), ("hermite", "he"), ("laguerre", "l"),
+                       ("legendre", "p")))})
+_IRREGULAR["special_zeta"] = {"Tensor": ("default",), "Scalar": ("other_scalar",), "Scalar_out": ("other_scalar_out",)}
+_IRREGULAR["polygamma"] = {"method": ()}
 
 # in-place operators whose overload names differ from the functional ones
 _IRREGULAR_INPLACE = {

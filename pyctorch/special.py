@@ -2,18 +2,31 @@
 
 Most are the operators of the op table under a second name (expit is sigmoid, gammaln is lgamma, ...); the few
 that torch computes as compositions of those (ndtr, entr, xlog1py, multigammaln) are compositions here too, in
-torch's formulas, so they differentiate through autograd. Functions that need kernels pyctorch does not have yet
-(erfcx, ndtri, log_ndtr, i0e, i1e, zeta, gammainc/gammaincc, polygamma, the Bessel and orthogonal polynomial
-families) are absent: using one raises AttributeError, never a wrong value.
+torch's formulas, so they differentiate through autograd. The rest (the Bessel and Airy functions, i0e, i1e, erfcx,
+log_ndtr, ndtri, zeta, the orthogonal polynomials) are the special_<name> ops of csrc/aten/ops_special.def, which
+torch keeps as torch._C._special.special_<name>; gammainc/gammaincc and polygamma are torch.igamma/igammac and
+torch.polygamma.
 """
 import math
 
 import pyctorch as _C  # imported lazily (torch.special), after pyctorch itself
 
+# the special_<name> ops of ops_special.def, under their torch.special names
+_SPECIAL_OPS = [
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+    "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0", "i0e", "i1e", "erfcx", "log_ndtr", "ndtri", "zeta",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "legendre_polynomial_p"]
 __all__ = ["digamma", "psi", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "i0", "i1", "log1p",
            "logit", "logsumexp", "round", "sinc", "xlogy", "xlog1py", "ndtr", "entr", "multigammaln", "softmax",
-           "log_softmax"]
+           "log_softmax", "gammainc", "gammaincc", "polygamma"] + _SPECIAL_OPS
 
+globals().update({_name: getattr(_C._C, "special_" + _name) for _name in _SPECIAL_OPS})
+gammainc, gammaincc = _C.igamma, _C.igammac
+polygamma = _C.polygamma
 digamma = psi = _C.digamma
 erf, erfc, erfinv = _C.erf, _C.erfc, _C.erfinv
 exp2, expm1, log1p = _C.exp2, _C.expm1, _C.log1p

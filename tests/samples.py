@@ -231,6 +231,19 @@ def call(T, sample, xs, device="cpu", **kw):
 # Samples for the gradient tests ("grad"; also "lowp" and "fuzz"): every differentiable op
 # =================================================================================================
 
+def table_fn(T, name):
+    """The callable of the table's op `name` in library T: torch.special's ops (ops_special.def) are special_<name>
+    in the table and <name> in torch.special; private ops are in _C."""
+    if name.startswith("special_"):
+        return getattr(T.special, name[len("special_"):])
+    return getattr(T._C if name.startswith("_") else T, name)
+
+
+# torch.special's Bessel and Airy functions and orthogonal polynomials (ops_special.def): no derivative in torch
+SPECIAL_BESSEL = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0")
+SPECIAL_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+
+
 # gg=SINGULAR: no double-backward comparison at a point where the op is not differentiable and
 # torch's second derivative is NaN (a masked 0/0), while pyctorch's masks before dividing (0)
 SINGULAR = False
@@ -239,12 +252,12 @@ SINGULAR = False
 UNARY_DOMAIN = {
     "sqrt": POS, "rsqrt": POS, "log": POS, "log2": POS, "log10": POS, "reciprocal": NZ, "log1p": dict(lo=-0.5, hi=2.0),
     "asin": UNIT, "acos": UNIT, "atanh": UNIT, "erfinv": UNIT, "acosh": dict(lo=1.2, hi=3.0),
-    "tan": dict(lo=-1.2, hi=1.2),
+    "tan": dict(lo=-1.2, hi=1.2), "special_ndtri": PROB,
 }
 for _e in TABLE:
     if _e["kind"] == "unary" and _e["id"] in DIFFERENTIABLE:
         _d = UNARY_DOMAIN.get(_e["name"], {})
-        _f = (lambda name: lambda T, x: getattr(T, name)(x))(_e["name"])
+        _f = (lambda name: lambda T, x: table_fn(T, name)(x))(_e["name"])
         add(_e["id"], S(_f, X(3, 4, **_d)), S(_f, X(3, 4, layout="t", **_d)), S(_f, X(**_d)),
             S(_f, X(2, 3, layout="s", **_d)))
 # ops_api.def: torch spells these torch.special.i1 and torch.polygamma(1, x)
@@ -287,8 +300,21 @@ def _binary_samples(e):
     return out
 
 
+# ops_special.def: torch has no derivative of zeta and igamma/igammac w.r.t. their first argument (a constant here;
+# test_special_functions.py checks the error); polygamma's order is an int
+SPECIAL_SECOND_ONLY = {"special_zeta": (lambda T, a, b: T.special.zeta(a, b), dict(lo=2.0, hi=4.0), POS),
+                       "igamma": (lambda T, a, b: T.igamma(a, b), POS, POS),
+                       "igammac": (lambda T, a, b: T.igammac(a, b), POS, POS)}
+for _op, (_f, _di, _do) in SPECIAL_SECOND_ONLY.items():
+    add(_op, S(_f, X(3, 4, grad=False, **_di), X(3, 4, **_do)), S(_f, X(3, 1, grad=False, **_di), X(4, **_do)),
+        S(_f, X(grad=False, **_di), X(2, 3, layout="s", **_do)))
+for _k in (0, 1, 2, 3):
+    add("polygamma", S((lambda k: lambda T, x: T.polygamma(k, x))(_k), X(3, 4, **POS)),
+        S((lambda k: lambda T, x: T.special.polygamma(k, x))(_k), X(2, 3, layout="t", **POS)))
+    add("polygamma_method", S((lambda k: lambda T, x: x.polygamma(k))(_k), X(3, 4, **POS)))
+
 for _e in TABLE:
-    if _e["kind"] == "binary" and _e["id"] in DIFFERENTIABLE:
+    if _e["kind"] == "binary" and _e["id"] in DIFFERENTIABLE and _e["id"] not in SPECIAL_SECOND_ONLY:
         add(_e["id"], *_binary_samples(_e))
 
 # pow / float_power: zero bases, zero exponents, integer exponents
@@ -1025,6 +1051,10 @@ for _e in TABLE:
         if _e["kind"] == "unary":
             _d = UNARY_DOMAIN.get(_n, {})
             add(_e["id"], S(lambda T, x, _n=_n: getattr(x * 1, _n + "_")(), X(3, 4, layout="t", **_d)))
+        elif _e["id"] in SPECIAL_SECOND_ONLY:  # igamma_, igammac_: `self` is the argument without a derivative
+            _di, _do = SPECIAL_SECOND_ONLY[_e["id"]][1:]
+            add(_e["id"], S(lambda T, a, b, _n=_n: getattr(a * 1, _n + "_")(b), X(3, 4, grad=False, **_di),
+                            X(4, **_do)))
         else:
             _di, _do = BINARY_DOMAIN.get(_n, ({}, {}))
             add(_e["id"], S(lambda T, a, b, _n=_n: getattr(a * 1, _n + "_")(b), X(3, 4, **_di), X(4, **_do)))
@@ -1388,6 +1418,10 @@ _nondiff("searchsorted", lambda T, x: T.searchsorted(T.tensor([0.0, 0.5, 1.0], d
 _nondiff("bucketize", lambda T, x: T.bucketize(x, T.tensor([0.0, 0.5], dtype=T.float64)))
 _nondiff("multinomial", lambda T, x: T.multinomial(x.abs() + 0.1, 2, generator=gen(T)))
 _nondiff("histc", lambda T, x: T.histc(x, 4))
+for _n in SPECIAL_BESSEL:
+    _nondiff("special_" + _n, lambda T, x, _n=_n: getattr(T.special, _n)(x))
+for _n in SPECIAL_POLYNOMIALS:
+    _nondiff("special_" + _n, lambda T, x, _n=_n: getattr(T.special, _n)(x, 3))
 _nondiff("view_dtype", lambda T, x: x.view(T.int64))
 _nondiff("full_like", lambda T, x: T.full_like(x, 2.0))
 _nondiff("new_full", lambda T, x: x.new_full((2,), 1.0))
@@ -1481,10 +1515,11 @@ for _e in TABLE:
     if _e["kind"] in ("unary", "binary") and "out=None" in _e["schema"] and not _e["name"].startswith("_"):
         _n = _e["name"]
         _dt = "int64" if _n in ("bitwise_not", "gcd", "lcm") or _n.startswith("bitwise_") else "float32"
-        _out(_e["id"], lambda M, *xs, _n=_n: (getattr(M, _n), xs, {}),
+        _out(_e["id"], lambda M, *xs, _n=_n: (table_fn(M, _n), xs, {}),
              *[F(3, 4, dtype=_dt)] * (1 if _e["kind"] == "unary" else 2))
 # the other ops with out=
 _out("sum", lambda M, a0: (M.sum, (a0, 1), {}), F(3, 4))
+_out("polygamma", lambda M, a0: (lambda x, **kw: M.polygamma(2, x, **kw), (a0 + 0.5,), {}), F(3, 4))
 _out("nansum", lambda M, a0: (M.nansum, (a0, 1), {}), F(3, 4))
 _out("mean", lambda M, a0: (M.mean, (a0, 1), {}), F(3, 4))
 _out("nanmean", lambda M, a0: (M.nanmean, (a0, 1), {}), F(3, 4))

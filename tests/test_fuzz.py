@@ -187,6 +187,8 @@ class _TorchCShim:
             return torch._C._VariableFunctions.einsum
         if name == "_div_trunc":
             return lambda input, other: torch.div(input, other, rounding_mode="trunc")
+        if name.startswith("special_"):  # torch.special's ops, which both keep out of the torch namespace
+            return getattr(torch._C._special, name)
         return getattr(torch._C, name)
 
 
@@ -209,7 +211,7 @@ def has_torch_counterpart(entry):
     name = entry["name"]
     try:
         if "F" in entry["variants"]:
-            getattr(_TorchShim._C if name.startswith("_") else _TorchShim(), name)
+            getattr(_TorchShim._C if name.startswith(("_", "special_")) else _TorchShim(), name)
         elif "M" in entry["variants"]:
             getattr(torch.Tensor, name)
         else:
@@ -1019,7 +1021,7 @@ def fuzz_call(prog, entry, primary=None):
     args = ", ".join(pos + kws)
     target = prog.fresh("r")
     if form == "F":
-        fn = f"torch._C.{name}" if name.startswith("_") else f"torch.{name}"
+        fn = f"torch._C.{name}" if name.startswith(("_", "special_")) else f"torch.{name}"
         line = f"{target} = {fn}({args})"
     else:
         meth = name if form == "M" else name + "_"

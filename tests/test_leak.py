@@ -331,7 +331,8 @@ def _args_for(entry, x, y):
 def _callable(entry):
     name = entry["name"]
     if "F" in entry["variants"]:
-        return getattr(torch._C if name.startswith("_") else torch, name, None), False
+        # private ops and torch.special's special_<name> ops are in _C only
+        return getattr(torch._C if name.startswith(("_", "special_")) else torch, name, None), False
     if "M" in entry["variants"]:
         return getattr(torch.Tensor, name, None), True
     return getattr(torch.Tensor, name + "_", None), True

@@ -74,11 +74,15 @@ def test_binary_out(entry, k):
     """A wrongly shaped out= is resized; a float64 out receives a cast result (the registry's out= sample)."""
     sample, xp, xt = _inputs(entry, k)
     po, to = pyctorch.empty(1, dtype=pyctorch.float64), torch.empty(1, dtype=torch.float64)
+    # computed in the inputs' dtype, then cast: float32 inputs agree to float32's tolerance (torch's float32 igamma
+    # is a few ulps off the correctly rounded value)
+    f32 = any(getattr(i, "dtype", None) == "float32" for i in sample.inputs)
+    tol = dict(rtol=1.3e-6, atol=1e-5) if f32 else {}
     got, exp = assert_same_outcome(lambda: SR.call(pyctorch, sample, xp, DEVICE, out=po),
-                                   lambda: SR.call(torch, sample, xt, DEVICE, out=to))
+                                   lambda: SR.call(torch, sample, xt, DEVICE, out=to), **tol)
     if not isinstance(exp, Exception):
         assert got is po
-        assert_same(po, to)
+        assert_same(po, to, **tol)
 
 
 @requires_torch
@@ -136,7 +140,8 @@ def test_values_against_numpy():
 def test_every_table_entry_is_callable():
     for e in TABLE:
         if "F" in e["variants"]:
-            assert callable(getattr(pyctorch if not e["name"].startswith("_") else pyctorch._C, e["name"]))
+            # private ops and torch.special's special_<name> ops are in _C only
+            assert callable(getattr(pyctorch._C if e["name"].startswith(("_", "special_")) else pyctorch, e["name"]))
         if "M" in e["variants"]:
             assert callable(getattr(pyctorch.Tensor, e["name"]))
         if "I" in e["variants"]:

@@ -893,11 +893,17 @@ def _meta_only(exprs, name):
     return True
 
 
+def derivative_not_implemented(what):
+    """The formula of a parameter torch has no derivative for (zeta's and igamma's first argument): torch's error."""
+    raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+
+
 def _namespace():
     ns = {k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")}
-    # table ops with a leading underscore (_softmax_backward_data, ...) are not star-exported
-    ns.update({k: getattr(_C, k) for k in dir(_C) if k.startswith("_") and not k.startswith("__")
-               and k not in ns})
+    # table ops with a leading underscore (_softmax_backward_data, ...) are not star-exported, nor torch.special's
+    # special_<name> ops (the pyctorch namespace leaves them out, as torch's does)
+    ns.update({k: getattr(_C, k) for k in dir(_C) if (k.startswith("_") or k.startswith("special_"))
+               and not k.startswith("__") and k not in ns})
     ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
     ns["torch"] = torch
     ns["math"] = math

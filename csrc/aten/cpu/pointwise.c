@@ -9,6 +9,8 @@
 #include "../op.h"
 #include "../error.h"
 #include "pointwise_math.h"
+#include "special_functions.h"
+#include "special_polynomials.h"
 #include "pointwise.h"
 #include "vecmath.h"
 
@@ -92,16 +94,17 @@
     }
 
 
-/* Which loops exist: PCT_SEL_<set>_<category>(then, else), category CBOOL, CINT, CFLT, CUNS (uint16/32/64; not I or F:
- * <complex.h> defines I). */
+/* Which loops exist: PCT_SEL_<set>_<category>(then, else), category CBOOL, CINT, CFLT (float32/64), CRED
+ * (float16/bfloat16), CUNS (uint16/32/64; not I or F: <complex.h> defines I). The set FLT32 is float32 and float64
+ * only (torch has no reduced-precision kernel for most of torch.special). */
 #define PCT_CAT_BOOL CBOOL
 #define PCT_CAT_UINT8 CINT
 #define PCT_CAT_INT8 CINT
 #define PCT_CAT_INT16 CINT
 #define PCT_CAT_INT32 CINT
 #define PCT_CAT_INT64 CINT
-#define PCT_CAT_FLOAT16 CFLT
-#define PCT_CAT_BFLOAT16 CFLT
+#define PCT_CAT_FLOAT16 CRED
+#define PCT_CAT_BFLOAT16 CRED
 #define PCT_CAT_FLOAT32 CFLT
 #define PCT_CAT_FLOAT64 CFLT
 #define PCT_CAT_UINT16 CUNS
@@ -140,6 +143,20 @@
 #define PCT_SEL_INTBU_CINT(t, e) t
 #define PCT_SEL_INTBU_CFLT(t, e) e
 #define PCT_SEL_INTBU_CUNS(t, e) t
+/* the reduced floats are in every set that has the other floats, except FLT32 */
+#define PCT_SEL_ALL_CRED(t, e) t
+#define PCT_SEL_NUM_CRED(t, e) t
+#define PCT_SEL_FLOAT_CRED(t, e) t
+#define PCT_SEL_INT_CRED(t, e) e
+#define PCT_SEL_INTB_CRED(t, e) e
+#define PCT_SEL_ALLU_CRED(t, e) t
+#define PCT_SEL_NUMU_CRED(t, e) t
+#define PCT_SEL_INTBU_CRED(t, e) e
+#define PCT_SEL_FLT32_CBOOL(t, e) e
+#define PCT_SEL_FLT32_CINT(t, e) e
+#define PCT_SEL_FLT32_CFLT(t, e) t
+#define PCT_SEL_FLT32_CRED(t, e) e
+#define PCT_SEL_FLT32_CUNS(t, e) e
 #define PCT_SEL_CAT(set, cat, t, e) PCT_SEL_##set##_##cat(t, e)
 #define PCT_SEL_CAT2(set, cat, t, e) PCT_SEL_CAT(set, cat, t, e)
 #define PCT_SEL(set, E, t, e) PCT_SEL_CAT2(set, PCT_CAT_##E, t, e)
@@ -184,8 +201,9 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
     else if (pct_unsigned_refusal_name(op_index)) /* torch's kernel name, the same for every dtype */
         pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", pct_unsigned_refusal_name(op_index),
                      pct_dtype_cpp_name[dtype]);
-    else
-        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
+    else /* torch names the kernels of torch.special without the prefix its function names carry */
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'",
+                  strncmp(name, "special_", 8) == 0 ? name + 8 : name, pct_dtype_cpp_name[dtype]);
     return -1;
 }
 

@@ -60,18 +60,18 @@ static inline double pct_pw_trigamma_d(double x)
 
 /* I_nu(x) for nu = 0 or 1, x >= 0: the power series (x/2)^nu sum (x^2/4)^k / (k! (k+nu)!) below 30 (positive
  * terms, so no cancellation), the asymptotic series e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k above. */
-static inline double pct_pw_bessel_i(int nu, double x)
+static inline double pct_pw_bessel_i_series(int nu, double x)
 {
-    if (x != x) return x;
-    if (isinf(x)) return INFINITY;
-    if (x <= 30) {
-        double q = x * x / 4, term = nu ? x / 2 : 1, sum = term;
-        for (int k = 1; k < 500 && term > sum * 1e-17; k++) {
-            term *= q / ((double)k * (double)(k + nu));
-            sum += term;
-        }
-        return sum;
+    double q = x * x / 4, term = nu ? x / 2 : 1, sum = term;
+    for (int k = 1; k < 500 && term > sum * 1e-17; k++) {
+        term *= q / ((double)k * (double)(k + nu));
+        sum += term;
     }
+    return sum;
+}
+/* e^{-x} I_nu(x) for x > 30 (the asymptotic series) */
+static inline double pct_pw_bessel_i_asymptotic_scaled(int nu, double x)
+{
     double mu = 4.0 * nu * nu, term = 1, sum = 1;
     for (int k = 1; k < 60; k++) {
         double next = term * -(mu - (2.0 * k - 1) * (2.0 * k - 1)) / (k * 8.0 * x);
@@ -80,9 +80,21 @@ static inline double pct_pw_bessel_i(int nu, double x)
         sum += term;
         if (fabs(term) < 1e-17 * fabs(sum)) break;
     }
+    return sum / sqrt(2 * PCT_PI * x);
+}
+static inline double pct_pw_bessel_i(int nu, double x)
+{
+    if (x != x) return x;
+    if (isinf(x)) return INFINITY;
+    if (x <= 30) return pct_pw_bessel_i_series(nu, x);
     /* e^x split in two so that the prefactor overflows only where the result does */
     double half = exp(x / 2);
-    return half * (sum / sqrt(2 * PCT_PI * x)) * half;
+    return half * pct_pw_bessel_i_asymptotic_scaled(nu, x) * half;
+}
+/* e^{-x} I_nu(x), x >= 0 finite (torch.special.i0e, i1e) */
+static inline double pct_pw_bessel_i_scaled(int nu, double x)
+{
+    return x <= 30 ? pct_pw_bessel_i_series(nu, x) * exp(-x) : pct_pw_bessel_i_asymptotic_scaled(nu, x);
 }
 /* torch's Chebyshev evaluation gives NaN at +-inf (exp(|x|) times a series at 0 / sqrt(inf)); so do we */
 static inline double pct_pw_i0_d(double x) { return isinf(x) ? NAN : pct_pw_bessel_i(0, fabs(x)); }
