@@ -717,12 +717,11 @@ static pct_object *gen_arg(pct_call *c)
 static int check_gen(pct_call *c) { return generator_check(gen_arg(c), c->op->sig.name); }
 
 /* In-place ops return self. */
-static pct_object *ret_self(pct_call *c, int rc)
+static pct_object *ret_self(pct_tensor *self, int rc)
 {
     if (rc < 0) return NULL;
-    pct_object *self = (pct_object *)c->v[0].t;
     PCT_INCREF(self);
-    return self;
+    return (pct_object *)self;
 }
 
 /* at::native::resize_output (warn) or Tensor.resize_ (no warning), Note [out= arguments] */
@@ -772,46 +771,57 @@ static pct_object *factory_finish(pct_call *c, pct_tensor *t, int rc)
 
 /* ---- in-place ops ---- */
 
-/* The in-place distributions with one or two float parameters, read by name: validate the generator,
-   fill self, return self. */
-#define RNG_INPLACE_OP(NAME, ...)                                       \
-    pct_object *pct_cpu_##NAME(pct_call *c)                               \
-    {                                                                   \
-        if (check_gen(c) < 0) return NULL;                              \
-        return ret_self(c, __VA_ARGS__);                                \
+/* The in-place distributions with one or two float parameters: validate the generator, fill self (typed arguments,
+   Note [Typed arguments]), return self. */
+#define RNG_INPLACE_OP(NAME, ...)                                                                                     \
+    pct_object *pct_cpu_##NAME(pct_call *c)                                                                           \
+    {                                                                                                                 \
+        PCT_ARGS(NAME);                                                                                               \
+        if (generator_check(arg.generator, c->op->sig.name) < 0) return NULL;                                         \
+        return ret_self(arg.input, __VA_ARGS__);                                                                      \
     }
-#define RNG_ARG(name) pct_arg(c, name)->d
-RNG_INPLACE_OP(uniform_, do_uniform(c->v[0].t, RNG_ARG("from"), RNG_ARG("to"), gen_arg(c)))
-RNG_INPLACE_OP(normal_, do_normal(c->v[0].t, RNG_ARG("mean"), RNG_ARG("std"), gen_arg(c)))
-RNG_INPLACE_OP(cauchy_, do_cauchy(c->v[0].t, RNG_ARG("median"), RNG_ARG("sigma"), gen_arg(c)))
-RNG_INPLACE_OP(log_normal_, do_log_normal(c->v[0].t, RNG_ARG("mean"), RNG_ARG("std"), gen_arg(c)))
-RNG_INPLACE_OP(exponential_, do_exponential(c->v[0].t, RNG_ARG("lambd"), gen_arg(c)))
-RNG_INPLACE_OP(geometric_, do_geometric(c->v[0].t, RNG_ARG("p"), gen_arg(c)))
-#undef RNG_ARG
+RNG_INPLACE_OP(uniform_, do_uniform(arg.input, arg.from, arg.to, arg.generator))
+RNG_INPLACE_OP(normal_, do_normal(arg.input, arg.mean, arg.std, arg.generator))
+RNG_INPLACE_OP(cauchy_, do_cauchy(arg.input, arg.median, arg.sigma, arg.generator))
+RNG_INPLACE_OP(log_normal_, do_log_normal(arg.input, arg.mean, arg.std, arg.generator))
+RNG_INPLACE_OP(exponential_, do_exponential(arg.input, arg.lambd, arg.generator))
+RNG_INPLACE_OP(geometric_, do_geometric(arg.input, arg.p, arg.generator))
 #undef RNG_INPLACE_OP
 
-pct_object *pct_cpu_random_(pct_call *c)
+pct_object *pct_cpu_random_from_(pct_call *c)
 {
-    if (check_gen(c) < 0) return NULL;
-    pct_tensor *self = c->v[0].t;
-    int rc;
-    if (c->op_index == PCT_OP_random_from_) {
-        const pct_value *to = pct_arg(c, "to");
-        rc = to->none ? do_random_from(self, c->v[1].i, gen_arg(c)) : do_random_from_to(self, c->v[1].i, to->i, gen_arg(c));
-    } else if (c->op_index == PCT_OP_random_to_) {
-        rc = do_random_from_to(self, 0, c->v[1].i, gen_arg(c));
-    } else {
-        rc = do_random_default(self, gen_arg(c));
-    }
-    return ret_self(c, rc);
+    PCT_ARGS(random_from_);
+    if (generator_check(arg.generator, c->op->sig.name) < 0) return NULL;
+    return ret_self(arg.input, arg.to.none ? do_random_from(arg.input, arg.from, arg.generator)
+                                           : do_random_from_to(arg.input, arg.from, arg.to.v, arg.generator));
 }
 
-pct_object *pct_cpu_bernoulli_(pct_call *c)
+pct_object *pct_cpu_random_to_(pct_call *c)
 {
-    if (check_gen(c) < 0) return NULL;
-    const pct_value *p = pct_arg(c, "p");
-    if (c->op_index == PCT_OP_bernoulli_tensor_) return ret_self(c, do_bernoulli_tensor(c->v[0].t, p->t, gen_arg(c)));
-    return ret_self(c, do_bernoulli_scalar(c->v[0].t, p->d, gen_arg(c)));
+    PCT_ARGS(random_to_);
+    if (generator_check(arg.generator, c->op->sig.name) < 0) return NULL;
+    return ret_self(arg.input, do_random_from_to(arg.input, 0, arg.to, arg.generator));
+}
+
+pct_object *pct_cpu_random_default_(pct_call *c)
+{
+    PCT_ARGS(random_default_);
+    if (generator_check(arg.generator, c->op->sig.name) < 0) return NULL;
+    return ret_self(arg.input, do_random_default(arg.input, arg.generator));
+}
+
+pct_object *pct_cpu_bernoulli_float_(pct_call *c)
+{
+    PCT_ARGS(bernoulli_float_);
+    if (generator_check(arg.generator, c->op->sig.name) < 0) return NULL;
+    return ret_self(arg.input, do_bernoulli_scalar(arg.input, arg.p, arg.generator));
+}
+
+pct_object *pct_cpu_bernoulli_tensor_(pct_call *c)
+{
+    PCT_ARGS(bernoulli_tensor_);
+    if (generator_check(arg.generator, c->op->sig.name) < 0) return NULL;
+    return ret_self(arg.input, do_bernoulli_tensor(arg.input, arg.p, arg.generator));
 }
 
 /* ---- factories ---- */
