@@ -1,14 +1,15 @@
 """The C layers of the README's architecture section, checked on the source: the core (csrc/aten, the dispatcher,
 the loop plan, the backends and their kernels) includes no Python header, names no Python C API and includes no
-header of the layers above it (autograd, distributed, the binding). Autograd still includes the binding's
-pyobjects.h for the Python types of core values (issue 16's remaining step); the binding is on top."""
+header of the layers above it (autograd, distributed, the binding); autograd includes no header of the binding and
+names nothing the binding defines (it reaches the binding's Python types through the table of
+csrc/autograd/python_values.h, Note [Python values for autograd]); the binding is on top."""
 import os
 import re
 
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "csrc")
-ABOVE = {"aten": {"python", "autograd", "distributed"}, "distributed": {"python", "autograd"}}
+ABOVE = {"aten": {"python", "autograd", "distributed"}, "distributed": {"python", "autograd"}, "autograd": {"python"}}
 
 
 def sources(layer):
@@ -45,4 +46,30 @@ def test_no_layer_includes_one_above_it(layer):
             rel = os.path.relpath(target, ROOT).split(os.sep)[0]
             if rel in ABOVE[layer]:
                 bad.append(f"{os.path.relpath(path, ROOT)} -> {inc}")
+    assert not bad, bad
+
+
+def names_defined_in(layer):
+    """The pct_* functions and variables a layer defines at file scope (not static): what other layers could name."""
+    function = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(pct_\w+)\s*\([^;{]*\)\s*\{", re.M)
+    variable = re.compile(r"^(?!static\b|extern\b|typedef\b)[A-Za-z_][\w \t*]*?\b(pct_\w+)\s*(?:\[[^\]]*\])?\s*[=;]",
+                          re.M)
+    names = set()
+    for path in sources(layer):
+        if path.endswith((".c", ".cc")):
+            code = code_of(path)
+            names.update(function.findall(code))
+            names.update(variable.findall(code))
+    return names
+
+
+def test_autograd_names_nothing_the_binding_defines():
+    """Autograd -> binding must never happen, by name as well as by include (the binding registers what autograd
+    needs of its types in pct_python_values at import)."""
+    defined = names_defined_in("python")
+    assert {"pct_TensorType", "pct_size_new", "pct_tensor_alias"} <= defined  # the scan finds the binding's names
+    bad = []
+    for path in sources("autograd"):
+        for name in sorted(set(re.findall(r"\bpct_\w+", code_of(path))) & defined):
+            bad.append(f"{os.path.relpath(path, ROOT)}: {name}")
     assert not bad, bad
