@@ -73,3 +73,17 @@ def test_autograd_names_nothing_the_binding_defines():
         for name in sorted(set(re.findall(r"\bpct_\w+", code_of(path))) & defined):
             bad.append(f"{os.path.relpath(path, ROOT)}: {name}")
     assert not bad, bad
+
+
+def test_the_tensor_class_is_assembled_in_one_module():
+    """Every Tensor method written in Python is attached by pyctorch/_tensor.py (its docstring lists where the others
+    come from), so a reader finds them from one file."""
+    package = os.path.join(os.path.dirname(ROOT), "pyctorch")
+    attaching = []
+    for dirpath, _, names in os.walk(package):
+        for n in names:
+            path = os.path.join(dirpath, n)
+            if n.endswith(".py") and re.search(r"_add_tensor_methods\(|setattr\((_C\.)?Tensor\b|^\s*(_C\.)?Tensor\.\w+\s*=[^=]",
+                                              open(path, encoding="utf-8").read(), re.M):
+                attaching.append(os.path.relpath(path, package))
+    assert attaching == ["_tensor.py"], attaching
