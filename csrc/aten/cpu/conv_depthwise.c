@@ -82,7 +82,7 @@ static bool use_threads(double work)
         for (int64_t i = 0; i < n; i++) y[i] += a * x[i];                                           \
     }                                                                                               \
     /* small plane += conv(big plane, taps wk) */                                                   \
-    PCT_CONV_HOT static void fwd_plane_##NM(const pct_im2col_geom *g, const T *big, const T *wk, T *small)        \
+    PCT_HOT static void fwd_plane_##NM(const pct_im2col_geom *g, const T *big, const T *wk, T *small)             \
     {                                                                                               \
         DW_WALK({                                                                                   \
             const T wv = wk[k];                                                                     \
@@ -91,7 +91,7 @@ static bool use_threads(double work)
         })                                                                                          \
     }                                                                                               \
     /* big plane += conv^T(small plane, taps wk) */                                                 \
-    PCT_CONV_HOT static void data_plane_##NM(const pct_im2col_geom *g, const T *small, const T *wk, T *big)       \
+    PCT_HOT static void data_plane_##NM(const pct_im2col_geom *g, const T *small, const T *wk, T *big)            \
     {                                                                                               \
         DW_WALK({                                                                                   \
             const T wv = wk[k];                                                                     \
@@ -104,7 +104,7 @@ static bool use_threads(double work)
      * its end */                                                                                   \
     typedef T vec_##NM __attribute__((vector_size(64)));                                          \
     typedef IT ivec_##NM __attribute__((vector_size(64)));                                        \
-    PCT_CONV_HOT static void wgrad_plane_##NM(const pct_im2col_geom *g, const T *big, const T *small, double *acc) \
+    PCT_HOT static void wgrad_plane_##NM(const pct_im2col_geom *g, const T *big, const T *small, double *acc)      \
     {                                                                                               \
         enum { L = 64 / sizeof(T) };                                                                \
         vec_##NM lane[PCT_DW_MAX_KVOL];                                                             \
@@ -147,7 +147,7 @@ static bool use_threads(double work)
     /* The row-blocked form of a 2-d plane with stride 1 along the rows (Note [Depthwise rows]):  \
      * out[oh][ow] (+)= b0 + sum_kh,kw wk[kh][kw] * xp[(oh * sh + kh * dh) * Wp + ow + kw * dw],    \
      * xp a zero-padded plane followed by 4 vectors of readable slack; tmp: a row of vectors. */             \
-    PCT_CONV_HOT static void rows_##NM(const T *xp, int64_t Wp, const T *wk, int64_t KH, int64_t KW,   \
+    PCT_HOT static void rows_##NM(const T *xp, int64_t Wp, const T *wk, int64_t KH, int64_t KW,        \
                                        int64_t dh, int64_t dw, int64_t sh, T b0, bool accumulate,   \
                                        T *out, int64_t OH, int64_t OW, T *tmp)                      \
     {                                                                                               \

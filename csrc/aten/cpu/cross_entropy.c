@@ -17,9 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
-#define CE_HOT PCT_HOT
-
 #define CE_EXP_float(x) pct_fast_expf(x)
 #define CE_EXP_double(x) exp(x)
 
@@ -36,7 +33,7 @@ typedef void (*ce_row_bwd_fn)(const ce_args *a, int64_t i, double lse, double co
 
 /* Note: the row max skips NaN (a NaN logit makes the sum, and so the loss, NaN anyway). */
 #define CE_DEFINE(E, N, T, C, S)                                                                    \
-    CE_HOT static double ce_fwd_##N(const ce_args *a, int64_t i, double *lse_out)                  \
+    PCT_HOT static double ce_fwd_##N(const ce_args *a, int64_t i, double *lse_out)                 \
     {                                                                                               \
         const T *x = (const T *)a->x + i * a->c;                                                    \
         int64_t n = a->c;                                                                           \
@@ -73,7 +70,7 @@ typedef void (*ce_row_bwd_fn)(const ce_args *a, int64_t i, double lse, double co
         }                                                                                           \
         return loss;                                                                                \
     }                                                                                               \
-    CE_HOT static void ce_bwd_##N(const ce_args *a, int64_t i, double lse_, double coef, void *giv)  \
+    PCT_HOT static void ce_bwd_##N(const ce_args *a, int64_t i, double lse_, double coef, void *giv) \
     {                                                                                               \
         const T *x = (const T *)a->x + i * a->c;                                                    \
         T *gi = (T *)giv + i * a->c;                                                                \

@@ -30,9 +30,6 @@
 #define NORM_NTH() 1
 #endif
 
-/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
-#define NORM_HOT PCT_HOT
-
 int pct_norm_threads(int64_t work, int64_t units)
 {
 #ifdef _OPENMP
@@ -54,7 +51,7 @@ int pct_norm_threads(int64_t work, int64_t units)
 #define NORM_CHUNK 512
 
 #define ROWS_DEFINE(E, N, T, C, S)                                                                  \
-    NORM_HOT static double rows_sum_##N(const void *xv, int64_t n)                                  \
+    PCT_HOT static double rows_sum_##N(const void *xv, int64_t n)                                   \
     {                                                                                               \
         const T *x = xv;                                                                            \
         double total = 0;                                                                           \
@@ -67,7 +64,7 @@ int pct_norm_threads(int64_t work, int64_t units)
         }                                                                                           \
         return total;                                                                               \
     }                                                                                               \
-    NORM_HOT static double rows_sqdev_##N(const void *xv, int64_t n, double mu_)                    \
+    PCT_HOT static double rows_sqdev_##N(const void *xv, int64_t n, double mu_)                     \
     {                                                                                               \
         const T *x = xv;                                                                            \
         C mu = (C)mu_;                                                                              \
@@ -84,7 +81,7 @@ int pct_norm_threads(int64_t work, int64_t units)
         }                                                                                           \
         return total;                                                                               \
     }                                                                                               \
-    NORM_HOT static void rows_dot_sum_##N(const void *gv, const void *xv, int64_t n, double *sgx,   \
+    PCT_HOT static void rows_dot_sum_##N(const void *gv, const void *xv, int64_t n, double *sgx,    \
                                           double *sg)                                               \
     {                                                                                               \
         const T *g = gv, *x = xv;                                                                   \
@@ -104,7 +101,7 @@ int pct_norm_threads(int64_t work, int64_t units)
         *sgx = ta;                                                                                  \
         *sg = tb;                                                                                   \
     }                                                                                               \
-    NORM_HOT static void rows_scale_shift_##N(const void *xv, void *yv, int64_t n, double a, double b) \
+    PCT_HOT static void rows_scale_shift_##N(const void *xv, void *yv, int64_t n, double a, double b)  \
     {                                                                                               \
         const T *x = xv;                                                                            \
         T *y = yv;                                                                                  \
@@ -112,7 +109,7 @@ int pct_norm_threads(int64_t work, int64_t units)
         _Pragma("omp simd")                                                                         \
         for (int64_t j = 0; j < n; j++) y[j] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(x[j]) * ca + cb); \
     }                                                                                               \
-    NORM_HOT static void rows_lin2_##N(const void *gv, const void *xv, void *ov, int64_t n, double k1, \
+    PCT_HOT static void rows_lin2_##N(const void *gv, const void *xv, void *ov, int64_t n, double k1,  \
                                        double k2, double k3)                                        \
     {                                                                                               \
         const T *g = gv, *x = xv;                                                                   \
@@ -143,7 +140,7 @@ typedef void (*ln_flush_fn)(void *acc, double *tot, int64_t n);
 
 #define LN_DEFINE(E, N, T, C, S)                                                                    \
     /* y = (x * scale + shift) * w + b, torch's order of operations */                             \
-    NORM_HOT static void ln_affine_##N(const void *xv, void *yv, int64_t d, double scale, double shift, \
+    PCT_HOT static void ln_affine_##N(const void *xv, void *yv, int64_t d, double scale, double shift,  \
                                        const void *wv, const void *bv)                              \
     {                                                                                               \
         const T *x = xv;                                                                            \
@@ -164,7 +161,7 @@ typedef void (*ln_flush_fn)(void *acc, double *tot, int64_t n);
             for (int64_t j = 0; j < d; j++) y[j] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(x[j]) * a + s); \
         }                                                                                           \
     }                                                                                               \
-    NORM_HOT static void ln_bwd_##N(const void *gv, const void *xv, void *giv, int64_t d, double mu_, \
+    PCT_HOT static void ln_bwd_##N(const void *gv, const void *xv, void *giv, int64_t d, double mu_,  \
                                     double rs_, const void *wv, void *accwv, void *accbv, bool rms) \
     {                                                                                               \
         const T *g = gv, *x = xv;                                                                   \

@@ -74,7 +74,7 @@ CONTIG_SUM(FLOAT64, double)
 /* adaptive avg: the window of output (oh, ow) is [start, end) per dim; sum / kh / kw (torch).
  * Rows [b, e) of the (plane, output row) list in one call, so the sums inline into the clones. */
 #define ADAPTIVE_AVG(E, T)                                                                       \
-    PCT_SPATIAL_HOT static void adaptive_avg_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w, \
+    PCT_HOT_AVX2 static void adaptive_avg_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w,    \
                                                       const T *x, T *out, int64_t b, int64_t e)  \
     {                                                                                            \
         int64_t iw = g->iw, iplane = g->ih * g->iw, oh = b % g->oh;                              \
@@ -92,7 +92,7 @@ CONTIG_SUM(FLOAT64, double)
         }                                                                                        \
     }                                                                                            \
     /* global pooling (a 1 x 1 output): eight planes at a time, eight running sums each */        \
-    PCT_SPATIAL_HOT static void global_avg_##E(const T *x, T *out, int64_t b, int64_t e, int64_t ih, int64_t iw) \
+    PCT_HOT_AVX2 static void global_avg_##E(const T *x, T *out, int64_t b, int64_t e, int64_t ih, int64_t iw)    \
     {                                                                                            \
         int64_t n = ih * iw, p = b;                                                              \
         T kh = (T)ih, kw = (T)iw;                                                                \
@@ -181,7 +181,7 @@ MAX_SCAN(FLOAT64, double, int64_t, 4)
 
 /* adaptive max: torch's scan of each window, row by row (rows of a window are contiguous) */
 #define ADAPTIVE_MAX(E, T)                                                                       \
-    PCT_SPATIAL_HOT static void adaptive_max_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w, \
+    PCT_HOT_AVX2 static void adaptive_max_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w,    \
                                                       const T *x, T *out, int64_t *ind, int64_t b, int64_t e) \
     {                                                                                            \
         int64_t iw = g->iw, iplane = g->ih * g->iw, oh = b % g->oh;                              \

@@ -20,7 +20,6 @@ typedef void (*lanes_fn)(const void *g, const void *y, void *out, int64_t outer,
  * g - exp(y) * sum(g) cancels, so the sum's rounding shows in the result),
  * then one vectorized pass. float32 log_softmax takes exp from the attention row loops
  * (explicit vectors; the inlined libm call would not vectorize). */
-#define SMB_HOT PCT_HOT /* Note [One clone set] (simd_levels.h) */
 #define SMB_NACC 32
 #define SMB_IS_F32_FLOAT16 0
 #define SMB_IS_F32_BFLOAT16 0
@@ -28,7 +27,7 @@ typedef void (*lanes_fn)(const void *g, const void *y, void *out, int64_t outer,
 #define SMB_IS_F32_FLOAT64 0
 
 #define SMB_ROWS(E, N, T, C, S)                                                                    \
-    SMB_HOT static double rowsum_##N(const T *restrict g, const T *restrict y, int64_t len, bool lg) \
+    PCT_HOT static double rowsum_##N(const T *restrict g, const T *restrict y, int64_t len, bool lg) \
     {                                                                                              \
         double acc[SMB_NACC] = {0};                                                                \
         int64_t k = 0;                                                                             \
@@ -46,7 +45,7 @@ typedef void (*lanes_fn)(const void *g, const void *y, void *out, int64_t outer,
             for (int j = 0; j < w; j++) acc[j] += acc[j + w];                                      \
         return acc[0];                                                                             \
     }                                                                                              \
-    SMB_HOT static void rowout_##N(const T *restrict g, const T *restrict y, T *restrict o, int64_t len, \
+    PCT_HOT static void rowout_##N(const T *restrict g, const T *restrict y, T *restrict o, int64_t len, \
                                    C s, bool lg, const pct_attn_rows_f32 *vr)                      \
     {                                                                                              \
         if (!lg) {                                                                                 \

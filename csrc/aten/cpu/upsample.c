@@ -131,16 +131,16 @@ UP_LINEAR_AXIS(double, d)
 /* ---- linear kernels: W first (rows of the input), then H ---- */
 
 #define UP_LINEAR_KERNELS(E, T, SUF)                                                             \
-    PCT_SPATIAL_HOT static void up_hrow_##E(const T *r, T *t, int64_t n, const int64_t *i0, const int64_t *i1, \
+    PCT_HOT_AVX2 static void up_hrow_##E(const T *r, T *t, int64_t n, const int64_t *i0, const int64_t *i1,    \
                                             const T *w0, const T *w1)                            \
     {                                                                                            \
         for (int64_t q = 0; q < n; q++) t[q] = r[i0[q]] * w0[q] + r[i1[q]] * w1[q];              \
     }                                                                                            \
-    PCT_SPATIAL_HOT static void up_vrow_##E(const T *t0, const T *t1, T *y, int64_t n, T a, T b) \
+    PCT_HOT_AVX2 static void up_vrow_##E(const T *t0, const T *t1, T *y, int64_t n, T a, T b)    \
     {                                                                                            \
         for (int64_t q = 0; q < n; q++) y[q] = t0[q] * a + t1[q] * b;                            \
     }                                                                                            \
-    PCT_SPATIAL_HOT static void up_vrow_back_##E(const T *g, T *t0, T *t1, int64_t n, T a, T b)  \
+    PCT_HOT_AVX2 static void up_vrow_back_##E(const T *g, T *t0, T *t1, int64_t n, T a, T b)     \
     {                                                                                            \
         for (int64_t q = 0; q < n; q++) t0[q] += g[q] * a;                                       \
         for (int64_t q = 0; q < n; q++) t1[q] += g[q] * b;                                       \
