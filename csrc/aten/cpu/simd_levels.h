@@ -3,8 +3,9 @@
  * Vector-extension kernels: PCT_SIMD_LEVELS(IMPL) expands IMPL(sfx, attributes, float lanes)
  * for the SSE2 baseline (4 lanes) and, on x86-64 GCC builds, AVX2 + FMA (8) and AVX-512 (16,
  * unless PCT_NO_AVX512); PCT_SIMD_X86 / PCT_SIMD_AVX512 say which exist, and
- * PCT_SIMD_ATTR_AVX2 / PCT_SIMD_ATTR_AVX512 are those levels' attributes for a file that
- * instantiates its kernels per level itself (reduce_vec.c: other types than float lanes).
+ * PCT_SIMD_ATTR_BASE / _AVX2 / _AVX512 are the levels' attributes for a file that
+ * instantiates its kernels per level itself (a template header included per level:
+ * attention_rows.c; or other types than float lanes: reduce_vec.c).
  * Every level compiles with FMA contraction, which ISO C mode (-std=c11) otherwise turns off.
  * Pick one at run time with __builtin_cpu_supports (never -march=native).
  *
@@ -54,8 +55,9 @@
 #define PCT_SIMD_AVX512_LEVEL_(IMPL)
 #endif
 
+#define PCT_SIMD_ATTR_BASE __attribute__((PCT_SIMD_FMA))
 #define PCT_SIMD_LEVELS(IMPL) \
-    IMPL(base, __attribute__((PCT_SIMD_FMA)), 4) PCT_SIMD_X86_LEVELS_(IMPL) PCT_SIMD_AVX512_LEVEL_(IMPL)
+    IMPL(base, PCT_SIMD_ATTR_BASE, 4) PCT_SIMD_X86_LEVELS_(IMPL) PCT_SIMD_AVX512_LEVEL_(IMPL)
 
 /* Note [One clone set] */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
