@@ -87,3 +87,28 @@ def test_the_tensor_class_is_assembled_in_one_module():
                                               open(path, encoding="utf-8").read(), re.M):
                 attaching.append(os.path.relpath(path, package))
     assert attaching == ["_tensor.py"], attaching
+
+
+# Macros whose body may stay longer than LONGEST_MACRO lines, with the reason.
+LONG_MACROS = {"MAX_ROW": "instantiated through pool.c's MAX_TYPES list, which its dispatch switch shares"}
+LONGEST_MACRO = 45
+
+
+def test_long_kernels_are_template_headers_not_macros():
+    """A kernel family longer than about 40 lines is a template header included once per instantiation (per dtype
+    through dtype_foreach.h, per instruction set through simd_levels_foreach.h), not a #define body, so a debugger
+    and the compiler's messages see real lines."""
+    long_ones = []
+    for layer in ("aten", "autograd", "python", "distributed"):
+        for path in sources(layer):
+            lines = open(path, encoding="utf-8").read().split("\n")
+            i = 0
+            while i < len(lines):
+                m = re.match(r"\s*#\s*define\s+(\w+)", lines[i])
+                j = i
+                while m and lines[j].rstrip().endswith("\\") and j + 1 < len(lines):
+                    j += 1
+                if m and j - i + 1 > LONGEST_MACRO and m.group(1) not in LONG_MACROS:
+                    long_ones.append(f"{os.path.relpath(path, ROOT)}:{i + 1} {m.group(1)} ({j - i + 1} lines)")
+                i = j + 1
+    assert not long_ones, long_ones
