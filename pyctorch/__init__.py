@@ -23,7 +23,7 @@ from .functional import *  # noqa: F401,F403
 from . import random  # noqa: F401
 from . import linalg  # noqa: F401
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
-from . import _tensor_autograd  # noqa: F401  (Tensor.backward, register_hook, retain_grad)
+from . import _tensor  # noqa: F401,E402  (the Tensor class's methods written in Python, attached in one place)
 from . import autograd  # noqa: F401
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                                  is_inference_mode_enabled)
@@ -41,11 +41,9 @@ __version__ = _PACKAGE_VERSION
 
 
 from ._C import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: F401,E402
-from . import _tensor_shared  # noqa: F401,E402  (Tensor.share_memory_, is_shared, pin_memory, is_pinned)
-from . import _tensor_aliases  # noqa: F401,E402  (Tensor.__format__, .isclose, .allclose, ...)
-from ._composites import *  # noqa: F401,F403,E402  (torch.diff, cdist, quantile, ... and their Tensor methods)
-from ._linalg_functions import *  # noqa: F401,F403,E402  (torch.inverse, logdet, qr, lu_unpack, ... and Tensor methods)
-from ._legacy import *  # noqa: F401,F403,E402  (FloatTensor & co., Tensor.type with them)
+from ._composites import *  # noqa: F401,F403,E402  (torch.diff, cdist, quantile, ...)
+from ._linalg_functions import *  # noqa: F401,F403,E402  (torch.inverse, logdet, qr, lu_unpack, ...)
+from ._legacy import *  # noqa: F401,F403,E402  (FloatTensor & co.)
 from . import _legacy  # noqa: E402
 globals().update(_legacy.inplace_functions(globals()))  # torch.sin_ & co.
 from math import inf, nan, pi, e  # noqa: F401,E402

@@ -1,7 +1,7 @@
 """Functions of the torch namespace (and their Tensor methods) written as composites of the op table.
 
 Each is built from ops that have backward formulas, so autograd follows without formulas of its own.
-One section per family; the Tensor methods are attached at the bottom. Only _C and math are imported
+One section per family; the Tensor methods are listed at the bottom (pyctorch/_tensor.py attaches them). Only _C and math are imported
 here (import time matters); nn.functional is imported inside the functions that forward to it.
 """
 import math
@@ -1327,8 +1327,8 @@ _REPLACING = ("clamp_min", "clamp_max", "clamp", "clamp_", "clip", "clip_")
 _METHODS = {e["name"]: _METHOD_FORMS.get(e["name"]) or _impl(e) for e in _TABLE
             if "M" in e["variants"] and e["name"] not in _REPLACING}
 _METHODS.update({"real": property(real), "imag": property(_imag), "mH": property(_batched_h), "H": property(_matrix_h)})
-_C._add_tensor_methods({k: v for k, v in _METHODS.items() if k not in _C.Tensor.__dict__})
-_C._add_tensor_methods({e["name"]: _impl(e) for e in _TABLE if e["name"] in _REPLACING and "M" in e["variants"]})
+# pyctorch/_tensor.py attaches TENSOR_METHODS (guarded, below) and these
+TENSOR_METHOD_OVERRIDES = {e["name"]: _impl(e) for e in _TABLE if e["name"] in _REPLACING and "M" in e["variants"]}
 
 # Note [Python-level tensor arguments]: torch's TypeError for a non-tensor argument (the Tensor methods above
 # are checked only where they take tensors besides self)
@@ -1365,5 +1365,5 @@ _METHOD_TENSOR_ARGS.update({
     "select_scatter": (None, ("input", "src")), "ldexp_": ("ldexp_", ("input", "other")),
     "ldexp": (None, ("input", "other")),
 })
-_C._add_tensor_methods({name: fn for name, fn in _guard_methods(_METHODS, _METHOD_TENSOR_ARGS).items()
-                        if _C.Tensor.__dict__.get(name) is _METHODS[name]})
+_GUARDED_METHODS = _guard_methods(_METHODS, _METHOD_TENSOR_ARGS)
+TENSOR_METHODS = {name: _GUARDED_METHODS.get(name, fn) for name, fn in _METHODS.items()}

@@ -106,7 +106,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 _type.__name__ = _type.__qualname__ = "type"
-_C._add_tensor_methods({"type": _type})
+TENSOR_METHOD_OVERRIDES = {"type": _type}  # over the C method (pyctorch/_tensor.py attaches it)
 
 
 # ---- module-level in-place functions: torch.sin_(t) is t.sin_() ----

@@ -311,10 +311,10 @@ def _method_cholesky(self, upper=False):
     return cholesky(self, upper)
 
 
-_C._add_tensor_methods({k: v for k, v in {
+TENSOR_METHODS = {
     "inverse": inverse, "logdet": logdet, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
     "qr": qr, "triangular_solve": triangular_solve, "lu": _method_lu, "lu_solve": lu_solve,
     "matrix_power": matrix_power, "matrix_exp": matrix_exp, "pinverse": pinverse, "lstsq": lstsq, "eig": eig,
     "symeig": symeig,
-}.items() if k not in _C.Tensor.__dict__})
-_C._add_tensor_methods({"cholesky": _method_cholesky})  # the C method, with the deprecation note
+}
+TENSOR_METHOD_OVERRIDES = {"cholesky": _method_cholesky}  # over the C method, with the deprecation note

@@ -1,4 +1,5 @@
-"""Tensor methods torch code calls that pyctorch spells differently or has only as functions."""
+"""Tensor methods torch code calls that pyctorch spells differently or has only as functions (attached by
+pyctorch/_tensor.py)."""
 from . import _C
 from .functional import _RENAMES, allclose, isclose
 
@@ -68,9 +69,8 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
     return _C.empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
 
 
-_methods = {k + inplace: _C.Tensor.__dict__[v + inplace] for k, v in _RENAMES.items() for inplace in ("", "_")
-            if v + inplace in _C.Tensor.__dict__}
-_methods.update(isclose=isclose, allclose=allclose, equal=equal, where=where, ravel=ravel, new=new, new_tensor=new_tensor,
+TENSOR_METHODS = {k + inplace: _C.Tensor.__dict__[v + inplace] for k, v in _RENAMES.items() for inplace in ("", "_")
+                  if v + inplace in _C.Tensor.__dict__}
+TENSOR_METHODS.update(isclose=isclose, allclose=allclose, equal=equal, where=where, ravel=ravel, new=new, new_tensor=new_tensor,
                 new_empty_strided=new_empty_strided)
-_C._add_tensor_methods({k: v for k, v in _methods.items() if not hasattr(_C.Tensor, k)})
-_C._add_tensor_methods({"__format__": __format__})
+TENSOR_METHOD_OVERRIDES = {"__format__": __format__}  # over object's

@@ -1,4 +1,4 @@
-"""Tensor methods of the autograd API that are thin Python over _C."""
+"""Tensor methods of the autograd API that are thin Python over _C (attached by pyctorch/_tensor.py)."""
 from . import _C
 
 
@@ -23,9 +23,9 @@ def retain_grad(self):
     _C._retain_grad(self)
 
 
-_C._add_tensor_methods({
+TENSOR_METHODS = {
     "backward": backward,
     "register_hook": register_hook,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "retain_grad": retain_grad,
-})
+}

@@ -1,7 +1,6 @@
 """Tensor methods about where a CPU tensor's memory lives: shared memory (share_memory_,
 is_shared; Note [Shared storages] in csrc/aten/storage_shared.c) and pinned memory
-(pin_memory, is_pinned: only with an accelerator, as in torch)."""
-from . import _C
+(pin_memory, is_pinned: only with an accelerator, as in torch). pyctorch/_tensor.py attaches them."""
 
 
 def share_memory_(self):
@@ -46,9 +45,9 @@ def is_pinned(self, device=None):
     return bool(fn(self)) if fn is not None else False
 
 
-_C._add_tensor_methods({
+TENSOR_METHODS = {
     "share_memory_": share_memory_,
     "is_shared": is_shared,
     "pin_memory": pin_memory,
     "is_pinned": is_pinned,
-})
+}

@@ -20,8 +20,19 @@ const char *const pct_dtype_cpp_name[PCT_NUM_DTYPES] = {
 };
 
 const char *const pct_dtype_cpp_type_name[PCT_NUM_DTYPES] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float", "double",
-    "short unsigned int", "unsigned int", "long unsigned int",
+#define PCT_DTYPE_TYPEMETA(E, kind, lo, hi, ihi, digits, typemeta, overflow) [PCT_##E] = typemeta,
+    PCT_FORALL_DTYPE_PROPERTIES(PCT_DTYPE_TYPEMETA)
+#undef PCT_DTYPE_TYPEMETA
+};
+
+const pct_dtype_info pct_dtype_infos[PCT_NUM_DTYPES] = {
+#define PCT_DTYPE_ROW(E, kind_, lo, hi, ihi, digits_, typemeta, overflow)                                          \
+    [PCT_##E] = {.kind = kind_, .reduced_float = PCT_##E == PCT_FLOAT16 || PCT_##E == PCT_BFLOAT16,                 \
+                 .barebones = PCT_##E >= PCT_UINT16, .digits = digits_, .lowest = lo, .highest = hi,               \
+                 .int_lowest = kind_ == PCT_KIND_FLOAT ? INT64_MIN : (int64_t)(lo), .int_highest = ihi,            \
+                 .overflow_name = overflow},
+    PCT_FORALL_DTYPE_PROPERTIES(PCT_DTYPE_ROW)
+#undef PCT_DTYPE_ROW
 };
 
 int pct_default_dtype = PCT_FLOAT32;

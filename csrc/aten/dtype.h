@@ -83,6 +83,42 @@ typedef enum pct_dtype {
     X(INT32, Int, int32_t, int32_t, "int32")                   \
     X(INT64, Long, int64_t, int64_t, "int64")
 
+/* Note [The dtype table]: everything known of a dtype is written once, in two lists: the dtype list above (the enum,
+ * the C storage and compute types, torch's name, the ScalarType name) and PCT_FORALL_DTYPE_PROPERTIES below (its
+ * kind, its range, the C++ type names torch prints). dtype.c builds from them the columns callers index
+ * (pct_dtype_itemsize, pct_dtype_name, pct_dtype_cpp_name, pct_dtype_cpp_type_name) and the rows of pct_dtype_infos
+ * that the predicates below and the kernels' range checks read, so no file keeps a switch of its own over dtypes'
+ * properties. A kernel's per-dtype *code* (loops, identities such as -inf for max) is not a property: it stays with
+ * the kernel. */
+typedef enum pct_dtype_kind {
+    PCT_KIND_BOOL,
+    PCT_KIND_UNSIGNED,   /* uint8 and the barebones unsigned dtypes */
+    PCT_KIND_SIGNED,     /* int8 ... int64 */
+    PCT_KIND_FLOAT,
+} pct_dtype_kind;
+
+/* X(ENUM, kind, lowest, highest, int_highest, mantissa digits, TypeMeta name, overflow name):
+ * lowest / highest  the finite range as doubles (int64's and uint64's ends rounded)
+ * int_highest       the largest value as an int64 (uint64: saturated at INT64_MAX; floats: INT64_MAX); the
+ *                   int64 range starts at lowest for the integral dtypes and at INT64_MIN for the floating ones
+ * digits            floating dtypes: the significand's bits, the implicit one included (bfloat16: 8)
+ * TypeMeta name     the C++ type torch prints for a tensor's TypeMeta ("long int", "c10::Half")
+ * overflow name     the C++ type torch names in "value cannot be converted to type %s without overflow" */
+#define PCT_FORALL_DTYPE_PROPERTIES(X)                                                                                    X(BOOL, PCT_KIND_BOOL, 0.0, 1.0, 1, 0, "bool", "bool")                                                               X(UINT8, PCT_KIND_UNSIGNED, 0.0, 255.0, UINT8_MAX, 0, "unsigned char", "uint8_t")                                     X(INT8, PCT_KIND_SIGNED, -128.0, 127.0, INT8_MAX, 0, "signed char", "int8_t")                                         X(INT16, PCT_KIND_SIGNED, -32768.0, 32767.0, INT16_MAX, 0, "short int", "int16_t")                                   X(INT32, PCT_KIND_SIGNED, -2147483648.0, 2147483647.0, INT32_MAX, 0, "int", "int")                                    X(INT64, PCT_KIND_SIGNED, -9223372036854775808.0, 9223372036854775807.0, INT64_MAX, 0, "long int", "int64_t")       X(FLOAT16, PCT_KIND_FLOAT, -65504.0, 65504.0, INT64_MAX, 11, "c10::Half", "c10::Half")                               X(BFLOAT16, PCT_KIND_FLOAT, -3.3895313892515355e+38, 3.3895313892515355e+38, INT64_MAX, 8, "c10::BFloat16",            "c10::BFloat16")                                                                                                    X(FLOAT32, PCT_KIND_FLOAT, -3.4028234663852886e+38, 3.4028234663852886e+38, INT64_MAX, 24, "float", "float")         X(FLOAT64, PCT_KIND_FLOAT, -1.7976931348623157e+308, 1.7976931348623157e+308, INT64_MAX, 53, "double", "double")     X(UINT16, PCT_KIND_UNSIGNED, 0.0, 65535.0, UINT16_MAX, 0, "short unsigned int", "uint16_t")                          X(UINT32, PCT_KIND_UNSIGNED, 0.0, 4294967295.0, UINT32_MAX, 0, "unsigned int", "uint32_t")                           X(UINT64, PCT_KIND_UNSIGNED, 0.0, 18446744073709551615.0, INT64_MAX, 0, "long unsigned int", "uint64_t")
+
+/* One row of Note [The dtype table]. */
+typedef struct pct_dtype_info {
+    uint8_t kind;                  /* pct_dtype_kind */
+    bool reduced_float;            /* float16, bfloat16: stored in 16 bits, computed in float */
+    bool barebones;                /* uint16, uint32, uint64 (PCT_FORALL_UNSIGNED_DTYPES) */
+    int digits;
+    double lowest, highest;
+    int64_t int_lowest, int_highest;
+    const char *overflow_name;
+} pct_dtype_info;
+extern const pct_dtype_info pct_dtype_infos[PCT_NUM_DTYPES];
+
+/* Columns of the same table, indexed by dtype. */
 extern const int pct_dtype_itemsize[PCT_NUM_DTYPES];
 extern const char *const pct_dtype_name[PCT_NUM_DTYPES];
 /* torch's C++ ScalarType names (Float, Long, BFloat16...) used in its error messages */
@@ -90,16 +126,23 @@ extern const char *const pct_dtype_cpp_name[PCT_NUM_DTYPES];
 /* C++ type names torch prints for a tensor's TypeMeta ("float", "long int", "c10::Half") */
 extern const char *const pct_dtype_cpp_type_name[PCT_NUM_DTYPES];
 
-static inline bool pct_dtype_is_floating(int d) { return d >= PCT_FLOAT16 && d <= PCT_FLOAT64; }
-/* uint16, uint32, uint64 (PCT_FORALL_UNSIGNED_DTYPES) */
-static inline bool pct_dtype_is_barebones(int d) { return d >= PCT_UINT16 && d <= PCT_UINT64; }
+/* The predicates take any int (a result-type state may hold PCT_DTYPE_UNDEFINED or PCT_UINT64_SCALAR): false
+ * outside the table. */
+static inline bool pct_dtype_valid(int d) { return (unsigned)d < (unsigned)PCT_NUM_DTYPES; }
+static inline bool pct_dtype_is_floating(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].kind == PCT_KIND_FLOAT; }
+static inline bool pct_dtype_is_barebones(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].barebones; }
 static inline bool pct_dtype_is_integral(int d, bool include_bool)
 {
-    return (d >= PCT_UINT8 && d <= PCT_INT64) || pct_dtype_is_barebones(d) || (include_bool && d == PCT_BOOL);
+    if (!pct_dtype_valid(d)) return false;
+    const int k = pct_dtype_infos[d].kind;
+    return k == PCT_KIND_UNSIGNED || k == PCT_KIND_SIGNED || (include_bool && k == PCT_KIND_BOOL);
 }
-static inline bool pct_dtype_is_signed(int d) { return d != PCT_BOOL && d != PCT_UINT8 && !pct_dtype_is_barebones(d); }
-/* Half and bfloat16 are "reduced" floats: stored in 16 bits, computed in float. */
-static inline bool pct_dtype_is_reduced_float(int d) { return d == PCT_FLOAT16 || d == PCT_BFLOAT16; }
+/* Signed: the signed integers and the floats. */
+static inline bool pct_dtype_is_signed(int d)
+{
+    return pct_dtype_valid(d) && (pct_dtype_infos[d].kind == PCT_KIND_SIGNED || pct_dtype_infos[d].kind == PCT_KIND_FLOAT);
+}
+static inline bool pct_dtype_is_reduced_float(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].reduced_float; }
 
 /* torch.promote_types for two dtypes; -1 where torch refuses (uint16/32/64 with any other non-float dtype:
  * pct_promote_types_or_raise in iter.h raises torch's error). */

@@ -6,25 +6,9 @@
 
 int pct_scalar_check_fits(const pct_scalar *s, int dtype)
 {
-    static const char *const cpp[PCT_NUM_DTYPES] = {
-        [PCT_UINT8] = "uint8_t", [PCT_INT8] = "int8_t", [PCT_INT16] = "int16_t", [PCT_INT32] = "int",
-        [PCT_INT64] = "int64_t", [PCT_FLOAT16] = "c10::Half", [PCT_BFLOAT16] = "c10::BFloat16", [PCT_FLOAT32] = "float",
-        [PCT_UINT16] = "uint16_t", [PCT_UINT32] = "uint32_t", [PCT_UINT64] = "uint64_t"};
-    double lo = 0, hi = 0;
-    switch (dtype) {
-    case PCT_UINT8: hi = 255; break;
-    case PCT_INT8: lo = -128; hi = 127; break;
-    case PCT_INT16: lo = -32768; hi = 32767; break;
-    case PCT_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case PCT_INT64: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
-    case PCT_FLOAT16: hi = 65504.0; break;
-    case PCT_BFLOAT16: hi = 3.3895313892515355e+38; break;
-    case PCT_FLOAT32: hi = 3.4028234663852886e+38; break;
-    case PCT_UINT16: hi = 65535.0; break;
-    case PCT_UINT32: hi = 4294967295.0; break;
-    case PCT_UINT64: hi = 18446744073709551615.0; break;
-    default: return 0; /* bool and double take any value */
-    }
+    if (!pct_dtype_valid(dtype) || dtype == PCT_BOOL || dtype == PCT_FLOAT64) return 0; /* they take any value */
+    const pct_dtype_info *info = &pct_dtype_infos[dtype];
+    const double lo = info->lowest, hi = info->highest;
     if (s->kind == PCT_SCALAR_BOOL) return 0;
     bool bad;
     if (pct_dtype_is_floating(dtype)) {
@@ -44,7 +28,7 @@ int pct_scalar_check_fits(const pct_scalar *s, int dtype)
         if (dtype == PCT_INT64 && s->d >= 9223372036854775808.0) bad = true;
     }
     if (!bad) return 0;
-    pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", cpp[dtype]);
+    pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", info->overflow_name);
     return -1;
 }
 

@@ -15,7 +15,7 @@
  * in pyctorch/amp/autocast_mode.py with the same policies.
  */
 #include "profiler.h"
-#include "../python/pyobjects.h"
+#include "python_values.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,7 +241,7 @@ static int known_device(PyObject *o)
     return d < 0 ? -1 : d;
 }
 
-static PyObject *dtype_obj(int d) { return Py_NewRef(pct_dtype_objects[d]); }
+static PyObject *dtype_obj(int d) { return Py_NewRef(pct_python_values.dtype_objects[d]); }
 
 static PyObject *py_is_available(PyObject *m, PyObject *dev)
 {
@@ -293,12 +293,13 @@ static PyObject *py_set_dtype(PyObject *m, PyObject *const *args, Py_ssize_t nar
     if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "set_autocast_dtype() takes 2 arguments"); return NULL; }
     int d = known_device(args[0]);
     if (d < 0) return NULL;
-    if (!PyObject_TypeCheck(args[1], &pct_DtypeType)) {
+    const int dtype = pct_python_values.dtype_of(args[1]);
+    if (dtype < 0) {
         PyErr_Format(PyExc_TypeError, "set_autocast_dtype(): argument 'dtype' must be torch.dtype, not %s",
                      Py_TYPE(args[1])->tp_name);
         return NULL;
     }
-    state()->dtype[d] = (int8_t)((pct_dtype_object *)args[1])->dtype;
+    state()->dtype[d] = (int8_t)dtype;
     Py_RETURN_NONE;
 }
 
@@ -339,11 +340,12 @@ static PyObject *py_get_gpu_dtype(PyObject *m, PyObject *u)
 
 static PyObject *set_dev_dtype(int d, PyObject *dt)
 {
-    if (!PyObject_TypeCheck(dt, &pct_DtypeType)) {
+    const int dtype = pct_python_values.dtype_of(dt);
+    if (dtype < 0) {
         PyErr_Format(PyExc_TypeError, "expected torch.dtype, not %s", Py_TYPE(dt)->tp_name);
         return NULL;
     }
-    state()->dtype[d] = (int8_t)((pct_dtype_object *)dt)->dtype;
+    state()->dtype[d] = (int8_t)dtype;
     Py_RETURN_NONE;
 }
 
@@ -409,12 +411,12 @@ static PyObject *py_cpu_active(PyObject *m, PyObject *u)
 static PyObject *py_autocast_cast(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)m;
-    if (nargs != 2 || !PCT_TENSOR_CHECK(args[0]) || !PyObject_TypeCheck(args[1], &pct_DtypeType)) {
+    const int dtype = nargs == 2 ? pct_python_values.dtype_of(args[1]) : -1;
+    if (dtype < 0 || !pct_is_tensor_object(args[0])) {
         PyErr_SetString(PyExc_TypeError, "_autocast_cast(tensor, dtype)");
         return NULL;
     }
     pct_tensor *t = (pct_tensor *)args[0];
-    int dtype = ((pct_dtype_object *)args[1])->dtype;
     if (!eligible(t) || t->dtype == dtype) return Py_NewRef(args[0]);
     return cast_to(state(), t, dtype);
 }

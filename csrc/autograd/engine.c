@@ -9,7 +9,7 @@
  * error stops the pass and is re-raised. */
 #include "autograd.h"
 #include "profiler.h"
-#include "../python/pyobjects.h"
+#include "python_values.h"
 #include "../aten/iter.h"
 #include <stdlib.h>
 #include <string.h>
@@ -158,9 +158,9 @@ static int heap_pop(graph_task *g)
 /* op(a) or op(a, b) by id, through autograd recording (so create_graph gives the engine's arithmetic a history). */
 static PyObject *call_op(int op_index, PyObject *a, PyObject *b)
 {
-    if (!PCT_TENSOR_CHECK(a) || (b && !PCT_TENSOR_CHECK(b))) {
+    if (!pct_is_tensor_object(a) || (b && !pct_is_tensor_object(b))) {
         PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: the engine's %s got a %s; please report a bug",
-                     pct_ops[op_index].sig.name, Py_TYPE(PCT_TENSOR_CHECK(a) ? b : a)->tp_name);
+                     pct_ops[op_index].sig.name, Py_TYPE(pct_is_tensor_object(a) ? b : a)->tp_name);
         return NULL;
     }
     return b ? pct_op_call2(op_index, (pct_tensor *)a, (pct_tensor *)b, false) : pct_op_call1(op_index, (pct_tensor *)a);
@@ -193,12 +193,12 @@ static bool same_shape(const pct_tensor *t, const pct_meta *m)
     return t->ndim == m->ndim && (m->ndim == 0 || memcmp(t->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0);
 }
 
-static PyObject *meta_size(const pct_meta *m) { return pct_size_new(m->ndim, m->sizes); }
+static PyObject *meta_size(const pct_meta *m) { return pct_python_values.size_new(m->ndim, m->sizes); }
 
 /* Checks a returned gradient against its input (new reference to the fixed gradient). */
 static PyObject *validate(pct_node *n, int index, PyObject *grad, const pct_meta *m)
 {
-    if (!PCT_TENSOR_CHECK(grad)) {
+    if (!pct_is_tensor_object(grad)) {
         PyErr_Format(PyExc_TypeError, "Function %U returned a gradient at index %d that is not a Tensor (got %s)", n->name,
                      index, Py_TYPE(grad)->tp_name);
         return NULL;
@@ -311,7 +311,7 @@ static PyObject *accumulate_grad(pct_node *n, PyObject *grads)
         if (!sum) return NULL;
         Py_SETREF(var->grad, sum);
     } else {
-        PyObject *r = PCT_TENSOR_CHECK(var->grad) && PCT_TENSOR_CHECK(g)
+        PyObject *r = pct_is_tensor_object(var->grad) && pct_is_tensor_object(g)
                           ? pct_op_call2(PCT_OP_add, (pct_tensor *)var->grad, (pct_tensor *)g, true)
                           : call_op(PCT_OP_add, var->grad, g);
         Py_DECREF(g);
@@ -467,7 +467,7 @@ static int check_nan(pct_node *n, PyObject *outs)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(outs); i++) {
         PyObject *g = PyTuple_GET_ITEM(outs, i);
-        if (!PCT_TENSOR_CHECK(g)) continue;
+        if (!pct_is_tensor_object(g)) continue;
         PyObject *nan = call_op(PCT_OP_isnan, g, NULL), *any = nan ? call_op(PCT_OP_any, nan, NULL) : NULL;
         Py_XDECREF(nan);
         if (!any) return -1;
@@ -624,13 +624,13 @@ static int mark_needed(graph_task *g)
 static PyObject *root_grad(pct_tensor *root, PyObject *given, int i)
 {
     if (given && given != Py_None) {
-        if (!PCT_TENSOR_CHECK(given)) {
+        if (!pct_is_tensor_object(given)) {
             PyErr_Format(PyExc_TypeError, "grad_outputs[%d] must be a Tensor or None", i);
             return NULL;
         }
         pct_tensor *g = (pct_tensor *)given;
         if (g->ndim != root->ndim || memcmp(g->sizes, root->sizes, sizeof(int64_t) * (size_t)g->ndim) != 0) {
-            PyObject *a = pct_size_new(g->ndim, g->sizes), *b = pct_size_new(root->ndim, root->sizes);
+            PyObject *a = pct_python_values.size_new(g->ndim, g->sizes), *b = pct_python_values.size_new(root->ndim, root->sizes);
             if (a && b)
                 PyErr_Format(PyExc_RuntimeError, "Mismatch in shape: grad_output[%d] has a shape of %R and output[%d] has a "
                              "shape of %R.", i, a, i, b);
@@ -664,7 +664,7 @@ PyObject *pct_run_backward(PyObject *roots, PyObject *grad_roots, int keep_graph
     if (!root_nodes || !root_grads || !root_nrs) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0; i < nroots; i++) {
         PyObject *o = PySequence_Fast_ITEMS(roots)[i];
-        if (!PCT_TENSOR_CHECK(o)) { PyErr_SetString(PyExc_TypeError, "backward expects Tensors as outputs"); goto done; }
+        if (!pct_is_tensor_object(o)) { PyErr_SetString(PyExc_TypeError, "backward expects Tensors as outputs"); goto done; }
         pct_tensor *t = (pct_tensor *)o;
         if (!pct_tensor_requires_grad(t)) {
             PyErr_Format(PyExc_RuntimeError, "element %zd of tensors does not require grad and does not have a grad_fn", i);
@@ -679,7 +679,7 @@ PyObject *pct_run_backward(PyObject *roots, PyObject *grad_roots, int keep_graph
         if (!(g.caps = calloc((size_t)ninputs, sizeof(capture)))) { PyErr_NoMemory(); goto done; }
         for (Py_ssize_t i = 0; i < ninputs; i++) {
             PyObject *o = PySequence_Fast_ITEMS(inputs)[i];
-            if (!PCT_TENSOR_CHECK(o)) { PyErr_SetString(PyExc_TypeError, "inputs must be Tensors"); goto done; }
+            if (!pct_is_tensor_object(o)) { PyErr_SetString(PyExc_TypeError, "inputs must be Tensors"); goto done; }
             pct_tensor *t = (pct_tensor *)o;
             if (!pct_tensor_requires_grad(t)) {
                 PyErr_Format(PyExc_RuntimeError, "One of the differentiated Tensors does not require grad");

@@ -2,7 +2,7 @@
  * values, the leaf's grad accumulator, and the Python-visible API of grad_fn objects
  * (name(), next_functions, metadata, register_hook, register_prehook). */
 #include "autograd.h"
-#include "../python/pyobjects.h"
+#include "python_values.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,8 +164,7 @@ PyObject *pct_saved_unpack(pct_node *n, int i)
     }
     if (s->is_output && pct_grad_enabled) {
         /* double backward needs the output with its history: a fresh alias pointing at n */
-        PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
-        pct_tensor *a = (pct_tensor *)pct_tensor_alias(&pct_TensorType, t, true);
+        pct_tensor *a = pct_tensor_history_free_alias(t);
         if (a) pct_set_history(a, n, s->output_nr);
         Py_XDECREF(unpacked);
         return (PyObject *)a;

@@ -10,7 +10,7 @@
  * (the binding and the engine call in and out with it), so the buffers need no lock.
  */
 #include "profiler.h"
-#include "../python/pyobjects.h"
+#include "python_values.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -2,8 +2,10 @@
  * anomaly mode, tensor hooks and retain_grad, and attaching a Python Function's
  * context node to its inputs and outputs. */
 #include "autograd.h"
-#include "../python/pyobjects.h"
+#include "python_values.h"
 #include <stdlib.h>
+
+pct_python_values_table pct_python_values; /* Note [Python values for autograd]: the binding fills it at import */
 
 PyObject *pct_register_hook_in(PyObject **slot, PyObject *fn);
 PyObject *pct_node_register_tensor_hook(pct_node *n, uint32_t output_nr, PyObject *fn);
@@ -52,7 +54,7 @@ static PyObject *py_is_anomaly(PyObject *m, PyObject *u) { (void)m; (void)u; ret
 
 static pct_tensor *tensor_arg(PyObject *o)
 {
-    if (!PCT_TENSOR_CHECK(o)) { PyErr_SetString(PyExc_TypeError, "expected a Tensor"); return NULL; }
+    if (!pct_is_tensor_object(o)) { PyErr_SetString(PyExc_TypeError, "expected a Tensor"); return NULL; }
     return (pct_tensor *)o;
 }
 
@@ -136,12 +138,12 @@ static PyObject *py_function_attach(PyObject *m, PyObject *args)
     for (Py_ssize_t i = 0; i < ni; i++) {
         n->edges[i].meta.dtype = -1;
         PyObject *x = PyTuple_GET_ITEM(inputs, i);
-        if (PCT_TENSOR_CHECK(x) && pct_node_set_edge(n, (int)i, (pct_tensor *)x) < 0) return NULL;
+        if (pct_is_tensor_object(x) && pct_node_set_edge(n, (int)i, (pct_tensor *)x) < 0) return NULL;
     }
     for (Py_ssize_t i = 0; i < no; i++) {
         n->outputs[i].dtype = -1;
         PyObject *y = PyTuple_GET_ITEM(outputs, i);
-        if (!PCT_TENSOR_CHECK(y)) continue;
+        if (!pct_is_tensor_object(y)) continue;
         bool c = false; /* by identity: == on tensors is elementwise */
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(nondiff); k++) c = c || PyTuple_GET_ITEM(nondiff, k) == y;
         if (!c && pct_dtype_is_floating(((pct_tensor *)y)->dtype)) pct_node_set_output(n, (int)i, (pct_tensor *)y);
@@ -172,7 +174,7 @@ static PyObject *py_record_callable(PyObject *m, PyObject *args)
     if (!ts) return PyErr_NoMemory();
     for (Py_ssize_t i = 0; i < ni + no; i++) {
         PyObject *o = i < ni ? PyTuple_GET_ITEM(inputs, i) : PyTuple_GET_ITEM(outputs, i - ni);
-        ts[i] = PCT_TENSOR_CHECK(o) ? (pct_tensor *)o : NULL;
+        ts[i] = pct_is_tensor_object(o) ? (pct_tensor *)o : NULL;
     }
     pct_node *n = pct_record_callable(name, fn, saved, (int)ni, ts, (int)no, ts + ni);
     free(ts);
@@ -212,18 +214,6 @@ static PyObject *py_node_release(PyObject *m, PyObject *o)
     Py_RETURN_NONE;
 }
 
-/* _add_tensor_methods(dict): Tensor methods written in Python (pyctorch/_tensor_autograd.py) */
-static PyObject *py_add_tensor_methods(PyObject *m, PyObject *d)
-{
-    (void)m;
-    if (!PyDict_Check(d)) { PyErr_SetString(PyExc_TypeError, "expected a dict"); return NULL; }
-    if (PyDict_Update(pct_TensorType.tp_dict, d) < 0) return NULL;
-    PyType_Modified(&pct_TensorType);
-    Py_RETURN_NONE;
-}
-
-PyObject *pct_py_index_accumulate(PyObject *m, PyObject *args);
-
 /* _cpu_memory_stats(reset_peak=False) -> (bytes live, peak bytes) of CPU storages */
 static PyObject *py_cpu_memory_stats(PyObject *m, PyObject *args)
 {
@@ -261,9 +251,7 @@ static PyObject *py_cpu_empty_cache(PyObject *m, PyObject *args)
 static PyMethodDef autograd_methods[] = {
     {"_cpu_cache_info", py_cpu_cache_info, METH_NOARGS, NULL},
     {"_cpu_empty_cache", py_cpu_empty_cache, METH_VARARGS, NULL},
-    {"_index_accumulate", pct_py_index_accumulate, METH_VARARGS, NULL},
     {"_cpu_memory_stats", py_cpu_memory_stats, METH_VARARGS, NULL},
-    {"_add_tensor_methods", py_add_tensor_methods, METH_O, NULL},
     {"_run_backward", py_run_backward, METH_VARARGS, NULL},
     {"_set_anomaly_enabled", py_set_anomaly, METH_O, NULL},
     {"is_anomaly_enabled", py_is_anomaly, METH_NOARGS, NULL},

@@ -8,11 +8,9 @@
  * function per op: fn(grads, results, needs, *params) -> a gradient per edge. */
 #include "autograd.h"
 #include "profiler.h"
-#include "../python/pyobjects.h"
+#include "python_values.h"
 #include <ctype.h>
 #include <string.h>
-
-PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
 
 _Thread_local int pct_grad_enabled = 1;
 
@@ -148,8 +146,8 @@ static PyObject *value_to_object(const pct_param *p, const pct_value *v)
     case PCT_ARG_INT: return PyLong_FromLongLong(v->i);
     case PCT_ARG_FLOAT: return PyFloat_FromDouble(v->d);
     case PCT_ARG_BOOL: return PyBool_FromLong(v->b);
-    case PCT_ARG_DTYPE: return Py_NewRef(pct_dtype_objects[v->dtype]);
-    case PCT_ARG_DEVICE: return pct_device_new(v->dev.type, v->dev.index);
+    case PCT_ARG_DTYPE: return Py_NewRef(pct_python_values.dtype_objects[v->dtype]);
+    case PCT_ARG_DEVICE: return pct_python_values.device_new(v->dev.type, v->dev.index);
     case PCT_ARG_SCALAR:
         if (v->s.kind == PCT_SCALAR_BOOL) return PyBool_FromLong(v->s.i != 0);
         if (v->s.kind == PCT_SCALAR_INT) return PyLong_FromLongLong(v->s.i);
@@ -292,14 +290,14 @@ static PyObject *dispatch_without_grad(pct_call *c)
  * an exception on memory failure. */
 static pct_tensor **collect_outputs(PyObject *r, int *n)
 {
-    Py_ssize_t count = PCT_TENSOR_CHECK(r) ? 1 : (PyTuple_Check(r) || PyList_Check(r)) ? PySequence_Fast_GET_SIZE(r) : 0;
+    Py_ssize_t count = pct_is_tensor_object(r) ? 1 : (PyTuple_Check(r) || PyList_Check(r)) ? PySequence_Fast_GET_SIZE(r) : 0;
     pct_tensor **outs = malloc(sizeof(pct_tensor *) * 2 * (size_t)(count ? count : 1));
     if (!outs) { PyErr_NoMemory(); return NULL; }
-    if (PCT_TENSOR_CHECK(r)) outs[0] = (pct_tensor *)r;
+    if (pct_is_tensor_object(r)) outs[0] = (pct_tensor *)r;
     else
         for (Py_ssize_t i = 0; i < count; i++) {
             PyObject *o = PySequence_Fast_ITEMS(r)[i];
-            outs[i] = PCT_TENSOR_CHECK(o) ? (pct_tensor *)o : NULL;
+            outs[i] = pct_is_tensor_object(o) ? (pct_tensor *)o : NULL;
         }
     *n = (int)count;
     return outs;
@@ -310,7 +308,7 @@ static PyObject *clone_with_history(pct_tensor *t) { return pct_op_call1(PCT_OP_
 static void saved_set(pct_saved *s, PyObject *obj, bool is_output, uint32_t nr)
 {
     s->obj = obj; /* steals */
-    s->is_tensor = obj && PCT_TENSOR_CHECK(obj);
+    s->is_tensor = obj && pct_is_tensor_object(obj);
     s->is_output = is_output;
     s->output_nr = nr;
     if (s->is_tensor) s->version = atomic_load(&((pct_tensor *)obj)->version->value);
@@ -415,7 +413,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
             /* the outputs the formula reads are saved (max(dim)'s backward reads its indices; batch norm's its mean
                and invstd, not its output); floats get re-attached; the others are None slots */
             const bool read = i < 32 && (g->results_mask & (1u << i));
-            PyObject *a = read && all_outs[i] ? pct_tensor_alias(&pct_TensorType, all_outs[i], true) : Py_NewRef(Py_None);
+            PyObject *a = read && all_outs[i] ? (PyObject *)pct_tensor_history_free_alias(all_outs[i]) : Py_NewRef(Py_None);
             if (!a) goto fail;
             saved_set(&n->saved[n->nsaved++], a, outs[i] != NULL, (uint32_t)i);
         }
@@ -476,7 +474,7 @@ fail:
 
 static PyObject *geometry(const pct_tensor *t)
 {
-    PyObject *sz = pct_size_new(t->ndim, t->sizes), *st = pct_size_new(t->ndim, t->strides);
+    PyObject *sz = pct_python_values.size_new(t->ndim, t->sizes), *st = pct_python_values.size_new(t->ndim, t->strides);
     PyObject *r = sz && st ? Py_BuildValue("(OOL)", sz, st, (long long)t->offset) : NULL;
     Py_XDECREF(sz);
     Py_XDECREF(st);

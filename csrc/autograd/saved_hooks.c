@@ -15,7 +15,7 @@
  * its gradient flows into (history), so the unpacked tensor can take the input's place in a double backward.
  */
 #include "autograd.h"
-#include "../python/pyobjects.h"
+#include "python_values.h"
 
 _Thread_local int pct_saved_hooks_on;
 static _Thread_local PyObject *hooks_stack;   /* list of (pack, unpack), or NULL */
@@ -64,15 +64,14 @@ int pct_saved_pack(pct_saved *s)
 PyObject *pct_saved_call_unpack(pct_saved *s)
 {
     PyObject *r = PyObject_CallOneArg(s->unpack, s->obj); /* in the caller's grad mode, as torch */
-    if (r && !PCT_TENSOR_CHECK(r)) {
+    if (r && !pct_is_tensor_object(r)) {
         PyErr_Format(PyExc_TypeError, "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                      "type %s", Py_TYPE(r)->tp_name);
         Py_CLEAR(r);
     }
     if (!r || !s->history || !pct_grad_enabled) return r;
     /* an alias of what unpack returned, with the saved input's place in the graph */
-    PyObject *pct_tensor_alias(PyTypeObject *type, pct_tensor *src, bool share_version);
-    pct_tensor *a = (pct_tensor *)pct_tensor_alias(&pct_TensorType, (pct_tensor *)r, true);
+    pct_tensor *a = pct_tensor_history_free_alias((pct_tensor *)r);
     Py_DECREF(r);
     if (!a) return NULL;
     pct_node *h = (pct_node *)s->history;

@@ -10,5 +10,7 @@
 
 PyObject *pct_tensor_getitem(PyObject *self, PyObject *key);
 int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value);
+/* _C._index_accumulate(t, key, value): t[key] += value with repeated indices summed (getitem's backward). */
+PyObject *pct_py_index_accumulate(PyObject *m, PyObject *args);
 
 #endif

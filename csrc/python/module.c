@@ -1,6 +1,7 @@
 /* module.c: pyctorch._C: creates the types, the dtype objects and the op bindings. */
 #include "python/c10d.h"
 #include "pyobjects.h"
+#include "indexing.h"
 #include "../autograd/autograd.h"
 #include "../autograd/profiler.h"
 #include "../aten/iter.h"
@@ -235,6 +236,16 @@ static PyObject *pct_py_composite_table(PyObject *self, PyObject *unused)
     return list;
 }
 
+/* _C._add_tensor_methods(dict): attach Tensor methods written in Python (pyctorch/_tensor.py assembles them). */
+static PyObject *py_add_tensor_methods(PyObject *self, PyObject *methods)
+{
+    (void)self;
+    if (!PyDict_Check(methods)) { PyErr_SetString(PyExc_TypeError, "expected a dict"); return NULL; }
+    if (PyDict_Update(pct_TensorType.tp_dict, methods) < 0) return NULL;
+    PyType_Modified(&pct_TensorType);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"tensor", (PyCFunction)(void (*)(void))pct_py_tensor, METH_VARARGS | METH_KEYWORDS, "tensor(data, *, dtype=None, device=None, requires_grad=False)"},
     {"as_tensor", (PyCFunction)(void (*)(void))pct_py_as_tensor, METH_VARARGS | METH_KEYWORDS, "as_tensor(data, dtype=None, device=None)"},
@@ -251,6 +262,8 @@ static PyMethodDef module_methods[] = {
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"_build_info", py_build_info, METH_NOARGS, NULL},
+    {"_add_tensor_methods", py_add_tensor_methods, METH_O, NULL},
+    {"_index_accumulate", pct_py_index_accumulate, METH_VARARGS, NULL},
     {"_op_table", pct_py_op_table, METH_NOARGS, "the operator table: one dict per entry (id, name, schema, variants, kind, promotion, formulas)"},
     {"_py_composite_table", pct_py_composite_table, METH_NOARGS, "the Python composites of the operator table: one dict per entry (as _op_table's, with impl)"},
     {NULL, NULL, 0, NULL},
@@ -273,6 +286,7 @@ PyObject *pct_LinAlgError; /* owned by the module init for the life of the proce
 PyMODINIT_FUNC PyInit__C(void)
 {
     pct_runtime_install();
+    pct_python_values_install();
     pct_TensorType.tp_methods = pct_tensor_methods;
     pct_TensorType.tp_getset = pct_tensor_getset;
     pct_SizeType.tp_base = &PyTuple_Type;

@@ -4,6 +4,7 @@
 #define PCT_PYOBJECTS_H
 #include <Python.h>
 #include "../aten/op.h"
+#include "../autograd/python_values.h" /* pct_value_set_tensorlist; the table below fills */
 
 /* The Tensor type (tensor_type.c): its objects are pct_tensor structs (csrc/aten/tensor.h). */
 extern PyTypeObject pct_TensorType;
@@ -20,14 +21,9 @@ static inline int pct_check_has_data(const pct_tensor *t)
 }
 /* Fill the core's runtime table (Note [The runtime table]); the module init's first step. */
 void pct_runtime_install(void);
+/* Fill autograd's table of these types (Note [Python values for autograd]); right after pct_runtime_install. */
+void pct_python_values_install(void);
 
-/* A TENSORLIST argument: the tuple or list (borrowed) and its items as the kernels read them. */
-static inline void pct_value_set_tensorlist(pct_value *v, PyObject *seq)
-{
-    v->obj = seq;
-    v->items = (pct_tensor *const *)PySequence_Fast_ITEMS(seq);
-    v->n = (int32_t)PySequence_Fast_GET_SIZE(seq);
-}
 
 /* pyctorch.dtype: one immortal instance per dtype. */
 typedef struct pct_dtype_object { PyObject_HEAD int dtype; } pct_dtype_object;

@@ -1,5 +1,6 @@
 /* runtime_binding.c: the binding's side of the runtime table (Note [The runtime table] in csrc/aten/runtime.h):
- * Python exceptions and warnings, the interpreter lock, references and the few objects the core asks for. */
+ * Python exceptions and warnings, the interpreter lock, references and the few objects the core asks for; and of
+ * autograd's table of the binding's types (Note [Python values for autograd] in csrc/autograd/python_values.h). */
 #include "pyobjects.h"
 #include "../aten/generator_state.h"
 #include <stddef.h>
@@ -140,5 +141,22 @@ void pct_runtime_install(void)
         .index_value = index_value,
         .is_int = is_int,
         .str = str,
+    };
+}
+
+static int dtype_of(PyObject *o)
+{
+    return PyObject_TypeCheck(o, &pct_DtypeType) ? ((pct_dtype_object *)o)->dtype : -1;
+}
+
+void pct_python_values_install(void)
+{
+    pct_python_values = (pct_python_values_table){
+        .tensor_type = &pct_TensorType,
+        .dtype_objects = pct_dtype_objects,
+        .dtype_of = dtype_of,
+        .device_new = pct_device_new,
+        .size_new = pct_size_new,
+        .tensor_alias = pct_tensor_alias,
     };
 }

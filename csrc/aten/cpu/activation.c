@@ -56,57 +56,12 @@ static inline void gelu_vec_apply(pct_loop_fn fn, void *out, void *in, int64_t n
     fn(a, &n, st, NULL);
 }
 
-#define GELU_VEC_LOOPS(T, S)                                                                         \
-    static void gelu_vec_fwd_##S(const gelu_vec *v, bool tanh_form, T *o, const T *x, int64_t n)     \
-    {                                                                                                \
-        if (!tanh_form && sizeof(T) == sizeof(float)) { /* Note [Rational erf] */              \
-            pct_gelu_erf_f32((float *)o, (const float *)x, n);                                       \
-            return;                                                                                  \
-        }                                                                                            \
-        T buf[GELU_BLOCK];                                                                           \
-        const T beta = (T)0.7978845608028654, kappa = (T)0.044715, r2 = (T)0.70710678118654752440;   \
-        for (int64_t k0 = 0; k0 < n; k0 += GELU_BLOCK) {                                             \
-            int64_t m = n - k0 < GELU_BLOCK ? n - k0 : GELU_BLOCK;                                   \
-            const T *xs = x + k0;                                                                    \
-            if (tanh_form) {                                                                         \
-                for (int64_t i = 0; i < m; i++) buf[i] = beta * (xs[i] + kappa * xs[i] * xs[i] * xs[i]); \
-                gelu_vec_apply(v->tanh_fn, buf, buf, m, sizeof(T));                                  \
-            } else {                                                                                 \
-                for (int64_t i = 0; i < m; i++) buf[i] = xs[i] * r2;                                 \
-                gelu_vec_apply(v->erf_fn, buf, buf, m, sizeof(T));                                   \
-            }                                                                                        \
-            for (int64_t i = 0; i < m; i++) o[k0 + i] = (T)0.5 * xs[i] * (1 + buf[i]);               \
-        }                                                                                            \
-    }                                                                                                \
-    static void gelu_vec_bwd_##S(const gelu_vec *v, bool tanh_form, T *o, const T *g, const T *x, int64_t n) \
-    {                                                                                                \
-        if (!tanh_form && sizeof(T) == sizeof(float)) {                                              \
-            pct_gelu_erf_backward_f32((float *)o, (const float *)g, (const float *)x, n);            \
-            return;                                                                                  \
-        }                                                                                            \
-        T t[GELU_BLOCK], e[GELU_BLOCK];                                                              \
-        const T beta = (T)0.7978845608028654, kappa = (T)0.044715, r2 = (T)0.70710678118654752440;   \
-        const T inv_sqrt_2pi = (T)0.39894228040143267794;                                            \
-        for (int64_t k0 = 0; k0 < n; k0 += GELU_BLOCK) {                                             \
-            int64_t m = n - k0 < GELU_BLOCK ? n - k0 : GELU_BLOCK;                                   \
-            const T *xs = x + k0, *gs = g + k0;                                                      \
-            if (tanh_form) {                                                                         \
-                for (int64_t i = 0; i < m; i++) t[i] = beta * (xs[i] + kappa * xs[i] * xs[i] * xs[i]); \
-                gelu_vec_apply(v->tanh_fn, t, t, m, sizeof(T));                                      \
-                for (int64_t i = 0; i < m; i++)                                                      \
-                    o[k0 + i] = gs[i] * ((T)0.5 * (1 + t[i]) +                                       \
-                                         (T)0.5 * xs[i] * (1 - t[i] * t[i]) * beta * (1 + 3 * kappa * xs[i] * xs[i])); \
-            } else {                                                                                 \
-                for (int64_t i = 0; i < m; i++) { t[i] = xs[i] * r2; e[i] = (T)-0.5 * xs[i] * xs[i]; } \
-                gelu_vec_apply(v->erf_fn, t, t, m, sizeof(T));                                       \
-                gelu_vec_apply(v->exp_fn, e, e, m, sizeof(T));                                       \
-                for (int64_t i = 0; i < m; i++)                                                      \
-                    o[k0 + i] = gs[i] * ((T)0.5 * (1 + t[i]) + xs[i] * e[i] * inv_sqrt_2pi);         \
-            }                                                                                        \
-        }                                                                                            \
-    }
-GELU_VEC_LOOPS(float, f)
-GELU_VEC_LOOPS(double, d)
+#define GELU_T float
+#define GELU_S f
+#include "gelu_vec_impl.h"
+#define GELU_T double
+#define GELU_S d
+#include "gelu_vec_impl.h"
 
 /* The loop ctx carries the scalar loop (for strided runs) and the vector functions. */
 typedef struct gelu_loop_ctx {

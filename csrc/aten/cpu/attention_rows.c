@@ -11,6 +11,7 @@
  * NaN stays NaN. Tails run through a padded buffer so that every element of a row is
  * computed the same way. */
 #include "attention_rows.h"
+#include "simd_levels.h"
 #include <math.h>
 #include <string.h>
 
@@ -35,92 +36,20 @@
         (out) = (vf)((vi)(p_ * (vf)e_) & ~lo_);                                                \
     } while (0)
 
-#define ROWS_IMPL(SFX, TARGET, W)                                                              \
-    TARGET static float max_##SFX(const float *x, int64_t n)                                   \
-    {                                                                                          \
-        typedef float vf __attribute__((vector_size(W * 4)));                                  \
-        typedef int32_t vi __attribute__((vector_size(W * 4)));                                \
-        const vf zero = {0};                                                                   \
-        vf acc = zero - INFINITY;                                                              \
-        int64_t i = 0;                                                                         \
-        for (; i + W <= n; i += W) {                                                           \
-            vf v;                                                                              \
-            memcpy(&v, x + i, sizeof v);                                                       \
-            const vi gt = v > acc;                                                             \
-            acc = (vf)(((vi)v & gt) | ((vi)acc & ~gt));                                        \
-        }                                                                                      \
-        float m = -INFINITY;                                                                   \
-        for (int l = 0; l < W; l++)                                                            \
-            if (acc[l] > m) m = acc[l];                                                        \
-        for (; i < n; i++)                                                                     \
-            if (x[i] > m) m = x[i];                                                            \
-        return m;                                                                              \
-    }                                                                                          \
-    TARGET static float exp_sum_##SFX(float *x, int64_t n, float m)                            \
-    {                                                                                          \
-        typedef float vf __attribute__((vector_size(W * 4)));                                  \
-        typedef int32_t vi __attribute__((vector_size(W * 4)));                                \
-        vf acc = {0}, v, e;                                                                    \
-        int64_t i = 0;                                                                         \
-        for (; i + W <= n; i += W) {                                                           \
-            memcpy(&v, x + i, sizeof v);                                                       \
-            v = v - m;                                                                         \
-            ROWS_VEXP(vf, vi, v, e);                                                           \
-            memcpy(x + i, &e, sizeof e);                                                       \
-            acc += e;                                                                          \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            float buf[W];                                                                      \
-            for (int l = 0; l < W; l++) buf[l] = i + l < n ? x[i + l] - m : -INFINITY;         \
-            memcpy(&v, buf, sizeof v);                                                         \
-            ROWS_VEXP(vf, vi, v, e);                                                           \
-            memcpy(buf, &e, sizeof e);                                                         \
-            memcpy(x + i, buf, sizeof(float) * (size_t)(n - i));                               \
-            acc += e;                                                                          \
-        }                                                                                      \
-        float s = 0.0f;                                                                        \
-        for (int l = 0; l < W; l++) s += acc[l];                                               \
-        return s;                                                                              \
-    }                                                                                          \
-    TARGET static void ds_##SFX(float *dp, const float *p, int64_t n, float d)                 \
-    {                                                                                          \
-        typedef float vf __attribute__((vector_size(W * 4)));                                  \
-        int64_t i = 0;                                                                         \
-        for (; i + W <= n; i += W) {                                                           \
-            vf a, b;                                                                           \
-            memcpy(&a, dp + i, sizeof a);                                                      \
-            memcpy(&b, p + i, sizeof b);                                                       \
-            a = b * (a - d);                                                                   \
-            memcpy(dp + i, &a, sizeof a);                                                      \
-        }                                                                                      \
-        for (; i < n; i++) dp[i] = p[i] * (dp[i] - d);                                         \
-    }                                                                                          \
-    static const pct_attn_rows_f32 rows_##SFX = {max_##SFX, exp_sum_##SFX, ds_##SFX};
-
-/* ISO C mode turns off the contraction of a * b + c into FMAs: ask for it per function */
-#if defined(__GNUC__) && !defined(__clang__)
-#define ROWS_FMA optimize("fp-contract=fast")
-#else
-#define ROWS_FMA
-#endif
-ROWS_IMPL(base, __attribute__((ROWS_FMA)), 4)
-#if defined(__x86_64__) && defined(__GNUC__)
-#define PCT_ROWS_X86 1
-ROWS_IMPL(avx2, __attribute__((target("avx2,fma"), ROWS_FMA)), 8)
-#ifndef PCT_NO_AVX512
-ROWS_IMPL(avx512, __attribute__((target("avx512f"), ROWS_FMA)), 16)
-#endif
-#endif
+/* One set of row loops per level of simd_levels.h (its attributes ask for FMA contraction, which ISO C mode turns
+ * off). */
+#define PCT_LEVELS_TEMPLATE "attention_rows_impl.h"
+#include "simd_levels_foreach.h"
 
 const pct_attn_rows_f32 *pct_attn_rows_f32_get(void)
 {
     static const pct_attn_rows_f32 *chosen;
     if (chosen) return chosen;
     const pct_attn_rows_f32 *r = &rows_base;
-#ifdef PCT_ROWS_X86
+#ifdef PCT_SIMD_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) r = &rows_avx2;
-#ifndef PCT_NO_AVX512
+#ifdef PCT_SIMD_AVX512
     if (__builtin_cpu_supports("avx512f")) r = &rows_avx512;
 #endif
 #endif

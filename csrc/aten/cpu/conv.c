@@ -311,7 +311,7 @@ static int conv_run(const pct_conv_task *t, char *gw_out)
         }                                                                                           \
     }
 /* float32: 16 float partial sums per sample (vectorised), samples added in double */
-PCT_CONV_HOT static double sum_f32(const float *x, int64_t n)
+PCT_HOT static double sum_f32(const float *x, int64_t n)
 {
     float acc[16] = {0};
     int64_t i = 0;

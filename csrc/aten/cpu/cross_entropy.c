@@ -17,9 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
-#define CE_HOT PCT_HOT
-
 #define CE_EXP_float(x) pct_fast_expf(x)
 #define CE_EXP_double(x) exp(x)
 
@@ -35,69 +32,8 @@ typedef double (*ce_row_fwd_fn)(const ce_args *a, int64_t i, double *lse);
 typedef void (*ce_row_bwd_fn)(const ce_args *a, int64_t i, double lse, double coef, void *gi);
 
 /* Note: the row max skips NaN (a NaN logit makes the sum, and so the loss, NaN anyway). */
-#define CE_DEFINE(E, N, T, C, S)                                                                    \
-    CE_HOT static double ce_fwd_##N(const ce_args *a, int64_t i, double *lse_out)                  \
-    {                                                                                               \
-        const T *x = (const T *)a->x + i * a->c;                                                    \
-        int64_t n = a->c;                                                                           \
-        C mx = -INFINITY;                                                                           \
-        _Pragma("omp simd reduction(max:mx)")                                                       \
-        for (int64_t j = 0; j < n; j++) {                                                           \
-            C v = PCT_TO_COMPUTE_##E(x[j]);                                                         \
-            mx = v > mx ? v : mx;                                                                   \
-        }                                                                                           \
-        if (isinf(mx)) mx = 0; /* all -inf (or +inf): the sum below gives the right inf/NaN */     \
-        double total = 0;                                                                           \
-        for (int64_t c0 = 0; c0 < n; c0 += 1024) {                                                  \
-            int64_t c1 = c0 + 1024 < n ? c0 + 1024 : n;                                             \
-            C s = 0;                                                                                \
-            _Pragma("omp simd reduction(+:s)")                                                      \
-            for (int64_t j = c0; j < c1; j++) s += CE_EXP_##C(PCT_TO_COMPUTE_##E(x[j]) - mx);       \
-            total += s;                                                                             \
-        }                                                                                           \
-        double lse = (double)mx + log(total);                                                       \
-        *lse_out = lse;                                                                             \
-        int64_t t = a->t[i];                                                                        \
-        if (t == a->ignore) return 0;                                                               \
-        double wt = a->w ? a->w[t] : 1.0;                                                           \
-        double loss = (1 - a->eps) * wt * (lse - (double)PCT_TO_COMPUTE_##E(x[t]));                 \
-        if (a->eps > 0) {                                                                           \
-            double sx = 0;                                                                          \
-            if (a->w) {                                                                             \
-                for (int64_t j = 0; j < n; j++) sx += a->w[j] * (double)PCT_TO_COMPUTE_##E(x[j]);   \
-            } else {                                                                                \
-                _Pragma("omp simd reduction(+:sx)")                                                 \
-                for (int64_t j = 0; j < n; j++) sx += (double)PCT_TO_COMPUTE_##E(x[j]);             \
-            }                                                                                       \
-            loss += a->eps / (double)n * (lse * a->wsum - sx);                                      \
-        }                                                                                           \
-        return loss;                                                                                \
-    }                                                                                               \
-    CE_HOT static void ce_bwd_##N(const ce_args *a, int64_t i, double lse_, double coef, void *giv)  \
-    {                                                                                               \
-        const T *x = (const T *)a->x + i * a->c;                                                    \
-        T *gi = (T *)giv + i * a->c;                                                                \
-        int64_t n = a->c, t = a->t[i];                                                              \
-        if (t == a->ignore) {                                                                       \
-            C z = 0;                                                                                \
-            for (int64_t j = 0; j < n; j++) gi[j] = PCT_FROM_COMPUTE_##E(z);                        \
-            return;                                                                                 \
-        }                                                                                           \
-        double wt = a->w ? a->w[t] : 1.0, e = a->eps;                                               \
-        C lse = (C)lse_;                                                                            \
-        C pa = (C)(coef * ((1 - e) * wt + e / (double)n * a->wsum));                                \
-        C sub = (C)(coef * e / (double)n);                                                          \
-        if (a->w && e > 0) {                                                                        \
-            for (int64_t j = 0; j < n; j++)                                                         \
-                gi[j] = PCT_FROM_COMPUTE_##E(CE_EXP_##C(PCT_TO_COMPUTE_##E(x[j]) - lse) * pa - sub * (C)a->w[j]); \
-        } else {                                                                                    \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < n; j++)                                                         \
-                gi[j] = PCT_FROM_COMPUTE_##E(CE_EXP_##C(PCT_TO_COMPUTE_##E(x[j]) - lse) * pa - sub); \
-        }                                                                                           \
-        gi[t] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(gi[t]) - (C)(coef * (1 - e) * wt));         \
-    }
-PCT_FORALL_FLOAT_DTYPES(CE_DEFINE)
+#define PCT_FOREACH_TEMPLATE "cross_entropy_impl.h"
+#include "dtype_foreach.h"
 
 static const ce_row_fwd_fn ce_fwd_table[PCT_NUM_DTYPES] = {
 #define CE_FWD_ENTRY(E, N, T, C, S) [PCT_##E] = ce_fwd_##N,

@@ -62,58 +62,8 @@
 #define GE_MAX_base(a, b) GE_SEL_(a, b, (a) > (b))
 #endif
 
-#define GE_IMPL(SFX, TARGET, W)                                                                \
-    typedef float ge_vf_##SFX __attribute__((vector_size(W * 4)));                             \
-    typedef int32_t ge_vi_##SFX __attribute__((vector_size(W * 4)));                           \
-    TARGET static inline ge_vf_##SFX ge_fwd_##SFX(ge_vf_##SFX x)                               \
-    {                                                                                          \
-        ge_vf_##SFX phi;                                                                       \
-        GE_PHI(ge_vf_##SFX, GE_MIN_##SFX, GE_MAX_##SFX, x, phi);                                   \
-        return x * phi;                                                                        \
-    }                                                                                          \
-    TARGET static inline ge_vf_##SFX ge_bwd_##SFX(ge_vf_##SFX g, ge_vf_##SFX x)                \
-    {                                                                                          \
-        ge_vf_##SFX phi, ex;                                                                   \
-        GE_PHI(ge_vf_##SFX, GE_MIN_##SFX, GE_MAX_##SFX, x, phi);                                   \
-        PCT_VEXPF_NEG(ge_vf_##SFX, ge_vi_##SFX, ex, x * x * -0.5f);                            \
-        return g * (phi + x * ex * 0.39894228040143267794f);                                   \
-    }                                                                                          \
-    TARGET static void fwd_##SFX(float *o, const float *x, int64_t n)                          \
-    {                                                                                          \
-        ge_vf_##SFX a;                                                                         \
-        int64_t i = 0;                                                                         \
-        for (; i + W <= n; i += W) {                                                           \
-            memcpy(&a, x + i, sizeof a);                                                       \
-            a = ge_fwd_##SFX(a);                                                               \
-            memcpy(o + i, &a, sizeof a);                                                       \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            a = (ge_vf_##SFX){0};                                                              \
-            memcpy(&a, x + i, sizeof(float) * (size_t)(n - i));                                \
-            a = ge_fwd_##SFX(a);                                                               \
-            memcpy(o + i, &a, sizeof(float) * (size_t)(n - i));                                \
-        }                                                                                      \
-    }                                                                                          \
-    TARGET static void bwd_##SFX(float *o, const float *g, const float *x, int64_t n)          \
-    {                                                                                          \
-        ge_vf_##SFX a, b;                                                                      \
-        int64_t i = 0;                                                                         \
-        for (; i + W <= n; i += W) {                                                           \
-            memcpy(&a, g + i, sizeof a);                                                       \
-            memcpy(&b, x + i, sizeof b);                                                       \
-            a = ge_bwd_##SFX(a, b);                                                            \
-            memcpy(o + i, &a, sizeof a);                                                       \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            a = b = (ge_vf_##SFX){0};                                                          \
-            memcpy(&a, g + i, sizeof(float) * (size_t)(n - i));                                \
-            memcpy(&b, x + i, sizeof(float) * (size_t)(n - i));                                \
-            a = ge_bwd_##SFX(a, b);                                                            \
-            memcpy(o + i, &a, sizeof(float) * (size_t)(n - i));                                \
-        }                                                                                      \
-    }
-
-PCT_SIMD_LEVELS(GE_IMPL)
+#define PCT_LEVELS_TEMPLATE "gelu_erf_impl.h"
+#include "simd_levels_foreach.h"
 
 typedef struct ge_impl {
     void (*fwd)(float *, const float *, int64_t);

@@ -120,8 +120,7 @@ pct_object *pct_cpu_histc(pct_call *c)
         int isz = (int)pct_tensor_itemsize(cont);
         bool has_nan = false;
         /* aminmax starts from the dtype's largest finite values, so all -inf gives max = lowest */
-        double big = self->dtype == PCT_FLOAT16 ? 65504.0 : self->dtype == PCT_BFLOAT16 ? 3.3895313892515355e38
-                   : self->dtype == PCT_FLOAT32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+        double big = pct_dtype_infos[self->dtype].highest;
         lo = big;
         hi = -big;
         for (int64_t j = 0; j < cont->numel; j++) {
@@ -149,17 +148,11 @@ pct_object *pct_cpu_histc(pct_call *c)
     }
     if (!floating) {
         /* torch fails making the bin edges (linspace in the input dtype), or then in histogram */
-        static const char *const cname[PCT_NUM_DTYPES] = {
-            [PCT_UINT8] = "uint8_t", [PCT_INT8] = "int8_t", [PCT_INT16] = "int16_t", [PCT_INT32] = "int",
-            [PCT_INT64] = "int64_t"};
-        static const double lim[PCT_NUM_DTYPES][2] = {
-            [PCT_UINT8] = {0, 255}, [PCT_INT8] = {-128, 127}, [PCT_INT16] = {-32768, 32767},
-            [PCT_INT32] = {-2147483648.0, 2147483647.0}, [PCT_INT64] = {-9223372036854775808.0, 9223372036854775807.0}};
+        const pct_dtype_info *info = &pct_dtype_infos[self->dtype];
         if (self->dtype == PCT_BOOL) {
             sort_not_implemented("linspace_cpu", self->dtype);
-        } else if (lo < lim[self->dtype][0] || lo > lim[self->dtype][1] || hi < lim[self->dtype][0] ||
-                   hi > lim[self->dtype][1]) {
-            pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", cname[self->dtype]);
+        } else if (lo < info->lowest || lo > info->highest || hi < info->lowest || hi > info->highest) {
+            pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", info->overflow_name);
         } else {
             sort_not_implemented("histogram_cpu", self->dtype);
         }

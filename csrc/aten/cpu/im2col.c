@@ -210,7 +210,7 @@ static void add_strided_f32(float *out, const float *in, int64_t n, int64_t s)
 
 /* The contiguous add of stride 1, in its own function so it gets vector clones. */
 #define I2C_ADD_DEFINE(N, T)                                                                        \
-    PCT_CONV_HOT static void add_row_##N(T *restrict d, const T *restrict s, int64_t n)                  \
+    PCT_HOT static void add_row_##N(T *restrict d, const T *restrict s, int64_t n)                       \
     {                                                                                               \
         for (int64_t i = 0; i < n; i++) d[i] += s[i];                                               \
     }                                                                                               \

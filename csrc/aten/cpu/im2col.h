@@ -21,9 +21,6 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
-#define PCT_CONV_HOT PCT_HOT
-
 typedef struct pct_im2col_geom {
     int64_t channels;             /* big channels in one call's tensor */
     int64_t big[3], small[3];     /* spatial sizes (depth, height, width) */

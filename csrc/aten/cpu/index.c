@@ -139,16 +139,8 @@ static pct_tensor *reduce_identity(int dtype, int op)
     if (op == IX_ADD || op == IX_MEAN) return pct_tensor_scalar(dtype, 0, 0, false);
     if (op == IX_MUL) return pct_tensor_scalar(dtype, 1, 1, false);
     if (pct_dtype_is_floating(dtype)) return pct_tensor_scalar(dtype, lowest ? -INFINITY : INFINITY, 0, true);
-    int64_t lo, hi;
-    switch (dtype) {
-    case PCT_BOOL: lo = 0; hi = 1; break;
-    case PCT_UINT8: lo = 0; hi = UINT8_MAX; break;
-    case PCT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case PCT_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
-    case PCT_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
-    default: lo = INT64_MIN; hi = INT64_MAX; break;
-    }
-    return pct_tensor_scalar(dtype, 0, lowest ? lo : hi, false);
+    const pct_dtype_info *info = &pct_dtype_infos[dtype];
+    return pct_tensor_scalar(dtype, 0, lowest ? info->int_lowest : info->int_highest, false);
 }
 
 /* self / count in place (count 0 counts as 1); floor division for integral dtypes. */

@@ -30,9 +30,6 @@
 #define NORM_NTH() 1
 #endif
 
-/* Hot loops: the clone set of Note [One clone set] (simd_levels.h). */
-#define NORM_HOT PCT_HOT
-
 int pct_norm_threads(int64_t work, int64_t units)
 {
 #ifdef _OPENMP
@@ -53,76 +50,8 @@ int pct_norm_threads(int64_t work, int64_t units)
  * speed with an error that does not grow with the row length. */
 #define NORM_CHUNK 512
 
-#define ROWS_DEFINE(E, N, T, C, S)                                                                  \
-    NORM_HOT static double rows_sum_##N(const void *xv, int64_t n)                                  \
-    {                                                                                               \
-        const T *x = xv;                                                                            \
-        double total = 0;                                                                           \
-        for (int64_t c0 = 0; c0 < n; c0 += NORM_CHUNK) {                                            \
-            int64_t c1 = c0 + NORM_CHUNK < n ? c0 + NORM_CHUNK : n;                                 \
-            C s = 0;                                                                                \
-            _Pragma("omp simd reduction(+:s)")                                                      \
-            for (int64_t j = c0; j < c1; j++) s += PCT_TO_COMPUTE_##E(x[j]);                        \
-            total += s;                                                                             \
-        }                                                                                           \
-        return total;                                                                               \
-    }                                                                                               \
-    NORM_HOT static double rows_sqdev_##N(const void *xv, int64_t n, double mu_)                    \
-    {                                                                                               \
-        const T *x = xv;                                                                            \
-        C mu = (C)mu_;                                                                              \
-        double total = 0;                                                                           \
-        for (int64_t c0 = 0; c0 < n; c0 += NORM_CHUNK) {                                            \
-            int64_t c1 = c0 + NORM_CHUNK < n ? c0 + NORM_CHUNK : n;                                 \
-            C s = 0;                                                                                \
-            _Pragma("omp simd reduction(+:s)")                                                      \
-            for (int64_t j = c0; j < c1; j++) {                                                     \
-                C d = PCT_TO_COMPUTE_##E(x[j]) - mu;                                                \
-                s += d * d;                                                                         \
-            }                                                                                       \
-            total += s;                                                                             \
-        }                                                                                           \
-        return total;                                                                               \
-    }                                                                                               \
-    NORM_HOT static void rows_dot_sum_##N(const void *gv, const void *xv, int64_t n, double *sgx,   \
-                                          double *sg)                                               \
-    {                                                                                               \
-        const T *g = gv, *x = xv;                                                                   \
-        double ta = 0, tb = 0;                                                                      \
-        for (int64_t c0 = 0; c0 < n; c0 += NORM_CHUNK) {                                            \
-            int64_t c1 = c0 + NORM_CHUNK < n ? c0 + NORM_CHUNK : n;                                 \
-            C a = 0, b = 0;                                                                         \
-            _Pragma("omp simd reduction(+:a, b)")                                                   \
-            for (int64_t j = c0; j < c1; j++) {                                                     \
-                C gj = PCT_TO_COMPUTE_##E(g[j]);                                                    \
-                a += gj * PCT_TO_COMPUTE_##E(x[j]);                                                 \
-                b += gj;                                                                            \
-            }                                                                                       \
-            ta += a;                                                                                \
-            tb += b;                                                                                \
-        }                                                                                           \
-        *sgx = ta;                                                                                  \
-        *sg = tb;                                                                                   \
-    }                                                                                               \
-    NORM_HOT static void rows_scale_shift_##N(const void *xv, void *yv, int64_t n, double a, double b) \
-    {                                                                                               \
-        const T *x = xv;                                                                            \
-        T *y = yv;                                                                                  \
-        C ca = (C)a, cb = (C)b;                                                                     \
-        _Pragma("omp simd")                                                                         \
-        for (int64_t j = 0; j < n; j++) y[j] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(x[j]) * ca + cb); \
-    }                                                                                               \
-    NORM_HOT static void rows_lin2_##N(const void *gv, const void *xv, void *ov, int64_t n, double k1, \
-                                       double k2, double k3)                                        \
-    {                                                                                               \
-        const T *g = gv, *x = xv;                                                                   \
-        T *o = ov;                                                                                  \
-        C c1 = (C)k1, c2 = (C)k2, c3 = (C)k3;                                                       \
-        _Pragma("omp simd")                                                                         \
-        for (int64_t j = 0; j < n; j++)                                                             \
-            o[j] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(g[j]) * c1 + PCT_TO_COMPUTE_##E(x[j]) * c2 + c3); \
-    }
-PCT_FORALL_FLOAT_DTYPES(ROWS_DEFINE)
+#define PCT_FOREACH_TEMPLATE "norm_loops_impl.h"
+#include "dtype_foreach.h"
 
 static const pct_norm_rows rows_table[PCT_NUM_DTYPES] = {
 #define ROWS_ENTRY(E, N, T, C, S) [PCT_##E] = {rows_sum_##N, rows_sqdev_##N, rows_dot_sum_##N, rows_scale_shift_##N, rows_lin2_##N},
@@ -141,100 +70,8 @@ typedef void (*ln_bwd_fn)(const void *g, const void *x, void *gi, int64_t d, dou
                           void *accw, void *accb, bool rms);
 typedef void (*ln_flush_fn)(void *acc, double *tot, int64_t n);
 
-#define LN_DEFINE(E, N, T, C, S)                                                                    \
-    /* y = (x * scale + shift) * w + b, torch's order of operations */                             \
-    NORM_HOT static void ln_affine_##N(const void *xv, void *yv, int64_t d, double scale, double shift, \
-                                       const void *wv, const void *bv)                              \
-    {                                                                                               \
-        const T *x = xv;                                                                            \
-        T *y = yv;                                                                                  \
-        const C *w = wv, *b = bv;                                                                   \
-        C a = (C)scale, s = (C)shift;                                                               \
-        if (w && b) {                                                                               \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < d; j++) y[j] = PCT_FROM_COMPUTE_##E((PCT_TO_COMPUTE_##E(x[j]) * a + s) * w[j] + b[j]); \
-        } else if (w) {                                                                             \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < d; j++) y[j] = PCT_FROM_COMPUTE_##E((PCT_TO_COMPUTE_##E(x[j]) * a + s) * w[j]); \
-        } else if (b) {                                                                             \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < d; j++) y[j] = PCT_FROM_COMPUTE_##E((PCT_TO_COMPUTE_##E(x[j]) * a + s) + b[j]); \
-        } else {                                                                                    \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < d; j++) y[j] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(x[j]) * a + s); \
-        }                                                                                           \
-    }                                                                                               \
-    NORM_HOT static void ln_bwd_##N(const void *gv, const void *xv, void *giv, int64_t d, double mu_, \
-                                    double rs_, const void *wv, void *accwv, void *accbv, bool rms) \
-    {                                                                                               \
-        const T *g = gv, *x = xv;                                                                   \
-        T *gi = giv;                                                                                \
-        const C *w = wv;                                                                            \
-        C *accw = accwv, *accb = accbv;                                                             \
-        C mu = (C)mu_, rs = (C)rs_;                                                                 \
-        if (gi) {                                                                                   \
-            double a = 0, bb = 0;                                                                   \
-            for (int64_t c0 = 0; c0 < d; c0 += NORM_CHUNK) {                                        \
-                int64_t c1 = c0 + NORM_CHUNK < d ? c0 + NORM_CHUNK : d;                             \
-                C sa = 0, sb = 0;                                                                   \
-                if (w) {                                                                            \
-                    _Pragma("omp simd reduction(+:sa, sb)")                                         \
-                    for (int64_t j = c0; j < c1; j++) {                                             \
-                        C gw = PCT_TO_COMPUTE_##E(g[j]) * w[j];                                     \
-                        sa += gw;                                                                   \
-                        sb += gw * (PCT_TO_COMPUTE_##E(x[j]) - mu);                                 \
-                    }                                                                               \
-                } else {                                                                            \
-                    _Pragma("omp simd reduction(+:sa, sb)")                                         \
-                    for (int64_t j = c0; j < c1; j++) {                                             \
-                        C gw = PCT_TO_COMPUTE_##E(g[j]);                                            \
-                        sa += gw;                                                                   \
-                        sb += gw * (PCT_TO_COMPUTE_##E(x[j]) - mu);                                 \
-                    }                                                                               \
-                }                                                                                   \
-                a += sa;                                                                            \
-                bb += sb;                                                                           \
-            }                                                                                       \
-            C c1 = rms ? (C)0 : (C)(a / (double)d);                                                 \
-            C c2 = (C)(bb * rs_ * rs_ / (double)d);                                                 \
-            if (w) {                                                                                \
-                _Pragma("omp simd")                                                                 \
-                for (int64_t j = 0; j < d; j++)                                                     \
-                    gi[j] = PCT_FROM_COMPUTE_##E(rs * (PCT_TO_COMPUTE_##E(g[j]) * w[j] - c1 -       \
-                                                       (PCT_TO_COMPUTE_##E(x[j]) - mu) * c2));      \
-            } else {                                                                                \
-                _Pragma("omp simd")                                                                 \
-                for (int64_t j = 0; j < d; j++)                                                     \
-                    gi[j] = PCT_FROM_COMPUTE_##E(rs * (PCT_TO_COMPUTE_##E(g[j]) - c1 -              \
-                                                       (PCT_TO_COMPUTE_##E(x[j]) - mu) * c2));      \
-            }                                                                                       \
-        }                                                                                           \
-        if (accw && accb) {                                                                         \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < d; j++) {                                                       \
-                C gj = PCT_TO_COMPUTE_##E(g[j]);                                                    \
-                accw[j] += gj * ((PCT_TO_COMPUTE_##E(x[j]) - mu) * rs);                             \
-                accb[j] += gj;                                                                      \
-            }                                                                                       \
-        } else if (accw) {                                                                          \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < d; j++)                                                         \
-                accw[j] += PCT_TO_COMPUTE_##E(g[j]) * ((PCT_TO_COMPUTE_##E(x[j]) - mu) * rs);       \
-        } else if (accb) {                                                                          \
-            _Pragma("omp simd")                                                                     \
-            for (int64_t j = 0; j < d; j++) accb[j] += PCT_TO_COMPUTE_##E(g[j]);                    \
-        }                                                                                           \
-    }                                                                                               \
-    /* adds the compute-type column sums into the double totals and clears them */                  \
-    static void ln_flush_##N(void *accv, double *tot, int64_t n)                                    \
-    {                                                                                               \
-        C *acc = accv;                                                                              \
-        for (int64_t j = 0; j < n; j++) {                                                           \
-            tot[j] += acc[j];                                                                       \
-            acc[j] = 0;                                                                             \
-        }                                                                                           \
-    }
-PCT_FORALL_FLOAT_DTYPES(LN_DEFINE)
+#define PCT_FOREACH_TEMPLATE "layer_norm_impl.h"
+#include "dtype_foreach.h"
 
 static const ln_affine_fn ln_affine_table[PCT_NUM_DTYPES] = {
 #define LN_AFFINE_ENTRY(E, N, T, C, S) [PCT_##E] = ln_affine_##N,

@@ -163,87 +163,19 @@ PCT_FORALL_FLOAT_DTYPES(OPT_SCALAR_LOOPS)
 /* ---- AVX2 + FMA loops for float32 / float64 (the same operations, 8 or 4 lanes) ----
  * VT: vector type, X: intrinsic suffix (ps/pd), W: lanes. The scalar tail uses ADAM_ELEM,
  * whose fma/fmaf compile to the same vfmadd instruction in this target. */
-/* The vector form of OPT_LOAD_GRAD_PARAM (vscale = the grad scale, sign = -0.0 in every lane). */
-#define OPT_V_LOAD_GRAD_PARAM(VT, X)                                                           \
-    VT g = _mm256_loadu_##X(gp + i);                                                           \
-    if (has_scale) { g = _mm256_div_##X(g, vscale); _mm256_storeu_##X(gp + i, g); }            \
-    if (maximize) g = _mm256_xor_##X(g, sign);                                                 \
-    VT p = _mm256_loadu_##X(pp + i)
 
-#define OPT_AVX2_LOOPS(N, T, VT, X, W)                                                         \
-    __attribute__((target("avx2,fma"))) static void adam_chunk_##N##_avx2(                     \
-        const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)                       \
-    {                                                                                          \
-        T *pp = (T *)t->p, *gp = (T *)t->g, *mp = (T *)t->s1, *vp = (T *)t->s2, *xp = (T *)t->s3; \
-        ADAM_SCALARS(T, OPT_ID)                                                                \
-        const VT vw = _mm256_set1_##X(small ? w1 : w1m1), vb2 = _mm256_set1_##X(b2),           \
-                 vc2 = _mm256_set1_##X(c2), vwd = _mm256_set1_##X(wdc), vdecay = _mm256_set1_##X(decay), \
-                 veps = _mm256_set1_##X(epsc), vss = _mm256_set1_##X(ssn), vbc = _mm256_set1_##X(bc2s), \
-                 vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0);             \
-        int64_t i = lo;                                                                        \
-        for (; i + W <= hi; i += W) {                                                          \
-            OPT_V_LOAD_GRAD_PARAM(VT, X);                                                      \
-            if (wd_on) {                                                                       \
-                if (decoupled) p = _mm256_mul_##X(p, vdecay);                                  \
-                else g = _mm256_fmadd_##X(p, vwd, g);                                          \
-            }                                                                                  \
-            VT m = _mm256_loadu_##X(mp + i);                                                   \
-            m = _mm256_fmadd_##X(vw, _mm256_sub_##X(g, m), small ? m : g);                     \
-            _mm256_storeu_##X(mp + i, m);                                                      \
-            VT v = _mm256_mul_##X(_mm256_loadu_##X(vp + i), vb2);                              \
-            v = _mm256_fmadd_##X(_mm256_mul_##X(vc2, g), g, v);                                \
-            _mm256_storeu_##X(vp + i, v);                                                      \
-            if (amsgrad) {                                                                     \
-                VT x = _mm256_loadu_##X(xp + i);                                               \
-                v = _mm256_blendv_##X(_mm256_max_##X(x, v), x, _mm256_cmp_##X(x, x, _CMP_UNORD_Q)); \
-                _mm256_storeu_##X(xp + i, v);                                                  \
-            }                                                                                  \
-            VT den = _mm256_add_##X(_mm256_div_##X(_mm256_sqrt_##X(v), vbc), veps);            \
-            p = _mm256_add_##X(p, _mm256_div_##X(_mm256_mul_##X(vss, m), den));                \
-            _mm256_storeu_##X(pp + i, p);                                                      \
-        }                                                                                      \
-        for (; i < hi; i++) ADAM_ELEM(i, T, OPT_ID, OPT_ID, OPT_ID);                           \
-    }                                                                                          \
-    __attribute__((target("avx2,fma"))) static void sgd_chunk_##N##_avx2(                      \
-        const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)                       \
-    {                                                                                          \
-        T *pp = (T *)t->p, *gp = (T *)t->g, *bp = (T *)t->s1;                                  \
-        SGD_SCALARS(T, OPT_ID)                                                                 \
-        const VT vwd = _mm256_set1_##X(wdc), vmom = _mm256_set1_##X(mom), vdamp = _mm256_set1_##X(damp1), \
-                 vnlr = _mm256_set1_##X(nlr), vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0); \
-        int64_t i = lo;                                                                        \
-        for (; i + W <= hi; i += W) {                                                          \
-            OPT_V_LOAD_GRAD_PARAM(VT, X);                                                      \
-            if (wd_on) g = _mm256_fmadd_##X(p, vwd, g);                                        \
-            if (has_buf) {                                                                     \
-                VT b = first ? g : _mm256_fmadd_##X(g, vdamp, _mm256_mul_##X(_mm256_loadu_##X(bp + i), vmom)); \
-                _mm256_storeu_##X(bp + i, b);                                                  \
-                g = nesterov ? _mm256_fmadd_##X(b, vmom, g) : b;                               \
-            }                                                                                  \
-            _mm256_storeu_##X(pp + i, _mm256_fmadd_##X(g, vnlr, p));                           \
-        }                                                                                      \
-        for (; i < hi; i++) SGD_ELEM(i, T, OPT_ID, OPT_ID, OPT_ID);                            \
-    }                                                                                          \
-    __attribute__((target("avx2,fma"))) static void adagrad_chunk_##N##_avx2(                  \
-        const opt_hyper *h, const opt_tensor *t, int64_t lo, int64_t hi)                       \
-    {                                                                                          \
-        T *pp = (T *)t->p, *gp = (T *)t->g, *sp = (T *)t->s1;                                  \
-        ADAGRAD_SCALARS(T, OPT_ID)                                                             \
-        const VT vwd = _mm256_set1_##X(wdc), veps = _mm256_set1_##X(epsc), vclr = _mm256_set1_##X(nclr), \
-                 vscale = _mm256_set1_##X(scale), sign = _mm256_set1_##X((T)-0.0);             \
-        int64_t i = lo;                                                                        \
-        for (; i + W <= hi; i += W) {                                                          \
-            OPT_V_LOAD_GRAD_PARAM(VT, X);                                                      \
-            if (wd_on) g = _mm256_fmadd_##X(p, vwd, g);                                        \
-            VT s = _mm256_fmadd_##X(g, g, _mm256_loadu_##X(sp + i));                           \
-            _mm256_storeu_##X(sp + i, s);                                                      \
-            VT std = _mm256_add_##X(_mm256_sqrt_##X(s), veps);                                 \
-            _mm256_storeu_##X(pp + i, _mm256_add_##X(p, _mm256_div_##X(_mm256_mul_##X(vclr, g), std))); \
-        }                                                                                      \
-        for (; i < hi; i++) ADAGRAD_ELEM(i, T, OPT_ID, OPT_ID, OPT_ID);                        \
-    }
-OPT_AVX2_LOOPS(Float, float, __m256, ps, 8)
-OPT_AVX2_LOOPS(Double, double, __m256d, pd, 4)
+#define OPT_N Float
+#define OPT_T float
+#define OPT_VT __m256
+#define OPT_X ps
+#define OPT_W 8
+#include "optim_avx2_impl.h"
+#define OPT_N Double
+#define OPT_T double
+#define OPT_VT __m256d
+#define OPT_X pd
+#define OPT_W 4
+#include "optim_avx2_impl.h"
 
 static bool have_avx2_fma(void)
 {

@@ -39,7 +39,7 @@
 #define PCT_STORE_PCT_PROMOTE_BOOL_OUT(E, v) ((bool)(v))
 
 #define PCT_UNARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                                \
-    PCT_LOOP_CLONES static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    PCT_HOT_X86_64_V3 static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
         pct_pw_ctx *ctx = vctx;                                                               \
         (void)ctx;                                                                            \
@@ -67,7 +67,7 @@
     }
 
 #define PCT_BINARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                               \
-    PCT_LOOP_CLONES static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    PCT_HOT_X86_64_V3 static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
         pct_pw_ctx *ctx = vctx;                                                               \
         const C alpha = (C)PCT_PICK_##E(PCT_SCALAR_AS_T(E, (C)ctx->alpha_d), ctx->alpha_i);   \

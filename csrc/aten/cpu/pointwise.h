@@ -4,17 +4,7 @@
 #include "../iter.h"
 #include "../op.h"
 #include "pointwise_math.h"
-
-/* Note [Loop ISA clones]: each elementwise loop is compiled for x86-64-v3 (AVX2 with FMA) as well
- * as the x86-64 baseline; the loader picks one at import through an ifunc (never -march=native).
- * The FMA matters for numbers as well as speed: torch's vectorized kernels compute add/sub with
- * alpha, lerp and addcmul with one fused multiply-add, and so do ours (fma() in the expressions;
- * the baseline clone calls libm's correctly rounded fma, slower but the same result). */
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define PCT_LOOP_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define PCT_LOOP_CLONES
-#endif
+#include "simd_levels.h" /* PCT_HOT_X86_64_V3: the elementwise loops' clones, Note [Loop ISA clones] */
 
 /* A Python scalar argument (alpha, value) as torch's kernels see it: converted to the tensor's
  * dtype T first (a float16/bfloat16 rounding), then to the compute type. */

@@ -256,14 +256,7 @@ pct_object *pct_cpu_nan_to_num(pct_call *c)
         if (c->out) return copy_to_out(c->out, x, !c->inplace); /* torch: nan_to_num_ of ints is a no-op */
         return (pct_object *)pct_to_dtype(x, x->dtype, !c->inplace);
     }
-    double big, lowest;
-    switch (x->dtype) {
-    case PCT_FLOAT16: big = 65504.0; break;
-    case PCT_BFLOAT16: big = 3.3895313892515355e+38; break;
-    case PCT_FLOAT32: big = 3.4028234663852886e+38; break;
-    default: big = 1.7976931348623157e+308; break;
-    }
-    lowest = -big;
+    const double big = pct_dtype_infos[x->dtype].highest, lowest = pct_dtype_infos[x->dtype].lowest;
     pct_pw_ctx ctx = {.p1 = arg.nan.none ? 0.0 : arg.nan.v, .p2 = arg.posinf.none ? big : arg.posinf.v,
                       .alpha_d = arg.neginf.none ? lowest : arg.neginf.v};
     return pct_pw_run_ext(c, "nan_to_num", nan_to_num_loop, 1, &x, &ctx, x->dtype, false);

@@ -9,7 +9,7 @@
 /* A loop over `nin` inputs of type T (args[1..nin]) writing T; `expr` sees
  * x (input 1), y (input 2), z (input 3), ctx, and p1/p2 (ctx parameters as C). */
 #define PCT_EXT_LOOP(name, E, N, T, C, expr)                                                   \
-    PCT_LOOP_CLONES static void name##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    PCT_HOT_X86_64_V3 static void name##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                          \
         pct_pw_ctx *ctx = vctx;                                                                \
         const C p1 = (C)ctx->p1, p2 = (C)ctx->p2, alpha = PCT_SCALAR_AS_T(E, (C)ctx->alpha_d);  \

@@ -212,7 +212,7 @@ static void pool_inner_cols(const pct_pool2d *g, int64_t *a, int64_t *b)
     } while (0)
 
 #define MAX_ROW(E, T, LOW, NANT, KT)                                                             \
-    PCT_SPATIAL_HOT static void maxrow_##E(const pct_pool2d *g, const T *x, int64_t oh, T *o, int64_t *ix,  \
+    PCT_HOT_AVX2 static void maxrow_##E(const pct_pool2d *g, const T *x, int64_t oh, T *o, int64_t *ix,     \
                                            KT *bk, int64_t a, int64_t b)                         \
     {                                                                                            \
         int64_t h0, h1, iw = g->iw;                                                              \
@@ -280,7 +280,7 @@ static maxpool_fn maxpool_for(int dtype)
 
 /* avg pool (float32 / float64: sums in the dtype, as torch's opmath for them; int64 sums wrap) */
 #define AVG_ROW(E, T)                                                                            \
-    PCT_SPATIAL_HOT static void avgrow_##E(const pct_pool2d *g, const T *x, int64_t oh, T *o, int64_t a, int64_t b) \
+    PCT_HOT_AVX2 static void avgrow_##E(const pct_pool2d *g, const T *x, int64_t oh, T *o, int64_t a, int64_t b)    \
     {                                                                                            \
         int64_t hs, he, iw = g->iw;                                                              \
         int64_t hpad = pct_avg_span(oh, g->sh, g->ph, g->kh, g->ih, &hs, &he);                   \

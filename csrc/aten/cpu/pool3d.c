@@ -20,7 +20,6 @@ typedef struct pool3d {
     int64_t divisor;
 } pool3d;
 
-
 /* A 1-or-3-element list as (t, h, w); false when the length is wrong. */
 static bool triple(const pct_int_list *v, int64_t *t, int64_t *h, int64_t *w)
 {
@@ -223,68 +222,12 @@ POOL3D_MAX(INT16, int16_t, INT16_MIN, NAN_INT)
 POOL3D_MAX(INT32, int32_t, INT32_MIN, NAN_INT)
 POOL3D_MAX(INT64, int64_t, INT64_MIN, NAN_INT)
 
-#define POOL3D_KERNELS(E, T)                                                                     \
-    /* avg (adaptive: sum / kd / kh / kw; strided: sum / torch's divide factor) */               \
-    static void avg3d_##E(const pool3d *g, bool adaptive, const T *x, T *out)                    \
-    {                                                                                            \
-        int64_t slices = g->planes * g->od, iplane = g->id * g->ih * g->iw, ohw = g->oh * g->ow;  \
-        _Pragma("omp parallel for if (slices > 1 && slices * ohw * 8 > PCT_SPATIAL_GRAIN)")      \
-        for (int64_t s = 0; s < slices; s++) {                                                   \
-            int64_t p = s / g->od, od = s % g->od;                                               \
-            const T *xp = x + p * iplane;                                                        \
-            for (int64_t oh = 0; oh < g->oh; oh++)                                               \
-                for (int64_t ow = 0; ow < g->ow; ow++) {                                         \
-                    win3 w;                                                                      \
-                    int64_t div = 1;                                                             \
-                    if (adaptive) adaptive_window(g, od, oh, ow, &w);                            \
-                    else div = avg_window(g, od, oh, ow, &w);                                    \
-                    T sum = 0;                                                                   \
-                    for (int64_t d = w.d0; d < w.d1; d++)                                        \
-                        for (int64_t h = w.h0; h < w.h1; h++)                                    \
-                            for (int64_t c = w.w0; c < w.w1; c++) sum += xp[(d * g->ih + h) * g->iw + c]; \
-                    T r;                                                                         \
-                    if (adaptive) r = sum / (T)(w.d1 - w.d0) / (T)(w.h1 - w.h0) / (T)(w.w1 - w.w0); \
-                    else if (w.d0 >= w.d1 || w.h0 >= w.h1 || w.w0 >= w.w1) r = 0;               \
-                    else r = sum / (T)div;                                                       \
-                    out[s * ohw + oh * g->ow + ow] = r;                                          \
-                }                                                                                \
-        }                                                                                        \
-    }                                                                                            \
-    /* gradient at saved flat indices (max and adaptive max) */                                  \
-    static void index_bwd3d_##E(int64_t planes, int64_t iplane, int64_t oplane, const T *go, const int64_t *ind, T *gi) \
-    {                                                                                            \
-        _Pragma("omp parallel for if (planes > 1 && planes * oplane > PCT_SPATIAL_GRAIN)")      \
-        for (int64_t p = 0; p < planes; p++)                                                     \
-            for (int64_t j = 0; j < oplane; j++) {                                               \
-                int64_t k = ind[p * oplane + j];                                                 \
-                if ((uint64_t)k < (uint64_t)iplane) gi[p * iplane + k] += go[p * oplane + j];    \
-            }                                                                                    \
-    }                                                                                            \
-    static void avg_bwd3d_##E(const pool3d *g, bool adaptive, const T *go, T *gi)                \
-    {                                                                                            \
-        int64_t iplane = g->id * g->ih * g->iw, oplane = g->od * g->oh * g->ow;                   \
-        _Pragma("omp parallel for if (g->planes > 1 && g->planes * oplane * 8 > PCT_SPATIAL_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                                                \
-            T *gp = gi + p * iplane;                                                             \
-            for (int64_t od = 0; od < g->od; od++)                                               \
-                for (int64_t oh = 0; oh < g->oh; oh++)                                           \
-                    for (int64_t ow = 0; ow < g->ow; ow++) {                                     \
-                        win3 w;                                                                  \
-                        T gv = go[p * oplane + (od * g->oh + oh) * g->ow + ow], delta;           \
-                        if (adaptive) {                                                          \
-                            adaptive_window(g, od, oh, ow, &w);                                  \
-                            delta = gv / (T)(w.d1 - w.d0) / (T)(w.h1 - w.h0) / (T)(w.w1 - w.w0); \
-                        } else {                                                                 \
-                            delta = gv / (T)avg_window(g, od, oh, ow, &w);                       \
-                        }                                                                        \
-                        for (int64_t d = w.d0; d < w.d1; d++)                                    \
-                            for (int64_t h = w.h0; h < w.h1; h++)                                \
-                                for (int64_t c = w.w0; c < w.w1; c++) gp[(d * g->ih + h) * g->iw + c] += delta; \
-                    }                                                                            \
-        }                                                                                        \
-    }
-POOL3D_KERNELS(FLOAT32, float)
-POOL3D_KERNELS(FLOAT64, double)
+#define P3_E FLOAT32
+#define P3_T float
+#include "pool3d_impl.h"
+#define P3_E FLOAT64
+#define P3_T double
+#include "pool3d_impl.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* ops                                                                                   */

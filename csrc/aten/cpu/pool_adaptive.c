@@ -73,67 +73,12 @@ CONTIG_SUM(FLOAT64, double)
 
 /* adaptive avg: the window of output (oh, ow) is [start, end) per dim; sum / kh / kw (torch).
  * Rows [b, e) of the (plane, output row) list in one call, so the sums inline into the clones. */
-#define ADAPTIVE_AVG(E, T)                                                                       \
-    PCT_SPATIAL_HOT static void adaptive_avg_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w, \
-                                                      const T *x, T *out, int64_t b, int64_t e)  \
-    {                                                                                            \
-        int64_t iw = g->iw, iplane = g->ih * g->iw, oh = b % g->oh;                              \
-        const T *xp = x + (b / g->oh) * iplane;                                                  \
-        for (int64_t u = b; u < e; u++, oh++) {                                                  \
-            if (oh == g->oh) { oh = 0; xp += iplane; }                                           \
-            int64_t hs = w->hs[oh], he = w->he[oh];                                              \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                             \
-                int64_t ws = w->ws[ow], we = w->we[ow];                                          \
-                T sum = 0;                                                                       \
-                if (ws == 0 && we == iw) sum = contig_sum_##E(xp + hs * iw, (he - hs) * iw);     \
-                else for (int64_t h = hs; h < he; h++) sum += contig_sum_##E(xp + h * iw + ws, we - ws); \
-                out[u * g->ow + ow] = sum / (T)(he - hs) / (T)(we - ws);                         \
-            }                                                                                    \
-        }                                                                                        \
-    }                                                                                            \
-    /* global pooling (a 1 x 1 output): eight planes at a time, eight running sums each */        \
-    PCT_SPATIAL_HOT static void global_avg_##E(const T *x, T *out, int64_t b, int64_t e, int64_t ih, int64_t iw) \
-    {                                                                                            \
-        int64_t n = ih * iw, p = b;                                                              \
-        T kh = (T)ih, kw = (T)iw;                                                                \
-        typedef T vt __attribute__((vector_size(32)));                                           \
-        const int L = (int)(32 / sizeof(T));                                                     \
-        for (; n >= L && p + 8 <= e; p += 8) {                                                   \
-            vt acc[8], v;                                                                        \
-            memset(acc, 0, sizeof acc);                                                          \
-            const T *xs = x + p * n;                                                             \
-            int64_t i = 0;                                                                       \
-            for (; i + L <= n; i += L)                                                           \
-                for (int k = 0; k < 8; k++) {                                                    \
-                    memcpy(&v, xs + k * n + i, sizeof v);                                        \
-                    acc[k] += v;                                                                 \
-                }                                                                                \
-            for (int k = 0; k < 8; k++) {                                                        \
-                T s = 0;                                                                         \
-                for (int l = 0; l < L; l++) s += acc[k][l];                                      \
-                for (int64_t j = i; j < n; j++) s += xs[k * n + j];                              \
-                out[p + k] = s / kh / kw;                                                        \
-            }                                                                                    \
-        }                                                                                        \
-        for (; p < e; p++) out[p] = contig_sum_##E(x + p * n, n) / kh / kw;                      \
-    }                                                                                            \
-    static int adaptive_avg_##E(const pct_pool2d *g, const T *x, T *out)                         \
-    {                                                                                            \
-        pct_adaptive_windows w;                                                                  \
-        if (pct_adaptive_windows_init(&w, g) < 0) return -1;                                     \
-        int64_t rows = g->planes * g->oh;                                                        \
-        bool global = g->oh == 1 && g->ow == 1;                                                  \
-        int nt = pct_spatial_threads(rows * g->ow + g->planes * g->ih * g->iw, rows);            \
-        _Pragma("omp parallel for num_threads(nt) if (nt > 1)")                                  \
-        for (int t = 0; t < nt; t++) {                                                           \
-            if (global) global_avg_##E(x, out, rows * t / nt, rows * (t + 1) / nt, g->ih, g->iw); \
-            else adaptive_avg_rows_##E(g, &w, x, out, rows * t / nt, rows * (t + 1) / nt);       \
-        }                                                                                        \
-        pct_adaptive_windows_free(&w);                                                           \
-        return 0;                                                                                \
-    }
-ADAPTIVE_AVG(FLOAT32, float)
-ADAPTIVE_AVG(FLOAT64, double)
+#define AA_E FLOAT32
+#define AA_T float
+#include "pool_adaptive_avg_impl.h"
+#define AA_E FLOAT64
+#define AA_T double
+#include "pool_adaptive_avg_impl.h"
 
 /* torch's max scan (a larger value or any NaN takes over: the first maximum, the last NaN) of the
  * n contiguous values at p (flat indices base ..), continuing from (*best, *at). Long runs use
@@ -181,7 +126,7 @@ MAX_SCAN(FLOAT64, double, int64_t, 4)
 
 /* adaptive max: torch's scan of each window, row by row (rows of a window are contiguous) */
 #define ADAPTIVE_MAX(E, T)                                                                       \
-    PCT_SPATIAL_HOT static void adaptive_max_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w, \
+    PCT_HOT_AVX2 static void adaptive_max_rows_##E(const pct_pool2d *g, const pct_adaptive_windows *w,    \
                                                       const T *x, T *out, int64_t *ind, int64_t b, int64_t e) \
     {                                                                                            \
         int64_t iw = g->iw, iplane = g->ih * g->iw, oh = b % g->oh;                              \

@@ -51,25 +51,8 @@ static const int rng_code[PCT_NUM_DTYPES] = {
     [PCT_UINT16] = PCT_RNG_U16, [PCT_UINT32] = PCT_RNG_U32, [PCT_UINT64] = PCT_RNG_U64,
 };
 
-static double float_max(int dtype)
-{
-    switch (dtype) {
-    case PCT_FLOAT64: return 1.7976931348623157e308;
-    case PCT_FLOAT32: return 3.4028234663852886e38;
-    case PCT_FLOAT16: return 65504.0;
-    default: return 3.3895313892515355e38; /* bfloat16 */
-    }
-}
-
-static int float_digits(int dtype)
-{
-    switch (dtype) {
-    case PCT_FLOAT64: return 53;
-    case PCT_FLOAT32: return 24;
-    case PCT_FLOAT16: return 11;
-    default: return 8;
-    }
-}
+static double float_max(int dtype) { return pct_dtype_infos[dtype].highest; }
+static int float_digits(int dtype) { return pct_dtype_infos[dtype].digits; }
 
 /* A double as C++'s ostream prints it (6 significant digits). */
 static const char *fmt_g(char *buf, size_t n, double v)
@@ -437,18 +420,8 @@ static int check_from_to_in_range(int dt, int64_t from, int64_t to_inc)
         }
         return 0;
     }
-    int64_t lo, hi;
-    switch (dt) {
-    case PCT_BOOL: lo = 0; hi = 1; break;
-    case PCT_UINT8: lo = 0; hi = UINT8_MAX; break;
-    case PCT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case PCT_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
-    case PCT_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
-    case PCT_UINT16: lo = 0; hi = UINT16_MAX; break;
-    case PCT_UINT32: lo = 0; hi = UINT32_MAX; break;
-    case PCT_UINT64: lo = 0; hi = INT64_MAX; break; /* an int64 bound beyond that is negative here */
-    default: lo = INT64_MIN; hi = INT64_MAX; break;
-    }
+    /* uint64's int_highest is INT64_MAX: an int64 bound beyond that is negative here */
+    const int64_t lo = pct_dtype_infos[dt].int_lowest, hi = pct_dtype_infos[dt].int_highest;
     if (!(from >= lo && from <= hi)) {
         pct_error(PCT_ERR_RUNTIME, "from is out of bounds for %s", pct_dtype_cpp_type_name[dt]);
         return -1;
@@ -514,17 +487,8 @@ static int do_random_from(pct_tensor *t, int64_t from, pct_object *gen)
             return -1;
         }
     } else {
-        switch (dt) {
-        case PCT_BOOL: to_inc = 1; break;
-        case PCT_UINT8: to_inc = UINT8_MAX; break;
-        case PCT_INT8: to_inc = INT8_MAX; break;
-        case PCT_INT16: to_inc = INT16_MAX; break;
-        case PCT_INT32: to_inc = INT32_MAX; break;
-        case PCT_UINT16: to_inc = UINT16_MAX; break;
-        case PCT_UINT32: to_inc = UINT32_MAX; break;
-        case PCT_UINT64: to_inc = -1; break; /* 2^64 - 1 as an int64: out of bounds, as in torch */
-        default: to_inc = INT64_MAX; break;
-        }
+        /* uint64: 2^64 - 1 as an int64, out of bounds, as in torch */
+        to_inc = dt == PCT_UINT64 ? -1 : pct_dtype_infos[dt].int_highest;
     }
     if (check_from_to_in_range(dt, f, to_inc) < 0) return -1;
     rng_job j = {.kind = J_RANDOM_FROM, .i0 = from};
@@ -873,16 +837,9 @@ pct_object *pct_cpu_randint_like(pct_call *c)
 static int randperm_check(int64_t n, int dtype)
 {
     int64_t v = n > 0 ? n - 1 : n;
-    const char *ctype = NULL;
-    switch (dtype) {
-    case PCT_UINT8: if (v > UINT8_MAX) ctype = "uint8_t"; break;
-    case PCT_INT8: if (v > INT8_MAX) ctype = "int8_t"; break;
-    case PCT_INT16: if (v > INT16_MAX) ctype = "int16_t"; break;
-    case PCT_INT32: if (v > INT32_MAX) ctype = "int"; break;
-    default: break;
-    }
-    if (ctype) {
-        pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", ctype);
+    if (pct_dtype_is_integral(dtype, false) && !pct_dtype_is_barebones(dtype) && v > pct_dtype_infos[dtype].int_highest) {
+        pct_error(PCT_ERR_RUNTIME, "value cannot be converted to type %s without overflow",
+                  pct_dtype_infos[dtype].overflow_name);
         return -1;
     }
     if (dtype == PCT_FLOAT16 && n > (1 << 11) + 1) {

@@ -118,9 +118,8 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
 
 /* One set of the loops per instruction set: red_vec_<sfx> (reduce_vec_impl.h). */
 
-#define RED_ATTR_BASE
 #define RV_SFX base
-#define RV_ATTR RED_ATTR_BASE
+#define RV_ATTR
 #define RV_VF red_v4f
 #define RV_VI red_v4i
 #define RV_LF 4
@@ -130,10 +129,10 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
 #include "reduce_vec_impl.h"
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PCT_NO_TARGET_CLONES)
 #define RED_VEC_X86 1
-/* FMA contraction (off under -std=c11) shortens exp's polynomial chain: ~20% of short-row softmax */
-#define RED_ATTR_AVX2 __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+/* the levels of simd_levels.h: their FMA contraction (off under -std=c11) shortens exp's polynomial chain, ~20% of
+   short-row softmax */
 #define RV_SFX avx2
-#define RV_ATTR RED_ATTR_AVX2
+#define RV_ATTR PCT_SIMD_ATTR_AVX2
 #define RV_VF red_v8f
 #define RV_VI red_v8i
 #define RV_LF 8
@@ -143,9 +142,8 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
 #include "reduce_vec_impl.h"
 #if !defined(PCT_NO_AVX512)
 #define RED_VEC_AVX512 1
-#define RED_ATTR_AVX512 __attribute__((target("avx512f"), optimize("fp-contract=fast")))
 #define RV_SFX avx512
-#define RV_ATTR RED_ATTR_AVX512
+#define RV_ATTR PCT_SIMD_ATTR_AVX512
 #define RV_VF red_v16f
 #define RV_VI red_v16i
 #define RV_LF 16

@@ -20,87 +20,14 @@ typedef void (*lanes_fn)(const void *g, const void *y, void *out, int64_t outer,
  * g - exp(y) * sum(g) cancels, so the sum's rounding shows in the result),
  * then one vectorized pass. float32 log_softmax takes exp from the attention row loops
  * (explicit vectors; the inlined libm call would not vectorize). */
-#define SMB_HOT PCT_HOT /* Note [One clone set] (simd_levels.h) */
 #define SMB_NACC 32
 #define SMB_IS_F32_FLOAT16 0
 #define SMB_IS_F32_BFLOAT16 0
 #define SMB_IS_F32_FLOAT32 1
 #define SMB_IS_F32_FLOAT64 0
 
-#define SMB_ROWS(E, N, T, C, S)                                                                    \
-    SMB_HOT static double rowsum_##N(const T *restrict g, const T *restrict y, int64_t len, bool lg) \
-    {                                                                                              \
-        double acc[SMB_NACC] = {0};                                                                \
-        int64_t k = 0;                                                                             \
-        if (lg) {                                                                                  \
-            for (; k + SMB_NACC <= len; k += SMB_NACC)                                             \
-                for (int j = 0; j < SMB_NACC; j++) acc[j] += PCT_TO_COMPUTE_##E(g[k + j]);        \
-            for (int j = 0; k < len; k++, j++) acc[j] += PCT_TO_COMPUTE_##E(g[k]);                 \
-        } else {                                                                                   \
-            for (; k + SMB_NACC <= len; k += SMB_NACC)                                             \
-                for (int j = 0; j < SMB_NACC; j++)                                                 \
-                    acc[j] += PCT_TO_COMPUTE_##E(g[k + j]) * PCT_TO_COMPUTE_##E(y[k + j]);        \
-            for (int j = 0; k < len; k++, j++) acc[j] += PCT_TO_COMPUTE_##E(g[k]) * PCT_TO_COMPUTE_##E(y[k]); \
-        }                                                                                          \
-        for (int w = SMB_NACC / 2; w > 0; w /= 2)                                                  \
-            for (int j = 0; j < w; j++) acc[j] += acc[j + w];                                      \
-        return acc[0];                                                                             \
-    }                                                                                              \
-    SMB_HOT static void rowout_##N(const T *restrict g, const T *restrict y, T *restrict o, int64_t len, \
-                                   C s, bool lg, const pct_attn_rows_f32 *vr)                      \
-    {                                                                                              \
-        if (!lg) {                                                                                 \
-            for (int64_t k = 0; k < len; k++)                                                      \
-                o[k] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(y[k]) * (PCT_TO_COMPUTE_##E(g[k]) - s)); \
-        } else if (SMB_IS_F32_##E) {                                                               \
-            float *of = (float *)o;                                                                \
-            memcpy(of, y, sizeof(float) * (size_t)len);                                           \
-            vr->exp_sum(of, len, 0.0f);                                                            \
-            for (int64_t k = 0; k < len; k++) of[k] = (float)PCT_TO_COMPUTE_##E(g[k]) - of[k] * (float)s; \
-        } else {                                                                                   \
-            for (int64_t k = 0; k < len; k++)                                                      \
-                o[k] = PCT_FROM_COMPUTE_##E(PCT_TO_COMPUTE_##E(g[k]) - exp(PCT_TO_COMPUTE_##E(y[k])) * s); \
-        }                                                                                          \
-    }                                                                                              \
-    static void rows_##N(const T *g, const T *y, T *o, int64_t outer, int64_t len, bool lg)        \
-    {                                                                                              \
-        const pct_attn_rows_f32 *vr = pct_attn_rows_f32_get();                                     \
-        _Pragma("omp parallel for schedule(static) if (outer > 1 && outer * len > 32768)")       \
-        for (int64_t r = 0; r < outer; r++) {                                                      \
-            const T *gr = g + r * len, *yr = y + r * len;                                          \
-            rowout_##N(gr, yr, o + r * len, len, (C)rowsum_##N(gr, yr, len, lg), lg, vr);         \
-        }                                                                                          \
-    }
-
-#define SMB_LANES(E, N, T, C, S)                                                                   \
-    SMB_ROWS(E, N, T, C, S)                                                                        \
-    static void lanes_##N(const void *gv, const void *yv, void *ov, int64_t outer, int64_t len,      \
-                          int64_t inner, bool lg)                                                  \
-    {                                                                                              \
-        const T *g = gv, *y = yv;                                                                  \
-        T *o = ov;                                                                                 \
-        if (inner == 1) {                                                                          \
-            rows_##N(g, y, o, outer, len, lg);                                                     \
-            return;                                                                                \
-        }                                                                                          \
-        int64_t lanes = outer * inner;                                                             \
-        _Pragma("omp parallel for if (lanes * len > 32768)")                                       \
-        for (int64_t l = 0; l < lanes; l++) {                                                      \
-            int64_t base = (l / inner) * len * inner + l % inner;                                  \
-            C s = 0;                                                                               \
-            for (int64_t k = 0; k < len; k++) {                                                    \
-                int64_t at = base + k * inner;                                                     \
-                C gk = PCT_TO_COMPUTE_##E(g[at]);                                                  \
-                s += lg ? gk : gk * PCT_TO_COMPUTE_##E(y[at]);                                     \
-            }                                                                                      \
-            for (int64_t k = 0; k < len; k++) {                                                    \
-                int64_t at = base + k * inner;                                                     \
-                C gk = PCT_TO_COMPUTE_##E(g[at]), yk = PCT_TO_COMPUTE_##E(y[at]);                  \
-                o[at] = PCT_FROM_COMPUTE_##E(lg ? gk - exp(yk) * s : yk * (gk - s));                \
-            }                                                                                      \
-        }                                                                                          \
-    }
-PCT_FORALL_FLOAT_DTYPES(SMB_LANES)
+#define PCT_FOREACH_TEMPLATE "softmax_backward_impl.h"
+#include "dtype_foreach.h"
 
 static const lanes_fn lanes_table[PCT_NUM_DTYPES] = {
 #define SMB_ENTRY(E, N, T, C, S) [PCT_##E] = lanes_##N,

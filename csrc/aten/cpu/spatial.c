@@ -102,7 +102,7 @@ static inline __attribute__((always_inline)) void copy_run(char *d, const char *
 
 /* Rows [b, e) of the planes x rows list (one thread's share). */
 #define GATHER_ROWS(T)                                                                                 \
-    PCT_SPATIAL_HOT static void gather_rows_##T(const pct_index_maps *m, const walk *w, const T *in, T *out, \
+    PCT_HOT_AVX2 static void gather_rows_##T(const pct_index_maps *m, const walk *w, const T *in, T *out,    \
                                                 T fill, int64_t b, int64_t e)                          \
     {                                                                                                  \
         const int64_t *mw = m->map[m->nsp - 1];                                                        \

@@ -35,9 +35,6 @@ static inline int pct_spatial_threads(int64_t work, int64_t units)
 #endif
 }
 
-/* Hot row loops: AVX2 and baseline clones only, Note [One clone set] (simd_levels.h). */
-#define PCT_SPATIAL_HOT PCT_HOT_AVX2
-
 /* floor(a / b) for b != 0 (C division truncates toward zero). */
 static inline int64_t pct_div_floor(int64_t a, int64_t b)
 {

@@ -130,111 +130,14 @@ UP_LINEAR_AXIS(double, d)
 
 /* ---- linear kernels: W first (rows of the input), then H ---- */
 
-#define UP_LINEAR_KERNELS(E, T, SUF)                                                             \
-    PCT_SPATIAL_HOT static void up_hrow_##E(const T *r, T *t, int64_t n, const int64_t *i0, const int64_t *i1, \
-                                            const T *w0, const T *w1)                            \
-    {                                                                                            \
-        for (int64_t q = 0; q < n; q++) t[q] = r[i0[q]] * w0[q] + r[i1[q]] * w1[q];              \
-    }                                                                                            \
-    PCT_SPATIAL_HOT static void up_vrow_##E(const T *t0, const T *t1, T *y, int64_t n, T a, T b) \
-    {                                                                                            \
-        for (int64_t q = 0; q < n; q++) y[q] = t0[q] * a + t1[q] * b;                            \
-    }                                                                                            \
-    PCT_SPATIAL_HOT static void up_vrow_back_##E(const T *g, T *t0, T *t1, int64_t n, T a, T b)  \
-    {                                                                                            \
-        for (int64_t q = 0; q < n; q++) t0[q] += g[q] * a;                                       \
-        for (int64_t q = 0; q < n; q++) t1[q] += g[q] * b;                                       \
-    }                                                                                            \
-    static void up_hrow_back_##E(const T *t, T *d, int64_t n, const int64_t *i0, const int64_t *i1, const T *w0, \
-                                 const T *w1)                                                    \
-    {                                                                                            \
-        for (int64_t q = 0; q < n; q++) {                                                        \
-            d[i0[q]] += t[q] * w0[q];                                                            \
-            d[i1[q]] += t[q] * w1[q];                                                            \
-        }                                                                                        \
-    }                                                                                            \
-    /* forward: y (planes x oh x ow) from x (planes x ih x iw); a 1-d op has ih = oh = 1 and no H \
-       weights. Each thread interpolates the input rows of its plane into tmp (ih x ow). */      \
-    static int up_linear_fwd_##E(int64_t planes, const up_axis *ah, const up_axis *aw, bool align, const void *xv, \
-                                 void *yv)                                                       \
-    {                                                                                            \
-        const T *x = xv;                                                                         \
-        T *y = yv;                                                                               \
-        int64_t ih = ah ? ah->in : 1, oh = ah ? ah->out : 1, iw = aw->in, ow = aw->out;          \
-        int64_t *idx = malloc(sizeof(int64_t) * (size_t)(2 * (ow + oh)));                        \
-        T *wts = malloc(sizeof(T) * (size_t)(2 * (ow + oh)));                                    \
-        bool *used = calloc((size_t)ih, 1);                                                      \
-        int nomem = !idx || !wts || !used;                                                       \
-        if (!nomem) {                                                                            \
-            int64_t *wi0 = idx, *wi1 = idx + ow, *hi0 = idx + 2 * ow, *hi1 = hi0 + oh;           \
-            T *ww0 = wts, *ww1 = wts + ow, *hw0 = wts + 2 * ow, *hw1 = hw0 + oh;                 \
-            up_linear_axis_##SUF(aw, align, wi0, wi1, ww0, ww1);                                 \
-            if (ah) up_linear_axis_##SUF(ah, align, hi0, hi1, hw0, hw1);                         \
-            else { hi0[0] = hi1[0] = 0; hw0[0] = 1; hw1[0] = 0; }                                \
-            for (int64_t o = 0; o < oh; o++) used[hi0[o]] = used[hi1[o]] = true;                 \
-            _Pragma("omp parallel if (planes > 1 && planes * oh * ow > PCT_SPATIAL_GRAIN)")     \
-            {                                                                                    \
-                T *tmp = malloc(sizeof(T) * (size_t)(ih * ow));                                  \
-                if (!tmp) nomem = 1;                                                             \
-                _Pragma("omp for schedule(static)")                                              \
-                for (int64_t p = 0; p < planes; p++) {                                           \
-                    if (!tmp) continue;                                                          \
-                    const T *xp = x + p * ih * iw;                                               \
-                    T *yp = y + p * oh * ow;                                                     \
-                    if (!ah) { up_hrow_##E(xp, yp, ow, wi0, wi1, ww0, ww1); continue; }          \
-                    for (int64_t h = 0; h < ih; h++)                                             \
-                        if (used[h]) up_hrow_##E(xp + h * iw, tmp + h * ow, ow, wi0, wi1, ww0, ww1); \
-                    for (int64_t o = 0; o < oh; o++)                                             \
-                        up_vrow_##E(tmp + hi0[o] * ow, tmp + hi1[o] * ow, yp + o * ow, ow, hw0[o], hw1[o]); \
-                }                                                                                \
-                free(tmp);                                                                       \
-            }                                                                                    \
-        }                                                                                        \
-        free(idx);                                                                               \
-        free(wts);                                                                               \
-        free(used);                                                                              \
-        return nomem ? -1 : 0;                                                                   \
-    }                                                                                            \
-    /* backward: gi (zeroed) += the gradient g of every output, through the same weights */      \
-    static int up_linear_bwd_##E(int64_t planes, const up_axis *ah, const up_axis *aw, bool align, const void *gv, \
-                                 void *giv)                                                      \
-    {                                                                                            \
-        const T *g = gv;                                                                         \
-        T *gi = giv;                                                                             \
-        int64_t ih = ah ? ah->in : 1, oh = ah ? ah->out : 1, iw = aw->in, ow = aw->out;          \
-        int64_t *idx = malloc(sizeof(int64_t) * (size_t)(2 * (ow + oh)));                        \
-        T *wts = malloc(sizeof(T) * (size_t)(2 * (ow + oh)));                                    \
-        int nomem = !idx || !wts;                                                                \
-        if (!nomem) {                                                                            \
-            int64_t *wi0 = idx, *wi1 = idx + ow, *hi0 = idx + 2 * ow, *hi1 = hi0 + oh;           \
-            T *ww0 = wts, *ww1 = wts + ow, *hw0 = wts + 2 * ow, *hw1 = hw0 + oh;                 \
-            up_linear_axis_##SUF(aw, align, wi0, wi1, ww0, ww1);                                 \
-            if (ah) up_linear_axis_##SUF(ah, align, hi0, hi1, hw0, hw1);                         \
-            _Pragma("omp parallel if (planes > 1 && planes * oh * ow > PCT_SPATIAL_GRAIN)")     \
-            {                                                                                    \
-                T *tmp = ah ? calloc((size_t)(ih * ow), sizeof(T)) : NULL;                       \
-                if (ah && !tmp) nomem = 1;                                                       \
-                _Pragma("omp for schedule(static)")                                              \
-                for (int64_t p = 0; p < planes; p++) {                                           \
-                    const T *gp = g + p * oh * ow;                                               \
-                    T *dp = gi + p * ih * iw;                                                    \
-                    if (!ah) { up_hrow_back_##E(gp, dp, ow, wi0, wi1, ww0, ww1); continue; }     \
-                    if (!tmp) continue;                                                          \
-                    memset(tmp, 0, sizeof(T) * (size_t)(ih * ow));                               \
-                    for (int64_t o = 0; o < oh; o++)                                             \
-                        up_vrow_back_##E(gp + o * ow, tmp + hi0[o] * ow, tmp + hi1[o] * ow, ow, hw0[o], hw1[o]); \
-                    for (int64_t h = 0; h < ih; h++)                                             \
-                        up_hrow_back_##E(tmp + h * ow, dp + h * iw, ow, wi0, wi1, ww0, ww1);     \
-                }                                                                                \
-                free(tmp);                                                                       \
-            }                                                                                    \
-        }                                                                                        \
-        free(idx);                                                                               \
-        free(wts);                                                                               \
-        return nomem ? -1 : 0;                                                                   \
-    }
-UP_LINEAR_KERNELS(FLOAT32, float, f)
-UP_LINEAR_KERNELS(FLOAT64, double, d)
+#define UP_E FLOAT32
+#define UP_T float
+#define UP_SUF f
+#include "upsample_linear_impl.h"
+#define UP_E FLOAT64
+#define UP_T double
+#define UP_SUF d
+#include "upsample_linear_impl.h"
 
 /* ---- ops ---- */
 
