@@ -150,23 +150,17 @@ static pct_object *cat_list(pct_call *c, const pct_tensor_list *tensors, int64_t
     return cat_tensors(c, n, ts, dim);
 }
 
-pct_object *pct_cpu_cat(pct_call *c)
-{
-    PCT_ARGS(cat);
-    return cat_list(c, &arg.tensors, arg.dim);
-}
-
-pct_object *pct_cpu_concat(pct_call *c)
-{
-    PCT_ARGS(concat);
-    return cat_list(c, &arg.tensors, arg.dim);
-}
-
-pct_object *pct_cpu_concatenate(pct_call *c)
-{
-    PCT_ARGS(concatenate);
-    return cat_list(c, &arg.tensors, arg.dim);
-}
+/* cat and its aliases: the same schema under three names */
+#define CAT_ENTRY(op)                                                                                                 \
+    pct_object *pct_cpu_##op(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(op);                                                                                                 \
+        return cat_list(c, &arg.tensors, arg.dim);                                                                    \
+    }
+CAT_ENTRY(cat)
+CAT_ENTRY(concat)
+CAT_ENTRY(concatenate)
+#undef CAT_ENTRY
 
 pct_object *pct_cpu_concatenate_axis(pct_call *c)
 {

@@ -33,11 +33,11 @@ static double bessel_j_series(int nu, double x)
     return sum;
 }
 
-static double bessel_y_series(int nu, double x, double jnu)
+/* sum_k (psi(k+1) + psi(n+k+1)) q^k (x/2)^n / (k! (n+k)!), n = nu (0 or 1): the series that Y_n (q = -x^2/4, DLMF
+ * 10.8.1) and K_n (q = x^2/4, 10.31.1) share */
+static double bessel_psi_series(int nu, double x, double q)
 {
-    /* Y_n = -(x/2)^-n / pi sum_{k<n} (n-k-1)!/k! (x^2/4)^k + (2/pi) ln(x/2) J_n
-     *       - (x/2)^n / pi sum_k (psi(k+1) + psi(n+k+1)) (-x^2/4)^k / (k! (n+k)!) */
-    double q = -x * x / 4, term = nu ? x / 2 : 1;
+    double term = nu ? x / 2 : 1;
     double psi_k = -PCT_SF_EULER_GAMMA, psi_nk = nu ? 1 - PCT_SF_EULER_GAMMA : -PCT_SF_EULER_GAMMA;
     double sum = term * (psi_k + psi_nk);
     for (int k = 1; k < 200; k++) {
@@ -48,6 +48,14 @@ static double bessel_y_series(int nu, double x, double jnu)
         sum += add;
         if (fabs(add) < 1e-18 * fabs(sum)) break;
     }
+    return sum;
+}
+
+static double bessel_y_series(int nu, double x, double jnu)
+{
+    /* Y_n = -(x/2)^-n / pi sum_{k<n} (n-k-1)!/k! (x^2/4)^k + (2/pi) ln(x/2) J_n
+     *       - (x/2)^n / pi sum_k (psi(k+1) + psi(n+k+1)) (-x^2/4)^k / (k! (n+k)!) */
+    double sum = bessel_psi_series(nu, x, -x * x / 4);
     double y = (2 / PCT_PI) * log(x / 2) * jnu - sum / PCT_PI;
     return nu ? y - 2 / (PCT_PI * x) : y;
 }
@@ -190,17 +198,7 @@ static double bessel_k_scaled(double nu, double x)
  *       + (-1)^n (1/2)(x/2)^n sum_k (psi(k+1) + psi(n+k+1)) (x^2/4)^k / (k! (n+k)!) */
 static double bessel_k_series(int nu, double x)
 {
-    double q = x * x / 4, term = nu ? x / 2 : 1;
-    double psi_k = -PCT_SF_EULER_GAMMA, psi_nk = nu ? 1 - PCT_SF_EULER_GAMMA : -PCT_SF_EULER_GAMMA;
-    double sum = term * (psi_k + psi_nk);
-    for (int k = 1; k < 200; k++) {
-        term *= q / ((double)k * (double)(k + nu));
-        psi_k += 1.0 / k;
-        psi_nk += 1.0 / (k + nu);
-        double add = term * (psi_k + psi_nk);
-        sum += add;
-        if (fabs(add) < 1e-18 * fabs(sum)) break;
-    }
+    double sum = bessel_psi_series(nu, x, x * x / 4);
     double inu = pct_pw_bessel_i(nu, x);
     if (nu == 0) return -log(x / 2) * inu + sum / 2;
     return 1 / x + log(x / 2) * inu - sum / 2;
