@@ -17,15 +17,20 @@ TRANSFORMER = [
     ("linear x@W.t()", (8 * 128, 768),  (3072, 768), True),
     ("attn q@k^T",     (12, 128, 64),   (12, 64, 128), False),
     ("attn p@v",       (12, 128, 128),  (12, 128, 64), False),
+    # both batches broadcast (matmul is a composite over expand/reshape/bmm: Note [Composite ops])
+    ("matmul bcast batch", (8, 1, 64, 64), (6, 64, 64), False),
 ]
 
 
 def flops(a_shape, b_shape, transposed):
-    *batch, m, k = a_shape
+    *batch_a, m, k = a_shape
+    batch_b = list(b_shape[:-2])
     n = b_shape[-2] if transposed else b_shape[-1]
     count = 2 * m * n * k
-    for d in batch:
-        count *= d
+    width = max(len(batch_a), len(batch_b))  # the batch dims broadcast against each other
+    batch_a, batch_b = [1] * (width - len(batch_a)) + batch_a, [1] * (width - len(batch_b)) + batch_b
+    for da, db in zip(batch_a, batch_b):
+        count *= max(da, db)
     return count
 
 
