@@ -6,7 +6,12 @@
  * backend's slot; an op without one there runs the backend's fallback, and without a fallback raises torch's
  * NotImplementedError naming op and backend. The CPU backend (cpu/cpu_backend.c) fills every slot; the meta backend
  * (meta/meta_backend.c) keeps shapes and dtypes only and fills its slots with a fallback that runs the CPU kernel on
- * data-free stand-ins (Note [Meta fallback]). A CUDA backend will be a third instance: streams join it there.
+ * data-free stand-ins (Note [Meta fallback]). A CUDA backend will be a third instance.
+ *
+ * Note [Streams]: a stream is a device's queue of work, run in order; a backend names its streams by ids, 0 being the
+ * device's default stream. The CPU and meta backends run every op to completion on the calling thread, so each has
+ * one stream, 0, always idle: making a stream gives 0, and waiting on it returns at once. A backend with real queues
+ * (CUDA) makes streams of its own, and its kernels run on the current stream of their device.
  */
 #ifndef PCT_BACKEND_H
 #define PCT_BACKEND_H
@@ -22,8 +27,20 @@ typedef struct pct_backend {
     int (*copy)(pct_tensor *dst, const pct_tensor *src);
     /* every element of t = value; -1 with an error */
     int (*fill)(pct_tensor *t, const pct_scalar *value);
-    /* wait for the device's queued work (the CPU and meta have none) */
+    /* wait for the device's queued work on every stream (the CPU and meta have none) */
     int (*synchronize)(int device_index);
+    /* streams (Note [Streams]): a new one's id (>= 0; priority as torch's, lower runs first) or -1 with an error; the
+     * current one of a device; making another current (-1 with an error for an unknown id); waiting for one; and
+     * whether one is idle (1), busy (0) or unknown (-1 with an error) */
+    int64_t (*stream_new)(int device_index, int priority);
+    int64_t (*current_stream)(int device_index);
+    int (*set_current_stream)(int device_index, int64_t stream);
+    int (*stream_synchronize)(int device_index, int64_t stream);
+    int (*stream_query)(int device_index, int64_t stream);
+    /* advanced indexing (index.h): self[indices], and self[indices] = values (+= with accumulate); a new reference /
+     * 0, or NULL / -1 with an error */
+    pct_object *(*index_get)(pct_tensor *self, int nindices, pct_tensor **indices);
+    int (*index_put_)(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;
@@ -34,6 +51,13 @@ extern const pct_backend pct_cpu_backend, pct_meta_backend;
 
 /* torch's name of a device type ("cpu", "cuda", "meta"), also for devices not built */
 const char *pct_device_type_name(int device_type);
+
+/* The one stream of a backend that runs work at once (the CPU, meta): Note [Streams]. */
+int64_t pct_single_stream_new(int device_index, int priority);
+int64_t pct_single_stream_current(int device_index);
+int pct_single_stream_set(int device_index, int64_t stream);
+int pct_single_stream_synchronize(int device_index, int64_t stream);
+int pct_single_stream_query(int device_index, int64_t stream);
 
 /* The backend of a device type; NULL with torch's error when it is not built. */
 const pct_backend *pct_backend_of(int device_type);

@@ -18,6 +18,7 @@
  * fork while other threads may allocate). */
 #include "storage.h"
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -135,6 +136,17 @@ static void cpu_free(void *p, size_t nbytes)
 }
 
 const pct_allocator pct_cpu_allocator = {"cpu", cpu_alloc, cpu_free};
+
+/* Private anonymous mappings: zeros, with memory taken only for the pages written (MAP_NORESERVE). */
+static void *zero_pages_alloc(size_t nbytes)
+{
+    void *p = mmap(NULL, nbytes ? nbytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void zero_pages_free(void *p, size_t nbytes) { munmap(p, nbytes ? nbytes : 1); }
+
+const pct_allocator pct_zero_pages_allocator = {"zero pages", zero_pages_alloc, zero_pages_free};
 
 void pct_cpu_cache_empty(void)
 {

@@ -98,6 +98,19 @@ static const char *const unsigned_refusal_name[PCT_NUM_OPS] = {
 
 const char *pct_unsigned_refusal_name(int op_index) { return unsigned_refusal_name[op_index]; }
 
+/* Note [Result tuples]: a kernel of several results returns a plain tuple of tensors (pct_result_tuple) and never
+ * names a Python type. Which ops give torch's named tuples (torch.return_types.max with .values and .indices) is
+ * data, in ops_returns.def; the binding reads it here and makes the named tuple, <name>_out when out= was given, so
+ * kernels of every backend return the same plain results and what Python sees is built in csrc/python alone. */
+static const pct_op_returns op_returns[PCT_NUM_OPS] = {
+#define PCT_RETURNS(id, ...) \
+    [PCT_OP_##id] = {(int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)), {__VA_ARGS__}},
+#include "ops_returns.def"
+#undef PCT_RETURNS
+};
+
+const pct_op_returns *pct_op_returns_of(int op_index) { return op_returns[op_index].n ? &op_returns[op_index] : NULL; }
+
 /* The unsigned dtype of the first argument that has one (results only: a dtype= argument, out= or the in-place
  * target), or -1. */
 static int unsigned_argument(const pct_call *c, bool results_only)

@@ -166,6 +166,14 @@ static inline pct_object *pct_composite_call(pct_call *c) { return pct_composite
  * (csrc/aten/ops_unsigned.def). */
 const char *pct_unsigned_refusal_name(int op_index);
 
+/* The fields of op_index's named result tuple (torch.return_types.<op name>; ops_returns.def), or NULL for an op whose
+ * result is a tensor or a plain tuple (Note [Result tuples] in dispatch.c). */
+typedef struct pct_op_returns {
+    int n;
+    const char *fields[PCT_MAX_RESULTS];
+} pct_op_returns;
+const pct_op_returns *pct_op_returns_of(int op_index);
+
 
 /* Note [Typed arguments]: a kernel reads its arguments through a struct generated from its op's schema
  * (csrc/codegen/gen_op_args.py writes build/generated/op_args.h at build time): `PCT_ARGS(add);` at the top of the

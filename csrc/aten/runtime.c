@@ -80,9 +80,14 @@ pct_object *pct_tuple_pack3(void *a, void *b, void *c)
     return pct_tuple_steal(3, items);
 }
 
-pct_object *pct_return_pair(const char *name, const char *f0, const char *f1, struct pct_tensor *a, struct pct_tensor *b)
+pct_object *pct_result_tuple(int n, struct pct_tensor *const *items)
 {
-    const char *const fields[2] = {f0, f1};
-    struct pct_tensor *const items[2] = {a, b};
-    return pct_return_named(name, 2, fields, items);
+    pct_object *objs[PCT_MAX_RESULTS];
+    if (n > PCT_MAX_RESULTS) {
+        for (int i = 0; i < n; i++) PCT_XDECREF(items[i]);
+        return pct_error(PCT_ERR_RUNTIME, "pyctorch internal error: a result of %d tensors (at most %d)", n,
+                         PCT_MAX_RESULTS);
+    }
+    for (int i = 0; i < n; i++) objs[i] = (pct_object *)items[i];
+    return pct_tuple_steal(n, objs);
 }

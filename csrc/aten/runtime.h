@@ -3,7 +3,7 @@
  * Note [The runtime table]: the core (csrc/aten: tensors, storages, the dispatcher, the kernels) is plain C11 and
  * includes no Python header, so a CUDA file can be written against it and a debugger sees C only. The few services it
  * needs from its host (raising an error, warning, releasing the interpreter lock, counting references to the objects
- * the binding owns, making the result tuples of multi-output ops) go through pct_runtime, a table of function
+ * the binding owns, making the plain result tuples of multi-output ops) go through pct_runtime, a table of function
  * pointers that the binding (csrc/python/runtime_binding.c) fills once at import, before any op can run. The calls
  * point one way only: the binding calls the core, and the core reaches the binding through this table, never by name,
  * so the layers of the README's architecture section form no loop.
@@ -79,8 +79,6 @@ typedef struct pct_runtime_table {
     pct_object *(*tuple_steal)(int64_t n, pct_object *const *items);
     /* a list the same way */
     pct_object *(*list_steal)(int64_t n, pct_object *const *items);
-    /* a torch.return_types.<name> of n (<= 4) tensors with the given field names; steals like tuple_steal */
-    pct_object *(*return_named)(const char *name, int n, const char *const *fields, struct pct_tensor *const *items);
     /* the type name of a binding object, for error messages ("NoneType", "int", "Tensor") */
     const char *(*type_name)(const pct_object *o);
     /* a random op's generator argument (NULL or None: the default generator): 0 when it is one, else -1 with
@@ -150,13 +148,9 @@ static inline pct_object *pct_tuple_steal(int64_t n, pct_object *const *items) {
 pct_object *pct_tuple_pack2(void *a, void *b);
 pct_object *pct_tuple_pack3(void *a, void *b, void *c);
 static inline pct_object *pct_list_steal(int64_t n, pct_object *const *items) { return pct_runtime.list_steal(n, items); }
-/* torch.return_types.<name>: n (<= 4) tensors with field names, stolen as by pct_tuple_steal. */
-static inline pct_object *pct_return_named(const char *name, int n, const char *const *fields,
-                                           struct pct_tensor *const *items)
-{
-    return pct_runtime.return_named(name, n, fields, items);
-}
-/* The same for the common pair (values, indices), ... */
-pct_object *pct_return_pair(const char *name, const char *f0, const char *f1, struct pct_tensor *a, struct pct_tensor *b);
+/* A multi-output op's result: a plain tuple of its n tensors, stolen as by pct_tuple_steal. The binding makes it the
+ * op's torch.return_types.<name> where ops_returns.def names one (Note [Result tuples] in dispatch.c). */
+#define PCT_MAX_RESULTS 4
+pct_object *pct_result_tuple(int n, struct pct_tensor *const *items);
 
 #endif

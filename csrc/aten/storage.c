@@ -1,5 +1,6 @@
 /* storage.c: storage lifetime (the CPU allocator itself is in cpu_allocator.c). */
 #include "storage.h"
+#include "shapes_only.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,8 +44,23 @@ pct_storage *pct_storage_struct_new(void *data, size_t nbytes, const pct_allocat
     return s;
 }
 
+/* A CPU storage of zero pages: in a shapes-only run, results nobody writes take no memory (Note [Shapes-only runs]) */
+static pct_storage *zero_pages_storage(size_t nbytes)
+{
+    void *zeros = pct_zero_pages_allocator.alloc(nbytes);
+    if (!zeros) return pct_error_nomem();
+    pct_storage *s = pct_storage_struct_new(zeros, nbytes, &pct_zero_pages_allocator, PCT_CPU, -1);
+    if (!s) {
+        pct_zero_pages_allocator.free(zeros, nbytes);
+        return NULL;
+    }
+    s->resizable = 1;
+    return s;
+}
+
 pct_storage *pct_storage_new_cpu(size_t nbytes)
 {
+    if (pct_shapes_only) return zero_pages_storage(nbytes);
     void *data = pct_cpu_allocator.alloc(nbytes);
     if (!data) {
         pct_error(PCT_ERR_RUNTIME, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.", nbytes);

@@ -45,6 +45,9 @@ typedef struct pct_storage {
 } pct_storage;
 
 extern const pct_allocator pct_cpu_allocator;
+/* Zero-filled memory that costs nothing until written: the meta device's stand-ins, and the CPU storages of a
+ * shapes-only run (Note [Shapes-only runs]), which nobody writes. */
+extern const pct_allocator pct_zero_pages_allocator;
 
 /* A storage struct over data (taken as is: owned through allocator, or by nothing yet) with every other field at its
  * default (refcount 1, not resizable, writable, no owner, no shared-memory file); NULL with MemoryError. The one

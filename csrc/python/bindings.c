@@ -91,6 +91,15 @@ static PyObject *invalid_combination(pct_opfunc *f, PyObject *const *args, size_
     return NULL;
 }
 
+/* Whether the call gave out= (not None): a named result is then torch.return_types.<name>_out. */
+static bool out_given(const pct_call *c)
+{
+    const int i = c->op->sig.out_index;
+    if (i < 0 || c->v[i].none) return false;
+    const pct_param *p = &c->op->sig.params[i];
+    return p->type != PCT_ARG_OBJECT || (c->v[i].obj && c->v[i].obj != Py_None);
+}
+
 static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     pct_opfunc *f = (pct_opfunc *)callable;
@@ -139,6 +148,8 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
             c.out = (pct_tensor *)self;
         }
         PyObject *r = pct_op_call(&c);
+        const pct_op_returns *named = r ? pct_op_returns_of(c.op_index) : NULL;
+        if (named) r = pct_py_name_result(r, op->sig.name, named, out_given(&c));
         pct_call_release(&c);
         return r;
     }

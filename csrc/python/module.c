@@ -182,6 +182,19 @@ static PyObject *op_formulas_tuple(int op_index)
     return t;
 }
 
+/* The field names of an op's named result tuple (ops_returns.def), empty for the others. */
+static PyObject *op_returns_tuple(int op_index)
+{
+    const pct_op_returns *r = pct_op_returns_of(op_index);
+    PyObject *t = PyTuple_New(r ? r->n : 0);
+    for (int i = 0; t && r && i < r->n; i++) {
+        PyObject *s = PyUnicode_FromString(r->fields[i]);
+        if (!s) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
 /* _C._op_table(): the operator table as data, one dict per entry (tests and docs read it). */
 static PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
 {
@@ -196,10 +209,13 @@ static PyObject *pct_py_op_table(PyObject *self, PyObject *unused)
         if (op->variants & PCT_V_FUNC) variants[n++] = 'F';
         if (op->variants & PCT_V_METHOD) variants[n++] = 'M';
         if (op->variants & PCT_V_INPLACE) variants[n++] = 'I';
-        PyObject *formulas = op_formulas_tuple(i);
-        PyObject *d = formulas ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s,s:N}", "id", op->id, "name", op->sig.name,
-                                               "schema", op->schema, "variants", variants, "kind", kinds[op->kind],
-                                               "promotion", promos[op->promotion], "formulas", formulas) : NULL;
+        PyObject *formulas = op_formulas_tuple(i), *returns = op_returns_tuple(i);
+        PyObject *d = formulas && returns
+                          ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s,s:N,s:N}", "id", op->id, "name", op->sig.name,
+                                          "schema", op->schema, "variants", variants, "kind", kinds[op->kind],
+                                          "promotion", promos[op->promotion], "formulas", formulas, "returns", returns)
+                          : NULL;
+        if (!formulas || !returns) { Py_XDECREF(formulas); Py_XDECREF(returns); } /* else Py_BuildValue took both */
         if (!d) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, d);
     }
@@ -319,7 +335,7 @@ PyMODINIT_FUNC PyInit__C(void)
         goto fail;
     }
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
-    if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0) goto fail;
+    if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0 || pct_device_binding_install(m) < 0) goto fail;
     if (pct_profiler_install(m) < 0) goto fail; /* profiler and autocast (csrc/autograd/profiler.h) */
     if (pct_distributed_install(m) < 0) goto fail; /* _distributed_c10d: stores, Gloo (csrc/python/c10d.h) */
     return m;

@@ -42,12 +42,15 @@ PyObject *pct_device_new(int type, int index);
 extern PyTypeObject pct_SizeType;
 PyObject *pct_size_new(int n, const int64_t *v);
 
+/* _C's device functions: synchronize and streams (device_binding.c). */
+int pct_device_binding_install(PyObject *module);
+
 /* pyctorch.Generator, the default generator and the seeding functions (generator.c). */
 int pct_generator_install(PyObject *module);
 
-/* A torch.return_types.<name> with n (<= 4) fields (static strings); steals the n items (all released if one is
- * NULL). The core reaches it as pct_return_named / pct_return_pair (runtime.h). */
-PyObject *pct_py_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items);
+/* An op's plain result tuple as its torch.return_types.<op_name> (<op_name>_out with out=), the fields of `returns`
+ * (ops_returns.def); steals tuple, and returns anything but a tuple of that size as it is. NULL with an error. */
+PyObject *pct_py_name_result(PyObject *tuple, const char *op_name, const pct_op_returns *returns, bool out);
 
 /* Op function objects: torch.add, Tensor.add, Tensor.add_ */
 extern PyTypeObject pct_OpFuncType;

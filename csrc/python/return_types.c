@@ -1,14 +1,16 @@
-/* return_types.c: torch.return_types.* named tuples ((values, indices), (U, S, Vh)...),
- * shared by all kernels that return several tensors. Types are made on first use and kept
- * for the process. */
+/* return_types.c: torch.return_types.* named tuples ((values, indices), (U, S, Vh)...): the plain result tuple of an op
+ * that ops_returns.def lists, named for Python (Note [Result tuples] in csrc/aten/dispatch.c). Types are made on first
+ * use and kept for the process. */
 #include "pyobjects.h"
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PCT_MAX_RETURN_TYPES 96
 #define PCT_MAX_RETURN_FIELDS 4
 
 typedef struct {
-    const char *name;                 /* a static string, e.g. "torch.return_types.sort" */
+    char *name;                       /* e.g. "torch.return_types.sort", owned, never released */
     PyStructSequence_Field fields[PCT_MAX_RETURN_FIELDS + 1];
     PyStructSequence_Desc desc;
     PyTypeObject *type;               /* owned, never released */
@@ -42,34 +44,41 @@ static PyObject *named_repr(PyObject *self)
 
 static PyTypeObject *lookup(const char *name, int n, const char *const *fields)
 {
+    char *owned_name;
     for (int i = 0; i < nentries; i++)
         if (strcmp(entries[i].name, name) == 0) return entries[i].type;
     if (nentries == PCT_MAX_RETURN_TYPES || n > PCT_MAX_RETURN_FIELDS) {
         PyErr_SetString(PyExc_RuntimeError, "pyctorch internal error: too many return types; please report a bug");
         return NULL;
     }
+    if (!(owned_name = strdup(name))) {
+        PyErr_NoMemory();
+        return NULL;
+    }
     return_type_entry *e = &entries[nentries];
-    e->name = name;
+    e->name = owned_name;
     for (int i = 0; i < n; i++) e->fields[i] = (PyStructSequence_Field){fields[i], NULL};
     e->fields[n] = (PyStructSequence_Field){NULL, NULL};
-    e->desc = (PyStructSequence_Desc){name, NULL, e->fields, n};
-    if (!(e->type = PyStructSequence_NewType(&e->desc))) return NULL;
+    e->desc = (PyStructSequence_Desc){e->name, NULL, e->fields, n};
+    if (!(e->type = PyStructSequence_NewType(&e->desc))) {
+        free(e->name);
+        return NULL;
+    }
     e->type->tp_repr = named_repr;
     PyType_Modified(e->type);
     nentries++;
     return e->type;
 }
 
-PyObject *pct_py_return_named(const char *name, int n, const char *const *fields, pct_tensor *const *items)
+PyObject *pct_py_name_result(PyObject *tuple, const char *op_name, const pct_op_returns *returns, bool out)
 {
-    PyObject *r = NULL;
-    PyTypeObject *tp;
-    for (int i = 0; i < n; i++)
-        if (!items[i]) goto fail;
-    if (!(tp = lookup(name, n, fields)) || !(r = PyStructSequence_New(tp))) goto fail;
-    for (int i = 0; i < n; i++) PyStructSequence_SET_ITEM(r, i, (PyObject *)items[i]);
+    if (!PyTuple_CheckExact(tuple) || PyTuple_GET_SIZE(tuple) != returns->n) return tuple;
+    char name[96];
+    snprintf(name, sizeof name, "torch.return_types.%s%s", op_name, out ? "_out" : "");
+    PyTypeObject *tp = lookup(name, returns->n, returns->fields);
+    PyObject *r = tp ? PyStructSequence_New(tp) : NULL;
+    if (r)
+        for (int i = 0; i < returns->n; i++) PyStructSequence_SET_ITEM(r, i, Py_NewRef(PyTuple_GET_ITEM(tuple, i)));
+    Py_DECREF(tuple);
     return r;
-fail:
-    for (int i = 0; i < n; i++) Py_XDECREF(items[i]);
-    return NULL;
 }

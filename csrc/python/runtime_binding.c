@@ -133,7 +133,6 @@ void pct_runtime_install(void)
         .is_none = is_none,
         .tuple_steal = tuple_steal,
         .list_steal = list_steal,
-        .return_named = pct_py_return_named,
         .type_name = type_name,
         .generator_check = pct_generator_check,
         .generator_run = pct_generator_run,

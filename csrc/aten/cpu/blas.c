@@ -18,6 +18,7 @@
  * tensordot, inner, kron) are composites in ../composite/ (Note [Composite ops], op.h).
  */
 #include "blas_internal.h"
+#include "../shapes_only.h"
 #include "../iter.h"
 #include "../error.h"
 #include "../out.h"
@@ -589,7 +590,7 @@ static int gemm_item(const gemm_desc *g, int64_t t, bool inner_parallel)
 static int gemm_run(const gemm_desc *g)
 {
     const int64_t batch = gemm_batch_count(g);
-    if (batch == 0 || g->m == 0 || g->n == 0) return 0;
+    if (batch == 0 || g->m == 0 || g->n == 0 || pct_shapes_only) return 0; /* Note [Shapes-only runs] */
     pct_blas_init();
     const int64_t work = g->m * g->n * imax(g->k, 1);
     int err = 0;

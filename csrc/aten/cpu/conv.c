@@ -11,6 +11,7 @@
  * 3-d cases are one code path (Note [Convolution geometry], im2col.h); the unbatched forms
  * and padding='same' live in Python (pyctorch/nn/functional.py).
  */
+#include "../shapes_only.h"
 #include "../op.h"
 #include "conv.h"
 #include "gemm_lowp.h"
@@ -398,6 +399,7 @@ static const char *data_or_null(pct_tensor *t) { return t ? pct_tensor_data(t) :
 
 static int run_task(const pct_conv_task *t, char *gw)
 {
+    if (pct_shapes_only) return 0; /* Note [Shapes-only runs] */
     int rc;
     PCT_NOGIL_BEGIN
     rc = conv_run(t, gw);

@@ -2,6 +2,7 @@
  * column (dispatch.c). */
 #include "../backend.h"
 #include "../iter.h"
+#include "../index.h"
 #include "fill.h"
 
 static pct_storage *cpu_storage_new(size_t nbytes, int device_index)
@@ -20,5 +21,12 @@ const pct_backend pct_cpu_backend = {
     .copy = cpu_copy,
     .fill = pct_fill_scalar,
     .synchronize = cpu_synchronize,
+    .stream_new = pct_single_stream_new,
+    .current_stream = pct_single_stream_current,
+    .set_current_stream = pct_single_stream_set,
+    .stream_synchronize = pct_single_stream_synchronize,
+    .stream_query = pct_single_stream_query,
+    .index_get = pct_cpu_index_get,
+    .index_put_ = pct_cpu_index_put_,
     .fallback = NULL,
 };

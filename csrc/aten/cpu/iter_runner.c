@@ -2,6 +2,7 @@
  * on the operands' device, out= checks, merged dimensions, byte strides: device-neutral); this file runs a plan's
  * inner loops over it on the CPU, split across OpenMP threads above a grain size, with streaming stores for large
  * outputs. A CUDA runner takes the same pct_iter. */
+#include "../shapes_only.h"
 #include "../iter.h"
 #include <stdint.h>
 #include <string.h>
@@ -130,13 +131,13 @@ static void run_range(const pct_iter *it, pct_loop_fn loop, void *ctx, int64_t b
 
 void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx)
 {
-    if (it->numel > 0) run_range(it, loop, ctx, 0, it->numel);
+    if (it->numel > 0 && !pct_shapes_only) run_range(it, loop, ctx, 0, it->numel);
 }
 
 void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx)
 {
     int64_t n = it->numel;
-    if (n == 0) return;
+    if (n == 0 || pct_shapes_only) return; /* Note [Shapes-only runs] */
 #ifdef _OPENMP
     if (n >= PCT_PARALLEL_GRAIN && omp_get_max_threads() > 1 && !omp_in_parallel()) {
         PCT_NOGIL_BEGIN

@@ -30,7 +30,6 @@ static void lu_body(void *vc, int64_t b, void *sc)
 pct_object *pct_cpu_linalg_lu_factor_ex(pct_call *c)
 {
     PCT_ARGS(linalg_lu_factor_ex);
-    static const char *const fields[3] = {"LU", "pivots", "info"};
     pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
     if (pct_out_parse_tuple(arg.out, "linalg_lu_factor_ex", 3, outs) < 0) return NULL;
     if (A->ndim < 2) {
@@ -50,8 +49,7 @@ pct_object *pct_cpu_linalg_lu_factor_ex(pct_call *c)
                   (int *)pct_tensor_data(res[2]), (size_t)pct_tensor_itemsize(A)};
     if (m > 0 && n > 0) lap_run(bt.batch, k, 0, lu_body, &ctx, ctx.info);
     if (arg.check_errors) PCT_TRY_INT(lap_check_errors(ctx.info, bt.batch, "torch.linalg.lu_factor_ex", A->ndim == 2));
-    return lap_finish("torch.return_types.linalg_lu_factor_ex", "torch.return_types.linalg_lu_factor_ex_out", fields, 3,
-                      res, outs);
+    return lap_finish(3, res, outs);
 fail:
     for (int i = 0; i < 3; i++) lap_release(res[i]);
     return NULL;
@@ -107,7 +105,6 @@ fail:
 pct_object *pct_cpu_linalg_cholesky_ex(pct_call *c)
 {
     PCT_ARGS(linalg_cholesky_ex);
-    static const char *const fields[2] = {"L", "info"};
     pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
     if (pct_out_parse_tuple(arg.out, "linalg_cholesky_ex", 2, outs) < 0) return NULL;
     if (!(res[0] = cholesky(A, arg.upper, "linalg.cholesky", NULL, &res[1]))) return NULL;
@@ -117,8 +114,7 @@ pct_object *pct_cpu_linalg_cholesky_ex(pct_call *c)
         lap_release(res[1]);
         return NULL;
     }
-    return lap_finish("torch.return_types.linalg_cholesky_ex", "torch.return_types.linalg_cholesky_ex_out", fields, 2,
-                      res, outs);
+    return lap_finish(2, res, outs);
 }
 
 /* cholesky(Tensor input, bool upper=False, *, Tensor? out=None): torch's older interface, which
@@ -222,7 +218,6 @@ fail:
 pct_object *pct_cpu_linalg_qr(pct_call *c)
 {
     PCT_ARGS(linalg_qr);
-    static const char *const fields[2] = {"Q", "R"};
     pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *a = NULL, *tau = NULL;
     const char *mode = arg.mode;
     if (!mode || pct_out_parse_tuple(arg.out, "linalg_qr", 2, outs) < 0) return NULL;
@@ -253,7 +248,7 @@ pct_object *pct_cpu_linalg_qr(pct_call *c)
     }
     lap_release(a);
     lap_release(tau);
-    return lap_finish("torch.return_types.linalg_qr", "torch.return_types.linalg_qr_out", fields, 2, res, outs);
+    return lap_finish(2, res, outs);
 fail:
     lap_release(a);
     lap_release(tau);
@@ -272,7 +267,7 @@ pct_object *pct_cpu_geqrf(pct_call *c)
     PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "torch.geqrf: input must have at least 2 dimensions.");
     PCT_TRY_INT(lap_check_matrix(A, "torch.geqrf", "input", false, "geqrf_cpu", "geqrf_cpu"));
     PCT_TRY_INT(qr_compute(A, "torch.geqrf", false, 0, &res[0], &res[1], &q));
-    return lap_finish_legacy("torch.return_types.geqrf", "torch.return_types.geqrf_out", fields, 2, res, outs,
+    return lap_finish_legacy(fields, 2, res, outs,
                              "torch.geqrf");
 fail:
     return NULL;
@@ -477,11 +472,10 @@ fail:
 pct_object *pct_cpu_linalg_eigh(pct_call *c)
 {
     PCT_ARGS(linalg_eigh);
-    static const char *const fields[2] = {"eigenvalues", "eigenvectors"};
     pct_tensor *outs[2] = {NULL, NULL}, *res[2];
     if (pct_out_parse_tuple(arg.out, "linalg_eigh", 2, outs) < 0) return NULL;
     if (eigh_compute(arg.A, arg.UPLO, true, &res[0], &res[1]) < 0) return NULL;
-    return lap_finish("torch.return_types.linalg_eigh", "torch.return_types.linalg_eigh_out", fields, 2, res, outs);
+    return lap_finish(2, res, outs);
 }
 
 /* linalg_eigvalsh(Tensor A, str UPLO="L", *, Tensor? out=None) */
@@ -512,7 +506,6 @@ static void ldl_body(void *vc, int64_t b, void *sc)
 pct_object *pct_cpu_linalg_ldl_factor_ex(pct_call *c)
 {
     PCT_ARGS(linalg_ldl_factor_ex);
-    static const char *const fields[3] = {"LD", "pivots", "info"};
     pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
     if (pct_out_parse_tuple(arg.out, "linalg_ldl_factor_ex", 3, outs) < 0) return NULL;
     PCT_TRY_INT(lap_check_matrix(A, "torch.linalg.ldl_factor_ex", "A", true, NULL, "ldl_factor_kernel_cpu"));
@@ -534,8 +527,7 @@ pct_object *pct_cpu_linalg_ldl_factor_ex(pct_call *c)
     if (arg.check_errors)
         PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[2]), bt.batch, "torch.linalg.ldl_factor_ex",
                                      A->ndim == 2));
-    return lap_finish("torch.return_types.linalg_ldl_factor_ex", "torch.return_types.linalg_ldl_factor_ex_out", fields,
-                      3, res, outs);
+    return lap_finish(3, res, outs);
 fail:
     for (int i = 0; i < 3; i++) lap_release(res[i]);
     return NULL;

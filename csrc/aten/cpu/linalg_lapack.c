@@ -523,8 +523,7 @@ static int copy_out(pct_tensor *o, pct_tensor *r)
     return pct_copy_(o, r);
 }
 
-pct_object *lap_finish(const char *name, const char *name_out, const char *const *fields, int n, pct_tensor **res,
-                     pct_tensor **outs)
+pct_object *lap_finish(int n, pct_tensor **res, pct_tensor **outs)
 {
     pct_object *r = NULL;
     for (int i = 0; i < n; i++)
@@ -538,9 +537,8 @@ pct_object *lap_finish(const char *name, const char *name_out, const char *const
             lap_release(res[i]);
             res[i] = lap_retain(outs[i]);
         }
-        name = name_out;
     }
-    r = pct_return_named(name, n, fields, res);
+    r = pct_result_tuple(n, res);
     for (int i = 0; i < n; i++) res[i] = NULL; /* stolen */
 done:
     for (int i = 0; i < n; i++) lap_release(res[i]);
@@ -588,8 +586,7 @@ pct_object *lap_finish1_legacy(pct_tensor *r, pct_tensor *out, int kind, const c
     return ret;
 }
 
-pct_object *lap_finish_legacy(const char *name, const char *name_out, const char *const *fields, int n, pct_tensor **res,
-                            pct_tensor **outs, const char *api)
+pct_object *lap_finish_legacy(const char *const *fields, int n, pct_tensor **res, pct_tensor **outs, const char *api)
 {
     pct_object *r = NULL;
     for (int i = 0; i < n; i++)
@@ -603,9 +600,8 @@ pct_object *lap_finish_legacy(const char *name, const char *name_out, const char
             lap_release(res[i]);
             res[i] = lap_retain(outs[i]);
         }
-        name = name_out;
     }
-    r = pct_return_named(name, n, fields, res);
+    r = pct_result_tuple(n, res);
     for (int i = 0; i < n; i++) res[i] = NULL; /* stolen */
 done:
     for (int i = 0; i < n; i++) lap_release(res[i]);

@@ -106,10 +106,9 @@ int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, boo
  * (is_matrix: no "(Batch element i)"). The message depends on the words in api as in torch. */
 int lap_check_errors(const int *info, int64_t batch, const char *api, bool is_matrix);
 
-/* The results as torch.return_types.<name> (or <name>_out with out=), copied into the out= tensors
- * outs[0..n) first when given (dtype-checked and resized by torch's out= rules). Steals res. */
-pct_object *lap_finish(const char *name, const char *name_out, const char *const *fields, int n, pct_tensor **res,
-                     pct_tensor **outs);
+/* The results as a tuple (named by the binding: ops_returns.def), copied into the out= tensors outs[0..n) first when
+ * given (dtype-checked and resized by torch's out= rules). Steals res. */
+pct_object *lap_finish(int n, pct_tensor **res, pct_tensor **outs);
 /* The same for a single tensor result and a `Tensor? out=`. Steals r. */
 pct_object *lap_finish1(pct_tensor *r, pct_tensor *out);
 /* torch's out= rules of its older (non-structured) linalg kernels, for lap_finish1_legacy / lap_finish_legacy:
@@ -120,8 +119,8 @@ pct_object *lap_finish1(pct_tensor *r, pct_tensor *out);
  * column-major layout (torch computes into it) except with LAP_OUT_CAST_COPY. */
 enum { LAP_OUT_CAST, LAP_OUT_SAME, LAP_OUT_SCALAR, LAP_OUT_CAST_COPY /* LAP_OUT_CAST, an empty out= too */ };
 pct_object *lap_finish1_legacy(pct_tensor *r, pct_tensor *out, int kind, const char *api, const char *what);
-pct_object *lap_finish_legacy(const char *name, const char *name_out, const char *const *fields, int n, pct_tensor **res,
-                            pct_tensor **outs, const char *api);
+/* fields: the results' names in the dtype errors */
+pct_object *lap_finish_legacy(const char *const *fields, int n, pct_tensor **res, pct_tensor **outs, const char *api);
 /* PCT_XDECREF / PCT_INCREF of a tensor and the UTF-8 text of a str argument: the only Python API the LAPACK kernels
  * use besides the results' named tuples and the GIL release of lap_run, kept here for the layering work. */
 void lap_release(pct_tensor *t);

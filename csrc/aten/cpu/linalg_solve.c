@@ -95,7 +95,6 @@ static void getrs_body(void *vc, int64_t b, void *sc)
 pct_object *pct_cpu_linalg_inv_ex(pct_call *c)
 {
     PCT_ARGS(linalg_inv_ex);
-    static const char *const fields[2] = {"inverse", "info"};
     pct_tensor *A = arg.A, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
     int *piv = NULL;
     if (pct_out_parse_tuple(arg.out, "linalg_inv_ex", 2, outs) < 0) return NULL;
@@ -125,7 +124,7 @@ pct_object *pct_cpu_linalg_inv_ex(pct_call *c)
     lu = NULL;
     if (arg.check_errors)
         PCT_TRY_INT(lap_check_errors((int *)pct_tensor_data(res[1]), bt.batch, "linalg.inv_ex", A->ndim == 2));
-    return lap_finish("torch.return_types.linalg_inv_ex", "torch.return_types.linalg_inv_ex_out", fields, 2, res, outs);
+    return lap_finish(2, res, outs);
 fail:
     free(piv);
     lap_release(lu);
@@ -177,25 +176,24 @@ pct_object *pct_cpu_linalg_det(pct_call *c)
     return lap_finish1(d, c->out);
 }
 
-static pct_object *slogdet(pct_call *c, const char *name, const char *name_out)
+static pct_object *slogdet(pct_call *c)
 {
-    static const char *const fields[2] = {"sign", "logabsdet"};
     pct_tensor *outs[2] = {NULL, NULL}, *res[2];
     if (pct_out_parse_tuple(pct_value_object(&c->v[1]), "linalg_slogdet", 2, outs) < 0) return NULL;
     if (det_compute(c->v[0].t, "linalg.slogdet", true, &res[0], &res[1]) < 0) return NULL;
-    return lap_finish(name, name_out, fields, 2, res, outs);
+    return lap_finish(2, res, outs);
 }
 
 /* linalg_slogdet(Tensor A, *, pct_object? out=None) */
 pct_object *pct_cpu_linalg_slogdet(pct_call *c)
 {
-    return slogdet(c, "torch.return_types.linalg_slogdet", "torch.return_types.linalg_slogdet_out");
+    return slogdet(c);
 }
 
 /* slogdet(Tensor input, *, pct_object? out=None) */
 pct_object *pct_cpu_slogdet(pct_call *c)
 {
-    return slogdet(c, "torch.return_types.slogdet", "torch.return_types.slogdet_out");
+    return slogdet(c);
 }
 
 /* ---- linear systems: linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False, pct_object? out=None) ---- */
@@ -242,7 +240,6 @@ fail:
 pct_object *pct_cpu_linalg_solve_ex(pct_call *c)
 {
     PCT_ARGS(linalg_solve_ex);
-    static const char *const fields[2] = {"result", "info"};
     pct_tensor *A = arg.A, *B0 = arg.B, *B = NULL, *outs[2] = {NULL, NULL}, *res[2] = {NULL, NULL}, *lu = NULL;
     int *piv = NULL;
     int64_t *map = NULL;
@@ -295,8 +292,7 @@ pct_object *pct_cpu_linalg_solve_ex(pct_call *c)
         PCT_TRY(res[0] = squeeze_last(res[0]));
     }
     lap_release(B);
-    return lap_finish("torch.return_types.linalg_solve_ex", "torch.return_types.linalg_solve_ex_out", fields, 2, res,
-                      outs);
+    return lap_finish(2, res, outs);
 fail:
     free(piv);
     free(map);
@@ -452,7 +448,6 @@ static void lstsq_body(void *vc, int64_t bi, void *sc)
 pct_object *pct_cpu_linalg_lstsq(pct_call *c)
 {
     PCT_ARGS(linalg_lstsq);
-    static const char *const fields[4] = {"solution", "residuals", "rank", "singular_values"};
     const char *api = "torch.linalg.lstsq";
     pct_tensor *A = arg.A, *B0 = arg.B, *B = NULL, *a = NULL, *X = NULL, *res[4] = {NULL, NULL, NULL, NULL};
     int *info = NULL;
@@ -557,7 +552,7 @@ pct_object *pct_cpu_linalg_lstsq(pct_call *c)
     lap_release(a);
     lap_release(X);
     lap_release(B);
-    return lap_finish("torch.return_types.linalg_lstsq", "torch.return_types.linalg_lstsq_out", fields, 4, res, NULL);
+    return lap_finish(4, res, NULL);
 fail:
     free(info);
     lap_release(a);

@@ -463,7 +463,7 @@ fail:
 
 /* Copies results into the out= tensors (checked and resized as torch's out= rules say) and
  * returns them as the named tuple; steals res. */
-static pct_object *finish(const char *name, const char *const *fields, int n, pct_tensor **res, pct_tensor **outs)
+static pct_object *finish(int n, pct_tensor **res, pct_tensor **outs)
 {
     pct_object *r = NULL;
     if (outs && outs[0]) {
@@ -485,7 +485,7 @@ static pct_object *finish(const char *name, const char *const *fields, int n, pc
             res[i] = outs[i];
         }
     }
-    r = pct_return_named(name, n, fields, res);
+    r = pct_result_tuple(n, res);
     for (int i = 0; i < n; i++) res[i] = NULL; /* stolen */
 done:
     for (int i = 0; i < n; i++) PCT_XDECREF(res[i]);
@@ -505,12 +505,11 @@ static int check_driver(const char *driver)
 pct_object *pct_cpu_linalg_svd(pct_call *c)
 {
     PCT_ARGS(linalg_svd);
-    static const char *const fields[3] = {"U", "S", "Vh"};
     pct_tensor *A = arg.A, *outs[3] = {NULL, NULL, NULL}, *res[3];
     if (pct_out_parse_tuple(arg.out, "linalg_svd", 3, outs) < 0) return NULL;
     if (check_input(A, "linalg.svd", false) < 0 || (A->numel > 0 && check_driver(arg.driver) < 0)) return NULL;
     if (svd_compute(A, A->ndim - 2, A->ndim - 1, arg.full_matrices ? 'A' : 'S', &res[1], &res[0], &res[2]) < 0) return NULL;
-    return finish(outs[0] ? "torch.return_types.linalg_svd_out" : "torch.return_types.linalg_svd", fields, 3, res, outs);
+    return finish(3, res, outs);
 }
 
 /* linalg_svdvals(Tensor A, *, str? driver=None, Tensor? out=None) */
@@ -536,7 +535,6 @@ pct_object *pct_cpu_linalg_svdvals(pct_call *c)
 pct_object *pct_cpu_svd(pct_call *c)
 {
     PCT_ARGS(svd);
-    static const char *const fields[3] = {"U", "S", "V"};
     pct_tensor *A = arg.input, *outs[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL}, *vt = NULL;
     const bool some = arg.some, uv = arg.compute_uv;
     if (pct_out_parse_tuple(arg.out, "svd", 3, outs) < 0) return NULL;
@@ -563,6 +561,6 @@ pct_object *pct_cpu_svd(pct_call *c)
         for (int i = 0; i < 3; i++) PCT_XDECREF(res[i]);
         return NULL;
     }
-    return finish(outs[0] ? "torch.return_types.svd_out" : "torch.return_types.svd", fields, 3, res, outs);
+    return finish(3, res, outs);
 }
 

@@ -640,10 +640,6 @@ RED_TABLE_FLT(norminf)
 RED_TABLE_FLT(normninf)
 
 /* ------------------------------------------------------------------------------------ */
-/* torch.return_types                                                                    */
-
-
-/* ------------------------------------------------------------------------------------ */
 /* kernels: sum, nansum, mean, nanmean, prod                                              */
 
 enum { RED_SUM, RED_NANSUM, RED_MEAN, RED_NANMEAN, RED_PROD };
@@ -814,10 +810,7 @@ static pct_object *red_max_dim(bool is_max, pct_tensor *self, int64_t dim, bool 
     red_ctx ctx = {0};
     const red_kernel *k = (is_max ? maxdim_table : mindim_table)[self->dtype];
     if (pct_red_exec(k, &ctx, self, mask, keepdim, true, 2, dtypes, outs, res) < 0) return NULL;
-    if (outs[0])
-        return pct_return_pair(is_max ? "torch.return_types.max_out" : "torch.return_types.min_out", "values",
-                               "indices", res[0], res[1]);
-    return pct_return_pair(is_max ? "torch.return_types.max" : "torch.return_types.min", "values", "indices", res[0], res[1]);
+    return pct_result_tuple(2, res);
 }
 
 /* out=(values, indices): the parsed sequence (its two tensors are checked by pct_out_parse_pair) */
@@ -908,7 +901,7 @@ pct_object *pct_cpu_aminmax(pct_call *c)
     pct_tensor *res[2];
     red_ctx ctx = {0};
     if (pct_red_exec(aminmax_table[self->dtype], &ctx, self, mask, arg.keepdim, false, 2, dtypes, NULL, res) < 0) return NULL;
-    return pct_return_pair("torch.return_types.aminmax", "min", "max", res[0], res[1]);
+    return pct_result_tuple(2, res);
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -4,6 +4,7 @@
  * reduction entry point shares (dim masks, output shapes, pct_red_exec / pct_red_simple).
  * Nothing inside the driver calls Python or raises: all checks run before it.
  */
+#include "../shapes_only.h"
 #include "reduce_internal.h"
 
 /* ------------------------------------------------------------------------------------ */
@@ -401,7 +402,7 @@ int pct_red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t mas
     red_plan pl;
     ctx->ordered = keep_order;
     red_plan_build(&pl, in, mask, keep_order, nouts, dst, keepdim);
-    red_run(k, &pl, ctx);
+    if (!pct_shapes_only) red_run(k, &pl, ctx); /* Note [Shapes-only runs] */
     for (int o = 0; o < nouts; o++) {
         if (dst[o] != results[o]) {
             if (pct_copy_(results[o], dst[o]) < 0) goto fail;

@@ -210,7 +210,7 @@ static pct_object *scan_cummax(bool is_max, pct_tensor *self, int64_t dim_arg, p
         }
     }
     if (scan_run(self, dim, is_max ? SCAN_MAX : SCAN_MIN, &v, &i) < 0) return NULL;
-    return pct_sort_finish_pair(is_max ? RT_CUMMAX : RT_CUMMIN, v, i, outs);
+    return pct_sort_finish_pair(v, i, outs);
 }
 
 pct_object *pct_cpu_cummax(pct_call *c)

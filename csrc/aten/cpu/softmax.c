@@ -2,6 +2,7 @@
  * Not reductions of the output's shape, they have their own loops: rows (the last dim) and
  * column blocks (other dims), float32 rows through the explicit vectors of reduce_vec.c.
  */
+#include "../shapes_only.h"
 #include "reduce_internal.h"
 
 /* ------------------------------------------------------------------------------------ */
@@ -78,7 +79,7 @@ static pct_object *red_softmax(bool lg, pct_tensor *self, int64_t dim_arg, int d
     int64_t outer = 1, len = self->ndim ? self->sizes[dim] : 1, inner = 1;
     for (int d = 0; d < dim; d++) outer *= self->sizes[d];
     for (int d = dim + 1; d < self->ndim; d++) inner *= self->sizes[d];
-    if (out->numel > 0) softmax_table[rd](pct_tensor_data(cont), pct_tensor_data(out), outer, len, inner, lg);
+    if (out->numel > 0 && !pct_shapes_only) softmax_table[rd](pct_tensor_data(cont), pct_tensor_data(out), outer, len, inner, lg);
     PCT_DECREF(in);
     PCT_DECREF(cont);
     return (pct_object *)out;

@@ -327,7 +327,7 @@ static pct_object *sort_impl(pct_tensor *self, bool stable, int64_t dim_arg, boo
         v = pct_sort_relayout(v, self);
         i = pct_sort_relayout(i, self);
     }
-    return pct_sort_finish_pair(RT_SORT, v, i, outs);
+    return pct_sort_finish_pair(v, i, outs);
 }
 
 pct_object *pct_cpu_sort(pct_call *c)
@@ -405,11 +405,11 @@ pct_object *pct_cpu_topk(pct_call *c)
     if (sort_sel_run(self, dim, m ? SEL_TOPK : SEL_SORT_IDENTITY, m, m, arg.largest, arg.sorted, self->ndim, shape, &v,
                      &i) < 0)
         return NULL;
-    return pct_sort_finish_pair(RT_TOPK, v, i, outs);
+    return pct_sort_finish_pair(v, i, outs);
 }
 
 /* kthvalue, median(dim), nanmedian(dim), mode: one value and index per row. */
-static pct_object *sort_reduce_sel(int op, int rt, const char *name, pct_tensor *self, int64_t dim_arg, bool keepdim,
+static pct_object *sort_reduce_sel(int op, const char *name, pct_tensor *self, int64_t dim_arg, bool keepdim,
                                    pct_object *out, int64_t k)
 {
     pct_tensor *outs[2], *v = NULL, *i = NULL;
@@ -470,31 +470,31 @@ static pct_object *sort_reduce_sel(int op, int rt, const char *name, pct_tensor 
     int64_t shape[PCT_MAX_DIMS];
     int nd = pct_sort_reduced_shape(self, dim, keepdim, shape);
     if (sort_sel_run(self, dim, op, 1, k - 1, false, false, nd, shape, &v, &i) < 0) return NULL;
-    return pct_sort_finish_pair(rt, v, i, outs);
+    return pct_sort_finish_pair(v, i, outs);
 }
 
 pct_object *pct_cpu_kthvalue(pct_call *c)
 {
     PCT_ARGS(kthvalue);
-    return sort_reduce_sel(SEL_KTHVALUE, RT_KTHVALUE, "kthvalue", arg.input, arg.dim, arg.keepdim, arg.out, arg.k);
+    return sort_reduce_sel(SEL_KTHVALUE, "kthvalue", arg.input, arg.dim, arg.keepdim, arg.out, arg.k);
 }
 
 pct_object *pct_cpu_median_dim(pct_call *c)
 {
     PCT_ARGS(median_dim);
-    return sort_reduce_sel(SEL_MEDIAN, RT_MEDIAN, "median", arg.input, arg.dim, arg.keepdim, arg.out, 1);
+    return sort_reduce_sel(SEL_MEDIAN, "median", arg.input, arg.dim, arg.keepdim, arg.out, 1);
 }
 
 pct_object *pct_cpu_nanmedian_dim(pct_call *c)
 {
     PCT_ARGS(nanmedian_dim);
-    return sort_reduce_sel(SEL_NANMEDIAN, RT_NANMEDIAN, "nanmedian", arg.input, arg.dim, arg.keepdim, arg.out, 1);
+    return sort_reduce_sel(SEL_NANMEDIAN, "nanmedian", arg.input, arg.dim, arg.keepdim, arg.out, 1);
 }
 
 pct_object *pct_cpu_mode(pct_call *c)
 {
     PCT_ARGS(mode);
-    return sort_reduce_sel(SEL_MODE, RT_MODE, "mode", arg.input, arg.dim, arg.keepdim, arg.out, 1);
+    return sort_reduce_sel(SEL_MODE, "mode", arg.input, arg.dim, arg.keepdim, arg.out, 1);
 }
 
 /* median() / nanmedian() over all elements: the lower median, as a 0-d tensor. */

@@ -1,7 +1,7 @@
 /* sort_common.c: the pieces every file of the sort family uses (declared in sort_internal.h):
  * per-dtype loaders of (key, index) pairs (Note [Sort keys] in sort.c), the rows of a tensor
  * along a dim with the parallel row driver, and the result helpers (out=, the input's memory
- * layout, torch.return_types pairs).
+ * layout, result pairs).
  */
 #include "sort_internal.h"
 
@@ -110,23 +110,8 @@ int pct_sort_run_rows(int64_t nrows, double work, size_t scratch_bytes, sort_row
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* results, out= and torch.return_types                                                  */
+/* results and out=                                                                      */
 
-static const char *const sort_rt_names[RT_COUNT][2] = {
-    {"torch.return_types.sort", "torch.return_types.sort_out"},
-    {"torch.return_types.topk", "torch.return_types.topk_out"},
-    {"torch.return_types.kthvalue", "torch.return_types.kthvalue_out"},
-    {"torch.return_types.median", "torch.return_types.median_out"},
-    {"torch.return_types.nanmedian", "torch.return_types.nanmedian_out"},
-    {"torch.return_types.mode", "torch.return_types.mode_out"},
-    {"torch.return_types.cummax", "torch.return_types.cummax_out"},
-    {"torch.return_types.cummin", "torch.return_types.cummin_out"},
-};
-/* A torch.return_types pair; steals a and b (either may be NULL: then fails). */
-static pct_object *sort_pair(int rt, bool is_out, pct_tensor *a, pct_tensor *b)
-{
-    return pct_return_pair(sort_rt_names[rt][is_out], "values", "indices", a, b);
-}
 
 /* The result of a one-output op: res itself, or res copied into out (stolen res). */
 pct_object *pct_sort_finish(pct_tensor *res, pct_tensor *out)
@@ -142,11 +127,11 @@ pct_object *pct_sort_finish(pct_tensor *res, pct_tensor *out)
     return (pct_object *)out;
 }
 
-/* The result of a two-output op as a return_types pair (steals a and b). */
-pct_object *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tensor *const *outs)
+/* The result of a two-output op, (a, b) or the out= pair they were copied into (steals a and b). */
+pct_object *pct_sort_finish_pair(pct_tensor *a, pct_tensor *b, pct_tensor *const *outs)
 {
-    if (!a || !b || !outs[0]) return sort_pair(rt, false, a, b);
     pct_tensor *res[2] = {a, b};
+    if (!a || !b || !outs[0]) return pct_result_tuple(2, res);
     for (int i = 0; i < 2; i++) {
         if (pct_out_resize(outs[i], res[i]->ndim, res[i]->sizes) < 0 || pct_copy_(outs[i], res[i]) < 0) {
             PCT_DECREF(a);
@@ -158,7 +143,7 @@ pct_object *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tenso
     PCT_DECREF(b);
     PCT_INCREF(outs[0]);
     PCT_INCREF(outs[1]);
-    return sort_pair(rt, true, outs[0], outs[1]);
+    return pct_result_tuple(2, outs);
 }
 
 /* sort, argsort and msort results keep the input's memory layout, as torch's (its dense

@@ -1,7 +1,7 @@
 /* sort_internal.h: what the sort family's files share (sort.c, sort_common.c, scan.c,
  * unique.c, histogram.c, searchsorted.c): (key, index) pairs and the keys of every dtype
  * (Note [Sort keys] in sort.c), the row walker and parallel row driver, the result and
- * torch.return_types helpers. Functions called across files are pct_sort_* with hidden
+ * result-pair helpers. Functions called across files are pct_sort_* with hidden
  * visibility (not exported from _C).
  */
 #ifndef PCT_SORT_INTERNAL_H
@@ -162,15 +162,12 @@ PCT_SORT_INTERNAL void pct_sort_rows_init(sort_rows *rp, const pct_tensor *t, in
 PCT_SORT_INTERNAL int pct_sort_run_rows(int64_t nrows, double work, size_t scratch_bytes, sort_row_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------------------------ */
-/* results, out= and torch.return_types                                                  */
+/* results and out=                                                                      */
 
-enum {
-    RT_SORT, RT_TOPK, RT_KTHVALUE, RT_MEDIAN, RT_NANMEDIAN, RT_MODE, RT_CUMMAX, RT_CUMMIN, RT_COUNT
-};
 /* The result of a one-output op: res itself, or res copied into out (stolen res). */
 PCT_SORT_INTERNAL pct_object *pct_sort_finish(pct_tensor *res, pct_tensor *out);
-/* The result of a two-output op as a return_types pair (steals a and b). */
-PCT_SORT_INTERNAL pct_object *pct_sort_finish_pair(int rt, pct_tensor *a, pct_tensor *b, pct_tensor *const *outs);
+/* The result of a two-output op: the pair (a, b), or the out= pair they were copied into (steals a and b). */
+PCT_SORT_INTERNAL pct_object *pct_sort_finish_pair(pct_tensor *a, pct_tensor *b, pct_tensor *const *outs);
 /* sort, argsort and msort results keep the input's memory layout, as torch's; res is stolen. */
 PCT_SORT_INTERNAL pct_tensor *pct_sort_relayout(pct_tensor *res, const pct_tensor *like);
 /* Output shape of a reduction over dim (keepdim keeps it as size 1). */

@@ -25,11 +25,23 @@
 #include "../iter.h"
 #include "../index.h"
 #include "../out.h"
+#include "../shapes_only.h"
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* ---- storages ---- */
+
+_Thread_local bool pct_shapes_only;
+
+/* cpu(c) with the values of its products and loops skipped (Note [Shapes-only runs]) */
+static pct_object *run_shapes_only(pct_kernel_fn cpu, pct_call *c)
+{
+    const bool outer = pct_shapes_only;
+    pct_shapes_only = true;
+    pct_object *r = cpu(c);
+    pct_shapes_only = outer;
+    return r;
+}
 
 static pct_storage *meta_storage_new(size_t nbytes, int device_index)
 {
@@ -64,15 +76,6 @@ static int meta_synchronize(int device_index) { (void)device_index; return 0; }
 static bool is_meta_tensor(const pct_tensor *t) { return t && t->device_type == PCT_META; }
 
 
-static void *standin_alloc(size_t nbytes)
-{
-    void *p = mmap(NULL, nbytes ? nbytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-static void standin_free(void *p, size_t nbytes) { munmap(p, nbytes ? nbytes : 1); }
-
-static const pct_allocator standin_allocator = {"meta stand-in", standin_alloc, standin_free};
 
 /* The meta tensors of one call and their stand-ins (owned references), and the tensor-list arrays made for them. */
 typedef struct standins {
@@ -121,10 +124,10 @@ static pct_tensor *standin_for(standins *s, pct_tensor *t, bool ones)
         s->cap = cap;
     }
     size_t nbytes = t->storage->nbytes;
-    void *data = standin_alloc(nbytes);
+    void *data = pct_zero_pages_allocator.alloc(nbytes);
     if (!data) return pct_error_nomem();
-    pct_storage *st = pct_storage_struct_new(data, nbytes, &standin_allocator, PCT_CPU, -1);
-    if (!st) { standin_free(data, nbytes); return NULL; }
+    pct_storage *st = pct_storage_struct_new(data, nbytes, &pct_zero_pages_allocator, PCT_CPU, -1);
+    if (!st) { pct_zero_pages_allocator.free(data, nbytes); return NULL; }
     st->resizable = 1; /* an out= stand-in the kernel resizes moves to a bigger mapping */
     if (ones && fill_ones(st, t->dtype) < 0) { pct_storage_decref(st); return NULL; }
     pct_tensor *c = pct_tensor_from_storage(st, t->ndim, t->sizes, t->strides, t->offset, t->dtype);
@@ -210,7 +213,7 @@ static pct_object *results_to_meta(standins *s, pct_object *r)
     pct_object *const *items;
     int64_t n;
     if (!pct_sequence_items(r, &items, &n)) return r; /* None, a number */
-    /* a tuple the kernel just made (a result tuple or torch.return_types): its items are replaced in place */
+    /* a tuple the kernel just made (a multi-output result): its items are replaced in place */
     pct_object **slots = (pct_object **)items;
     for (int64_t i = 0; i < n; i++) {
         if (!pct_is_tensor(slots[i])) continue;
@@ -413,10 +416,10 @@ static pct_object *meta_fallback(pct_call *c)
     if (sig->out_index >= 0 && !sc->v[sig->out_index].none) {
         const pct_call *prev;
         if (pct_out_enter(sc, &prev) < 0) goto done; /* Note [out= arguments]: the stand-in is the out tensor now */
-        r = cpu(sc);
+        r = run_shapes_only(cpu, sc);
         pct_out_leave(prev);
     } else {
-        r = cpu(sc);
+        r = run_shapes_only(cpu, sc);
     }
     if (r && sync_geometry(&s) < 0) PCT_CLEAR(r);
     /* a sized factory made an empty tensor of the dtype; anything else (arange, linspace, eye, to("meta") of a CPU
@@ -476,5 +479,12 @@ const pct_backend pct_meta_backend = {
     .copy = meta_copy,
     .fill = meta_fill,
     .synchronize = meta_synchronize,
+    .stream_new = pct_single_stream_new,
+    .current_stream = pct_single_stream_current,
+    .set_current_stream = pct_single_stream_set,
+    .stream_synchronize = pct_single_stream_synchronize,
+    .stream_query = pct_single_stream_query,
+    .index_get = pct_meta_index_get,
+    .index_put_ = pct_meta_index_put_,
     .fallback = meta_fallback,
 };

@@ -1,0 +1,100 @@
+/* device_binding.c: the device-level services of the backends (Note [Backends], Note [Streams] in
+ * csrc/aten/backend.h) as _C functions, for torch.cpu / torch.cuda / torch.accelerator:
+ *   _device_synchronize(device)          wait for the device's queued work
+ *   _stream_new(device, priority=0)      a new stream's id
+ *   _current_stream(device)              the device's current stream id
+ *   _set_current_stream(device, stream)
+ *   _stream_synchronize(device, stream)
+ *   _stream_query(device, stream)        True when the stream is idle
+ * A device is a torch.device, a string or an ordinal; the backend's errors become Python's. */
+#include "pyobjects.h"
+#include "../aten/backend.h"
+
+/* The backend of a device argument and its index (the device's default, 0, when none is given). */
+static const pct_backend *backend_arg(PyObject *device, int *index)
+{
+    int8_t type, idx;
+    if (pct_device_from_object(device, &type, &idx) < 0) return NULL;
+    *index = idx < 0 ? 0 : idx;
+    return pct_backend_of(type);
+}
+
+static PyObject *py_device_synchronize(PyObject *self, PyObject *device)
+{
+    (void)self;
+    int index;
+    const pct_backend *b = backend_arg(device, &index);
+    if (!b || b->synchronize(index) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_stream_new(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *device;
+    int priority = 0, index;
+    if (!PyArg_ParseTuple(args, "O|i:_stream_new", &device, &priority)) return NULL;
+    const pct_backend *b = backend_arg(device, &index);
+    int64_t id = b ? b->stream_new(index, priority) : -1;
+    return id < 0 ? NULL : PyLong_FromLongLong(id);
+}
+
+static PyObject *py_current_stream(PyObject *self, PyObject *device)
+{
+    (void)self;
+    int index;
+    const pct_backend *b = backend_arg(device, &index);
+    return b ? PyLong_FromLongLong(b->current_stream(index)) : NULL;
+}
+
+enum stream_op { STREAM_SET, STREAM_SYNCHRONIZE, STREAM_QUERY };
+
+/* _set_current_stream, _stream_synchronize and _stream_query: (device, stream id) -> the slot's status, or -1 with the
+ * error set */
+static int stream_call(PyObject *args, const char *format, enum stream_op op)
+{
+    PyObject *device;
+    long long stream;
+    int index;
+    if (!PyArg_ParseTuple(args, format, &device, &stream)) return -1;
+    const pct_backend *b = backend_arg(device, &index);
+    if (!b) return -1;
+    switch (op) {
+    case STREAM_SET: return b->set_current_stream(index, stream);
+    case STREAM_SYNCHRONIZE: return b->stream_synchronize(index, stream);
+    default: return b->stream_query(index, stream);
+    }
+}
+
+static PyObject *py_set_current_stream(PyObject *self, PyObject *args)
+{
+    (void)self;
+    if (stream_call(args, "OL:_set_current_stream", STREAM_SET) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_stream_synchronize(PyObject *self, PyObject *args)
+{
+    (void)self;
+    if (stream_call(args, "OL:_stream_synchronize", STREAM_SYNCHRONIZE) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_stream_query(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int rc = stream_call(args, "OL:_stream_query", STREAM_QUERY);
+    return rc < 0 ? NULL : PyBool_FromLong(rc);
+}
+
+static PyMethodDef device_methods[] = {
+    {"_device_synchronize", py_device_synchronize, METH_O, "Waits for the device's queued work."},
+    {"_stream_new", py_stream_new, METH_VARARGS, "A new stream of the device: its id."},
+    {"_current_stream", py_current_stream, METH_O, "The device's current stream id."},
+    {"_set_current_stream", py_set_current_stream, METH_VARARGS, "Makes a stream the device's current one."},
+    {"_stream_synchronize", py_stream_synchronize, METH_VARARGS, "Waits for a stream's queued work."},
+    {"_stream_query", py_stream_query, METH_VARARGS, "True when the stream has no queued work."},
+    {NULL, NULL, 0, NULL},
+};
+
+int pct_device_binding_install(PyObject *module) { return PyModule_AddFunctions(module, device_methods); }
