@@ -76,11 +76,12 @@ def outcome(fn):
             return e
 
 
-def assert_same_outcome(fn_got, fn_expected, **kw):
-    """Runs both calls (torch's first) and asserts their outcomes agree; returns them (got, expected)."""
+def assert_same_outcome(fn_got, fn_expected, *args, **kw):
+    """Runs both calls (torch's first) and asserts their outcomes agree (assert_same's options); returns them
+    (got, expected)."""
     expected = outcome(fn_expected)
     got = outcome(fn_got)
-    assert_same(got, expected, **kw)
+    assert_same(got, expected, *args, **kw)
     return got, expected
 
 
