@@ -37,14 +37,13 @@ def comparison_helpers(source, filename="<test>"):
 
 
 # Left to convert (issue 16, item 6): the comparisons of printed script outputs (lines of text with numbers in them),
-# the distributed workers (subprocesses comparing with NumPy twins) and the special functions' known values. The
-# list may only shrink: a name that is gone from its module must leave it too.
+# and the distributed workers (subprocesses comparing with NumPy twins). The list may only shrink: a name that is
+# gone from its module must leave it too.
 LEFT = {
     "dropin/test_scripts.py": {"assert_same_output"},
     "libraries/lib_compare.py": {"assert_same_output"},
     "distributed/_ddp_worker.py": {"close"},
     "distributed/_syncbn_worker.py": {"close"},
-    "test_special_functions.py": {"close", "_compare"},
 }
 
 
