@@ -1,6 +1,6 @@
 """The test suite has one comparison of results, tests/comparison.py's assert_same (and assert_same_outcome): no
 other test module may define a comparison helper of its own. A comparison helper here is a function (not a test)
-whose name says it compares (assert_*, *close*, *compare*, *same*, cmp) and whose body calls an allclose-like
+whose name says it compares (assert_*, *close*, *compare*, *same*, *equal*, cmp) and whose body calls an allclose-like
 check (numpy's or torch's allclose / isclose / assert_allclose / assert_array_equal / assert_close): a builder or
 runner that calls assert_same is not one. A module may not define a function called assert_same,
 assert_same_outcome or assert_close at all (two helpers of one name that mean different things)."""
@@ -11,7 +11,7 @@ import re
 import pytest
 
 TESTS = pathlib.Path(__file__).resolve().parent
-COMPARISON_NAME = re.compile(r"^_*(assert_\w*|\w*close\w*|\w*compare\w*|\w*same\w*|cmp\w*)$")
+COMPARISON_NAME = re.compile(r"^_*(assert_\w*|\w*close\w*|\w*compare\w*|\w*same\w*|\w*equal\w*|cmp\w*)$")
 ALLCLOSE = {"allclose", "isclose", "assert_allclose", "assert_array_equal", "assert_close", "assert_array_almost_equal"}
 RESERVED = {"assert_same", "assert_same_outcome", "assert_close"}
 
@@ -44,6 +44,7 @@ LEFT = {
     "libraries/lib_compare.py": {"assert_same_output"},
     "distributed/_ddp_worker.py": {"close"},
     "distributed/_syncbn_worker.py": {"close"},
+    "distributed/_dist_worker.py": {"check_equal"},
 }
 
 
@@ -68,6 +69,7 @@ def test_no_module_defines_its_own_comparison():
     ("def same(r, e):\n    np.testing.assert_array_equal(r, e)\n", ["same"]),
     ("def assert_same(a, b):\n    assert a == b\n", ["assert_same"]),                    # a second meaning
     ("def grads_close(a, b):\n    torch.testing.assert_close(a, b)\n", ["grads_close"]),
+    ("def check_equal(a, b):\n    np.testing.assert_array_equal(a, b)\n", ["check_equal"]),
     ("def rand(shape):\n    return np.random.rand(*shape)\n", []),                        # a builder
     ("def close_file(f):\n    f.close()\n", []),                                           # no allclose
     ("def run_both(f):\n    assert_same(f(P), f(T))\n", []),                               # a runner
