@@ -2,9 +2,9 @@
 
 assert_same(got, expected) checks, recursively through tuples, lists and dicts (torch.return_types, Size and
 named tuples included):
-  * tensors (numpy arrays too: a numpy oracle): a tensor on both sides, the same dtype, shape and device, then
-    the values: exactly for integers and bool, within TOL[dtype] for floating dtypes (NaN == NaN, an infinity only
-    equals itself);
+  * tensors: a tensor on both sides (a numpy oracle's array: a tensor or an array beside it), the same dtype,
+    shape and device, then the values: exactly for integers and bool, within TOL[dtype] for floating dtypes
+    (NaN == NaN, an infinity only equals itself);
   * tuples and lists: the same length; a named tuple or struct sequence (torch.return_types.max, Size) the same
     class name and module on both sides; a list on one side and a tuple on the other is a difference;
   * dicts (state dicts): the same keys in the same order, then each value;
@@ -140,7 +140,8 @@ def assert_same(got, expected, rtol=None, atol=None, *, tol=None, exact=False, v
                                               f"{str(expected)!r}"
         return
     if is_array(expected):
-        assert is_array(got), f"{what}: torch gives a Tensor, pyctorch {type(got).__name__} {got!r}"
+        assert is_tensor(got) if is_tensor(expected) else is_array(got), \
+            f"{what}: torch gives a {type(expected).__name__}, pyctorch {type(got).__name__} {got!r}"
         if check_dtype:
             assert dtype_name(got) == dtype_name(expected), f"{what}: dtype {dtype_name(got)} != torch " \
                                                             f"{dtype_name(expected)}"

@@ -41,6 +41,7 @@ def test_equal_outcomes_pass():
     (lambda: {"a": P.ones(1)}, lambda: {"a": T.zeros(1)}),                       # dict values
     (lambda: P.tensor([1.0, 2.0]), lambda: np.array([1.0, 2.5], dtype=np.float32)),  # a numpy oracle's values
     (lambda: P.tensor([1.0]), lambda: np.array([1.0])),                          # a numpy oracle's dtype
+    (lambda: np.array([1.0], dtype=np.float32), lambda: T.tensor([1.0])),        # an array for a tensor
     (lambda: "abc", lambda: "abd"),                                              # strings
     (lambda: np.int64(3), lambda: np.int64(4)),                                  # other values by ==
     (lambda: collections.OrderedDict(a=1), lambda: {"a": 1}),                    # dict classes
