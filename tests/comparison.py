@@ -1,18 +1,32 @@
 """The one comparison of a pyctorch outcome with torch's (tests/conftest.py re-exports it).
 
-assert_same(got, expected) checks, recursively through tuples and lists (torch.return_types and Size
-included):
-  * tensors: a tensor on both sides, the same dtype and shape, then the values: exactly for integers and
-    bool, within TOL[dtype] for floating dtypes (NaN == NaN, an infinity only equals itself);
+assert_same(got, expected) checks, recursively through tuples, lists and dicts (torch.return_types, Size and
+named tuples included):
+  * tensors: a tensor on both sides (a numpy oracle's array: a tensor or an array beside it), the same dtype,
+    shape and device, then the values: exactly for integers and bool, within TOL[dtype] for floating dtypes
+    (NaN == NaN, an infinity only equals itself);
+  * tuples and lists: the same length; a named tuple or struct sequence (torch.return_types.max, Size) the same
+    class name and module on both sides; a list on one side and a tuple on the other is a difference;
+  * dicts (state dicts): the same keys in the same order, then each value;
   * Python scalars: the same type (bool, int, float), equal (NaN == NaN; floats within rtol/atol when given);
-  * None on one side only None on the other; dtypes and devices by name; strings equal;
+  * None on one side only None on the other; dtypes and devices by name; any other value (strings, numpy
+    scalars, classes) equal (==) and of the same type;
   * exceptions (what outcome() returns for a call that raised): pyctorch must raise too, an instance of
     the builtin class torch's exception derives from (RuntimeError, TypeError...; NotImplementedError is
     a RuntimeError), and with exact=True of the same class name; a result on one side and an exception
     on the other fails.
-Options: rtol/atol override the per-dtype tolerances for every dtype, tol= replaces the table, exact=True
-asks equal values whatever the dtype (indexing, copies) and the same exception class, values=False compares dtype and shape only
-(random or uninitialised results, the meta device), max_numel skips the values of larger tensors.
+Options (each one a need of some tests; tests/test_comparison.py shows each one failing on what it checks):
+  * rtol/atol override the per-dtype tolerances for every dtype; tol= replaces the table;
+  * exact=True asks equal values whatever the dtype (indexing, copies, sorting), 0.0 and -0.0 told apart, and the
+    same exception class;
+  * values=False compares everything but the values (random or uninitialised results, the meta device);
+    max_numel skips the values of larger tensors (the fuzzer);
+  * check_dtype=False compares the values of tensors whose dtypes may differ (a float64 numpy reference for a
+    float32 result), every other check kept;
+  * scale_atol=True scales atol by the largest finite |expected| (at least 1): reduced-precision results whose
+    error grows with the magnitude of the output (float16 / bfloat16 attention, matmul);
+  * message=True asks exceptions of the same class with the same message (what a user reads when torch refuses a
+    call), values compared as without it.
 """
 import math
 import warnings
@@ -62,23 +76,40 @@ def outcome(fn):
             return e
 
 
-def assert_same_outcome(fn_got, fn_expected, **kw):
-    """Runs both calls (torch's first) and asserts their outcomes agree; returns them (got, expected)."""
+def assert_same_outcome(fn_got, fn_expected, *args, **kw):
+    """Runs both calls (torch's first) and asserts their outcomes agree (assert_same's options); returns them
+    (got, expected)."""
     expected = outcome(fn_expected)
     got = outcome(fn_got)
-    assert_same(got, expected, **kw)
+    assert_same(got, expected, *args, **kw)
     return got, expected
 
 
-def _assert_values(a, b, dtype, rtol, atol, tol, exact, what):
+def is_array(x):
+    """A tensor of either library, or a numpy array (a numpy oracle's result)."""
+    return is_tensor(x) or isinstance(x, np.ndarray)
+
+
+def _class(x):
+    """A value's class as compared: its name and its module, pyctorch's modules named as torch's."""
+    module = getattr(type(x), "__module__", "") or ""
+    return type(x).__name__, "torch" + module[len("pyctorch"):] if module.startswith("pyctorch") else module
+
+
+def _assert_values(a, b, dtype, rtol, atol, tol, exact, scale_atol, what):
     if exact or dtype not in (tol or TOL):
         ok = (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a == b
+        if exact and a.dtype.kind == "f" and b.dtype.kind == "f":  # 0.0 and -0.0 told apart
+            ok = ok & ~((b == 0) & (np.signbit(a) != np.signbit(b)))
         if not np.all(ok):
             raise AssertionError(f"{what}: values differ at {np.argwhere(~ok)[:5].tolist()}: "
                                  f"{a[~ok][:5].tolist()} != torch {b[~ok][:5].tolist()}")
         return
     r, at = (tol or TOL)[dtype]
     r, at = r if rtol is None else rtol, at if atol is None else atol
+    if scale_atol:
+        finite = np.abs(b[np.isfinite(b)])
+        at = at * max(1.0, float(finite.max()) if finite.size else 1.0)
     with np.errstate(invalid="ignore", over="ignore"):
         same_nan = np.isnan(a) == np.isnan(b)
         inf_ok = (np.isinf(a) == np.isinf(b)) & (~np.isinf(b) | (a == b))
@@ -90,35 +121,50 @@ def _assert_values(a, b, dtype, rtol, atol, tol, exact, what):
 
 
 def assert_same(got, expected, rtol=None, atol=None, *, tol=None, exact=False, values=True, max_numel=None,
-                what="result"):
+                check_dtype=True, scale_atol=False, message=False, what="result"):
     """got (pyctorch) is the same outcome as expected (torch): see the module's docstring."""
-    kw = dict(rtol=rtol, atol=atol, tol=tol, exact=exact, values=values, max_numel=max_numel)
+    kw = dict(rtol=rtol, atol=atol, tol=tol, exact=exact, values=values, max_numel=max_numel,
+              check_dtype=check_dtype, scale_atol=scale_atol, message=message)
     if isinstance(expected, BaseException) or isinstance(got, BaseException):
         assert isinstance(expected, BaseException), f"{what}: pyctorch raised {type(got).__name__}: {got}; " \
                                                     f"torch returned {expected!r}"
         assert isinstance(got, BaseException), f"{what}: torch raised {type(expected).__name__}: {expected}; " \
                                                f"pyctorch returned {got!r}"
         same_kind = isinstance(got, builtin_base(type(expected)))
-        if exact:
+        if exact or message:
             same_kind = same_kind and type(got).__name__ == type(expected).__name__
         assert same_kind, f"{what}: pyctorch raised {type(got).__name__}: {got}\n torch raised " \
                           f"{type(expected).__name__}: {expected}"
+        if message:
+            assert str(got) == str(expected), f"{what}: pyctorch's message {str(got)!r}\n != torch's " \
+                                              f"{str(expected)!r}"
         return
-    if is_tensor(expected):
-        assert is_tensor(got), f"{what}: torch gives a Tensor, pyctorch {type(got).__name__} {got!r}"
-        assert dtype_name(got) == dtype_name(expected), f"{what}: dtype {dtype_name(got)} != torch " \
-                                                        f"{dtype_name(expected)}"
+    if is_array(expected):
+        assert is_tensor(got) if is_tensor(expected) else is_array(got), \
+            f"{what}: torch gives a {type(expected).__name__}, pyctorch {type(got).__name__} {got!r}"
+        if check_dtype:
+            assert dtype_name(got) == dtype_name(expected), f"{what}: dtype {dtype_name(got)} != torch " \
+                                                            f"{dtype_name(expected)}"
         assert tuple(got.shape) == tuple(expected.shape), f"{what}: shape {tuple(got.shape)} != torch " \
                                                           f"{tuple(expected.shape)}"
-        if values and (max_numel is None or expected.numel() <= max_numel):
-            _assert_values(to_numpy(got), to_numpy(expected), dtype_name(expected), rtol, atol, tol, exact, what)
-    elif isinstance(expected, (tuple, list)):
-        assert isinstance(got, (tuple, list)), f"{what}: torch gives a {type(expected).__name__}, pyctorch " \
-                                               f"{type(got).__name__} {got!r}"
+        devices = str(getattr(got, "device", "cpu")), str(getattr(expected, "device", "cpu"))
+        assert devices[0] == devices[1], f"{what}: device {devices[0]} != torch {devices[1]}"
+        numel = expected.size if isinstance(expected, np.ndarray) else expected.numel()
+        if values and (max_numel is None or numel <= max_numel):
+            _assert_values(to_numpy(got), to_numpy(expected), dtype_name(expected), rtol, atol, tol, exact,
+                           scale_atol, what)
+    elif isinstance(expected, (tuple, list, dict)):
+        assert _class(got) == _class(expected), f"{what}: torch gives a {_class(expected)}, pyctorch " \
+                                                f"{_class(got)} {got!r}"
         assert len(got) == len(expected), f"{what}: {len(got)} items != torch {len(expected)}"
+        if isinstance(expected, dict):
+            assert list(got) == list(expected), f"{what}: keys {list(got)} != torch {list(expected)}"
+            for k in expected:
+                assert_same(got[k], expected[k], what=f"{what}[{k!r}]", **kw)
+            return
         for i, (g, e) in enumerate(zip(got, expected)):
             assert_same(g, e, what=f"{what}[{i}]", **kw)
-    elif isinstance(expected, (bool, int, float)):
+    elif isinstance(expected, (bool, int, float)) and type(expected) in (bool, int, float):
         assert type(got) is type(expected), f"{what}: torch gives {type(expected).__name__} {expected!r}, " \
                                             f"pyctorch {type(got).__name__} {got!r}"
         if not values:
@@ -129,7 +175,12 @@ def assert_same(got, expected, rtol=None, atol=None, *, tol=None, exact=False, v
                                                                                      f"{expected!r}"
         else:
             assert got == expected, f"{what}: {got!r} != torch {expected!r}"
+            if exact and isinstance(expected, float) and expected == 0:
+                assert math.copysign(1, got) == math.copysign(1, expected), f"{what}: {got!r} != torch {expected!r}"
     elif expected is None:
         assert got is None, f"{what}: torch gives None, pyctorch {got!r}"
     elif type(expected).__name__ in ("dtype", "device", "str", "layout", "memory_format"):
         assert str(got) == str(expected), f"{what}: {got!r} != torch {expected!r}"
+    else:
+        assert type(got).__name__ == type(expected).__name__ and got == expected, \
+            f"{what}: {type(got).__name__} {got!r} != torch {type(expected).__name__} {expected!r}"

@@ -6,16 +6,6 @@ import pyctorch as P
 from conftest import requires_torch, assert_same, torch as T
 
 
-def _same_all(p, t, **kw):
-    assert (p is None) == (t is None)
-    if isinstance(p, (tuple, list)):
-        assert len(p) == len(t)
-        for a, b in zip(p, t):
-            _same_all(a, b, **kw)
-    elif p is not None:
-        assert_same(p.detach(), t.detach(), **kw)
-
-
 def _err(f, m):
     try:
         f(m)
@@ -123,7 +113,7 @@ CASES = [
 def test_batched_grad_vs_torch(name, fn, shapes, gos, create_graph):
     p = _grad_case(P, fn, shapes, gos, create_graph)
     t = _grad_case(T, fn, shapes, gos, create_graph)
-    _same_all(p, t)
+    assert_same(p, t)
 
 
 def _y(m):
@@ -182,8 +172,8 @@ def test_jacobian_vectorize_vs_torch(name, mk, shapes, create_graph):
         loop = m.autograd.functional.jacobian(mk(m), arg, create_graph=create_graph)
         return vec, loop
     (pv, pl), (tv, tl) = run(P), run(T)
-    _same_all(pv, tv)
-    _same_all(pv, pl)  # the vectorized Jacobian is the row-by-row one
+    assert_same(pv, tv)
+    assert_same(pv, pl)  # the vectorized Jacobian is the row-by-row one
 
 
 @requires_torch
@@ -193,7 +183,7 @@ def test_hessian_vectorize_and_jacobian_options_vs_torch():
         h = m.autograd.functional.hessian(lambda a: (a.sin() * a).sum(), x, vectorize=True)
         fwd = m.autograd.functional.jacobian(lambda a: a.exp(), x, vectorize=True, strategy="forward-mode")
         return h, fwd
-    _same_all(run(P), run(T))
+    assert_same(run(P), run(T))
     for bad in (dict(strategy="sideways"), dict(strategy="forward-mode"),
                 dict(strategy="forward-mode", vectorize=True, create_graph=True), dict(vectorize=True, strict=True)):
         def f(m):
@@ -210,7 +200,7 @@ def test_fill_tensor_value_grad_vs_torch():
         y = (x * 1).t().fill_(v)
         (y * y.detach().cumsum(0)).sum().backward()
         return x.grad, v.grad
-    _same_all(run(P), run(T))
+    assert_same(run(P), run(T))
 
 
 def test_unused_input_message_names_its_index():
@@ -244,4 +234,4 @@ def test_jacobian_vectorize_edges_vs_torch(name):
     if isinstance(t, tuple) and isinstance(t[0], str):
         assert p == t
     else:
-        _same_all(p, t)
+        assert_same(p, t)

@@ -33,18 +33,7 @@ def _both(fn):
         return
     if got_exc is not None:
         raise got_exc
-    _same_value(got, exp)
-
-
-def _same_value(got, exp):
-    if isinstance(exp, (tuple, list)):
-        assert len(got) == len(exp)
-        for g, e in zip(got, exp):
-            _same_value(g, e)
-    elif hasattr(exp, "dtype") and hasattr(exp, "shape"):
-        assert_same(got, exp)
-    else:
-        assert got == exp
+    assert_same(got, exp)
 
 
 # ---- 1. bound checks that cannot overflow ----

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import pyctorch as pt
+from comparison import assert_same
 
 _LEGACY = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
            "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
@@ -20,17 +21,6 @@ def _outcome(lib, fn):
         except Exception as e:  # noqa: BLE001 - the exception is the result compared
             return ("raise", type(e), str(e)), [str(x.message) for x in w]
     return ("ok", r), [str(x.message) for x in w]
-
-
-def _same_tensor(got, exp, values=True):
-    assert str(got.dtype) == str(exp.dtype)
-    assert tuple(got.shape) == tuple(exp.shape)
-    assert type(got) is pt.Tensor
-    if values:
-        g, e = got.detach(), exp.detach()
-        if str(e.dtype) == "torch.bfloat16":
-            g, e = g.float(), e.float()
-        np.testing.assert_array_equal(g.numpy(), e.numpy())
 
 
 @pytest.mark.parametrize("name", sorted(_LEGACY))
@@ -81,7 +71,8 @@ def test_legacy_constructor_matches_torch(name, case):
             assert got[2] == exp[2]
         return
     assert got[0] == "ok", got
-    _same_tensor(got[1], exp[1], values=case not in _UNINITIALIZED)
+    assert type(got[1]) is pt.Tensor
+    assert_same(got[1], exp[1], exact=True, values=case not in _UNINITIALIZED)
 
 
 def test_legacy_constructor_sizes_and_alias_match_torch():
@@ -97,7 +88,8 @@ def test_legacy_constructor_sizes_and_alias_match_torch():
             got, exp = pt.FloatTensor(pt.Size(args[0])), torch.FloatTensor(torch.Size(args[0]))
         else:
             got, exp = pt.FloatTensor(*args, **kw), torch.FloatTensor(*args, **kw)
-        _same_tensor(got, exp, values=False)
+        assert type(got) is pt.Tensor
+        assert_same(got, exp, exact=True, values=False)
 
 
 @pytest.mark.parametrize("name", sorted(_LEGACY))
@@ -128,7 +120,8 @@ def test_tensor_type_matches_torch(arg):
     elif isinstance(exp[1], str):
         assert got[1] == exp[1]
     else:
-        _same_tensor(got[1], exp[1])
+        assert type(got[1]) is pt.Tensor
+        assert_same(got[1], exp[1], exact=True)
 
 
 # ---- autograd.Variable ----
@@ -201,7 +194,8 @@ def test_module_inplace_functions_match_torch():
                               for lib in (torch, pt))
         assert exp[0] == got[0] == "ok", (name, exp, got)
         assert got[1][0] is got[1][1], name  # in place: the first argument itself comes back
-        _same_tensor(got[1][0], exp[1][0], values=False)
+        assert type(got[1][0]) is pt.Tensor
+        assert_same(got[1][0], exp[1][0], exact=True, values=False)
         if name == "resize_as_":  # the grown part is uninitialized memory
             continue
         np.testing.assert_allclose(got[1][0].float().numpy(), exp[1][0].float().numpy(), rtol=1e-6, atol=1e-7,

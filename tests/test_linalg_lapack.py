@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pyctorch as P
-from conftest import requires_torch, torch as T
+from conftest import assert_same_outcome, requires_torch, torch as T
 from pyctorch.autograd import gradcheck, gradgradcheck
 
 pytestmark = pytest.mark.filterwarnings("ignore:torch\\.:UserWarning")  # the deprecation notes (both libraries)
@@ -41,37 +41,16 @@ def _leaves(x):
     return [x]
 
 
-def _outcome(M, fn, arrays, dtype):
-    try:
-        r = fn(M, *_tensors(M, arrays, dtype))
-    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
-        return "error", (type(e).__name__, str(e))
-    return "ok", r
-
-
 def _same(fn, arrays, dtype="float64", tol=None, abs_=False):
-    """fn(pyctorch, *tensors) and fn(torch, *tensors): the same values, dtypes and shapes, or the same error."""
-    kp, rp = _outcome(P, fn, arrays, dtype)
-    kt, rt = _outcome(T, fn, arrays, dtype)
-    assert kp == kt, (rp, rt)
-    if kp == "error":
-        assert rp == rt
-        return
-    lp, lt = _leaves(rp), _leaves(rt)
-    assert len(lp) == len(lt)
+    """fn(pyctorch, *tensors) and fn(torch, *tensors): the same values, dtypes and shapes, or the same error;
+    abs_: factors unique up to signs, compared through their absolute values."""
     if tol is None:
         tol = 1e-4 if dtype == "float32" else 1e-9
-    for x, y in zip(lp, lt):
-        if not isinstance(y, T.Tensor):
-            assert x == y
-            continue
-        assert str(x.dtype).split(".")[1] == str(y.dtype).split(".")[1]
-        assert tuple(x.shape) == tuple(y.shape)
-        xa = np.array(x.detach().double().tolist() if x.dtype.is_floating_point else x.tolist()).reshape(tuple(x.shape))
-        ya = y.detach().double().numpy() if y.dtype.is_floating_point else y.numpy()
-        if abs_:
-            xa, ya = np.abs(xa), np.abs(ya)
-        np.testing.assert_allclose(xa, ya, rtol=tol, atol=tol)
+
+    def run(M):
+        r = fn(M, *_tensors(M, arrays, dtype))
+        return [x.abs() if isinstance(x, M.Tensor) else x for x in _leaves(r)] if abs_ else r
+    assert_same_outcome(lambda: run(P), lambda: run(T), tol, tol, message=True)
 
 
 SQUARE = [(3, 3), (1, 1), (2, 4, 4), (2, 1, 3, 3), (0, 0), (0, 3, 3)]

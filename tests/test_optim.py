@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import HAVE_TORCH, requires_torch, to_numpy
+from conftest import HAVE_TORCH, assert_same, requires_torch
 
 import pyctorch
 import pyctorch.optim
@@ -52,39 +52,7 @@ def _tol(dtype_name):
     return (2e-5, 1e-6) if dtype_name == "float32" else (1e-12, 1e-14)
 
 
-def _compare_params(pp, tp):
-    for p, t in zip(pp, tp):
-        name = str(t.dtype).split(".")[1]
-        assert str(p.dtype).split(".")[1] == name
-        rtol, atol = _tol(name)
-        np.testing.assert_allclose(to_numpy(p.detach()), to_numpy(t.detach()), rtol=rtol, atol=atol)
-
-
-def _compare_state_dicts(ps, ts):
-    assert set(ps.keys()) == set(ts.keys()) == {"state", "param_groups"}
-    assert sorted(ps["state"].keys()) == sorted(ts["state"].keys())
-    for k in ts["state"]:
-        assert set(ps["state"][k].keys()) == set(ts["state"][k].keys()), k
-        for name, tv in ts["state"][k].items():
-            pv = ps["state"][k][name]
-            if isinstance(tv, torch.Tensor):
-                assert isinstance(pv, pyctorch.Tensor)
-                dn = str(tv.dtype).split(".")[1]
-                assert str(pv.dtype).split(".")[1] == dn, (k, name)
-                assert tuple(pv.shape) == tuple(tv.shape)
-                rtol, atol = _tol(dn)
-                np.testing.assert_allclose(to_numpy(pv), to_numpy(tv), rtol=rtol, atol=atol)
-            else:
-                assert pv == tv
-    assert len(ps["param_groups"]) == len(ts["param_groups"])
-    for pg, tg in zip(ps["param_groups"], ts["param_groups"]):
-        assert set(pg.keys()) == set(tg.keys())
-        for key, tv in tg.items():
-            pv = pg[key]
-            if isinstance(tv, torch.Tensor):
-                assert pv.item() == tv.item()
-            else:
-                assert pv == tv, key
+TOL = {"float32": _tol("float32"), "float64": _tol("float64")}
 
 
 def _to_pyc(v):
@@ -113,7 +81,7 @@ def _run_pair(cls_name, kwargs, groups_spec=None, steps=20, lr_tensor=False):
     topt = getattr(torch.optim, cls_name)(_groups(tp, groups_spec), foreach=False, **tkw)
     for _ in range(steps):
         _step_both(popt, topt, pp, tp, ptg)
-        _compare_params(pp, tp)
+        assert_same(pp, tp, tol=TOL)
     return popt, topt, pp, tp, ptg, ttg
 
 
@@ -154,7 +122,9 @@ GROUPS = [([0, 2], {"lr": 0.02}), ([1, 3], {})]
 @pytest.mark.parametrize("kwargs", SGD_CASES, ids=str)
 def test_sgd_matches_torch(kwargs):
     popt, topt, *_ = _run_pair("SGD", kwargs)
-    _compare_state_dicts(popt.state_dict(), topt.state_dict())
+    ps, ts = popt.state_dict(), topt.state_dict()
+    assert_same(ps, ts, tol=TOL)
+    assert_same(ps["param_groups"], ts["param_groups"], exact=True)
 
 
 @requires_torch
@@ -162,7 +132,9 @@ def test_sgd_matches_torch(kwargs):
 @pytest.mark.parametrize("kwargs", ADAM_CASES, ids=str)
 def test_adam_matches_torch(cls, kwargs):
     popt, topt, *_ = _run_pair(cls, kwargs)
-    _compare_state_dicts(popt.state_dict(), topt.state_dict())
+    ps, ts = popt.state_dict(), topt.state_dict()
+    assert_same(ps, ts, tol=TOL)
+    assert_same(ps["param_groups"], ts["param_groups"], exact=True)
 
 
 @requires_torch
@@ -172,7 +144,8 @@ def test_param_groups_match_torch(cls, kwargs):
     spec = [([0, 2], {"lr": 0.03}), ([1, 3], {"weight_decay": 0.2})]
     popt, topt, *_ = _run_pair(cls, kwargs, groups_spec=spec)
     ps, ts = popt.state_dict(), topt.state_dict()
-    _compare_state_dicts(ps, ts)
+    assert_same(ps, ts, tol=TOL)
+    assert_same(ps["param_groups"], ts["param_groups"], exact=True)
     assert ps["param_groups"][0]["params"] == [0, 1] and ps["param_groups"][1]["params"] == [2, 3]
 
 
@@ -196,11 +169,15 @@ def test_load_torch_state_dict_then_continue(cls, kwargs):
     popt2.load_state_dict(_to_pyc(topt.state_dict()))
     assert popt2.param_groups[0]["lr"] == 0.02
     assert popt2.param_groups[0]["params"][0] is pp2[0]
-    _compare_state_dicts(popt2.state_dict(), topt.state_dict())
+    ps, ts = popt2.state_dict(), topt.state_dict()
+    assert_same(ps, ts, tol=TOL)
+    assert_same(ps["param_groups"], ts["param_groups"], exact=True)
     for _ in range(5):
         _step_both(popt2, topt, pp2, tp, ptg)
-        _compare_params(pp2, tp)
-    _compare_state_dicts(popt2.state_dict(), topt.state_dict())
+        assert_same(pp2, tp, tol=TOL)
+    ps, ts = popt2.state_dict(), topt.state_dict()
+    assert_same(ps, ts, tol=TOL)
+    assert_same(ps["param_groups"], ts["param_groups"], exact=True)
 
 
 # ---------------------------------------------------------------- always-run checks (hand-computed)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import HAVE_TORCH, requires_torch
+from conftest import HAVE_TORCH, assert_same, requires_torch
 
 import pyctorch
 import pyctorch.optim
@@ -40,14 +40,10 @@ def _tol(dtype):
     return (2e-5, 2e-6) if dtype == np.float32 else (1e-12, 1e-13)
 
 
-def _assert_params(pp, tp, tight=False):
-    for p, t in zip(pp, tp):
-        a, b = p.detach().numpy(), t.detach().numpy()
-        assert a.dtype == b.dtype and a.shape == b.shape
-        rtol, atol = _tol(a.dtype)
-        if tight:  # the fused C steps: only the sqrt's 1-ulp differences remain
-            rtol, atol = rtol / 10, atol / 10
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+# the parameters after each step; the fused C steps: only the sqrt's 1-ulp differences remain; the state
+PARAM_TOL = {"float32": _tol(np.float32), "float64": _tol(np.float64)}
+FUSED_TOL = {k: (r / 10, a / 10) for k, (r, a) in PARAM_TOL.items()}
+STATE_TOL = {k: (r * 50, a * 50) for k, (r, a) in PARAM_TOL.items()}
 
 
 def _to_torch(v):
@@ -68,30 +64,6 @@ def _to_pyc(v):
     if isinstance(v, (list, tuple)):
         return type(v)(_to_pyc(x) for x in v)
     return v
-
-
-def _compare_state_dicts(ps, ts, tight=False):
-    assert set(ps) == set(ts) == {"state", "param_groups"}
-    assert sorted(ps["state"]) == sorted(ts["state"])
-    for k, tstate in ts["state"].items():
-        pstate = ps["state"][k]
-        assert set(pstate) == set(tstate), k
-        for name, tv in tstate.items():
-            pv = pstate[name]
-            if isinstance(tv, torch.Tensor):
-                assert isinstance(pv, pyctorch.Tensor), name
-                assert str(pv.dtype) == str(tv.dtype), (name, pv.dtype, tv.dtype)
-                assert tuple(pv.shape) == tuple(tv.shape)
-                a, b = pv.detach().numpy(), tv.detach().numpy()
-                rtol, atol = _tol(a.dtype)
-                np.testing.assert_allclose(a, b, rtol=rtol * 50, atol=atol * 50, err_msg=name)
-            else:
-                assert pv == tv, name
-    assert len(ps["param_groups"]) == len(ts["param_groups"])
-    for pg, tg in zip(ps["param_groups"], ts["param_groups"]):
-        assert set(pg) == set(tg)
-        for key, tv in tg.items():
-            assert pg[key] == tv, key
 
 
 def _groups(params, spec):
@@ -161,8 +133,8 @@ def test_matches_torch(cls, kwargs):
     popt, topt, pp, tp, targets = _run_pair(cls, kwargs, steps=0)
     for s in range(20):
         _step_both(popt, topt, pp, tp, targets, s)
-        _assert_params(pp, tp)
-    _compare_state_dicts(popt.state_dict(), topt.state_dict())
+        assert_same(pp, tp, tol=PARAM_TOL)
+    assert_same(popt.state_dict(), topt.state_dict(), tol=STATE_TOL)
 
 
 @requires_torch
@@ -174,7 +146,7 @@ def test_fused_paths_match_torch(cls, kwargs, path):
                                             torch_extra=extra if path == "foreach=False" else None)
     for s in range(20):
         _step_both(popt, topt, pp, tp, targets, s)
-        _assert_params(pp, tp, tight=path != "foreach=False")
+        assert_same(pp, tp, tol=FUSED_TOL if path != "foreach=False" else PARAM_TOL)
     ps, ts = popt.state_dict(), topt.state_dict()
     if path == "fused":  # the group records fused=True (torch's records its own flag)
         for g in ps["param_groups"]:
@@ -183,7 +155,7 @@ def test_fused_paths_match_torch(cls, kwargs, path):
         for st in ps["state"].values():
             if "step" in st:
                 assert st["step"].dtype == pyctorch.float32
-    _compare_state_dicts(ps, ts)
+    assert_same(ps, ts, tol=STATE_TOL)
 
 
 @requires_torch
@@ -194,7 +166,7 @@ def test_fused_paths_match_torch(cls, kwargs, path):
 def test_param_groups_and_state_dict_round_trip(cls, kwargs):
     spec = [([0, 2, 4], {"lr": 0.02}), ([1, 3], {"weight_decay": 0.1})]
     popt, topt, pp, tp, targets = _run_pair(cls, kwargs, steps=7, spec=spec)
-    _compare_state_dicts(popt.state_dict(), topt.state_dict())
+    assert_same(popt.state_dict(), topt.state_dict(), tol=STATE_TOL)
 
     # torch's state dict into a fresh pyctorch optimizer (on copies of torch's params), then continue
     pp2 = [pyctorch.tensor(t.detach().numpy().copy(), requires_grad=True) for t in tp]
@@ -205,7 +177,7 @@ def test_param_groups_and_state_dict_round_trip(cls, kwargs):
     tp_l = [torch.tensor(t.detach().numpy().copy(), requires_grad=True) for t in tp]
     topt_l = getattr(torch.optim, cls)(_groups(tp_l, [([0, 2, 4], {}), ([1, 3], {})]), **kwargs)
     topt_l.load_state_dict(topt.state_dict())
-    _compare_state_dicts(popt2.state_dict(), topt_l.state_dict())
+    assert_same(popt2.state_dict(), topt_l.state_dict(), tol=STATE_TOL)
 
     # and pyctorch's state dict into a fresh torch optimizer
     tp2 = [torch.tensor(p.detach().numpy().copy(), requires_grad=True) for p in pp2]
@@ -213,8 +185,8 @@ def test_param_groups_and_state_dict_round_trip(cls, kwargs):
     topt2.load_state_dict(_to_torch(popt2.state_dict()))
     for s in range(7, 12):
         _step_both(popt2, topt2, pp2, tp2, targets, s)
-        _assert_params(pp2, tp2)
-    _compare_state_dicts(popt2.state_dict(), topt2.state_dict())
+        assert_same(pp2, tp2, tol=PARAM_TOL)
+    assert_same(popt2.state_dict(), topt2.state_dict(), tol=STATE_TOL)
 
 
 # ---------------------------------------------------------------- the fused C steps, bit for bit

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pyctorch
+from comparison import assert_same
 
 try:
     import torch
@@ -52,28 +53,8 @@ def to_module(m, arr, dtype, layout):
     return t
 
 
-def tol(dtype):
-    return {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2), "float64": (1e-10, 1e-10)}.get(dtype, (2e-5, 2e-5))
-
-
-def values(t):
-    return t.float().tolist() if str(t.dtype) in ("torch.bfloat16", "torch.float16") else t.tolist()
-
-
-def compare(r, e, dtype, what):
-    if isinstance(e, tuple):
-        assert isinstance(r, tuple) and len(r) == len(e), what
-        assert type(r).__name__ == type(e).__name__, what
-        for field in ("values", "indices", "min", "max"):
-            assert hasattr(r, field) == hasattr(e, field), what
-        for a, b in zip(r, e):
-            compare(a, b, dtype, what)
-        return
-    assert str(r.dtype) == str(e.dtype), f"{what}: dtype {r.dtype} != {e.dtype}"
-    assert tuple(r.shape) == tuple(e.shape), f"{what}: shape {tuple(r.shape)} != {tuple(e.shape)}"
-    rtol, atol = tol(str(e.dtype).replace("torch.", ""))
-    np.testing.assert_allclose(np.array(values(r), dtype=np.float64), np.array(values(e), dtype=np.float64),
-                               rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+# per result dtype; other dtypes (integers, bool) exactly
+TOL = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2), "float32": (2e-5, 2e-5), "float64": (1e-10, 1e-10)}
 
 
 def run_both(f, arr, dtype, layout="contiguous", what=""):
@@ -89,7 +70,7 @@ def run_both(f, arr, dtype, layout="contiguous", what=""):
                 f(pyctorch, xp)
             return
         r = f(pyctorch, xp)
-    compare(r, e, dtype, what)
+    assert_same(r, e, tol=TOL, what=what)
 
 
 SHAPES = [(), (5,), (3, 4), (2, 3, 4), (0, 3)]
@@ -239,14 +220,14 @@ def test_max_other_and_return_types():
     a, b = make((3, 4), "float32"), make((4,), "float32")
     xt, xp = torch.from_numpy(a), pyctorch.from_numpy(a)
     yt, yp = torch.from_numpy(b), pyctorch.from_numpy(b)
-    compare(pyctorch.max(xp, yp), torch.max(xt, yt), "float32", "max other")
-    compare(xp.min(yp), xt.min(yt), "float32", "min other")
+    assert_same(pyctorch.max(xp, yp), torch.max(xt, yt), tol=TOL, what="max other")
+    assert_same(xp.min(yp), xt.min(yt), tol=TOL, what="min other")
     r = xp.max(1)
     assert type(r).__name__ == "max" and type(r).__module__ == "torch.return_types"
     assert r.values is r[0] and r.indices is r[1]
     assert type(pyctorch.aminmax(xp)).__name__ == "aminmax"
     v, i = pyctorch.min(xp, 0)
-    compare((v, i), tuple(torch.min(xt, 0)), "float32", "unpack")
+    assert_same((v, i), tuple(torch.min(xt, 0)), tol=TOL, what="unpack")
 
 
 # ---------------------------------------------------------------------------------------
@@ -423,12 +404,12 @@ def test_out_argument():
                 continue
             rp = getattr(pyctorch, op)(xp, 0, out=op_)
         assert rp is op_
-        compare(op_, ot, "float32", f"out= {op}")
+        assert_same(op_, ot, tol=TOL, what=f"out= {op}")
     vt, it = torch.empty(0), torch.empty(0, dtype=torch.int64)
     vp, ip = pyctorch.empty(0), pyctorch.empty(0, dtype=pyctorch.int64)
     rt, rp = torch.max(xt, 1, out=(vt, it)), pyctorch.max(xp, 1, out=(vp, ip))
     assert rp.values is vp and rp.indices is ip
-    compare(tuple(rp), tuple(rt), "float32", "max out=")
+    assert_same(tuple(rp), tuple(rt), tol=TOL, what="max out=")
     with pytest.raises(RuntimeError):
         pyctorch.max(xp, 1, out=(pyctorch.empty(0, dtype=pyctorch.float64), ip))
 
@@ -465,9 +446,10 @@ def test_overloads_and_edge_cases():
     xt, xp = torch.from_numpy(a), pyctorch.from_numpy(a)
     # max(Tensor, Tensor, out=Tensor) is the elementwise overload even with a 0-d other
     bt, bp = torch.tensor(False), pyctorch.tensor(False)
-    compare(pyctorch.max(bp, bp, out=pyctorch.tensor(True)), torch.max(bt, bt, out=torch.tensor(True)), "bool", "max out")
-    compare(pyctorch.min(xp, pyctorch.from_numpy(a[0].copy()), out=pyctorch.empty(0)),
-            torch.min(xt, torch.from_numpy(a[0].copy()), out=torch.empty(0)), "float32", "min out")
+    assert_same(pyctorch.max(bp, bp, out=pyctorch.tensor(True)), torch.max(bt, bt, out=torch.tensor(True)), tol=TOL,
+                what="max out")
+    assert_same(pyctorch.min(xp, pyctorch.from_numpy(a[0].copy()), out=pyctorch.empty(0)),
+                torch.min(xt, torch.from_numpy(a[0].copy()), out=torch.empty(0)), tol=TOL, what="min out")
     # var over empty reductions is NaN whatever the correction
     e = np.zeros((4, 0, 3), np.float32)
     for corr in (-2, 0, 1):

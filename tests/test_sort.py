@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import pyctorch
+from comparison import assert_same
 
 try:
     import torch
@@ -66,29 +67,6 @@ def as_np(t):
     return np.array(t.tolist(), dtype=np.bool_ if name == "bool" else np.dtype(name)).reshape(tuple(t.shape))
 
 
-def same(r, e, what, rtol=0.0, atol=0.0):
-    """pyctorch result r equals torch result e (recursively through tuples)."""
-    if isinstance(e, tuple):
-        assert isinstance(r, tuple) and len(r) == len(e), f"{what}: {type(r)} vs {type(e)}"
-        assert type(r).__name__ == type(e).__name__, f"{what}: {type(r).__name__} != {type(e).__name__}"
-        assert getattr(type(r), "__module__", None) == getattr(type(e), "__module__", None), what
-        if hasattr(type(e), "n_fields"):  # a torch.return_types struct sequence
-            assert r.values is r[0] and r.indices is r[1], what
-        for a, b in zip(r, e):
-            same(a, b, what, rtol, atol)
-        return
-    assert str(r.dtype).split(".")[-1] == str(e.dtype).split(".")[-1], f"{what}: dtype {r.dtype} != {e.dtype}"
-    assert tuple(r.shape) == tuple(e.shape), f"{what}: shape {tuple(r.shape)} != {tuple(e.shape)}"
-    a, b = as_np(r), as_np(e)
-    if a.dtype.kind == "f" and (rtol or atol):
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-    else:
-        np.testing.assert_array_equal(a, b, err_msg=what)
-        if a.dtype.kind == "f":  # -0.0 and 0.0 are told apart
-            z = b == 0
-            np.testing.assert_array_equal(np.signbit(a[z]), np.signbit(b[z]), err_msg=what + " (sign of zero)")
-
-
 def both(f, arrs, dtypes, layout="contiguous", what="", rtol=0.0, atol=0.0, msg=True):
     """Runs f(m, *tensors) for torch and pyctorch; same results or the same exception."""
     if not isinstance(arrs, (list, tuple)):
@@ -102,7 +80,10 @@ def both(f, arrs, dtypes, layout="contiguous", what="", rtol=0.0, atol=0.0, msg=
             assert str(info.value).split("\n")[0] == str(ex).split("\n")[0], what
         return None
     r = f(pyctorch, *[tensor(pyctorch, a, d, layout) for a, d in zip(arrs, dtypes)])
-    same(r, e, what or f"{dtypes} {layout}", rtol, atol)
+    # exactly (0.0 and -0.0 told apart) unless a tolerance is given
+    assert_same(r, e, rtol, atol, exact=not (rtol or atol), what=what or f"{dtypes} {layout}")
+    if hasattr(type(e), "n_fields"):  # a torch.return_types struct sequence: its fields are its items
+        assert r.values is r[0] and r.indices is r[1], what
     return r
 
 
@@ -147,7 +128,7 @@ def test_sort_result_layout():
                   lambda m, y: m.msort(y)):
             r, e = g(pyctorch, p), g(torch, t)
             assert r.stride() == e.stride(), (r.stride(), e.stride())
-            same(r, e, "layout")
+            assert_same(r, e, exact=True, what="layout")
 
 
 @needs_torch
@@ -181,7 +162,7 @@ def test_sort_out_and_errors():
     r = pyctorch.sort(x, 1, out=(v, i))
     e = torch.sort(tx, 1)
     assert r[0] is v and r[1] is i and type(r).__name__ == "sort_out"
-    same(tuple(r), tuple(e), "sort out")
+    assert_same(tuple(r), tuple(e), exact=True, what="sort out")
     o = pyctorch.empty(0, dtype=pyctorch.int64)
     assert pyctorch.argsort(x, stable=True, out=o) is o
     for f in (lambda m, x: m.sort(x, 2), lambda m, x: m.sort(x, -3), lambda m, x: m.argsort(x, 5),

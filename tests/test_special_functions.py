@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pyctorch
-from conftest import requires_torch, torch
+from conftest import assert_same, requires_torch, torch
 
 S = pyctorch.special
 INF, NAN = math.inf, math.nan
@@ -32,9 +32,9 @@ def t64(values):
     return pyctorch.tensor(values, dtype=pyctorch.float64)
 
 
-def close(actual, expected, rtol=1e-13, atol=0.0):
-    np.testing.assert_allclose(np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64),
-                               rtol=rtol, atol=atol, equal_nan=True)
+def f64(values):
+    """known values (lists, tensors' tolist()) as float64 arrays, compared by assert_same"""
+    return np.asarray(values, dtype=np.float64)
 
 
 # ---- known values, no torch needed ----
@@ -61,40 +61,44 @@ KNOWN = {  # name -> [(x, value)]
 @pytest.mark.parametrize("name", sorted(KNOWN))
 def test_known_values(name):
     xs, want = zip(*KNOWN[name])
-    close(getattr(S, name)(t64(list(xs))).tolist(), want, rtol=1e-13, atol=1e-15)
+    assert_same(f64(getattr(S, name)(t64(list(xs))).tolist()), f64(want), 1e-13, 1e-15)
 
 
 def test_gamma_family_known_values():
-    close(S.zeta(t64([3.0, 2.0]), t64([2.0, 0.5])).tolist(), [0.2020569031595943, 4.934802200544679])
-    close(S.zeta(2.0, t64([1.0])).tolist(), [math.pi ** 2 / 6])
-    close(S.polygamma(3, t64([0.5])).tolist(), [97.40909103400244])
-    close(pyctorch.polygamma(1, t64([1.0])).tolist(), [math.pi ** 2 / 6], rtol=1e-12)
-    close(S.gammainc(t64([2.5, 50.0]), t64([3.0, 45.0])).tolist(), [0.6937810815867216, 0.24680203440017026])
+    assert_same(f64(S.zeta(t64([3.0, 2.0]), t64([2.0, 0.5])).tolist()), f64([0.2020569031595943, 4.934802200544679]),
+                1e-13, 0.0)
+    assert_same(f64(S.zeta(2.0, t64([1.0])).tolist()), f64([math.pi ** 2 / 6]), 1e-13, 0.0)
+    assert_same(f64(S.polygamma(3, t64([0.5])).tolist()), f64([97.40909103400244]), 1e-13, 0.0)
+    assert_same(f64(pyctorch.polygamma(1, t64([1.0])).tolist()), f64([math.pi ** 2 / 6]), 1e-12, 0.0)
+    assert_same(f64(S.gammainc(t64([2.5, 50.0]), t64([3.0, 45.0])).tolist()),
+                f64([0.6937810815867216, 0.24680203440017026]), 1e-13, 0.0)
     x = t64([0.1, 1.0, 7.0])
-    close(S.gammainc(t64([1.0]), x).tolist(), (1 - np.exp(-x.numpy())).tolist())  # P(1, x) = 1 - e^-x
-    close((S.gammainc(t64([3.5]), x) + S.gammaincc(t64([3.5]), x)).tolist(), [1.0] * 3)
+    assert_same(f64(S.gammainc(t64([1.0]), x).tolist()), f64((1 - np.exp(-x.numpy())).tolist()), 1e-13,
+                0.0)  # P(1, x) = 1 - e^-x
+    assert_same(f64((S.gammainc(t64([3.5]), x) + S.gammaincc(t64([3.5]), x)).tolist()), f64([1.0] * 3), 1e-13, 0.0)
 
 
 def test_polynomial_identities():
     x = t64([-0.7, 0.3, 1.9])
     xn = x.numpy()
-    close(S.chebyshev_polynomial_t(x, 3).tolist(), (4 * xn ** 3 - 3 * xn).tolist())
-    close(S.chebyshev_polynomial_u(x, 2).tolist(), (4 * xn ** 2 - 1).tolist())
-    close(S.hermite_polynomial_h(x, 3).tolist(), (8 * xn ** 3 - 12 * xn).tolist())
-    close(S.hermite_polynomial_he(x, 3).tolist(), (xn ** 3 - 3 * xn).tolist())
-    close(S.laguerre_polynomial_l(x, 2).tolist(), ((xn ** 2 - 4 * xn + 2) / 2).tolist())
-    close(S.legendre_polynomial_p(x, 2).tolist(), ((3 * xn ** 2 - 1) / 2).tolist())
-    close(S.shifted_chebyshev_polynomial_t(x, 2).tolist(), S.chebyshev_polynomial_t(2 * x - 1, 2).tolist())
+    assert_same(f64(S.chebyshev_polynomial_t(x, 3).tolist()), f64((4 * xn ** 3 - 3 * xn).tolist()), 1e-13, 0.0)
+    assert_same(f64(S.chebyshev_polynomial_u(x, 2).tolist()), f64((4 * xn ** 2 - 1).tolist()), 1e-13, 0.0)
+    assert_same(f64(S.hermite_polynomial_h(x, 3).tolist()), f64((8 * xn ** 3 - 12 * xn).tolist()), 1e-13, 0.0)
+    assert_same(f64(S.hermite_polynomial_he(x, 3).tolist()), f64((xn ** 3 - 3 * xn).tolist()), 1e-13, 0.0)
+    assert_same(f64(S.laguerre_polynomial_l(x, 2).tolist()), f64(((xn ** 2 - 4 * xn + 2) / 2).tolist()), 1e-13, 0.0)
+    assert_same(f64(S.legendre_polynomial_p(x, 2).tolist()), f64(((3 * xn ** 2 - 1) / 2).tolist()), 1e-13, 0.0)
+    assert_same(f64(S.shifted_chebyshev_polynomial_t(x, 2).tolist()),
+                f64(S.chebyshev_polynomial_t(2 * x - 1, 2).tolist()), 1e-13, 0.0)
     # the trigonometric form (degree > 6, |x| < 1) agrees with the recurrence
-    close(S.chebyshev_polynomial_t(t64([0.3]), 9).tolist(), [math.cos(9 * math.acos(0.3))], rtol=1e-12)
+    assert_same(f64(S.chebyshev_polynomial_t(t64([0.3]), 9).tolist()), f64([math.cos(9 * math.acos(0.3))]), 1e-12, 0.0)
     # torch's degree: truncated toward zero, negative gives 0
-    close(S.legendre_polynomial_p(x, 2.9).tolist(), S.legendre_polynomial_p(x, 2).tolist())
+    assert_same(f64(S.legendre_polynomial_p(x, 2.9).tolist()), f64(S.legendre_polynomial_p(x, 2).tolist()), 1e-13, 0.0)
     assert S.hermite_polynomial_h(x, -1).tolist() == [0.0] * 3
 
 
 def test_ndtri_inverts_log_ndtr_in_the_far_tail():
     p = t64([1e-300, 1e-100, 1e-20, 0.1, 0.3])
-    close(S.log_ndtr(S.ndtri(p)).tolist(), np.log(p.numpy()).tolist(), rtol=1e-14)
+    assert_same(f64(S.log_ndtr(S.ndtri(p)).tolist()), f64(np.log(p.numpy()).tolist()), 1e-14, 0.0)
 
 
 def test_promotion_dtypes_and_errors():
@@ -130,17 +134,17 @@ def test_out_method_and_inplace():
     x = t64([0.5, 1.5])
     out = pyctorch.empty(2, dtype=pyctorch.float64)
     assert S.erfcx(x, out=out) is out
-    close(out.tolist(), S.erfcx(x).tolist(), rtol=0)
+    assert_same(f64(out.tolist()), f64(S.erfcx(x).tolist()), 0, 0.0)
     out = pyctorch.empty(0, dtype=pyctorch.float64)
     S.laguerre_polynomial_l(x, 3, out=out)
-    close(out.tolist(), S.laguerre_polynomial_l(x, 3).tolist(), rtol=0)
-    close(x.polygamma(2).tolist(), S.polygamma(2, x).tolist(), rtol=0)
+    assert_same(f64(out.tolist()), f64(S.laguerre_polynomial_l(x, 3).tolist()), 0, 0.0)
+    assert_same(f64(x.polygamma(2).tolist()), f64(S.polygamma(2, x).tolist()), 0, 0.0)
     y = x.clone()
     y.polygamma_(2)
-    close(y.tolist(), S.polygamma(2, x).tolist(), rtol=0)
+    assert_same(f64(y.tolist()), f64(S.polygamma(2, x).tolist()), 0, 0.0)
     y = x.clone()
     y.igamma_(t64([1.0, 2.0]))
-    close(y.tolist(), pyctorch.igamma(x, t64([1.0, 2.0])).tolist(), rtol=0)
+    assert_same(f64(y.tolist()), f64(pyctorch.igamma(x, t64([1.0, 2.0])).tolist()), 0, 0.0)
 
 
 def test_non_differentiable_and_missing_derivatives():
@@ -186,14 +190,6 @@ TOL32 = {"airy_ai": (1e-4, 1e-5), "bessel_j0": (1e-4, 1e-5), "bessel_j1": (1e-4,
          "bessel_y1": (1e-4, 1e-5), "log_ndtr": (2e-5, 0), "i1e": (2e-6, 1e-7)}
 
 
-def _compare(ours, theirs, rtol, atol):
-    a, b = ours.double().numpy(), theirs.double().numpy()
-    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-    inf = np.isinf(a) | np.isinf(b)
-    np.testing.assert_array_equal(a[inf], b[inf])
-    np.testing.assert_allclose(a[~inf], b[~inf], rtol=rtol, atol=atol, equal_nan=True)
-
-
 @requires_torch
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", UNARY)
@@ -207,7 +203,7 @@ def test_unary_vs_torch(name, dtype):
     theirs = getattr(torch.special, name)(torch.tensor(xs, dtype=getattr(torch, dtype)))
     assert str(ours.dtype) == str(theirs.dtype)
     tol = (TOL64 if dtype == "float64" else TOL32).get(name, (1e-13, 1e-300) if dtype == "float64" else (1e-6, 1e-30))
-    _compare(ours, theirs, *tol)
+    assert_same(ours, theirs, *tol)
 
 
 @requires_torch
@@ -223,15 +219,15 @@ def test_polynomials_vs_torch(name, dtype):
     theirs = getattr(torch.special, name)(torch.tensor(x, dtype=getattr(torch, dtype)),
                                           torch.tensor(n, dtype=getattr(torch, dtype)))
     rtol = 1e-12 if dtype == "float64" else 1e-4
-    _compare(ours, theirs, rtol, 1e-12 if dtype == "float64" else 1e-5)
+    assert_same(ours, theirs, rtol, 1e-12 if dtype == "float64" else 1e-5)
     # Python-number degree and x, integer tensors
     xt = pyctorch.tensor([0.25, 2.0], dtype=getattr(pyctorch, dtype))
-    _compare(getattr(S, name)(xt, 4), getattr(torch.special, name)(torch.tensor(xt.tolist(), dtype=getattr(torch, dtype)), 4),
-             rtol, 1e-12)
+    assert_same(getattr(S, name)(xt, 4),
+                getattr(torch.special, name)(torch.tensor(xt.tolist(), dtype=getattr(torch, dtype)), 4), rtol, 1e-12)
     a = getattr(S, name)(0.5, pyctorch.tensor([3, 4]))
     b = getattr(torch.special, name)(0.5, torch.tensor([3, 4]))
     assert str(a.dtype) == str(b.dtype)
-    _compare(a, b, 1e-6, 1e-6)
+    assert_same(a, b, 1e-6, 1e-6)
 
 
 @requires_torch
@@ -242,21 +238,21 @@ def test_gamma_family_vs_torch(dtype):
     s = [0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 10.0, 30.0, 100.0, INF, NAN]
     q = [-3.0, -2.5, -1.5, -1.0, -0.5, 0.0, 1e-3, 0.5, 1.0, 2.0, 10.0, 1e3, 1e10, INF, -INF, NAN]
     a, b = (np.array(v) for v in zip(*[(u, v) for u in s for v in q]))
-    _compare(S.zeta(pyctorch.tensor(a, dtype=P), pyctorch.tensor(b, dtype=P)),
-             torch.special.zeta(torch.tensor(a, dtype=T), torch.tensor(b, dtype=T)), rtol, 1e-300)
+    assert_same(S.zeta(pyctorch.tensor(a, dtype=P), pyctorch.tensor(b, dtype=P)),
+                torch.special.zeta(torch.tensor(a, dtype=T), torch.tensor(b, dtype=T)), rtol, 1e-300)
     # torch's incomplete gamma carries relative errors up to about 1e-9 in float64 (at a = x = 30, say)
     av = [0.0, 1e-3, 0.1, 0.5, 1.0, 1.5, 2.0, 5.0, 10.0, 30.0, 100.0, 1e3, INF, NAN, -1.0]
     xv = [0.0, 1e-3, 0.1, 0.5, 1.0, 2.0, 5.0, 9.0, 10.0, 11.0, 30.0, 100.0, 1e3, INF, NAN, -1.0]
     a, b = (np.array(v) for v in zip(*[(u, v) for u in av for v in xv]))
     for fn in ("igamma", "igammac"):
-        _compare(getattr(pyctorch, fn)(pyctorch.tensor(a, dtype=P), pyctorch.tensor(b, dtype=P)),
-                 getattr(torch, fn)(torch.tensor(a, dtype=T), torch.tensor(b, dtype=T)),
-                 2e-9 if dtype == "float64" else 1e-5, 1e-6 if dtype == "float32" else 1e-12)
+        assert_same(getattr(pyctorch, fn)(pyctorch.tensor(a, dtype=P), pyctorch.tensor(b, dtype=P)),
+                    getattr(torch, fn)(torch.tensor(a, dtype=T), torch.tensor(b, dtype=T)),
+                    2e-9 if dtype == "float64" else 1e-5, 1e-6 if dtype == "float32" else 1e-12)
     # polygamma; torch's trigamma (n = 1) is accurate to about 1e-9, and finite at the poles (-3: sin(pi x) != 0)
     x = [-2.5, -1.5, -0.5, -0.0, 0.0, 1e-3, 0.5, 1.0, 2.0, 10.0, 1e3, 1e10, INF, -INF, NAN]
     for n in (0, 1, 2, 3, 4, 5, 10):
-        _compare(pyctorch.polygamma(n, pyctorch.tensor(x, dtype=P)), torch.polygamma(n, torch.tensor(x, dtype=T)),
-                 (1e-8 if n == 1 else 1e-12) if dtype == "float64" else 2e-5, 1e-30)
+        assert_same(pyctorch.polygamma(n, pyctorch.tensor(x, dtype=P)), torch.polygamma(n, torch.tensor(x, dtype=T)),
+                    (1e-8 if n == 1 else 1e-12) if dtype == "float64" else 2e-5, 1e-30)
 
 
 @requires_torch
@@ -265,10 +261,10 @@ def test_reduced_precision_vs_torch():
     for dt in ("float16", "bfloat16"):
         P, T = getattr(pyctorch, dt), getattr(torch, dt)
         for name in REDUCED_OK:
-            _compare(getattr(S, name)(pyctorch.tensor(x, dtype=P)), getattr(torch.special, name)(torch.tensor(x, dtype=T)),
-                     1e-2, 1e-3)
-        _compare(S.polygamma(2, pyctorch.tensor([0.5, 2.0], dtype=P)), torch.special.polygamma(2, torch.tensor([0.5, 2.0], dtype=T)),
-                 1e-2, 1e-3)
+            assert_same(getattr(S, name)(pyctorch.tensor(x, dtype=P)),
+                        getattr(torch.special, name)(torch.tensor(x, dtype=T)), 1e-2, 1e-3)
+        assert_same(S.polygamma(2, pyctorch.tensor([0.5, 2.0], dtype=P)),
+                    torch.special.polygamma(2, torch.tensor([0.5, 2.0], dtype=T)), 1e-2, 1e-3)
 
 
 @requires_torch

@@ -8,13 +8,12 @@ without torch; the checks against NumPy and hand-computed values always run.
 """
 import io
 import math
-import warnings
 
 import numpy as np
 import pytest
 
 import pyctorch
-from conftest import HAVE_TORCH, requires_torch, torch
+from conftest import HAVE_TORCH, assert_same_outcome, requires_torch, torch
 
 UNSIGNED = ["uint16", "uint32", "uint64"]
 ALL_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"] + UNSIGNED
@@ -319,46 +318,13 @@ for _n in [n for n in CALLS if n.startswith("special_")]:
     CALLS[_n] = (lambda f: lambda L, x: (lambda r: (r.dtype, r.shape, r.isnan()))(f(L, x)))(CALLS[_n])
 
 
-def _plain(v, lib):
-    """A comparable form of a result: (dtype, shape, values) for tensors, recursively for sequences."""
-    if isinstance(v, (tuple, list)):
-        return [_plain(a, lib) for a in v]
-    if isinstance(v, lib.Tensor):
-        return (str(v.dtype), tuple(v.shape), v.tolist())
-    if isinstance(v, lib.Size):
-        return tuple(v)
-    if isinstance(v, (int, float, bool)):
-        return v
-    return str(v)
-
-
-def _close(got, exp):
-    """Equal results; floating values (computed by libm in both, from the same integers) within 1e-6."""
-    if isinstance(exp, list) and isinstance(got, list):
-        return len(got) == len(exp) and all(_close(g, e) for g, e in zip(got, exp))
-    if isinstance(exp, tuple) and len(exp) == 3 and isinstance(exp[0], str) and "float" in exp[0]:
-        if got[:2] != exp[:2]:
-            return False
-        a, b = np.asarray(got[2], dtype=np.float64), np.asarray(exp[2], dtype=np.float64)
-        return np.allclose(a, b, rtol=1e-6, atol=0, equal_nan=True)
-    return got == exp
+# floating values (computed by libm in both, from the same integers) within 1e-6; everything else exactly
+TOL = {name: (1e-6, 0.0) for name in ("float16", "bfloat16", "float32", "float64")}
 
 
 def _compare(run):
     """run(lib) in torch and in pyctorch: equal results, or the same exception type and message."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            exp, exp_err = _plain(run(torch), torch), None
-        except Exception as e:  # noqa: BLE001 - torch's refusal is the expectation
-            exp, exp_err = None, e
-        if exp_err is not None:
-            with pytest.raises(type(exp_err)) as info:
-                run(pyctorch)
-            assert str(info.value) == str(exp_err)
-            return
-        got = _plain(run(pyctorch), pyctorch)
-    assert _close(got, exp), f"{got}\n!= torch\n{exp}"
+    assert_same_outcome(lambda: run(pyctorch), lambda: run(torch), tol=TOL, message=True)
 
 
 def _input(L, dtype, layout):

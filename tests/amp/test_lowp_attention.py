@@ -12,12 +12,13 @@ import pytest
 
 import pyctorch as P
 import pyctorch.nn.functional as F
-from conftest import requires_torch, torch as T
+from conftest import assert_same, requires_torch, torch as T
 
 LOWP = ["bfloat16", "float16"]
 # a couple of units in the last place of the output dtype, relative to the largest magnitude: torch
 # rounds the probabilities to the input dtype before the second product, this kernel keeps them float32
 TOL = {"bfloat16": 2e-2, "float16": 3e-3, "float32": 1e-5}
+TOLS = {name: (tol, tol) for name, tol in TOL.items()}  # atol scaled by the output's magnitude (scale_atol)
 
 
 def pt(x, grad=False):
@@ -31,17 +32,6 @@ def pt(x, grad=False):
 def npy(x):
     x = x.detach()
     return np.array(x.float().tolist() if x.dim() else [float(x)], dtype=np.float64).reshape(tuple(x.shape))
-
-
-def close(p, t):
-    dt = str(t.dtype).split(".")[1]
-    assert str(p.dtype).split(".")[1] == dt, (p.dtype, t.dtype)
-    assert tuple(p.shape) == tuple(t.shape), (tuple(p.shape), tuple(t.shape))
-    a, b = npy(p), npy(t)
-    np.testing.assert_array_equal(np.isfinite(a), np.isfinite(b))
-    fin = np.isfinite(b)
-    scale = max(1.0, float(np.abs(b[fin]).max())) if fin.any() else 1.0
-    np.testing.assert_allclose(a[fin], b[fin], rtol=TOL[dt], atol=TOL[dt] * scale)
 
 
 def inputs(dtype, b=2, h=3, tq=37, tk=37, e=16, ev=16, seed=0, layout="c"):
@@ -70,7 +60,7 @@ def sdpa_both(q, k, v, **kw):
 def check_sdpa(q, k, v, **kw):
     got, want = sdpa_both(q, k, v, **kw)
     for p, t in zip(got, want):
-        close(p, t)
+        assert_same(p, t, tol=TOLS, scale_atol=True)
 
 
 @requires_torch
@@ -113,7 +103,7 @@ def test_float32_mask_is_added_in_float32():
     mask = (256 + T.linspace(0, 0.99, 64)).expand(1, 1, 4, 64).contiguous()  # all 256 in bfloat16
     v = T.eye(64)[:, :8].reshape(1, 1, 64, 8).to(T.bfloat16) * 64
     got, want = sdpa_both(q, k, v, attn_mask=mask)
-    close(got[0], want[0])
+    assert_same(got[0], want[0], tol=TOLS, scale_atol=True)
     rounded = T.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(T.bfloat16))
     assert np.abs(npy(rounded) - npy(want[0])).max() > 0.2  # the check above can tell the two apart
 
@@ -130,14 +120,14 @@ def test_raw_ops_match_torch_kernels(dtype, causal):
     to, tl = T.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal)
     po, pl = P._C._flash_attention_cpu(pt(q), pt(k), pt(v), None, causal)
     assert pl.dtype == P.float32 and tl.dtype == T.float32
-    close(po, to)
+    assert_same(po, to, tol=TOLS, scale_atol=True)
     # torch's exp is a fast approximation (relative error ~1e-5): rows with few keys show it
     np.testing.assert_allclose(npy(pl), npy(tl), rtol=1e-4, atol=1e-4)
     go = T.randn(to.shape, generator=T.Generator().manual_seed(1)).to(to.dtype)
     tg = T.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(go, q, k, v, to, tl, 0.0, causal)
     pg = P._C._flash_attention_cpu_backward(pt(go), pt(q), pt(k), pt(v), po, pl, None, causal, None, None, [1, 1, 1])
     for p, t in zip(pg, tg):
-        close(p, t)
+        assert_same(p, t, tol=TOLS, scale_atol=True)
 
 
 @requires_torch
@@ -149,7 +139,7 @@ def test_rows_attending_to_nothing(dtype):
     to, tl = T.ops.aten._scaled_dot_product_flash_attention_for_cpu(
         q, k, v, 0.0, False, attn_mask=T.zeros(keep.shape).masked_fill(~keep, -math.inf).to(q.dtype))
     po, pl = P._C._flash_attention_cpu(pt(q), pt(k), pt(v), pt(keep))
-    close(po, to)
+    assert_same(po, to, tol=TOLS, scale_atol=True)
     assert npy(po)[:, :, 2].tolist() == np.zeros((1, 2, 16)).tolist()
     assert (npy(pl)[:, :, 2] == 0).all() and (npy(tl)[:, :, 2] == 0).all()  # logsumexp 0, as torch's
     check_sdpa(q, k, v, attn_mask=keep)

@@ -9,33 +9,14 @@ import numpy as np
 import pytest
 
 import pyctorch as P
-from conftest import requires_torch, torch as T
+from conftest import assert_same_outcome, requires_torch, torch as T
 
 FLOATS = ["bfloat16", "float16", "float32", "float64"]
 TOL = {"bfloat16": 2e-2, "float16": 2e-3, "float32": 1e-5, "float64": 1e-10}
 
 
-def outcome(lib, fn):
-    """(error type and message) or the results as (dtype name, float64 values) pairs."""
-    try:
-        out = fn(lib)
-    except (RuntimeError, TypeError, ValueError) as e:
-        return type(e).__name__, str(e).split("\n")[0]
-    out = out if isinstance(out, (tuple, list)) else [out]
-    return [(str(t.dtype).split(".")[1], np.array(t.float().tolist(), dtype=np.float64)) for t in out]
-
-
-def assert_same_outcome(fn, what):
-    want, got = outcome(T, fn), outcome(P, fn)
-    if isinstance(want, tuple) or isinstance(got, tuple):
-        assert got == want, f"{what}: pyctorch {got} != torch {want}"
-        return
-    assert [d for d, _ in got] == [d for d, _ in want], f"{what}: dtypes {got} != torch {want}"
-    for (d, a), (_, b) in zip(got, want):
-        assert a.shape == b.shape, what
-        if b.size == 0:
-            continue
-        np.testing.assert_allclose(a, b, rtol=TOL[d], atol=TOL[d] * max(1.0, np.abs(b).max()), err_msg=what)
+# (rtol, atol) per result dtype; atol scales with the largest finite value of torch's result (scale_atol)
+TOLS = {name: (tol, tol) for name, tol in TOL.items()}
 
 
 def dt(lib, name):
@@ -57,7 +38,8 @@ def test_softmax_backward_result_dtype_follows_grad_output(op):
             y = lib.tensor([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]).to(dt(lib, od))
             y = y.log() if "log" in op else y
             return _aten(lib, op)(g, y, 1, dt(lib, idt))
-        assert_same_outcome(fn, f"{op} grad {gd} output {od} input_dtype {idt}")
+        assert_same_outcome(lambda: fn(P), lambda: fn(T), tol=TOLS, scale_atol=True, message=True,
+                            what=f"{op} grad {gd} output {od} input_dtype {idt}")
 
 
 @pytest.mark.parametrize("op", ["_softmax_backward_data", "_log_softmax_backward_data"])
@@ -83,7 +65,7 @@ def test_softmax_with_dtype_backward(dtype, name):
         y = getattr(lib, name)(x, 1, dtype=lib.float32)
         y.backward(lib.tensor([[1.0, 2.0, -1.0], [0.5, 0.5, 3.0]]))
         return y, x.grad
-    assert_same_outcome(fn, f"{name} {dtype}")
+    assert_same_outcome(lambda: fn(P), lambda: fn(T), tol=TOLS, scale_atol=True, message=True, what=f"{name} {dtype}")
 
 
 # ---- batch norm -----------------------------------------------------------------------------------
@@ -115,8 +97,10 @@ def test_batch_norm_backward_dtype_combinations(ind):
         if not train and sd is None:
             continue
         for saved in (FLOATS if train else [None]):
-            assert_same_outcome(_bn_backward(ind, wd, sd, train, saved, gd),
-                                f"input {ind} train {train} weight {wd} stats {sd} saved {saved} grad {gd}")
+            assert_same_outcome(lambda: _bn_backward(ind, wd, sd, train, saved, gd)(P),
+                                lambda: _bn_backward(ind, wd, sd, train, saved, gd)(T), tol=TOLS, scale_atol=True,
+                                message=True,
+        what=f"input {ind} train {train} weight {wd} stats {sd} saved {saved} grad {gd}")
 
 
 @requires_torch
@@ -134,7 +118,8 @@ def test_batch_norm_forward_dtype_combinations(ind):
             rv = None if sd is None else lib.tensor([1.5, 0.5, 2.0]).to(dt(lib, sd))
             out = lib.native_batch_norm(x, w, b, rm, rv, train, 0.1, 1e-5)
             return list(out) + [t for t in (rm, rv) if t is not None]
-        assert_same_outcome(fn, f"input {ind} train {train} weight {wd} bias {bd} stats {sd}")
+        assert_same_outcome(lambda: fn(P), lambda: fn(T), tol=TOLS, scale_atol=True, message=True,
+                            what=f"input {ind} train {train} weight {wd} bias {bd} stats {sd}")
 
 
 def test_batch_norm_backward_mixed_rules_numpy():

@@ -5,35 +5,13 @@ import collections
 import numpy as np
 import pytest
 
-from conftest import requires_torch, torch
+from conftest import assert_same, requires_torch, torch
 
 import pyctorch
 from pyctorch.utils.data import default_collate, default_convert
 from pyctorch.utils.data._utils.collate import collate, default_collate_fn_map
 
 Point = collections.namedtuple("Point", ["x", "y"])
-
-
-def same(p, t):
-    """p (built from pyctorch) has the structure and values of t (built from torch)."""
-    if isinstance(t, torch.Tensor):
-        assert isinstance(p, pyctorch.Tensor), type(p)
-        assert str(p.dtype) == str(t.dtype) and tuple(p.shape) == tuple(t.shape)
-        assert p.tolist() == t.tolist()
-        return
-    assert type(p) is type(t), (type(p), type(t))
-    if isinstance(t, dict):
-        assert list(p) == list(t)
-        for k in t:
-            same(p[k], t[k])
-    elif isinstance(t, (list, tuple)):
-        assert len(p) == len(t)
-        for a, b in zip(p, t):
-            same(a, b)
-    elif isinstance(t, np.ndarray):
-        assert p.dtype == t.dtype and (p == t).all()
-    else:
-        assert p == t
 
 
 def samples(m):
@@ -123,7 +101,7 @@ def test_default_collate_matches_torch():
     for (name, pb), (_, tb) in zip(samples(pyctorch), samples(torch)):
         p, t = default_collate(pb), td.default_collate(tb)
         try:
-            same(p, t)
+            assert_same(p, t, exact=True)
         except AssertionError as e:
             raise AssertionError(f"{name}: {e}") from None
 
@@ -134,7 +112,7 @@ def test_default_convert_matches_torch():
     for (name, pb), (_, tb) in zip(samples(pyctorch), samples(torch)):
         for pe, te in zip(pb, tb):
             try:
-                same(default_convert(pe), td.default_convert(te))
+                assert_same(default_convert(pe), td.default_convert(te), exact=True)
             except AssertionError as e:
                 raise AssertionError(f"{name}: {e}") from None
 

@@ -46,13 +46,6 @@ def to_pyctorch(t):
     return P.tensor(np_of(t).tolist(), dtype=getattr(P, name))
 
 
-def assert_close(p, t, rtol=1e-9, atol=1e-9):
-    """pyctorch result p equals torch result t: shape, dtype and values (nan == nan, inf == inf)."""
-    assert tuple(p.shape) == tuple(t.shape), f"shape {tuple(p.shape)} != torch {tuple(t.shape)}"
-    assert str(p.dtype) == str(t.dtype), f"dtype {p.dtype} != torch {t.dtype}"
-    np.testing.assert_allclose(np_of(p), np_of(t), rtol=rtol, atol=atol, equal_nan=True)
-
-
 def outcome(fn):
     """('ok', value) or ('raise', exception type name) for fn(): torch and pyctorch must agree on
     which properties a family does not implement."""

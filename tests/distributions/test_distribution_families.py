@@ -10,8 +10,9 @@ import pytest
 import pyctorch as P
 from distribution_cases import CASES, CASE_IDS
 from conftest import requires_torch, torch as T
+from comparison import assert_same
 from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
-from distribution_oracle import assert_close, build, build_both, np_of, outcome, to_pyctorch
+from distribution_oracle import build, build_both, np_of, outcome, to_pyctorch
 
 SEED = 1234
 
@@ -30,7 +31,7 @@ def torch_values(case, shape=(5,)):
 def test_log_prob(case):
     p, t, _, _ = build_both(case)
     value = torch_values(case)
-    assert_close(p.log_prob(to_pyctorch(value)), t.log_prob(value), rtol=case.tol, atol=case.tol)
+    assert_same(p.log_prob(to_pyctorch(value)), t.log_prob(value), case.tol, case.tol)
     assert tuple(p.batch_shape) == tuple(t.batch_shape) and tuple(p.event_shape) == tuple(t.event_shape)
 
 
@@ -46,7 +47,7 @@ def test_statistics(case, prop):
     t_kind, t_val = outcome(lambda: read(t))
     assert p_kind == t_kind, f"{prop}: torch {t_kind}, pyctorch {p_kind}"
     if t_kind == "ok":
-        assert_close(p_val, t_val, rtol=max(case.tol, 1e-8), atol=1e-8)
+        assert_same(p_val, t_val, max(case.tol, 1e-8), 1e-8)
 
 
 @requires_torch
@@ -55,10 +56,10 @@ def test_cdf_icdf(case):
     p, t, _, _ = build_both(case)
     value = torch_values(case)
     if case.cdf:
-        assert_close(p.cdf(to_pyctorch(value)), t.cdf(value), rtol=max(case.tol, 1e-8), atol=case.tol)
+        assert_same(p.cdf(to_pyctorch(value)), t.cdf(value), max(case.tol, 1e-8), case.tol)
     if case.icdf:
         q = T.tensor([0.05, 0.3, 0.5, 0.9], dtype=value.dtype).expand(tuple(t.batch_shape) or (4,))
-        assert_close(p.icdf(to_pyctorch(q)), t.icdf(q), rtol=case.tol, atol=case.tol)
+        assert_same(p.icdf(to_pyctorch(q)), t.icdf(q), case.tol, case.tol)
 
 
 @requires_torch
@@ -70,11 +71,11 @@ def test_seeded_samples_equal_torch(case):
         P.manual_seed(SEED)
         T.manual_seed(SEED)
         tol = 1e-10 if case.dtype == "float64" else 1e-6
-        assert_close(p.sample(shape), t.sample(shape), rtol=tol, atol=tol)
+        assert_same(p.sample(shape), t.sample(shape), tol, tol)
         if t.has_rsample:
-            assert_close(p.rsample(shape), t.rsample(shape), rtol=tol, atol=tol)
+            assert_same(p.rsample(shape), t.rsample(shape), tol, tol)
     # the generator is left where torch leaves it: the next draw agrees too
-    assert_close(P.rand(3, dtype=P.float64), T.rand(3, dtype=T.float64), rtol=0, atol=0)
+    assert_same(P.rand(3, dtype=P.float64), T.rand(3, dtype=T.float64), 0, 0)
 
 
 def _weights(shape, module, dtype):
@@ -99,7 +100,7 @@ def test_rsample_gradients_equal_torch(case):
             assert pl.grad is None or not np.any(np_of(pl.grad))
         else:
             tol = case.grad_tol or max(case.tol, 1e-7)
-            assert_close(pl.grad, tl.grad, rtol=tol, atol=max(case.tol, 1e-9))
+            assert_same(pl.grad, tl.grad, tol, max(case.tol, 1e-9))
 
 
 @pytest.mark.filterwarnings("ignore:Singular sample detected")  # torch's Wishart warns on every draw; so do we
@@ -148,7 +149,7 @@ def test_expand(case):
     assert type(pe).__name__ == type(te).__name__
     assert tuple(pe.batch_shape) == tuple(te.batch_shape) and tuple(pe.event_shape) == tuple(te.event_shape)
     value = torch_values(case, (1,))
-    assert_close(pe.log_prob(to_pyctorch(value)), te.log_prob(value), rtol=case.tol, atol=case.tol)
+    assert_same(pe.log_prob(to_pyctorch(value)), te.log_prob(value), case.tol, case.tol)
 
 
 @requires_torch
@@ -163,7 +164,7 @@ def test_enumerate_support(case, expand):
         with pytest.raises(NotImplementedError, match="Inhomogeneous total count"):
             p.enumerate_support(expand)
         return
-    assert_close(p.enumerate_support(expand), t.enumerate_support(expand), rtol=0, atol=0)
+    assert_same(p.enumerate_support(expand), t.enumerate_support(expand), 0, 0)
 
 
 @requires_torch
@@ -171,11 +172,11 @@ def test_float32_parameters_follow_torch():
     p = P.distributions.Gamma(P.tensor([2.0, 3.0]), P.tensor([1.0, 0.5]))
     t = T.distributions.Gamma(T.tensor([2.0, 3.0]), T.tensor([1.0, 0.5]))
     v = T.tensor([[0.5, 4.0]])
-    assert_close(p.log_prob(to_pyctorch(v)), t.log_prob(v), rtol=1e-6, atol=1e-6)
+    assert_same(p.log_prob(to_pyctorch(v)), t.log_prob(v), 1e-6, 1e-6)
     P.manual_seed(3)
     T.manual_seed(3)
-    assert_close(P.distributions.Normal(P.tensor(0.0), P.tensor(1.0)).sample((4,)),
-                 T.distributions.Normal(T.tensor(0.0), T.tensor(1.0)).sample((4,)), rtol=0, atol=0)
+    assert_same(P.distributions.Normal(P.tensor(0.0), P.tensor(1.0)).sample((4,)),
+                T.distributions.Normal(T.tensor(0.0), T.tensor(1.0)).sample((4,)), 0, 0)
 
 
 def test_hand_computed_values():

@@ -5,8 +5,9 @@ import pytest
 
 import pyctorch as P
 from conftest import HAVE_TORCH, requires_torch, torch as T
+from comparison import assert_same
 from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
-from distribution_oracle import assert_close, np_of, to_pyctorch
+from distribution_oracle import np_of, to_pyctorch
 
 _RNG = np.random.default_rng(7)
 X_REAL = _RNG.normal(size=(2, 3))
@@ -60,8 +61,8 @@ def test_transform_matches_torch(make, x):
     pt, tt = make(P), make(T)
     px, tx = _t(P, x), _t(T, x)
     py, ty = pt(px), tt(tx)
-    assert_close(py, ty, rtol=1e-10, atol=1e-12)
-    assert_close(pt.inv(py), tt.inv(ty), rtol=1e-8, atol=1e-10)
+    assert_same(py, ty, 1e-10, 1e-12)
+    assert_same(pt.inv(py), tt.inv(ty), 1e-8, 1e-10)
     for attr in ("bijective", "event_dim"):
         try:
             expected = getattr(tt, attr)
@@ -77,7 +78,7 @@ def test_transform_matches_torch(make, x):
         with pytest.raises(NotImplementedError):
             pt.log_abs_det_jacobian(px, py)
         return
-    assert_close(pt.log_abs_det_jacobian(px, py), expected, rtol=1e-9, atol=1e-10)
+    assert_same(pt.log_abs_det_jacobian(px, py), expected, 1e-9, 1e-10)
 
 
 # not injective on their whole domain: abs, softmax; lower-cholesky and positive-definite read only
@@ -163,7 +164,7 @@ CONSTRAINTS = [
 @pytest.mark.parametrize("make,values", [c[1:] for c in CONSTRAINTS], ids=[c[0] for c in CONSTRAINTS])
 def test_constraint_check_matches_torch(make, values):
     pc, tc = make(P.distributions.constraints), make(T.distributions.constraints)
-    assert_close(pc.check(_t(P, values)), tc.check(_t(T, values)), rtol=0, atol=0)
+    assert_same(pc.check(_t(P, values)), tc.check(_t(T, values)), 0, 0)
     assert repr(pc) == repr(tc)
     assert (pc.is_discrete, pc.event_dim) == (tc.is_discrete, tc.event_dim)
 
@@ -214,7 +215,7 @@ def test_registries_match_torch(registry, make):
     x = np.random.default_rng(3).normal(size=shape)
     px, tx = _t(P, x), _t(T, x)
     py, ty = got(px), expected(tx)
-    assert_close(py, ty, rtol=1e-9, atol=1e-10)
+    assert_same(py, ty, 1e-9, 1e-10)
     assert bool(pc.check(py).all())
 
 
@@ -239,5 +240,5 @@ def test_transformed_distribution_cdf_with_decreasing_chain():
         return m.distributions.TransformedDistribution(base, [m.distributions.AffineTransform(0.0, -1.0),
                                                               m.distributions.ExpTransform()])
     v = T.tensor([0.5, 3.0], dtype=T.float64)
-    assert_close(make(P).cdf(to_pyctorch(v)), make(T).cdf(v), rtol=1e-10, atol=1e-12)
-    assert_close(make(P).icdf(to_pyctorch(v / 4)), make(T).icdf(v / 4), rtol=1e-10, atol=1e-12)
+    assert_same(make(P).cdf(to_pyctorch(v)), make(T).cdf(v), 1e-10, 1e-12)
+    assert_same(make(P).icdf(to_pyctorch(v / 4)), make(T).icdf(v / 4), 1e-10, 1e-12)

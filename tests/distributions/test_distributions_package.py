@@ -8,8 +8,9 @@ import pytest
 
 import pyctorch as P
 from conftest import requires_torch, torch as T
+from comparison import assert_same
 from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
-from distribution_oracle import assert_close, np_of
+from distribution_oracle import np_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -42,16 +43,15 @@ def test_utils_match_torch():
     from torch.distributions import utils as tu
     probs = [[0.0, 0.3, 1.0], [0.2, 0.5, 0.7]]
     for fn in ("probs_to_logits", "clamp_probs"):
-        assert_close(getattr(pu, fn)(P.tensor(probs)), getattr(tu, fn)(T.tensor(probs)), rtol=1e-6, atol=1e-6)
+        assert_same(getattr(pu, fn)(P.tensor(probs)), getattr(tu, fn)(T.tensor(probs)), 1e-6, 1e-6)
     for binary in (False, True):
-        assert_close(pu.logits_to_probs(P.tensor(probs), binary), tu.logits_to_probs(T.tensor(probs), binary),
-                     rtol=1e-6, atol=1e-7)
+        assert_same(pu.logits_to_probs(P.tensor(probs), binary), tu.logits_to_probs(T.tensor(probs), binary), 1e-6,
+                    1e-7)
     mat = np.arange(16.0).reshape(4, 4)
     for diag in (-2, -1, 0, 1):
         vec = pu.tril_matrix_to_vec(P.tensor(mat.tolist()), diag)
-        assert_close(vec, tu.tril_matrix_to_vec(T.tensor(mat.tolist()), diag), rtol=0, atol=0)
-        assert_close(pu.vec_to_tril_matrix(vec, diag), tu.vec_to_tril_matrix(T.tensor(np_of(vec).tolist()), diag),
-                     rtol=0, atol=0)
+        assert_same(vec, tu.tril_matrix_to_vec(T.tensor(mat.tolist()), diag), 0, 0)
+        assert_same(pu.vec_to_tril_matrix(vec, diag), tu.vec_to_tril_matrix(T.tensor(np_of(vec).tolist()), diag), 0, 0)
     a, b = pu.broadcast_all(P.tensor([1.0, 2.0], dtype=P.float64), 3)
     assert b.dtype == P.float64 and np_of(b).tolist() == [3.0, 3.0]
     with pytest.raises(ValueError, match="Input arguments must all be instances of Number"):

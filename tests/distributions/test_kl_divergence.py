@@ -7,8 +7,9 @@ import pytest
 import pyctorch as P
 from distribution_cases import ALL_BUILDERS, KL_PAIRS
 from conftest import requires_torch, torch as T
+from comparison import assert_same
 from distribution_oracle import single_thread  # noqa: F401  (autouse fixture)
-from distribution_oracle import assert_close, build
+from distribution_oracle import build
 
 
 @requires_torch
@@ -21,8 +22,7 @@ def test_kl_matches_torch(p_name, q_name):
     tq, _ = build(q_case, T)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's own warnings (e.g. a Wishart's) are not the subject
-        assert_close(P.distributions.kl_divergence(pp, pq), T.distributions.kl_divergence(tp, tq),
-                     rtol=1e-8, atol=1e-8)
+        assert_same(P.distributions.kl_divergence(pp, pq), T.distributions.kl_divergence(tp, tq), 1e-8, 1e-8)
 
 
 def test_kl_of_a_distribution_with_itself_is_zero():

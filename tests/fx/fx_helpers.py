@@ -1,5 +1,4 @@
 """Comparison helpers of the fx tests: node lists and code of a pyctorch and a torch GraphModule."""
-import numpy as np
 import pytest
 
 from pyctorch.fx._names import qualified_name
@@ -34,23 +33,3 @@ def normalized_code(code):
     functions, and torch._assert (pyctorch has none: pyctorch.fx has its own in _symbolic_trace)."""
     code = code.replace("torch._C._nn.", "torch.nn.functional.")
     return code.replace("torch._assert(", "torch.fx._symbolic_trace._assert(")
-
-
-def to_np(t):
-    return t.detach().numpy()
-
-
-def assert_close_tree(ours, theirs, rtol=1e-5, atol=1e-5):
-    if isinstance(theirs, (tuple, list)):
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs):
-            assert_close_tree(a, b, rtol, atol)
-    elif isinstance(theirs, dict):
-        assert ours.keys() == theirs.keys()
-        for k in theirs:
-            assert_close_tree(ours[k], theirs[k], rtol, atol)
-    elif hasattr(theirs, "shape"):
-        assert tuple(ours.shape) == tuple(theirs.shape)
-        np.testing.assert_allclose(to_np(ours), to_np(theirs), rtol=rtol, atol=atol)
-    else:
-        assert ours == theirs

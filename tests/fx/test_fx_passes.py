@@ -7,7 +7,8 @@ import pytest
 import pyctorch
 import pyctorch.fx as fx
 from pyctorch.fx.passes.shape_prop import ShapeProp
-from fx_helpers import assert_close_tree, normalized_code, ours_nodes, torch, torch_nodes  # noqa: F401
+from comparison import assert_same
+from fx_helpers import normalized_code, ours_nodes, torch, torch_nodes  # noqa: F401
 from fx_models import build_pair
 
 
@@ -61,7 +62,7 @@ def test_transformer_swapping_add_for_mul_gives_torchs_result(torch):
     assert gm.code == tgm.code
     x, y = _inputs(pyctorch, (3, 4), (3, 4))
     tx, ty = _inputs(torch, (3, 4), (3, 4))
-    assert_close_tree(gm(x, y), tgm(tx, ty), rtol=0, atol=0)
+    assert_same(gm(x, y), tgm(tx, ty), 0, 0)
 
 
 def test_transformer_keeps_modules_and_parameters(torch):
@@ -70,7 +71,7 @@ def test_transformer_keeps_modules_and_parameters(torch):
     tgm = torch.fx.Transformer(torch.fx.symbolic_trace(theirs)).transform()
     assert ours_nodes(gm) == torch_nodes(tgm)
     with pyctorch.no_grad(), torch.no_grad():
-        assert_close_tree(gm(x), tgm(tx), rtol=1e-4, atol=1e-5)
+        assert_same(gm(x), tgm(tx), 1e-4, 1e-5)
 
 
 def _rewrite_example(lib):
@@ -106,7 +107,7 @@ def test_replace_pattern_as_torchs_docs(torch):
     gm.graph.lint()
     args = _inputs(pyctorch, (2,), (2,), (2,))
     targs = _inputs(torch, (2,), (2,), (2,))
-    assert_close_tree(gm(*args), tgm(*targs), rtol=1e-6, atol=1e-6)
+    assert_same(gm(*args), tgm(*targs), 1e-6, 1e-6)
 
 
 def test_replace_pattern_leaves_shared_intermediates_alone():

@@ -4,7 +4,8 @@ import pytest
 
 import pyctorch
 import pyctorch.fx as fx
-from fx_helpers import assert_close_tree, normalized_code, ours_nodes, torch, torch_nodes  # noqa: F401
+from comparison import assert_same
+from fx_helpers import normalized_code, ours_nodes, torch, torch_nodes  # noqa: F401
 from fx_models import MODELS, build_pair
 
 
@@ -25,9 +26,9 @@ def test_trace_matches_torch(name, torch):
     with pyctorch.no_grad(), torch.no_grad():
         eager = ours(*ours_in)
         traced = gm(*ours_in)
-        assert_close_tree(traced, eager, rtol=0, atol=0)
-        assert_close_tree(traced, tgm(*theirs_in), rtol=1e-4, atol=1e-5)
-        assert_close_tree(fx.Interpreter(gm).run(*ours_in), eager, rtol=0, atol=0)
+        assert_same(traced, eager, 0, 0)
+        assert_same(traced, tgm(*theirs_in), 1e-4, 1e-5)
+        assert_same(fx.Interpreter(gm).run(*ours_in), eager, 0, 0)
     assert fx.symbolic_trace(gm).code == gm.code  # generated code traces back to itself
 
 

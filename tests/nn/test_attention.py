@@ -9,7 +9,7 @@ import pytest
 import pyctorch as P
 import pyctorch.nn.functional as F
 from pyctorch.autograd import gradcheck, gradgradcheck
-from conftest import requires_torch, torch as T
+from conftest import assert_same, requires_torch, torch as T
 
 TOL = {"float32": dict(rtol=2e-5, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-10)}
 
@@ -20,10 +20,8 @@ def pt(x, grad=False):
     return out.requires_grad_() if grad else out
 
 
-def close(p, t, dtype="float32", **kw):
-    tol = dict(TOL[dtype], **kw)
-    assert tuple(p.shape) == tuple(t.shape), (tuple(p.shape), tuple(t.shape))
-    np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), **tol)
+def grads(module):
+    return {name: p.grad for name, p in module.named_parameters()}
 
 
 def sd_to_pct(module):
@@ -48,7 +46,7 @@ def check_both(fq, fk, fv, **kw):
     dtype = str(fq.dtype).split(".")[1]
     got, want = run_both(fq, fk, fv, **kw)
     for p, t in zip(got, want):
-        close(p, t, dtype)
+        assert_same(p, t, **TOL[dtype])
 
 
 # ---- numpy reference (always runs) ---------------------------------------------------------------
@@ -191,7 +189,7 @@ def test_sdpa_fully_masked_rows_vs_torch():
     for mask in (m, fm, nan):
         got, want = run_both(T.randn(2, 3, 9, 16), T.randn(2, 3, 11, 16), T.randn(2, 3, 11, 8), attn_mask=mask)
         for p, t in zip(got, want):
-            close(p, t)
+            assert_same(p, t, 2e-5, 2e-5)
 
 
 @requires_torch
@@ -236,13 +234,13 @@ def test_sdpa_math_paths_vs_torch():
     po = F.scaled_dot_product_attention(pt(q), pt(k), pt(v), attn_mask=pm)
     to.sum().backward()
     po.sum().backward()
-    close(po, to)
-    close(pm.grad, m.grad)
+    assert_same(po, to, 2e-5, 2e-5)
+    assert_same(pm.grad, m.grad, 2e-5, 2e-5)
     # float16 runs through the math path in float16
     h = [x.half() for x in (q, k, v)]
     got = F.scaled_dot_product_attention(*(pt(x) for x in h))
     assert got.dtype == P.float16
-    close(got.float(), T.nn.functional.scaled_dot_product_attention(*h).float(), rtol=1e-2, atol=1e-2)
+    assert_same(got.float(), T.nn.functional.scaled_dot_product_attention(*h).float(), 1e-2, 1e-2)
 
 
 def test_sdpa_dropout_statistics():
@@ -358,7 +356,7 @@ def test_mha_init_state_dict_and_repr_match_torch():
         tm, pm = T.nn.MultiheadAttention(16, 4, **kw), P.nn.MultiheadAttention(16, 4, **kw)
         assert list(tm.state_dict()) == list(pm.state_dict())
         for (name, a), b in zip(tm.state_dict().items(), pm.state_dict().values()):
-            close(b, a, rtol=0, atol=0)
+            assert_same(b, a, 0, 0)
         assert repr(tm) == repr(pm)
     with pytest.raises(AssertionError):
         P.nn.MultiheadAttention(10, 3)
@@ -384,15 +382,15 @@ def mha_compare(tm, pm, q, k, v, **kw):
     pkw = {n: (pt(x) if hasattr(x, "numpy") else x) for n, x in kw.items()}
     to, tw = tm(tq, tk, tv, **kw)
     po, pw = pm(pq, pk, pv, **pkw)
-    close(po, to, "float64", rtol=1e-9, atol=1e-9)
+    assert_same(po, to, 1e-9, 1e-9)
     assert (pw is None) == (tw is None)
     if tw is not None:
-        close(pw, tw, "float64", rtol=1e-9, atol=1e-9)
+        assert_same(pw, tw, 1e-9, 1e-9)
     to.pow(2).sum().backward()
     po.pow(2).sum().backward()
-    close(pq.grad, tq.grad, "float64", rtol=1e-9, atol=1e-9)
+    assert_same(pq.grad, tq.grad, 1e-9, 1e-9)
     for (name, a), b in zip(tm.named_parameters(), pm.parameters()):
-        close(b.grad, a.grad, "float64", rtol=1e-9, atol=1e-9)
+        assert_same(b.grad, a.grad, 1e-9, 1e-9)
 
 
 @requires_torch
@@ -436,7 +434,7 @@ def test_mha_variants_vs_torch():
         mt, tt = tm.merge_masks(a_, k_, q)
         mp, tp = pm.merge_masks(None if a_ is None else pt(a_), None if k_ is None else pt(k_), pt(q))
         assert tp == tt
-        close(mp, mt, "float64")
+        assert_same(mp, mt, 1e-10, 1e-10)
     tm, pm = mha_pair(kdim=6, vdim=9, bias=False)
     mha_compare(tm, pm, x, T.randn(7, 3, 6, dtype=T.float64), T.randn(7, 3, 9, dtype=T.float64))
     mha_compare(tm, pm, x, T.randn(7, 3, 6, dtype=T.float64), T.randn(7, 3, 9, dtype=T.float64), need_weights=False)
@@ -472,12 +470,6 @@ def layer_pair(cls, seed=4, **kw):
     return tl, pl
 
 
-def grads_close(tl, pl, tol=1e-9):
-    for (name, a), (pname, b) in zip(tl.named_parameters(), pl.named_parameters()):
-        assert name == pname
-        close(b.grad, a.grad, "float64", rtol=tol, atol=tol)
-
-
 @requires_torch
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -504,11 +496,11 @@ def test_encoder_layer_vs_torch(batch_first, norm_first):
             pl.zero_grad()
             to = tl(x, **kw)
             po = pl(px, **{k: pt(v) if hasattr(v, "numpy") else v for k, v in kw.items()})
-            close(po, to, "float64", rtol=1e-9, atol=1e-9)
+            assert_same(po, to, 1e-9, 1e-9)
             to.pow(2).sum().backward()
             po.pow(2).sum().backward()
-            close(px.grad, x.grad, "float64", rtol=1e-9, atol=1e-9)
-            grads_close(tl, pl)
+            assert_same(px.grad, x.grad, 1e-9, 1e-9)
+            assert_same(grads(pl), grads(tl), 1e-9, 1e-9)
 
 
 @requires_torch
@@ -527,12 +519,12 @@ def test_decoder_layer_vs_torch(batch_first, norm_first):
     kw = dict(tgt_mask=causal, tgt_is_causal=True, memory_key_padding_mask=mkpm)
     to = tl(x, mem, **kw)
     po = pl(px, pmem, **{k: pt(v) if hasattr(v, "numpy") else v for k, v in kw.items()})
-    close(po, to, "float64", rtol=1e-9, atol=1e-9)
+    assert_same(po, to, 1e-9, 1e-9)
     to.pow(2).sum().backward()
     po.pow(2).sum().backward()
-    close(px.grad, x.grad, "float64", rtol=1e-9, atol=1e-9)
-    close(pmem.grad, mem.grad, "float64", rtol=1e-9, atol=1e-9)
-    grads_close(tl, pl)
+    assert_same(px.grad, x.grad, 1e-9, 1e-9)
+    assert_same(pmem.grad, mem.grad, 1e-9, 1e-9)
+    assert_same(grads(pl), grads(tl), 1e-9, 1e-9)
 
 
 @requires_torch
@@ -553,11 +545,10 @@ def test_encoder_decoder_stacks_and_transformer_vs_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with T.no_grad(), P.no_grad():  # torch's inference path: padded positions come out as zeros
-            close(penc(pt(x), src_key_padding_mask=pt(kpm)), tenc(x, src_key_padding_mask=kpm), rtol=1e-5,
-                  atol=1e-5)
-        close(penc(pt(x), src_key_padding_mask=pt(kpm)), tenc(x, src_key_padding_mask=kpm), rtol=1e-5, atol=1e-5)
+            assert_same(penc(pt(x), src_key_padding_mask=pt(kpm)), tenc(x, src_key_padding_mask=kpm), 1e-5, 1e-5)
+        assert_same(penc(pt(x), src_key_padding_mask=pt(kpm)), tenc(x, src_key_padding_mask=kpm), 1e-5, 1e-5)
         causal = T.nn.Transformer.generate_square_subsequent_mask(5)
-        close(penc(pt(x), mask=pt(causal)), tenc(x, mask=causal), rtol=1e-5, atol=1e-5)
+        assert_same(penc(pt(x), mask=pt(causal)), tenc(x, mask=causal), 1e-5, 1e-5)
     # a seeded Transformer has torch's weights (xavier_uniform_ over every matrix) and outputs
     T.manual_seed(8)
     P.manual_seed(8)
@@ -565,10 +556,10 @@ def test_encoder_decoder_stacks_and_transformer_vs_torch():
     ptr = P.nn.Transformer(16, 4, 2, 2, 32, dropout=0.0).double()
     assert list(tt.state_dict()) == list(ptr.state_dict())
     for a, b in zip(tt.state_dict().values(), ptr.state_dict().values()):
-        close(b, a, "float64", rtol=1e-12, atol=1e-12)
+        assert_same(b, a, 1e-12, 1e-12)
     src, tgt = T.randn(6, 2, 16, dtype=T.float64), T.randn(4, 2, 16, dtype=T.float64)
     mask = T.nn.Transformer.generate_square_subsequent_mask(4, dtype=T.float64)
-    close(ptr(pt(src), pt(tgt), tgt_mask=pt(mask)), tt(src, tgt, tgt_mask=mask), "float64", rtol=1e-9, atol=1e-9)
+    assert_same(ptr(pt(src), pt(tgt), tgt_mask=pt(mask)), tt(src, tgt, tgt_mask=mask), 1e-9, 1e-9)
     with pytest.raises(RuntimeError, match="batch number"):
         ptr(P.randn(6, 2, 16), P.randn(4, 3, 16))
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pyctorch as P
-from conftest import requires_torch, torch as T
+from conftest import assert_same, requires_torch, torch as T
 
 F = P.nn.functional
 
@@ -23,12 +23,6 @@ def to_torch(a, dtype="float64", requires_grad=False):
 
 def npy(t):
     return np.array(t.detach().double().tolist(), dtype=np.float64)
-
-
-def close(p, t, rtol, atol, what=""):
-    assert tuple(p.shape) == tuple(t.shape), f"{what}: shape {tuple(p.shape)} != torch {tuple(t.shape)}"
-    assert str(p.dtype) == str(t.dtype), f"{what}: dtype {p.dtype} vs {t.dtype}"
-    np.testing.assert_allclose(npy(p), npy(t), rtol=rtol, atol=atol, err_msg=what)
 
 
 TOL = {"float64": (1e-10, 1e-10), "float32": (2e-4, 2e-4)}
@@ -63,7 +57,7 @@ def compare(fn_p, fn_t, arrays, dtype="float64", grads=True, layouts=None, tol=N
     ps, ts = make(P, to_pct), make(T, to_torch)
     yp = fn_p(*[x[1] if x else None for x in ps])
     yt = fn_t(*[x[1] if x else None for x in ts])
-    close(yp, yt, rtol, atol, "forward")
+    assert_same(yp, yt, rtol, atol, what="forward")
     if not grads:
         return yp, yt
     go = np.random.default_rng(1).standard_normal(tuple(yt.shape))
@@ -71,7 +65,7 @@ def compare(fn_p, fn_t, arrays, dtype="float64", grads=True, layouts=None, tol=N
     yt.backward(to_torch(go, dtype))
     for i, (p, t) in enumerate(zip(ps, ts)):
         if p is not None:
-            close(p[0].grad, t[0].grad, rtol, atol, f"grad of argument {i}")
+            assert_same(p[0].grad, t[0].grad, rtol, atol, what=f"grad of argument {i}")
     return yp, yt
 
 
@@ -342,7 +336,7 @@ def test_only_some_inputs_require_grad():
         for p, t in zip(ps, ts):
             assert (p.grad is None) == (t.grad is None)
             if t.grad is not None:
-                close(p.grad, t.grad, 1e-10, 1e-10)
+                assert_same(p.grad, t.grad, 1e-10, 1e-10)
 
 
 @requires_torch
@@ -351,7 +345,7 @@ def test_reduced_float_vs_torch(dtype):
     x, w, b = rand(2, 3, 6, 6), rand(4, 3, 3, 3, seed=1), rand(4, seed=2)
     yp = F.conv2d(to_pct(x, dtype), to_pct(w, dtype), to_pct(b, dtype), 1, 1)
     yt = T.nn.functional.conv2d(to_torch(x, dtype), to_torch(w, dtype), to_torch(b, dtype), 1, 1)
-    close(yp, yt, 2e-2, 3e-2)
+    assert_same(yp, yt, 2e-2, 3e-2)
 
 
 @requires_torch
@@ -370,7 +364,7 @@ def test_fused_backward_vs_torch_ops_aten():
     rp = P.convolution_backward(to_pct(go), to_pct(x), to_pct(w), *args)
     rt = T.ops.aten.convolution_backward(to_torch(go), to_torch(x), to_torch(w), *args)
     for a, b in zip(rp, rt):
-        close(a, b, 1e-10, 1e-10)
+        assert_same(a, b, 1e-10, 1e-10)
 
 
 ERRORS = {
@@ -459,7 +453,7 @@ def test_module_init_repr_and_forward_vs_torch(name, args, kw):
         np.testing.assert_array_equal(npy(pm.state_dict()[k]), v.double().numpy(), err_msg=k)
     nd = len(tm.weight.shape) - 2
     x = rand(2, args[0], *([5] * nd))
-    close(pm(to_pct(x, "float32")), tm(to_torch(x, "float32")), 1e-5, 1e-5)
+    assert_same(pm(to_pct(x, "float32")), tm(to_torch(x, "float32")), 1e-5, 1e-5)
 
 
 @requires_torch
@@ -470,7 +464,7 @@ def test_conv_transpose_output_size_vs_torch():
     x = rand(1, 4, 5, 5)
     for size in [(11, 12), (1, 6, 12, 11), None]:
         yp, yt = pm(to_pct(x, "float32"), output_size=size), tm(to_torch(x, "float32"), output_size=size)
-        close(yp, yt, 1e-5, 1e-5)
+        assert_same(yp, yt, 1e-5, 1e-5)
     yp = pm(to_pct(x[0], "float32"), output_size=(6, 12, 11))  # unbatched with channels in output_size
     assert yp.shape == (6, 12, 11)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pyctorch as P
-from conftest import requires_torch, torch as T
+from conftest import assert_same, requires_torch, torch as T
 
 F = P.nn.functional
 
@@ -117,15 +117,14 @@ def _pair_tensors(a, dtype="float64", layout=None):
     return (lp, lp), (lt, lt)
 
 
-def _compare(fp, ft, a, layout=None, dtype="float64", tol=1e-12):
+def _run_both(fp, ft, a, layout=None, dtype="float64", tol=1e-12):
     (lp, xp), (lt, xt) = _pair_tensors(a, dtype, layout)
     yp, yt = fp(xp), ft(xt)
-    assert tuple(yp.shape) == tuple(yt.shape) and str(yp.dtype) == str(yt.dtype)
-    np.testing.assert_allclose(npy(yp), yt.detach().double().numpy(), rtol=tol, atol=tol)
+    assert_same(yp, yt, tol, tol)
     go = np.random.default_rng(3).standard_normal(tuple(yt.shape))
     yp.backward(P.tensor(go.tolist(), dtype=getattr(P, dtype)))
     yt.backward(T.tensor(go.tolist(), dtype=getattr(T, dtype)))
-    np.testing.assert_allclose(npy(lp.grad), lt.grad.double().numpy(), rtol=tol, atol=tol)
+    assert_same(lp.grad, lt.grad, tol, tol)
 
 
 @requires_torch
@@ -133,7 +132,7 @@ def _compare(fp, ft, a, layout=None, dtype="float64", tol=1e-12):
 @pytest.mark.parametrize("shape,layout", [((2, 3, 7, 6), None), ((3, 6, 7), "t"), ((1, 2, 5, 9), None)],
                          ids=["batched", "unbatched_transposed", "batch1"])
 def test_unfold_vs_torch(k, d, p, s, shape, layout):
-    _compare(lambda x: F.unfold(x, k, d, p, s), lambda x: T.nn.functional.unfold(x, k, d, p, s), rand(*shape), layout)
+    _run_both(lambda x: F.unfold(x, k, d, p, s), lambda x: T.nn.functional.unfold(x, k, d, p, s), rand(*shape), layout)
 
 
 @requires_torch
@@ -143,15 +142,15 @@ def test_fold_vs_torch(k, d, p, s, batched):
     size = (7, 6)
     blocks = np_unfold(np.zeros((1, 2) + size), k, d, p, s).shape[1:]
     shape = ((2,) if batched else ()) + blocks
-    _compare(lambda c: F.fold(c, size, k, d, p, s), lambda c: T.nn.functional.fold(c, size, k, d, p, s), rand(*shape))
+    _run_both(lambda c: F.fold(c, size, k, d, p, s), lambda c: T.nn.functional.fold(c, size, k, d, p, s), rand(*shape))
 
 
 @requires_torch
 def test_bigger_float32_vs_torch():
     # enough planes for the threaded paths
-    _compare(lambda x: F.unfold(x, 3, 1, 1, 1), lambda x: T.nn.functional.unfold(x, 3, 1, 1, 1),
+    _run_both(lambda x: F.unfold(x, 3, 1, 1, 1), lambda x: T.nn.functional.unfold(x, 3, 1, 1, 1),
              rand(2, 16, 30, 28), dtype="float32", tol=1e-6)
-    _compare(lambda c: F.fold(c, (30, 28), 3, 1, 1, 1), lambda c: T.nn.functional.fold(c, (30, 28), 3, 1, 1, 1),
+    _run_both(lambda c: F.fold(c, (30, 28), 3, 1, 1, 1), lambda c: T.nn.functional.fold(c, (30, 28), 3, 1, 1, 1),
              rand(2, 144, 840), dtype="float32", tol=1e-5)
 
 

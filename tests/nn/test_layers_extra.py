@@ -5,15 +5,7 @@ import numpy as np
 import pytest
 
 import pyctorch as P
-from conftest import requires_torch, torch as T
-
-
-def arr(t):
-    return np.array(t.detach().tolist(), dtype=np.float64)
-
-
-def close(a, b, tol=1e-5):
-    np.testing.assert_allclose(arr(a), b.detach().double().numpy(), rtol=tol, atol=tol)
+from conftest import assert_same, requires_torch, torch as T
 
 
 def both(x, grad=True):
@@ -48,10 +40,10 @@ def test_feature_dropout_matches_torch_seeded(name, shape):
         warnings.simplefilter("ignore")  # dropout2d of a 3-D input warns in both
         a = getattr(P.nn.functional, name)(xa, 0.4, True)
         b = getattr(T.nn.functional, name)(xb, 0.4, True)
-    close(a, b)
+    assert_same(a, b, 1e-5, 1e-5)
     a.sum().backward()
     b.sum().backward()
-    close(xa.grad, xb.grad)
+    assert_same(xa.grad, xb.grad, 1e-5, 1e-5)
     ya = getattr(P.nn.functional, name)(xa, 0.4, False)
     assert ya is xa
     mod = P.nn.Dropout2d(0.3)
@@ -74,11 +66,11 @@ def test_prelu(num):
     assert repr(a) == repr(b)
     xa, xb = both(RS.randn(2, 3, 4))
     ya, yb = a(xa), b(xb)
-    close(ya, yb)
+    assert_same(ya, yb, 1e-5, 1e-5)
     (ya * ya).sum().backward()
     (yb * yb).sum().backward()
-    close(xa.grad, xb.grad)
-    close(a.weight.grad, b.weight.grad, 1e-4)
+    assert_same(xa.grad, xb.grad, 1e-5, 1e-5)
+    assert_same(a.weight.grad, b.weight.grad, 1e-4, 1e-4)
     with pytest.raises(RuntimeError):
         P.nn.PReLU(4)(P.ones(2, 3))
 
@@ -89,17 +81,17 @@ def test_bilinear_seeded_and_grads():
     T.manual_seed(1)
     a, b = P.nn.Bilinear(3, 4, 5), T.nn.Bilinear(3, 4, 5)
     assert repr(a) == repr(b)
-    close(a.weight, b.weight, 0)
-    close(a.bias, b.bias, 0)
+    assert_same(a.weight, b.weight, 0, 0)
+    assert_same(a.bias, b.bias, 0, 0)
     x1a, x1b = both(RS.randn(2, 6, 3))
     x2a, x2b = both(RS.randn(2, 6, 4))
     ya, yb = a(x1a, x2a), b(x1b, x2b)
-    close(ya, yb)
+    assert_same(ya, yb, 1e-5, 1e-5)
     ya.square().sum().backward()
     yb.square().sum().backward()
     for u, v in ((x1a.grad, x1b.grad), (x2a.grad, x2b.grad), (a.weight.grad, b.weight.grad),
                  (a.bias.grad, b.bias.grad)):
-        close(u, v, 1e-4)
+        assert_same(u, v, 1e-4, 1e-4)
 
 
 @requires_torch
@@ -116,10 +108,10 @@ def test_kl_div(reduction, log_target):
     with pytest.warns(UserWarning) if reduction == "mean" else _nothing():
         la = P.nn.KLDivLoss(reduction=reduction, log_target=log_target)(xa, ta)
     lb = T.nn.KLDivLoss(reduction=reduction, log_target=log_target)(xb, tb)
-    close(la, lb)
+    assert_same(la, lb, 1e-5, 1e-5)
     la.sum().backward()
     lb.sum().backward()
-    close(xa.grad, xb.grad)
+    assert_same(xa.grad, xb.grad, 1e-5, 1e-5)
 
 
 class _nothing:
@@ -134,20 +126,20 @@ class _nothing:
 def test_cosine_similarity_pairwise_and_embedding_loss():
     x1a, x1b = both(RS.randn(4, 6))
     x2a, x2b = both(RS.randn(1, 6))
-    close(P.nn.functional.cosine_similarity(x1a, x2a), T.nn.functional.cosine_similarity(x1b, x2b))
-    close(P.nn.CosineSimilarity(dim=0)(x1a, x1a * 2), T.nn.CosineSimilarity(dim=0)(x1b, x1b * 2))
+    assert_same(P.nn.functional.cosine_similarity(x1a, x2a), T.nn.functional.cosine_similarity(x1b, x2b), 1e-5, 1e-5)
+    assert_same(P.nn.CosineSimilarity(dim=0)(x1a, x1a * 2), T.nn.CosineSimilarity(dim=0)(x1b, x1b * 2), 1e-5, 1e-5)
     za, zb = both(np.zeros((2, 3)))
-    close(P.nn.functional.cosine_similarity(za, za), T.nn.functional.cosine_similarity(zb, zb))  # eps guard
+    assert_same(P.nn.functional.cosine_similarity(za, za), T.nn.functional.cosine_similarity(zb, zb), 1e-5, 1e-5)  # eps guard
     x3a, x3b = both(RS.randn(4, 6))
     for p in (2.0, 1.0, 3.0):
         da = P.nn.PairwiseDistance(p=p, keepdim=True)(x1a, x3a)
         db = T.nn.PairwiseDistance(p=p, keepdim=True)(x1b, x3b)
-        close(da, db)
+        assert_same(da, db, 1e-5, 1e-5)
     tgt = np.array([1, -1, 1, -1], dtype=np.float32)
     la = P.nn.CosineEmbeddingLoss(margin=0.2)(x1a, x3a, P.tensor(tgt))
     lb = T.nn.CosineEmbeddingLoss(margin=0.2)(x1b, x3b, T.tensor(tgt))
-    close(la, lb)
+    assert_same(la, lb, 1e-5, 1e-5)
     la.backward()
     lb.backward()
-    close(x1a.grad, x1b.grad)
-    close(x3a.grad, x3b.grad)
+    assert_same(x1a.grad, x1b.grad, 1e-5, 1e-5)
+    assert_same(x3a.grad, x3b.grad, 1e-5, 1e-5)

@@ -6,31 +6,25 @@ import numpy as np
 import pytest
 
 import pyctorch as pt
+from conftest import assert_same
 
 
 def _run(lib, fn):
+    """fn(lib)'s result or exception, and the warnings it gave."""
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         try:
             out = fn(lib)
         except Exception as e:  # noqa: BLE001 - the exception is the result compared
-            return ("raise", type(e), str(e)), [str(x.message) for x in w]
-    return ("ok", out), [str(x.message) for x in w]
+            out = e
+    return out, [str(x.message) for x in w]
 
 
 def _compare(torch, fn, atol=1e-6):
     """fn(lib) under torch and pyctorch: same exception type and message, or the same values; same warnings."""
     exp, exp_w = _run(torch, fn)
     got, got_w = _run(pt, fn)
-    if exp[0] == "raise":
-        assert got[0] == "raise", f"torch raised {exp[1].__name__}: {exp[2]}; pyctorch returned {got[1]!r}"
-        assert got[1] is exp[1], (got, exp)
-        assert got[2] == exp[2]
-    else:
-        assert got[0] == "ok", f"pyctorch raised {got[1].__name__}: {got[2]}"
-        e, g = exp[1], got[1]
-        assert str(g.dtype) == str(e.dtype) and tuple(g.shape) == tuple(e.shape)
-        np.testing.assert_allclose(g.detach().float().numpy(), e.detach().float().numpy(), rtol=1e-5, atol=atol)
+    assert_same(got, exp, 1e-5, atol, message=True)
     assert got_w == exp_w
 
 
@@ -177,9 +171,8 @@ def test_loss_modules_legacy_flags(name, flags):
         return m(*_LOSSES[_MODULES[name]](lib)), m.reduction
     exp, exp_w = _run(torch, run)
     got, got_w = _run(pt, run)
-    assert got[0] == exp[0] == "ok", (got, exp)
-    assert got[1][1] == exp[1][1]
-    np.testing.assert_allclose(got[1][0].detach().numpy(), exp[1][0].detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert not isinstance(exp, Exception), exp
+    assert_same(got, exp, 1e-5, 1e-5)  # (the loss, m.reduction)
     assert got_w == exp_w
 
 

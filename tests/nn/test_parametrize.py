@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import HAVE_TORCH, requires_torch, to_numpy
+from conftest import HAVE_TORCH, assert_same, requires_torch, to_numpy
 
 import pyctorch
 from pyctorch.nn.utils import parametrize
@@ -20,10 +20,6 @@ LIBS = ["pyctorch", "torch"]
 
 def _lib(name):
     return pyctorch if name == "pyctorch" else torch
-
-
-def _close(a, b, atol=2e-6):
-    np.testing.assert_allclose(to_numpy(a.detach()), to_numpy(b.detach()), rtol=1e-5, atol=atol)
 
 
 def _input(lib, shape, seed=7):
@@ -39,15 +35,10 @@ def _compare_modules(ours, theirs, x_shape, steps=1, atol=2e-6):
             out = module(_input(lib, x_shape, seed=step))
             (out * out).sum().backward()
             outs.append(out)
-        _close(*outs, atol=atol)
+        assert_same(*outs, 1e-5, atol)
     grads = [{n: p.grad for n, p in m.named_parameters()} for m in (ours, theirs)]
-    assert grads[0].keys() == grads[1].keys()
-    for name in grads[1]:
-        _close(grads[0][name], grads[1][name], atol=atol * 10)
-    ours_sd, theirs_sd = ours.state_dict(), theirs.state_dict()
-    assert list(ours_sd) == list(theirs_sd)
-    for key in theirs_sd:
-        _close(ours_sd[key], theirs_sd[key], atol=atol)
+    assert_same(grads[0], grads[1], 1e-5, atol * 10)
+    assert_same(ours.state_dict(), theirs.state_dict(), 1e-5, atol)
 
 
 # ---------------------------------------------------------------- user parametrizations
@@ -112,7 +103,7 @@ def test_user_parametrizations_match_torch(case):
             m.weight = _input(lib, (4, 4), seed=11)
         lib.nn.utils.parametrize.remove_parametrizations(m, "weight")
         assert type(m) is lib.nn.Linear and not lib.nn.utils.parametrize.is_parametrized(m)
-    _close(modules[0].weight, modules[1].weight)
+    assert_same(modules[0].weight, modules[1].weight, 1e-5, 2e-6)
     assert list(modules[0].state_dict()) == list(modules[1].state_dict())
 
 
@@ -149,7 +140,7 @@ def test_transfer_parametrizations_and_params():
     target = parametrize.transfer_parametrizations_and_params(source, pyctorch.nn.Linear(3, 3))
     assert parametrize.is_parametrized(target, "weight")
     assert target.parametrizations.weight.original is source.parametrizations.weight.original
-    _close(target.weight, source.weight)
+    assert_same(target.weight, source.weight, 1e-5, 2e-6)
 
 
 # (what is wrong, call, error type, torch's message start)
@@ -179,7 +170,7 @@ def test_deepcopy_of_a_parametrized_module():
     clone = copy.deepcopy(m)
     assert type(clone).__name__ == "ParametrizedLinear"
     assert clone.parametrizations.weight.original is not m.parametrizations.weight.original
-    _close(clone.weight, m.weight)
+    assert_same(clone.weight, m.weight, 1e-5, 2e-6)
 
 
 # ---------------------------------------------------------------- parametrizations.*
@@ -271,7 +262,7 @@ def test_parametrizations_match_torch(case):
     # orthogonal factors in float64 (Note [orthogonal_ without linalg.qr]); the rest matches to rounding
     _compare_modules(ours, theirs, x_shape, steps=steps, atol=2e-5)
     ours.eval(), theirs.eval()
-    _close(ours(_input(pyctorch, x_shape)), theirs(_input(torch, x_shape)), atol=2e-5)
+    assert_same(ours(_input(pyctorch, x_shape)), theirs(_input(torch, x_shape)), 1e-5, 2e-5)
 
 
 @requires_torch
@@ -281,7 +272,7 @@ def test_orthogonal_assignment_and_result_is_orthogonal():
         lib.manual_seed(4)
         with lib.no_grad():
             m.weight = lib.nn.init.orthogonal_(lib.empty(6, 3))
-    _close(ours.weight, theirs.weight, atol=2e-5)
+    assert_same(ours.weight, theirs.weight, 1e-5, 2e-5)
     np.testing.assert_allclose(to_numpy(ours.weight.mT @ ours.weight), np.eye(3), atol=1e-5)
 
 
@@ -312,8 +303,8 @@ def test_weight_norm_loads_old_style_state_dict():
         m = lib.nn.utils.parametrizations.weight_norm(_linear(lib))
         m.load_state_dict(dict(sd))
         new.append(m)
-    _close(new[0].weight, new[1].weight)
-    _close(new[0].parametrizations.weight.original0, old[0]["weight_g"])
+    assert_same(new[0].weight, new[1].weight, 1e-5, 2e-6)
+    assert_same(new[0].parametrizations.weight.original0, old[0]["weight_g"], 1e-5, 2e-6)
 
 
 # ---------------------------------------------------------------- the old hooks
@@ -349,7 +340,7 @@ def test_old_hooks_match_torch(case):
     for lib, m in zip((pyctorch, torch), modules):
         remove(lib, m)
         assert list(m.state_dict()) == ["bias", "weight"] or list(m.state_dict()) == ["weight", "bias"]
-    _close(modules[0].weight, modules[1].weight)
+    assert_same(modules[0].weight, modules[1].weight, 1e-5, 2e-6)
 
 
 def test_old_hooks_refuse_a_second_registration():
@@ -400,10 +391,10 @@ def test_fusion_matches_torch_and_the_unfused_pair(case):
         layer, bn = make_layer(lib).eval(), _trained_bn(lib, make_bn(lib))
         f = fuse(lib, layer, bn)
         x = _input(lib, x_shape)
-        _close(f(x), bn(layer(x)), atol=1e-5)
+        assert_same(f(x), bn(layer(x)), 1e-5, 1e-5)
         fused.append(f)
-    _close(fused[0].weight, fused[1].weight)
-    _close(fused[0].bias, fused[1].bias)
+    assert_same(fused[0].weight, fused[1].weight, 1e-5, 2e-6)
+    assert_same(fused[0].bias, fused[1].bias, 1e-5, 2e-6)
 
 
 def test_fusion_refuses_training_mode():
@@ -460,9 +451,9 @@ def test_functional_call_matches_torch(case):
         outs.append((out, [values[n].grad for n in names]))
         for k, v in m.state_dict().items():  # the module's own tensors are back
             assert (v == before[k]).all()
-    _close(outs[0][0], outs[1][0])
+    assert_same(outs[0][0], outs[1][0], 1e-5, 2e-6)
     for g0, g1 in zip(outs[0][1], outs[1][1]):
-        _close(g0, g1)
+        assert_same(g0, g1, 1e-5, 2e-6)
 
 
 def test_functional_call_errors_and_deprecated_spelling():

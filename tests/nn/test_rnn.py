@@ -4,15 +4,11 @@ import pytest
 
 import pyctorch as P
 from pyctorch.nn.utils import rnn as prnn
-from conftest import requires_torch, torch as T
+from conftest import assert_same, requires_torch, torch as T
 
 
 def arr(t):
     return np.array(t.detach().tolist(), dtype=np.float64)
-
-
-def close(a, b, tol=2e-5):
-    np.testing.assert_allclose(arr(a), b.detach().double().numpy(), rtol=tol, atol=tol)
 
 
 def pair(cls, *args, **kw):
@@ -22,10 +18,10 @@ def pair(cls, *args, **kw):
 
 
 def check_grads(a, b, xa, xb, tol=2e-5):
-    close(xa.grad, xb.grad, tol)
+    assert_same(xa.grad, xb.grad, tol, tol)
     for (n, p), (m, q) in zip(a.named_parameters(), b.named_parameters()):
         assert n == m
-        close(p.grad, q.grad, tol)
+        assert_same(p.grad, q.grad, tol, tol)
 
 
 def hsum(h):
@@ -49,7 +45,7 @@ def test_layer_matches_torch(cls, kw):
     xa, xb = P.tensor(x, requires_grad=True), T.tensor(x, requires_grad=True)
     oa, ha = a(xa)
     ob, hb = b(xb)
-    close(oa, ob)
+    assert_same(oa, ob, 2e-5, 2e-5)
     (oa.sum() * 0.5 + hsum(ha)).backward()
     (ob.sum() * 0.5 + hsum(hb)).backward()
     check_grads(a, b, xa, xb)
@@ -69,9 +65,9 @@ def test_rnn_relu_lstm_proj_and_initial_state():
         hb0 = (T.tensor(h0), T.tensor(c0)) if cls == "LSTM" else T.tensor(h0)
         oa, ha = a(P.tensor(x), ha0)
         ob, hb = b(T.tensor(x), hb0)
-        close(oa, ob)
+        assert_same(oa, ob, 2e-5, 2e-5)
         for u, v in zip(ha if isinstance(ha, tuple) else (ha,), hb if isinstance(hb, tuple) else (hb,)):
-            close(u, v)
+            assert_same(u, v, 2e-5, 2e-5)
 
 
 @requires_torch
@@ -82,7 +78,7 @@ def test_unbatched_input(cls):
     oa, ha = a(P.tensor(x))
     ob, hb = b(T.tensor(x))
     assert tuple(oa.shape) == tuple(ob.shape) == (7, 4)
-    close(oa, ob)
+    assert_same(oa, ob, 2e-5, 2e-5)
 
 
 @requires_torch
@@ -95,17 +91,17 @@ def test_packed_sequence(cls, enforce_sorted):
     xa, xb = P.tensor(x, requires_grad=True), T.tensor(x, requires_grad=True)
     pa = prnn.pack_padded_sequence(xa, lengths, enforce_sorted=enforce_sorted)
     pb = T.nn.utils.rnn.pack_padded_sequence(xb, lengths, enforce_sorted=enforce_sorted)
-    close(pa.data, pb.data)
+    assert_same(pa.data, pb.data, 2e-5, 2e-5)
     assert pa.batch_sizes.tolist() == pb.batch_sizes.tolist()
     oa, ha = a(pa)
     ob, hb = b(pb)
     assert isinstance(oa, prnn.PackedSequence)
-    close(oa.data, ob.data)
+    assert_same(oa.data, ob.data, 2e-5, 2e-5)
     for u, v in zip(ha if isinstance(ha, tuple) else (ha,), hb if isinstance(hb, tuple) else (hb,)):
-        close(u, v)
+        assert_same(u, v, 2e-5, 2e-5)
     ua, la = prnn.pad_packed_sequence(oa, batch_first=True)
     ub, lb = T.nn.utils.rnn.pad_packed_sequence(ob, batch_first=True)
-    close(ua, ub)
+    assert_same(ua, ub, 2e-5, 2e-5)
     assert la.tolist() == lb.tolist() and la.dtype == P.int64
     (ua.sum() + hsum(ha)).backward()
     (ub.sum() + hsum(hb)).backward()
@@ -123,13 +119,13 @@ def test_cells(cls):
     ra, rb = a(xa), b(xb)
     ra2, rb2 = a(xa, ra), b(xb, rb)  # feed the state back
     for u, v in zip(ra2 if isinstance(ra2, tuple) else (ra2,), rb2 if isinstance(rb2, tuple) else (rb2,)):
-        close(u, v)
+        assert_same(u, v, 2e-5, 2e-5)
     hsum(ra2).backward()
     hsum(rb2).backward()
     check_grads(a, b, xa, xb)
     ua, ub = a(P.tensor(x[0])), b(T.tensor(x[0]))  # unbatched
     for u, v in zip(ua if isinstance(ua, tuple) else (ua,), ub if isinstance(ub, tuple) else (ub,)):
-        close(u, v)
+        assert_same(u, v, 2e-5, 2e-5)
 
 
 def test_rnn_errors():
@@ -168,10 +164,10 @@ def test_pad_and_pack_sequence_helpers():
             a = prnn.pad_sequence([P.tensor(s) for s in seqs], batch_first=bf, padding_value=-1.0, padding_side=side)
             b = T.nn.utils.rnn.pad_sequence([T.tensor(s) for s in seqs], batch_first=bf, padding_value=-1.0,
                                             padding_side=side)
-            close(a, b)
+            assert_same(a, b, 2e-5, 2e-5)
     pa = prnn.pack_sequence([P.tensor(s) for s in seqs], enforce_sorted=False)
     pb = T.nn.utils.rnn.pack_sequence([T.tensor(s) for s in seqs], enforce_sorted=False)
-    close(pa.data, pb.data)
+    assert_same(pa.data, pb.data, 2e-5, 2e-5)
     assert pa.sorted_indices.tolist() == pb.sorted_indices.tolist()
     for u, s in zip(prnn.unpack_sequence(pa), seqs):
         np.testing.assert_allclose(arr(u), s, rtol=0, atol=0)
