@@ -430,6 +430,9 @@ add("view_as", S(lambda T, x, o: x.view_as(o), X(3, 4), X(2, 6, grad=False)))
 add("reshape", S(lambda T, x: T.reshape(x, (2, 6)), X(3, 4, layout="t")), S(lambda T, x: x.reshape(1, 1), X()),
     S(lambda T, x: x.reshape(-1), X(2, 3, layout="s")))
 add("reshape_as", S(lambda T, x, o: x.reshape_as(o), X(3, 4, layout="t"), X(12, grad=False)))
+add("unsafe_view", S(lambda T, x: T.ops.aten._unsafe_view(x, [4, 3]), X(3, 4)),
+    S(lambda T, x: T.ops.aten._unsafe_view(x, [1, 2, 1, 3]), X(2, 3, layout="t")),
+    S(lambda T, x: T.ops.aten._unsafe_view(x, [1, 1]), X()))
 add("flatten", S(lambda T, x: T.flatten(x), X(2, 3, 2)), S(lambda T, x: x.flatten(1), X(2, 3, 2, layout="t")),
     S(lambda T, x: x.flatten(), X()))
 add("unflatten", S(lambda T, x: T.unflatten(x, 1, (2, 2)), X(3, 4, layout="s")),
