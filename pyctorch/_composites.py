@@ -215,7 +215,7 @@ def nextafter(input, other, *, out=None):
         b = other.to(dtype).expand(shape)
         step = _C.where((b > a) == (a > 0), 1, -1).to(_bits_dtype(dtype))
         result = (a.view(_bits_dtype(dtype)) + step).view(dtype)
-        tiny = _C.tensor(1, dtype=_bits_dtype(dtype)).view(dtype)  # the smallest subnormal
+        tiny = _C.tensor(1, dtype=_bits_dtype(dtype), device=a.device).view(dtype)  # the smallest subnormal
         result = _C.where(a == 0, _C.where(b > 0, tiny, -tiny), result)
         result = _C.where(a == b, b, result)
         result = _C.where(a.isnan() | b.isnan(), math.nan, result)
@@ -239,9 +239,10 @@ def frexp(input, *, out=None):
         m = x * _C.pow(2.0, -half) * _C.pow(2.0, half - e)
         big, small = m.abs() >= 1, (m.abs() < 0.5) & regular  # log2 rounding near powers of two
         e = e + big.double() - small.double()
-    # the mantissa as a product with a constant, so its gradient is grad * 2^-exponent (torch's formula)
-    scale = _C.pow(2.0, -(e / 2).floor()) * _C.pow(2.0, (e / 2).floor() - e)
-    mantissa = _C.where(regular, x * scale, x).to(input.dtype)
+    # the mantissa as x times constants, so its gradient is grad * 2^-exponent (torch's formula); 2^-e again in two
+    # halves, applied one after the other (their product overflows for a subnormal x)
+    half = (e / 2).floor()
+    mantissa = _C.where(regular, x * _C.pow(2.0, -half) * _C.pow(2.0, half - e), x).to(input.dtype)
     exponent = _C.where(regular, e, 0.0).to(_C.int32)
     if out is not None:
         _write_out(mantissa, out[0], "frexp")
@@ -268,17 +269,17 @@ def _tetragamma(x):
 
 
 def isneginf(input, *, out=None):
-    result = input == -math.inf if input.is_floating_point() else _C.zeros(input.shape, dtype=_C.bool)
+    result = input == -math.inf if input.is_floating_point() else _C.zeros_like(input, dtype=_C.bool)
     return _write_out(result, out, "isneginf")
 
 
 def isposinf(input, *, out=None):
-    result = input == math.inf if input.is_floating_point() else _C.zeros(input.shape, dtype=_C.bool)
+    result = input == math.inf if input.is_floating_point() else _C.zeros_like(input, dtype=_C.bool)
     return _write_out(result, out, "isposinf")
 
 
 def isreal(input):
-    return _C.ones(input.shape, dtype=_C.bool)
+    return _C.ones_like(input, dtype=_C.bool)
 
 
 def _clamp_tensor(input, bound, keep):
@@ -533,11 +534,11 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return _C.empty(0, dtype=input.dtype)
+        return _C.empty(0, dtype=input.dtype, device=input.device)
     import itertools
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     index = [i for combo in pick(range(input.shape[0]), r) for i in combo]
-    flat = input.index_select(0, _C.tensor(index, dtype=_C.int64))
+    flat = input.index_select(0, _C.tensor(index, dtype=_C.int64, device=input.device))
     return flat.reshape(-1, r)
 
 
@@ -552,7 +553,8 @@ def _tri_indices(row, col, offset, dtype, device, layout, name, keep):
         raise RuntimeError(f"col must be non-negative, got{col}")
     i = _C.arange(row).unsqueeze(1)
     j = _C.arange(col)
-    return _C.nonzero(keep(j - i, offset)).t().contiguous().to(dtype)
+    # computed on the host from the arguments alone, then moved (a meta device keeps the shape)
+    return _C.nonzero(keep(j - i, offset)).t().contiguous().to(dtype=dtype, device=device)
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False, requires_grad=False):
@@ -664,11 +666,13 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         if isinstance(t, _C.Tensor) and t.dtype == _C.bool:
             raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     _refuse_unsigned(dtype, "isin_default_cpu")
-    e = _C.tensor(elements, dtype=dtype) if not isinstance(elements, _C.Tensor) else elements.to(dtype)
-    t = _C.tensor(test_elements, dtype=dtype) if not isinstance(test_elements, _C.Tensor) else test_elements.to(dtype)
+    device = (elements if isinstance(elements, _C.Tensor) else test_elements).device
+    e = _C.tensor(elements, dtype=dtype, device=device) if not isinstance(elements, _C.Tensor) else elements.to(dtype)
+    t = (_C.tensor(test_elements, dtype=dtype, device=device) if not isinstance(test_elements, _C.Tensor)
+         else test_elements.to(dtype))
     t = t.reshape(-1)
     if t.numel() == 0 or e.numel() == 0:
-        found = _C.zeros(e.shape, dtype=_C.bool)
+        found = _C.zeros_like(e, dtype=_C.bool)
     elif e.numel() * t.numel() <= (1 << 20):
         found = (e.unsqueeze(-1) == t).any(-1)
     else:
@@ -708,6 +712,9 @@ def cross(input, other, dim=None, *, out=None):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]: one GEMM over the batch laid side by side."""
+    # torch sizes the result (batch1.size(1), batch2.size(2)) before its checks: too few dims is an IndexError
+    _check_dim_exists(1, batch1.dim())
+    _check_dim_exists(2, batch2.dim())
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t.dim() != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
@@ -910,7 +917,7 @@ def corrcoef(input):
 
 def _zeros_except(y, dim):
     shape = [s for i, s in enumerate(y.shape) if i != dim]
-    return _C.zeros(shape, dtype=y.dtype if y.is_floating_point() else _C.get_default_dtype())
+    return _C.zeros(shape, dtype=y.dtype if y.is_floating_point() else _C.get_default_dtype(), device=y.device)
 
 
 def _trapezoid_dx(x, y, dim, name):
@@ -971,7 +978,7 @@ def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan, name):
     if not isinstance(q, _C.Tensor):
         if not 0 <= q <= 1:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-        q = _C.tensor(q, dtype=input.dtype)
+        q = _C.tensor(q, dtype=input.dtype, device=input.device)
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if q.dim() > 1:
@@ -983,7 +990,8 @@ def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan, name):
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")
-    if not bool(((q >= 0) & (q <= 1)).all()):
+    # torch reads q's values on the CPU only (elsewhere that would wait for the device; meta has none)
+    if q.device.type == "cpu" and not bool(((q >= 0) & (q <= 1)).all()):
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if dim is None:
         x = input.reshape(-1)
@@ -1100,11 +1108,11 @@ def _window(name, length, dtype, layout, device, requires_grad, make):
     if length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={length}")
     if length == 0:
-        w = _C.empty(0, dtype=dtype)
+        w = _C.empty(0, dtype=dtype, device=device)
     elif length == 1:
-        w = _C.ones(1, dtype=dtype)
+        w = _C.ones(1, dtype=dtype, device=device)
     else:
-        w = make(_C.arange(length, dtype=dtype))
+        w = make(_C.arange(length, dtype=dtype, device=device))
     return w.requires_grad_(requires_grad) if requires_grad else w
 
 
@@ -1112,7 +1120,7 @@ def _periodic(make, periodic):
     """A periodic window is the symmetric window one sample longer, without its last sample."""
     if not periodic:
         return make
-    return lambda n: make(_C.arange(n.numel() + 1, dtype=n.dtype))[:-1]
+    return lambda n: make(_C.arange(n.numel() + 1, dtype=n.dtype, device=n.device))[:-1]
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
@@ -1150,7 +1158,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
     def make(n):
         half = (n.numel() - 1) / 2.0
         r = ((n - half) / half).pow(2)
-        return _C.i0((1 - r).clamp(min=0).sqrt() * beta) / _C.i0(_C.tensor(beta, dtype=n.dtype))
+        return _C.i0((1 - r).clamp(min=0).sqrt() * beta) / _C.i0(_C.tensor(beta, dtype=n.dtype, device=n.device))
     return _window("kaiser_window", window_length, dtype, layout, device, requires_grad, _periodic(make, periodic))
 
 
@@ -1254,7 +1262,7 @@ def _dropout_noise(input, p, feature):
         shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
     else:
         shape = list(input.shape)
-    return _C.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
+    return _C.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
 
 
 def _dropout_impl(input, p, train, feature, alpha, inplace):

@@ -430,6 +430,9 @@ add("view_as", S(lambda T, x, o: x.view_as(o), X(3, 4), X(2, 6, grad=False)))
 add("reshape", S(lambda T, x: T.reshape(x, (2, 6)), X(3, 4, layout="t")), S(lambda T, x: x.reshape(1, 1), X()),
     S(lambda T, x: x.reshape(-1), X(2, 3, layout="s")))
 add("reshape_as", S(lambda T, x, o: x.reshape_as(o), X(3, 4, layout="t"), X(12, grad=False)))
+add("unsafe_view", S(lambda T, x: T.ops.aten._unsafe_view(x, [4, 3]), X(3, 4)),
+    S(lambda T, x: T.ops.aten._unsafe_view(x, [1, 2, 1, 3]), X(2, 3, layout="t")),
+    S(lambda T, x: T.ops.aten._unsafe_view(x, [1, 1]), X()))
 add("flatten", S(lambda T, x: T.flatten(x), X(2, 3, 2)), S(lambda T, x: x.flatten(1), X(2, 3, 2, layout="t")),
     S(lambda T, x: x.flatten(), X()))
 add("unflatten", S(lambda T, x: T.unflatten(x, 1, (2, 2)), X(3, 4, layout="s")),
@@ -1710,3 +1713,189 @@ for _e in TABLE:
                 _b = _sb if not isinstance(_sb, tuple) else pointwise_input(_dt, _sb, _l, _pos)
                 add(_e["id"], S(_function(_n), pointwise_input(_dt, _sa, _l, _pos), _b, uses=("op",),
                                 name=f"{_dt}-{_case}"))
+
+
+# =================================================================================================
+# Python composites ("op"): the PCT_COMPOSITE_PY entries of `pyctorch._C._py_composite_table()` (written in
+# pyctorch/_composites.py over the table's ops), keyed by their ids like the table's ops (clamp and clip, entries of
+# both tables, keep one list: the Python function is torch.clamp, the C op its scalar case). tests/test_ops.py
+# compares their values with torch's and tests/test_meta.py their meta shapes and dtypes with torch's meta device,
+# errors included (torch's and pyctorch's outcome must be the same kind). PY_TABLE is what the schema-driven tests
+# iterate to reach them.
+# =================================================================================================
+PY_TABLE = pyctorch._C._py_composite_table()
+PY_BY_ID = {e["id"]: e for e in PY_TABLE}
+PY_USES = ("op",)
+INF, NAN = float("inf"), float("nan")
+
+
+def _py(op, *samples):
+    for s in samples:
+        s.uses = frozenset(PY_USES)
+    add(op, *samples)
+
+
+def _fn(name, *args, **kw):
+    """T.name(*tensors, *args, **kw)"""
+    return lambda T, *xs: getattr(T, name)(*xs, *args, **kw)
+
+
+def _meth(name, *args, **kw):
+    """tensor.name(*other tensors, *args, **kw), in place on a copy when name ends with _"""
+    return lambda T, x, *xs: getattr(x.clone() if name.endswith("_") else x, name)(*xs, *args, **kw)
+
+
+I64 = dict(dtype="int64", lo=-3, hi=4)
+BOOL = dict(dtype="bool", lo=0, hi=2)
+for _n in ("deg2rad", "rad2deg", "sinc"):
+    _py(_n, S(_fn(_n), X(3, 4)), S(_fn(_n), X(2, 3, layout="t")), S(_fn(_n), X(3, **I64)),
+        S(_meth(_n), X()), S(_fn(_n), V([0.0, 1.0, -0.5, INF, NAN])))
+    _py(_n + "_", S(_meth(_n + "_"), X(3, 4)), S(_meth(_n + "_"), X(3, **I64)),
+        S(lambda T, x, _n=_n: getattr(T, _n + "_")(x.clone()), X(2, 3, layout="s")))
+_py("positive", S(_fn("positive"), X(3, 4)), S(_meth("positive"), X(3, **I64)), S(_fn("positive"), X(3, **BOOL)))
+_py("logaddexp2", S(_fn("logaddexp2"), X(3, 4), X(4)), S(_meth("logaddexp2"), X(2, 3, layout="t"), X()),
+    S(_fn("logaddexp2"), V([INF, -INF, 1.0]), V([INF, -INF, NAN])))
+_py("ldexp", S(_fn("ldexp"), X(3, 4), X(4, **I64)), S(_meth("ldexp"), X(3, **I64), X(3, **I64)),
+    S(_fn("ldexp"), X(2, 3, dtype="float32"), X(3)))
+_py("ldexp_", S(_meth("ldexp_"), X(3, 4), X(4, **I64)), S(_meth("ldexp_"), X(3, **I64), X(3, **I64)))
+_py("heaviside", S(_fn("heaviside"), V([-1.5, 0.0, 2.0, 0.0]), V([0.5, 0.5, 0.5, 2.0])),
+    S(_meth("heaviside"), X(3, **I64), X(3, **I64)), S(_fn("heaviside"), X(3), X(3, dtype="float32")))
+_py("heaviside_", S(_meth("heaviside_"), V([-1.5, 0.0, 2.0]), X()))
+_py("nextafter", S(_fn("nextafter"), X(3, 4), X(4)), S(_meth("nextafter"), V([0.0, 1.0, -1.0]), V([1.0, 1.0, -INF])),
+    S(_fn("nextafter"), X(3, dtype="float32"), X(3, dtype="float32")), S(_fn("nextafter"), X(3, **I64), X(3, **I64)))
+_py("nextafter_", S(_meth("nextafter_"), X(3, 4), X(3, 4, layout="t")))
+_py("frexp", S(_fn("frexp"), X(3, 4)), S(_meth("frexp"), V([0.0, -0.75, 1e-310, INF, NAN])),
+    S(_fn("frexp"), X(3, dtype="float32")), S(_fn("frexp"), X(3, **I64)))
+for _n in ("isneginf", "isposinf"):
+    _py(_n, S(_fn(_n), V([INF, -INF, NAN, 1.0])), S(_meth(_n), X(3, **I64)), S(_fn(_n), X(2, 3, layout="t")))
+_py("isreal", S(_fn("isreal"), X(3, 4)), S(_meth("isreal"), X(3, **I64)))
+for _n in ("clamp", "clip"):
+    _py(_n, S(lambda T, x, lo, hi, _n=_n: getattr(T, _n)(x, lo, hi), X(3, 4), X(4, lo=-2, hi=0), X(3, 1, lo=0, hi=2)),
+        S(lambda T, x, lo, _n=_n: getattr(x, _n)(min=lo), X(3, 4), X()),
+        S(lambda T, x, hi, _n=_n: getattr(T, _n)(x, max=hi), X(3, **I64), X(3, **I64)),
+        S(lambda T, x, _n=_n: getattr(T, _n)(x), X(3)))
+    _py(_n + "_", S(lambda T, x, lo, _n=_n: getattr(x.clone(), _n + "_")(lo, 0.5), X(3, 4), X(4)),
+        S(lambda T, x, _n=_n: getattr(T, _n + "_")(x.clone(), -0.5), X(3)))
+for _n, _b in (("clamp_min", dict(lo=-2, hi=0)), ("clamp_max", dict(lo=0, hi=2))):
+    _py(_n, S(_fn(_n), X(3, 4), X(4, **_b)), S(_meth(_n, 0.5), X(3, 4, layout="t")),
+        S(_fn(_n), X(3, **I64), X(3, **I64)))
+    _py(_n + "_", S(_meth(_n + "_"), X(3, 4), X(4, **_b)), S(_meth(_n + "_", -0.5), X(3)))
+for _n in ("real", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "adjoint"):
+    _py(_n, S(_fn(_n), X(3, 4)), S(_fn(_n), X(2, 3, 4, layout="t")), S(_fn(_n), X(3, **I64)))
+for _n in ("atleast_1d", "atleast_2d", "atleast_3d"):
+    _py(_n, S(_fn(_n), X()), S(_fn(_n), X(3)), S(_fn(_n), X(2, 3)), S(_fn(_n), X(2, 3, 2)),
+        S(lambda T, a, b, _n=_n: getattr(T, _n)(a, b), X(), X(2, 3)),
+        S(lambda T, a, b, _n=_n: getattr(T, _n)([a, b]), X(3), X(2, 2, 2, 2)))
+for _n in ("column_stack", "row_stack"):
+    _py(_n, S(lambda T, a, b, _n=_n: getattr(T, _n)([a, b]), X(3), X(3)),
+        S(lambda T, a, b, _n=_n: getattr(T, _n)((a, b)), X(3, 2), X(3, 1, layout="s")),
+        S(lambda T, a, b, _n=_n: getattr(T, _n)([a, b]), X(), X(1)),
+        S(lambda T, a, b, _n=_n: getattr(T, _n)([a, b]), X(3), X(2)),
+        S(lambda T, _n=_n: getattr(T, _n)([])))
+_py("block_diag", S(lambda T, a, b, c: T.block_diag(a, b, c), X(2, 3), X(3), X()),
+    S(lambda T, a, b: T.block_diag(a, b), X(2, 2, **I64), X(1, 2)), S(lambda T: T.block_diag()),
+    S(lambda T, a: T.block_diag(a), X(2, 2, 2)))
+_py("cartesian_prod", S(lambda T, a, b: T.cartesian_prod(a, b), X(3), X(2)), S(lambda T, a: T.cartesian_prod(a), X(3)),
+    S(lambda T, a, b: T.cartesian_prod(a, b), X(3), X(2, 2)))
+_py("combinations", S(_fn("combinations"), X(4)), S(_fn("combinations", 3), X(4, **I64)),
+    S(_fn("combinations", 2, with_replacement=True), X(3)), S(_fn("combinations", 0), X(3)),
+    S(_fn("combinations"), X(2, 2)))
+# factories: made on the device of a `like` input (its values unused), the device the test runs on (cpu, meta)
+LIKE = X(1, grad=False)
+
+
+def _factory(name, *args, **kw):
+    return lambda T, like: getattr(T, name)(*args, **kw, device=like.device)
+
+
+for _n in ("tril_indices", "triu_indices"):
+    _py(_n, S(_factory(_n, 3, 4), LIKE), S(_factory(_n, 4, 3, -1), LIKE),
+        S(lambda T, like, _n=_n: getattr(T, _n)(3, 3, 1, dtype=T.int32, device=like.device), LIKE),
+        S(_factory(_n, 0, 3), LIKE),
+        S(lambda T, like, _n=_n: getattr(T, _n)(3, 3, dtype=T.float32, device=like.device), LIKE))
+_py("diagflat", S(_fn("diagflat"), X(3)), S(_meth("diagflat", 1), X(2, 2)), S(_fn("diagflat", -2), X(3, **I64)),
+    S(_fn("diagflat"), X()))
+_py("rot90", S(_fn("rot90"), X(2, 3)), S(_meth("rot90", 2), X(2, 3, 2)), S(_fn("rot90", -1, [1, 2]), X(2, 3, 2)),
+    S(_fn("rot90", 5), X(2, 3, layout="t")), S(_fn("rot90", 1, [0, 0]), X(2, 3)), S(_fn("rot90"), X(3)))
+IX = dict(dtype="int64", grad=False)
+_py("take_along_dim", S(_fn("take_along_dim", 1), X(3, 4), V([[0, 2], [1, 1], [3, 0]], **IX)),
+    S(_meth("take_along_dim"), X(3, 4), V([5, 0, 11], **IX)),
+    S(_fn("take_along_dim", dim=0), X(2, 3, layout="t"), V([[1], [0]], **IX)),
+    S(_fn("take_along_dim", 1), X(3, 4), V([[3]], **IX)), S(_fn("take_along_dim", 1), X(3, 4, layout="t"), V([[0, 1]], **IX)),
+    S(_fn("take_along_dim", 1), X(3, 4), V([[0.0]], grad=False)))
+_py("narrow_copy", S(_fn("narrow_copy", 1, 1, 2), X(3, 4)), S(_meth("narrow_copy", 0, -2, 2), X(3, 4, layout="t")),
+    S(_fn("narrow_copy", 0, 2, 2), X(3)))
+_py("select_scatter", S(_fn("select_scatter", 0, 1), X(3, 4), X(4)), S(_meth("select_scatter", 1, -1), X(3, 4), X(3)),
+    S(_fn("select_scatter", 0, 0), X(3), X()), S(_fn("select_scatter", 0, 0), X(3, 4), X(3)))
+_py("slice_scatter", S(_fn("slice_scatter"), X(3, 4), X(3, 4)),
+    S(_fn("slice_scatter", 1, 0, 4, 2), X(3, 4), X(3, 2)), S(_meth("slice_scatter", dim=0, start=1), X(3, 4), X(2, 4)),
+    S(_fn("slice_scatter", 0, 0, 2), X(3), X(3)))
+_py("diagonal_scatter", S(_fn("diagonal_scatter"), X(3, 4), X(3)), S(_meth("diagonal_scatter", 1), X(3, 4), X(3)),
+    S(_fn("diagonal_scatter", -1, 1, 2), X(2, 3, 3), X(2, 2)), S(_fn("diagonal_scatter"), X(3, 3), X(2)))
+_py("diff", S(_fn("diff"), X(5)), S(_meth("diff", 2, 0), X(4, 3)),
+    S(lambda T, x, p, a: T.diff(x, dim=1, prepend=p, append=a), X(2, 3), X(2, 1), X(2, 2)),
+    S(_fn("diff"), X(3, **BOOL)), S(_fn("diff", 0), X(3)), S(_fn("diff"), X()))
+_py("isin", S(_fn("isin"), X(3, 4, **I64), X(3, **I64)), S(lambda T, x: T.isin(x, 2), X(5, **I64)),
+    S(lambda T, t: T.isin(1, t), X(4, **I64)), S(_fn("isin", invert=True), X(3, **I64), X(2, **I64)),
+    S(_fn("isin", assume_unique=True), X(2, 3), X(4)))
+_py("cross", S(_fn("cross"), X(4, 3), X(4, 3)), S(_meth("cross", dim=0), X(3, 2), X(3, 2, layout="t")),
+    S(_fn("cross"), X(3, 3), X(3)), S(_fn("cross"), X(4, 2), X(4, 2)))
+_py("addbmm", S(_fn("addbmm"), X(3, 5), X(2, 3, 4), X(2, 4, 5)),
+    S(_meth("addbmm", beta=0.5, alpha=2), X(5), X(2, 3, 4), X(2, 4, 5)), S(_fn("addbmm"), X(3, 5), X(3, 4), X(4, 5)),
+    S(_fn("addbmm"), X(3, 5), X(3), X(2, 4, 5)), S(_fn("addbmm"), X(3, 5), X(2, 3, 4), X()),
+    S(_fn("addbmm"), X(3, 5), X(2, 3, 4), X(3, 4, 5)))
+_py("addbmm_", S(_meth("addbmm_"), X(3, 5), X(2, 3, 4), X(2, 4, 5)))
+_py("addr", S(_fn("addr"), X(3, 4), X(3), X(4)), S(_meth("addr", beta=2, alpha=0.5), X(4), X(3), X(4)),
+    S(_fn("addr"), X(3, 4, **BOOL), X(3, **BOOL), X(4, **BOOL)), S(_fn("addr"), X(3, 4), X(3, 1), X(4)))
+_py("addr_", S(_meth("addr_"), X(3, 4), X(3), X(4)))
+_py("chain_matmul", S(lambda T, a, b, c: T.chain_matmul(a, b, c), X(2, 3), X(3, 4), X(4, 2)),
+    S(lambda T, a: T.chain_matmul(a), X(2, 3)), S(lambda T, a, b: T.chain_matmul(a, b), X(2, 3), X(3)))
+_py("cdist", S(_fn("cdist"), X(3, 4), X(2, 4)), S(_fn("cdist", 1.0), X(2, 3, 4), X(2, 5, 4)),
+    S(_fn("cdist", 0.0), X(3, 2), X(2, 2)), S(_fn("cdist", INF), X(3, 2), X(2, 2)),
+    S(_fn("cdist", compute_mode="use_mm_for_euclid_dist"), X(3, 4), X(2, 4)), S(_fn("cdist"), X(3, 4), X(2, 3)))
+_py("dist", S(_fn("dist"), X(3, 4), X(4)), S(_meth("dist", 1), X(3), X(3)), S(_fn("dist", INF), X(2, 3), X(2, 3)),
+    S(_fn("dist", 0), X(3), X(3)))
+_py("pairwise_distance", S(_fn("pairwise_distance"), X(3, 4), X(3, 4)),
+    S(_fn("pairwise_distance", 1.0, keepdim=True), X(3, 4), X(4)), S(_fn("pairwise_distance"), X(4), X(4)))
+_py("cosine_similarity", S(_fn("cosine_similarity"), X(3, 4), X(3, 4)), S(_fn("cosine_similarity", 0), X(3, 4), X(4)),
+    S(_fn("cosine_similarity", -1), X(2, 3), X(2, 3, layout="t")))
+_py("cov", S(_fn("cov"), X(3, 5)), S(_meth("cov", correction=0), X(5)),
+    S(lambda T, x, f: T.cov(x, fweights=f), X(2, 4), X(4, dtype="int64", lo=1, hi=4)),
+    S(lambda T, x, a: T.cov(x, aweights=a), X(2, 4), X(4, lo=0.5, hi=2)))
+_py("corrcoef", S(_fn("corrcoef"), X(3, 5)), S(_meth("corrcoef"), X(5)), S(_fn("corrcoef"), X(3, 4, **I64)))
+for _n in ("trapezoid", "trapz", "cumulative_trapezoid"):
+    _py(_n, S(_fn(_n), X(3, 4)), S(lambda T, y, x, _n=_n: getattr(T, _n)(y, x), X(3, 4), X(4)),
+        S(_fn(_n, dx=0.5, dim=0), X(3, 4)), S(_fn(_n), X(3, **I64)), S(_fn(_n), X()))
+for _n in ("quantile", "nanquantile"):
+    _py(_n, S(_fn(_n, 0.3), X(3, 4)), S(_meth(_n, 0.5, 1, True), V([[1.0, NAN, 3.0], [2.0, 0.0, -1.0]])),
+        S(lambda T, x, q, _n=_n: getattr(T, _n)(x, q, dim=0), X(3, 4), V([0.0, 0.25, 1.0])),
+        *[S(_fn(_n, 0.4, 1, interpolation=_i), X(2, 5)) for _i in ("lower", "higher", "midpoint", "nearest")],
+        S(_fn(_n, 1.5), X(3)))
+_py("histogram", S(_fn("histogram", 4), X(10)), S(_meth("histogram", 3, range=(-1.0, 1.0), density=True), X(10)),
+    S(lambda T, x, b: T.histogram(x, b), X(10), V([-2.0, 0.0, 0.5, 2.0])),
+    S(lambda T, x, w: T.histogram(x, 3, weight=w), X(6), X(6, lo=0, hi=1)))
+for _n in ("hamming_window", "hann_window", "bartlett_window", "blackman_window", "kaiser_window"):
+    _py(_n, S(_factory(_n, 5), LIKE),
+        S(lambda T, like, _n=_n: getattr(T, _n)(6, False, dtype=T.float64, device=like.device), LIKE),
+        S(_factory(_n, 1), LIKE), S(_factory(_n, 0), LIKE))
+_py("hamming_window", S(_factory("hamming_window", 5, True, 0.5, 0.5), LIKE))
+_py("kaiser_window", S(_factory("kaiser_window", 7, True, 5.0), LIKE))
+_py("pixel_shuffle", S(_fn("pixel_shuffle", 2), X(1, 8, 2, 3)), S(_fn("pixel_shuffle", 1), X(2, 2, 2)),
+    S(_fn("pixel_shuffle", 2), X(3, 2, 2)))
+_py("pixel_unshuffle", S(_fn("pixel_unshuffle", 2), X(1, 2, 4, 6)), S(_fn("pixel_unshuffle", 2), X(2, 3, 3)))
+_py("relu_", S(lambda T, x: T.relu_(x.clone()), X(3, 4)), S(lambda T, x: T.relu_(x.clone()), X(3, **I64)))
+for _n, _args in (("selu", ()), ("celu", (0.5,)), ("threshold", (0.1, -1.0)), ("hardshrink", (0.3,))):
+    _py(_n, S(_fn(_n, *_args), X(3, 4)), S(_fn(_n, *_args), X(2, 3, layout="t")))
+    if _n != "hardshrink":
+        _py(_n + "_", S(lambda T, x, _n=_n, _args=_args: getattr(T, _n + "_")(x.clone(), *_args), X(3, 4)))
+_py("celu", S(_fn("celu"), X(3)), S(_fn("celu", 0.0), X(3)))
+_py("threshold", S(_fn("threshold", 1, 5), X(3, **I64)))
+_py("hardshrink", S(_meth("hardshrink"), X(3)), S(_fn("hardshrink"), X(3, **I64)))
+_py("prelu", S(_fn("prelu"), X(2, 3, 4), X(3)), S(_meth("prelu"), X(2, 3), X(1)), S(_fn("prelu"), X(3), X(1)),
+    S(_fn("prelu"), X(2, 3), X(2)))
+for _n in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout"):
+    # values only where they are not random: p = 0 or not training (identity), p = 1
+    _py(_n, S(_fn(_n, 0.5, False), X(2, 3, 4)), S(_fn(_n, 0.0, True), X(2, 3, 4)), S(_fn(_n, 1.0, True), X(2, 3, 4)),
+        S(_fn(_n, 1.5, True), X(2, 3)))
+    _py(_n + "_", S(lambda T, x, _n=_n: getattr(T, _n + "_")(x.clone(), 0.5, False), X(2, 3, 4)),
+        S(lambda T, x, _n=_n: getattr(T, _n + "_")(x.clone(), 1.0, True), X(2, 3, 4)))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import pyctorch
+from comparison import assert_same, assert_same_outcome
 from conftest import requires_torch, torch
 
 TABLE = pyctorch._C._op_table()
@@ -42,15 +43,35 @@ def _root_name(name):
     return re.sub(r"\d+$", "", name).replace("UnsafeView", "View")
 
 
+# kron, tensordot, inner and einsum are implicit composites as in torch (no PCT_GRAD line): grad_fn is the node of the
+# last op they call, and names it as torch does (kron: UnsafeViewBackward0 of torch's _unsafe_view; tensordot, inner
+# and einsum's contractions: ViewBackward0; inner with a 0-d operand and einsum without a contraction: MulBackward0;
+# einsum's output permutation: PermuteBackward0)
 CALLS = [("matmul", lambda T, a, b: T.matmul(a, b), s) for s in MATMUL_SHAPES] + [
     ("kron", lambda T, a, b: T.kron(a, b), ((2, 3), (3, 2))),
     ("kron", lambda T, a, b: T.kron(a, b), ((3,), (2, 2))),
+    ("kron", lambda T, a, b: T.kron(a, b), ((), (2, 2))),
     ("tensordot", lambda T, a, b: T.tensordot(a, b, ([1, 0], [0, 1])), ((3, 4), (4, 3, 2))),
     ("tensordot", lambda T, a, b: T.tensordot(a, b, 1), ((3, 4), (4, 2))),
+    ("tensordot", lambda T, a, b: T.tensordot(a, b, 0), ((3,), (2,))),
+    ("tensordot", lambda T, a, b: T.tensordot(a, b, ([1], [0])), ((3, 1), (4, 2))),
     ("inner", lambda T, a, b: T.inner(a, b), ((2, 3), (4, 3))),
+    ("inner", lambda T, a, b: T.inner(a, b), ((3,), (3,))),
+    ("inner", lambda T, a, b: T.inner(a, b), ((), (2, 3))),
     ("einsum", lambda T, a, b: T.einsum("bij,bjk->bik", a, b), ((2, 3, 4), (2, 4, 2))),
     ("einsum", lambda T, a, b: T.einsum("iij,kl->jil", a, b), ((2, 2, 3), (2, 4))),
     ("einsum", lambda T, a, b: T.einsum("...ij,...jk", a, b), ((2, 3, 4), (4, 2))),
+    ("einsum", lambda T, a, b: T.einsum("i,j->ji", a, b), ((3,), (2,))),
+    ("einsum", lambda T, a, b: T.einsum("ij,ij->ij", a, b), ((2, 3), (2, 3))),
+    ("einsum", lambda T, a, b: T.einsum("ii->i", a) * b, ((3, 3), (3,))),
+    ("einsum", lambda T, a, b: T.einsum("ij->ji", a) * b, ((2, 3), (3, 2))),
+]
+# Where pyctorch's name differs from torch's only in its overload number: einsum's reduction of a single operand ends
+# in a sum over dims, torch's sum.dim_IntList (SumBackward1); pyctorch has one sum op for both of torch's overloads,
+# so its node is SumBackward0. Numbering them as torch does means splitting the op table's sum entry in two.
+SUM_OVERLOAD_CALLS = [
+    ("einsum", lambda T, a, b: T.einsum("ii", a) * b, ((3, 3), ())),
+    ("einsum", lambda T, a, b: T.einsum("ij->j", a) * b, ((3, 2), (2,))),
 ]
 
 
@@ -64,23 +85,72 @@ def test_meta_shapes_like_torch(op, fn, shapes):
     assert tuple(r.shape) == tuple(tr.shape) and str(r.dtype) == str(tr.dtype)
 
 
-@requires_torch
-@pytest.mark.parametrize("op,fn,shapes", CALLS, ids=[f"{c[0]}-{c[2]}" for c in CALLS])
-def test_gradients_and_grad_fn_like_torch(op, fn, shapes):
+def _check_gradients(fn, shapes):
+    """fn's value, first and second gradients against torch's; returns the two results."""
     a, b = _pair(pyctorch, *shapes, requires_grad=True)
     ta, tb = _pair(torch, *shapes, requires_grad=True)
     r, tr = fn(pyctorch, a, b), fn(torch, ta, tb)
-    np.testing.assert_allclose(np.array(r.tolist()), np.array(tr.tolist()), rtol=1e-12, atol=1e-12)
+    assert_same(r, tr, rtol=1e-12, atol=1e-12)
+    g = np.random.default_rng(1).standard_normal(tuple(tr.shape)).tolist()
+    g = pyctorch.tensor(g, dtype=pyctorch.float64).reshape(tuple(tr.shape)).requires_grad_()
+    tg = torch.tensor(g.tolist(), dtype=torch.float64).reshape(tuple(tr.shape)).requires_grad_()
+    grads = pyctorch.autograd.grad(r, (a, b), g, create_graph=True)
+    tgrads = torch.autograd.grad(tr, (ta, tb), tg, create_graph=True)
+    assert_same(grads, tgrads, rtol=1e-10, atol=1e-12, what="gradients")
+    # double backward: the gradients' own gradient (through the nodes the composite's ops recorded)
+    w = [np.random.default_rng(2 + i).standard_normal(tuple(x.shape)).tolist() for i, x in enumerate(tgrads)]
+    second = pyctorch.autograd.grad([(x * pyctorch.tensor(v, dtype=pyctorch.float64).reshape(x.shape)).sum()
+                                     for x, v in zip(grads, w)], (a, b, g), allow_unused=True)
+    tsecond = torch.autograd.grad([(x * torch.tensor(v, dtype=torch.float64).reshape(x.shape)).sum()
+                                   for x, v in zip(tgrads, w)], (ta, tb, tg), allow_unused=True)
+    assert_same(second, tsecond, rtol=1e-10, atol=1e-12, what="double backward")
+    return r, tr
+
+
+@requires_torch
+@pytest.mark.parametrize("op,fn,shapes", CALLS, ids=[f"{c[0]}-{c[2]}" for c in CALLS])
+def test_gradients_and_grad_fn_like_torch(op, fn, shapes):
+    r, tr = _check_gradients(fn, shapes)
     mine, theirs = r.grad_fn.name(), tr.grad_fn.name()
-    if op == "matmul":  # implicit: the node of the op matmul ran last, as in torch (an _unsafe_view there is a view)
+    if op == "matmul":  # the node of the op matmul ran last, as in torch (an _unsafe_view there is a view)
         assert _root_name(mine) == _root_name(theirs), (mine, theirs)
-    else:  # explicit: its own node
-        assert mine == re.sub(r"(^|_)(\w)", lambda m: m.group(2).upper(), op) + "Backward0"
-    g = np.random.default_rng(1).standard_normal(tuple(tr.shape))
-    r.backward(pyctorch.tensor(g.tolist(), dtype=pyctorch.float64).reshape(tuple(tr.shape)))
-    tr.backward(torch.tensor(g.tolist(), dtype=torch.float64).reshape(tuple(tr.shape)))
-    for x, tx in ((a, ta), (b, tb)):
-        np.testing.assert_allclose(np.array(x.grad.tolist()), np.array(tx.grad.tolist()), rtol=1e-10, atol=1e-12)
+    else:
+        assert mine == theirs
+
+
+@requires_torch
+@pytest.mark.parametrize("op,fn,shapes", SUM_OVERLOAD_CALLS, ids=[f"{c[0]}-{c[2]}" for c in SUM_OVERLOAD_CALLS])
+def test_grad_fn_differs_from_torch_only_in_sums_overload_number(op, fn, shapes):
+    r, tr = _check_gradients(fn, shapes)
+    # the product's node is torch's; the einsum's (its input) is the sum's, one overload number away
+    (node, _), (tnode, _) = r.grad_fn.next_functions[0], tr.grad_fn.next_functions[0]
+    assert (node.name(), tnode.name()) == ("SumBackward0", "SumBackward1")
+
+
+@pytest.mark.parametrize("op,fn,shapes", [c for c in CALLS if c[0] != "matmul"][::2],
+                         ids=[f"{c[0]}-{c[2]}" for c in CALLS if c[0] != "matmul"][::2])
+def test_gradcheck_and_gradgradcheck(op, fn, shapes):
+    a, b = _pair(pyctorch, *shapes, requires_grad=True)
+    assert pyctorch.autograd.gradcheck(lambda x, y: fn(pyctorch, x, y), (a, b))
+    assert pyctorch.autograd.gradgradcheck(lambda x, y: fn(pyctorch, x, y), (a, b))
+
+
+@requires_torch
+@pytest.mark.parametrize("layouts", ["tc", "ct", "tt", "sc", "ps"])
+def test_kron_of_strided_operands_has_torchs_outcome(layouts):
+    """torch's kron merges the product's dim pairs with _unsafe_view, which refuses a product laid out in its
+    operands' memory order when that order keeps the pairs apart (a transposed operand): so does pyctorch's."""
+    def operand(T, layout, shape=(2, 3, 4)):
+        x = T.arange(24, dtype=T.float64).reshape(shape)
+        return {"c": x, "t": x.transpose(-1, -2), "s": x[..., ::2], "p": x.permute(2, 0, 1)}[layout]
+    for rg in (False, True):
+        assert_same_outcome(lambda: pyctorch.kron(*(operand(pyctorch, l).requires_grad_(rg) for l in layouts)),
+                            lambda: torch.kron(*(operand(torch, l).requires_grad_(rg) for l in layouts)))
+
+
+def test_the_four_products_have_no_formula_of_their_own():
+    for op in ("kron", "tensordot", "inner", "einsum"):
+        assert COMPOSITES[op]["formulas"] is None, op
 
 
 inf = float("inf")

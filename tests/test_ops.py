@@ -146,3 +146,23 @@ def test_every_table_entry_is_callable():
             assert callable(getattr(pyctorch.Tensor, e["name"]))
         if "I" in e["variants"]:
             assert callable(getattr(pyctorch.Tensor, e["name"] + "_"))
+
+
+# ---- the Python composites (PCT_COMPOSITE_PY entries, written in pyctorch/_composites.py): not in _C._op_table(), so
+# the registry lists them apart (samples.PY_TABLE) and their "op" samples run here against torch ----
+def _py_cases():
+    return [pytest.param(e, k, id=f"{e['id']}-{k}") for e in SR.PY_TABLE for k, _ in SR.samples_for(e["id"], "op")]
+
+
+def test_every_python_composite_has_op_samples():
+    assert len(SR.PY_TABLE) >= 95
+    assert [e["id"] for e in SR.PY_TABLE if not SR.samples_for(e["id"], "op")] == []
+
+
+@requires_torch
+@pytest.mark.parametrize("entry,k", _py_cases())
+def test_python_composite(entry, k):
+    sample = SR.SAMPLES[entry["id"]][k]
+    arrs = SR.arrays(entry["id"], k, sample)
+    xp, xt = (SR.make_inputs(T, sample, arrs, requires_grad=False, device=DEVICE) for T in (pyctorch, torch))
+    assert_same_outcome(lambda: SR.call(pyctorch, sample, xp, DEVICE), lambda: SR.call(torch, sample, xt, DEVICE))

@@ -118,6 +118,14 @@ pct_object *pct_reshape(pct_call *c)
     return view_impl(c, arg.input, arg.shape.n, arg.shape.v, true);
 }
 
+pct_object *pct_unsafe_view(pct_call *c)
+{
+    PCT_ARGS(unsafe_view);
+    pct_object *r = view_impl(c, arg.input, arg.size.n, arg.size.v, false);
+    if (r) PCT_CLEAR(((pct_tensor *)r)->base); /* same memory, but no view of the input for autograd */
+    return r;
+}
+
 pct_object *pct_view_as(pct_call *c)
 {
     PCT_ARGS(view_as);

@@ -477,38 +477,10 @@ def nanmean_backward(g, input, dim, keepdim):
     return unreduce(g, input, dim, keepdim) / count * keep
 
 
-def inner_backward(g, input, other, which):
-    if input.ndim == 0 or other.ndim == 0:
-        return sum_to(g * (other if which == 0 else input), (input if which == 0 else other).shape)
-    a_lead = input.shape[:-1]
-    a2 = input.reshape(-1, input.shape[-1])
-    b2 = other.reshape(-1, other.shape[-1])
-    g2 = g.reshape(a2.shape[0], b2.shape[0])
-    if which == 0:
-        return (g2 @ b2).reshape(input.shape)
-    del a_lead
-    return (g2.mT @ a2).reshape(other.shape)
-
-
 def trace_backward(g, input):
     r = torch.zeros_like(input)
     r.diagonal().fill_(1)
     return r * g
-
-
-def kron_backward(g, input, other, which):
-    nd = max(input.ndim, other.ndim)
-    a = input.reshape((1,) * (nd - input.ndim) + tuple(input.shape))
-    b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
-    inter = []
-    for sa, sb in zip(a.shape, b.shape):
-        inter += [sa, sb]
-    g4 = g.reshape(inter)
-    if which == 0:
-        prod = g4 * b.reshape([x for s in b.shape for x in (1, s)])
-        return prod.sum(list(range(1, 2 * nd, 2))).reshape(input.shape)
-    prod = g4 * a.reshape([x for s in a.shape for x in (s, 1)])
-    return prod.sum(list(range(0, 2 * nd, 2))).reshape(other.shape)
 
 
 def recompute_vjp(fn, args, needs, grad):
@@ -527,99 +499,6 @@ def recompute_vjp(fn, args, needs, grad):
     for i, gi in zip(want, gs):
         res[i] = gi
     return [res[i] for i in tensors]
-
-
-def tensordot_decomposed(a, b, dims):
-    if dims is None:
-        dims = 2
-    if isinstance(dims, int):
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
-    elif isinstance(dims, torch.Tensor):
-        return tensordot_decomposed(a, b, dims.tolist() if dims.ndim else int(dims))
-    else:
-        da, db = dims
-        da, db = ([da], [db]) if isinstance(da, int) else (list(da), list(db))
-    da = [d % a.ndim for d in da]
-    db = [d % b.ndim for d in db]
-    fa = [d for d in range(a.ndim) if d not in da]
-    fb = [d for d in range(b.ndim) if d not in db]
-    k = 1
-    for d in da:
-        k *= a.shape[d]
-    am = a.permute(fa + da).reshape(-1, k)
-    bm = b.permute(db + fb).reshape(k, -1)
-    return (am @ bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
-
-
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def _expand_ellipsis(equation, tensors):
-    lhs, _, rhs = equation.replace(" ", "").partition("->")
-    ops = lhs.split(",")
-    used = set(equation)
-    free = [c for c in _LETTERS if c not in used]
-    ell = 0
-    for op, t in zip(ops, tensors):
-        if "..." in op:
-            ell = max(ell, t.ndim - (len(op) - 3))
-    fill = "".join(free[:ell])
-    new_ops = []
-    for op, t in zip(ops, tensors):
-        if "..." in op:
-            n = t.ndim - (len(op) - 3)
-            op = op.replace("...", fill[ell - n:])
-        new_ops.append(op)
-    if not _:
-        letters = sorted(set("".join(new_ops)) - set(fill), key=lambda c: (c.isupper(), c))
-        rhs = fill + "".join(c for c in letters if "".join(new_ops).count(c) == 1)
-    else:
-        rhs = rhs.replace("...", fill)
-    return new_ops, rhs
-
-
-def _einsum_take_diagonals(op, t):
-    """An operand with a repeated index ("ii", "iij") as its diagonal view and the subscripts left."""
-    while len(set(op)) != len(op):
-        c = next(c for c in op if op.count(c) > 1)
-        i = op.index(c)
-        j = op.index(c, i + 1)
-        t = t.diagonal(0, i, j)  # the diagonal becomes the last dimension
-        op = op[:i] + op[i + 1:j] + op[j + 1:] + c
-    return op, t
-
-
-def einsum_backward(g, equation, tensors, needs):
-    ops, out = _expand_ellipsis(equation, tensors)
-    if any(len(set(op)) != len(op) for op in ops):
-        # repeated indices: differentiate einsum over the operands' diagonals (views, so their
-        # backward scatters into the diagonal)
-        def fn(*ts):
-            pairs = [_einsum_take_diagonals(op, t) for op, t in zip(ops, ts)]
-            return torch.einsum(",".join(p[0] for p in pairs) + "->" + out, *[p[1] for p in pairs])
-        return recompute_vjp(fn, tuple(tensors), needs, g)
-    res = []
-    for i, (op, t) in enumerate(zip(ops, tensors)):
-        if not needs[i]:
-            res.append(None)
-            continue
-        others = [(o, x) for j, (o, x) in enumerate(zip(ops, tensors)) if j != i]
-        present = set(out) | set("".join(o for o, _ in others))
-        target = "".join(c for c in op if c in present)
-        eq = ",".join([out] + [o for o, _ in others]) + "->" + target
-        gi = torch.einsum(eq, g, *[x for _, x in others])
-        if target != op:
-            # indices summed away only inside this operand: broadcast back along them
-            shape = []
-            for c, s in zip(op, t.shape):
-                shape.append(s if c in target else 1)
-            gi = gi.reshape([t.shape[op.index(c)] for c in target])
-            perm = [target.index(c) for c in op if c in target]
-            gi = gi.permute(perm) if perm else gi
-            view = [t.shape[k] if c in target else 1 for k, c in enumerate(op)]
-            gi = gi.reshape(view).expand(t.shape)
-        res.append(gi)
-    return res
 
 
 def index_source_grad(g, dim, index, source):

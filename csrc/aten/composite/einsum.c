@@ -1,7 +1,8 @@
 /* einsum.c: torch.einsum (ATen's Linear.cpp), a composite: the equation is parsed into labels, each operand
  * brought to one label order (diagonal for a repeated label, unsqueeze for a missing one, permute), dims only one
  * operand has are summed early, and the operands contracted left to right in pairs (sumproduct_pair: permute,
- * reshape, bmm). Its gradient is its own formula (PCT_GRAD einsum): an explicit composite.
+ * reshape, bmm). An implicit composite: its gradient is that of the ops it calls, and grad_fn is the node of the last
+ * one, as in torch (ViewBackward0 after a contraction, PermuteBackward0, a sum's, MulBackward0...).
  */
 #include "composite.h"
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static pct_tensor *permute(pct_tensor *t, const int64_t *perm)
     return pct_comp_shape(PCT_OP_permute, t, t->ndim, perm);
 }
 
-/* t.diagonal(0, d0, d1).movedim(-1, d0): dims d0 < d1 become one, at d0 */
+/* t.diagonal(0, d0, d1).movedim(-1, d0): dims d0 < d1 become one, at d0 (the move a permute, as torch's movedim) */
 static pct_tensor *diagonal_at(pct_tensor *t, int64_t d0, int64_t d1)
 {
     pct_call c;
@@ -34,15 +35,9 @@ static pct_tensor *diagonal_at(pct_tensor *t, int64_t d0, int64_t d1)
     c.v[3].i = d1;
     pct_tensor *d = (pct_tensor *)pct_composite_call(&c);
     if (!d) return NULL;
-    const int64_t from = -1;
-    pct_call m;
-    pct_call_init(&m, PCT_OP_movedim);
-    m.v[0].none = m.v[1].none = m.v[2].none = 0;
-    m.v[0].t = d;
-    m.v[1].n = m.v[2].n = 1;
-    m.v[1].list[0] = from;
-    m.v[2].list[0] = d0;
-    pct_tensor *r = (pct_tensor *)pct_composite_call(&m);
+    int64_t perm[PCT_MAX_DIMS];
+    for (int i = 0, k = 0; i < d->ndim; i++) perm[i] = i == d0 ? d->ndim - 1 : k++;
+    pct_tensor *r = permute(d, perm);
     PCT_DECREF(d);
     return r;
 }

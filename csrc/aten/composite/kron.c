@@ -1,6 +1,8 @@
-/* kron.c: torch.kron, a composite: the operands reshaped to interleaved dims (a's sizes at even dims, b's at odd
- * ones, 1 elsewhere), multiplied with broadcasting and the product's dim pairs merged. Its gradient is its own
- * formula (PCT_GRAD kron): explicit. */
+/* kron.c: torch.kron, an implicit composite (its gradient that of the ops it calls, grad_fn UnsafeViewBackward0 as
+ * in torch): the operands given interleaved dims by _unsafe_view (a's sizes at even dims, b's at odd ones, 1
+ * elsewhere), multiplied with broadcasting, and the product's dim pairs merged by _unsafe_view again. The product
+ * follows its inputs' memory order, so where that order keeps the pairs apart (a transposed operand) the last
+ * _unsafe_view refuses it, as torch's does. */
 #include "composite.h"
 
 pct_object *pct_composite_kron(pct_call *c)
@@ -21,11 +23,10 @@ pct_object *pct_composite_kron(pct_call *c)
         bsz[2 * i + 1] = i >= pb ? b->sizes[i - pb] : 1;
         rsz[i] = asz[2 * i] * bsz[2 * i + 1];
     }
-    pct_tensor *av = pct_comp_shape(PCT_OP_reshape, a, 2 * maxdim, asz);
-    pct_tensor *bv = av ? pct_comp_shape(PCT_OP_reshape, b, 2 * maxdim, bsz) : NULL;
+    pct_tensor *av = pct_comp_shape(PCT_OP_unsafe_view, a, 2 * maxdim, asz);
+    pct_tensor *bv = av ? pct_comp_shape(PCT_OP_unsafe_view, b, 2 * maxdim, bsz) : NULL;
     pct_tensor *prod = bv ? pct_comp_mul(av, bv, NULL) : NULL;
-    /* the product follows its inputs' memory order: reshape merges the pairs (copying where it must) */
-    pct_tensor *r = prod ? pct_comp_shape(PCT_OP_reshape, prod, maxdim, rsz) : NULL;
+    pct_tensor *r = prod ? pct_comp_shape(PCT_OP_unsafe_view, prod, maxdim, rsz) : NULL;
     PCT_XDECREF(av); PCT_XDECREF(bv); PCT_XDECREF(prod);
     if (!r || !out) return (pct_object *)r;
     if (!pct_can_cast(r->dtype, out->dtype)) {

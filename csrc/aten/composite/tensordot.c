@@ -1,7 +1,8 @@
 /* tensordot.c: tensordot and inner, composites: the contracted dims permuted to the end of the first operand and
  * the start of the second, both reshaped to matrices, one mm, and the result viewed to the free dims (ATen's
- * tensordot, with torch.functional.tensordot's forms of `dims`; inner is a tensordot over the last dims). Their
- * gradients are their own formulas (PCT_GRAD tensordot, inner): explicit composites. */
+ * tensordot, with torch.functional.tensordot's forms of `dims`; inner is a tensordot over the last dims, or a product
+ * with a 0-d operand). Implicit composites: their gradients are those of the ops they call, and grad_fn is torch's
+ * (ViewBackward0 from the last view, MulBackward0 for inner with a 0-d operand). */
 #include "composite.h"
 #include <stdlib.h>
 
