@@ -138,9 +138,9 @@ enum pct_op_id {
 
 /* Kernel prototypes for custom ops. */
 #define PCT_OP(id, schema, variants, cpu) pct_object *cpu(pct_call *c);
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) pct_object *pct_cpu_unary_##id(pct_call *c);
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) pct_object *pct_cpu_binary_##id(pct_call *c);
 #include "ops.def"
-pct_object *pct_cpu_unary(pct_call *c);
-pct_object *pct_cpu_binary(pct_call *c);
 
 extern pct_op pct_ops[PCT_NUM_OPS];
 
@@ -229,6 +229,14 @@ static inline pct_device_arg pct_value_device(const pct_value *v)
 static inline const char *pct_value_str(const pct_value *v) { return v->none ? NULL : v->str; }
 static inline int pct_value_memory_format(const pct_value *v) { return v->none ? PCT_MF_NONE : v->code; }
 static inline pct_object *pct_value_object(const pct_value *v) { return v->none ? NULL : v->obj; }
+/* The two operands of a PCT_BINARY op, whatever its schema names them (input/other, x/n, input/exponent), and its
+ * alpha (add, sub, subtract, rsub; has_alpha false elsewhere): op_args.h has a pct_binary_args_read_<id> per binary
+ * op, so one implementation serves them all through typed entries (cpu/pointwise.c). */
+typedef struct pct_binary_args {
+    pct_tensor *a, *b;
+    bool has_alpha;
+    pct_scalar alpha;
+} pct_binary_args;
 #include "op_args.h"
 #define PCT_ARGS(op_id) const pct_args_##op_id arg = pct_args_read_##op_id(c)
 
