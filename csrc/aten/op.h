@@ -270,12 +270,14 @@ int pct_scalar_check_opmath(const pct_scalar *s, int dtype);
 /* A Device argument given as a negative ordinal: it matches the overload, as in torch, and is refused here. */
 #define PCT_DEVICE_NEGATIVE_INDEX INT8_MIN
 /* The device check of CPU kernels: -1 with torch's error unless `dev` is None or the CPU. */
-static inline int pct_check_cpu_device(const pct_value *dev)
+static inline int pct_check_cpu_device_arg(pct_device_arg dev)
 {
-    if (dev->none || dev->dev.type == PCT_CPU) return 0;
-    if (dev->dev.index == PCT_DEVICE_NEGATIVE_INDEX) pct_error_str(PCT_ERR_RUNTIME, "Device index must not be negative");
+    if (dev.none || dev.type == PCT_CPU) return 0;
+    if (dev.index == PCT_DEVICE_NEGATIVE_INDEX) pct_error_str(PCT_ERR_RUNTIME, "Device index must not be negative");
     else pct_error_str(PCT_ERR_ASSERTION, "Torch not compiled with CUDA enabled");
     return -1;
 }
+/* The same on the device argument of a factory's keywords (pct_arg(c, "device")). */
+static inline int pct_check_cpu_device(const pct_value *dev) { return pct_check_cpu_device_arg(pct_value_device(dev)); }
 
 #endif

@@ -528,22 +528,26 @@ pct_object *pct_cpu_index_fill(pct_call *c)
 }
 
 /* fill_(Tensor value): torch's overload for a 0-d tensor value (its gradient flows to value) */
-pct_object *pct_cpu_fill_tensor_(pct_call *c)
+int pct_fill_tensor_value_(pct_tensor *self, pct_tensor *value)
 {
-    PCT_ARGS(fill_tensor_);
-    pct_tensor *self = arg.input, *value = arg.value;
     if (value->ndim != 0) {
         pct_error(PCT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
                      value->ndim);
-        return NULL;
+        return -1;
     }
     /* torch fills from a tensor through a TensorIterator, which refuses an expanded self (a Number fills any) */
-    if (pct_check_written_overlap(self, 0, NULL) < 0) return NULL;
+    if (pct_check_written_overlap(self, 0, NULL) < 0) return -1;
     pct_scalar s;
     pct_tensor_item_scalar(value, &s);
-    if (pct_fill_scalar(self, &s) < 0) return NULL;
-    PCT_INCREF(self);
-    return (pct_object *)self;
+    return pct_fill_scalar(self, &s);
+}
+
+pct_object *pct_cpu_fill_tensor_(pct_call *c)
+{
+    PCT_ARGS(fill_tensor_);
+    if (pct_fill_tensor_value_(arg.input, arg.value) < 0) return NULL;
+    PCT_INCREF(arg.input);
+    return (pct_object *)arg.input;
 }
 
 /* ---------------------------------------------------------------------------------------
