@@ -126,21 +126,41 @@ pct_tensor *pct_comp_reduce_dim(int op, pct_tensor *a, int64_t dim, bool keepdim
     return call(&c);
 }
 
-pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim, int dtype)
+/* The parameters after `ord` that linalg_vector_norm and linalg_matrix_norm share: dim (slot 2), keepdim, dtype, out. */
+static pct_tensor *call_norm(pct_call *c, int n, const int64_t *dims, bool keepdim, int dtype, pct_tensor *out)
+{
+    if (dims) set_list(c, 2, n, dims);
+    c->v[3].none = 0;
+    c->v[3].b = keepdim;
+    if (dtype >= 0) {
+        c->v[4].none = 0;
+        c->v[4].dtype = dtype;
+    }
+    pct_comp_set_out(c, out);
+    return call(c);
+}
+
+pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim, int dtype,
+                                 pct_tensor *out)
 {
     pct_call c;
     pct_call_init(&c, PCT_OP_linalg_vector_norm);
     set_tensor(&c, 0, a);
     c.v[1].none = 0;
     c.v[1].s = *ord;
-    if (dims) set_list(&c, 2, n, dims);
-    c.v[3].none = 0;
-    c.v[3].b = keepdim;
-    if (dtype >= 0) {
-        c.v[4].none = 0;
-        c.v[4].dtype = dtype;
-    }
-    return call(&c);
+    return call_norm(&c, n, dims, keepdim, dtype, out);
+}
+
+pct_tensor *pct_comp_matrix_norm_str(pct_tensor *a, const char *ord, int n, const int64_t *dims, bool keepdim, int dtype,
+                                     pct_tensor *out)
+{
+    pct_call c;
+    pct_call_init(&c, PCT_OP_linalg_matrix_norm_str);
+    set_tensor(&c, 0, a);
+    c.v[1].none = 0;
+    c.v[1].obj = NULL; /* the text alone, as a string default is (Note [Typed arguments]: kernels read str) */
+    c.v[1].str = ord;
+    return call_norm(&c, n, dims, keepdim, dtype, out);
 }
 
 pct_tensor *pct_comp_to_dtype(pct_tensor *a, int dtype)
