@@ -181,8 +181,12 @@ const char *pct_unsigned_refusal_name(int op_index);
  *   PyObject                          pct_object *: the object, None included (the None object where None is given,
  *                                     NULL where the argument is left out: tensordot refuses dims=None, not its default)
  * A schema change a kernel does not follow then fails to compile instead of reading the wrong slot. The values
- * stay owned by the call (pct_call): the struct borrows them for the kernel's duration. Kernels shared by several
- * ops (one kernel behind 12 upsample schemas) read the slots they share through pct_arg(c, name). */
+ * stay owned by the call (pct_call): the struct borrows them for the kernel's duration. Ops that share an
+ * implementation (the 12 upsample schemas, the overloads of scatter) each have a typed entry of a few lines that
+ * passes typed values (or a small struct of them) to it; the table's unary and binary ops get theirs from X-macros
+ * over ops.def (cpu/pointwise.c), the binary ones through pct_binary_args. No kernel reads a slot by number: only
+ * the generic machinery that works on any op does (dispatch.c, out.c, meta/meta_backend.c, composite/op_calls.c,
+ * the binding; tests/test_typed_args.py checks it). */
 typedef struct pct_int_list { const int64_t *v; int32_t n; bool none; } pct_int_list;
 typedef struct pct_float_list { const double *v; int32_t n; bool none; } pct_float_list;
 typedef struct pct_tensor_list {
@@ -197,8 +201,7 @@ typedef struct pct_bool_opt { bool none; bool v; } pct_bool_opt;
 typedef struct pct_device_arg { bool none; int8_t type, index; } pct_device_arg;
 #define PCT_NO_DTYPE (-1)
 #define PCT_MF_NONE (-2)
-/* One parsed value read as its type (the generated readers use these; so do kernels shared by several ops, on
- * pct_arg(c, name)). */
+/* One parsed value read as its type: the generated readers (op_args.h) use these; kernels read PCT_ARGS instead. */
 static inline pct_tensor *pct_value_tensor(const pct_value *v) { return v->none ? NULL : v->t; }
 static inline const pct_scalar *pct_value_scalar_opt(const pct_value *v) { return v->none ? NULL : &v->s; }
 static inline pct_int_opt pct_value_int_opt(const pct_value *v) { return (pct_int_opt){v->none, v->none ? 0 : v->i}; }
@@ -219,8 +222,6 @@ static inline pct_tensor_list pct_value_tensor_list(const pct_value *v)
 {
     return (pct_tensor_list){v->none ? NULL : v->items, v->none ? 0 : v->n, v->none, v->none ? NULL : v->obj};
 }
-/* A pointer to the int list in slot `slot` of c, for kernels shared by several ops with the same slot layout. */
-#define PCT_INT_LIST_AT(c, slot) ((const pct_int_list[1]){pct_value_int_list(&(c)->v[slot])})
 static inline int pct_value_dtype(const pct_value *v) { return v->none ? PCT_NO_DTYPE : v->dtype; }
 static inline pct_device_arg pct_value_device(const pct_value *v)
 {

@@ -26,23 +26,9 @@ static pct_tensor *permute(pct_tensor *t, const int64_t *perm)
 /* t.diagonal(0, d0, d1).movedim(-1, d0): dims d0 < d1 become one, at d0 */
 static pct_tensor *diagonal_at(pct_tensor *t, int64_t d0, int64_t d1)
 {
-    pct_call c;
-    pct_call_init(&c, PCT_OP_diagonal);
-    c.v[0].none = c.v[2].none = c.v[3].none = 0;
-    c.v[0].t = t;
-    c.v[2].i = d0;
-    c.v[3].i = d1;
-    pct_tensor *d = (pct_tensor *)pct_composite_call(&c);
+    pct_tensor *d = pct_comp_diagonal(t, 0, d0, d1);
     if (!d) return NULL;
-    const int64_t from = -1;
-    pct_call m;
-    pct_call_init(&m, PCT_OP_movedim);
-    m.v[0].none = m.v[1].none = m.v[2].none = 0;
-    m.v[0].t = d;
-    m.v[1].n = m.v[2].n = 1;
-    m.v[1].list[0] = from;
-    m.v[2].list[0] = d0;
-    pct_tensor *r = (pct_tensor *)pct_composite_call(&m);
+    pct_tensor *r = pct_comp_movedim(d, -1, d0);
     PCT_DECREF(d);
     return r;
 }

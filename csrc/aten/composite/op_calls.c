@@ -77,6 +77,27 @@ pct_tensor *pct_comp_transpose(pct_tensor *a, int64_t dim0, int64_t dim1)
     return call(&c);
 }
 
+pct_tensor *pct_comp_diagonal(pct_tensor *a, int64_t offset, int64_t dim1, int64_t dim2)
+{
+    pct_call c;
+    pct_call_init(&c, PCT_OP_diagonal);
+    set_tensor(&c, 0, a);
+    set_int(&c, 1, offset);
+    set_int(&c, 2, dim1);
+    set_int(&c, 3, dim2);
+    return call(&c);
+}
+
+pct_tensor *pct_comp_movedim(pct_tensor *a, int64_t source, int64_t destination)
+{
+    pct_call c;
+    pct_call_init(&c, PCT_OP_movedim);
+    set_tensor(&c, 0, a);
+    set_list(&c, 1, 1, &source);
+    set_list(&c, 2, 1, &destination);
+    return call(&c);
+}
+
 pct_tensor *pct_comp_contiguous_clone(pct_tensor *a)
 {
     pct_call c;

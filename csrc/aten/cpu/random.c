@@ -864,12 +864,12 @@ pct_object *pct_cpu_randperm(pct_call *c)
     PCT_ARGS(randperm);
     if (check_gen(c) < 0 || check_cpu_device(c) < 0) return NULL;
     int64_t n = arg.n;
-    const pct_value *dt = pct_arg(c, "dtype");
+    const int dt = arg.dtype;
     pct_tensor *t;
     if (c->out) {
-        if (!dt->none && dt->dtype != c->out->dtype) {
+        if (dt != PCT_NO_DTYPE && dt != c->out->dtype) {
             pct_error(PCT_ERR_RUNTIME, "dtype %s does not match dtype of out parameter (%s)",
-                         pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
+                         pct_dtype_cpp_name[dt], pct_dtype_cpp_name[c->out->dtype]);
             return NULL;
         }
         if (n < 0) {
@@ -880,7 +880,7 @@ pct_object *pct_cpu_randperm(pct_call *c)
         t = c->out;
         PCT_INCREF(t);
     } else {
-        if (!(t = pct_tensor_empty(1, &n, dt->none ? PCT_INT64 : dt->dtype, PCT_CPU, -1))) return NULL;
+        if (!(t = pct_tensor_empty(1, &n, dt == PCT_NO_DTYPE ? PCT_INT64 : dt, PCT_CPU, -1))) return NULL;
         if (randperm_check(n, t->dtype) < 0) { PCT_DECREF(t); return NULL; }
     }
     if (t->dtype == PCT_BOOL) return factory_finish(c, t, not_implemented("randperm", t->dtype));
