@@ -158,15 +158,15 @@ static pct_tensor *call_norm(int op, pct_tensor *a, const pct_value *ord, int n,
     return call(&c);
 }
 
-pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim, int dtype,
-                                 pct_tensor *out)
+pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim,
+                                 int dtype, pct_tensor *out)
 {
     const pct_value v = {.none = 0, .s = *ord};
     return call_norm(PCT_OP_linalg_vector_norm, a, &v, n, dims, keepdim, dtype, out);
 }
 
-pct_tensor *pct_comp_matrix_norm_str(pct_tensor *a, const char *ord, int n, const int64_t *dims, bool keepdim, int dtype,
-                                     pct_tensor *out)
+pct_tensor *pct_comp_matrix_norm_str(pct_tensor *a, const char *ord, int n, const int64_t *dims, bool keepdim,
+                                     int dtype, pct_tensor *out)
 {
     const pct_value v = {.none = 0, .str = ord}; /* the text alone, as a string default is: kernels read str */
     return call_norm(PCT_OP_linalg_matrix_norm_str, a, &v, n, dims, keepdim, dtype, out);

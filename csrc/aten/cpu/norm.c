@@ -311,7 +311,8 @@ fail:
 pct_object *pct_cpu_native_layer_norm(pct_call *c)
 {
     PCT_ARGS(native_layer_norm);
-    return row_norm_forward(false, arg.input, &arg.normalized_shape, arg.weight, arg.bias, (pct_float_opt){false, arg.eps});
+    const pct_float_opt eps = {false, arg.eps};
+    return row_norm_forward(false, arg.input, &arg.normalized_shape, arg.weight, arg.bias, eps);
 }
 
 pct_object *pct_cpu_fused_rms_norm(pct_call *c)
