@@ -37,7 +37,7 @@ pct_tensor *pct_comp_sum(pct_tensor *a, int n, const int64_t *dims, bool keepdim
 /* torch's mask of a dim list: dims wrapped, a repeat refused ("dim d appears multiple times"); -1 with an error */
 /* op(a, dim, keepdim) for the reductions over an int[1]? dim: amax, amin */
 pct_tensor *pct_comp_reduce_dim(int op, pct_tensor *a, int64_t dim, bool keepdim);
-/* linalg_vector_norm(a, ord, dims (NULL: None), keepdim, dtype=dtype (-1: None)) */
+/* linalg_vector_norm(a, ord, dims (NULL: None), keepdim, dtype=dtype (-1: None), out=out (NULL: None)) */
 pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim,
                                  int dtype, pct_tensor *out);
 /* linalg_matrix_norm(a, str ord, dims, keepdim, dtype=dtype (-1: None), out=out (NULL: None)) */
