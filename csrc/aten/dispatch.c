@@ -9,9 +9,9 @@
 pct_op pct_ops[PCT_NUM_OPS] = {
 #define PCT_OP(id, schema, variants, cpu) [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_CUSTOM, 0, {cpu, NULL}, {{0}}},
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) \
-    [PCT_OP_##id] = {#id, #id "(Tensor input, *, Tensor? out=None)", variants, PCT_KIND_UNARY, promo, {pct_cpu_unary, NULL}, {{0}}},
+    [PCT_OP_##id] = {#id, #id "(Tensor input, *, Tensor? out=None)", variants, PCT_KIND_UNARY, promo, {pct_cpu_unary_##id, NULL}, {{0}}},
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) \
-    [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_BINARY, promo, {pct_cpu_binary, NULL}, {{0}}},
+    [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_BINARY, promo, {pct_cpu_binary_##id, NULL}, {{0}}},
 /* Note [Composite ops] (op.h): one impl in every backend's slot */
 #define PCT_COMPOSITE(id, schema, variants, impl) \
     [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_COMPOSITE, 0, {[PCT_CPU] = impl, [PCT_CUDA] = impl, [PCT_META] = impl}, {{0}}},

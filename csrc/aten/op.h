@@ -138,9 +138,9 @@ enum pct_op_id {
 
 /* Kernel prototypes for custom ops. */
 #define PCT_OP(id, schema, variants, cpu) pct_object *cpu(pct_call *c);
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) pct_object *pct_cpu_unary_##id(pct_call *c);
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) pct_object *pct_cpu_binary_##id(pct_call *c);
 #include "ops.def"
-pct_object *pct_cpu_unary(pct_call *c);
-pct_object *pct_cpu_binary(pct_call *c);
 
 extern pct_op pct_ops[PCT_NUM_OPS];
 
@@ -189,8 +189,12 @@ const pct_op_returns *pct_op_returns_of(int op_index);
  *   PyObject                          pct_object *: the object, None included (the None object where None is given,
  *                                     NULL where the argument is left out: tensordot refuses dims=None, not its default)
  * A schema change a kernel does not follow then fails to compile instead of reading the wrong slot. The values
- * stay owned by the call (pct_call): the struct borrows them for the kernel's duration. Kernels shared by several
- * ops (one kernel behind 12 upsample schemas) read the slots they share through pct_arg(c, name). */
+ * stay owned by the call (pct_call): the struct borrows them for the kernel's duration. Ops that share an
+ * implementation (the 12 upsample schemas, the overloads of scatter) each have a typed entry of a few lines that
+ * passes typed values (or a small struct of them) to it; the table's unary and binary ops get theirs from X-macros
+ * over ops.def (cpu/pointwise.c), the binary ones through pct_binary_args. No kernel reads a slot by number: only
+ * the generic machinery that works on any op does (dispatch.c, out.c, meta/meta_backend.c, composite/op_calls.c,
+ * the binding; tests/test_typed_args.py checks it). */
 typedef struct pct_int_list { const int64_t *v; int32_t n; bool none; } pct_int_list;
 typedef struct pct_float_list { const double *v; int32_t n; bool none; } pct_float_list;
 typedef struct pct_tensor_list {
@@ -205,8 +209,7 @@ typedef struct pct_bool_opt { bool none; bool v; } pct_bool_opt;
 typedef struct pct_device_arg { bool none; int8_t type, index; } pct_device_arg;
 #define PCT_NO_DTYPE (-1)
 #define PCT_MF_NONE (-2)
-/* One parsed value read as its type (the generated readers use these; so do kernels shared by several ops, on
- * pct_arg(c, name)). */
+/* One parsed value read as its type: the generated readers (op_args.h) use these; kernels read PCT_ARGS instead. */
 static inline pct_tensor *pct_value_tensor(const pct_value *v) { return v->none ? NULL : v->t; }
 static inline const pct_scalar *pct_value_scalar_opt(const pct_value *v) { return v->none ? NULL : &v->s; }
 static inline pct_int_opt pct_value_int_opt(const pct_value *v) { return (pct_int_opt){v->none, v->none ? 0 : v->i}; }
@@ -227,8 +230,6 @@ static inline pct_tensor_list pct_value_tensor_list(const pct_value *v)
 {
     return (pct_tensor_list){v->none ? NULL : v->items, v->none ? 0 : v->n, v->none, v->none ? NULL : v->obj};
 }
-/* A pointer to the int list in slot `slot` of c, for kernels shared by several ops with the same slot layout. */
-#define PCT_INT_LIST_AT(c, slot) ((const pct_int_list[1]){pct_value_int_list(&(c)->v[slot])})
 static inline int pct_value_dtype(const pct_value *v) { return v->none ? PCT_NO_DTYPE : v->dtype; }
 static inline pct_device_arg pct_value_device(const pct_value *v)
 {
@@ -237,6 +238,14 @@ static inline pct_device_arg pct_value_device(const pct_value *v)
 static inline const char *pct_value_str(const pct_value *v) { return v->none ? NULL : v->str; }
 static inline int pct_value_memory_format(const pct_value *v) { return v->none ? PCT_MF_NONE : v->code; }
 static inline pct_object *pct_value_object(const pct_value *v) { return v->none ? NULL : v->obj; }
+/* The two operands of a PCT_BINARY op, whatever its schema names them (input/other, x/n, input/exponent), and its
+ * alpha (add, sub, subtract, rsub; has_alpha false elsewhere): op_args.h has a pct_binary_args_read_<id> per binary
+ * op, so one implementation serves them all through typed entries (cpu/pointwise.c). */
+typedef struct pct_binary_args {
+    pct_tensor *a, *b;
+    bool has_alpha;
+    pct_scalar alpha;
+} pct_binary_args;
 #include "op_args.h"
 #define PCT_ARGS(op_id) const pct_args_##op_id arg = pct_args_read_##op_id(c)
 
@@ -270,12 +279,14 @@ int pct_scalar_check_opmath(const pct_scalar *s, int dtype);
 /* A Device argument given as a negative ordinal: it matches the overload, as in torch, and is refused here. */
 #define PCT_DEVICE_NEGATIVE_INDEX INT8_MIN
 /* The device check of CPU kernels: -1 with torch's error unless `dev` is None or the CPU. */
-static inline int pct_check_cpu_device(const pct_value *dev)
+static inline int pct_check_cpu_device_arg(pct_device_arg dev)
 {
-    if (dev->none || dev->dev.type == PCT_CPU) return 0;
-    if (dev->dev.index == PCT_DEVICE_NEGATIVE_INDEX) pct_error_str(PCT_ERR_RUNTIME, "Device index must not be negative");
+    if (dev.none || dev.type == PCT_CPU) return 0;
+    if (dev.index == PCT_DEVICE_NEGATIVE_INDEX) pct_error_str(PCT_ERR_RUNTIME, "Device index must not be negative");
     else pct_error_str(PCT_ERR_ASSERTION, "Torch not compiled with CUDA enabled");
     return -1;
 }
+/* The same on the device argument of a factory's keywords (pct_arg(c, "device")). */
+static inline int pct_check_cpu_device(const pct_value *dev) { return pct_check_cpu_device_arg(pct_value_device(dev)); }
 
 #endif

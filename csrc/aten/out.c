@@ -76,21 +76,36 @@ static const uint8_t out_policy[PCT_NUM_OPS] = {
     [PCT_OP_linalg_lu_solve] = OUT_CHECK_INTERNAL, [PCT_OP_linalg_solve_triangular] = OUT_CHECK_INTERNAL,
 };
 
-/* The tensor inputs of c (Tensor parameters and the items of Tensor[] parameters, out= excluded). */
-static int gather_inputs(const pct_call *c, pct_tensor **ins, int cap)
+int pct_out_each_input(const pct_call *c, int (*fn)(void *ctx, pct_tensor *t), void *ctx)
 {
     const pct_signature *sig = &c->op->sig;
-    int n = 0;
     for (int i = 0; i < sig->nparams; i++) {
         const pct_value *v = &c->v[i];
         if (v->none || i == sig->out_index) continue;
         if (sig->params[i].type == PCT_ARG_TENSOR) {
-            if (n < cap) ins[n++] = v->t;
+            if (fn(ctx, v->t) < 0) return -1;
         } else if (sig->params[i].type == PCT_ARG_TENSORLIST) {
-            for (int32_t j = 0; j < v->n && n < cap; j++) ins[n++] = v->items[j];
+            for (int32_t j = 0; j < v->n; j++)
+                if (fn(ctx, v->items[j]) < 0) return -1;
         }
     }
-    return n;
+    return 0;
+}
+
+typedef struct inputs_buf { pct_tensor **ins; int n, cap; } inputs_buf;
+static int keep_input(void *ctx, pct_tensor *t)
+{
+    inputs_buf *b = ctx;
+    if (b->n < b->cap) b->ins[b->n++] = t;
+    return 0;
+}
+
+/* The first `cap` tensor inputs of c. */
+static int gather_inputs(const pct_call *c, pct_tensor **ins, int cap)
+{
+    inputs_buf b = {ins, 0, cap};
+    pct_out_each_input(c, keep_input, &b);
+    return b.n;
 }
 
 /* The op call whose out= tensors pct_out_resize checks: set by pct_dispatch around the kernel (per thread, as a

@@ -11,6 +11,10 @@
  * memory rules of c's op (internal overlap, overlap with c's tensor inputs) to c's out= tensors. */
 int pct_out_enter(const pct_call *c, const pct_call **prev); /* -1 with exception: nothing to leave */
 void pct_out_leave(const pct_call *prev);
+/* Calls fn(ctx, t) on each tensor input of c (Tensor parameters and the items of Tensor[] parameters, out=
+ * excluded), in parameter order, up to the first that returns -1 (then -1). For kernels shared by ops of different
+ * parameter lists that check every input against out= (index_common.c). */
+int pct_out_each_input(const pct_call *c, int (*fn)(void *ctx, pct_tensor *t), void *ctx);
 /* at::native::resize_output: nothing when out already has `shape` (its strides are kept); else a
  * contiguous resize, after torch's UserWarning when out had elements. Then, for an out= tensor of the
  * call being dispatched, its memory rules. -1 with exception. */

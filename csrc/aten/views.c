@@ -535,16 +535,15 @@ static pct_object *pieces_at(pct_tensor *t, int d, int64_t n, const int64_t *sta
 static pct_object *pieces(pct_tensor *t, int d, int n, const int64_t *lengths) { return pieces_at(t, d, n, NULL, lengths); }
 
 #define PCT_MAX_PIECES 4096
-pct_object *pct_split(pct_call *c)
+/* split(t, split_size, dim) into pieces of *step (where step is not NULL), or of the sizes `s`. */
+static pct_object *split_impl(pct_tensor *t, int64_t dim, const int64_t *split_size, const pct_int_list *s)
 {
-    pct_tensor *t = c->v[0].t;
     if (t->ndim == 0) { pct_error_str(PCT_ERR_RUNTIME, "split expects at least a 1-dimensional tensor"); return NULL; }
-    int d = pct_wrap_dim(c->v[2].i, t->ndim);
+    int d = pct_wrap_dim(dim, t->ndim);
     if (d < 0) return NULL;
-    const pct_value *s = &c->v[1];
     int64_t size = t->sizes[d];
-    if (c->op_index == PCT_OP_split) {
-        int64_t step = s->i;
+    if (split_size) {
+        int64_t step = *split_size;
         if (step < 0 || (step == 0 && size != 0)) {
             pct_error(PCT_ERR_RUNTIME, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld", (long long)size);
             return NULL;
@@ -567,20 +566,29 @@ pct_object *pct_split(pct_call *c)
     int64_t total = 0;
     bool overflow = false; /* Note [Checked bounds]: sizes summing past int64 must not wrap to `size` */
     for (int i = 0; i < s->n; i++) {
-        if (s->list[i] < 0) {
+        if (s->v[i] < 0) {
             pct_error(PCT_ERR_RUNTIME, "split_with_sizes expects split_sizes have only non-negative entries, but got "
-                         "split_sizes=%s", pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->list));
+                         "split_sizes=%s", pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->v));
             return NULL;
         }
-        overflow |= pct_add_overflows(total, s->list[i], &total);
+        overflow |= pct_add_overflows(total, s->v[i], &total);
     }
     if (overflow || total != size) {
         pct_error(PCT_ERR_RUNTIME, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
                      "dimension %d), but got split_sizes=%s", (long long)size, d,
-                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->list));
+                     pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, s->n, s->v));
         return NULL;
     }
-    return pieces(t, d, s->n, s->list);
+    return pieces(t, d, s->n, s->v);
+}
+
+pct_object *pct_split(pct_call *c) { PCT_ARGS(split); return split_impl(arg.input, arg.dim, &arg.split_size, NULL); }
+pct_object *pct_split_list(pct_call *c) { PCT_ARGS(split_list); return split_impl(arg.input, arg.dim, NULL, &arg.split_size); }
+
+pct_object *pct_split_with_sizes(pct_call *c)
+{
+    PCT_ARGS(split_with_sizes);
+    return split_impl(arg.input, arg.dim, NULL, &arg.split_sizes);
 }
 
 /* torch.slice's clamping of a bound to [0, size] (negative bounds count from the end). */
@@ -590,19 +598,19 @@ static int64_t slice_bound(int64_t i, int64_t size)
     return i < 0 ? 0 : i > size ? size : i;
 }
 
-pct_object *pct_tensor_split(pct_call *c)
+/* tensor_split(t, sections or indices, dim): *n_sections pieces (where n_sections is not NULL), or the pieces
+ * between the indices `s`. */
+static pct_object *tensor_split_impl(pct_tensor *t, int64_t dim, const int64_t *n_sections, const pct_int_list *s)
 {
-    pct_tensor *t = c->v[0].t;
     if (t->ndim == 0) {
         pct_error_str(PCT_ERR_RUNTIME, "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
         return NULL;
     }
-    int d = pct_wrap_dim(c->v[2].i, t->ndim);
+    int d = pct_wrap_dim(dim, t->ndim);
     if (d < 0) return NULL;
-    const pct_value *s = &c->v[1];
     int64_t size = t->sizes[d];
-    bool sections = c->op_index == PCT_OP_tensor_split;
-    int64_t n = sections ? s->i : s->n + 1;
+    bool sections = n_sections != NULL;
+    int64_t n = sections ? *n_sections : s->n + 1;
     if (sections && n <= 0) {
         pct_error(PCT_ERR_RUNTIME, "number of sections must be larger than 0, got %lld", (long long)n);
         return NULL;
@@ -620,7 +628,7 @@ pct_object *pct_tensor_split(pct_call *c)
         }
     } else { /* piece i is t[indices[i-1]:indices[i]] with slice semantics, unsorted and negative indices included */
         for (int64_t i = 0; i < n; i++) {
-            int64_t lo = slice_bound(i ? s->list[i - 1] : 0, size), hi = slice_bound(i < s->n ? s->list[i] : size, size);
+            int64_t lo = slice_bound(i ? s->v[i - 1] : 0, size), hi = slice_bound(i < s->n ? s->v[i] : size, size);
             starts[i] = lo;
             lens[i] = hi > lo ? hi - lo : 0;
         }
@@ -628,6 +636,18 @@ pct_object *pct_tensor_split(pct_call *c)
     pct_object *r = pieces_at(t, d, n, starts, lens);
     free(starts);
     return r;
+}
+
+pct_object *pct_tensor_split(pct_call *c)
+{
+    PCT_ARGS(tensor_split);
+    return tensor_split_impl(arg.input, arg.dim, &arg.sections, NULL);
+}
+
+pct_object *pct_tensor_split_indices(pct_call *c)
+{
+    PCT_ARGS(tensor_split_indices);
+    return tensor_split_impl(arg.input, arg.dim, NULL, &arg.indices);
 }
 
 pct_object *pct_chunk(pct_call *c)

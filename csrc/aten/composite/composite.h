@@ -20,6 +20,8 @@ pct_tensor *pct_comp_call2(int op, pct_tensor *a, pct_tensor *b, pct_tensor *out
 pct_tensor *pct_comp_shape(int op, pct_tensor *a, int n, const int64_t *list);
 pct_tensor *pct_comp_unsqueeze(pct_tensor *a, int64_t dim);
 pct_tensor *pct_comp_transpose(pct_tensor *a, int64_t dim0, int64_t dim1);
+pct_tensor *pct_comp_diagonal(pct_tensor *a, int64_t offset, int64_t dim1, int64_t dim2);
+/* a.movedim(source, destination) for one dim */
 /* a.clone(memory_format=torch.contiguous_format): what torch's contiguous() does with a non-contiguous tensor
  * (its grad_fn is CloneBackward0) */
 pct_tensor *pct_comp_contiguous_clone(pct_tensor *a);
@@ -34,8 +36,12 @@ pct_tensor *pct_comp_sum(pct_tensor *a, int n, const int64_t *dims, bool keepdim
 /* torch's mask of a dim list: dims wrapped, a repeat refused ("dim d appears multiple times"); -1 with an error */
 /* op(a, dim, keepdim) for the reductions over an int[1]? dim: amax, amin */
 pct_tensor *pct_comp_reduce_dim(int op, pct_tensor *a, int64_t dim, bool keepdim);
-/* linalg_vector_norm(a, ord, dims (NULL: None), keepdim, dtype=dtype (-1: None)) */
-pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim, int dtype);
+/* linalg_vector_norm(a, ord, dims (NULL: None), keepdim, dtype=dtype (-1: None), out=out (NULL: None)) */
+pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim,
+                                 int dtype, pct_tensor *out);
+/* linalg_matrix_norm(a, str ord, dims, keepdim, dtype=dtype (-1: None), out=out (NULL: None)) */
+pct_tensor *pct_comp_matrix_norm_str(pct_tensor *a, const char *ord, int n, const int64_t *dims, bool keepdim,
+                                     int dtype, pct_tensor *out);
 /* a.to(dtype) */
 pct_tensor *pct_comp_to_dtype(pct_tensor *a, int dtype);
 /* out.copy_(src) */

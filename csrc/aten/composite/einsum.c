@@ -27,13 +27,7 @@ static pct_tensor *permute(pct_tensor *t, const int64_t *perm)
 /* t.diagonal(0, d0, d1).movedim(-1, d0): dims d0 < d1 become one, at d0 (the move a permute, as torch's movedim) */
 static pct_tensor *diagonal_at(pct_tensor *t, int64_t d0, int64_t d1)
 {
-    pct_call c;
-    pct_call_init(&c, PCT_OP_diagonal);
-    c.v[0].none = c.v[2].none = c.v[3].none = 0;
-    c.v[0].t = t;
-    c.v[2].i = d0;
-    c.v[3].i = d1;
-    pct_tensor *d = (pct_tensor *)pct_composite_call(&c);
+    pct_tensor *d = pct_comp_diagonal(t, 0, d0, d1);
     if (!d) return NULL;
     int64_t perm[PCT_MAX_DIMS];
     for (int i = 0, k = 0; i < d->ndim; i++) perm[i] = i == d0 ? d->ndim - 1 : k++;

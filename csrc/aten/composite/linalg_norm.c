@@ -137,7 +137,7 @@ static pct_tensor *matrix_norm(pct_tensor *A, const pct_scalar *ord_s, const cha
     if (matrix_norm_checks(A, dims, ndims, dtype, low_precision_ok, d) < 0) return NULL;
     if (ord_str && strcmp(ord_str, "fro") == 0) {
         const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
-        return pct_comp_vector_norm(A, &two, 2, d, keepdim, dtype);
+        return pct_comp_vector_norm(A, &two, 2, d, keepdim, dtype, NULL);
     }
     if (ord_str) return svd_norm(A, d, 0, keepdim, dtype);
     if (abs_ord == 2.0) return svd_norm(A, d, ord > 0 ? 2 : -2, keepdim, dtype);
@@ -145,7 +145,7 @@ static pct_tensor *matrix_norm(pct_tensor *A, const pct_scalar *ord_s, const cha
     if (abs_ord == INFINITY) { const int64_t t = d[0]; d[0] = d[1]; d[1] = t; }
     if (!keepdim && d[0] < d[1]) d[1]--; /* the first reduction removed a dim in front of it */
     const pct_scalar one = {PCT_SCALAR_INT, 1, 1.0, 0};
-    pct_tensor *s = pct_comp_vector_norm(A, &one, 1, &d[0], keepdim, dtype);
+    pct_tensor *s = pct_comp_vector_norm(A, &one, 1, &d[0], keepdim, dtype, NULL);
     pct_tensor *r = s ? max_min(s, d[1], keepdim, ord > 0) : NULL;
     PCT_XDECREF(s);
     return r;
@@ -189,7 +189,7 @@ static pct_object *linalg_norm(pct_tensor *X, const pct_scalar *ord_s, const cha
     if (ord_str || (ord_s && ((dims && ndims == 2) || (!dims && X->ndim == 2))))
         r = matrix_norm(X, ord_s, ord_str, dims ? dims : d01, dims ? ndims : 2, keepdim, dtype);
     else /* ord=None is the 2-norm (or Frobenius: the same) */
-        r = pct_comp_vector_norm(X, ord_s ? ord_s : &two, ndims, dims, keepdim, dtype);
+        r = pct_comp_vector_norm(X, ord_s ? ord_s : &two, ndims, dims, keepdim, dtype, NULL);
     return deliver(r, out, "linalg.norm");
 }
 
@@ -233,23 +233,20 @@ pct_object *pct_composite_linalg_norm_str(pct_call *c)
 
 /* norm(input, str p, dim=None, keepdim=False, *, dtype=None, out=None), as torch.functional.norm: 'fro' over at most
  * two dims is linalg.vector_norm(input, 2, ...); everything else (the nuclear norm, 'fro' over more dims: an error)
- * linalg.matrix_norm(input, p, ...) over the given dims, or all of them. The three schemas share their positions. */
+ * linalg.matrix_norm(input, p, ...) over the given dims, or all of them. */
 pct_object *pct_composite_norm_str(pct_call *c)
 {
     PCT_ARGS(norm_str);
     pct_tensor *self = arg.input;
     const pct_int_list *dim = &arg.dim;
     const bool fro = strcmp(arg.p, "fro") == 0 && (dim->none || dim->n <= 2);
-    pct_call m;
-    pct_call_init(&m, fro ? PCT_OP_linalg_vector_norm : PCT_OP_linalg_matrix_norm_str);
-    for (int i = 0; i < 5; i++) m.v[i] = c->v[i];
     if (fro) {
-        m.v[1].s = (pct_scalar){PCT_SCALAR_INT, 2, 2.0, 0};
-    } else if (dim->none) {
-        m.v[2].none = 0;
-        m.v[2].n = self->ndim;
-        for (int d = 0; d < self->ndim; d++) m.v[2].list[d] = d;
+        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
+        return (pct_object *)pct_comp_vector_norm(self, &two, dim->n, dim->none ? NULL : dim->v, arg.keepdim, arg.dtype,
+                                                  c->out);
     }
-    pct_comp_set_out(&m, c->out);
-    return pct_composite_call(&m);
+    int64_t all[PCT_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) all[d] = d;
+    return (pct_object *)pct_comp_matrix_norm_str(self, arg.p, dim->none ? self->ndim : dim->n,
+                                                  dim->none ? all : dim->v, arg.keepdim, arg.dtype, c->out);
 }

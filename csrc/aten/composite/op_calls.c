@@ -58,23 +58,26 @@ pct_tensor *pct_comp_shape(int op, pct_tensor *a, int n, const int64_t *list)
     return call(&c);
 }
 
-pct_tensor *pct_comp_unsqueeze(pct_tensor *a, int64_t dim)
+/* op(a, ints[0], ..., ints[n - 1]) for the ops whose parameters after a are n ints */
+static pct_tensor *call_ints(int op, pct_tensor *a, int n, const int64_t *ints)
 {
     pct_call c;
-    pct_call_init(&c, PCT_OP_unsqueeze);
+    pct_call_init(&c, op);
     set_tensor(&c, 0, a);
-    set_int(&c, 1, dim);
+    for (int i = 0; i < n; i++) set_int(&c, 1 + i, ints[i]);
     return call(&c);
 }
 
+pct_tensor *pct_comp_unsqueeze(pct_tensor *a, int64_t dim) { return call_ints(PCT_OP_unsqueeze, a, 1, &dim); }
+
 pct_tensor *pct_comp_transpose(pct_tensor *a, int64_t dim0, int64_t dim1)
 {
-    pct_call c;
-    pct_call_init(&c, PCT_OP_transpose);
-    set_tensor(&c, 0, a);
-    set_int(&c, 1, dim0);
-    set_int(&c, 2, dim1);
-    return call(&c);
+    return call_ints(PCT_OP_transpose, a, 2, (const int64_t[]){dim0, dim1});
+}
+
+pct_tensor *pct_comp_diagonal(pct_tensor *a, int64_t offset, int64_t dim1, int64_t dim2)
+{
+    return call_ints(PCT_OP_diagonal, a, 3, (const int64_t[]){offset, dim1, dim2});
 }
 
 pct_tensor *pct_comp_contiguous_clone(pct_tensor *a)
@@ -126,13 +129,14 @@ pct_tensor *pct_comp_reduce_dim(int op, pct_tensor *a, int64_t dim, bool keepdim
     return call(&c);
 }
 
-pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim, int dtype)
+/* linalg_vector_norm and linalg_matrix_norm (str ord): ord (slot 1) as given, then dim, keepdim, dtype, out. */
+static pct_tensor *call_norm(int op, pct_tensor *a, const pct_value *ord, int n, const int64_t *dims, bool keepdim,
+                             int dtype, pct_tensor *out)
 {
     pct_call c;
-    pct_call_init(&c, PCT_OP_linalg_vector_norm);
+    pct_call_init(&c, op);
     set_tensor(&c, 0, a);
-    c.v[1].none = 0;
-    c.v[1].s = *ord;
+    c.v[1] = *ord;
     if (dims) set_list(&c, 2, n, dims);
     c.v[3].none = 0;
     c.v[3].b = keepdim;
@@ -140,7 +144,22 @@ pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, co
         c.v[4].none = 0;
         c.v[4].dtype = dtype;
     }
+    pct_comp_set_out(&c, out);
     return call(&c);
+}
+
+pct_tensor *pct_comp_vector_norm(pct_tensor *a, const pct_scalar *ord, int n, const int64_t *dims, bool keepdim,
+                                 int dtype, pct_tensor *out)
+{
+    const pct_value v = {.none = 0, .s = *ord};
+    return call_norm(PCT_OP_linalg_vector_norm, a, &v, n, dims, keepdim, dtype, out);
+}
+
+pct_tensor *pct_comp_matrix_norm_str(pct_tensor *a, const char *ord, int n, const int64_t *dims, bool keepdim,
+                                     int dtype, pct_tensor *out)
+{
+    const pct_value v = {.none = 0, .str = ord}; /* the text alone, as a string default is: kernels read str */
+    return call_norm(PCT_OP_linalg_matrix_norm_str, a, &v, n, dims, keepdim, dtype, out);
 }
 
 pct_tensor *pct_comp_to_dtype(pct_tensor *a, int dtype)

@@ -146,9 +146,8 @@ PCT_EXT_TABLE(threshold_backward, PCT_FLOATS_PAIRED)
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, hardtanh_backward, ((y <= p1 || y >= p2) ? 0 : x), 0, 0)
 PCT_EXT_TABLE(hardtanh_backward, PCT_FLOATS_PAIRED)
 
-static int gelu_mode(pct_call *c, int index, double *tanh_form)
+static int gelu_mode(const char *mode, double *tanh_form)
 {
-    const char *mode = c->v[index].str;
     if (strcmp(mode, "none") != 0 && strcmp(mode, "tanh") != 0) {
         pct_error_str(PCT_ERR_RUNTIME, "approximate argument must be either none or tanh.");
         return -1;
@@ -157,12 +156,11 @@ static int gelu_mode(pct_call *c, int index, double *tanh_form)
     return 0;
 }
 
-/* Runs a one-input activation (x) or a backward kernel (grad, input) in the input's dtype. */
-static pct_object *run_activation(pct_call *c, const char *name, pct_loop_fn (*pick)(int), bool backward,
-                                pct_pw_ctx *ctx)
+/* Runs a one-input activation (x; grad NULL) or a backward kernel (grad, x) in the input's dtype. */
+static pct_object *run_activation(pct_call *c, const char *name, pct_loop_fn (*pick)(int), pct_tensor *grad,
+                                  pct_tensor *x, pct_pw_ctx *ctx)
 {
-    if (!backward) {
-        pct_tensor *x = c->v[0].t;
+    if (!grad) {
         if (!pct_dtype_is_floating(x->dtype)) { /* torch has no integer or bool kernel for these */
             const bool gelu = strcmp(name, "GeluKernelImpl") == 0;
             pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s%s\" not implemented for '%s'", name, gelu ? "" : "_cpu",
@@ -171,7 +169,7 @@ static pct_object *run_activation(pct_call *c, const char *name, pct_loop_fn (*p
         }
         return pct_pw_run_ext(c, name, pick, 1, &x, ctx, c->inplace ? x->dtype : -1, true);
     }
-    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    pct_tensor *in[2] = {grad, x};
     return pct_pw_run_ext(c, name, pick, 2, in, ctx, -1, true);
 }
 
@@ -199,88 +197,91 @@ static pct_loop_fn pick_gelu_bwd(int dtype) { return pick_gelu(dtype, gelu_backw
 
 pct_object *pct_cpu_gelu(pct_call *c)
 {
+    PCT_ARGS(gelu);
     gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false, 0};
-    if (gelu_mode(c, 1, &ctx.pw.p1) < 0) return NULL;
+    if (gelu_mode(arg.approximate, &ctx.pw.p1) < 0) return NULL;
     pending_gelu = &ctx;
-    pct_object *r = run_activation(c, "GeluKernelImpl", pick_gelu_fwd, false, &ctx.pw);
+    pct_object *r = run_activation(c, "GeluKernelImpl", pick_gelu_fwd, NULL, arg.input, &ctx.pw);
     pending_gelu = NULL;
     return r;
 }
 
 pct_object *pct_cpu_gelu_backward(pct_call *c)
 {
+    PCT_ARGS(gelu_backward);
     gelu_loop_ctx ctx = {{0}, NULL, {NULL, NULL, NULL}, false, 0};
-    if (gelu_mode(c, 2, &ctx.pw.p1) < 0) return NULL;
+    if (gelu_mode(arg.approximate, &ctx.pw.p1) < 0) return NULL;
     pending_gelu = &ctx;
-    pct_object *r = run_activation(c, "GeluBackwardKernelImpl", pick_gelu_bwd, true, &ctx.pw);
+    pct_object *r = run_activation(c, "GeluBackwardKernelImpl", pick_gelu_bwd, arg.grad_output, arg.input, &ctx.pw);
     pending_gelu = NULL;
     return r;
 }
 
 pct_object *pct_cpu_silu(pct_call *c)
 {
+    PCT_ARGS(silu);
     pct_pw_ctx ctx = {0};
-    return run_activation(c, "silu", silu_loop, false, &ctx);
+    return run_activation(c, "silu", silu_loop, NULL, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_silu_backward(pct_call *c)
 {
+    PCT_ARGS(silu_backward);
     pct_pw_ctx ctx = {0};
-    return run_activation(c, "silu_backward", silu_backward_loop, true, &ctx);
+    return run_activation(c, "silu_backward", silu_backward_loop, arg.grad_output, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_softplus(pct_call *c)
 {
     PCT_ARGS(softplus);
     pct_pw_ctx ctx = {.p1 = arg.beta.d, .p2 = arg.threshold.d};
-    return run_activation(c, "softplus", softplus_loop, false, &ctx);
+    return run_activation(c, "softplus", softplus_loop, NULL, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_softplus_backward(pct_call *c)
 {
     PCT_ARGS(softplus_backward);
     pct_pw_ctx ctx = {.p1 = arg.beta.d, .p2 = arg.threshold.d};
-    return run_activation(c, "softplus_backward", softplus_backward_loop, true, &ctx);
+    return run_activation(c, "softplus_backward", softplus_backward_loop, arg.grad_output, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_elu(pct_call *c)
 {
     PCT_ARGS(elu);
     pct_pw_ctx ctx = {.p1 = arg.alpha.d, .p2 = arg.scale.d, .alpha_d = arg.input_scale.d};
-    return run_activation(c, "elu", elu_loop, false, &ctx);
+    return run_activation(c, "elu", elu_loop, NULL, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_elu_backward(pct_call *c)
 {
     PCT_ARGS(elu_backward);
     pct_pw_ctx ctx = {.p1 = arg.alpha.d, .p2 = arg.scale.d, .alpha_d = arg.input_scale.d};
-    return run_activation(c, "elu_backward", elu_backward_loop, true, &ctx);
+    return run_activation(c, "elu_backward", elu_backward_loop, arg.grad_output, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_leaky_relu(pct_call *c)
 {
     PCT_ARGS(leaky_relu);
     pct_pw_ctx ctx = {.p1 = arg.negative_slope.d};
-    return run_activation(c, "leaky_relu", leaky_relu_loop, false, &ctx);
+    return run_activation(c, "leaky_relu", leaky_relu_loop, NULL, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_leaky_relu_backward(pct_call *c)
 {
     PCT_ARGS(leaky_relu_backward);
     pct_pw_ctx ctx = {.p1 = arg.negative_slope.d};
-    return run_activation(c, "leaky_relu_backward", leaky_relu_backward_loop, true, &ctx);
+    return run_activation(c, "leaky_relu_backward", leaky_relu_backward_loop, arg.grad_output, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_hardtanh_backward(pct_call *c)
 {
     PCT_ARGS(hardtanh_backward);
     pct_pw_ctx ctx = {.p1 = arg.min_val.d, .p2 = arg.max_val.d};
-    return run_activation(c, "hardtanh_backward", hardtanh_backward_loop, true, &ctx);
+    return run_activation(c, "hardtanh_backward", hardtanh_backward_loop, arg.grad_output, arg.input, &ctx);
 }
 
-/* hardtanh's forward is clamp's (same parameter layout); only its gradient differs */
-/* hardtanh(input, min_val, max_val) is clamp, with torch's own checks; integral inputs clamp in
- * their dtype, the limits truncated to integers (torch's hardtanh casts them to the input type). */
+/* hardtanh(input, min_val, max_val) is clamp, with torch's own checks; only its gradient differs. Integral inputs
+ * clamp in their dtype, the limits truncated to integers (torch's hardtanh casts them to the input type). */
 pct_object *pct_cpu_hardtanh(pct_call *c)
 {
     PCT_ARGS(hardtanh);
@@ -289,11 +290,10 @@ pct_object *pct_cpu_hardtanh(pct_call *c)
         pct_error_str(PCT_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
         return NULL;
     }
-    if (pct_dtype_is_floating(dt)) return pct_cpu_clamp(c);
-    /* truncated in place, in the call: clamp's kernel reads the limits from it */
-    pct_scalar *limits[2] = {&c->v[1].s, &c->v[2].s};
+    pct_scalar limits[2] = {arg.min_val, arg.max_val};
+    if (pct_dtype_is_floating(dt)) return pct_clamp_run(c, arg.input, &limits[0], &limits[1]);
     for (int i = 0; i < 2; i++) {
-        pct_scalar *s = limits[i];
+        pct_scalar *s = &limits[i];
         if (s->kind == PCT_SCALAR_FLOAT) {
             if (!(fabs(s->d) < 9.2e18)) { /* inf/NaN/huge: let clamp's range check name it */
                 if (pct_scalar_check_fits(s, dt) < 0) return NULL;
@@ -304,16 +304,16 @@ pct_object *pct_cpu_hardtanh(pct_call *c)
         }
     }
     /* after the truncation: -0.5 is a 0 limit */
-    if (dt == PCT_UINT8 && (limits[0]->i < 0 || limits[1]->i < 0)) {
+    if (dt == PCT_UINT8 && (limits[0].i < 0 || limits[1].i < 0)) {
         pct_error_str(PCT_ERR_RUNTIME, "cannot do hardtanh on an unsigned type with negative limits");
         return NULL;
     }
-    return pct_cpu_clamp(c);
+    return pct_clamp_run(c, arg.input, &limits[0], &limits[1]);
 }
 
 pct_object *pct_cpu_threshold_backward(pct_call *c)
 {
     PCT_ARGS(threshold_backward);
     pct_pw_ctx ctx = {.p1 = arg.threshold.d};
-    return run_activation(c, "threshold_backward", threshold_backward_loop, true, &ctx);
+    return run_activation(c, "threshold_backward", threshold_backward_loop, arg.grad_output, arg.input, &ctx);
 }

@@ -34,12 +34,17 @@ static pct_object *to_impl(pct_call *c, pct_tensor *t, int dtype, bool copy)
     return copy_in_format(c, t, dtype);
 }
 
-pct_object *pct_cpu_to(pct_call *c)
+pct_object *pct_cpu_to_dtype(pct_call *c)
 {
-    pct_tensor *t = c->v[0].t;
-    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return NULL;
-    const pct_value *d = pct_arg(c, "dtype");
-    return to_impl(c, t, d->none ? t->dtype : d->dtype, pct_arg(c, "copy")->b);
+    PCT_ARGS(to_dtype);
+    return to_impl(c, arg.input, arg.dtype, arg.copy);
+}
+
+pct_object *pct_cpu_to_device(pct_call *c)
+{
+    PCT_ARGS(to_device);
+    if (pct_check_cpu_device_arg(arg.device) < 0) return NULL;
+    return to_impl(c, arg.input, arg.dtype == PCT_NO_DTYPE ? arg.input->dtype : arg.dtype, arg.copy);
 }
 
 pct_object *pct_cpu_to_other(pct_call *c)
@@ -129,35 +134,41 @@ int pct_fill_check_value(const pct_scalar *s, const pct_tensor *t)
     return pct_dtype_is_reduced_float(t->dtype) && t->numel == 1 ? 0 : pct_scalar_check_fits(s, t->dtype);
 }
 
+int pct_fill_value_(pct_tensor *self, const pct_scalar *value)
+{
+    if (!value->from_tensor && pct_fill_check_value(value, self) < 0) return -1; /* fill_(Tensor): none */
+    return pct_fill_scalar(self, value);
+}
+
 pct_object *pct_cpu_fill_(pct_call *c)
 {
     PCT_ARGS(fill_);
-    pct_tensor *self = arg.input;
-    if (!arg.value.from_tensor && pct_fill_check_value(&arg.value, self) < 0) return NULL; /* fill_(Tensor): none */
-    if (pct_fill_scalar(self, &arg.value) < 0) return NULL;
-    PCT_INCREF(self);
-    return (pct_object *)self;
+    if (pct_fill_value_(arg.input, &arg.value) < 0) return NULL;
+    PCT_INCREF(arg.input);
+    return (pct_object *)arg.input;
 }
 
-/* torch.fill(input, value): fill_ into a new tensor shaped as input, through the in-place kernel of the same
- * value type (its checks included) */
-static pct_object *fill_new(pct_call *c, pct_kernel_fn fill_in_place)
+/* torch.fill(input, value): fill_ into a new tensor shaped as input (r, stolen; NULL where the new tensor or its
+ * fill, rc, failed), through the in-place op's fill of the same value type, its checks included */
+static pct_object *filled_new(pct_tensor *r, int rc)
 {
-    pct_tensor *r = pct_tensor_empty_like(c->v[0].t, -1);
-    if (!r) return NULL;
-    pct_call in_place = *c;
-    in_place.v[0].t = r;
-    pct_object *done = fill_in_place(&in_place);
-    PCT_XDECREF(done);
-    if (!done) {
-        PCT_DECREF(r);
-        return NULL;
-    }
+    if (r && rc < 0) PCT_CLEAR(r);
     return (pct_object *)r;
 }
 
-pct_object *pct_cpu_fill(pct_call *c) { return fill_new(c, pct_cpu_fill_); }
-pct_object *pct_cpu_fill_tensor(pct_call *c) { return fill_new(c, pct_cpu_fill_tensor_); }
+pct_object *pct_cpu_fill(pct_call *c)
+{
+    PCT_ARGS(fill);
+    pct_tensor *r = pct_tensor_empty_like(arg.input, -1);
+    return filled_new(r, r ? pct_fill_value_(r, &arg.value) : -1);
+}
+
+pct_object *pct_cpu_fill_tensor(pct_call *c)
+{
+    PCT_ARGS(fill_tensor);
+    pct_tensor *r = pct_tensor_empty_like(arg.input, -1);
+    return filled_new(r, r ? pct_fill_tensor_value_(r, arg.value) : -1);
+}
 
 pct_object *pct_cpu_zero_(pct_call *c)
 {

@@ -7,4 +7,8 @@
 int pct_fill_scalar(pct_tensor *t, const pct_scalar *s);
 /* torch's range check of a Scalar fill value for t (fill_, full): -1 with RuntimeError. */
 int pct_fill_check_value(const pct_scalar *s, const pct_tensor *t);
+/* fill_(self, Scalar value) with its check (convert.c) and fill_(self, Tensor value) with its checks (index.c), for
+ * the in-place ops and torch.fill: 0, or -1 with an exception set. */
+int pct_fill_value_(pct_tensor *self, const pct_scalar *value);
+int pct_fill_tensor_value_(pct_tensor *self, pct_tensor *value);
 #endif

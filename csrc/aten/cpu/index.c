@@ -168,15 +168,23 @@ static const pct_loop_fn mean_div_loops[PCT_NUM_DTYPES] = {
 #undef MEAN_ENTRY
 };
 
+/* What the scatter and index_add/copy/fill families write along: self's dim `dim` at `index` (their first three
+ * arguments). */
+typedef struct ix_along {
+    pct_tensor *self;
+    int64_t dim;
+    pct_tensor *index;
+} ix_along;
+
 /* The scatter family. src NULL: value (a 0-d tensor of self's dtype) is scattered. */
-static pct_object *scatter_impl(pct_call *c, const char *name, int64_t dim_arg, pct_tensor *index, pct_tensor *src,
-                              pct_tensor *value, int op, bool include_self)
+static pct_object *scatter_impl(pct_call *c, const char *name, const ix_along *at, pct_tensor *src, pct_tensor *value,
+                                int op, bool include_self)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF], b3[PCT_SHAPE_BUF];
-    pct_tensor *self = c->v[0].t, *target = NULL, *idx = NULL, *ident = NULL, *cnt = NULL, *srcu = NULL;
+    pct_tensor *self = at->self, *index = at->index, *target = NULL, *idx = NULL, *ident = NULL, *cnt = NULL, *srcu = NULL;
     int64_t ss[PCT_MAX_DIMS], st[PCT_MAX_DIMS], is[PCT_MAX_DIMS], ist[PCT_MAX_DIMS], rs[PCT_MAX_DIMS], rst[PCT_MAX_DIMS];
     int nd = pct_ix_geom(self, ss, st), ind = pct_ix_geom(index, is, ist);
-    int dim = pct_wrap_dim(dim_arg, self->ndim);
+    int dim = pct_wrap_dim(at->dim, self->ndim);
     if (dim < 0) return NULL;
     if (index->numel > 0 && !is_index_dtype(index->dtype))
         PCT_FAIL(PCT_ERR_RUNTIME, "%s(): Expected dtype int32/int64 for index", name);
@@ -277,43 +285,69 @@ fail:
     return NULL;
 }
 
-/* scatter(input, dim, index, src | value, *, reduce=None): one kernel for both overloads; a
- * Python number given for src arrives as a wrapped-number tensor and is a value. */
-pct_object *pct_cpu_scatter(pct_call *c)
+/* scatter(input, dim, index, src | value, *, reduce=None): its four overloads share this (value NULL: src, where a
+ * Python number given for src arrives as a wrapped-number tensor and is a value; reduce NULL: None). */
+static pct_object *scatter_overload(pct_call *c, const ix_along *at, pct_tensor *src, const pct_scalar *value,
+                                    const char *reduce)
 {
-    if (pct_wrap_dim(c->v[1].i, c->v[0].t->ndim) < 0) return NULL;
-    pct_tensor *self = c->v[0].t, *index = c->v[2].t, *src = NULL, *value = NULL;
-    const pct_value *red = pct_arg(c, "reduce");
+    if (pct_wrap_dim(at->dim, at->self->ndim) < 0) return NULL;
+    pct_tensor *vt = NULL;
     int op = IX_COPY;
-    bool is_value = c->op_index == PCT_OP_scatter_value || c->op_index == PCT_OP_scatter_value_reduce;
     pct_scalar s;
-    if (is_value) {
-        s = c->v[3].s;
-    } else {
-        src = c->v[3].t;
-        if (src->flags & PCT_FLAG_WRAPPED_NUMBER) { pct_tensor_item_scalar(src, &s); is_value = true; src = NULL; }
+    if (value) {
+        s = *value;
+    } else if (src->flags & PCT_FLAG_WRAPPED_NUMBER) {
+        pct_tensor_item_scalar(src, &s);
+        value = &s;
+        src = NULL;
     }
-    if (!red->none) {
-        const char *r = red->str;
-        if (strcmp(r, "add") == 0) op = IX_ADD;
-        else if (strcmp(r, "multiply") == 0) op = IX_MUL;
+    if (reduce) {
+        if (strcmp(reduce, "add") == 0) op = IX_ADD;
+        else if (strcmp(reduce, "multiply") == 0) op = IX_MUL;
         else {
             pct_error_str(PCT_ERR_RUNTIME, "reduce argument must be either add or multiply.");
             return NULL;
         }
     }
     /* the value's range check is skipped with an empty index, as torch does */
-    if (is_value && ((index->numel && pct_scalar_check_fits(&s, self->dtype) < 0) || !(value = pct_scalar_tensor_of(self->dtype, &s)))) return NULL;
-    pct_object *r = scatter_impl(c, "scatter", c->v[1].i, index, src, value, op, true);
-    PCT_XDECREF(value);
+    if (value && ((at->index->numel && pct_scalar_check_fits(&s, at->self->dtype) < 0) ||
+                  !(vt = pct_scalar_tensor_of(at->self->dtype, &s))))
+        return NULL;
+    pct_object *r = scatter_impl(c, "scatter", at, src, vt, op, true);
+    PCT_XDECREF(vt);
     return r;
+}
+
+#define IX_ALONG(arg) (&(const ix_along){(arg).input, (arg).dim, (arg).index})
+pct_object *pct_cpu_scatter_src(pct_call *c)
+{
+    PCT_ARGS(scatter_src);
+    return scatter_overload(c, IX_ALONG(arg), arg.src, NULL, NULL);
+}
+
+pct_object *pct_cpu_scatter_value(pct_call *c)
+{
+    PCT_ARGS(scatter_value);
+    return scatter_overload(c, IX_ALONG(arg), NULL, &arg.value, NULL);
+}
+
+pct_object *pct_cpu_scatter_src_reduce(pct_call *c)
+{
+    PCT_ARGS(scatter_src_reduce);
+    return scatter_overload(c, IX_ALONG(arg), arg.src, NULL, arg.reduce);
+}
+
+pct_object *pct_cpu_scatter_value_reduce(pct_call *c)
+{
+    PCT_ARGS(scatter_value_reduce);
+    return scatter_overload(c, IX_ALONG(arg), NULL, &arg.value, arg.reduce);
 }
 
 pct_object *pct_cpu_scatter_add(pct_call *c)
 {
     PCT_ARGS(scatter_add);
     pct_tensor *src = arg.src;
-    return scatter_impl(c, "scatter", arg.dim, arg.index, src, NULL, IX_ADD, true);
+    return scatter_impl(c, "scatter", IX_ALONG(arg), src, NULL, IX_ADD, true);
 }
 
 pct_object *pct_cpu_scatter_reduce(pct_call *c)
@@ -331,7 +365,7 @@ pct_object *pct_cpu_scatter_reduce(pct_call *c)
         pct_error(PCT_ERR_RUNTIME, "reduce argument must be either sum, prod, mean, amax or amin, got %s", r);
         return NULL;
     }
-    return scatter_impl(c, "scatter_reduce", arg.dim, arg.index, arg.src, NULL, op, pct_arg(c, "include_self")->b);
+    return scatter_impl(c, "scatter_reduce", IX_ALONG(arg), arg.src, NULL, op, arg.include_self);
 }
 
 /* The shapes (as pct_ix_geom() gives them) agree outside dim. */
@@ -344,14 +378,14 @@ static bool same_slices(const int64_t *ss, int nd, const int64_t *srs, int snd, 
 }
 
 /* index_add / index_copy / index_fill: a vector index along dim of self. source NULL: fill. */
-static pct_object *index_along(pct_call *c, const char *name, int op, pct_tensor *source, pct_tensor *value, double alpha_d,
-                             int64_t alpha_i, bool wrap)
+static pct_object *index_along(pct_call *c, const char *name, const ix_along *at, int op, pct_tensor *source,
+                               pct_tensor *value, double alpha_d, int64_t alpha_i, bool wrap)
 {
     char b1[PCT_SHAPE_BUF], b2[PCT_SHAPE_BUF];
-    pct_tensor *self = c->v[0].t, *index = c->v[2].t, *idx = NULL, *target = NULL, *srcu = NULL;
+    pct_tensor *self = at->self, *index = at->index, *idx = NULL, *target = NULL, *srcu = NULL;
     int64_t ss[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
     int nd = pct_ix_geom(self, ss, st);
-    int dim = pct_wrap_dim(c->v[1].i, self->ndim);
+    int dim = pct_wrap_dim(at->dim, self->ndim);
     if (dim < 0) return NULL;
     /* torch's index_copy_ refuses an expanded self, or one sharing memory with index or source, and index_copy an
      * out= of another dtype, before it validates the arguments */
@@ -465,13 +499,13 @@ pct_object *pct_cpu_index_add(pct_call *c)
     /* an integral tensor takes a float alpha truncated, as torch does, after its range check */
     if (pct_scalar_check_fits(a, self->dtype) < 0) return NULL;
     int64_t ai = a->kind == PCT_SCALAR_FLOAT ? (int64_t)a->d : a->i;
-    return index_along(c, "index_add_", IX_ADD, arg.source, NULL, a->d, ai, false);
+    return index_along(c, "index_add_", IX_ALONG(arg), IX_ADD, arg.source, NULL, a->d, ai, false);
 }
 
 pct_object *pct_cpu_index_copy(pct_call *c)
 {
     PCT_ARGS(index_copy);
-    return index_along(c, "index_copy_", IX_COPY, arg.source, NULL, 1, 1, false);
+    return index_along(c, "index_copy_", IX_ALONG(arg), IX_COPY, arg.source, NULL, 1, 1, false);
 }
 
 pct_object *pct_cpu_index_fill(pct_call *c)
@@ -488,28 +522,32 @@ pct_object *pct_cpu_index_fill(pct_call *c)
     if (pct_scalar_check_fits(&s, self->dtype) < 0) return NULL;
     pct_tensor *v = pct_scalar_tensor_of(self->dtype, &s);
     if (!v) return NULL;
-    pct_object *r = index_along(c, "index_fill_", IX_COPY, NULL, v, 1, 1, true);
+    pct_object *r = index_along(c, "index_fill_", IX_ALONG(arg), IX_COPY, NULL, v, 1, 1, true);
     PCT_DECREF(v);
     return r;
 }
 
 /* fill_(Tensor value): torch's overload for a 0-d tensor value (its gradient flows to value) */
-pct_object *pct_cpu_fill_tensor_(pct_call *c)
+int pct_fill_tensor_value_(pct_tensor *self, pct_tensor *value)
 {
-    PCT_ARGS(fill_tensor_);
-    pct_tensor *self = arg.input, *value = arg.value;
     if (value->ndim != 0) {
         pct_error(PCT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
                      value->ndim);
-        return NULL;
+        return -1;
     }
     /* torch fills from a tensor through a TensorIterator, which refuses an expanded self (a Number fills any) */
-    if (pct_check_written_overlap(self, 0, NULL) < 0) return NULL;
+    if (pct_check_written_overlap(self, 0, NULL) < 0) return -1;
     pct_scalar s;
     pct_tensor_item_scalar(value, &s);
-    if (pct_fill_scalar(self, &s) < 0) return NULL;
-    PCT_INCREF(self);
-    return (pct_object *)self;
+    return pct_fill_scalar(self, &s);
+}
+
+pct_object *pct_cpu_fill_tensor_(pct_call *c)
+{
+    PCT_ARGS(fill_tensor_);
+    if (pct_fill_tensor_value_(arg.input, arg.value) < 0) return NULL;
+    PCT_INCREF(arg.input);
+    return (pct_object *)arg.input;
 }
 
 /* ---------------------------------------------------------------------------------------

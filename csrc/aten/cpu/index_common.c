@@ -159,22 +159,13 @@ int pct_ix_check_written(const pct_tensor *t, const char *warn_op)
     return -1;
 }
 
+static int no_overlap_with(void *out, pct_tensor *t) { return pct_ix_check_no_overlap(out, t); }
+
 /* For out= calls: out may not have internal overlap nor share memory with a tensor argument. */
 int pct_index_check_out(pct_call *c, pct_tensor *out, bool internal)
 {
     if (internal && pct_ix_check_written(out, NULL) < 0) return -1;
-    const pct_signature *sig = &c->op->sig;
-    for (int i = 0; i < sig->nparams; i++) {
-        const pct_value *v = &c->v[i];
-        if (v->none || i == sig->out_index) continue;
-        if (sig->params[i].type == PCT_ARG_TENSOR) {
-            if (pct_ix_check_no_overlap(out, v->t) < 0) return -1;
-        } else if (sig->params[i].type == PCT_ARG_TENSORLIST) {
-            for (int32_t k = 0; k < v->n; k++)
-                if (pct_ix_check_no_overlap(out, v->items[k]) < 0) return -1;
-        }
-    }
-    return 0;
+    return pct_out_each_input(c, no_overlap_with, out);
 }
 
 int pct_ix_warn_uint8_index(void)

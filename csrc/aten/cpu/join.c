@@ -539,40 +539,39 @@ static pct_tensor *repeated_indices(const int64_t *reps, int64_t nrep, int64_t n
     return idx;
 }
 
-pct_object *pct_cpu_repeat_interleave(pct_call *c)
+pct_object *pct_cpu_repeat_interleave_idx(pct_call *c)
 {
-    const pct_int_opt output_size = pct_value_int_opt(pct_arg(c, "output_size"));
-    if (c->op_index == PCT_OP_repeat_interleave_idx) {
-        pct_tensor *rep = c->v[0].t;
-        if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) {
-            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
-            return NULL;
-        }
-        if (rep->ndim != 1) { pct_error_str(PCT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat"); return NULL; }
-        pct_tensor *rv = int64_values(rep);
-        if (!rv) return NULL;
-        pct_tensor *r = repeated_indices((const int64_t *)pct_tensor_data(rv), rv->numel, rv->numel, output_size, rep->dtype);
-        PCT_DECREF(rv);
-        if (r) set_version(r, 0);
-        return (pct_object *)r;
+    PCT_ARGS(repeat_interleave_idx);
+    pct_tensor *rep = arg.repeats;
+    if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
+        return NULL;
     }
-    pct_tensor *t = c->v[0].t, *input = NULL, *rv = NULL, *idx = NULL, *r = NULL;
-    int64_t one_rep;
+    if (rep->ndim != 1) { pct_error_str(PCT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat"); return NULL; }
+    pct_tensor *rv = int64_values(rep);
+    if (!rv) return NULL;
+    pct_tensor *r = repeated_indices((const int64_t *)pct_tensor_data(rv), rv->numel, rv->numel, arg.output_size, rep->dtype);
+    PCT_DECREF(rv);
+    if (r) set_version(r, 0);
+    return (pct_object *)r;
+}
+
+/* repeat_interleave(input, repeats, dim): repeats is one int (one_rep, where not NULL) or a tensor (rep). */
+static pct_object *repeat_interleave_impl(pct_tensor *t, const int64_t *one_rep, pct_tensor *rep, pct_int_opt dim_arg,
+                                          pct_int_opt output_size)
+{
+    pct_tensor *input = NULL, *rv = NULL, *idx = NULL, *r = NULL;
     const int64_t *reps;
     int64_t nrep;
-    if (c->op_index == PCT_OP_repeat_interleave_int) {
-        one_rep = c->v[1].i;
-        if (one_rep < 0) PCT_FAIL(PCT_ERR_RUNTIME, "Repeats must be non-negative");
+    if (one_rep && *one_rep < 0) PCT_FAIL(PCT_ERR_RUNTIME, "Repeats must be non-negative");
+    if (!dim_arg.none && t->ndim == 0) { /* torch sizes a 0-d input along dim before it reads repeats */
+        if (pct_wrap_dim(dim_arg.v, 0) < 0) goto fail;
+        PCT_FAIL(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dim_arg.v);
     }
-    if (!c->v[2].none && t->ndim == 0) { /* torch sizes a 0-d input along dim before it reads repeats */
-        if (pct_wrap_dim(c->v[2].i, 0) < 0) goto fail;
-        PCT_FAIL(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)c->v[2].i);
-    }
-    if (c->op_index == PCT_OP_repeat_interleave_int) {
-        reps = &one_rep;
+    if (one_rep) {
+        reps = one_rep;
         nrep = 1;
     } else {
-        pct_tensor *rep = c->v[1].t;
         if (rep->ndim > 1) PCT_FAIL(PCT_ERR_RUNTIME, "repeats must be 0-dim or 1-dim tensor");
         if (rep->dtype != PCT_INT64 && rep->dtype != PCT_INT32) /* torch's kernel has these two only */
             PCT_FAIL(PCT_ERR_NOT_IMPLEMENTED, "\"repeat_interleave_cpu\" not implemented for '%s'", pct_dtype_cpp_name[rep->dtype]);
@@ -581,7 +580,7 @@ pct_object *pct_cpu_repeat_interleave(pct_call *c)
         nrep = rv->numel;
     }
     int64_t dim;
-    if (c->v[2].none) {
+    if (dim_arg.none) {
         /* no dim: the flattened input */
         int64_t n = t->numel, one = 1;
         pct_tensor *cc = pct_contiguous(t);
@@ -591,7 +590,7 @@ pct_object *pct_cpu_repeat_interleave(pct_call *c)
         if (!input) goto fail;
         dim = 0;
     } else {
-        int d = pct_wrap_dim(c->v[2].i, t->ndim);
+        int d = pct_wrap_dim(dim_arg.v, t->ndim);
         if (d < 0) goto fail;
         dim = d;
         input = t;
@@ -616,6 +615,18 @@ fail:
     PCT_XDECREF(rv);
     PCT_XDECREF(idx);
     return NULL;
+}
+
+pct_object *pct_cpu_repeat_interleave_int(pct_call *c)
+{
+    PCT_ARGS(repeat_interleave_int);
+    return repeat_interleave_impl(arg.input, &arg.repeats, NULL, arg.dim, arg.output_size);
+}
+
+pct_object *pct_cpu_repeat_interleave(pct_call *c)
+{
+    PCT_ARGS(repeat_interleave);
+    return repeat_interleave_impl(arg.input, NULL, arg.repeats, arg.dim, arg.output_size);
 }
 
 /* ---------------------------------------------------------------------------------------

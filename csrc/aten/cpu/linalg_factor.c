@@ -288,10 +288,10 @@ static void hh_body(void *vc, int64_t b, void *sc)
 }
 
 /* linalg_householder_product(Tensor A, Tensor tau, *, Tensor? out=None) (also torch.orgqr) */
-pct_object *pct_cpu_linalg_householder_product(pct_call *c)
+static pct_object *householder_product(pct_tensor *A, pct_tensor *tau, pct_tensor *out)
 {
     const char *api = "torch.linalg.householder_product";
-    pct_tensor *A = c->v[0].t, *tau = c->v[1].t, *Q = NULL, *t = NULL;
+    pct_tensor *Q = NULL, *t = NULL;
     int *info = NULL;
     PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "%s: input must have at least 2 dimensions.", api);
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
@@ -328,13 +328,21 @@ pct_object *pct_cpu_linalg_householder_product(pct_call *c)
     }
     free(info);
     lap_release(t);
-    return lap_finish1_legacy(Q, c->out, LAP_OUT_CAST, api, "result");
+    return lap_finish1_legacy(Q, out, LAP_OUT_CAST, api, "result");
 fail:
     free(info);
     lap_release(Q);
     lap_release(t);
     return NULL;
 }
+
+pct_object *pct_cpu_linalg_householder_product(pct_call *c)
+{
+    PCT_ARGS(linalg_householder_product);
+    return householder_product(arg.input, arg.tau, c->out);
+}
+
+pct_object *pct_cpu_orgqr(pct_call *c) { PCT_ARGS(orgqr); return householder_product(arg.input, arg.input2, c->out); }
 
 typedef struct {
     int dt, m, n, k, na, acols, lwork;

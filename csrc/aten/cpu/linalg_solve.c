@@ -169,31 +169,36 @@ fail:
     return -1;
 }
 
-pct_object *pct_cpu_linalg_det(pct_call *c)
+static pct_object *det(pct_tensor *A, pct_tensor *out)
 {
     pct_tensor *d, *unused;
-    if (det_compute(c->v[0].t, "linalg.det", false, &d, &unused) < 0) return NULL;
-    return lap_finish1(d, c->out);
+    if (det_compute(A, "linalg.det", false, &d, &unused) < 0) return NULL;
+    return lap_finish1(d, out);
 }
 
-static pct_object *slogdet(pct_call *c)
+pct_object *pct_cpu_linalg_det(pct_call *c) { PCT_ARGS(linalg_det); return det(arg.A, c->out); }
+pct_object *pct_cpu_det(pct_call *c) { PCT_ARGS(det); return det(arg.input, c->out); }
+
+static pct_object *slogdet(pct_tensor *A, pct_object *out)
 {
     pct_tensor *outs[2] = {NULL, NULL}, *res[2];
-    if (pct_out_parse_tuple(pct_value_object(&c->v[1]), "linalg_slogdet", 2, outs) < 0) return NULL;
-    if (det_compute(c->v[0].t, "linalg.slogdet", true, &res[0], &res[1]) < 0) return NULL;
+    if (pct_out_parse_tuple(out, "linalg_slogdet", 2, outs) < 0) return NULL;
+    if (det_compute(A, "linalg.slogdet", true, &res[0], &res[1]) < 0) return NULL;
     return lap_finish(2, res, outs);
 }
 
 /* linalg_slogdet(Tensor A, *, pct_object? out=None) */
 pct_object *pct_cpu_linalg_slogdet(pct_call *c)
 {
-    return slogdet(c);
+    PCT_ARGS(linalg_slogdet);
+    return slogdet(arg.A, arg.out);
 }
 
 /* slogdet(Tensor input, *, pct_object? out=None) */
 pct_object *pct_cpu_slogdet(pct_call *c)
 {
-    return slogdet(c);
+    PCT_ARGS(slogdet);
+    return slogdet(arg.input, arg.out);
 }
 
 /* ---- linear systems: linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False, pct_object? out=None) ---- */

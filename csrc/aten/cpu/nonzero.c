@@ -131,7 +131,7 @@ pct_object *pct_cpu_nonzero(pct_call *c)
 {
     PCT_ARGS(nonzero);
     pct_tensor *t = arg.input;
-    bool as_tuple = pct_arg(c, "as_tuple")->b;
+    bool as_tuple = arg.as_tuple;
     if (as_tuple && c->out) {
         pct_error_str(PCT_ERR_RUNTIME, "nonzero does not support the out kwarg when as_tuple is True");
         return NULL;

@@ -258,9 +258,10 @@ static pct_object *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mea
     return norm_finish(work, 6, res, with_bias ? 3 : 2, ok);
 }
 
-/* layer norm and RMS norm (b NULL) over the trailing normalized_shape ns */
-static pct_object *row_norm_forward(pct_call *c, bool rms, pct_tensor *in, const pct_int_list *ns, pct_tensor *w,
-                                    pct_tensor *b)
+/* layer norm and RMS norm (b NULL) over the trailing normalized_shape ns; eps None (RMS norm only) is the compute
+ * type's */
+static pct_object *row_norm_forward(bool rms, pct_tensor *in, const pct_int_list *ns, pct_tensor *w, pct_tensor *b,
+                                    pct_float_opt eps_arg)
 {
     const char *what = rms ? "rms_norm" : "layer_norm";
     pct_tensor *x = NULL, *wc = NULL, *bc = NULL, *out = NULL, *mean = NULL, *rstd = NULL;
@@ -273,8 +274,8 @@ static pct_object *row_norm_forward(pct_call *c, bool rms, pct_tensor *in, const
     /* saved statistics: the input's dtype, float32 for mixed (layer norm) or reduced (RMS) inputs */
     int sdt = (mixed || (rms && pct_dtype_is_reduced_float(in->dtype))) ? PCT_FLOAT32 : in->dtype;
     double eps;
-    if (rms && c->v[3].none) eps = cdt == PCT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON; /* torch: the compute type's eps */
-    else eps = c->v[rms ? 3 : 4].d;
+    if (eps_arg.none) eps = cdt == PCT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON; /* torch: the compute type's eps */
+    else eps = eps_arg.v;
     stat_shape(in, ns->n, sshape);
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
     PCT_TRY_INT(pct_norm_as_contig(w, cdt, &wc));
@@ -310,13 +311,14 @@ fail:
 pct_object *pct_cpu_native_layer_norm(pct_call *c)
 {
     PCT_ARGS(native_layer_norm);
-    return row_norm_forward(c, false, arg.input, &arg.normalized_shape, arg.weight, arg.bias);
+    const pct_float_opt eps = {false, arg.eps};
+    return row_norm_forward(false, arg.input, &arg.normalized_shape, arg.weight, arg.bias, eps);
 }
 
 pct_object *pct_cpu_fused_rms_norm(pct_call *c)
 {
     PCT_ARGS(fused_rms_norm);
-    return row_norm_forward(c, true, arg.input, &arg.normalized_shape, arg.weight, NULL);
+    return row_norm_forward(true, arg.input, &arg.normalized_shape, arg.weight, NULL, arg.eps);
 }
 
 /* A saved statistic: M values, as a contiguous array of the compute type. */

@@ -411,27 +411,35 @@ fail:
 /* _fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,
  * weight_decay, eps, amsgrad, maximize, grad_scale=None, found_inf=None): the state steps are
  * read (already incremented by the caller, as torch's Python does), not written. */
-static pct_object *fused_adam(pct_call *c, bool decoupled)
+static pct_object *fused_adam(opt_hyper *h, const pct_tensor_list *params, const pct_tensor_list *grads,
+                              const pct_tensor_list *exp_avgs, const pct_tensor_list *exp_avg_sqs,
+                              const pct_tensor_list *max_exp_avg_sqs, const pct_tensor_list *steps,
+                              pct_tensor *grad_scale, pct_tensor *found_inf)
 {
-    const char *op = decoupled ? "_fused_adamw_" : "_fused_adam_";
-    opt_hyper h = {.lr = c->v[6].d, .beta1 = c->v[7].d, .beta2 = c->v[8].d, .wd = c->v[9].d, .eps = c->v[10].d,
-                   .amsgrad = c->v[11].b, .maximize = c->v[12].b, .decoupled = decoupled};
-    /* adam and adamw share this kernel and their schema, so it reads the shared slots as their types */
-    const pct_tensor_list params = pct_value_tensor_list(&c->v[0]), grads = pct_value_tensor_list(&c->v[1]),
-                          exp_avgs = pct_value_tensor_list(&c->v[2]), exp_avg_sqs = pct_value_tensor_list(&c->v[3]),
-                          max_exp_avg_sqs = pct_value_tensor_list(&c->v[4]), steps = pct_value_tensor_list(&c->v[5]);
-    const pct_tensor_list *lists[L_NUM] = {&params, &grads, &exp_avgs, &exp_avg_sqs, h.amsgrad ? &max_exp_avg_sqs : NULL};
+    const char *op = h->decoupled ? "_fused_adamw_" : "_fused_adam_";
+    const pct_tensor_list *lists[L_NUM] = {params, grads, exp_avgs, exp_avg_sqs, h->amsgrad ? max_exp_avg_sqs : NULL};
     static const char *const names[L_NUM] = {"self", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs"};
-    if (!h.amsgrad && max_exp_avg_sqs.n != 0) {
+    if (!h->amsgrad && max_exp_avg_sqs->n != 0) {
         pct_error_str(PCT_ERR_RUNTIME, "Expected max_exp_avg_sqs.empty() to be true, but got false.  (Could this "
                         "error message be improved?  If so, please report an enhancement request to PyTorch.)");
         return NULL;
     }
-    return fused_step(op, &h, OPT_ADAM, lists, names, &steps, pct_value_tensor(&c->v[13]), pct_value_tensor(&c->v[14]));
+    return fused_step(op, h, OPT_ADAM, lists, names, steps, grad_scale, found_inf);
 }
 
-pct_object *pct_cpu_fused_adam_(pct_call *c) { return fused_adam(c, false); }
-pct_object *pct_cpu_fused_adamw_(pct_call *c) { return fused_adam(c, true); }
+/* adam and adamw have the same schema: one entry each, read as its own op's arguments */
+#define FUSED_ADAM_ENTRY(id, is_decoupled)                                                                            \
+    pct_object *pct_cpu_##id(pct_call *c)                                                                             \
+    {                                                                                                                 \
+        PCT_ARGS(id);                                                                                                 \
+        opt_hyper h = {.lr = arg.lr, .beta1 = arg.beta1, .beta2 = arg.beta2, .wd = arg.weight_decay,                  \
+                       .eps = arg.eps, .amsgrad = arg.amsgrad, .maximize = arg.maximize, .decoupled = is_decoupled};  \
+        return fused_adam(&h, &arg.self, &arg.grads, &arg.exp_avgs, &arg.exp_avg_sqs, &arg.max_exp_avg_sqs,           \
+                          &arg.state_steps, arg.grad_scale, arg.found_inf);                                           \
+    }
+FUSED_ADAM_ENTRY(fused_adam_, false)
+FUSED_ADAM_ENTRY(fused_adamw_, true)
+#undef FUSED_ADAM_ENTRY
 
 /* _fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening, nesterov,
  * maximize, is_first_step, grad_scale=None, found_inf=None): momentum_buffer_list is empty when

@@ -286,11 +286,15 @@ pct_object *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inpu
     return pct_iter_finish(&it);
 }
 
-pct_object *pct_cpu_unary(pct_call *c)
+/* One typed entry per unary op of the table (all take `Tensor input`). */
+static pct_object *unary_run(pct_call *c, pct_tensor *x)
 {
     pct_pw_ctx ctx = {0};
-    return pct_pw_run(c, c->op_index, 1, &c->v[0].t, &ctx);
+    return pct_pw_run(c, c->op_index, 1, &x, &ctx);
 }
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) \
+    pct_object *pct_cpu_unary_##id(pct_call *c) { PCT_ARGS(id); return unary_run(c, arg.input); }
+#include "../ops.def"
 
 /* torch's pow(Tensor, Scalar): an integral base refuses a negative integral exponent; an exponent other than 0 and 1
  * (which are a fill and a copy) is range-checked against the result dtype (float and double take any); bool has a
@@ -316,15 +320,13 @@ static int pow_checks(pct_tensor *base, pct_tensor *exp)
     return pct_scalar_check_fits(&s, rt);
 }
 
-pct_object *pct_cpu_binary(pct_call *c)
+static pct_object *binary_run(pct_call *c, const pct_binary_args *args)
 {
-    if (c->op_index == PCT_OP_pow && pow_checks(c->v[0].t, c->v[1].t) < 0) return NULL;
+    pct_tensor *a = args->a, *b = args->b;
+    if (c->op_index == PCT_OP_pow && pow_checks(a, b) < 0) return NULL;
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
-    const pct_signature *sig = &c->op->sig;
-    /* add/sub carry `alpha` as the third parameter */
-    if (sig->nparams > 2 && sig->params[2].type == PCT_ARG_SCALAR) {
-        const pct_scalar *s = &c->v[2].s;
-        pct_tensor *a = c->v[0].t, *b = c->v[1].t;
+    if (args->has_alpha) { /* add/sub */
+        const pct_scalar *s = &args->alpha;
         if (s->kind != PCT_SCALAR_INT || s->i != 1) { /* the default alpha needs no check */
             pct_tensor *ab[2] = {a, b};
             int rt = pct_result_type_of(2, ab);
@@ -346,6 +348,14 @@ pct_object *pct_cpu_binary(pct_call *c)
             (c->op_index == PCT_OP_sub || c->op_index == PCT_OP_subtract || c->op_index == PCT_OP_rsub))
             ctx.alpha_d = -s->d;
     }
-    pct_tensor *in[2] = {c->v[0].t, c->v[1].t};
+    pct_tensor *in[2] = {a, b};
     return pct_pw_run(c, c->op_index, 2, in, &ctx);
 }
+/* One typed entry per binary op of the table (op_args.h reads its operands and alpha by their names). */
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr)                                 \
+    pct_object *pct_cpu_binary_##id(pct_call *c)                                                      \
+    {                                                                                                  \
+        const pct_binary_args args = pct_binary_args_read_##id(c);                                     \
+        return binary_run(c, &args);                                                                   \
+    }
+#include "../ops.def"

@@ -97,20 +97,18 @@ pct_object *pct_cpu_div_mode(pct_call *c)
 }
 
 /* dtype of a tensor combined with optional Python-number bounds (torch promotes them as wrapped numbers) */
-static int promote_with_scalars(pct_tensor *t, const pct_value *a, const pct_value *b)
+static int promote_with_scalars(pct_tensor *t, const pct_scalar *a, const pct_scalar *b)
 {
     pct_result_type_state st = PCT_RESULT_TYPE_STATE_INIT;
     pct_result_type_update(&st, t->dtype, t->ndim == 0 ? 1 : 0);
-    if (a && !a->none) pct_result_type_update(&st, pct_scalar_dtype(&a->s), 2);
-    if (b && !b->none) pct_result_type_update(&st, pct_scalar_dtype(&b->s), 2);
+    if (a) pct_result_type_update(&st, pct_scalar_dtype(a), 2);
+    if (b) pct_result_type_update(&st, pct_scalar_dtype(b), 2);
     return pct_result_type_finish(&st);
 }
 
-pct_object *pct_cpu_clamp(pct_call *c)
+pct_object *pct_clamp_run(pct_call *c, pct_tensor *x, const pct_scalar *lo, const pct_scalar *hi)
 {
-    pct_tensor *x = c->v[0].t;
-    const pct_value *lo = &c->v[1], *hi = &c->v[2];
-    if (lo->none && hi->none) {
+    if (!lo && !hi) {
         pct_error_str(PCT_ERR_RUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
         return NULL;
     }
@@ -122,15 +120,15 @@ pct_object *pct_cpu_clamp(pct_call *c)
     }
     bool fl = pct_dtype_is_floating(dtype);
     /* a NaN bound makes the result NaN: torch then checks neither bound */
-    bool nan_bound = (!lo->none && lo->s.kind == PCT_SCALAR_FLOAT && isnan(lo->s.d)) ||
-                     (!hi->none && hi->s.kind == PCT_SCALAR_FLOAT && isnan(hi->s.d));
-    if (!lo->none) {
-        if (!nan_bound && !lo->s.from_tensor && pct_scalar_check_fits(&lo->s, dtype) < 0) return NULL; /* Tensor overload: no check */
-        ctx.has_p1 = 1; ctx.p1 = fl ? lo->s.d : 0; ctx.p1_i = lo->s.i; /* integer loops read p1_i */
+    bool nan_bound = (lo && lo->kind == PCT_SCALAR_FLOAT && isnan(lo->d)) ||
+                     (hi && hi->kind == PCT_SCALAR_FLOAT && isnan(hi->d));
+    if (lo) {
+        if (!nan_bound && !lo->from_tensor && pct_scalar_check_fits(lo, dtype) < 0) return NULL; /* Tensor overload: no check */
+        ctx.has_p1 = 1; ctx.p1 = fl ? lo->d : 0; ctx.p1_i = lo->i; /* integer loops read p1_i */
     }
-    if (!hi->none) {
-        if (!nan_bound && !hi->s.from_tensor && pct_scalar_check_fits(&hi->s, dtype) < 0) return NULL;
-        ctx.has_p2 = 1; ctx.p2 = fl ? hi->s.d : 0; ctx.p2_i = hi->s.i;
+    if (hi) {
+        if (!nan_bound && !hi->from_tensor && pct_scalar_check_fits(hi, dtype) < 0) return NULL;
+        ctx.has_p2 = 1; ctx.p2 = fl ? hi->d : 0; ctx.p2_i = hi->i;
     }
     if (c->inplace) {
         if (dtype != x->dtype && !pct_can_cast(dtype, x->dtype)) {
@@ -147,6 +145,9 @@ pct_object *pct_cpu_clamp(pct_call *c)
     }
     return pct_pw_run_ext(c, "clamp", clamp_loop, 1, &x, &ctx, dtype, false);
 }
+
+pct_object *pct_cpu_clamp(pct_call *c) { PCT_ARGS(clamp); return pct_clamp_run(c, arg.input, arg.min, arg.max); }
+pct_object *pct_cpu_clip(pct_call *c) { PCT_ARGS(clip); return pct_clamp_run(c, arg.input, arg.min, arg.max); }
 
 pct_object *pct_cpu_where(pct_call *c)
 {
@@ -209,10 +210,9 @@ pct_object *pct_cpu_lerp(pct_call *c)
     return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
 }
 
-static pct_object *addc(pct_call *c, bool is_div)
+static pct_object *addc(pct_call *c, bool is_div, pct_tensor *input, pct_tensor *t1, pct_tensor *t2, const pct_scalar *v)
 {
-    pct_tensor *in[3] = {c->v[0].t, c->v[1].t, c->v[2].t};
-    const pct_scalar *v = &c->v[3].s;
+    pct_tensor *in[3] = {input, t1, t2};
     int dtype = pct_result_type_of(3, in);
     if (dtype < 0) return NULL;
     /* torch refuses two integral (or bool) divisor operands, whatever self's dtype */
@@ -229,8 +229,17 @@ static pct_object *addc(pct_call *c, bool is_div)
     pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i};
     return pct_pw_run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
 }
-pct_object *pct_cpu_addcmul(pct_call *c) { return addc(c, false); }
-pct_object *pct_cpu_addcdiv(pct_call *c) { return addc(c, true); }
+pct_object *pct_cpu_addcmul(pct_call *c)
+{
+    PCT_ARGS(addcmul);
+    return addc(c, false, arg.input, arg.tensor1, arg.tensor2, &arg.value);
+}
+
+pct_object *pct_cpu_addcdiv(pct_call *c)
+{
+    PCT_ARGS(addcdiv);
+    return addc(c, true, arg.input, arg.tensor1, arg.tensor2, &arg.value);
+}
 
 int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor *in);
 

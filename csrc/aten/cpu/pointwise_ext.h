@@ -75,6 +75,9 @@
 
 /* Runs an extension loop over nin inputs converted to compute_dtype (-1: their result type);
  * `name` names the op in the not-implemented error for a dtype without a loop. */
+/* clamp(x, lo, hi) with torch's checks (pointwise_ext.c): NULL bounds are None, at least one must be given; c gives
+ * out= and in-place. clamp, clip and hardtanh's entries call it. */
+pct_object *pct_clamp_run(pct_call *c, pct_tensor *x, const pct_scalar *lo, const pct_scalar *hi);
 pct_object *pct_pw_run_ext(pct_call *c, const char *name, pct_loop_fn (*pick)(int), int nin, pct_tensor **in,
                          pct_pw_ctx *ctx, int compute_dtype, bool int_to_float);
 #endif

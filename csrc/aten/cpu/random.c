@@ -790,47 +790,49 @@ pct_object *pct_cpu_bernoulli_tensor_(pct_call *c)
 
 /* ---- factories ---- */
 
-/* rand, randn, rand_like, randn_like: a new tensor (sized by the size list, or like input) filled from
-   U[0, 1) or N(0, 1). */
-static pct_object *standard_factory(pct_call *c, int like, int normal)
+/* rand, randn, rand_like, randn_like: a new tensor (sized by `size`, or like `like` where that is not NULL) filled
+   from U[0, 1) or N(0, 1). */
+static pct_object *standard_factory(pct_call *c, pct_tensor *like, const pct_int_list *size, bool normal)
 {
     if (check_gen(c) < 0) return NULL;
-    pct_tensor *t = like ? pct_like_new(c, c->v[0].t) : factory_new(c, c->v[0].n, c->v[0].list, pct_default_dtype);
+    pct_tensor *t = like ? pct_like_new(c, like) : factory_new(c, size->n, size->v, pct_default_dtype);
     if (!t) return NULL;
     return factory_finish(c, t, normal ? do_normal(t, 0.0, 1.0, gen_arg(c)) : do_uniform(t, 0.0, 1.0, gen_arg(c)));
 }
 
-pct_object *pct_cpu_rand(pct_call *c) { return standard_factory(c, 0, 0); }
-pct_object *pct_cpu_randn(pct_call *c) { return standard_factory(c, 0, 1); }
-pct_object *pct_cpu_rand_like(pct_call *c) { return standard_factory(c, 1, 0); }
-pct_object *pct_cpu_randn_like(pct_call *c) { return standard_factory(c, 1, 1); }
+pct_object *pct_cpu_rand(pct_call *c) { PCT_ARGS(rand); return standard_factory(c, NULL, &arg.size, false); }
+pct_object *pct_cpu_randn(pct_call *c) { PCT_ARGS(randn); return standard_factory(c, NULL, &arg.size, true); }
+pct_object *pct_cpu_rand_like(pct_call *c) { PCT_ARGS(rand_like); return standard_factory(c, arg.input, NULL, false); }
+pct_object *pct_cpu_randn_like(pct_call *c) { PCT_ARGS(randn_like); return standard_factory(c, arg.input, NULL, true); }
 
-pct_object *pct_cpu_randint(pct_call *c)
+/* randint and randint_like: integers in [low, high), sized by `size` or like `like` (where not NULL); int64 unless
+   dtype= (or out=) says otherwise. */
+static pct_object *randint_factory(pct_call *c, pct_tensor *like, const pct_int_list *size, int64_t low, int64_t high)
 {
     if (check_gen(c) < 0) return NULL;
-    int64_t low = 0, high;
-    const pct_value *size;
-    if (c->op_index == PCT_OP_randint_low) {
-        low = c->v[0].i;
-        high = c->v[1].i;
-        size = &c->v[2];
-    } else {
-        high = c->v[0].i;
-        size = &c->v[1];
-    }
-    pct_tensor *t = factory_new(c, size->n, size->list, c->out ? c->out->dtype : PCT_INT64);
+    pct_tensor *t = like ? pct_like_new(c, like) : factory_new(c, size->n, size->v, c->out ? c->out->dtype : PCT_INT64);
     if (!t) return NULL;
     return factory_finish(c, t, do_random_from_to(t, low, high, gen_arg(c)));
 }
 
+pct_object *pct_cpu_randint(pct_call *c) { PCT_ARGS(randint); return randint_factory(c, NULL, &arg.size, 0, arg.high); }
+
+pct_object *pct_cpu_randint_low(pct_call *c)
+{
+    PCT_ARGS(randint_low);
+    return randint_factory(c, NULL, &arg.size, arg.low, arg.high);
+}
+
 pct_object *pct_cpu_randint_like(pct_call *c)
 {
-    if (check_gen(c) < 0) return NULL;
-    int64_t low = 0, high = pct_arg(c, "high")->i;
-    if (c->op_index == PCT_OP_randint_like_low) low = pct_arg(c, "low")->i;
-    pct_tensor *t = pct_like_new(c, c->v[0].t);
-    if (!t) return NULL;
-    return factory_finish(c, t, do_random_from_to(t, low, high, gen_arg(c)));
+    PCT_ARGS(randint_like);
+    return randint_factory(c, arg.input, NULL, 0, arg.high);
+}
+
+pct_object *pct_cpu_randint_like_low(pct_call *c)
+{
+    PCT_ARGS(randint_like_low);
+    return randint_factory(c, arg.input, NULL, arg.low, arg.high);
 }
 
 /* check_supported_max_int_with_precision */
@@ -862,12 +864,12 @@ pct_object *pct_cpu_randperm(pct_call *c)
     PCT_ARGS(randperm);
     if (check_gen(c) < 0 || check_cpu_device(c) < 0) return NULL;
     int64_t n = arg.n;
-    const pct_value *dt = pct_arg(c, "dtype");
+    const int dt = arg.dtype;
     pct_tensor *t;
     if (c->out) {
-        if (!dt->none && dt->dtype != c->out->dtype) {
+        if (dt != PCT_NO_DTYPE && dt != c->out->dtype) {
             pct_error(PCT_ERR_RUNTIME, "dtype %s does not match dtype of out parameter (%s)",
-                         pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
+                         pct_dtype_cpp_name[dt], pct_dtype_cpp_name[c->out->dtype]);
             return NULL;
         }
         if (n < 0) {
@@ -878,7 +880,7 @@ pct_object *pct_cpu_randperm(pct_call *c)
         t = c->out;
         PCT_INCREF(t);
     } else {
-        if (!(t = pct_tensor_empty(1, &n, dt->none ? PCT_INT64 : dt->dtype, PCT_CPU, -1))) return NULL;
+        if (!(t = pct_tensor_empty(1, &n, dt == PCT_NO_DTYPE ? PCT_INT64 : dt, PCT_CPU, -1))) return NULL;
         if (randperm_check(n, t->dtype) < 0) { PCT_DECREF(t); return NULL; }
     }
     if (t->dtype == PCT_BOOL) return factory_finish(c, t, not_implemented("randperm", t->dtype));
@@ -938,96 +940,88 @@ static int check_normal_tensor_std(pct_tensor *std)
     return 0;
 }
 
-pct_object *pct_cpu_normal(pct_call *c)
+/* The result of a normal() with tensor arguments: out= resized to shape (with resize_output's warning), or new. */
+static pct_tensor *normal_out(pct_call *c, int nd, const int64_t *shape, int dtype)
 {
-    if (check_gen(c) < 0) return NULL;
-    pct_object *gen = gen_arg(c);
-    pct_tensor *out = NULL;
-    int rc = -1;
-    int nd = 0;
-    int64_t shape[PCT_MAX_DIMS];
-    switch (c->op_index) {
-    case PCT_OP_normal_float_float: {
-        double mean = c->v[0].d, std = c->v[1].d;
-        if (!(out = factory_new(c, c->v[2].n, c->v[2].list, pct_default_dtype))) return NULL;
-        return factory_finish(c, out, do_normal(out, mean, std, gen));
-    }
-    case PCT_OP_normal_tensor_float: {
-        pct_tensor *mean = c->v[0].t;
-        double std = c->v[1].d;
-        if (check_normal_std(std) < 0) return NULL;
-        if (c->out) {
-            if (pct_broadcast_shapes(mean->ndim, mean->sizes, c->out->ndim, c->out->sizes, &nd, shape) < 0) return NULL;
-        } else {
-            nd = mean->ndim;
-            memcpy(shape, mean->sizes, sizeof(int64_t) * (size_t)nd);
-        }
-        if (c->out) {
-            if (resize_out(c->out, nd, shape, true) < 0) return NULL;
-            out = c->out;
-            PCT_INCREF(out);
-        } else if (!(out = pct_tensor_empty(nd, shape, mean->dtype, PCT_CPU, -1))) {
-            return NULL;
-        }
-        if (do_normal(out, 0.0, std, gen) < 0 || pw_inplace(out, PCT_OP_add, mean) < 0) goto done;
-        rc = 0;
-        goto done;
-    }
-    case PCT_OP_normal_tensor_tensor: {
-        pct_tensor *mean = c->v[0].t, *std = c->v[1].t;
-        if (check_normal_tensor_std(std) < 0) return NULL;
-        if (pct_broadcast_shapes(mean->ndim, mean->sizes, std->ndim, std->sizes, &nd, shape) < 0) return NULL;
-        if (c->out) {
-            if (resize_out(c->out, nd, shape, true) < 0) return NULL;
-            out = c->out;
-            PCT_INCREF(out);
-        } else if (!(out = pct_tensor_empty(nd, shape, mean->dtype, PCT_CPU, -1))) {
-            return NULL;
-        }
-        if (do_normal(out, 0.0, 1.0, gen) < 0 || pw_inplace(out, PCT_OP_mul, std) < 0 ||
-            pw_inplace(out, PCT_OP_add, mean) < 0)
-            goto done;
-        rc = 0;
-        goto done;
-    }
-    default: { /* normal(float mean, Tensor std) */
-        double mean = c->v[0].d;
-        pct_tensor *std = c->v[1].t;
-        if (check_normal_tensor_std(std) < 0) return NULL;
-        if (c->out) {
-            if (resize_out(c->out, std->ndim, std->sizes, true) < 0) return NULL;
-            out = c->out;
-            PCT_INCREF(out);
-        } else if (!(out = pct_tensor_empty(std->ndim, std->sizes, std->dtype, PCT_CPU, -1))) {
-            return NULL;
-        }
-        /* torch adds at::full({}, mean, output.options()): a 0-d tensor of out's dtype */
-        pct_tensor *m = NULL;
-        if (do_normal(out, 0.0, 1.0, gen) < 0 || pw_inplace(out, PCT_OP_mul, std) < 0 ||
-            !(m = pct_tensor_scalar(out->dtype, mean, (int64_t)mean, pct_dtype_is_floating(out->dtype))) ||
-            pw_inplace(out, PCT_OP_add, m) < 0) {
-            PCT_XDECREF(m);
-            goto done;
-        }
-        PCT_DECREF(m);
-        rc = 0;
-        goto done;
-    }
-    }
-done:
+    if (!c->out) return pct_tensor_empty(nd, shape, dtype, PCT_CPU, -1);
+    if (resize_out(c->out, nd, shape, true) < 0) return NULL;
+    PCT_INCREF(c->out);
+    return c->out;
+}
+
+/* Returns out, or releases it and returns NULL where rc < 0. */
+static pct_object *normal_done(pct_tensor *out, int rc)
+{
     if (rc < 0) {
-        PCT_XDECREF(out);
+        PCT_DECREF(out);
         return NULL;
     }
     return (pct_object *)out;
 }
 
+pct_object *pct_cpu_normal_float_float(pct_call *c)
+{
+    PCT_ARGS(normal_float_float);
+    if (check_gen(c) < 0) return NULL;
+    pct_tensor *out = factory_new(c, arg.size.n, arg.size.v, pct_default_dtype);
+    if (!out) return NULL;
+    return factory_finish(c, out, do_normal(out, arg.mean, arg.std, arg.generator));
+}
+
+pct_object *pct_cpu_normal_tensor_float(pct_call *c)
+{
+    PCT_ARGS(normal_tensor_float);
+    if (check_gen(c) < 0) return NULL;
+    pct_tensor *mean = arg.mean, *out;
+    int nd = mean->ndim;
+    int64_t shape[PCT_MAX_DIMS];
+    if (check_normal_std(arg.std) < 0) return NULL;
+    if (c->out) {
+        if (pct_broadcast_shapes(mean->ndim, mean->sizes, c->out->ndim, c->out->sizes, &nd, shape) < 0) return NULL;
+    } else {
+        memcpy(shape, mean->sizes, sizeof(int64_t) * (size_t)nd);
+    }
+    if (!(out = normal_out(c, nd, shape, mean->dtype))) return NULL;
+    return normal_done(out, do_normal(out, 0.0, arg.std, arg.generator) < 0 || pw_inplace(out, PCT_OP_add, mean) < 0
+                                ? -1 : 0);
+}
+
+pct_object *pct_cpu_normal_tensor_tensor(pct_call *c)
+{
+    PCT_ARGS(normal_tensor_tensor);
+    if (check_gen(c) < 0) return NULL;
+    pct_tensor *mean = arg.mean, *std = arg.std, *out;
+    int nd;
+    int64_t shape[PCT_MAX_DIMS];
+    if (check_normal_tensor_std(std) < 0) return NULL;
+    if (pct_broadcast_shapes(mean->ndim, mean->sizes, std->ndim, std->sizes, &nd, shape) < 0) return NULL;
+    if (!(out = normal_out(c, nd, shape, mean->dtype))) return NULL;
+    return normal_done(out, do_normal(out, 0.0, 1.0, arg.generator) < 0 || pw_inplace(out, PCT_OP_mul, std) < 0 ||
+                                    pw_inplace(out, PCT_OP_add, mean) < 0 ? -1 : 0);
+}
+
+pct_object *pct_cpu_normal_float_tensor(pct_call *c)
+{
+    PCT_ARGS(normal_float_tensor);
+    if (check_gen(c) < 0) return NULL;
+    pct_tensor *std = arg.std, *out, *m = NULL;
+    if (check_normal_tensor_std(std) < 0) return NULL;
+    if (!(out = normal_out(c, std->ndim, std->sizes, std->dtype))) return NULL;
+    /* torch adds at::full({}, mean, output.options()): a 0-d tensor of out's dtype */
+    int rc = do_normal(out, 0.0, 1.0, arg.generator) < 0 || pw_inplace(out, PCT_OP_mul, std) < 0 ||
+             !(m = pct_tensor_scalar(out->dtype, arg.mean, (int64_t)arg.mean, pct_dtype_is_floating(out->dtype))) ||
+             pw_inplace(out, PCT_OP_add, m) < 0 ? -1 : 0;
+    PCT_XDECREF(m);
+    return normal_done(out, rc);
+}
+
 /* ---- bernoulli (functional) ---- */
 
-pct_object *pct_cpu_bernoulli(pct_call *c)
+/* bernoulli(input) draws with input's probabilities, bernoulli(input, p) with p (where p is not NULL). */
+static pct_object *bernoulli_new(pct_call *c, pct_tensor *self, const double *p)
 {
     if (check_gen(c) < 0) return NULL;
-    pct_tensor *self = c->v[0].t, *out;
+    pct_tensor *out;
     if (c->out) {
         /* bernoulli_out: result.resize_(self.sizes()) then result.bernoulli_(self) */
         if (resize_out(c->out, self->ndim, self->sizes, false) < 0) return NULL;
@@ -1036,14 +1030,16 @@ pct_object *pct_cpu_bernoulli(pct_call *c)
     } else if (!(out = pct_tensor_empty(self->ndim, self->sizes, self->dtype, PCT_CPU, -1))) {
         return NULL;
     }
-    int rc = c->op_index == PCT_OP_bernoulli_p ? do_bernoulli_scalar(out, pct_arg(c, "p")->d, gen_arg(c))
-                                                : do_bernoulli_tensor(out, self, gen_arg(c));
+    int rc = p ? do_bernoulli_scalar(out, *p, gen_arg(c)) : do_bernoulli_tensor(out, self, gen_arg(c));
     if (rc < 0) {
         PCT_DECREF(out);
         return NULL;
     }
     return (pct_object *)out;
 }
+
+pct_object *pct_cpu_bernoulli(pct_call *c) { PCT_ARGS(bernoulli); return bernoulli_new(c, arg.input, NULL); }
+pct_object *pct_cpu_bernoulli_p(pct_call *c) { PCT_ARGS(bernoulli_p); return bernoulli_new(c, arg.input, &arg.p); }
 
 /* ---- multinomial ---- */
 

@@ -109,12 +109,9 @@ static pct_object *range_commit(pct_call *c, pct_tensor *t, pct_tensor *work)
     return (pct_object *)t;
 }
 
-pct_object *pct_cpu_arange(pct_call *c)
+/* arange(start, end, step), and arange(end) with start 0 and step 1. */
+static pct_object *arange_impl(pct_call *c, pct_scalar start, pct_scalar end, pct_scalar step)
 {
-    bool has_start = c->op_index == PCT_OP_arange;
-    pct_scalar start = {PCT_SCALAR_INT, 0, 0, 0}, end, step = {PCT_SCALAR_INT, 1, 1, 0};
-    if (has_start) { start = c->v[0].s; end = c->v[1].s; step = c->v[2].s; }
-    else end = c->v[0].s;
     bool any_float = start.kind == PCT_SCALAR_FLOAT || end.kind == PCT_SCALAR_FLOAT || step.kind == PCT_SCALAR_FLOAT;
     int dtype = pct_factory_dtype(c, any_float ? pct_default_dtype : PCT_INT64);
     if (dtype < 0 || no_bool_kernel(dtype, "arange_cpu") < 0) return NULL;
@@ -166,6 +163,14 @@ pct_object *pct_cpu_arange(pct_call *c)
     return range_commit(c, t, work);
 }
 
+pct_object *pct_cpu_arange(pct_call *c) { PCT_ARGS(arange); return arange_impl(c, arg.start, arg.end, arg.step); }
+
+pct_object *pct_cpu_arange_end(pct_call *c)
+{
+    PCT_ARGS(arange_end);
+    return arange_impl(c, (pct_scalar){PCT_SCALAR_INT, 0, 0, 0}, arg.end, (pct_scalar){PCT_SCALAR_INT, 1, 1, 0});
+}
+
 /* linspace (log_base false) or logspace values into contiguous memory p (torch fills from both ends toward the
  * middle so both endpoints are exact). */
 static void linspace_fill(char *p, int dtype, double start, double end, int64_t istart, int64_t iend, int64_t steps,
@@ -212,10 +217,9 @@ static void linspace_fill(char *p, int dtype, double start, double end, int64_t 
     }
 }
 
-static pct_object *linspace_impl(pct_call *c, bool log_base, double base)
+static pct_object *linspace_impl(pct_call *c, const pct_scalar *start, const pct_scalar *end, int64_t steps, bool log_base,
+                                 double base)
 {
-    int64_t steps = c->v[2].i;
-    const pct_scalar *start = &c->v[0].s, *end = &c->v[1].s;
     int dtype = pct_factory_dtype(c, pct_default_dtype);
     if (dtype < 0) return NULL;
     if (steps < 0) { pct_error_str(PCT_ERR_RUNTIME, "number of steps must be non-negative"); return NULL; }
@@ -241,9 +245,14 @@ static pct_object *linspace_impl(pct_call *c, bool log_base, double base)
     return range_commit(c, t, work);
 }
 
-pct_object *pct_cpu_linspace(pct_call *c) { return linspace_impl(c, false, 0); }
+pct_object *pct_cpu_linspace(pct_call *c)
+{
+    PCT_ARGS(linspace);
+    return linspace_impl(c, &arg.start, &arg.end, arg.steps, false, 0);
+}
+
 pct_object *pct_cpu_logspace(pct_call *c)
 {
     PCT_ARGS(logspace);
-    return linspace_impl(c, true, arg.base);
+    return linspace_impl(c, &arg.start, &arg.end, arg.steps, true, arg.base);
 }

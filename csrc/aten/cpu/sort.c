@@ -498,9 +498,9 @@ pct_object *pct_cpu_mode(pct_call *c)
 }
 
 /* median() / nanmedian() over all elements: the lower median, as a 0-d tensor. */
-static pct_object *sort_median_all(pct_call *c, bool ignore_nan)
+static pct_object *sort_median_all(pct_tensor *self, bool ignore_nan)
 {
-    pct_tensor *self = c->v[0].t, *res = NULL;
+    pct_tensor *res = NULL;
     if (self->dtype == PCT_BOOL) {
         sort_not_implemented("median_cpu", PCT_BOOL);
         return NULL;
@@ -585,6 +585,6 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_median_all(pct_call *c) { return sort_median_all(c, false); }
-pct_object *pct_cpu_nanmedian_all(pct_call *c) { return sort_median_all(c, true); }
+pct_object *pct_cpu_median_all(pct_call *c) { PCT_ARGS(median); return sort_median_all(arg.input, false); }
+pct_object *pct_cpu_nanmedian_all(pct_call *c) { PCT_ARGS(nanmedian); return sort_median_all(arg.input, true); }
 

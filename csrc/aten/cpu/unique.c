@@ -227,30 +227,25 @@ fail:
  * counts) with counts empty (not computed), and unique_consecutive(x, True, False) the
  * same. Its overloads tell the kernel how many flags were positional; tensors returned but
  * not computed are empty, except on the dim path, which always computes all three. */
-static pct_object *unique_common(pct_call *c, bool consecutive)
+typedef struct unique_flags {
+    bool ret_inv, ret_cnt; /* what is computed */
+    bool fmt_inv, fmt_cnt; /* what is returned (empty where not computed) */
+} unique_flags;
+
+static pct_object *unique_common(pct_tensor *self, bool consecutive, unique_flags f, pct_int_opt dv)
 {
-    pct_tensor *self = c->v[0].t, *o = NULL, *iv = NULL, *ct = NULL;
-    const pct_value *rc = pct_arg(c, "return_counts");
-    bool ret_inv = pct_arg(c, "return_inverse")->b, ret_cnt = !rc->none && rc->b;
-    bool fmt_inv = ret_inv, fmt_cnt = ret_cnt;
-    if (c->op_index == PCT_OP_unique_consecutive_p1) {
-        fmt_inv = false;
-        fmt_cnt = rc->none ? ret_inv : ret_cnt;
-    } else if (c->op_index == PCT_OP_unique_consecutive_p2 || c->op_index == PCT_OP_unique_consecutive_p3) {
-        fmt_inv = ret_cnt;
-        fmt_cnt = ret_inv;
-    }
-    const pct_value *dv = pct_arg(c, "dim");
-    bool flat = dv->none || (consecutive && dv->i == 0 && self->ndim == 1);
+    pct_tensor *o = NULL, *iv = NULL, *ct = NULL;
+    const bool ret_inv = f.ret_inv, ret_cnt = f.ret_cnt, fmt_inv = f.fmt_inv, fmt_cnt = f.fmt_cnt;
+    bool flat = dv.none || (consecutive && dv.v == 0 && self->ndim == 1);
     int r;
     if (flat) {
         r = unique_flat(self, consecutive, &o, &iv, &ct);
     } else {
         if (self->ndim == 0) {
-            pct_error(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dv->i);
+            pct_error(PCT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dv.v);
             return NULL;
         }
-        int dim = pct_wrap_dim(dv->i, self->ndim);
+        int dim = pct_wrap_dim(dv.v, self->ndim);
         if (dim < 0) return NULL;
         r = unique_dim(self, dim, consecutive, &o, &iv, &ct);
     }
@@ -286,6 +281,27 @@ static pct_object *unique_common(pct_call *c, bool consecutive)
     return t;
 }
 
-pct_object *pct_cpu_unique(pct_call *c) { return unique_common(c, false); }
-pct_object *pct_cpu_unique_consecutive(pct_call *c) { return unique_common(c, true); }
+/* An overload whose flags are what they say (swapped: unique_consecutive's p2 and p3, see above). */
+#define UNIQUE_ENTRY(id, consecutive, swapped)                                                                       \
+    pct_object *pct_cpu_##id(pct_call *c)                                                                            \
+    {                                                                                                                \
+        PCT_ARGS(id);                                                                                                \
+        const bool inv = arg.return_inverse, cnt = arg.return_counts;                                               \
+        return unique_common(arg.input, consecutive, (unique_flags){inv, cnt, swapped ? cnt : inv, swapped ? inv : cnt}, \
+                             arg.dim);                                                                               \
+    }
+UNIQUE_ENTRY(unique, false, false)
+UNIQUE_ENTRY(unique_consecutive, true, false)
+UNIQUE_ENTRY(unique_consecutive_kw, true, false)
+UNIQUE_ENTRY(unique_consecutive_p2, true, true)
+UNIQUE_ENTRY(unique_consecutive_p3, true, true)
+#undef UNIQUE_ENTRY
+
+/* p1: return_counts None returns (output, counts) when return_inverse, counts empty */
+pct_object *pct_cpu_unique_consecutive_p1(pct_call *c)
+{
+    PCT_ARGS(unique_consecutive_p1);
+    const bool inv = arg.return_inverse, cnt = !arg.return_counts.none && arg.return_counts.v;
+    return unique_common(arg.input, true, (unique_flags){inv, cnt, false, arg.return_counts.none ? inv : cnt}, arg.dim);
+}
 

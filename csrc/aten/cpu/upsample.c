@@ -21,23 +21,14 @@ typedef struct up_op {
     const char *name;
 } up_op;
 
-static up_op up_op_of(int op_index)
-{
-    switch (op_index) {
-    case PCT_OP_upsample_nearest1d: return (up_op){1, UP_NEAREST, false, "upsample_nearest1d"};
-    case PCT_OP_upsample_nearest2d: return (up_op){2, UP_NEAREST, false, "upsample_nearest2d"};
-    case PCT_OP_upsample_nearest_exact1d: return (up_op){1, UP_EXACT, false, "_upsample_nearest_exact1d"};
-    case PCT_OP_upsample_nearest_exact2d: return (up_op){2, UP_EXACT, false, "_upsample_nearest_exact2d"};
-    case PCT_OP_upsample_linear1d: return (up_op){1, UP_LINEAR, false, "upsample_linear1d"};
-    case PCT_OP_upsample_bilinear2d: return (up_op){2, UP_LINEAR, false, "upsample_bilinear2d"};
-    case PCT_OP_upsample_nearest1d_backward: return (up_op){1, UP_NEAREST, true, "upsample_nearest1d_backward"};
-    case PCT_OP_upsample_nearest2d_backward: return (up_op){2, UP_NEAREST, true, "upsample_nearest2d_backward"};
-    case PCT_OP_upsample_nearest_exact1d_backward: return (up_op){1, UP_EXACT, true, "_upsample_nearest_exact1d_backward"};
-    case PCT_OP_upsample_nearest_exact2d_backward: return (up_op){2, UP_EXACT, true, "_upsample_nearest_exact2d_backward"};
-    case PCT_OP_upsample_linear1d_backward: return (up_op){1, UP_LINEAR, true, "upsample_linear1d_backward"};
-    default: return (up_op){2, UP_LINEAR, true, "upsample_bilinear2d_backward"};
-    }
-}
+/* The arguments of one call as its op's typed entry reads them (input_size only for the backward ops,
+ * align_corners only for the linear modes: false elsewhere). */
+typedef struct up_args {
+    pct_tensor *x;
+    pct_int_list output_size, input_size;
+    bool align;
+    pct_float_opt scale[2]; /* scales (1-d) or scales_h, scales_w (2-d) */
+} up_args;
 
 /* One spatial dim: sizes and the scale argument (scales_h / scales_w / scales). */
 typedef struct up_axis {
@@ -141,22 +132,20 @@ UP_LINEAR_AXIS(double, d)
 
 /* ---- ops ---- */
 
-/* Reads output_size (c->v[1]) and the scales / align_corners after it; checks with torch's texts
- * against an input of `nd` dims `isz` (the input_size argument for backward ops). */
-static int up_setup(const pct_call *c, const up_op *op, int nd, const int64_t *isz, up_axis *ax, bool *align,
+/* Reads output_size, the scales and align_corners; checks with torch's texts against an input of `nd` dims `isz`
+ * (the input_size argument for backward ops). */
+static int up_setup(const up_args *a, const up_op *op, int nd, const int64_t *isz, up_axis *ax, bool *align,
                     int64_t *planes)
 {
-    const pct_value *os = &c->v[1];
-    int at = op->backward ? 3 : 2; /* backward ops have input_size at 2 */
+    const pct_int_list *os = &a->output_size;
     PCT_CHECK(os->n == op->nsp, PCT_ERR_RUNTIME, "It is expected output_size equals to %d, but got size %d", op->nsp, os->n);
     PCT_CHECK(nd == op->nsp + 2, PCT_ERR_RUNTIME, "It is expected input_size equals to %d, but got size %d", op->nsp + 2, nd);
-    *align = false;
-    if (op->mode == UP_LINEAR) *align = c->v[at++].b;
-    for (int d = 0; d < op->nsp; d++, at++) {
+    *align = a->align;
+    for (int d = 0; d < op->nsp; d++) {
         ax[d].in = isz[2 + d];
-        ax[d].out = os->list[d];
-        ax[d].has_scale = !c->v[at].none;
-        ax[d].scale = c->v[at].d;
+        ax[d].out = os->v[d];
+        ax[d].has_scale = !a->scale[d].none;
+        ax[d].scale = a->scale[d].v;
     }
     if (op->nsp == 1)
         PCT_CHECK(ax[0].in > 0 && ax[0].out > 0, PCT_ERR_RUNTIME, "Input and output sizes should be greater than 0, but "
@@ -196,15 +185,15 @@ static int up_nearest_maps(pct_index_maps *m, const up_op *op, const up_axis *ax
     return 0;
 }
 
-static pct_object *up_forward(pct_call *c, const up_op *op)
+static pct_object *up_forward(const up_args *a, const up_op *op)
 {
-    pct_tensor *x = c->v[0].t, *xc = NULL, *out = NULL;
+    pct_tensor *x = a->x, *xc = NULL, *out = NULL;
     up_axis ax[2];
     bool align;
     int64_t planes, osz[2];
     char buf[PCT_SHAPE_BUF];
     pct_index_maps m = {0};
-    if (up_setup(c, op, x->ndim, x->sizes, ax, &align, &planes) < 0) return NULL;
+    if (up_setup(a, op, x->ndim, x->sizes, ax, &align, &planes) < 0) return NULL;
     if (x->numel == 0) { /* an empty batch is fine; empty channels are not (torch) */
         int64_t rest = 1;
         for (int d = 1; d < x->ndim; d++) rest *= x->sizes[d];
@@ -249,23 +238,23 @@ fail:
     return NULL;
 }
 
-static pct_object *up_backward(pct_call *c, const up_op *op)
+static pct_object *up_backward(const up_args *a, const up_op *op)
 {
-    pct_tensor *g = c->v[0].t, *gc = NULL, *gi = NULL;
-    const int64_t *isz = c->v[2].list;
-    int nd = c->v[2].n;
+    pct_tensor *g = a->x, *gc = NULL, *gi = NULL;
+    const int64_t *isz = a->input_size.v;
+    int nd = a->input_size.n;
     up_axis ax[2];
     bool align;
     int64_t planes, want[4];
-    char a[PCT_SHAPE_BUF], b[PCT_SHAPE_BUF];
+    char sa[PCT_SHAPE_BUF], sb[PCT_SHAPE_BUF];
     pct_index_maps m = {0};
-    if (up_setup(c, op, nd, isz, ax, &align, &planes) < 0) return NULL;
+    if (up_setup(a, op, nd, isz, ax, &align, &planes) < 0) return NULL;
     want[0] = isz[0];
     want[1] = isz[1];
     for (int d = 0; d < op->nsp; d++) want[2 + d] = ax[d].out;
     PCT_CHECK(g->ndim == nd && memcmp(g->sizes, want, sizeof(int64_t) * (size_t)nd) == 0, PCT_ERR_RUNTIME,
-              "%s: expected grad_output of shape %s, but got %s", op->name, pct_shape_str(a, sizeof a, nd, want),
-              pct_spatial_shape(b, g));
+              "%s: expected grad_output of shape %s, but got %s", op->name, pct_shape_str(sa, sizeof sa, nd, want),
+              pct_spatial_shape(sb, g));
     if (!pct_dtype_is_floating(g->dtype)) return pct_spatial_no_dtype(op->name, g->dtype);
     int cd = pct_spatial_compute_dtype(g->dtype);
     PCT_TRY(gi = pct_tensor_zeros(nd, isz, cd));
@@ -291,8 +280,29 @@ fail:
     return NULL;
 }
 
-pct_object *pct_cpu_upsample(pct_call *c)
-{
-    up_op op = up_op_of(c->op_index);
-    return op.backward ? up_backward(c, &op) : up_forward(c, &op);
-}
+/* One typed entry per op: `tensor` is its input or grad_output, `isz` its input_size (backward ops), `align` its
+ * align_corners (linear modes), then its scales. */
+#define UP_ENTRY(id, nsp, mode, backward, tensor, isz, align, ...)                                                  \
+    pct_object *pct_cpu_##id(pct_call *c)                                                                        \
+    {                                                                                                             \
+        PCT_ARGS(id);                                                                                             \
+        const up_args a = {arg.tensor, arg.output_size, isz, align, {__VA_ARGS__}};                              \
+        const up_op op = {nsp, mode, backward, c->op->sig.name};                                        \
+        return backward ? up_backward(&a, &op) : up_forward(&a, &op);                                            \
+    }
+#define UP_FWD (pct_int_list){0}
+UP_ENTRY(upsample_nearest1d, 1, UP_NEAREST, false, input, UP_FWD, false, arg.scales)
+UP_ENTRY(upsample_nearest2d, 2, UP_NEAREST, false, input, UP_FWD, false, arg.scales_h, arg.scales_w)
+UP_ENTRY(upsample_nearest_exact1d, 1, UP_EXACT, false, input, UP_FWD, false, arg.scales)
+UP_ENTRY(upsample_nearest_exact2d, 2, UP_EXACT, false, input, UP_FWD, false, arg.scales_h, arg.scales_w)
+UP_ENTRY(upsample_linear1d, 1, UP_LINEAR, false, input, UP_FWD, arg.align_corners, arg.scales)
+UP_ENTRY(upsample_bilinear2d, 2, UP_LINEAR, false, input, UP_FWD, arg.align_corners, arg.scales_h, arg.scales_w)
+UP_ENTRY(upsample_nearest1d_backward, 1, UP_NEAREST, true, grad_output, arg.input_size, false, arg.scales)
+UP_ENTRY(upsample_nearest2d_backward, 2, UP_NEAREST, true, grad_output, arg.input_size, false, arg.scales_h,
+         arg.scales_w)
+UP_ENTRY(upsample_nearest_exact1d_backward, 1, UP_EXACT, true, grad_output, arg.input_size, false, arg.scales)
+UP_ENTRY(upsample_nearest_exact2d_backward, 2, UP_EXACT, true, grad_output, arg.input_size, false, arg.scales_h,
+         arg.scales_w)
+UP_ENTRY(upsample_linear1d_backward, 1, UP_LINEAR, true, grad_output, arg.input_size, arg.align_corners, arg.scales)
+UP_ENTRY(upsample_bilinear2d_backward, 2, UP_LINEAR, true, grad_output, arg.input_size, arg.align_corners,
+         arg.scales_h, arg.scales_w)

@@ -204,14 +204,11 @@ pct_object *pct_cpu_mv(pct_call *c)
     return pct_la_mv(arg.input, arg.vec, c->out);
 }
 
-/* dot and vdot (the same for real dtypes) share the kernel and the slots */
-pct_object *pct_cpu_dot(pct_call *c) { return pct_la_dot(pct_value_tensor(&c->v[0]), pct_value_tensor(&c->v[1]), c->out); }
-
-/* outer and ger share the kernel and the slots */
-pct_object *pct_cpu_outer(pct_call *c)
-{
-    return outer_op(pct_value_tensor(&c->v[0]), pct_value_tensor(&c->v[1]), c->out);
-}
+/* dot and vdot are the same for real dtypes; outer and ger are the same */
+pct_object *pct_cpu_dot(pct_call *c) { PCT_ARGS(dot); return pct_la_dot(arg.input, arg.tensor, c->out); }
+pct_object *pct_cpu_vdot(pct_call *c) { PCT_ARGS(vdot); return pct_la_dot(arg.input, arg.other, c->out); }
+pct_object *pct_cpu_outer(pct_call *c) { PCT_ARGS(outer); return outer_op(arg.input, arg.vec2, c->out); }
+pct_object *pct_cpu_ger(pct_call *c) { PCT_ARGS(ger); return outer_op(arg.input, arg.vec2, c->out); }
 
 pct_object *pct_cpu_trace(pct_call *c)
 {
