@@ -21,7 +21,6 @@ pct_tensor *pct_comp_shape(int op, pct_tensor *a, int n, const int64_t *list);
 pct_tensor *pct_comp_unsqueeze(pct_tensor *a, int64_t dim);
 pct_tensor *pct_comp_transpose(pct_tensor *a, int64_t dim0, int64_t dim1);
 pct_tensor *pct_comp_diagonal(pct_tensor *a, int64_t offset, int64_t dim1, int64_t dim2);
-/* a.movedim(source, destination) for one dim */
 /* a.clone(memory_format=torch.contiguous_format): what torch's contiguous() does with a non-contiguous tensor
  * (its grad_fn is CloneBackward0) */
 pct_tensor *pct_comp_contiguous_clone(pct_tensor *a);
