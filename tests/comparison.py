@@ -29,6 +29,7 @@ Options (each one a need of some tests; tests/test_comparison.py shows each one 
     call), values compared as without it.
 """
 import math
+import re
 import warnings
 
 import numpy as np
@@ -184,3 +185,20 @@ def assert_same(got, expected, rtol=None, atol=None, *, tol=None, exact=False, v
     else:
         assert type(got).__name__ == type(expected).__name__ and got == expected, \
             f"{what}: {type(got).__name__} {got!r} != torch {type(expected).__name__} {expected!r}"
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
+
+
+def assert_same_text(got, expected, rtol, atol, exact_prefixes=()):
+    """Printed output (a script's, a library's): the same lines with the same words, the numbers in them within
+    rtol/atol (NaN == NaN), and the lines starting with one of exact_prefixes (sampled tokens) identical."""
+    got_lines, want_lines = got.strip().splitlines(), expected.strip().splitlines()
+    assert len(got_lines) == len(want_lines), f"\npyctorch:\n{got}\ntorch:\n{expected}"
+    for a, b in zip(got_lines, want_lines):
+        if a.startswith(tuple(exact_prefixes)) or b.startswith(tuple(exact_prefixes)):
+            assert a == b, f"line differs: {a!r} vs torch {b!r}"
+            continue
+        assert _NUMBER.sub("#", a) == _NUMBER.sub("#", b), f"line differs: {a!r} vs torch {b!r}"
+        numbers = [np.array([float(x) for x in _NUMBER.findall(line)]) for line in (a, b)]
+        _assert_values(numbers[0], numbers[1], "float64", rtol, atol, None, False, False, f"{a!r} vs torch {b!r}")

@@ -114,3 +114,17 @@ def test_containers_pass_when_equal():
     assert_same(P.ones(2, 2).max(0), T.ones(2, 2).max(0))
     assert_same(P.tensor([1.0, 2.0]), np.array([1.0, 2.0], dtype=np.float32))
     assert_same(P.ones(2, device="meta"), T.ones(2, device="meta"), values=False)
+
+
+def test_assert_same_text():
+    from comparison import assert_same_text
+    ours = "step 1 loss 0.50000\nsample: the cat\n"
+    assert_same_text(ours, "step 1 loss 0.500001\nsample: the cat\n", rtol=1e-4, atol=1e-6, exact_prefixes=("sample",))
+    bad = [("step 1 loss 0.6\nsample: the cat\n", "values differ"),            # a number beyond tolerance
+           ("step 1 cost 0.5\nsample: the cat\n", "line differs"),             # a word
+           ("step 1 loss 0.5\nsample: the dog\n", "line differs"),             # an exact line
+           ("step 1 loss 0.5\n", "pyctorch"),                                  # a line missing
+           ("step 1 loss nan\nsample: the cat\n", "values differ")]            # NaN against a number
+    for theirs, message in bad:
+        with pytest.raises(AssertionError, match=message):
+            assert_same_text(ours, theirs, rtol=1e-4, atol=1e-6, exact_prefixes=("sample",))

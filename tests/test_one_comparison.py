@@ -36,16 +36,6 @@ def comparison_helpers(source, filename="<test>"):
     return found
 
 
-# Left to convert (issue 16, item 6): the comparisons of printed script outputs (lines of text with numbers in them),
-# and the distributed workers (subprocesses comparing with NumPy twins). The list may only shrink: a name that is
-# gone from its module must leave it too.
-LEFT = {
-    "dropin/test_scripts.py": {"assert_same_output"},
-    "libraries/lib_compare.py": {"assert_same_output"},
-    "distributed/_ddp_worker.py": {"close"},
-    "distributed/_syncbn_worker.py": {"close"},
-    "distributed/_dist_worker.py": {"check_equal"},
-}
 
 
 def test_no_module_defines_its_own_comparison():
@@ -56,11 +46,7 @@ def test_no_module_defines_its_own_comparison():
             continue
         for line, name in comparison_helpers(path.read_text(), rel):
             found.setdefault(rel, []).append(name)
-    extra = {rel: sorted(set(names) - LEFT.get(rel, set())) for rel, names in found.items()}
-    extra = {rel: names for rel, names in extra.items() if names}
-    assert not extra, f"comparison helpers outside tests/comparison.py (use assert_same): {extra}"
-    stale = {rel: sorted(names - set(found.get(rel, ()))) for rel, names in LEFT.items()}
-    assert not {rel: n for rel, n in stale.items() if n}, f"LEFT names helpers that are gone: {stale}"
+    assert not found, f"comparison helpers outside tests/comparison.py (use assert_same): {found}"
 
 
 @pytest.mark.parametrize("source,expected", [

@@ -15,6 +15,8 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: the one comparison
+from comparison import assert_same  # noqa: E402
 
 FRAMEWORK = os.environ.get("PCT_DIST_FRAMEWORK", "pyctorch")
 if FRAMEWORK == "torch":
@@ -46,10 +48,8 @@ def record(name, values):
 
 
 def close(got, want, atol, what):
-    got = np.asarray(got, dtype=np.float64)
-    if got.shape != np.shape(want) or not np.allclose(got, want, rtol=0, atol=atol):
-        raise AssertionError(f"{what}: got\n{got}\nwant\n{np.asarray(want)}\nmax diff "
-                             f"{np.max(np.abs(got - want)) if got.shape == np.shape(want) else 'shape'}")
+    """got (a numpy copy of a tensor) within atol of the numpy reference want, element by element."""
+    assert_same(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), rtol=0.0, atol=atol, what=what)
 
 
 def np_of(t):

@@ -16,6 +16,8 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: the one comparison
+from comparison import assert_same  # noqa: E402
 
 FRAMEWORK = os.environ.get("PCT_DIST_FRAMEWORK", "pyctorch")
 if FRAMEWORK == "torch":  # the same checks on real torch: the oracle
@@ -38,13 +40,6 @@ def report(name, fn):
         print(json.dumps({"check": name, "ok": False, "error": traceback.format_exc()}), flush=True)
 
 
-def np_of(t):
-    name = str(t.dtype).split(".")[1]
-    if name in ("float16", "bfloat16"):
-        return np.array(t.float().tolist(), dtype=np.float64)
-    return np.array(t.tolist(), dtype=np.bool_ if name == "bool" else np.dtype(name))
-
-
 def tensor_of(a, dtype):
     if dtype in (torch.float16, torch.bfloat16):
         return torch.tensor(a.astype(np.float32)).to(dtype)
@@ -60,13 +55,8 @@ def inputs(seed, shape, np_dtype, low=-8, high=8):
 
 
 def check_equal(got, want, rtol=0.0):
-    want = np.asarray(want)
-    got_np = np_of(got)
-    assert got_np.shape == want.shape, f"shape {got_np.shape} != {want.shape}"
-    if rtol:
-        np.testing.assert_allclose(got_np.astype(np.float64), want.astype(np.float64), rtol=rtol)
-    else:
-        np.testing.assert_array_equal(got_np, want)
+    """got (a tensor) against a numpy result: exactly, or within rtol; dtypes may differ (a float64 reference)."""
+    assert_same(got, np.asarray(want), rtol=rtol, atol=0.0, exact=not rtol, check_dtype=False)
 
 
 NP_REDUCE = {
@@ -149,7 +139,7 @@ def collectives():
         works.append(dist.all_reduce(b, op=dist.ReduceOp.MAX, async_op=True))
         for w, t, x in zip(works, ts, xs):
             assert w.wait() is True and w.is_completed() and w.is_success() and w.exception() is None
-            np.testing.assert_allclose(np_of(t), np.sum(np.stack(x), axis=0), rtol=1e-6)
+            check_equal(t, np.sum(np.stack(x), axis=0), rtol=1e-6)
         works[-1].wait()
         fut = dist.all_reduce(torch.ones(3), async_op=True).get_future()
         chained = fut.then(lambda f: f.value()[0] + 1)

@@ -11,6 +11,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: the one comparison
+from comparison import assert_same  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pyctorch as torch  # noqa: E402
@@ -23,9 +25,8 @@ RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 
 
 def close(a, b, what, tol=1e-5):
-    a, b = np.asarray(a.detach().tolist(), dtype=np.float64), np.asarray(b.detach().tolist(), dtype=np.float64)
-    assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=what)
+    """Two tensors (SyncBatchNorm against BatchNorm on the whole batch) within tol, compared in float64."""
+    assert_same(a.detach().double(), b.detach().double(), rtol=tol, atol=tol, what=what)
 
 
 def summed(t):

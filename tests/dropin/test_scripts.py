@@ -11,12 +11,12 @@ import sys
 import numpy as np
 import pytest
 
+from comparison import assert_same_text
 from conftest import requires_torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = sorted(f for f in os.listdir(os.path.join(HERE, "scripts")) if f.endswith(".py"))
-NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
 def _env():
@@ -61,29 +61,11 @@ def run_torch(script):
     return _TORCH_OUTPUTS[script]
 
 
-def split_numbers(text):
-    """(text with numbers replaced by '#', list of the numbers)."""
-    numbers = [float(m) for m in NUMBER.findall(text)]
-    return NUMBER.sub("#", text), numbers
-
-
-def assert_same_output(ours, theirs, rtol=1e-4, atol=1e-6):
-    a_lines, b_lines = ours.strip().splitlines(), theirs.strip().splitlines()
-    assert len(a_lines) == len(b_lines), f"\npyctorch:\n{ours}\ntorch:\n{theirs}"
-    for a, b in zip(a_lines, b_lines):
-        if a.startswith("sample"):  # sampled text: identical RNG use gives identical tokens
-            assert a == b
-            continue
-        sa, na = split_numbers(a)
-        sb, nb = split_numbers(b)
-        assert sa == sb, f"line differs: {a!r} vs torch {b!r}"
-        np.testing.assert_allclose(na, nb, rtol=rtol, atol=atol, err_msg=f"{a!r} vs torch {b!r}")
-
-
 @requires_torch
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_script_matches_torch(script):
-    assert_same_output(run_pyctorch(script), run_torch(script))
+    # sampled text: identical RNG use gives identical tokens
+    assert_same_text(run_pyctorch(script), run_torch(script), rtol=1e-4, atol=1e-6, exact_prefixes=("sample",))
 
 
 def _losses(text):

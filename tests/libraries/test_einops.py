@@ -2,7 +2,8 @@
 import pytest
 
 from conftest import requires_torch
-from lib_compare import assert_same_output, pyctorch_output, torch_outputs
+from comparison import assert_same_text
+from lib_compare import pyctorch_output, torch_outputs
 
 pytest.importorskip("einops", reason="einops is not installed")
 
@@ -10,4 +11,4 @@ pytest.importorskip("einops", reason="einops is not installed")
 @requires_torch
 def test_einops_matches_torch():
     theirs = torch_outputs(["einops_ops.py"])["einops_ops.py"]
-    assert_same_output(pyctorch_output("einops_ops.py"), theirs, rtol=1e-6)
+    assert_same_text(pyctorch_output("einops_ops.py"), theirs, rtol=1e-6, atol=3e-6, exact_prefixes=("tokens",))
