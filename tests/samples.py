@@ -1876,7 +1876,7 @@ for _n in ("trapezoid", "trapz", "cumulative_trapezoid"):
         S(_fn(_n, dx=0.5, dim=0), X(3, 4)), S(_fn(_n), X(3, **I64)), S(_fn(_n), X()))
 for _n in ("quantile", "nanquantile"):
     _py(_n, S(_fn(_n, 0.3), X(3, 4)), S(_meth(_n, 0.5, 1, True), V([[1.0, NAN, 3.0], [2.0, 0.0, -1.0]])),
-        S(lambda T, x, q, _n=_n: getattr(T, _n)(x, q, dim=0), X(3, 4), V([0.0, 0.25, 1.0])),
+        S(lambda T, x, q, _n=_n: getattr(T, _n)(x, q, dim=0), X(3, 4), V([0.0, 0.25, 1.0], grad=False)),
         *[S(_fn(_n, 0.4, 1, interpolation=_i), X(2, 5)) for _i in ("lower", "higher", "midpoint", "nearest")],
         S(_fn(_n, 1.5), X(3)))
 _py("histogram", S(_fn("histogram", 4), X(10)), S(_meth("histogram", 3, range=(-1.0, 1.0), density=True), X(10)),
@@ -1978,3 +1978,27 @@ for _e in PY_TABLE:
     PY_DIFFERENTIABLE.append(_op)
     for _s in _picked:
         _s.uses = frozenset({"op", "grad", "lowp"})
+
+
+# Known gradient divergences of the Python composites (strict xfails of test_autograd_ops.py, per kind of check)
+_LDEXP = ("torch's ldexp backward takes pow(2, other) in integer arithmetic, so its gradient is 0 where the exponent "
+          "is negative; pyctorch's is grad * 2**other")
+_NEXTAFTER = ("torch differentiates nextafter (grad for input, zeros for other); pyctorch's computes it under no_grad: "
+              "its output does not require grad")
+_SCATTER_GG = ("double backward of the composite (a clone written in place through a view) raises 'modified by an "
+               "inplace operation' (AsStridedBackward0's input at version 2)")
+PY_GRAD_XFAIL = {
+    **{n: {"grad": _LDEXP, "gradgrad": _LDEXP} for n in ("ldexp", "ldexp_")},
+    # (nextafter's second derivative is nothing on both sides; nextafter_'s is torch's copy of the first)
+    "nextafter": {"grad": _NEXTAFTER, "gradcheck": _NEXTAFTER},
+    "nextafter_": {"grad": _NEXTAFTER, "gradgrad": _NEXTAFTER, "gradcheck": _NEXTAFTER},
+    **{n: {"gradgrad": _SCATTER_GG, "gradgradcheck": _SCATTER_GG}
+       for n in ("select_scatter", "slice_scatter", "diagonal_scatter")},
+    "heaviside_": {"nondiff": "pyctorch's in-place heaviside_ copies its result into self, so the output of a tensor "
+                              "that requires grad keeps a CopyBackward0 node (zero gradient); torch's raises 'not "
+                              "implemented'"},
+}
+for _op, _x in PY_GRAD_XFAIL.items():
+    for _k, _s in samples_for(_op, "grad") + samples_for(_op, "nondiff"):
+        _s.xfail = _x
+
