@@ -5,6 +5,7 @@ One section per family; the Tensor methods are listed at the bottom (pyctorch/_t
 here (import time matters); nn.functional is imported inside the functions that forward to it.
 """
 import math
+import warnings
 
 from . import _C
 
@@ -53,6 +54,13 @@ def _is_float(dtype):
     return dtype in (_C.float16, _C.bfloat16, _C.float32, _C.float64)
 
 
+def _type_name(dtype):
+    """The C++ type name torch's messages print for a dtype (caffe2's TypeMeta name)."""
+    return {_C.float32: "float", _C.float64: "double", _C.float16: "c10::Half", _C.bfloat16: "c10::BFloat16",
+            _C.bool: "bool", _C.int64: "long int", _C.int32: "int", _C.int16: "short int", _C.int8: "signed char",
+            _C.uint8: "unsigned char"}.get(dtype, str(dtype))
+
+
 def _is_integral(dtype, include_bool=False):
     return dtype in (_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64, _C.uint16, _C.uint32, _C.uint64) or (
         include_bool and dtype == _C.bool)
@@ -64,20 +72,71 @@ def _as_tensor(x, like=None):
     return _C.tensor(x) if like is None else _C.tensor(x, dtype=like.dtype)
 
 
-def _write_out(result, out, name):
-    """out= for a composite: torch's checks (no autograd through out=, castable dtype), then a copy."""
+def _write_out(result, out, name, inputs=None, dtype_error=None):
+    """out= for a composite: torch's checks (no autograd through out=, castable dtype), then a copy. With inputs
+    (the tensors of an elementwise op: a TensorIterator op in torch), Note [Elementwise composites' out=]. dtype_error:
+    the op takes an out of the result's dtype only; torch's message, formatted with the dtypes' names (r, o: C++ type
+    names; R, O: ScalarType names)."""
     if out is None:
         return result
     if result.requires_grad and _C.is_grad_enabled():
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
+    if dtype_error is not None and out.dtype != result.dtype:
+        raise RuntimeError(dtype_error.format(r=_type_name(result.dtype), o=_type_name(out.dtype),
+                                              R=_cpp(result.dtype), O=_cpp(out.dtype)))
+    if inputs is not None:
+        # Note [Elementwise composites' out=]: torch's elementwise ops check their out against their inputs (partial
+        # overlap), which only the composite can do; the rest of the rules come from writing the result through an
+        # elementwise identity of the table (x * True keeps every dtype, bool included), whose C out= path applies them
+        # as torch's TensorIterator does: an expanded out refused before any resize, the resize and its warning,
+        # strides kept, the cast into any dtype the result can be cast to (the result's dtype computed first)
+        _check_partial_overlap(out, inputs)
+        return _C.mul(result, True, out=out)
     if out.dtype != result.dtype and not _C.can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {_cpp(result.dtype)} can't be cast to the desired output type "
                            f"{_cpp(out.dtype)}")
     if tuple(out.shape) != tuple(result.shape):
+        if out.numel() != 0:
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(result.shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0).", UserWarning, stacklevel=3)
         out.resize_(result.shape)
     out.copy_(result)
     return out
+
+
+def _non_overlapping_and_dense(t):
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _check_partial_overlap(out, inputs):
+    """torch's assert_no_partial_overlap of out with each input (pct_check_written_overlap, csrc/aten/iter.c): dense
+    tensors whose memory meets without being the same elements."""
+    if out.numel() == 0:
+        return
+    ob = out.data_ptr()
+    oe = ob + out.numel() * out.element_size()
+    for t in inputs:
+        if not isinstance(t, _C.Tensor) or t is out or t.numel() == 0 or t.device != out.device:
+            continue
+        ib = t.data_ptr()
+        ie = ib + t.numel() * t.element_size()
+        if not (ob < ie and ib < oe) or t.untyped_storage().data_ptr() != out.untyped_storage().data_ptr():
+            continue
+        if not (_non_overlapping_and_dense(out) and _non_overlapping_and_dense(t)):
+            continue
+        if ob == ib and oe == ie and tuple(t.stride()) == tuple(out.stride()):
+            continue
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
+                           "to a single memory location. Please clone() the tensor before performing the operation.")
 
 
 def _infer_size(a, b):
@@ -133,11 +192,11 @@ def _to_float(input):
 
 
 def deg2rad(input, *, out=None):
-    return _write_out(_to_float(input) * (math.pi / 180.0), out, "deg2rad")
+    return _write_out(_to_float(input) * (math.pi / 180.0), out, "deg2rad", (input,))
 
 
 def rad2deg(input, *, out=None):
-    return _write_out(_to_float(input) * (180.0 / math.pi), out, "rad2deg")
+    return _write_out(_to_float(input) * (180.0 / math.pi), out, "rad2deg", (input,))
 
 
 deg2rad_ = _inplace(deg2rad)
@@ -156,12 +215,16 @@ def logaddexp2(input, other, *, out=None):
     if not _is_float(dtype):
         raise NotImplementedError(f"\"logaddexp2_cpu\" not implemented for '{_cpp(dtype)}'")
     ln2 = math.log(2.0)
-    return _write_out(_C.logaddexp(input.to(dtype) * ln2, other.to(dtype) * ln2) / ln2, out, "logaddexp2")
+    result = _C.logaddexp(input.to(dtype) * ln2, other.to(dtype) * ln2) / ln2
+    return _write_out(result, out, "logaddexp2", (input, other))
 
 
 def ldexp(input, other, *, out=None):
-    """input * 2 ** other."""
-    return _write_out(input * _C.pow(2.0, other), out, "ldexp")
+    """input * 2 ** other, in the promoted floating dtype (the default one for integers)."""
+    dtype = _C.result_type(input, other)
+    if not _is_float(dtype):
+        dtype = _C.get_default_dtype()
+    return _write_out(input.to(dtype) * _C.pow(2.0, other.to(dtype)), out, "ldexp", (input, other))
 
 
 def ldexp_(input, other):
@@ -173,7 +236,7 @@ def sinc(input, *, out=None):
     x = _to_float(input)
     zero = x == 0
     px = _C.where(zero, 1.0, x) * math.pi
-    return _write_out(_C.where(zero, 1.0, px.sin() / px), out, "sinc")
+    return _write_out(_C.where(zero, 1.0, px.sin() / px), out, "sinc", (input,))
 
 
 sinc_ = _inplace(sinc)
@@ -185,7 +248,9 @@ def heaviside(input, values, *, out=None):
     _refuse_unsigned(input.dtype, "heaviside_cpu")
     with _no_grad():
         result = _C.where(input == 0, values, (input > 0).to(input.dtype))
-    return _write_out(result, out, "heaviside")
+    if out is not None and out.dtype != input.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return _write_out(result, out, "heaviside", (input, values))
 
 
 def _no_grad():
@@ -219,7 +284,7 @@ def nextafter(input, other, *, out=None):
         result = _C.where(a == 0, _C.where(b > 0, tiny, -tiny), result)
         result = _C.where(a == b, b, result)
         result = _C.where(a.isnan() | b.isnan(), math.nan, result)
-    return _write_out(result, out, "nextafter")
+    return _write_out(result, out, "nextafter", (input, other))
 
 
 nextafter_ = _inplace(nextafter)
@@ -245,6 +310,11 @@ def frexp(input, *, out=None):
     mantissa = _C.where(regular, x * _C.pow(2.0, -half) * _C.pow(2.0, half - e), x).to(input.dtype)
     exponent = _C.where(regular, e, 0.0).to(_C.int32)
     if out is not None:
+        if out[0].dtype != input.dtype:
+            raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {_type_name(input.dtype)} but got "
+                               f"{_type_name(out[0].dtype)}")
+        if _is_float(out[1].dtype) or out[1].dtype == _C.bool:
+            raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got {_type_name(out[1].dtype)}")
         _write_out(mantissa, out[0], "frexp")
         _write_out(exponent, out[1], "frexp")
         mantissa, exponent = out
@@ -270,12 +340,16 @@ def _tetragamma(x):
 
 def isneginf(input, *, out=None):
     result = input == -math.inf if input.is_floating_point() else _C.zeros_like(input, dtype=_C.bool)
-    return _write_out(result, out, "isneginf")
+    if out is not None and out.dtype != _C.bool:
+        raise RuntimeError("isneginf does not support non-boolean outputs.")
+    return _write_out(result, out, "isneginf", (input,))
 
 
 def isposinf(input, *, out=None):
     result = input == math.inf if input.is_floating_point() else _C.zeros_like(input, dtype=_C.bool)
-    return _write_out(result, out, "isposinf")
+    if out is not None and out.dtype != _C.bool:
+        raise RuntimeError("isposinf does not support non-boolean outputs.")
+    return _write_out(result, out, "isposinf", (input,))
 
 
 def isreal(input):
@@ -362,14 +436,14 @@ clip, clip_ = _clamp_with("clip", _clip_scalar, _C.Tensor.clip_)
 def clamp_min(input, min, *, out=None):
     if isinstance(min, _C.Tensor):
         _refuse_unsigned(_C.result_type(input, min), "maximum_cpu")
-        return _write_out(_clamp_tensor(input, min, lambda x, b: x >= b), out, "clamp_min")
+        return _write_out(_clamp_tensor(input, min, lambda x, b: x >= b), out, "clamp_min", (input, min))
     return _C.clamp(input, min=min, out=out)
 
 
 def clamp_max(input, max, *, out=None):
     if isinstance(max, _C.Tensor):
         _refuse_unsigned(_C.result_type(input, max), "minimum_cpu")
-        return _write_out(_clamp_tensor(input, max, lambda x, b: x <= b), out, "clamp_max")
+        return _write_out(_clamp_tensor(input, max, lambda x, b: x <= b), out, "clamp_max", (input, max))
     return _C.clamp(input, max=max, out=out)
 
 
@@ -399,7 +473,7 @@ def resolve_neg(input):
 
 
 def conj_physical(input, *, out=None):
-    return _write_out(input.clone(), out, "conj_physical") if out is not None else input.clone()
+    return _write_out(input.clone(), out, "conj_physical", dtype_error="Found dtype {O} but expected {R}")
 
 
 def is_conj(input):
@@ -592,7 +666,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     if indices.dtype != _C.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {_cpp(indices.dtype)}")
     if dim is None:
-        return _write_out(input.reshape(-1).gather(0, indices.reshape(-1)), out, "take_along_dim")
+        return _write_out(input.reshape(-1).gather(0, indices.reshape(-1)), out, "take_along_dim",
+                          dtype_error="Expected out tensor to have dtype {r}, but got {o} instead")
     if input.dim() != indices.dim():
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {input.dim()} dimensions for input, and {indices.dim()} dimensions for indices")
@@ -602,11 +677,14 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     shape = _infer_size(sizes, list(indices.shape))
     index = indices.expand(shape)
     shape[dim] = input.shape[dim]
-    return _write_out(input.expand(shape).gather(dim, index), out, "take_along_dim")
+    return _write_out(input.expand(shape).gather(dim, index), out, "take_along_dim",
+                          dtype_error="Expected out tensor to have dtype {r}, but got {o} instead")
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
-    return _write_out(input.narrow(dim, start, length).contiguous().clone(), out, "narrow_copy")
+    return _write_out(input.narrow(dim, start, length).contiguous().clone(), out, "narrow_copy", dtype_error=(
+        "Expected self.dtype() == output.dtype() to be true, but got false.  (Could this error message be improved?  "
+        "If so, please report an enhancement request to PyTorch.)"))
 
 
 def _scatter_view(input, src, view_of):
@@ -707,7 +785,7 @@ def cross(input, other, dim=None, *, out=None):
     a0, a1, a2 = input.unbind(d)
     b0, b1, b2 = other.unbind(d)
     result = _C.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
-    return _write_out(result, out, "cross")
+    return _write_out(result, out, "cross", dtype_error="Expected out tensor to have dtype {r}, but got {o} instead")
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -767,6 +845,9 @@ def _chain_order(dims):
     return split
 
 
+_MULTI_DOT_DTYPE = "multi_dot(): expected out tensor to have dtype {r} but got {o}"
+
+
 def chain_matmul(*matrices, out=None):
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
@@ -780,7 +861,7 @@ def chain_matmul(*matrices, out=None):
         if m.dim() != 2:
             raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
     if len(matrices) == 1:
-        return _write_out(matrices[0].clone(), out, "chain_matmul")
+        return _write_out(matrices[0].clone(), out, "chain_matmul", dtype_error=_MULTI_DOT_DTYPE)
     for i in range(len(matrices) - 1):
         a, b = matrices[i], matrices[i + 1]
         if a.shape[1] != b.shape[0]:
@@ -793,7 +874,7 @@ def chain_matmul(*matrices, out=None):
             return matrices[i]
         k = split[i][j]
         return product(i, k).mm(product(k + 1, j))
-    return _write_out(product(0, len(matrices) - 1), out, "chain_matmul")
+    return _write_out(product(0, len(matrices) - 1), out, "chain_matmul", dtype_error=_MULTI_DOT_DTYPE)
 
 
 _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -822,7 +903,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     b = x2.expand(batch + list(x2.shape[-2:]))
     mode = _CDIST_MODES[compute_mode]
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
-    if p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25))):
+    by_mm = p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
+    if not by_mm and x1.dtype not in (_C.float32, _C.float64):  # torch's direct kernel: float and double only
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_cpp(x1.dtype)}'")
+    if by_mm:
         na = a.pow(2).sum(-1, keepdim=True)
         nb = b.pow(2).sum(-1, keepdim=True)
         lhs = _C.cat([-2 * a, na, _C.ones_like(na)], -1)
@@ -1029,7 +1113,7 @@ def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan, name):
         result = result.unsqueeze(dim + 1)
     if q.dim() == 0:
         result = result.squeeze(0)
-    return _write_out(result, out, name)
+    return _write_out(result, out, name, dtype_error="quantile() out tensor must be same dtype as the input tensor")
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
@@ -1044,7 +1128,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     """Counts (or summed weights) of input in bins: equal-width bins over range (default: input's min to max),
     or the given bin edges; each value goes to the bin whose left edge is the last one <= it, the last bin
     closed on the right; values outside the edges are left out."""
-    if not _is_float(input.dtype):
+    if input.dtype not in (_C.float32, _C.float64):
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{_cpp(input.dtype)}'")
     x = input.reshape(-1)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
@@ -1236,7 +1320,8 @@ def _check_threshold(input, threshold):
 def threshold(input, threshold, value, *, out=None):
     """value where input <= threshold, else input (value cast to input's dtype)."""
     _check_threshold(input, threshold)
-    return _write_out(input.masked_fill(input <= threshold, value), out, "threshold")
+    # torch's threshold checks no memory overlap (its TensorIterator is told not to): no inputs to check against
+    return _write_out(input.masked_fill(input <= threshold, value), out, "threshold", ())
 
 
 def threshold_(input, threshold, value):
@@ -1247,7 +1332,9 @@ def threshold_(input, threshold, value):
 def hardshrink(input, lambd=0.5, *, out=None):
     if not input.is_floating_point():
         raise NotImplementedError(f"\"hardshrink_cpu\" not implemented for '{_cpp(input.dtype)}'")
-    return _write_out(input.masked_fill((input >= -lambd) & (input <= lambd), 0), out, "hardshrink")
+    if out is not None and out.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_cpp(out.dtype)} but expected {_cpp(input.dtype)}")
+    return _write_out(input.masked_fill((input >= -lambd) & (input <= lambd), 0), out, "hardshrink", (input,))
 
 
 def prelu(input, weight):

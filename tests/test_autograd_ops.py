@@ -1,6 +1,8 @@
 """The generic autograd test, driven by the op table: every differentiable entry of
 `pyctorch._C._op_table()` (its formulas are not ("non_differentiable",)) has samples in the sample
-registry (tests/samples.py, the samples made for "grad").
+registry (tests/samples.py, the samples made for "grad"), and so has every Python composite
+(`_C._py_composite_table()`, samples.PY_DIFFERENTIABLE) but those of PY_NONDIFF (their reasons here).
+Python composites have no node of their own: their graph is that of the table's ops they call.
 
 With torch:
   * test_grad_vs_torch: forward and backward in pyctorch and in torch on the same values with the
@@ -58,7 +60,12 @@ NO_GRADCHECK = {"normal_tensor_float", "normal_tensor_tensor", "normal_float_ten
                 "type_as",  # type_as: a conversion, every sample has a float32 side
                 # no gradgradcheck: torch has no double backward for the first two (the samples say gg=False), and
                 # the grid samplers' double backward is second order only (Note [Grid sampler double backward])
-                "embedding_bag", "ctc_loss", "grid_sampler_2d_backward", "grid_sampler_3d_backward"}
+                "embedding_bag", "ctc_loss", "grid_sampler_2d_backward", "grid_sampler_3d_backward",
+                # Python composites whose every sample has an integer input (exponent, index): gradgradcheck takes
+                # float64-only samples
+                "ldexp", "ldexp_", "take_along_dim",
+                # no output that requires grad (samples.PY_GRAD_XFAIL: torch differentiates it)
+                "nextafter", "nextafter_"}
 
 # ---- non-differentiable and formula-less ops --------------------------------------------------
 
@@ -91,6 +98,12 @@ NONDIFF = {  # op id -> why its formulas are ("non_differentiable",); its call, 
     # torch._linalg_check_errors: raises or returns None
     "linalg_check_errors": NO_FLOAT_OUT,
 }
+NO_TENSOR_OUT = "returns a Python bool"
+# the Python composites without a gradient (samples.PY_NONDIFF; they have no formulas: the reason is all there is)
+PY_NONDIFF = {**{n: NO_FLOAT_OUT for n in ("isneginf", "isposinf", "isreal", "isin")},
+              **{n: NO_TENSOR_OUT for n in ("is_conj", "is_neg")},
+              **{n: TORCH_NOT_IMPLEMENTED for n in ("heaviside", "heaviside_", "histogram")}}
+NONDIFF.update(PY_NONDIFF)
 # ops with a Tensor input and a float output but no formulas: backward raises, as in torch (their calls:
 # the registry's "missing" samples)
 MISSING_LIKE_TORCH = sorted(op for op in SR.SAMPLES if SR.samples_for(op, "missing"))
@@ -119,8 +132,16 @@ def test_every_float_op_has_a_formula():
     for op in list(NONDIFF) + list(SR.SAMPLES):
         if op not in BY_ID and op not in SR.PY_BY_ID:  # (the Python composites' samples: their own table)
             problems.append(f"{op}: not in the op table any more")
+    for e in SR.PY_TABLE:  # the Python composites: a reason here, or "grad" samples
+        op = e["id"]
+        if op in BY_ID or not SR.has_tensor_param(e):
+            continue
+        if (op in PY_NONDIFF) != (op in SR.PY_NONDIFF):
+            problems.append(f"{op}: in only one of samples.PY_NONDIFF and PY_NONDIFF here")
+        elif op not in PY_NONDIFF and not SR.samples_for(op, "grad"):
+            problems.append(f"{op}: a differentiable Python composite without 'grad' samples")
     for op in NONDIFF:
-        if FORMULAS.get(op) != ("non_differentiable",):
+        if op not in PY_NONDIFF and FORMULAS.get(op) != ("non_differentiable",):
             problems.append(f"{op}: has a reason in NONDIFF but its formulas are {FORMULAS.get(op)}")
     assert not problems, "\n".join(problems)
 
@@ -137,8 +158,21 @@ def _float_x(T, op, use):
 
 @pytest.mark.parametrize("op", _nondiff_cases())
 def test_non_differentiable_op(op):
+    sample = SR.samples_for(op, "nondiff")[0][1]
+    xf = _Xfails("nondiff")
+    xf.run(0, sample, lambda: _check_non_differentiable(op))
+    xf.finish()
+
+
+def _check_non_differentiable(op):
     reason = NONDIFF[op]
     sample, xs = _float_x(pyctorch, op, "nondiff")
+    if reason == NO_TENSOR_OUT:
+        assert type(SR.call(pyctorch, sample, xs, DEVICE)) is bool
+        if HAVE_TORCH:
+            sample, xs = _float_x(torch, op, "nondiff")
+            assert type(SR.call(torch, sample, xs, DEVICE)) is bool
+        return
     outs = SR.tensors(SR.call(pyctorch, sample, xs, DEVICE))
     assert outs and not any(o.requires_grad for o in outs)
     if reason == NO_FLOAT_OUT:
@@ -196,7 +230,7 @@ def _as(T, arr, like, requires_grad=False):
 
 
 def _cases(exclude=()):
-    return [pytest.param(op, id=op) for op in DIFFERENTIABLE if op not in exclude]
+    return [pytest.param(op, id=op) for op in DIFFERENTIABLE + SR.PY_DIFFERENTIABLE if op not in exclude]
 
 
 def _samples(op):
@@ -214,7 +248,9 @@ def _check_first_order(op, k, sample, arrays, grad_mask):
     for i, (a, b) in enumerate(zip(op_, ot)):
         assert_same(a, b, *tol, what=f"sample {k}: output {i}")
         assert a.requires_grad == b.requires_grad, f"sample {k}: output {i} requires_grad {a.requires_grad} != torch"
-    if sample.node and grad_mask is None and op in IMPLICIT_COMPOSITES:
+    if op in SR.PY_BY_ID:
+        pass  # a Python composite has no node of its own (torch's op often has one): its graph is its table ops'
+    elif sample.node and grad_mask is None and op in IMPLICIT_COMPOSITES:
         # torch's view of an mm/bmm result is an _unsafe_view; pyctorch numbers some overloads differently (its one
         # sum op is SumBackward0, torch's sum.dim_IntList SumBackward1): the names are compared without that number
         def root(t):

@@ -7,7 +7,8 @@ the wrong shape (torch's deprecation UserWarning when it had elements), the refu
 also an input, and rounding at the result dtype before the cast into a wider out.
 
 The calls are the registry's out= samples (tests/samples.py, "out"): the op table's elementwise ops on (3, 4)
-inputs, one call for each other op; test_every_out_op_is_covered keeps that list complete.
+inputs, one call for each other op and for each Python composite with out= (samples.ENTRIES: both tables);
+test_every_out_op_is_covered keeps that list complete.
 """
 import re
 import warnings
@@ -19,9 +20,8 @@ import pyctorch as P
 import samples as SR
 from conftest import HAVE_TORCH, TOL, assert_same, requires_torch, torch as T
 
-TABLE = SR.TABLE
 DEVICE = SR.DEVICE
-OUT_OPS = [d for d in TABLE if re.search(r"[ (]out=None", d["schema"])]
+OUT_OPS = [d for d in SR.ENTRIES if re.search(r"[ (]out=None", d["schema"])]
 
 
 # ops with out= whose values are random or uninitialised: their out= rules are checked in tests/test_random.py
@@ -37,6 +37,9 @@ SVD_OPS = {"linalg_svd", "svd"}
 # the tuple out= of the LAPACK-backed linalg ops: the same checks as the SVDs' (values compared as |x|)
 LAPACK_TUPLE_OPS = {"linalg_inv_ex", "linalg_slogdet", "slogdet", "linalg_solve_ex", "linalg_lu_factor_ex",
                     "linalg_cholesky_ex", "linalg_qr", "geqrf", "linalg_eigh", "linalg_ldl_factor_ex"}
+# the Python composites with a tuple out=: (mantissa, exponent), (hist, bin_edges); the same checks as the SVDs' (values
+# compared as they are)
+PY_TUPLE_OPS = {"frexp", "histogram"}
 
 
 def _bound(op):
@@ -51,9 +54,58 @@ def _bound(op):
 
 
 ALL = {d["id"]: _bound(d["id"]) for d in OUT_OPS if d["id"] not in NOT_SAMPLED and SR.samples_for(d["id"], "out")}
-ELEMENTWISE = {op: ALL[op] for op in ALL if SR.BY_ID[op]["kind"] in ("unary", "binary")}
-SINGLE = sorted(k for k in ALL if k not in TUPLE_OPS | SVD_OPS | LAPACK_TUPLE_OPS)
+ELEMENTWISE = {op: ALL[op] for op in ALL if SR.ENTRY[op]["kind"] in ("unary", "binary")}
+SINGLE = sorted(k for k in ALL if k not in TUPLE_OPS | SVD_OPS | LAPACK_TUPLE_OPS | PY_TUPLE_OPS)
 FACTORIES = {"arange", "arange_end", "linspace", "logspace", "eye", "zeros", "ones", "full"}
+
+
+# Known out= divergences of the Python composites, (test, op): reason. Each is a strict xfail (it must fail: fixed, its
+# entry goes). A dtype case applies to every dtype of test_out_dtype.
+ADDMM = "addbmm writes through the C addmm, which checks out's dtype first (torch checks self and mat2's dtypes first)"
+PY_OUT_KNOWN = {
+    ("test_out_dtype", "addbmm"): ADDMM,
+    ("test_out_expanded_wrong_shape", "addbmm"): "the C addmm warns on resizing the expanded out; torch's addbmm does "
+                                                 "not",
+    ("test_out_resize", "addbmm", "wrong_shape"): "the C addmm warns on resizing out; torch's addbmm resizes silently",
+    ("test_out_dtype", "ldexp"): "torch's ldexp out= is broken: a float64/float16 out hits an INTERNAL ASSERT "
+                                 "(needs_dynamic_casting, Loops.h), and its cast error names 'ldexp' for 'result type "
+                                 "Float'",
+    ("test_out_correct", "narrow_copy"): "torch's narrow_copy out= writes a transposed out as if contiguous (values "
+                                         "land transposed); pyctorch keeps out's strides",
+    ("test_out_internal_overlap", "narrow_copy"): "torch's narrow_copy writes an expanded out; pyctorch's copy "
+                                                  "refuses it",
+    ("test_out_expanded_wrong_shape", "narrow_copy"): "torch's narrow_copy resizes silently; pyctorch warns",
+    ("test_out_resize", "narrow_copy", "wrong_shape"): "torch's narrow_copy resizes silently; pyctorch warns",
+    ("test_out_internal_overlap", "threshold"): "torch's threshold checks no overlap (it writes an expanded out); "
+                                                "pyctorch's write through the table's mul refuses it",
+    ("test_out_expanded_wrong_shape", "threshold"): "as test_out_internal_overlap[threshold]",
+    ("test_out_svd", "histogram", "dtype"): "torch refuses a bin_edges out of another dtype than the input; pyctorch "
+                                            "casts",
+    **{("test_out_expanded_wrong_shape", n): "torch refuses the expanded out after resizing it (internal overlap); "
+       "pyctorch's copy into the resized out passes" for n in ("addr", "conj_physical", "diff")},
+    **{("test_out_partial_overlap", n): "torch refuses an out that partially overlaps an input; the composite's "
+       "generic write does not check it (only the elementwise composites do)"
+       for n in ("addr", "conj_physical", "cross", "take_along_dim")},
+}
+
+
+def _ops(test, ops):
+    """ops as parameters, the known divergences of PY_OUT_KNOWN marked as strict xfails."""
+    return [pytest.param(op, marks=pytest.mark.xfail(strict=True, reason=PY_OUT_KNOWN[(test, op)]))
+            if (test, op) in PY_OUT_KNOWN else op for op in ops]
+
+
+def _known(key, check):
+    """Runs check; a key of PY_OUT_KNOWN (with the case's kind) must fail (strict), and the test then xfails."""
+    reason = PY_OUT_KNOWN.get(key)
+    if reason is None:
+        check()
+        return
+    try:
+        check()
+    except AssertionError as e:
+        pytest.xfail(f"{reason} [{str(e).splitlines()[0][:120]}]")
+    pytest.fail(f"passes now (XPASS): remove {key} from PY_OUT_KNOWN ({reason})")
 
 
 def test_every_out_op_is_covered():
@@ -116,7 +168,7 @@ def _dt(M, name):
 
 
 @requires_torch
-@pytest.mark.parametrize("op", SINGLE)
+@pytest.mark.parametrize("op", _ops("test_out_correct", SINGLE))
 def test_out_correct(op):
     """A correct out= (result dtype and shape, transposed when 2-D): values, identity, strides kept."""
     def make(M, r):
@@ -127,7 +179,7 @@ def test_out_correct(op):
 
 
 @requires_torch
-@pytest.mark.parametrize("op", SINGLE)
+@pytest.mark.parametrize("op", _ops("test_out_dtype", SINGLE))
 @pytest.mark.parametrize("dtype", ["float64", "float16", "int64", "bool"])
 def test_out_dtype(op, dtype):
     """out= of another dtype: refused with torch's error where torch refuses, else cast as torch casts."""
@@ -141,15 +193,17 @@ def _expandable(op):
 
 
 @requires_torch
-@pytest.mark.parametrize("op", sorted(SVD_OPS | LAPACK_TUPLE_OPS))
+@pytest.mark.parametrize("op", sorted(SVD_OPS | LAPACK_TUPLE_OPS | PY_TUPLE_OPS))
 @pytest.mark.parametrize("kind", ["correct", "empty", "wrong_shape", "transposed", "dtype", "expanded", "count"])
 def test_out_svd(op, kind):
     """out= of the SVDs: each of the three tensors checked, resized (to the result's column-major layout)
-    and written as torch does; U, V are compared as |U|, |V| (their signs depend on the LAPACK)."""
+    and written as torch does; U, V are compared as |U|, |V| (their signs depend on the LAPACK). The tuples of the
+    Python composites: out tensors of the result's dtypes, values compared as they are."""
     def run(M):
         fn, args, kw = ALL[op](M)
-        shapes = [tuple(r.shape) for r in fn(*args, **kw)]
-        outs = [M.zeros(s) for s in shapes]
+        results = fn(*args, **kw)
+        shapes = [tuple(r.shape) for r in results]
+        outs = [M.zeros(s, dtype=r.dtype) if op in PY_TUPLE_OPS else M.zeros(s) for s, r in zip(shapes, results)]
         if kind == "empty":
             outs = [M.empty(0) for s in shapes]
         elif kind == "wrong_shape":
@@ -169,24 +223,27 @@ def test_out_svd(op, kind):
             except (RuntimeError, TypeError) as e:
                 return type(e).__name__ + ": " + str(e), None
         assert all(a is b for a, b in zip(r, outs))
-        return None, ([o.abs().tolist() if i != 1 else o.tolist() for i, o in enumerate(outs)],
+        signless = op not in PY_TUPLE_OPS
+        return None, ([o.abs().tolist() if i != 1 and signless else o.tolist() for i, o in enumerate(outs)],
                       [tuple(o.stride()) for o in outs], any("was resized" in str(x.message) for x in w))
-    (te, tv), (pe, pv) = run(T), run(P)
-    assert te == pe
-    if tv is not None:
-        assert pv[1:] == tv[1:]
-        assert_same(pv[0], tv[0], 1e-4, 1e-5)
+    def check():
+        (te, tv), (pe, pv) = run(T), run(P)
+        assert te == pe
+        if tv is not None:
+            assert pv[1:] == tv[1:]
+            assert_same(pv[0], tv[0], 1e-4, 1e-5)
+    _known(("test_out_svd", op, kind), check)
 
 
 @requires_torch
-@pytest.mark.parametrize("op", [op for op in SINGLE if _expandable(op)])
+@pytest.mark.parametrize("op", _ops("test_out_internal_overlap", [op for op in SINGLE if _expandable(op)]))
 def test_out_internal_overlap(op):
     """An expanded out= (two elements at one address): refused where torch refuses."""
     _check_out_call(op, lambda M, r: M.zeros(1, dtype=r.dtype).expand(tuple(r.shape)), check_values=False)
 
 
 @requires_torch
-@pytest.mark.parametrize("op", sorted(set(SINGLE) - FACTORIES))
+@pytest.mark.parametrize("op", _ops("test_out_expanded_wrong_shape", sorted(set(SINGLE) - FACTORIES)))
 def test_out_expanded_wrong_shape(op):
     """An expanded out= of the wrong shape: torch's TensorIterator ops refuse it before resizing, most others
     resize it first (and then it no longer overlaps)."""
@@ -206,7 +263,7 @@ def _partial_cases():
 
 
 @requires_torch
-@pytest.mark.parametrize("op", _partial_cases())
+@pytest.mark.parametrize("op", _ops("test_out_partial_overlap", _partial_cases()))
 def test_out_partial_overlap(op):
     """out= one element into the first input's memory: refused where torch refuses."""
     def run(M):
@@ -239,7 +296,7 @@ def test_out_partial_overlap(op):
 def test_out_resize(op, kind):
     """An out= of the wrong shape is resized (torch's UserWarning when it had elements); an empty one silently."""
     n = 7 if kind == "wrong_shape" else 0
-    _check_out_call(op, lambda M, r: M.zeros(n, dtype=r.dtype))
+    _known(("test_out_resize", op, kind), lambda: _check_out_call(op, lambda M, r: M.zeros(n, dtype=r.dtype)))
 
 
 @requires_torch

@@ -1,7 +1,9 @@
-"""Every op of the table with bfloat16 and float16 inputs against torch with the same dtypes.
+"""Every op of the table and every Python composite with bfloat16 and float16 inputs against torch with the same
+dtypes.
 
 The inputs are the first samples made for "lowp" in the sample registry (tests/samples.py: every
-differentiable op has some, the non-differentiable and formula-less ops their calls), made in the
+differentiable op has some, the non-differentiable and formula-less ops their calls, the Python composites
+their float "op" samples), made in the
 reduced dtype instead of float64;
 pointwise unary/binary ops are covered for every dtype by tests/test_ops.py. Outputs must have
 torch's dtype and shape, and values within the reduced dtype's precision (relative to the output's
@@ -101,11 +103,11 @@ def test_op_in_reduced_dtype_matches_torch(op, k, dtype):
 
 
 def test_every_table_op_is_covered():
-    """Each op of the table runs here, in tests/test_ops.py (pointwise, all dtypes), or is listed as
-    taking no floating tensor input."""
+    """Each op of the table and each Python composite (samples.ENTRIES) runs here, in tests/test_ops.py (the
+    table's pointwise ops, all dtypes), or is listed as taking no floating tensor input."""
     covered = {op for op, _ in CASES}
     pointwise = {e["id"] for e in SR.TABLE if e["kind"] in ("unary", "binary")}
-    missing = sorted(e["id"] for e in SR.TABLE
+    missing = sorted(e["id"] for e in SR.ENTRIES
                      if e["id"] not in covered and e["id"] not in pointwise and SR.has_tensor_param(e)
                      and e["id"] not in NO_FLOAT_INPUT)
     assert missing == [], f"ops without a reduced-precision sample: {missing}"
