@@ -53,6 +53,7 @@ extern const pct_backend pct_cpu_backend, pct_meta_backend;
 const char *pct_device_type_name(int device_type);
 
 /* The one stream of a backend that runs work at once (the CPU, meta): Note [Streams]. */
+int pct_single_stream_device_synchronize(int device_index);
 int64_t pct_single_stream_new(int device_index, int priority);
 int64_t pct_single_stream_current(int device_index);
 int pct_single_stream_set(int device_index, int64_t stream);

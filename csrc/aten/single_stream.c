@@ -3,6 +3,12 @@
 #include "backend.h"
 #include "error.h"
 
+int pct_single_stream_device_synchronize(int device_index)
+{
+    (void)device_index;
+    return 0;
+}
+
 int64_t pct_single_stream_new(int device_index, int priority)
 {
     (void)device_index; (void)priority;

@@ -12,7 +12,6 @@ static pct_storage *cpu_storage_new(size_t nbytes, int device_index)
 }
 
 static int cpu_copy(pct_tensor *dst, const pct_tensor *src) { return pct_copy_(dst, (pct_tensor *)src); }
-static int cpu_synchronize(int device_index) { (void)device_index; return 0; }
 
 const pct_backend pct_cpu_backend = {
     .name = "cpu",
@@ -20,7 +19,7 @@ const pct_backend pct_cpu_backend = {
     .storage_new = cpu_storage_new,
     .copy = cpu_copy,
     .fill = pct_fill_scalar,
-    .synchronize = cpu_synchronize,
+    .synchronize = pct_single_stream_device_synchronize,
     .stream_new = pct_single_stream_new,
     .current_stream = pct_single_stream_current,
     .set_current_stream = pct_single_stream_set,

@@ -69,7 +69,6 @@ static int meta_fill(pct_tensor *t, const pct_scalar *value)
     return 0;
 }
 
-static int meta_synchronize(int device_index) { (void)device_index; return 0; }
 
 /* ---- stand-ins ---- */
 
@@ -478,7 +477,7 @@ const pct_backend pct_meta_backend = {
     .storage_new = meta_storage_new,
     .copy = meta_copy,
     .fill = meta_fill,
-    .synchronize = meta_synchronize,
+    .synchronize = pct_single_stream_device_synchronize,
     .stream_new = pct_single_stream_new,
     .current_stream = pct_single_stream_current,
     .set_current_stream = pct_single_stream_set,
