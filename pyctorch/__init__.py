@@ -11,6 +11,7 @@ from . import _C_python_attrs  # noqa: E402
 _C_python_attrs.install(_C)  # torch._C's private Python-level helpers (_log_api_usage_once, ...)
 from ._C import *  # noqa: F401,F403  (tensor, dtypes, every operator of the op table)
 from ._C import Tensor, Size, device, dtype  # noqa: F401
+from ._C import OutOfMemoryError  # noqa: F401  (torch.OutOfMemoryError: the caching allocator's)
 # torch.special's ops are special_<name> in the table (ops_special.def); torch keeps those names out of its namespace
 for _name in [_n for _n in globals() if _n.startswith("special_")]:
     del globals()[_name]

@@ -42,6 +42,7 @@ typedef enum pct_error_kind {
     PCT_ERR_ASSERTION,        /* AssertionError */
     PCT_ERR_MEMORY,           /* MemoryError (with a message; pct_error_nomem for the bare one) */
     PCT_ERR_LINALG,           /* torch.linalg.LinAlgError, a RuntimeError */
+    PCT_ERR_OUT_OF_MEMORY,    /* torch.OutOfMemoryError (torch.cuda.OutOfMemoryError), a RuntimeError: device memory */
     PCT_NUM_ERROR_KINDS
 } pct_error_kind;
 

@@ -298,6 +298,7 @@ static const struct { const char *name; int dtype; } dtype_names[] = {
 };
 
 PyObject *pct_LinAlgError; /* owned by the module init for the life of the process */
+PyObject *pct_OutOfMemoryError; /* the same */
 
 PyMODINIT_FUNC PyInit__C(void)
 {
@@ -327,6 +328,9 @@ PyMODINIT_FUNC PyInit__C(void)
     if (!(pct_LinAlgError = PyErr_NewException("torch._C._LinAlgError", PyExc_RuntimeError, NULL)) ||
         PyModule_AddObjectRef(m, "_LinAlgError", pct_LinAlgError) < 0)
         goto fail;
+    if (!(pct_OutOfMemoryError = PyErr_NewException("torch.OutOfMemoryError", PyExc_RuntimeError, NULL)) ||
+        PyModule_AddObjectRef(m, "OutOfMemoryError", pct_OutOfMemoryError) < 0)
+        goto fail;
     PyObject *prio = PyLong_FromLong(1000);
     if (!prio || PyDict_SetItemString(pct_TensorType.tp_dict, "__array_priority__", prio) < 0) { Py_XDECREF(prio); goto fail; }
     Py_DECREF(prio);
@@ -336,6 +340,7 @@ PyMODINIT_FUNC PyInit__C(void)
     }
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
     if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0 || pct_device_binding_install(m) < 0) goto fail;
+    if (pct_caching_allocator_sim_install(m) < 0) goto fail;
     if (pct_profiler_install(m) < 0) goto fail; /* profiler and autocast (csrc/autograd/profiler.h) */
     if (pct_distributed_install(m) < 0) goto fail; /* _distributed_c10d: stores, Gloo (csrc/python/c10d.h) */
     return m;

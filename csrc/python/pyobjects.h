@@ -12,6 +12,9 @@ extern PyTypeObject pct_TensorType;
 /* torch.linalg.LinAlgError (torch._C._LinAlgError, a RuntimeError), made by the module init (module.c); the core
  * raises it as PCT_ERR_LINALG. */
 extern PyObject *pct_LinAlgError;
+/* torch.OutOfMemoryError (torch._C.OutOfMemoryError, also torch.cuda.OutOfMemoryError, a RuntimeError), made by the
+ * module init; the core raises it as PCT_ERR_OUT_OF_MEMORY (the caching allocator, csrc/aten/caching_allocator.h). */
+extern PyObject *pct_OutOfMemoryError;
 /* -1 with torch's NotImplementedError for a meta tensor, whose values do not exist (Note [Meta storages]), else 0. */
 static inline int pct_check_has_data(const pct_tensor *t)
 {
@@ -44,6 +47,9 @@ PyObject *pct_size_new(int n, const int64_t *v);
 
 /* _C's device functions: synchronize and streams (device_binding.c). */
 int pct_device_binding_install(PyObject *module);
+
+/* _C._CachingAllocatorSim, the caching allocator over a simulated device, for its tests (caching_allocator_sim.c). */
+int pct_caching_allocator_sim_install(PyObject *module);
 
 /* pyctorch.Generator, the default generator and the seeding functions (generator.c). */
 int pct_generator_install(PyObject *module);

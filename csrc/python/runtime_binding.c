@@ -24,6 +24,7 @@ static PyObject *error_type(pct_error_kind kind)
     case PCT_ERR_ASSERTION: return PyExc_AssertionError;
     case PCT_ERR_MEMORY: return PyExc_MemoryError;
     case PCT_ERR_LINALG: return pct_LinAlgError ? pct_LinAlgError : PyExc_RuntimeError;
+    case PCT_ERR_OUT_OF_MEMORY: return pct_OutOfMemoryError ? pct_OutOfMemoryError : PyExc_RuntimeError;
     default: return PyExc_RuntimeError;
     }
 }

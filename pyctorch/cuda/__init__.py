@@ -8,6 +8,7 @@ import contextlib
 from collections import OrderedDict
 
 from .. import _C
+from .._C import OutOfMemoryError  # noqa: F401  (torch.cuda.OutOfMemoryError is torch.OutOfMemoryError)
 from . import amp  # noqa: F401  (torch.cuda.amp.GradScaler / autocast: disabled without CUDA)
 
 __all__ = ["is_available", "device_count", "is_initialized", "init", "manual_seed", "manual_seed_all",
