@@ -79,15 +79,44 @@ if compiles("#include <immintrin.h>\n__m256 _ZGVdN8v_tanhf(__m256);\n__attribute
 else:
     report("libmvec", False, "transcendental ops use scalar libm")
 
-# CUDA: found through CUDA_HOME or nvcc on the PATH; never required.
-cuda_home = os.environ.get("CUDA_HOME") or (os.path.dirname(os.path.dirname(shutil.which("nvcc"))) if shutil.which("nvcc") else None)
+# CUDA: found through CUDA_HOME, /usr/local/cuda or nvcc on the PATH; never required. The backend (csrc/cuda/: C
+# files by the C compiler, .cu files by nvcc) becomes its own library, pyctorch/_C_cuda.so, linked with the static
+# CUDA runtime and loaded by _C on first CUDA use (Note [Lazy CUDA] in csrc/aten/cuda_api.h), so importing pyctorch
+# never loads CUDA.
+def find_cuda_home():
+    if os.environ.get("CUDA_HOME"):
+        return os.environ["CUDA_HOME"]
+    if os.path.exists("/usr/local/cuda/bin/nvcc"):
+        return "/usr/local/cuda"
+    nvcc = shutil.which("nvcc")
+    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if nvcc else None
+
+
+def find_cublas(cuda_home):
+    """(include dir, library dir, library file name) of cuBLAS: the toolkit's, else the nvidia-cublas wheel's."""
+    for inc, lib in [(os.path.join(cuda_home, "include"), os.path.join(cuda_home, "lib64"))] + [
+            (os.path.join(site, "nvidia", sub, "include"), os.path.join(site, "nvidia", sub, "lib"))
+            for site in sorted(set(sys.path)) if os.path.isdir(os.path.join(site, "nvidia"))
+            for sub in ("cu13", "cublas")]:
+        libs = sorted(glob.glob(os.path.join(lib, "libcublas.so*")))
+        if os.path.exists(os.path.join(inc, "cublas_v2.h")) and libs:
+            return inc, lib, os.path.basename(libs[0])
+    return None
+
+
+cuda_home = None if off("CUDA") else find_cuda_home()
 cuda_sources = sorted(glob.glob(os.path.join("csrc", "cuda", "*.cu")))
+cuda_c_sources = sorted(glob.glob(os.path.join("csrc", "cuda", "*.c")))
+cublas = None
 if off("CUDA"):
     report("CUDA", False, "disabled by PYCTORCH_NO_CUDA")
-elif cuda_home:
-    report("CUDA", True, f"{cuda_home}" + ("" if cuda_sources else " (no CUDA backend sources in this version yet: CPU-only build)"))
+elif cuda_home and os.path.exists(os.path.join(cuda_home, "bin", "nvcc")) and (cuda_sources or cuda_c_sources):
+    report("CUDA", True, f"{cuda_home}: the backend builds into pyctorch/_C_cuda.so (sm_80, sm_90, PTX)")
+    cublas = find_cublas(cuda_home)
+    report("cuBLAS", bool(cublas), cublas[1] if cublas else "(pip install nvidia-cublas; CUDA matmul is unavailable)")
 else:
-    report("CUDA", False)
+    cuda_home = None
+    report("CUDA", False, "(no nvcc: CPU-only build)")
 
 nccl = cuda_home and os.path.exists(os.path.join(cuda_home, "include", "nccl.h"))
 report("NCCL", bool(nccl) and not off("NCCL"), "" if nccl else "(needs CUDA and nccl.h)")
@@ -113,6 +142,9 @@ if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
     extra_link += san
     report("sanitizer", True, "ASan + UBSan")
 
+# sm_80 (A100) and sm_90 (H100/H200) machine code, and PTX of sm_90 for newer chips to compile at load.
+CUDA_ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]
+
 if off("AVX512"):
     define_macros.append(("PCT_NO_AVX512", "1"))
 
@@ -124,7 +156,8 @@ GENERATED = os.path.join(ROOT, "build", "generated")
 subprocess.run([sys.executable, os.path.join(ROOT, "csrc", "codegen", "gen_op_args.py"), os.path.join(ROOT, "csrc", "aten"),
                 os.path.join(GENERATED, "op_args.h")], check=True)
 
-sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
+sources = sorted(p for p in glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True)
+                 if not p.startswith(os.path.join("csrc", "cuda", "")))  # csrc/cuda: the CUDA library
 # headers and op tables: a change to one must reach build_extension (which then recompiles
 # only the objects whose dependency files name it)
 depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
@@ -185,6 +218,51 @@ class ParallelBuildExt(build_ext):
             super().build_extension(ext)
         finally:
             compiler.compile = compile_serial
+
+    def run(self):
+        super().run()
+        if cuda_home:  # after _C (which setuptools skips when it is current): the CUDA backend's library
+            with ThreadPoolExecutor(build_jobs()) as pool:
+                # the .cu files first: nvcc takes longest
+                objects = list(pool.map(self.build_cuda_object, cuda_sources + cuda_c_sources))
+            self.link_cuda_library(objects)
+
+    def build_cuda_object(self, src):
+        """Compiles one file of the CUDA backend (a .c by the C compiler, a .cu by nvcc), when it changed."""
+        obj = os.path.join(self.build_temp, "cuda", os.path.splitext(os.path.basename(src))[0] + ".o")
+        if not self.force and object_is_current(obj):
+            return obj
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        includes = ["-I" + os.path.join(ROOT, "csrc"), "-I" + GENERATED, "-I" + os.path.join(cuda_home, "include")]
+        if cublas:
+            includes.append("-I" + cublas[0])
+        macros = ["-D%s=%s" % m for m in define_macros] + (["-DPCT_HAVE_CUBLAS=1"] if cublas else [])
+        dep = obj[:-2] + ".d"
+        if src.endswith(".cu"):
+            cmd = [os.path.join(cuda_home, "bin", "nvcc"), "-std=c++17", "-O3", "-Xcompiler", "-fPIC,-Wall,-Wextra",
+                   "--expt-relaxed-constexpr", *CUDA_ARCH_FLAGS, *includes, *macros, "-MD", "-MF", dep, "-c", src, "-o", obj]
+        else:
+            flags = [f for f in extra_compile if f != "-fopenmp"]
+            cmd = [sysconfig.get_config_var("CC").split()[0] or "cc", "-fPIC", *flags, *includes,
+                   "-I" + numpy.get_include(), *macros, "-MMD", "-MF", dep, "-c", src, "-o", obj]
+        print(" ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
+        return obj
+
+    def link_cuda_library(self, objects):
+        """Links pyctorch/_C_cuda.so (beside _C) from the backend's objects and the static CUDA runtime. The core's
+        symbols stay undefined here: _C provides them when it loads this library (Note [Lazy CUDA])."""
+        target = os.path.join(ROOT if self.inplace else self.build_lib, "pyctorch", "_C_cuda.so")
+        if not self.force and os.path.exists(target) and all(os.path.getmtime(o) <= os.path.getmtime(target)
+                                                             for o in objects):
+            return
+        libs = ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart_static", "-ldl", "-lrt", "-lpthread"]
+        if cublas:
+            libs += ["-L" + cublas[1], "-l:" + cublas[2], "-Wl,-rpath," + cublas[1]]
+        san = ["-fsanitize=address,undefined"] if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0") else []
+        cmd = ["g++", "-shared", "-o", target, *objects, *libs, *san]
+        print(" ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
 
     def build_gloo_shim(self):
         """Compiles the C++ Gloo shim with g++ (the C flags would not suit it), when it changed."""

@@ -128,20 +128,14 @@ _default_device = None
 
 
 def set_default_device(device):
-    """Only the CPU exists in pyctorch: 'cpu' and None are accepted (and change nothing, CPU
-    being the default); other devices raise now, rather than at the first factory call as torch
-    does, since pyctorch's factories would otherwise silently stay on the CPU."""
+    """The device factories without a device= argument (and torch.tensor) make their results on; None: the CPU."""
     global _default_device
-    from ._C import device as _device
-    if device is None:
-        _default_device = None
-        return
-    d = device if isinstance(device, _device) else _device(device)
-    if d.type == "cuda":
-        raise AssertionError("Torch not compiled with CUDA enabled")
-    if d.type != "cpu":
-        raise RuntimeError(f"pyctorch does not implement torch.set_default_device('{d.type}') "
-                           "yet: only the CPU is supported")
+    from . import _C
+    from ._C import device as _device, _set_default_device
+    d = None if device is None else device if isinstance(device, _device) else _device(device)
+    if d is not None and d.type == "cuda" and not _C._cuda_built():
+        raise AssertionError("Torch not compiled with CUDA enabled")  # refused at once rather than at each factory
+    _set_default_device(d)
     _default_device = d
 
 
@@ -156,8 +150,7 @@ def _device_context_enter(device):
 
 
 def _device_context_exit():
-    global _default_device
-    _default_device = _device_context_stack.pop()
+    set_default_device(_device_context_stack.pop())
 
 
 def get_default_device():

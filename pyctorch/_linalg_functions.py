@@ -73,7 +73,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     _linalg._check_matrix(input, "cholesky_inverse")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for '{_cpp(input.dtype)}'")
-    eye = _C.eye(input.shape[-1], dtype=input.dtype).expand(input.shape)
+    eye = _C.eye(input.shape[-1], dtype=input.dtype, device=input.device).expand(input.shape)
     return _write_out(_cholesky_solve(eye, input, upper), out, "cholesky_inverse")
 
 
@@ -136,15 +136,15 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
                            "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor")
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
-    empty = _C.empty(0, dtype=LU_data.dtype)
+    empty = _C.empty(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + _C.eye(m, k, dtype=LU_data.dtype)
+        L = LU_data[..., :, :k].tril(-1) + _C.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
         U = LU_data[..., :k, :].triu()
     else:
         L = U = empty
     if unpack_pivots:
         batch = tuple(LU_pivots.shape[:-1])
-        perm = _C.arange(m).expand(batch + (m,)).clone()
+        perm = _C.arange(m, device=LU_pivots.device).expand(batch + (m,)).clone()
         piv = (LU_pivots.long() - 1)
         for i in range(min(k, LU_pivots.shape[-1])):
             j = piv[..., i:i + 1]
@@ -152,8 +152,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
             pj = perm.gather(-1, j)
             perm = perm.scatter(-1, j, pi)
             perm = perm.scatter(-1, _C.full_like(j, i), pj)
-        P = _C.zeros(batch + (m, m), dtype=LU_data.dtype).scatter(
-            -2, perm.unsqueeze(-2), _C.ones(batch + (1, m), dtype=LU_data.dtype))
+        P = _C.zeros(batch + (m, m), dtype=LU_data.dtype, device=LU_data.device).scatter(
+            -2, perm.unsqueeze(-2), _C.ones(batch + (1, m), dtype=LU_data.dtype, device=LU_data.device))
     else:
         P = empty
     if out is not None:
@@ -189,9 +189,9 @@ def vander(x, N=None, increasing=False):
     if N < 0:
         raise RuntimeError("N must be non-negative.")
     if N == 0:
-        return _C.empty((x.shape[0], 0), dtype=x.dtype if x.dtype != _C.bool else _C.int64)
+        return _C.empty((x.shape[0], 0), dtype=x.dtype if x.dtype != _C.bool else _C.int64, device=x.device)
     if N == 1:
-        return _C.ones((x.shape[0], 1), dtype=x.dtype if x.dtype != _C.bool else _C.int64)
+        return _C.ones((x.shape[0], 1), dtype=x.dtype if x.dtype != _C.bool else _C.int64, device=x.device)
     result = _linalg.vander(x, N=N)
     return result if increasing else result.flip(-1)
 

@@ -38,8 +38,7 @@ def _seed_devices(seed):
     if cuda is None:
         return
     seed_all = getattr(cuda, "manual_seed_all", None)
-    is_available = getattr(cuda, "is_available", None)
-    if seed_all is not None and (is_available is None or is_available()):
+    if seed_all is not None:  # lazy, as torch's: it records the seed and loads nothing
         seed_all(seed)
 
 

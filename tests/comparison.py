@@ -29,10 +29,24 @@ Options (each one a need of some tests; tests/test_comparison.py shows each one 
     call), values compared as without it.
 """
 import math
+import os
 import re
 import warnings
 
 import numpy as np
+
+
+class _DeviceMap(dict):
+    def get(self, key, default=None):
+        return super().get(key, key)
+
+
+# CUDA runs where torch has no GPU (Note [Simulated CUDA device]; tests/samples.py's TORCH_DEVICE): torch's results are
+# on the CPU, pyctorch's must be on the CUDA device the run names.
+_EXPECTED_DEVICE = _DeviceMap(
+    {"cpu": os.environ["PYCTORCH_TEST_DEVICE"] + ("" if ":" in os.environ["PYCTORCH_TEST_DEVICE"] else ":0")}
+    if os.environ.get("PYCTORCH_TEST_DEVICE", "cpu") != "cpu"
+    and os.environ.get("PYCTORCH_TEST_TORCH_DEVICE", os.environ.get("PYCTORCH_TEST_DEVICE")) == "cpu" else {})
 
 # (rtol, atol) per dtype: torch.testing.assert_close's defaults.
 TOL = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
@@ -148,7 +162,7 @@ def assert_same(got, expected, rtol=None, atol=None, *, tol=None, exact=False, v
                                                             f"{dtype_name(expected)}"
         assert tuple(got.shape) == tuple(expected.shape), f"{what}: shape {tuple(got.shape)} != torch " \
                                                           f"{tuple(expected.shape)}"
-        devices = str(getattr(got, "device", "cpu")), str(getattr(expected, "device", "cpu"))
+        devices = str(getattr(got, "device", "cpu")), _EXPECTED_DEVICE.get(str(getattr(expected, "device", "cpu")))
         assert devices[0] == devices[1], f"{what}: device {devices[0]} != torch {devices[1]}"
         numel = expected.size if isinstance(expected, np.ndarray) else expected.numel()
         if values and (max_numel is None or numel <= max_numel):

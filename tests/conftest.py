@@ -16,5 +16,21 @@ except ImportError:  # the comparisons skip; numpy-checked tests still run
 
 requires_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed (oracle comparisons skip)")
 
+# CUDA as this build and machine have it: the backend built (nvcc was found) or not, and a device usable or not.
+CUDA_BUILT = pyctorch._C._cuda_built()
+CUDA_USABLE = pyctorch.cuda.is_available()
+
+
+def cuda_refusal():
+    """(exception type, message pattern) of what needs a CUDA device where none can be used: torch's CPU-only build's
+    AssertionError without the backend, torch's CUDA build's RuntimeError with it on a machine without a driver or GPU
+    (the torch installed here as oracle is a CPU-only build: the second case is checked against its texts)."""
+    if not CUDA_BUILT:
+        return AssertionError, "not compiled with CUDA"
+    return RuntimeError, "Found no NVIDIA driver on your system|No CUDA GPUs are available"
+
+
+requires_no_cuda_device = pytest.mark.skipif(CUDA_USABLE, reason="a CUDA device is usable here: nothing refuses it")
+
 # The one comparison of outcomes (tests/comparison.py), and its per-dtype tolerances.
 from comparison import DTYPE_NAMES, TOL, assert_same, assert_same_outcome, outcome, to_numpy  # noqa: E402,F401

@@ -37,6 +37,14 @@ from comparison import DTYPE_NAMES
 
 # the device the op tests make their samples on (the registry's device parameter; torch runs there too)
 DEVICE = os.environ.get("PYCTORCH_TEST_DEVICE", "cpu")
+# torch's side of a comparison: DEVICE, except for CUDA runs where torch has no GPU (pyctorch's simulated CUDA device,
+# Note [Simulated CUDA device]): there torch runs on the CPU and comparison.py expects pyctorch's results on DEVICE.
+TORCH_DEVICE = os.environ.get("PYCTORCH_TEST_TORCH_DEVICE", DEVICE)
+
+
+def device_for(T):
+    """The device library T runs the op tests on."""
+    return TORCH_DEVICE if T.__name__ == "torch" else DEVICE
 TABLE = pyctorch._C._op_table()
 BY_ID = {e["id"]: e for e in TABLE}
 # the Python composites (PCT_COMPOSITE_PY entries, written in pyctorch/_composites.py): their own table, and their

@@ -153,7 +153,7 @@ def _nondiff_cases():
 def _float_x(T, op, use):
     """The float64 input of op's first sample made for use, requiring grad."""
     k, sample = SR.samples_for(op, use)[0]
-    return sample, SR.make_inputs(T, sample, SR.arrays(op, k, sample), device=DEVICE)
+    return sample, SR.make_inputs(T, sample, SR.arrays(op, k, sample), device=SR.device_for(T))
 
 
 @pytest.mark.parametrize("op", _nondiff_cases())
@@ -171,7 +171,7 @@ def _check_non_differentiable(op):
         assert type(SR.call(pyctorch, sample, xs, DEVICE)) is bool
         if HAVE_TORCH:
             sample, xs = _float_x(torch, op, "nondiff")
-            assert type(SR.call(torch, sample, xs, DEVICE)) is bool
+            assert type(SR.call(torch, sample, xs, SR.TORCH_DEVICE)) is bool
         return
     outs = SR.tensors(SR.call(pyctorch, sample, xs, DEVICE))
     assert outs and not any(o.requires_grad for o in outs)
@@ -179,7 +179,7 @@ def _check_non_differentiable(op):
         assert not any(o.is_floating_point() for o in outs), f"{op} has a floating-point output"
     if HAVE_TORCH:
         sample, xs = _float_x(torch, op, "nondiff")
-        touts = SR.tensors(SR.call(torch, sample, xs, DEVICE))
+        touts = SR.tensors(SR.call(torch, sample, xs, SR.TORCH_DEVICE))
         if reason in (NO_FLOAT_OUT, NO_GRAD_LIKE_TORCH):
             assert not any(o.requires_grad for o in touts), f"{op}: torch's output requires grad"
         elif reason == TORCH_NOT_IMPLEMENTED:
@@ -192,7 +192,7 @@ def test_formula_less_op_raises_in_backward(op):
     libs = [pyctorch] + ([torch] if HAVE_TORCH else [])
     for T in libs:
         sample, xs = _float_x(T, op, "missing")
-        out = SR.call(T, sample, xs, DEVICE)
+        out = SR.call(T, sample, xs, SR.device_for(T))
         assert out.requires_grad
         with pytest.raises(RuntimeError, match="not implemented"):
             out.sum().backward()
@@ -201,11 +201,11 @@ def test_formula_less_op_raises_in_backward(op):
 # ---- running a sample ----------------------------------------------------------------------------
 
 def _leaves(T, sample, arrays, grad_mask=None):
-    return SR.make_inputs(T, sample, arrays, grad_mask, device=DEVICE)
+    return SR.make_inputs(T, sample, arrays, grad_mask, device=SR.device_for(T))
 
 
 def _run(T, sample, xs):
-    return SR.tensors(SR.call(T, sample, xs, DEVICE))
+    return SR.tensors(SR.call(T, sample, xs, SR.device_for(T)))
 
 
 def _graph_names(outs):
@@ -365,8 +365,8 @@ def _check_second_order(op, k, sample, arrays):
     for i, (a, b) in enumerate(zip(sp, st)):
         if a is None and b is None:
             continue
-        a = a if a is not None else pyctorch.zeros(tuple(b.shape), dtype=getattr(pyctorch, dtype_name(b)))
-        b = b if b is not None else torch.zeros(tuple(a.shape), dtype=getattr(torch, dtype_name(a)))
+        a = a if a is not None else pyctorch.zeros(tuple(b.shape), dtype=getattr(pyctorch, dtype_name(b)), device=DEVICE)
+        b = b if b is not None else torch.zeros(tuple(a.shape), dtype=getattr(torch, dtype_name(a)), device=SR.TORCH_DEVICE)
         assert_same(a, b, *tol, what=f"sample {k}: second derivative {i} (of the inputs, then the grad_outputs)")
 
 

@@ -19,7 +19,8 @@ DEVICE = SR.DEVICE
 
 def make_pair(values, dtype):
     """The same values as a pyctorch and a torch tensor."""
-    return pyctorch.tensor(values, dtype=getattr(pyctorch, dtype)), torch.tensor(values, dtype=getattr(torch, dtype))
+    return (pyctorch.tensor(values, dtype=getattr(pyctorch, dtype), device=DEVICE),
+            torch.tensor(values, dtype=getattr(torch, dtype), device=SR.TORCH_DEVICE))
 
 
 def _cases(entries):
@@ -31,7 +32,7 @@ def _inputs(entry, k):
     sample = SR.SAMPLES[entry["id"]][k]
     arrs = SR.arrays(entry["id"], k, sample)
     return (sample, SR.make_inputs(pyctorch, sample, arrs, device=DEVICE),
-            SR.make_inputs(torch, sample, arrs, device=DEVICE))
+            SR.make_inputs(torch, sample, arrs, device=SR.TORCH_DEVICE))
 
 
 def check_variants(entry, xp, xt):
@@ -73,13 +74,14 @@ def _out_cases():
 def test_binary_out(entry, k):
     """A wrongly shaped out= is resized; a float64 out receives a cast result (the registry's out= sample)."""
     sample, xp, xt = _inputs(entry, k)
-    po, to = pyctorch.empty(1, dtype=pyctorch.float64), torch.empty(1, dtype=torch.float64)
+    po = pyctorch.empty(1, dtype=pyctorch.float64, device=DEVICE)
+    to = torch.empty(1, dtype=torch.float64, device=SR.TORCH_DEVICE)
     # computed in the inputs' dtype, then cast: float32 inputs agree to float32's tolerance (torch's float32 igamma
     # is a few ulps off the correctly rounded value)
     f32 = any(getattr(i, "dtype", None) == "float32" for i in sample.inputs)
     tol = dict(rtol=1.3e-6, atol=1e-5) if f32 else {}
     got, exp = assert_same_outcome(lambda: SR.call(pyctorch, sample, xp, DEVICE, out=po),
-                                   lambda: SR.call(torch, sample, xt, DEVICE, out=to), **tol)
+                                   lambda: SR.call(torch, sample, xt, SR.TORCH_DEVICE, out=to), **tol)
     if not isinstance(exp, Exception):
         assert got is po
         assert_same(po, to, **tol)
@@ -164,5 +166,5 @@ def test_every_python_composite_has_op_samples():
 def test_python_composite(entry, k):
     sample = SR.SAMPLES[entry["id"]][k]
     arrs = SR.arrays(entry["id"], k, sample)
-    xp, xt = (SR.make_inputs(T, sample, arrs, requires_grad=False, device=DEVICE) for T in (pyctorch, torch))
-    assert_same_outcome(lambda: SR.call(pyctorch, sample, xp, DEVICE), lambda: SR.call(torch, sample, xt, DEVICE))
+    xp, xt = (SR.make_inputs(T, sample, arrs, requires_grad=False, device=SR.device_for(T)) for T in (pyctorch, torch))
+    assert_same_outcome(lambda: SR.call(pyctorch, sample, xp, DEVICE), lambda: SR.call(torch, sample, xt, SR.TORCH_DEVICE))

@@ -48,8 +48,8 @@ def _bound(op):
     arrs = SR.arrays(op, k, sample)
 
     def bound(M):
-        with SR.default_device(M, DEVICE):
-            return sample.bound(M, SR.make_inputs(M, sample, arrs, requires_grad=False, device=DEVICE))
+        with SR.default_device(M, SR.device_for(M)):
+            return sample.bound(M, SR.make_inputs(M, sample, arrs, requires_grad=False, device=SR.device_for(M)))
     return bound
 
 

@@ -73,9 +73,12 @@ def test_the_header_is_plain_c(header, tmp_path):
 
 
 # The generic machinery that works on any op by slot (the dispatcher, the meta backend's shape rules, out= checks,
-# the calls composites build): the only files under csrc/aten that may read or write a call's slots by number.
+# the calls composites build, the stand-ins of fallbacks and the CUDA fallback's device argument): the only files under
+# csrc/aten and csrc/cuda that may read or write a call's slots by number.
+CUDA_SRC = os.path.join(os.path.dirname(ATEN), "cuda")
 GENERIC = {os.path.join(ATEN, p) for p in ("dispatch.c", os.path.join("meta", "meta_backend.c"), "out.c",
-                                             os.path.join("composite", "op_calls.c"))}
+                                             os.path.join("composite", "op_calls.c"), "standins.c")} | \
+    {os.path.join(CUDA_SRC, "cuda_fallback.c")}
 
 
 def strip_comments(src):
@@ -107,9 +110,10 @@ def test_slot_reads_are_found():
 def test_kernels_read_typed_arguments():
     """Every kernel reads its arguments through PCT_ARGS (Note [Typed arguments] in csrc/aten/op.h); ops that share
     an implementation have typed entries that pass it typed values. Outside the generic machinery no file under
-    csrc/aten reads or writes a call's slots by number."""
+    csrc/aten and csrc/cuda reads or writes a call's slots by number."""
     offenders = []
-    for path in sorted(glob.glob(os.path.join(ATEN, "**", "*.[ch]"), recursive=True)):
+    for path in sorted(glob.glob(os.path.join(ATEN, "**", "*.[ch]"), recursive=True) +
+                       glob.glob(os.path.join(CUDA_SRC, "*.[ch]"))):
         if path in GENERIC:
             continue
         for line, text in slot_reads(open(path).read()):

@@ -6,7 +6,8 @@
  * backend's slot; an op without one there runs the backend's fallback, and without a fallback raises torch's
  * NotImplementedError naming op and backend. The CPU backend (cpu/cpu_backend.c) fills every slot; the meta backend
  * (meta/meta_backend.c) keeps shapes and dtypes only and fills its slots with a fallback that runs the CPU kernel on
- * data-free stand-ins (Note [Meta fallback]). A CUDA backend will be a third instance.
+ * data-free stand-ins (Note [Meta fallback]). The CUDA backend (csrc/cuda/) is a third instance, in its own library
+ * loaded on first use (Note [Lazy CUDA] in cuda_api.h).
  *
  * Note [Streams]: a stream is a device's queue of work, run in order; a backend names its streams by ids, 0 being the
  * device's default stream. The CPU and meta backends run every op to completion on the calling thread, so each has
@@ -22,6 +23,9 @@ typedef struct pct_backend {
     const char *dispatch_name; /* as torch names the backend in "Could not run 'aten::x' ... from the 'CPU' backend" */
     /* a new storage of nbytes (uninitialised; meta: no memory); NULL with an error */
     pct_storage *(*storage_new)(size_t nbytes, int device_index);
+    /* grow a resizable storage to nbytes keeping its bytes (pct_storage_resize); NULL where the memory is the host's
+     * (memcpy does) */
+    int (*storage_resize)(pct_storage *s, size_t nbytes);
     /* dst = src converted to dst's dtype (shapes already broadcast-checked); one of them on this device, the other
      * here or on the CPU; -1 with an error */
     int (*copy)(pct_tensor *dst, const pct_tensor *src);
@@ -45,8 +49,8 @@ typedef struct pct_backend {
     pct_kernel_fn fallback;
 } pct_backend;
 
-/* Indexed by pct_device_type; NULL where the device was not built (CUDA in a CPU-only build). */
-extern const pct_backend *const pct_backends[PCT_NUM_BACKENDS];
+/* Indexed by pct_device_type; NULL where the device was not built, or not loaded yet (CUDA: pct_backend_of loads it). */
+extern const pct_backend *pct_backends[PCT_NUM_BACKENDS];
 extern const pct_backend pct_cpu_backend, pct_meta_backend;
 
 /* torch's name of a device type ("cpu", "cuda", "meta"), also for devices not built */

@@ -135,7 +135,7 @@ static void cpu_free(void *p, size_t nbytes)
     if (!keep) free(p);
 }
 
-const pct_allocator pct_cpu_allocator = {"cpu", cpu_alloc, cpu_free};
+const pct_allocator pct_cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL};
 
 /* Private anonymous mappings: zeros, with memory taken only for the pages written (MAP_NORESERVE). */
 static void *zero_pages_alloc(size_t nbytes)
@@ -146,7 +146,7 @@ static void *zero_pages_alloc(size_t nbytes)
 
 static void zero_pages_free(void *p, size_t nbytes) { munmap(p, nbytes ? nbytes : 1); }
 
-const pct_allocator pct_zero_pages_allocator = {"zero pages", zero_pages_alloc, zero_pages_free};
+const pct_allocator pct_zero_pages_allocator = {"zero pages", zero_pages_alloc, zero_pages_free, NULL};
 
 void pct_cpu_cache_empty(void)
 {

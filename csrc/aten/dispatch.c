@@ -5,6 +5,7 @@
 #include "error.h"
 #include "out.h"
 #include "backend.h"
+#include "cuda_api.h"
 
 pct_op pct_ops[PCT_NUM_OPS] = {
 #define PCT_OP(id, schema, variants, cpu) [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_CUSTOM, 0, {cpu, NULL}, {{0}}},
@@ -20,7 +21,12 @@ pct_op pct_ops[PCT_NUM_OPS] = {
 
 pct_object *(*pct_composite_caller)(pct_call *c) = pct_dispatch;
 
-const pct_backend *const pct_backends[PCT_NUM_BACKENDS] = {[PCT_CPU] = &pct_cpu_backend, [PCT_META] = &pct_meta_backend};
+/* torch.set_default_device / `with torch.device(d)`: where factories without tensor arguments and without device=
+ * make their result (the CPU by default; set by the binding) */
+pct_device_arg pct_default_device = {.none = true, .type = PCT_CPU, .index = -1};
+
+/* the CUDA slot is filled when its library loads (Note [Lazy CUDA] in cuda_api.h) */
+const pct_backend *pct_backends[PCT_NUM_BACKENDS] = {[PCT_CPU] = &pct_cpu_backend, [PCT_META] = &pct_meta_backend};
 
 const char *pct_device_type_name(int device_type)
 {
@@ -30,8 +36,10 @@ const char *pct_device_type_name(int device_type)
 const pct_backend *pct_backend_of(int device_type)
 {
     const pct_backend *b = device_type >= 0 && device_type < PCT_NUM_BACKENDS ? pct_backends[device_type] : NULL;
-    if (!b) pct_error_str(PCT_ERR_ASSERTION, "Torch not compiled with CUDA enabled");
-    return b;
+    if (b) return b;
+    if (device_type != PCT_CUDA) return pct_error_str(PCT_ERR_ASSERTION, "Torch not compiled with CUDA enabled");
+    const pct_cuda_api *cuda = pct_cuda(); /* loads the library: it fills pct_backends[PCT_CUDA] */
+    return cuda ? cuda->backend : NULL;
 }
 
 static const char *backend_name(int b) { return b == PCT_CUDA ? "CUDA" : b == PCT_META ? "Meta" : "CPU"; }
@@ -229,6 +237,12 @@ pct_object *pct_dispatch(pct_call *c)
      * empty_like(meta_tensor, device="cpu") too, as torch's); to(device) of a meta tensor stays on the meta backend,
      * which refuses to copy out of it */
     const int dev_slot = device_param(c->op_index);
+    /* a factory (no tensor argument) given no device= takes the default device, as torch's device mode does */
+    if (dev_slot >= 0 && c->v[dev_slot].none && backend < 0 && !pct_default_device.none) {
+        c->v[dev_slot].none = 0;
+        c->v[dev_slot].dev.type = pct_default_device.type;
+        c->v[dev_slot].dev.index = pct_default_device.index;
+    }
     if (dev_slot >= 0 && !c->v[dev_slot].none) {
         const int want = c->v[dev_slot].dev.type;
         /* a *_like / new_* factory reads only the shape of its meta input; a meta out= keeps the meta backend */
@@ -236,11 +250,18 @@ pct_object *pct_dispatch(pct_call *c)
                                  !(c->out && c->out->device_type == PCT_META))) {
             backend = want;
             index = -1;
-        } /* CUDA: the CPU kernel's device check raises torch's "not compiled with CUDA" */
+        } else if (want == PCT_CUDA) {
+            if (!pct_backend_of(PCT_CUDA)) return NULL; /* not built: torch's "not compiled with CUDA" */
+            backend = want;
+            index = c->v[dev_slot].dev.index;
+        }
     }
     if (backend < 0) backend = PCT_CPU;
-    if (backend != PCT_CPU && c->op_index != PCT_OP_copy_ && c->op_index != PCT_OP_to_device &&
-        check_one_device(c, backend, index) < 0)
+    /* the ops that move data between devices take tensors of two (Note [Device-neutral copies]) */
+    const bool moves = c->op_index == PCT_OP_copy_ || c->op_index == PCT_OP_to_device || c->op_index == PCT_OP_to_other ||
+                       c->op_index == PCT_OP_type_as ||
+                       (dev_slot >= 0 && !c->v[dev_slot].none); /* zeros_like(x, device=...): x gives a shape */
+    if (backend != PCT_CPU && !moves && check_one_device(c, backend, index) < 0)
         return NULL;
     pct_kernel_fn k = c->op->kernels[backend];
     if (!k && pct_backends[backend]) k = pct_backends[backend]->fallback;

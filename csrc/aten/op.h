@@ -207,6 +207,8 @@ typedef struct pct_int_opt { bool none; int64_t v; } pct_int_opt;
 typedef struct pct_float_opt { bool none; double v; } pct_float_opt;
 typedef struct pct_bool_opt { bool none; bool v; } pct_bool_opt;
 typedef struct pct_device_arg { bool none; int8_t type, index; } pct_device_arg;
+/* The default device of factories (torch.set_default_device); none: the CPU. */
+extern pct_device_arg pct_default_device;
 #define PCT_NO_DTYPE (-1)
 #define PCT_MF_NONE (-2)
 /* One parsed value read as its type: the generated readers (op_args.h) use these; kernels read PCT_ARGS instead. */

@@ -1,5 +1,6 @@
 /* storage.c: storage lifetime (the CPU allocator itself is in cpu_allocator.c). */
 #include "storage.h"
+#include "backend.h"
 #include "shapes_only.h"
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,8 @@ void pct_storage_decref(pct_storage *s)
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
     if (s->shm_name) pct_storage_drop_name(s);
     if (s->owner) PCT_DECREF(s->owner);
+    else if (s->allocator && s->data && s->allocator->free_on_device)
+        s->allocator->free_on_device(s->data, s->nbytes, s->device_index);
     else if (s->allocator && s->data) s->allocator->free(s->data, s->nbytes);
     if (s->allocator == &pct_cpu_allocator) pct_cpu_memory_count(-(long long)s->nbytes);
     if (s->shm_fd >= 0) close(s->shm_fd);
@@ -108,6 +111,11 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
     if (atomic_load(&s->exports) > 0) {
         pct_error_str(PCT_ERR_BUFFER, "Existing exports of data: storage cannot be re-sized");
         return -1;
+    }
+    if (s->device_type != PCT_CPU) { /* device memory moves through its backend */
+        const pct_backend *b = pct_backend_of(s->device_type);
+        if (!b) return -1;
+        if (b->storage_resize) return b->storage_resize(s, nbytes);
     }
     void *p = s->allocator->alloc(nbytes);
     if (!p) {

@@ -17,12 +17,17 @@
 
 /* Device types; each has a backend (backend.h). Meta tensors have shapes and dtypes but no data (torch's "meta"). */
 typedef enum pct_device_type { PCT_CPU = 0, PCT_CUDA = 1, PCT_META = 2, PCT_NUM_BACKENDS = 3 } pct_device_type;
+/* The highest device ordinal a backend may have (CUDA: 16 GPUs per process). */
+#define PCT_MAX_DEVICE_INDEX 15
 
 typedef struct pct_allocator {
     const char *name;
     void *(*alloc)(size_t nbytes);   /* NULL on failure, no exception set */
     void (*free)(void *ptr, size_t nbytes); /* nbytes: what alloc was asked for (mmap-backed and caching
                                                allocators need it) */
+    /* device memory: freed knowing the storage's device index (the CUDA caching allocator keeps one cache per
+     * device); NULL where `free` does */
+    void (*free_on_device)(void *ptr, size_t nbytes, int device_index);
 } pct_allocator;
 
 typedef struct pct_storage {

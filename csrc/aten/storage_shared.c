@@ -37,7 +37,7 @@ static size_t map_length(size_t nbytes) { return nbytes ? nbytes : 1; }
 static void *shm_alloc(size_t nbytes) { (void)nbytes; return NULL; }
 static void shm_free(void *p, size_t nbytes) { munmap(p, map_length(nbytes)); }
 
-const pct_allocator pct_shm_allocator = {"shm", shm_alloc, shm_free};
+const pct_allocator pct_shm_allocator = {"shm", shm_alloc, shm_free, NULL};
 
 static void set_os_error(const char *what, size_t nbytes)
 {
@@ -207,7 +207,7 @@ static size_t named_length(size_t nbytes) { return name_offset(nbytes) + 64; }
 static atomic_long *name_uses(pct_storage *s) { return (atomic_long *)((char *)s->data + name_offset(s->nbytes)); }
 static void shm_named_free(void *p, size_t nbytes) { munmap(p, named_length(nbytes)); }
 
-const pct_allocator pct_shm_named_allocator = {"shm_named", shm_alloc, shm_named_free};
+const pct_allocator pct_shm_named_allocator = {"shm_named", shm_alloc, shm_named_free, NULL};
 int pct_shm_by_name = 0;
 
 #define NAME_PREFIX "pyctorch_fs_"

@@ -289,6 +289,15 @@ pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int devi
     return t;
 }
 
+pct_tensor *pct_tensor_zeros_on(int ndim, const int64_t *sizes, int dtype, int device_type, int device_index)
+{
+    if (device_type == PCT_CPU) return pct_tensor_zeros(ndim, sizes, dtype);
+    pct_tensor *t = pct_tensor_empty(ndim, sizes, dtype, device_type, device_index);
+    const pct_scalar zero = {.kind = PCT_SCALAR_INT, .i = 0, .d = 0.0};
+    if (t && pct_backend_of(device_type)->fill(t, &zero) < 0) PCT_CLEAR(t);
+    return t;
+}
+
 pct_tensor *pct_tensor_zeros(int ndim, const int64_t *sizes, int dtype)
 {
     pct_tensor *t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1);

@@ -94,6 +94,8 @@ int pct_dims_mask(const int64_t *dims, int n, int ndim, bool *mask);
 /* A new contiguous tensor with uninitialised memory; NULL with exception.
  * `type` is the Python type to instantiate (NULL: Tensor). */
 pct_tensor *pct_tensor_empty(int ndim, const int64_t *sizes, int dtype, int device_type, int device_index);
+/* Zeros on a device (pct_tensor_zeros: the CPU); NULL with an error. */
+pct_tensor *pct_tensor_zeros_on(int ndim, const int64_t *sizes, int dtype, int device_type, int device_index);
 pct_tensor *pct_tensor_zeros(int ndim, const int64_t *sizes, int dtype);
 pct_tensor *pct_tensor_empty_like(const pct_tensor *t, int dtype);
 /* A tensor over `storage` (a new reference is taken) with its own fresh version counter. */

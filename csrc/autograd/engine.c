@@ -235,7 +235,7 @@ static PyObject *validate(pct_node *n, int index, PyObject *grad, const pct_meta
 /* A gradient of zeros for an output nobody differentiated (formulas expect tensors). */
 static PyObject *zeros_for(const pct_meta *m)
 {
-    pct_tensor *z = pct_tensor_zeros(m->ndim, m->sizes, m->dtype);
+    pct_tensor *z = pct_tensor_zeros_on(m->ndim, m->sizes, m->dtype, m->device_type, m->device_index);
     return (PyObject *)z;
 }
 

@@ -181,13 +181,19 @@ static PyObject *value_to_object(const pct_param *p, const pct_value *v)
  * formula that reads only t.shape / t.dtype gets, so t itself is not kept alive. */
 static PyObject *meta_standin(pct_tensor *t)
 {
-    static pct_storage *zeros;
-    if (!zeros) {
-        if (!(zeros = pct_storage_new_cpu(64))) return NULL; /* held for the life of the process */
-        memset(zeros->data, 0, 64);
+    /* one zeroed storage per device, on t's device so that the formula's results land there (zeros_like(other)) */
+    static pct_storage *zeros[PCT_NUM_BACKENDS][PCT_MAX_DEVICE_INDEX + 1];
+    const int index = t->device_index < 0 ? 0 : t->device_index > PCT_MAX_DEVICE_INDEX ? PCT_MAX_DEVICE_INDEX : t->device_index;
+    pct_storage **slot = &zeros[t->device_type][index];
+    if (!*slot) {
+        const int64_t n = 64;
+        pct_tensor *z = pct_tensor_zeros_on(1, &n, PCT_UINT8, t->device_type, t->device_index);
+        if (!z) return NULL;
+        pct_storage_incref(*slot = z->storage); /* held for the life of the process */
+        Py_DECREF(z);
     }
     int64_t strides[PCT_MAX_DIMS] = {0};
-    pct_tensor *s = pct_tensor_from_storage(zeros, t->ndim, t->sizes, strides, 0, t->dtype);
+    pct_tensor *s = pct_tensor_from_storage(*slot, t->ndim, t->sizes, strides, 0, t->dtype);
     if (s && (t->flags & PCT_FLAG_WRAPPED_NUMBER)) s->flags |= PCT_FLAG_WRAPPED_NUMBER;
     return (PyObject *)s;
 }

@@ -10,12 +10,13 @@
 #include "pyobjects.h"
 #include "../aten/backend.h"
 
-/* The backend of a device argument and its index (the device's default, 0, when none is given). */
+/* The backend of a device argument and its index (none given: the CUDA backend's current device, -1, and the single
+ * device 0 of the others). */
 static const pct_backend *backend_arg(PyObject *device, int *index)
 {
     int8_t type, idx;
     if (pct_device_from_object(device, &type, &idx) < 0) return NULL;
-    *index = idx < 0 ? 0 : idx;
+    *index = idx < 0 && type != PCT_CUDA ? 0 : idx;
     return pct_backend_of(type);
 }
 
@@ -44,7 +45,8 @@ static PyObject *py_current_stream(PyObject *self, PyObject *device)
     (void)self;
     int index;
     const pct_backend *b = backend_arg(device, &index);
-    return b ? PyLong_FromLongLong(b->current_stream(index)) : NULL;
+    int64_t id = b ? b->current_stream(index) : -1;
+    return id < 0 ? NULL : PyLong_FromLongLong(id);
 }
 
 enum stream_op { STREAM_SET, STREAM_SYNCHRONIZE, STREAM_QUERY };
@@ -87,7 +89,22 @@ static PyObject *py_stream_query(PyObject *self, PyObject *args)
     return rc < 0 ? NULL : PyBool_FromLong(rc);
 }
 
+/* torch.set_default_device's store: None (the CPU) or a device factories default to (dispatch.c) */
+static PyObject *py_set_default_device(PyObject *self, PyObject *device)
+{
+    (void)self;
+    if (device == Py_None) {
+        pct_default_device = (pct_device_arg){.none = true, .type = PCT_CPU, .index = -1};
+        Py_RETURN_NONE;
+    }
+    int8_t type, index;
+    if (pct_device_from_object(device, &type, &index) < 0) return NULL;
+    pct_default_device = (pct_device_arg){.none = type == PCT_CPU && index < 0, .type = type, .index = index};
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef device_methods[] = {
+    {"_set_default_device", py_set_default_device, METH_O, "The device factories default to (None: the CPU)."},
     {"_device_synchronize", py_device_synchronize, METH_O, "Waits for the device's queued work."},
     {"_stream_new", py_stream_new, METH_VARARGS, "A new stream of the device: its id."},
     {"_current_stream", py_current_stream, METH_O, "The device's current stream id."},

@@ -1,6 +1,7 @@
 /* module.c: pyctorch._C: creates the types, the dtype objects and the op bindings. */
 #include "python/c10d.h"
 #include "pyobjects.h"
+#include "../aten/cuda_api.h"
 #include "indexing.h"
 #include "../autograd/autograd.h"
 #include "../autograd/profiler.h"
@@ -155,7 +156,7 @@ static PyObject *py_build_info(PyObject *m, PyObject *u)
 #else
                          "openblas", Py_False,
 #endif
-                         "cuda", Py_False);
+                         "cuda", pct_cuda_built() ? Py_True : Py_False);
 }
 
 /* Each op's PCT_GRAD formulas (NULL-terminated), NULL where the op has no PCT_GRAD line: the same X-macro
@@ -339,8 +340,9 @@ PyMODINIT_FUNC PyInit__C(void)
         goto fail;
     }
     if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
-    if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0 || pct_device_binding_install(m) < 0) goto fail;
-    if (pct_caching_allocator_sim_install(m) < 0) goto fail;
+    if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0 || pct_device_binding_install(m) < 0 ||
+        pct_cuda_binding_install(m) < 0 || pct_caching_allocator_sim_install(m) < 0)
+        goto fail;
     if (pct_profiler_install(m) < 0) goto fail; /* profiler and autocast (csrc/autograd/profiler.h) */
     if (pct_distributed_install(m) < 0) goto fail; /* _distributed_c10d: stores, Gloo (csrc/python/c10d.h) */
     return m;

@@ -22,6 +22,13 @@ static inline int pct_check_has_data(const pct_tensor *t)
     PyErr_SetString(PyExc_NotImplementedError, "Cannot copy out of meta tensor; no data!");
     return -1;
 }
+/* t's values where the host can read them: t itself (a new reference) on the CPU, a contiguous CPU copy of a tensor
+ * on a device with memory of its own (CUDA); NULL with torch's error for a meta tensor (host_values.c). */
+pct_tensor *pct_host_values(pct_tensor *t);
+/* The first element of t where the host can read it: in t's memory on the CPU, else copied into buf; NULL with an
+ * error (a meta tensor's, a failed copy). */
+typedef struct pct_element_buf { _Alignas(16) unsigned char bytes[16]; } pct_element_buf;
+const void *pct_element_ptr(pct_tensor *t, pct_element_buf *buf);
 /* Fill the core's runtime table (Note [The runtime table]); the module init's first step. */
 void pct_runtime_install(void);
 /* Fill autograd's table of these types (Note [Python values for autograd]); right after pct_runtime_install. */
@@ -47,6 +54,8 @@ PyObject *pct_size_new(int n, const int64_t *v);
 
 /* _C's device functions: synchronize and streams (device_binding.c). */
 int pct_device_binding_install(PyObject *module);
+/* _C._cuda_* (cuda_binding.c) */
+int pct_cuda_binding_install(PyObject *module);
 
 /* _C._CachingAllocatorSim, the caching allocator over a simulated device, for its tests (caching_allocator_sim.c). */
 int pct_caching_allocator_sim_install(PyObject *module);

@@ -299,18 +299,57 @@ static PyObject *m_type(PyObject *self, PyObject *args, PyObject *kw)
     return to_dtype(self, dtype);
 }
 
+/* self.to(device, non_blocking=..., memory_format=...): cpu() and cuda() */
+static PyObject *to_device_call(PyObject *self, PyObject *device, PyObject *non_blocking, PyObject *memory_format)
+{
+    PyObject *to = PyObject_GetAttrString(self, "to");
+    PyObject *args = to ? PyTuple_Pack(1, device) : NULL;
+    PyObject *kw = args ? PyDict_New() : NULL;
+    PyObject *r = NULL;
+    if (kw && (!non_blocking || PyDict_SetItemString(kw, "non_blocking", non_blocking) == 0) &&
+        (!memory_format || PyDict_SetItemString(kw, "memory_format", memory_format) == 0))
+        r = PyObject_Call(to, args, kw);
+    Py_XDECREF(to);
+    Py_XDECREF(args);
+    Py_XDECREF(kw);
+    return r;
+}
+
 static PyObject *m_cpu(PyObject *self, PyObject *args, PyObject *kw)
 {
-    (void)args; (void)kw;
+    static char *kwlist[] = {"memory_format", NULL};
+    PyObject *mf = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$O:cpu", kwlist, &mf)) return NULL;
     if (T(self)->device_type == PCT_META) return pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
-    Py_INCREF(self);
-    return self;
+    if (T(self)->device_type == PCT_CPU && !mf) {
+        Py_INCREF(self);
+        return self;
+    }
+    PyObject *cpu = PyUnicode_FromString("cpu");
+    PyObject *r = cpu ? to_device_call(self, cpu, NULL, mf) : NULL;
+    Py_XDECREF(cpu);
+    return r;
 }
+/* cuda(device=None, non_blocking=False, memory_format=torch.preserve_format): an ordinal or None means a CUDA device */
 static PyObject *m_cuda(PyObject *self, PyObject *args, PyObject *kw)
 {
-    (void)self; (void)args; (void)kw;
-    PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
-    return NULL;
+    static char *kwlist[] = {"device", "non_blocking", "memory_format", NULL};
+    PyObject *device = Py_None, *non_blocking = NULL, *mf = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO$O:cuda", kwlist, &device, &non_blocking, &mf)) return NULL;
+    PyObject *target = device == Py_None ? PyUnicode_FromString("cuda")
+                       : PyLong_Check(device) ? PyUnicode_FromFormat("cuda:%S", device)
+                                              : (Py_INCREF(device), device);
+    if (!target) return NULL;
+    int8_t type = PCT_CUDA, index;
+    PyObject *r = NULL;
+    if (pct_device_from_object(target, &type, &index) == 0) {
+        if (type != PCT_CUDA)
+            PyErr_Format(PyExc_RuntimeError, "Invalid device, must be cuda device");
+        else
+            r = to_device_call(self, target, non_blocking, mf);
+    }
+    Py_DECREF(target);
+    return r;
 }
 static PyObject *m_array(PyObject *self, PyObject *args, PyObject *kw)
 {

@@ -93,8 +93,9 @@ static int check_tensor_values(pct_tensor *src, int dtype)
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
         return -1;
     }
-    if (pct_check_has_data(src) < 0) return -1;
-    pct_tensor *v = pct_to_dtype(src, PCT_INT64, false);
+    pct_tensor *h = pct_host_values(src);
+    pct_tensor *v = h ? pct_to_dtype(h, PCT_INT64, false) : NULL;
+    Py_XDECREF(h);
     pct_tensor *cont = v ? pct_contiguous(v) : NULL;
     Py_XDECREF(v);
     if (!cont) return -1;
@@ -161,9 +162,9 @@ static int fill(PyObject *o, char **p, int dtype, int item)
         int r;
         if (PCT_TENSOR_CHECK(x)) {
             /* a tensor inside a list: convert and copy its values */
-            pct_tensor *src = (pct_tensor *)x;
-            pct_tensor *conv = pct_check_has_data(src) < 0 || check_tensor_values(src, dtype) < 0
-                                   ? NULL : pct_to_dtype(src, dtype, false);
+            pct_tensor *src = pct_host_values((pct_tensor *)x);
+            pct_tensor *conv = !src || check_tensor_values(src, dtype) < 0 ? NULL : pct_to_dtype(src, dtype, false);
+            Py_XDECREF(src);
             pct_tensor *cont = conv ? pct_contiguous(conv) : NULL;
             Py_XDECREF(conv);
             if (cont) {
@@ -216,19 +217,15 @@ PyObject *pct_tensor_from_data(PyObject *data, int dtype, bool copy_always)
 static PyObject *finish_new(PyObject *t, PyObject *device, int requires_grad)
 {
     if (!t) return NULL;
-    if (device && device != Py_None) {
-        int8_t type, index;
-        if (pct_device_from_object(device, &type, &index) < 0) { Py_DECREF(t); return NULL; }
-        if (type == PCT_META) { /* made on the CPU, then its meta twin (to("meta")) */
-            PyObject *m = PyObject_CallMethod(t, "to", "s", "meta");
-            Py_DECREF(t);
-            if (!m) return NULL;
-            t = m;
-        } else if (type != PCT_CPU) {
-            Py_DECREF(t);
-            PyErr_SetString(PyExc_AssertionError, "Torch not compiled with CUDA enabled");
-            return NULL;
-        }
+    int8_t type = pct_default_device.type, index = pct_default_device.index;
+    if (device && device != Py_None && pct_device_from_object(device, &type, &index) < 0) { Py_DECREF(t); return NULL; }
+    if (type != PCT_CPU) { /* made on the CPU, then moved (to(device)); a meta tensor is its meta twin */
+        PyObject *where = pct_device_new(type, index);
+        PyObject *m = where ? PyObject_CallMethod(t, "to", "O", where) : NULL;
+        Py_XDECREF(where);
+        Py_DECREF(t);
+        if (!m) return NULL;
+        t = m;
     }
     if (requires_grad) {
         pct_tensor *x = (pct_tensor *)t;
@@ -302,8 +299,9 @@ PyObject *pct_tensor_item(PyObject *self, PyObject *unused)
         PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar", (long long)t->numel);
         return NULL;
     }
-    if (pct_check_has_data(t) < 0) return NULL;
-    return pct_scalar_to_python(pct_tensor_data(t), t->dtype);
+    pct_element_buf buf;
+    const void *v = pct_element_ptr(t, &buf);
+    return v ? pct_scalar_to_python(v, t->dtype) : NULL;
 }
 
 static PyObject *tolist_rec(const pct_tensor *t, int dim, const char *p)
@@ -322,7 +320,9 @@ static PyObject *tolist_rec(const pct_tensor *t, int dim, const char *p)
 PyObject *pct_tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    pct_tensor *t = (pct_tensor *)self;
-    if (pct_check_has_data(t) < 0) return NULL;
-    return tolist_rec(t, 0, pct_tensor_data(t));
+    pct_tensor *t = pct_host_values((pct_tensor *)self);
+    if (!t) return NULL;
+    PyObject *r = tolist_rec(t, 0, pct_tensor_data(t));
+    Py_DECREF(t);
+    return r;
 }

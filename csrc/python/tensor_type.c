@@ -234,37 +234,38 @@ static int single_value(pct_tensor *t, const char *what)
     return 0;
 }
 /* torch reads a uint64 element for int(), __index__ and bool() as an int64: -1 with its error above INT64_MAX */
-static int check_uint64_as_int64(const pct_tensor *t)
+static int check_uint64_as_int64(const pct_tensor *t, const void *value)
 {
-    if (pct_check_has_data(t) < 0) return -1; /* every caller reads the value next */
-    if (t->dtype != PCT_UINT64 || *(const uint64_t *)pct_tensor_data(t) <= (uint64_t)INT64_MAX) return 0;
+    if (t->dtype != PCT_UINT64 || *(const uint64_t *)value <= (uint64_t)INT64_MAX) return 0;
     PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int64_t without overflow");
     return -1;
 }
 static int nb_bool(PyObject *a)
 {
     pct_tensor *t = (pct_tensor *)a;
-    if (single_value(t, "Boolean value") < 0 || check_uint64_as_int64(t) < 0) return -1;
-    return pct_load_as_double(pct_tensor_data(t), t->dtype) != 0;
+    pct_element_buf buf;
+    const void *v = single_value(t, "Boolean value") < 0 ? NULL : pct_element_ptr(t, &buf);
+    if (!v || check_uint64_as_int64(t, v) < 0) return -1;
+    return pct_load_as_double(v, t->dtype) != 0;
 }
 static PyObject *nb_float(PyObject *a)
 {
     pct_tensor *t = (pct_tensor *)a;
     if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
-    if (pct_check_has_data(t) < 0) return NULL;
-    return PyFloat_FromDouble(pct_load_as_double(pct_tensor_data(t), t->dtype));
+    pct_element_buf buf;
+    const void *v = pct_element_ptr(t, &buf);
+    return v ? PyFloat_FromDouble(pct_load_as_double(v, t->dtype)) : NULL;
 }
 static PyObject *nb_int(PyObject *a)
 {
     pct_tensor *t = (pct_tensor *)a;
     if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
-    if (pct_check_has_data(t) < 0) return NULL;
-    if (pct_dtype_is_floating(t->dtype)) {
-        double d = pct_load_as_double(pct_tensor_data(t), t->dtype);
-        return PyLong_FromDouble(d);
-    }
-    if (check_uint64_as_int64(t) < 0) return NULL;
-    return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
+    pct_element_buf buf;
+    const void *v = pct_element_ptr(t, &buf);
+    if (!v) return NULL;
+    if (pct_dtype_is_floating(t->dtype)) return PyLong_FromDouble(pct_load_as_double(v, t->dtype));
+    if (check_uint64_as_int64(t, v) < 0) return NULL;
+    return PyLong_FromLongLong(pct_load_as_int64(v, t->dtype));
 }
 static PyObject *nb_index(PyObject *a)
 {
@@ -273,8 +274,10 @@ static PyObject *nb_index(PyObject *a)
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
         return NULL;
     }
-    if (check_uint64_as_int64(t) < 0) return NULL;
-    return PyLong_FromLongLong(pct_load_as_int64(pct_tensor_data(t), t->dtype));
+    pct_element_buf buf;
+    const void *v = pct_element_ptr(t, &buf);
+    if (!v || check_uint64_as_int64(t, v) < 0) return NULL;
+    return PyLong_FromLongLong(pct_load_as_int64(v, t->dtype));
 }
 
 static PyNumberMethods tensor_as_number = {

@@ -238,12 +238,12 @@ def cat_backward(g, tensors, needs, dim):
     sizes = [t.shape for t in tensors]
     ref = next((s for s in sizes if len(s) != 1 or s[0] != 0), None)
     if ref is None:
-        return [None if not need else torch.zeros(s, dtype=g.dtype) for s, need in zip(sizes, needs)]
+        return [None if not need else torch.zeros(s, dtype=g.dtype, device=g.device) for s, need in zip(sizes, needs)]
     d = dim % len(ref)
     out, at = [], 0
     for s, need in zip(sizes, needs):
         if len(s) == 1 and s[0] == 0 and len(ref) != 1:
-            out.append(torch.zeros(s, dtype=g.dtype) if need else None)
+            out.append(torch.zeros(s, dtype=g.dtype, device=g.device) if need else None)
             continue
         out.append(g.narrow(d, at, s[d]) if need else None)
         at += s[d]
@@ -287,12 +287,12 @@ def _pad_along(g, dim, before, after, size):
     if before:
         s = list(g.shape)
         s[dim] = before
-        parts.append(torch.zeros(s, dtype=g.dtype))
+        parts.append(torch.zeros(s, dtype=g.dtype, device=g.device))
     parts.append(g)
     if after:
         s = list(g.shape)
         s[dim] = after
-        parts.append(torch.zeros(s, dtype=g.dtype))
+        parts.append(torch.zeros(s, dtype=g.dtype, device=g.device))
     return torch.cat(parts, dim) if len(parts) > 1 else g
 
 
@@ -339,7 +339,7 @@ def as_strided_backward(g, input, size, stride, storage_offset):
     extent = _extent(input.shape, input.stride(), input.storage_offset())
     extent = max(extent, _extent(size, stride, off))
     lo = min(input.storage_offset(), off)
-    flat = torch.zeros(extent - lo, dtype=g.dtype)
+    flat = torch.zeros(extent - lo, dtype=g.dtype, device=g.device)
     flat.as_strided(size, stride, off - lo).add_(g)
     return flat.as_strided(input.shape, input.stride(), input.storage_offset() - lo).clone()
 
@@ -359,7 +359,7 @@ def gather_backward(g, input, dim, index):
 
 
 def masked_select_backward(g, input, mask):
-    r = torch.zeros(torch.broadcast_shapes(input.shape, mask.shape), dtype=g.dtype)
+    r = torch.zeros(torch.broadcast_shapes(input.shape, mask.shape), dtype=g.dtype, device=g.device)
     return sum_to(r.masked_scatter(mask.expand(r.shape), g), input.shape)
 
 
@@ -508,7 +508,7 @@ def index_source_grad(g, dim, index, source):
 
 def masked_scatter_source_grad(g, mask, source):
     picked = g.masked_select(mask)
-    r = torch.zeros(source.numel(), dtype=g.dtype)
+    r = torch.zeros(source.numel(), dtype=g.dtype, device=g.device)
     r[:picked.numel()] = picked
     return r.reshape(source.shape)
 
@@ -568,10 +568,10 @@ def repeat_interleave_backward(g, input, repeats, dim):
     dim = dim % max(input.ndim, 1)
     n = input.shape[dim] if input.ndim else 1
     if isinstance(repeats, int):
-        reps = torch.full((n,), repeats, dtype=torch.int64)
+        reps = torch.full((n,), repeats, dtype=torch.int64, device=g.device)
     else:
         reps = repeats.expand(n) if repeats.numel() == 1 else repeats
-    idx = torch.arange(n).repeat_interleave(reps)
+    idx = torch.arange(n, device=g.device).repeat_interleave(reps)
     return torch.zeros_like(input).index_add(dim, idx, g)
 
 
@@ -632,7 +632,7 @@ def _index_accumulate_differentiable(shape, key, g):
     class IndexAccumulate(Function):
         @staticmethod
         def forward(ctx, g):
-            r = torch.zeros(shape, dtype=g.dtype)
+            r = torch.zeros(shape, dtype=g.dtype, device=g.device)
             _C._index_accumulate(r, key, g)
             return r
 
@@ -647,7 +647,7 @@ def getitem_backward(grads, results, needs, shape, key):
     g = grads[0]
     if torch.is_grad_enabled() and g.requires_grad:
         return (_index_accumulate_differentiable(shape, key, g),)
-    r = torch.zeros(shape, dtype=g.dtype)
+    r = torch.zeros(shape, dtype=g.dtype, device=g.device)
     _C._index_accumulate(r, key, g)
     return (r,)
 
@@ -673,7 +673,7 @@ def copy_slices_backward(grads, results, needs, base_geo, view_geo, fn):
     (bsize, bstride, boff), (vsize, vstride, voff) = base_geo, view_geo
     lo = min(boff, voff)
     extent = max(_extent(bsize, bstride, boff), _extent(vsize, vstride, voff)) - lo
-    flat = torch.zeros(extent, dtype=grad.dtype)
+    flat = torch.zeros(extent, dtype=grad.dtype, device=grad.device)
     base = flat.as_strided(bsize, bstride, boff - lo)
     base.copy_(grad)
     piece = flat.as_strided(vsize, vstride, voff - lo)
@@ -691,7 +691,7 @@ def as_strided_view_backward(grads, results, needs, base_geo, view_geo):
     (bsize, bstride, boff), (vsize, vstride, voff) = base_geo, view_geo
     lo = min(boff, voff)
     extent = max(_extent(bsize, bstride, boff), _extent(vsize, vstride, voff)) - lo
-    flat = torch.zeros(extent, dtype=grad.dtype)
+    flat = torch.zeros(extent, dtype=grad.dtype, device=grad.device)
     flat.as_strided(vsize, vstride, voff - lo).add_(grad)
     return (flat.as_strided(bsize, bstride, boff - lo),)
 

@@ -25,7 +25,7 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
         return _svd_backward(t(gVh), gS, t(gU), Vh.mT, S, U.mT).mT
     k = S.shape[-1]
     S2 = S * S
-    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + torch.eye(k, dtype=S.dtype)
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + torch.eye(k, dtype=S.dtype, device=S.device)
     inner = None
     if gU is not None:
         UtgU = U.mT @ gU

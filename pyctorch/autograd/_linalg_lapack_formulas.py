@@ -113,7 +113,7 @@ def cholesky_backward(gL, upper, L):
         return None
     if upper:
         L, gL = L.mT, gL.mT
-    eye = torch.eye(L.shape[-1], dtype=L.dtype).expand(L.shape)
+    eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(L.shape)
     Linv = torch.linalg.solve_triangular(L, eye, upper=False)
     phi = _half_diag((L.mT @ gL).tril())
     gA = Linv.mT @ phi @ Linv
@@ -131,7 +131,7 @@ def eigh_backward(grads, results):
     VhgV = 0.5 * (VhgV - VhgV.mT)
     E = L.unsqueeze(-2) - L.unsqueeze(-1)
     n = L.shape[-1]
-    eye = torch.eye(n, dtype=L.dtype)
+    eye = torch.eye(n, dtype=L.dtype, device=L.device)
     inner = VhgV / (E + eye) * (1 - eye)
     if gL is not None:
         inner = inner + torch.diag_embed(gL)
@@ -279,8 +279,8 @@ def _householder_decomposed(A, tau, ncols=None):
     below it), built from differentiable ops."""
     m, n = A.shape[-2], A.shape[-1] if ncols is None else ncols
     k = tau.shape[-1]
-    rows = torch.arange(m).unsqueeze(-1)
-    Q = torch.eye(m, n, dtype=A.dtype).expand(A.shape[:-1] + (n,))
+    rows = torch.arange(m, device=A.device).unsqueeze(-1)
+    Q = torch.eye(m, n, dtype=A.dtype, device=A.device).expand(A.shape[:-1] + (n,))
     for i in reversed(range(k)):
         col = A[..., :, i:i + 1]
         v = torch.where(rows > i, col, (rows == i).to(A.dtype))

@@ -17,7 +17,8 @@ __all__ = ["layer_norm_grads", "layer_norm_backward_grads", "rms_norm_grads", "r
 
 
 def _nonzero(g):
-    return g is not None and g.numel() > 0 and bool(g.any())
+    """Whether a gradient can contribute (a meta tensor has no values to look at: it may)."""
+    return g is not None and g.numel() > 0 and (g.device.type == "meta" or bool(g.any()))
 
 
 def _vjp(fn, primals, cotangents, needs):
@@ -194,13 +195,13 @@ def embedding_backward_grad_output(grad, indices, padding_idx, scale_grad_by_fre
     out = torch.embedding(grad, indices)
     if padding_idx < 0 and not scale_grad_by_freq:
         return out
-    scale = torch.ones(indices.shape, dtype=grad.dtype)
+    scale = torch.ones(indices.shape, dtype=grad.dtype, device=grad.device)
     if padding_idx >= 0:
         scale = scale * (indices != padding_idx).to(grad.dtype)
     if scale_grad_by_freq:
         flat = indices.reshape(-1).long()
-        ones = torch.ones(flat.shape, dtype=grad.dtype)
-        counts = torch.zeros(grad.shape[0], dtype=grad.dtype).index_add(0, flat, ones)
+        ones = torch.ones(flat.shape, dtype=grad.dtype, device=grad.device)
+        counts = torch.zeros(grad.shape[0], dtype=grad.dtype, device=grad.device).index_add(0, flat, ones)
         scale = scale / counts[indices.long()]
     return out * scale.unsqueeze(-1)
 
@@ -220,7 +221,7 @@ def _cross_entropy_backward_composite(go, x, lse, target, weight, reduction, ign
     n, c = x.shape
     valid = target != ignore_index
     safe = torch.where(valid, target, torch.zeros_like(target))
-    w = weight.to(x.dtype) if weight is not None else torch.ones(c, dtype=x.dtype)
+    w = weight.to(x.dtype) if weight is not None else torch.ones(c, dtype=x.dtype, device=x.device)
     wt = w[safe] * valid.to(x.dtype)
     if reduction == 0:
         coef = go

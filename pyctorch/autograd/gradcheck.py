@@ -61,7 +61,7 @@ def _analytical_jacobian(fn, inputs, wrt):
         if not o.requires_grad:
             continue
         for k in range(o.numel()):
-            go = _C.zeros(o.shape, dtype=o.dtype)
+            go = _C.zeros(o.shape, dtype=o.dtype, device=o.device)
             go.view(-1)[k] = 1
             gs = autograd_grad((o,), tuple(inputs[i] for i in wrt), (go,), retain_graph=True, allow_unused=True)
             for n, g in enumerate(gs):
@@ -108,7 +108,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if grad_outputs is None:
         outs = _differentiable_outputs(func(*inputs))
         gen = _C.Generator().manual_seed(0)
-        grad_outputs = tuple(_C.randn(o.shape, dtype=o.dtype, generator=gen).requires_grad_() for o in outs)
+        grad_outputs = tuple(_C.randn(o.shape, dtype=o.dtype, generator=gen).to(o.device).requires_grad_() for o in outs)
     grad_outputs = _tuple(grad_outputs)
     n_in = len(inputs)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, _C.Tensor) and x.requires_grad]

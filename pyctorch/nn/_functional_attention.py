@@ -48,7 +48,7 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale):
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * s
     if is_causal:
-        keep = torch.ones(tq, tk, dtype=torch.bool).tril()
+        keep = torch.ones(tq, tk, dtype=torch.bool, device=query.device).tril()
         scores = scores.masked_fill(keep.logical_not(), -math.inf)
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
@@ -173,7 +173,7 @@ def _flash_attention_double_backward(grads, grad_out, query, key, value, attn_ma
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * s
     if is_causal:
-        scores = scores.masked_fill(torch.ones(tq, tk, dtype=torch.bool).tril().logical_not(), -math.inf)
+        scores = scores.masked_fill(torch.ones(tq, tk, dtype=torch.bool, device=query.device).tril().logical_not(), -math.inf)
     if attn_mask is not None:
         scores = scores.masked_fill(attn_mask.logical_not(), -math.inf) if attn_mask.dtype == torch.bool \
             else scores + attn_mask

@@ -3,7 +3,7 @@ where torch has it on the CPU, else against what torch documents."""
 import pytest
 
 import pyctorch
-from conftest import requires_torch, torch
+from conftest import CUDA_BUILT, CUDA_USABLE, cuda_refusal, requires_torch, torch
 
 
 # ---- torch.utils._pytree: the named flatten helpers (transformers registers ModelOutput with
@@ -125,6 +125,14 @@ def test_accelerator_matches_cpu_torch():
 
 @requires_torch
 def test_cuda_dummies_match_cpu_torch():
+    if CUDA_BUILT:  # torch.cuda's classes are real ones here; without a device they refuse as torch's CUDA build does
+        if not CUDA_USABLE:
+            refusal, message = cuda_refusal()
+            with pytest.raises(refusal, match=message):
+                pyctorch.cuda.Stream()
+        with pyctorch.cuda.StreamContext(None):
+            pass
+        return
     for name in ("CUDAGraph", "Event", "Stream"):
         with pytest.raises(RuntimeError) as theirs:
             getattr(torch.cuda, name)()

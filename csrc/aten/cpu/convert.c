@@ -2,19 +2,30 @@
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
+#include "../backend.h"
 #include "fill.h"
 #include "factory.h"
 #include <math.h>
 
-/* A copy of t in dtype laid out by the call's memory_format (preserve_format when there is none). */
-static pct_object *copy_in_format(pct_call *c, pct_tensor *t, int dtype)
+/* Note [Device-neutral copies]: to(), copy_(), clone() and contiguous() only allocate and call pct_copy_, which moves
+ * the data through the backends (Note [Backends]); so these kernels serve the CUDA slot too, and to(device) between
+ * the CPU and a GPU is one of them. */
+
+/* A copy of t in dtype on a device (device_index -1: that device's current one) laid out by the call's memory_format
+ * (preserve_format when there is none). */
+static pct_object *copy_in_format_on(pct_call *c, pct_tensor *t, int dtype, int device_type, int device_index)
 {
     int mf = pct_memory_format_kind(c);
-    if (mf == PCT_MF_PRESERVE) return (pct_object *)pct_copy_preserving(t, dtype);
-    int64_t strides[PCT_MAX_DIMS];
-    if (pct_format_strides(mf, t->ndim, t->sizes, strides) < 0) return NULL;
-    pct_tensor *r = pct_tensor_empty(t->ndim, t->sizes, dtype, PCT_CPU, -1);
-    if (!r || pct_tensor_set_shape(r, t->ndim, t->sizes, strides) < 0 || pct_copy_(r, t) < 0) {
+    pct_tensor *r;
+    if (mf == PCT_MF_PRESERVE) {
+        r = pct_empty_preserving_on(t, dtype, device_type, device_index);
+    } else {
+        int64_t strides[PCT_MAX_DIMS];
+        if (pct_format_strides(mf, t->ndim, t->sizes, strides) < 0) return NULL;
+        r = pct_tensor_empty(t->ndim, t->sizes, dtype, device_type, device_index);
+        if (r && pct_tensor_set_shape(r, t->ndim, t->sizes, strides) < 0) PCT_CLEAR(r);
+    }
+    if (!r || pct_copy_(r, t) < 0) {
         PCT_XDECREF(r);
         return NULL;
     }
@@ -22,16 +33,27 @@ static pct_object *copy_in_format(pct_call *c, pct_tensor *t, int dtype)
     return (pct_object *)r;
 }
 
-/* to(): t itself when nothing changes (dtype, layout) and no copy is asked for. */
-static pct_object *to_impl(pct_call *c, pct_tensor *t, int dtype, bool copy)
+static pct_object *copy_in_format(pct_call *c, pct_tensor *t, int dtype)
+{
+    return copy_in_format_on(c, t, dtype, t->device_type, t->device_index);
+}
+
+/* to(): t itself when nothing changes (device, dtype, layout) and no copy is asked for. */
+static pct_object *to_impl_on(pct_call *c, pct_tensor *t, int dtype, bool copy, int device_type, int device_index)
 {
     int mf = pct_memory_format_kind(c);
     /* torch's to() aliases when memory_format is preserve or the one the tensor suggests (channels_last for a 4-d
      * tensor laid out so, contiguous for any other layout, a transposed one included) */
     int suggested = !pct_tensor_is_contiguous(t) && pct_tensor_is_channels_last(t) ? PCT_MF_CHANNELS_LAST : PCT_MF_CONTIGUOUS;
     bool layout_ok = mf == PCT_MF_PRESERVE || mf == suggested;
-    if (dtype == t->dtype && !copy && layout_ok) { PCT_INCREF(t); return (pct_object *)t; }
-    return copy_in_format(c, t, dtype);
+    bool same_device = device_type == t->device_type && (device_index < 0 || device_index == t->device_index);
+    if (dtype == t->dtype && !copy && layout_ok && same_device) { PCT_INCREF(t); return (pct_object *)t; }
+    return copy_in_format_on(c, t, dtype, device_type, device_index);
+}
+
+static pct_object *to_impl(pct_call *c, pct_tensor *t, int dtype, bool copy)
+{
+    return to_impl_on(c, t, dtype, copy, t->device_type, t->device_index);
 }
 
 pct_object *pct_cpu_to_dtype(pct_call *c)
@@ -43,8 +65,14 @@ pct_object *pct_cpu_to_dtype(pct_call *c)
 pct_object *pct_cpu_to_device(pct_call *c)
 {
     PCT_ARGS(to_device);
-    if (pct_check_cpu_device_arg(arg.device) < 0) return NULL;
-    return to_impl(c, arg.input, arg.dtype == PCT_NO_DTYPE ? arg.input->dtype : arg.dtype, arg.copy);
+    pct_device_arg dev = arg.device;
+    if (!dev.none && dev.type == PCT_CUDA && dev.index != PCT_DEVICE_NEGATIVE_INDEX && !pct_backend_of(PCT_CUDA))
+        return NULL; /* not built: torch's "not compiled with CUDA" */
+    if (!dev.none && dev.type != PCT_CUDA && pct_check_cpu_device_arg(dev) < 0) return NULL;
+    if (!dev.none && dev.index == PCT_DEVICE_NEGATIVE_INDEX) return pct_check_cpu_device_arg(dev), NULL;
+    const int dtype = arg.dtype == PCT_NO_DTYPE ? arg.input->dtype : arg.dtype;
+    if (dev.none) return to_impl(c, arg.input, dtype, arg.copy);
+    return to_impl_on(c, arg.input, dtype, arg.copy, dev.type, dev.type == PCT_CPU ? -1 : dev.index);
 }
 
 pct_object *pct_cpu_to_other(pct_call *c)
@@ -59,13 +87,15 @@ pct_object *pct_cpu_to_other(pct_call *c)
         return NULL;
     }
     if ((o->flags & PCT_FLAG_WRAPPED_NUMBER) && pct_dtype_is_floating(dtype)) dtype = PCT_FLOAT64;
-    return to_impl(c, arg.input, dtype, arg.copy);
+    if (o->flags & PCT_FLAG_WRAPPED_NUMBER) return to_impl(c, arg.input, dtype, arg.copy);
+    return to_impl_on(c, arg.input, dtype, arg.copy, o->device_type, o->device_index); /* other's device too */
 }
 
 pct_object *pct_cpu_type_as(pct_call *c)
 {
     PCT_ARGS(type_as);
-    return to_impl(c, arg.input, arg.other->dtype, false);
+    /* torch's type_as is type(other.type()): the type names the device too (torch.cuda.FloatTensor) */
+    return to_impl_on(c, arg.input, arg.other->dtype, false, arg.other->device_type, arg.other->device_index);
 }
 
 /* torch's copy_ checks what its TensorIterator checks even when nothing is copied: the written tensor's overlap
@@ -120,6 +150,10 @@ pct_object *pct_cpu_contiguous(pct_call *c)
 /* Fills t with a scalar value (converted to t's dtype). */
 int pct_fill_scalar(pct_tensor *t, const pct_scalar *s)
 {
+    if (t->device_type != PCT_CPU) { /* Note [Device-neutral copies]: the device fills */
+        const pct_backend *b = pct_backend_of(t->device_type);
+        return b ? b->fill(t, s) : -1;
+    }
     pct_tensor *v = pct_scalar_tensor_of(t->dtype, s);
     if (!v) return -1;
     int r = pct_copy_(t, v);

@@ -4,6 +4,7 @@
 #include "../op.h"
 #include "../error.h"
 #include "../iter.h"
+#include "../backend.h"
 #include "fill.h"
 #include "factory.h"
 #include <math.h>
@@ -22,10 +23,28 @@ pct_tensor *pct_factory_requires_grad(pct_call *c, pct_tensor *t)
     return t;
 }
 
-int pct_factory_dtype(pct_call *c, int default_dtype)
+/* Note [Device-neutral factories]: empty, empty_strided, zeros, ones, full and the *_like / new_* forms only allocate
+ * through the backend of their device and fill through it, so they also serve the CUDA slot (csrc/cuda registers
+ * them); the others (arange, eye, the random factories) write host memory and stay the CPU's. */
+
+/* The device a factory makes its result on: its device= argument, else like's (the *_like / new_* forms), else the
+ * CPU. */
+static void factory_device(const pct_call *c, const pct_tensor *like, int *type, int *index)
+{
+    const pct_value *d = pct_arg(c, "device");
+    if (!d->none) {
+        *type = d->dev.type;
+        *index = d->dev.type == PCT_CPU ? -1 : d->dev.index;
+    } else {
+        *type = like ? like->device_type : PCT_CPU;
+        *index = like ? like->device_index : -1;
+    }
+}
+
+/* The dtype of a factory's result: out='s, else dtype=, else default_dtype; -1 with torch's error when they differ */
+static int factory_dtype_of(pct_call *c, int default_dtype)
 {
     const pct_value *dt = pct_arg(c, "dtype");
-    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return -1;
     if (!c->out) return dt->none ? default_dtype : dt->dtype;
     /* out= decides the dtype; an explicit dtype= must agree with it (torch's rule) */
     if (!dt->none && dt->dtype != c->out->dtype) {
@@ -36,11 +55,19 @@ int pct_factory_dtype(pct_call *c, int default_dtype)
     return c->out->dtype;
 }
 
-/* Makes (or resizes out=) a tensor of the given shape for a factory call. */
-static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int default_dtype)
+int pct_factory_dtype(pct_call *c, int default_dtype)
 {
-    int dtype = pct_factory_dtype(c, default_dtype);
+    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return -1;
+    return factory_dtype_of(c, default_dtype);
+}
+
+/* Makes (or resizes out=) a tensor of the given shape for a factory call, on its device (like: a new_* form's input,
+ * or NULL). */
+static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int default_dtype, const pct_tensor *like)
+{
+    int dtype = factory_dtype_of(c, default_dtype), type, index;
     if (dtype < 0) return NULL;
+    factory_device(c, like, &type, &index);
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
             pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s", (long long)sizes[i],
@@ -53,7 +80,7 @@ static pct_tensor *factory_new(pct_call *c, int ndim, const int64_t *sizes, int 
         t = c->out;
         if (pct_tensor_resize_(t, ndim, sizes) < 0) return NULL;
         PCT_INCREF(t);
-    } else if (!(t = pct_tensor_empty(ndim, sizes, dtype, PCT_CPU, -1))) {
+    } else if (!(t = pct_tensor_empty(ndim, sizes, dtype, type, index))) {
         return NULL;
     }
     return pct_factory_requires_grad(c, t);
@@ -91,13 +118,14 @@ int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
 pct_tensor *pct_like_new(const pct_call *c, const pct_tensor *src)
 {
     const pct_value *dt = pct_arg(c, "dtype");
-    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return NULL;
-    int dtype = dt->none ? src->dtype : dt->dtype;
+    int dtype = dt->none ? src->dtype : dt->dtype, type, index;
+    /* src may be meta (the meta backend's stand-in of it is on the CPU, which is where the result goes) */
+    factory_device(c, src->device_type == PCT_META ? NULL : src, &type, &index);
     int mf = pct_memory_format_kind(c);
-    if (mf == PCT_MF_PRESERVE) return pct_empty_preserving_on(src, dtype, PCT_CPU, -1); /* src may be meta */
+    if (mf == PCT_MF_PRESERVE) return pct_empty_preserving_on(src, dtype, type, index);
     int64_t strides[PCT_MAX_DIMS];
     if (pct_format_strides(mf, src->ndim, src->sizes, strides) < 0) return NULL;
-    pct_tensor *t = pct_tensor_empty(src->ndim, src->sizes, dtype, PCT_CPU, -1);
+    pct_tensor *t = pct_tensor_empty(src->ndim, src->sizes, dtype, type, index);
     if (t && pct_tensor_set_shape(t, src->ndim, src->sizes, strides) < 0) PCT_CLEAR(t);
     return t;
 }
@@ -119,9 +147,10 @@ static pct_object *fill_new(pct_call *c, pct_tensor *t, const pct_scalar *value)
     return (pct_object *)t;
 }
 
-static pct_object *filled(pct_call *c, int ndim, const int64_t *sizes, int default_dtype, const pct_scalar *value)
+static pct_object *filled(pct_call *c, int ndim, const int64_t *sizes, int default_dtype, const pct_scalar *value,
+                          const pct_tensor *like)
 {
-    return fill_new(c, factory_new(c, ndim, sizes, default_dtype), value);
+    return fill_new(c, factory_new(c, ndim, sizes, default_dtype, like), value);
 }
 
 /* The *_like forms: the requires_grad keyword is applied after the fill, as for the other factories. */
@@ -137,7 +166,7 @@ pct_object *pct_cpu_empty(pct_call *c)
         pct_error_str(PCT_ERR_RUNTIME, "'memory_format' argument is incompatible with 'out' tensor argument");
         return NULL;
     }
-    pct_tensor *t = factory_new(c, arg.size.n, arg.size.v, pct_default_dtype);
+    pct_tensor *t = factory_new(c, arg.size.n, arg.size.v, pct_default_dtype, NULL);
     if (!t) return NULL;
     int mf = v->none ? PCT_MF_CONTIGUOUS : pct_memory_format_kind(c);
     if (mf == PCT_MF_CONTIGUOUS) return (pct_object *)t;
@@ -160,8 +189,9 @@ pct_object *pct_cpu_empty_strided(pct_call *c)
                      stride->n);
         return NULL;
     }
-    int dtype = pct_factory_dtype(c, pct_default_dtype);
+    int dtype = factory_dtype_of(c, pct_default_dtype), type, index;
     if (dtype < 0) return NULL;
+    factory_device(c, NULL, &type, &index);
     for (int i = 0; i < size->n; i++) {
         if (size->v[i] < 0) {
             pct_error(PCT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
@@ -182,7 +212,8 @@ pct_object *pct_cpu_empty_strided(pct_call *c)
                          pct_shape_str((char[PCT_SHAPE_BUF]){0}, PCT_SHAPE_BUF, stride->n, stride->v));
         return NULL;
     }
-    pct_storage *s = pct_storage_new_cpu((size_t)nbytes);
+    const pct_backend *b = pct_backend_of(type);
+    pct_storage *s = b ? b->storage_new((size_t)nbytes, index) : NULL;
     if (!s) return NULL;
     pct_tensor *t = pct_tensor_from_storage(s, size->n, size->v, stride->v, 0, dtype);
     pct_storage_decref(s);
@@ -192,13 +223,13 @@ pct_object *pct_cpu_empty_strided(pct_call *c)
 pct_object *pct_cpu_zeros(pct_call *c)
 {
     PCT_ARGS(zeros);
-    return filled(c, arg.size.n, arg.size.v, pct_default_dtype, &zero);
+    return filled(c, arg.size.n, arg.size.v, pct_default_dtype, &zero, NULL);
 }
 
 pct_object *pct_cpu_ones(pct_call *c)
 {
     PCT_ARGS(ones);
-    return filled(c, arg.size.n, arg.size.v, pct_default_dtype, &one);
+    return filled(c, arg.size.n, arg.size.v, pct_default_dtype, &one, NULL);
 }
 
 /* full() infers its dtype from the fill value: bool, int64 or the default float. */
@@ -209,7 +240,7 @@ static int fill_value_dtype(const pct_scalar *s)
 pct_object *pct_cpu_full(pct_call *c)
 {
     PCT_ARGS(full);
-    return filled(c, arg.size.n, arg.size.v, fill_value_dtype(&arg.fill_value), &arg.fill_value);
+    return filled(c, arg.size.n, arg.size.v, fill_value_dtype(&arg.fill_value), &arg.fill_value, NULL);
 }
 
 pct_object *pct_cpu_empty_like(pct_call *c)
@@ -239,25 +270,25 @@ pct_object *pct_cpu_full_like(pct_call *c)
 pct_object *pct_cpu_new_empty(pct_call *c)
 {
     PCT_ARGS(new_empty);
-    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, NULL);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, NULL, arg.input);
 }
 
 pct_object *pct_cpu_new_zeros(pct_call *c)
 {
     PCT_ARGS(new_zeros);
-    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &zero);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &zero, arg.input);
 }
 
 pct_object *pct_cpu_new_ones(pct_call *c)
 {
     PCT_ARGS(new_ones);
-    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &one);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &one, arg.input);
 }
 
 pct_object *pct_cpu_new_full(pct_call *c)
 {
     PCT_ARGS(new_full);
-    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &arg.fill_value);
+    return filled(c, arg.size.n, arg.size.v, arg.input->dtype, &arg.fill_value, arg.input);
 }
 
 pct_object *pct_cpu_eye(pct_call *c)
@@ -267,7 +298,8 @@ pct_object *pct_cpu_eye(pct_call *c)
     if (n < 0) { pct_error(PCT_ERR_RUNTIME, "n must be greater or equal to 0, got %lld", (long long)n); return NULL; }
     if (m < 0) { pct_error(PCT_ERR_RUNTIME, "m must be greater or equal to 0, got %lld", (long long)m); return NULL; }
     int64_t sizes[2] = {n, m};
-    pct_tensor *t = (pct_tensor *)filled(c, 2, sizes, pct_default_dtype, &zero);
+    if (pct_check_cpu_device(pct_arg(c, "device")) < 0) return NULL; /* it writes host memory */
+    pct_tensor *t = (pct_tensor *)filled(c, 2, sizes, pct_default_dtype, &zero, NULL);
     if (!t) return NULL;
     char *p = pct_tensor_data(t);
     int item = pct_dtype_itemsize[t->dtype];

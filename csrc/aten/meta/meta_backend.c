@@ -26,6 +26,7 @@
 #include "../index.h"
 #include "../out.h"
 #include "../shapes_only.h"
+#include "../standins.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,29 +71,9 @@ static int meta_fill(pct_tensor *t, const pct_scalar *value)
 }
 
 
-/* ---- stand-ins ---- */
+/* ---- stand-ins (Note [Stand-ins] in standins.h) ---- */
 
 static bool is_meta_tensor(const pct_tensor *t) { return t && t->device_type == PCT_META; }
-
-
-
-/* The meta tensors of one call and their stand-ins (owned references), and the tensor-list arrays made for them. */
-typedef struct standins {
-    int n, cap;
-    pct_tensor **meta, **cpu;
-    int nlists, nseqs;
-    pct_tensor **lists[PCT_MAX_PARAMS];
-    pct_object *seqs[PCT_MAX_PARAMS]; /* tuples made for object arguments holding meta tensors (index_put's indices) */
-} standins;
-
-static void standins_release(standins *s)
-{
-    for (int i = 0; i < s->n; i++) PCT_DECREF(s->cpu[i]);
-    for (int i = 0; i < s->nlists; i++) free(s->lists[i]);
-    for (int i = 0; i < s->nseqs; i++) PCT_DECREF(s->seqs[i]);
-    free(s->meta);
-    free(s->cpu);
-}
 
 /* Every element of stand-in storage st, read as dtype, set to 1 (through the CPU backend's fill). */
 static int fill_ones(pct_storage *st, int dtype)
@@ -106,95 +87,24 @@ static int fill_ones(pct_storage *st, int dtype)
     return rc;
 }
 
-/* The stand-in of meta tensor t (made once per tensor of the call), its elements 1 with `ones`, else 0; NULL with an
- * error. */
-static pct_tensor *standin_for(standins *s, pct_tensor *t, bool ones)
+/* A meta storage's stand-in: zeros of its size (ones, read as the viewing tensor's dtype, where ctx says so) */
+static pct_storage *meta_standin_storage(void *ctx, pct_storage *meta, const pct_tensor *t)
 {
-    for (int i = 0; i < s->n; i++)
-        if (s->meta[i] == t) return s->cpu[i];
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 8;
-        pct_tensor **m = realloc(s->meta, sizeof *m * (size_t)cap);
-        if (!m) return pct_error_nomem();
-        s->meta = m;
-        pct_tensor **c = realloc(s->cpu, sizeof *c * (size_t)cap);
-        if (!c) return pct_error_nomem();
-        s->cpu = c;
-        s->cap = cap;
-    }
-    size_t nbytes = t->storage->nbytes;
+    const bool ones = *(const bool *)ctx;
+    size_t nbytes = meta->nbytes;
     void *data = pct_zero_pages_allocator.alloc(nbytes);
     if (!data) return pct_error_nomem();
     pct_storage *st = pct_storage_struct_new(data, nbytes, &pct_zero_pages_allocator, PCT_CPU, -1);
     if (!st) { pct_zero_pages_allocator.free(data, nbytes); return NULL; }
     st->resizable = 1; /* an out= stand-in the kernel resizes moves to a bigger mapping */
     if (ones && fill_ones(st, t->dtype) < 0) { pct_storage_decref(st); return NULL; }
-    pct_tensor *c = pct_tensor_from_storage(st, t->ndim, t->sizes, t->strides, t->offset, t->dtype);
-    pct_storage_decref(st);
-    if (!c) return NULL;
-    s->meta[s->n] = t;
-    s->cpu[s->n++] = c;
-    return c;
+    return st;
 }
 
-/* An object argument as the CPU kernel gets it: a tuple or list holding meta tensors becomes a tuple of their
- * stand-ins (owned by s); anything else stays (borrowed). NULL with an error. */
-static pct_object *object_with_standins(standins *s, pct_object *o, bool ones)
+/* A fresh result: the same geometry over a meta storage of its size. */
+static pct_tensor *meta_fresh_result(void *ctx, pct_tensor *r, int device_index)
 {
-    pct_object *const *items;
-    int64_t n;
-    if (!pct_sequence_items(o, &items, &n)) return o;
-    bool any = false;
-    for (int64_t k = 0; k < n && !any; k++) any = pct_is_tensor(items[k]) && is_meta_tensor((pct_tensor *)items[k]);
-    if (!any) return o;
-    if (s->nseqs == PCT_MAX_PARAMS) return pct_error_str(PCT_ERR_RUNTIME, "pyctorch internal error: too many sequences");
-    pct_object **copy = malloc(sizeof *copy * (size_t)(n ? n : 1));
-    if (!copy) return pct_error_nomem();
-    for (int64_t k = 0; k < n; k++) {
-        pct_object *x = items[k];
-        if (pct_is_tensor(x) && is_meta_tensor((pct_tensor *)x)) x = (pct_object *)standin_for(s, (pct_tensor *)x, ones);
-        copy[k] = x ? pct_newref(x) : NULL; /* a NULL makes the tuple fail and release the rest */
-    }
-    pct_object *t = pct_tuple_steal(n, copy);
-    free(copy);
-    if (t) s->seqs[s->nseqs++] = t;
-    return t;
-}
-
-/* The meta tensor a result tensor r of the CPU kernel stands for (new reference; r is consumed). */
-static pct_tensor *result_to_meta(standins *s, pct_tensor *r)
-{
-    for (int i = 0; i < s->n; i++) {
-        if (r == s->cpu[i]) { /* the kernel returned its (stand-in) argument: the meta tensor itself */
-            PCT_DECREF(r);
-            PCT_INCREF(s->meta[i]);
-            return s->meta[i];
-        }
-    }
-    for (int i = 0; i < s->n; i++) {
-        if (r->storage != s->cpu[i]->storage) continue;
-        /* a view of a stand-in: a view of its meta tensor (storage, version counter and root) */
-        pct_tensor *m = s->meta[i];
-        pct_storage_incref(m->storage);
-        pct_storage_decref(r->storage);
-        r->storage = m->storage;
-        atomic_fetch_add_explicit(&m->version->refcount, 1, memory_order_relaxed);
-        pct_version *old = r->version;
-        r->version = m->version;
-        if (atomic_fetch_sub_explicit(&old->refcount, 1, memory_order_acq_rel) == 1) free(old);
-        PCT_SETREF(r->base, pct_newref(m->base ? m->base : (pct_object *)m));
-        r->device_type = PCT_META;
-        r->device_index = -1;
-        return r;
-    }
-    /* a fresh result: the same geometry over a meta storage of its size. A result shared with anything else (a CPU
-     * argument returned as it is) is left alone: a new tensor object takes its place. */
-    if (r->head.refcount != 1 || atomic_load(&r->storage->refcount) != 1) {
-        pct_tensor *a = pct_tensor_new_alias(r, false);
-        PCT_DECREF(r);
-        if (!a) return NULL;
-        r = a;
-    }
+    (void)ctx; (void)device_index;
     pct_storage *st = meta_storage_new(r->storage->nbytes, -1);
     if (!st) { PCT_DECREF(r); return NULL; }
     pct_storage_decref(r->storage);
@@ -204,28 +114,11 @@ static pct_tensor *result_to_meta(standins *s, pct_tensor *r)
     return r;
 }
 
-/* The kernel's result with every tensor in it made meta (r consumed; new reference or NULL). */
-static pct_object *results_to_meta(standins *s, pct_object *r)
-{
-    if (!r) return NULL;
-    if (pct_is_tensor(r)) return (pct_object *)result_to_meta(s, (pct_tensor *)r);
-    pct_object *const *items;
-    int64_t n;
-    if (!pct_sequence_items(r, &items, &n)) return r; /* None, a number */
-    /* a tuple the kernel just made (a multi-output result): its items are replaced in place */
-    pct_object **slots = (pct_object **)items;
-    for (int64_t i = 0; i < n; i++) {
-        if (!pct_is_tensor(slots[i])) continue;
-        pct_tensor *m = result_to_meta(s, (pct_tensor *)slots[i]);
-        slots[i] = (pct_object *)m;
-        if (!m) { /* keep the tuple valid for its release */
-            slots[i] = pct_none();
-            PCT_DECREF(r);
-            return NULL;
-        }
-    }
-    return r;
-}
+static const pct_standin_ops meta_standins = {
+    .device_type = PCT_META,
+    .make = meta_standin_storage,
+    .fresh_result = meta_fresh_result,
+};
 
 /* ---- the fallback ---- */
 
@@ -317,24 +210,6 @@ static pct_object *sized_factory_result(pct_object *r, const pct_value *size, co
     return (pct_object *)m;
 }
 
-/* A stand-in whose geometry the kernel changed (an out= tensor it resized, an in-place view op: unsqueeze_, t_,
- * as_strided_) hands the change to its meta tensor. */
-static int sync_geometry(standins *s)
-{
-    for (int i = 0; i < s->n; i++) {
-        pct_tensor *m = s->meta[i];
-        const pct_tensor *c = s->cpu[i];
-        if (m->storage->nbytes < c->storage->nbytes) m->storage->nbytes = c->storage->nbytes;
-        bool same = m->ndim == c->ndim && m->offset == c->offset && m->dtype == c->dtype &&
-                    !memcmp(m->sizes, c->sizes, sizeof(int64_t) * (size_t)c->ndim) &&
-                    !memcmp(m->strides, c->strides, sizeof(int64_t) * (size_t)c->ndim);
-        if (same) continue;
-        m->offset = c->offset;
-        if (pct_tensor_set_shape(m, c->ndim, c->sizes, c->strides) < 0) return -1;
-    }
-    return 0;
-}
-
 static pct_object *meta_fallback(pct_call *c)
 {
     const pct_signature *sig = &c->op->sig;
@@ -369,26 +244,11 @@ static pct_object *meta_fallback(pct_call *c)
     pct_call *sc = malloc(sizeof *sc);
     if (!sc) return pct_error_nomem();
     memcpy(sc, c, sizeof *sc);
-    standins s = {0};
+    bool ones = divides(c->op_index);
+    pct_standins s;
+    pct_standins_init(&s, &meta_standins, &ones);
     pct_object *r = NULL;
-    const bool ones = divides(c->op_index);
-    for (int i = 0; i < sig->nparams; i++) {
-        pct_value *v = &sc->v[i];
-        if (v->none) continue;
-        if (sig->params[i].type == PCT_ARG_TENSOR && is_meta_tensor(v->t)) {
-            if (!(v->t = standin_for(&s, v->t, ones))) goto done;
-        } else if (sig->params[i].type == PCT_ARG_TENSORLIST && v->n > 0) {
-            pct_tensor **items = malloc(sizeof *items * (size_t)v->n);
-            if (!items) { pct_error_nomem(); goto done; }
-            s.lists[s.nlists++] = items;
-            for (int32_t k = 0; k < v->n; k++)
-                if (!(items[k] = is_meta_tensor(v->items[k]) ? standin_for(&s, v->items[k], ones) : v->items[k])) goto done;
-            v->items = items;
-        } else if (sig->params[i].type == PCT_ARG_OBJECT && v->obj && !(v->obj = object_with_standins(&s, v->obj, ones))) {
-            goto done;
-        }
-    }
-    if (is_meta_tensor(sc->out) && !(sc->out = standin_for(&s, sc->out, ones))) goto done;
+    if (pct_standins_replace_args(&s, sc) < 0) goto done;
     /* a factory asked for the meta device: the CPU kernel with no elements */
     const pct_value *size = NULL, *stride = NULL;
     bool factory = dev && !dev->none && dev->dev.type == PCT_META;
@@ -412,63 +272,44 @@ static pct_object *meta_fallback(pct_call *c)
         pct_error(PCT_ERR_NOT_IMPLEMENTED, "Could not run 'aten::%s' with arguments from the 'Meta' backend.", sig->name);
         goto done;
     }
-    if (sig->out_index >= 0 && !sc->v[sig->out_index].none) {
-        const pct_call *prev;
-        if (pct_out_enter(sc, &prev) < 0) goto done; /* Note [out= arguments]: the stand-in is the out tensor now */
-        r = run_shapes_only(cpu, sc);
-        pct_out_leave(prev);
-    } else {
-        r = run_shapes_only(cpu, sc);
-    }
-    if (r && sync_geometry(&s) < 0) PCT_CLEAR(r);
+    r = pct_standins_run_kernel(cpu, sc, run_shapes_only);
+    if (r && pct_standins_finish(&s) < 0) PCT_CLEAR(r);
     /* a sized factory made an empty tensor of the dtype; anything else (arange, linspace, eye, to("meta") of a CPU
      * tensor, and every op on meta tensors) is made meta as it is */
-    r = size ? sized_factory_result(r, size, stride) : results_to_meta(&s, r);
+    r = size ? sized_factory_result(r, size, stride) : pct_standins_results(&s, r);
 done:
-    standins_release(&s);
+    pct_standins_release(&s);
     free(sc);
     return r;
 }
 
 /* ---- advanced indexing (index.h): the CPU's kernels on stand-ins ---- */
 
-/* The stand-ins of indexing's operands (n indices, NULL entries kept); -1 with an error. A boolean mask selects by
- * its values, so the result's shape depends on them: refused as torch's meta device refuses it. */
-static int index_standins(standins *s, pct_tensor **self, int n, pct_tensor **indices, pct_tensor **values)
+/* A boolean mask selects by its values, so the result's shape depends on them: refused as torch's meta device
+ * refuses it. -1 with the error. */
+static int refuse_masks(int n, pct_tensor **indices)
 {
-    for (int i = 0; i < n; i++) {
-        if (indices[i] && (indices[i]->dtype == PCT_BOOL || indices[i]->dtype == PCT_UINT8)) {
-            pct_error_str(PCT_ERR_NOT_IMPLEMENTED, "Could not run 'aten::nonzero' with arguments from the 'Meta' backend.");
-            return -1;
-        }
-        if (is_meta_tensor(indices[i]) && !(indices[i] = standin_for(s, indices[i], false))) return -1;
-    }
-    if (is_meta_tensor(*self) && !(*self = standin_for(s, *self, false))) return -1;
-    if (values && is_meta_tensor(*values) && !(*values = standin_for(s, *values, false))) return -1;
+    for (int i = 0; i < n; i++)
+        if (indices[i] && (indices[i]->dtype == PCT_BOOL || indices[i]->dtype == PCT_UINT8))
+            return pct_error_str(PCT_ERR_NOT_IMPLEMENTED,
+                                 "Could not run 'aten::nonzero' with arguments from the 'Meta' backend."), -1;
     return 0;
 }
 
 pct_object *pct_meta_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
 {
-    standins s = {0};
-    pct_tensor *idx[PCT_MAX_DIMS];
-    memcpy(idx, indices, sizeof *idx * (size_t)nindices);
-    pct_object *r = NULL;
-    if (index_standins(&s, &self, nindices, idx, NULL) == 0) r = results_to_meta(&s, pct_cpu_index_get(self, nindices, idx));
-    standins_release(&s);
-    return r;
+    bool ones = false;
+    if (refuse_masks(nindices, indices) < 0) return NULL;
+    return pct_standins_index_get(&meta_standins, &ones, self, nindices, indices);
 }
 
 int pct_meta_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate)
 {
     if (self->device_type != PCT_META) return pct_error_str(PCT_ERR_NOT_IMPLEMENTED, copy_out_message), -1;
-    standins s = {0};
-    pct_tensor *idx[PCT_MAX_DIMS];
-    memcpy(idx, indices, sizeof *idx * (size_t)nindices);
-    int rc = index_standins(&s, &self, nindices, idx, &values);
-    if (rc == 0) rc = pct_cpu_index_put_(self, nindices, idx, values, accumulate); /* checks; the writes vanish */
-    standins_release(&s);
-    return rc;
+    bool ones = false;
+    if (refuse_masks(nindices, indices) < 0) return -1;
+    /* checks; the writes vanish */
+    return pct_standins_index_put_(&meta_standins, &ones, self, nindices, indices, values, accumulate);
 }
 
 const pct_backend pct_meta_backend = {
