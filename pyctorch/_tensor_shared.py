@@ -45,7 +45,15 @@ def is_pinned(self, device=None):
     return bool(fn(self)) if fn is not None else False
 
 
+def record_stream(self, stream):
+    """Marks this CUDA tensor's memory as used by `stream` (torch's recordStream): the caching allocator does not
+    reuse it before the work queued there until now has completed."""
+    from . import _C
+    _C._cuda_record_stream(self, stream.stream_id)
+
+
 TENSOR_METHODS = {
+    "record_stream": record_stream,
     "share_memory_": share_memory_,
     "is_shared": is_shared,
     "pin_memory": pin_memory,

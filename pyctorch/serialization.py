@@ -149,7 +149,7 @@ class TypedStorage:
         return self._untyped_storage.data_ptr()
 
     def tolist(self):
-        return _C.empty(0, dtype=self.dtype).set_(self._untyped_storage).tolist()
+        return _C.empty(0, dtype=self.dtype, device=self._untyped_storage.device).set_(self._untyped_storage).tolist()
 
     def __repr__(self):
         return f"TypedStorage(dtype={self.dtype}, size={self.size()})"
@@ -167,7 +167,7 @@ def _untyped_of(storage):
 
 def _rebuild_tensor(storage, storage_offset, size, stride):
     untyped, dtype = _untyped_of(storage)
-    return _C.empty(0, dtype=dtype).set_(untyped, storage_offset, size, stride)
+    return _C.empty(0, dtype=dtype, device=untyped.device).set_(untyped, storage_offset, size, stride)
 
 
 def _set_requires_grad(t, requires_grad):
@@ -184,7 +184,7 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
     untyped, _ = _untyped_of(storage)
     if type(dtype) is not _C.dtype:
         raise TypeError(f"expected a dtype, got {type(dtype).__name__}")
-    t = _C.empty(0, dtype=dtype).set_(untyped, storage_offset, size, stride)
+    t = _C.empty(0, dtype=dtype, device=untyped.device).set_(untyped, storage_offset, size, stride)
     return _set_requires_grad(t, requires_grad)
 
 
@@ -342,7 +342,7 @@ def default_restore_location(storage, location):
         cuda = getattr(sys.modules.get("pyctorch"), "cuda", None)
         if cuda is None or not cuda.is_available():
             raise RuntimeError(_CUDA_UNAVAILABLE)
-        raise NotImplementedError("pyctorch.load: moving storages to CUDA is not implemented")
+        return storage.cuda(_C.device(location))
     if location == "meta":
         raise RuntimeError("pyctorch.load: meta tensors are not supported by pyctorch")
     raise RuntimeError(f"don't know how to restore data location of torch.storage.UntypedStorage (tagged with {location})")
@@ -477,7 +477,7 @@ def _make_pickler_class(pickle_module):
                 if state:
                     return (_REBUILD_PARAMETER_WITH_STATE, (data, t.requires_grad, OrderedDict(), dict(state)))
                 return (_REBUILD_PARAMETER, (data, t.requires_grad, OrderedDict()))
-            if t.device.type != "cpu":
+            if t.device.type not in ("cpu", "cuda"):  # a CUDA storage keeps its location; its bytes are copied
                 t = t.cpu()
             v3 = t.dtype in _V3_DTYPES
             ref = _StorageRef(self._storages.pid(t.untyped_storage(), None if v3 else t.dtype))
@@ -541,17 +541,19 @@ def _usable_cores():
 
 
 def _write_archive(fh, archive, data_pkl, storages, byteorder_record=True):
-    big = sum(s.nbytes() for _, s in storages.records) >= _PIPELINE_BYTES and _usable_cores() >= 3
+    # the bytes of device storages come to the host first (their records keep the device's location tag)
+    records = [(key, s if s.device.type == "cpu" else s.cpu()) for key, s in storages.records]
+    big = sum(s.nbytes() for _, s in records) >= _PIPELINE_BYTES and _usable_cores() >= 3
     z = ZipWriter(fh, archive)
     crc_pool = ThreadPoolExecutor(1) if big else None  # Note [Overlapped saving]
     try:
-        crcs = [crc_pool.submit(zlib.crc32, memoryview(s)) if big else None for _, s in storages.records]
+        crcs = [crc_pool.submit(zlib.crc32, memoryview(s)) if big else None for _, s in records]
         z.write_record("data.pkl", data_pkl)
         z.write_record(".format_version", b"1")
         z.write_record(".storage_alignment", str(ALIGNMENT).encode())
         if byteorder_record:
             z.write_record("byteorder", sys.byteorder.encode())
-        for (key, storage), crc in zip(storages.records, crcs):
+        for (key, storage), crc in zip(records, crcs):
             z.write_record(f"data/{key}", storage, crc.result() if crc is not None else None)
         z.write_record("version", _VERSION)
         z.write_record(".data/serialization_id", f"{secrets.randbelow(10 ** 40):040d}".encode())

@@ -1,5 +1,7 @@
 """Shared test helpers: the torch oracle (optional); the comparison of results lives in comparison.py."""
 
+import os
+
 import pytest
 
 # pyctorch is whatever `import pyctorch` finds: `python -m pytest tests` in a source tree puts the working
@@ -34,3 +36,8 @@ requires_no_cuda_device = pytest.mark.skipif(CUDA_USABLE, reason="a CUDA device 
 
 # The one comparison of outcomes (tests/comparison.py), and its per-dtype tolerances.
 from comparison import DTYPE_NAMES, TOL, assert_same, assert_same_outcome, outcome, to_numpy  # noqa: E402,F401
+
+
+# tests/cuda needs a CUDA device: it runs where one is (PYCTORCH_TEST_CUDA=1 with a GPU, benchmarks/gpu_check.sh) and on
+# the simulated device in a child process (test_cuda_simulated.py); the default run does not collect it.
+collect_ignore = [] if os.environ.get("PYCTORCH_TEST_CUDA", "") not in ("", "0") else ["cuda"]

@@ -251,6 +251,8 @@ pct_object *pct_dispatch(pct_call *c)
             backend = want;
             index = -1;
         } else if (want == PCT_CUDA) {
+            if (c->v[dev_slot].dev.index == PCT_DEVICE_NEGATIVE_INDEX)
+                return pct_error_str(PCT_ERR_RUNTIME, "Device index must not be negative");
             if (!pct_backend_of(PCT_CUDA)) return NULL; /* not built: torch's "not compiled with CUDA" */
             backend = want;
             index = c->v[dev_slot].dev.index;

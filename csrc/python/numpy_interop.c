@@ -147,8 +147,17 @@ PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_RuntimeError, "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
         return NULL;
     }
+    if (t->device_type != PCT_CPU && force) { /* numpy(force=True): the values copied to the host first, as torch */
+        pct_tensor *h = pct_host_values(t);
+        if (!h) return NULL;
+        h->flags &= ~PCT_FLAG_REQUIRES_GRAD;
+        PyObject *arr = pct_tensor_numpy((PyObject *)h, NULL, NULL);
+        Py_DECREF(h);
+        return arr;
+    }
     if (t->device_type != PCT_CPU) {
-        PyErr_SetString(PyExc_TypeError, "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.");
+        PyErr_Format(PyExc_TypeError, "can't convert cuda:%d device type tensor to numpy. Use Tensor.cpu() to copy the "
+                     "tensor to host memory first.", (int)t->device_index);
         return NULL;
     }
     int typenum = numpy_from_dtype(t->dtype);

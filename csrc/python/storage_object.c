@@ -7,6 +7,7 @@
  * equal when they wrap the same block; `_cdata` is that block's address (torch's name),
  * a stable key while the storage is alive. */
 #include "pyobjects.h"
+#include "../aten/iter.h"
 
 typedef struct pct_storage_object {
     PyObject_HEAD
@@ -67,7 +68,37 @@ static PyObject *storage_sizeof(pct_storage_object *s, PyObject *u)
     return PyLong_FromSize_t((size_t)Py_TYPE(s)->tp_basicsize + s->storage->nbytes);
 }
 static PyObject *storage_element_size(pct_storage_object *s, PyObject *u) { (void)s; (void)u; return PyLong_FromLong(1); }
-static PyObject *storage_cpu(pct_storage_object *s, PyObject *u) { (void)u; Py_INCREF(s); return (PyObject *)s; }
+/* A copy of the storage's bytes on another device (through the backends' copies); the storage itself where it is
+ * already there. */
+static PyObject *storage_to(pct_storage_object *s, int type, int index)
+{
+    pct_storage *st = s->storage;
+    if (st->device_type == type && (index < 0 || index == st->device_index)) {
+        Py_INCREF(s);
+        return (PyObject *)s;
+    }
+    int64_t n = (int64_t)st->nbytes;
+    pct_tensor *src = pct_tensor_from_storage(st, 1, &n, NULL, 0, PCT_UINT8);
+    pct_tensor *dst = src ? pct_tensor_empty(1, &n, PCT_UINT8, type, index) : NULL;
+    PyObject *r = dst && pct_copy_(dst, src) == 0 ? pct_storage_wrap(dst->storage) : NULL;
+    Py_XDECREF(src);
+    Py_XDECREF(dst);
+    return r;
+}
+static PyObject *storage_cpu(pct_storage_object *s, PyObject *u) { (void)u; return storage_to(s, PCT_CPU, -1); }
+/* cuda(device=None): the bytes on a CUDA device (the current one by default) */
+static PyObject *storage_cuda(pct_storage_object *s, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"device", "non_blocking", NULL};
+    PyObject *device = Py_None;
+    int non_blocking = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|Op:cuda", kwlist, &device, &non_blocking)) return NULL;
+    int8_t type = PCT_CUDA, index = -1;
+    if (PyLong_Check(device)) index = (int8_t)PyLong_AsLong(device);
+    else if (device != Py_None && pct_device_from_object(device, &type, &index) < 0) return NULL;
+    if (type != PCT_CUDA) return PyErr_Format(PyExc_RuntimeError, "Invalid device, must be cuda device");
+    return storage_to(s, PCT_CUDA, index);
+}
 static Py_ssize_t storage_len(pct_storage_object *s) { return (Py_ssize_t)s->storage->nbytes; }
 static PyObject *storage_device(pct_storage_object *s, void *c) { (void)c; return pct_device_new(s->storage->device_type, s->storage->device_index); }
 static PyObject *storage_is_cuda(pct_storage_object *s, void *c) { (void)c; return PyBool_FromLong(s->storage->device_type == PCT_CUDA); }
@@ -90,6 +121,11 @@ static int storage_getbuffer(pct_storage_object *s, Py_buffer *view, int flags)
     pct_storage *st = s->storage;
     if (st->device_type == PCT_META) {
         PyErr_SetString(PyExc_NotImplementedError, "Cannot copy out of meta tensor; no data!");
+        view->obj = NULL;
+        return -1;
+    }
+    if (st->device_type != PCT_CPU) {
+        PyErr_SetString(PyExc_BufferError, "the memory of a CUDA storage is on the device: copy it to the CPU first");
         view->obj = NULL;
         return -1;
     }
@@ -234,7 +270,8 @@ static PyMethodDef storage_methods[] = {
     {"__sizeof__", (PyCFunction)storage_sizeof, METH_NOARGS, NULL},
     {"size", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
     {"element_size", (PyCFunction)storage_element_size, METH_NOARGS, NULL},
-    {"cpu", (PyCFunction)storage_cpu, METH_NOARGS, "this storage (it is on the CPU)"},
+    {"cpu", (PyCFunction)storage_cpu, METH_NOARGS, "the bytes on the CPU (this storage where they are)"},
+    {"cuda", (PyCFunction)(void (*)(void))storage_cuda, METH_VARARGS | METH_KEYWORDS, "the bytes on a CUDA device"},
     {NULL, NULL, 0, NULL},
 };
 static PyGetSetDef storage_getset[] = {

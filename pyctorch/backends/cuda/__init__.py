@@ -1,4 +1,4 @@
-"""torch.backends.cuda: pyctorch has no CUDA backend (is_built() is False).
+"""torch.backends.cuda: whether the CUDA backend was built, and its switches.
 
 `matmul.allow_tf32` mirrors torch.get_float32_matmul_precision() as in torch (True <=> not
 'highest'); the reduced-precision-reduction flags and the scaled-dot-product-attention backend
@@ -13,8 +13,10 @@ __all__ = ["is_built", "matmul", "cuBLASModule", "flash_sdp_enabled", "enable_fl
 
 
 def is_built():
-    """Whether pyctorch was built with CUDA: False (no CUDA backend in this version)."""
-    return False
+    """Whether pyctorch was built with its CUDA backend (nvcc was found); whether a GPU is usable is
+    torch.cuda.is_available()'s question."""
+    from ... import _C
+    return _C._cuda_built()
 
 
 class cuBLASModule:
