@@ -49,9 +49,7 @@ def _gpt_step(m, seq):
 
 
 def main():
-    args, suite = setup("cuda", __doc__)
-    if not suite.device.startswith("cuda"):
-        print("bench_cuda: run with --device cuda")
+    args, suite = setup("cuda", __doc__, extra_args=lambda p: p.set_defaults(device="cuda"))
     s = _sizes(args.quick)
     one = lambda m: (lambda a: (lambda: a + a))(m.ones(1, device="cuda"))  # noqa: E731
     suite.bench("add 1 element (host overhead)", "launch-bound", one, target=0.5)

@@ -52,8 +52,31 @@ def record_stream(self, stream):
     _C._cuda_record_stream(self, stream.stream_id)
 
 
+_TYPESTRS = {"float16": "<f2", "float32": "<f4", "float64": "<f8", "uint8": "|u1", "int8": "|i1", "int16": "<i2",
+             "int32": "<i4", "int64": "<i8", "bool": "|b1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8"}
+
+
+def _cuda_array_interface(self):
+    """Numba's and CuPy's CUDA Array Interface (version 2) of a CUDA tensor: its device pointer, shape and byte strides
+    (None when contiguous), shared, not copied."""
+    if not self.is_cuda:
+        raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} If CUDA data "
+                             "is required use tensor.cuda() to copy tensor to device memory.")
+    if self.requires_grad:
+        raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients aren't "
+                           "required, use var.detach() to get Variable that doesn't require grad.")
+    name = str(self.dtype)[len("torch."):]
+    if name not in _TYPESTRS:
+        raise TypeError(f"dtype {self.dtype} is not supported by __cuda_array_interface__")
+    item = self.element_size()
+    strides = None if self.is_contiguous() else tuple(s * item for s in self.stride())
+    return {"typestr": _TYPESTRS[name], "shape": tuple(self.shape), "strides": strides,
+            "data": (self.data_ptr() if self.numel() > 0 else 0, False), "version": 2}
+
+
 TENSOR_METHODS = {
     "record_stream": record_stream,
+    "__cuda_array_interface__": property(_cuda_array_interface),
     "share_memory_": share_memory_,
     "is_shared": is_shared,
     "pin_memory": pin_memory,

@@ -4,6 +4,7 @@
 #define PY_ARRAY_UNIQUE_SYMBOL pct_numpy_api
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include "pyobjects.h"
+#include "../aten/cuda_api.h"
 #include "../aten/error.h"
 #include "../aten/iter.h"
 #include <numpy/arrayobject.h>
@@ -318,9 +319,17 @@ PyObject *pct_py_from_dlpack(PyObject *self, PyObject *obj)
     if (!m) { Py_DECREF(cap); return NULL; }
     pct_DLTensor *dl = &m->dl_tensor;
     int dtype = dtype_from_dl(dl->dtype);
-    if (dtype < 0 || dl->device.device_type != DL_CPU || dl->ndim > PCT_MAX_DIMS || dl->ndim < 0) {
+    /* CPU memory, or a CUDA device's where the backend is built (zero copy with torch's and CuPy's CUDA arrays) */
+    const bool cuda = dl->device.device_type == DL_CUDA && pct_cuda_built();
+    if (dtype < 0 || (dl->device.device_type != DL_CPU && !cuda) || dl->ndim > PCT_MAX_DIMS || dl->ndim < 0) {
         Py_DECREF(cap);
-        PyErr_SetString(PyExc_BufferError, "from_dlpack: unsupported dtype or device (pyctorch reads CPU tensors of its dtypes)");
+        PyErr_SetString(PyExc_BufferError, "from_dlpack: unsupported dtype or device (pyctorch reads CPU and CUDA tensors "
+                                           "of its dtypes)");
+        return NULL;
+    }
+    if (cuda && (!pct_cuda() || dl->device.device_id < 0 || dl->device.device_id >= pct_cuda()->device_count())) {
+        Py_DECREF(cap);
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_BufferError, "from_dlpack: no CUDA device %d", dl->device.device_id);
         return NULL;
     }
     if (PyCapsule_SetName(cap, "used_dltensor") < 0) { Py_DECREF(cap); return NULL; }
@@ -335,7 +344,8 @@ PyObject *pct_py_from_dlpack(PyObject *self, PyObject *obj)
     }
     if (!dl->strides) pct_contiguous_strides(dl->ndim, dl->shape, strides);
     char *base = (char *)dl->data + dl->byte_offset;
-    pct_storage *st = pct_storage_new_external(base, (size_t)(extent * item), owner, PCT_CPU, -1);
+    pct_storage *st = pct_storage_new_external(base, (size_t)(extent * item), owner, cuda ? PCT_CUDA : PCT_CPU,
+                                               cuda ? dl->device.device_id : -1);
     Py_DECREF(owner);
     if (!st) return NULL;
     pct_tensor *t = pct_tensor_from_storage(st, dl->ndim, dl->shape, strides, 0, dtype);

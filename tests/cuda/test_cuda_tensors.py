@@ -141,3 +141,23 @@ def test_pinned_memory():
     c = p.to("cuda", non_blocking=True)
     torch.cuda.synchronize()
     assert_same(c.cpu(), x)
+
+
+def test_dlpack_and_the_cuda_array_interface_share_device_memory():
+    x = torch.arange(6.0, device="cuda").reshape(2, 3)
+    assert x.__dlpack_device__() == (2, 0)  # kDLCUDA
+    y = torch.from_dlpack(x)
+    assert y.device == DEV and y.data_ptr() == x.data_ptr()
+    y[0, 0] = 5.0
+    assert x[0, 0].item() == 5.0
+    cai = x.t().__cuda_array_interface__
+    assert cai["typestr"] == "<f4" and cai["shape"] == (3, 2) and cai["strides"] == (4, 12)
+    assert cai["data"] == (x.data_ptr(), False) and cai["version"] == 2
+    assert not hasattr(torch.ones(1), "__cuda_array_interface__")
+
+
+def test_dataloader_pins_its_batches():
+    data = torch.utils.data.TensorDataset(torch.arange(8.0).reshape(4, 2))
+    batches = list(torch.utils.data.DataLoader(data, batch_size=2, pin_memory=True))
+    assert all(b[0].is_pinned() for b in batches)
+    assert batches[1][0].to("cuda", non_blocking=True).cpu().tolist() == [[4.0, 5.0], [6.0, 7.0]]
