@@ -1,5 +1,6 @@
-/* autocast.c: CPU autocast (torch.autocast("cpu")), as a step of the hooked op call
- * (Note [Dispatch hooks] in profiler.h).
+/* autocast.c: CPU and CUDA autocast (torch.autocast("cpu" | "cuda")), as a step of the hooked op call
+ * (Note [Dispatch hooks] in profiler.h). A call on CUDA tensors takes the CUDA state and list (cuda_policy below),
+ * any other the CPU's.
  *
  * Each op of the table has a policy byte (the one list below, by op id), following
  * torch's CPU autocast lists:
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { AC_NONE, AC_LOWER, AC_FP32, AC_PROMOTE, AC_PAD, AC_EINSUM };
+enum { AC_NONE, AC_LOWER, AC_FP32, AC_PROMOTE, AC_PAD, AC_EINSUM, AC_FP32_UNLESS_DTYPE };
 
 static const uint8_t policy[PCT_NUM_OPS] = {
     [PCT_OP_mm] = AC_LOWER, [PCT_OP_bmm] = AC_LOWER, [PCT_OP_addmm] = AC_LOWER, [PCT_OP_baddbmm] = AC_LOWER,
@@ -31,6 +32,30 @@ static const uint8_t policy[PCT_NUM_OPS] = {
     [PCT_OP_cat] = AC_PROMOTE, [PCT_OP_concat] = AC_PROMOTE, [PCT_OP_concatenate] = AC_PROMOTE,
     [PCT_OP_concatenate_axis] = AC_PROMOTE, [PCT_OP_stack] = AC_PROMOTE, [PCT_OP_hstack] = AC_PROMOTE,
     [PCT_OP_vstack] = AC_PROMOTE, [PCT_OP_dstack] = AC_PROMOTE, [PCT_OP_index_copy] = AC_PROMOTE,
+};
+
+/* torch's CUDA autocast lists, as far as they name ops of the table (torch.autocast("cuda"); the Python composites
+ * among them are wrapped as for the CPU): GEMMs and convolution in the lower dtype; transcendental functions, the
+ * norms, logsumexp and the losses in float32; the reductions that take a dtype= in float32 unless one is given
+ * (torch's fp32_set_opt_dtype); cat, stack and the mixed-input ops in the widest input dtype. */
+static const uint8_t cuda_policy[PCT_NUM_OPS] = {
+    [PCT_OP_mm] = AC_LOWER, [PCT_OP_bmm] = AC_LOWER, [PCT_OP_addmm] = AC_LOWER, [PCT_OP_baddbmm] = AC_LOWER,
+    [PCT_OP_matmul] = AC_LOWER, [PCT_OP_convolution] = AC_LOWER, [PCT_OP_mv] = AC_LOWER, [PCT_OP_addmv] = AC_LOWER,
+    [PCT_OP_einsum] = AC_LOWER,
+    [PCT_OP_acos] = AC_FP32, [PCT_OP_asin] = AC_FP32, [PCT_OP_cosh] = AC_FP32, [PCT_OP_erfinv] = AC_FP32,
+    [PCT_OP_exp] = AC_FP32, [PCT_OP_expm1] = AC_FP32, [PCT_OP_log] = AC_FP32, [PCT_OP_log10] = AC_FP32,
+    [PCT_OP_log2] = AC_FP32, [PCT_OP_log1p] = AC_FP32, [PCT_OP_reciprocal] = AC_FP32, [PCT_OP_rsqrt] = AC_FP32,
+    [PCT_OP_sinh] = AC_FP32, [PCT_OP_tan] = AC_FP32, [PCT_OP_pow] = AC_FP32, [PCT_OP_softplus] = AC_FP32,
+    [PCT_OP_native_layer_norm] = AC_FP32, [PCT_OP_logsumexp] = AC_FP32, [PCT_OP_cross_entropy_loss] = AC_FP32,
+    [PCT_OP_norm] = AC_FP32, [PCT_OP_upsample_nearest1d] = AC_FP32, [PCT_OP_upsample_linear1d] = AC_FP32,
+    [PCT_OP_upsample_bilinear2d] = AC_FP32,
+    [PCT_OP_prod] = AC_FP32_UNLESS_DTYPE, [PCT_OP_softmax] = AC_FP32_UNLESS_DTYPE,
+    [PCT_OP_log_softmax] = AC_FP32_UNLESS_DTYPE, [PCT_OP_cumprod] = AC_FP32_UNLESS_DTYPE,
+    [PCT_OP_cumsum] = AC_FP32_UNLESS_DTYPE, [PCT_OP_linalg_vector_norm] = AC_FP32_UNLESS_DTYPE,
+    [PCT_OP_linalg_matrix_norm] = AC_FP32_UNLESS_DTYPE, [PCT_OP_sum] = AC_FP32_UNLESS_DTYPE,
+    [PCT_OP_addcdiv] = AC_PROMOTE, [PCT_OP_addcmul] = AC_PROMOTE, [PCT_OP_atan2] = AC_PROMOTE, [PCT_OP_dot] = AC_PROMOTE,
+    [PCT_OP_vdot] = AC_PROMOTE, [PCT_OP_index_put] = AC_PROMOTE, [PCT_OP_scatter_add] = AC_PROMOTE,
+    [PCT_OP_tensordot] = AC_PROMOTE, [PCT_OP_cat] = AC_PROMOTE, [PCT_OP_stack] = AC_PROMOTE,
 };
 
 /* torch's autocast device types and their default lower-precision dtypes */
@@ -56,7 +81,7 @@ typedef struct ac_state {
 } ac_state;
 
 static _Thread_local ac_state S;
-static int cpu_threads; /* threads with CPU autocast on (GIL-protected) */
+static int active_threads; /* threads with CPU or CUDA autocast on, counted once per device (GIL-protected) */
 
 static ac_state *state(void)
 {
@@ -68,23 +93,29 @@ static ac_state *state(void)
     return &S;
 }
 
-static void set_cpu_enabled(bool on)
+/* CPU or CUDA autocast on or off in this thread; the dispatch hook runs while any thread has one on. */
+static void set_hooked_enabled(int d, bool on)
 {
     ac_state *s = state();
-    if (s->enabled[DEV_CPU] == on) return;
-    s->enabled[DEV_CPU] = on;
-    cpu_threads += on ? 1 : -1;
-    if (cpu_threads > 0) pct_dispatch_hooks |= PCT_HOOK_AUTOCAST;
+    if (s->enabled[d] == on) return;
+    s->enabled[d] = on;
+    active_threads += on ? 1 : -1;
+    if (active_threads > 0) pct_dispatch_hooks |= PCT_HOOK_AUTOCAST;
     else pct_dispatch_hooks &= ~PCT_HOOK_AUTOCAST;
 }
 
 /* ---- casting ---- */
 
-static bool eligible(const pct_tensor *t)
+/* the torch device type an autocast index stands for */
+static int device_type_of(int d) { return d == DEV_CUDA ? PCT_CUDA : PCT_CPU; }
+
+/* A floating tensor of the autocast device d (not float64, not a Python number) is cast. */
+static bool eligible_on(const pct_tensor *t, int d)
 {
-    return t->device_type == PCT_CPU && pct_dtype_is_floating(t->dtype) && t->dtype != PCT_FLOAT64 &&
+    return t->device_type == device_type_of(d) && pct_dtype_is_floating(t->dtype) && t->dtype != PCT_FLOAT64 &&
            !(t->flags & PCT_FLAG_WRAPPED_NUMBER);
 }
+
 
 static void cache_clear(ac_state *s)
 {
@@ -100,7 +131,8 @@ static void cache_clear(ac_state *s)
 /* t cast to dtype through the `to` op (new reference). */
 static PyObject *cast_to(ac_state *s, pct_tensor *t, int dtype)
 {
-    bool cacheable = s->cache_enabled && dtype == s->dtype[DEV_CPU] && t->dtype == PCT_FLOAT32 &&
+    const int d = t->device_type == PCT_CUDA ? DEV_CUDA : DEV_CPU;
+    bool cacheable = s->cache_enabled && dtype == s->dtype[d] && t->dtype == PCT_FLOAT32 &&
                      pct_tensor_requires_grad(t) && !t->grad_fn && !t->base;
     if (cacheable)
         for (int i = 0; i < s->ncache; i++)
@@ -120,9 +152,9 @@ static PyObject *cast_to(ac_state *s, pct_tensor *t, int dtype)
 }
 
 /* The widest floating dtype among the eligible inputs, starting from the lower dtype. */
-static int promote_step(int cur, const pct_tensor *t)
+static int promote_step(int cur, const pct_tensor *t, int d)
 {
-    if (!eligible(t) || t->dtype == cur) return cur;
+    if (!eligible_on(t, d) || t->dtype == cur) return cur;
     if (cur == PCT_FLOAT32 || t->dtype == PCT_FLOAT32) return PCT_FLOAT32;
     PyErr_SetString(PyExc_RuntimeError, "Unexpected floating ScalarType in at::autocast::prioritize");
     return -1;
@@ -134,12 +166,13 @@ static const pct_value *param(const pct_call *c, const char *name)
 }
 
 /* The dtype this call runs in under autocast, or -1 (no casting) / -2 (error). */
-static int target_dtype(const pct_call *c, int pol, int lower)
+static int target_dtype(const pct_call *c, int pol, int lower, int d)
 {
     const pct_signature *sig = &c->op->sig;
     switch (pol) {
     case AC_LOWER: return lower;
     case AC_FP32: return PCT_FLOAT32;
+    case AC_FP32_UNLESS_DTYPE: return param(c, "dtype")->none ? PCT_FLOAT32 : -1;
     case AC_EINSUM: {
         const pct_value *v = param(c, "tensors");
         return !v->none && PySequence_Fast_GET_SIZE(v->obj) >= 2 ? lower : -1;
@@ -157,10 +190,10 @@ static int target_dtype(const pct_call *c, int pol, int lower)
         for (int i = 0; i < sig->nparams && cur >= 0; i++) {
             const pct_value *v = &c->v[i];
             if (v->none || i == sig->out_index) continue;
-            if (sig->params[i].type == PCT_ARG_TENSOR) cur = promote_step(cur, v->t);
+            if (sig->params[i].type == PCT_ARG_TENSOR) cur = promote_step(cur, v->t, d);
             else if (sig->params[i].type == PCT_ARG_TENSORLIST)
                 for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(v->obj) && cur >= 0; k++)
-                    cur = promote_step(cur, (const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[k]);
+                    cur = promote_step(cur, (const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[k], d);
         }
         return cur < 0 ? -2 : cur;
     }
@@ -168,13 +201,29 @@ static int target_dtype(const pct_call *c, int pol, int lower)
     return -1;
 }
 
+/* The autocast device of a call: CUDA when its first tensor (or tensor list's first tensor) is, else the CPU. */
+static int call_device(const pct_call *c)
+{
+    const pct_signature *sig = &c->op->sig;
+    for (int i = 0; i < sig->nparams; i++) {
+        const pct_value *v = &c->v[i];
+        if (v->none) continue;
+        const pct_tensor *t = sig->params[i].type == PCT_ARG_TENSOR ? v->t
+                              : sig->params[i].type == PCT_ARG_TENSORLIST && PySequence_Fast_GET_SIZE(v->obj)
+                                  ? (const pct_tensor *)PySequence_Fast_ITEMS(v->obj)[0] : NULL;
+        if (t) return t->device_type == PCT_CUDA ? DEV_CUDA : DEV_CPU;
+    }
+    return DEV_CPU;
+}
+
 int pct_autocast_apply(pct_call *c, PyObject **held, int *nheld)
 {
-    int pol = policy[c->op_index];
-    if (!pol || c->inplace || c->out) return 0;
+    if (c->inplace || c->out) return 0;
     ac_state *s = state();
-    if (!s->enabled[DEV_CPU]) return 0;
-    int dtype = target_dtype(c, pol, s->dtype[DEV_CPU]);
+    const int d = call_device(c);
+    int pol = d == DEV_CUDA ? cuda_policy[c->op_index] : policy[c->op_index];
+    if (!pol || !s->enabled[d]) return 0;
+    int dtype = target_dtype(c, pol, s->dtype[d], d);
     if (dtype == -2) return -1;
     if (dtype < 0) return 0;
     const pct_signature *sig = &c->op->sig;
@@ -182,7 +231,7 @@ int pct_autocast_apply(pct_call *c, PyObject **held, int *nheld)
         pct_value *v = &c->v[i];
         if (v->none || i == sig->out_index) continue;
         if (sig->params[i].type == PCT_ARG_TENSOR) {
-            if (!eligible(v->t) || v->t->dtype == dtype) continue;
+            if (!eligible_on(v->t, d) || v->t->dtype == dtype) continue;
             PyObject *r = cast_to(s, v->t, dtype);
             if (!r) return -1;
             held[(*nheld)++] = r;
@@ -193,7 +242,7 @@ int pct_autocast_apply(pct_call *c, PyObject **held, int *nheld)
             bool any = false;
             for (Py_ssize_t k = 0; k < n && !any; k++) {
                 const pct_tensor *t = (const pct_tensor *)items[k];
-                any = eligible(t) && t->dtype != dtype;
+                any = eligible_on(t, d) && t->dtype != dtype;
             }
             if (!any) continue;
             PyObject *list = PyList_New(n);
@@ -201,7 +250,7 @@ int pct_autocast_apply(pct_call *c, PyObject **held, int *nheld)
             held[(*nheld)++] = list;
             for (Py_ssize_t k = 0; k < n; k++) {
                 pct_tensor *t = (pct_tensor *)items[k];
-                PyObject *r = eligible(t) && t->dtype != dtype ? cast_to(s, t, dtype) : Py_NewRef((PyObject *)t);
+                PyObject *r = eligible_on(t, d) && t->dtype != dtype ? cast_to(s, t, dtype) : Py_NewRef((PyObject *)t);
                 if (!r) return -1;
                 PyList_SET_ITEM(list, k, r);
             }
@@ -265,7 +314,7 @@ static int set_enabled(int d, PyObject *flag)
 {
     int on = PyObject_IsTrue(flag);
     if (on < 0) return -1;
-    if (d == DEV_CPU) set_cpu_enabled(on);
+    if (d == DEV_CPU || d == DEV_CUDA) set_hooked_enabled(d, on);
     else state()->enabled[d] = on;
     return 0;
 }
@@ -417,7 +466,7 @@ static PyObject *py_autocast_cast(PyObject *m, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     pct_tensor *t = (pct_tensor *)args[0];
-    if (!eligible(t) || t->dtype == dtype) return Py_NewRef(args[0]);
+    if (!eligible_on(t, t->device_type == PCT_CUDA ? DEV_CUDA : DEV_CPU) || t->dtype == dtype) return Py_NewRef(args[0]);
     return cast_to(state(), t, dtype);
 }
 

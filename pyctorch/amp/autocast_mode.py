@@ -31,6 +31,11 @@ def autocast_decorator(autocast_instance, func):
     return decorate_autocast
 
 
+def _cuda_available():
+    from .. import cuda
+    return cuda.is_available()
+
+
 class autocast:
     """Context manager (and decorator) enabling autocast for `device_type`: inside it, matmul,
     linear, convolutions and attention run in `dtype` (torch.bfloat16 by default on the CPU),
@@ -48,7 +53,7 @@ class autocast:
         self._cache_enabled = _C.is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         name = self.device.upper()
         if enabled:
-            if self.device == "cuda":
+            if self.device == "cuda" and not _cuda_available():
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
                 enabled = False
             elif str(self.fast_dtype).split(".")[-1] not in _SUPPORTED_DTYPES:

@@ -25,6 +25,11 @@ def _refresh_per_optimizer_state():
     return {"stage": OptState.READY, "found_inf_per_device": {}}
 
 
+def _cuda_available():
+    from .. import cuda
+    return cuda.is_available()
+
+
 class GradScaler:
     """Scales the loss so float16 gradients do not underflow, and undoes it before the step.
 
@@ -41,7 +46,7 @@ class GradScaler:
                  growth_interval=2000, enabled=True):
         self._device = device
         self._enabled = enabled
-        if self._device == "cuda" and enabled:
+        if self._device == "cuda" and enabled and not _cuda_available():
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
                           stacklevel=2)
             self._enabled = False
