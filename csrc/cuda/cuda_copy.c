@@ -19,8 +19,10 @@ int pct_cuda_memcpy(void *dst, const void *src, size_t nbytes, int kind, int dev
     if (pct_cuda_device_enter(device, &previous) < 0) return -1;
     void *stream = pct_cuda_current_stream_handle(device);
     int rc = pct_cuda_drv->memcpy_async(dst, src, nbytes, kind, stream);
-    /* the host reads what it copied out next (and a pinned source may be reused at once): wait for it */
-    if (!rc && kind != PCT_COPY_D2D) rc = pct_cuda_drv->stream_synchronize(stream);
+    /* The host reads what it copied out next: wait for a device-to-host copy. A host-to-device one need not be
+     * waited for: from pageable memory the call returns once the source is staged, and page-locked memory is freed
+     * through cudaFreeHost, which waits for the device. */
+    if (!rc && kind == PCT_COPY_D2H) rc = pct_cuda_drv->stream_synchronize(stream);
     pct_cuda_device_restore(previous);
     return rc ? pct_cuda_raise(rc, kind == PCT_COPY_D2H ? "cudaMemcpyAsync (device to host)"
                                    : kind == PCT_COPY_H2D ? "cudaMemcpyAsync (host to device)"
