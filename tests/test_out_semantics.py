@@ -72,8 +72,6 @@ PY_OUT_KNOWN = {
                                  "Float'",
     ("test_out_correct", "narrow_copy"): "torch's narrow_copy out= writes a transposed out as if contiguous (values "
                                          "land transposed); pyctorch keeps out's strides",
-    ("test_out_internal_overlap", "narrow_copy"): "torch's narrow_copy writes an expanded out; pyctorch's copy "
-                                                  "refuses it",
     ("test_out_expanded_wrong_shape", "narrow_copy"): "torch's narrow_copy resizes silently; pyctorch warns",
     ("test_out_resize", "narrow_copy", "wrong_shape"): "torch's narrow_copy resizes silently; pyctorch warns",
     ("test_out_internal_overlap", "threshold"): "torch's threshold checks no overlap (it writes an expanded out); "
@@ -235,11 +233,24 @@ def test_out_svd(op, kind):
     _known(("test_out_svd", op, kind), check)
 
 
+# torch's narrow_copy writes all of its result into an expanded out= (one element of storage): past the end of the
+# storage (ASan: heap-buffer-overflow in at::native::narrow_copy_dense_cpu_out), so torch is not called with one.
+TORCH_WRITES_OUT_OF_BOUNDS = {"narrow_copy"}
+
+
 @requires_torch
-@pytest.mark.parametrize("op", _ops("test_out_internal_overlap", [op for op in SINGLE if _expandable(op)]))
+@pytest.mark.parametrize("op", _ops("test_out_internal_overlap", [op for op in SINGLE if _expandable(op) and
+                                                                   op not in TORCH_WRITES_OUT_OF_BOUNDS]))
 def test_out_internal_overlap(op):
     """An expanded out= (two elements at one address): refused where torch refuses."""
     _check_out_call(op, lambda M, r: M.zeros(1, dtype=r.dtype).expand(tuple(r.shape)), check_values=False)
+
+
+def test_narrow_copy_refuses_an_expanded_out():
+    """Where torch writes out of bounds (TORCH_WRITES_OUT_OF_BOUNDS), pyctorch refuses the overlapping out=."""
+    x = P.arange(12.0).reshape(3, 4)
+    with pytest.raises(RuntimeError, match="unsupported operation: more than one element of the written-to tensor"):
+        P.narrow_copy(x, 1, 1, 2, out=P.zeros(1).expand(3, 2))
 
 
 @requires_torch
