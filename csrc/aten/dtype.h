@@ -11,6 +11,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include "host_device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef uint16_t pct_half;     /* IEEE binary16 bit pattern */
 typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
@@ -168,21 +173,41 @@ int pct_result_type_finish(pct_result_type_state *s);
 /* The process-wide default floating dtype (torch.get_default_dtype). */
 extern int pct_default_dtype;
 
-/* ---- float16 / bfloat16 conversions (round to nearest even) ---- */
-static inline uint32_t pct_float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float pct_bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+/* ---- float16 / bfloat16 conversions (round to nearest even), on the CPU and on the device (Note [One math for both
+ * devices] in host_device.h) ---- */
+static inline PCT_HOST_DEVICE uint32_t pct_float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline PCT_HOST_DEVICE float pct_bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-static inline float pct_bf16_to_float(pct_bfloat16 h) { return pct_bits_float((uint32_t)h << 16); }
-static inline pct_bfloat16 pct_float_to_bf16(float f)
+/* Note [Reduced floats on the device]: a GPU converts between float and float16 (and, from sm_80, bfloat16) in one
+ * instruction, rounding to nearest even as the code below does, so device code takes the instruction; the results
+ * differ only in a NaN's bits (the device gives its canonical NaN, as torch's CUDA kernels do). */
+#ifdef __CUDA_ARCH__
+#define PCT_DEVICE_CVT(name, To, From, instr, to_reg, from_reg) \
+    static inline __device__ To name(From x) { To y; asm(instr " %0, %1;" : to_reg(y) : from_reg(x)); return y; }
+PCT_DEVICE_CVT(pct_device_half_to_float, float, pct_half, "cvt.f32.f16", "=f", "h")
+PCT_DEVICE_CVT(pct_device_float_to_half, pct_half, float, "cvt.rn.f16.f32", "=h", "f")
+#if __CUDA_ARCH__ >= 800
+PCT_DEVICE_CVT(pct_device_float_to_bf16, pct_bfloat16, float, "cvt.rn.bf16.f32", "=h", "f")
+#endif
+#endif
+static inline PCT_HOST_DEVICE float pct_bf16_to_float(pct_bfloat16 h) { return pct_bits_float((uint32_t)h << 16); }
+static inline PCT_HOST_DEVICE pct_bfloat16 pct_float_to_bf16(float f)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return pct_device_float_to_bf16(f);
+#else
     uint32_t u = pct_float_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (pct_bfloat16)((u >> 16) | 0x40); /* quiet NaN */
     u += 0x7fffu + ((u >> 16) & 1u);
     return (pct_bfloat16)(u >> 16);
+#endif
 }
 
-static inline float pct_half_to_float(pct_half h)
+static inline PCT_HOST_DEVICE float pct_half_to_float(pct_half h)
 {
+#ifdef __CUDA_ARCH__
+    return pct_device_half_to_float(h);
+#else
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
     if (exp == 0x1f) return pct_bits_float(sign | 0x7f800000u | (mant << 13));
@@ -193,10 +218,14 @@ static inline float pct_half_to_float(pct_half h)
         return sign ? -v : v;
     }
     return pct_bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+#endif
 }
 
-static inline pct_half pct_float_to_half(float f)
+static inline PCT_HOST_DEVICE pct_half pct_float_to_half(float f)
 {
+#ifdef __CUDA_ARCH__
+    return pct_device_float_to_half(f);
+#else
     uint32_t u = pct_float_bits(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t absu = u & 0x7fffffffu;
@@ -210,6 +239,7 @@ static inline pct_half pct_float_to_half(float f)
     uint32_t mant_odd = (absu >> 13) & 1u;
     absu += 0xc8000fffu + mant_odd; /* rebias exponent (-112 << 23) and round */
     return (pct_half)(sign | (absu >> 13));
+#endif
 }
 
 
@@ -241,11 +271,19 @@ static inline pct_half pct_float_to_half(float f)
 #define PCT_FROM_COMPUTE_UINT16(v) ((uint16_t)(v))
 #define PCT_FROM_COMPUTE_UINT32(v) ((uint32_t)(v))
 #define PCT_FROM_COMPUTE_UINT64(v) ((uint64_t)(v))
+/* Element v of dtype SE (storage type) as dtype DE (storage type; DC its compute type), as torch's copy_ converts:
+ * through the compute types (float16/bfloat16 in float), a float truncated toward zero into an integer type, anything
+ * nonzero (NaN too) true. The copy loops of every device (cpu/copy.c, csrc/cuda/copy.cu) convert with it. */
+#define PCT_CONVERT(DE, DC, SE, v) PCT_FROM_COMPUTE_##DE((DC)PCT_TO_COMPUTE_##SE(v))
 
 /* Read element p (of dtype d) as double / int64, write a double into p. For scalars. */
 double pct_load_as_double(const void *p, int d);
 int64_t pct_load_as_int64(const void *p, int d);
 void pct_store_double(void *p, int d, double v);
 void pct_store_int64(void *p, int d, int64_t v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

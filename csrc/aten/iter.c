@@ -179,10 +179,25 @@ static bool all_contiguous_same_shape(int ndim, const int64_t *shape, pct_tensor
     return nops > 0;
 }
 
-/* A new dense tensor of `shape` laid out in `order` (from layout_order); NULL with exception. */
-static pct_tensor *empty_in_order(int ndim, const int64_t *shape, int dtype, bool c_order, const int *order)
+/* The device of the tensors a plan allocates (its output, a temporary for an out= of another dtype): the written
+ * tensor's, else that of the first input that is not a 0-d CPU tensor (which joins any device, as in the dispatcher),
+ * else the CPU. */
+static void plan_device(const pct_iter_config *cfg, int *type, int *index)
 {
-    pct_tensor *t = pct_tensor_empty(ndim, shape, dtype, PCT_CPU, -1);
+    const pct_tensor *from = cfg->out;
+    for (int i = 0; i < cfg->ninputs && !from; i++)
+        if (cfg->inputs[i]->device_type != PCT_CPU || cfg->inputs[i]->ndim != 0) from = cfg->inputs[i];
+    *type = from ? from->device_type : PCT_CPU;
+    *index = from ? from->device_index : -1;
+}
+
+/* A new dense tensor of `shape` laid out in `order` (from layout_order) on cfg's device; NULL with exception. */
+static pct_tensor *empty_in_order(const pct_iter_config *cfg, int ndim, const int64_t *shape, int dtype, bool c_order,
+                                  const int *order)
+{
+    int device_type, device_index;
+    plan_device(cfg, &device_type, &device_index);
+    pct_tensor *t = pct_tensor_empty(ndim, shape, dtype, device_type, device_index);
     if (!t || c_order) return t;
     int64_t strides[PCT_MAX_DIMS], next = 1;
     for (int j = 0; j < ndim; j++) {
@@ -282,11 +297,11 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         if (out->dtype == out_dtype || cfg->mixed_dtypes) {
             PCT_INCREF(out);
             it->ops[0] = out;
-        } else if (!(it->ops[0] = empty_in_order(ndim, shape, out_dtype, c_order, order))) {
+        } else if (!(it->ops[0] = empty_in_order(cfg, ndim, shape, out_dtype, c_order, order))) {
             goto fail;
         }
     } else {
-        if (!(it->ops[0] = empty_in_order(ndim, shape, out_dtype, c_order, order))) goto fail;
+        if (!(it->ops[0] = empty_in_order(cfg, ndim, shape, out_dtype, c_order, order))) goto fail;
         if (numbers_only && ndim == 0) it->ops[0]->flags |= PCT_FLAG_WRAPPED_NUMBER;
         PCT_INCREF(it->ops[0]);
         it->result = it->ops[0];

@@ -128,13 +128,7 @@ typedef struct pct_call {
 } pct_call;
 
 /* The operator enum, one PCT_OP_<id> per ops.def entry. */
-enum pct_op_id {
-#define PCT_OP(id, schema, variants, cpu) PCT_OP_##id,
-#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) PCT_OP_##id,
-#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) PCT_OP_##id,
-#include "ops.def"
-    PCT_NUM_OPS
-};
+#include "op_ids.h"
 
 /* Kernel prototypes for custom ops. */
 #define PCT_OP(id, schema, variants, cpu) pct_object *cpu(pct_call *c);

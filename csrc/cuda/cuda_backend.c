@@ -7,6 +7,7 @@
  */
 #include "cuda_internal.h"
 #include "aten/error.h"
+#include "loop_plan.h"
 
 pct_object *pct_cpu_to_device(pct_call *c);
 pct_object *pct_cpu_copy_(pct_call *c);
@@ -93,6 +94,7 @@ const pct_cuda_api *pct_cuda_backend_init(void)
 {
     pct_cuda_devices_init();
     register_device_neutral();
+    if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;
 }

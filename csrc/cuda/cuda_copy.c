@@ -1,14 +1,15 @@
 /* cuda_copy.c: the backend's copy and fill slots, and moving a storage's bytes between host and device.
  *
  * A copy whose two sides are dense with the same dtype and layout is one memcpy (host to device, device to host,
- * device to device). Any other copy converts on the device where the backend has kernels (csrc/cuda/copy.cu), and
- * otherwise goes through the host: the device side's storage is brought over whole, the CPU's copy loop converts
- * and lays out the values, and a written device storage goes back whole (the simulated device always, and a real
- * GPU for the few cases the kernel does not take).
+ * device to device). A copy between device tensors converts and lays out on the device (copy.cu's kernel); one
+ * between host and device otherwise goes through the host: the device side's storage is brought over whole, the
+ * CPU's copy loop converts and lays out the values, and a written device storage goes back whole. The simulated
+ * device, which runs no kernels, takes the host path for every copy, and for fills other than zero.
  */
 #include "cuda_internal.h"
 #include "aten/error.h"
 #include "aten/iter.h"
+#include "loop_plan.h"
 #include <math.h>
 #include <string.h>
 
@@ -97,6 +98,10 @@ int pct_cuda_copy(pct_tensor *dst, const pct_tensor *src)
         int device = kind == PCT_COPY_D2H ? src->device_index : dst->device_index;
         return pct_cuda_memcpy(data_of(dst), data_of(src), nbytes, kind, device);
     }
+    /* within a device: the copy kernel converts and lays out (copy.cu); between two, through the host */
+    if (dst->device_type == PCT_CUDA && src->device_type == PCT_CUDA && dst->device_index == src->device_index &&
+        pct_cuda_drv->has_kernels)
+        return pct_cuda_copy_on_device(dst, src);
     if (dst->device_type == PCT_CUDA) return copy_into_device_via_host(dst, src);
     /* device to host: the source's storage comes over, the CPU lays it out */
     pct_storage *sh = NULL;
@@ -127,6 +132,7 @@ int pct_cuda_fill(pct_tensor *t, const pct_scalar *value)
         pct_cuda_device_restore(previous);
         return rc ? pct_cuda_raise(rc, "cudaMemsetAsync") : 0;
     }
+    if (pct_cuda_drv->has_kernels) return pct_cuda_fill_on_device(t, value); /* copy.cu's fill kernel */
     pct_storage *h = NULL;
     pct_tensor *v = host_view_of(t, &h);
     if (!v) return -1;

@@ -13,14 +13,14 @@
         if (so == (int64_t)sizeof(DT) && si == (int64_t)sizeof(ST)) {                          \
             DT *restrict op = (DT *)o;                                                         \
             const ST *restrict ip = (const ST *)in;                                            \
-            for (int64_t k = 0; k < n; k++) op[k] = PCT_FROM_COMPUTE_##DE((DC)PCT_TO_COMPUTE_##SE(ip[k])); \
+            for (int64_t k = 0; k < n; k++) op[k] = PCT_CONVERT(DE, DC, SE, ip[k]);            \
         } else if (so == (int64_t)sizeof(DT) && si == 0) {                                     \
-            DT v = PCT_FROM_COMPUTE_##DE((DC)PCT_TO_COMPUTE_##SE(*(const ST *)in));            \
+            DT v = PCT_CONVERT(DE, DC, SE, *(const ST *)in);                                   \
             DT *restrict op = (DT *)o;                                                         \
             for (int64_t k = 0; k < n; k++) op[k] = v;                                         \
         } else {                                                                               \
             for (int64_t k = 0; k < n; k++)                                                    \
-                *(DT *)(o + k * so) = PCT_FROM_COMPUTE_##DE((DC)PCT_TO_COMPUTE_##SE(*(const ST *)(in + k * si))); \
+                *(DT *)(o + k * so) = PCT_CONVERT(DE, DC, SE, *(const ST *)(in + k * si));     \
         }                                                                                      \
     }
 

@@ -3,20 +3,15 @@
 #define PCT_POINTWISE_H
 #include "../iter.h"
 #include "../op.h"
+#include "../pointwise_call.h"   /* pct_pw_raise, pct_pw_config, ... (device-neutral) */
+#include "../pointwise_expand.h" /* PCT_SCALAR_AS_T, PCT_SEL, ... */
 #include "pointwise_math.h"
 #include "simd_levels.h" /* PCT_HOT_X86_64_V3: the elementwise loops' clones, Note [Loop ISA clones] */
-
-/* A Python scalar argument (alpha, value) as torch's kernels see it: converted to the tensor's
- * dtype T first (a float16/bfloat16 rounding), then to the compute type. */
-#define PCT_SCALAR_AS_T(E, v) PCT_TO_COMPUTE_##E(PCT_FROM_COMPUTE_##E(v))
 
 /* The loop of a PCT_UNARY/PCT_BINARY op for a dtype. */
 pct_loop_fn pct_pw_loop(int op_index, int dtype);
 /* 0 if the op has a loop for dtype, else -1 with torch's "not implemented for" error. */
 int pct_pw_check_dtype(int op_index, int dtype, const char *name);
-/* Raises the error a loop recorded in ctx; 0 when none. */
-int pct_pw_raise(const pct_pw_ctx *ctx);
-void pct_pw_config(pct_iter_config *cfg, int promotion);
 /* Runs op `op_index` (a PCT_UNARY/PCT_BINARY op) over inputs, honouring c->out and c->inplace. */
 pct_object *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx);
 #endif

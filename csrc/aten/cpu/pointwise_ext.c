@@ -241,8 +241,6 @@ pct_object *pct_cpu_addcdiv(pct_call *c)
     return addc(c, true, arg.input, arg.tensor1, arg.tensor2, &arg.value);
 }
 
-int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor *in);
-
 /* out= of an op that is the identity for x's dtype: resized to x's shape (as any out=), then written */
 static pct_object *copy_to_out(pct_tensor *out, pct_tensor *x, bool check_overlap)
 {

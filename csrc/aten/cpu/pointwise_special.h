@@ -1,17 +1,19 @@
 /* pointwise_special.h: scalar helpers of the special functions in ops_api.def (digamma, trigamma, the
  * modified Bessel functions I0 and I1, gcd, lcm). Included by pointwise_math.h. Everything is
  * computed in double and rounded by the loop to the output dtype; the edges follow torch
- * (digamma(+-0) = -+inf, digamma at a negative integer NaN, gcd(0, 0) = 0, results nonnegative). */
+ * (digamma(+-0) = -+inf, digamma at a negative integer NaN, gcd(0, 0) = 0, results nonnegative). The CUDA runner
+ * calls them on the device too (Note [One math for both devices] in ../host_device.h). */
 #ifndef PCT_POINTWISE_SPECIAL_H
 #define PCT_POINTWISE_SPECIAL_H
 #include <math.h>
 #include <stdint.h>
+#include "../host_device.h"
 
 #define PCT_PI 3.14159265358979323846
 
 /* digamma: reflection for x < 0, the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
  * asymptotic series log(x) - 1/(2x) - sum B_2k / (2k x^2k). */
-static inline double pct_pw_digamma_d(double x)
+static inline PCT_HOST_DEVICE double pct_pw_digamma_d(double x)
 {
     if (x != x) return x;
     if (x == 0) return signbit(x) ? INFINITY : -INFINITY;
@@ -36,7 +38,7 @@ static inline double pct_pw_digamma_d(double x)
 
 /* trigamma (polygamma(1, x)): reflection psi1(x) + psi1(1 - x) = pi^2 / sin^2(pi x), the recurrence
  * psi1(x) = psi1(x + 1) + 1/x^2, then 1/x + 1/(2x^2) + sum B_2k / x^(2k+1). */
-static inline double pct_pw_trigamma_d(double x)
+static inline PCT_HOST_DEVICE double pct_pw_trigamma_d(double x)
 {
     if (x != x) return x;
     if (x <= 0 && x == floor(x)) return INFINITY;
@@ -60,7 +62,7 @@ static inline double pct_pw_trigamma_d(double x)
 
 /* I_nu(x) for nu = 0 or 1, x >= 0: the power series (x/2)^nu sum (x^2/4)^k / (k! (k+nu)!) below 30 (positive
  * terms, so no cancellation), the asymptotic series e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k above. */
-static inline double pct_pw_bessel_i_series(int nu, double x)
+static inline PCT_HOST_DEVICE double pct_pw_bessel_i_series(int nu, double x)
 {
     double q = x * x / 4, term = nu ? x / 2 : 1, sum = term;
     for (int k = 1; k < 500 && term > sum * 1e-17; k++) {
@@ -70,7 +72,7 @@ static inline double pct_pw_bessel_i_series(int nu, double x)
     return sum;
 }
 /* e^{-x} I_nu(x) for x > 30 (the asymptotic series) */
-static inline double pct_pw_bessel_i_asymptotic_scaled(int nu, double x)
+static inline PCT_HOST_DEVICE double pct_pw_bessel_i_asymptotic_scaled(int nu, double x)
 {
     double mu = 4.0 * nu * nu, term = 1, sum = 1;
     for (int k = 1; k < 60; k++) {
@@ -82,7 +84,7 @@ static inline double pct_pw_bessel_i_asymptotic_scaled(int nu, double x)
     }
     return sum / sqrt(2 * PCT_PI * x);
 }
-static inline double pct_pw_bessel_i(int nu, double x)
+static inline PCT_HOST_DEVICE double pct_pw_bessel_i(int nu, double x)
 {
     if (x != x) return x;
     if (isinf(x)) return INFINITY;
@@ -92,13 +94,13 @@ static inline double pct_pw_bessel_i(int nu, double x)
     return half * pct_pw_bessel_i_asymptotic_scaled(nu, x) * half;
 }
 /* e^{-x} I_nu(x), x >= 0 finite (torch.special.i0e, i1e) */
-static inline double pct_pw_bessel_i_scaled(int nu, double x)
+static inline PCT_HOST_DEVICE double pct_pw_bessel_i_scaled(int nu, double x)
 {
     return x <= 30 ? pct_pw_bessel_i_series(nu, x) * exp(-x) : pct_pw_bessel_i_asymptotic_scaled(nu, x);
 }
 /* torch's Chebyshev evaluation gives NaN at +-inf (exp(|x|) times a series at 0 / sqrt(inf)); so do we */
-static inline double pct_pw_i0_d(double x) { return isinf(x) ? NAN : pct_pw_bessel_i(0, fabs(x)); }
-static inline double pct_pw_i1_d(double x)
+static inline PCT_HOST_DEVICE double pct_pw_i0_d(double x) { return isinf(x) ? NAN : pct_pw_bessel_i(0, fabs(x)); }
+static inline PCT_HOST_DEVICE double pct_pw_i1_d(double x)
 {
     return isinf(x) ? NAN : x < 0 ? -pct_pw_bessel_i(1, -x) : pct_pw_bessel_i(1, x);
 }
@@ -112,14 +114,14 @@ static inline double pct_pw_i1_d(double x)
  * there; the store wraps it into the element type. No step is undefined in C: a remainder b % -1 never
  * meets b = INT64_MIN (b is the minimum only while a is nonnegative or the minimum), and a / -1 is
  * negated in unsigned arithmetic (torch's int32/int64 kernels trap on INT_MIN / -1). */
-static inline int64_t pct_pw_int_wrap(int64_t x, int bytes)
+static inline PCT_HOST_DEVICE int64_t pct_pw_int_wrap(int64_t x, int bytes)
 {
     if (bytes >= 8) return x;
     const int shift = 64 - 8 * bytes;
     return (int64_t)((uint64_t)x << shift) >> shift;
 }
-static inline int64_t pct_pw_int_abs(int64_t x, int bytes) { return pct_pw_int_wrap(x < 0 ? (int64_t)(0 - (uint64_t)x) : x, bytes); }
-static inline int64_t pct_pw_gcd_i64(int64_t a, int64_t b, int bytes)
+static inline PCT_HOST_DEVICE int64_t pct_pw_int_abs(int64_t x, int bytes) { return pct_pw_int_wrap(x < 0 ? (int64_t)(0 - (uint64_t)x) : x, bytes); }
+static inline PCT_HOST_DEVICE int64_t pct_pw_gcd_i64(int64_t a, int64_t b, int bytes)
 {
     a = pct_pw_int_abs(a, bytes);
     b = pct_pw_int_abs(b, bytes);
@@ -130,7 +132,7 @@ static inline int64_t pct_pw_gcd_i64(int64_t a, int64_t b, int bytes)
     }
     return b;
 }
-static inline int64_t pct_pw_lcm_i64(int64_t a, int64_t b, int bytes)
+static inline PCT_HOST_DEVICE int64_t pct_pw_lcm_i64(int64_t a, int64_t b, int bytes)
 {
     const int64_t g = pct_pw_gcd_i64(a, b, bytes);
     if (g == 0) return 0;

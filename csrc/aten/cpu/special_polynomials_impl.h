@@ -5,7 +5,7 @@
 #define SF_NAME(base) PCT_TPL_CAT(base, SF_SUFFIX)
 
 /* p_n by p_{k+1} = (a_k x + b_k) p_k - c_k p_{k-1}, from p_0 = 1 and p_1 */
-static inline SF_T SF_NAME(pct_sf_recur_)(SF_T x, int64_t n, SF_T p1, int kind)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_recur_)(SF_T x, int64_t n, SF_T p1, int kind)
 {
     if (n == 0) return 1;
     SF_T p = 1, q = p1;
@@ -24,7 +24,7 @@ static inline SF_T SF_NAME(pct_sf_recur_)(SF_T x, int64_t n, SF_T p1, int kind)
     return q;
 }
 
-static inline SF_T SF_NAME(pct_sf_cheb_t_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_cheb_t_)(SF_T x, int64_t n)
 {
     if (n < 0) return 0;
     if (fabs(x) == 1) return PCT_SF_AT_PM_ONE(x, n, (SF_T)1, (SF_T)1);
@@ -32,7 +32,7 @@ static inline SF_T SF_NAME(pct_sf_cheb_t_)(SF_T x, int64_t n)
     return SF_NAME(pct_sf_recur_)(x, n, x, 0);
 }
 
-static inline SF_T SF_NAME(pct_sf_cheb_u_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_cheb_u_)(SF_T x, int64_t n)
 {
     if (n < 0) return 0;
     if (fabs(x) == 1) return PCT_SF_AT_PM_ONE(x, n, (SF_T)n + 1, (SF_T)n + 1);
@@ -43,7 +43,7 @@ static inline SF_T SF_NAME(pct_sf_cheb_u_)(SF_T x, int64_t n)
     return SF_NAME(pct_sf_recur_)(x, n, x + x, 0);
 }
 
-static inline SF_T SF_NAME(pct_sf_cheb_v_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_cheb_v_)(SF_T x, int64_t n)
 {
     if (n < 0) return 0;
     if (fabs(x) == 1) return PCT_SF_AT_PM_ONE(x, n, (SF_T)1, (SF_T)n + (SF_T)n + 1);
@@ -54,7 +54,7 @@ static inline SF_T SF_NAME(pct_sf_cheb_v_)(SF_T x, int64_t n)
     return SF_NAME(pct_sf_recur_)(x, n, x + x - 1, 0);
 }
 
-static inline SF_T SF_NAME(pct_sf_cheb_w_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_cheb_w_)(SF_T x, int64_t n)
 {
     if (n < 0) return 0;
     if (fabs(x) == 1) return PCT_SF_AT_PM_ONE(x, n, (SF_T)n + (SF_T)n + 1, (SF_T)1);
@@ -65,24 +65,24 @@ static inline SF_T SF_NAME(pct_sf_cheb_w_)(SF_T x, int64_t n)
     return SF_NAME(pct_sf_recur_)(x, n, x + x + 1, 0);
 }
 
-static inline SF_T SF_NAME(pct_sf_hermite_h_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_hermite_h_)(SF_T x, int64_t n)
 {
     return n < 0 ? 0 : SF_NAME(pct_sf_recur_)(x, n, x + x, 1);
 }
 
-static inline SF_T SF_NAME(pct_sf_hermite_he_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_hermite_he_)(SF_T x, int64_t n)
 {
     return n < 0 ? 0 : SF_NAME(pct_sf_recur_)(x, n, x, 2);
 }
 
-static inline SF_T SF_NAME(pct_sf_laguerre_l_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_laguerre_l_)(SF_T x, int64_t n)
 {
     if (n < 0) return 0;
     if (x == 0) return 1;
     return SF_NAME(pct_sf_recur_)(x, n, 1 - x, 3);
 }
 
-static inline SF_T SF_NAME(pct_sf_legendre_p_)(SF_T x, int64_t n)
+static inline PCT_HOST_DEVICE SF_T SF_NAME(pct_sf_legendre_p_)(SF_T x, int64_t n)
 {
     if (n < 0) return 0;
     if (fabs(x) == 1) return PCT_SF_AT_PM_ONE(x, n, (SF_T)1, (SF_T)1);
