@@ -7,6 +7,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -42,11 +43,16 @@ class Ctx(ctypes.Structure):  # pct_pw_ctx (csrc/aten/cpu/pointwise_math.h)
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("cuda_host") / "host_runner.so")
+    tmp = tmp_path_factory.mktemp("cuda_host")
+    out = str(tmp / "host_runner.so")
+    # the generated typed arguments, written for this test (a copy of the tree, as make asan's, has no build/)
+    subprocess.run([sys.executable, os.path.join(REPO, "csrc", "codegen", "gen_op_args.py"), os.path.join(REPO, "csrc", "aten"),
+                    str(tmp / "op_args.h")], check=True)
     cmd = [NVCC, "-std=c++17", "-O1", "-shared", "-Xcompiler", "-fPIC", "-I", os.path.join(REPO, "csrc"),
-           "-I", os.path.join(REPO, "build", "generated"), os.path.join(REPO, "tests", "cuda", "host_runner.cu"),
-           "-o", out]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+           "-I", str(tmp), os.path.join(REPO, "tests", "cuda", "host_runner.cu"), "-o", out]
+    # nvcc runs without the sanitizer runtime make asan preloads into the interpreter (it crashes under it)
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr[-4000:]
     ctypes.CDLL(pyctorch._C.__file__, mode=ctypes.RTLD_GLOBAL)  # the core's dtype tables, which copy.cuh reads
     h = ctypes.CDLL(out)
