@@ -236,7 +236,9 @@ class ParallelBuildExt(build_ext):
         includes = ["-I" + os.path.join(ROOT, "csrc"), "-I" + GENERATED, "-I" + os.path.join(cuda_home, "include")]
         if cublas:
             includes.append("-I" + cublas[0])
-        macros = ["-D%s=%s" % m for m in define_macros] + (["-DPCT_HAVE_CUBLAS=1"] if cublas else [])
+        macros = ["-D%s=%s" % m for m in define_macros]
+        if cublas:  # Note [cuBLAS table]: opened with dlopen on first use, not linked
+            macros += ["-DPCT_HAVE_CUBLAS=1", '-DPCT_CUBLAS_PATH="%s"' % os.path.join(cublas[1], cublas[2])]
         dep = obj[:-2] + ".d"
         if src.endswith(".cu"):
             cmd = [os.path.join(cuda_home, "bin", "nvcc"), "-std=c++17", "-O3", "-Xcompiler", "-fPIC,-Wall,-Wextra",
@@ -257,8 +259,6 @@ class ParallelBuildExt(build_ext):
                                                              for o in objects):
             return
         libs = ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart_static", "-ldl", "-lrt", "-lpthread"]
-        if cublas:
-            libs += ["-L" + cublas[1], "-l:" + cublas[2], "-Wl,-rpath," + cublas[1]]
         san = ["-fsanitize=address,undefined"] if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0") else []
         cmd = ["g++", "-shared", "-o", target, *objects, *libs, *san]
         print(" ".join(cmd), flush=True)

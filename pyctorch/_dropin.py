@@ -74,6 +74,20 @@ def set_float32_matmul_precision(precision):
                       "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
         return
     _state["matmul_precision"] = precision
+    _push_matmul_settings()
+
+
+def _push_matmul_settings():
+    """Hands the float32 precision and backends.cuda.matmul's reduced-precision flags to the C GEMMs (the CUDA
+    backend's cuBLAS calls read them; the CPU computes float32 in float32 whatever they say)."""
+    from . import _C
+    from .backends.cuda import matmul
+
+    def flag(value):
+        return bool(value[0] if isinstance(value, tuple) else value)
+    _C._set_matmul_settings(("highest", "high", "medium").index(_state["matmul_precision"]),
+                            flag(matmul.allow_fp16_reduced_precision_reduction),
+                            flag(matmul.allow_bf16_reduced_precision_reduction))
 
 
 def get_float32_matmul_precision():

@@ -17,6 +17,7 @@
 #ifndef PCT_BACKEND_H
 #define PCT_BACKEND_H
 #include "op.h"
+#include "gemm.h"
 
 typedef struct pct_backend {
     const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
@@ -45,6 +46,9 @@ typedef struct pct_backend {
      * 0, or NULL / -1 with an error */
     pct_object *(*index_get)(pct_tensor *self, int nindices, pct_tensor **indices);
     int (*index_put_)(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate);
+    /* C = alpha * A @ B + beta * C on this device's memory (Note [Device GEMM] in gemm.h); 0, or -1 with an error.
+     * NULL where the backend has no GEMM of its own (the CPU's is blas.c's core). */
+    int (*gemm)(const pct_gemm_call *g);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;

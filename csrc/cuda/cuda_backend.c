@@ -8,6 +8,7 @@
 #include "cuda_internal.h"
 #include "aten/error.h"
 #include "loop_plan.h"
+#include "cuda_blas.h"
 
 pct_object *pct_cpu_to_device(pct_call *c);
 pct_object *pct_cpu_copy_(pct_call *c);
@@ -29,6 +30,10 @@ pct_object *pct_cpu_new_empty(pct_call *c);
 pct_object *pct_cpu_new_zeros(pct_call *c);
 pct_object *pct_cpu_new_ones(pct_call *c);
 pct_object *pct_cpu_new_full(pct_call *c);
+pct_object *pct_cpu_mm(pct_call *c);
+pct_object *pct_cpu_bmm(pct_call *c);
+pct_object *pct_cpu_addmm(pct_call *c);
+pct_object *pct_cpu_baddbmm(pct_call *c);
 
 static const pct_backend cuda_backend = {
     .name = "cuda",
@@ -45,6 +50,7 @@ static const pct_backend cuda_backend = {
     .stream_query = pct_cuda_stream_query,
     .index_get = pct_cuda_index_get,
     .index_put_ = pct_cuda_index_put_,
+    .gemm = pct_cuda_gemm,
     .fallback = pct_cuda_fallback,
 };
 
@@ -90,10 +96,23 @@ static void register_device_neutral(void)
     for (size_t i = 0; i < sizeof neutral / sizeof neutral[0]; i++) pct_ops[neutral[i].op].kernels[PCT_CUDA] = neutral[i].kernel;
 }
 
+/* The product ops are device-neutral kernels over the backend's gemm (Note [Device GEMM]); where cuBLAS cannot be
+ * loaded they stay on the fallback. */
+static void register_products(void)
+{
+    const char *why = NULL;
+    if (!pct_cuda_blas_load(&why)) return;
+    pct_ops[PCT_OP_mm].kernels[PCT_CUDA] = pct_cpu_mm;
+    pct_ops[PCT_OP_bmm].kernels[PCT_CUDA] = pct_cpu_bmm;
+    pct_ops[PCT_OP_addmm].kernels[PCT_CUDA] = pct_cpu_addmm;
+    pct_ops[PCT_OP_baddbmm].kernels[PCT_CUDA] = pct_cpu_baddbmm;
+}
+
 const pct_cuda_api *pct_cuda_backend_init(void)
 {
     pct_cuda_devices_init();
     register_device_neutral();
+    register_products();
     if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;

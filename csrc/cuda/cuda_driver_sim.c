@@ -10,6 +10,7 @@
  * created them until destroy.
  */
 #include "cuda_driver.h"
+#include "cuda_blas.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -164,6 +165,8 @@ static char *host_view_of(const void *ptr, size_t nbytes)
     pthread_mutex_unlock(&sim_lock);
     return r;
 }
+
+char *pct_cuda_sim_host_view(const void *ptr, size_t nbytes) { return host_view_of(ptr, nbytes); }
 
 static int sim_host_alloc(void **ptr, size_t nbytes)
 {

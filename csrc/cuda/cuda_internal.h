@@ -4,6 +4,7 @@
 #define PCT_CUDA_INTERNAL_H
 #include "cuda_driver.h"
 #include "aten/op.h"
+#include "aten/gemm.h"
 
 #define PCT_CUDA_MAX_DEVICES (PCT_MAX_DEVICE_INDEX + 1)
 
@@ -62,6 +63,9 @@ int pct_cuda_fill(pct_tensor *t, const pct_scalar *value);
 /* Bytes between host and a device storage on the current stream, waiting for it when the host side is read next
  * (device to host): 0, or -1 with an error. */
 int pct_cuda_memcpy(void *dst, const void *src, size_t nbytes, int kind, int device);
+
+/* ---- products (cuda_gemm.c, Note [Device GEMM] in aten/gemm.h) ---- */
+int pct_cuda_gemm(const pct_gemm_call *g);
 
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);

@@ -260,8 +260,26 @@ static PyObject *py_cuda_is_pinned(PyObject *m, PyObject *arg)
     return rc < 0 ? NULL : PyBool_FromLong(rc);
 }
 
+/* The names of the table's ops with a CUDA kernel of their own (the others run the CPU fallback, Note [CUDA
+ * fallback]); loads the backend. */
+static PyObject *py_cuda_kernel_ops(PyObject *m, PyObject *u)
+{
+    (void)m; (void)u;
+    if (!pct_cuda_built()) return PyList_New(0);
+    if (!pct_cuda()) return NULL;
+    PyObject *names = PyList_New(0);
+    for (int i = 0; names && i < PCT_NUM_OPS; i++) {
+        if (!pct_ops[i].kernels[PCT_CUDA]) continue;
+        PyObject *name = PyUnicode_FromString(pct_ops[i].sig.name);
+        if (!name || PyList_Append(names, name) < 0) Py_CLEAR(names);
+        Py_XDECREF(name);
+    }
+    return names;
+}
+
 static PyMethodDef cuda_methods[] = {
     {"_cuda_built", py_cuda_built, METH_NOARGS, "Whether the CUDA backend was built (nothing is loaded)."},
+    {"_cuda_kernel_ops", py_cuda_kernel_ops, METH_NOARGS, "The ops with a CUDA kernel of their own (not the fallback)."},
     {"_cuda_loaded", py_cuda_loaded, METH_NOARGS, "Whether the CUDA backend's library is loaded."},
     {"_cuda_device_count", py_cuda_device_count, METH_NOARGS, "The CUDA devices usable."},
     {"_cuda_unavailable_reason", py_cuda_unavailable_reason, METH_NOARGS, "Why no CUDA device is usable, or None."},

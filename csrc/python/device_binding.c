@@ -103,8 +103,26 @@ static PyObject *py_set_default_device(PyObject *self, PyObject *device)
     Py_RETURN_NONE;
 }
 
+/* torch.set_float32_matmul_precision and backends.cuda.matmul's reduced-precision flags, for the device GEMMs
+ * (aten/gemm.h): _set_matmul_settings(precision 0 highest / 1 high / 2 medium, fp16_reduced, bf16_reduced) */
+static PyObject *py_set_matmul_settings(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int precision, fp16, bf16;
+    if (!PyArg_ParseTuple(args, "ipp:_set_matmul_settings", &precision, &fp16, &bf16)) return NULL;
+    if (precision < PCT_MATMUL_HIGHEST || precision > PCT_MATMUL_MEDIUM) {
+        PyErr_Format(PyExc_ValueError, "_set_matmul_settings: precision %d is not 0, 1 or 2", precision);
+        return NULL;
+    }
+    pct_matmul = (pct_matmul_settings){.float32_precision = precision, .fp16_reduced_reduction = fp16,
+                                       .bf16_reduced_reduction = bf16};
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef device_methods[] = {
     {"_set_default_device", py_set_default_device, METH_O, "The device factories default to (None: the CPU)."},
+    {"_set_matmul_settings", py_set_matmul_settings, METH_VARARGS,
+     "The device GEMMs' float32 precision (0 highest, 1 high, 2 medium) and reduced-precision reductions."},
     {"_device_synchronize", py_device_synchronize, METH_O, "Waits for the device's queued work."},
     {"_stream_new", py_stream_new, METH_VARARGS, "A new stream of the device: its id."},
     {"_current_stream", py_current_stream, METH_O, "The device's current stream id."},

@@ -22,6 +22,8 @@
 #include "../iter.h"
 #include "../error.h"
 #include "../out.h"
+#include "../gemm.h"
+#include "../backend.h"
 #include "pointwise.h"
 #include "gemm_lowp.h"
 #include "gemm_f32.h"
@@ -202,29 +204,8 @@ static int naive_gemm(const gemm_one_args *g, bool parallel)
 }
 
 #ifdef PCT_HAVE_OPENBLAS
-/* Note [GEMM layouts]
- * A rows x cols matrix with element strides (rs, cs) is handed to row-major BLAS as is
- * when its rows are contiguous (cs == 1, ld = rs >= cols) and as the transpose of a
- * row-major matrix when its columns are (rs == 1, ld = cs >= rows); a dimension of size
- * 1 may have any stride. Anything else (broadcast stride 0, a sliced inner dimension)
- * is packed into a contiguous buffer first. The output decides the orientation: a
- * column-major C is computed as C^T = B^T A^T, so nothing is ever transposed by copy
- * when any orientation fits. */
-static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans, int64_t *ld)
-{
-    if ((cols == 1 || cs == 1) && (rows == 1 || rs >= imax(cols, 1))) {
-        *trans = false;
-        *ld = rows == 1 ? imax(cols, 1) : rs;
-        return *ld <= INT32_MAX;
-    }
-    if ((rows == 1 || rs == 1) && (cols == 1 || cs >= imax(rows, 1))) {
-        *trans = true;
-        *ld = cols == 1 ? imax(rows, 1) : cs;
-        return *ld <= INT32_MAX;
-    }
-    return false;
-}
-
+/* Note [GEMM layouts] (gemm.h): the output decides the orientation: a column-major C is computed as C^T = B^T A^T,
+ * so nothing is ever transposed by copy when any orientation fits. */
 static void pack_matrix(void *dst, const char *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int itemsize)
 {
     for (int64_t i = 0; i < rows; i++) {
@@ -380,7 +361,7 @@ static int blas_gemm(const gemm_one_args *g, int nt)
             else *(float *)g->c = (float)alpha * (float)r + (g->beta.zero ? 0.0f : (float)beta * *(float *)g->c);
             return 0;
         }
-        if (!blas_layout(m, k, ars, acs, &at, &lda)) {
+        if (!pct_gemm_layout(m, k, ars, acs, &at, &lda)) {
             if (!(abuf = malloc((size_t)(m * k * isz)))) return -1;
             pack_matrix(abuf, a, m, k, ars, acs, isz);
             a = abuf; at = false; lda = imax(k, 1);
@@ -391,7 +372,7 @@ static int blas_gemm(const gemm_one_args *g, int nt)
         return rc;
     }
     if (m == 1 && g->ccs != 0 && g->ccs <= INT32_MAX) {
-        if (!blas_layout(k, n, brs, bcs, &bt, &ldb)) {
+        if (!pct_gemm_layout(k, n, brs, bcs, &bt, &ldb)) {
             if (!(bbuf = malloc((size_t)(k * n * isz)))) return -1;
             pack_matrix(bbuf, b, k, n, brs, bcs, isz);
             b = bbuf; bt = false; ldb = imax(n, 1);
@@ -417,7 +398,7 @@ static int blas_gemm(const gemm_one_args *g, int nt)
 
     /* orient by C: a column-major C is computed as C^T = B^T A^T */
     char *cc = g->c;
-    if (!blas_layout(m, n, g->crs, g->ccs, &ct, &ldc)) {
+    if (!pct_gemm_layout(m, n, g->crs, g->ccs, &ct, &ldc)) {
         if (!(cbuf = malloc((size_t)(m * n * isz)))) goto done;
         if (!g->beta.zero) pack_matrix(cbuf, g->c, m, n, g->crs, g->ccs, isz);
         cc = cbuf;
@@ -431,12 +412,12 @@ static int blas_gemm(const gemm_one_args *g, int nt)
         ars = bcs; acs = brs;
         brs = s1; bcs = s0;
     }
-    if (!blas_layout(m, k, ars, acs, &at, &lda)) {
+    if (!pct_gemm_layout(m, k, ars, acs, &at, &lda)) {
         if (!(abuf = malloc((size_t)(m * k * isz)))) goto done;
         pack_matrix(abuf, a, m, k, ars, acs, isz);
         a = abuf; at = false; lda = imax(k, 1);
     }
-    if (!blas_layout(k, n, brs, bcs, &bt, &ldb)) {
+    if (!pct_gemm_layout(k, n, brs, bcs, &bt, &ldb)) {
         if (!(bbuf = malloc((size_t)(k * n * isz)))) goto done;
         pack_matrix(bbuf, b, k, n, brs, bcs, isz);
         b = bbuf; bt = false; ldb = imax(n, 1);
@@ -713,6 +694,8 @@ int pct_la_run_gemm(pct_tensor *c, const int64_t *c_bs, int64_t crs, int64_t ccs
                     pct_tensor *b, const int64_t *b_bs, int64_t brs, int64_t bcs,
                     int nb, const int64_t *bsize, int64_t m, int64_t n, int64_t k, coef alpha, coef beta)
 {
+    if (c->device_type != PCT_CPU) /* Note [Device GEMM] */
+        return pct_la_device_gemm(c, c_bs, crs, ccs, a, a_bs, ars, acs, b, b_bs, brs, bcs, nb, bsize, m, n, k, alpha, beta);
     gemm_desc g;
     g.dtype = c->dtype;
     g.nb = nb;
@@ -776,6 +759,21 @@ static int prescale_nonfinite_alpha(pct_tensor **a, coef *alpha, const pct_scala
     return 0;
 }
 
+/* The dtypes a product runs in: every one but bool on the CPU (torch's "<cpu_name>" refusal), the floating ones on
+ * another device (torch's CUDA kernels dispatch over floating types only: "<device_name>" not implemented for 'Int').
+ * 0, or -1 with the error. */
+static int refuse_dtype(int dtype, const pct_tensor *on, const char *cpu_name, const char *device_name)
+{
+    if (on->device_type == PCT_CPU) {
+        if (dtype != PCT_BOOL) return 0;
+        pct_la_not_implemented_bool(cpu_name);
+        return -1;
+    }
+    if (pct_dtype_is_floating(dtype)) return 0;
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", device_name, pct_dtype_cpp_name[dtype]);
+    return -1;
+}
+
 /* torch's addmm_impl_cpu_: result = beta * self + alpha * m1 @ m2 (self already
  * expanded to the result's shape; NULL for mm). `target` is the out= or in-place
  * tensor or NULL. */
@@ -800,12 +798,12 @@ static pct_object *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self
         PCT_INCREF(target);
         result = target;
     } else {
-        if (!(result = pct_la_result_tensor(target, 2, shape, dtype))) return NULL;
+        if (!(result = pct_la_result_on(target, 2, shape, dtype, m1))) return NULL;
         /* out= overlapping an operand: compute aside, copy at the end */
         if (target && (shares_storage(target, m1) || shares_storage(target, m2) ||
                        (self && shares_storage(target, self)))) {
             out_final = result;
-            if (!(result = pct_tensor_empty(2, shape, dtype, PCT_CPU, -1))) goto fail;
+            if (!(result = pct_tensor_empty(2, shape, dtype, m1->device_type, m1->device_index))) goto fail;
         }
     }
     if (result->numel == 0) goto done;
@@ -823,10 +821,10 @@ static pct_object *addmm_impl(pct_tensor *target, bool inplace, pct_tensor *self
                                                            self->strides[0] == result->strides[0] &&
                                                            self->strides[1] == result->strides[1]))
         PCT_TRY_INT(pct_copy_(result, self));
-    if (dtype == PCT_BOOL) { pct_la_not_implemented_bool("addmm_impl_cpu_"); goto fail; }
+    if (refuse_dtype(dtype, m1, "addmm_impl_cpu_", "addmm_cuda") < 0) goto fail;
     {
         const int64_t z[1] = {0};
-        PCT_TRY_INT(prescale_nonfinite_alpha(&m1, &alpha, alpha_s, &m1_scaled));
+        if (m1->device_type == PCT_CPU) PCT_TRY_INT(prescale_nonfinite_alpha(&m1, &alpha, alpha_s, &m1_scaled));
         int rc = pct_la_run_gemm(result, z, result->strides[0], result->strides[1], m1, z, m1->strides[0], m1->strides[1],
                           m2, z, m2->strides[0], m2->strides[1], 0, NULL, m, n, k, alpha, beta);
         PCT_XDECREF(m1_scaled);
@@ -927,7 +925,7 @@ static int bmm_compute(pct_tensor *result, pct_tensor *b1, pct_tensor *b2, const
                      pct_dtype_cpp_name[b2->dtype]);
         return -1;
     }
-    if (b1->dtype == PCT_BOOL) { pct_la_not_implemented_bool(name); return -1; }
+    if (refuse_dtype(b1->dtype, b1, name, is_bmm ? "bmm_cuda" : "baddbmm_cuda") < 0) return -1;
     const int64_t cb[1] = {result->strides[0]}, ab[1] = {b1->strides[0]}, bb[1] = {b2->strides[0]};
     return pct_la_run_gemm(result, cb, result->strides[1], result->strides[2], b1, ab, b1->strides[1], b1->strides[2], b2, bb,
                     b2->strides[1], b2->strides[2], 1, &bs, m, n, k, alpha, beta);
@@ -938,10 +936,10 @@ static pct_object *bmm_op(pct_tensor *b1, pct_tensor *b2, pct_tensor *out)
     if (check_bmm_shapes(b1, b2) < 0) return NULL;
     if (pct_out_check_dtype(out, b2->dtype) < 0) return NULL;
     const int64_t shape[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
-    pct_tensor *result = pct_la_result_tensor(out, 3, shape, b2->dtype), *target = result;
+    pct_tensor *result = pct_la_result_on(out, 3, shape, b2->dtype, b1), *target = result;
     if (!result) return NULL;
     if (out && (shares_storage(out, b1) || shares_storage(out, b2))) {
-        if (!(target = pct_tensor_empty(3, shape, b2->dtype, PCT_CPU, -1))) goto fail;
+        if (!(target = pct_tensor_empty(3, shape, b2->dtype, b1->device_type, b1->device_index))) goto fail;
     }
     {
         coef alpha = coef_from_double(1.0, b2->dtype), beta = coef_from_double(0.0, b2->dtype);
@@ -985,11 +983,11 @@ static pct_object *baddbmm_op(pct_tensor *self, pct_tensor *b1, pct_tensor *b2, 
         result = self;
     } else {
         if (pct_out_check_dtype(out, b2->dtype) < 0) goto fail;
-        if (!(result = pct_la_result_tensor(out, 3, shape, b2->dtype))) goto fail;
+        if (!(result = pct_la_result_on(out, 3, shape, b2->dtype, b1))) goto fail;
     }
     target = result;
     if (shares_storage(result, b1) || shares_storage(result, b2)) {
-        if (!(target = pct_tensor_empty(3, shape, result->dtype, PCT_CPU, -1))) goto fail;
+        if (!(target = pct_tensor_empty(3, shape, result->dtype, b1->device_type, b1->device_index))) goto fail;
         if (!scalar_is_zero(beta_s) && pct_copy_(target, self_) < 0) goto fail;
     } else if (!scalar_is_zero(beta_s) && self_ != result && !inplace) {
         if (pct_copy_(result, self_) < 0) goto fail;

@@ -107,6 +107,12 @@ PCT_LA_INTERNAL int pct_la_run_gemm(pct_tensor *c, const int64_t *c_bs, int64_t 
                                     pct_tensor *a, const int64_t *a_bs, int64_t ars, int64_t acs,
                                     pct_tensor *b, const int64_t *b_bs, int64_t brs, int64_t bcs,
                                     int nb, const int64_t *bsize, int64_t m, int64_t n, int64_t k, coef alpha, coef beta);
+/* pct_la_run_gemm on a device other than the CPU (blas_device.c, Note [Device GEMM] in gemm.h). */
+PCT_LA_INTERNAL int pct_la_device_gemm(pct_tensor *c, const int64_t *c_bs, int64_t crs, int64_t ccs,
+                                       pct_tensor *a, const int64_t *a_bs, int64_t ars, int64_t acs,
+                                       pct_tensor *b, const int64_t *b_bs, int64_t brs, int64_t bcs,
+                                       int nb, const int64_t *bsize, int64_t m, int64_t n, int64_t k, coef alpha,
+                                       coef beta);
 /* res (one element of dtype) = sum x[i] * y[i]; strides in elements. GIL-free. */
 PCT_LA_INTERNAL void pct_la_dot_kernel(int dtype, int64_t n, const char *x, int64_t sx, const char *y, int64_t sy,
                                        char *res);
@@ -123,6 +129,9 @@ PCT_LA_INTERNAL pct_object *pct_la_not_implemented_bool(const char *name);
 /* The tensor to write a result of this shape into: out= (resized; new reference) or a
  * new contiguous tensor. */
 PCT_LA_INTERNAL pct_tensor *pct_la_result_tensor(pct_tensor *out, int nd, const int64_t *sizes, int dtype);
+/* The same, a new tensor being made on like's device (like NULL: the CPU). */
+PCT_LA_INTERNAL pct_tensor *pct_la_result_on(pct_tensor *out, int nd, const int64_t *sizes, int dtype,
+                                             const pct_tensor *like);
 PCT_LA_INTERNAL int pct_la_fill_zero(pct_tensor *t);
 /* a * b through the elementwise loop machine (promotion, broadcasting, out= checks) */
 PCT_LA_INTERNAL pct_object *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor *a, pct_tensor *b);

@@ -4,6 +4,7 @@
  * expand) and Tensor.reshape's view-or-copy.
  */
 #include "blas_internal.h"
+#include "../backend.h"
 
 pct_object *pct_la_not_implemented_bool(const char *name)
 {
@@ -15,7 +16,12 @@ pct_object *pct_la_not_implemented_bool(const char *name)
  * new contiguous tensor. */
 pct_tensor *pct_la_result_tensor(pct_tensor *out, int nd, const int64_t *sizes, int dtype)
 {
-    if (!out) return pct_tensor_empty(nd, sizes, dtype, PCT_CPU, -1);
+    return pct_la_result_on(out, nd, sizes, dtype, NULL);
+}
+
+pct_tensor *pct_la_result_on(pct_tensor *out, int nd, const int64_t *sizes, int dtype, const pct_tensor *like)
+{
+    if (!out) return pct_tensor_empty(nd, sizes, dtype, like ? like->device_type : PCT_CPU, like ? like->device_index : -1);
     if (pct_out_resize(out, nd, sizes) < 0) return NULL;
     PCT_INCREF(out);
     return out;
@@ -24,6 +30,12 @@ pct_tensor *pct_la_result_tensor(pct_tensor *out, int nd, const int64_t *sizes, 
 int pct_la_fill_zero(pct_tensor *t)
 {
     if (t->numel == 0) return 0;
+    if (t->device_type != PCT_CPU) { /* the device's own fill */
+        const pct_backend *b = pct_backend_of(t->device_type);
+        if (!b || b->fill(t, &scalar_zero) < 0) return -1;
+        pct_tensor_bump_version(t);
+        return 0;
+    }
     if (pct_tensor_is_contiguous(t)) {
         memset(pct_tensor_data(t), 0, (size_t)(t->numel * pct_tensor_itemsize(t)));
         pct_tensor_bump_version(t);
@@ -47,6 +59,23 @@ static pct_tensor *wrapped_scalar(const pct_scalar *s)
 /* a * b through the elementwise loop machine (promotion, broadcasting, out= checks) */
 pct_object *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor *a, pct_tensor *b)
 {
+    if ((out && out->device_type != PCT_CPU) || a->device_type != PCT_CPU || b->device_type != PCT_CPU) {
+        /* another device's mul kernel, through the dispatcher (no autograd: this runs inside a kernel); out= is
+         * elementwise, so an out that is also an input is the in-place product */
+        pct_call call;
+        pct_call_init(&call, PCT_OP_mul);
+        call.v[0].none = 0;
+        call.v[0].t = a;
+        call.v[1].none = 0;
+        call.v[1].t = b;
+        if (out) {
+            const int at = call.op->sig.out_index;
+            call.v[at].none = 0;
+            call.v[at].t = out;
+            call.out = out;
+        }
+        return pct_dispatch(&call);
+    }
     pct_iter it;
     pct_iter_config cfg = {.out = out, .inplace = inplace, .ninputs = 2, .inputs = {a, b},
                            .compute_dtype = -1, .out_dtype = -1};

@@ -1,8 +1,9 @@
 """torch.backends.cuda: whether the CUDA backend was built, and its switches.
 
 `matmul.allow_tf32` mirrors torch.get_float32_matmul_precision() as in torch (True <=> not
-'highest'); the reduced-precision-reduction flags and the scaled-dot-product-attention backend
-switches are stored and read back; pyctorch's CPU attention is one kernel whatever they say.
+'highest'); it and the fp16/bf16 reduced-precision-reduction flags reach the CUDA backend's cuBLAS
+calls (the CPU computes float32 products in float32 whatever they say). The scaled-dot-product-attention
+backend switches are stored and read back; pyctorch's CPU attention is one kernel whatever they say.
 """
 import contextlib
 
@@ -45,6 +46,8 @@ class cuBLASModule:
             return
         if name in cuBLASModule._flags:
             self._values[name] = bool(value) if not isinstance(value, tuple) else value
+            from ..._dropin import _push_matmul_settings
+            _push_matmul_settings()
             return
         raise AttributeError("Unknown attribute " + name)
 
