@@ -13,6 +13,10 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgloo-dev >/dev/null \
 		|| echo "libgloo-dev unavailable: torch.distributed will have no backend (its tests skip)"; fi
 	@$(PIP) "numpy>=1.24" "setuptools>=77" wheel
+	@# cuBLAS's headers for the CUDA backend's products, where nvcc builds it (the library is opened on first use)
+	@if [ -x "$${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || command -v nvcc >/dev/null 2>&1; then \
+		$(PYTHON) -c "import nvidia.cu13, os, sys; sys.exit(not os.path.exists(os.path.join(nvidia.cu13.__path__[0], 'include', 'cublas_v2.h')))" 2>/dev/null \
+		|| $(PIP) nvidia-cublas || echo "nvidia-cublas unavailable: CUDA matrix products take the CPU fallback"; fi
 
 # What testing needs besides: pytest, hypothesis, the oracles (torch, safetensors), which only tests import, and the
 # packages users expect beside torch (tensorboard: SummaryWriter's event files; matplotlib: the demo's loss curve).
