@@ -18,6 +18,9 @@
 #define PCT_BACKEND_H
 #include "op.h"
 #include "gemm.h"
+#include "reduce_plan.h"
+#include "softmax_call.h"
+#include "row_norm_call.h"
 
 typedef struct pct_backend {
     const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
@@ -49,6 +52,15 @@ typedef struct pct_backend {
     /* C = alpha * A @ B + beta * C on this device's memory (Note [Device GEMM] in gemm.h); 0, or -1 with an error.
      * NULL where the backend has no GEMM of its own (the CPU's is blas.c's core). */
     int (*gemm)(const pct_gemm_call *g);
+    /* a reduction's walk over this device's memory (Note [Device reductions] in cpu/reduce_plan.c); 0, or -1 with an
+     * error. NULL where the backend has none (the CPU's is reduce_plan.c's driver). */
+    int (*reduce)(const pct_red_call *r);
+    /* softmax / log_softmax and their backward over contiguous rows (Note [Device softmax] in cpu/softmax.c); 0, or -1
+     * with an error. NULL where the backend has none. */
+    int (*softmax)(const pct_softmax_call *s);
+    /* layer norm and RMS norm, forward and backward, over contiguous rows (Note [Device row norms] in cpu/norm.c); 0,
+     * or -1 with an error. NULL where the backend has none. */
+    int (*row_norm)(const pct_row_norm_call *n);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;

@@ -30,10 +30,6 @@ pct_object *pct_cpu_new_empty(pct_call *c);
 pct_object *pct_cpu_new_zeros(pct_call *c);
 pct_object *pct_cpu_new_ones(pct_call *c);
 pct_object *pct_cpu_new_full(pct_call *c);
-pct_object *pct_cpu_mm(pct_call *c);
-pct_object *pct_cpu_bmm(pct_call *c);
-pct_object *pct_cpu_addmm(pct_call *c);
-pct_object *pct_cpu_baddbmm(pct_call *c);
 
 static const pct_backend cuda_backend = {
     .name = "cuda",
@@ -51,6 +47,9 @@ static const pct_backend cuda_backend = {
     .index_get = pct_cuda_index_get,
     .index_put_ = pct_cuda_index_put_,
     .gemm = pct_cuda_gemm,
+    .reduce = pct_cuda_reduce,
+    .softmax = pct_cuda_softmax,
+    .row_norm = pct_cuda_row_norm,
     .fallback = pct_cuda_fallback,
 };
 
@@ -113,6 +112,9 @@ const pct_cuda_api *pct_cuda_backend_init(void)
     pct_cuda_devices_init();
     register_device_neutral();
     register_products();
+    pct_cuda_register_reductions(); /* on the simulated device too: its walk runs on the host */
+    pct_cuda_register_softmax();
+    pct_cuda_register_row_norms();
     if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;

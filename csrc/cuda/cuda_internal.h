@@ -5,6 +5,9 @@
 #include "cuda_driver.h"
 #include "aten/op.h"
 #include "aten/gemm.h"
+#include "aten/reduce_plan.h"
+#include "aten/softmax_call.h"
+#include "aten/row_norm_call.h"
 
 #define PCT_CUDA_MAX_DEVICES (PCT_MAX_DEVICE_INDEX + 1)
 
@@ -66,6 +69,18 @@ int pct_cuda_memcpy(void *dst, const void *src, size_t nbytes, int kind, int dev
 
 /* ---- products (cuda_gemm.c, Note [Device GEMM] in aten/gemm.h) ---- */
 int pct_cuda_gemm(const pct_gemm_call *g);
+
+/* ---- reductions (reduce_glue.c, Note [Device reductions] in aten/cpu/reduce_plan.c) ---- */
+int pct_cuda_reduce(const pct_red_call *r);
+void pct_cuda_register_reductions(void);
+
+/* ---- softmax (softmax_glue.c, Note [Device softmax] in aten/cpu/softmax.c) ---- */
+int pct_cuda_softmax(const pct_softmax_call *s);
+void pct_cuda_register_softmax(void);
+
+/* ---- layer and RMS norm (row_norm_glue.c, Note [Device row norms] in aten/cpu/norm.c) ---- */
+int pct_cuda_row_norm(const pct_row_norm_call *n);
+void pct_cuda_register_row_norms(void);
 
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);

@@ -17,6 +17,7 @@
 #include "../error.h"
 #include "../iter.h"
 #include "norm_rows.h"
+#include "../backend.h"
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -258,6 +259,23 @@ static pct_object *backward_finish(pct_tensor *g, pct_tensor *x, pct_tensor *mea
     return norm_finish(work, 6, res, with_bias ? 3 : 2, ok);
 }
 
+/* Note [Device row norms]: layer norm and RMS norm's entry points are device-neutral: checks, dtypes, contiguous
+ * operands and results on the input's device are the same everywhere; on a device other than the CPU the rows (and
+ * the backward's column sums) are that backend's row_norm, handed a pct_row_norm_call (row_norm_call.h). */
+int pct_row_norm_on_device(const pct_row_norm_call *call, int device_type)
+{
+    const pct_backend *b = pct_backend_of(device_type);
+    if (!b) return -1;
+    if (!b->row_norm) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "layer_norm is not implemented on the '%s' device",
+                  pct_device_type_name(device_type));
+        return -1;
+    }
+    return b->row_norm(call);
+}
+
+static char *data_or_null(const pct_tensor *t) { return t ? pct_tensor_data(t) : NULL; }
+
 /* layer norm and RMS norm (b NULL) over the trailing normalized_shape ns; eps None (RMS norm only) is the compute
  * type's */
 static pct_object *row_norm_forward(bool rms, pct_tensor *in, const pct_int_list *ns, pct_tensor *w, pct_tensor *b,
@@ -280,10 +298,16 @@ static pct_object *row_norm_forward(bool rms, pct_tensor *in, const pct_int_list
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
     PCT_TRY_INT(pct_norm_as_contig(w, cdt, &wc));
     PCT_TRY_INT(pct_norm_as_contig(b, cdt, &bc));
-    PCT_TRY(out = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
-    PCT_TRY(rstd = pct_tensor_empty(in->ndim, sshape, cdt, PCT_CPU, -1));
-    if (!rms) PCT_TRY(mean = pct_tensor_empty(in->ndim, sshape, cdt, PCT_CPU, -1));
-    {
+    PCT_TRY(out = pct_tensor_empty(in->ndim, in->sizes, in->dtype, in->device_type, in->device_index));
+    PCT_TRY(rstd = pct_tensor_empty(in->ndim, sshape, cdt, in->device_type, in->device_index));
+    if (!rms) PCT_TRY(mean = pct_tensor_empty(in->ndim, sshape, cdt, in->device_type, in->device_index));
+    if (in->device_type != PCT_CPU) { /* Note [Device row norms] */
+        const pct_row_norm_call call = {.dtype = in->dtype, .device_index = in->device_index, .rms = rms, .M = M,
+                                        .D = D, .eps = eps, .x = pct_tensor_data(x), .weight = data_or_null(wc),
+                                        .bias = data_or_null(bc), .mean = data_or_null(mean),
+                                        .rstd = pct_tensor_data(rstd), .out = pct_tensor_data(out)};
+        if (M > 0 && pct_row_norm_on_device(&call, in->device_type) < 0) goto fail;
+    } else {
         const pct_norm_rows *rows = pct_norm_rows_for(in->dtype);
         ln_affine_fn affine = ln_affine_table[in->dtype];
         const char *xd = pct_tensor_data(x);
@@ -432,8 +456,20 @@ static pct_object *row_norm_backward(bool rms, pct_tensor *grad, pct_tensor *in,
     if (!rms) PCT_TRY_INT(stat_arg(what, "mean", mean_in, M, cdt, &mean));
     PCT_TRY_INT(stat_arg(what, "rstd", rstd_in, M, cdt, &rstd));
     PCT_TRY_INT(pct_norm_as_contig(w, cdt, &wc));
-    if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
-    if (M * D > 0 || want_w || want_b)
+    if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, in->device_type, in->device_index));
+    if (in->device_type != PCT_CPU) { /* Note [Device row norms]: the column sums in the compute dtype, then w's */
+        if (want_w) PCT_TRY(gw = pct_tensor_empty(ns->n, ns->v, cdt, in->device_type, in->device_index));
+        if (want_b) PCT_TRY(gb = pct_tensor_empty(ns->n, ns->v, cdt, in->device_type, in->device_index));
+        const pct_row_norm_call call = {.dtype = in->dtype, .device_index = in->device_index, .rms = rms,
+                                        .backward = true, .M = M, .D = D, .x = pct_tensor_data(x),
+                                        .weight = data_or_null(wc), .mean = data_or_null(mean),
+                                        .rstd = pct_tensor_data(rstd), .out = data_or_null(gi),
+                                        .grad = pct_tensor_data(g), .grad_weight = data_or_null(gw),
+                                        .grad_bias = data_or_null(gb)};
+        if ((M * D > 0 || want_w || want_b) && pct_row_norm_on_device(&call, in->device_type) < 0) goto fail;
+        const int pdtype = w ? w->dtype : in->dtype;
+        if (convert_owned(&gw, pdtype) < 0 || convert_owned(&gb, pdtype) < 0) goto fail;
+    } else if (M * D > 0 || want_w || want_b)
         PCT_TRY_INT(row_norm_backward_run(g, x, mean, rstd, wc, gi, want_w, want_b, M, D, ns->n, ns->v,
                                           w ? w->dtype : in->dtype, &gw, want_b ? &gb : NULL));
     return backward_finish(g, x, mean, rstd, wc, gi, gw, gb, true, !rms);

@@ -75,13 +75,8 @@
 /* the ops, as functors                                                                  */
 
 /* sum (every dtype; integers accumulate in 64 bits and wrap like torch) */
-#define sum_A(E, N, T, C) RED_SUMT_##E
 #define sum_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define sum_INIT(E, N, T, C, a) ((a) = 0)
-#define sum_ACC(E, N, T, C, a, x, idx) ((a) += (RED_SUMT_##E)(x))
-#define sum_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define sum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += sum_ps_##N(p, n, s, 0, ctx))
-#define sum_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(a))
 #define RK_OP sum
 #define RK_PF_NAME sum_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
@@ -95,14 +90,8 @@
 RED_TABLE_ALL(sum)
 
 /* nansum (floating; integral inputs use sum) */
-#define RED_NONAN(x) ((x) != (x) ? 0 : (x))
-#define nansum_A(E, N, T, C) RED_SUMT_##E
 #define nansum_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define nansum_INIT sum_INIT
-#define nansum_ACC(E, N, T, C, a, x, idx) ((a) += RED_NONAN(x))
-#define nansum_COMBINE sum_COMBINE
 #define nansum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += nansum_ps_##N(p, n, s, 0, ctx))
-#define nansum_FINISH sum_FINISH
 #define RK_OP nansum
 #define RK_PF_NAME nansum_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
@@ -118,17 +107,8 @@ RED_TABLE_ALL(sum)
 RED_TABLE_FLT(nansum)
 
 /* mean = sum rounded to the dtype, divided by the count (as torch: sum().div_(n)) */
-#define mean_A sum_A
 #define mean_PRE(E, N, T, C)
-#define mean_INIT sum_INIT
-#define mean_ACC sum_ACC
-#define mean_COMBINE sum_COMBINE
 #define mean_RUN sum_RUN
-#define mean_FINISH(E, N, T, C, a, o0, o1)                                                     \
-    do {                                                                                       \
-        C s_ = PCT_TO_COMPUTE_##E(PCT_FROM_COMPUTE_##E(a));                                    \
-        *(T *)(o0) = PCT_FROM_COMPUTE_##E(s_ / (C)ctx->count);                                 \
-    } while (0)
 #define RK_OP mean
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
@@ -138,18 +118,9 @@ RED_TABLE_FLT(nansum)
 RED_TABLE_FLT(mean)
 
 /* nanmean = nansum / number of non-NaN elements */
-#define nanmean_A(E, N, T, C) struct { RED_SUMT_##E s; int64_t n; }
 #define nanmean_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define nanmean_INIT(E, N, T, C, a) ((a).s = 0, (a).n = 0)
-#define nanmean_ACC(E, N, T, C, a, x, idx) ((a).s += RED_NONAN(x), (a).n += (x) == (x))
-#define nanmean_COMBINE(E, N, T, C, a, b) ((a).s += (b).s, (a).n += (b).n)
 #define nanmean_RUN(E, N, T, C, a, p, n, s, idx)                                               \
     ((a).s += nansum_ps_##N(p, n, s, 0, ctx), (a).n += nnan_ps_##N(p, n, s, 0, ctx))
-#define nanmean_FINISH(E, N, T, C, a, o0, o1)                                                  \
-    do {                                                                                       \
-        C s_ = PCT_TO_COMPUTE_##E(PCT_FROM_COMPUTE_##E((a).s));                                \
-        *(T *)(o0) = PCT_FROM_COMPUTE_##E(s_ / (C)(a).n);                                      \
-    } while (0)
 #define RK_OP nanmean
 #define RK_PF_NAME nnan_ps
 #define RK_PF_A(E, N, T, C) int64_t
@@ -165,13 +136,8 @@ RED_TABLE_FLT(mean)
 RED_TABLE_FLT(nanmean)
 
 /* prod */
-#define prod_A sum_A
 #define prod_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define prod_INIT(E, N, T, C, a) ((a) = 1)
-#define prod_ACC(E, N, T, C, a, x, idx) ((a) *= (RED_SUMT_##E)(x))
-#define prod_COMBINE(E, N, T, C, a, b) ((a) *= (b))
 #define prod_RUN(E, N, T, C, a, p, n, s, idx) ((a) *= prod_pp_##N(p, n, s, 0, ctx))
-#define prod_FINISH sum_FINISH
 #define RK_OP prod
 #define RK_PF_NAME prod_pp
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
@@ -233,28 +199,17 @@ RED_TABLE_ALL(prod)
         }                                                                                      \
         return a;                                                                              \
     }
-#define RED_PICK(E, CMP, a, x) ((((x) CMP (a)) | RED_ISNAN_##E(x)) ? (x) : (a))
 
-#define amax_A(E, N, T, C) C
 #define amax_PRE(E, N, T, C) RED_MINMAX_RUN_FN(amax_scan_##N, E, T, C, >, gt)
-#define amax_INIT(E, N, T, C, a) ((a) = RED_LOWEST_##E)
-#define amax_ACC(E, N, T, C, a, x, idx) ((a) = RED_PICK(E, >, a, x))
-#define amax_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, >, a, b))
 #define amax_RUN(E, N, T, C, a, p, n, s, idx) ((a) = amax_scan_##N(a, p, n, s))
-#define amax_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(a))
 #define RK_OP amax
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
 #undef RK_OP
 RED_TABLE_ALL(amax)
 
-#define amin_A(E, N, T, C) C
 #define amin_PRE(E, N, T, C) RED_MINMAX_RUN_FN(amin_scan_##N, E, T, C, <, lt)
-#define amin_INIT(E, N, T, C, a) ((a) = RED_HIGHEST_##E)
-#define amin_ACC(E, N, T, C, a, x, idx) ((a) = RED_PICK(E, <, a, x))
-#define amin_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, <, a, b))
 #define amin_RUN(E, N, T, C, a, p, n, s, idx) ((a) = amin_scan_##N(a, p, n, s))
-#define amin_FINISH amax_FINISH
 #define RK_OP amin
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
@@ -263,50 +218,24 @@ RED_TABLE_ALL(amin)
 
 /* argmax / argmin / max.dim / min.dim: (value, index); the first occurrence wins ties and
  * the first NaN wins over numbers. i < 0 marks an empty accumulator. */
-#define RED_BETTER(E, CMP, x, v) ((x) CMP (v) || (RED_ISNAN_##E(x) && !RED_ISNAN_##E(v)))
-#define RED_ARG_ACC(E, CMP, a, x, idx)                                                         \
-    do {                                                                                       \
-        if ((a).i < 0 || RED_BETTER(E, CMP, x, (a).v)) { (a).v = (x); (a).i = (idx); }         \
-    } while (0)
-#define RED_ARG_COMBINE(E, CMP, a, b)                                                          \
-    do {                                                                                       \
-        if ((b).i >= 0 && ((a).i < 0 || RED_BETTER(E, CMP, (b).v, (a).v))) (a) = (b);          \
-    } while (0)
-#define argmax_A(E, N, T, C) struct { C v; int64_t i; }
 #define argmax_PRE(E, N, T, C)
-#define argmax_INIT(E, N, T, C, a) ((a).v = 0, (a).i = -1)
-#define argmax_ACC(E, N, T, C, a, x, idx) RED_ARG_ACC(E, >, a, x, idx)
-#define argmax_COMBINE(E, N, T, C, a, b) RED_ARG_COMBINE(E, >, a, b)
 #define argmax_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(argmax, E, N, T, C, a, p, n, s, idx)
-#define argmax_FINISH(E, N, T, C, a, o0, o1) (*(int64_t *)(o0) = (a).i)
 #define RK_OP argmax
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
 #undef RK_OP
 RED_TABLE_ALL(argmax)
 
-#define argmin_A argmax_A
 #define argmin_PRE(E, N, T, C)
-#define argmin_INIT argmax_INIT
-#define argmin_ACC(E, N, T, C, a, x, idx) RED_ARG_ACC(E, <, a, x, idx)
-#define argmin_COMBINE(E, N, T, C, a, b) RED_ARG_COMBINE(E, <, a, b)
 #define argmin_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(argmin, E, N, T, C, a, p, n, s, idx)
-#define argmin_FINISH argmax_FINISH
 #define RK_OP argmin
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
 #undef RK_OP
 RED_TABLE_ALL(argmin)
 
-#define RED_VALIDX_FINISH(E, N, T, C, a, o0, o1)                                              \
-    (*(T *)(o0) = PCT_FROM_COMPUTE_##E((a).v), *(int64_t *)(o1) = (a).i)
-#define maxdim_A argmax_A
 #define maxdim_PRE(E, N, T, C)
-#define maxdim_INIT argmax_INIT
-#define maxdim_ACC argmax_ACC
-#define maxdim_COMBINE argmax_COMBINE
 #define maxdim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(maxdim, E, N, T, C, a, p, n, s, idx)
-#define maxdim_FINISH RED_VALIDX_FINISH
 #define RK_OP maxdim
 #define PCT_FOREACH_UNSIGNED
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
@@ -314,13 +243,8 @@ RED_TABLE_ALL(argmin)
 #undef RK_OP
 RED_TABLE_ALLU(maxdim) /* uint16/32/64: only for the 0-d and empty inputs torch answers (dispatch.c) */
 
-#define mindim_A argmax_A
 #define mindim_PRE(E, N, T, C)
-#define mindim_INIT argmax_INIT
-#define mindim_ACC argmin_ACC
-#define mindim_COMBINE argmin_COMBINE
 #define mindim_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(mindim, E, N, T, C, a, p, n, s, idx)
-#define mindim_FINISH RED_VALIDX_FINISH
 #define RK_OP mindim
 #define PCT_FOREACH_UNSIGNED
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
@@ -329,16 +253,9 @@ RED_TABLE_ALLU(maxdim) /* uint16/32/64: only for the 0-d and empty inputs torch 
 RED_TABLE_ALLU(mindim)
 
 /* aminmax: (min, max), NaN wins both */
-#define aminmax_A(E, N, T, C) struct { C mn, mx; }
 #define aminmax_PRE(E, N, T, C)
-#define aminmax_INIT(E, N, T, C, a) ((a).mn = RED_HIGHEST_##E, (a).mx = RED_LOWEST_##E)
-#define aminmax_ACC(E, N, T, C, a, x, idx) ((a).mn = RED_PICK(E, <, (a).mn, x), (a).mx = RED_PICK(E, >, (a).mx, x))
-#define aminmax_COMBINE(E, N, T, C, a, b)                                                     \
-    ((a).mn = RED_PICK(E, <, (a).mn, (b).mn), (a).mx = RED_PICK(E, >, (a).mx, (b).mx))
 #define aminmax_RUN(E, N, T, C, a, p, n, s, idx)                                               \
     ((a).mn = amin_scan_##N((a).mn, p, n, s), (a).mx = amax_scan_##N((a).mx, p, n, s))
-#define aminmax_FINISH(E, N, T, C, a, o0, o1)                                                  \
-    (*(T *)(o0) = PCT_FROM_COMPUTE_##E((a).mn), *(T *)(o1) = PCT_FROM_COMPUTE_##E((a).mx))
 #define RK_OP aminmax
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
@@ -346,13 +263,8 @@ RED_TABLE_ALLU(mindim)
 RED_TABLE_ALL(aminmax)
 
 /* all / any: read any dtype, write one byte (bool, or uint8 for uint8 inputs) */
-#define all_A(E, N, T, C) uint8_t
 #define all_PRE(E, N, T, C)
-#define all_INIT(E, N, T, C, a) ((a) = 1)
-#define all_ACC(E, N, T, C, a, x, idx) ((a) &= (uint8_t)((x) != 0))
-#define all_COMBINE(E, N, T, C, a, b) ((a) &= (b))
 #define all_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(all, E, N, T, C, a, p, n, s, idx)
-#define all_FINISH(E, N, T, C, a, o0, o1) (*(uint8_t *)(o0) = (a))
 #define RK_OP all
 #define PCT_FOREACH_UNSIGNED
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
@@ -360,13 +272,8 @@ RED_TABLE_ALL(aminmax)
 #undef RK_OP
 RED_TABLE_ALLU(all)
 
-#define any_A(E, N, T, C) uint8_t
 #define any_PRE(E, N, T, C)
-#define any_INIT(E, N, T, C, a) ((a) = 0)
-#define any_ACC(E, N, T, C, a, x, idx) ((a) |= (uint8_t)((x) != 0))
-#define any_COMBINE(E, N, T, C, a, b) ((a) |= (b))
 #define any_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(any, E, N, T, C, a, p, n, s, idx)
-#define any_FINISH all_FINISH
 #define RK_OP any
 #define PCT_FOREACH_UNSIGNED
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
@@ -375,13 +282,8 @@ RED_TABLE_ALLU(all)
 RED_TABLE_ALLU(any)
 
 /* count_nonzero -> int64 */
-#define cnz_A(E, N, T, C) int64_t
 #define cnz_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define cnz_INIT(E, N, T, C, a) ((a) = 0)
-#define cnz_ACC(E, N, T, C, a, x, idx) ((a) += (x) != 0)
-#define cnz_COMBINE(E, N, T, C, a, b) ((a) += (b))
 #define cnz_RUN(E, N, T, C, a, p, n, s, idx) ((a) += cnz_ps_##N(p, n, s, 0, ctx))
-#define cnz_FINISH(E, N, T, C, a, o0, o1) (*(int64_t *)(o0) = (a))
 #define RK_OP cnz
 #define RK_PF_NAME cnz_ps
 #define RK_PF_A(E, N, T, C) int64_t
@@ -397,35 +299,7 @@ RED_TABLE_ALLU(cnz) /* count_nonzero along dims takes uint16/32/64 */
 
 /* var / std (and their _mean forms): Welford state in double. A run is reduced in two
  * passes (mean, then squared deviations) and merged with Chan's formula. */
-typedef struct red_welford { double mean, m2; int64_t n; } red_welford;
-static inline void red_welford_merge(red_welford *a, int64_t nb, double meanb, double m2b)
-{
-    if (nb == 0) return;
-    if (a->n == 0) { a->n = nb; a->mean = meanb; a->m2 = m2b; return; }
-    double n = (double)(a->n + nb), delta = meanb - a->mean;
-    a->mean += delta * ((double)nb / n);
-    a->m2 += m2b + delta * delta * ((double)a->n * (double)nb / n);
-    a->n += nb;
-}
-static inline void red_welford_finish(const red_welford *a, const red_ctx *ctx, double *var, double *mean)
-{
-    double dof = (double)ctx->count - ctx->correction;
-    if (dof < 0) dof = 0;
-    double v = a->n ? a->m2 / dof : NAN; /* torch fills NaN for empty inputs, whatever the correction */
-    *var = ctx->take_sqrt ? sqrt(v) : v;
-    *mean = a->n ? a->mean : NAN;
-}
-#define var_A(E, N, T, C) red_welford
 #define var_PRE(E, N, T, C) /* pairwise folds: RK_PF/RK_PF2_* at the instantiation below */
-#define var_INIT(E, N, T, C, a) ((a).mean = 0, (a).m2 = 0, (a).n = 0)
-#define var_ACC(E, N, T, C, a, x, idx)                                                         \
-    do {                                                                                       \
-        double x_ = (double)(x), d_ = x_ - (a).mean;                                           \
-        (a).n++;                                                                               \
-        (a).mean += d_ / (double)(a).n;                                                        \
-        (a).m2 += d_ * (x_ - (a).mean);                                                        \
-    } while (0)
-#define var_COMBINE(E, N, T, C, a, b) red_welford_merge(&(a), (b).n, (b).mean, (b).m2)
 /* a run with inf or NaN goes element by element, as torch's Welford does (its NaN/inf pattern: the mean of
  * [inf, 1] is NaN there, inf by the sum) */
 #define var_RUN(E, N, T, C, a, p, n, s, idx)                                                   \
@@ -440,13 +314,6 @@ static inline void red_welford_finish(const red_welford *a, const red_ctx *ctx, 
                 red_welford_merge(&(a), w_.n, w_.mean, w_.m2);                                 \
             }                                                                                  \
         }                                                                                      \
-    } while (0)
-#define var_FINISH(E, N, T, C, a, o0, o1)                                                      \
-    do {                                                                                       \
-        double v_, m_;                                                                         \
-        red_welford_finish(&(a), ctx, &v_, &m_);                                               \
-        *(T *)(o0) = PCT_FROM_COMPUTE_##E((C)v_);                                              \
-        if (ctx->with_mean) *(T *)(o1) = PCT_FROM_COMPUTE_##E((C)m_);                          \
     } while (0)
 #define RK_OP var
 #define RK_PF_NAME var_s1
@@ -468,35 +335,7 @@ static inline void red_welford_finish(const red_welford *a, const red_ctx *ctx, 
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(var)
 
-/* logsumexp: (m, s) stands for log(s) + shift(m), shift(m) = m if finite else 0, so
- * infinities and NaN come out as torch's (max-shifted) formula gives them. */
-#define RED_LSE_HELPERS(C, sfx, EXP)                                                           \
-    static inline C red_lse_shift_##sfx(C m) { return isfinite(m) ? m : 0; }                   \
-    static inline void red_lse_merge_##sfx(C *am, C *as, C bm, C bs)                          \
-    {                                                                                          \
-        C M = (*am != *am) ? *am : (bm != bm) ? bm : (bm > *am ? bm : *am);                    \
-        C sh = red_lse_shift_##sfx(M);                                                         \
-        C s = 0;                                                                               \
-        if (*as != 0) s += *as * EXP(red_lse_shift_##sfx(*am) - sh);                           \
-        if (bs != 0) s += bs * EXP(red_lse_shift_##sfx(bm) - sh);                              \
-        *am = M;                                                                               \
-        *as = s;                                                                               \
-    }
-RED_LSE_HELPERS(float, f, expf)
-RED_LSE_HELPERS(double, d, exp)
-#define RED_LSE_SFX_FLOAT16 f
-#define RED_LSE_SFX_BFLOAT16 f
-#define RED_LSE_SFX_FLOAT32 f
-#define RED_LSE_SFX_FLOAT64 d
-#define RED_LSE_CAT(a, b) a##b
-#define RED_LSE_CAT2(a, b) RED_LSE_CAT(a, b)
-#define RED_LSE(E, fn) RED_LSE_CAT2(fn, RED_LSE_SFX_##E)
-#define lse_A(E, N, T, C) struct { C m, s; }
 #define lse_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define lse_INIT(E, N, T, C, a) ((a).m = -INFINITY, (a).s = 0)
-#define lse_ACC(E, N, T, C, a, x, idx)                                                         \
-    RED_LSE(E, red_lse_merge_)(&(a).m, &(a).s, x, isfinite(x) ? (C)1 : RED_EXP(E, x))
-#define lse_COMBINE(E, N, T, C, a, b) RED_LSE(E, red_lse_merge_)(&(a).m, &(a).s, (b).m, (b).s)
 #define lse_RUN(E, N, T, C, a, p, n, s, idx)                                                   \
     do {                                                                                       \
         if ((n) > 0) {                                                                         \
@@ -507,8 +346,6 @@ RED_LSE_HELPERS(double, d, exp)
             RED_LSE(E, red_lse_merge_)(&(a).m, &(a).s, mr_, sr_);                              \
         }                                                                                      \
     } while (0)
-#define lse_FINISH(E, N, T, C, a, o0, o1)                                                      \
-    (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, log)((a).s) + RED_LSE(E, red_lse_shift_)((a).m)))
 #define RK_OP lse
 #define RK_PF_NAME lse_ps
 #define RK_PF_A(E, N, T, C) C
@@ -524,13 +361,8 @@ RED_LSE_HELPERS(double, d, exp)
 RED_TABLE_FLT(lse)
 
 /* vector norms (floating): sums of |x|^p with pairwise accumulation, or max/min |x| */
-#define norm2_A sum_A
 #define norm2_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define norm2_INIT sum_INIT
-#define norm2_ACC(E, N, T, C, a, x, idx) ((a) += (x) * (x))
-#define norm2_COMBINE sum_COMBINE
 #define norm2_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm2_ps_##N(p, n, s, 0, ctx))
-#define norm2_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, sqrt)(a)))
 #define RK_OP norm2
 #define RK_PF_NAME norm2_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
@@ -545,13 +377,8 @@ RED_TABLE_FLT(lse)
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm2)
 
-#define norm1_A sum_A
 #define norm1_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define norm1_INIT sum_INIT
-#define norm1_ACC(E, N, T, C, a, x, idx) ((a) += RED_FN(E, fabs)(x))
-#define norm1_COMBINE sum_COMBINE
 #define norm1_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm1_ps_##N(p, n, s, 0, ctx))
-#define norm1_FINISH sum_FINISH
 #define RK_OP norm1
 #define RK_PF_NAME norm1_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
@@ -566,13 +393,8 @@ RED_TABLE_FLT(norm2)
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm1)
 
-#define norm0_A sum_A
 #define norm0_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define norm0_INIT sum_INIT
-#define norm0_ACC(E, N, T, C, a, x, idx) ((a) += (x) != 0)
-#define norm0_COMBINE sum_COMBINE
 #define norm0_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm0_ps_##N(p, n, s, 0, ctx))
-#define norm0_FINISH sum_FINISH
 #define RK_OP norm0
 #define RK_PF_NAME norm0_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
@@ -587,14 +409,8 @@ RED_TABLE_FLT(norm1)
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm0)
 
-#define normp_A sum_A
 #define normp_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
-#define normp_INIT sum_INIT
-#define normp_ACC(E, N, T, C, a, x, idx) ((a) += RED_FN(E, pow)(RED_FN(E, fabs)(x), (C)ctx->p))
-#define normp_COMBINE sum_COMBINE
 #define normp_RUN(E, N, T, C, a, p, n, s, idx) ((a) += normp_ps_##N(p, n, s, 0, ctx))
-#define normp_FINISH(E, N, T, C, a, o0, o1)                                                    \
-    (*(T *)(o0) = PCT_FROM_COMPUTE_##E(RED_FN(E, pow)((a), (C)(1.0 / ctx->p))))
 #define RK_OP normp
 #define RK_PF_NAME normp_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
@@ -609,13 +425,8 @@ RED_TABLE_FLT(norm0)
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(normp)
 
-#define norminf_A(E, N, T, C) C
 #define norminf_PRE(E, N, T, C)
-#define norminf_INIT(E, N, T, C, a) ((a) = 0)
-#define norminf_ACC(E, N, T, C, a, x, idx) ((a) = RED_PICK(E, >, a, RED_FN(E, fabs)(x)))
-#define norminf_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, >, a, b))
 #define norminf_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(norminf, E, N, T, C, a, p, n, s, idx)
-#define norminf_FINISH amax_FINISH
 #define RK_OP norminf
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
@@ -624,13 +435,8 @@ RED_TABLE_FLT(normp)
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norminf)
 
-#define normninf_A(E, N, T, C) C
 #define normninf_PRE(E, N, T, C)
-#define normninf_INIT(E, N, T, C, a) ((a) = INFINITY)
-#define normninf_ACC(E, N, T, C, a, x, idx) ((a) = RED_PICK(E, <, a, RED_FN(E, fabs)(x)))
-#define normninf_COMBINE(E, N, T, C, a, b) ((a) = RED_PICK(E, <, a, b))
 #define normninf_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(normninf, E, N, T, C, a, p, n, s, idx)
-#define normninf_FINISH amax_FINISH
 #define RK_OP normninf
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
@@ -1032,6 +838,7 @@ static pct_object *red_var_family(pct_call *c, pct_tensor *self, const pct_int_l
     pct_tensor *outs[2] = {out, NULL}, *res[2] = {NULL, NULL};
     int r = pct_red_exec(var_table[rd], &ctx, in, mask, keepdim, false, with_mean ? 2 : 1, dtypes, outs, res);
     if (r == 0 && !with_mean && count > 0 && res[0]->numel == 1 && (rd == PCT_FLOAT32 || rd == PCT_FLOAT64) &&
+        in->device_type == PCT_CPU && /* torch's CPU kernel; its CUDA one is Welford's throughout */
         var_all_two_pass(in, &ctx, res[0]) < 0) {
         PCT_CLEAR(res[0]);
         r = -1;

@@ -7,6 +7,7 @@
 #ifndef PCT_REDUCE_INTERNAL_H
 #define PCT_REDUCE_INTERNAL_H
 #include "../iter.h"
+#include "../reduce_ops.h"
 #include "../op.h"
 #include "../error.h"
 #include "../out.h"
@@ -28,82 +29,6 @@
 /* ------------------------------------------------------------------------------------ */
 /* per-dtype helpers                                                                     */
 
-
-/* accumulator of sums: floats in float (double for double), integers wrap in uint64 */
-#define RED_SUMT_BOOL uint64_t
-#define RED_SUMT_UINT8 uint64_t
-#define RED_SUMT_INT8 uint64_t
-#define RED_SUMT_INT16 uint64_t
-#define RED_SUMT_INT32 uint64_t
-#define RED_SUMT_INT64 uint64_t
-#define RED_SUMT_FLOAT16 float
-#define RED_SUMT_BFLOAT16 float
-#define RED_SUMT_FLOAT32 float
-#define RED_SUMT_FLOAT64 double
-#define RED_SUMT_UINT16 uint64_t
-#define RED_SUMT_UINT32 uint64_t
-#define RED_SUMT_UINT64 uint64_t
-
-#define RED_ISNAN_BOOL(x) 0
-#define RED_ISNAN_UINT8(x) 0
-#define RED_ISNAN_INT8(x) 0
-#define RED_ISNAN_INT16(x) 0
-#define RED_ISNAN_INT32(x) 0
-#define RED_ISNAN_INT64(x) 0
-#define RED_ISNAN_FLOAT16(x) ((x) != (x))
-#define RED_ISNAN_BFLOAT16(x) ((x) != (x))
-#define RED_ISNAN_FLOAT32(x) ((x) != (x))
-#define RED_ISNAN_FLOAT64(x) ((x) != (x))
-#define RED_ISNAN_UINT16(x) 0
-#define RED_ISNAN_UINT32(x) 0
-#define RED_ISNAN_UINT64(x) 0
-
-#define RED_LOWEST_BOOL false
-#define RED_LOWEST_UINT8 0
-#define RED_LOWEST_INT8 INT8_MIN
-#define RED_LOWEST_INT16 INT16_MIN
-#define RED_LOWEST_INT32 INT32_MIN
-#define RED_LOWEST_INT64 INT64_MIN
-#define RED_LOWEST_FLOAT16 (-INFINITY)
-#define RED_LOWEST_BFLOAT16 (-INFINITY)
-#define RED_LOWEST_FLOAT32 (-INFINITY)
-#define RED_LOWEST_FLOAT64 (-INFINITY)
-#define RED_LOWEST_UINT16 0
-#define RED_LOWEST_UINT32 0
-#define RED_LOWEST_UINT64 0
-#define RED_NAN_BOOL 0
-#define RED_NAN_UINT8 0
-#define RED_NAN_INT8 0
-#define RED_NAN_INT16 0
-#define RED_NAN_INT32 0
-#define RED_NAN_INT64 0
-#define RED_NAN_FLOAT16 NAN
-#define RED_NAN_BFLOAT16 NAN
-#define RED_NAN_FLOAT32 NAN
-#define RED_NAN_FLOAT64 NAN
-#define RED_NAN_UINT16 0
-#define RED_NAN_UINT32 0
-#define RED_NAN_UINT64 0
-#define RED_HIGHEST_BOOL true
-#define RED_HIGHEST_UINT8 UINT8_MAX
-#define RED_HIGHEST_INT8 INT8_MAX
-#define RED_HIGHEST_INT16 INT16_MAX
-#define RED_HIGHEST_INT32 INT32_MAX
-#define RED_HIGHEST_INT64 INT64_MAX
-#define RED_HIGHEST_FLOAT16 INFINITY
-#define RED_HIGHEST_BFLOAT16 INFINITY
-#define RED_HIGHEST_FLOAT32 INFINITY
-#define RED_HIGHEST_FLOAT64 INFINITY
-#define RED_HIGHEST_UINT16 UINT16_MAX
-#define RED_HIGHEST_UINT32 UINT32_MAX
-#define RED_HIGHEST_UINT64 UINT64_MAX
-
-/* float math in the compute type: expf for float, exp for double */
-#define RED_FN_FLOAT16(fn) fn##f
-#define RED_FN_BFLOAT16(fn) fn##f
-#define RED_FN_FLOAT32(fn) fn##f
-#define RED_FN_FLOAT64(fn) fn
-#define RED_FN(E, fn) RED_FN_##E(fn)
 
 /* 1 for the 16-bit floats (stored narrower than they are computed) */
 #define RED_NARROW_FLOAT16 1
@@ -131,15 +56,6 @@
 /* ------------------------------------------------------------------------------------ */
 /* the kernel interface                                                                  */
 
-typedef struct red_ctx {
-    int64_t count;      /* reduced elements per output */
-    double p;           /* norm order */
-    double correction;  /* var/std */
-    bool take_sqrt;     /* std */
-    bool with_mean;     /* var_mean / std_mean: second output */
-    bool ordered;       /* the op reports an index: fold positions in order */
-} red_ctx;
-
 typedef struct red_kernel {
     size_t acc_size;
     void (*init)(void *acc, int64_t nb, const red_ctx *ctx);
@@ -149,6 +65,7 @@ typedef struct red_kernel {
     void (*vrun)(void *acc, const char *p, int64_t nb, int64_t stride, int64_t rows, int64_t rs, int64_t idx,
                  const red_ctx *ctx);
     void (*finish)(void *acc, int64_t nb, char *const *outs, const int64_t *ostrides, const red_ctx *ctx);
+    int op; /* PCT_RED_OP_<op> (reduce_ops.h): what another device runs for it */
 } red_kernel;
 
 #define RED_NB 256          /* outputs per vertical block */

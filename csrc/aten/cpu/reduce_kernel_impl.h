@@ -136,7 +136,8 @@ static void RK_NAME(_finish_)(void *buf, int64_t nb, char *const *o, const int64
     for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_FINISH), RK_ARGS, a[j], (o[0] + j * os[0]), (o[1] + j * os[1])); }
 }
 static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_init_), RK_NAME(_combine_),
-                                           RK_NAME(_run_), RK_NAME(_vrun_), RK_NAME(_finish_)};
+                                           RK_NAME(_run_), RK_NAME(_vrun_), RK_NAME(_finish_),
+                                           RK_CAT(PCT_RED_OP_, RK_OP)};
 
 #undef RK_CAT_
 #undef RK_CAT

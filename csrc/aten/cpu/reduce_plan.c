@@ -6,6 +6,7 @@
  */
 #include "../shapes_only.h"
 #include "reduce_internal.h"
+#include "../backend.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* the plan and the driver (Note [Reduction plan])                                      */
@@ -365,6 +366,40 @@ int64_t pct_red_count(const pct_tensor *t, uint64_t mask)
 }
 
 
+/* Note [Device reductions]: the plan of a reduction on another device is handed to that backend's reduce as a
+ * pct_red_call (reduce_plan.h): the same kept and reduced dims, byte strides and device addresses, the op named by
+ * its PCT_RED_OP_ id and its input dtype, so the device runs the element functors of reduce_ops.h over it. Everything
+ * before the walk (checks, dtypes, result tensors on the input's device, out= copies) stays here. */
+static int red_run_on_device(const red_kernel *k, const red_ctx *ctx, const red_plan *pl, const pct_tensor *in)
+{
+    const pct_backend *b = pct_backend_of(in->device_type);
+    if (!b) return -1;
+    if (!b->reduce) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "reductions are not implemented on the '%s' device",
+                  pct_device_type_name(in->device_type));
+        return -1;
+    }
+    if (pl->nk > PCT_RED_DEVICE_DIMS || pl->nr > PCT_RED_DEVICE_DIMS) {
+        pct_error(PCT_ERR_RUNTIME, "a reduction over a tensor with more than %d non-mergeable dims is not supported on "
+                  "'%s'", PCT_RED_DEVICE_DIMS, pct_device_type_name(in->device_type));
+        return -1;
+    }
+    pct_red_call r = {.op = k->op, .dtype = in->dtype, .device_index = in->device_index, .nouts = pl->nouts,
+                      .ctx = *ctx, .nk = pl->nk, .nr = pl->nr, .nout = pl->nout, .nred = pl->nred, .in = pl->in,
+                      .out = {pl->out[0], pl->nouts > 1 ? pl->out[1] : NULL}};
+    for (int d = 0; d < pl->nk; d++) {
+        r.ksize[d] = pl->ksize[d];
+        r.kin[d] = pl->kin[d];
+        r.kout[0][d] = pl->kout[0][d];
+        r.kout[1][d] = pl->kout[1][d];
+    }
+    for (int d = 0; d < pl->nr; d++) {
+        r.rsize[d] = pl->rsize[d];
+        r.rin[d] = pl->rin[d];
+    }
+    return pl->nout == 0 ? 0 : b->reduce(&r);
+}
+
 /* Runs kernel k over `in` (already of the kernel's dtype) reducing `mask`, into nouts
  * results of dtypes[i]. outs_arg[i] are out= targets or NULL; results[i] receive new
  * references (the out= tensors themselves when given). */
@@ -392,7 +427,7 @@ int pct_red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t mas
                 continue;
             }
         }
-        if (!(dst[o] = pct_tensor_empty(ndim, shape, dtypes[o], PCT_CPU, -1))) goto fail;
+        if (!(dst[o] = pct_tensor_empty(ndim, shape, dtypes[o], in->device_type, in->device_index))) goto fail;
         if (!results[o]) {
             PCT_INCREF(dst[o]);
             results[o] = dst[o];
@@ -402,7 +437,11 @@ int pct_red_exec(const red_kernel *k, red_ctx *ctx, pct_tensor *in, uint64_t mas
     red_plan pl;
     ctx->ordered = keep_order;
     red_plan_build(&pl, in, mask, keep_order, nouts, dst, keepdim);
-    if (!pct_shapes_only) red_run(k, &pl, ctx); /* Note [Shapes-only runs] */
+    if (in->device_type != PCT_CPU) {
+        if (red_run_on_device(k, ctx, &pl, in) < 0) goto fail;
+    } else if (!pct_shapes_only) {
+        red_run(k, &pl, ctx); /* Note [Shapes-only runs] */
+    }
     for (int o = 0; o < nouts; o++) {
         if (dst[o] != results[o]) {
             if (pct_copy_(results[o], dst[o]) < 0) goto fail;

@@ -4,6 +4,7 @@
  */
 #include "../shapes_only.h"
 #include "reduce_internal.h"
+#include "../backend.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* softmax, log_softmax                                                                  */
@@ -59,6 +60,21 @@ static const red_softmax_fn softmax_table[PCT_NUM_DTYPES] = {
     PCT_FORALL_DTYPES_PAIRED(RED_X_SOFTMAX_ENTRY, 0, 0, 0, 0)
 };
 
+/* Note [Device softmax]: the entry points of softmax, log_softmax and their backward (softmax_backward.c) are
+ * device-neutral: checks, dtypes, the contiguous operands and the result tensor (on the input's device) are the same
+ * everywhere; on a device other than the CPU the rows are that backend's softmax, handed a pct_softmax_call
+ * (softmax_call.h). 0, or -1 with an error. */
+int pct_softmax_on_device(const pct_softmax_call *call, int device_type)
+{
+    const pct_backend *b = pct_backend_of(device_type);
+    if (!b) return -1;
+    if (!b->softmax) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "softmax is not implemented on the '%s' device", pct_device_type_name(device_type));
+        return -1;
+    }
+    return b->softmax(call);
+}
+
 /* softmax or (lg) log_softmax of self along dim_arg, in dtype (PCT_NO_DTYPE: self's) */
 static pct_object *red_softmax(bool lg, pct_tensor *self, int64_t dim_arg, int dtype)
 {
@@ -66,7 +82,7 @@ static pct_object *red_softmax(bool lg, pct_tensor *self, int64_t dim_arg, int d
     int dim = pct_wrap_dim(dim_arg, self->ndim);
     if (dim < 0) return NULL;
     int rd = dtype == PCT_NO_DTYPE ? self->dtype : dtype;
-    if (self->numel == 0) return (pct_object *)pct_tensor_empty(self->ndim, self->sizes, rd, PCT_CPU, -1);
+    if (self->numel == 0) return (pct_object *)pct_tensor_empty(self->ndim, self->sizes, rd, self->device_type, self->device_index);
     if (!softmax_table[rd]) {
         bool last = self->ndim == 0 || dim == self->ndim - 1;
         pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s%s_kernel_impl\" not implemented for '%s'",
@@ -75,11 +91,18 @@ static pct_object *red_softmax(bool lg, pct_tensor *self, int64_t dim_arg, int d
     }
     PCT_TRY(in = pct_to_dtype(self, rd, false));
     PCT_TRY(cont = pct_contiguous(in));
-    PCT_TRY(out = pct_tensor_empty(self->ndim, self->sizes, rd, PCT_CPU, -1));
+    PCT_TRY(out = pct_tensor_empty(self->ndim, self->sizes, rd, self->device_type, self->device_index));
     int64_t outer = 1, len = self->ndim ? self->sizes[dim] : 1, inner = 1;
     for (int d = 0; d < dim; d++) outer *= self->sizes[d];
     for (int d = dim + 1; d < self->ndim; d++) inner *= self->sizes[d];
-    if (out->numel > 0 && !pct_shapes_only) softmax_table[rd](pct_tensor_data(cont), pct_tensor_data(out), outer, len, inner, lg);
+    if (self->device_type != PCT_CPU) {
+        const pct_softmax_call call = {.dtype = rd, .device_index = self->device_index, .log = lg, .outer = outer,
+                                       .len = len, .inner = inner, .x = pct_tensor_data(cont),
+                                       .out = pct_tensor_data(out)};
+        if (pct_softmax_on_device(&call, self->device_type) < 0) goto fail;
+    } else if (out->numel > 0 && !pct_shapes_only) {
+        softmax_table[rd](pct_tensor_data(cont), pct_tensor_data(out), outer, len, inner, lg);
+    }
     PCT_DECREF(in);
     PCT_DECREF(cont);
     return (pct_object *)out;

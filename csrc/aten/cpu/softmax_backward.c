@@ -10,6 +10,7 @@
 #include "../error.h"
 #include "../iter.h"
 #include "attention_rows.h"
+#include "../backend.h"
 #include <math.h>
 #include <string.h>
 
@@ -68,8 +69,13 @@ static pct_object *softmax_backward(const char *name, bool lg, pct_tensor *grad,
     for (int d = dim + 1; d < y->ndim; d++) inner *= y->sizes[d];
     PCT_TRY(gc = pct_contiguous(grad));
     PCT_TRY(yc = pct_contiguous(y));
-    PCT_TRY(out = pct_tensor_empty(y->ndim, y->sizes, y->dtype, PCT_CPU, -1));
-    if (out->numel) {
+    PCT_TRY(out = pct_tensor_empty(y->ndim, y->sizes, y->dtype, y->device_type, y->device_index));
+    if (y->device_type != PCT_CPU) { /* Note [Device softmax] in softmax.c */
+        const pct_softmax_call call = {.dtype = y->dtype, .device_index = y->device_index, .log = lg, .backward = true,
+                                       .outer = outer, .len = len, .inner = inner, .x = pct_tensor_data(yc),
+                                       .grad = pct_tensor_data(gc), .out = pct_tensor_data(out)};
+        if (out->numel && pct_softmax_on_device(&call, y->device_type) < 0) goto fail;
+    } else if (out->numel) {
         PCT_NOGIL_BEGIN
         lanes_table[y->dtype](pct_tensor_data(gc), pct_tensor_data(yc), pct_tensor_data(out), outer, len, inner, lg);
         PCT_NOGIL_END
