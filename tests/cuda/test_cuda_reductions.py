@@ -150,7 +150,7 @@ def test_layer_and_rms_norm(shape, ns, dtype, rms):
     tol = dict(rtol=3e-2, atol=3e-2) if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-5)
 
     def run(dev):
-        xs, ws, bs = (t.to(dev).requires_grad_() for t in (x, w, b))
+        xs, ws, bs = (t.detach().to(dev).requires_grad_() for t in (x, w, b))
         if rms:
             y = torch.nn.functional.rms_norm(xs, ns, ws, eps=1e-5)
         else:

@@ -161,3 +161,19 @@ def test_dataloader_pins_its_batches():
     batches = list(torch.utils.data.DataLoader(data, batch_size=2, pin_memory=True))
     assert all(b[0].is_pinned() for b in batches)
     assert batches[1][0].to("cuda", non_blocking=True).cpu().tolist() == [[4.0, 5.0], [6.0, 7.0]]
+
+
+def test_gradients_go_back_to_the_source_device():
+    """to()'s backward moves the gradient to the input's device and dtype (torch's ToCopyBackward0)."""
+    x = torch.randn(3, requires_grad=True)
+    (x.to(DEV) * 2).sum().backward()
+    assert x.grad.device.type == "cpu"
+    assert_same(x.grad, torch.full((3,), 2.0))
+    c = torch.randn(3, device=DEV, requires_grad=True)
+    (c.cpu() * 3).sum().backward()
+    assert c.grad.device == DEV
+    d = torch.randn(3, requires_grad=True)
+    y = d.to(torch.ones(1, device=DEV, dtype=torch.float64))
+    assert y.dtype == torch.float64 and y.device == DEV
+    y.sum().backward()
+    assert d.grad.device.type == "cpu" and d.grad.dtype == torch.float32
