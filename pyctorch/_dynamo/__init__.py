@@ -9,6 +9,7 @@ raise NotImplementedError.
 """
 import importlib.util
 
+from . import config, exc  # noqa: F401
 from . import config  # noqa: F401  (torch._dynamo.config)
 from . import eval_frame  # noqa: F401
 from .decorators import (allow_in_graph, assume_constant_result, disallow_in_graph,  # noqa: F401

@@ -257,7 +257,7 @@ def parse_dynamic_shapes(dynamic_shapes, mod, args, kwargs, leaves):
                         raise _user_error(
                             f"Constraints violated ({dim_name or 'dim'})! The example input's size {size} at "
                             f"{where}.size()[{d}] is specialized: dynamic dims need example sizes of at least 2")
-                    sym = Symbol(len(symbols), dim_name, max(lo, 2), hi, user_min, user_max)
+                    sym = Symbol(len(symbols), dim_name, lo, hi, user_min, user_max)
                     sym.base = size
                     symbols.append(sym)
                     by_dim[key] = sym
@@ -294,7 +294,7 @@ def plan_runs(symbols):
     steps = []
     for s in symbols:
         h = 1 if s.base + 1 <= s.upper else -1
-        if s.base + h < s.lower:
+        if s.base + h < max(s.lower, 2):
             h = 0  # a range of one value: the dim is static
         steps.append(h)
     corners = []
@@ -303,7 +303,7 @@ def plan_runs(symbols):
     check = []
     for s, h in zip(symbols, steps):
         for v in (s.base + 2 * h, s.base - 2 * h, s.base + 3, s.base - 1):
-            if h and s.lower <= v <= s.upper and v not in (s.base, s.base + h):
+            if h and max(s.lower, 2) <= v <= s.upper and v not in (s.base, s.base + h):
                 check.append(v)
                 break
         else:

@@ -77,29 +77,29 @@ class ExportGraphSignature:
 
     @property
     def parameters(self):
-        return [s.target for s in self.input_specs if s.kind == InputKind.PARAMETER]
+        return tuple([s.target for s in self.input_specs if s.kind == InputKind.PARAMETER])
 
     @property
     def buffers(self):
-        return [s.target for s in self.input_specs if s.kind == InputKind.BUFFER]
+        return tuple([s.target for s in self.input_specs if s.kind == InputKind.BUFFER])
 
     @property
     def non_persistent_buffers(self):
-        return [s.target for s in self.input_specs if s.kind == InputKind.BUFFER and s.persistent is False]
+        return tuple([s.target for s in self.input_specs if s.kind == InputKind.BUFFER and s.persistent is False])
 
     @property
     def lifted_tensor_constants(self):
-        return [s.target for s in self.input_specs if s.kind == InputKind.CONSTANT_TENSOR]
+        return tuple([s.target for s in self.input_specs if s.kind == InputKind.CONSTANT_TENSOR])
 
     @property
     def user_inputs(self):
-        return [s.arg.name if not isinstance(s.arg, ConstantArgument) else s.arg.value
-                for s in self.input_specs if s.kind == InputKind.USER_INPUT]
+        return tuple([s.arg.name if not isinstance(s.arg, ConstantArgument) else s.arg.value
+                for s in self.input_specs if s.kind == InputKind.USER_INPUT])
 
     @property
     def user_outputs(self):
-        return [s.arg.name if not isinstance(s.arg, ConstantArgument) else s.arg.value
-                for s in self.output_specs if s.kind == OutputKind.USER_OUTPUT]
+        return tuple([s.arg.name if not isinstance(s.arg, ConstantArgument) else s.arg.value
+                for s in self.output_specs if s.kind == OutputKind.USER_OUTPUT])
 
     @property
     def inputs_to_parameters(self):
