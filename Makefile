@@ -14,7 +14,8 @@ deps:
 		|| echo "libgloo-dev unavailable: torch.distributed will have no backend (its tests skip)"; fi
 	@$(PIP) "numpy>=1.24" "setuptools>=77" wheel
 
-# What testing needs besides: pytest, hypothesis, the oracles (torch, safetensors), which only tests import, and the
+# What testing needs besides: pytest, hypothesis, the oracles (torch, safetensors, onnx/onnxruntime/onnxscript for the
+# ONNX tests), which only tests import, and the
 # packages users expect beside torch (tensorboard: SummaryWriter's event files; matplotlib: the demo's loss curve).
 test-deps:
 	@$(PIP) pytest hypothesis tqdm
@@ -22,6 +23,7 @@ test-deps:
 	@$(PIP) -r tests/libraries/requirements.txt || echo "the libraries of tests/libraries/requirements.txt are unavailable: their tests skip"
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"
+	@$(PYTHON) -c "import onnx, onnxruntime, onnxscript" 2>/dev/null || $(PIP) onnx onnxruntime onnxscript || echo "onnx/onnxruntime/onnxscript unavailable: their tests skip"
 
 build: deps
 	@$(MAKE) --no-print-directory compile
