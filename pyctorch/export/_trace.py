@@ -266,7 +266,8 @@ class TraceRun:
                     dim += 1
                     continue
                 stop = max(stop, start)
-                nxt = cur.narrow(dim, start, stop - start) if step == 1 else aten.slice.Tensor(cur, dim, start, stop, step)
+                nxt = cur.narrow(dim, start, stop - start) if step == 1 else \
+                    aten.slice.Tensor(cur, dim, start, stop, step)
                 self.record(aten.slice.Tensor, (cur, dim, start, stop) + ((step,) if step != 1 else ()), {}, nxt)
                 dim += 1
             cur = nxt
@@ -328,17 +329,16 @@ class capturing:
         self.run = run
 
     def __enter__(self):
+        from pyctorch._tensor import _methods_replaced
         T = pyctorch.Tensor
-        self.saved = {}
         patches = {}
         for meth, dt in _DTYPE_METHODS.items():
             patches[meth] = _to_dtype(getattr(pyctorch, dt))
         for meth in ("item", "tolist", "numpy", "__array__"):
             patches[meth] = _refusing(self.run, f"{meth}()", getattr(T, meth))
         patches["cpu"] = lambda self, *a, **k: self.to("cpu")
-        for meth in patches:
-            self.saved[meth] = T.__dict__.get(meth)
-        _C._add_tensor_methods(patches)
+        self.replaced = _methods_replaced(patches)
+        self.replaced.__enter__()
         self.grad = pyctorch.is_grad_enabled()
         pyctorch._C._set_grad_enabled(False)
         self.previous = _C._set_op_trace_hook(self.run.hook)
@@ -347,5 +347,5 @@ class capturing:
     def __exit__(self, *exc):
         _C._set_op_trace_hook(self.previous)
         pyctorch._C._set_grad_enabled(self.grad)
-        _C._add_tensor_methods({k: v for k, v in self.saved.items() if v is not None})
+        self.replaced.__exit__(*exc)
         return False

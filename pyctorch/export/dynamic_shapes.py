@@ -1,5 +1,5 @@
 """torch.export.dynamic_shapes: Dim and its helpers (defined in _dynamic.py)."""
-from ._dynamic import Dim, dims, _DimHint
+from ._dynamic import Dim, dims, _DimHint  # noqa: F401  (torch.export.dynamic_shapes names them)
 
 __all__ = ["Dim", "dims", "ShapesCollection"]
 

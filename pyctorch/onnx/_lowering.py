@@ -147,7 +147,6 @@ class Lowering:
 
     # ---- the graph ----
     def run(self):
-        from pyctorch.fx import Node
         out = None
         for node in self.ep.graph.nodes:
             if node.op == "placeholder":
@@ -159,10 +158,7 @@ class Lowering:
                 self.env[node] = self.env[node.args[0]][node.args[1]]
                 continue
             if node.target in _SYM_BINARY:
-                a, b = node.args
-                self.env[node] = self.b.op(_SYM_BINARY[node.target],
-                                           [self.v(a) if isinstance(a, Node) else self.b.const(np.array([a], np.int64)),
-                                            self.v(b) if isinstance(b, Node) else self.b.const(np.array([b], np.int64))])
+                self.env[node] = self.b.op(_SYM_BINARY[node.target], [self.ints([x]) for x in node.args])
                 continue
             name = getattr(node.target, "_opname", None)
             conv = _CONVERTERS.get(name)
