@@ -9,6 +9,7 @@ import pytest
 
 import pyctorch
 from pyctorch.export import Dim
+from comparison import assert_same
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "export"))
 from export_models import build, example_inputs  # noqa: E402
@@ -34,14 +35,6 @@ def _eager(model, x):
     return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
 
 
-def _assert_close(got, want):
-    import numpy as np
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.shape == w.shape and g.dtype == w.dtype
-        np.testing.assert_allclose(g, w, rtol=1.3e-6 * 10, atol=1e-5)
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_dynamo_export_runs_in_onnxruntime(name):
     model = build(pyctorch, name)
@@ -55,8 +48,8 @@ def test_dynamo_export_runs_in_onnxruntime(name):
     for batch in (2, 5):
         x = example_inputs(pyctorch, name, batch)
         got = session.run(None, {session.get_inputs()[0].name: x[0].numpy()})
-        _assert_close(got, _eager(model, x))
-        _assert_close([o.numpy() for o in program(*x)], _eager(model, x))  # ONNXProgram.__call__
+        assert_same(got, _eager(model, x))
+        assert_same([o.numpy() for o in program(*x)], _eager(model, x))  # ONNXProgram.__call__
 
 
 @pytest.mark.parametrize("name", ["cnn", "gpt"])
@@ -75,7 +68,7 @@ def test_legacy_path_writes_file_with_names_and_axes(name, tmp_path):
     session = _session(proto)
     for batch in (1, 4):
         x = example_inputs(pyctorch, name, batch)
-        _assert_close(session.run(None, {"inp": x[0].numpy()}), _eager(model, x))
+        assert_same(session.run(None, {"inp": x[0].numpy()}), _eager(model, x))
 
 
 def test_file_object_and_save(tmp_path):
@@ -90,7 +83,7 @@ def test_file_object_and_save(tmp_path):
     ep = pyctorch.export.export(model, example_inputs(pyctorch, "mlp"))
     again = pyctorch.onnx.export(ep)
     x = example_inputs(pyctorch, "mlp")
-    _assert_close(_session(again.model_proto).run(None, {"x": x[0].numpy()}), _eager(model, x))
+    assert_same(_session(again.model_proto).run(None, {"x": x[0].numpy()}), _eager(model, x))
 
 
 def test_refusals():
@@ -128,4 +121,4 @@ def test_same_outputs_as_torch_onnx(name, torch, tmp_path):
         xb = example_inputs(pyctorch, name, batch)[0].numpy()
         got = _session(ours.model_proto).run(None, {"x": xb})
         want = _session(tprog.model_proto).run(None, {"x": xb})
-        _assert_close(got, want)
+        assert_same(got, want)
