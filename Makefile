@@ -18,7 +18,8 @@ deps:
 		$(PYTHON) -c "import nvidia.cu13, os, sys; sys.exit(not os.path.exists(os.path.join(nvidia.cu13.__path__[0], 'include', 'cublas_v2.h')))" 2>/dev/null \
 		|| $(PIP) nvidia-cublas || echo "nvidia-cublas unavailable: CUDA matrix products take the CPU fallback"; fi
 
-# What testing needs besides: pytest, hypothesis, the oracles (torch, safetensors), which only tests import, and the
+# What testing needs besides: pytest, hypothesis, the oracles (torch, safetensors, onnx/onnxruntime/onnxscript for the
+# ONNX tests), which only tests import, and the
 # packages users expect beside torch (tensorboard: SummaryWriter's event files; matplotlib: the demo's loss curve).
 test-deps:
 	@$(PIP) pytest hypothesis tqdm
@@ -26,6 +27,7 @@ test-deps:
 	@$(PIP) -r tests/libraries/requirements.txt || echo "the libraries of tests/libraries/requirements.txt are unavailable: their tests skip"
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"
+	@$(PYTHON) -c "import onnx, onnxruntime, onnxscript" 2>/dev/null || $(PIP) onnx onnxruntime onnxscript || echo "onnx/onnxruntime/onnxscript unavailable: their tests skip"
 
 build: deps
 	@$(MAKE) --no-print-directory compile

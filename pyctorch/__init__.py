@@ -55,7 +55,7 @@ newaxis = None
 _LAZY_MODULES = frozenset({"multiprocessing", "testing", "cuda", "backends", "version", "torch_version", "as_torch",
                            "profiler", "amp", "cpu", "special", "distributed", "futures", "func", "jit",
                            "hub", "distributions", "ops", "_ops", "compiler", "_dynamo", "fx", "accelerator",
-                           "library"})
+                           "library", "export", "onnx"})
 _DROPIN_FUNCTIONS = frozenset({
     "compile", "get_num_interop_threads", "set_num_interop_threads", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",

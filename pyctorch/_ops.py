@@ -308,6 +308,8 @@ class _OpNamespace(types.ModuleType):
         packet = OpOverloadPacket(self.name, op_name, specs)
         if self.name != "aten":
             packet._eager_fn = specs["default"].custom_op
+        elif getattr(next(iter(specs.values())), "custom_op", None) is not None:  # _aten_extra's ops
+            packet._eager_fn = next(iter(specs.values())).custom_op
         setattr(self, op_name, packet)
         self._dir.append(op_name)
         return packet
@@ -341,7 +343,11 @@ def _aten_specs():
     if not _aten_cache:
         from ._C import _op_table
         from ._op_overloads import overload_specs
-        _aten_cache.append(overload_specs(_op_table()))
+        from ._aten_extra import extra_specs
+        specs = overload_specs(_op_table())
+        for op_name, overloads in extra_specs().items():
+            specs.setdefault(op_name, {}).update(overloads)
+        _aten_cache.append(specs)
     return _aten_cache[0]
 
 

@@ -46,3 +46,21 @@ _attach(_linalg_functions.TENSOR_METHODS)
 _attach_overriding(_linalg_functions.TENSOR_METHOD_OVERRIDES)
 # type() with the legacy tensor classes (FloatTensor, ...)
 _attach_overriding(_legacy.TENSOR_METHOD_OVERRIDES)
+
+
+class _methods_replaced:
+    """Context manager: the named Tensor methods replaced while it is open, restored after. Only torch.export's
+    capture uses it (pyctorch/export/_trace.py: the C methods that turn a traced tensor into Python values
+    refuse, the dtype conversions go through `to`); the class stays assembled here."""
+
+    def __init__(self, methods):
+        self.methods = methods
+
+    def __enter__(self):
+        self.saved = {name: Tensor.__dict__.get(name) for name in self.methods}
+        _attach_overriding(self.methods)
+        return self
+
+    def __exit__(self, *exc):
+        _attach_overriding({k: v for k, v in self.saved.items() if v is not None})
+        return False

@@ -100,6 +100,68 @@ static bool out_given(const pct_call *c)
     return p->type != PCT_ARG_OBJECT || (c->v[i].obj && c->v[i].obj != Py_None);
 }
 
+/* Note [Op trace hook]
+ * torch.export records a model's op calls as it runs (pyctorch/export/_trace.py). While a hook is set, every op
+ * call made from Python through these functions (torch.<op>, Tensor.<op>, the operators that route here) is
+ * reported to it after it ran: hook(op_index, python_name, signature_text, mode, args, kwargs, result), with self
+ * first in args for methods. Calls made while one is being reported (the ops a Python composite or the hook itself
+ * calls underneath) are not: the trace holds the outermost op-table calls only. Without a hook an op pays one load
+ * and a predictable branch. The hook and the depth are only touched with the GIL held. */
+static PyObject *trace_hook;
+static int trace_depth;
+
+static PyObject *report_call(pct_opfunc *f, int k, int op_index, PyObject *self, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames, PyObject *r)
+{
+    if (!r) return NULL;
+    const Py_ssize_t first = self ? 1 : 0;
+    PyObject *pos = PyTuple_New(nargs + first), *kw = PyDict_New(), *res = NULL;
+    if (!pos || !kw) goto done;
+    if (self) PyTuple_SET_ITEM(pos, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(pos, i + first, Py_NewRef(args[i]));
+    for (Py_ssize_t i = 0; kwnames && i < PyTuple_GET_SIZE(kwnames); i++)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) goto done;
+    res = PyObject_CallFunction(trace_hook, "iOsiOOO", op_index, f->name, f->sigs[k]->text, f->mode, pos, kw, r);
+done:
+    Py_XDECREF(pos);
+    Py_XDECREF(kw);
+    if (!res) Py_CLEAR(r);
+    Py_XDECREF(res);
+    return r;
+}
+
+int pct_trace_begin(void)
+{
+    if (trace_hook == NULL || trace_depth != 0) return 0;
+    trace_depth++;
+    return 1;
+}
+
+PyObject *pct_trace_end(const char *name, PyObject *args, PyObject *r)
+{
+    PyObject *res = NULL;
+    if (r && args && trace_hook)
+        res = PyObject_CallFunction(trace_hook, "isyiOOO", -1, name, "", 0, args, Py_None, r);
+    trace_depth--;
+    Py_XDECREF(args);
+    if (!res) Py_CLEAR(r);
+    Py_XDECREF(res);
+    return r;
+}
+
+/* _C._set_op_trace_hook(callable or None): the previous hook (None if there was none) */
+PyObject *pct_py_set_op_trace_hook(PyObject *unused, PyObject *hook)
+{
+    (void)unused;
+    if (hook != Py_None && !PyCallable_Check(hook)) {
+        PyErr_SetString(PyExc_TypeError, "_set_op_trace_hook expects a callable or None");
+        return NULL;
+    }
+    PyObject *old = trace_hook ? trace_hook : Py_NewRef(Py_None);
+    trace_hook = hook == Py_None ? NULL : Py_NewRef(hook);
+    return old;
+}
+
 static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     pct_opfunc *f = (pct_opfunc *)callable;
@@ -147,10 +209,16 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
             }
             c.out = (pct_tensor *)self;
         }
+        const bool report = trace_hook != NULL && trace_depth == 0; /* Note [Op trace hook] */
+        trace_depth += report;
         PyObject *r = pct_op_call(&c);
         const pct_op_returns *named = r ? pct_op_returns_of(c.op_index) : NULL;
         if (named) r = pct_py_name_result(r, op->sig.name, named, out_given(&c));
         pct_call_release(&c);
+        if (report) {
+            r = report_call(f, k, c.op_index, self, args, nargs, kwnames, r);
+            trace_depth--;
+        }
         return r;
     }
     PyObject *r = invalid_combination(f, args - (self ? 1 : 0), (size_t)(nargs + (self ? 1 : 0)), kwnames, first_err);

@@ -35,6 +35,14 @@ void pct_runtime_install(void);
 void pct_python_values_install(void);
 
 
+/* _C._set_op_trace_hook (bindings.c, Note [Op trace hook]) */
+PyObject *pct_py_set_op_trace_hook(PyObject *unused, PyObject *hook);
+/* The Tensor type's slots that are no op of the table report too: pct_trace_begin() says whether this call is
+ * reported (and then opens it); pct_trace_end reports name with args (a new tuple, stolen) and the result r (stolen,
+ * NULL when the slot failed) to the hook under op index -1, and returns r, or NULL when r was NULL or the hook raised. */
+int pct_trace_begin(void);
+PyObject *pct_trace_end(const char *name, PyObject *args, PyObject *r);
+
 /* pyctorch.dtype: one immortal instance per dtype. */
 typedef struct pct_dtype_object { PyObject_HEAD int dtype; } pct_dtype_object;
 extern PyTypeObject pct_DtypeType;

@@ -240,8 +240,19 @@ static int check_uint64_as_int64(const pct_tensor *t, const void *value)
     PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int64_t without overflow");
     return -1;
 }
+/* Under torch.export's capture a tensor's value must not become a Python value (Note [Op trace hook]): the hook is
+ * told and raises torch's data-dependent error. 0, or -1 with that error. */
+static int traced_conversion(const char *name, PyObject *a)
+{
+    if (!pct_trace_begin()) return 0;
+    PyObject *r = pct_trace_end(name, PyTuple_Pack(1, a), Py_NewRef(Py_None));
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
 static int nb_bool(PyObject *a)
 {
+    if (traced_conversion("__bool__", a) < 0) return -1;
     pct_tensor *t = (pct_tensor *)a;
     pct_element_buf buf;
     const void *v = single_value(t, "Boolean value") < 0 ? NULL : pct_element_ptr(t, &buf);
@@ -250,6 +261,7 @@ static int nb_bool(PyObject *a)
 }
 static PyObject *nb_float(PyObject *a)
 {
+    if (traced_conversion("__float__", a) < 0) return NULL;
     pct_tensor *t = (pct_tensor *)a;
     if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
     pct_element_buf buf;
@@ -258,6 +270,7 @@ static PyObject *nb_float(PyObject *a)
 }
 static PyObject *nb_int(PyObject *a)
 {
+    if (traced_conversion("__int__", a) < 0) return NULL;
     pct_tensor *t = (pct_tensor *)a;
     if (t->numel != 1) { PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars"); return NULL; }
     pct_element_buf buf;
@@ -269,6 +282,7 @@ static PyObject *nb_int(PyObject *a)
 }
 static PyObject *nb_index(PyObject *a)
 {
+    if (traced_conversion("__index__", a) < 0) return NULL;
     pct_tensor *t = (pct_tensor *)a;
     if (t->numel != 1 || pct_dtype_is_floating(t->dtype) || t->dtype == PCT_BOOL) {
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
@@ -329,10 +343,27 @@ static PyObject *tensor_iter(PyObject *self)
     return it;
 }
 
+/* indexing reports to torch.export's capture (Note [Op trace hook]), which records it as the table's view ops */
+static PyObject *traced_getitem(PyObject *self, PyObject *key)
+{
+    if (!pct_trace_begin()) return pct_tensor_getitem(self, key);
+    PyObject *r = pct_tensor_getitem(self, key);
+    return pct_trace_end("__getitem__", PyTuple_Pack(2, self, key), r);
+}
+static int traced_setitem(PyObject *self, PyObject *key, PyObject *value)
+{
+    if (!value || !pct_trace_begin()) return pct_tensor_setitem(self, key, value);
+    int rc = pct_tensor_setitem(self, key, value);
+    PyObject *r = pct_trace_end("__setitem__", PyTuple_Pack(3, self, key, value), rc < 0 ? NULL : Py_NewRef(Py_None));
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
 static PyMappingMethods tensor_as_mapping = {
     .mp_length = tensor_len,
-    .mp_subscript = pct_tensor_getitem,
-    .mp_ass_subscript = pct_tensor_setitem,
+    .mp_subscript = traced_getitem,
+    .mp_ass_subscript = traced_setitem,
 };
 
 static PySequenceMethods tensor_as_sequence = {

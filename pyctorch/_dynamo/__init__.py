@@ -7,8 +7,8 @@ torch's flags (config.py), and `pyctorch.compile` returns the model itself (Note
 returns the model] in eval_frame.py). What would need capture says so: `explain` and `export`
 raise NotImplementedError.
 """
-import importlib.util
 
+from . import config, exc  # noqa: F401
 from . import config  # noqa: F401  (torch._dynamo.config)
 from . import eval_frame  # noqa: F401
 from .decorators import (allow_in_graph, assume_constant_result, disallow_in_graph,  # noqa: F401
@@ -57,9 +57,9 @@ def export(f, *extra_args, **extra_kwargs):
 # Note [Backend names]
 # torch lists the compiler backends registered in it; `pyctorch.compile` accepts each of these
 # names and runs eagerly whatever the name, so the list says what is accepted, not what compiles.
-# As in torch, "onnxrt" appears only when onnxruntime is installed, and the debugging backends
-# ("eager", "aot_eager") only when the "debug" tag is not excluded.
-_BACKENDS = {"cudagraphs": (), "inductor": (), "openxla": (), "tvm": (), "onnxrt": (),
+# The debugging backends ("eager", "aot_eager") appear only when the "debug" tag is not excluded; torch 2.13
+# registers no "onnxrt" backend, onnxruntime installed or not (its module is a placeholder).
+_BACKENDS = {"cudagraphs": (), "inductor": (), "openxla": (), "tvm": (),
              "eager": ("debug",), "aot_eager": ("debug",)}
 
 
@@ -69,8 +69,6 @@ def list_backends(exclude_tags=("debug", "experimental")):
     names = []
     for name, tags in _BACKENDS.items():
         if exclude.intersection(tags):
-            continue
-        if name == "onnxrt" and importlib.util.find_spec("onnxruntime") is None:
             continue
         names.append(name)
     return sorted(names)

@@ -54,6 +54,11 @@ def qualified_name(fn):
     """The dotted name of fn ("torch.relu" for pyctorch.relu, "operator.add", "builtins.getattr")."""
     if isinstance(fn, str):
         return fn
+    from pyctorch._ops import OpOverload, OpOverloadPacket
+    if isinstance(fn, OpOverload):  # graphs of torch.export print aten calls as torch does
+        return f"torch.ops.{fn._namespace}.{fn._opname}.{fn._overloadname}"
+    if isinstance(fn, OpOverloadPacket):
+        return f"torch.ops.{fn._namespace}.{fn._opname}"
     _index_namespaces()
     entry = _public_names.get(id(fn))
     if entry is not None and entry[1] is fn:

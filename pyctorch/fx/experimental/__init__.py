@@ -1,0 +1,1 @@
+"""torch.fx.experimental: the symbolic-shapes errors torch.export raises."""
