@@ -21,6 +21,7 @@
 #include "reduce_plan.h"
 #include "softmax_call.h"
 #include "row_norm_call.h"
+#include "cross_entropy_call.h"
 
 typedef struct pct_backend {
     const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
@@ -61,6 +62,9 @@ typedef struct pct_backend {
     /* layer norm and RMS norm, forward and backward, over contiguous rows (Note [Device row norms] in cpu/norm.c); 0,
      * or -1 with an error. NULL where the backend has none. */
     int (*row_norm)(const pct_row_norm_call *n);
+    /* cross entropy's rows, forward or backward (Note [Device cross entropy] in cpu/cross_entropy.c); 0, or -1 with an
+     * error. NULL where the backend has none. */
+    int (*cross_entropy)(const pct_ce_call *ce);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;

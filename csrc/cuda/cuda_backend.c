@@ -50,6 +50,7 @@ static const pct_backend cuda_backend = {
     .reduce = pct_cuda_reduce,
     .softmax = pct_cuda_softmax,
     .row_norm = pct_cuda_row_norm,
+    .cross_entropy = pct_cuda_cross_entropy,
     .fallback = pct_cuda_fallback,
 };
 
@@ -115,6 +116,7 @@ const pct_cuda_api *pct_cuda_backend_init(void)
     pct_cuda_register_reductions(); /* on the simulated device too: its walk runs on the host */
     pct_cuda_register_softmax();
     pct_cuda_register_row_norms();
+    pct_cuda_register_cross_entropy();
     if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;

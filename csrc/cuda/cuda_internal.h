@@ -8,6 +8,7 @@
 #include "aten/reduce_plan.h"
 #include "aten/softmax_call.h"
 #include "aten/row_norm_call.h"
+#include "aten/cross_entropy_call.h"
 
 #define PCT_CUDA_MAX_DEVICES (PCT_MAX_DEVICE_INDEX + 1)
 
@@ -81,6 +82,10 @@ void pct_cuda_register_softmax(void);
 /* ---- layer and RMS norm (row_norm_glue.c, Note [Device row norms] in aten/cpu/norm.c) ---- */
 int pct_cuda_row_norm(const pct_row_norm_call *n);
 void pct_cuda_register_row_norms(void);
+
+/* ---- cross entropy (cross_entropy_glue.c, Note [Device cross entropy] in aten/cpu/cross_entropy.c) ---- */
+int pct_cuda_cross_entropy(const pct_ce_call *ce);
+void pct_cuda_register_cross_entropy(void);
 
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);

@@ -166,3 +166,32 @@ def test_layer_and_rms_norm(shape, ns, dtype, rms):
         want = torch.native_layer_norm(x, ns, None, None, 1e-5)
         for a, e in zip(stats[1:], want[1:]):
             np.testing.assert_allclose(a.cpu().double().numpy(), e.double().numpy(), **tol)
+
+
+@pytest.mark.parametrize("n,c", [(7, 5), (33, 70), (3, 5000), (0, 4)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("opts", [{}, {"reduction": "sum"}, {"reduction": "none"}, {"label_smoothing": 0.1},
+                                  {"ignore_index": 1}, {"weight": True, "label_smoothing": 0.2}])
+def test_cross_entropy(n, c, dtype, opts):
+    """cross_entropy with class targets on CUDA (Note [Device cross entropy]): loss and input gradient against the
+    CPU's, with every reduction, label smoothing, class weights and ignore_index."""
+    g = torch.Generator().manual_seed(8)
+    x = (torch.randn(n, c, generator=g) * 3).to(dtype)
+    t = torch.randint(0, c, (n,), generator=g)
+    opts = dict(opts)
+    w = torch.rand(c, generator=g).to(dtype) + 0.5 if opts.pop("weight", False) else None
+    tol = dict(rtol=3e-2, atol=3e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-6)
+
+    def run(dev):
+        xs = x.detach().to(dev).requires_grad_()
+        loss = torch.nn.functional.cross_entropy(xs, t.to(dev), weight=None if w is None else w.to(dev), **opts)
+        (loss.sum() if loss.ndim else loss).backward()
+        return loss, xs.grad
+
+    for want, got in zip(run("cpu"), run(DEV)):
+        assert got.device.type == "cuda" and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.detach().cpu().double().numpy(), want.detach().double().numpy(), **tol)
+    assert {"_cross_entropy_loss", "_cross_entropy_loss_backward"} <= set(torch._C._cuda_kernel_ops())
+    if n:
+        with pytest.raises(IndexError, match="out of bounds"):
+            torch.nn.functional.cross_entropy(x.to(DEV), torch.full((n,), c, device=DEV))

@@ -14,6 +14,7 @@
 #include "../iter.h"
 #include "norm_rows.h"
 #include "fast_exp.h"
+#include "../backend.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -48,6 +49,7 @@ static const ce_row_bwd_fn ce_bwd_table[PCT_NUM_DTYPES] = {
  * ignore_index, weight C values. Fills *a and the owned tensors (released by ce_release). */
 typedef struct ce_owned {
     pct_tensor *x, *t, *w;
+    pct_tensor *t_host, *w_host; /* another device's targets and weights, copied for the checks and sums (a sync) */
 } ce_owned;
 
 static void ce_release(ce_owned *o)
@@ -55,6 +57,18 @@ static void ce_release(ce_owned *o)
     PCT_CLEAR(o->x);
     PCT_CLEAR(o->t);
     PCT_CLEAR(o->w);
+    PCT_CLEAR(o->t_host);
+    PCT_CLEAR(o->w_host);
+}
+
+/* A CPU copy of a device tensor (NULL stays NULL); 0, or -1 with an error. */
+static int host_copy(pct_tensor *t, pct_tensor **out)
+{
+    *out = NULL;
+    if (!t) return 0;
+    if (!(*out = pct_tensor_empty(t->ndim, t->sizes, t->dtype, PCT_CPU, -1))) return -1;
+    if (pct_copy_(*out, t) < 0) { PCT_CLEAR(*out); return -1; }
+    return 0;
 }
 
 static int ce_prepare(pct_tensor *input, pct_tensor *target, pct_tensor *weight, int64_t ignore, double eps, ce_args *a,
@@ -91,7 +105,10 @@ static int ce_prepare(pct_tensor *input, pct_tensor *target, pct_tensor *weight,
     if (pct_norm_as_contig(input, input->dtype, &o->x) < 0 || pct_norm_as_contig(target, PCT_INT64, &o->t) < 0 ||
         pct_norm_as_contig(weight, PCT_FLOAT64, &o->w) < 0)
         goto fail;
-    const int64_t *tp = (const int64_t *)pct_tensor_data(o->t);
+    if (input->device_type != PCT_CPU &&
+        (host_copy(o->t, &o->t_host) < 0 || host_copy(o->w, &o->w_host) < 0))
+        goto fail;
+    const int64_t *tp = (const int64_t *)pct_tensor_data(o->t_host ? o->t_host : o->t);
     for (int64_t i = 0; i < n; i++)
         if (tp[i] != ignore && (tp[i] < 0 || tp[i] >= c)) {
             pct_error(PCT_ERR_INDEX, "Target %lld is out of bounds.", (long long)tp[i]);
@@ -99,7 +116,7 @@ static int ce_prepare(pct_tensor *input, pct_tensor *target, pct_tensor *weight,
         }
     a->x = pct_tensor_data(o->x);
     a->t = tp;
-    a->w = o->w ? (const double *)pct_tensor_data(o->w) : NULL;
+    a->w = o->w ? (const double *)pct_tensor_data(o->w_host ? o->w_host : o->w) : NULL;
     a->n = n;
     a->c = c;
     a->ignore = ignore;
@@ -133,6 +150,53 @@ static int ce_reduction(int64_t r)
     return (int)r;
 }
 
+/* Note [Device cross entropy]: the entry points are device-neutral up to the rows: the checks (a device's targets and
+ * class weights are copied to the host for the bounds check and the sums, as few bytes as there are rows), the
+ * results on the input's device and the reduction (sum through the device's own kernels) are the same everywhere; on
+ * a device other than the CPU the rows are that backend's cross_entropy, handed a pct_ce_call
+ * (cross_entropy_call.h). */
+int pct_cross_entropy_on_device(const pct_ce_call *call, int device_type)
+{
+    const pct_backend *b = pct_backend_of(device_type);
+    if (!b) return -1;
+    if (!b->cross_entropy) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "cross_entropy is not implemented on the '%s' device",
+                  pct_device_type_name(device_type));
+        return -1;
+    }
+    return b->cross_entropy(call);
+}
+
+/* op(t) or t * value through the dispatcher (no autograd: inside a kernel); a new reference or NULL */
+static pct_tensor *device_call(int op, pct_tensor *t, pct_tensor *other)
+{
+    pct_call call;
+    pct_call_init(&call, op);
+    call.v[0].none = 0;
+    call.v[0].t = t;
+    if (other) {
+        call.v[1].none = 0;
+        call.v[1].t = other;
+    }
+    return (pct_tensor *)pct_dispatch(&call);
+}
+
+/* the rows' losses (float64 on the device) reduced as torch: none, mean over `total` weight, sum; in dtype */
+static pct_tensor *device_loss(pct_tensor *rows, int red, double total, int dtype)
+{
+    if (red == 0) return pct_to_dtype(rows, dtype, false);
+    pct_tensor *sum = device_call(PCT_OP_sum, rows, NULL), *scaled = sum, *scale = NULL;
+    if (sum && red == 1) {
+        scale = pct_tensor_scalar(PCT_FLOAT64, 1.0 / total, 0, true);
+        scaled = scale ? device_call(PCT_OP_mul, sum, scale) : NULL;
+        PCT_DECREF(sum);
+    }
+    PCT_XDECREF(scale);
+    pct_tensor *r = scaled ? pct_to_dtype(scaled, dtype, false) : NULL;
+    PCT_XDECREF(scaled);
+    return r;
+}
+
 pct_object *pct_cpu_cross_entropy_loss(pct_call *c)
 {
     PCT_ARGS(cross_entropy_loss);
@@ -144,9 +208,17 @@ pct_object *pct_cpu_cross_entropy_loss(pct_call *c)
     pct_tensor *loss = NULL, *lse = NULL, *rows = NULL;
     if (ce_prepare(input, target, weight, arg.ignore_index, arg.label_smoothing, &a, &o) < 0) return NULL;
     int ldt = pct_dtype_is_reduced_float(input->dtype) ? PCT_FLOAT32 : input->dtype;
-    PCT_TRY(lse = pct_tensor_empty(1, &a.n, ldt, PCT_CPU, -1));
-    PCT_TRY(rows = pct_tensor_empty(1, &a.n, PCT_FLOAT64, PCT_CPU, -1));
-    {
+    PCT_TRY(lse = pct_tensor_empty(1, &a.n, ldt, input->device_type, input->device_index));
+    PCT_TRY(rows = pct_tensor_empty(1, &a.n, PCT_FLOAT64, input->device_type, input->device_index));
+    if (input->device_type != PCT_CPU) { /* Note [Device cross entropy] */
+        const pct_ce_call call = {.dtype = input->dtype, .device_index = input->device_index, .n = a.n, .c = a.c,
+                                  .ignore = a.ignore, .eps = a.eps, .wsum = a.wsum, .x = pct_tensor_data(o.x),
+                                  .target = (const int64_t *)pct_tensor_data(o.t),
+                                  .weight = o.w ? (const double *)pct_tensor_data(o.w) : NULL,
+                                  .lse = pct_tensor_data(lse), .rows = (double *)pct_tensor_data(rows)};
+        if (a.n > 0 && pct_cross_entropy_on_device(&call, input->device_type) < 0) goto fail;
+        PCT_TRY(loss = device_loss(rows, red, red == 1 ? ce_total_weight(&a) : 1.0, input->dtype));
+    } else {
         ce_row_fwd_fn fwd = ce_fwd_table[input->dtype];
         double *lv = (double *)pct_tensor_data(rows);
         char *ld = pct_tensor_data(lse);
@@ -202,8 +274,17 @@ pct_object *pct_cpu_cross_entropy_loss_backward(pct_call *c)
     }
     PCT_TRY_INT(pct_norm_as_contig(lse_in, PCT_FLOAT64, &lse));
     PCT_TRY_INT(pct_norm_as_contig(grad, PCT_FLOAT64, &g));
-    PCT_TRY(gi = pct_tensor_empty(2, input->sizes, input->dtype, PCT_CPU, -1));
-    {
+    PCT_TRY(gi = pct_tensor_empty(2, input->sizes, input->dtype, input->device_type, input->device_index));
+    if (input->device_type != PCT_CPU) { /* Note [Device cross entropy] */
+        const pct_ce_call call = {.dtype = input->dtype, .device_index = input->device_index, .backward = true,
+                                  .n = a.n, .c = a.c, .ignore = a.ignore, .eps = a.eps, .wsum = a.wsum,
+                                  .x = pct_tensor_data(o.x), .target = (const int64_t *)pct_tensor_data(o.t),
+                                  .weight = o.w ? (const double *)pct_tensor_data(o.w) : NULL,
+                                  .lse = pct_tensor_data(lse), .grad = (const double *)pct_tensor_data(g),
+                                  .grad_stride = red == 0 ? 1 : 0, .scale = red == 1 ? 1.0 / ce_total_weight(&a) : 1.0,
+                                  .grad_input = pct_tensor_data(gi)};
+        if (a.n * a.c > 0 && pct_cross_entropy_on_device(&call, input->device_type) < 0) goto fail;
+    } else {
         ce_row_bwd_fn bwd = ce_bwd_table[input->dtype];
         const double *lv = (const double *)pct_tensor_data(lse), *gv = (const double *)pct_tensor_data(g);
         double scale = red == 1 ? 1.0 / ce_total_weight(&a) : 1.0;
