@@ -156,6 +156,9 @@ pct_object *pct_dispatch(pct_call *c);
 extern pct_object *(*pct_composite_caller)(pct_call *c);
 static inline pct_object *pct_composite_call(pct_call *c) { return pct_composite_caller(c); }
 
+/* Whether k is one of views.c's kernels, which serve every backend as they are (Note [Device-neutral views]). */
+bool pct_is_view_kernel(pct_kernel_fn k);
+
 /* torch's kernel name in its "not implemented for 'UInt16'" refusal of op_index where that is not "<op>_cpu", else NULL
  * (csrc/aten/ops_unsigned.def). */
 const char *pct_unsigned_refusal_name(int op_index);

@@ -791,3 +791,21 @@ pct_object *pct_alias(pct_call *c)
     pct_tensor *t = arg.input;
     return (pct_object *)pct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
 }
+
+/* Note [Device-neutral views]: the kernels above read shapes and strides only (reshape's copy goes through
+ * pct_contiguous, which allocates on the tensor's device and copies through its backend), so every backend's slot can
+ * hold them as they are: a view of a CUDA tensor is a CUDA view of the same storage, made on the host, where the
+ * fallback would copy the whole storage to the host and back. */
+bool pct_is_view_kernel(pct_kernel_fn k)
+{
+    static const pct_kernel_fn kernels[] = {
+        pct_view, pct_reshape, pct_unsafe_view, pct_view_as, pct_reshape_as, pct_view_dtype, pct_flatten,
+        pct_unflatten, pct_squeeze, pct_unsqueeze, pct_permute, pct_transpose, pct_swapaxes, pct_swapdims, pct_t,
+        pct_movedim, pct_moveaxis, pct_expand, pct_broadcast_to, pct_expand_as, pct_narrow, pct_select, pct_unbind,
+        pct_split, pct_split_list, pct_split_with_sizes, pct_tensor_split, pct_tensor_split_indices, pct_chunk,
+        pct_diagonal, pct_as_strided, pct_unfold, pct_detach, pct_alias,
+    };
+    for (size_t i = 0; k && i < sizeof kernels / sizeof kernels[0]; i++)
+        if (kernels[i] == k) return true;
+    return false;
+}

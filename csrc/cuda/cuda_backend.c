@@ -94,6 +94,10 @@ static void register_device_neutral(void)
         {PCT_OP_new_zeros, pct_cpu_new_zeros}, {PCT_OP_new_ones, pct_cpu_new_ones}, {PCT_OP_new_full, pct_cpu_new_full},
     };
     for (size_t i = 0; i < sizeof neutral / sizeof neutral[0]; i++) pct_ops[neutral[i].op].kernels[PCT_CUDA] = neutral[i].kernel;
+    /* every overload whose CPU kernel is a view (Note [Device-neutral views]) */
+    for (int op = 0; op < PCT_NUM_OPS; op++)
+        if (!pct_ops[op].kernels[PCT_CUDA] && pct_is_view_kernel(pct_ops[op].kernels[PCT_CPU]))
+            pct_ops[op].kernels[PCT_CUDA] = pct_ops[op].kernels[PCT_CPU];
 }
 
 /* The product ops are device-neutral kernels over the backend's gemm (Note [Device GEMM]); where cuBLAS cannot be

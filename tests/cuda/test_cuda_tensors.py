@@ -177,3 +177,23 @@ def test_gradients_go_back_to_the_source_device():
     assert y.dtype == torch.float64 and y.device == DEV
     y.sum().backward()
     assert d.grad.device.type == "cpu" and d.grad.dtype == torch.float32
+
+
+def test_views_are_views_of_the_device_storage():
+    """View ops take their device-neutral kernels on CUDA (Note [Device-neutral views]): no copy through the host,
+    the same storage, writes seen through every view."""
+    kernels = set(torch._C._cuda_kernel_ops())
+    assert {"view", "reshape", "permute", "transpose", "t", "expand", "narrow", "select", "squeeze", "unsqueeze",
+            "split", "chunk", "unbind", "as_strided", "diagonal", "unfold", "detach", "flatten"} <= kernels
+    x = torch.arange(24.0, device=DEV)
+    v = x.view(2, 3, 4).permute(2, 0, 1)[1:3].transpose(0, 2)
+    assert v.data_ptr() == x.data_ptr() + v.storage_offset() * 4 and v.untyped_storage().data_ptr() == x.data_ptr()
+    v.zero_()
+    ref = torch.arange(24.0).view(2, 3, 4)
+    ref[:, :, 1:3] = 0
+    assert_same(x.cpu(), ref.view(-1))
+    parts = x.view(4, 6).chunk(2, dim=1)
+    assert all(p.untyped_storage().data_ptr() == x.data_ptr() for p in parts)
+    y = torch.ones(3, 4, device=DEV)
+    y.t_()
+    assert y.shape == (4, 3) and y.stride() == (1, 4)
