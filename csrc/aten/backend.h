@@ -22,6 +22,7 @@
 #include "softmax_call.h"
 #include "row_norm_call.h"
 #include "cross_entropy_call.h"
+#include "embedding_call.h"
 
 typedef struct pct_backend {
     const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
@@ -65,6 +66,9 @@ typedef struct pct_backend {
     /* cross entropy's rows, forward or backward (Note [Device cross entropy] in cpu/cross_entropy.c); 0, or -1 with an
      * error. NULL where the backend has none. */
     int (*cross_entropy)(const pct_ce_call *ce);
+    /* embedding's lookup or dense backward (Note [Device embedding] in cpu/embedding.c); 0, or -1 with an error. NULL
+     * where the backend has none. */
+    int (*embedding)(const pct_embedding_call *e);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;

@@ -51,6 +51,7 @@ static const pct_backend cuda_backend = {
     .softmax = pct_cuda_softmax,
     .row_norm = pct_cuda_row_norm,
     .cross_entropy = pct_cuda_cross_entropy,
+    .embedding = pct_cuda_embedding,
     .fallback = pct_cuda_fallback,
 };
 
@@ -121,6 +122,7 @@ const pct_cuda_api *pct_cuda_backend_init(void)
     pct_cuda_register_softmax();
     pct_cuda_register_row_norms();
     pct_cuda_register_cross_entropy();
+    pct_cuda_register_embedding();
     if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;

@@ -9,6 +9,7 @@
 #include "aten/softmax_call.h"
 #include "aten/row_norm_call.h"
 #include "aten/cross_entropy_call.h"
+#include "aten/embedding_call.h"
 
 #define PCT_CUDA_MAX_DEVICES (PCT_MAX_DEVICE_INDEX + 1)
 
@@ -86,6 +87,10 @@ void pct_cuda_register_row_norms(void);
 /* ---- cross entropy (cross_entropy_glue.c, Note [Device cross entropy] in aten/cpu/cross_entropy.c) ---- */
 int pct_cuda_cross_entropy(const pct_ce_call *ce);
 void pct_cuda_register_cross_entropy(void);
+
+/* ---- embedding (embedding_glue.c, Note [Device embedding] in aten/cpu/embedding.c) ---- */
+int pct_cuda_embedding(const pct_embedding_call *e);
+void pct_cuda_register_embedding(void);
 
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);

@@ -195,3 +195,29 @@ def test_cross_entropy(n, c, dtype, opts):
     if n:
         with pytest.raises(IndexError, match="out of bounds"):
             torch.nn.functional.cross_entropy(x.to(DEV), torch.full((n,), c, device=DEV))
+
+
+@pytest.mark.parametrize("opts", [{}, {"padding_idx": 2}, {"scale_grad_by_freq": True}])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_embedding(opts, dtype):
+    """embedding's lookup and dense backward on CUDA (Note [Device embedding]): repeated indices summed in index order,
+    the padding row, scale_grad_by_freq, a transposed weight; torch's error for an index out of range."""
+    g = torch.Generator().manual_seed(9)
+    weight = torch.randn(10, 6, generator=g).to(dtype)
+    idx = torch.tensor([[1, 2, 2, 9], [0, 2, 1, 1]])
+    up = torch.randn(2, 4, 6, generator=g).to(dtype)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-6, atol=1e-7)
+
+    def run(dev):
+        w = weight.detach().to(dev).requires_grad_()
+        out = torch.nn.functional.embedding(idx.to(dev), w, **opts)
+        (out * up.to(dev)).sum().backward()
+        return out, w.grad
+
+    for want, got in zip(run("cpu"), run(DEV)):
+        assert got.device.type == "cuda" and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.detach().cpu().double().numpy(), want.detach().double().numpy(), **tol)
+    on_both(lambda w: torch.nn.functional.embedding(idx.to(w.device), w.t()), weight.t().contiguous())
+    on_both(lambda w: torch.nn.functional.embedding(idx.to(w.device).int(), w), torch.arange(30).view(10, 3))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.nn.functional.embedding(torch.tensor([10], device=DEV), weight.to(DEV))

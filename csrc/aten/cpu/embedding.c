@@ -10,6 +10,7 @@
 #include "../error.h"
 #include "../iter.h"
 #include "norm_rows.h"
+#include "../backend.h"
 #include <math.h>
 #include <stdlib.h>
 #ifdef _OPENMP
@@ -20,6 +21,44 @@
 #define EMB_TID() 0
 #define EMB_NTH() 1
 #endif
+
+/* Note [Device embedding]: the lookup and the dense backward are device-neutral up to their loops: the checks (a
+ * device's indices are copied to the host for the bounds check, and for the backward's grouping of positions by row),
+ * the results on the device, the conversions; on a device other than the CPU the loops are that backend's embedding,
+ * handed a pct_embedding_call (embedding_call.h). */
+int pct_embedding_on_device(const pct_embedding_call *call, int device_type)
+{
+    const pct_backend *b = pct_backend_of(device_type);
+    if (!b) return -1;
+    if (!b->embedding) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "embedding is not implemented on the '%s' device",
+                  pct_device_type_name(device_type));
+        return -1;
+    }
+    return b->embedding(call);
+}
+
+/* t (on another device) copied to the CPU, or t itself there; a new reference or NULL */
+static pct_tensor *on_host(pct_tensor *t)
+{
+    if (t->device_type == PCT_CPU) { PCT_INCREF(t); return t; }
+    pct_tensor *h = pct_tensor_empty(t->ndim, t->sizes, t->dtype, PCT_CPU, -1);
+    if (h && pct_copy_(h, t) < 0) PCT_CLEAR(h);
+    return h;
+}
+
+/* a CPU int64 array of n values as a new tensor on dev's device; NULL with an error */
+static pct_tensor *to_device_of(const int64_t *v, int64_t n, const pct_tensor *dev)
+{
+    pct_tensor *h = pct_tensor_empty(1, &n, PCT_INT64, PCT_CPU, -1);
+    pct_tensor *d = h ? pct_tensor_empty(1, &n, PCT_INT64, dev->device_type, dev->device_index) : NULL;
+    if (d) {
+        if (n) memcpy(pct_tensor_data(h), v, sizeof(int64_t) * (size_t)n);
+        if (pct_copy_(d, h) < 0) PCT_CLEAR(d);
+    }
+    PCT_XDECREF(h);
+    return d;
+}
 
 /* Indices (int32 or int64) as a contiguous int64 tensor, all in [0, n); -1 with torch's errors. */
 static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *fn)
@@ -37,11 +76,14 @@ static pct_tensor *checked_indices(pct_tensor *indices, int64_t n, const char *f
     idx = pct_contiguous(c);
     PCT_DECREF(c);
     if (!idx) return NULL;
-    const int64_t *p = (const int64_t *)pct_tensor_data(idx);
+    pct_tensor *host = on_host(idx);
+    if (!host) { PCT_DECREF(idx); return NULL; }
+    const int64_t *p = (const int64_t *)pct_tensor_data(host);
     int64_t k = idx->numel;
     int bad = 0;
     _Pragma("omp parallel for reduction(|:bad) if (k > 65536)")
     for (int64_t i = 0; i < k; i++) bad |= p[i] < 0 || p[i] >= n;
+    PCT_DECREF(host);
     if (bad) {
         PCT_DECREF(idx);
         pct_error_str(PCT_ERR_INDEX, "index out of range in self");
@@ -66,8 +108,14 @@ pct_object *pct_cpu_embedding(pct_call *c)
     PCT_TRY(idx = checked_indices(indices, V, "embedding"));
     memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
     shape[indices->ndim] = D;
-    PCT_TRY(out = pct_tensor_empty(indices->ndim + 1, shape, weight->dtype, PCT_CPU, -1));
-    if (out->numel) {
+    PCT_TRY(out = pct_tensor_empty(indices->ndim + 1, shape, weight->dtype, weight->device_type, weight->device_index));
+    if (weight->device_type != PCT_CPU) { /* Note [Device embedding] */
+        const pct_embedding_call call = {.dtype = weight->dtype, .device_index = weight->device_index, .k = idx->numel,
+                                         .D = D, .V = V, .index = (const int64_t *)pct_tensor_data(idx),
+                                         .weight = pct_tensor_data(weight), .ws0 = weight->strides[0],
+                                         .ws1 = weight->strides[1], .out = pct_tensor_data(out)};
+        if (out->numel && pct_embedding_on_device(&call, weight->device_type) < 0) goto fail;
+    } else if (out->numel) {
         const int64_t *ip = (const int64_t *)pct_tensor_data(idx);
         int64_t k = idx->numel, isz = pct_dtype_itemsize[weight->dtype];
         int64_t rs = weight->strides[0] * isz, cs = weight->strides[1] * isz;
@@ -119,6 +167,38 @@ fail:
 EMB_ACC(float)
 EMB_ACC(double)
 
+/* The dense backward on another device: the positions of each weight row in index order (a counting sort of a host
+ * copy of the indices), uploaded, then the backend's loops. 0, or -1 with an error. */
+static int device_backward(pct_tensor *idx, pct_tensor *g, pct_tensor *out, int64_t V, int64_t D, int64_t pad,
+                           bool by_freq)
+{
+    int rc = -1;
+    pct_tensor *host = on_host(idx), *order = NULL, *starts = NULL;
+    const int64_t k = idx->numel;
+    int64_t *start = calloc((size_t)V + 2, sizeof(int64_t)), *pos = malloc(sizeof(int64_t) * (size_t)(k ? k : 1));
+    if (!host || !start || !pos) { if (host) pct_error_nomem(); goto done; }
+    const int64_t *ip = (const int64_t *)pct_tensor_data(host);
+    for (int64_t i = 0; i < k; i++) start[ip[i] + 1]++;
+    for (int64_t r = 0; r < V; r++) start[r + 1] += start[r];
+    for (int64_t i = 0; i < k; i++) pos[start[ip[i]]++] = i; /* stable: index order within a row */
+    for (int64_t r = V; r > 0; r--) start[r] = start[r - 1]; /* back to the rows' first positions */
+    start[0] = 0;
+    if (!(order = to_device_of(pos, k, out)) || !(starts = to_device_of(start, V + 1, out))) goto done;
+    const pct_embedding_call call = {.dtype = out->dtype, .device_index = out->device_index, .backward = true, .k = k,
+                                     .D = D, .V = V, .grad = pct_tensor_data(g),
+                                     .order = (const int64_t *)pct_tensor_data(order),
+                                     .row_start = (const int64_t *)pct_tensor_data(starts),
+                                     .padding_idx = pad, .by_freq = by_freq, .out = pct_tensor_data(out)};
+    rc = V * D == 0 ? 0 : pct_embedding_on_device(&call, out->device_type);
+done:
+    free(start);
+    free(pos);
+    PCT_XDECREF(host);
+    PCT_XDECREF(order);
+    PCT_XDECREF(starts);
+    return rc;
+}
+
 pct_object *pct_cpu_embedding_dense_backward(pct_call *c)
 {
     PCT_ARGS(embedding_dense_backward);
@@ -148,8 +228,10 @@ pct_object *pct_cpu_embedding_dense_backward(pct_call *c)
     int cdt = grad->dtype == PCT_FLOAT64 ? PCT_FLOAT64 : PCT_FLOAT32;
     PCT_TRY(idx = checked_indices(indices, V, "embedding_backward"));
     PCT_TRY_INT(pct_norm_as_contig(grad, cdt, &g));
-    PCT_TRY(out = pct_tensor_empty(2, shape, cdt, PCT_CPU, -1));
-    {
+    PCT_TRY(out = pct_tensor_empty(2, shape, cdt, grad->device_type, grad->device_index));
+    if (grad->device_type != PCT_CPU) { /* Note [Device embedding]: positions grouped by row on the host */
+        if (device_backward(idx, g, out, V, D, pad, by_freq) < 0) goto fail;
+    } else {
         const int64_t *ip = (const int64_t *)pct_tensor_data(idx);
         int64_t k = idx->numel;
         if (by_freq) {
