@@ -6,25 +6,19 @@
 #include "cross_entropy_runner.h"
 #include "aten/error.h"
 
-static void *host_view(const void *p)
-{
-    char *h = p ? pct_cuda_sim_host_view(p, 1) : NULL;
-    return h ? h : (void *)p;
-}
-
 int pct_cuda_cross_entropy(const pct_ce_call *ce)
 {
     const int group = ce->c >= 4096 ? 256 : ce->c >= 64 ? 32 : 1;
     const bool on_host = !pct_cuda_drv->has_kernels;
     pct_ce_call call = *ce;
     if (on_host) { /* Note [Simulated CUDA device] */
-        call.x = host_view(call.x);
-        call.target = host_view(call.target);
-        call.weight = host_view(call.weight);
-        call.lse = host_view(call.lse);
-        call.rows = host_view(call.rows);
-        call.grad = host_view(call.grad);
-        call.grad_input = host_view(call.grad_input);
+        call.x = pct_cuda_sim_host_address(call.x);
+        call.target = pct_cuda_sim_host_address(call.target);
+        call.weight = pct_cuda_sim_host_address(call.weight);
+        call.lse = pct_cuda_sim_host_address(call.lse);
+        call.rows = pct_cuda_sim_host_address(call.rows);
+        call.grad = pct_cuda_sim_host_address(call.grad);
+        call.grad_input = pct_cuda_sim_host_address(call.grad_input);
     }
     int previous;
     if (pct_cuda_device_enter(ce->device_index, &previous) < 0) return -1;

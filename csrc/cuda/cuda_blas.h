@@ -48,5 +48,8 @@ const pct_cuda_blas *pct_cuda_blas_real_load(const char **why);
 
 /* The simulated device's host view of [ptr, ptr + nbytes) of its memory; NULL outside one allocation. */
 char *pct_cuda_sim_host_view(const void *ptr, size_t nbytes);
+/* The host address of a device address for the launch policies that run on the host (the reduction and row walks):
+ * its host view, or ptr itself where it lies in no allocation (NULL, or an empty tensor's pointer, never read). */
+void *pct_cuda_sim_host_address(const void *ptr);
 
 #endif

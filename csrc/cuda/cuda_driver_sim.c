@@ -168,6 +168,12 @@ static char *host_view_of(const void *ptr, size_t nbytes)
 
 char *pct_cuda_sim_host_view(const void *ptr, size_t nbytes) { return host_view_of(ptr, nbytes); }
 
+void *pct_cuda_sim_host_address(const void *ptr)
+{
+    char *h = ptr ? host_view_of(ptr, 1) : NULL;
+    return h ? h : (void *)ptr;
+}
+
 static int sim_host_alloc(void **ptr, size_t nbytes)
 {
     int rc = PCT_CUDA_ERROR_MEMORY_ALLOCATION;

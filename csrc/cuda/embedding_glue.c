@@ -6,23 +6,17 @@
 #include "embedding_runner.h"
 #include "aten/error.h"
 
-static void *host_view(const void *p)
-{
-    char *h = p ? pct_cuda_sim_host_view(p, 1) : NULL;
-    return h ? h : (void *)p;
-}
-
 int pct_cuda_embedding(const pct_embedding_call *e)
 {
     const bool on_host = !pct_cuda_drv->has_kernels;
     pct_embedding_call call = *e;
     if (on_host) { /* Note [Simulated CUDA device] */
-        call.index = host_view(call.index);
-        call.weight = host_view(call.weight);
-        call.grad = host_view(call.grad);
-        call.order = host_view(call.order);
-        call.row_start = host_view(call.row_start);
-        call.out = host_view(call.out);
+        call.index = pct_cuda_sim_host_address(call.index);
+        call.weight = pct_cuda_sim_host_address(call.weight);
+        call.grad = pct_cuda_sim_host_address(call.grad);
+        call.order = pct_cuda_sim_host_address(call.order);
+        call.row_start = pct_cuda_sim_host_address(call.row_start);
+        call.out = pct_cuda_sim_host_address(call.out);
     }
     int previous;
     if (pct_cuda_device_enter(e->device_index, &previous) < 0) return -1;

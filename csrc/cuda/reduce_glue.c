@@ -51,14 +51,6 @@ static const char *op_name(int op)
     return op >= 0 && op < PCT_RED_NUM_OPS && names[op] ? names[op] : "reduce";
 }
 
-/* The simulated device's host view of a device address (unchanged where it lies in no allocation: an empty input
- * that is never read). */
-static void *host_view(void *p)
-{
-    char *h = p ? pct_cuda_sim_host_view(p, 1) : NULL;
-    return h ? h : p;
-}
-
 int pct_cuda_reduce(const pct_red_call *r)
 {
     const size_t acc_size = pct_cuda_reduce_acc_size(r->op, r->dtype);
@@ -78,10 +70,10 @@ int pct_cuda_reduce(const pct_red_call *r)
     }
     pct_red_call call = *r;
     if (on_host) { /* Note [Simulated CUDA device]: the walk runs here, over the host views */
-        call.in = host_view((void *)call.in);
-        call.out[0] = host_view(call.out[0]);
-        call.out[1] = host_view(call.out[1]);
-        w.work = host_view(w.work);
+        call.in = pct_cuda_sim_host_address((void *)call.in);
+        call.out[0] = pct_cuda_sim_host_address(call.out[0]);
+        call.out[1] = pct_cuda_sim_host_address(call.out[1]);
+        w.work = pct_cuda_sim_host_address(w.work);
     }
     const int err = pct_cuda_reduce_launch(&call, &w, on_host, pct_cuda_current_stream_handle(r->device_index));
     rc = err ? pct_cuda_raise(err, op_name(r->op)) : 0;

@@ -13,12 +13,6 @@
 #define RN_TARGET_THREADS ((int64_t)1 << 17)
 #define RN_MIN_ROWS_PER_CHUNK 64
 
-static char *host_view(const char *p)
-{
-    char *h = p ? pct_cuda_sim_host_view(p, 1) : NULL;
-    return h ? h : (char *)p;
-}
-
 int pct_cuda_row_norm(const pct_row_norm_call *n)
 {
     pct_rn_walk walk = {.group = n->D >= 4096 ? 256 : n->D >= 64 ? 32 : 1, .splits = 1, .chunk = n->M, .work = NULL};
@@ -42,16 +36,16 @@ int pct_cuda_row_norm(const pct_row_norm_call *n)
     }
     pct_row_norm_call call = *n;
     if (on_host) { /* Note [Simulated CUDA device] */
-        call.x = host_view(call.x);
-        call.weight = host_view(call.weight);
-        call.bias = host_view(call.bias);
-        call.mean = host_view(call.mean);
-        call.rstd = host_view(call.rstd);
-        call.out = host_view(call.out);
-        call.grad = host_view(call.grad);
-        call.grad_weight = host_view(call.grad_weight);
-        call.grad_bias = host_view(call.grad_bias);
-        walk.work = host_view(walk.work);
+        call.x = pct_cuda_sim_host_address(call.x);
+        call.weight = pct_cuda_sim_host_address(call.weight);
+        call.bias = pct_cuda_sim_host_address(call.bias);
+        call.mean = pct_cuda_sim_host_address(call.mean);
+        call.rstd = pct_cuda_sim_host_address(call.rstd);
+        call.out = pct_cuda_sim_host_address(call.out);
+        call.grad = pct_cuda_sim_host_address(call.grad);
+        call.grad_weight = pct_cuda_sim_host_address(call.grad_weight);
+        call.grad_bias = pct_cuda_sim_host_address(call.grad_bias);
+        walk.work = pct_cuda_sim_host_address(walk.work);
     }
     const int err = pct_cuda_row_norm_launch(&call, &walk, on_host, pct_cuda_current_stream_handle(n->device_index));
     rc = err ? pct_cuda_raise(err, n->rms ? "rms_norm" : "layer_norm") : 0;

@@ -6,12 +6,6 @@
 #include "softmax_runner.h"
 #include "aten/error.h"
 
-static char *host_view(const char *p)
-{
-    char *h = p ? pct_cuda_sim_host_view(p, 1) : NULL;
-    return h ? h : (char *)p;
-}
-
 int pct_cuda_softmax(const pct_softmax_call *s)
 {
     if (s->outer * s->inner == 0 || s->len == 0) return 0;
@@ -20,9 +14,9 @@ int pct_cuda_softmax(const pct_softmax_call *s)
     const bool on_host = !pct_cuda_drv->has_kernels;
     pct_softmax_call call = *s;
     if (on_host) { /* Note [Simulated CUDA device] */
-        call.x = host_view(call.x);
-        call.grad = host_view(call.grad);
-        call.out = host_view(call.out);
+        call.x = pct_cuda_sim_host_address(call.x);
+        call.grad = pct_cuda_sim_host_address(call.grad);
+        call.out = pct_cuda_sim_host_address(call.out);
     }
     int previous;
     if (pct_cuda_device_enter(s->device_index, &previous) < 0) return -1;
