@@ -76,8 +76,9 @@ __global__ void __launch_bounds__(PCT_CUDA_BLOCK) pct_ce_kernel(const pct_ce<DT>
     typedef typename pct_ce<DT>::C C;
     typedef typename pct_ce<DT>::pair pair;
     __shared__ pair lanes[PCT_CUDA_BLOCK];
-    const int G = r.group, lane = threadIdx.x % G;
-    const int64_t i = (int64_t)blockIdx.x * (PCT_CUDA_BLOCK / G) + threadIdx.x / G;
+    const int G = r.group;
+    int lane;
+    const int64_t i = pct_lanes_group(G, &lane);
     const bool live = i < r.a.n;
     if (r.a.backward) {
         if (live) r.backward(i, lane);

@@ -5,6 +5,13 @@
 #ifndef PCT_CUDA_LANES_CUH
 #define PCT_CUDA_LANES_CUH
 
+/* This thread's group (the row it walks) among groups of `group` lanes filling each block, and its lane in it. */
+__device__ inline int64_t pct_lanes_group(int group, int *lane)
+{
+    *lane = (int)(threadIdx.x % group);
+    return (int64_t)blockIdx.x * (blockDim.x / group) + threadIdx.x / group;
+}
+
 /* `shared` holds a value per thread of the block; every thread of the block must call it (it synchronizes). */
 template <typename V, typename Op>
 __device__ V pct_lanes_combine(V *shared, V v, int lane, int group, Op op)

@@ -125,8 +125,9 @@ __global__ void __launch_bounds__(PCT_CUDA_BLOCK) pct_rn_rows_kernel(const pct_r
     typedef typename pct_rn<DT>::C C;
     typedef typename pct_rn<DT>::pair pair;
     __shared__ pair lanes[PCT_CUDA_BLOCK];
-    const int G = r.group, lane = threadIdx.x % G;
-    const int64_t i = (int64_t)blockIdx.x * (PCT_CUDA_BLOCK / G) + threadIdx.x / G;
+    const int G = r.group;
+    int lane;
+    const int64_t i = pct_lanes_group(G, &lane);
     const bool live = i < r.n.M;
     auto add = [](pair u, pair v) { return pair{u.a + v.a, u.b + v.b}; };
     if (!r.n.backward) {

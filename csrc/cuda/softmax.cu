@@ -80,8 +80,9 @@ __global__ void __launch_bounds__(PCT_CUDA_BLOCK) pct_sm_kernel(const pct_sm_row
 {
     typedef typename pct_sm_rows<DT>::C C;
     __shared__ C lanes[PCT_CUDA_BLOCK];
-    const int G = w.group, lane = threadIdx.x % G;
-    const int64_t row = (int64_t)blockIdx.x * (PCT_CUDA_BLOCK / G) + threadIdx.x / G;
+    const int G = w.group;
+    int lane;
+    const int64_t row = pct_lanes_group(G, &lane);
     const bool live = row < w.rows();
     const C a = pct_lanes_combine(lanes, live ? w.first(row, lane) : (C)0, lane, G,
                                   [&](C x, C y) { return w.combine_first(x, y); });
