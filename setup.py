@@ -143,7 +143,8 @@ if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
     report("sanitizer", True, "ASan + UBSan")
 
 # sm_80 (A100) and sm_90 (H100/H200) machine code, and PTX of sm_90 for newer chips to compile at load.
-CUDA_ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]
+CUDA_ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]",
+                   "--threads", "2"]  # the two architectures compile side by side
 
 if off("AVX512"):
     define_macros.append(("PCT_NO_AVX512", "1"))

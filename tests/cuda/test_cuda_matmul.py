@@ -18,7 +18,7 @@ def ref(x):
 
 def close(got, want, dtype):
     assert got.device.type == "cuda" and got.dtype == dtype
-    np.testing.assert_allclose(ref(got), want, rtol=TOL[dtype], atol=TOL[dtype] * max(1.0, np.abs(want).max()))
+    assert_same(ref(got), want, rtol=TOL[dtype], atol=TOL[dtype] * max(1.0, np.abs(want).max()))
 
 
 def test_products_run_on_the_device():

@@ -16,7 +16,7 @@ def on_both(f, x, rtol=1e-5, atol=1e-5):
     for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
         assert g.device.type == "cuda" and g.dtype == w.dtype and g.shape == w.shape
         if w.dtype.is_floating_point:
-            np.testing.assert_allclose(g.cpu().double().numpy(), w.double().numpy(), rtol=rtol, atol=atol)
+            assert_same(g.cpu().double().numpy(), w.double().numpy(), rtol=rtol, atol=atol)
         else:
             assert_same(g.cpu(), w)
 
