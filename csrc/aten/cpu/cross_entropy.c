@@ -15,6 +15,7 @@
 #include "norm_rows.h"
 #include "fast_exp.h"
 #include "../backend.h"
+#include "../composite/composite.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -167,28 +168,15 @@ int pct_cross_entropy_on_device(const pct_ce_call *call, int device_type)
     return b->cross_entropy(call);
 }
 
-/* op(t) or t * value through the dispatcher (no autograd: inside a kernel); a new reference or NULL */
-static pct_tensor *device_call(int op, pct_tensor *t, pct_tensor *other)
-{
-    pct_call call;
-    pct_call_init(&call, op);
-    call.v[0].none = 0;
-    call.v[0].t = t;
-    if (other) {
-        call.v[1].none = 0;
-        call.v[1].t = other;
-    }
-    return (pct_tensor *)pct_dispatch(&call);
-}
-
 /* the rows' losses (float64 on the device) reduced as torch: none, mean over `total` weight, sum; in dtype */
 static pct_tensor *device_loss(pct_tensor *rows, int red, double total, int dtype)
 {
     if (red == 0) return pct_to_dtype(rows, dtype, false);
-    pct_tensor *sum = device_call(PCT_OP_sum, rows, NULL), *scaled = sum, *scale = NULL;
+    /* the device's own sum and mul (Note [Composite ops]: no autograd is recorded inside a kernel) */
+    pct_tensor *sum = pct_comp_call1(PCT_OP_sum, rows), *scaled = sum, *scale = NULL;
     if (sum && red == 1) {
         scale = pct_tensor_scalar(PCT_FLOAT64, 1.0 / total, 0, true);
-        scaled = scale ? device_call(PCT_OP_mul, sum, scale) : NULL;
+        scaled = scale ? pct_comp_mul(sum, scale, NULL) : NULL;
         PCT_DECREF(sum);
     }
     PCT_XDECREF(scale);

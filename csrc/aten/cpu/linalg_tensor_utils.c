@@ -5,6 +5,7 @@
  */
 #include "blas_internal.h"
 #include "../backend.h"
+#include "../composite/composite.h"
 
 pct_object *pct_la_not_implemented_bool(const char *name)
 {
@@ -59,23 +60,10 @@ static pct_tensor *wrapped_scalar(const pct_scalar *s)
 /* a * b through the elementwise loop machine (promotion, broadcasting, out= checks) */
 pct_object *pct_la_mul(pct_tensor *out, bool inplace, pct_tensor *a, pct_tensor *b)
 {
-    if ((out && out->device_type != PCT_CPU) || a->device_type != PCT_CPU || b->device_type != PCT_CPU) {
-        /* another device's mul kernel, through the dispatcher (no autograd: this runs inside a kernel); out= is
+    if ((out && out->device_type != PCT_CPU) || a->device_type != PCT_CPU || b->device_type != PCT_CPU)
+        /* another device's mul kernel (Note [Composite ops]: no autograd is recorded inside a kernel); out= is
          * elementwise, so an out that is also an input is the in-place product */
-        pct_call call;
-        pct_call_init(&call, PCT_OP_mul);
-        call.v[0].none = 0;
-        call.v[0].t = a;
-        call.v[1].none = 0;
-        call.v[1].t = b;
-        if (out) {
-            const int at = call.op->sig.out_index;
-            call.v[at].none = 0;
-            call.v[at].t = out;
-            call.out = out;
-        }
-        return pct_dispatch(&call);
-    }
+        return (pct_object *)pct_comp_mul(a, b, out);
     pct_iter it;
     pct_iter_config cfg = {.out = out, .inplace = inplace, .ninputs = 2, .inputs = {a, b},
                            .compute_dtype = -1, .out_dtype = -1};
