@@ -23,6 +23,7 @@
 #include "row_norm_call.h"
 #include "cross_entropy_call.h"
 #include "embedding_call.h"
+#include "batch_norm_call.h"
 
 typedef struct pct_backend {
     const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
@@ -69,6 +70,9 @@ typedef struct pct_backend {
     /* embedding's lookup or dense backward (Note [Device embedding] in cpu/embedding.c); 0, or -1 with an error. NULL
      * where the backend has none. */
     int (*embedding)(const pct_embedding_call *e);
+    /* batch norm, forward or backward (Note [Device batch norm] in cpu/batch_norm.c); 0, or -1 with an error. NULL
+     * where the backend has none. */
+    int (*batch_norm)(const pct_bn_call *bn);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;

@@ -52,6 +52,7 @@ static const pct_backend cuda_backend = {
     .row_norm = pct_cuda_row_norm,
     .cross_entropy = pct_cuda_cross_entropy,
     .embedding = pct_cuda_embedding,
+    .batch_norm = pct_cuda_batch_norm,
     .fallback = pct_cuda_fallback,
 };
 
@@ -123,6 +124,7 @@ const pct_cuda_api *pct_cuda_backend_init(void)
     pct_cuda_register_row_norms();
     pct_cuda_register_cross_entropy();
     pct_cuda_register_embedding();
+    pct_cuda_register_batch_norm();
     if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;

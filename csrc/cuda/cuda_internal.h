@@ -10,6 +10,7 @@
 #include "aten/row_norm_call.h"
 #include "aten/cross_entropy_call.h"
 #include "aten/embedding_call.h"
+#include "aten/batch_norm_call.h"
 
 #define PCT_CUDA_MAX_DEVICES (PCT_MAX_DEVICE_INDEX + 1)
 
@@ -91,6 +92,10 @@ void pct_cuda_register_cross_entropy(void);
 /* ---- embedding (embedding_glue.c, Note [Device embedding] in aten/cpu/embedding.c) ---- */
 int pct_cuda_embedding(const pct_embedding_call *e);
 void pct_cuda_register_embedding(void);
+
+/* ---- batch norm (batch_norm_glue.c, Note [Device batch norm] in aten/cpu/batch_norm.c) ---- */
+int pct_cuda_batch_norm(const pct_bn_call *bn);
+void pct_cuda_register_batch_norm(void);
 
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);

@@ -221,3 +221,33 @@ def test_embedding(opts, dtype):
     on_both(lambda w: torch.nn.functional.embedding(idx.to(w.device).int(), w), torch.arange(30).view(10, 3))
     with pytest.raises(IndexError, match="index out of range in self"):
         torch.nn.functional.embedding(torch.tensor([10], device=DEV), weight.to(DEV))
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 5, 5), (6, 8), (2, 5, 70), (1, 3, 2)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm(shape, dtype, training):
+    """batch norm on CUDA (Note [Device batch norm]): outputs, running statistics updated in place (their version
+    counters untouched), and the input and parameter gradients, in training and eval, against the CPU's."""
+    g = torch.Generator().manual_seed(10)
+    C = shape[1]
+    x = (torch.randn(*shape, generator=g) * 2 + 1).to(dtype)
+    up = torch.randn(*shape, generator=g).to(dtype)
+    pdt = torch.float32 if dtype == torch.bfloat16 else dtype
+    w, b = torch.randn(C, generator=g).to(pdt), torch.randn(C, generator=g).to(pdt)
+    rm, rv = torch.randn(C, generator=g).to(pdt), torch.rand(C, generator=g).to(pdt) + 0.5
+    tol = dict(rtol=3e-2, atol=3e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-6)
+
+    def run(dev):
+        xs, ws, bs = (t.detach().to(dev).requires_grad_() for t in (x, w, b))
+        rms, rvs = rm.to(dev).clone(), rv.to(dev).clone()
+        versions = (rms._version, rvs._version)
+        y = torch.nn.functional.batch_norm(xs, rms, rvs, ws, bs, training=training, momentum=0.3, eps=1e-4)
+        assert (rms._version, rvs._version) == versions
+        (y * up.to(dev)).sum().backward()
+        return y, rms, rvs, xs.grad, ws.grad, bs.grad
+
+    for want, got in zip(run("cpu"), run(DEV)):
+        assert got.device.type == "cuda" and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.detach().cpu().double().numpy(), want.detach().double().numpy(), **tol)
+    assert {"native_batch_norm", "native_batch_norm_backward"} <= set(torch._C._cuda_kernel_ops())

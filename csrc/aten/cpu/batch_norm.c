@@ -17,6 +17,7 @@
 #include "../error.h"
 #include "../iter.h"
 #include "norm_rows.h"
+#include "../backend.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -121,6 +122,84 @@ static void channel_affine(const pct_norm_rows *rows, const char *xd, char *yd, 
         rows->scale_shift(xd + nc * s.L * isz, yd + nc * s.L * isz, s.L, a[nc % s.C], b[nc % s.C]);
 }
 
+/* Note [Device batch norm]: the entry points are device-neutral up to the loops: checks, dtypes, results on the
+ * input's device. On another device the per-channel vectors go to the backend's batch_norm as float64 arrays (made
+ * here, and the running statistics copied back into their own dtype with their version counters left alone, as the
+ * CPU's in-place update leaves them), so one kernel serves every parameter dtype. */
+int pct_batch_norm_on_device(const pct_bn_call *call, int device_type)
+{
+    const pct_backend *b = pct_backend_of(device_type);
+    if (!b) return -1;
+    if (!b->batch_norm) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "batch_norm is not implemented on the '%s' device",
+                  pct_device_type_name(device_type));
+        return -1;
+    }
+    return b->batch_norm(call);
+}
+
+/* a per-channel vector as C contiguous float64 values on like's device (NULL stays NULL); 0, or -1 with an error */
+static int channel_f64(pct_tensor *t, pct_tensor **out)
+{
+    *out = NULL;
+    if (!t) return 0;
+    pct_tensor *flat = pct_tensor_view_of(t, 1, &t->numel, t->ndim == 1 ? t->strides : (const int64_t[]){1}, t->offset);
+    int rc = flat ? pct_norm_as_contig(flat, PCT_FLOAT64, out) : -1;
+    PCT_XDECREF(flat);
+    return rc;
+}
+
+static double *f64_data(const pct_tensor *t) { return t ? (double *)pct_tensor_data(t) : NULL; }
+
+/* the running statistic t = its float64 copy f, version counter unchanged (Note [Device batch norm]) */
+static int write_back_running(pct_tensor *t, pct_tensor *f)
+{
+    if (!t) return 0;
+    pct_tensor *flat = pct_tensor_view_of(t, 1, &t->numel, t->ndim == 1 ? t->strides : (const int64_t[]){1}, t->offset);
+    if (!flat) return -1;
+    const long version = atomic_load(&t->version->value);
+    int rc = pct_copy_(flat, f);
+    atomic_store(&t->version->value, version);
+    PCT_DECREF(flat);
+    return rc;
+}
+
+static pct_object *device_forward(pct_tensor *in, pct_tensor *x, pct_tensor *w, pct_tensor *b, pct_tensor *rm,
+                                  pct_tensor *rv, bool training, double momentum, double eps, bn_shape s, int sdt,
+                                  bool f32)
+{
+    pct_tensor *w64 = NULL, *b64 = NULL, *rm64 = NULL, *rv64 = NULL, *mean = NULL, *inv = NULL, *out = NULL;
+    pct_tensor *smean = NULL, *sinv = NULL;
+    pct_object *r = NULL;
+    int64_t C = s.C, zero = 0;
+    if (channel_f64(w, &w64) < 0 || channel_f64(b, &b64) < 0 || channel_f64(rm, &rm64) < 0 ||
+        channel_f64(rv, &rv64) < 0)
+        goto done;
+    if (!(mean = pct_tensor_empty(1, &C, PCT_FLOAT64, in->device_type, in->device_index)) ||
+        !(inv = pct_tensor_empty(1, &C, PCT_FLOAT64, in->device_type, in->device_index)) ||
+        !(out = pct_tensor_empty(in->ndim, in->sizes, in->dtype, in->device_type, in->device_index)))
+        goto done;
+    const pct_bn_call call = {.dtype = in->dtype, .device_index = in->device_index, .training = training, .f32 = f32,
+                              .N = s.N, .C = s.C, .L = s.L, .eps = eps, .momentum = momentum,
+                              .x = pct_tensor_data(x), .out = pct_tensor_data(out), .weight = f64_data(w64),
+                              .bias = f64_data(b64), .running_mean = f64_data(rm64), .running_var = f64_data(rv64),
+                              .mean = f64_data(mean), .invstd = f64_data(inv)};
+    if (C > 0 && pct_batch_norm_on_device(&call, in->device_type) < 0) goto done;
+    if (training && (write_back_running(rm, rm64) < 0 || write_back_running(rv, rv64) < 0)) goto done;
+    if (training) {
+        if (!(smean = pct_to_dtype(mean, sdt, false)) || !(sinv = pct_to_dtype(inv, sdt, false))) goto done;
+    } else if (!(smean = pct_tensor_empty(1, &zero, sdt, in->device_type, in->device_index)) ||
+               !(sinv = pct_tensor_empty(1, &zero, sdt, in->device_type, in->device_index))) {
+        goto done;
+    }
+    r = pct_norm_tuple_steal(3, (pct_tensor *[]){out, smean, sinv});
+    out = smean = sinv = NULL;
+done:
+    PCT_XDECREF(w64); PCT_XDECREF(b64); PCT_XDECREF(rm64); PCT_XDECREF(rv64);
+    PCT_XDECREF(mean); PCT_XDECREF(inv); PCT_XDECREF(out); PCT_XDECREF(smean); PCT_XDECREF(sinv);
+    return r;
+}
+
 pct_object *pct_cpu_native_batch_norm(pct_call *c)
 {
     PCT_ARGS(native_batch_norm);
@@ -165,6 +244,11 @@ pct_object *pct_cpu_native_batch_norm(pct_call *c)
     bool f32 = pct_dtype_is_reduced_float(in->dtype) || in->dtype == PCT_FLOAT32;
     int64_t C = s.C, zero = 0, M = s.N * s.L;
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
+    if (in->device_type != PCT_CPU) { /* Note [Device batch norm] */
+        pct_object *r = device_forward(in, x, w, b, rm, rv, training, momentum, eps, s, sdt, f32);
+        PCT_DECREF(x);
+        return r;
+    }
     PCT_TRY(out = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
     PCT_TRY(smean = pct_tensor_empty(1, training ? &C : &zero, sdt, PCT_CPU, -1));
     PCT_TRY(sinv = pct_tensor_empty(1, training ? &C : &zero, sdt, PCT_CPU, -1));
@@ -273,9 +357,27 @@ pct_object *pct_cpu_native_batch_norm_backward(pct_call *c)
     int pdt = mixed ? PCT_FLOAT32 : in->dtype;
     PCT_TRY_INT(pct_norm_as_contig(grad, in->dtype, &g));
     PCT_TRY_INT(pct_norm_as_contig(in, in->dtype, &x));
-    if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, PCT_CPU, -1));
-    if (want_w) PCT_TRY(gw = pct_tensor_empty(1, &C, PCT_FLOAT64, PCT_CPU, -1));
-    if (want_b) PCT_TRY(gb = pct_tensor_empty(1, &C, PCT_FLOAT64, PCT_CPU, -1));
+    if (want_i) PCT_TRY(gi = pct_tensor_empty(in->ndim, in->sizes, in->dtype, in->device_type, in->device_index));
+    if (want_w) PCT_TRY(gw = pct_tensor_empty(1, &C, PCT_FLOAT64, in->device_type, in->device_index));
+    if (want_b) PCT_TRY(gb = pct_tensor_empty(1, &C, PCT_FLOAT64, in->device_type, in->device_index));
+    if (in->device_type != PCT_CPU) { /* Note [Device batch norm] */
+        pct_tensor *w64 = NULL, *m64 = NULL, *v64 = NULL, *k = NULL;
+        const int64_t C3 = 3 * C;
+        int rc = -1;
+        if (channel_f64(w, &w64) == 0 && channel_f64(stats_mean, &m64) == 0 && channel_f64(stats_var, &v64) == 0 &&
+            (k = pct_tensor_empty(1, &C3, PCT_FLOAT64, in->device_type, in->device_index))) {
+            const pct_bn_call call = {.dtype = in->dtype, .device_index = in->device_index, .backward = true,
+                                      .training = train, .N = s.N, .C = C, .L = s.L, .eps = eps,
+                                      .x = pct_tensor_data(x), .grad = pct_tensor_data(g),
+                                      .out = gi ? pct_tensor_data(gi) : NULL, .weight = f64_data(w64),
+                                      .mean = f64_data(m64), .invstd = f64_data(v64), .invert_var = !train,
+                                      .grad_weight = f64_data(gw), .grad_bias = f64_data(gb), .k = f64_data(k)};
+            rc = C > 0 ? pct_batch_norm_on_device(&call, in->device_type) : 0;
+        }
+        PCT_XDECREF(w64); PCT_XDECREF(m64); PCT_XDECREF(v64); PCT_XDECREF(k);
+        if (rc < 0) goto fail;
+        goto convert;
+    }
     /* mean, invstd, dot, sg, k1, k2, k3 (C each), then 2 * N * C block sums */
     buf = malloc(sizeof(double) * (size_t)(7 * C + 2 * s.N * C + 1));
     if (!buf) { pct_error_nomem(); goto fail; }
@@ -326,6 +428,7 @@ pct_object *pct_cpu_native_batch_norm_backward(pct_call *c)
     }
     free(buf);
     buf = NULL;
+convert:;
     pct_tensor **outs[2] = {&gw, &gb};
     for (int k = 0; k < 2; k++)
         if (*outs[k]) {
