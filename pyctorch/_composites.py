@@ -17,7 +17,10 @@ __all__ = [e["name"] for e in _TABLE if "F" in e["variants"]]
 
 _CPP_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
               "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-              "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+              "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "complex32": "ComplexHalf",
+              "complex64": "ComplexFloat", "complex128": "ComplexDouble", "float8_e5m2": "Float8_e5m2",
+              "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+              "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e8m0fnu": "Float8_e8m0fnu"}
 
 
 # ---- shared helpers ----
@@ -353,6 +356,8 @@ def isposinf(input, *, out=None):
 
 
 def isreal(input):
+    if input.dtype.is_complex:
+        return imag(input) == 0
     return _C.ones_like(input, dtype=_C.bool)
 
 
@@ -455,12 +460,25 @@ def clamp_max_(input, max):
     return input.copy_(clamp_max(input, max)) if isinstance(max, _C.Tensor) else input.clamp_(max=max)
 
 
-# real tensors only: these are the identity (torch returns the very tensor)
+# Note [Complex and float8 dtypes] (csrc/aten/dtype.h): a real tensor is its own real part and conjugate (torch
+# returns the very tensor); a complex one's real and imaginary parts are views of its storage (view_as_real's
+# columns). conj() computes the conjugate (conj_physical) where torch returns a lazy view with its conjugate bit:
+# values, dtype, autograd and printing match, is_conj() is False and the result does not share the input's memory.
 def real(input):
+    if input.dtype.is_complex:
+        return _C.view_as_real(input).select(-1, 0)
     return input
 
 
+def imag(input):
+    if input.dtype.is_complex:
+        return _C.view_as_real(input).select(-1, 1)
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
 def conj(input):
+    if input.dtype.is_complex:
+        return _C.conj_physical(input)
     return input
 
 
@@ -472,12 +490,34 @@ def resolve_neg(input):
     return input
 
 
-def conj_physical(input, *, out=None):
-    return _write_out(input.clone(), out, "conj_physical", dtype_error="Found dtype {O} but expected {R}")
-
-
 def is_conj(input):
     return False
+
+
+def _check_complex_parts(name, a, b, first, second):
+    floats = (_C.float16, _C.float32, _C.float64)
+    if a.dtype not in floats or b.dtype not in floats:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_cpp(a.dtype)}"
+                           f" and {_cpp(b.dtype)}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_cpp(a.dtype)} but got scalar type "
+                           f"{_cpp(b.dtype)} for second argument")
+
+
+def complex(real, imag, *, out=None):
+    """torch.complex: real + i imag, broadcast, of the complex dtype of their (equal) float dtype."""
+    _check_complex_parts("complex", real, imag, "real", "imag")
+    from .functional import broadcast_tensors
+    r, i = broadcast_tensors(real, imag)
+    return _write_out(_C.view_as_complex(_C.stack([r, i], -1)), out, "complex", (real, imag))
+
+
+def polar(abs, angle, *, out=None):
+    """torch.polar: abs * (cos(angle) + i sin(angle))."""
+    _check_complex_parts("polar", abs, angle, "abs", "angle")
+    from .functional import broadcast_tensors
+    r, a = broadcast_tensors(abs, angle)
+    return _write_out(_C.view_as_complex(_C.stack([r * a.cos(), r * a.sin()], -1)), out, "polar", (abs, angle))
 
 
 def is_neg(input):
@@ -488,29 +528,29 @@ def adjoint(input):
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. "
                            f"Got {input.dim()}-D tensor.")
-    return input.transpose(-2, -1)
+    return conj(input.transpose(-2, -1))
 
 
 def _imag(self):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return imag(self)
 
 
 def _matrix_h(self):
     if self.dim() == 0:
         import warnings
         warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
-        return self
+        return conj(self)
     if self.dim() != 2:
         hint = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor.{hint}")
-    return self.transpose(0, 1)
+    return conj(self.transpose(0, 1))
 
 
 def _batched_h(self):
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D "
                            "tensor.")
-    return self.transpose(-2, -1)
+    return conj(self.transpose(-2, -1))
 
 
 # ---- shapes and indexing ----
@@ -1434,7 +1474,7 @@ _TENSOR_ARGS = {
     "adjoint": (None, ("input",)), "block_diag": (None, ("*tensors",)), "cartesian_prod": (None, ("*tensors",)),
     "cdist": (None, ("x1", "x2")), "celu_": (None, ("input",)), "chain_matmul": (None, ("*matrices...",)),
     "clamp_max_": (None, ("input",)), "clamp_min_": (None, ("input",)), "combinations": (None, ("input",)),
-    "conj": (None, ("input",)), "conj_physical": (None, ("input",)), "corrcoef": (None, ("input",)),
+    "conj": (None, ("input",)), "corrcoef": (None, ("input",)),
     "cosine_similarity": (None, ("x1", "x2")), "cov": (None, ("input", "fweights", "aweights")),
     "cross": (None, ("input", "other")), "cumulative_trapezoid": (None, ("y",)), "deg2rad": (None, ("input",)),
     "deg2rad_": (None, ("input",)), "diagflat": (None, ("input",)), "diagonal_scatter": (None, ("input", "src")),

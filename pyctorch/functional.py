@@ -112,7 +112,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # torch's second names of operators (torch.absolute is torch.abs, Tensor.arccos_ is Tensor.acos_, ...): the
 # module functions and the Tensor methods, in-place forms included, are the very same objects
-_RENAMES = {"sgn": "sign", "absolute": "abs", "negative": "neg", "greater": "gt", "greater_equal": "ge", "less": "lt",
+_RENAMES = {"absolute": "abs", "negative": "neg", "greater": "gt", "greater_equal": "ge", "less": "lt",
             "less_equal": "le", "not_equal": "ne", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
             "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "fix": "trunc"}
 globals().update({alias: getattr(_C, name) for alias, name in _RENAMES.items()})

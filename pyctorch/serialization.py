@@ -74,9 +74,10 @@ _STORAGE_NAMES = {
     _C.float32: "FloatStorage", _C.float64: "DoubleStorage", _C.float16: "HalfStorage",
     _C.bfloat16: "BFloat16Storage", _C.int64: "LongStorage", _C.int32: "IntStorage",
     _C.int16: "ShortStorage", _C.int8: "CharStorage", _C.uint8: "ByteStorage", _C.bool: "BoolStorage",
-}
+    _C.complex64: "ComplexFloatStorage", _C.complex128: "ComplexDoubleStorage"}
 # dtypes without a legacy storage class: torch saves them on an UntypedStorage through _rebuild_tensor_v3
-_V3_DTYPES = (_C.uint16, _C.uint32, _C.uint64)
+_V3_DTYPES = (_C.uint16, _C.uint32, _C.uint64, _C.complex32, _C.float8_e5m2, _C.float8_e4m3fn, _C.float8_e5m2fnuz,
+              _C.float8_e4m3fnuz, _C.float8_e8m0fnu)
 _DTYPE_NAMES = {d: str(d)[len("torch."):] for d in (*_STORAGE_NAMES, *_V3_DTYPES)}
 _ITEMSIZE = {d: d.itemsize for d in _DTYPE_NAMES}
 

@@ -49,7 +49,8 @@ _EXPECTED_DEVICE = _DeviceMap(
     and os.environ.get("PYCTORCH_TEST_TORCH_DEVICE", os.environ.get("PYCTORCH_TEST_DEVICE")) == "cpu" else {})
 
 # (rtol, atol) per dtype: torch.testing.assert_close's defaults.
-TOL = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+TOL = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+       "complex32": (1e-3, 1e-3), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 
 
@@ -68,8 +69,10 @@ def to_numpy(t):
         return np.zeros(tuple(t.shape))
     name = dtype_name(t)
     t = t.detach() if hasattr(t, "detach") else t
-    if name in ("bfloat16", "float16"):
+    if name in ("bfloat16", "float16") or name.startswith("float8"):
         return np.array(t.float().tolist(), dtype=np.float64)
+    if name == "complex32":  # no numpy dtype: widened
+        return np.array(t.tolist(), dtype=np.complex128)
     return np.array(t.tolist(), dtype=np.bool_ if name == "bool" else np.dtype(name))
 
 

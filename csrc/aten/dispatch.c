@@ -106,6 +106,28 @@ static const char *const unsigned_refusal_name[PCT_NUM_OPS] = {
 
 const char *pct_unsigned_refusal_name(int op_index) { return unsigned_refusal_name[op_index]; }
 
+/* Note [Complex and float8 dtypes] (dtype.h): the same refusal for the complex and storage-only dtypes, from
+ * ops_complex.def: 2 = any of them, 1 = complex64/complex128 only; the table's pointwise ops decide by their loops. */
+static const uint8_t complex_ok[PCT_NUM_OPS] = {
+#define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 2,
+#define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 2,
+#include "ops.def"
+#define PCT_STORAGE_OK(id) [PCT_OP_##id] = 2,
+#define PCT_COMPLEX_OK(id) [PCT_OP_##id] = 1,
+#include "ops_complex.def"
+};
+
+/* -1 with torch's refusal where the op does not take the complex or storage-only dtype it was given, else 0. */
+static int refuse_complex(const pct_call *c, int dtype)
+{
+    const int ok = complex_ok[c->op_index];
+    if (ok == 2 || (ok == 1 && !pct_dtype_is_storage_only(dtype))) return 0;
+    const char *name = unsigned_refusal_name[c->op_index];
+    if (name) pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
+    else pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", c->op->sig.name, pct_dtype_cpp_name[dtype]);
+    return -1;
+}
+
 /* Note [Result tuples]: a kernel of several results returns a plain tuple of tensors (pct_result_tuple) and never
  * names a Python type. Which ops give torch's named tuples (torch.return_types.max with .values and .indices) is
  * data, in ops_returns.def; the binding reads it here and makes the named tuple, <name>_out when out= was given, so
@@ -215,6 +237,7 @@ pct_object *pct_dispatch(pct_call *c)
     const pct_signature *sig = &c->op->sig;
     int backend = -1, index = -1;
     bool has_unsigned = false; /* Note [Barebones unsigned dtypes] */
+    int complex_dtype = -1;    /* Note [Complex and float8 dtypes]: the first complex or storage-only dtype */
     /* The backend is that of the tensor arguments; 0-d CPU tensors may join any device. */
     for (int i = 0; i < sig->nparams; i++) {
         const pct_param *p = &sig->params[i];
@@ -223,9 +246,14 @@ pct_object *pct_dispatch(pct_call *c)
         if (v->none) continue;
         if (p->type == PCT_ARG_TENSOR) t = v->t;
         else if (p->type == PCT_ARG_TENSORLIST && v->n > 0) t = v->items[0];
-        else if (p->type == PCT_ARG_DTYPE) has_unsigned |= pct_dtype_is_barebones(v->dtype);
+        else if (p->type == PCT_ARG_DTYPE) {
+            has_unsigned |= pct_dtype_is_barebones(v->dtype);
+            if (complex_dtype < 0 && pct_dtype_is_limited(v->dtype) && !pct_dtype_is_barebones(v->dtype)) complex_dtype = v->dtype;
+        }
         if (!t) continue;
         if (backend < 0) has_unsigned |= pct_dtype_is_barebones(t->dtype); /* the first tensor: torch's self */
+        /* any tensor argument: a kernel's own tables have no rows for these dtypes */
+        if (complex_dtype < 0 && pct_dtype_is_limited(t->dtype) && !pct_dtype_is_barebones(t->dtype)) complex_dtype = t->dtype;
         if (backend < 0 || (backend == PCT_CPU && t->device_type != PCT_CPU)) {
             backend = t->device_type;
             index = t->device_index;
@@ -233,6 +261,9 @@ pct_object *pct_dispatch(pct_call *c)
     }
     if (c->out) has_unsigned |= pct_dtype_is_barebones(c->out->dtype); /* out= or the in-place target */
     if (has_unsigned && unsigned_ok[c->op_index] != 1 && refuse_unsigned(c) < 0) return NULL;
+    if (c->out && complex_dtype < 0 && pct_dtype_is_limited(c->out->dtype) && !pct_dtype_is_barebones(c->out->dtype))
+        complex_dtype = c->out->dtype;
+    if (complex_dtype >= 0 && refuse_complex(c, complex_dtype) < 0) return NULL;
     /* Note [Backends]: a factory's device= argument picks the backend (empty(..., device="meta"), and
      * empty_like(meta_tensor, device="cpu") too, as torch's); to(device) of a meta tensor stays on the meta backend,
      * which refuses to copy out of it */

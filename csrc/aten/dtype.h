@@ -45,6 +45,34 @@ typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
 
 #define PCT_FORALL_ALL_DTYPES(X) PCT_FORALL_DTYPES(X) PCT_FORALL_UNSIGNED_DTYPES(X)
 
+/* Note [Complex and float8 dtypes]: torch's complex dtypes and its float8 storage formats follow the unsigned ones in
+ * the enum and are in neither list above, so no kernel that expands those lists has a loop for them (CUDA's included:
+ * nvcc never sees their C types). The dispatcher refuses them as it refuses the unsigned ones, except for the ops
+ * that opt in (ops_complex.def); what runs on them (copies and conversions, fills, printing, the complex pointwise
+ * loops, sums, BLAS and LAPACK) is written against these lists. complex32 and the float8 dtypes are storage formats:
+ * creation, copies and conversions, views and joins, no arithmetic (as in torch on the CPU).
+ *   complex: X(ENUM, Name, ctype, ctype_compute, "torch_name"), computing in C11's _Complex types (<complex.h>). */
+#define PCT_FORALL_COMPLEX_DTYPES(X)                                     \
+    X(COMPLEX64, ComplexFloat, pct_cfloat, pct_cfloat, "complex64")      \
+    X(COMPLEX128, ComplexDouble, pct_cdouble, pct_cdouble, "complex128")
+/* storage-only: a half-precision complex (two float16) and the five float8 formats (one byte, computed in float) */
+#define PCT_FORALL_STORAGE_DTYPES(X)                                     \
+    X(COMPLEX32, ComplexHalf, pct_chalf, pct_cfloat, "complex32")        \
+    X(FLOAT8_E5M2, Float8_e5m2, uint8_t, float, "float8_e5m2")           \
+    X(FLOAT8_E4M3FN, Float8_e4m3fn, uint8_t, float, "float8_e4m3fn")     \
+    X(FLOAT8_E5M2FNUZ, Float8_e5m2fnuz, uint8_t, float, "float8_e5m2fnuz") \
+    X(FLOAT8_E4M3FNUZ, Float8_e4m3fnuz, uint8_t, float, "float8_e4m3fnuz") \
+    X(FLOAT8_E8M0FNU, Float8_e8m0fnu, uint8_t, float, "float8_e8m0fnu")
+/* Every dtype, in enum order. */
+#define PCT_FORALL_EVERY_DTYPE(X) PCT_FORALL_ALL_DTYPES(X) PCT_FORALL_COMPLEX_DTYPES(X) PCT_FORALL_STORAGE_DTYPES(X)
+
+/* The C types of the complex dtypes: C only (CUDA C++ has no _Complex; no .cu file expands the lists above). */
+typedef struct pct_chalf { uint16_t re, im; } pct_chalf;
+#ifndef __cplusplus
+typedef float _Complex pct_cfloat;
+typedef double _Complex pct_cdouble;
+#endif
+
 /* The same list, passing a fixed first dtype along, so loops over pairs of dtypes can
  * nest: X(E, N, T, C, S, OE, ON, OT, OC). */
 #define PCT_FORALL_DTYPES_PAIRED(X, OE, ON, OT, OC)                 \
@@ -68,7 +96,7 @@ typedef uint16_t pct_bfloat16; /* upper 16 bits of a binary32 */
 
 typedef enum pct_dtype {
 #define PCT_DTYPE_ENUM(E, N, T, C, S) PCT_##E,
-    PCT_FORALL_ALL_DTYPES(PCT_DTYPE_ENUM)
+    PCT_FORALL_EVERY_DTYPE(PCT_DTYPE_ENUM)
 #undef PCT_DTYPE_ENUM
     PCT_NUM_DTYPES,
     PCT_DTYPE_UNDEFINED = 255
@@ -99,7 +127,8 @@ typedef enum pct_dtype_kind {
     PCT_KIND_BOOL,
     PCT_KIND_UNSIGNED,   /* uint8 and the barebones unsigned dtypes */
     PCT_KIND_SIGNED,     /* int8 ... int64 */
-    PCT_KIND_FLOAT,
+    PCT_KIND_FLOAT,      /* the float8 formats too (torch's is_floating_point) */
+    PCT_KIND_COMPLEX,
 } pct_dtype_kind;
 
 /* X(ENUM, kind, lowest, highest, int_highest, mantissa digits, TypeMeta name, overflow name):
@@ -109,13 +138,36 @@ typedef enum pct_dtype_kind {
  * digits            floating dtypes: the significand's bits, the implicit one included (bfloat16: 8)
  * TypeMeta name     the C++ type torch prints for a tensor's TypeMeta ("long int", "c10::Half")
  * overflow name     the C++ type torch names in "value cannot be converted to type %s without overflow" */
-#define PCT_FORALL_DTYPE_PROPERTIES(X)                                                                                    X(BOOL, PCT_KIND_BOOL, 0.0, 1.0, 1, 0, "bool", "bool")                                                               X(UINT8, PCT_KIND_UNSIGNED, 0.0, 255.0, UINT8_MAX, 0, "unsigned char", "uint8_t")                                     X(INT8, PCT_KIND_SIGNED, -128.0, 127.0, INT8_MAX, 0, "signed char", "int8_t")                                         X(INT16, PCT_KIND_SIGNED, -32768.0, 32767.0, INT16_MAX, 0, "short int", "int16_t")                                   X(INT32, PCT_KIND_SIGNED, -2147483648.0, 2147483647.0, INT32_MAX, 0, "int", "int")                                    X(INT64, PCT_KIND_SIGNED, -9223372036854775808.0, 9223372036854775807.0, INT64_MAX, 0, "long int", "int64_t")       X(FLOAT16, PCT_KIND_FLOAT, -65504.0, 65504.0, INT64_MAX, 11, "c10::Half", "c10::Half")                               X(BFLOAT16, PCT_KIND_FLOAT, -3.3895313892515355e+38, 3.3895313892515355e+38, INT64_MAX, 8, "c10::BFloat16",            "c10::BFloat16")                                                                                                    X(FLOAT32, PCT_KIND_FLOAT, -3.4028234663852886e+38, 3.4028234663852886e+38, INT64_MAX, 24, "float", "float")         X(FLOAT64, PCT_KIND_FLOAT, -1.7976931348623157e+308, 1.7976931348623157e+308, INT64_MAX, 53, "double", "double")     X(UINT16, PCT_KIND_UNSIGNED, 0.0, 65535.0, UINT16_MAX, 0, "short unsigned int", "uint16_t")                          X(UINT32, PCT_KIND_UNSIGNED, 0.0, 4294967295.0, UINT32_MAX, 0, "unsigned int", "uint32_t")                           X(UINT64, PCT_KIND_UNSIGNED, 0.0, 18446744073709551615.0, INT64_MAX, 0, "long unsigned int", "uint64_t")
+#define PCT_FORALL_DTYPE_PROPERTIES(X) \
+    X(BOOL, PCT_KIND_BOOL, 0.0, 1.0, 1, 0, "bool", "bool") \
+    X(UINT8, PCT_KIND_UNSIGNED, 0.0, 255.0, UINT8_MAX, 0, "unsigned char", "uint8_t") \
+    X(INT8, PCT_KIND_SIGNED, -128.0, 127.0, INT8_MAX, 0, "signed char", "int8_t") \
+    X(INT16, PCT_KIND_SIGNED, -32768.0, 32767.0, INT16_MAX, 0, "short int", "int16_t") \
+    X(INT32, PCT_KIND_SIGNED, -2147483648.0, 2147483647.0, INT32_MAX, 0, "int", "int") \
+    X(INT64, PCT_KIND_SIGNED, -9223372036854775808.0, 9223372036854775807.0, INT64_MAX, 0, "long int", "int64_t") \
+    X(FLOAT16, PCT_KIND_FLOAT, -65504.0, 65504.0, INT64_MAX, 11, "c10::Half", "c10::Half") \
+    X(BFLOAT16, PCT_KIND_FLOAT, -3.3895313892515355e+38, 3.3895313892515355e+38, INT64_MAX, 8, "c10::BFloat16", "c10::BFloat16") \
+    X(FLOAT32, PCT_KIND_FLOAT, -3.4028234663852886e+38, 3.4028234663852886e+38, INT64_MAX, 24, "float", "float") \
+    X(FLOAT64, PCT_KIND_FLOAT, -1.7976931348623157e+308, 1.7976931348623157e+308, INT64_MAX, 53, "double", "double") \
+    X(UINT16, PCT_KIND_UNSIGNED, 0.0, 65535.0, UINT16_MAX, 0, "short unsigned int", "uint16_t") \
+    X(UINT32, PCT_KIND_UNSIGNED, 0.0, 4294967295.0, UINT32_MAX, 0, "unsigned int", "uint32_t") \
+    X(UINT64, PCT_KIND_UNSIGNED, 0.0, 18446744073709551615.0, INT64_MAX, 0, "long unsigned int", "uint64_t") \
+    X(COMPLEX64, PCT_KIND_COMPLEX, -3.4028234663852886e+38, 3.4028234663852886e+38, INT64_MAX, 24, "c10::complex<float>", "c10::complex<float>") \
+    X(COMPLEX128, PCT_KIND_COMPLEX, -1.7976931348623157e+308, 1.7976931348623157e+308, INT64_MAX, 53, "c10::complex<double>", "c10::complex<double>") \
+    X(COMPLEX32, PCT_KIND_COMPLEX, -65504.0, 65504.0, INT64_MAX, 11, "c10::complex<c10::Half>", "c10::complex<c10::Half>") \
+    X(FLOAT8_E5M2, PCT_KIND_FLOAT, -57344.0, 57344.0, INT64_MAX, 3, "c10::Float8_e5m2", "c10::Float8_e5m2") \
+    X(FLOAT8_E4M3FN, PCT_KIND_FLOAT, -448.0, 448.0, INT64_MAX, 4, "c10::Float8_e4m3fn", "c10::Float8_e4m3fn") \
+    X(FLOAT8_E5M2FNUZ, PCT_KIND_FLOAT, -57344.0, 57344.0, INT64_MAX, 3, "c10::Float8_e5m2fnuz", "c10::Float8_e5m2fnuz") \
+    X(FLOAT8_E4M3FNUZ, PCT_KIND_FLOAT, -240.0, 240.0, INT64_MAX, 4, "c10::Float8_e4m3fnuz", "c10::Float8_e4m3fnuz") \
+    X(FLOAT8_E8M0FNU, PCT_KIND_FLOAT, 5.877471754111438e-39, 1.7014118346046923e+38, INT64_MAX, 1, "c10::Float8_e8m0fnu", "c10::Float8_e8m0fnu")
 
 /* One row of Note [The dtype table]. */
 typedef struct pct_dtype_info {
     uint8_t kind;                  /* pct_dtype_kind */
     bool reduced_float;            /* float16, bfloat16: stored in 16 bits, computed in float */
     bool barebones;                /* uint16, uint32, uint64 (PCT_FORALL_UNSIGNED_DTYPES) */
+    bool storage_only;             /* complex32 and the float8 dtypes (Note [Complex and float8 dtypes]) */
+    bool float8;                   /* the float8 formats */
     int digits;
     double lowest, highest;
     int64_t int_lowest, int_highest;
@@ -136,6 +188,16 @@ extern const char *const pct_dtype_cpp_type_name[PCT_NUM_DTYPES];
 static inline bool pct_dtype_valid(int d) { return (unsigned)d < (unsigned)PCT_NUM_DTYPES; }
 static inline bool pct_dtype_is_floating(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].kind == PCT_KIND_FLOAT; }
 static inline bool pct_dtype_is_barebones(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].barebones; }
+static inline bool pct_dtype_is_complex(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].kind == PCT_KIND_COMPLEX; }
+static inline bool pct_dtype_is_float8(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].float8; }
+/* torch's isDifferentiableType: floating and complex dtypes may require gradients */
+static inline bool pct_dtype_is_differentiable(int d) { return pct_dtype_is_floating(d) || pct_dtype_is_complex(d); }
+static inline bool pct_dtype_is_storage_only(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].storage_only; }
+/* Whether kernels of the fully supported lists lack loops for d: the dispatcher's refusal applies (dispatch.c) */
+static inline bool pct_dtype_is_limited(int d) { return d >= PCT_UINT16 && pct_dtype_valid(d); }
+/* complex <-> real of the same precision (torch's toRealValueType / toComplexType); d itself where there is none */
+int pct_dtype_to_real(int d);
+int pct_dtype_to_complex(int d);
 static inline bool pct_dtype_is_integral(int d, bool include_bool)
 {
     if (!pct_dtype_valid(d)) return false;
@@ -145,7 +207,9 @@ static inline bool pct_dtype_is_integral(int d, bool include_bool)
 /* Signed: the signed integers and the floats. */
 static inline bool pct_dtype_is_signed(int d)
 {
-    return pct_dtype_valid(d) && (pct_dtype_infos[d].kind == PCT_KIND_SIGNED || pct_dtype_infos[d].kind == PCT_KIND_FLOAT);
+    if (!pct_dtype_valid(d) || d == PCT_FLOAT8_E8M0FNU) return false; /* e8m0 has no sign bit */
+    const int k = pct_dtype_infos[d].kind;
+    return k == PCT_KIND_SIGNED || k == PCT_KIND_FLOAT || k == PCT_KIND_COMPLEX;
 }
 static inline bool pct_dtype_is_reduced_float(int d) { return pct_dtype_valid(d) && pct_dtype_infos[d].reduced_float; }
 
@@ -258,6 +322,8 @@ static inline PCT_HOST_DEVICE pct_half pct_float_to_half(float f)
 #define PCT_TO_COMPUTE_UINT16(v) (v)
 #define PCT_TO_COMPUTE_UINT32(v) (v)
 #define PCT_TO_COMPUTE_UINT64(v) (v)
+#define PCT_TO_COMPUTE_COMPLEX64(v) (v)
+#define PCT_TO_COMPUTE_COMPLEX128(v) (v)
 #define PCT_FROM_COMPUTE_BOOL(v) ((v) != 0)
 #define PCT_FROM_COMPUTE_UINT8(v) ((uint8_t)(int64_t)(v))
 #define PCT_FROM_COMPUTE_INT8(v) ((int8_t)(int64_t)(v))
@@ -271,6 +337,8 @@ static inline PCT_HOST_DEVICE pct_half pct_float_to_half(float f)
 #define PCT_FROM_COMPUTE_UINT16(v) ((uint16_t)(v))
 #define PCT_FROM_COMPUTE_UINT32(v) ((uint32_t)(v))
 #define PCT_FROM_COMPUTE_UINT64(v) ((uint64_t)(v))
+#define PCT_FROM_COMPUTE_COMPLEX64(v) ((pct_cfloat)(v))
+#define PCT_FROM_COMPUTE_COMPLEX128(v) ((pct_cdouble)(v))
 /* Element v of dtype SE (storage type) as dtype DE (storage type; DC its compute type), as torch's copy_ converts:
  * through the compute types (float16/bfloat16 in float), a float truncated toward zero into an integer type, anything
  * nonzero (NaN too) true. The copy loops of every device (cpu/copy.c, csrc/cuda/copy.cu) convert with it. */
@@ -281,6 +349,13 @@ double pct_load_as_double(const void *p, int d);
 int64_t pct_load_as_int64(const void *p, int d);
 void pct_store_double(void *p, int d, double v);
 void pct_store_int64(void *p, int d, int64_t v);
+/* Read element p (any dtype) as a complex pair; write one (a real dtype takes the real part, as torch's copy does). */
+void pct_load_as_complex(const void *p, int d, double *re, double *im);
+void pct_store_complex(void *p, int d, double re, double im);
+
+/* The float8 formats (float8.c): bits <-> float, torch's rounding (to nearest even), saturation and NaN rules. */
+float pct_float8_to_float(uint8_t bits, int dtype);
+uint8_t pct_float_to_float8(float f, int dtype);
 
 #ifdef __cplusplus
 }

@@ -37,8 +37,8 @@ static int raise_refused_promotion(int da, int db)
 {
     const char *a = da == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[da];
     const char *b = db == PCT_UINT64_SCALAR ? "UInt64" : pct_dtype_cpp_name[db];
-    pct_error(PCT_ERR_RUNTIME, "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote %s and %s",
-                 a, b);
+    pct_error(PCT_ERR_RUNTIME, "Promotion for %s is not supported, attempted to promote %s and %s",
+              pct_dtype_is_float8(da) || pct_dtype_is_float8(db) ? "Float8 Types" : "uint16, uint32, uint64 types", a, b);
     return -1;
 }
 
@@ -273,7 +273,7 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg)
         if (common < 0) return -1;
     }
     if (common < 0 && (common = pct_result_type_of(cfg->ninputs, (pct_tensor *const *)cfg->inputs)) < 0) return -1;
-    if (cfg->int_to_float && !pct_dtype_is_floating(common)) common = numbers_only ? PCT_FLOAT64 : pct_default_dtype;
+    if (cfg->int_to_float && !pct_dtype_is_floating(common) && !pct_dtype_is_complex(common)) common = numbers_only ? PCT_FLOAT64 : pct_default_dtype;
     int out_dtype = cfg->out_dtype >= 0 ? cfg->out_dtype : common;
     it->compute_dtype = common;
     it->out_dtype = out_dtype;

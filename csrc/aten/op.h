@@ -22,13 +22,14 @@ typedef enum pct_arg_type {
     PCT_ARG_OBJECT, PCT_ARG_LAYOUT, PCT_ARG_MEMFORMAT, PCT_ARG_FLOATLIST
 } pct_arg_type;
 
-typedef enum pct_scalar_kind { PCT_SCALAR_BOOL, PCT_SCALAR_INT, PCT_SCALAR_FLOAT } pct_scalar_kind;
+typedef enum pct_scalar_kind { PCT_SCALAR_BOOL, PCT_SCALAR_INT, PCT_SCALAR_FLOAT, PCT_SCALAR_COMPLEX } pct_scalar_kind;
 
 typedef struct pct_scalar {
     int8_t kind;
     int64_t i;  /* valid for BOOL and INT */
-    double d;   /* valid for all kinds */
+    double d;   /* valid for all kinds (COMPLEX: the real part) */
     uint8_t from_tensor; /* parsed from a one-element tensor (ops with a Tensor overload skip the range check) */
+    double im;  /* COMPLEX: the imaginary part (0 for the other kinds) */
 } pct_scalar;
 
 /* One parsed argument. Objects are borrowed from the call's arguments, except the
@@ -266,7 +267,8 @@ pct_tensor *pct_scalar_tensor_of(int dtype, const pct_scalar *s);
 /* The dtype a Python scalar has on its own (bool, int64, double). */
 static inline int pct_scalar_dtype(const pct_scalar *s)
 {
-    return s->kind == PCT_SCALAR_BOOL ? PCT_BOOL : s->kind == PCT_SCALAR_INT ? PCT_INT64 : PCT_FLOAT64;
+    return s->kind == PCT_SCALAR_BOOL ? PCT_BOOL : s->kind == PCT_SCALAR_INT ? PCT_INT64
+         : s->kind == PCT_SCALAR_COMPLEX ? PCT_COMPLEX128 : PCT_FLOAT64;
 }
 /* torch's checked conversion of a Scalar argument to dtype (c10::checked_convert): -1 with "value cannot be
  * converted to type <T> without overflow" where s does not fit (negative ints wrap into unsigned types). */

@@ -19,6 +19,23 @@ int pct_pw_refuse_dtype(int op_index, int dtype, const char *name, const char *d
     return -1;
 }
 
+/* The table ops whose complex loop gives a real result (abs, angle: ops_complex.def's PCT_CPX_REAL). */
+#define PCT_IS_REAL_PCT_CPX_REAL 1
+#define PCT_IS_REAL_PCT_PROMOTE_DEFAULT 0
+#define PCT_IS_REAL_PCT_PROMOTE_INT_TO_FLOAT 0
+#define PCT_IS_REAL_PCT_PROMOTE_COMPARE 0
+#define PCT_IS_REAL_PCT_PROMOTE_BOOL_OUT 0
+static const bool complex_real_result[PCT_NUM_OPS] = {
+#define PCT_COMPLEX_UNARY(id, promo, expr) [PCT_OP_##id] = PCT_IS_REAL_##promo,
+#include "ops_complex.def"
+};
+
+/* The dtype of a unary table op's result for an input of dtype d where it is not d's own: float32 for abs(complex64) */
+static int unary_result_dtype(int op_index, int d)
+{
+    return pct_dtype_is_complex(d) && complex_real_result[op_index] ? pct_dtype_to_real(d) : d;
+}
+
 int pct_pw_raise(const pct_pw_ctx *ctx)
 {
     if (ctx->error == PCT_PW_ERR_ZERO_DIVISION) {
@@ -44,9 +61,10 @@ int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor
         pct_error_str(PCT_ERR_RUNTIME, "signbit does not support non-boolean outputs.");
         return -1;
     }
-    if (op->promotion == PCT_PROMOTE_DEFAULT && out->dtype != in->dtype) {
+    const int expected = unary_result_dtype(op_index, in->dtype);
+    if ((op->promotion == PCT_PROMOTE_DEFAULT || expected != in->dtype) && out->dtype != expected) {
         pct_error(PCT_ERR_RUNTIME, "Found dtype %s but expected %s", pct_dtype_cpp_name[out->dtype],
-                     pct_dtype_cpp_name[in->dtype]);
+                     pct_dtype_cpp_name[expected]);
         return -1;
     }
     return 0;
@@ -92,6 +110,8 @@ pct_object *pct_pw_run_on(const pct_pw_runner *r, pct_call *c, int op_index, int
                            .check_overlap = true};
     for (int i = 0; i < ninputs; i++) cfg.inputs[i] = inputs[i];
     pct_pw_config(&cfg, op->promotion);
+    if (ninputs == 1 && unary_result_dtype(op_index, inputs[0]->dtype) != inputs[0]->dtype)
+        cfg.out_dtype = unary_result_dtype(op_index, inputs[0]->dtype); /* abs, angle of a complex tensor */
     if (op_index == PCT_OP_sub || op_index == PCT_OP_subtract || op_index == PCT_OP_rsub) {
         for (int i = 0; i < ninputs; i++) {
             if (inputs[i]->dtype != PCT_BOOL) continue;
@@ -153,7 +173,11 @@ pct_object *pct_pw_binary_call(const pct_pw_runner *r, pct_call *c, const pct_bi
             pct_tensor *ab[2] = {a, b};
             int rt = pct_result_type_of(2, ab);
             if (rt < 0) return NULL;
-            if (s->kind == PCT_SCALAR_FLOAT && !pct_dtype_is_floating(rt)) {
+            if (s->kind == PCT_SCALAR_COMPLEX && !pct_dtype_is_complex(rt)) {
+                pct_error(PCT_ERR_RUNTIME, "For non-complex input tensors, argument alpha must not be a complex number.");
+                return NULL;
+            }
+            if (s->kind == PCT_SCALAR_FLOAT && !pct_dtype_is_floating(rt) && !pct_dtype_is_complex(rt)) {
                 pct_error(PCT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
                 return NULL;
             }
@@ -164,6 +188,7 @@ pct_object *pct_pw_binary_call(const pct_pw_runner *r, pct_call *c, const pct_bi
             if (pct_scalar_check_fits(s, rt) < 0) return NULL;
         }
         ctx.alpha_d = s->d;
+        ctx.alpha_im = s->kind == PCT_SCALAR_COMPLEX ? s->im : 0;
         ctx.alpha_i = s->kind == PCT_SCALAR_FLOAT ? (int64_t)s->d : s->i;
         /* torch subtracts by adding -alpha, negated as an int64: -(-2^63) wraps to -2^63 */
         if (s->kind == PCT_SCALAR_INT && s->i == INT64_MIN && s->d < 0 &&

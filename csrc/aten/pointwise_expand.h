@@ -20,6 +20,8 @@
 #define PCT_PICK_UINT16(f, i) i
 #define PCT_PICK_UINT32(f, i) i
 #define PCT_PICK_UINT64(f, i) i
+#define PCT_PICK_COMPLEX64(f, i) f /* the complex loops (cpu/pointwise_complex.c) pass their own expression as f */
+#define PCT_PICK_COMPLEX128(f, i) f
 
 /* The output's storage type (comparisons and the logical ops write bool) and the stored value of a result v. */
 #define PCT_OUT_T_PCT_PROMOTE_DEFAULT(T) T
@@ -30,6 +32,11 @@
 #define PCT_STORE_PCT_PROMOTE_INT_TO_FLOAT(E, v) PCT_FROM_COMPUTE_##E(v)
 #define PCT_STORE_PCT_PROMOTE_COMPARE(E, v) ((bool)(v))
 #define PCT_STORE_PCT_PROMOTE_BOOL_OUT(E, v) ((bool)(v))
+/* complex loops with a real result (abs, angle): the real type of the same precision */
+#define PCT_OUT_T_PCT_CPX_REAL(T) PCT_REAL_OF_##T
+#define PCT_REAL_OF_pct_cfloat float
+#define PCT_REAL_OF_pct_cdouble double
+#define PCT_STORE_PCT_CPX_REAL(E, v) (v)
 
 /* What a loop of dtype E stores for one element: the entry's float or integer expression over x (unary) or a, b
  * (binary) in the compute type, with ctx, alpha and OT (the output's storage type) in scope. */

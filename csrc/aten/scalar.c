@@ -6,12 +6,18 @@
 
 int pct_scalar_check_fits(const pct_scalar *s, int dtype)
 {
-    if (!pct_dtype_valid(dtype) || dtype == PCT_BOOL || dtype == PCT_FLOAT64) return 0; /* they take any value */
+    if (!pct_dtype_valid(dtype) || dtype == PCT_BOOL || (dtype == PCT_FLOAT64 && s->kind != PCT_SCALAR_COMPLEX))
+        return 0; /* they take any value */
     const pct_dtype_info *info = &pct_dtype_infos[dtype];
     const double lo = info->lowest, hi = info->highest;
     if (s->kind == PCT_SCALAR_BOOL) return 0;
     bool bad;
-    if (pct_dtype_is_floating(dtype)) {
+    if (pct_dtype_is_complex(dtype)) {
+        bad = (isfinite(s->d) && (s->d < -hi || s->d > hi)) || (isfinite(s->im) && (s->im < -hi || s->im > hi));
+        if (dtype == PCT_COMPLEX128) bad = false;
+    } else if (s->kind == PCT_SCALAR_COMPLEX && s->im != 0) {
+        bad = true; /* a complex value with an imaginary part fits no real dtype */
+    } else if (pct_dtype_is_floating(dtype)) {
         /* an int fits where its value is in range (only float16's is narrower than int64's; rounding is fine);
          * a double may be inf or nan, not beyond the finite range */
         if (s->kind == PCT_SCALAR_INT) bad = s->d < -hi || s->d > hi; /* d: the value, also of ints in [2^63, 2^64) */
@@ -42,7 +48,12 @@ void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s)
 {
     const char *p = pct_tensor_data(t);
     s->from_tensor = !(t->flags & PCT_FLAG_WRAPPED_NUMBER);
-    if (pct_dtype_is_floating(t->dtype)) {
+    s->im = 0;
+    if (pct_dtype_is_complex(t->dtype)) {
+        s->kind = PCT_SCALAR_COMPLEX;
+        pct_load_as_complex(p, t->dtype, &s->d, &s->im);
+        s->i = 0;
+    } else if (pct_dtype_is_floating(t->dtype)) {
         s->kind = PCT_SCALAR_FLOAT;
         s->d = pct_load_as_double(p, t->dtype);
         s->i = 0;
@@ -57,6 +68,11 @@ void pct_tensor_item_scalar(const pct_tensor *t, pct_scalar *s)
 pct_tensor *pct_scalar_tensor_of(int dtype, const pct_scalar *s)
 {
     /* an int in [2^63, 2^64) (i wrapped, d its value) becomes its value in a float dtype */
+    if (s->kind == PCT_SCALAR_COMPLEX || pct_dtype_is_complex(dtype)) { /* both parts (a real dtype: the real one) */
+        pct_tensor *t = pct_tensor_empty(0, NULL, dtype, PCT_CPU, -1);
+        if (t) pct_store_complex(t->storage->data, dtype, s->d, s->kind == PCT_SCALAR_COMPLEX ? s->im : 0);
+        return t;
+    }
     bool by_value = s->kind == PCT_SCALAR_FLOAT || (pct_scalar_is_uint64(s) && pct_dtype_is_floating(dtype));
     return pct_tensor_scalar(dtype, s->d, s->i, by_value);
 }

@@ -176,6 +176,58 @@ pct_object *pct_view_dtype(pct_call *c)
     return (pct_object *)pct_tensor_view_as_dtype(t, n, sizes, strides, offset, dtype);
 }
 
+/* view_as_real: a complex tensor's (real, imaginary) pairs as a last dim of 2 in the real dtype of its precision */
+pct_object *pct_view_as_real(pct_call *c)
+{
+    PCT_ARGS(view_as_real);
+    pct_tensor *t = arg.input;
+    if (!pct_dtype_is_complex(t->dtype)) {
+        pct_error_str(PCT_ERR_RUNTIME, "view_as_real is only supported for complex tensors");
+        return NULL;
+    }
+    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
+    const int n = t->ndim;
+    for (int i = 0; i < n; i++) { sizes[i] = t->sizes[i]; strides[i] = t->strides[i] * 2; }
+    sizes[n] = 2;
+    strides[n] = 1;
+    return (pct_object *)pct_tensor_view_as_dtype(t, n + 1, sizes, strides, t->offset * 2, pct_dtype_to_real(t->dtype));
+}
+
+/* view_as_complex: the inverse, for float16/float32/float64 tensors whose last dim is 2 contiguous elements */
+pct_object *pct_view_as_complex(pct_call *c)
+{
+    PCT_ARGS(view_as_complex);
+    pct_tensor *t = arg.input;
+    const int n = t->ndim;
+    if (t->dtype != PCT_FLOAT16 && t->dtype != PCT_FLOAT32 && t->dtype != PCT_FLOAT64) {
+        pct_error(PCT_ERR_RUNTIME, "view_as_complex is only supported for half, float and double tensors, but got a "
+                  "tensor of scalar type: %s", pct_dtype_cpp_name[t->dtype]);
+        return NULL;
+    }
+    if (n == 0 || t->sizes[n - 1] != 2) {
+        pct_error_str(PCT_ERR_RUNTIME, "Tensor must have a last dimension of size 2");
+        return NULL;
+    }
+    if (t->strides[n - 1] != 1) {
+        pct_error_str(PCT_ERR_RUNTIME, "Tensor must have a last dimension with stride 1");
+        return NULL;
+    }
+    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
+    for (int i = 0; i < n - 1; i++) {
+        if (t->strides[i] % 2) {
+            pct_error_str(PCT_ERR_RUNTIME, "Tensor must have a stride divisible by 2 for all but last dimension");
+            return NULL;
+        }
+        sizes[i] = t->sizes[i];
+        strides[i] = t->strides[i] / 2;
+    }
+    if (t->offset % 2) {
+        pct_error_str(PCT_ERR_RUNTIME, "Tensor must have a storage_offset divisible by 2");
+        return NULL;
+    }
+    return (pct_object *)pct_tensor_view_as_dtype(t, n - 1, sizes, strides, t->offset / 2, pct_dtype_to_complex(t->dtype));
+}
+
 pct_object *pct_flatten(pct_call *c)
 {
     PCT_ARGS(flatten);

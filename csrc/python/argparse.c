@@ -213,6 +213,13 @@ static const char *type_label(int t)
 int pct_scalar_from_object(PyObject *o, pct_scalar *s)
 {
     s->from_tensor = 0;
+    s->im = 0;
+    if (PyComplex_Check(o) || pct_dtype_is_complex(pct_numpy_scalar_dtype(o))) {
+        Py_complex z = PyComplex_AsCComplex(o);
+        if (z.real == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+        s->kind = PCT_SCALAR_COMPLEX; s->d = z.real; s->im = z.imag; s->i = 0;
+        return 0;
+    }
     if (PyBool_Check(o)) { s->kind = PCT_SCALAR_BOOL; s->i = o == Py_True; s->d = (double)s->i; return 0; }
     if (PyLong_Check(o)) {
         int overflow = 0;
@@ -233,7 +240,8 @@ int pct_scalar_from_object(PyObject *o, pct_scalar *s)
         if (t->numel != 1 || t->device_type != PCT_CPU) return -1;
         const char *p = pct_tensor_data(t);
         s->from_tensor = 1;
-        if (pct_dtype_is_floating(t->dtype)) { s->kind = PCT_SCALAR_FLOAT; s->d = pct_load_as_double(p, t->dtype); s->i = 0; }
+        if (pct_dtype_is_complex(t->dtype)) { s->kind = PCT_SCALAR_COMPLEX; pct_load_as_complex(p, t->dtype, &s->d, &s->im); s->i = 0; }
+        else if (pct_dtype_is_floating(t->dtype)) { s->kind = PCT_SCALAR_FLOAT; s->d = pct_load_as_double(p, t->dtype); s->i = 0; }
         else { s->kind = t->dtype == PCT_BOOL ? PCT_SCALAR_BOOL : PCT_SCALAR_INT; s->i = pct_load_as_int64(p, t->dtype); s->d = (double)s->i; }
         return 0;
     }
@@ -264,7 +272,7 @@ int pct_scalar_from_object(PyObject *o, pct_scalar *s)
 
 pct_tensor *pct_wrap_scalar(const pct_scalar *s)
 {
-    pct_tensor *t = pct_tensor_scalar(pct_scalar_dtype(s), s->d, s->i, s->kind == PCT_SCALAR_FLOAT);
+    pct_tensor *t = pct_scalar_tensor_of(pct_scalar_dtype(s), s);
     if (t) t->flags |= PCT_FLAG_WRAPPED_NUMBER | (pct_scalar_is_uint64(s) ? PCT_FLAG_UINT64_NUMBER : 0);
     return t;
 }

@@ -377,7 +377,7 @@ static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate
             }
             /* torch converts a Python number to t's dtype with its range check (float16/bfloat16: through float) */
             if (!accumulate && !pct_dtype_is_reduced_float(t->dtype) && pct_scalar_check_fits(&sc, t->dtype) < 0) return -1;
-            src = pct_tensor_scalar(t->dtype, sc.d, sc.i, sc.kind == PCT_SCALAR_FLOAT);
+            src = pct_scalar_tensor_of(t->dtype, &sc);
         } else {
             PyObject *made = pct_tensor_from_data(value, t->dtype, true);
             if (!made) return -1;

@@ -297,6 +297,10 @@ static const struct { const char *name; int dtype; } dtype_names[] = {
     {"float16", PCT_FLOAT16}, {"half", PCT_FLOAT16}, {"bfloat16", PCT_BFLOAT16},
     {"float32", PCT_FLOAT32}, {"float", PCT_FLOAT32}, {"float64", PCT_FLOAT64}, {"double", PCT_FLOAT64},
     {"uint16", PCT_UINT16}, {"uint32", PCT_UINT32}, {"uint64", PCT_UINT64},
+    {"complex32", PCT_COMPLEX32}, {"chalf", PCT_COMPLEX32}, {"complex64", PCT_COMPLEX64}, {"cfloat", PCT_COMPLEX64},
+    {"complex128", PCT_COMPLEX128}, {"cdouble", PCT_COMPLEX128}, {"float8_e5m2", PCT_FLOAT8_E5M2},
+    {"float8_e4m3fn", PCT_FLOAT8_E4M3FN}, {"float8_e5m2fnuz", PCT_FLOAT8_E5M2FNUZ},
+    {"float8_e4m3fnuz", PCT_FLOAT8_E4M3FNUZ}, {"float8_e8m0fnu", PCT_FLOAT8_E8M0FNU},
 };
 
 PyObject *pct_LinAlgError; /* owned by the module init for the life of the process */

@@ -46,6 +46,8 @@ static int dtype_from_numpy(int typenum)
     case NPY_FLOAT16: return PCT_FLOAT16;
     case NPY_FLOAT32: return PCT_FLOAT32;
     case NPY_FLOAT64: return PCT_FLOAT64;
+    case NPY_COMPLEX64: return PCT_COMPLEX64;
+    case NPY_COMPLEX128: return PCT_COMPLEX128;
     default: return -1;
     }
 }
@@ -64,8 +66,13 @@ int pct_numpy_scalar_dtype(PyObject *o)
 
 static int numpy_from_dtype(int dtype)
 {
-    static const int map[PCT_NUM_DTYPES] = {NPY_BOOL, NPY_UINT8, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64,
-                                            NPY_FLOAT16, -1, NPY_FLOAT32, NPY_FLOAT64, NPY_UINT16, NPY_UINT32, NPY_UINT64};
+    static const int map[PCT_NUM_DTYPES] = {
+        [PCT_BOOL] = NPY_BOOL, [PCT_UINT8] = NPY_UINT8, [PCT_INT8] = NPY_INT8, [PCT_INT16] = NPY_INT16,
+        [PCT_INT32] = NPY_INT32, [PCT_INT64] = NPY_INT64, [PCT_FLOAT16] = NPY_FLOAT16, [PCT_BFLOAT16] = -1,
+        [PCT_FLOAT32] = NPY_FLOAT32, [PCT_FLOAT64] = NPY_FLOAT64, [PCT_UINT16] = NPY_UINT16, [PCT_UINT32] = NPY_UINT32,
+        [PCT_UINT64] = NPY_UINT64, [PCT_COMPLEX64] = NPY_COMPLEX64, [PCT_COMPLEX128] = NPY_COMPLEX128,
+        [PCT_COMPLEX32] = -1, [PCT_FLOAT8_E5M2] = -1, [PCT_FLOAT8_E4M3FN] = -1, [PCT_FLOAT8_E5M2FNUZ] = -1,
+        [PCT_FLOAT8_E4M3FNUZ] = -1, [PCT_FLOAT8_E8M0FNU] = -1};
     return map[dtype];
 }
 
@@ -163,7 +170,7 @@ PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     int typenum = numpy_from_dtype(t->dtype);
     if (typenum < 0) {
-        PyErr_Format(PyExc_TypeError, "Got unsupported ScalarType BFloat16");
+        PyErr_Format(PyExc_TypeError, "Got unsupported ScalarType %s", pct_dtype_cpp_name[t->dtype]);
         return NULL;
     }
     npy_intp dims[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
@@ -202,7 +209,8 @@ typedef struct pct_DLManagedTensor {
     void (*deleter)(struct pct_DLManagedTensor *self);
 } pct_DLManagedTensor;
 
-enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6 };
+enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_COMPLEX = 5, DL_BOOL = 6, DL_FLOAT8_E4M3FN = 10,
+       DL_FLOAT8_E4M3FNUZ = 11, DL_FLOAT8_E5M2 = 12, DL_FLOAT8_E5M2FNUZ = 13, DL_FLOAT8_E8M0FNU = 14 };
 enum { DL_CPU = 1, DL_CUDA = 2 };
 
 /* What we export: the managed struct followed by shape and strides. Owns a tensor reference (manager_ctx) and
@@ -244,6 +252,12 @@ static void dl_dtype(int dtype, pct_DLDataType *d)
     if (dtype == PCT_BOOL) d->code = DL_BOOL;
     else if (dtype == PCT_UINT8 || pct_dtype_is_barebones(dtype)) d->code = DL_UINT;
     else if (dtype == PCT_BFLOAT16) d->code = DL_BFLOAT;
+    else if (pct_dtype_is_complex(dtype)) d->code = DL_COMPLEX;
+    else if (dtype == PCT_FLOAT8_E4M3FN) d->code = DL_FLOAT8_E4M3FN;
+    else if (dtype == PCT_FLOAT8_E4M3FNUZ) d->code = DL_FLOAT8_E4M3FNUZ;
+    else if (dtype == PCT_FLOAT8_E5M2) d->code = DL_FLOAT8_E5M2;
+    else if (dtype == PCT_FLOAT8_E5M2FNUZ) d->code = DL_FLOAT8_E5M2FNUZ;
+    else if (dtype == PCT_FLOAT8_E8M0FNU) d->code = DL_FLOAT8_E8M0FNU;
     else if (pct_dtype_is_floating(dtype)) d->code = DL_FLOAT;
     else d->code = DL_INT;
 }
@@ -305,6 +319,12 @@ static int dtype_from_dl(pct_DLDataType d)
     case DL_INT: return d.bits == 8 ? PCT_INT8 : d.bits == 16 ? PCT_INT16 : d.bits == 32 ? PCT_INT32 : d.bits == 64 ? PCT_INT64 : -1;
     case DL_FLOAT: return d.bits == 16 ? PCT_FLOAT16 : d.bits == 32 ? PCT_FLOAT32 : d.bits == 64 ? PCT_FLOAT64 : -1;
     case DL_BFLOAT: return d.bits == 16 ? PCT_BFLOAT16 : -1;
+    case DL_COMPLEX: return d.bits == 32 ? PCT_COMPLEX32 : d.bits == 64 ? PCT_COMPLEX64 : d.bits == 128 ? PCT_COMPLEX128 : -1;
+    case DL_FLOAT8_E4M3FN: return d.bits == 8 ? PCT_FLOAT8_E4M3FN : -1;
+    case DL_FLOAT8_E4M3FNUZ: return d.bits == 8 ? PCT_FLOAT8_E4M3FNUZ : -1;
+    case DL_FLOAT8_E5M2: return d.bits == 8 ? PCT_FLOAT8_E5M2 : -1;
+    case DL_FLOAT8_E5M2FNUZ: return d.bits == 8 ? PCT_FLOAT8_E5M2FNUZ : -1;
+    case DL_FLOAT8_E8M0FNU: return d.bits == 8 ? PCT_FLOAT8_E8M0FNU : -1;
     default: return -1;
     }
 }

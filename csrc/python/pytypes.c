@@ -10,7 +10,20 @@ PyObject *pct_dtype_objects[PCT_NUM_DTYPES];
 
 static PyObject *dtype_repr(pct_dtype_object *d) { return PyUnicode_FromFormat("torch.%s", pct_dtype_name[d->dtype]); }
 static PyObject *dtype_is_floating(pct_dtype_object *d, void *c) { (void)c; return PyBool_FromLong(pct_dtype_is_floating(d->dtype)); }
-static PyObject *dtype_is_complex(pct_dtype_object *d, void *c) { (void)d; (void)c; Py_RETURN_FALSE; }
+static PyObject *dtype_is_complex(pct_dtype_object *d, void *c) { (void)c; return PyBool_FromLong(pct_dtype_is_complex(d->dtype)); }
+/* dtype.to_real() / to_complex(): torch's, which refuse the dtypes that have no counterpart */
+static PyObject *dtype_to_real(pct_dtype_object *d, PyObject *u)
+{
+    (void)u;
+    return Py_NewRef(pct_dtype_objects[pct_dtype_to_real(d->dtype)]);
+}
+static PyObject *dtype_to_complex(pct_dtype_object *d, PyObject *u)
+{
+    (void)u;
+    if (!pct_dtype_is_complex(d->dtype) && !(pct_dtype_is_floating(d->dtype) && !pct_dtype_is_float8(d->dtype)))
+        return PyErr_Format(PyExc_RuntimeError, "Unknown Complex ScalarType for %s", pct_dtype_cpp_name[d->dtype]);
+    return Py_NewRef(pct_dtype_objects[pct_dtype_to_complex(d->dtype)]);
+}
 static PyObject *dtype_is_signed(pct_dtype_object *d, void *c) { (void)c; return PyBool_FromLong(pct_dtype_is_signed(d->dtype)); }
 static PyObject *dtype_itemsize(pct_dtype_object *d, void *c) { (void)c; return PyLong_FromLong(pct_dtype_itemsize[d->dtype]); }
 static PyObject *dtype_reduce(pct_dtype_object *d, PyObject *u)
@@ -25,7 +38,10 @@ static PyGetSetDef dtype_getset[] = {
     {"itemsize", (getter)dtype_itemsize, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
-static PyMethodDef dtype_methods[] = {{"__reduce__", (PyCFunction)dtype_reduce, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static PyMethodDef dtype_methods[] = {{"__reduce__", (PyCFunction)dtype_reduce, METH_NOARGS, NULL},
+                                      {"to_real", (PyCFunction)dtype_to_real, METH_NOARGS, NULL},
+                                      {"to_complex", (PyCFunction)dtype_to_complex, METH_NOARGS, NULL},
+                                      {NULL, NULL, 0, NULL}};
 
 PyTypeObject pct_DtypeType = {
     PyVarObject_HEAD_INIT(NULL, 0)

@@ -74,7 +74,7 @@ static int set_requires_grad(PyObject *self, PyObject *v, void *c)
                                             "var_no_grad = var.detach().");
         return -1;
     }
-    if (v == Py_True && !pct_dtype_is_floating(t->dtype)) {
+    if (v == Py_True && !pct_dtype_is_differentiable(t->dtype)) {
         PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point and complex dtype can require gradients");
         return -1;
     }
@@ -206,7 +206,7 @@ static PyObject *m_data_ptr(PyObject *self, PyObject *u)
     return PyLong_FromVoidPtr(pct_tensor_data(T(self)));
 }
 static PyObject *m_is_floating_point(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_floating(T(self)->dtype)); }
-static PyObject *m_is_complex(PyObject *self, PyObject *u) { (void)self; (void)u; Py_RETURN_FALSE; }
+static PyObject *m_is_complex(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_complex(T(self)->dtype)); }
 static PyObject *m_is_signed(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_signed(T(self)->dtype)); }
 static PyObject *m_get_device(PyObject *self, PyObject *u) { (void)u; return PyLong_FromLong(T(self)->device_type == PCT_CPU ? -1 : T(self)->device_index); }
 /* is_contiguous(*, memory_format=torch.contiguous_format): channels_last asks for the NHWC order. */
@@ -231,7 +231,7 @@ static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"requires_grad", NULL};
     PyObject *flag = Py_True;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O!:requires_grad_", kwlist, &PyBool_Type, &flag)) return NULL;
-    if (flag == Py_True && !pct_dtype_is_floating(((pct_tensor *)self)->dtype)) { /* torch's method words it so */
+    if (flag == Py_True && !pct_dtype_is_differentiable(((pct_tensor *)self)->dtype)) { /* torch's method words it so */
         PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point dtype can require gradients");
         return NULL;
     }

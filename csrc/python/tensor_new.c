@@ -24,7 +24,8 @@ static int infer(PyObject *o, int depth, int64_t *shape, int *ndim, int *dtype)
      * is a subclass), promoted with the others' as torch does */
     int scalar_dtype = pct_numpy_scalar_dtype(o);
     if (scalar_dtype < 0)
-        scalar_dtype = PyBool_Check(o) ? PCT_BOOL : PyLong_Check(o) ? PCT_INT64 : PyFloat_Check(o) ? pct_default_dtype : -1;
+        scalar_dtype = PyBool_Check(o) ? PCT_BOOL : PyLong_Check(o) ? PCT_INT64 : PyFloat_Check(o) ? pct_default_dtype
+                     : PyComplex_Check(o) ? pct_dtype_to_complex(pct_default_dtype) : -1;
     if (scalar_dtype >= 0) {
         *ndim = depth;
         *dtype = *dtype == KIND_NONE ? scalar_dtype : pct_promote_types_or_raise(*dtype, scalar_dtype);
@@ -102,7 +103,7 @@ static int check_tensor_values(pct_tensor *src, int dtype)
     const int64_t *x = (const int64_t *)pct_tensor_data(cont);
     int rc = 0;
     for (int64_t k = 0; k < cont->numel && rc == 0; k++) {
-        pct_scalar s = {PCT_SCALAR_INT, x[k], (double)x[k], 0};
+        pct_scalar s = {PCT_SCALAR_INT, x[k], (double)x[k], 0, 0};
         rc = check_int_value(&s, dtype);
     }
     Py_DECREF(cont);
@@ -121,8 +122,19 @@ static int fill(PyObject *o, char **p, int dtype, int item)
         *p += item;
         return 0;
     }
+    if (PyComplex_Check(o) || (pct_dtype_is_complex(dtype) && pct_dtype_is_complex(pct_numpy_scalar_dtype(o)))) {
+        /* torch reads a complex number into a real tensor as C++ would: an error, except into bool */
+        Py_complex z = PyComplex_AsCComplex(o);
+        if (z.real == -1.0 && PyErr_Occurred()) return -1;
+        if (pct_dtype_is_integral(dtype, false)) { PyErr_SetString(PyExc_TypeError, "'complex' object cannot be interpreted as an integer"); return -1; }
+        if (pct_dtype_is_floating(dtype)) { PyErr_SetString(PyExc_TypeError, "must be real number, not complex"); return -1; }
+        if (dtype == PCT_BOOL) z.real = z.real != 0 || z.imag != 0;
+        pct_store_complex(*p, dtype, z.real, z.imag);
+        *p += item;
+        return 0;
+    }
     if (PyFloat_Check(o)) {
-        pct_scalar s = {PCT_SCALAR_FLOAT, 0, PyFloat_AS_DOUBLE(o), 0};
+        pct_scalar s = {PCT_SCALAR_FLOAT, 0, PyFloat_AS_DOUBLE(o), 0, 0};
         if (check_int_value(&s, dtype) < 0) return -1;
         pct_store_double(*p, dtype, s.d);
         *p += item;
@@ -139,9 +151,9 @@ static int fill(PyObject *o, char **p, int dtype, int item)
             return 0;
         }
         if (overflow) { PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long"); return -1; }
-        pct_scalar s = {PyBool_Check(o) ? PCT_SCALAR_BOOL : PCT_SCALAR_INT, v, (double)v, 0};
+        pct_scalar s = {PyBool_Check(o) ? PCT_SCALAR_BOOL : PCT_SCALAR_INT, v, (double)v, 0, 0};
         if (check_int_value(&s, dtype) < 0) return -1;
-        if (pct_dtype_is_floating(dtype)) pct_store_double(*p, dtype, (double)v);
+        if (pct_dtype_is_floating(dtype) || pct_dtype_is_complex(dtype)) pct_store_double(*p, dtype, (double)v);
         else pct_store_int64(*p, dtype, v);
         *p += item;
         return 0;
@@ -150,7 +162,8 @@ static int fill(PyObject *o, char **p, int dtype, int item)
         pct_scalar s;
         if (pct_scalar_from_object(o, &s) < 0) { PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name); return -1; }
         if (check_int_value(&s, dtype) < 0) return -1;
-        if (s.kind == PCT_SCALAR_FLOAT || pct_dtype_is_floating(dtype)) pct_store_double(*p, dtype, s.d);
+        if (s.kind == PCT_SCALAR_COMPLEX || pct_dtype_is_complex(dtype)) pct_store_complex(*p, dtype, s.d, s.im);
+        else if (s.kind == PCT_SCALAR_FLOAT || pct_dtype_is_floating(dtype)) pct_store_double(*p, dtype, s.d);
         else pct_store_int64(*p, dtype, s.i);
         *p += item;
         return 0;
@@ -229,7 +242,7 @@ static PyObject *finish_new(PyObject *t, PyObject *device, int requires_grad)
     }
     if (requires_grad) {
         pct_tensor *x = (pct_tensor *)t;
-        if (!pct_dtype_is_floating(x->dtype)) {
+        if (!pct_dtype_is_differentiable(x->dtype)) {
             Py_DECREF(t);
             PyErr_SetString(PyExc_RuntimeError, "Only Tensors of floating point and complex dtype can require gradients");
             return NULL;
@@ -287,6 +300,11 @@ PyObject *pct_scalar_to_python(const void *p, int dtype)
 {
     if (dtype == PCT_BOOL) return PyBool_FromLong(*(const uint8_t *)p != 0); /* any nonzero byte is True */
     if (pct_dtype_is_floating(dtype)) return PyFloat_FromDouble(pct_load_as_double(p, dtype));
+    if (pct_dtype_is_complex(dtype)) {
+        double re, im;
+        pct_load_as_complex(p, dtype, &re, &im);
+        return PyComplex_FromDoubles(re, im);
+    }
     if (dtype == PCT_UINT64) return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
     return PyLong_FromLongLong(pct_load_as_int64(p, dtype));
 }

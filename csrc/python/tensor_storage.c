@@ -288,7 +288,7 @@ PyObject *pct_py_frombuffer(PyObject *m, PyObject *args, PyObject *kw)
     pct_tensor *t = pct_tensor_from_storage(st, 1, &n, NULL, 0, dtype);
     pct_storage_decref(st);
     if (t && requires_grad) {
-        if (!pct_dtype_is_floating(dtype)) {
+        if (!pct_dtype_is_differentiable(dtype)) {
             Py_DECREF(t);
             PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point and complex dtype can require gradients");
             return NULL;

@@ -387,6 +387,8 @@ static const char *buffer_format(int dtype)
     case PCT_UINT16: return "H";
     case PCT_UINT32: return "I";
     case PCT_UINT64: return "Q";
+    case PCT_COMPLEX64: return "Zf";
+    case PCT_COMPLEX128: return "Zd";
     default: return NULL; /* bfloat16 has no struct format */
     }
 }

@@ -136,7 +136,7 @@ static pct_tensor *matrix_norm(pct_tensor *A, const pct_scalar *ord_s, const cha
     int64_t d[2];
     if (matrix_norm_checks(A, dims, ndims, dtype, low_precision_ok, d) < 0) return NULL;
     if (ord_str && strcmp(ord_str, "fro") == 0) {
-        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
+        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0, 0};
         return pct_comp_vector_norm(A, &two, 2, d, keepdim, dtype, NULL);
     }
     if (ord_str) return svd_norm(A, d, 0, keepdim, dtype);
@@ -144,7 +144,7 @@ static pct_tensor *matrix_norm(pct_tensor *A, const pct_scalar *ord_s, const cha
     /* 1, -1, inf, -inf: max / min over one dim of the 1-norms over the other (inf: the transposed matrix's 1-norm) */
     if (abs_ord == INFINITY) { const int64_t t = d[0]; d[0] = d[1]; d[1] = t; }
     if (!keepdim && d[0] < d[1]) d[1]--; /* the first reduction removed a dim in front of it */
-    const pct_scalar one = {PCT_SCALAR_INT, 1, 1.0, 0};
+    const pct_scalar one = {PCT_SCALAR_INT, 1, 1.0, 0, 0};
     pct_tensor *s = pct_comp_vector_norm(A, &one, 1, &d[0], keepdim, dtype, NULL);
     pct_tensor *r = s ? max_min(s, d[1], keepdim, ord > 0) : NULL;
     PCT_XDECREF(s);
@@ -184,7 +184,7 @@ static pct_object *linalg_norm(pct_tensor *X, const pct_scalar *ord_s, const cha
         return NULL;
     }
     const int64_t d01[2] = {0, 1};
-    const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
+    const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0, 0};
     pct_tensor *r;
     if (ord_str || (ord_s && ((dims && ndims == 2) || (!dims && X->ndim == 2))))
         r = matrix_norm(X, ord_s, ord_str, dims ? dims : d01, dims ? ndims : 2, keepdim, dtype);
@@ -241,7 +241,7 @@ pct_object *pct_composite_norm_str(pct_call *c)
     const pct_int_list *dim = &arg.dim;
     const bool fro = strcmp(arg.p, "fro") == 0 && (dim->none || dim->n <= 2);
     if (fro) {
-        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0};
+        const pct_scalar two = {PCT_SCALAR_INT, 2, 2.0, 0, 0};
         return (pct_object *)pct_comp_vector_norm(self, &two, dim->n, dim->none ? NULL : dim->v, arg.keepdim, arg.dtype,
                                                   c->out);
     }

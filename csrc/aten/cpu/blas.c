@@ -27,6 +27,7 @@
 #include "pointwise.h"
 #include "gemm_lowp.h"
 #include "gemm_f32.h"
+#include "blas_complex.h"
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -843,6 +844,32 @@ fail:
     return NULL;
 }
 
+/* A product with a complex operand (blas_complex.c): mm's 2-D operands as batches of one; the result written into out=
+ * where one is given. */
+static pct_object *complex_product(pct_tensor *a, pct_tensor *b, pct_tensor *out, bool batched)
+{
+    pct_tensor *a3 = batched ? a : pct_tensor_view_of(a, 3, (int64_t[]){1, a->sizes[0], a->sizes[1]},
+                                                     (int64_t[]){0, a->strides[0], a->strides[1]}, a->offset);
+    pct_tensor *b3 = !a3 || batched ? b : pct_tensor_view_of(b, 3, (int64_t[]){1, b->sizes[0], b->sizes[1]},
+                                                            (int64_t[]){0, b->strides[0], b->strides[1]}, b->offset);
+    pct_tensor *r = b3 ? pct_complex_bmm(a3, b3) : NULL;
+    if (!batched) {
+        PCT_XDECREF(a3);
+        PCT_XDECREF(b3);
+    }
+    if (r && !batched) {
+        pct_tensor *r2 = pct_tensor_view_of(r, 2, r->sizes + 1, r->strides + 1, r->offset);
+        PCT_DECREF(r);
+        r = r2;
+    }
+    if (!r || !out) return (pct_object *)r;
+    int rc = pct_out_check_dtype(out, r->dtype) < 0 || pct_out_resize(out, r->ndim, r->sizes) < 0 ? -1 : pct_copy_(out, r);
+    PCT_DECREF(r);
+    if (rc < 0) return NULL;
+    PCT_INCREF(out);
+    return (pct_object *)out;
+}
+
 static pct_object *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     if (a->ndim != 2) { pct_error_str(PCT_ERR_RUNTIME, "self must be a matrix"); return NULL; }
@@ -852,6 +879,7 @@ static pct_object *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
                      (long long)a->sizes[0], (long long)a->sizes[1], (long long)b->sizes[0], (long long)b->sizes[1]);
         return NULL;
     }
+    if (pct_dtype_is_complex(a->dtype) || pct_dtype_is_complex(b->dtype)) return complex_product(a, b, out, false);
     if (pct_out_check_dtype(out, a->dtype) < 0) return NULL;
     return addmm_impl(out, false, NULL, a, b, &scalar_zero, &scalar_one);
 }
@@ -934,6 +962,14 @@ static int bmm_compute(pct_tensor *result, pct_tensor *b1, pct_tensor *b2, const
 static pct_object *bmm_op(pct_tensor *b1, pct_tensor *b2, pct_tensor *out)
 {
     if (check_bmm_shapes(b1, b2) < 0) return NULL;
+    if (pct_dtype_is_complex(b1->dtype) || pct_dtype_is_complex(b2->dtype)) {
+        if (b1->dtype != b2->dtype) {
+            pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[b1->dtype],
+                      pct_dtype_cpp_name[b2->dtype]);
+            return NULL;
+        }
+        return complex_product(b1, b2, out, true);
+    }
     if (pct_out_check_dtype(out, b2->dtype) < 0) return NULL;
     const int64_t shape[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
     pct_tensor *result = pct_la_result_on(out, 3, shape, b2->dtype, b1), *target = result;

@@ -95,8 +95,8 @@ static inline coef coef_from_scalar(const pct_scalar *s, int dtype)
 /* torch's "beta.toComplexDouble() == 0": the Scalar itself, before conversion */
 static inline bool scalar_is_zero(const pct_scalar *s) { return s->kind == PCT_SCALAR_FLOAT ? s->d == 0.0 : s->i == 0; }
 
-static const pct_scalar scalar_zero = {PCT_SCALAR_INT, 0, 0.0, 0};
-static const pct_scalar scalar_one = {PCT_SCALAR_INT, 1, 1.0, 0};
+static const pct_scalar scalar_zero = {PCT_SCALAR_INT, 0, 0.0, 0, 0};
+static const pct_scalar scalar_one = {PCT_SCALAR_INT, 1, 1.0, 0, 0};
 
 /* ---- products (blas.c, vector_products.c) ---- */
 

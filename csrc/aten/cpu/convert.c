@@ -208,7 +208,7 @@ pct_object *pct_cpu_zero_(pct_call *c)
 {
     PCT_ARGS(zero_);
     pct_tensor *self = arg.input;
-    pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0};
+    pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0, 0};
     if (pct_fill_scalar(self, &zero) < 0) return NULL;
     PCT_INCREF(self);
     return (pct_object *)self;

@@ -40,7 +40,7 @@
             for (int64_t k = 0; k < n; k++) *(T *)(args[0] + k * so) = *(const T *)(args[1] + k * si); \
         }                                                                                      \
     }
-PCT_FORALL_ALL_DTYPES(PCT_SAME_LOOP)
+PCT_FORALL_EVERY_DTYPE(PCT_SAME_LOOP)
 
 /* For each source dtype S, one loop per destination dtype D. */
 #define PCT_CONVERT_TO(DE, DN, DT, DC, DS, SE, SN, ST, SC) PCT_CONVERT_LOOP(DE, DN, DT, DC, DS, SE, SN, ST, SC, "")
@@ -54,11 +54,48 @@ static const pct_loop_fn convert_table[PCT_NUM_DTYPES][PCT_NUM_DTYPES] = {PCT_FO
 
 static const pct_loop_fn same_table[PCT_NUM_DTYPES] = {
 #define PCT_SAME_ENTRY(E, N, T, C, S) copy_same_##N,
-    PCT_FORALL_ALL_DTYPES(PCT_SAME_ENTRY)
+    PCT_FORALL_EVERY_DTYPE(PCT_SAME_ENTRY)
 #undef PCT_SAME_ENTRY
+};
+
+/* Conversions with a complex or storage-only dtype on either side (Note [Complex and float8 dtypes] in dtype.h)
+ * go through a complex pair of doubles, as torch's go through c10::complex: a real destination takes the real part,
+ * bool is true where either part is nonzero, a float8 destination rounds the float value. */
+#define NAN_TO_ZERO(d) ((d) == PCT_FLOAT8_E4M3FNUZ || (d) == PCT_FLOAT8_E5M2FNUZ || (d) == PCT_FLOAT8_E8M0FNU)
+#define PCT_EXTRA_LOOP(SE, DE)                                                                         \
+    static void copy_x_##SE##_to_##DE(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
+    {                                                                                                  \
+        (void)ctx;                                                                                     \
+        for (int64_t k = 0; k < *dims; k++) {                                                          \
+            double re, im;                                                                             \
+            pct_load_as_complex(args[1] + k * steps[1], PCT_##SE, &re, &im);                           \
+            if (PCT_##DE == PCT_BOOL) re = re != 0 || im != 0;                                         \
+            /* torch converts the NaN of the fnuz and e8m0 formats to 0 in an integer */                 \
+            else if (NAN_TO_ZERO(PCT_##SE) && re != re && pct_dtype_is_integral(PCT_##DE, false)) re = 0; \
+            pct_store_complex(args[0] + k * steps[0], PCT_##DE, re, im);                               \
+        }                                                                                              \
+    }
+#define PCT_EXTRA_DTYPES(X, A)                                                                         \
+    X(A, COMPLEX64) X(A, COMPLEX128) X(A, COMPLEX32) X(A, FLOAT8_E5M2) X(A, FLOAT8_E4M3FN) X(A, FLOAT8_E5M2FNUZ) \
+    X(A, FLOAT8_E4M3FNUZ) X(A, FLOAT8_E8M0FNU)
+#define PCT_TO_EXTRA(E, N, T, C, S) PCT_EXTRA_DTYPES(PCT_EXTRA_LOOP, E)
+PCT_FORALL_EVERY_DTYPE(PCT_TO_EXTRA) /* every dtype to each extra one */
+#define PCT_EXTRA_LOOP_REV(DE, SE) PCT_EXTRA_LOOP(SE, DE)
+#define PCT_FROM_EXTRA(E, N, T, C, S) PCT_EXTRA_DTYPES(PCT_EXTRA_LOOP_REV, E)
+PCT_FORALL_ALL_DTYPES(PCT_FROM_EXTRA) /* each extra dtype to the others */
+
+static const pct_loop_fn extra_table[PCT_NUM_DTYPES][PCT_NUM_DTYPES] = {
+#define PCT_EXTRA_ENTRY(SE, DE) [PCT_##SE][PCT_##DE] = copy_x_##SE##_to_##DE,
+#define PCT_EXTRA_ENTRY_REV(DE, SE) [PCT_##SE][PCT_##DE] = copy_x_##SE##_to_##DE,
+#define PCT_TO_EXTRA_ENTRY(E, N, T, C, S) PCT_EXTRA_DTYPES(PCT_EXTRA_ENTRY, E)
+#define PCT_FROM_EXTRA_ENTRY(E, N, T, C, S) PCT_EXTRA_DTYPES(PCT_EXTRA_ENTRY_REV, E)
+    PCT_FORALL_EVERY_DTYPE(PCT_TO_EXTRA_ENTRY) PCT_FORALL_ALL_DTYPES(PCT_FROM_EXTRA_ENTRY)
 };
 
 pct_loop_fn pct_copy_loop(int dst, int src)
 {
-    return dst == src ? same_table[dst] : convert_table[src][dst];
+    if (dst == src) return same_table[dst];
+    return pct_dtype_is_limited(dst) && !pct_dtype_is_barebones(dst) ? extra_table[src][dst]
+         : pct_dtype_is_limited(src) && !pct_dtype_is_barebones(src) ? extra_table[src][dst]
+                                                                      : convert_table[src][dst];
 }

@@ -13,7 +13,7 @@
 pct_tensor *pct_factory_requires_grad(pct_call *c, pct_tensor *t)
 {
     if (t && pct_arg(c, "requires_grad")->b) {
-        if (!pct_dtype_is_floating(t->dtype)) {
+        if (!pct_dtype_is_differentiable(t->dtype)) {
             PCT_DECREF(t);
             pct_error_str(PCT_ERR_RUNTIME, "Only Tensors of floating point and complex dtype can require gradients");
             return NULL;
@@ -156,7 +156,7 @@ static pct_object *filled(pct_call *c, int ndim, const int64_t *sizes, int defau
 /* The *_like forms: the requires_grad keyword is applied after the fill, as for the other factories. */
 static pct_tensor *like_start(pct_call *c, const pct_tensor *src) { return pct_factory_requires_grad(c, pct_like_new(c, src)); }
 
-static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0}, one = {PCT_SCALAR_INT, 1, 1, 0};
+static const pct_scalar zero = {PCT_SCALAR_INT, 0, 0, 0, 0}, one = {PCT_SCALAR_INT, 1, 1, 0, 0};
 
 pct_object *pct_cpu_empty(pct_call *c)
 {
@@ -235,6 +235,7 @@ pct_object *pct_cpu_ones(pct_call *c)
 /* full() infers its dtype from the fill value: bool, int64 or the default float. */
 static int fill_value_dtype(const pct_scalar *s)
 {
+    if (s->kind == PCT_SCALAR_COMPLEX) return pct_dtype_to_complex(pct_default_dtype);
     return s->kind == PCT_SCALAR_FLOAT ? pct_default_dtype : s->kind == PCT_SCALAR_INT ? PCT_INT64 : PCT_BOOL;
 }
 pct_object *pct_cpu_full(pct_call *c)

@@ -10,7 +10,7 @@
  * PCT_FOREACH_UNSIGNED. The preprocessor cannot #include from inside an X-macro, so the list
  * repeats dtype.h's: the assertion stops the build when a dtype is added there and not here.
  * No include guard: by design. */
-_Static_assert(PCT_NUM_DTYPES == 13, "dtype_foreach.h lists 13 dtypes: add the new one");
+_Static_assert(PCT_UINT64 + 1 == 13, "dtype_foreach.h lists the 13 dtypes of PCT_FORALL_ALL_DTYPES: add the new one");
 
 #define PCT_TPL_E BOOL
 #define PCT_TPL_FLOATING 0

@@ -190,6 +190,56 @@ static const pct_loop_fn ix_loops[PCT_NUM_DTYPES] = {
 #undef IX_ENTRY
 };
 
+/* The index loops of the complex and storage-only dtypes (Note [Complex and float8 dtypes] in ../dtype.h): copies
+ * (indexing, index_select, index_put) move their bytes through the loop of an integer dtype of their size; complex128
+ * (16 bytes, no such integer) and the sums of index_add / index_put(accumulate=True) on complex64 / complex128 have
+ * their own loops, through index_each_impl.h as the other dtypes' do. */
+#define PCT_TPL_T pct_cfloat
+static void ix_loop_cfloat(char **args, const int64_t *dims, const int64_t *steps, void *vctx)
+{
+    const ix_ctx *c = vctx;
+    const int64_t n = c->n;
+    const float alpha = (float)c->alpha_d;
+    if (c->op == IX_COPY) {
+#define IX_BODY *(pct_cfloat *)d = *(const pct_cfloat *)s
+#include "index_each_impl.h"
+    } else if (c->op == IX_MUL) {
+#define IX_BODY *(pct_cfloat *)d *= *(const pct_cfloat *)s
+#include "index_each_impl.h"
+    } else {
+#define IX_BODY *(pct_cfloat *)d += alpha * *(const pct_cfloat *)s
+#include "index_each_impl.h"
+    }
+}
+#undef PCT_TPL_T
+#define PCT_TPL_T pct_cdouble
+static void ix_loop_cdouble(char **args, const int64_t *dims, const int64_t *steps, void *vctx)
+{
+    const ix_ctx *c = vctx;
+    const int64_t n = c->n;
+    const double alpha = c->alpha_d;
+    if (c->op == IX_COPY) {
+#define IX_BODY *(pct_cdouble *)d = *(const pct_cdouble *)s
+#include "index_each_impl.h"
+    } else if (c->op == IX_MUL) {
+#define IX_BODY *(pct_cdouble *)d *= *(const pct_cdouble *)s
+#include "index_each_impl.h"
+    } else {
+#define IX_BODY *(pct_cdouble *)d += alpha * *(const pct_cdouble *)s
+#include "index_each_impl.h"
+    }
+}
+#undef PCT_TPL_T
+
+static pct_loop_fn ix_loop_of(int dtype, int op)
+{
+    if (dtype == PCT_COMPLEX64) return ix_loop_cfloat;
+    if (dtype == PCT_COMPLEX128) return ix_loop_cdouble;
+    if (dtype < PCT_COMPLEX64) return ix_loops[dtype];
+    if (op != IX_COPY) return NULL; /* complex32 and float8: copies only */
+    return ix_loops[pct_dtype_itemsize[dtype] == 1 ? PCT_UINT8 : PCT_INT32];
+}
+
 /* Runs the index loop over `shape`, each operand seen through its own element strides
  * (its storage offset kept). cnt may be NULL. ctx steps are in elements; converted here. */
 int pct_ix_run(ix_ctx *ctx, int ndim, const int64_t *shape, pct_tensor *dst, const int64_t *dst_st, pct_tensor *src,
@@ -212,10 +262,15 @@ int pct_ix_run(ix_ctx *ctx, int ndim, const int64_t *shape, pct_tensor *dst, con
     pct_iter it;
     pct_iter_config cfg = {.out = v[0], .inplace = true, .ninputs = nops - 1, .inputs = {v[1], v[2], v[3]},
                            .compute_dtype = dst->dtype, .out_dtype = dst->dtype, .mixed_dtypes = true};
+    pct_loop_fn loop = ix_loop_of(dst->dtype, ctx->op);
+    if (!loop) {
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"index_cpu\" not implemented for '%s'", pct_dtype_cpp_name[dst->dtype]);
+        goto done;
+    }
     if (pct_iter_build(&it, &cfg) < 0) goto done;
     if (ctx->n > 0) {
-        if (serial) pct_iter_run_serial(&it, ix_loops[dst->dtype], ctx);
-        else pct_iter_run(&it, ix_loops[dst->dtype], ctx);
+        if (serial) pct_iter_run_serial(&it, loop, ctx);
+        else pct_iter_run(&it, loop, ctx);
     }
     pct_iter_release(&it);
     rc = 0;

@@ -7,7 +7,7 @@
  * masked_fill / masked_select / masked_scatter
  * ------------------------------------------------------------------------------------- */
 
-typedef struct mf_ctx { uint64_t value; int isz; } mf_ctx;
+typedef struct mf_ctx { unsigned char value[16]; int isz; } mf_ctx; /* value: one element, complex128 the widest */
 
 #define MF_BODY(W)                                                                              \
     {                                                                                           \
@@ -24,6 +24,7 @@ static void mf_loop(char **args, const int64_t *dims, const int64_t *steps, void
     case 1: MF_BODY(uint8_t) break;
     case 2: MF_BODY(uint16_t) break;
     case 4: MF_BODY(uint32_t) break;
+    case 16: MF_BODY(pct_cdouble) break; /* complex128 */
     default: MF_BODY(uint64_t) break;
     }
 }
@@ -35,7 +36,13 @@ int pct_ix_masked_fill_run(pct_tensor *dst, pct_tensor *mask, const pct_scalar *
     pct_iter_config cfg = {.out = dst, .inplace = true, .ninputs = 1, .inputs = {mask}, .compute_dtype = dst->dtype,
                            .out_dtype = dst->dtype, .mixed_dtypes = true};
     if (pct_iter_build(&it, &cfg) < 0) return -1;
-    mf_ctx c = {.value = pct_ix_scalar_bytes(dst->dtype, s), .isz = pct_dtype_itemsize[dst->dtype]};
+    mf_ctx c = {.isz = pct_dtype_itemsize[dst->dtype]};
+    if (pct_dtype_is_complex(dst->dtype) || pct_dtype_is_storage_only(dst->dtype)) {
+        pct_store_complex(c.value, dst->dtype, s->d, s->kind == PCT_SCALAR_COMPLEX ? s->im : 0);
+    } else {
+        const uint64_t b = pct_ix_scalar_bytes(dst->dtype, s);
+        memcpy(c.value, &b, sizeof b);
+    }
     pct_iter_run(&it, mf_loop, &c);
     pct_iter_release(&it);
     return 0;
@@ -133,6 +140,7 @@ pct_tensor *pct_ix_compact(pct_tensor *xs, pct_tensor *ms)
             case 1: COMPACT_BODY(uint8_t) break;
             case 2: COMPACT_BODY(uint16_t) break;
             case 4: COMPACT_BODY(uint32_t) break;
+            case 16: COMPACT_BODY(pct_cdouble) break; /* complex128 */
             default: COMPACT_BODY(uint64_t) break;
             }
         }
@@ -178,6 +186,7 @@ static void ms_loop(char **args, const int64_t *dims, const int64_t *steps, void
     case 1: MS_BODY(uint8_t) break;
     case 2: MS_BODY(uint16_t) break;
     case 4: MS_BODY(uint32_t) break;
+    case 16: MS_BODY(pct_cdouble) break; /* complex128 */
     default: MS_BODY(uint64_t) break;
     }
 }
@@ -229,6 +238,7 @@ static int masked_scatter_into(pct_tensor *dst, pct_tensor *mask, pct_tensor *so
                 case 1: MS_CONTIG(uint8_t) break;
                 case 2: MS_CONTIG(uint16_t) break;
                 case 4: MS_CONTIG(uint32_t) break;
+                case 16: MS_CONTIG(pct_cdouble) break; /* complex128 */
                 default: MS_CONTIG(uint64_t) break;
                 }
             }

@@ -241,7 +241,7 @@ pct_object *pct_cpu_pad(pct_call *c)
     const pct_float_opt value = arg.value;
     if (mode < 0 || pad_check_length(x, npad, true) < 0) return NULL;
     if (mode == PAD_CONSTANT) {
-        pct_scalar s = {PCT_SCALAR_FLOAT, 0, value.none ? 0.0 : value.v, 0};
+        pct_scalar s = {PCT_SCALAR_FLOAT, 0, value.none ? 0.0 : value.v, 0, 0};
         return constant_pad(x, pad, npad, &s);
     }
     if (!value.none && value.v != 0) {

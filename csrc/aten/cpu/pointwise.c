@@ -15,61 +15,7 @@
 #include "pointwise.h"
 #include "vecmath.h"
 
-#define PCT_UNARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                                \
-    PCT_HOT_X86_64_V3 static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
-    {                                                                                         \
-        pct_pw_ctx *ctx = vctx;                                                               \
-        (void)ctx;                                                                            \
-        typedef PCT_OUT_T_##promo(T) OT;                                                      \
-        int64_t n = *dims, so = steps[0], si = steps[1];                                      \
-        if (so == (int64_t)sizeof(OT) && si == (int64_t)sizeof(T)) {                         \
-            OT *restrict op = (OT *)args[0];                                                  \
-            const T *restrict ip = (const T *)args[1];                                        \
-            for (int64_t k = 0; k < n; k++) {                                                 \
-                C x = PCT_TO_COMPUTE_##E(ip[k]); (void)x;                                     \
-                op[k] = PCT_PW_RESULT(E, fexpr, iexpr, promo);                                \
-            }                                                                                 \
-        } else {                                                                              \
-            for (int64_t k = 0; k < n; k++) {                                                 \
-                C x = PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * si)); (void)x;            \
-                *(OT *)(args[0] + k * so) = PCT_PW_RESULT(E, fexpr, iexpr, promo);            \
-            }                                                                                 \
-        }                                                                                     \
-    }
-
-#define PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, LOAD_A, LOAD_B, STORE)                     \
-    for (int64_t k = 0; k < n; k++) {                                                         \
-        C a = LOAD_A, b = LOAD_B; (void)a; (void)b;                                           \
-        STORE = PCT_PW_RESULT(E, fexpr, iexpr, promo);                                        \
-    }
-
-#define PCT_BINARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                               \
-    PCT_HOT_X86_64_V3 static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
-    {                                                                                         \
-        pct_pw_ctx *ctx = vctx;                                                               \
-        const C alpha = PCT_PW_ALPHA(E, C, ctx);                                              \
-        (void)alpha;                                                                          \
-        typedef PCT_OUT_T_##promo(T) OT;                                                      \
-        int64_t n = *dims, so = steps[0], sa = steps[1], sb = steps[2];                       \
-        OT *restrict op = (OT *)args[0];                                                      \
-        const T *restrict ap = (const T *)args[1];                                            \
-        const T *restrict bp = (const T *)args[2];                                            \
-        if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == (int64_t)sizeof(T)) { \
-            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), PCT_TO_COMPUTE_##E(bp[k]), op[k]) \
-        } else if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == 0) {        \
-            const C bs = ctx->has_scalar_b ? (C)ctx->scalar_b : PCT_TO_COMPUTE_##E(bp[0]);    \
-            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), bs, op[k])  \
-        } else if (so == (int64_t)sizeof(OT) && sa == 0 && sb == (int64_t)sizeof(T)) {        \
-            const C as = PCT_TO_COMPUTE_##E(ap[0]);                                           \
-            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, as, PCT_TO_COMPUTE_##E(bp[k]), op[k])  \
-        } else {                                                                              \
-            PCT_BINARY_BODY(E, C, fexpr, iexpr, promo,                                        \
-                            PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * sa)),               \
-                            PCT_TO_COMPUTE_##E(*(const T *)(args[2] + k * sb)),               \
-                            *(OT *)(args[0] + k * so))                                        \
-        }                                                                                     \
-    }
-
+#include "pointwise_loops.h"
 
 /* Generate the loops: for each entry, one loop per dtype of its set (pointwise_expand.h). */
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) PCT_PW_LOOPS(PCT_UNARY_LOOP, id, fexpr, iexpr, dtypes, promo)
@@ -87,22 +33,25 @@ static const pct_loop_fn loop_table[PCT_NUM_OPS][PCT_NUM_DTYPES] = {
     [PCT_OP_##id] = {PCT_FORALL_ALL_DTYPES_PAIRED(PCT_BINARY_ENTRY, id, dtypes, 0, 0)},
 #include "../ops.def"
 };
-int pct_pw_check_dtype(int op_index, int dtype, const char *name)
+pct_loop_fn pct_pw_loop(int op_index, int dtype)
 {
-    return loop_table[op_index][dtype] ? 0 : pct_pw_refuse_dtype(op_index, dtype, name, "cpu");
+    return dtype >= PCT_COMPLEX64 ? pct_pw_complex_loop(op_index, dtype) : loop_table[op_index][dtype];
 }
 
-pct_loop_fn pct_pw_loop(int op_index, int dtype) { return loop_table[op_index][dtype]; }
+int pct_pw_check_dtype(int op_index, int dtype, const char *name)
+{
+    return pct_pw_loop(op_index, dtype) ? 0 : pct_pw_refuse_dtype(op_index, dtype, name, "cpu");
+}
 
 /* The CPU runner of the table's ops (pointwise_call.h): the loop machine's CPU runner over loop_table, or the SIMD
  * loop of vecmath.c where a unary op has one. */
-static bool cpu_has_loop(int op_index, int dtype) { return loop_table[op_index][dtype] != NULL; }
+static bool cpu_has_loop(int op_index, int dtype) { return pct_pw_loop(op_index, dtype) != NULL; }
 
 static int cpu_run(pct_iter *it, int op_index, pct_pw_ctx *ctx)
 {
     pct_loop_fn loop = pct_ops[op_index].kind == PCT_KIND_UNARY ? pct_vec_loop(op_index, it->compute_dtype) : NULL;
     it->stream_output = true; /* the table's loops only write their output */
-    pct_iter_run(it, loop ? loop : loop_table[op_index][it->compute_dtype], ctx);
+    pct_iter_run(it, loop ? loop : pct_pw_loop(op_index, it->compute_dtype), ctx);
     return 0;
 }
 

@@ -10,6 +10,8 @@
 
 /* The loop of a PCT_UNARY/PCT_BINARY op for a dtype. */
 pct_loop_fn pct_pw_loop(int op_index, int dtype);
+/* The complex64/complex128 loop of a table op (pointwise_complex.c), or NULL. */
+pct_loop_fn pct_pw_complex_loop(int op_index, int dtype);
 /* 0 if the op has a loop for dtype, else -1 with torch's "not implemented for" error. */
 int pct_pw_check_dtype(int op_index, int dtype, const char *name);
 /* Runs op `op_index` (a PCT_UNARY/PCT_BINARY op) over inputs, honouring c->out and c->inplace. */

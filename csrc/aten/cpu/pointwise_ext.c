@@ -302,7 +302,7 @@ pct_object *pct_cpu_logit(pct_call *c)
     pct_pw_ctx ctx = {0};
     if (!arg.eps.none) {
         /* torch converts eps to the result dtype with its range check */
-        pct_scalar eps = {PCT_SCALAR_FLOAT, 0, arg.eps.v, 0};
+        pct_scalar eps = {PCT_SCALAR_FLOAT, 0, arg.eps.v, 0, 0};
         if (pct_scalar_check_fits(&eps, pct_dtype_is_floating(x->dtype) ? x->dtype : pct_default_dtype) < 0) return NULL;
         ctx.has_p1 = 1;
         ctx.p1 = arg.eps.v;

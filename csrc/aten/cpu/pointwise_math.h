@@ -22,6 +22,7 @@ typedef struct pct_pw_ctx {
     double scalar_b;      /* ... tensor's dtype, used in float as torch's original_scalar_value */
     int has_scalar_a;     /* the same for a 0-d `input`, where the runner takes it so (CUDA: */
     double scalar_a;      /* ... pct_pw_runner.cpu_scalars_in_opmath) */
+    double alpha_im;      /* complex loops: the imaginary part of `alpha` */
 } pct_pw_ctx;
 
 enum { PCT_PW_ERR_ZERO_DIVISION = 1 };
@@ -61,6 +62,8 @@ PCT_PW_INT_PICK(pct_pw_bitnot, pct_pw_not_i64, pct_pw_bitnot_i64, pct_pw_bitnot_
 #endif
 /* torch: sign(nan) is 0 */
 #define pct_pw_sign(x) ((x) > 0 ? 1 : ((x) < 0 ? -1 : 0))
+/* torch.angle of a real number: pi below zero, NaN kept, else 0 */
+#define pct_pw_angle(x) ((x) != (x) ? (x) : (x) < 0 ? 3.14159265358979323846 : 0.0)
 #define pct_pw_nanmin(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : ((a) < (b) ? (a) : (b)))
 #define pct_pw_nanmax(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : ((a) > (b) ? (a) : (b)))
 /* Not inlined: GCC 12 miscompiles (ICE) a vectorized signbit on SSE2 (a CPU loop's trouble; device code inlines it). */

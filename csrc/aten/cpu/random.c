@@ -723,7 +723,7 @@ static pct_object *factory_finish(pct_call *c, pct_tensor *t, int rc)
 {
     if (rc < 0) { PCT_DECREF(t); return NULL; }
     if (pct_arg(c, "requires_grad")->b) {
-        if (!pct_dtype_is_floating(t->dtype)) {
+        if (!pct_dtype_is_differentiable(t->dtype)) {
             PCT_DECREF(t);
             pct_error_str(PCT_ERR_RUNTIME, "Only Tensors of floating point and complex dtype can require gradients");
             return NULL;

@@ -168,7 +168,7 @@ pct_object *pct_cpu_arange(pct_call *c) { PCT_ARGS(arange); return arange_impl(c
 pct_object *pct_cpu_arange_end(pct_call *c)
 {
     PCT_ARGS(arange_end);
-    return arange_impl(c, (pct_scalar){PCT_SCALAR_INT, 0, 0, 0}, arg.end, (pct_scalar){PCT_SCALAR_INT, 1, 1, 0});
+    return arange_impl(c, (pct_scalar){PCT_SCALAR_INT, 0, 0, 0, 0}, arg.end, (pct_scalar){PCT_SCALAR_INT, 1, 1, 0, 0});
 }
 
 /* linspace (log_base false) or logspace values into contiguous memory p (torch fills from both ends toward the
@@ -227,7 +227,7 @@ static pct_object *linspace_impl(pct_call *c, const pct_scalar *start, const pct
     if (!t || steps == 0) return (pct_object *)t;
     if (steps == 1) { /* a fill: start, or base ** start */
         pct_scalar v = *start;
-        if (log_base) v = (pct_scalar){PCT_SCALAR_FLOAT, 0, pow(base, start->d), 0};
+        if (log_base) v = (pct_scalar){PCT_SCALAR_FLOAT, 0, pow(base, start->d), 0, 0};
         if (pct_fill_check_value(&v, t) < 0 || pct_fill_scalar(t, &v) < 0) { PCT_DECREF(t); return NULL; }
         if (!c->out) atomic_store(&t->version->value, 0);
         return (pct_object *)t;

@@ -450,6 +450,41 @@ RED_TABLE_FLT(normninf)
 
 enum { RED_SUM, RED_NANSUM, RED_MEAN, RED_NANMEAN, RED_PROD };
 
+/* sum and mean of a complex tensor (Note [Complex and float8 dtypes] in dtype.h): those of its real and imaginary
+ * parts, reduced as two columns of its real view (view_as_real) by the real kernels, the result seen as complex. */
+static pct_object *red_complex_sum(const red_kernel *const *table, pct_tensor *self, uint64_t mask, bool keepdim,
+                                   int rd, pct_tensor *out)
+{
+    if (!pct_dtype_is_complex(rd)) {
+        pct_error(PCT_ERR_RUNTIME, "Expected a complex dtype for the result of a complex sum, got %s",
+                  pct_dtype_cpp_name[rd]);
+        return NULL;
+    }
+    pct_tensor *z = pct_to_dtype(self, rd, false);
+    if (!z) return NULL;
+    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
+    for (int i = 0; i < z->ndim; i++) { sizes[i] = z->sizes[i]; strides[i] = z->strides[i] * 2; }
+    sizes[z->ndim] = 2;
+    strides[z->ndim] = 1;
+    const int real = pct_dtype_to_real(rd);
+    pct_tensor *parts = pct_tensor_view_as_dtype(z, z->ndim + 1, sizes, strides, z->offset * 2, real);
+    PCT_DECREF(z);
+    if (!parts) return NULL;
+    red_ctx ctx = {0};
+    pct_tensor *r = (pct_tensor *)pct_red_simple(table, &ctx, parts, real, mask, keepdim, false, real, NULL);
+    PCT_DECREF(parts);
+    if (!r) return NULL;
+    for (int i = 0; i < r->ndim - 1; i++) strides[i] = r->strides[i] / 2; /* r is contiguous: its last dim is the pair */
+    pct_tensor *res = pct_tensor_view_as_dtype(r, r->ndim - 1, r->sizes, strides, r->offset / 2, rd);
+    PCT_DECREF(r);
+    if (!res || !out) return (pct_object *)res;
+    int rc = pct_out_resize(out, res->ndim, res->sizes) < 0 ? -1 : pct_copy_(out, res);
+    PCT_DECREF(res);
+    if (rc < 0) return NULL;
+    PCT_INCREF(out);
+    return (pct_object *)out;
+}
+
 /* dims: sum, nansum, mean, nanmean reduce a list of dims; prod_dim: prod's one optional dim (dims NULL) */
 static pct_object *red_sum_family(pct_call *c, int kind, pct_tensor *self, const pct_int_list *dims, pct_int_opt prod_dim,
                                   bool keepdim, int dtype)
@@ -463,6 +498,7 @@ static pct_object *red_sum_family(pct_call *c, int kind, pct_tensor *self, const
         return NULL;
     }
     if (kind == RED_MEAN || kind == RED_NANMEAN) {
+        if (pct_dtype_is_complex(self->dtype) || (has_dtype && pct_dtype_is_complex(dtype))) goto dtype_ok;
         const char *name = kind == RED_MEAN ? "mean" : "nanmean";
         if (has_dtype && !red_is_float(dtype)) {
             pct_error(PCT_ERR_RUNTIME, "%s(): could not infer output dtype. Optional dtype must be either a "
@@ -475,6 +511,7 @@ static pct_object *red_sum_family(pct_call *c, int kind, pct_tensor *self, const
             return NULL;
         }
     }
+dtype_ok:;
     uint64_t mask;
     if (kind == RED_PROD) {
         if (prod_dim.none) mask = red_all_mask(self->ndim);
@@ -495,6 +532,14 @@ static pct_object *red_sum_family(pct_call *c, int kind, pct_tensor *self, const
         }
     } else {
         rd = pct_dtype_is_integral(self->dtype, true) ? PCT_INT64 : self->dtype;
+    }
+    if (pct_dtype_is_complex(rd) || pct_dtype_is_complex(self->dtype)) {
+        if (kind != RED_SUM && kind != RED_MEAN) {
+            pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", c->op->sig.name,
+                      pct_dtype_cpp_name[self->dtype]);
+            return NULL;
+        }
+        return red_complex_sum(kind == RED_SUM ? sum_table : mean_table, self, mask, keepdim, rd, out);
     }
     const red_kernel *const *table = sum_table;
     switch (kind) {

@@ -1,0 +1,65 @@
+/* pointwise_complex.c: the complex64 / complex128 loops of the pointwise table's ops, from ops_complex.def's
+ * PCT_COMPLEX_UNARY and PCT_COMPLEX_BINARY lines, through the same loop bodies as the real dtypes' loops
+ * (pointwise_loops.h). C11's complex types compute, <tgmath.h> picking the complex functions (cexpf, csqrt...). */
+#include "pointwise_loops.h"
+#include <tgmath.h>
+
+/* torch's sgn: z / |z|, 0 at 0 */
+static inline pct_cfloat cpx_sgn_f(pct_cfloat z) { const float a = cabsf(z); return a == 0 ? 0 : z / a; }
+static inline pct_cdouble cpx_sgn_d(pct_cdouble z) { const double a = cabs(z); return a == 0 ? 0 : z / a; }
+
+/* log1p and expm1 keep their precision near 0, where log(1 + z) and exp(z) - 1 would cancel:
+ * log|1 + z| = log1p(x (x + 2) + y^2) / 2, arg(1 + z) = atan2(y, 1 + x); and
+ * exp(z) - 1 = (expm1(x) cos y - 2 sin^2(y / 2)) + i exp(x) sin y */
+#define PCT_CPX_FUNCS(T, R, sfx)                                                                  \
+    static inline T cpx_log1p_##sfx(T z)                                                          \
+    {                                                                                             \
+        const R x = creal(z), y = cimag(z);                                                       \
+        if (fabs(z) >= (R)0.5) return log(1 + z);                                                 \
+        return CMPLX((R)0.5 * log1p(x * (x + 2) + y * y), atan2(y, 1 + x));                       \
+    }                                                                                             \
+    static inline T cpx_expm1_##sfx(T z)                                                          \
+    {                                                                                             \
+        const R x = creal(z), y = cimag(z), s = sin(y / 2);                                       \
+        return CMPLX(expm1(x) * cos(y) - 2 * s * s, exp(x) * sin(y));                             \
+    }                                                                                             \
+    /* torch's pow: the small integral and half exponents by products and roots, else exp(b log a) */ \
+    static inline T cpx_pow_##sfx(T a, T b)                                                       \
+    {                                                                                             \
+        if (b == 2) return a * a;                                                                 \
+        if (b == 3) return a * a * a;                                                             \
+        if (b == (R)0.5) return sqrt(a);                                                          \
+        if (b == -1) return 1 / a;                                                                \
+        if (b == 0) return 1;                                                                     \
+        return pow(a, b);                                                                         \
+    }
+PCT_CPX_FUNCS(pct_cfloat, float, f)
+PCT_CPX_FUNCS(pct_cdouble, double, d)
+
+#define pct_cpx_sgn(x) _Generic((x), pct_cfloat: cpx_sgn_f, pct_cdouble: cpx_sgn_d)(x)
+#define pct_cpx_log1p(x) _Generic((x), pct_cfloat: cpx_log1p_f, pct_cdouble: cpx_log1p_d)(x)
+#define pct_cpx_expm1(x) _Generic((x), pct_cfloat: cpx_expm1_f, pct_cdouble: cpx_expm1_d)(x)
+#define pct_cpx_pow(a, b) _Generic((a), pct_cfloat: cpx_pow_f, pct_cdouble: cpx_pow_d)(a, b)
+/* add/sub's alpha (a complex Scalar: its imaginary part rides in ctx) */
+#define pct_cpx_alpha_is_one(alpha, ctx) ((alpha) == 1 && (ctx)->alpha_im == 0)
+#define pct_cpx_alpha(alpha, ctx) ((alpha) + (__typeof__(alpha))((ctx)->alpha_im * I))
+
+#define PCT_COMPLEX_UNARY(id, promo, expr)                                                                      \
+    PCT_UNARY_LOOP(COMPLEX64, ComplexFloat, pct_cfloat, pct_cfloat, "complex64", id, expr, 0, promo)           \
+    PCT_UNARY_LOOP(COMPLEX128, ComplexDouble, pct_cdouble, pct_cdouble, "complex128", id, expr, 0, promo)
+#define PCT_COMPLEX_BINARY(id, promo, expr)                                                                     \
+    PCT_BINARY_LOOP(COMPLEX64, ComplexFloat, pct_cfloat, pct_cfloat, "complex64", id, expr, 0, promo)          \
+    PCT_BINARY_LOOP(COMPLEX128, ComplexDouble, pct_cdouble, pct_cdouble, "complex128", id, expr, 0, promo)
+#include "../ops_complex.def"
+
+static const pct_loop_fn complex_loops[PCT_NUM_OPS][2] = {
+#define PCT_COMPLEX_UNARY(id, promo, expr) [PCT_OP_##id] = {unary_##id##_ComplexFloat, unary_##id##_ComplexDouble},
+#define PCT_COMPLEX_BINARY(id, promo, expr) [PCT_OP_##id] = {binary_##id##_ComplexFloat, binary_##id##_ComplexDouble},
+#include "../ops_complex.def"
+};
+
+pct_loop_fn pct_pw_complex_loop(int op_index, int dtype)
+{
+    if (dtype != PCT_COMPLEX64 && dtype != PCT_COMPLEX128) return NULL;
+    return complex_loops[op_index][dtype == PCT_COMPLEX128];
+}
