@@ -896,3 +896,32 @@ from ._linalg_formulas import *  # noqa: E402,F401,F403
 from ._nn_extra_formulas import *  # noqa: E402,F401,F403
 # helpers of the LAPACK-backed linalg formulas (ops_linalg.def, second part)
 from ._linalg_lapack_formulas import *  # noqa: E402,F401,F403
+
+
+# ---- helpers of the forward (JVP) formulas: PCT_FWGRAD lines ------------------------------------
+
+def reduce_jvp(t, dim, keepdim):
+    """Sums a tangent over the reduced dims of a reduction (dim None or empty: all of them)."""
+    if t.ndim == 0:
+        return t
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        dims = list(range(t.ndim))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+    return t.sum(dims, keepdim=keepdim)
+
+
+def gather_reduced(t, indices, dim, keepdim):
+    """The tangent of max/min/median/mode/kthvalue along dim: the tangent at the picked positions."""
+    if t.ndim == 0:
+        return t.clone()
+    if keepdim:
+        return t.gather(dim, indices)
+    return t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+
+
+def gather_same(t, indices, dim):
+    """The tangent of sort/topk/cummax/cummin: the tangent at the positions the op picked."""
+    if t.ndim == 0:
+        return t.clone()
+    return t.gather(dim, indices)
