@@ -89,9 +89,21 @@ def set_tangent(t, tangent, lv):
     table[key] = (weakref.ref(t, drop), tangent)
 
 
-def alias_without_tangents(t):
-    """A view of t that none of the levels sees as dual (unpack_dual's primal)."""
-    with _propagating_below(0):
+def copy_tangents(src, dst):
+    """dst gets src's tangents at every level this thread propagates (a detached variable made by a reverse
+    transform keeps the tangents of the forward transforms around it)."""
+    lim = _limit()
+    for lv in (_levels if lim is None else _levels[:lim]):
+        t = get_tangent(src, lv)
+        if t is not None:
+            set_tangent(dst, t, lv)
+    return dst
+
+
+def alias_without_tangents(t, k=0):
+    """A view of t without tangents at level k and inside it; the levels outside (below k) still see their tangents
+    on it (unpack_dual's primal, make_dual's dual before its tangent is set)."""
+    with _propagating_below(k):
         return t.view_as(t)
 
 

@@ -57,7 +57,7 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
                            f"forward gradient is of size {list(tangent.shape)}.")
-    dual = _impl.alias_without_tangents(tensor)
+    dual = _impl.alias_without_tangents(tensor, k)
     _impl.set_tangent(dual, tangent, _impl.level_of(k))
     return dual
 
@@ -73,7 +73,7 @@ def unpack_dual(tensor, *, level=None):
     if k is None or not isinstance(tensor, _C.Tensor):
         return UnpackedDualTensor(tensor, None)
     tangent = _impl.get_tangent(tensor, _impl.level_of(k))
-    return UnpackedDualTensor(_impl.alias_without_tangents(tensor), tangent)
+    return UnpackedDualTensor(_impl.alias_without_tangents(tensor, k), tangent)
 
 
 class dual_level:
