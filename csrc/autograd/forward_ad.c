@@ -20,6 +20,7 @@
 
 _Thread_local int pct_forward_ad_suspended;
 static PyObject *hook; /* owned: the Python hook, or NULL while no dual level exists */
+static PyObject *copier; /* owned: _forward_ad.copy_tangents while a level exists */
 
 /* Each op's JVP formulas (NULL-terminated), NULL where the op has no PCT_FWGRAD line. */
 static const char *const *const fw_formulas[PCT_NUM_OPS] = {
@@ -86,11 +87,23 @@ PyObject *pct_forward_ad_dispatch(pct_call *c)
     return pct_forward_ad_finish(state, pct_autograd_dispatch(c));
 }
 
-/* _C._set_forward_ad_hook(fn or None): installed when the first dual level is entered, removed with the last. */
-static PyObject *py_set_hook(PyObject *m, PyObject *fn)
+int pct_forward_ad_copy(PyObject *src, PyObject *dst)
+{
+    if (!copier || pct_forward_ad_suspended) return 0;
+    PyObject *r = PyObject_CallFunctionObjArgs(copier, src, dst, NULL);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+/* _C._set_forward_ad_hook(hook, copy_tangents) or (None, None): installed when the first dual level is entered,
+ * removed with the last. */
+static PyObject *py_set_hook(PyObject *m, PyObject *args)
 {
     (void)m;
+    PyObject *fn, *copy;
+    if (!PyArg_ParseTuple(args, "OO", &fn, &copy)) return NULL;
     Py_XSETREF(hook, fn == Py_None ? NULL : Py_NewRef(fn));
+    Py_XSETREF(copier, copy == Py_None ? NULL : Py_NewRef(copy));
     if (hook) pct_dispatch_hooks |= PCT_HOOK_FORWARD_AD;
     else pct_dispatch_hooks &= ~PCT_HOOK_FORWARD_AD;
     Py_RETURN_NONE;
@@ -130,8 +143,27 @@ static PyObject *py_op_info(PyObject *m, PyObject *arg)
                          op->kind == PCT_KIND_COMPOSITE && !bw ? Py_True : Py_False);
 }
 
+/* _C._forward_ad_saved_outputs(node) -> [(output_nr, alias)]: the aliases of its outputs a node saved (unpacked
+ * ones only), which get the outputs' tangents once the hook has computed them. */
+static PyObject *py_saved_outputs(PyObject *m, PyObject *node)
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    if (!list || !PCT_NODE_CHECK(node)) return list;
+    pct_node *n = (pct_node *)node;
+    for (int i = 0; i < n->nsaved; i++) {
+        pct_saved *s = &n->saved[i];
+        if (!s->is_output || !s->obj || s->unpack || !s->is_tensor) continue;
+        PyObject *item = Py_BuildValue("(IO)", s->output_nr, s->obj);
+        if (!item || PyList_Append(list, item) < 0) { Py_XDECREF(item); Py_DECREF(list); return NULL; }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
 static PyMethodDef methods[] = {
-    {"_set_forward_ad_hook", py_set_hook, METH_O, NULL},
+    {"_set_forward_ad_hook", py_set_hook, METH_VARARGS, NULL},
+    {"_forward_ad_saved_outputs", py_saved_outputs, METH_O, NULL},
     {"_forward_ad_suspend", py_suspend, METH_O, NULL},
     {"_forward_ad_op", py_op_info, METH_O, NULL},
     {NULL, NULL, 0, NULL},

@@ -53,6 +53,8 @@ PyObject *pct_forward_ad_dispatch(pct_call *c);
  * the state with r and returns r (NULL when r is NULL or the state raised). */
 PyObject *pct_forward_ad_begin(int op_index, int mode, PyObject *args);
 PyObject *pct_forward_ad_finish(PyObject *state, PyObject *r);
+/* dst (an alias of src made by autograd: a saved output unpacked) gets src's tangents; 0 or -1 with an exception. */
+int pct_forward_ad_copy(PyObject *src, PyObject *dst);
 int pct_forward_ad_install(PyObject *module);
 
 #endif

@@ -53,7 +53,7 @@ def push_level(public):
     lv = _Level(public)
     _levels.append(lv)
     if len(_levels) == 1:
-        _C._set_forward_ad_hook(_hook)
+        _C._set_forward_ad_hook(_hook, copy_tangents)
     return len(_levels) - 1
 
 
@@ -61,7 +61,7 @@ def pop_level(k):
     lv = _levels.pop(k)
     lv.table.clear()  # the tangents go with their level (and the cycles through the weakref callbacks)
     if not _levels:
-        _C._set_forward_ad_hook(None)
+        _C._set_forward_ad_hook(None, None)
 
 
 def level_of(k):
@@ -98,6 +98,37 @@ def copy_tangents(src, dst):
         if t is not None:
             set_tangent(dst, t, lv)
     return dst
+
+
+def propagate(out, fn, inputs):
+    """For computations that are not table ops (the C index accumulation of getitem's backward): out gets, at each
+    live level where an input has a tangent, fn applied to the inputs' tangents (zeros for the others)."""
+    import pyctorch as torch
+    lim = _limit()
+    levels = _levels if lim is None else _levels[:lim]
+    for k, lv in enumerate(levels):
+        ts = [get_tangent(x, lv) for x in inputs]
+        if any(t is not None for t in ts):
+            with _propagating_below(k):
+                t = fn(*[torch.zeros_like(x) if t is None else t for x, t in zip(inputs, ts)])
+            set_tangent(out, t, lv)
+    return out
+
+
+def _write_through_base(view, t, lv):
+    """An in-place op changed `view`'s tangent to t: its base's tangent gets t at the view's place, and the view's
+    tangent becomes that part of the base's (so the base and its other views see the write, as in torch)."""
+    import pyctorch as torch
+    base = view._base
+    bt = get_tangent(base, lv)
+    if bt is None or bt.stride() != base.stride():
+        fresh = torch.empty_strided(base.shape, base.stride(), dtype=t.dtype, device=base.device)
+        fresh.copy_(torch.zeros_like(base) if bt is None else bt)
+        bt = fresh
+        set_tangent(base, bt, lv)
+    part = bt.as_strided(view.shape, view.stride(), bt.storage_offset() + view.storage_offset() - base.storage_offset())
+    part.copy_(t)
+    set_tangent(view, part, lv)
 
 
 def alias_without_tangents(t, k=0):
@@ -167,8 +198,11 @@ def _compile(op_index):
         return name, params, codes, (_NONDIFF if fw is not None or bw == ("non_differentiable",) else _MISSING), ()
     arg = {p: (p + "_" if keyword.iskeyword(p) else p) for p in params}
     diff = _differentiable(params, codes, bw)
-    if list(fw) == ["from_backward"]:
-        return name, params, codes, _from_backward(name, params, codes, bw), tuple(range(len(params)))
+    if len(fw) == 1 and fw[0].split(":")[0] == "from_backward":
+        # "from_backward: a, b": only those inputs' tangents count (a fused backward op whose saved statistics
+        # are functions of its input: the formula already differentiates through them)
+        only = {p.strip() for p in fw[0].partition(":")[2].split(",") if p.strip()} or None
+        return name, params, codes, _from_backward(name, params, codes, bw, only), tuple(range(len(params)))
     body = []
     if list(fw) == ["auto_element_wise"]:
         # the Jacobian is diagonal: the backward formula applied to each input's tangent, summed; inputs without a
@@ -209,7 +243,7 @@ def _compile(op_index):
     return name, params, codes, ns["jvp"], needed
 
 
-def _from_backward(name, params, codes, bw):
+def _from_backward(name, params, codes, bw, only=None):
     """The JVP of an op by transposing its backward formula, which is linear in the output gradients: with u the
     output gradients as variables, the formula gives J^T u, and the gradient of <J^T u, v> with respect to u is J v.
     It serves the ops whose forward formula would repeat a long backward one (convolution, pooling, norms, losses,
@@ -218,11 +252,14 @@ def _from_backward(name, params, codes, bw):
     import pyctorch as torch
     fn = _formulas.compile_op(name + "JvpTranspose", params, codes, list(bw))[0]
     tensor_codes = [c for c in codes if c in "TL"]
+    tensor_names = [p for p, c in zip(params, codes) if c in "TL"]
 
     def jvp(result, results, *rest):
         primals, tans = rest[:len(params)], rest[len(params):]
         edge_tans = []
-        for p, c, t in zip((p for p, c in zip(primals, codes) if c in "TL"), tensor_codes, tans):
+        for name_, p, c, t in zip(tensor_names, (p for p, c in zip(primals, codes) if c in "TL"), tensor_codes, tans):
+            if only is not None and name_ not in only:
+                t = None
             if c == "T":
                 edge_tans.append(t)
             elif p is not None:
@@ -302,12 +339,23 @@ def _zeros_for(primal, tangent):
 
 
 def _attach(outs, tangents, lv):
+    nodes = set()
     for o, t in zip(outs, tangents):
         if t is None or not _is_tensor(o) or not o.dtype.is_floating_point:
             continue
         if tuple(t.shape) != tuple(o.shape):
             t = t.expand(o.shape)
         set_tangent(o, t, lv)
+        if o.grad_fn is not None:
+            nodes.add(o.grad_fn)
+    # the history-free aliases of the outputs that their node saved for backward get the tangents too (forward over
+    # reverse: a formula reading `result` differentiates it)
+    for n in nodes:
+        for nr, alias in _C._forward_ad_saved_outputs(n):
+            if nr < len(outs) and _is_tensor(outs[nr]):
+                t = get_tangent(outs[nr], lv)
+                if t is not None:
+                    set_tangent(alias, t, lv)
 
 
 def _outputs(result):
@@ -364,6 +412,11 @@ def _hook(op_index, mode, args):
                         tans.append(None if p is None else
                                     [_zeros_for(x, t) if i in needed else t for x, t in zip(p, ts[i])])
                 got = fn(res0, outs, *primals, *tans)
+                if mode == 1 and args[0]._base is not None and got and got[0] is not None \
+                        and args[0].dtype.is_floating_point:
+                    t = got[0] if tuple(got[0].shape) == tuple(args[0].shape) else got[0].expand(args[0].shape)
+                    _write_through_base(args[0], t, lv)
+                    continue
             _attach(outs, got, lv)
     return finish
 
@@ -387,5 +440,8 @@ def _subscript_hook(op_index, args, found):
                 t = torch.zeros_like(self) if ts[0] is None else ts[0].clone()
                 vt = ts[2] if ts[2] is not None else 0
                 t[key] = vt
+                if self._base is not None:
+                    _write_through_base(self, t, lv)
+                    continue
             set_tangent(self, t, lv)
     return finish
