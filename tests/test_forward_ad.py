@@ -250,3 +250,20 @@ def test_errors():
     assert got[4][0] == "NotImplementedError" and "Trying to use forward AD with special_zeta" in got[4][1]
     if T is not None:
         assert got == _errors(T)
+
+
+def test_no_references_left():
+    import gc
+    import sys
+    import weakref
+    x = P.randn(4, dtype=P.float64)
+    t = P.randn(4, dtype=P.float64)
+    before = (sys.getrefcount(x), sys.getrefcount(t))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        y = (d.sin() * d).sum()
+        out = weakref.ref(fwAD.unpack_dual(y).tangent)
+        del d, y
+    gc.collect()
+    assert out() is None  # tangents die with their primal or their level
+    assert (sys.getrefcount(x), sys.getrefcount(t)) == before
