@@ -206,3 +206,23 @@ def test_hessian_of_a_network_loss():
         return m.func.hessian(loss)(wb), m.func.jacrev(m.func.jacrev(loss))(wb)
     got = _check(fn, rtol=1e-6, atol=1e-8)
     assert_same(got[0], got[1], rtol=1e-6, atol=1e-8)
+
+
+def _tuples(x):
+    return tuple(_tuples(i) for i in x) if isinstance(x, (tuple, list)) else x.detach()
+
+
+def test_autograd_functional_forward_mode():
+    """jacobian(strategy="forward-mode") and hessian(outer_jacobian_strategy="forward-mode") run on forward AD
+    (torch returns lists there; the values are compared)"""
+    def fn(m):
+        x, y = _tensors(m, (3,), (2,))
+        F = m.autograd.functional
+        f = lambda a, b: (a.sin()[:2] * b, a.sum() * b.prod())  # noqa: E731
+        return (_tuples(F.jacobian(f, (x, y), vectorize=True, strategy="forward-mode")),
+                _tuples(F.hessian(lambda a, b: a.sin().sum() * b.prod(), (x, y), vectorize=True,
+                                  outer_jacobian_strategy="forward-mode")),
+                _tuples(F.hessian(lambda a: (a ** 3).sum(), x, vectorize=True, outer_jacobian_strategy="forward-mode")))
+    got = _check(fn)
+    (x,) = _tensors(P, (3,))
+    assert_same(got[2], P.diag(6 * x))
