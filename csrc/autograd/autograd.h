@@ -128,6 +128,10 @@ int pct_saved_pack_with(pct_saved *s, PyObject *pack, PyObject *unpack);
 /* unpack(obj) for a packed slot: a new reference to a tensor, or NULL with an exception. */
 PyObject *pct_saved_call_unpack(pct_saved *s);
 int pct_saved_hooks_install(PyObject *module);
+/* record.c: a parsed argument as the Python value a formula reads (new reference; NULL with an exception). */
+PyObject *pct_value_as_python(const pct_param *p, const pct_value *v);
+/* record.c: the op's PCT_GRAD formulas (NULL-terminated), NULL where it has none. */
+const char *const *pct_op_grad_formulas(int op_index);
 /* record.c: bit i set when an op's formulas read only parameter i's shape and dtype (a stand-in is saved). */
 uint32_t pct_op_meta_mask(int op_index);
 

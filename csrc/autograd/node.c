@@ -2,6 +2,7 @@
  * values, the leaf's grad accumulator, and the Python-visible API of grad_fn objects
  * (name(), next_functions, metadata, register_hook, register_prehook). */
 #include "autograd.h"
+#include "profiler.h"
 #include "python_values.h"
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,8 @@ PyObject *pct_saved_unpack(pct_node *n, int i)
         /* double backward needs the output with its history: a fresh alias pointing at n */
         pct_tensor *a = pct_tensor_history_free_alias(t);
         if (a) pct_set_history(a, n, s->output_nr);
+        /* Note [Forward AD]: forward over reverse reads the saved output's tangent */
+        if (a && pct_forward_ad_on() && pct_forward_ad_copy((PyObject *)t, (PyObject *)a) < 0) Py_CLEAR(a);
         Py_XDECREF(unpacked);
         return (PyObject *)a;
     }

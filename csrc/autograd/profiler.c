@@ -232,6 +232,7 @@ PyObject *pct_hooked_dispatch(pct_call *c)
     int nheld = 0;
     PyObject *r;
     if ((pct_dispatch_hooks & PCT_HOOK_AUTOCAST) && pct_autocast_apply(c, held, &nheld) < 0) r = NULL;
+    else if (pct_dispatch_hooks & PCT_HOOK_FORWARD_AD) r = pct_forward_ad_dispatch(c);
     else r = pct_autograd_dispatch(c);
     for (int i = 0; i < nheld; i++) Py_DECREF(held[i]);
     if (ev >= 0) ev_close(ev, gen);

@@ -14,7 +14,7 @@
 #define PCT_PROFILER_H
 #include "autograd.h"
 
-enum { PCT_HOOK_PROFILER = 1, PCT_HOOK_AUTOCAST = 2 };
+enum { PCT_HOOK_PROFILER = 1, PCT_HOOK_AUTOCAST = 2, PCT_HOOK_FORWARD_AD = 4 };
 extern int pct_dispatch_hooks __attribute__((visibility("hidden")));
 
 /* An op call with the hooks that are on (profiler event, autocast casts). */
@@ -38,5 +38,23 @@ int pct_profiler_install(PyObject *module);
  * (at most PCT_MAX_PARAMS entries; *nheld counts them). 0, or -1 with an exception. */
 int pct_autocast_apply(pct_call *c, PyObject **held, int *nheld);
 int pct_autocast_install(PyObject *module);
+
+/* forward_ad.c (Note [Forward AD]). Nonzero while this thread's tangent propagation is suspended. */
+extern _Thread_local int pct_forward_ad_suspended;
+/* True when op calls on this thread must take the forward AD hook. */
+static inline int pct_forward_ad_on(void)
+{
+    return __builtin_expect((pct_dispatch_hooks & PCT_HOOK_FORWARD_AD) != 0, 0) && !pct_forward_ad_suspended;
+}
+/* An op call with the forward AD hook around autograd recording and the kernel. */
+PyObject *pct_forward_ad_dispatch(pct_call *c);
+/* The hook's two halves for calls that are not table ops (indexing: op_index -1 getitem, -2 setitem): begin gives a
+ * new reference to a state (None: nothing to do) or NULL with an exception; finish(state, r) steals both, calls
+ * the state with r and returns r (NULL when r is NULL or the state raised). */
+PyObject *pct_forward_ad_begin(int op_index, int mode, PyObject *args);
+PyObject *pct_forward_ad_finish(PyObject *state, PyObject *r);
+/* dst (an alias of src made by autograd: a saved output unpacked) gets src's tangents; 0 or -1 with an exception. */
+int pct_forward_ad_copy(PyObject *src, PyObject *dst);
+int pct_forward_ad_install(PyObject *module);
 
 #endif

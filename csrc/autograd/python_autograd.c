@@ -2,6 +2,7 @@
  * anomaly mode, tensor hooks and retain_grad, and attaching a Python Function's
  * context node to its inputs and outputs. */
 #include "autograd.h"
+#include "profiler.h"
 #include "python_values.h"
 #include <stdlib.h>
 
@@ -272,5 +273,6 @@ int pct_autograd_install(PyObject *module)
     if (PyType_Ready(&pct_NodeType) < 0 || PyModule_AddObjectRef(module, "_Node", (PyObject *)&pct_NodeType) < 0) return -1;
     if (PyModule_AddFunctions(module, autograd_methods) < 0) return -1;
     pct_composite_caller_install();
+    if (pct_forward_ad_install(module) < 0) return -1;
     return pct_saved_hooks_install(module);
 }

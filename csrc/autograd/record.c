@@ -131,6 +131,8 @@ fail:
     return NULL;
 }
 
+const char *const *pct_op_grad_formulas(int op_index) { return formulas[op_index]; }
+
 uint32_t pct_op_meta_mask(int op_index)
 {
     grad_info *g = op_index >= 0 && op_index < PCT_NUM_OPS ? &infos[op_index] : NULL;
@@ -138,7 +140,7 @@ uint32_t pct_op_meta_mask(int op_index)
 }
 
 /* A parsed argument as the Python value a formula reads. */
-static PyObject *value_to_object(const pct_param *p, const pct_value *v)
+PyObject *pct_value_as_python(const pct_param *p, const pct_value *v)
 {
     if (v->none) Py_RETURN_NONE;
     switch (p->type) {
@@ -379,7 +381,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
         if (tensor_like && g->users[i] && !(g->users[i] & needed)) continue;
         if (g->meta_mask & (1u << i)) params[i] = meta_of_value(&sig->params[i], v);
         else if (target && i == 0) params[i] = clone_with_history(target); /* the value before the op */
-        else params[i] = value_to_object(&sig->params[i], v);
+        else params[i] = pct_value_as_python(&sig->params[i], v);
         if (!params[i]) goto fail;
     }
     if (!(r = dispatch_without_grad(c))) goto fail;

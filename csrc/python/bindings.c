@@ -374,3 +374,58 @@ int pct_bindings_install(PyObject *module)
     PyType_Modified(&pct_TensorType);
     return 0;
 }
+
+/* _C._call_op(op_index, args): op `op_index` called with one value per parameter of its own schema (not its
+ * overloads), in schema order; None leaves a parameter at its default and the out= parameter is never passed.
+ * Forward AD's auto_linear formulas call an op this way with the tangents in place of the primals
+ * (pyctorch/autograd/_forward_ad.py). Returns what the op returns (named tuples as plain ones). */
+PyObject *pct_py_call_op(PyObject *m, PyObject *a)
+{
+    (void)m;
+    int index;
+    PyObject *values;
+    if (!PyArg_ParseTuple(a, "iO!", &index, &PyTuple_Type, &values)) return NULL;
+    if (index < 0 || index >= PCT_NUM_OPS) { PyErr_SetString(PyExc_IndexError, "op index out of range"); return NULL; }
+    const pct_op *op = &pct_ops[index];
+    const pct_signature *sig = &op->sig;
+    if (PyTuple_GET_SIZE(values) != sig->nparams) {
+        PyErr_Format(PyExc_TypeError, "_call_op: %s takes %d values", sig->name, sig->nparams);
+        return NULL;
+    }
+    PyObject *args[PCT_MAX_PARAMS];
+    PyObject *kwnames = PyTuple_New(0);
+    if (!kwnames) return NULL;
+    Py_ssize_t npos = 0, nkw = 0;
+    for (int i = 0; i < sig->nparams; i++) { /* positional ones first, up to the first left out */
+        PyObject *v = PyTuple_GET_ITEM(values, i);
+        if (i == sig->out_index || i >= sig->npositional || v == Py_None || npos != i) continue;
+        args[npos++] = v;
+    }
+    for (int i = npos; i < sig->nparams; i++) {
+        PyObject *v = PyTuple_GET_ITEM(values, i);
+        if (i == sig->out_index || v == Py_None) continue;
+        PyObject *more = PyTuple_New(nkw + 1);
+        if (!more) { Py_DECREF(kwnames); return NULL; }
+        for (Py_ssize_t k = 0; k < nkw; k++) PyTuple_SET_ITEM(more, k, Py_NewRef(PyTuple_GET_ITEM(kwnames, k)));
+        PyTuple_SET_ITEM(more, nkw, Py_NewRef(sig->params[i].pyname));
+        Py_SETREF(kwnames, more);
+        args[npos + nkw++] = v;
+    }
+    pct_call c;
+    c.op = op;
+    c.op_index = index;
+    c.out = NULL;
+    c.nowned = 0;
+    c.inplace = false;
+    PyObject *err = NULL;
+    int prc = pct_parse_args(sig, NULL, args, npos, nkw ? kwnames : NULL, &c, &err);
+    Py_DECREF(kwnames);
+    if (prc < 0) {
+        pct_call_release(&c);
+        if (err) { PyErr_SetObject(PyExc_TypeError, err); Py_DECREF(err); }
+        return NULL;
+    }
+    PyObject *r = pct_op_call(&c);
+    pct_call_release(&c);
+    return r;
+}

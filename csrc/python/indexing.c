@@ -1,6 +1,7 @@
 /* indexing.c: translating Python subscripts into views and advanced-index calls. */
 #include "indexing.h"
 #include "../autograd/autograd.h"
+#include "../autograd/profiler.h"
 #include "../aten/error.h"
 #include "../aten/iter.h"
 
@@ -248,8 +249,37 @@ static PyObject *record_getitem(pct_tensor *t, PyObject *key, PyObject *r)
 }
 
 static PyObject *getitem_impl(PyObject *self, PyObject *key);
+static PyObject *getitem_recorded(PyObject *self, PyObject *key);
+static int setitem_recorded(PyObject *self, PyObject *key, PyObject *value);
+
+/* Note [Forward AD] (csrc/autograd/forward_ad.c): subscripts are not table ops, so they call the hook themselves */
+static PyObject *forward_ad_begin(int which, PyObject *self, PyObject *key, PyObject *value)
+{
+    PyObject *args = value ? PyTuple_Pack(3, self, key, value) : PyTuple_Pack(2, self, key);
+    PyObject *state = args ? pct_forward_ad_begin(which, which == -2, args) : NULL;
+    Py_XDECREF(args);
+    return state;
+}
 
 PyObject *pct_tensor_getitem(PyObject *self, PyObject *key)
+{
+    if (!pct_forward_ad_on()) return getitem_recorded(self, key);
+    PyObject *state = forward_ad_begin(-1, self, key, NULL);
+    return state ? pct_forward_ad_finish(state, getitem_recorded(self, key)) : NULL;
+}
+
+int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
+{
+    if (!value || !pct_forward_ad_on()) return setitem_recorded(self, key, value);
+    PyObject *state = forward_ad_begin(-2, self, key, value);
+    if (!state) return -1;
+    if (setitem_recorded(self, key, value) < 0) { Py_DECREF(state); return -1; }
+    PyObject *r = pct_forward_ad_finish(state, Py_NewRef(Py_None));
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static PyObject *getitem_recorded(PyObject *self, PyObject *key)
 {
     pct_tensor *t = (pct_tensor *)self;
     if (!pct_any_requires_grad(1, &t)) return getitem_impl(self, key);
@@ -288,7 +318,7 @@ static PyObject *getitem_impl(PyObject *self, PyObject *key)
 
 static int assign(pct_tensor *t, PyObject *key, PyObject *value, bool accumulate);
 
-int pct_tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
+static int setitem_recorded(PyObject *self, PyObject *key, PyObject *value)
 {
     pct_tensor *t = (pct_tensor *)self;
     if (!value) { PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion"); return -1; }

@@ -282,6 +282,7 @@ static PyMethodDef module_methods[] = {
     {"_add_tensor_methods", py_add_tensor_methods, METH_O, NULL},
     {"_index_accumulate", pct_py_index_accumulate, METH_VARARGS, NULL},
     {"_set_op_trace_hook", pct_py_set_op_trace_hook, METH_O, "_set_op_trace_hook(hook or None): report each op call made from Python to hook (torch.export's capture); returns the previous hook"},
+    {"_call_op", pct_py_call_op, METH_VARARGS, "an op by its table index with one value per parameter (forward AD)"},
     {"_op_table", pct_py_op_table, METH_NOARGS, "the operator table: one dict per entry (id, name, schema, variants, kind, promotion, formulas)"},
     {"_py_composite_table", pct_py_composite_table, METH_NOARGS, "the Python composites of the operator table: one dict per entry (as _op_table's, with impl)"},
     {NULL, NULL, 0, NULL},

@@ -100,6 +100,8 @@ int pct_ops_init(void);
 /* An overload of canon's op (Note [Overload signatures]); -1 with exception. */
 int pct_overload_parse(const char *schema, const pct_signature *canon, pct_signature *sig);
 void pct_call_release(pct_call *c);
+/* _C._call_op(op_index, values): bindings.c */
+PyObject *pct_py_call_op(PyObject *m, PyObject *args);
 
 /* pyctorch.UntypedStorage (storage_object.c): wrap a storage (new reference to a new
  * object; the storage is increfed), or the storage inside such an object (borrowed; NULL

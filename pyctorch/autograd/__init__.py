@@ -10,6 +10,7 @@ from .function import Function, FunctionCtx, once_differentiable, InplaceFunctio
 from . import graph  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from . import functional  # noqa: F401
+from . import forward_ad  # noqa: F401
 
 
 def __getattr__(name):

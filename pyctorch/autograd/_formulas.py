@@ -17,6 +17,7 @@ import warnings
 
 import pyctorch as torch
 from pyctorch import _C
+from . import _forward_ad
 
 __all__ = ["compile_op"]
 
@@ -646,9 +647,12 @@ def getitem_backward(grads, results, needs, shape, key):
     """x[key]'s backward: the gradient added into zeros at key (repeated indices accumulate)."""
     g = grads[0]
     if torch.is_grad_enabled() and g.requires_grad:
-        return (_index_accumulate_differentiable(shape, key, g),)
-    r = torch.zeros(shape, dtype=g.dtype, device=g.device)
-    _C._index_accumulate(r, key, g)
+        r = _index_accumulate_differentiable(shape, key, g)
+    else:
+        r = torch.zeros(shape, dtype=g.dtype, device=g.device)
+        _C._index_accumulate(r, key, g)
+    if _forward_ad._levels:  # the accumulation is no table op: forward AD over this backward needs its tangent
+        _forward_ad.propagate(r, lambda t: getitem_backward((t,), None, None, shape, key)[0], [g])
     return (r,)
 
 
@@ -896,3 +900,60 @@ from ._linalg_formulas import *  # noqa: E402,F401,F403
 from ._nn_extra_formulas import *  # noqa: E402,F401,F403
 # helpers of the LAPACK-backed linalg formulas (ops_linalg.def, second part)
 from ._linalg_lapack_formulas import *  # noqa: E402,F401,F403
+
+
+# ---- helpers of the forward (JVP) formulas: PCT_FWGRAD lines ------------------------------------
+
+def reduce_jvp(t, dim, keepdim):
+    """Sums a tangent over the reduced dims of a reduction (dim None or empty: all of them)."""
+    if t.ndim == 0:
+        return t
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        dims = list(range(t.ndim))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+    return t.sum(dims, keepdim=keepdim)
+
+
+def gather_reduced(t, indices, dim, keepdim):
+    """The tangent of max/min/median/mode/kthvalue along dim: the tangent at the picked positions."""
+    if t.ndim == 0:
+        return t.clone()
+    if keepdim:
+        return t.gather(dim, indices)
+    return t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+
+
+def gather_same(t, indices, dim):
+    """The tangent of sort/topk/cummax/cummin: the tangent at the positions the op picked."""
+    if t.ndim == 0:
+        return t.clone()
+    return t.gather(dim, indices)
+
+
+def layer_norm_jvp(input, input_t, weight, weight_t, bias, bias_t, normalized_shape, results):
+    """Tangents of native_layer_norm's output, mean and rstd (the backward op reads the last two, so forward over
+    reverse needs their true tangents)."""
+    dims = list(range(input.ndim - len(normalized_shape), input.ndim))
+    mean, rstd = results[1], results[2]
+    xc = input - mean
+    mean_t = input_t.mean(dims, keepdim=True)
+    rstd_t = -(rstd ** 3) * (xc * (input_t - mean_t)).mean(dims, keepdim=True)
+    out_t = (input_t - mean_t) * rstd + xc * rstd_t
+    if weight is not None:
+        out_t = out_t * weight + xc * rstd * weight_t
+    if bias is not None:
+        out_t = out_t + bias_t
+    return [out_t, mean_t.reshape(mean.shape), rstd_t.reshape(rstd.shape)]
+
+
+def cross_entropy_jvp(input, input_t, target, weight, reduction, ignore_index, label_smoothing, results):
+    """Tangents of _cross_entropy_loss's loss (its backward formula at unit gradients, against the input's tangent:
+    each loss term reads one sample) and of its log-sum-exp."""
+    loss, lse = results[0], results[1]
+    cdim = 1 if input.ndim > 1 else 0
+    g = cross_entropy_grad((torch.ones_like(loss), None), results, input, target, weight, reduction, ignore_index,
+                           label_smoothing)
+    loss_t = (g * input_t).sum() if reduction != 0 else (g * input_t).sum(cdim)
+    lse_t = (torch.softmax(input, cdim) * input_t).sum(cdim)
+    return [loss_t, lse_t.reshape(lse.shape)]

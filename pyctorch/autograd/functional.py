@@ -92,7 +92,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         if not vectorize:
             raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                                       "only implemented for `vectorize=True`.")
-        # no forward-mode AD yet: the reverse-mode Jacobian is the same matrix
+        return _jacobian_forward(func, inputs, strict)
     inputs, tup = _tuple(inputs)
     from . import grad
     with enable_grad():
@@ -112,6 +112,27 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     if not tup:
         return tuple(r[0] for r in result)
     return tuple(result)
+
+
+def _jacobian_forward(func, inputs, strict):
+    """jacobian(strategy="forward-mode"): true forward-mode AD, one Jacobian-vector product per input element
+    (torch.func.jacfwd), in jacobian's layout."""
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                           "supported together. Please either set `strict=False` or `vectorize=False`.")
+    from ..func import jacfwd
+    inputs, tup = _tuple(inputs)
+    ins = tuple(i.detach() for i in inputs)
+    probe = {}
+
+    def f(*a):
+        out = func(*a)
+        probe["tuple"] = isinstance(out, (tuple, list))
+        return tuple(out) if probe["tuple"] else out
+    jac = jacfwd(f, argnums=tuple(range(len(ins))))(*ins)
+    if probe["tuple"]:
+        return tuple(r if tup else r[0] for r in jac)
+    return jac if tup else jac[0]
 
 
 def _jacobian_batched(outputs, ins, create_graph):
@@ -170,6 +191,19 @@ def _jacobian_rows(outputs, ins, create_graph):
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar func at inputs."""
     inputs, tup = _tuple(inputs)
+    if outer_jacobian_strategy == "forward-mode" and vectorize and not create_graph:
+        # forward over reverse, as torch (its checks of the other combinations are jacobian's, below)
+        from ..func import jacfwd, jacrev
+        argnums = tuple(range(len(inputs)))
+
+        def scalar(*a):
+            out = func(*a)
+            if out.numel() != 1:
+                raise RuntimeError("The Tensor returned by the function given to hessian should contain a single "
+                                   "element")
+            return out.reshape(())
+        res = jacfwd(jacrev(scalar, argnums), argnums)(*(i.detach() for i in inputs))
+        return res if tup else res[0][0]
 
     def jac_func(*ins):
         from . import grad

@@ -1,5 +1,8 @@
-"""pyctorch.func (torch.func): so far functional_call; the transforms (vmap, grad, jacrev, ...) are
-not implemented."""
-from ..nn.utils.stateless import _functional_call as functional_call
+"""pyctorch.func (torch.func): composable function transforms (pyctorch/_functorch/)."""
+from .._functorch.vmap import vmap
+from .._functorch.eager_transforms import (grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian,  # noqa: F401
+                                           linearize)
+from .._functorch.functional_call import functional_call, stack_module_state
 
-__all__ = ["functional_call"]
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call",
+           "stack_module_state", "linearize"]

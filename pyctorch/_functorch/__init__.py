@@ -1,0 +1,1 @@
+"""The function transforms behind pyctorch.func (torch.func): vmap, grad, vjp, jvp, jacrev, jacfwd, hessian."""
