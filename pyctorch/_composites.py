@@ -504,10 +504,21 @@ def _check_complex_parts(name, a, b, first, second):
                            f"{_cpp(b.dtype)} for second argument")
 
 
+def _check_complex_out(out, part):
+    """torch's complex/polar take an out= of exactly the complex dtype of their parts."""
+    if out is None:
+        return
+    want = part.dtype.to_complex()
+    if out.dtype != want:
+        raise RuntimeError(f"Expected object of scalar type {_cpp(want)} but got scalar type {_cpp(out.dtype)} for "
+                           "argument 'out'")
+
+
 def complex(real, imag, *, out=None):
     """torch.complex: real + i imag, broadcast, of the complex dtype of their (equal) float dtype."""
     _check_complex_parts("complex", real, imag, "real", "imag")
     from .functional import broadcast_tensors
+    _check_complex_out(out, real)
     r, i = broadcast_tensors(real, imag)
     return _write_out(_C.view_as_complex(_C.stack([r, i], -1)), out, "complex", (real, imag))
 
@@ -516,6 +527,9 @@ def polar(abs, angle, *, out=None):
     """torch.polar: abs * (cos(angle) + i sin(angle))."""
     _check_complex_parts("polar", abs, angle, "abs", "angle")
     from .functional import broadcast_tensors
+    if abs.dtype in (_C.float16, _C.bfloat16):  # torch's polar kernels take float and double only
+        raise NotImplementedError(f"\"polar_cpu\" not implemented for '{_cpp(abs.dtype)}'")
+    _check_complex_out(out, abs)
     r, a = broadcast_tensors(abs, angle)
     return _write_out(_C.view_as_complex(_C.stack([r * a.cos(), r * a.sin()], -1)), out, "polar", (abs, angle))
 

@@ -1796,8 +1796,19 @@ for _n, _b in (("clamp_min", dict(lo=-2, hi=0)), ("clamp_max", dict(lo=0, hi=2))
     _py(_n, S(_fn(_n), X(3, 4), X(4, **_b)), S(_meth(_n, 0.5), X(3, 4, layout="t")),
         S(_fn(_n), X(3, **I64), X(3, **I64)))
     _py(_n + "_", S(_meth(_n + "_"), X(3, 4), X(4, **_b)), S(_meth(_n + "_", -0.5), X(3)))
-for _n in ("real", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "adjoint"):
+for _n in ("real", "conj", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "adjoint"):
     _py(_n, S(_fn(_n), X(3, 4)), S(_fn(_n), X(2, 3, 4, layout="t")), S(_fn(_n), X(3, **I64)))
+# the complex ops, built from real inputs. Their gradients need complex autograd, which pyctorch lacks yet: the
+# gradient samples are strict xfails (COMPLEX_GRAD below)
+_py("imag", S(lambda T, x: T.imag(x.to(T.complex128) * (1 + 2j)), X(3, 4)),
+    S(lambda T, x: T.imag(x), X(3, grad=False)))  # a real input: torch's RuntimeError
+_py("complex", S(_fn("complex"), X(3, 4), X(4)),
+    S(_fn("complex"), X(3, dtype="float32", grad=False), X(3, dtype="float32", grad=False)),
+    S(_fn("complex"), X(3, grad=False), X(3, dtype="float32", grad=False)))  # mixed dtypes: torch's error
+_py("polar", S(_fn("polar"), X(3, 4, **POS), X(3, 4)),
+    S(_fn("polar"), X(2, dtype="float32", **POS, grad=False), X(2, dtype="float32", grad=False)))
+add("view_as_complex", S(lambda T, x: T.view_as_complex(x), X(3, 2)))
+add("view_as_real", S(lambda T, x: T.view_as_real(x.to(T.complex128) * (1 + 2j)), X(3, 4)))
 for _n in ("atleast_1d", "atleast_2d", "atleast_3d"):
     _py(_n, S(_fn(_n), X()), S(_fn(_n), X(3)), S(_fn(_n), X(2, 3)), S(_fn(_n), X(2, 3, 2)),
         S(lambda T, a, b, _n=_n: getattr(T, _n)(a, b), X(), X(2, 3)),
@@ -1925,6 +1936,8 @@ def _pyout(op, builder, *inputs):
 
 for _n in ("deg2rad", "rad2deg", "sinc", "conj_physical", "diff", "frexp"):
     _pyout(_n, lambda M, a, _n=_n: (getattr(M, _n), (a,), {}), F(3, 4))
+for _n in ("complex", "polar"):
+    _pyout(_n, lambda M, a, b, _n=_n: (getattr(M, _n), (a, b), {}), F(3, 4), F(3, 4))
 for _n in ("logaddexp2", "nextafter", "clamp_min", "clamp_max"):
     _pyout(_n, lambda M, a, b, _n=_n: (getattr(M, _n), (a, b), {}), F(3, 4), F(3, 4))
 for _n in ("isneginf", "isposinf"):
@@ -2006,6 +2019,14 @@ PY_GRAD_XFAIL = {
                               "that requires grad keeps a CopyBackward0 node (zero gradient); torch's raises 'not "
                               "implemented'"},
 }
+_COMPLEX_GRAD = "complex autograd is not implemented yet (issue 20): the backward of a complex output raises"
+# the kinds of check that fail per op (the others pass: a second derivative of nothing on both sides, gradcheck of a
+# real part); gradgradcheck is left out for them in test_autograd_ops.NO_GRADCHECK
+COMPLEX_GRAD = {"imag": ("grad", "gradcheck"), "complex": ("grad",), "polar": ("grad", "gradgrad"),
+                "view_as_complex": ("grad",), "view_as_real": ("grad", "gradcheck")}
+for _op, _kinds in COMPLEX_GRAD.items():
+    for _k, _s in samples_for(_op, "grad"):
+        _s.xfail = {k: _COMPLEX_GRAD for k in _kinds}
 for _op, _x in PY_GRAD_XFAIL.items():
     for _k, _s in samples_for(_op, "grad") + samples_for(_op, "nondiff"):
         _s.xfail = _x

@@ -80,10 +80,10 @@ PY_OUT_KNOWN = {
     ("test_out_svd", "histogram", "dtype"): "torch refuses a bin_edges out of another dtype than the input; pyctorch "
                                             "casts",
     **{("test_out_expanded_wrong_shape", n): "torch refuses the expanded out after resizing it (internal overlap); "
-       "pyctorch's copy into the resized out passes" for n in ("addr", "conj_physical", "diff")},
+       "pyctorch's copy into the resized out passes" for n in ("addr", "diff")},
     **{("test_out_partial_overlap", n): "torch refuses an out that partially overlaps an input; the composite's "
        "generic write does not check it (only the elementwise composites do)"
-       for n in ("addr", "conj_physical", "cross", "take_along_dim")},
+       for n in ("addr", "cross", "take_along_dim")},
 }
 
 

@@ -957,3 +957,20 @@ def cross_entropy_jvp(input, input_t, target, weight, reduction, ignore_index, l
     loss_t = (g * input_t).sum() if reduction != 0 else (g * input_t).sum(cdim)
     lse_t = (torch.softmax(input, cdim) * input_t).sum(cdim)
     return [loss_t, lse_t.reshape(lse.shape)]
+
+
+_COMPLEX_GRAD = "the gradients of complex tensors are not implemented yet (issue 20: complex autograd)"
+
+
+def sgn_backward(grad, input, result):
+    """sgn's derivative: zero for real inputs (as sign's); complex inputs have no autograd yet."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(_COMPLEX_GRAD)
+    return torch.zeros_like(grad)
+
+
+def angle_backward(grad, input):
+    """angle's derivative: zero for real inputs (0 or pi, piecewise constant); complex inputs have no autograd yet."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(_COMPLEX_GRAD)
+    return torch.zeros_like(grad)
