@@ -38,7 +38,8 @@ class Ctx(ctypes.Structure):  # pct_pw_ctx (csrc/aten/cpu/pointwise_math.h)
     _fields_ = [("alpha_d", ctypes.c_double), ("alpha_i", ctypes.c_int64), ("p1", ctypes.c_double),
                 ("p2", ctypes.c_double), ("p1_i", ctypes.c_int64), ("p2_i", ctypes.c_int64), ("has_p1", ctypes.c_int),
                 ("has_p2", ctypes.c_int), ("error", ctypes.c_int), ("has_scalar_b", ctypes.c_int),
-                ("scalar_b", ctypes.c_double), ("has_scalar_a", ctypes.c_int), ("scalar_a", ctypes.c_double)]
+                ("scalar_b", ctypes.c_double), ("has_scalar_a", ctypes.c_int), ("scalar_a", ctypes.c_double),
+                ("alpha_im", ctypes.c_double)]
 
 
 @pytest.fixture(scope="module")

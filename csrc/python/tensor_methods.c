@@ -284,14 +284,18 @@ static PyObject *m_type(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *d = Py_None;
     int nb = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|Op:type", kwlist, &d, &nb)) return NULL;
-    static const char *const legacy[PCT_NUM_DTYPES] = {"torch.BoolTensor", "torch.ByteTensor", "torch.CharTensor",
-        "torch.ShortTensor", "torch.IntTensor", "torch.LongTensor", "torch.HalfTensor", "torch.BFloat16Tensor",
-        "torch.FloatTensor", "torch.DoubleTensor", "torch.UInt16Tensor", "torch.UInt32Tensor", "torch.UInt64Tensor"};
-    if (d == Py_None) return PyUnicode_FromString(legacy[T(self)->dtype]);
+    /* torch's legacy type names: "torch." + the C++ name + "Tensor" (torch.FloatTensor, torch.ComplexFloatTensor) */
+    char name[64];
+    if (d == Py_None) {
+        snprintf(name, sizeof name, "torch.%sTensor", pct_dtype_cpp_name[T(self)->dtype]);
+        return PyUnicode_FromString(name);
+    }
     int dtype = -1;
     if (PyUnicode_Check(d)) {
-        for (int i = 0; i < PCT_NUM_DTYPES; i++)
-            if (PyUnicode_CompareWithASCIIString(d, legacy[i]) == 0) dtype = i;
+        for (int i = 0; i < PCT_NUM_DTYPES; i++) {
+            snprintf(name, sizeof name, "torch.%sTensor", pct_dtype_cpp_name[i]);
+            if (PyUnicode_CompareWithASCIIString(d, name) == 0) dtype = i;
+        }
         if (dtype < 0) { PyErr_Format(PyExc_ValueError, "invalid type: '%U'", d); return NULL; }
     } else if ((dtype = pct_dtype_from_object(d)) < 0) {
         return NULL;
