@@ -495,6 +495,9 @@ def is_conj(input):
 
 
 def _check_complex_parts(name, a, b, first, second):
+    for pos, (arg, what) in enumerate(((a, first), (b, second)), 1):
+        if not isinstance(arg, _C.Tensor):
+            raise TypeError(f"{name}(): argument '{what}' (position {pos}) must be Tensor, not {type(arg).__name__}")
     floats = (_C.float16, _C.float32, _C.float64)
     if a.dtype not in floats or b.dtype not in floats:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_cpp(a.dtype)}"
@@ -527,7 +530,7 @@ def polar(abs, angle, *, out=None):
     """torch.polar: abs * (cos(angle) + i sin(angle))."""
     _check_complex_parts("polar", abs, angle, "abs", "angle")
     from .functional import broadcast_tensors
-    if abs.dtype in (_C.float16, _C.bfloat16):  # torch's polar kernels take float and double only
+    if abs.dtype == _C.float16:  # torch's polar kernels take float and double only
         raise NotImplementedError(f"\"polar_cpu\" not implemented for '{_cpp(abs.dtype)}'")
     _check_complex_out(out, abs)
     r, a = broadcast_tensors(abs, angle)

@@ -342,6 +342,9 @@ def _torch_refuses(*needles):
 KNOWN_BUGS = [
     ("dtypes torch has no kernel for are accepted (round on bool, ...): more than torch, harmless",
      lambda c: c.pe is None and isinstance(c.te, NotImplementedError) and "not implemented for" in _tmsg(c)),
+    ("conj_physical of a real tensor: torch returns the tensor itself, pyctorch's table op a copy with equal values "
+     "(reproducer conj_physical_real_is_input)",
+     lambda c: "conj_physical" in c.line and "in torch: True, in pyctorch: False" in c.msg),
 ]
 
 
@@ -1302,7 +1305,13 @@ def _returns(fn):
 
 
 KNOWN_REPRODUCERS = {
+    "conj_physical_real_is_input": lambda: (lambda x: _check(pyctorch.conj_physical(x) is x,
+                                                              "a copy; torch returns the input"))(pyctorch.ones(2)),
 }
+
+
+def _check(ok, what):
+    assert ok, what
 
 
 # Former KNOWN_REPRODUCERS whose divergence is fixed: regression tests, run as plain tests.

@@ -332,6 +332,10 @@ PyObject *pct_autograd_dispatch(pct_call *c)
                        : (name_len > 1 && sig->name[name_len - 1] == '_' && !c->v[0].none &&
                           sig->params[0].type == PCT_ARG_TENSOR) ? c->v[0].t : NULL;
     if (c->out && !c->inplace) {
+        /* torch's check is in the autograd kernels of differentiable ops: a non-differentiable one takes out= */
+        grad_info *nd = info_for(c->op_index);
+        if (!nd) return NULL;
+        if (nd->state == INFO_NONDIFF) return dispatch_without_grad(c);
         PyErr_Format(PyExc_RuntimeError,
                      "%s(): functions with out=... arguments don't support automatic differentiation, but one of the "
                      "arguments requires grad.", sig->name);
