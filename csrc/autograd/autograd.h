@@ -149,4 +149,8 @@ void pct_composite_caller_install(void);
 /* Helpers in pyctorch.autograd._formulas, imported on first use (borrowed). */
 PyObject *pct_formulas_module(void);
 
+/* A tuple of the strings of a NULL-terminated list (a formula list of the op table), or None for NULL
+ * (forward_ad.c). */
+PyObject *pct_strings_tuple(const char *const *f);
+
 #endif

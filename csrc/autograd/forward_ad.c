@@ -28,7 +28,7 @@ static const char *const *const fw_formulas[PCT_NUM_OPS] = {
 #include "../aten/ops.def"
 };
 
-static PyObject *strings_tuple(const char *const *f)
+PyObject *pct_strings_tuple(const char *const *f)
 {
     if (!f) Py_RETURN_NONE;
     Py_ssize_t n = 0;
@@ -139,7 +139,7 @@ static PyObject *py_op_info(PyObject *m, PyObject *arg)
                 : sig->params[k].type == PCT_ARG_TENSORLIST ? 'L' : 'O';
     }
     const char *const *bw = pct_op_grad_formulas((int)i);
-    return Py_BuildValue("(sNsNNO)", sig->name, names, code, strings_tuple(fw_formulas[i]), strings_tuple(bw),
+    return Py_BuildValue("(sNsNNO)", sig->name, names, code, pct_strings_tuple(fw_formulas[i]), pct_strings_tuple(bw),
                          op->kind == PCT_KIND_COMPOSITE && !bw ? Py_True : Py_False);
 }
 

@@ -170,17 +170,7 @@ static const char *const *const op_grad_formulas[PCT_NUM_OPS] = {
  * non-differentiable op), or None where the op has no PCT_GRAD line. */
 static PyObject *op_formulas_tuple(int op_index)
 {
-    const char *const *f = op_grad_formulas[op_index];
-    if (!f) Py_RETURN_NONE;
-    Py_ssize_t n = 0;
-    while (f[n]) n++;
-    PyObject *t = PyTuple_New(n);
-    for (Py_ssize_t i = 0; t && i < n; i++) {
-        PyObject *s = PyUnicode_FromString(f[i]);
-        if (!s) { Py_CLEAR(t); break; }
-        PyTuple_SET_ITEM(t, i, s);
-    }
-    return t;
+    return pct_strings_tuple(op_grad_formulas[op_index]);
 }
 
 /* The field names of an op's named result tuple (ops_returns.def), empty for the others. */
