@@ -1471,6 +1471,12 @@ def _impl(entry):
     return getattr(importlib.import_module(module), name)
 
 
+# the table's functions written in other modules (pyctorch._composites_more) are bound here too, so that __all__
+# names every torch.<name> of the table
+for _entry in _TABLE:
+    if "F" in _entry["variants"] and _entry["name"] not in globals():
+        globals()[_entry["name"]] = _impl(_entry)
+
 # the Tensor methods of the table's M entries; the method forms that differ from the function (no out=) and the
 # attributes that are no ops (Tensor.real, .imag, .H, .mH) are named here
 _METHOD_FORMS = {"quantile": _method_quantile, "nanquantile": _method_nanquantile}

@@ -83,7 +83,7 @@ def multigammaln(input, p, *, out=None):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     input = _floating(input)  # no domain check, as torch: lgamma's poles give inf
-    shifts = _C.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=input.dtype)
+    shifts = _C.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=input.dtype, device=input.device)
     result = _C.lgamma(input.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
     return _out(result, out)
 

@@ -132,6 +132,8 @@ static PyObject *get_layout(PyObject *self, void *c)
 static PyObject *get_retains_grad(PyObject *self, void *c) { (void)c; return PyBool_FromLong((T(self)->flags & PCT_FLAG_RETAINS_GRAD) != 0); }
 static PyObject *get_false(PyObject *self, void *c) { (void)self; (void)c; Py_RETURN_FALSE; }
 static PyObject *get_is_inference(PyObject *self, void *c) { (void)c; return PyBool_FromLong((T(self)->flags & PCT_FLAG_INFERENCE) != 0); }
+/* which output of its grad_fn the tensor is (0 for a leaf) */
+static PyObject *get_output_nr(PyObject *self, void *c) { (void)c; return PyLong_FromUnsignedLong(T(self)->grad_fn ? T(self)->output_nr : 0); }
 
 PyGetSetDef pct_tensor_getset[] = {
     {"shape", get_shape, NULL, "the size of the tensor, as a torch.Size", NULL},
@@ -159,6 +161,7 @@ PyGetSetDef pct_tensor_getset[] = {
     {"layout", get_layout, NULL, NULL, NULL},
     {"retains_grad", get_retains_grad, NULL, NULL, NULL},
     {"is_inference_flag", get_is_inference, NULL, NULL, NULL},
+    {"output_nr", get_output_nr, NULL, NULL, NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
