@@ -243,3 +243,14 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
     if keepdim:
         result = result.reshape([1 if d in dims else input.shape[d] for d in range(ndim)])
     return result.view(_C.uint64)
+
+
+# Note [Python-level tensor arguments] (pyctorch/_arg_check.py): torch's TypeError for a non-tensor argument
+from ._arg_check import guard as _guard  # noqa: E402
+_guard(globals(), {
+    **{n: (None, ("input",)) for n in ("hsplit", "vsplit", "dsplit", "unsafe_split", "unsafe_split_with_sizes",
+                                       "unsafe_chunk", "mvlgamma", "mvlgamma_", "renorm", "renorm_", "nonzero_static",
+                                       "is_inference", "is_distributed", "hash_tensor")},
+    "index_reduce": (None, ("input", "index", "source")), "index_reduce_": (None, ("input", "index", "source")),
+    "is_same_size": (None, ("input", "other")), "as_strided_scatter": (None, ("input", "src")),
+})
