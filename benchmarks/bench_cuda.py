@@ -2,7 +2,8 @@
 
 Targets (issue 9): a launch-bound loop of 1-element adds <= 0.5x torch; bf16 and fp32/TF32 GEMM <= 1.05x; memory-bound
 pointwise and reductions on 256 MB <= 1.0x (and >= 85% of the copy bandwidth measured here); softmax, layer_norm and
-cross_entropy forward+backward <= 1.0x; scaled_dot_product_attention forward+backward (bf16, causal) <= 1.1x; a small
+cross_entropy forward+backward <= 1.0x; conv2d and max_pool2d forward+backward (issue 17: im2col + GEMM and a gather
+backward, no cuDNN: reported, no target yet); scaled_dot_product_attention forward+backward (bf16, causal) <= 1.1x; a small
 GPT training step (bf16 autocast, AdamW) tokens/s >= 1.0x. Ops without a CUDA kernel yet run the CPU fallback (Note
 [CUDA fallback]): their ratios say how far they are. --quick shrinks the sizes. Without a GPU the suite is skipped.
 """
@@ -76,6 +77,12 @@ def main():
     suite.bench("cross_entropy fwd+bwd", f"{rows}x32000", lambda m: (lambda x, y: (lambda: _fwd_bwd(
         lambda t: m.nn.functional.cross_entropy(t, y))(x)))(_on(m, (rows // 8, 32000), grad=True),
                                                       m.randint(0, 32000, (rows // 8,), device="cuda")), target=1.0)
+    batch = 8 if args.quick else 32
+    suite.bench("conv2d 3x3 fwd+bwd", f"{batch}x64x56x56", lambda m: (lambda x, w: (lambda: _fwd_bwd(
+        lambda t, k: m.nn.functional.conv2d(t, k, padding=1))(x, w)))(_on(m, (batch, 64, 56, 56), grad=True),
+                                                                  _on(m, (64, 64, 3, 3), grad=True)))
+    suite.bench("max_pool2d 3x3/2 fwd+bwd", f"{batch}x64x112x112", lambda m: (lambda x: (lambda: _fwd_bwd(
+        lambda t: m.nn.functional.max_pool2d(t, 3, 2, 1))(x)))(_on(m, (batch, 64, 112, 112), grad=True)))
     seq = s["seq"]
     suite.bench("sdpa causal bf16 fwd+bwd", f"8x16x{seq}x64", lambda m: (lambda q, k, v: (lambda: _fwd_bwd(
         lambda a, b, c: m.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=True))(q, k, v)))(

@@ -24,6 +24,8 @@
 #include "cross_entropy_call.h"
 #include "embedding_call.h"
 #include "batch_norm_call.h"
+#include "conv_cols_call.h"
+#include "pool_call.h"
 
 typedef struct pct_backend {
     const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
@@ -73,6 +75,12 @@ typedef struct pct_backend {
     /* batch norm, forward or backward (Note [Device batch norm] in cpu/batch_norm.c); 0, or -1 with an error. NULL
      * where the backend has none. */
     int (*batch_norm)(const pct_bn_call *bn);
+    /* a convolution's im2col or col2im (Note [Device convolution] in cpu/conv_device.c); 0, or -1 with an error. NULL
+     * where the backend has none (the CPU's are im2col.c's). */
+    int (*conv_cols)(const pct_conv_cols_call *g);
+    /* 2-d pooling, forward or backward (Note [Device pooling] in cpu/pool_device.c); 0, or -1 with an error. NULL where
+     * the backend has none. */
+    int (*pool)(const pct_pool_call *p);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;

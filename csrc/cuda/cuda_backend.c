@@ -53,6 +53,8 @@ static const pct_backend cuda_backend = {
     .cross_entropy = pct_cuda_cross_entropy,
     .embedding = pct_cuda_embedding,
     .batch_norm = pct_cuda_batch_norm,
+    .conv_cols = pct_cuda_conv_cols,
+    .pool = pct_cuda_pool,
     .fallback = pct_cuda_fallback,
 };
 
@@ -125,6 +127,8 @@ const pct_cuda_api *pct_cuda_backend_init(void)
     pct_cuda_register_cross_entropy();
     pct_cuda_register_embedding();
     pct_cuda_register_batch_norm();
+    pct_cuda_register_conv();
+    pct_cuda_register_pool();
     if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;

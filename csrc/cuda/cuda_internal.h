@@ -11,6 +11,8 @@
 #include "aten/cross_entropy_call.h"
 #include "aten/embedding_call.h"
 #include "aten/batch_norm_call.h"
+#include "aten/conv_cols_call.h"
+#include "aten/pool_call.h"
 
 #define PCT_CUDA_MAX_DEVICES (PCT_MAX_DEVICE_INDEX + 1)
 
@@ -96,6 +98,14 @@ void pct_cuda_register_embedding(void);
 /* ---- batch norm (batch_norm_glue.c, Note [Device batch norm] in aten/cpu/batch_norm.c) ---- */
 int pct_cuda_batch_norm(const pct_bn_call *bn);
 void pct_cuda_register_batch_norm(void);
+
+/* ---- convolution columns (conv_cols_glue.c, Note [Device convolution] in aten/cpu/conv_device.c) ---- */
+int pct_cuda_conv_cols(const pct_conv_cols_call *g);
+void pct_cuda_register_conv(void);
+
+/* ---- pooling (pool_glue.c, Note [Device pooling] in aten/cpu/pool_device.c) ---- */
+int pct_cuda_pool(const pct_pool_call *p);
+void pct_cuda_register_pool(void);
 
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);

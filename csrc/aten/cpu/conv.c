@@ -9,7 +9,8 @@
  * primitive: the depthwise loops (conv_depthwise.c), the direct float32 kernels on AVX-512
  * CPUs (conv_direct.c), or the im2col + GEMM engine (conv_engine.c). The batched 1-d, 2-d and
  * 3-d cases are one code path (Note [Convolution geometry], im2col.h); the unbatched forms
- * and padding='same' live in Python (pyctorch/nn/functional.py).
+ * and padding='same' live in Python (pyctorch/nn/functional.py). Everything up to the primitives is
+ * device-neutral: on another device they run on conv_device.c (Note [Device convolution]).
  */
 #include "../shapes_only.h"
 #include "../op.h"
@@ -251,7 +252,7 @@ static int conv_prepare(pct_tensor *input, pct_tensor *weight, pct_tensor *bias,
         p->direct &= g->kernel[i] == 1 && g->stride[i] == 1 && g->pad[i] == 0 && g->big[i] == g->small[i];
     /* bfloat16 stays bfloat16 where its GEMM runs and the products fill its 6 x 64 tiles (not depthwise or
        tiny-channel shapes): Note [bfloat16 convolution] */
-    const bool bf16_native = input->dtype == PCT_BFLOAT16 && p->cs >= 8 && p->K >= 8 && pct_gemm_bf16_available();
+    const bool bf16_native = input->device_type == PCT_CPU && input->dtype == PCT_BFLOAT16 && p->cs >= 8 && p->K >= 8 && pct_gemm_bf16_available();
     p->dtype = bf16_native ? PCT_BFLOAT16 : pct_dtype_is_reduced_float(input->dtype) ? PCT_FLOAT32 : input->dtype;
     p->acc_dtype = bf16_native ? PCT_FLOAT32 : p->dtype;
     p->fast32 = p->dtype == PCT_FLOAT32 && pct_conv_sgemm_available();
@@ -395,6 +396,15 @@ static pct_tensor *to_result(pct_tensor *r, int dtype)
     return c;
 }
 
+/* Note [Device convolution] (conv_device.c): on another device only the floating dtypes have a GEMM */
+static int device_dtype_check(const pct_tensor *input, bool transposed)
+{
+    if (input->device_type == PCT_CPU || pct_dtype_is_floating(input->dtype)) return 0;
+    pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
+              transposed ? "slow_conv_transpose2d_out_cuda" : "slow_conv2d_cuda", pct_dtype_cpp_name[input->dtype]);
+    return -1;
+}
+
 static const char *data_or_null(pct_tensor *t) { return t ? pct_tensor_data(t) : NULL; }
 
 static int run_task(const pct_conv_task *t, char *gw)
@@ -417,11 +427,20 @@ pct_object *pct_cpu_convolution(pct_call *c)
     int64_t osz[5];
     if (conv_prepare(input, weight, bias, &arg.stride, &arg.padding, &arg.dilation, transposed, &arg.output_padding, arg.groups, &p, osz) < 0)
         return NULL;
+    if (device_dtype_check(input, transposed) < 0) return NULL;
     pct_tensor *x = NULL, *w = NULL, *b = NULL, *out = NULL;
     PCT_TRY(x = as_compute(input, p.dtype));
     PCT_TRY(w = as_compute(weight, p.dtype));
     if (bias) PCT_TRY(b = as_compute(bias, p.dtype));
-    PCT_TRY(out = pct_tensor_empty(input->ndim, osz, p.dtype, PCT_CPU, -1));
+    PCT_TRY(out = pct_tensor_empty(input->ndim, osz, p.dtype, input->device_type, input->device_index));
+    if (input->device_type != PCT_CPU) { /* Note [Device convolution] */
+        const pct_conv_tensors dt = transposed ? (pct_conv_tensors){.what = PCT_CONV_DATA, .small_in = x, .w = w,
+                                                                    .bias_big = b, .big_out = out}
+                                               : (pct_conv_tensors){.what = PCT_CONV_FWD, .big = x, .w = w,
+                                                                    .bias_small = b, .small_out = out};
+        if (out->numel && pct_conv_device_run(&p, &dt) < 0) goto fail;
+        goto done;
+    }
     pct_conv_task t = {&p, 0, NULL, NULL, pct_tensor_data(w), NULL, NULL, NULL, NULL};
     if (!transposed) {
         t.what = PCT_CONV_FWD;
@@ -435,6 +454,7 @@ pct_object *pct_cpu_convolution(pct_call *c)
         t.big_out = pct_tensor_data(out);
     }
     if (out->numel && run_task(&t, NULL) < 0) goto fail;
+done:
     PCT_DECREF(x);
     PCT_DECREF(w);
     PCT_XDECREF(b);
@@ -473,21 +493,34 @@ pct_object *pct_cpu_convolution_backward(pct_call *c)
         return NULL;
     }
     const bool need_i = mask->v[0] != 0, need_w = mask->v[1] != 0, need_b = mask->v[2] != 0;
+    if (device_dtype_check(input, transposed) < 0) return NULL;
+    const int dev = input->device_type, di = input->device_index;
     pct_tensor *gc = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
     PCT_TRY(gc = as_compute(go, p.dtype));
     if (need_w) PCT_TRY(x = as_compute(input, p.dtype));
     if (need_i) PCT_TRY(w = as_compute(weight, p.dtype));
-    if (need_i) PCT_TRY(gi = pct_tensor_empty(input->ndim, input->sizes, p.dtype, PCT_CPU, -1));
-    if (need_w) PCT_TRY(gw = pct_tensor_empty(weight->ndim, weight->sizes, p.acc_dtype, PCT_CPU, -1));
+    if (need_i) PCT_TRY(gi = pct_tensor_empty(input->ndim, input->sizes, p.dtype, dev, di));
+    if (need_w) PCT_TRY(gw = pct_tensor_empty(weight->ndim, weight->sizes, p.acc_dtype, dev, di));
     if (need_b) {
-        PCT_TRY(gb = pct_tensor_empty(1, &osz[1], p.acc_dtype, PCT_CPU, -1));
+        PCT_TRY(gb = pct_tensor_empty(1, &osz[1], p.acc_dtype, dev, di));
         int64_t vol = 1;
         for (int i = 2; i < go->ndim; i++) vol *= go->sizes[i];
-        PCT_NOGIL_BEGIN
-        bias_grad(p.dtype, pct_tensor_data(gc), osz[0], osz[1], vol, pct_tensor_data(gb));
-        PCT_NOGIL_END
+        if (dev != PCT_CPU) {
+            if (pct_conv_device_bias_grad(gc, osz[0], osz[1], vol, gb) < 0) goto fail;
+        } else {
+            PCT_NOGIL_BEGIN
+            bias_grad(p.dtype, pct_tensor_data(gc), osz[0], osz[1], vol, pct_tensor_data(gb));
+            PCT_NOGIL_END
+        }
     }
-    if (need_i || need_w) {
+    if ((need_i || need_w) && dev != PCT_CPU) { /* Note [Device convolution] */
+        const pct_conv_tensors dt = transposed
+            ? (pct_conv_tensors){.what = (need_i ? PCT_CONV_FWD : 0) | (need_w ? PCT_CONV_WGRAD : 0), .big = gc,
+                                 .small_in = x, .w = w, .small_out = gi, .gw = gw}
+            : (pct_conv_tensors){.what = (need_i ? PCT_CONV_DATA : 0) | (need_w ? PCT_CONV_WGRAD : 0), .big = x,
+                                 .small_in = gc, .w = w, .big_out = gi, .gw = gw};
+        if (pct_conv_device_run(&p, &dt) < 0) goto fail;
+    } else if (need_i || need_w) {
         pct_conv_task t = {&p, 0, NULL, NULL, data_or_null(w), NULL, NULL, NULL, NULL};
         if (!transposed) {  /* big = input, small = grad_output */
             t.what = (need_i ? PCT_CONV_DATA : 0) | (need_w ? PCT_CONV_WGRAD : 0);

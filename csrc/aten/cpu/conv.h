@@ -15,6 +15,7 @@
 #ifndef PCT_CONV_H
 #define PCT_CONV_H
 #include "im2col.h"
+#include "../tensor.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,5 +108,16 @@ int64_t pct_conv_direct_wtiles(const pct_conv_plan *p);
 void pct_conv_direct_transpose(const pct_conv_plan *p, const float *small, float *got);
 void pct_conv_direct_wgrad(const pct_conv_plan *p, const float *xp, const float *got, const int64_t *off,
                            float *gw, int64_t t0, int64_t t1);
+
+/* The primitives on a device other than the CPU (conv_device.c, Note [Device convolution]): the task's buffers as
+ * contiguous tensors of the plan's dtype on that device (NULL where the task has no use for them); gw is written whole
+ * when what has PCT_CONV_WGRAD. 0, or -1 with an error. */
+typedef struct pct_conv_tensors {
+    int what;
+    pct_tensor *big, *small_in, *w, *bias_small, *bias_big, *small_out, *big_out, *gw;
+} pct_conv_tensors;
+int pct_conv_device_run(const pct_conv_plan *p, const pct_conv_tensors *t);
+/* gb[c] = the sum of go[n, c, :] over the N samples and vol positions (go contiguous on the device); 0, or -1. */
+int pct_conv_device_bias_grad(pct_tensor *go, int64_t N, int64_t C, int64_t vol, pct_tensor *gb);
 
 #endif

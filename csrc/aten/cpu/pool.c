@@ -341,7 +341,7 @@ AVG_DRIVER(INT64, int64_t)
 
 
 
-static pct_object *max_pool(pct_tensor *x, const pct_pool_args *a, int kind, bool with_indices)
+static pct_object *max_pool(pct_call *c, pct_tensor *x, const pct_pool_args *a, int kind, bool with_indices)
 {
     pct_tensor *xc = NULL, *out = NULL, *ind = NULL;
     pct_pool2d g;
@@ -351,10 +351,14 @@ static pct_object *max_pool(pct_tensor *x, const pct_pool_args *a, int kind, boo
     bool floats_only = kind == PCT_POOL_MAX1D;
     if (!maxpool_for(cd) || (floats_only && !pct_dtype_is_floating(x->dtype)))
         return pct_spatial_no_dtype(kind == PCT_POOL_MAX1D ? "max_pool1d_impl" : "max_pool2d", x->dtype);
+    const bool device = x->device_type != PCT_CPU; /* Note [Device pooling] */
+    if (device && !pct_pool_device_runs(cd)) return pct_pool_device_fallback(c, x->device_type);
     PCT_TRY(xc = pct_spatial_input(x));
     PCT_TRY(out = pct_pool_output(x, nsp, &g, cd));
     if (with_indices) PCT_TRY(ind = pct_pool_output(x, nsp, &g, PCT_INT64));
-    if (out->numel) {
+    if (out->numel && device) {
+        if (pct_pool_device_forward(&g, PCT_POOL_CALL_MAX, xc, out, ind) < 0) goto fail;
+    } else if (out->numel) {
         maxpool_fn fn = maxpool_for(cd);
         PCT_NOGIL_BEGIN
         fn(&g, pct_tensor_data(xc), pct_tensor_data(out), ind ? (int64_t *)pct_tensor_data(ind) : NULL, &nomem);
@@ -380,14 +384,14 @@ fail:
     pct_object *pct_cpu_##op(pct_call *c)                                                                             \
     {                                                                                                                 \
         PCT_ARGS(op);                                                                                                 \
-        return max_pool(arg.input, &PCT_POOL_MAX_ARGS(arg), kind, with_indices);                                      \
+        return max_pool(c, arg.input, &PCT_POOL_MAX_ARGS(arg), kind, with_indices);                                      \
     }
 MAX_POOL_ENTRY(max_pool1d, PCT_POOL_MAX1D, false)
 MAX_POOL_ENTRY(max_pool2d, PCT_POOL_MAX2D, false)
 MAX_POOL_ENTRY(max_pool1d_with_indices, PCT_POOL_MAX1D_IDX, true)
 MAX_POOL_ENTRY(max_pool2d_with_indices, PCT_POOL_MAX2D, true)
 
-static pct_object *avg_pool(pct_tensor *x, const pct_pool_args *a, int kind)
+static pct_object *avg_pool(pct_call *c, pct_tensor *x, const pct_pool_args *a, int kind)
 {
     pct_tensor *xc = NULL, *out = NULL;
     pct_pool2d g;
@@ -395,9 +399,13 @@ static pct_object *avg_pool(pct_tensor *x, const pct_pool_args *a, int kind)
     if (pct_pool_setup(a, kind, x->ndim, x->sizes, &g) < 0) return NULL;
     int cd = pct_spatial_compute_dtype(x->dtype);
     if (cd != PCT_FLOAT32 && cd != PCT_FLOAT64 && cd != PCT_INT64) return pct_spatial_no_dtype("avg_pool2d", x->dtype);
+    const bool device = x->device_type != PCT_CPU; /* Note [Device pooling] */
+    if (device && !pct_pool_device_runs(cd)) return pct_pool_device_fallback(c, x->device_type);
     PCT_TRY(xc = pct_spatial_input(x));
     PCT_TRY(out = pct_pool_output(x, nsp, &g, cd));
-    if (out->numel) {
+    if (out->numel && device) {
+        if (pct_pool_device_forward(&g, PCT_POOL_CALL_AVG, xc, out, NULL) < 0) goto fail;
+    } else if (out->numel) {
         PCT_NOGIL_BEGIN
         if (cd == PCT_FLOAT32) avgpool_FLOAT32(&g, (const float *)pct_tensor_data(xc), (float *)pct_tensor_data(out));
         else if (cd == PCT_FLOAT64) avgpool_FLOAT64(&g, (const double *)pct_tensor_data(xc), (double *)pct_tensor_data(out));
@@ -415,11 +423,11 @@ fail:
 pct_object *pct_cpu_avg_pool1d(pct_call *c)
 {
     PCT_ARGS(avg_pool1d);
-    return avg_pool(arg.input, &PCT_POOL_AVG_ARGS(arg, ((pct_int_opt){true, 0})), PCT_POOL_AVG1D);
+    return avg_pool(c, arg.input, &PCT_POOL_AVG_ARGS(arg, ((pct_int_opt){true, 0})), PCT_POOL_AVG1D);
 }
 
 pct_object *pct_cpu_avg_pool2d(pct_call *c)
 {
     PCT_ARGS(avg_pool2d);
-    return avg_pool(arg.input, &PCT_POOL_AVG_ARGS(arg, arg.divisor_override), PCT_POOL_AVG2D);
+    return avg_pool(c, arg.input, &PCT_POOL_AVG_ARGS(arg, arg.divisor_override), PCT_POOL_AVG2D);
 }

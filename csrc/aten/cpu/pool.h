@@ -4,6 +4,7 @@
 #ifndef PCT_POOL_H
 #define PCT_POOL_H
 #include "spatial.h"
+#include "../pool_call.h"
 #include <stdlib.h>
 
 typedef struct pct_pool2d {
@@ -109,6 +110,14 @@ int pct_pool_setup(const pct_pool_args *a, int kind, int ndim, const int64_t *si
 /* Adaptive pooling: the output sizes osize checked with torch's rules for op `name`
  * ("adaptive_avg_pool2d" ...); fills g (kernel fields unused). -1 with exception. */
 int pct_adaptive_setup(const pct_int_list *osize, int nsp, bool max, int ndim, const int64_t *sizes, pct_pool2d *g);
+
+/* Note [Device pooling] (pool_device.c): whether the device's loops run a compute dtype (else the backend's fallback
+ * takes the call: pct_pool_device_fallback), and the loops themselves over contiguous device tensors of the compute
+ * dtype (kind: PCT_POOL_CALL_*; ind: the int64 indices of a max pool, or NULL). 0, or -1 with an error. */
+bool pct_pool_device_runs(int compute_dtype);
+pct_object *pct_pool_device_fallback(pct_call *c, int device_type);
+int pct_pool_device_forward(const pct_pool2d *g, int kind, pct_tensor *xc, pct_tensor *out, pct_tensor *ind);
+int pct_pool_device_backward(const pct_pool2d *g, int kind, pct_tensor *gc, pct_tensor *ind, pct_tensor *gi);
 
 /* Output size along one dim with torch's pooling_output_shape checks (pool.c); -1 with an error. */
 int pct_pool_out_dim(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil, int64_t *out);

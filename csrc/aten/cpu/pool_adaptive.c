@@ -178,7 +178,12 @@ static pct_object *adaptive_pool(pct_tensor *x, const pct_int_list *output_size,
     int cd = pct_spatial_compute_dtype(x->dtype);
     PCT_TRY(out = pct_pool_output(x, nsp, &g, cd));
     if (max) PCT_TRY(ind = pct_pool_output(x, nsp, &g, PCT_INT64));
-    if (out->numel) {
+    if (out->numel && x->device_type != PCT_CPU) { /* Note [Device pooling] */
+        PCT_TRY(xc = pct_spatial_input(x));
+        if (pct_pool_device_forward(&g, max ? PCT_POOL_CALL_ADAPTIVE_MAX : PCT_POOL_CALL_ADAPTIVE_AVG, xc, out, ind) < 0)
+            goto fail;
+        PCT_CLEAR(xc);
+    } else if (out->numel) {
         PCT_TRY(xc = pct_spatial_input(x));
         const void *xd = pct_tensor_data(xc);
         void *od = pct_tensor_data(out);

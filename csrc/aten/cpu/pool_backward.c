@@ -102,7 +102,8 @@ static int bwd_prepare(const char *name, pct_tensor *grad, pct_tensor *input, pc
     PCT_CHECK(grad->dtype == input->dtype, PCT_ERR_RUNTIME, "%s: expected grad_output and input of one dtype, but got "
               "%s and %s", name, pct_dtype_cpp_name[grad->dtype], pct_dtype_cpp_name[input->dtype]);
     int cd = pct_spatial_compute_dtype(input->dtype);
-    PCT_TRY(*gi = zeroed ? pct_tensor_zeros(nd, input->sizes, cd) : pct_tensor_empty(nd, input->sizes, cd, PCT_CPU, -1));
+    PCT_TRY(*gi = zeroed ? pct_tensor_zeros_on(nd, input->sizes, cd, input->device_type, input->device_index)
+                         : pct_tensor_empty(nd, input->sizes, cd, input->device_type, input->device_index));
     PCT_TRY(*gc = pct_spatial_input(grad));
     return 0;
 fail:
@@ -114,14 +115,23 @@ fail:
 enum { BWD_MAX, BWD_AVG, BWD_ADAPTIVE_AVG };
 
 static pct_object *pool_backward(const char *name, int kind, pct_tensor *grad, pct_tensor *input, pct_tensor *indices,
-                               const pct_pool2d *g)
+                               const pct_pool2d *g, bool adaptive_max)
 {
     pct_tensor *gc, *gi;
     /* tiling adaptive windows write every element of the gradient: no zeroing pass (an empty
        output leaves nothing to write) */
-    bool zeroed = kind != BWD_ADAPTIVE_AVG || g->oh == 0 || g->ow == 0 || !adaptive_tiles(g);
+    const bool device = input->device_type != PCT_CPU; /* Note [Device pooling]: the gather writes every element */
+    bool zeroed = !device && (kind != BWD_ADAPTIVE_AVG || g->oh == 0 || g->ow == 0 || !adaptive_tiles(g));
     if (bwd_prepare(name, grad, input, indices, g, zeroed, &gc, &gi) < 0) return NULL;
-    if (gc->numel) {
+    if (device && gi->numel) {
+        static const int kinds[2][3] = {{PCT_POOL_CALL_MAX, PCT_POOL_CALL_AVG, PCT_POOL_CALL_ADAPTIVE_AVG},
+                                        {PCT_POOL_CALL_ADAPTIVE_MAX, PCT_POOL_CALL_AVG, PCT_POOL_CALL_ADAPTIVE_AVG}};
+        pct_tensor *ic = NULL;
+        if (indices && !(ic = pct_contiguous(indices))) goto fail;
+        const int rc = pct_pool_device_backward(g, kinds[adaptive_max][kind], gc, ic, gi);
+        PCT_XDECREF(ic);
+        if (rc < 0) goto fail;
+    } else if (!device && gc->numel) {
         bool dbl = gi->dtype == PCT_FLOAT64;
         const void *go = pct_tensor_data(gc);
         void *d = pct_tensor_data(gi);
@@ -161,7 +171,7 @@ pct_object *pct_cpu_max_pool2d_with_indices_backward(pct_call *c)
     pct_pool2d g;
     pct_tensor *input = arg.input;
     if (pct_pool_setup(&PCT_POOL_MAX_ARGS(arg), PCT_POOL_MAX2D, input->ndim, input->sizes, &g) < 0) return NULL;
-    return pool_backward("max_pool2d_with_indices_backward", BWD_MAX, arg.grad_output, input, arg.indices, &g);
+    return pool_backward("max_pool2d_with_indices_backward", BWD_MAX, arg.grad_output, input, arg.indices, &g, false);
 }
 
 pct_object *pct_cpu_avg_pool2d_backward(pct_call *c)
@@ -171,7 +181,7 @@ pct_object *pct_cpu_avg_pool2d_backward(pct_call *c)
     pct_tensor *input = arg.input;
     if (pct_pool_setup(&PCT_POOL_AVG_ARGS(arg, arg.divisor_override), PCT_POOL_AVG2D, input->ndim, input->sizes, &g) < 0)
         return NULL;
-    return pool_backward("avg_pool2d_backward", BWD_AVG, arg.grad_output, input, NULL, &g);
+    return pool_backward("avg_pool2d_backward", BWD_AVG, arg.grad_output, input, NULL, &g, false);
 }
 
 /* Adaptive backward: the output size is grad_output's. */
@@ -205,7 +215,7 @@ pct_object *pct_cpu_adaptive_avg_pool2d_backward(pct_call *c)
     PCT_ARGS(adaptive_avg_pool2d_backward);
     pct_pool2d g;
     if (adaptive_bwd_setup("_adaptive_avg_pool2d_backward", arg.grad_output, arg.input, &g) < 0) return NULL;
-    return pool_backward("_adaptive_avg_pool2d_backward", BWD_ADAPTIVE_AVG, arg.grad_output, arg.input, NULL, &g);
+    return pool_backward("_adaptive_avg_pool2d_backward", BWD_ADAPTIVE_AVG, arg.grad_output, arg.input, NULL, &g, false);
 }
 
 pct_object *pct_cpu_adaptive_max_pool2d_backward(pct_call *c)
@@ -213,5 +223,5 @@ pct_object *pct_cpu_adaptive_max_pool2d_backward(pct_call *c)
     PCT_ARGS(adaptive_max_pool2d_backward);
     pct_pool2d g;
     if (adaptive_bwd_setup("adaptive_max_pool2d_backward", arg.grad_output, arg.input, &g) < 0) return NULL;
-    return pool_backward("adaptive_max_pool2d_backward", BWD_MAX, arg.grad_output, arg.input, arg.indices, &g);
+    return pool_backward("adaptive_max_pool2d_backward", BWD_MAX, arg.grad_output, arg.input, arg.indices, &g, true);
 }

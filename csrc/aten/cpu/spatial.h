@@ -72,7 +72,7 @@ static inline int64_t pct_adaptive_end(int64_t i, int64_t out, int64_t in)
     return 1 + ((i + 1) * in - 1) / out;
 }
 
-/* A new contiguous tensor with t's leading dims (all but the last nsp) and the given trailing
+/* A new contiguous tensor on t's device with t's leading dims (all but the last nsp) and the given trailing
  * spatial sizes; NULL with exception. */
 static inline pct_tensor *pct_spatial_new(const pct_tensor *t, int nsp, const int64_t *sp, int dtype)
 {
@@ -80,7 +80,7 @@ static inline pct_tensor *pct_spatial_new(const pct_tensor *t, int nsp, const in
     int lead = t->ndim - nsp;
     for (int i = 0; i < lead; i++) sizes[i] = t->sizes[i];
     for (int i = 0; i < nsp; i++) sizes[lead + i] = sp[i];
-    return pct_tensor_empty(t->ndim, sizes, dtype, PCT_CPU, -1);
+    return pct_tensor_empty(t->ndim, sizes, dtype, t->device_type, t->device_index); /* Note [Device pooling] */
 }
 
 /* The product of the first `lead` sizes. */
