@@ -843,6 +843,11 @@ add("linalg_qr",
 add("linalg_eigh",
     S(lambda T, x: (lambda r: ((r[1] * r[0].sin().unsqueeze(-2)) @ r[1].mT, r[0]))(T.linalg.eigh(x + x.mT)), X(3, 3)))
 add("linalg_eigvalsh", S(lambda T, x: T.linalg.eigvalsh(x + x.mT, UPLO="U"), X(2, 3, 3)))
+# the general eigenproblem of a symmetric matrix (real eigenvalues, distinct: one order, one sign per vector up to phase)
+add("linalg_eig", S(lambda T, x: T.linalg.eig(x + x.mT + T.diag(T.arange(3.0, dtype=x.dtype) * 4)).eigenvalues,
+                    X(3, 3), gg=False))
+add("linalg_eigvals", S(lambda T, x: T.linalg.eigvals(x + x.mT + T.diag(T.arange(3.0, dtype=x.dtype) * 4)),
+                        X(2, 3, 3), gg=False))
 add("linalg_lu_factor_ex",
     S(lambda T, x: T.linalg.lu_factor(x).LU, X(3, 3)),
     S(lambda T, x: T.linalg.lu(x)[1:], X(4, 3)),
@@ -1607,6 +1612,7 @@ _out("orgqr", lambda M, a0, a1: (M.orgqr, (a0, a1), {}), F(2, 3, 2), F(2, 2))
 _out("ormqr", lambda M, a0, a1, a2: (M.ormqr, (a0, a1, a2), {}), F(2, 3, 2), F(2, 2), F(2, 3, 2))
 _out("linalg_eigh", lambda M, a0: (M.linalg.eigh, (spd(M, a0),), {}), F(2, 3, 3))
 _out("linalg_eigvalsh", lambda M, a0: (M.linalg.eigvalsh, (spd(M, a0),), {}), F(2, 3, 3))
+_out("linalg_eigvals", lambda M, a0: (M.linalg.eigvals, (spd(M, a0),), {}), F(2, 3, 3))
 _out("linalg_ldl_factor_ex", lambda M, a0: (M.linalg.ldl_factor_ex, (spd(M, a0),), {}), F(2, 3, 3))
 _out("linalg_ldl_solve", lambda M, a0, a1: (M.linalg.ldl_solve, (*M.linalg.ldl_factor(spd(M, a0)), a1), {}),
      F(2, 3, 3), F(2, 3, 2))
@@ -2059,7 +2065,8 @@ PY_GRAD_XFAIL = {
 _COMPLEX_GRAD = "complex autograd is not implemented yet (issue 20): the backward of a complex output raises"
 # the kinds of check that fail per op (the others pass: a second derivative of nothing on both sides, gradcheck of a
 # real part); gradgradcheck is left out for them in test_autograd_ops.NO_GRADCHECK
-COMPLEX_GRAD = {"imag": ("grad", "gradcheck"), "complex": ("grad",), "polar": ("grad", "gradgrad"),
+COMPLEX_GRAD = {"linalg_eig": ("grad",), "linalg_eigvals": ("grad",),
+                "imag": ("grad", "gradcheck"), "complex": ("grad",), "polar": ("grad", "gradgrad"),
                 "view_as_complex": ("grad",), "view_as_real": ("grad", "gradcheck")}
 for _op, _kinds in COMPLEX_GRAD.items():
     for _k, _s in samples_for(_op, "grad"):

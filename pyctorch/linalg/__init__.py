@@ -22,7 +22,7 @@ def _write_out(result, out, name):
     return _write_cast(result, out, name)
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "svd", "svdvals", "LinAlgError", "inv", "inv_ex", "det",
-           "slogdet", "solve", "solve_ex", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "solve_triangular",
+           "slogdet", "solve", "solve_ex", "cholesky", "cholesky_ex", "qr", "eig", "eigvals", "eigh", "eigvalsh", "solve_triangular",
            "lu_factor", "lu_factor_ex", "lu", "lu_solve", "lstsq", "householder_product", "ldl_factor",
            "ldl_factor_ex", "ldl_solve", "matrix_rank", "pinv", "matrix_power", "matrix_exp", "multi_dot", "cond",
            "cross", "vecdot", "vander", "diagonal", "tensorinv", "tensorsolve"]
@@ -42,6 +42,8 @@ solve_ex = _C.linalg_solve_ex
 cholesky_ex = _C.linalg_cholesky_ex
 qr = _C.linalg_qr
 eigh = _C.linalg_eigh
+eig = _C.linalg_eig
+eigvals = _C.linalg_eigvals
 eigvalsh = _C.linalg_eigvalsh
 solve_triangular = _C.linalg_solve_triangular
 lu_factor_ex = _C.linalg_lu_factor_ex

@@ -41,7 +41,9 @@
     void P##sytrf_(const char *uplo, const int *n, T *a, const int *lda, int *ipiv, T *work, const int *lwork, \
                    int *info, size_t);                                                                      \
     void P##sytrs_(const char *uplo, const int *n, const int *nrhs, const T *a, const int *lda, const int *ipiv, \
-                   T *b, const int *ldb, int *info, size_t);
+                   T *b, const int *ldb, int *info, size_t);                                                \
+    void P##geev_(const char *jobvl, const char *jobvr, const int *n, T *a, const int *lda, T *wr, T *wi, T *vl, \
+                  const int *ldvl, T *vr, const int *ldvr, T *work, const int *lwork, int *info, size_t, size_t);
 LAP_DECL(float, s)
 LAP_DECL(double, d)
 #define LAP_CALL(dt, name, ...)                                                                             \
@@ -119,6 +121,17 @@ void lap_syevd(int dt, char jobz, char uplo, int n, void *a, int lda, void *w, v
     (void)jobz; (void)uplo; (void)n; (void)a; (void)lda; (void)w; (void)work; (void)lwork; (void)iwork; (void)liwork;
     LAP_NONE(info);
     LAP_CALL(dt, syevd, &jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+}
+
+void lap_geev(int dt, char jobvr, int n, void *a, int lda, void *wr, void *wi, void *vr, int ldvr, void *work,
+              int lwork, int *info)
+{
+    (void)jobvr; (void)n; (void)a; (void)lda; (void)wr; (void)wi; (void)vr; (void)ldvr; (void)work; (void)lwork;
+    LAP_NONE(info);
+    const char jobvl = 'N';
+    const int ldvl = 1;
+    (void)jobvl; (void)ldvl;
+    LAP_CALL(dt, geev, &jobvl, &jobvr, &n, a, &lda, wr, wi, NULL, &ldvl, vr, &ldvr, work, &lwork, info, 1, 1);
 }
 
 void lap_trsm(int dt, char side, char uplo, char transa, char diag, int m, int n, const void *a, int lda, void *b,

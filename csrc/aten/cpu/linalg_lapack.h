@@ -50,6 +50,10 @@ void lap_gelss(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ld
 void lap_sytrf(int dt, char uplo, int n, void *a, int lda, int *ipiv, void *work, int lwork, int *info);
 void lap_sytrs(int dt, char uplo, int n, int nrhs, const void *a, int lda, const int *ipiv, void *b, int ldb,
                int *info);
+/* The general eigenproblem, right eigenvectors only (jobvr 'V') or none ('N'): eigenvalues wr + i wi, and, for a
+ * complex pair (wi[j] > 0), the vectors vr[:, j] +- i vr[:, j + 1] (LAPACK's geev packing). */
+void lap_geev(int dt, char jobvr, int n, void *a, int lda, void *wr, void *wi, void *vr, int ldvr, void *work,
+              int lwork, int *info);
 /* The size a workspace query wrote to work[0] (plus one), at least `least`. */
 int lap_lwork(int dt, const void *work, int least);
 
