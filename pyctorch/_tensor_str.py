@@ -381,7 +381,8 @@ def _default_module():
 def tensor_str_with_suffix(t, torch_module=None):
     """The complete ``repr(t)``, e.g. ``tensor([1., 2.], requires_grad=True)``."""
     mod = torch_module if torch_module is not None else _default_module()
-    prefix = "tensor("
+    # a subclass prints under its own name, as torch's (Parameter's own repr adds its header to "tensor(")
+    prefix = "tensor(" if type(t).__name__ in ("Tensor", "Parameter") else type(t).__name__ + "("
     indent = len(prefix)
     suffixes = []
 

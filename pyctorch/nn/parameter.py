@@ -3,6 +3,9 @@ from .. import _C
 
 
 class Parameter(_C.Tensor):
+    # results of ops on parameters are plain tensors (torch opts Parameter out of __torch_function__ the same way)
+    __torch_function__ = _C._disabled_torch_function_impl
+
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _C.empty(0)
@@ -30,6 +33,8 @@ def _rebuild_parameter(data, requires_grad):
 
 class Buffer(_C.Tensor):
     """A tensor that assigning to a module attribute registers as a buffer (torch.nn.Buffer)."""
+
+    __torch_function__ = _C._disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
@@ -101,6 +106,8 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 class _MaterializedBuffer(_C.Tensor):
     """What a materialized UninitializedBuffer becomes: Python cannot turn an object of a subclass
     into the C Tensor type itself, so lazy modules swap these for plain tensors once initialized."""
+
+    __torch_function__ = _C._disabled_torch_function_impl
 
 
 class UninitializedBuffer(UninitializedTensorMixin, _C.Tensor):
