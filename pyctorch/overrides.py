@@ -269,16 +269,19 @@ def _wrap_namespace(namespace, names=None, ignored=frozenset()):
         namespace[name] = _C._torch_function_wrap(value)
 
 
-def _wrap_tensor_methods():
-    """The Tensor methods written in Python or in C get the check too (the op table's have it already)."""
+def tensor_methods():
+    """What pyctorch/_tensor.py attaches last: Tensor.__torch_function__, as_subclass, and the Tensor methods
+    written in Python or in C behind the check (the op table's methods have it already)."""
     method_descriptor = type(_C.Tensor.dim)
-    wrapped = {}
+    methods = {}
     for name, value in list(vars(_C.Tensor).items()):
         if name in _TENSOR_IGNORED or (name.startswith("__") and name not in _TENSOR_DUNDERS):
             continue
         if isinstance(value, _types.FunctionType) or type(value) is method_descriptor:
-            wrapped[name] = _C._torch_function_wrap(value)
-    _C._add_tensor_methods(wrapped)
+            methods[name] = _C._torch_function_wrap(value)
+    methods["__torch_function__"] = classmethod(_tensor_torch_function)
+    methods["as_subclass"] = _as_subclass
+    return methods
 
 
 def _torch_namespaces():
@@ -453,8 +456,5 @@ def _install():
     import pyctorch
     from . import nn  # noqa: F401
     _C._set_torch_function_dispatcher(_dispatch_from_c)
-    _wrap_tensor_methods()
-    _C._add_tensor_methods({"__torch_function__": classmethod(_tensor_torch_function),
-                            "as_subclass": _as_subclass})
     _wrap_namespace(vars(pyctorch), ignored=_TORCH_IGNORED_NAMES)
     _wrap_namespace(vars(pyctorch.linalg), ignored=_TORCH_IGNORED_NAMES)
