@@ -105,12 +105,22 @@ def _flatten(args, kwargs):
     return out
 
 
+# Tensor slots that torch writes in Python (their handlers get a kwargs dict)
+_PYTHON_LEVEL_SLOTS = {"__rsub__": {}, "__rtruediv__": {}, "__rpow__": {}, "__rfloordiv__": {}, "__rlshift__": {},
+                       "__rrshift__": {}, "__rmatmul__": {}}
+
+
 def _dispatch_from_c(func, args, kwargs):
-    """What the C check calls (Note [Torch function check]): func(*args, **kwargs) through the protocol."""
-    python_level = type(func) is _Wrapper
+    """What the C check calls (Note [Torch function check]): func(*args, **kwargs) through the protocol.
+
+    As in torch, a function written in Python hands its handlers a kwargs dict and counts plain tensors among the
+    overloaded types; the C entry points (ops, C methods, slots, properties) give None for no keywords."""
+    python_level = type(func) is _Wrapper and isinstance(func.__wrapped__, _types.FunctionType)
     relevant = _flatten(args, kwargs)
     if not python_level and not kwargs:
-        kwargs = None  # torch's C++ entry points give None when there are no keyword arguments
+        kwargs = None
+        if type(func) is _types.WrapperDescriptorType and func.__name__ in _PYTHON_LEVEL_SLOTS:
+            kwargs = dict(_PYTHON_LEVEL_SLOTS[func.__name__])
     return _handle(func, relevant, args, kwargs, include_tensor=python_level)
 
 

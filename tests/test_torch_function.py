@@ -408,3 +408,39 @@ def test_state_functions_without_torch():
         C._pop_torch_function_stack()
     with pytest.raises(TypeError):
         pt.ones(1).as_subclass(int)
+
+
+def test_uninitialized_parameter_refuses_ops(torch):
+    def run(lib):
+        p = lib.nn.parameter.UninitializedParameter()
+        out = []
+        for f in (lambda: p + 1, lambda: lib.add(p, 1), lambda: p.sum(), lambda: lib.nn.functional.relu(p),
+                  lambda: tuple(p.size()), lambda: str(p.dtype), lambda: p.requires_grad, lambda: p.shape,
+                  lambda: type(p.float()).__name__):
+            try:
+                out.append(f())
+            except Exception as e:
+                out.append(type(e).__name__)
+        return out
+    assert both(torch, run)[:4] == ["ValueError"] * 4
+
+
+def test_logging_subclass_names_and_types(torch):
+    """What a subclass's handler receives for the common entry points: function name and overloaded types."""
+    def run(lib):
+        class LT(lib.Tensor):
+            log = []
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                cls.log.append((func.__name__, [t.__name__ for t in types]))
+                return super().__torch_function__(func, types, args, kwargs)
+        a, p = lib.ones(2, 2).as_subclass(LT), lib.ones(2, 2)
+        _ = (a + p, p + a, lib.nn.functional.relu(a), a[0], a.grad, lib.cat([p, a]), lib.sum(a, dim=0), 2 * a,
+             2 - a, a.T, a.float(), a.dim(), repr(a), -a, a.clone(), a.detach(), a.requires_grad_(), a.size(0),
+             a.numel(), a.tolist(), a.mean(), lib.where(a > 0, a, p))
+        x = lib.tensor([1., 2.], requires_grad=True).as_subclass(LT)
+        (x * 2).sum().backward()
+        return LT.log
+    log = both(torch, run)
+    assert [n for n, _ in log][:6] == ["add", "add", "relu", "__getitem__", "__get__", "cat"]

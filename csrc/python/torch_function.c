@@ -7,6 +7,7 @@
  * and the wrapper that gives a function written in Python the same check as the op functions. */
 #include "pyobjects.h"
 #include "torch_function.h"
+#include <string.h>
 
 enum { TF_ENABLED, TF_SUBCLASS_DISABLED, TF_ALL_DISABLED };
 
@@ -95,7 +96,7 @@ static PyObject *tf_getter(PyObject *self, void *closure)
 void pct_tf_wrap_getsets(PyGetSetDef *defs)
 {
     for (int i = 0; defs[i].name && i < MAX_GETSETS; i++) {
-        if (!defs[i].get || defs[i].closure || defs[i].name[0] == '_') continue; /* __dict__, _version, _base */
+        if (!defs[i].get || defs[i].closure || strcmp(defs[i].name, "__dict__") == 0) continue;
         tf_getsets[i] = defs[i];
         defs[i].get = tf_getter;
         defs[i].closure = &tf_getsets[i];
