@@ -272,11 +272,14 @@ def _is_python_function(value):
 def _wrap_namespace(namespace, names=None, ignored=frozenset()):
     """Replace the Python functions of a module namespace (a dict) by wrappers that check for
     __torch_function__ first (Note [Torch function check])."""
+    home = namespace.get("__name__")
     for name in list(namespace if names is None else names):
         value = namespace.get(name)
         if name.startswith("_") or name in ignored or not _is_python_function(value):
             continue
         namespace[name] = _C._torch_function_wrap(value)
+        if home and value.__qualname__ == name:
+            value.__module__ = home  # pickled by reference as <namespace>.<name>, where the wrapper is found
 
 
 def tensor_methods():

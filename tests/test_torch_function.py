@@ -444,3 +444,55 @@ def test_logging_subclass_names_and_types(torch):
         return LT.log
     log = both(torch, run)
     assert [n for n, _ in log][:6] == ["add", "add", "relu", "__getitem__", "__get__", "cat"]
+
+
+def test_weird_handlers_never_crash():
+    class Recurse(pt.Tensor):  # calls func with the protocol still on: Python's recursion limit, not a crash
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+    with pytest.raises(RecursionError):
+        pt.ones(2).as_subclass(Recurse) + 1
+
+    class PlainMethod(pt.Tensor):  # an instance method (torch deprecates it, still calls it)
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return ("plain", func.__name__)
+    assert pt.ones(1).as_subclass(PlainMethod).sum() == ("plain", "sum")
+
+    class OptOut(pt.Tensor):
+        __torch_function__ = None
+    assert type(pt.ones(1).as_subclass(OptOut) + 1) is pt.Tensor
+
+    class Raises(pt.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            raise KeyError(func.__name__)
+    r = pt.ones(1).as_subclass(Raises)
+    for f in (lambda: r + 1, lambda: r[0], lambda: r.shape, lambda: pt.nn.functional.relu(r), lambda: repr(r)):
+        with pytest.raises(KeyError):
+            f()
+    with pytest.raises(KeyError):
+        r[0] = 1.0
+
+
+def test_modes_are_per_thread():
+    import threading
+    seen = []
+
+    class Log(pt.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+    out = []
+    with Log():
+        t = threading.Thread(target=lambda: out.append(pt.ones(2).sum().item()))
+        t.start()
+        t.join()
+        pt.zeros(1)
+    assert out == [2.0] and seen == ["zeros"]
+
+
+def test_tensor_methods_pickle_by_reference():
+    assert pickle.loads(pickle.dumps(pt.Tensor.backward)) is pt.Tensor.backward
+    assert pickle.loads(pickle.dumps(pt.Tensor.dim)) is pt.Tensor.dim
+    assert pickle.loads(pickle.dumps(pt.diff)) is pt.diff

@@ -25,7 +25,7 @@ static int type_overloaded(PyObject *o)
         tp == &PyUnicode_Type || tp == &PyTuple_Type || tp == &PyList_Type || tp == &pct_SizeType)
         return 0;
     PyObject *attr = _PyType_Lookup(tp, tf_name); /* borrowed; CPython caches it per type version */
-    return attr != NULL && attr != disabled_impl;
+    return attr != NULL && attr != disabled_impl && attr != Py_None;
 }
 
 int pct_tf_needed_slow(PyObject *const *args, Py_ssize_t n)

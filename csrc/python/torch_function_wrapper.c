@@ -48,11 +48,22 @@ static PyObject *forward_attr(PyObject *self, void *name)
     return PyObject_GetAttrString(((tf_wrapper *)self)->fn, (const char *)name);
 }
 
-/* pickled by reference, as a function is: the name it is found under in its module */
+/* pickled by reference, as a function is: a Tensor method as getattr(Tensor, name), anything else as the name it is
+ * found under in its module */
 static PyObject *wrapper_reduce(PyObject *self, PyObject *u)
 {
     (void)u;
-    return PyObject_GetAttrString(((tf_wrapper *)self)->fn, "__qualname__");
+    PyObject *name = PyObject_GetAttrString(((tf_wrapper *)self)->fn, "__name__");
+    if (!name) return NULL;
+    PyObject *r = NULL;
+    if (PyUnicode_Check(name) && PyDict_GetItemWithError(pct_TensorType.tp_dict, name) == self) {
+        PyObject *getattr = PyDict_GetItemString(PyEval_GetBuiltins(), "getattr"); /* borrowed */
+        if (getattr) r = Py_BuildValue("O(OO)", getattr, (PyObject *)&pct_TensorType, name);
+    } else if (!PyErr_Occurred()) {
+        r = PyObject_GetAttrString(((tf_wrapper *)self)->fn, "__qualname__");
+    }
+    Py_DECREF(name);
+    return r;
 }
 
 static PyObject *wrapper_repr(PyObject *self)
