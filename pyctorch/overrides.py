@@ -247,7 +247,8 @@ def _as_subclass(self, cls):
 _TENSOR_IGNORED = frozenset({
     "as_subclass", "_make_subclass", "__torch_function__", "__new__", "__init__", "__init_subclass__",
     "__subclasshook__", "__class_getitem__", "__getattribute__", "__setattr__", "__delattr__", "__dir__",
-    "__sizeof__", "__class__", "data_ptr", "_is_view", "__reduce__",
+    "__sizeof__", "__class__", "_is_view", "__reduce__", "__getstate__",
+    "__hash__", "__str__", "__init_subclass__",
 })
 # Tensor dunder methods that go through the protocol when written in Python or C as methods
 _TENSOR_DUNDERS = frozenset({"__format__", "__reduce_ex__", "__deepcopy__", "__array__", "__array_wrap__",
@@ -269,6 +270,9 @@ def _is_python_function(value):
     return isinstance(value, _types.FunctionType) and (getattr(value, "__module__", "") or "").startswith("pyctorch")
 
 
+_wrappers = {}  # function -> its wrapper: a function exported by several namespaces gets one wrapper
+
+
 def _wrap_namespace(namespace, names=None, ignored=frozenset()):
     """Replace the Python functions of a module namespace (a dict) by wrappers that check for
     __torch_function__ first (Note [Torch function check])."""
@@ -277,8 +281,9 @@ def _wrap_namespace(namespace, names=None, ignored=frozenset()):
         value = namespace.get(name)
         if name.startswith("_") or name in ignored or not _is_python_function(value):
             continue
-        namespace[name] = _C._torch_function_wrap(value)
-        if home and value.__qualname__ == name:
+        known = value in _wrappers
+        namespace[name] = _wrappers.setdefault(value, _C._torch_function_wrap(value))
+        if home and value.__qualname__ == name and not known:
             value.__module__ = home  # pickled by reference as <namespace>.<name>, where the wrapper is found
 
 
@@ -299,9 +304,9 @@ def tensor_methods():
 
 def _torch_namespaces():
     import pyctorch
-    from pyctorch import nn, linalg
+    from pyctorch import nn, linalg, functional
     spaces = {pyctorch: "torch", pyctorch.Tensor: "torch.Tensor", nn.functional: "torch.nn.functional",
-              linalg: "torch.linalg"}
+              linalg: "torch.linalg", functional: "torch.functional", nn.init: "torch.nn.init"}
     for name, torch_name in (("special", "torch.special"), ("fft", "torch.fft")):
         module = getattr(pyctorch, name, None)
         if module is not None:
@@ -327,8 +332,9 @@ def _overridable_and_names():
     overridable, names = collections.defaultdict(list), {}
     for space, torch_name in _torch_namespaces().items():
         for name, value in _public_callables(space):
-            if isinstance(space, type) and name.startswith("__") and name not in _TENSOR_DUNDERS:
-                continue
+            if isinstance(space, type) and name.startswith("__") and name not in _TENSOR_DUNDERS and \
+                    (type(value) is not _types.WrapperDescriptorType or name in _TENSOR_IGNORED):
+                continue  # of the dunders, the operators' slots (Tensor.__add__, ...) are overridable
             try:
                 if value in ignored:
                     continue
@@ -337,7 +343,7 @@ def _overridable_and_names():
             overridable[space].append(value)
             names.setdefault(value, f"{torch_name}.{name}")
     for name, descr in vars(pyctorch.Tensor).items():  # properties: handlers see Tensor.<name>.__get__
-        if type(descr).__name__ == "getset_descriptor" and not name.startswith("_"):
+        if type(descr).__name__ == "getset_descriptor" and name != "__dict__":
             getter = descr.__get__
             overridable[pyctorch.Tensor].append(getter)
             names.setdefault(getter, f"torch.Tensor.{name}.__get__")
@@ -469,5 +475,7 @@ def _install():
     import pyctorch
     from . import nn  # noqa: F401
     _C._set_torch_function_dispatcher(_dispatch_from_c)
+    _wrap_namespace(vars(pyctorch.functional), ignored=_TORCH_IGNORED_NAMES)
+    _wrap_namespace(vars(pyctorch.nn.init))
     _wrap_namespace(vars(pyctorch), ignored=_TORCH_IGNORED_NAMES)
     _wrap_namespace(vars(pyctorch.linalg), ignored=_TORCH_IGNORED_NAMES)
