@@ -73,7 +73,7 @@ def __getattr__(name):
         return importlib.import_module("." + name, __name__)
     if name in _DROPIN_FUNCTIONS:
         from . import _dropin
-        value = globals()[name] = getattr(_dropin, name)
+        value = globals()[name] = overrides._wrap_function(name, getattr(_dropin, name))
         return value
     if name == "autocast":
         from .amp import autocast

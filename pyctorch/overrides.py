@@ -263,6 +263,8 @@ _TORCH_IGNORED_NAMES = frozenset({
     "are_deterministic_algorithms_enabled", "set_float32_matmul_precision", "get_float32_matmul_precision",
     "install_as_torch", "save", "load", "from_numpy", "frombuffer", "from_dlpack", "broadcast_shapes",
     "set_autocast_enabled", "is_autocast_enabled", "has_torch_function", "handle_torch_function",
+    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
+    "printoptions",
 })
 
 
@@ -285,6 +287,14 @@ def _wrap_namespace(namespace, names=None, ignored=frozenset()):
         namespace[name] = _wrappers.setdefault(value, _C._torch_function_wrap(value))
         if home and value.__qualname__ == name and not known:
             value.__module__ = home  # pickled by reference as <namespace>.<name>, where the wrapper is found
+
+
+def _wrap_function(name, value):
+    """One function of the torch namespace loaded on first use (pyctorch/_dropin.py), behind the check unless
+    it takes no tensor."""
+    if name in _TORCH_IGNORED_NAMES or not _is_python_function(value):
+        return value
+    return _wrappers.setdefault(value, _C._torch_function_wrap(value))
 
 
 def tensor_methods():
@@ -328,6 +338,8 @@ def _public_callables(namespace):
 @functools.lru_cache(None)
 def _overridable_and_names():
     import pyctorch
+    for name in pyctorch._DROPIN_FUNCTIONS:  # load the functions kept out of `import pyctorch`
+        getattr(pyctorch, name)
     ignored = get_ignored_functions()
     overridable, names = collections.defaultdict(list), {}
     for space, torch_name in _torch_namespaces().items():

@@ -348,9 +348,9 @@ def test_handle_and_wrap_torch_function(torch):
     assert both(torch, run) == ([2.0], ("caught", "double", 1))
 
 
-# what torch's get_testing_overrides lists and pyctorch has but does not route through the protocol: functions
-# loaded on first use (pyctorch/_dropin.py) and the properties written in Python
-_NOT_OVERRIDABLE_YET = {"torch.equal", "torch.is_complex", "torch.ravel", "torch.Tensor.H.__get__",
+# what torch's get_testing_overrides lists and pyctorch has but does not route through the protocol: the
+# properties written in Python
+_NOT_OVERRIDABLE_YET = {"torch.Tensor.H.__get__",
                         "torch.Tensor.mH.__get__", "torch.Tensor.real.__get__", "torch.Tensor.imag.__get__",
                         "torch.Tensor.__cuda_array_interface__.__get__"}
 
