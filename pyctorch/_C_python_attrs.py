@@ -15,8 +15,8 @@ names are added that _C does not define itself; those are what popular libraries
     `_jit_can_fuse_on_cpu`, `_jit_can_fuse_on_gpu`: the JIT executor and fuser switches old test
     harnesses flip; stored and returned as torch does (the setters of the executor and the
     profiling mode return the previous value), with no JIT behind them;
-  * `_disabled_torch_function_impl`: what tensor subclasses assign to `__torch_function__` to
-    opt out of it; it calls the function (pyctorch does not dispatch through __torch_function__).
+  * `DisableTorchFunction` / `DisableTorchFunctionSubclass`: the guards of the __torch_function__
+    protocol, context managers over the state the C half keeps (csrc/python/torch_function.c).
 """
 
 _jit_flags = {"profiling_executor": True, "profiling_mode": True, "can_fuse_on_cpu": True,
@@ -96,8 +96,33 @@ def _jit_texpr_fuser_enabled():
     return _jit_flags["texpr_fuser_enabled"]
 
 
-def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
-    return func(*args, **(kwargs or {}))
+class _TorchFunctionGuard:
+    """Sets the protocol's per-thread state for the block and restores the previous one after it."""
+
+    _state = 0
+
+    def __enter__(self):
+        from . import _C
+        state = _C._get_torch_function_state()
+        self._previous = _C._set_torch_function_state(max(state, self._state))
+        return self
+
+    def __exit__(self, *exc):
+        from . import _C
+        _C._set_torch_function_state(self._previous)
+        return False
+
+
+class DisableTorchFunctionSubclass(_TorchFunctionGuard):
+    """torch._C.DisableTorchFunctionSubclass: __torch_function__ of subclasses off in the block (modes stay on)."""
+
+    _state = 1
+
+
+class DisableTorchFunction(_TorchFunctionGuard):
+    """torch._C.DisableTorchFunction: __torch_function__ off in the block, subclasses and modes alike."""
+
+    _state = 2
 
 
 _NAMES = ("_log_api_usage_once", "_get_tracing_state", "_is_tracing", "_get_cudnn_enabled",
@@ -105,7 +130,7 @@ _NAMES = ("_log_api_usage_once", "_get_tracing_state", "_is_tracing", "_get_cudn
           "_get_privateuse1_backend_name", "_jit_set_profiling_executor", "_jit_set_profiling_mode",
           "_jit_override_can_fuse_on_cpu", "_jit_override_can_fuse_on_gpu", "_jit_can_fuse_on_cpu",
           "_jit_can_fuse_on_gpu", "_jit_set_texpr_fuser_enabled", "_jit_texpr_fuser_enabled",
-          "_disabled_torch_function_impl")
+          "DisableTorchFunctionSubclass", "DisableTorchFunction")
 
 
 def install(c_module):

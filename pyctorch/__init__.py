@@ -47,6 +47,8 @@ from ._linalg_functions import *  # noqa: F401,F403,E402  (torch.inverse, logdet
 from ._legacy import *  # noqa: F401,F403,E402  (FloatTensor & co.)
 from . import _legacy  # noqa: E402
 globals().update(_legacy.inplace_functions(globals()))  # torch.sin_ & co.
+from . import overrides  # noqa: E402
+overrides._install()  # the __torch_function__ protocol: Tensor's default handler, the Python functions' check
 from math import inf, nan, pi, e  # noqa: F401,E402
 newaxis = None
 
@@ -71,7 +73,7 @@ def __getattr__(name):
         return importlib.import_module("." + name, __name__)
     if name in _DROPIN_FUNCTIONS:
         from . import _dropin
-        value = globals()[name] = getattr(_dropin, name)
+        value = globals()[name] = overrides._wrap_function(name, getattr(_dropin, name))
         return value
     if name == "autocast":
         from .amp import autocast

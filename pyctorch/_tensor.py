@@ -50,6 +50,11 @@ _attach(_tensor_more.TENSOR_METHODS)
 # type() with the legacy tensor classes (FloatTensor, ...)
 _attach_overriding(_legacy.TENSOR_METHOD_OVERRIDES)
 
+# last: the __torch_function__ protocol (pyctorch/overrides.py): Tensor's default handler, as_subclass, and every
+# method above behind the check of Note [Torch function check]
+from . import overrides as _overrides  # noqa: E402
+_attach_overriding(_overrides.tensor_methods())
+
 
 class _methods_replaced:
     """Context manager: the named Tensor methods replaced while it is open, restored after. Only torch.export's

@@ -381,7 +381,9 @@ def _default_module():
 def tensor_str_with_suffix(t, torch_module=None):
     """The complete ``repr(t)``, e.g. ``tensor([1., 2.], requires_grad=True)``."""
     mod = torch_module if torch_module is not None else _default_module()
-    prefix = "tensor("
+    # a subclass prints under its own name, as torch's (Parameter's own repr adds its header to "tensor(")
+    subclass = isinstance(t, mod.Tensor) and type(t) is not mod.Tensor and type(t).__name__ != "Parameter"
+    prefix = type(t).__name__ + "(" if subclass else "tensor("
     indent = len(prefix)
     suffixes = []
 

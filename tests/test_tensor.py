@@ -256,7 +256,7 @@ def test_subclass_and_hash():
     assert isinstance(p, Param) and p.requires_grad and p.tolist() == [1.0, 1.0]
     p.extra = 3
     assert p.extra == 3
-    assert type(p + 1) is pyctorch.Tensor
+    assert type(p + 1) is Param  # a subclass keeps its type through ops (Tensor.__torch_function__), as in torch
     d = {p: 1}
     assert d[p] == 1
     assert pyctorch.Tensor(2, 3).shape == (2, 3) and pyctorch.Tensor([1, 2]).dtype == pyctorch.float32

@@ -7,6 +7,7 @@
 #include "pyobjects.h"
 #include "../autograd/autograd.h"
 #include "../autograd/profiler.h"
+#include "torch_function.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +167,9 @@ static PyObject *opfunc_vectorcall(PyObject *callable, PyObject *const *args, si
 {
     pct_opfunc *f = (pct_opfunc *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    /* Note [Torch function check]: self (for methods), the positional and the keyword arguments */
+    if (pct_tf_needed(args, nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0)))
+        return pct_tf_dispatch(callable, args, (size_t)nargs, kwnames);
     PyObject *self = NULL;
     if (f->mode != MODE_FUNC) {
         if (nargs < 1 || !PCT_TENSOR_CHECK(args[0])) {
@@ -292,11 +296,11 @@ static pct_opfunc *opfunc_new(const char *name, int mode)
 }
 
 /* Registry of made functions, for C callers (the number protocol). */
-static PyObject *registry_func, *registry_inplace;
+static PyObject *registry_func, *registry_inplace, *registry_method;
 
 PyObject *pct_opfunc_get(const char *py_name, int inplace)
 {
-    PyObject *d = inplace ? registry_inplace : registry_func;
+    PyObject *d = inplace == PCT_OPFUNC_METHOD ? registry_method : inplace ? registry_inplace : registry_func;
     return d ? PyDict_GetItemString(d, py_name) : NULL; /* borrowed */
 }
 
@@ -325,7 +329,8 @@ int pct_bindings_install(PyObject *module)
             return -1;
     registry_func = PyDict_New();
     registry_inplace = PyDict_New();
-    if (!registry_func || !registry_inplace) return -1;
+    registry_method = PyDict_New();
+    if (!registry_func || !registry_inplace || !registry_method) return -1;
     PyObject *tdict = pct_TensorType.tp_dict;
     bool done[PCT_NUM_OPS] = {0};
     for (int i = 0; i < PCT_NUM_OPS; i++) {
@@ -358,7 +363,9 @@ int pct_bindings_install(PyObject *module)
                                PyDict_SetItemString(registry_func, name, (PyObject *)modes[0]) < 0))
             goto fail;
         if (modes[1]->nops) {
-            if (PyDict_SetItemString(tdict, name, (PyObject *)modes[1]) < 0) goto fail;
+            if (PyDict_SetItemString(tdict, name, (PyObject *)modes[1]) < 0 ||
+                PyDict_SetItemString(registry_method, name, (PyObject *)modes[1]) < 0)
+                goto fail;
             if (!modes[0]->nops && PyDict_SetItemString(registry_func, name, (PyObject *)modes[1]) < 0) goto fail;
         }
         if (modes[2]->nops) {

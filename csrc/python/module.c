@@ -3,6 +3,7 @@
 #include "pyobjects.h"
 #include "../aten/cuda_api.h"
 #include "indexing.h"
+#include "torch_function.h"
 #include "../autograd/autograd.h"
 #include "../autograd/profiler.h"
 #include "../aten/iter.h"
@@ -302,6 +303,7 @@ PyMODINIT_FUNC PyInit__C(void)
     pct_runtime_install();
     pct_python_values_install();
     pct_TensorType.tp_methods = pct_tensor_methods;
+    pct_tf_wrap_getsets(pct_tensor_getset); /* Note [Torch function check] */
     pct_TensorType.tp_getset = pct_tensor_getset;
     pct_SizeType.tp_base = &PyTuple_Type;
     if (PyType_Ready(&pct_TensorType) < 0 || PyType_Ready(&pct_DtypeType) < 0 || PyType_Ready(&pct_DeviceType) < 0 ||
@@ -335,7 +337,9 @@ PyMODINIT_FUNC PyInit__C(void)
         PyErr_SetString(PyExc_RuntimeError, "pyctorch: pthread_atfork failed");
         goto fail;
     }
-    if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0) goto fail;
+    if (pct_ops_init() < 0 || pct_bindings_install(m) < 0 || pct_autograd_install(m) < 0 ||
+        pct_torch_function_install(m) < 0)
+        goto fail;
     if (pct_generator_install(m) < 0 || pct_storage_install(m) < 0 || pct_device_binding_install(m) < 0 ||
         pct_cuda_binding_install(m) < 0 || pct_caching_allocator_sim_install(m) < 0)
         goto fail;

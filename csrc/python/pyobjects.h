@@ -78,7 +78,9 @@ PyObject *pct_py_name_result(PyObject *tuple, const char *op_name, const pct_op_
 /* Op function objects: torch.add, Tensor.add, Tensor.add_ */
 extern PyTypeObject pct_OpFuncType;
 int pct_bindings_install(PyObject *module);
-/* The op-function object for a Python name and mode, for C callers (number protocol). */
+/* The op-function object for a Python name and mode, for C callers (number protocol): inplace 0 gives torch.<name>
+ * (Tensor.<name> when there is no function), 1 Tensor.<name>_, PCT_OPFUNC_METHOD Tensor.<name>. Borrowed. */
+#define PCT_OPFUNC_METHOD 2
 PyObject *pct_opfunc_get(const char *py_name, int inplace);
 
 /* Python scalar -> pct_scalar; 0 on success, -1 (no exception) if not a scalar. */

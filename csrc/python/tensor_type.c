@@ -3,6 +3,7 @@
  * Indexing lives in indexing.c, printing in pyctorch/_tensor_str.py. */
 #include "pyobjects.h"
 #include "indexing.h"
+#include "torch_function.h"
 #include "../aten/error.h"
 #include "../aten/iter.h"
 #include <stdlib.h>
@@ -91,6 +92,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 static PyObject *tensor_repr(PyObject *self)
 {
+    if (pct_tf_needed(&self, 1)) return pct_tf_dispatch_slot("__repr__", &self, 1);
     PyObject *mod = PyImport_ImportModule("pyctorch._tensor_str");
     if (!mod) return NULL;
     PyObject *r = PyObject_CallMethod(mod, "tensor_str_with_suffix", "O", self);
@@ -100,9 +102,12 @@ static PyObject *tensor_repr(PyObject *self)
 
 /* ---- number protocol: forwarded to the op table ---- */
 
-static PyObject *call2(const char *name, PyObject *a, PyObject *b, int inplace)
+/* name: the op; mode: 0 torch.<name>, 1 Tensor.<name>_, PCT_OPFUNC_METHOD Tensor.<name> (what a __torch_function__
+ * handler is given for `a + b`, as in torch) */
+static PyObject *call2(const char *name, PyObject *a, PyObject *b, int mode)
 {
-    PyObject *f = pct_opfunc_get(name, inplace);
+    PyObject *f = pct_opfunc_get(name, mode);
+    if (!f && mode == PCT_OPFUNC_METHOD) f = pct_opfunc_get(name, 0);
     if (!f) { PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: no op %s", name); return NULL; }
     PyObject *args[2] = {a, b};
     return PyObject_Vectorcall(f, args, 2, NULL);
@@ -115,13 +120,28 @@ static bool is_operand(PyObject *o)
     return !PyUnicode_Check(o) && !PySequence_Check(o) && pct_scalar_from_object(o, &s) == 0;
 }
 
+/* Both operands are numbers or tensors, or one of them takes the call through __torch_function__ (a tensor-like
+ * object that is no Tensor). */
+static bool operands(PyObject *a, PyObject *b)
+{
+    PyObject *ab[2] = {a, b};
+    return (is_operand(a) && is_operand(b)) || pct_tf_needed(ab, 2);
+}
+
+/* A reflected operator (number op tensor) goes to handlers as Tensor.__r<op>__(tensor, number), as in torch. */
+#define PCT_TF_REFLECTED(rname, tensor, other)                                     \
+    do {                                                                           \
+        PyObject *tf_args_[2] = {tensor, other};                                   \
+        if (pct_tf_needed(tf_args_, 2)) return pct_tf_dispatch_slot(rname, tf_args_, 2); \
+    } while (0)
+
 /* Binary dunder: tensor op x, or x op tensor through the reflected form. */
 #define PCT_BINARY_DUNDER(fname, op, rop)                                          \
     static PyObject *fname(PyObject *a, PyObject *b)                               \
     {                                                                              \
-        if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;            \
-        if (PCT_TENSOR_CHECK(a)) return call2(op, a, b, 0);                        \
-        return call2(rop, b, a, 0);                                                \
+        if (!operands(a, b)) Py_RETURN_NOTIMPLEMENTED;                             \
+        if (PCT_TENSOR_CHECK(a)) return call2(op, a, b, PCT_OPFUNC_METHOD);        \
+        return call2(rop, b, a, PCT_OPFUNC_METHOD);                                \
     }
 /* Reflected forms of non-commutative ops swap the operands back. */
 static PyObject *swap_call(const char *name, PyObject *tensor, PyObject *scalar)
@@ -134,17 +154,18 @@ static PyObject *swap_call(const char *name, PyObject *tensor, PyObject *scalar)
     Py_DECREF(w);
     return r;
 }
-#define PCT_BINARY_DUNDER_NC(fname, op)                                            \
+#define PCT_BINARY_DUNDER_NC(fname, op, rname)                                     \
     static PyObject *fname(PyObject *a, PyObject *b)                               \
     {                                                                              \
-        if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;            \
-        if (PCT_TENSOR_CHECK(a)) return call2(op, a, b, 0);                        \
+        if (!operands(a, b)) Py_RETURN_NOTIMPLEMENTED;                             \
+        if (PCT_TENSOR_CHECK(a)) return call2(op, a, b, PCT_OPFUNC_METHOD);        \
+        PCT_TF_REFLECTED(rname, b, a);                                             \
         return swap_call(op, b, a);                                                \
     }
 #define PCT_INPLACE_DUNDER(fname, op)                                              \
     static PyObject *fname(PyObject *a, PyObject *b)                               \
     {                                                                              \
-        if (!is_operand(b)) Py_RETURN_NOTIMPLEMENTED;                              \
+        if (!operands(a, b)) Py_RETURN_NOTIMPLEMENTED;                             \
         return call2(op, a, b, 1);                                                 \
     }
 
@@ -153,13 +174,14 @@ PCT_BINARY_DUNDER(nb_mul, "mul", "mul")
 PCT_BINARY_DUNDER(nb_and, "bitwise_and", "bitwise_and")
 PCT_BINARY_DUNDER(nb_or, "bitwise_or", "bitwise_or")
 PCT_BINARY_DUNDER(nb_xor, "bitwise_xor", "bitwise_xor")
-PCT_BINARY_DUNDER_NC(nb_sub, "sub")
+PCT_BINARY_DUNDER_NC(nb_sub, "sub", "__rsub__")
 /* number / tensor is tensor.reciprocal() * number, as torch's Tensor.__rtruediv__ computes it (the rounding
  * differs from a division by up to 1 ulp, and the gradient flows through reciprocal and mul). */
 static PyObject *nb_truediv(PyObject *a, PyObject *b)
 {
-    if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;
-    if (PCT_TENSOR_CHECK(a)) return call2("div", a, b, 0);
+    if (!operands(a, b)) Py_RETURN_NOTIMPLEMENTED;
+    if (PCT_TENSOR_CHECK(a)) return call2("div", a, b, PCT_OPFUNC_METHOD);
+    PCT_TF_REFLECTED("__rtruediv__", b, a);
     PyObject *f = pct_opfunc_get("reciprocal", 0);
     if (!f) { PyErr_SetString(PyExc_RuntimeError, "pyctorch internal error: no op reciprocal"); return NULL; }
     PyObject *r = PyObject_Vectorcall(f, &b, 1, NULL);
@@ -168,10 +190,10 @@ static PyObject *nb_truediv(PyObject *a, PyObject *b)
     Py_DECREF(r);
     return res;
 }
-PCT_BINARY_DUNDER_NC(nb_floordiv, "floor_divide")
-PCT_BINARY_DUNDER_NC(nb_mod, "remainder")
-PCT_BINARY_DUNDER_NC(nb_lshift, "bitwise_left_shift")
-PCT_BINARY_DUNDER_NC(nb_rshift, "bitwise_right_shift")
+PCT_BINARY_DUNDER_NC(nb_floordiv, "floor_divide", "__rfloordiv__")
+PCT_BINARY_DUNDER_NC(nb_mod, "remainder", "__rmod__")
+PCT_BINARY_DUNDER_NC(nb_lshift, "bitwise_left_shift", "__rlshift__")
+PCT_BINARY_DUNDER_NC(nb_rshift, "bitwise_right_shift", "__rrshift__")
 PCT_INPLACE_DUNDER(nb_iadd, "add")
 PCT_INPLACE_DUNDER(nb_isub, "sub")
 PCT_INPLACE_DUNDER(nb_imul, "mul")
@@ -187,24 +209,28 @@ PCT_INPLACE_DUNDER(nb_irshift, "bitwise_right_shift")
 static PyObject *nb_power(PyObject *a, PyObject *b, PyObject *mod)
 {
     if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
-    if (!is_operand(a) || !is_operand(b)) Py_RETURN_NOTIMPLEMENTED;
-    if (PCT_TENSOR_CHECK(a)) return call2("pow", a, b, 0);
+    if (!operands(a, b)) Py_RETURN_NOTIMPLEMENTED;
+    if (PCT_TENSOR_CHECK(a)) return call2("pow", a, b, PCT_OPFUNC_METHOD);
+    PCT_TF_REFLECTED("__rpow__", b, a);
     return swap_call("pow", b, a);
 }
 static PyObject *nb_ipower(PyObject *a, PyObject *b, PyObject *mod)
 {
     (void)mod;
-    if (!is_operand(b)) Py_RETURN_NOTIMPLEMENTED;
+    if (!operands(a, b)) Py_RETURN_NOTIMPLEMENTED;
     return call2("pow", a, b, 1);
 }
 static PyObject *nb_matmul(PyObject *a, PyObject *b)
 {
-    if (!PCT_TENSOR_CHECK(a) || !PCT_TENSOR_CHECK(b)) Py_RETURN_NOTIMPLEMENTED;
-    return call2("matmul", a, b, 0);
+    PyObject *ab[2] = {a, b};
+    if ((!PCT_TENSOR_CHECK(a) || !PCT_TENSOR_CHECK(b)) && !pct_tf_needed(ab, 2)) Py_RETURN_NOTIMPLEMENTED;
+    if (!PCT_TENSOR_CHECK(a)) return pct_tf_dispatch_slot("__rmatmul__", (PyObject *[]){b, a}, 2);
+    return call2("matmul", a, b, PCT_OPFUNC_METHOD);
 }
 static PyObject *call1(const char *name, PyObject *a)
 {
-    PyObject *f = pct_opfunc_get(name, 0);
+    PyObject *f = pct_opfunc_get(name, PCT_OPFUNC_METHOD);
+    if (!f) f = pct_opfunc_get(name, 0);
     if (!f) { PyErr_Format(PyExc_RuntimeError, "pyctorch internal error: no op %s", name); return NULL; }
     return PyObject_Vectorcall(f, &a, 1, NULL);
 }
@@ -212,6 +238,7 @@ static PyObject *nb_neg(PyObject *a) { return call1("neg", a); }
 static PyObject *nb_abs(PyObject *a) { return call1("abs", a); }
 static PyObject *nb_invert(PyObject *a)
 {
+    if (pct_tf_needed(&a, 1)) return pct_tf_dispatch_slot("__invert__", &a, 1);
     pct_tensor *t = (pct_tensor *)a;
     if (pct_dtype_is_floating(t->dtype)) {
         PyErr_SetString(PyExc_TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
@@ -315,10 +342,10 @@ static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op)
         if (op == Py_NE) Py_RETURN_TRUE;
         Py_RETURN_NOTIMPLEMENTED;
     }
-    if (PCT_TENSOR_CHECK(a)) return call2(names[op], a, b, 0);
+    if (PCT_TENSOR_CHECK(a)) return call2(names[op], a, b, PCT_OPFUNC_METHOD);
     /* reflected: x < t  is  t > x */
     static const int swapped[] = {Py_GT, Py_GE, Py_EQ, Py_NE, Py_LT, Py_LE};
-    return call2(names[swapped[op]], b, a, 0);
+    return call2(names[swapped[op]], b, a, PCT_OPFUNC_METHOD);
 }
 
 /* ---- sequence-like behaviour ---- */
@@ -346,12 +373,20 @@ static PyObject *tensor_iter(PyObject *self)
 /* indexing reports to torch.export's capture (Note [Op trace hook]), which records it as the table's view ops */
 static PyObject *traced_getitem(PyObject *self, PyObject *key)
 {
+    PyObject *tf_args[2] = {self, key};
+    if (pct_tf_needed(tf_args, 2)) return pct_tf_dispatch_slot("__getitem__", tf_args, 2);
     if (!pct_trace_begin()) return pct_tensor_getitem(self, key);
     PyObject *r = pct_tensor_getitem(self, key);
     return pct_trace_end("__getitem__", PyTuple_Pack(2, self, key), r);
 }
 static int traced_setitem(PyObject *self, PyObject *key, PyObject *value)
 {
+    PyObject *tf_args[3] = {self, key, value};
+    if (value && pct_tf_needed(tf_args, 3)) {
+        PyObject *r = pct_tf_dispatch_slot("__setitem__", tf_args, 3);
+        Py_XDECREF(r);
+        return r ? 0 : -1;
+    }
     if (!value || !pct_trace_begin()) return pct_tensor_setitem(self, key, value);
     int rc = pct_tensor_setitem(self, key, value);
     PyObject *r = pct_trace_end("__setitem__", PyTuple_Pack(3, self, key, value), rc < 0 ? NULL : Py_NewRef(Py_None));

@@ -2,8 +2,7 @@
 
 `TransformGetItemToIndex` is, in torch, a TorchFunctionMode that keeps `t[i]` with a 0-d index
 tensor as an index op under vmap (used by transformers' masking_utils for vmapped mask functions).
-pyctorch has neither `__torch_function__` modes nor vmap, so the class exists for the import and
-says what is missing when entered.
+pyctorch has no vmap, so the class exists for the import and says what is missing when entered.
 """
 
 __all__ = ["TransformGetItemToIndex"]

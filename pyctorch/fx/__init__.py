@@ -3,8 +3,8 @@ Interpreter/Transformer, subgraph rewriting and shape propagation, in pure Pytho
 
     gm = pyctorch.fx.symbolic_trace(model)   # a GraphModule: gm.graph, gm.code, gm(x) == model(x)
 
-pyctorch has no __torch_function__, so tracing temporarily patches the torch namespaces' functions to record
-calls on Proxies: see Note [Tracing torch functions] in _patching.py.
+Tracing records calls on Proxies by temporarily patching the torch namespaces' functions (written before pyctorch
+had the __torch_function__ protocol, pyctorch/overrides.py): see Note [Tracing torch functions] in _patching.py.
 """
 from .node import Node, has_side_effect, map_arg, map_aggregate
 from .graph import Graph

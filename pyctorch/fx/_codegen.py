@@ -79,7 +79,7 @@ def generate_python_code(graph, root_module="self"):
         if isinstance(arg, float) and not math.isfinite(arg):
             return ("-" if arg < 0 else "") + ("inf" if math.isinf(arg) else "nan")
         if isinstance(arg, type) or inspect.isfunction(arg) or inspect.isbuiltin(arg) or \
-                type(arg).__name__ == "builtin_function":
+                type(arg).__name__ in ("builtin_function", "_torch_function_wrapper"):
             return add_global(getattr(arg, "__name__", "obj"), arg)
         return repr(arg)  # dtypes print as torch.float32, devices as device(type='cpu'): both are globals
 

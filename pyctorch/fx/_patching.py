@@ -40,7 +40,7 @@ _NOT_RECORDED = frozenset({"is_tensor", "is_storage", "get_default_dtype", "set_
                            "install_as_torch", "load", "save", "compile", "device", "Size", "dtype"})
 
 
-_FUNCTION_TYPES = frozenset({"function", "builtin_function", "builtin_function_or_method"})
+_FUNCTION_TYPES = frozenset({"function", "builtin_function", "builtin_function_or_method", "_torch_function_wrapper"})
 
 
 def find_proxy(args, kwargs):

@@ -2,8 +2,8 @@
 
 Python operators on a Proxy record operator.* call_function nodes, attribute access records a
 builtins.getattr node (or a call_method node when the attribute is then called), and calling pyctorch
-functions on Proxies is recorded by the function patching of Note [Tracing torch functions] (_patching.py),
-since pyctorch has no __torch_function__ protocol.
+functions on Proxies is recorded by the function patching of Note [Tracing torch functions] (_patching.py)
+(Proxy does not use the __torch_function__ protocol of pyctorch/overrides.py).
 """
 import dis
 import inspect

@@ -172,6 +172,10 @@ _guard(globals(), {
     "channel_shuffle": (None, ("input",)), "cosine_embedding_loss": (None, ("input1", "input2", "target")),
 })
 
+# Note [Torch function check]: the outermost layer of each function asks whether __torch_function__ takes the call
+from ..overrides import _wrap_namespace  # noqa: E402
+_wrap_namespace(globals(), __all__)
+
 # Note [Functional sections]: every section sees this module's final names.
 for _section in _SECTIONS:
     vars(_section).update({k: v for k, v in globals().items()

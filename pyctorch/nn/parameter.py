@@ -3,6 +3,9 @@ from .. import _C
 
 
 class Parameter(_C.Tensor):
+    # results of ops on parameters are plain tensors (torch opts Parameter out of __torch_function__ the same way)
+    __torch_function__ = _C._disabled_torch_function_impl
+
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _C.empty(0)
@@ -31,6 +34,8 @@ def _rebuild_parameter(data, requires_grad):
 class Buffer(_C.Tensor):
     """A tensor that assigning to a module attribute registers as a buffer (torch.nn.Buffer)."""
 
+    __torch_function__ = _C._disabled_torch_function_impl
+
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             data = _C.empty(0)
@@ -43,8 +48,10 @@ class Buffer(_C.Tensor):
 # Note [Uninitialized tensors]: a lazy module holds UninitializedParameter / UninitializedBuffer
 # objects (empty tensors) until its first forward learns the shapes; materialize(shape) gives the
 # object storage and turns it into its cls_to_become in place, so references held elsewhere (an
-# optimizer built before the first forward) stay valid. torch also blocks every other op on them
-# through __torch_function__; pyctorch has no such dispatch, so only `shape` raises here.
+# optimizer built before the first forward) stay valid. Until then every torch function, Tensor
+# method and operator on them raises torch's ValueError through __torch_function__ (the mixin's
+# handler below), except the few torch allows (size, the conversions, copy_) and the properties;
+# `shape` raises torch's RuntimeError itself.
 
 class UninitializedTensorMixin:
     """What the uninitialized parameter and buffer share: materialize() and the refusals."""
@@ -73,10 +80,27 @@ class UninitializedTensorMixin:
     def __repr__(self):
         return f"<{self.__class__.__name__}>"
 
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        # a property's getter reaches handlers as a method-wrapper (Tensor.<name>.__get__): allowed, as in torch
+        if func in _uninitialized_allowed() or type(func).__name__ == "method-wrapper":
+            return super().__torch_function__(func, types, args, {} if kwargs is None else kwargs)
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in {func}. This error happens when you are using a "
+            f"`LazyModule` or explicitly manipulating `torch.nn.parameter.{cls.__name__}` objects. When using "
+            "LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions")
+
     __str__ = __repr__
 
     def __reduce_ex__(self, proto):
         return (self.__class__, (self.requires_grad,))
+
+
+def _uninitialized_allowed():
+    """The Tensor methods an uninitialized parameter or buffer still answers (torch's list)."""
+    names = ("size", "copy_", "is_complex", "is_floating_point", "half", "float", "double", "char", "short", "int",
+             "long", "cuda", "cpu", "to", "get_device", "__hash__")
+    return [getattr(_C.Tensor, n) for n in names if hasattr(_C.Tensor, n)]
 
 
 def is_lazy(param):
@@ -101,6 +125,8 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 class _MaterializedBuffer(_C.Tensor):
     """What a materialized UninitializedBuffer becomes: Python cannot turn an object of a subclass
     into the C Tensor type itself, so lazy modules swap these for plain tensors once initialized."""
+
+    __torch_function__ = _C._disabled_torch_function_impl
 
 
 class UninitializedBuffer(UninitializedTensorMixin, _C.Tensor):

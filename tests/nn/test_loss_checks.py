@@ -217,7 +217,9 @@ def _python_functions(ns):
     import inspect
     for name in sorted(dir(ns)):
         obj = getattr(ns, name)
-        if not name.startswith("_") and name not in _SKIP and inspect.isfunction(obj):
+        # (a function written in Python is held behind its __torch_function__ check, Note [Torch function check])
+        python_level = inspect.isfunction(obj) or isinstance(obj, pt._C._torch_function_wrapper)
+        if not name.startswith("_") and name not in _SKIP and python_level:
             yield name, obj
 
 
