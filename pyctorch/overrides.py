@@ -297,6 +297,19 @@ def _wrap_function(name, value):
     return _wrappers.setdefault(value, _C._torch_function_wrap(value))
 
 
+def _property_through_protocol(name, prop):
+    """A Tensor property written in Python whose getter reaches handlers as Tensor.<name>.__get__, as the C
+    properties' getters do (Note [Torch function check])."""
+    getter = prop.fget
+
+    def fget(self):
+        if _C._has_torch_function_unary(self):
+            return handle_torch_function(getattr(_C.Tensor, name).__get__, (self,), self)
+        return getter(self)
+    fget.__name__ = getattr(getter, "__name__", name)
+    return property(fget, prop.fset, prop.fdel, prop.__doc__)
+
+
 def tensor_methods():
     """What pyctorch/_tensor.py attaches last: Tensor.__torch_function__, as_subclass, and the Tensor methods
     written in Python or in C behind the check (the op table's methods have it already)."""
@@ -307,6 +320,8 @@ def tensor_methods():
             continue
         if isinstance(value, _types.FunctionType) or type(value) is method_descriptor:
             methods[name] = _C._torch_function_wrap(value)
+        elif isinstance(value, property) and value.fget is not None:
+            methods[name] = _property_through_protocol(name, value)
     methods["__torch_function__"] = classmethod(_tensor_torch_function)
     methods["as_subclass"] = _as_subclass
     return methods
@@ -355,7 +370,7 @@ def _overridable_and_names():
             overridable[space].append(value)
             names.setdefault(value, f"{torch_name}.{name}")
     for name, descr in vars(pyctorch.Tensor).items():  # properties: handlers see Tensor.<name>.__get__
-        if type(descr).__name__ == "getset_descriptor" and name != "__dict__":
+        if (type(descr).__name__ == "getset_descriptor" and name != "__dict__") or isinstance(descr, property):
             getter = descr.__get__
             overridable[pyctorch.Tensor].append(getter)
             names.setdefault(getter, f"torch.Tensor.{name}.__get__")
@@ -369,9 +384,10 @@ def get_overridable_functions():
 
 def resolve_name(f):
     """The public name of an overridable function ('torch.add', 'torch.Tensor.add'), or None."""
-    if isinstance(f, (_types.MethodWrapperType, _types.WrapperDescriptorType)):
+    name = _overridable_and_names()[1].get(f)
+    if name is None and isinstance(f, (_types.MethodWrapperType, _types.WrapperDescriptorType)):
         return str(f)
-    return _overridable_and_names()[1].get(f)
+    return name
 
 
 @functools.lru_cache(None)

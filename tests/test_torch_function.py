@@ -350,9 +350,7 @@ def test_handle_and_wrap_torch_function(torch):
 
 # what torch's get_testing_overrides lists and pyctorch has but does not route through the protocol: the
 # properties written in Python
-_NOT_OVERRIDABLE_YET = {"torch.Tensor.H.__get__",
-                        "torch.Tensor.mH.__get__", "torch.Tensor.real.__get__", "torch.Tensor.imag.__get__",
-                        "torch.Tensor.__cuda_array_interface__.__get__"}
+_NOT_OVERRIDABLE_YET = set()
 
 
 def test_testing_overrides_cover_public_functions(torch):
@@ -510,3 +508,21 @@ def test_tensor_methods_pickle_by_reference():
     assert pickle.loads(pickle.dumps(pt.Tensor.backward)) is pt.Tensor.backward
     assert pickle.loads(pickle.dumps(pt.Tensor.dim)) is pt.Tensor.dim
     assert pickle.loads(pickle.dumps(pt.diff)) is pt.diff
+
+
+def test_python_properties_reach_handlers(torch):
+    """Tensor properties written in Python (H, mH, real, imag, output_nr, ...) reach handlers as torch's do."""
+    def run(m):
+        seen = []
+
+        class Logged(m.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(m.overrides.resolve_name(func))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        x = m.ones(2, 2).as_subclass(Logged)
+        seen.clear()
+        results = [type(x.H).__name__, type(x.mH).__name__, type(x.real).__name__, x.output_nr]
+        return seen, results
+    assert run(pt) == run(torch)
