@@ -227,6 +227,12 @@ def _false(self):
     return False
 
 
+def is_nonzero(self):
+    """The truth of a one-element tensor (torch.is_nonzero)."""
+    from . import is_nonzero as function
+    return function(self)
+
+
 def reinforce(self, reward):
     raise RuntimeError("reinforce() was removed.\nUse torch.distributions instead.\n"
                        "See https://pytorch.org/docs/main/distributions.html")
@@ -255,7 +261,7 @@ TENSOR_METHODS = {
     "sum_to_size": sum_to_size, "dim_order": dim_order, "fill_diagonal_": fill_diagonal_,
     "cfloat": cfloat, "cdouble": cdouble, "chalf": chalf, "const_data_ptr": const_data_ptr,
     "to_dense": to_dense, "dequantize": dequantize, "module_load": module_load, "is_set_to": is_set_to,
-    "reinforce": reinforce, "solve": solve, "xpu": xpu, "mtia": mtia, "ipu": ipu,
+    "is_nonzero": is_nonzero, "reinforce": reinforce, "solve": solve, "xpu": xpu, "mtia": mtia, "ipu": ipu,
     "name": property(_name), "volatile": property(_volatile),
     "grad_dtype": property(_grad_dtype),
 }

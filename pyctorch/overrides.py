@@ -25,7 +25,8 @@ from . import _C
 __all__ = [
     "get_ignored_functions", "get_overridable_functions", "get_testing_overrides", "handle_torch_function",
     "has_torch_function", "resolve_name", "is_tensor_like", "is_tensor_method_or_property", "wrap_torch_function",
-    "enable_reentrant_dispatch", "TorchFunctionMode", "BaseTorchFunctionMode",
+    "enable_reentrant_dispatch", "TorchFunctionMode", "BaseTorchFunctionMode", "get_default_nowrap_functions",
+    "redispatch_function",
 ]
 
 _disabled_torch_function_impl = _C._disabled_torch_function_impl
@@ -207,10 +208,20 @@ class BaseTorchFunctionMode(TorchFunctionMode):
 
 # ---------------------------------------------------------------- Tensor's default handler
 
-def _get_default_nowrap_functions():
-    """Functions whose results the default handler leaves as they are (the gradient properties)."""
+def get_default_nowrap_functions():
+    """Functions whose results the default handler leaves as they are: the field accesses (the gradient and the
+    view's base), whose users expect `a.grad is a.grad`."""
     Tensor = _C.Tensor
     return {Tensor._base.__get__, Tensor.grad.__get__}
+
+
+_get_default_nowrap_functions = get_default_nowrap_functions
+
+
+def redispatch_function(func, types, args, kwargs=None):
+    """Calls func skipping one level of __torch_function__ dispatch (from a handler): func's own check is skipped,
+    the ops it calls are dispatched as usual."""
+    return _C._skip_one_hop_torch_function(func, types, args, kwargs)
 
 
 def _convert(ret, cls):

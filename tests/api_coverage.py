@@ -24,7 +24,9 @@ _FOREIGN_MODULES = ("typing", "typing_extensions", "collections", "collections.a
 
 
 def _is_foreign(obj, torch):
-    if obj is torch.Tensor:
+    import logging
+    import typing
+    if obj is torch.Tensor or isinstance(obj, (typing.TypeVar, logging.Logger)):
         return True
     module = getattr(obj, "__module__", None)
     if not isinstance(module, str):

@@ -526,3 +526,36 @@ def test_python_properties_reach_handlers(torch):
         results = [type(x.H).__name__, type(x.mH).__name__, type(x.real).__name__, x.output_nr]
         return seen, results
     assert run(pt) == run(torch)
+
+
+def test_redispatch_function_skips_one_hop(torch):
+    """torch.overrides.redispatch_function: the subclass sees scaled_mul and mul (not add, whose input is plain by
+    then); a mode that re-enters itself sees all three."""
+    def run(m):
+        o = m.overrides
+        seen = []
+
+        def scaled_mul(a, b):
+            if o.has_torch_function((a, b)):
+                return o.handle_torch_function(scaled_mul, (a, b), a, b)
+            return a * b + 1
+
+        class Logging(m.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(func.__name__)
+                return o.redispatch_function(func, types, args, kwargs)
+
+        class LoggingMode(o.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append("mode:" + func.__name__)
+                with self:
+                    return o.redispatch_function(func, types, args, kwargs)
+
+        x, y = m.tensor([3.0]).as_subclass(Logging), m.tensor([4.0]).as_subclass(Logging)
+        r1 = scaled_mul(x, y)
+        a, b = m.tensor([3.0]), m.tensor([4.0])
+        with LoggingMode():
+            r2 = scaled_mul(a, b)
+        return seen, type(r1).__name__, r1.tolist(), r2.tolist(), m.Tensor.grad.__get__ in o.get_default_nowrap_functions()
+    assert run(pt) == run(torch)

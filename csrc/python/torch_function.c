@@ -13,6 +13,7 @@ enum { TF_ENABLED, TF_SUBCLASS_DISABLED, TF_ALL_DISABLED };
 
 Py_ssize_t pct_tf_modes_pushed;
 static _Thread_local int tf_state;
+static _Thread_local int tf_skip_once; /* redispatch_function: the next protocol check says no */
 static _Thread_local PyObject *tf_stack; /* list of modes, or NULL: made on the thread's first push */
 static PyObject *tf_name;                /* "__torch_function__", interned */
 static PyObject *disabled_impl;          /* torch._C._disabled_torch_function_impl */
@@ -30,6 +31,10 @@ static int type_overloaded(PyObject *o)
 
 int pct_tf_needed_slow(PyObject *const *args, Py_ssize_t n)
 {
+    if (tf_skip_once) {
+        tf_skip_once = 0;
+        return 0;
+    }
     if (tf_state == TF_ALL_DISABLED) return 0;
     if (tf_stack && PyList_GET_SIZE(tf_stack)) return 1;
     if (tf_state == TF_SUBCLASS_DISABLED) return 0;
@@ -120,6 +125,27 @@ static PyObject *py_disabled_impl(PyObject *m, PyObject *const *args, Py_ssize_t
     if (tf_state == TF_ENABLED) tf_state = TF_SUBCLASS_DISABLED;
     PyObject *r = PyObject_Call(args[0], pos, kwargs);
     tf_state = saved;
+    Py_DECREF(pos);
+    return r;
+}
+
+/* _C._skip_one_hop_torch_function(func, types, args, kwargs=None): func called with its first protocol check
+ * skipped (torch.overrides.redispatch_function); the ops it calls in turn are checked. The flag is cleared after
+ * the call in case that check took the fast path (plain arguments, no mode) and never read it. */
+static PyObject *py_skip_one_hop(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    if (n < 3 || n > 4) {
+        PyErr_SetString(PyExc_TypeError, "_skip_one_hop_torch_function(func, types, args, kwargs=None)");
+        return NULL;
+    }
+    PyObject *kwargs = n == 4 && args[3] != Py_None ? args[3] : NULL;
+    if (kwargs && !PyDict_Check(kwargs)) { PyErr_SetString(PyExc_TypeError, "kwargs must be a dict"); return NULL; }
+    PyObject *pos = PySequence_Tuple(args[2]);
+    if (!pos) return NULL;
+    tf_skip_once = 1;
+    PyObject *r = PyObject_Call(args[0], pos, kwargs);
+    tf_skip_once = 0;
     Py_DECREF(pos);
     return r;
 }
@@ -262,6 +288,7 @@ static PyObject *py_wrap(PyObject *m, PyObject *fn)
 #define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
 static PyMethodDef tf_methods[] = {
     {"_disabled_torch_function_impl", FASTCALL(py_disabled_impl), "what a Tensor subclass sets as __torch_function__ to opt out"},
+    {"_skip_one_hop_torch_function", FASTCALL(py_skip_one_hop), "func with its first __torch_function__ check skipped"},
     {"_set_torch_function_state", py_set_state, METH_O, "set 0 (on), 1 (off for subclasses), 2 (off); the previous state"},
     {"_get_torch_function_state", py_get_state, METH_NOARGS, NULL},
     {"_is_torch_function_enabled", py_is_enabled, METH_NOARGS, NULL},
