@@ -46,6 +46,9 @@ from ._composites import *  # noqa: F401,F403,E402  (torch.diff, cdist, quantile
 from ._linalg_functions import *  # noqa: F401,F403,E402  (torch.inverse, logdet, qr, lu_unpack, ...)
 from ._legacy import *  # noqa: F401,F403,E402  (FloatTensor & co.)
 from . import _legacy  # noqa: E402
+from . import storage  # noqa: E402
+from .storage import TypedStorage, is_storage  # noqa: F401,E402
+globals().update(storage.LEGACY_CLASSES)  # torch.FloatStorage & co.
 globals().update(_legacy.inplace_functions(globals()))  # torch.sin_ & co.
 from . import overrides  # noqa: E402
 overrides._install()  # the __torch_function__ protocol: Tensor's default handler, the Python functions' check

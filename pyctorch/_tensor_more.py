@@ -4,7 +4,7 @@ module_load, the complex conversions, and the predicates about devices and layou
 False, as on a torch build without those devices). pyctorch/_tensor.py attaches them."""
 import warnings
 
-from . import _C, _layouts
+from . import _C, _layouts, storage as _storage
 
 
 # ---- element-wise Python callbacks (CPU only, as in torch) ----
@@ -169,6 +169,12 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 # ---- conversions and state ----
 
+def as_strided_(self, size, stride, storage_offset=None):
+    """self re-viewed in place as as_strided(size, stride, storage_offset) of its own storage."""
+    offset = self.storage_offset() if storage_offset is None else storage_offset
+    return self.set_(self.untyped_storage(), offset, tuple(size), tuple(stride))
+
+
 def cfloat(self, memory_format=None):
     return self.to(_C.complex64) if memory_format is None else self.to(_C.complex64, memory_format=memory_format)
 
@@ -257,11 +263,12 @@ def ipu(self, device=None, non_blocking=False, memory_format=None):
 
 
 TENSOR_METHODS = {
-    "apply_": apply_, "map_": map_, "map2_": map2_, "resize": resize, "resize_as": resize_as,
+    "as_strided_": as_strided_, "apply_": apply_, "map_": map_, "map2_": map2_, "resize": resize, "resize_as": resize_as,
     "sum_to_size": sum_to_size, "dim_order": dim_order, "fill_diagonal_": fill_diagonal_,
     "cfloat": cfloat, "cdouble": cdouble, "chalf": chalf, "const_data_ptr": const_data_ptr,
     "to_dense": to_dense, "dequantize": dequantize, "module_load": module_load, "is_set_to": is_set_to,
-    "is_nonzero": is_nonzero, "reinforce": reinforce, "solve": solve, "xpu": xpu, "mtia": mtia, "ipu": ipu,
+    "is_nonzero": is_nonzero, "reinforce": reinforce,
+    "storage": _storage.storage_of, "storage_type": _storage.storage_type_of, "solve": solve, "xpu": xpu, "mtia": mtia, "ipu": ipu,
     "name": property(_name), "volatile": property(_volatile),
     "grad_dtype": property(_grad_dtype),
 }
