@@ -13,7 +13,7 @@ The class is the C type pyctorch._C.Tensor (csrc/python/tensor_type.c). Its meth
    attachment; a later step can only fill gaps or replace what it names.
 """
 from . import _C
-from . import _composites, _tensor_autograd, _tensor_shared, _tensor_aliases, _linalg_functions, _legacy
+from . import _composites, _tensor_autograd, _tensor_shared, _tensor_aliases, _linalg_functions, _legacy, _stft
 
 Tensor = _C.Tensor  # torch._tensor.Tensor
 
@@ -44,6 +44,8 @@ _attach_overriding(_tensor_aliases.TENSOR_METHOD_OVERRIDES)
 _attach(_linalg_functions.TENSOR_METHODS)
 # cholesky with torch's deprecation note
 _attach_overriding(_linalg_functions.TENSOR_METHOD_OVERRIDES)
+# stft and istft (composites over the FFT primitives)
+_attach(_stft.TENSOR_METHODS)
 # type() with the legacy tensor classes (FloatTensor, ...)
 _attach_overriding(_legacy.TENSOR_METHOD_OVERRIDES)
 

@@ -21,6 +21,12 @@ static const char *const *const formulas[PCT_NUM_OPS] = {
 #include "../aten/ops.def"
 };
 
+/* the ops whose complex outputs are recorded: Note [Complex outputs in autograd] (ops_complex.def) */
+static const bool complex_grad_ok[PCT_NUM_OPS] = {
+#define PCT_COMPLEX_GRAD_OK(id) [PCT_OP_##id] = true,
+#include "../aten/ops_complex.def"
+};
+
 enum { INFO_UNKNOWN, INFO_FORMULA, INFO_MISSING, INFO_NONDIFF };
 
 typedef struct grad_info {
@@ -401,8 +407,9 @@ PyObject *pct_autograd_dispatch(pct_call *c)
                 if (sig->params[j].type == PCT_ARG_TENSOR && !c->v[j].none && (pct_tensor *)c->v[j].t == outs[i])
                     goto unrecorded;
         }
-        if (pct_dtype_is_floating(outs[i]->dtype)) any_float = true;
-        else outs[i] = NULL; /* integer and bool outputs are not differentiable */
+        if (pct_dtype_is_floating(outs[i]->dtype)
+            || (pct_dtype_is_complex(outs[i]->dtype) && complex_grad_ok[c->op_index])) any_float = true;
+        else outs[i] = NULL; /* integer and bool outputs are not differentiable (complex ones: see above) */
     }
     if (!any_float) goto unrecorded;
     n->outputs = calloc((size_t)nouts, sizeof(pct_meta));
