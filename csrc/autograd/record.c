@@ -350,6 +350,13 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     /* Note [Composite ops]: an implicit composite records no node; the ops it calls, with grad mode on, do */
     if (c->op->kind == PCT_KIND_COMPOSITE && !formulas[c->op_index]) return pct_dispatch(c);
     if (target && pct_check_inplace(target) < 0) return NULL;
+    if (target && pct_dtype_is_complex(target->dtype) && !complex_grad_ok[c->op_index]) {
+        /* unrecorded, it would leave the tensor its old history: a wrong gradient (Note [Complex outputs in
+         * autograd]) */
+        PyErr_Format(PyExc_NotImplementedError, "%s: complex autograd is not implemented yet (issue 20): this "
+                     "in-place op cannot be recorded on a complex tensor in a graph that requires grad", sig->name);
+        return NULL;
+    }
     grad_info *g = info_for(c->op_index);
     if (!g) return NULL;
     if (g->state == INFO_NONDIFF) return dispatch_without_grad(c);

@@ -501,9 +501,14 @@ def fft_c2r_backward(g, dim, normalization):
     r = torch._fft_r2c(g, dim, normalization, True)
     last = dim[-1] % g.ndim
     twice = g.shape[last] - r.shape[last]
-    if twice > 0:
-        r.narrow(last, 1, twice).mul_(2)
-    return r
+    if twice <= 0:
+        return r
+    w = torch.ones(r.shape[last], dtype=g.dtype)
+    w[1:1 + twice] = 2
+    shape = [1] * (r.ndim + 1)
+    shape[last] = r.shape[last]
+    # scaled through the real view: autograd records no complex product yet (Note [Complex outputs in autograd])
+    return torch.view_as_complex(torch.view_as_real(r) * w.reshape(shape))
 
 
 def recompute_vjp(fn, args, needs, grad):

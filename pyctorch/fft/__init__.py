@@ -125,8 +125,12 @@ def _c2c(name, x, dims, sizes, norm, forward, out):
 
 def _r2c(name, x, dims, sizes, norm, forward, out):
     """rfft's family (onesided, forward) and ihfft's (onesided, the conjugate of the inverse transform)."""
-    if x.dtype.is_complex:
-        raise RuntimeError(f"{name} expects a real input tensor, but got {_scalar_type(x.dtype)}")
+    if x.dtype.is_complex:  # torch's three wordings
+        if name in ("ihfftn", "ihfft2"):
+            raise RuntimeError(f"Only supports floating-point dtypes, but found: {_scalar_type(x.dtype)}")
+        kind = "real-valued" if name in ("rfftn", "rfft2") else "real"
+        raise RuntimeError(f"{'rfftn' if name == 'rfft2' else name} expects a {kind} input tensor, but got "
+                           f"{_scalar_type(x.dtype)}")
     if not dims:
         raise RuntimeError(f"{name} must transform at least one axis")
     x = _resize(_promote(x), dims, sizes)
