@@ -372,3 +372,15 @@ def test_without_pocketfft_the_error_is_clear():
 def test_pyctorch_does_not_import_torch_for_fft():
     import sys
     assert "torch" not in pyctorch.fft.__dict__ and "torch" not in sys.modules["pyctorch._stft"].__dict__
+
+
+@needs_fft
+@pytest.mark.xfail(strict=True, reason="forward AD gives no tangent to complex outputs yet (pyctorch/autograd/"
+                                       "_forward_ad.py _attach keeps floating outputs only; issue 20)")
+def test_forward_ad_through_rfft():
+    import pyctorch.autograd.forward_ad as fwAD
+    x = pyctorch.from_numpy(_signal((8,), "float64"))
+    t = pyctorch.from_numpy(_signal((8,), "float64", seed=1))
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(pyctorch.fft.rfft(fwAD.make_dual(x, t))).tangent
+        np.testing.assert_allclose(tangent.numpy(), np.fft.rfft(t.numpy()))
