@@ -489,7 +489,8 @@ def fft_r2c_backward(g, dim, normalization, onesided, input):
     put back in a zero spectrum of the input's size (its other entries got no gradient)."""
     if onesided:
         last = dim[-1] % input.ndim
-        full = torch.zeros(input.shape[:last] + (input.shape[last],) + input.shape[last + 1:], dtype=g.dtype)
+        full = torch.zeros(input.shape[:last] + (input.shape[last],) + input.shape[last + 1:], dtype=g.dtype,
+                           device=g.device)
         full.narrow(last, 0, g.shape[last]).copy_(g)
         g = full
     return torch.real(torch._fft_c2c(g, dim, normalization, False))
@@ -503,7 +504,7 @@ def fft_c2r_backward(g, dim, normalization):
     twice = g.shape[last] - r.shape[last]
     if twice <= 0:
         return r
-    w = torch.ones(r.shape[last], dtype=g.dtype)
+    w = torch.ones(r.shape[last], dtype=g.dtype, device=g.device)
     w[1:1 + twice] = 2
     shape = [1] * (r.ndim + 1)
     shape[last] = r.shape[last]
