@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP = $(PYTHON) -m pip install -q --disable-pip-version-check
 ASAN_LIB = $(shell gcc -print-file-name=libasan.so)
 
-.PHONY: deps test-deps build compile test demo demo-cnn asan bench fuzz leak clean
+.PHONY: deps pocketfft test-deps build compile test demo demo-cnn asan bench fuzz leak clean
 
 # What building needs: the C libraries, numpy's headers, setuptools.
 deps:
@@ -13,6 +13,23 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgloo-dev >/dev/null \
 		|| echo "libgloo-dev unavailable: torch.distributed will have no backend (its tests skip)"; fi
 	@$(PIP) "numpy>=1.24" "setuptools>=77" wheel
+	@$(MAKE) --no-print-directory pocketfft
+
+# pocketfft (BSD-3; the FFT library of NumPy, SciPy and torch's CPU backend) is a single C++ header. It is not kept in
+# this repository: it is taken from one pinned NumPy source archive (checked by its sha256) into build/third_party.
+POCKETFFT_DIR = build/third_party/pocketfft
+POCKETFFT_SDIST = https://files.pythonhosted.org/packages/76/65/21b3bc86aac7b8f2862db1e808f1ea22b028e30a225a34a5ede9bf8678f2/numpy-2.3.5.tar.gz
+POCKETFFT_SHA256 = 784db1dcdab56bf0517743e746dfb0f885fc68d948aba86eeec2cba234bdf1c0
+pocketfft:
+	@if [ ! -f $(POCKETFFT_DIR)/pocketfft_hdronly.h ]; then \
+		mkdir -p $(POCKETFFT_DIR) && tmp=$$(mktemp -d) && \
+		{ curl -sSfL --retry 2 -o $$tmp/numpy.tar.gz $(POCKETFFT_SDIST) \
+		  && echo "$(POCKETFFT_SHA256)  $$tmp/numpy.tar.gz" | sha256sum -c --quiet - \
+		  && tar -xzf $$tmp/numpy.tar.gz -C $$tmp --strip-components=4 numpy-2.3.5/numpy/fft/pocketfft/pocketfft_hdronly.h \
+		     numpy-2.3.5/numpy/fft/pocketfft/LICENSE.md \
+		  && mv $$tmp/pocketfft_hdronly.h $$tmp/LICENSE.md $(POCKETFFT_DIR)/; } \
+		|| echo "pocketfft unavailable (download or checksum of numpy-2.3.5's sdist failed): torch.fft raises, its tests skip"; \
+		rm -rf $$tmp; fi
 	@# cuBLAS's headers for the CUDA backend's products, where nvcc builds it (the library is opened on first use)
 	@if [ -x "$${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || command -v nvcc >/dev/null 2>&1; then \
 		$(PYTHON) -c "import nvidia.cu13, os, sys; sys.exit(not os.path.exists(os.path.join(nvidia.cu13.__path__[0], 'include', 'cublas_v2.h')))" 2>/dev/null \

@@ -2,7 +2,8 @@
 
 Optional components are detected and reported one line each; every one can be
 turned off with an environment variable (PYCTORCH_NO_OPENMP, PYCTORCH_NO_OPENBLAS,
-PYCTORCH_NO_CUDA, PYCTORCH_NO_NCCL, PYCTORCH_NO_GLOO). PYCTORCH_SANITIZE=1 builds
+PYCTORCH_NO_CUDA, PYCTORCH_NO_NCCL, PYCTORCH_NO_GLOO,
+PYCTORCH_NO_POCKETFFT). PYCTORCH_SANITIZE=1 builds
 with AddressSanitizer and UndefinedBehaviorSanitizer; PYCTORCH_NO_AVX512=1 keeps
 AVX-512 code out of the binary (for valgrind).
 """
@@ -136,6 +137,22 @@ if gloo:
     define_macros.append(("PCT_HAVE_GLOO", "1"))
     libraries += ["gloo", "stdc++"]
 
+# pocketfft (torch.fft): a C++ header-only library the Makefile's `pocketfft` target fetches (it is not committed),
+# called through one C++ shim (csrc/aten/cpu/fft_pocketfft.cc, compiled apart by g++ and linked with -lstdc++).
+POCKETFFT_DIR = os.path.join(ROOT, "build", "third_party", "pocketfft")
+POCKETFFT_SHIM = os.path.join("csrc", "aten", "cpu", "fft_pocketfft.cc")
+if off("POCKETFFT"):
+    pocketfft = False
+    report("pocketfft", False, "disabled by PYCTORCH_NO_POCKETFFT")
+else:
+    pocketfft = bool(shutil.which("g++")) and compiles(
+        "#include <pocketfft_hdronly.h>\nint main(){return 0;}", ["-std=c++17", "-I" + POCKETFFT_DIR], cxx=True)
+    report("pocketfft", pocketfft, POCKETFFT_DIR if pocketfft else "(make pocketfft; torch.fft raises)")
+if pocketfft:
+    define_macros.append(("PCT_HAVE_POCKETFFT", "1"))
+    if "stdc++" not in libraries:
+        libraries.append("stdc++")
+
 if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
     san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
     extra_compile = [f for f in extra_compile if f != "-O3"] + ["-O1", "-g"] + san
@@ -163,7 +180,8 @@ sources = sorted(p for p in glob.glob(os.path.join("csrc", "**", "*.c"), recursi
 # only the objects whose dependency files name it)
 depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
                  + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True)
-                 + ([GLOO_SHIM] if gloo else []))  # the shim is linked in: a change to it must relink
+                 + ([GLOO_SHIM] if gloo else [])  # the shims are linked in: a change to one must relink
+                 + ([POCKETFFT_SHIM] if pocketfft else []))
 
 
 def object_is_current(obj):
@@ -208,10 +226,10 @@ class ParallelBuildExt(build_ext):
                 compiler._compile(obj, src, ext_, cc_args, list(extra_postargs) + ["-MMD", "-MF", dep], pp_opts)
 
             with ThreadPoolExecutor(build_jobs()) as pool:
-                shim = pool.submit(self.build_gloo_shim) if gloo else None
+                shims = ([pool.submit(self.build_cxx_shim, GLOO_SHIM, [])] if gloo else []) + (
+                    [pool.submit(self.build_cxx_shim, POCKETFFT_SHIM, ["-I" + POCKETFFT_DIR])] if pocketfft else [])
                 list(pool.map(compile_object, stale))  # re-raises the first compile error
-                if shim:
-                    ext.extra_objects = [shim.result()]
+                ext.extra_objects = [shim.result() for shim in shims]
             return objects
 
         compiler.compile = compile_parallel
@@ -265,16 +283,16 @@ class ParallelBuildExt(build_ext):
         print(" ".join(cmd), flush=True)
         subprocess.run(cmd, check=True)
 
-    def build_gloo_shim(self):
-        """Compiles the C++ Gloo shim with g++ (the C flags would not suit it), when it changed."""
-        obj = os.path.join(self.build_temp, "gloo_shim.o")
+    def build_cxx_shim(self, src, includes):
+        """Compiles one C++ shim (Gloo's, pocketfft's) with g++ (the C flags would not suit it), when it changed."""
+        obj = os.path.join(self.build_temp, os.path.splitext(os.path.basename(src))[0] + ".o")
         if self.force or not object_is_current(obj):
             os.makedirs(self.build_temp, exist_ok=True)
             flags = ["-std=c++17", "-O2", "-fPIC", "-Wall", "-Wextra"]
             if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
                 flags += ["-fsanitize=address,undefined", "-g"]
-            cmd = ["g++", *flags, "-I" + os.path.join(ROOT, "csrc"), "-MMD", "-MF", obj[:-2] + ".d",
-                   "-c", GLOO_SHIM, "-o", obj]
+            cmd = ["g++", *flags, "-I" + os.path.join(ROOT, "csrc"), *includes, "-MMD", "-MF", obj[:-2] + ".d",
+                   "-c", src, "-o", obj]
             print(" ".join(cmd), flush=True)
             subprocess.run(cmd, check=True)
         return obj

@@ -23,6 +23,7 @@ from ._layouts import strided, contiguous_format, preserve_format, channels_last
 from .functional import *  # noqa: F401,F403
 from . import random  # noqa: F401
 from . import linalg  # noqa: F401
+from ._C import _fft_c2c, _fft_r2c, _fft_c2r  # noqa: F401,E402  (torch.fft's primitives)
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from . import _tensor  # noqa: F401,E402  (the Tensor class's methods written in Python, attached in one place)
 from . import autograd  # noqa: F401
@@ -49,6 +50,8 @@ from . import _legacy  # noqa: E402
 from . import storage  # noqa: E402
 from .storage import TypedStorage, is_storage  # noqa: F401,E402
 globals().update(storage.LEGACY_CLASSES)  # torch.FloatStorage & co.
+from . import fft  # noqa: F401,E402  (torch.fft: composites over _fft_c2c/_fft_r2c/_fft_c2r)
+from ._stft import stft, istft  # noqa: F401,E402
 globals().update(_legacy.inplace_functions(globals()))  # torch.sin_ & co.
 from . import overrides  # noqa: E402
 overrides._install()  # the __torch_function__ protocol: Tensor's default handler, the Python functions' check

@@ -13,7 +13,8 @@ The class is the C type pyctorch._C.Tensor (csrc/python/tensor_type.c). Its meth
    attachment; a later step can only fill gaps or replace what it names.
 """
 from . import _C
-from . import _composites, _composites_more, _tensor_more, _tensor_autograd, _tensor_shared, _tensor_aliases, _linalg_functions, _legacy
+from . import _composites, _composites_more, _tensor_more, _tensor_autograd, _tensor_shared, _tensor_aliases
+from . import _linalg_functions, _legacy, _stft
 
 Tensor = _C.Tensor  # torch._tensor.Tensor
 
@@ -47,6 +48,8 @@ _attach_overriding(_linalg_functions.TENSOR_METHOD_OVERRIDES)
 # methods torch has only on the class: apply_/map_, resize, dim_order, fill_diagonal_, sum_to_size, the
 # complex conversions, module_load, the device and layout predicates (pyctorch/_tensor_more.py)
 _attach(_tensor_more.TENSOR_METHODS)
+# stft and istft (composites over the FFT primitives)
+_attach(_stft.TENSOR_METHODS)
 # type() with the legacy tensor classes (FloatTensor, ...)
 _attach_overriding(_legacy.TENSOR_METHOD_OVERRIDES)
 

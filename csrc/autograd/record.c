@@ -21,6 +21,12 @@ static const char *const *const formulas[PCT_NUM_OPS] = {
 #include "../aten/ops.def"
 };
 
+/* the ops whose complex outputs are recorded: Note [Complex outputs in autograd] (ops_complex.def) */
+static const bool complex_grad_ok[PCT_NUM_OPS] = {
+#define PCT_COMPLEX_GRAD_OK(id) [PCT_OP_##id] = true,
+#include "../aten/ops_complex.def"
+};
+
 enum { INFO_UNKNOWN, INFO_FORMULA, INFO_MISSING, INFO_NONDIFF };
 
 typedef struct grad_info {
@@ -344,6 +350,13 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     /* Note [Composite ops]: an implicit composite records no node; the ops it calls, with grad mode on, do */
     if (c->op->kind == PCT_KIND_COMPOSITE && !formulas[c->op_index]) return pct_dispatch(c);
     if (target && pct_check_inplace(target) < 0) return NULL;
+    if (target && pct_dtype_is_complex(target->dtype) && !complex_grad_ok[c->op_index]) {
+        /* unrecorded, it would leave the tensor its old history: a wrong gradient (Note [Complex outputs in
+         * autograd]) */
+        PyErr_Format(PyExc_NotImplementedError, "%s: complex autograd is not implemented yet (issue 20): this "
+                     "in-place op cannot be recorded on a complex tensor in a graph that requires grad", sig->name);
+        return NULL;
+    }
     grad_info *g = info_for(c->op_index);
     if (!g) return NULL;
     if (g->state == INFO_NONDIFF) return dispatch_without_grad(c);
@@ -401,8 +414,9 @@ PyObject *pct_autograd_dispatch(pct_call *c)
                 if (sig->params[j].type == PCT_ARG_TENSOR && !c->v[j].none && (pct_tensor *)c->v[j].t == outs[i])
                     goto unrecorded;
         }
-        if (pct_dtype_is_floating(outs[i]->dtype)) any_float = true;
-        else outs[i] = NULL; /* integer and bool outputs are not differentiable */
+        if (pct_dtype_is_floating(outs[i]->dtype)
+            || (pct_dtype_is_complex(outs[i]->dtype) && complex_grad_ok[c->op_index])) any_float = true;
+        else outs[i] = NULL; /* integer and bool outputs are not differentiable (complex ones: see above) */
     }
     if (!any_float) goto unrecorded;
     n->outputs = calloc((size_t)nouts, sizeof(pct_meta));

@@ -484,6 +484,34 @@ def trace_backward(g, input):
     return r * g
 
 
+def fft_r2c_backward(g, dim, normalization, onesided, input):
+    """The adjoint of _fft_r2c: the real part of the inverse c2c transform of the gradient, after the onesided half is
+    put back in a zero spectrum of the input's size (its other entries got no gradient)."""
+    if onesided:
+        last = dim[-1] % input.ndim
+        full = torch.zeros(input.shape[:last] + (input.shape[last],) + input.shape[last + 1:], dtype=g.dtype,
+                           device=g.device)
+        full.narrow(last, 0, g.shape[last]).copy_(g)
+        g = full
+    return torch.real(torch._fft_c2c(g, dim, normalization, False))
+
+
+def fft_c2r_backward(g, dim, normalization):
+    """The adjoint of _fft_c2r: the onesided r2c transform of the gradient, with the entries that stand for two
+    conjugate points of the full spectrum (all but the first and, for an even length, the last) counted twice."""
+    r = torch._fft_r2c(g, dim, normalization, True)
+    last = dim[-1] % g.ndim
+    twice = g.shape[last] - r.shape[last]
+    if twice <= 0:
+        return r
+    w = torch.ones(r.shape[last], dtype=g.dtype, device=g.device)
+    w[1:1 + twice] = 2
+    shape = [1] * (r.ndim + 1)
+    shape[last] = r.shape[last]
+    # scaled through the real view: autograd records no complex product yet (Note [Complex outputs in autograd])
+    return torch.view_as_complex(torch.view_as_real(r) * w.reshape(shape))
+
+
 def recompute_vjp(fn, args, needs, grad):
     """Gradients of fn(*args) by recording a differentiable decomposition of it again."""
     tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
@@ -745,7 +773,7 @@ _META_ARGS = {
     "gather_backward": {1}, "take_backward": {1}, "repeat_backward": {1}, "cat_backward": {1},
     "expand_backward": {1}, "split_backward": {1}, "unbind_backward": {1}, "select_reduced": {1},
     "sort_backward": {1}, "topk_backward": {1}, "cummaxmin_backward": {1}, "tile_repeats": {0},
-    "trace_backward": {1}, "masked_select_backward": {1}, "repeat_interleave_backward": {1},
+    "trace_backward": {1}, "fft_r2c_backward": {4}, "masked_select_backward": {1}, "repeat_interleave_backward": {1},
     "zeros_like": {0}, "sum_to": set(), "hstack_backward": {1}, "vstack_backward": {1}, "dstack_backward": {1},
 }
 _META_ATTRS = {"shape", "dtype", "ndim", "device"}
@@ -969,8 +997,20 @@ def sgn_backward(grad, input, result):
     return torch.zeros_like(grad)
 
 
-def angle_backward(grad, input):
-    """angle's derivative: zero for real inputs (0 or pi, piecewise constant); complex inputs have no autograd yet."""
+def abs_backward(grad, input):
+    """abs's derivative: sign(x) for real inputs; for complex ones (reached only through the ops of Note [Complex
+    outputs in autograd]) the conjugate Wirtinger derivative grad * sgn(z) of a real function, as torch's."""
     if input.dtype.is_complex:
-        raise NotImplementedError(_COMPLEX_GRAD)
+        return grad * input.sgn()
+    return grad * input.sign()
+
+
+def angle_backward(grad, input):
+    """angle's derivative: zero for real inputs (0 or pi, piecewise constant); for complex ones (see abs_backward)
+    grad * i z / |z|^2, zero at z = 0, as torch's."""
+    if input.dtype.is_complex:
+        mag2 = input.real * input.real + input.imag * input.imag
+        safe = torch.where(mag2 == 0, torch.ones_like(mag2), mag2)
+        d = grad / safe
+        return torch.complex(-input.imag * d, input.real * d)
     return torch.zeros_like(grad)
