@@ -102,8 +102,8 @@ NONDIFF = {  # op id -> why its formulas are ("non_differentiable",); its call, 
 }
 NO_TENSOR_OUT = "returns a Python bool"
 # the Python composites without a gradient (samples.PY_NONDIFF; they have no formulas: the reason is all there is)
-PY_NONDIFF = {**{n: NO_FLOAT_OUT for n in ("isneginf", "isposinf", "isreal", "isin")},
-              **{n: NO_TENSOR_OUT for n in ("is_conj", "is_neg")},
+PY_NONDIFF = {**{n: NO_FLOAT_OUT for n in ("isneginf", "isposinf", "isreal", "isin", "nonzero_static", "hash_tensor")},
+              **{n: NO_TENSOR_OUT for n in ("is_conj", "is_neg", "is_same_size", "is_inference", "is_distributed")},
               **{n: TORCH_NOT_IMPLEMENTED for n in ("heaviside", "heaviside_", "histogram")}}
 NONDIFF.update(PY_NONDIFF)
 # ops with a Tensor input and a float output but no formulas: backward raises, as in torch (their calls:
