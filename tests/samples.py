@@ -1613,6 +1613,7 @@ _out("ormqr", lambda M, a0, a1, a2: (M.ormqr, (a0, a1, a2), {}), F(2, 3, 2), F(2
 _out("linalg_eigh", lambda M, a0: (M.linalg.eigh, (spd(M, a0),), {}), F(2, 3, 3))
 _out("linalg_eigvalsh", lambda M, a0: (M.linalg.eigvalsh, (spd(M, a0),), {}), F(2, 3, 3))
 _out("linalg_eigvals", lambda M, a0: (M.linalg.eigvals, (spd(M, a0),), {}), F(2, 3, 3))
+_out("linalg_eig", lambda M, a0: (M.linalg.eig, (spd(M, a0),), {}), F(2, 3, 3))
 _out("linalg_ldl_factor_ex", lambda M, a0: (M.linalg.ldl_factor_ex, (spd(M, a0),), {}), F(2, 3, 3))
 _out("linalg_ldl_solve", lambda M, a0, a1: (M.linalg.ldl_solve, (*M.linalg.ldl_factor(spd(M, a0)), a1), {}),
      F(2, 3, 3), F(2, 3, 2))

@@ -36,7 +36,7 @@ TUPLE_OPS = {"max_dim", "min_dim", "sort", "sort_stable", "topk", "kthvalue", "m
 SVD_OPS = {"linalg_svd", "svd"}
 # the tuple out= of the LAPACK-backed linalg ops: the same checks as the SVDs' (values compared as |x|)
 LAPACK_TUPLE_OPS = {"linalg_inv_ex", "linalg_slogdet", "slogdet", "linalg_solve_ex", "linalg_lu_factor_ex",
-                    "linalg_cholesky_ex", "linalg_qr", "geqrf", "linalg_eigh", "linalg_ldl_factor_ex"}
+                    "linalg_cholesky_ex", "linalg_qr", "geqrf", "linalg_eigh", "linalg_ldl_factor_ex", "linalg_eig"}
 # the Python composites with a tuple out=: (mantissa, exponent), (hist, bin_edges); the same checks as the SVDs' (values
 # compared as they are)
 PY_TUPLE_OPS = {"frexp", "histogram"}
