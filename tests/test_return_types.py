@@ -40,6 +40,7 @@ CASES = {
     "linalg_qr": (lambda T, out: T.linalg.qr(_rect(T), out=out), ("float64",) * 2),
     "geqrf": (lambda T, out: T.geqrf(_rect(T), out=out), ("float64",) * 2),
     "linalg_eigh": (lambda T, out: T.linalg.eigh(_square(T), out=out), ("float64",) * 2),
+    "linalg_eig": (lambda T, out: T.linalg.eig(_square(T), out=out), ("complex128",) * 2),
     "linalg_lu_factor_ex": (lambda T, out: T.linalg.lu_factor_ex(_square(T), out=out), ("float64", "int32", "int32")),
     "linalg_ldl_factor_ex": (lambda T, out: T.linalg.ldl_factor_ex(_square(T), out=out), ("float64", "int32", "int32")),
     "linalg_cholesky_ex": (lambda T, out: T.linalg.cholesky_ex(_square(T), out=out), ("float64", "int32")),
