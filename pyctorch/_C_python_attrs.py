@@ -16,8 +16,11 @@ names are added that _C does not define itself; those are what popular libraries
     harnesses flip; stored and returned as torch does (the setters of the executor and the
     profiling mode return the previous value), with no JIT behind them;
   * `DisableTorchFunction` / `DisableTorchFunctionSubclass`: the guards of the __torch_function__
-    protocol, context managers over the state the C half keeps (csrc/python/torch_function.c).
+    protocol, context managers over the state the C half keeps (csrc/python/torch_function.c);
+  * `_nn._parse_to(*args, **kwargs)`: the (device, dtype, non_blocking, memory_format) of a `.to(...)`
+    call, which nn.Module.to and libraries that mirror it (accelerate, Lightning) use.
 """
+import types
 
 _jit_flags = {"profiling_executor": True, "profiling_mode": True, "can_fuse_on_cpu": True,
               "can_fuse_on_gpu": True, "texpr_fuser_enabled": True}
@@ -125,7 +128,62 @@ class DisableTorchFunction(_TorchFunctionGuard):
     _state = 2
 
 
-_NAMES = ("_log_api_usage_once", "_get_tracing_state", "_is_tracing", "_get_cudnn_enabled",
+_TO_SIGNATURES = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)\n")
+
+
+def _parse_to(*args, **kwargs):
+    """torch._C._nn._parse_to: (device, dtype, non_blocking, memory_format) of to()'s three signatures."""
+    from . import _C, _layouts
+
+    def invalid():
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                         + _TO_SIGNATURES)
+
+    if len(args) > 4:
+        raise TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} were given")
+    unknown = set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format", "tensor"}
+    if unknown:
+        raise invalid()
+    device = dtype = None
+    rest = list(args)
+    if rest and isinstance(rest[0], _C.Tensor):
+        t = rest.pop(0)
+        device, dtype = t.device, t.dtype
+    elif "tensor" in kwargs:
+        device, dtype = kwargs["tensor"].device, kwargs["tensor"].dtype
+    else:
+        if rest and (rest[0] is None or isinstance(rest[0], (str, int, _C.device))) and not isinstance(rest[0], bool):
+            device = rest.pop(0)
+        elif "device" in kwargs:
+            device = kwargs["device"]
+        if rest and isinstance(rest[0], _C.dtype):
+            dtype = rest.pop(0)
+        elif "dtype" in kwargs:
+            dtype = kwargs["dtype"]
+    non_blocking = rest.pop(0) if rest else kwargs.get("non_blocking", False)
+    copy = rest.pop(0) if rest else kwargs.get("copy", False)
+    if rest or not isinstance(non_blocking, bool) or not isinstance(copy, bool):
+        raise invalid()
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise invalid()
+    memory_format = kwargs.get("memory_format")
+    if memory_format is not None and not isinstance(memory_format, _layouts.memory_format):
+        raise invalid()
+    if copy:
+        raise RuntimeError(".to() does not accept copy argument")
+    if device is not None and not isinstance(device, _C.device):
+        device = _C.device(device)
+    return device, dtype, non_blocking, memory_format
+
+
+_nn = types.SimpleNamespace(_parse_to=_parse_to)
+
+_NAMES = ("_nn", "_log_api_usage_once", "_get_tracing_state", "_is_tracing", "_get_cudnn_enabled",
           "_set_cudnn_enabled", "_get_mkldnn_enabled", "_set_mkldnn_enabled",
           "_get_privateuse1_backend_name", "_jit_set_profiling_executor", "_jit_set_profiling_mode",
           "_jit_override_can_fuse_on_cpu", "_jit_override_can_fuse_on_gpu", "_jit_can_fuse_on_cpu",

@@ -19,7 +19,8 @@ from ._C import _softmax_backward_data, _log_softmax_backward_data  # noqa: F401
 from ._C import _fused_adam_, _fused_adamw_, _fused_sgd_, _fused_adagrad_  # noqa: F401
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import _layouts
-from ._layouts import strided, contiguous_format, preserve_format, channels_last, layout, memory_format  # noqa: F401
+from ._layouts import (strided, contiguous_format, preserve_format, channels_last, channels_last_3d,  # noqa: F401
+                       layout, memory_format)
 from .functional import *  # noqa: F401,F403
 from . import random  # noqa: F401
 from . import linalg  # noqa: F401

@@ -382,7 +382,7 @@ bool pct_tensor_non_overlapping_and_dense(const pct_tensor *t)
 {
     /* c10 sets the flag for every contiguous or channels_last-contiguous tensor first: empty ones included,
      * whose strides the test below might refuse */
-    if (pct_tensor_is_contiguous(t) || pct_tensor_is_channels_last(t)) return true;
+    if (pct_tensor_is_contiguous(t) || pct_tensor_is_channels_last(t) || pct_tensor_is_channels_last_3d(t)) return true;
     int nd = t->ndim, perm[PCT_MAX_DIMS];
     if (nd == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
     for (int i = 0; i < nd; i++) perm[i] = i;

@@ -14,7 +14,7 @@
 #define PCT_MAX_PARAMS 16
 
 /* A memory_format argument as the binding reads it (pct_value.code). */
-enum { PCT_MF_PRESERVE = 0, PCT_MF_CONTIGUOUS = 1, PCT_MF_CHANNELS_LAST = 2, PCT_MF_UNKNOWN = -1 };
+enum { PCT_MF_PRESERVE = 0, PCT_MF_CONTIGUOUS = 1, PCT_MF_CHANNELS_LAST = 2, PCT_MF_CHANNELS_LAST_3D = 3, PCT_MF_UNKNOWN = -1 };
 
 typedef enum pct_arg_type {
     PCT_ARG_TENSOR, PCT_ARG_SCALAR, PCT_ARG_INT, PCT_ARG_INTLIST, PCT_ARG_FLOAT, PCT_ARG_BOOL,

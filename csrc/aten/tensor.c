@@ -62,18 +62,30 @@ bool pct_shape_is_contiguous(int ndim, const int64_t *sizes, const int64_t *stri
     return true;
 }
 
-bool pct_tensor_is_channels_last(const pct_tensor *t)
+/* Whether t's dims, taken in `order` (innermost first), are laid out densely; size-1 dims may have any stride. */
+static bool is_dense_in_order(const pct_tensor *t, int ndim, const int *order)
 {
-    static const int order[4] = {1, 3, 2, 0};
     int64_t expected = 1;
-    if (t->ndim != 4) return false;
-    for (int k = 0; k < 4; k++) {
+    if (t->ndim != ndim) return false;
+    for (int k = 0; k < ndim; k++) {
         int d = order[k];
         if (t->sizes[d] == 1) continue;
         if (t->strides[d] != expected) return false;
         expected *= t->sizes[d];
     }
     return true;
+}
+
+bool pct_tensor_is_channels_last(const pct_tensor *t)
+{
+    static const int order[4] = {1, 3, 2, 0};
+    return is_dense_in_order(t, 4, order);
+}
+
+bool pct_tensor_is_channels_last_3d(const pct_tensor *t)
+{
+    static const int order[5] = {1, 4, 3, 2, 0};
+    return is_dense_in_order(t, 5, order);
 }
 
 void pct_tensor_refresh(pct_tensor *t)

@@ -127,6 +127,8 @@ void pct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides_out
 bool pct_shape_is_contiguous(int ndim, const int64_t *sizes, const int64_t *strides);
 /* torch's is_contiguous(memory_format=torch.channels_last): 4-d, dims in memory order C, W, H, N. */
 bool pct_tensor_is_channels_last(const pct_tensor *t);
+/* torch's is_contiguous(memory_format=torch.channels_last_3d): 5-d, dims in memory order C, W, H, D, N. */
+bool pct_tensor_is_channels_last_3d(const pct_tensor *t);
 /* Bytes of storage a view of non-negative sizes/strides needs, (offset + sum((size-1)*stride) + 1) * item, 0 when
  * empty; -1 with torch's "Storage size calculation overflowed" RuntimeError when that overflows int64. */
 int64_t pct_strided_nbytes(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, int64_t item);

@@ -331,6 +331,7 @@ static int memory_format_code(PyObject *o)
         if (PyUnicode_CompareWithASCIIString(name, "preserve_format") == 0) code = PCT_MF_PRESERVE;
         else if (PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0) code = PCT_MF_CONTIGUOUS;
         else if (PyUnicode_CompareWithASCIIString(name, "channels_last") == 0) code = PCT_MF_CHANNELS_LAST;
+        else if (PyUnicode_CompareWithASCIIString(name, "channels_last_3d") == 0) code = PCT_MF_CHANNELS_LAST_3D;
     }
     Py_DECREF(name);
     return code;

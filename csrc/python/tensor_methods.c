@@ -212,7 +212,8 @@ static PyObject *m_is_floating_point(PyObject *self, PyObject *u) { (void)u; ret
 static PyObject *m_is_complex(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_complex(T(self)->dtype)); }
 static PyObject *m_is_signed(PyObject *self, PyObject *u) { (void)u; return PyBool_FromLong(pct_dtype_is_signed(T(self)->dtype)); }
 static PyObject *m_get_device(PyObject *self, PyObject *u) { (void)u; return PyLong_FromLong(T(self)->device_type == PCT_CPU ? -1 : T(self)->device_index); }
-/* is_contiguous(*, memory_format=torch.contiguous_format): channels_last asks for the NHWC order. */
+/* is_contiguous(*, memory_format=torch.contiguous_format): channels_last asks for the NHWC order, channels_last_3d
+ * for NDHWC. */
 static PyObject *m_is_contiguous(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"memory_format", NULL};
@@ -226,8 +227,10 @@ static PyObject *m_is_contiguous(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *name = mf ? PyObject_GetAttrString(mf, "_name") : NULL;
     if (mf && !name) return NULL;
     bool cl = name && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "channels_last") == 0;
+    bool cl3 = name && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "channels_last_3d") == 0;
     Py_XDECREF(name);
-    return PyBool_FromLong(cl ? pct_tensor_is_channels_last(T(self)) : pct_tensor_is_contiguous(T(self)));
+    return PyBool_FromLong(cl ? pct_tensor_is_channels_last(T(self))
+                           : cl3 ? pct_tensor_is_channels_last_3d(T(self)) : pct_tensor_is_contiguous(T(self)));
 }
 static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kw)
 {

@@ -6,6 +6,8 @@
 #include "pyobjects.h"
 #include "../autograd/autograd.h"
 #include "../aten/error.h"
+#include "../aten/op.h"
+#include "../aten/cpu/factory.h"
 
 #define T(o) ((pct_tensor *)(o))
 
@@ -42,28 +44,42 @@ static int int_list_of(PyObject *o, const char *fn, const char *what, int64_t *o
 
 static int int_list(PyObject *o, const char *what, int64_t *out) { return int_list_of(o, "set_", what, out); }
 
-/* The memory_format keyword of resize_: None or contiguous_format (what pyctorch lays out here). */
-static int check_resize_format(PyObject *mf)
+/* The memory_format keyword of resize_ / resize_as_: a PCT_MF_* code (contiguous for None), or -1 with torch's error. */
+static int resize_format(PyObject *mf)
 {
-    if (!mf || mf == Py_None) return 0;
+    if (!mf || mf == Py_None) return PCT_MF_CONTIGUOUS;
     PyObject *name = PyObject_GetAttrString(mf, "_name");
-    int ok = name && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0;
+    int code = -1;
+    if (name && PyUnicode_Check(name)) {
+        if (PyUnicode_CompareWithASCIIString(name, "contiguous_format") == 0) code = PCT_MF_CONTIGUOUS;
+        else if (PyUnicode_CompareWithASCIIString(name, "channels_last") == 0) code = PCT_MF_CHANNELS_LAST;
+        else if (PyUnicode_CompareWithASCIIString(name, "channels_last_3d") == 0) code = PCT_MF_CHANNELS_LAST_3D;
+        else if (PyUnicode_CompareWithASCIIString(name, "preserve_format") == 0) code = PCT_MF_PRESERVE;
+    }
     Py_XDECREF(name);
     PyErr_Clear();
-    if (ok) return 0;
-    PyErr_SetString(PyExc_RuntimeError, "resize_: pyctorch supports memory_format=None or torch.contiguous_format only");
-    return -1;
+    if (code == PCT_MF_PRESERVE) {
+        PyErr_SetString(PyExc_RuntimeError, "Unsupported memory formatPreserve"); /* torch's text, space and all */
+        return -1;
+    }
+    if (code < 0) PyErr_Format(PyExc_TypeError, "resize_(): argument 'memory_format' must be torch.memory_format, not %s",
+                               Py_TYPE(mf)->tp_name);
+    return code;
 }
 
 /* Shared by resize_ and resize_as_: torch's checks, then pct_tensor_resize_ (contiguous strides over the same
- * storage, grown with its contents kept when too small) and a version bump. */
-static PyObject *resize_to(pct_tensor *t, int ndim, const int64_t *sizes)
+ * storage, grown with its contents kept when too small), the strides of memory format mf over the same elements
+ * (torch's empty_tensor_restride), and a version bump. */
+static PyObject *resize_to(pct_tensor *t, int ndim, const int64_t *sizes, int mf)
 {
     if (pct_tensor_requires_grad(t)) {
         PyErr_SetString(PyExc_RuntimeError, "cannot resize variables that require grad");
         return NULL;
     }
+    int64_t strides[PCT_MAX_DIMS];
+    if (ndim <= PCT_MAX_DIMS && mf != PCT_MF_CONTIGUOUS && pct_format_strides(mf, ndim, sizes, strides) < 0) return NULL;
     if (pct_tensor_resize_(t, ndim, sizes) < 0) return NULL;
+    if (mf != PCT_MF_CONTIGUOUS && pct_tensor_set_shape(t, ndim, sizes, strides) < 0) return NULL;
     pct_tensor_bump_version(t);
     Py_INCREF(t);
     return (PyObject *)t;
@@ -76,14 +92,15 @@ PyObject *pct_tensor_resize_method(PyObject *self, PyObject *args, PyObject *kw)
     if (!empty) return NULL;
     int ok = PyArg_ParseTupleAndKeywords(empty, kw, "|$O:resize_", kwlist, &mf);
     Py_DECREF(empty);
-    if (!ok || check_resize_format(mf) < 0) return NULL;
+    int format = ok ? resize_format(mf) : -1;
+    if (format < 0) return NULL;
     int64_t sizes[PCT_MAX_DIMS];
     /* resize_(2, 3) or resize_((2, 3)) / resize_(torch.Size) */
     PyObject *list = PyTuple_GET_SIZE(args) == 1 && PySequence_Check(PyTuple_GET_ITEM(args, 0))
                      && !PCT_TENSOR_CHECK(PyTuple_GET_ITEM(args, 0)) ? PyTuple_GET_ITEM(args, 0) : args;
     int ndim = int_list_of(list, "resize_", "size", sizes);
     if (ndim < 0) return NULL;
-    return resize_to(T(self), ndim, sizes);
+    return resize_to(T(self), ndim, sizes, format);
 }
 
 PyObject *pct_tensor_resize_as_method(PyObject *self, PyObject *args, PyObject *kw)
@@ -96,8 +113,9 @@ PyObject *pct_tensor_resize_as_method(PyObject *self, PyObject *args, PyObject *
                      Py_TYPE(other)->tp_name);
         return NULL;
     }
-    if (check_resize_format(mf) < 0) return NULL;
-    return resize_to(T(self), T(other)->ndim, T(other)->sizes);
+    int format = resize_format(mf);
+    if (format < 0) return NULL;
+    return resize_to(T(self), T(other)->ndim, T(other)->sizes, format);
 }
 
 /* Bytes a view needs: (offset + sum((size-1)*stride) + 1) * itemsize, 0 when empty;

@@ -20,7 +20,10 @@ from .rprop import Rprop
 from .sparse_adam import SparseAdam
 from ._adafactor import Adafactor
 from . import swa_utils
+from ._muon import Muon
+from ._stateless import swap_in_optimizer_params_and_state
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop", "LBFGS",
-           "lr_scheduler", "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "swa_utils",
+           "lr_scheduler", "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "swa_utils", "Muon",
+           "swap_in_optimizer_params_and_state",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

@@ -49,16 +49,14 @@ def _bounds(dtype, low, high, lowest, highest_exclusive, default_low, default_hi
 
 def _in_memory_format(t, memory_format):
     """A copy of `t` laid out in `memory_format` (built from a permuted buffer: channels-last strides)."""
-    from .. import _layouts, empty
+    from .. import _layouts
     if memory_format is _layouts.preserve_format or memory_format is _layouts.contiguous_format:
         return t.clone()  # `t` is freshly made and contiguous
-    if memory_format is _layouts.channels_last:
-        if t.dim() != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        n, c, h, w = t.shape
-        out = empty((n, h, w, c), dtype=t.dtype).permute(0, 3, 1, 2)
-        out.copy_(t)
-        return out
+    if memory_format is _layouts.channels_last or memory_format is _layouts.channels_last_3d:
+        rank = 4 if memory_format is _layouts.channels_last else 5
+        if t.dim() != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {memory_format._name} format")
+        return t.contiguous(memory_format=memory_format)
     raise RuntimeError(f"pyctorch does not implement memory_format={memory_format} yet")
 
 

@@ -43,8 +43,10 @@ static pct_object *to_impl_on(pct_call *c, pct_tensor *t, int dtype, bool copy, 
 {
     int mf = pct_memory_format_kind(c);
     /* torch's to() aliases when memory_format is preserve or the one the tensor suggests (channels_last for a 4-d
-     * tensor laid out so, contiguous for any other layout, a transposed one included) */
-    int suggested = !pct_tensor_is_contiguous(t) && pct_tensor_is_channels_last(t) ? PCT_MF_CHANNELS_LAST : PCT_MF_CONTIGUOUS;
+     * tensor laid out so, channels_last_3d for a 5-d one, contiguous for any other layout, a transposed one included) */
+    int suggested = pct_tensor_is_contiguous(t) ? PCT_MF_CONTIGUOUS
+                  : pct_tensor_is_channels_last(t) ? PCT_MF_CHANNELS_LAST
+                  : pct_tensor_is_channels_last_3d(t) ? PCT_MF_CHANNELS_LAST_3D : PCT_MF_CONTIGUOUS;
     bool layout_ok = mf == PCT_MF_PRESERVE || mf == suggested;
     bool same_device = device_type == t->device_type && (device_index < 0 || device_index == t->device_index);
     if (dtype == t->dtype && !copy && layout_ok && same_device) { PCT_INCREF(t); return (pct_object *)t; }
@@ -143,7 +145,8 @@ pct_object *pct_cpu_contiguous(pct_call *c)
         pct_error_str(PCT_ERR_RUNTIME, "preserve memory format is unsupported by the contiguous operator");
         return NULL;
     }
-    if (mf == PCT_MF_CHANNELS_LAST && pct_tensor_is_channels_last(t)) { PCT_INCREF(t); return (pct_object *)t; }
+    if ((mf == PCT_MF_CHANNELS_LAST && pct_tensor_is_channels_last(t))
+        || (mf == PCT_MF_CHANNELS_LAST_3D && pct_tensor_is_channels_last_3d(t))) { PCT_INCREF(t); return (pct_object *)t; }
     return copy_in_format(c, t, t->dtype); /* channels_last of another layout, or torch's error */
 }
 

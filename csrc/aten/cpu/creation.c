@@ -111,6 +111,19 @@ int pct_format_strides(int mf, int ndim, const int64_t *sizes, int64_t *strides)
         strides[0] = strides[2] * sizes[2];
         return 0;
     }
+    if (mf == PCT_MF_CHANNELS_LAST_3D) {
+        if (ndim != 5) {
+            pct_error_str(PCT_ERR_RUNTIME, "required rank 5 tensor to use channels_last_3d format");
+            return -1;
+        }
+        /* N, C, D, H, W laid out as N, D, H, W, C; sizes multiplied as they are, as in the 2-d case */
+        strides[1] = 1;
+        strides[4] = sizes[1];
+        strides[3] = strides[4] * sizes[4];
+        strides[2] = strides[3] * sizes[3];
+        strides[0] = strides[2] * sizes[2];
+        return 0;
+    }
     pct_error_str(PCT_ERR_RUNTIME, "unsupported memory format");
     return -1;
 }

@@ -16,7 +16,7 @@ TensorMetadata = collections.namedtuple(
 def _extract_tensor_metadata(t):
     import pyctorch
     memory_format = None
-    for fmt in (pyctorch.contiguous_format, pyctorch.channels_last):
+    for fmt in (pyctorch.contiguous_format, pyctorch.channels_last, pyctorch.channels_last_3d):
         try:
             if t.is_contiguous(memory_format=fmt):
                 memory_format = fmt

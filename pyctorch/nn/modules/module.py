@@ -4,6 +4,7 @@ import itertools
 import warnings
 
 from ... import _C
+from ... import __future__ as _future
 from ..parameter import Parameter, Buffer
 from ...utils.hooks import RemovableHandle
 from ..._utils import zero_grads
@@ -369,12 +370,21 @@ class Module:
                 continue
             with _C_no_grad():
                 new = fn(p)
-            if new is not p:
+            # torch.__future__'s overwrite switch: a new Parameter object in the module (swap takes precedence)
+            overwrite = (_future.get_overwrite_module_params_on_conversion()
+                         and not _future.get_swap_module_params_on_conversion())
+            out = p
+            if overwrite:
+                out = Parameter(new, p.requires_grad)
+                self._parameters[key] = out
+            elif new is not p:
                 p.data = new
             if p.grad is not None:
                 with _C_no_grad():
                     g = fn(p.grad)
-                if g is not p.grad:
+                if overwrite:
+                    out.grad = g.requires_grad_(p.grad.requires_grad)
+                elif g is not p.grad:
                     p.grad = g
         for key, b in self._buffers.items():
             if b is not None:
@@ -388,26 +398,23 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, _C.dtype):
-                dtype = a
-            elif isinstance(a, _C.Tensor):
-                dtype = a.dtype
-        device = kwargs.get("device")
-        for a in args:
-            if isinstance(a, (str, _C.device)):
-                device = a
-        if dtype is not None and not (dtype.is_floating_point if hasattr(dtype, "is_floating_point") else True):
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        """Moves and/or casts the parameters and buffers (torch's signatures: device, dtype, non_blocking,
+        memory_format, or a tensor); dtype applies to the floating and complex ones only, memory_format to the 4-d
+        and 5-d ones."""
+        device, dtype, non_blocking, memory_format = _C._nn._parse_to(*args, **kwargs)
+        if dtype is not None:
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+            if dtype.is_complex:
+                warnings.warn("Complex modules are a new feature under active development whose design may change, "
+                              "and some modules might not work as expected when using complex tensors as parameters "
+                              "or buffers.", stacklevel=2)
 
         def convert(t):
-            r = t
-            if device is not None:
-                r = r.to(device)
-            if dtype is not None and r.is_floating_point():
-                r = r.to(dtype)
-            return r
+            cast = dtype if t.is_floating_point() or t.is_complex() else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device, cast, non_blocking, memory_format=memory_format)
+            return t.to(device, cast, non_blocking)
         return self._apply(convert)
 
     def to_empty(self, *, device, recurse=True):

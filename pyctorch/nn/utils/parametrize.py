@@ -14,8 +14,12 @@ from contextlib import contextmanager
 from copy import deepcopy
 
 import pyctorch as torch
-from pyctorch.nn.modules.container import ModuleDict, ModuleList
+from pyctorch.__future__ import get_swap_module_params_on_conversion  # noqa: F401 (torch's module namespace)
+from pyctorch._library.opaque_object import is_opaque_reference_type  # noqa: F401
+from pyctorch._opaque_base import OpaqueBase  # noqa: F401
+from pyctorch.nn.modules.container import Module, ModuleDict, ModuleList  # noqa: F401
 from pyctorch.nn.parameter import Parameter
+from pyctorch.utils._python_dispatch import is_traceable_wrapper_subclass  # noqa: F401
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized", "remove_parametrizations",
            "type_before_parametrizations", "transfer_parametrizations_and_params"]
@@ -47,7 +51,9 @@ def _register_parameter_or_buffer(module, name, tensor):
 
 
 def _set_in_place(dest, src):
-    """Point `dest` at `src`'s data, keeping dest's identity (optimizers and hooks hold it)."""
+    """Point `dest` at `src`'s data, keeping dest's identity (optimizers and hooks hold it). torch swaps the two
+    tensors instead under the swap switch of torch.__future__ or for traceable wrapper subclasses; pyctorch has no
+    swap_tensors, and set_ gives dest the same observable contents."""
     dest.set_(src)
 
 
