@@ -197,26 +197,18 @@ def test_per_sample_gradients_tutorial():
     P.manual_seed(0)
 
 
-def test_ruled_ops_run_once():
-    """A ruled op is called once on the physical tensor, not once per sample."""
-    calls = []
-    real = P.Tensor.sin
-
-    class Count(P.overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            if func is real:
-                calls.append(1)
-            return func(*args, **(kwargs or {}))
-    x = P.randn(100, 3)
-    with Count():
-        out = P.func.vmap(lambda a: a.sin())(x)
-    assert len(calls) <= 2  # the batched call, and the one on the physical tensor it makes
-    assert_same(out, x.sin())
-    batching_rules.fallback_calls.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        P.func.vmap(lambda a: (a @ a.t()).softmax(-1).sum(0))(P.randn(7, 3, 3))
-    assert batching_rules.fallback_calls == []
+def test_ruled_ops_run_once(monkeypatch):
+    """Ruled ops run once on the physical tensors: with the per-sample fallback made to fail, they still run, and
+    an op without a rule does reach it."""
+    def refuse(func, args, kwargs, level, name):
+        raise AssertionError(f"{name} ran per sample")
+    monkeypatch.setattr(batching_rules, "per_sample", refuse)
+    x = P.randn(7, 3, 3, dtype=P.float64)
+    out = P.func.vmap(lambda a: ((a @ a.t()).softmax(-1).sum(0) + a[0].sin(), a.mean(), a.view(9)[2:]))(x)
+    assert_same(out[0], P.stack([(r @ r.t()).softmax(-1).sum(0) + r[0].sin() for r in x]))
+    assert_same(out[1], x.mean((1, 2)))
+    with pytest.raises(AssertionError, match="histc ran per sample"):
+        P.func.vmap(lambda a: P.histc(a, bins=3))(x)
 
 
 def test_fallback_warns_and_is_correct():
@@ -312,3 +304,29 @@ def test_timing_many_samples_against_per_sample():
     t2 = time.perf_counter()
     assert_same(fast, slow, rtol=1e-5, atol=1e-6)
     assert (t1 - t0) < (t2 - t1)
+
+
+def test_gather_scatter_and_fallback_ops_against_torch():
+    def fn(m):
+        x, y = _tensors(m, (5, 3, 4), (5, 4))
+        idx = m.tensor([[0, 3], [1, 1], [2, 0]])
+        bidx = m.tensor([[0, 1], [2, 3], [3, 3], [1, 0], [2, 2]])
+        return [
+            _vm(m, lambda a: a.gather(1, idx), x),
+            _vm(m, lambda a, i: a.gather(0, i), y, bidx),
+            _vm(m, lambda a, i: m.zeros(4, dtype=a.dtype).scatter_add(0, i, a[:2]), y, bidx),
+            _vm(m, lambda a: a.index_select(1, m.tensor([3, 0])), x),
+        ]
+    _check(fn)
+
+    def fallback(m):
+        x, y, s = _tensors(m, (5, 3, 4), (5, 4), (5,))
+        bidx = m.tensor([[0, 1], [2, 3], [3, 3], [1, 0], [2, 2]])
+        return [
+            _vm(m, lambda c, v: c + v, s, y.float()),  # a batched 0-d tensor promotes as a scalar
+            _vm(m, lambda a, i: a[i], y, bidx),  # a batched index
+            _vm(m, lambda a, i: a.index_select(0, i), y, bidx),
+            _vm(m, lambda a: m.nn.functional.batch_norm(a, None, None, training=True), x),
+            _vm(m, lambda a: m.kron(a, a), x[:, :2, :2]),
+        ]
+    _check(fallback, no_fallback=False)

@@ -64,9 +64,9 @@ def _broadcast_dims(dims, spec, func, what):
     if dspec == spec:
         return dleaves
     # an int or None stands for every leaf of the subtree at its position
-    if isinstance(dims, (tuple, list)) and len(spec.children_specs) == len(dims) and type(dims) is spec.type:
+    if isinstance(dims, (tuple, list)) and len(spec.children()) == len(dims) and type(dims) is spec.type:
         out = []
-        for d, child in zip(dims, spec.children_specs):
+        for d, child in zip(dims, spec.children()):
             out.extend(_broadcast_dims(d, child, func, what))
         return out
     raise ValueError(f"vmap({_name(func)}, {what}=..., ...)(<inputs>): {what} is not compatible with the structure of "
