@@ -104,7 +104,10 @@ def _type_ok(typ, v):
 
 def _bind(name, args, kwargs):
     """(params, {param name: ('pos', index) | ('kw', key)}) of the first overload of `name` the call fits."""
-    for entry, params in _table().get(name, ()):
+    overloads = _table().get(name)
+    if overloads is None and name.endswith("_") and not name.endswith("__"):
+        overloads = _table().get(name[:-1])  # the in-place variant of an entry
+    for entry, params in overloads or ():
         pos = [p for p in params if not p[4]]
         if len(args) > len(pos):
             continue
@@ -200,6 +203,8 @@ fallback_calls = []  # names of the ops that ran per sample (tests read it; clea
 def per_sample(func, args, kwargs, level, name):
     """The labelled fallback: func once per sample of `level` on the samples' views, results stacked. In-place ops
     write through the views; random ops honour the level's randomness mode."""
+    if _is_inplace(name) and args and not _b(args[0], level):
+        raise _inplace_error(name)
     if name not in _warned:
         _warned.add(name)
         warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
@@ -338,17 +343,17 @@ def dispatch(func, types, args, kwargs):
     rule = _RULES.get(name)
     if rule is not None:
         return rule(func, types, args, kwargs, level, name)
+    base = name.strip("_") if name.startswith("__") else name
+    if base in _DYNAMIC or (name == "where" and len(args) + len(kwargs) == 1):
+        raise _dynamic(_DYNAMIC.get(base, "nonzero"))
     if _is_python_level(func):
         try:
             return _C._skip_one_hop_torch_function(func, types, args, kwargs)
         except DataDependentError:  # a validation that reads values: this function as a whole, per sample
             return per_sample(func, args, kwargs, level, name)
-    base = name.strip("_") if name.startswith("__") else name
     if name in _SHAPE_CHANGING_INPLACE:
         raise RuntimeError(f"vmap: the in-place shape change {name} of a batched tensor is not supported; use the "
                            "out-of-place op")
-    if base in _DYNAMIC or (name == "where" and len(args) + len(kwargs) == 1):
-        raise _dynamic(_DYNAMIC.get(base, "nonzero"))
     if name in _RANDOM:
         return _random(func, args, kwargs, level, name)
     if kwargs.get("out") is not None:
@@ -428,18 +433,26 @@ def _phys_self(func, args, kwargs, level, name):
     return _wrap_out(r, level)
 
 
+_MASKED = {"where", "masked_fill", "masked_fill_"}
+
+
+def _inplace_error(name):
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
+        "that has more elements than `self`. This happened due to `other` being vmapped over but `self` not "
+        f"being vmapped over in a vmap. Please try to use out-of-place operators instead of {name}. If said "
+        "operator is being called inside the PyTorch framework, please file a bug report instead.")
+
+
 def _pointwise(func, args, kwargs, level, name):
     tensors = [v for v in list(args) + list(kwargs.values()) if isinstance(v, _C.Tensor)]
     batched = [v for v in tensors if _b(v, level)]
     inplace = _is_inplace(name)
     if inplace and args and not _b(args[0], level):
-        raise RuntimeError(
-            f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
-            "that has more elements than `self`. This happened due to `other` being vmapped over but `self` not "
-            f"being vmapped over in a vmap. Please try to use out-of-place operators instead of {name}. If said "
-            "operator is being called inside the PyTorch framework, please file a bug report instead.")
+        raise _inplace_error(name)
     rank = max(v.ndim for v in tensors)
-    if len({v.dtype for v in tensors}) > 1 and any(v.ndim == 0 for v in batched) and rank > 0:
+    promoted = [v for v in tensors if not (name in _MASKED and v.dtype == _C.bool)]  # a condition takes no part
+    if len({v.dtype for v in promoted}) > 1 and any(v.ndim == 0 for v in batched) and rank > 0:
         # a 0-d logical tensor promotes as a scalar; its physical tensor (1-d) would not
         return per_sample(func, args, kwargs, level, name)
 
@@ -545,6 +558,8 @@ def _dims(func, args, kwargs, level, name):
     same_rank = name in _SAME_RANK
     if any(isinstance(o, (list, tuple)) for o in others):
         return NotImplemented
+    if _is_inplace(name) and not _b(x, level):
+        raise _inplace_error(name)
     if not same_rank and (not _b(x, level) or (others and (name not in _AUX_OK or any(_b(o, level)
                                                                                        for o in others)))):
         return NotImplemented
@@ -721,16 +736,17 @@ def _index_parts(idx):
 def _basic_or_adjacent(parts, level):
     """Whether indexing the physical tensor with a full slice first gives the batch dim first: basic indexing, or
     advanced indices (unbatched) that are adjacent."""
-    adv = []
-    for i, p in enumerate(parts):
-        if type(p) is BatchedTensor and p._level == level:
-            return False
-        if isinstance(p, (_C.Tensor, list)) or (isinstance(p, bool)):
-            adv.append(i)
-    if not adv:
-        return True
-    adv = [i for i, p in enumerate(parts) if i in adv or (isinstance(p, int) and not isinstance(p, bool))]
-    return adv == list(range(adv[0], adv[0] + len(adv))) and not any(isinstance(p, bool) for p in parts)
+    if any(isinstance(p, bool) or _b(p, level) for p in parts):
+        return False
+    adv = _advanced_positions(parts)
+    return not adv or adv == list(range(adv[0], adv[0] + len(adv)))
+
+
+def _advanced_positions(parts):
+    """The positions of the advanced indices (tensors, lists) among the parts that are not ints: torch applies
+    integer indices as selects first, so they neither count as advanced nor separate advanced indices."""
+    kept = [p for p in parts if not (isinstance(p, int) and not isinstance(p, bool))]
+    return [i for i, p in enumerate(kept) if isinstance(p, (_C.Tensor, list))]
 
 
 _BOOL_MASK = ("vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over "
@@ -742,9 +758,34 @@ def _getitem(func, types, args, kwargs, level, name):
     parts = _index_parts(idx)
     if any(isinstance(p, _C.Tensor) and p.dtype == _C.bool for p in parts):
         raise DataDependentError(_BOOL_MASK)
+    if any(_b(p, level) for p in parts):
+        return _batched_index(x, parts, level, name, func, args, kwargs)
     if not _b(x, level) or not _basic_or_adjacent(parts, level):
         return per_sample(func, args, kwargs, level, name)
     return wrap(x._phys[(slice(None),) + parts], level)
+
+
+def _batched_index(x, parts, level, name, func, args, kwargs):
+    """Advanced indexing with batched index tensors: their physical tensors index (padded so that the batch dim
+    leads the broadcast index shape), and a batched x gets arange(B) as its first index; the batch dim of the
+    result is where indexing puts the index dims."""
+    if any(p is Ellipsis or isinstance(p, bool) for p in parts):
+        return per_sample(func, args, kwargs, level, name)
+    tensors = [p for p in parts if isinstance(p, _C.Tensor)]
+    rank = max(p.ndim for p in tensors)
+    B = level_info(level).size
+    new = [_pad(p._phys, p.ndim, rank) if _b(p, level) else p for p in parts]
+    pos = _advanced_positions(parts)
+    adjacent = pos == list(range(pos[0], pos[0] + len(pos)))
+    first = pos[0] if adjacent else 0  # where the index dims go: the parts before are slices and Nones, a dim each
+    if _b(x, level):  # arange(B) first: the index dims (batch first) lead the physical result
+        ar = _C.arange(B, device=x.device).reshape((B,) + (1,) * rank)
+        r = x._phys[tuple([ar] + new)]
+        if first:
+            r = r.movedim(tuple(range(1, 1 + rank)), tuple(range(1 + first, 1 + first + rank)))
+        return wrap(r, level)
+    r = x[tuple(new)]
+    return wrap(r.movedim(first, 0) if first else r, level)
 
 
 def _setitem(func, types, args, kwargs, level, name):
@@ -920,6 +961,26 @@ def _cross_entropy(func, types, args, kwargs, level, name):
     return wrap(loss, level), wrap(extra, level)
 
 
+def _fill_value(func, types, args, kwargs, level, name):
+    """masked_fill / fill with a batched 0-d value: where / copy_ (their value argument must be 0-d)."""
+    value = args[-1] if len(args) > (2 if name.startswith("masked") else 1) else kwargs.get("value")
+    if not _b(value, level) or value.ndim != 0 or (set(kwargs) - {"value"}):
+        return _pointwise(func, args, kwargs, level, name)
+    x = args[0]
+    if name.endswith("_") and not _b(x, level):
+        raise _inplace_error(name)
+    if name.startswith("masked"):
+        r = _C.where(args[1], value.to(x.dtype), x)
+        if name.endswith("_"):
+            x._phys.copy_(r._phys if _b(r, level) else r)
+            return x
+        return r
+    if name.endswith("_"):
+        x._phys.copy_(_pad(value._phys, 0, x.ndim))
+        return x
+    return value.to(x.dtype).expand(x.shape).clone()
+
+
 def _masked_select(func, types, args, kwargs, level, name):
     raise DataDependentError(
         "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this because for "
@@ -940,6 +1001,7 @@ _RULES = {
     "_einsum": _einsum, "einsum": _einsum,
     "cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _cat,
     "convolution": _conv, "_cross_entropy_loss": _cross_entropy, "constant_pad_nd": _pad_rule, "pad": _pad_rule,
-    "trace": _trace, "embedding": _embedding, "masked_select": _masked_select,
+    "trace": _trace, "masked_fill": _fill_value, "masked_fill_": _fill_value, "fill_": _fill_value,
+    "fill": _fill_value, "embedding": _embedding, "masked_select": _masked_select,
 }
 _RULES = {k: v for k, v in _RULES.items() if v is not None}
