@@ -162,14 +162,20 @@ def _unwrap_all(args, kwargs, level):
     return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
 
 
+def _rebuild(like, items):
+    """A tuple or list of like's type (a named result type too: torch.return_types.max, namedtuples)."""
+    if type(like) in (tuple, list):
+        return type(like)(items)
+    if hasattr(type(like), "_fields"):
+        return type(like)(*items)
+    return type(like)(items)
+
+
 def _wrap_out(r, level):
     if isinstance(r, _C.Tensor):
         return wrap(r, level)
     if isinstance(r, (tuple, list)):
-        items = [_wrap_out(x, level) for x in r]
-        if type(r) in (tuple, list):
-            return type(r)(items)
-        return type(r)(items)  # the named result types (torch.return_types.max, ...)
+        return _rebuild(r, [_wrap_out(x, level) for x in r])
     return r
 
 
@@ -197,6 +203,8 @@ def _is_python_level(func):
 # ---------------------------------------------------------------- the fallback
 
 _warned = set()
+# ops that read storage offsets: per sample, each sample gets a storage of its own (offsets count from its start)
+_SAMPLE_STORAGE = {"as_strided_scatter"}
 fallback_calls = []  # names of the ops that ran per sample (tests read it; cleared by them)
 
 
@@ -222,10 +230,14 @@ def per_sample(func, args, kwargs, level, name):
     import pyctorch
     start = pyctorch.get_rng_state() if same else None
 
+    own = name in _SAMPLE_STORAGE
+
     def pick(v, b):
         if type(v) in (list, tuple):
             return type(v)(pick(x, b) for x in v)
-        return v._phys.select(0, b) if _b(v, level) else v
+        if not _b(v, level):
+            return v
+        return v._phys.select(0, b).clone() if own else v._phys.select(0, b)
     rows, selves = [], []
     for b in range(info.size):
         if same and b:
@@ -245,8 +257,7 @@ def _stack_rows(rows, level, name):
     if isinstance(first, _C.Tensor):
         return wrap(_C.stack(list(rows)), level)
     if isinstance(first, (tuple, list)):
-        cols = [_stack_rows([r[i] for r in rows], level, name) for i in range(len(first))]
-        return type(first)(cols) if type(first) in (tuple, list) else type(first)(cols)
+        return _rebuild(first, [_stack_rows([r[i] for r in rows], level, name) for i in range(len(first))])
     if first is None or all(r == first for r in rows):
         return first
     raise DataDependentError(_CONTROL_FLOW)
@@ -261,6 +272,8 @@ _POINTWISE_EXTRA = {
     "isclose", "nextafter", "ldexp", "isreal", "isposinf", "isneginf", "real", "imag", "conj", "resolve_conj",
     "resolve_neg", "deg2rad", "rad2deg", "sinc", "softsign", "hardsigmoid", "hardswish", "mish", "relu6", "selu",
     "celu", "threshold", "logical_and", "logical_or", "absolute", "negative", "arccos", "arcsin", "arctan", "fix",
+    "gelu_backward", "silu_backward", "elu_backward", "softplus_backward", "hardtanh_backward",
+    "leaky_relu_backward", "threshold_backward",
 }
 _DUNDER_POINTWISE = {
     "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__", "__imul__",
@@ -271,7 +284,7 @@ _DUNDER_POINTWISE = {
     "__lt__", "__le__", "__gt__", "__ge__", "__neg__", "__pos__", "__abs__", "__invert__",
 }
 _DIM_NAMES = {"dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "source", "destination", "axis",
-              "axis0", "axis1"}
+              "axis0", "axis1", "dimension"}
 # ops whose dim=None reduces every dim
 _FULL_REDUCE = {"sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "argmax", "argmin", "std", "var",
                 "std_mean", "var_mean", "norm", "linalg_vector_norm", "count_nonzero", "all", "any", "aminmax",
@@ -313,7 +326,7 @@ _TRAILING = {"tril": 2, "triu": 2, "det": 2, "linalg_det": 2, "slogdet": 2, "lin
              "svd": 2, "linalg_svdvals": 2, "linalg_qr": 2, "linalg_eig": 2, "linalg_eigvals": 2,
              "linalg_lu_factor_ex": 2, "view_as_real": 0, "_linalg_check_errors": 0, "view_as_complex": 1, "tril_": 2, "triu_": 2}
 _SHAPE_CHANGING_INPLACE = {"unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "swapaxes_", "resize_",
-                           "resize_as_", "as_strided_", "set_"}
+                           "resize_as_", "set_"}
 
 
 @functools.lru_cache(None)
@@ -340,20 +353,19 @@ def dispatch(func, types, args, kwargs):
         raise DataDependentError(_DATA_DEPENDENT[name])
     if name in _SHELL:
         return _on_shells(func, args, kwargs)
-    rule = _RULES.get(name)
-    if rule is not None:
-        return rule(func, types, args, kwargs, level, name)
     base = name.strip("_") if name.startswith("__") else name
     if base in _DYNAMIC or (name == "where" and len(args) + len(kwargs) == 1):
         raise _dynamic(_DYNAMIC.get(base, "nonzero"))
-    if _is_python_level(func):
+    if _is_python_level(func):  # its ops come back here one by one
         try:
             return _C._skip_one_hop_torch_function(func, types, args, kwargs)
         except DataDependentError:  # a validation that reads values: this function as a whole, per sample
             return per_sample(func, args, kwargs, level, name)
+    rule = _RULES.get(name)
+    if rule is not None:
+        return rule(func, types, args, kwargs, level, name)
     if name in _SHAPE_CHANGING_INPLACE:
-        raise RuntimeError(f"vmap: the in-place shape change {name} of a batched tensor is not supported; use the "
-                           "out-of-place op")
+        return _inplace_view(func, args, kwargs, level, name)
     if name in _RANDOM:
         return _random(func, args, kwargs, level, name)
     if kwargs.get("out") is not None:
@@ -506,7 +518,7 @@ def _spatial(func, args, kwargs, level, name, full_rank, first=0):
     else:
         return per_sample(func, args, kwargs, level, name)
     if isinstance(r, (tuple, list)):
-        return _wrap_out(type(r)(unfold(t) if isinstance(t, _C.Tensor) else t for t in r), level)
+        return _wrap_out(_rebuild(r, [unfold(t) if isinstance(t, _C.Tensor) else t for t in r]), level)
     return wrap(unfold(r), level)
 
 
@@ -581,7 +593,7 @@ def _dims(func, args, kwargs, level, name):
     for p in dim_params:
         value = get(p[0]) if p[0] in where else p[3]
         if value is None:
-            if name in _FULL_REDUCE:
+            if name in _FULL_REDUCE and not any(isinstance(a_, str) for a_ in list(args) + list(kwargs.values())):
                 full = True
                 continue
             if name == "squeeze":
@@ -617,7 +629,7 @@ def _dims(func, args, kwargs, level, name):
         def shape(t):
             return t.reshape((B,) + (1,) * ndim) if keep and isinstance(t, _C.Tensor) else t
         if isinstance(r, (tuple, list)):
-            r = type(r)(shape(t) for t in r) if type(r) in (tuple, list) else type(r)([shape(t) for t in r])
+            r = _rebuild(r, [shape(t) for t in r])
         else:
             r = shape(r)
         return _wrap_out(r, level)
@@ -633,8 +645,7 @@ def _dims(func, args, kwargs, level, name):
     if zero_d:
         def back(t):
             return t.squeeze(-1) if isinstance(t, _C.Tensor) and t.dim() == 2 else t
-        r = back(r) if not isinstance(r, (tuple, list)) else type(r)(
-            [back(t) for t in r]) if type(r) not in (tuple, list) else type(r)(back(t) for t in r)
+        r = _rebuild(r, [back(t) for t in r]) if isinstance(r, (tuple, list)) else back(r)
     return _wrap_out(r, level)
 
 
@@ -889,14 +900,17 @@ def _cat(func, types, args, kwargs, level, name):
     if len(args) > 2 or kwargs.get("out") is not None or not isinstance(dim, int):
         return per_sample(func, args, kwargs, level, name)
     B = level_info(level).size
-    ref = next(t for t in tensors if _b(t, level))
-    nd = ref.ndim
+    legacy = name in ("cat", "concat", "concatenate")
+
+    def skipped(t):  # torch's cat skips legacy empty 1-d tensors
+        return legacy and t.ndim == 1 and t.shape[0] == 0
+    nd = next((t.ndim for t in tensors if not skipped(t)), 1)
     phys = []
     for t in tensors:
+        if skipped(t) and nd != 1:
+            continue
         if _b(t, level):
             phys.append(t._phys)
-        elif name in ("cat", "concat", "concatenate") and t.ndim == 1 and t.shape[0] == 0 and nd != 1:
-            continue  # torch's cat skips legacy empty 1-d tensors
         else:
             phys.append(t.unsqueeze(0).expand((B,) + tuple(t.shape)))
     d = dim + 1 if dim >= 0 else dim
@@ -981,6 +995,49 @@ def _fill_value(func, types, args, kwargs, level, name):
     return value.to(x.dtype).expand(x.shape).clone()
 
 
+def _refresh_shell(x):
+    """After an in-place change of x's physical shape: x's own tensor becomes the new sample view."""
+    with _C.DisableTorchFunctionSubclass():
+        plain = x._phys.detach()
+        new = plain.select(0, 0) if plain.shape[0] else plain.new_empty(tuple(plain.shape[1:]))
+        x.set_(new)
+
+
+def _inplace_view(func, args, kwargs, level, name):
+    """unsqueeze_ / squeeze_ / transpose_ / t_ / swapdims_: the dims rule on the physical tensor, in place, then
+    the shell follows."""
+    x = args[0] if args else None
+    if not _b(x, level) or name in ("resize_", "resize_as_", "set_"):
+        raise RuntimeError(f"vmap: {name} of a batched tensor is not supported (its storage is the batch's); use "
+                           "an out-of-place op")
+    if name == "t_":
+        if x.ndim >= 2:
+            x._phys.transpose_(1, 2)
+    elif _dims(func, args, kwargs, level, name) is NotImplemented:
+        raise RuntimeError(f"vmap: {name} with these arguments has no batching rule")
+    _refresh_shell(x)
+    return x
+
+
+def _as_strided(func, types, args, kwargs, level, name):
+    """as_strided inside vmap: size, stride and storage_offset are each sample's, the offset counted from the
+    sample's start (as torch's rule)."""
+    names = ("input", "size", "stride", "storage_offset")
+    v = dict(zip(names, args))
+    v.update(kwargs)
+    x = v["input"]
+    if not _b(x, level) or set(v) - set(names):
+        return per_sample(func, args, kwargs, level, name)
+    phys = x._phys
+    rel = v.get("storage_offset") or 0
+    size, stride = (level_info(level).size,) + tuple(v["size"]), (phys.stride(0),) + tuple(v["stride"])
+    r = getattr(phys, name)(size, stride, phys.storage_offset() + rel)
+    if name == "as_strided_":
+        _refresh_shell(x)
+        return x
+    return wrap(r, level)
+
+
 def _masked_select(func, types, args, kwargs, level, name):
     raise DataDependentError(
         "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this because for "
@@ -1001,7 +1058,7 @@ _RULES = {
     "_einsum": _einsum, "einsum": _einsum,
     "cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _cat,
     "convolution": _conv, "_cross_entropy_loss": _cross_entropy, "constant_pad_nd": _pad_rule, "pad": _pad_rule,
-    "trace": _trace, "masked_fill": _fill_value, "masked_fill_": _fill_value, "fill_": _fill_value,
+    "trace": _trace, "as_strided": _as_strided, "as_strided_": _as_strided, "masked_fill": _fill_value, "masked_fill_": _fill_value, "fill_": _fill_value,
     "fill": _fill_value, "embedding": _embedding, "masked_select": _masked_select,
 }
 _RULES = {k: v for k, v in _RULES.items() if v is not None}
