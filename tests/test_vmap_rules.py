@@ -60,9 +60,11 @@ CASES = {
     "setitem": lambda m, x, y, v, s: _vm(m, lambda a, b: _setitem(a.clone(), b), x, y),
     "matmul_family": lambda m, x, y, v, s: _vm(m, lambda a, b: (
         a @ b, b @ a.t(), a @ v, a.t() @ a, m.mm(a, a.t()), m.mv(a, b), m.dot(b, b), m.outer(b, b),
-        m.matmul(b, b), m.addmm(a, a, m.eye(4, dtype=a.dtype)), m.addmm(v, a, m.eye(4, dtype=a.dtype), beta=0.5, alpha=2),
+        m.matmul(b, b), m.addmm(a, a, m.eye(4, dtype=a.dtype)),
+        m.addmm(v, a, m.eye(4, dtype=a.dtype), beta=0.5, alpha=2),
         m.einsum("ij,j->i", a, b), m.einsum("ij,kj", a, a), m.bmm(a[None], a.t()[None])), x, y),
-    "matmul_unbatched": lambda m, x, y, v, s: _vm(m, lambda b: (x[0] @ b, b @ x[0].t(), x[0] @ m.outer(b, b), v @ x[:, 0].t()), y),
+    "matmul_unbatched": lambda m, x, y, v, s: _vm(m, lambda b: (
+        x[0] @ b, b @ x[0].t(), x[0] @ m.outer(b, b), v @ x[:, 0].t()), y),
     "cat_stack": lambda m, x, y, v, s: _vm(m, lambda a, b: (
         m.cat([a, b[None, :]], 0), m.cat([a, a], -1), m.stack([b, v, b]), m.stack([b, b], 1)), x, y),
     "factories": lambda m, x, y, v, s: _vm(m, lambda a: (m.zeros_like(a), m.ones_like(a) * a, m.full_like(a, 3.0),
@@ -192,10 +194,12 @@ def test_per_sample_gradients_tutorial():
         def loss(p, b, sample, target):
             out = m.func.functional_call(model, (p, b), (sample.unsqueeze(0),))
             return m.nn.functional.cross_entropy(out, target.unsqueeze(0))
-        return m.func.vmap(m.func.grad(loss), in_dims=(None, None, 0, 0))(params, buffers, data, targets)
-    got = _check(fn)
-    # each sample's gradient is that sample's loss's gradient alone
-    P.manual_seed(0)
+        per_sample = m.func.vmap(m.func.grad(loss), in_dims=(None, None, 0, 0))(params, buffers, data, targets)
+        alone = m.func.grad(loss)(params, buffers, data[2], targets[2])  # sample 2's loss, no vmap
+        return per_sample, alone
+    per_sample, alone = _check(fn)
+    for name, g in alone.items():
+        assert_same(per_sample[name][2], g)
 
 
 def test_ruled_ops_run_once(monkeypatch):

@@ -246,7 +246,6 @@ def per_sample(func, args, kwargs, level, name):
         k = {key: pick(v, b) for key, v in kwargs.items()}
         rows.append(func(*a, **k))
         selves.append(a[0] if a else None)
-    first = rows[0]
     if all(r is s for r, s in zip(rows, selves)) and args and _b(args[0], level):
         return args[0]  # in place on the batched self
     return _stack_rows(rows, level, name)
@@ -324,7 +323,8 @@ _SPATIAL = {"avg_pool1d": 3, "avg_pool2d": 4, "avg_pool3d": 5, "max_pool1d": 3, 
 _TRAILING = {"tril": 2, "triu": 2, "det": 2, "linalg_det": 2, "slogdet": 2, "linalg_slogdet": 2, "linalg_inv_ex": 2,
              "linalg_cholesky_ex": 2, "cholesky": 2, "linalg_eigh": 2, "linalg_eigvalsh": 2, "linalg_svd": 2,
              "svd": 2, "linalg_svdvals": 2, "linalg_qr": 2, "linalg_eig": 2, "linalg_eigvals": 2,
-             "linalg_lu_factor_ex": 2, "view_as_real": 0, "_linalg_check_errors": 0, "view_as_complex": 1, "tril_": 2, "triu_": 2}
+             "linalg_lu_factor_ex": 2, "view_as_real": 0, "_linalg_check_errors": 0, "view_as_complex": 1,
+             "tril_": 2, "triu_": 2}
 _SHAPE_CHANGING_INPLACE = {"unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "swapaxes_", "resize_",
                            "resize_as_", "set_"}
 
@@ -613,8 +613,6 @@ def _dims(func, args, kwargs, level, name):
             put(p[0], shift(value))
     B = level_info(level).size
     if full:
-        if name in ("max", "min", "median", "nanmedian") and not any(p[0] == "dim" for p in dim_params):
-            pass
         flat = x._phys.reshape(B, x.numel())
         keep = get("keepdim") if "keepdim" in where else False
         xi = where[first[0]]
@@ -701,15 +699,11 @@ def _view(func, types, args, kwargs, level, name):
 def _expand(func, types, args, kwargs, level, name):
     x = args[0]
     rest = list(args[1:]) + list(kwargs.values())
-    if any(_b(v, level) for v in rest):
-        if name == "expand_as" and not _b(x, level):
-            return x.expand(tuple(rest[0].shape))
-        if name == "expand_as":
-            return x.expand(tuple(rest[0].shape))
+    if name == "expand_as":  # the other tensor is read for its (logical) shape only
+        return x.expand(tuple(rest[0].shape))
+    if not _b(x, level) or any(_b(v, level) for v in rest):
         return per_sample(func, args, kwargs, level, name)
-    if not _b(x, level):
-        return per_sample(func, args, kwargs, level, name)
-    size = tuple(rest[0].shape) if name == "expand_as" else _sizes([v for v in args[1:]] or [kwargs.get("size")])
+    size = _sizes([v for v in args[1:]] or [kwargs.get("size")])
     B = level_info(level).size
     return wrap(_pad(x._phys, x.ndim, len(size)).expand((B,) + tuple(size)), level)
 
@@ -1058,7 +1052,8 @@ _RULES = {
     "_einsum": _einsum, "einsum": _einsum,
     "cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _cat,
     "convolution": _conv, "_cross_entropy_loss": _cross_entropy, "constant_pad_nd": _pad_rule, "pad": _pad_rule,
-    "trace": _trace, "as_strided": _as_strided, "as_strided_": _as_strided, "masked_fill": _fill_value, "masked_fill_": _fill_value, "fill_": _fill_value,
+    "trace": _trace, "as_strided": _as_strided, "as_strided_": _as_strided,
+    "masked_fill": _fill_value, "masked_fill_": _fill_value, "fill_": _fill_value,
     "fill": _fill_value, "embedding": _embedding, "masked_select": _masked_select,
 }
 _RULES = {k: v for k, v in _RULES.items() if v is not None}
