@@ -208,6 +208,18 @@ _SAMPLE_STORAGE = {"as_strided_scatter"}
 fallback_calls = []  # names of the ops that ran per sample (tests read it; cleared by them)
 
 
+def _user_stacklevel():
+    """The stacklevel of the innermost caller outside pyctorch (the line of the user's function that called the
+    op)."""
+    import os
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def per_sample(func, args, kwargs, level, name):
     """The labelled fallback: func once per sample of `level` on the samples' views, results stacked. In-place ops
     write through the views; random ops honour the level's randomness mode."""
@@ -218,7 +230,7 @@ def per_sample(func, args, kwargs, level, name):
         warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
                       f"aten::{name}. Please file us an issue on GitHub so that we can prioritize its "
                       "implementation. (pyctorch runs it once per sample: Note [vmap batching rules])",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=_user_stacklevel())
     fallback_calls.append(name)
     info = level_info(level)
     if info.size == 0:
@@ -556,20 +568,21 @@ def _dims(func, args, kwargs, level, name):
     if bound is None:
         return NotImplemented
     entry, params, where = bound
-    dim_params = [p for p in params if p[0] in _DIM_NAMES and p[1].startswith("int")]
-    tensor_params = [p for p in params if p[1].startswith("Tensor") and p[0] in where and p[0] != "out"]
-    if not tensor_params:
-        return NotImplemented
-    first = tensor_params[0]
 
     def get(pname):
         kind, key = where[pname]
         return args[key] if kind == "pos" else kwargs[key]
+    dim_params = [p for p in params if p[0] in _DIM_NAMES and p[1].startswith("int")]
+    tensor_params = [p for p in params if p[1].startswith("Tensor") and p[0] in where and p[0] != "out"
+                     and isinstance(get(p[0]), _C.Tensor)]
+    if not tensor_params:
+        return NotImplemented
+    first = tensor_params[0]
     x = get(first[0])
     others = [get(p[0]) for p in tensor_params[1:]]
     same_rank = name in _SAME_RANK
-    if any(isinstance(o, (list, tuple)) for o in others):
-        return NotImplemented
+    if any(isinstance(v, (list, tuple)) and any(_b(t, level) for t in v) for v in list(args) + list(kwargs.values())):
+        return NotImplemented  # batched tensors in a list argument: not this rule's
     if _is_inplace(name) and not _b(x, level):
         raise _inplace_error(name)
     if not same_rank and (not _b(x, level) or (others and (name not in _AUX_OK or any(_b(o, level)
