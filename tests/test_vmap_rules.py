@@ -45,7 +45,7 @@ CASES = {
         a.argmax(0), a.std(1), a.var(), a.norm(), a.norm(dim=1), a.logsumexp(1), a.prod(1), a.max(),
         a.max(1).values, a.min(0)[1], a.all(), (a > 0).any(1), a.mean(dim=None, keepdim=True)), x),
     "scans_sort": lambda m, x, y, v, s: _vm(m, lambda a: (
-        a.cumsum(0), a.cumprod(-1), a.sort(1).values, a.sort(0, descending=True)[1], a.topk(2, 0).values,
+        a.cumsum(0), a.cumprod(-1), a.sort(1).values, a.fliplr(), a.flipud(), a.msort(), a.sort(0, descending=True)[1], a.topk(2, 0).values,
         a.softmax(0), a.log_softmax(-1), a.flip(0), a.roll(1, 1)), x),
     "views": lambda m, x, y, v, s: _vm(m, lambda a: (
         a.view(-1), a.reshape(4, 3), a.flatten(), a.unflatten(1, (2, 2)), a.permute(1, 0), a.transpose(0, 1),

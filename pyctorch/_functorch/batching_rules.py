@@ -399,7 +399,7 @@ def dispatch(func, types, args, kwargs):
 def has_rule(name):
     """Whether calls of the table op `name` (with batched tensor inputs) have a batching rule."""
     if name in _RULES or name in _PHYS_SELF or name in _pointwise_names() or name in _SPATIAL or name in _RANDOM \
-            or name in _TRAILING:
+            or name in _TRAILING or name in _SHELL:
         return True
     bound = _table().get(name, ())
     return any(p[0] in _DIM_NAMES and p[1].startswith("int") for _, params in bound for p in params)
@@ -553,6 +553,17 @@ def _pad_rule(func, types, args, kwargs, level, name):
             any(_b(v, level) for v in list(args[1:]) + list(kwargs.values())):
         return per_sample(func, args, kwargs, level, name)
     return wrap(func(x._phys, *args[1:], **kwargs), level)
+
+
+def _flip_lr_ud(func, types, args, kwargs, level, name):
+    """fliplr / flipud / msort: flip or sort along a fixed logical dim."""
+    x = args[0]
+    need = 2 if name == "fliplr" else 1
+    if kwargs or len(args) != 1 or x.ndim < need:
+        return _on_shells(func, args, kwargs)  # torch's error for the logical shape
+    if name == "msort":
+        return x.sort(0).values
+    return x.flip(1 if name == "fliplr" else 0)
 
 
 def _trace(func, types, args, kwargs, level, name):
@@ -1065,7 +1076,8 @@ _RULES = {
     "_einsum": _einsum, "einsum": _einsum,
     "cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _cat,
     "convolution": _conv, "_cross_entropy_loss": _cross_entropy, "constant_pad_nd": _pad_rule, "pad": _pad_rule,
-    "trace": _trace, "as_strided": _as_strided, "as_strided_": _as_strided,
+    "trace": _trace, "fliplr": _flip_lr_ud, "flipud": _flip_lr_ud, "msort": _flip_lr_ud,
+    "as_strided": _as_strided, "as_strided_": _as_strided,
     "masked_fill": _fill_value, "masked_fill_": _fill_value, "fill_": _fill_value,
     "fill": _fill_value, "embedding": _embedding, "masked_select": _masked_select,
 }
