@@ -51,8 +51,7 @@ def _table():
     out = {}
     for e in _C._op_table():
         try:
-            _, parts = split_params(e["schema"][e["schema"].index("("):] if e["schema"].startswith("(") else
-                                    e["schema"])
+            _, parts = split_params(e["schema"])
         except Exception:
             continue
         params, kwonly = [], False

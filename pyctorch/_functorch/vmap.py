@@ -16,11 +16,15 @@ table (`_C._op_table()`), not per op:
     select, narrow, split, unbind, flatten, diagonal, ...), found by binding the call to the op's schema: the
     non-negative logical dims move up by one (negative ones already count from the end), omitted dims with a
     non-negative default are passed shifted, dim=None of a full reduction reduces a [B, numel] view over dim 1;
-  * shape ops by their size arguments (view/reshape/expand/permute/repeat/t), basic indexing and indexing with
-    adjacent unbatched advanced indices (a full slice first), cat/stack (unbatched tensors expanded), the matmul
-    family through matmul's broadcasting (a batched 1-d operand is made a matrix and squeezed back), einsum (a new
-    letter for the batch), the *_like factories and conversions on the physical tensor, spatial ops and
-    convolution with the batch folded into N, embedding with batched indices;
+  * shape ops by their size arguments (view/reshape/expand/permute/repeat/t; their in-place forms change the
+    physical tensor and re-point the shell), as_strided with each sample's offsets counted from its start, basic
+    indexing and indexing with adjacent unbatched advanced indices (a full slice first), batched index tensors (an
+    arange(B) index for a batched self; the index dims moved where torch's indexing puts them; integer indices
+    select first, as in torch), cat/stack (unbatched tensors expanded), the matmul family through matmul's
+    broadcasting (a batched 1-d operand is made a matrix and squeezed back), einsum (a new letter for the batch),
+    the *_like factories and conversions on the physical tensor, ops over the trailing dims (linalg, tril/triu) on
+    the physical tensor as it is, spatial ops and convolution with the batch folded into N (a batched filter:
+    the samples become groups), embedding with batched indices, cross_entropy's rows folded into one call;
   * functions written in Python (nn.functional, ...) decompose: their ops come back here one by one; one that
     validates by reading values (a data-dependent error) runs as a whole per sample instead;
   * everything else: the labelled per-sample fallback (batching_rules.per_sample), which warns once per op as
