@@ -2,18 +2,13 @@
 
 `TransformGetItemToIndex` is, in torch, a TorchFunctionMode that keeps `t[i]` with a 0-d index
 tensor as an index op under vmap (used by transformers' masking_utils for vmapped mask functions).
-pyctorch has no vmap, so the class exists for the import and says what is missing when entered.
+pyctorch's vmap already keeps indexing with batched index tensors an index op (its batching rule
+for __getitem__, Note [vmap batching rules]), so the mode passes every call through.
 """
+from ..overrides import BaseTorchFunctionMode
 
 __all__ = ["TransformGetItemToIndex"]
 
 
-class TransformGetItemToIndex:
-    """Context manager; entering it raises NotImplementedError (no torch function modes in pyctorch)."""
-
-    def __enter__(self):
-        raise NotImplementedError("pyctorch does not implement torch function modes (TorchFunctionMode) "
-                                  "yet: torch._dynamo._trace_wrapped_higher_order_op.TransformGetItemToIndex")
-
-    def __exit__(self, *exc):
-        return False
+class TransformGetItemToIndex(BaseTorchFunctionMode):
+    """A mode under which `t[i]` with tensor indices stays an index op (pyctorch's indexing already does)."""

@@ -7,7 +7,10 @@ own graph) is not detached but aliased (a view of it), and the gradients are the
 the outer level differentiates through the inner one: grad(grad(f)), jacrev(jacrev(f)), and a torch.func.grad result
 that the caller's backward() reaches, as in torch. jvp and jacfwd run on forward AD with a dual level of their own
 (levels nest: Note [Forward AD]), so jacfwd(jacrev(f)) is forward-over-reverse as torch's hessian is. jacrev and jacfwd
-take one vector-Jacobian (Jacobian-vector) product per output (input) element (Note [vmap by samples]).
+take one vector-Jacobian (Jacobian-vector) product per output (input) element. Inside vmap the transforms work on
+the physical tensors (Note [vmap batching rules]): `_variables` makes every differentiated input batched at each live
+vmap level, and the autograd and forward-AD calls see the fully unwrapped tensors, their results rewrapped at the
+inputs' levels.
 """
 import functools
 
@@ -15,6 +18,7 @@ from .. import _C
 from ..autograd import _forward_ad
 from ..autograd.grad_mode import enable_grad
 from ..utils._pytree import tree_flatten, tree_unflatten
+from . import batched as _bt
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
@@ -65,10 +69,42 @@ def _variables(leaves):
     the caller's graph) differentiates through them (Note [Transforms over the tape])."""
     _check_leaves(leaves)
     outer = any(x.requires_grad for x in leaves)
+    live = _bt.active_levels()
     with enable_grad():
+        if live:  # per-sample gradients: every input batched at every live vmap level
+            leaves = [_bt.promote(x, live) for x in leaves]
         made = [x.view_as(x) if x.requires_grad else
-                _forward_ad.copy_tangents(x, x.detach().requires_grad_(True)) for x in leaves]
+                _copy_tangents(x, x.detach().requires_grad_(True)) for x in leaves]
     return made, outer
+
+
+def _copy_tangents(src, dst):
+    if type(src) is _bt.BatchedTensor or type(dst) is _bt.BatchedTensor:
+        _forward_ad.copy_tangents(_bt.full_phys(src), _bt.full_phys(dst))
+        return dst
+    return _forward_ad.copy_tangents(src, dst)
+
+
+def _get_tangent(o, lv):
+    if type(o) is _bt.BatchedTensor:
+        t = _forward_ad.get_tangent(_bt.full_phys(o), lv)
+        return None if t is None else _bt.rewrap(t, _bt.levels_of(o))
+    return _forward_ad.get_tangent(o, lv)
+
+
+def _alias_without_tangents(o, k):
+    if type(o) is _bt.BatchedTensor:
+        return _bt.rewrap(_forward_ad.alias_without_tangents(_bt.full_phys(o), k), _bt.levels_of(o))
+    return _forward_ad.alias_without_tangents(o, k)
+
+
+def _make_dual(p, t, k):
+    from ..autograd.forward_ad import make_dual
+    if type(p) is _bt.BatchedTensor or type(t) is _bt.BatchedTensor:
+        levels = sorted(set(_bt.levels_of(p)) | set(_bt.levels_of(t)))
+        dual = make_dual(_bt.full_phys(_bt.promote(p, levels)), _bt.full_phys(_bt.promote(t, levels)), level=k)
+        return _bt.rewrap(dual, levels)
+    return make_dual(p, t, level=k)
 
 
 def _unwrap(tree, keep):
@@ -76,19 +112,56 @@ def _unwrap(tree, keep):
     if keep:
         return tree
     leaves, spec = tree_flatten(tree)
-    return tree_unflatten([_forward_ad.copy_tangents(x, x.detach()) if _is_tensor(x) else x for x in leaves], spec)
+    return tree_unflatten([_copy_tangents(x, x.detach()) if _is_tensor(x) else x for x in leaves], spec)
 
 
 def _gradients(outputs, inputs, grad_outputs, create):
     """autograd.grad over the outputs that have history (the others contribute nothing); zeros for unused inputs."""
     from .. import autograd
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    if any(type(x) is _bt.BatchedTensor for x in list(outputs) + list(inputs) + list(grad_outputs)):
+        return _batched_gradients(pairs, inputs, create)
     if pairs:
         gs = autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
                            create_graph=create, allow_unused=True)
     else:
         gs = (None,) * len(inputs)
     return [_C.zeros_like(i) if g is None else g for g, i in zip(gs, inputs)]
+
+
+def _batched_gradients(pairs, inputs, create):
+    """_gradients inside vmap: autograd.grad on the fully unwrapped tensors (samples never interact through the
+    batching rules, so these are per-sample gradients), results rewrapped at the inputs' levels. A cotangent batched
+    at a level its output is not (vmap over a vjp_fn made outside) is looped over that level."""
+    from .. import autograd
+    for o, g in pairs:
+        extra = set(_bt.levels_of(g)) - set(_bt.levels_of(o))
+        if extra:
+            lv = max(extra)
+            if any(lv <= m for x in inputs for m in _bt.levels_of(x)):
+                raise RuntimeError("vmap: a cotangent is batched at a vmap level below the one its vjp was made in")
+            rows = []
+            for b in range(_bt.level_info(lv).size):
+                sel = [(oo, _select_level(gg, lv, b)) for oo, gg in pairs]
+                rows.append(_batched_gradients(sel, inputs, create))
+            return [_bt.wrap(_C.stack([r[j] for r in rows]), lv) for j in range(len(inputs))]
+    if pairs:
+        outs = [_bt.full_phys(o) for o, _ in pairs]
+        gos = [_bt.full_phys(_bt.promote(g, _bt.levels_of(o))) for o, g in pairs]
+        gs = autograd.grad(outs, [_bt.full_phys(i) for i in inputs], gos, retain_graph=True, create_graph=create,
+                           allow_unused=True)
+    else:
+        gs = (None,) * len(inputs)
+    return [_C.zeros_like(i) if g is None else _bt.rewrap(g, _bt.levels_of(i)) for g, i in zip(gs, inputs)]
+
+
+def _select_level(x, lv, b):
+    """Sample b of level lv of x (x unchanged if not batched at lv)."""
+    levels = _bt.levels_of(x)
+    if lv not in levels:
+        return x
+    full = _bt.full_phys(x).select(levels.index(lv), b)
+    return _bt.rewrap(full, [m for m in levels if m != lv])
 
 
 def _split_aux(out, has_aux, api):
@@ -189,10 +262,9 @@ def _jvp_check(primals, tangents):
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the Jacobian-vector product with tangents), by forward-mode AD."""
     p_leaves, t_leaves, spec = _jvp_check(primals, tangents)
-    from ..autograd.forward_ad import make_dual
     k = _forward_ad.push_level(False)
     try:
-        duals = [make_dual(p, t, level=k) for p, t in zip(p_leaves, t_leaves)]
+        duals = [_make_dual(p, t, k) for p, t in zip(p_leaves, t_leaves)]
         out = func(*tree_unflatten(duals, spec))
         out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
         out_leaves, out_spec = tree_flatten(out)
@@ -202,12 +274,12 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             if not _is_tensor(o):
                 raise RuntimeError("jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
                                    f"unsupported type {type(o)}")
-            t = _forward_ad.get_tangent(o, lv)
-            primal_out.append(_forward_ad.alias_without_tangents(o, k))
+            t = _get_tangent(o, lv)
+            primal_out.append(_alias_without_tangents(o, k))
             tangent_out.append(_C.zeros_like(o) if t is None else t)
         if has_aux:
             aux_leaves, aux_spec = tree_flatten(aux)
-            aux = tree_unflatten([_forward_ad.alias_without_tangents(a, k) if _is_tensor(a) else a
+            aux = tree_unflatten([_alias_without_tangents(a, k) if _is_tensor(a) else a
                                   for a in aux_leaves], aux_spec)
     finally:
         _forward_ad.pop_level(k)

@@ -168,8 +168,13 @@ def functionalize(func, *, remove="mutations"):
 
 
 def debug_unwrap(tensor, *, recurse=True):
-    """The tensor under torch.func's wrappers: pyctorch's transforms run on plain tensors (vmap by samples, grad by
-    autograd), so a tensor is its own underlying tensor."""
+    """The tensor under vmap's wrapper: a BatchedTensor's physical tensor (its batch dim first; with recurse, through
+    every level), anything else as it is (grad and jvp run on plain tensors over the tape)."""
+    from .batched import BatchedTensor
+    while type(tensor) is BatchedTensor:
+        tensor = tensor._phys
+        if not recurse:
+            break
     return tensor
 
 

@@ -143,8 +143,10 @@ def _batched_grad_outputs(outputs, grad_outputs):
 
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """grad(..., is_grads_batched=True): one vector-Jacobian product per index of the grad_outputs' first
-    dimension, stacked along a new first dimension (an unused input's None stays None). pyctorch has no vmap
-    yet, so this is a loop over the batch; its checks and errors are those of torch's vmap over the engine call."""
+    dimension, stacked along a new first dimension (an unused input's None stays None). A loop over the batch
+    (pyctorch's vmap over the engine call loops too: the outputs are not batched, only the grad_outputs, see
+    _batched_gradients in _functorch/eager_transforms.py); its checks and errors are those of torch's vmap over
+    the engine call."""
     gos = _batched_grad_outputs(outputs, grad_outputs)
     for g in gos:  # torch's vmap maps dim 0 of every grad_output, in order
         if g is None:  # an output that needs no gradient, given None

@@ -183,11 +183,14 @@ def test_sdpa_backends_and_flex_names():
 
 # ---- torch._dynamo._trace_wrapped_higher_order_op ----
 
-def test_transform_getitem_to_index_says_what_is_missing():
+def test_transform_getitem_to_index_under_vmap():
+    """transformers' vmapped mask functions: y[a, b] with batched 0-d index tensors stays an index op."""
     from pyctorch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
-    with pytest.raises(NotImplementedError, match="TorchFunctionMode"):
-        with TransformGetItemToIndex():
-            pass
+    y = pyctorch.arange(12.0).reshape(3, 4)
+    with TransformGetItemToIndex():
+        got = pyctorch.func.vmap(pyctorch.func.vmap(lambda a, b: y[a, b] > 3, in_dims=(None, 0)),
+                                 in_dims=(0, None))(pyctorch.arange(3), pyctorch.arange(4))
+    assert got.tolist() == (y > 3).tolist()
 
 
 # ---- torch.distributed.tensor / device_mesh / _functional_collectives / _composable / checkpoint ----
