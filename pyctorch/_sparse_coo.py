@@ -4,7 +4,7 @@ Note [Sparse COO as a shell subclass]: a sparse tensor is a `SparseCooTensor`, a
 is a zero-byte shell (a 0-d zero expanded to the sparse shape: no memory) that carries only the shape, dtype and
 device. The data lives in two plain tensors: `_sp_indices` (int64, sparse_dim x nnz) and `_sp_values`
 (nnz x dense dims), with a coalesced flag. Every op reaches `SparseCooTensor.__torch_function__`, which runs the
-sparse implementation registered under the op's name (pyctorch/_sparse_ops.py), lets the shape/dtype queries read
+sparse implementation registered under the op's name (pyctorch/_sparse_build.py, _sparse_ops.py), lets the shape/dtype queries read
 the shell, and raises torch's NotImplementedError ("Could not run 'aten::<op>' ... 'SparseCPU' backend") for
 anything else, so nothing ever computes on the shell. The implementations are built from differentiable dense
 ops on the values, so autograd flows through a sparse operand's values to whatever made them; a sparse leaf
@@ -14,7 +14,7 @@ from . import _C, _layouts
 
 sparse_coo = _layouts.sparse_coo
 
-# name -> implementation(*args, **kwargs); filled by pyctorch/_sparse_ops.py
+# name -> implementation(*args, **kwargs); filled by pyctorch/_sparse_build.py and _sparse_ops.py
 SPARSE_IMPLS = {}
 
 # what the shell answers truthfully (shape, dtype, device and the predicates about them)
@@ -95,7 +95,7 @@ class SparseCooTensor(_C.Tensor):
         g = self._sp_values.grad
         if g is None:
             return None
-        from ._sparse_ops import leaf_grad
+        from ._sparse_build import leaf_grad
         return leaf_grad(self, g)
 
     @grad.setter
@@ -120,7 +120,7 @@ class SparseCooTensor(_C.Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):
-        from ._sparse_ops import _rebuild_sparse_tensor  # what torch writes: torch._utils._rebuild_sparse_tensor
+        from ._sparse_build import _rebuild_sparse_tensor  # what torch writes: torch._utils._rebuild_sparse_tensor
         return (_rebuild_sparse_tensor, (sparse_coo, (self._sp_indices, self._sp_values.detach(),
                                                       tuple(self._sp_size), self._sp_coalesced)))
 

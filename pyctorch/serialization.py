@@ -241,7 +241,7 @@ def _unsupported(kind):
 
 
 def _rebuild_sparse_tensor(layout, data):
-    from ._sparse_ops import _rebuild_sparse_tensor as rebuild
+    from ._sparse_build import _rebuild_sparse_tensor as rebuild
     return rebuild(layout, data)
 
 

@@ -115,6 +115,16 @@ def test_pickle_and_save_roundtrip():
     np.testing.assert_array_equal(_np(loaded), DENSE)
 
 
+def test_torch_files_both_ways(torch, tmp_path):
+    """A sparse tensor saved by torch loads in pyctorch, and one saved by pyctorch loads in torch."""
+    torch.save({"s": _s(torch)}, tmp_path / "theirs.pt")
+    ours = pt.load(tmp_path / "theirs.pt")["s"]
+    _same_sparse(ours, _s(torch))
+    pt.save({"s": _s(pt).coalesce()}, tmp_path / "ours.pt")
+    theirs = torch.load(tmp_path / "ours.pt")["s"]
+    _same_sparse(_s(pt).coalesce(), theirs)
+
+
 def test_gradients_through_values_numpy():
     v = pt.tensor(VAL, requires_grad=True)
     b = pt.ones(3, 2, requires_grad=True)
@@ -210,7 +220,26 @@ PROGRAMS = {
     "to_dense": lambda L: _s(L).to_dense(),
     "to_dense_hybrid": lambda L: L.arange(12.0).reshape(2, 3, 2).to_sparse(1).to_dense(),
     "empty": lambda L: L.sparse_coo_tensor(L.zeros(2, 0, dtype=L.int64), L.zeros(0), (2, 2)),
+    "mul_": lambda L: _s(L).mul_(2),
+    "mul_coalesced_": lambda L: _s(L).coalesce().mul_(2),
+    "mul_dense_": lambda L: _s(L).coalesce().mul_(L.arange(6.0).reshape(2, 3)),
+    "add_": lambda L: _s(L).add_(_s(L, [[1], [1]], [2.0])),
+    "add_coalesced_": lambda L: _s(L).coalesce().add_(_s(L, [[1], [1]], [2.0]).coalesce(), alpha=2),
+    "sub_": lambda L: _s(L).sub_(_s(L, [[1], [1]], [2.0])),
+    "div_": lambda L: _s(L).div_(4),
+    "neg_": lambda L: _s(L).neg_(),
+    "zero_": lambda L: _s(L).zero_(),
+    "dense_add_": lambda L: L.ones(2, 3).add_(_s(L), alpha=2),
+    "dense_iadd": lambda L: _iadd(L.ones(2, 3), _s(L)),
+    "index_select_0": lambda L: _s(L).index_select(0, L.tensor([1])),
+    "index_select_1": lambda L: _s(L).coalesce().index_select(1, L.tensor([2, 0, 2])),
+    "index_select_dense_dim": lambda L: L.arange(12.0).reshape(2, 3, 2).to_sparse(1).index_select(2, L.tensor([1])),
 }
+
+
+def _iadd(a, b):
+    a += b
+    return a
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -228,6 +257,12 @@ QUERIES = {
     "stride": lambda L: _s(L).stride(),
     "len": lambda L: len(_s(L)),
     "requires_grad": lambda L: _s(L, requires_grad=True).requires_grad,
+    "leaf": lambda L: (_s(L, requires_grad=True).is_leaf, _s(L).is_leaf, _s(L).requires_grad),
+    "from_graph_not_leaf": lambda L: (lambda s: (s.is_leaf, s.requires_grad, s.grad_fn is not None))(
+        L.sparse_coo_tensor(L.tensor(IDX), L.tensor(VAL, requires_grad=True), (2, 3))),
+    "in_place_returns_self": lambda L: (lambda s: (s.mul_(2) is s, s.add_(s) is s, s.zero_() is s))(_s(L)),
+    "clone_is_new": lambda L: (lambda s: s.clone() is s)(_s(L)),
+    "to_same_dtype_is_self": lambda L: (lambda s: s.to(L.float32) is s)(_s(L)),
 }
 
 

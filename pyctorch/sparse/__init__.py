@@ -1,4 +1,4 @@
-"""torch.sparse: operations on sparse COO tensors (pyctorch/_sparse_coo.py, pyctorch/_sparse_ops.py)."""
+"""torch.sparse: operations on sparse COO tensors (pyctorch/_sparse_coo.py, _sparse_build.py, _sparse_ops.py)."""
 from .. import _sparse_ops
 
 __all__ = ["addmm", "mm", "sum", "softmax", "log_softmax"]
