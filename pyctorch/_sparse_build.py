@@ -267,6 +267,20 @@ def to(self, *args, **kwargs):
     return make(indices, values, self._sp_size, self._sp_coalesced)
 
 
+@_register("get_device")
+def _get_device(self):
+    return self._sp_values.get_device()
+
+
+@_register("type")
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        return self._sp_values.type().replace("torch.", "torch.sparse.", 1)
+    if isinstance(dtype, str):
+        dtype = dtype.replace("torch.sparse.", "torch.", 1)
+    return make(self._sp_indices, self._sp_values.type(dtype, non_blocking), self._sp_size, self._sp_coalesced)
+
+
 def _converter(dtype_name):
     def convert(self, memory_format=None):
         return to(self, getattr(_C, dtype_name))

@@ -1,12 +1,13 @@
 """Sparse COO tensors (torch.sparse_coo layout), written in Python over dense ops.
 
 Note [Sparse COO as a shell subclass]: a sparse tensor is a `SparseCooTensor`, a Tensor subclass whose own C tensor
-is a zero-byte shell (a 0-d zero expanded to the sparse shape: no memory) that carries only the shape, dtype and
-device. The data lives in two plain tensors: `_sp_indices` (int64, sparse_dim x nnz) and `_sp_values`
+is a shell on the meta device (a 0-d meta zero expanded to the sparse shape: no memory, no data) that carries
+only the shape and dtype; the device is the values' device. The data lives in two plain tensors: `_sp_indices` (int64, sparse_dim x nnz) and `_sp_values`
 (nnz x dense dims), with a coalesced flag. Every op reaches `SparseCooTensor.__torch_function__`, which runs the
 sparse implementation registered under the op's name (pyctorch/_sparse_build.py, _sparse_ops.py), lets the shape/dtype queries read
 the shell, and raises torch's NotImplementedError ("Could not run 'aten::<op>' ... 'SparseCPU' backend") for
-anything else, so nothing ever computes on the shell. The implementations are built from differentiable dense
+anything else, so nothing ever computes on the shell (and what bypasses the protocol, a C factory such as
+torch.tensor(sparse), meets a meta tensor that has no data to read, never plausible zeros). The implementations are built from differentiable dense
 ops on the values, so autograd flows through a sparse operand's values to whatever made them; a sparse leaf
 (requires_grad=True) keeps a leaf values tensor and its `.grad` is the sparse tensor of that values' gradient.
 """
@@ -20,9 +21,9 @@ SPARSE_IMPLS = {}
 # what the shell answers truthfully (shape, dtype, device and the predicates about them)
 _SHELL_METHODS = frozenset({
     "size", "dim", "ndimension", "numel", "nelement", "element_size", "is_floating_point", "is_complex",
-    "is_signed", "get_device", "__len__", "type", "is_inference", "__hash__"})
+    "is_signed", "__len__", "is_inference", "__hash__", "__sizeof__"})
 _SHELL_PROPERTIES = frozenset({
-    "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_meta", "is_quantized", "is_mps", "is_xpu",
+    "shape", "dtype", "ndim", "is_quantized", "is_mps", "is_xpu",
     "is_mkldnn", "is_nested", "itemsize", "names", "is_sparse_csr", "_version", "output_nr", "_base",
     "is_xla", "is_ipu", "is_vulkan", "is_maia", "is_mtia", "name"})
 
@@ -48,6 +49,13 @@ def _func_name(func):
     return name, False
 
 
+def _flatten(args, kwargs):
+    out = []
+    for a in list(args) + list((kwargs or {}).values()):
+        out.extend(a if isinstance(a, (list, tuple)) else [a])
+    return out
+
+
 class SparseCooTensor(_C.Tensor):
     """A tensor of layout torch.sparse_coo (Note [Sparse COO as a shell subclass])."""
 
@@ -61,9 +69,9 @@ class SparseCooTensor(_C.Tensor):
         impl = SPARSE_IMPLS.get(name)
         if impl is not None:
             return impl(*args, **kwargs)
-        device = next(a for a in args if isinstance(a, SparseCooTensor)).device if args else None
+        sparse = [a for a in _flatten(args, kwargs) if isinstance(a, SparseCooTensor)]
         op = name.strip("_") if name and name.startswith("__") else name
-        raise not_implemented(op, device if device is not None else _C.device("cpu"))
+        raise not_implemented(op, sparse[0].device if sparse else _C.device("cpu"))
 
     # ---- what the C properties cannot know ----
     @property
@@ -73,6 +81,22 @@ class SparseCooTensor(_C.Tensor):
     @property
     def is_sparse(self):
         return True
+
+    @property
+    def device(self):
+        return self._sp_values.device
+
+    @property
+    def is_cpu(self):
+        return self._sp_values.device.type == "cpu"
+
+    @property
+    def is_cuda(self):
+        return self._sp_values.device.type == "cuda"
+
+    @property
+    def is_meta(self):
+        return False
 
     @property
     def requires_grad(self):
@@ -137,7 +161,7 @@ class SparseCooTensor(_C.Tensor):
 
 def make(indices, values, size, coalesced):
     """The sparse tensor of these (already checked) indices and values."""
-    shell = _C.zeros((), dtype=values.dtype, device=values.device).expand(tuple(size))
+    shell = _C.zeros((), dtype=values.dtype, device="meta").expand(tuple(size))
     out = shell.as_subclass(SparseCooTensor)
     out._sp_indices = indices
     out._sp_values = values

@@ -102,6 +102,17 @@ def test_unsupported_op_raises_not_computes_on_shell():
         _s(pt).cumsum(0)
 
 
+def test_what_bypasses_the_protocol_never_sees_values():
+    """A sparse Parameter is refused, and a C factory that reads the tensor directly meets a meta shell (no data),
+    not plausible zeros."""
+    with pytest.raises(NotImplementedError, match="sparse COO Parameter"):
+        pt.nn.Parameter(_s(pt))
+    with pytest.raises(NotImplementedError):
+        pt.tensor(_s(pt)).tolist()
+    with pytest.raises(NotImplementedError, match="aten::stack"):
+        pt.stack([_s(pt), _s(pt)])
+
+
 def test_pickle_and_save_roundtrip():
     s = _s(pt)
     back = pickle.loads(pickle.dumps(s))
@@ -262,6 +273,10 @@ QUERIES = {
         L.sparse_coo_tensor(L.tensor(IDX), L.tensor(VAL, requires_grad=True), (2, 3))),
     "in_place_returns_self": lambda L: (lambda s: (s.mul_(2) is s, s.add_(s) is s, s.zero_() is s))(_s(L)),
     "clone_is_new": lambda L: (lambda s: s.clone() is s)(_s(L)),
+    "device": lambda L: (str(_s(L).device), _s(L).is_cpu, _s(L).is_cuda, _s(L).is_meta, _s(L).get_device()),
+    "type": lambda L: (_s(L).type(), _s(L).type(L.float64).type(), _s(L).type("torch.sparse.DoubleTensor").type()),
+    "shape_queries": lambda L: (tuple(_s(L).shape), _s(L).dim(), _s(L).numel(), _s(L).element_size(),
+                                _s(L).is_floating_point(), _s(L).is_contiguous()),
     "to_same_dtype_is_self": lambda L: (lambda s: s.to(L.float32) is s)(_s(L)),
 }
 
