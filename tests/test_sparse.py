@@ -394,3 +394,51 @@ def test_sparse_leaf_gradient_against_torch(torch, name):
     theirs, _ = _grad_case(torch, name, leaf=True)
     assert ours.is_sparse and theirs.is_sparse
     np.testing.assert_allclose(ours.to_dense().numpy(), theirs.to_dense().numpy(), rtol=1e-5, atol=1e-7)
+
+
+def _random_case(L, seed, shape, sparse_dim, nnz):
+    """A random uncoalesced sparse tensor (repeated indices included), the same for both libraries."""
+    rng = np.random.default_rng(seed)
+    idx = np.stack([rng.integers(0, n, nnz) for n in shape[:sparse_dim]]) if sparse_dim else np.zeros((0, nnz), int)
+    val = rng.standard_normal((nnz,) + tuple(shape[sparse_dim:]))
+    return L.sparse_coo_tensor(L.tensor(idx.tolist(), dtype=L.int64).reshape(sparse_dim, nnz), L.tensor(val), shape)
+
+
+RANDOM_SHAPES = [((5, 4), 2, 9), ((3, 4, 2), 2, 7), ((6, 3, 2), 1, 5), ((4, 3, 5), 3, 12), ((7,), 1, 10)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("shape,sparse_dim,nnz", RANDOM_SHAPES)
+def test_random_tensors_against_torch(torch, seed, shape, sparse_dim, nnz):
+    ours, theirs = _random_case(pt, seed, shape, sparse_dim, nnz), _random_case(torch, seed, shape, sparse_dim, nnz)
+    _same_sparse(ours.coalesce(), theirs.coalesce(), coalesce=False)
+    _same(ours.to_dense(), theirs.to_dense())
+    _same(ours.to_dense().to_sparse(sparse_dim), theirs.to_dense().to_sparse(sparse_dim))
+    for dim in range(len(shape)):
+        _same(pt.sparse.sum(ours, dim), torch.sparse.sum(theirs, dim))
+        _same(pt.sparse.softmax(ours, dim), torch.sparse.softmax(theirs, dim))
+        _same(pt.sparse.log_softmax(ours, dim), torch.sparse.log_softmax(theirs, dim))
+    _same(ours + ours * 2, theirs + theirs * 2)
+    if sparse_dim == 2 and len(shape) == 2:
+        dense = np.random.default_rng(seed).standard_normal((shape[1], 3))
+        _same(pt.sparse.mm(ours, pt.tensor(dense)), torch.sparse.mm(theirs, torch.tensor(dense)))
+        _same(ours.t(), theirs.t())
+
+
+def _gcn_grads(L):
+    """Two graph-convolution layers (adjacency @ features @ weight) and the weights' and features' gradients."""
+    rng = np.random.default_rng(7)
+    adj = (rng.random((6, 6)) < 0.4) * rng.random((6, 6))
+    x = L.tensor(rng.standard_normal((6, 4)), requires_grad=True)
+    w1 = L.tensor(rng.standard_normal((4, 5)), requires_grad=True)
+    w2 = L.tensor(rng.standard_normal((5, 2)), requires_grad=True)
+    a = L.tensor(adj).to_sparse()
+    hidden = L.relu(L.sparse.mm(a, x @ w1))
+    out = L.sparse.log_softmax((a @ (hidden @ w2)).to_sparse(), 1).to_dense()
+    out.sum().backward()
+    return out, x.grad, w1.grad, w2.grad
+
+
+def test_graph_convolution_step_against_torch(torch):
+    for ours, theirs in zip(_gcn_grads(pt), _gcn_grads(torch)):
+        _same(ours, theirs)
