@@ -52,6 +52,9 @@ from . import storage  # noqa: E402
 from .storage import TypedStorage, is_storage  # noqa: F401,E402
 globals().update(storage.LEGACY_CLASSES)  # torch.FloatStorage & co.
 from . import fft  # noqa: F401,E402  (torch.fft: composites over _fft_c2c/_fft_r2c/_fft_c2r)
+from ._sparse_coo import sparse_coo  # noqa: F401,E402  (sparse COO tensors: pyctorch/_sparse_coo.py)
+from ._sparse_ops import sparse_coo_tensor, smm, sspaddmm, resize_as_sparse_  # noqa: F401,E402
+from . import sparse  # noqa: F401,E402  (torch.sparse)
 from ._stft import stft, istft  # noqa: F401,E402
 globals().update(_legacy.inplace_functions(globals()))  # torch.sin_ & co.
 from . import overrides  # noqa: E402

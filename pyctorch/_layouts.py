@@ -1,4 +1,4 @@
-"""torch.layout and torch.memory_format singletons (pyctorch tensors are strided)."""
+"""torch.layout and torch.memory_format singletons (strided, and sparse_coo: pyctorch/_sparse_coo.py)."""
 
 
 class layout:
@@ -24,6 +24,7 @@ class memory_format:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")

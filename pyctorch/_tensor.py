@@ -14,7 +14,7 @@ The class is the C type pyctorch._C.Tensor (csrc/python/tensor_type.c). Its meth
 """
 from . import _C
 from . import _composites, _composites_more, _tensor_more, _tensor_autograd, _tensor_shared, _tensor_aliases
-from . import _linalg_functions, _legacy, _stft
+from . import _linalg_functions, _legacy, _stft, _sparse_ops
 
 Tensor = _C.Tensor  # torch._tensor.Tensor
 
@@ -50,6 +50,9 @@ _attach_overriding(_linalg_functions.TENSOR_METHOD_OVERRIDES)
 _attach(_tensor_more.TENSOR_METHODS)
 # stft and istft (composites over the FFT primitives)
 _attach(_stft.TENSOR_METHODS)
+# the sparse COO methods' strided versions (coalesce, indices, to_sparse, sparse_mask, ...); a sparse tensor
+# reaches pyctorch/_sparse_ops.py through its __torch_function__
+_attach(_sparse_ops.TENSOR_METHODS)
 # type() with the legacy tensor classes (FloatTensor, ...)
 _attach_overriding(_legacy.TENSOR_METHOD_OVERRIDES)
 

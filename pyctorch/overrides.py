@@ -350,11 +350,15 @@ def _torch_namespaces():
     return spaces
 
 
+# private Tensor methods torch lists among the overridable ones (the sparse COO accessors)
+_TENSOR_PRIVATE_OVERRIDABLE = frozenset({"_indices", "_values", "_nnz"})
+
+
 def _public_callables(namespace):
-    items = vars(namespace).items() if not isinstance(namespace, type) else \
-        ((n, getattr(namespace, n)) for n in dir(namespace))
+    is_type = isinstance(namespace, type)
+    items = vars(namespace).items() if not is_type else ((n, getattr(namespace, n)) for n in dir(namespace))
     for name, value in items:
-        if name.startswith("_") and not (isinstance(namespace, type) and name.startswith("__")):
+        if name.startswith("_") and not (is_type and (name.startswith("__") or name in _TENSOR_PRIVATE_OVERRIDABLE)):
             continue
         if isinstance(value, (type, _types.ModuleType)) or not callable(value):
             continue

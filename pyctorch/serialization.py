@@ -56,6 +56,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 from . import _C
+from ._sparse_coo import SparseCooTensor as _SparseCooTensor
 from ._layouts import layout as _layout_type, memory_format as _memory_format_type
 from ._weights_only_unpickler import (Unpickler as _WeightsUnpickler, add_safe_globals, clear_safe_globals,  # noqa: F401
                                       get_safe_globals, safe_globals, weights_only_message as _weights_only_message)
@@ -102,6 +103,7 @@ _REBUILD_PARAMETER = _TorchName("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = _TorchName("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE_V2 = _TorchName("torch._tensor", "_rebuild_from_type_v2")
 _GET_LAYOUT = _TorchName("torch.serialization", "_get_layout")
+_REBUILD_SPARSE_TENSOR = _TorchName("torch._utils", "_rebuild_sparse_tensor")
 _UNTYPED_STORAGE_NAME = _TorchName("torch.storage", "UntypedStorage")
 _STORAGE_TYPE_NAMES = {d: _TorchName("torch", n) for d, n in _STORAGE_NAMES.items()}
 
@@ -238,11 +240,19 @@ def _unsupported(kind):
     return rebuild
 
 
+def _rebuild_sparse_tensor(layout, data):
+    from ._sparse_build import _rebuild_sparse_tensor as rebuild
+    return rebuild(layout, data)
+
+
 def _get_layout(name):
     if name == "torch.strided":
         from ._layouts import strided
         return strided
-    raise RuntimeError(f"pyctorch.load: layout {name} is not supported (pyctorch tensors are strided)")
+    if name == "torch.sparse_coo":
+        from ._layouts import sparse_coo
+        return sparse_coo
+    raise RuntimeError(f"pyctorch.load: layout {name} is not supported (pyctorch has strided and sparse_coo)")
 
 
 def _encode(obj, encoding="utf-8"):
@@ -263,7 +273,7 @@ def _torch_special_globals():
         "torch._utils._rebuild_device_tensor_from_cpu_tensor": _rebuild_device_tensor_from_cpu_tensor,
         "torch._utils._rebuild_device_tensor_from_numpy": _rebuild_device_tensor_from_numpy,
         "torch._utils._rebuild_qtensor": _unsupported("quantized"),
-        "torch._utils._rebuild_sparse_tensor": _unsupported("sparse"),
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "torch._utils._rebuild_meta_tensor_no_storage": _unsupported("meta"),
         "torch._utils._rebuild_nested_tensor": _unsupported("nested"),
         "torch._utils._rebuild_wrapper_subclass": _unsupported("wrapper subclass"),
@@ -453,6 +463,9 @@ def _make_pickler_class(pickle_module):
             t = type(obj)
             if t is _TorchName:
                 return obj.name  # a string: pickled by save_global below
+            if isinstance(obj, _SparseCooTensor):  # written as torch writes a sparse COO tensor
+                return (_REBUILD_SPARSE_TENSOR, (obj.layout, (obj._indices(), obj._values().detach(),
+                                                              tuple(obj.shape), obj.is_coalesced())))
             if isinstance(obj, _C.Tensor):
                 return self._reduce_tensor(obj)
             if t is _C.dtype:

@@ -9,6 +9,9 @@ class Parameter(_C.Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _C.empty(0)
+        if data.is_sparse:
+            raise NotImplementedError("pyctorch: a sparse COO Parameter is not supported yet; keep the dense "
+                                      "tensor (or the sparse tensor's values) as the Parameter")
         return _C.Tensor._make_subclass(cls, data, requires_grad)
 
     def __deepcopy__(self, memo):
