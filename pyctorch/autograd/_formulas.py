@@ -975,6 +975,72 @@ def layer_norm_jvp(input, input_t, weight, weight_t, bias, bias_t, normalized_sh
     return [out_t, mean_t.reshape(mean.shape), rstd_t.reshape(rstd.shape)]
 
 
+def _normalized_jvp(xc, x_t, stat_t_mean, rstd, dims):
+    """Tangents of the centred input's statistics: (mean_t, rstd_t) with rstd = (avg(xc^2) + eps)^-1/2 over dims
+    (stat_t_mean False: no mean is subtracted, as in RMS norm)."""
+    mean_t = x_t.mean(dims, keepdim=True) if stat_t_mean else None
+    centred_t = x_t - mean_t if stat_t_mean else x_t
+    rstd_t = -(rstd ** 3) * (xc * centred_t).mean(dims, keepdim=True)
+    return mean_t, centred_t, rstd_t
+
+
+def rms_norm_jvp(input, input_t, weight, weight_t, normalized_shape, results):
+    """Tangents of _fused_rms_norm's output and rstd (its backward op reads rstd: forward over reverse needs it)."""
+    dims = list(range(input.ndim - len(normalized_shape), input.ndim))
+    rstd = results[1]
+    _, x_t, rstd_t = _normalized_jvp(input, input_t, False, rstd, dims)
+    out_t = x_t * rstd + input * rstd_t
+    if weight is not None:
+        out_t = out_t * weight
+        if weight_t is not None:
+            out_t = out_t + input * rstd * weight_t
+    return [out_t, rstd_t.reshape(rstd.shape)]
+
+
+def group_norm_jvp(input, input_t, weight, weight_t, bias, bias_t, N, C, HxW, group, results):
+    """Tangents of native_group_norm's output, mean and rstd (per sample and group)."""
+    mean, rstd = results[1], results[2]
+    xs, ts = input.reshape(N, group, -1), input_t.reshape(N, group, -1)
+    m, r = mean.reshape(N, group, 1), rstd.reshape(N, group, 1)
+    xc = xs - m
+    mean_t, centred_t, rstd_t = _normalized_jvp(xc, ts, True, r, [-1])
+    out_t = (centred_t * r + xc * rstd_t).reshape(N, C, -1)
+    xhat = (xc * r).reshape(N, C, -1)
+    if weight is not None:
+        out_t = out_t * weight.reshape(1, C, 1)
+        if weight_t is not None:
+            out_t = out_t + xhat * weight_t.reshape(1, C, 1)
+    if bias_t is not None:
+        out_t = out_t + bias_t.reshape(1, C, 1)
+    return [out_t.reshape(input.shape), mean_t.reshape(mean.shape), rstd_t.reshape(rstd.shape)]
+
+
+def batch_norm_jvp(input, input_t, weight, weight_t, bias, bias_t, running_mean, running_var, training, eps,
+                   results):
+    """Tangents of native_batch_norm's output and, in training, of its saved mean and inverse std (per channel);
+    in evaluation the statistics are the running ones, constants here (their outputs are empty)."""
+    shape = [1, input.shape[1]] + [1] * (input.ndim - 2)
+    red = [0] + list(range(2, input.ndim))
+    if training:
+        mean, inv = results[1].reshape(shape), results[2].reshape(shape)
+        xc = input - mean
+        mean_t, centred_t, inv_t = _normalized_jvp(xc, input_t, True, inv, red)
+        out_t = centred_t * inv + xc * inv_t
+        stats = [mean_t.reshape(results[1].shape), inv_t.reshape(results[2].shape)]
+    else:
+        inv = (running_var.reshape(shape) + eps).rsqrt()
+        xc = input - running_mean.reshape(shape)
+        out_t = input_t * inv
+        stats = [torch.zeros_like(results[1]), torch.zeros_like(results[2])]
+    if weight is not None:
+        out_t = out_t * weight.reshape(shape)
+        if weight_t is not None:
+            out_t = out_t + xc * inv * weight_t.reshape(shape)
+    if bias_t is not None:
+        out_t = out_t + bias_t.reshape(shape)
+    return [out_t] + stats
+
+
 def cross_entropy_jvp(input, input_t, target, weight, reduction, ignore_index, label_smoothing, results):
     """Tangents of _cross_entropy_loss's loss (its backward formula at unit gradients, against the input's tangent:
     each loss term reads one sample) and of its log-sum-exp."""
