@@ -26,8 +26,9 @@
 #include "../backend.h"
 #include "../index_call.h"
 
-_Static_assert(IX_COPY == PCT_INDEX_COPY && IX_ADD == PCT_INDEX_ADD && IX_MUL == PCT_INDEX_MUL &&
-               IX_MAX == PCT_INDEX_MAX && IX_MIN == PCT_INDEX_MIN && IX_MEAN == PCT_INDEX_MEAN,
+_Static_assert((int)IX_COPY == (int)PCT_INDEX_COPY && (int)IX_ADD == (int)PCT_INDEX_ADD &&
+               (int)IX_MUL == (int)PCT_INDEX_MUL && (int)IX_MAX == (int)PCT_INDEX_MAX &&
+               (int)IX_MIN == (int)PCT_INDEX_MIN && (int)IX_MEAN == (int)PCT_INDEX_MEAN,
                "the device's index ops are the CPU loop's");
 _Static_assert(PCT_INDEX_CALL_MAX_DIMS == PCT_MAX_DIMS, "a device index call holds as many dims as pct_iter");
 
