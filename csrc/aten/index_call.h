@@ -8,8 +8,9 @@
  *    src + i*src_si + j*src_sj (cnt + j*cnt_sj counts IX_MEAN's contributions). The dims where dst's stride is 0 (of
  *    size > 1) are walked serially by one thread, in the plan's order, and so is i when the writes go through j
  *    (dst_sj != 0): each destination element receives its contributions in the CPU's order, without atomics. The
- *    exception, on a real GPU only: an add with too few independent destinations to fill the device uses atomics
- *    (exact for int32 / int64; float32 / float64 sums then depend on the order, as torch's CUDA scatter_add's do).
+ *    exception, on a real GPU only: a copy or an add with too few independent destinations to fill the device runs a
+ *    thread per contribution (a copy of duplicate indices keeps one value, which one unspecified; an add uses
+ *    atomics, exact for int32 / int64, order-dependent for float32 / float64), as torch's CUDA kernels do.
  *  - OFFSETS: out (int64) from in (int32 / int64, broadcast): a value v outside [lo, hi) is an error; a negative one
  *    gets hi added; the offset is v * mul, or (linear) the element offset of row-major index v in a tensor of
  *    lin_sizes / lin_strides; accumulate adds it to out. The first bad value in the plan's order is reported back

@@ -6,15 +6,19 @@
  * the destination's stride is 0: positions there may write one element through their indices), which each thread
  * walks in the plan's order, running i in [0, n) at each position (in parallel instead when the writes do not go
  * through j, as gather's). So a destination element is only ever written by one thread, in the CPU's order of
- * contributions: results are the CPU's bit for bit and the same on every run. A sum whose independent destinations
- * are too few to fill the device (a 1-d scatter_add, put_ with accumulate) would leave the GPU idle that way; it takes
- * atomics instead, which are exact for int32 / int64 and leave float32 / float64 sums in a run-dependent order, as
- * torch's CUDA scatter_add / index_add_ / index_put_(accumulate=True) do. The simulated device runs the same element
- * functions on the host, thread by thread (never the atomic form). */
+ * contributions: results are the CPU's bit for bit and the same on every run. A copy or a sum whose independent
+ * destinations are too few to fill the device (a 1-d scatter or scatter_add, put_, index_add_ into few columns) would
+ * leave the GPU idle that way; it takes the flat form instead, a thread per contribution: copies of duplicate indices
+ * then keep one of the values, which one unspecified, and sums go through atomics, exact for int32 / int64, in a
+ * run-dependent order for float32 / float64, as torch's CUDA scatter / scatter_add / index_add_ / put_ /
+ * index_put_(accumulate=True) do (float16 / bfloat16 sums and the other reductions stay on the ordered form). The
+ * simulated device runs the same element functions of both forms on the host, thread by thread: walked in turn, the
+ * flat form's contributions come in the plan's order too, so there both give the CPU's results. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <type_traits>
 #include "loops.cuh"
 #include "index_runner.h"
 #include "aten/dtype.h"
@@ -222,36 +226,61 @@ __host__ __device__ static void mean_div_thread(const pct_index_call &c, int64_t
     }
 }
 
-/* ---- the atomic form of a sum (real GPUs only): a thread per (position, i) ---- */
-template <typename T> __device__ static inline void atomic_add(T *d, T v);
-template <> __device__ inline void atomic_add<float>(float *d, float v) { atomicAdd(d, v); }
-template <> __device__ inline void atomic_add<double>(double *d, double v) { atomicAdd(d, v); }
-template <> __device__ inline void atomic_add<int32_t>(int32_t *d, int32_t v) { atomicAdd((int *)d, (int)v); }
-template <> __device__ inline void atomic_add<int64_t>(int64_t *d, int64_t v)
+/* ---- the flat form (real GPUs only): a thread per (position, i), for a sum (atomics) or a copy (plain stores: of
+ * duplicate indices, one write wins, which one unspecified, as in torch's CUDA scatter / index_copy_ / put_) ---- */
+/* d += v: an atomic add on the device; on the host (the simulated device walks threads in turn) a plain one */
+template <typename T> __host__ __device__ static inline void atomic_add(T *d, T v)
 {
-    atomicAdd((unsigned long long *)d, (unsigned long long)v); /* two's complement: the wrapped sum */
+#ifdef __CUDA_ARCH__
+    if constexpr (sizeof(T) == 8 && !std::is_floating_point<T>::value)
+        atomicAdd((unsigned long long *)d, (unsigned long long)v); /* two's complement: the wrapped sum */
+    else if constexpr (sizeof(T) == 4 && !std::is_floating_point<T>::value)
+        atomicAdd((int *)d, (int)v);
+    else
+        atomicAdd(d, v);
+#else
+    *d = (T)(*d + v);
+#endif
 }
 
+template <int E> constexpr bool has_atomic_add() { return E == PCT_FLOAT32 || E == PCT_FLOAT64 || E == PCT_INT32 || E == PCT_INT64; }
+
+/* thread t of the flat form: contribution i = t % n of position t / n (the plan's order when walked in turn, so the
+ * simulated device's sequential walk gives the CPU's results) */
 template <int E>
-__global__ void __launch_bounds__(PCT_CUDA_BLOCK) ix_atomic_add_kernel(const pct_index_call c, int64_t total)
+__host__ __device__ static void flat_thread(const pct_index_call &c, int64_t t)
 {
     typedef ix_type<E> X;
     typedef typename X::T T;
     typedef typename X::C C;
-    const C alpha = X::floating ? (C)c.alpha_d : (C)c.alpha_i;
-    for (int64_t t = (int64_t)blockIdx.x * PCT_CUDA_BLOCK + threadIdx.x; t < total; t += (int64_t)gridDim.x * PCT_CUDA_BLOCK) {
-        const int64_t i = t % c.n, pos = t / c.n;
-        int64_t off[PCT_INDEX_CALL_OPERANDS] = {0, 0, 0, 0};
-        int64_t q = pos;
-        for (int d = c.ndim - 1; d >= 0; d--) {
-            const int64_t x = q % c.shape[d];
-            q /= c.shape[d];
-            for (int o = 0; o < 3; o++) off[o] += x * c.strides[d][o];
-        }
-        const int64_t j = *(const int64_t *)(c.data[2] + off[2] + i * c.idx_step);
-        const T sv = c.src_by_value ? *(const T *)&c.src_value : *(const T *)(c.data[1] + off[1] + i * c.src_si + j * c.src_sj);
-        atomic_add<T>((T *)(c.data[0] + off[0] + i * c.dst_si + j * c.dst_sj), (T)mul_rounded(alpha, X::load(sv)));
+    const int64_t i = t % c.n;
+    int64_t off[PCT_INDEX_CALL_OPERANDS] = {0, 0, 0, 0};
+    int64_t q = t / c.n;
+    for (int d = c.ndim - 1; d >= 0; d--) {
+        const int64_t x = q % c.shape[d];
+        q /= c.shape[d];
+        for (int o = 0; o < 3; o++) off[o] += x * c.strides[d][o];
     }
+    const int64_t j = *(const int64_t *)(c.data[2] + off[2] + i * c.idx_step);
+    T sv;
+    if (c.src_by_value) memcpy(&sv, &c.src_value, sizeof sv);
+    else sv = *(const T *)(c.data[1] + off[1] + i * c.src_si + j * c.src_sj);
+    T *dp = (T *)(c.data[0] + off[0] + i * c.dst_si + j * c.dst_sj);
+    if constexpr (has_atomic_add<E>()) {
+        if (c.op == PCT_INDEX_ADD) {
+            const C alpha = X::floating ? (C)c.alpha_d : (C)c.alpha_i;
+            atomic_add<T>(dp, (T)mul_rounded(alpha, X::load(sv)));
+            return;
+        }
+    }
+    *dp = sv; /* PCT_INDEX_COPY */
+}
+
+template <int E>
+__global__ void __launch_bounds__(PCT_CUDA_BLOCK) ix_flat_kernel(const pct_index_call c, int64_t total)
+{
+    for (int64_t t = (int64_t)blockIdx.x * PCT_CUDA_BLOCK + threadIdx.x; t < total; t += (int64_t)gridDim.x * PCT_CUDA_BLOCK)
+        flat_thread<E>(c, t);
 }
 
 /* ---- launches ---- */
@@ -294,24 +323,27 @@ static int run(const pct_index_call &c, const ix_split &s, int64_t n, int on_hos
     return (int)cudaGetLastError();
 }
 
-/* Below this many independent destinations a sum with enough serial work per destination takes the atomic form. */
-#define IX_ATOMIC_BELOW 4096
-#define IX_ATOMIC_SERIAL 32
+/* Below this many independent destinations, a copy or a sum (of a dtype with atomics) with enough serial work per
+ * destination takes the flat form. */
+#define IX_FLAT_BELOW 4096
+#define IX_FLAT_SERIAL 32
 
 template <int E>
 static int launch_loop(const pct_index_call &c, int on_host, cudaStream_t stream)
 {
     const ix_split s = split_of(c);
-    if constexpr (E == PCT_FLOAT32 || E == PCT_FLOAT64 || E == PCT_INT32 || E == PCT_INT64) {
-        if (!on_host && c.op == PCT_INDEX_ADD && c.dst_sj != 0 && s.threads < IX_ATOMIC_BELOW &&
-            s.ser_count * c.n >= IX_ATOMIC_SERIAL) {
-            const int64_t total = c.numel * c.n;
-            unsigned blocks;
-            cudaError_t err = pct_cuda_on_device::grid(total, &blocks);
-            if (err != cudaSuccess) return (int)err;
-            ix_atomic_add_kernel<E><<<blocks, PCT_CUDA_BLOCK, 0, stream>>>(c, total);
-            return (int)cudaGetLastError();
+    const bool flat_op = c.op == PCT_INDEX_COPY || (has_atomic_add<E>() && c.op == PCT_INDEX_ADD);
+    if (flat_op && c.dst_sj != 0 && s.threads < IX_FLAT_BELOW && s.ser_count * c.n >= IX_FLAT_SERIAL) {
+        const int64_t total = c.numel * c.n;
+        if (on_host) {
+            for (int64_t t = 0; t < total; t++) flat_thread<E>(c, t);
+            return 0;
         }
+        unsigned blocks;
+        cudaError_t err = pct_cuda_on_device::grid(total, &blocks);
+        if (err != cudaSuccess) return (int)err;
+        ix_flat_kernel<E><<<blocks, PCT_CUDA_BLOCK, 0, stream>>>(c, total);
+        return (int)cudaGetLastError();
     }
     return run(c, s, s.threads, on_host, stream, loop_fn<E>());
 }

@@ -13,8 +13,8 @@
  *    which leaves the CUDA context unusable; here the error is the CPU's, raised before anything was written;
  *  - the index loop (pct_ix_run): every destination element is written by one thread, which visits its
  *    contributions in the CPU's order, so sums, products, means and the max / min choices (NaN first) are the CPU's
- *    bit for bit and need no atomics (the exception, on a real GPU, is a sum with too few destinations to fill the
- *    device: index_call.h). The simulated device (Note [Simulated CUDA device]) runs the same element functions on
+ *    bit for bit and need no atomics (the exception, on a real GPU, is a copy or a sum with too few destinations to
+ *    fill the device: index_call.h, index.cu). The simulated device (Note [Simulated CUDA device]) runs the same element functions on
  *    the host, thread by thread.
  * A 1-element CPU source (a Python number, a reduction's identity) is passed by value; a 1-element CPU index or count
  * is copied over. scatter_reduce's mean divides on the device too (MEAN_DIV). The dtypes are those of
