@@ -3,7 +3,8 @@
 Targets (issue 9): a launch-bound loop of 1-element adds <= 0.5x torch; bf16 and fp32/TF32 GEMM <= 1.05x; memory-bound
 pointwise and reductions on 256 MB <= 1.0x (and >= 85% of the copy bandwidth measured here); softmax, layer_norm and
 cross_entropy forward+backward <= 1.0x; conv2d and max_pool2d forward+backward (issue 17: im2col + GEMM and a gather
-backward, no cuDNN: reported, no target yet); scaled_dot_product_attention forward+backward (bf16, causal) <= 1.1x; a small
+backward, no cuDNN: reported, no target yet); gather, index_select and scatter_add (issue 17: reported, no target
+yet); scaled_dot_product_attention forward+backward (bf16, causal) <= 1.1x; a small
 GPT training step (bf16 autocast, AdamW) tokens/s >= 1.0x. Ops without a CUDA kernel yet run the CPU fallback (Note
 [CUDA fallback]): their ratios say how far they are. --quick shrinks the sizes. Without a GPU the suite is skipped.
 """
@@ -83,6 +84,19 @@ def main():
                                                                   _on(m, (64, 64, 3, 3), grad=True)))
     suite.bench("max_pool2d 3x3/2 fwd+bwd", f"{batch}x64x112x112", lambda m: (lambda x: (lambda: _fwd_bwd(
         lambda t: m.nn.functional.max_pool2d(t, 3, 2, 1))(x)))(_on(m, (batch, 64, 112, 112), grad=True)))
+    # the index family (Note [Device indexing]): gather and index_select forward+backward (their backward is a
+    # scatter_add / index_add in the CPU's order, no atomics), and a 1-d scatter_add with few destinations (atomics)
+    n_idx = rows * 64
+    suite.bench("gather fwd+bwd", f"{rows}x1024 -> {rows}x64", lambda m: (lambda x, i: (lambda: _fwd_bwd(
+        lambda t, j: m.gather(t, 1, j))(x, i)))(_on(m, (rows, 1024), grad=True),
+                                               m.randint(0, 1024, (rows, 64), device="cuda")))
+    suite.bench("index_select fwd+bwd", f"32000x1024[{rows}]", lambda m: (lambda x, i: (lambda: _fwd_bwd(
+        lambda t, j: m.index_select(t, 0, j))(x, i)))(_on(m, (32000, 1024), grad=True),
+                                                     m.randint(0, 32000, (rows,), device="cuda")))
+    suite.bench("scatter_add 2-d", f"{rows}x1024 <- {rows}x1024", lambda m: (lambda x, i, v: (lambda: x.scatter_add(
+        1, i, v)))(_on(m, (rows, 1024)), m.randint(0, 1024, (rows, 1024), device="cuda"), _on(m, (rows, 1024))))
+    suite.bench("scatter_add 1-d (1024 bins)", f"{n_idx} values", lambda m: (lambda x, i, v: (lambda: x.scatter_add(
+        0, i, v)))(_on(m, (1024,)), m.randint(0, 1024, (n_idx,), device="cuda"), _on(m, (n_idx,))))
     seq = s["seq"]
     suite.bench("sdpa causal bf16 fwd+bwd", f"8x16x{seq}x64", lambda m: (lambda q, k, v: (lambda: _fwd_bwd(
         lambda a, b, c: m.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=True))(q, k, v)))(

@@ -26,6 +26,7 @@
 #include "batch_norm_call.h"
 #include "conv_cols_call.h"
 #include "pool_call.h"
+#include "index_call.h"
 
 typedef struct pct_backend {
     const char *name;          /* torch's device type: "cpu", "cuda", "meta" */
@@ -81,6 +82,10 @@ typedef struct pct_backend {
     /* 2-d pooling, forward or backward (Note [Device pooling] in cpu/pool_device.c); 0, or -1 with an error. NULL where
      * the backend has none. */
     int (*pool)(const pct_pool_call *p);
+    /* the index family's loops: gather / scatter / index_add ..., the checking of indices into offsets (Note [Device
+     * indexing] in cpu/index_device.c); 0, or -1 with an error. NULL where the backend has none (the CPU's are
+     * index_common.c's). */
+    int (*index)(pct_index_call *call);
     /* an op's kernel where the backend's slot is empty, or NULL (then NotImplementedError) */
     pct_kernel_fn fallback;
 } pct_backend;

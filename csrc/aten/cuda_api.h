@@ -65,6 +65,9 @@ typedef struct pct_cuda_api {
     /* pinned host memory (pin_memory()): an owned storage (NULL with an error), and whether a pointer is pinned */
     pct_storage *(*pinned_storage_new)(size_t nbytes);
     int (*is_pinned)(const void *ptr);
+    /* how many calls ran on the CPU fallback so far (ops and advanced indexing, Note [CUDA fallback]): tests check
+     * that an op is served by the device */
+    int64_t (*fallback_runs)(void);
 } pct_cuda_api;
 
 /* The backend's table, loading the library on first use; NULL with an error (AssertionError when not built). */

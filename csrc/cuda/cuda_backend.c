@@ -44,8 +44,8 @@ static const pct_backend cuda_backend = {
     .set_current_stream = pct_cuda_set_current_stream,
     .stream_synchronize = pct_cuda_stream_synchronize,
     .stream_query = pct_cuda_stream_query,
-    .index_get = pct_cuda_index_get,
-    .index_put_ = pct_cuda_index_put_,
+    .index_get = pct_cuda_index_get_native,
+    .index_put_ = pct_cuda_index_put_native,
     .gemm = pct_cuda_gemm,
     .reduce = pct_cuda_reduce,
     .softmax = pct_cuda_softmax,
@@ -55,6 +55,7 @@ static const pct_backend cuda_backend = {
     .batch_norm = pct_cuda_batch_norm,
     .conv_cols = pct_cuda_conv_cols,
     .pool = pct_cuda_pool,
+    .index = pct_cuda_index,
     .fallback = pct_cuda_fallback,
 };
 
@@ -81,6 +82,7 @@ static const pct_cuda_api cuda_api = {
     .record_stream = pct_cuda_record_stream,
     .pinned_storage_new = pct_cuda_pinned_storage_new,
     .is_pinned = pct_cuda_is_pinned,
+    .fallback_runs = pct_cuda_fallback_runs,
 };
 
 /* The kernels that only allocate through a backend and copy or fill through it (Note [Device-neutral copies], Note
@@ -129,6 +131,7 @@ const pct_cuda_api *pct_cuda_backend_init(void)
     pct_cuda_register_batch_norm();
     pct_cuda_register_conv();
     pct_cuda_register_pool();
+    pct_cuda_register_index();
     if (pct_cuda_drv->has_kernels) pct_cuda_register_pointwise(); /* the simulated device runs none */
     pct_backends[PCT_CUDA] = &cuda_backend;
     return &cuda_api;

@@ -14,6 +14,7 @@
 #include "aten/error.h"
 #include "aten/index.h"
 #include "aten/standins.h"
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,8 +76,13 @@ static int param_named(const pct_signature *sig, const char *name, int type)
     return -1;
 }
 
+static atomic_llong fallback_runs;
+
+int64_t pct_cuda_fallback_runs(void) { return (int64_t)atomic_load(&fallback_runs); }
+
 pct_object *pct_cuda_fallback(pct_call *c)
 {
+    atomic_fetch_add(&fallback_runs, 1);
     const pct_signature *sig = &c->op->sig;
     pct_kernel_fn cpu = c->op->kernels[PCT_CPU];
     if (!cpu)
@@ -109,10 +115,12 @@ done:
 
 pct_object *pct_cuda_index_get(pct_tensor *self, int nindices, pct_tensor **indices)
 {
+    atomic_fetch_add(&fallback_runs, 1);
     return pct_standins_index_get(&cuda_standins, NULL, self, nindices, indices);
 }
 
 int pct_cuda_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate)
 {
+    atomic_fetch_add(&fallback_runs, 1);
     return pct_standins_index_put_(&cuda_standins, NULL, self, nindices, indices, values, accumulate);
 }

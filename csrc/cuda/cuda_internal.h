@@ -13,6 +13,7 @@
 #include "aten/batch_norm_call.h"
 #include "aten/conv_cols_call.h"
 #include "aten/pool_call.h"
+#include "aten/index_call.h"
 
 #define PCT_CUDA_MAX_DEVICES (PCT_MAX_DEVICE_INDEX + 1)
 
@@ -107,8 +108,17 @@ void pct_cuda_register_conv(void);
 int pct_cuda_pool(const pct_pool_call *p);
 void pct_cuda_register_pool(void);
 
+/* ---- the index family (index_glue.c, Note [Device indexing] in aten/cpu/index_device.c) ---- */
+int pct_cuda_index(pct_index_call *call);
+void pct_cuda_register_index(void);
+/* advanced indexing's slots: on the device with integer indices, else through the fallback */
+pct_object *pct_cuda_index_get_native(pct_tensor *self, int nindices, pct_tensor **indices);
+int pct_cuda_index_put_native(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate);
+
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);
+/* the calls the fallback ran (ops and advanced indexing) */
+int64_t pct_cuda_fallback_runs(void);
 pct_object *pct_cuda_index_get(pct_tensor *self, int nindices, pct_tensor **indices);
 int pct_cuda_index_put_(pct_tensor *self, int nindices, pct_tensor **indices, pct_tensor *values, bool accumulate);
 

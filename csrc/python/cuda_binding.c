@@ -277,9 +277,19 @@ static PyObject *py_cuda_kernel_ops(PyObject *m, PyObject *u)
     return names;
 }
 
+/* How many calls the CUDA backend's CPU fallback ran so far (0 where the backend is not built); loads the backend. */
+static PyObject *py_cuda_fallback_runs(PyObject *m, PyObject *u)
+{
+    (void)m; (void)u;
+    if (!pct_cuda_built()) return PyLong_FromLong(0);
+    const pct_cuda_api *api = pct_cuda();
+    return api ? PyLong_FromLongLong((long long)api->fallback_runs()) : NULL;
+}
+
 static PyMethodDef cuda_methods[] = {
     {"_cuda_built", py_cuda_built, METH_NOARGS, "Whether the CUDA backend was built (nothing is loaded)."},
     {"_cuda_kernel_ops", py_cuda_kernel_ops, METH_NOARGS, "The ops with a CUDA kernel of their own (not the fallback)."},
+    {"_cuda_fallback_runs", py_cuda_fallback_runs, METH_NOARGS, "The calls the CUDA backend's CPU fallback ran so far."},
     {"_cuda_loaded", py_cuda_loaded, METH_NOARGS, "Whether the CUDA backend's library is loaded."},
     {"_cuda_device_count", py_cuda_device_count, METH_NOARGS, "The CUDA devices usable."},
     {"_cuda_unavailable_reason", py_cuda_unavailable_reason, METH_NOARGS, "Why no CUDA device is usable, or None."},

@@ -73,7 +73,7 @@ pct_tensor *pct_index_select_impl(pct_tensor *self, int64_t dim_arg, pct_tensor 
         int64_t rs[PCT_MAX_DIMS], rst[PCT_MAX_DIMS], shape[PCT_MAX_DIMS], zero[PCT_MAX_DIMS] = {0};
         memcpy(rs, ss, sizeof(int64_t) * (size_t)nd);
         rs[dim] = n;
-        PCT_TRY(r = pct_tensor_empty(0, rs, self->dtype, PCT_CPU, -1));
+        PCT_TRY(r = pct_tensor_empty(0, rs, self->dtype, self->device_type, self->device_index));
         pct_contiguous_strides(nd, rs, rst);
         memcpy(shape, rs, sizeof(int64_t) * (size_t)nd);
         shape[dim] = 1;
@@ -104,7 +104,8 @@ pct_object *pct_cpu_gather(pct_call *c)
     int dim = pct_wrap_dim(arg.dim, self->ndim);
     if (dim < 0) return NULL;
     if (index->numel > 0 && !is_index_dtype(index->dtype)) PCT_FAIL(PCT_ERR_RUNTIME, "gather(): Expected dtype int32/int64 for index");
-    if (index->numel == 0) return pct_index_to_out(c, pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
+    if (index->numel == 0)
+        return pct_index_to_out(c, pct_tensor_empty(index->ndim, index->sizes, self->dtype, self->device_type, self->device_index));
     if (ind != nd) PCT_FAIL(PCT_ERR_RUNTIME, "Index tensor must have the same number of dimensions as input tensor");
     for (int d = 0; d < nd; d++)
         if (d != dim && is[d] > ss[d])
@@ -115,7 +116,7 @@ pct_object *pct_cpu_gather(pct_call *c)
     idx = pct_ix_checked_index(index, 0, ss[dim], &bad, &is_bad);
     if (is_bad) PCT_FAIL(PCT_ERR_RUNTIME, "index %lld is out of bounds for dimension %d with size %lld", (long long)bad, dim, (long long)ss[dim]);
     if (!idx) goto fail;
-    PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
+    PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, self->device_type, self->device_index));
     {
         int64_t cst[PCT_MAX_DIMS], shape[PCT_MAX_DIMS];
         pct_contiguous_strides(nd, is, cst);
@@ -245,10 +246,10 @@ static pct_object *scatter_impl(pct_call *c, const char *name, const ix_along *a
             PCT_TRY_INT(pct_ix_run(&ctx, nd, shape, target, rst, ident, zero, idx, cst, NULL, NULL, false));
         }
         if (op == IX_MEAN) {
-            PCT_TRY(cnt = pct_tensor_zeros(nd, rs, PCT_INT64));
+            PCT_TRY(cnt = pct_tensor_zeros_on(nd, rs, PCT_INT64, target->device_type, target->device_index));
             if (include_self) {
-                int64_t *cd = (int64_t *)pct_tensor_data(cnt);
-                for (int64_t i = 0; i < cnt->numel; i++) cd[i] = 1;
+                const pct_scalar one = {.kind = PCT_SCALAR_INT, .i = 1, .d = 1};
+                PCT_TRY_INT(pct_fill_scalar(cnt, &one));
             }
             int64_t cntst[PCT_MAX_DIMS];
             pct_contiguous_strides(nd, rs, cntst);
@@ -258,6 +259,12 @@ static pct_object *scatter_impl(pct_call *c, const char *name, const ix_along *a
             /* divide by the counts */
             pct_tensor *cv = pct_tensor_view_of(cnt, target->ndim, target->sizes, cntst, 0);
             if (!cv) goto fail;
+            if (target->device_type != PCT_CPU) { /* Note [Device indexing] */
+                int drc = pct_ix_device_mean_div(target, cv);
+                PCT_DECREF(cv);
+                if (drc < 0) goto fail;
+                goto divided;
+            }
             pct_iter it;
             pct_iter_config cfg = {.out = target, .inplace = true, .ninputs = 1, .inputs = {cv}, .compute_dtype = target->dtype,
                                    .out_dtype = target->dtype, .mixed_dtypes = true};
@@ -266,6 +273,7 @@ static pct_object *scatter_impl(pct_call *c, const char *name, const ix_along *a
             if (brc < 0) goto fail;
             pct_iter_run(&it, mean_div_loops[target->dtype], NULL);
             pct_iter_release(&it);
+        divided:;
         } else {
             ix_ctx ctx = {.op = op, .n = is[dim], .idx_step = cst[dim], .dst_sj = rst[dim], .src_si = src_si, .alpha_d = 1, .alpha_i = 1};
             PCT_TRY_INT(pct_ix_run(&ctx, nd, shape, target, rst, from, src_st, idx, cst, NULL, NULL, false));
@@ -518,7 +526,18 @@ pct_object *pct_cpu_index_fill(pct_call *c)
         return NULL;
     }
     pct_scalar s;
-    pct_tensor_item_scalar(value, &s);
+    if (value->device_type != PCT_CPU) { /* a device's 0-d value is read through a host copy, as torch's item() */
+        pct_tensor *h = pct_tensor_empty(0, NULL, value->dtype, PCT_CPU, -1);
+        if (!h || pct_copy_(h, value) < 0) {
+            PCT_XDECREF(h);
+            return NULL;
+        }
+        pct_tensor_item_scalar(h, &s);
+        s.from_tensor = true;
+        PCT_DECREF(h);
+    } else {
+        pct_tensor_item_scalar(value, &s);
+    }
     if (pct_scalar_check_fits(&s, self->dtype) < 0) return NULL;
     pct_tensor *v = pct_scalar_tensor_of(self->dtype, &s);
     if (!v) return NULL;
@@ -557,7 +576,7 @@ pct_object *pct_cpu_fill_tensor_(pct_call *c)
 /* Element offsets into t of the row-major linear indices in index (wrapped, checked). */
 static pct_tensor *linear_offsets(pct_tensor *t, pct_tensor *index)
 {
-    pct_tensor *L = pct_tensor_empty(index->ndim, index->sizes, PCT_INT64, PCT_CPU, -1);
+    pct_tensor *L = pct_tensor_empty(index->ndim, index->sizes, PCT_INT64, t->device_type, t->device_index);
     if (!L) return NULL;
     off_ctx c = {.lo = -t->numel, .hi = t->numel, .mul = 1, .linear = !pct_tensor_is_contiguous(t) && t->ndim > 0,
                  .ndim = t->ndim, .sizes = t->sizes, .strides = t->strides};
@@ -582,7 +601,7 @@ pct_object *pct_cpu_take(pct_call *c)
                  pct_dtype_cpp_name[self->dtype], pct_dtype_cpp_name[c->out->dtype]);
     if (index->dtype != PCT_INT64) PCT_FAIL(PCT_ERR_RUNTIME, "take(): Expected a long tensor for index, but got %s", pct_dtype_cpp_name[index->dtype]);
     PCT_TRY(L = linear_offsets(self, index));
-    PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, PCT_CPU, -1));
+    PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, self->device_type, self->device_index));
     {
         int64_t zero[PCT_MAX_DIMS] = {0};
         ix_ctx ctx = {.op = IX_COPY, .n = 1, .src_sj = 1};

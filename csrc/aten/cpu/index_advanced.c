@@ -161,7 +161,7 @@ static int adv_prepare(adv_plan *a, pct_tensor *self, int nindices, pct_tensor *
 static int adv_offsets(adv_plan *a, pct_tensor *self)
 {
     int bpos = a->bpos, r = a->rnd;
-    if (!(a->L = pct_tensor_empty(a->bnd, a->bshape, PCT_INT64, PCT_CPU, -1))) return -1;
+    if (!(a->L = pct_tensor_empty(a->bnd, a->bshape, PCT_INT64, self->device_type, self->device_index))) return -1;
     for (int d = 0; d < r; d++) a->lstride[d] = 0;
     for (int b = 0; b < a->bnd; b++) a->lstride[bpos + b] = a->L->strides[b];
     int64_t rnumel = 1;
@@ -179,8 +179,9 @@ static int adv_offsets(adv_plan *a, pct_tensor *self)
         }
     }
     if (a->n == 0) {
-        /* no index at all: L is a single 0 */
-        *(int64_t *)pct_tensor_data(a->L) = 0;
+        /* no index at all: L is a single 0 (filled through the backend: L may live on a device) */
+        const pct_scalar zero = {.kind = PCT_SCALAR_INT};
+        if (pct_fill_scalar(a->L, &zero) < 0) return -1;
     }
     return 0;
 }
@@ -201,7 +202,7 @@ pct_object *pct_cpu_index_get(pct_tensor *self, int nindices, pct_tensor **indic
         }
     }
     if (adv_prepare(&a, self, nindices, indices) < 0 || adv_offsets(&a, self) < 0) goto fail;
-    PCT_TRY(r = pct_tensor_empty(a.rnd, a.rshape, self->dtype, PCT_CPU, -1));
+    PCT_TRY(r = pct_tensor_empty(a.rnd, a.rshape, self->dtype, self->device_type, self->device_index));
     {
         ix_ctx c = {.op = IX_COPY, .n = 1, .src_sj = 1};
         PCT_TRY_INT(pct_ix_run(&c, a.rnd, a.rshape, r, r->strides, self, a.rstride, a.L, a.lstride, NULL, NULL, false));

@@ -3,6 +3,7 @@
  * index.c) with its runner, and the checking of index values into element offsets.
  */
 #include "index_internal.h"
+#include "../backend.h" /* pct_device_type_name */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -257,8 +258,40 @@ int pct_ix_run(ix_ctx *ctx, int ndim, const int64_t *shape, pct_tensor *dst, con
     ctx->src_sj *= isz;
     ctx->idx_step *= 8;
     ctx->cnt_sj *= 8;
+    /* Note [Device indexing]: on a device, a 1-element CPU source goes by value, a 1-element CPU index or count is
+     * copied over */
+    const bool device = dst->device_type != PCT_CPU;
+    bool by_value = false;
+    uint64_t value = 0;
+    pct_tensor *moved[4] = {NULL, NULL, NULL, NULL};
+    if (device && src->device_type == PCT_CPU && src->numel == 1 && pct_dtype_itemsize[src->dtype] <= 8) {
+        by_value = true;
+        memcpy(&value, pct_tensor_data(src), (size_t)pct_dtype_itemsize[src->dtype]);
+        base[1] = dst; /* a stand-in operand of the device (never read) */
+        st[1] = dst_st;
+    }
+    for (int k = 1; device && k < nops; k++) {
+        if (base[k]->device_type == dst->device_type && base[k]->device_index == dst->device_index) continue;
+        if (base[k]->device_type != PCT_CPU || base[k]->numel != 1) {
+            pct_error(PCT_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two devices, "
+                      "%s:%d and %s!", pct_device_type_name(dst->device_type), dst->device_index,
+                      pct_device_type_name(base[k]->device_type));
+            goto done;
+        }
+        if (!(moved[k] = pct_ix_on_device_of(base[k], dst))) goto done;
+        base[k] = moved[k];
+    }
     for (int k = 0; k < nops; k++)
         if (!(v[k] = pct_tensor_view_of(base[k], ndim, shape, st[k], base[k]->offset))) goto done;
+    if (device) {
+        pct_iter dit;
+        pct_iter_config dcfg = {.out = v[0], .inplace = true, .ninputs = nops - 1, .inputs = {v[1], v[2], v[3]},
+                                .compute_dtype = dst->dtype, .out_dtype = dst->dtype, .mixed_dtypes = true};
+        if (pct_iter_build(&dit, &dcfg) < 0) goto done;
+        rc = pct_ix_device_loop(ctx, &dit, by_value, value);
+        pct_iter_release(&dit);
+        goto done;
+    }
     pct_iter it;
     pct_iter_config cfg = {.out = v[0], .inplace = true, .ninputs = nops - 1, .inputs = {v[1], v[2], v[3]},
                            .compute_dtype = dst->dtype, .out_dtype = dst->dtype, .mixed_dtypes = true};
@@ -275,7 +308,10 @@ int pct_ix_run(ix_ctx *ctx, int ndim, const int64_t *shape, pct_tensor *dst, con
     pct_iter_release(&it);
     rc = 0;
 done:
-    for (int k = 0; k < 4; k++) PCT_XDECREF(v[k]);
+    for (int k = 0; k < 4; k++) {
+        PCT_XDECREF(v[k]);
+        PCT_XDECREF(moved[k]);
+    }
     return rc;
 }
 
@@ -319,6 +355,7 @@ int pct_ix_off_run(pct_tensor *out, pct_tensor *in, off_ctx *c)
 {
     c->in32 = in->dtype == PCT_INT32;
     if (out->numel == 0) return 0;
+    if (out->device_type != PCT_CPU) return pct_ix_device_offsets(out, in, c); /* Note [Device indexing] */
     pct_iter it;
     pct_iter_config cfg = {.out = out, .inplace = true, .ninputs = 1, .inputs = {in}, .compute_dtype = PCT_INT64,
                            .out_dtype = PCT_INT64, .mixed_dtypes = true};
@@ -334,7 +371,7 @@ int pct_ix_off_run(pct_tensor *out, pct_tensor *in, off_ctx *c)
 pct_tensor *pct_ix_checked_index(pct_tensor *index, int64_t lo, int64_t hi, int64_t *bad, int *is_bad)
 {
     *is_bad = 0;
-    pct_tensor *r = pct_tensor_empty(index->ndim, index->sizes, PCT_INT64, PCT_CPU, -1);
+    pct_tensor *r = pct_tensor_empty(index->ndim, index->sizes, PCT_INT64, index->device_type, index->device_index);
     if (!r) return NULL;
     off_ctx c = {.lo = lo, .hi = hi, .mul = 1};
     atomic_init(&c.err, 0);

@@ -96,6 +96,20 @@ PCT_IX_INTERNAL int pct_ix_off_run(pct_tensor *out, pct_tensor *in, off_ctx *c);
  * *is_bad = 1 (no exception) so the caller raises its own message. */
 PCT_IX_INTERNAL pct_tensor *pct_ix_checked_index(pct_tensor *index, int64_t lo, int64_t hi, int64_t *bad, int *is_bad);
 
+/* ---- the loops on another device (index_device.c, Note [Device indexing]) ---- */
+
+/* dtype runs on the device's index loops (else the backend's fallback serves the op) */
+PCT_IX_INTERNAL bool pct_ix_device_dtype(int dtype);
+/* t on like's device: itself (new reference), or a copy of a CPU tensor; NULL with an error. */
+PCT_IX_INTERNAL pct_tensor *pct_ix_on_device_of(pct_tensor *t, const pct_tensor *like);
+/* The index loop over a built iterator of device operands (ctx's steps in bytes); src_by_value: operand 1 is ignored
+ * and src_value (an element's bytes) read instead. 0, or -1 with an error. */
+PCT_IX_INTERNAL int pct_ix_device_loop(const ix_ctx *ctx, pct_iter *it, bool src_by_value, uint64_t src_value);
+/* pct_ix_off_run on the device of out. */
+PCT_IX_INTERNAL int pct_ix_device_offsets(pct_tensor *out, pct_tensor *in, off_ctx *c);
+/* target /= counts (int64, target's shape) in place, a count of 0 as 1, on target's device. */
+PCT_IX_INTERNAL int pct_ix_device_mean_div(pct_tensor *target, pct_tensor *counts);
+
 static inline bool is_index_dtype(int d) { return d == PCT_INT64 || d == PCT_INT32; }
 
 /* ---- nonzero and mask compaction (nonzero.c) ---- */
