@@ -60,7 +60,7 @@ class SGD(Optimizer):
                 grads.append(p.grad)
                 if group["momentum"] != 0:
                     momentum_buffer_list.append(self.state[p].get("momentum_buffer"))
-        return False  # has_sparse_grad: pyctorch has no sparse tensors
+        return False  # has_sparse_grad: a Parameter's gradient is dense here (sparse tensors cannot be Parameters)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -1,8 +1,9 @@
 """SparseAdam, as torch.optim.SparseAdam.
 
 Note [SparseAdam without sparse tensors]: torch's SparseAdam updates only the entries a sparse
-gradient holds and raises for dense gradients. pyctorch has no sparse layout, so every gradient is
-dense and step() raises torch's error for any parameter that has a gradient; construction, the
+gradient holds and raises for dense gradients. pyctorch's sparse COO tensors (pyctorch/_sparse_coo.py)
+cannot be Parameters and nn.Embedding(sparse=True) still gives dense gradients, so a parameter's
+gradient is dense and step() raises torch's error for any parameter that has one; construction, the
 checks, state_dict() and load_state_dict() (state: integer step, exp_avg, exp_avg_sq) behave as
 torch's, so code that builds the optimizer, or loads a torch-saved one, runs unchanged.
 """
