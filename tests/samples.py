@@ -2084,7 +2084,7 @@ _COMPLEX_GRAD = ("linalg_eig's formula is not complex-correct yet: its complex r
                  "outputs in autograd], PCT_COMPLEX_GRAD_TODO)")
 # the kinds of check that fail per op (the others pass: a second derivative of nothing on both sides); gradgradcheck
 # is left out for them in test_autograd_ops.NO_GRADCHECK
-COMPLEX_GRAD = {"linalg_eig": ("grad",), "linalg_eigvals": ("grad",)}
+COMPLEX_GRAD = {"linalg_eig": ("grad", "gradcheck"), "linalg_eigvals": ("grad", "gradcheck")}
 for _op, _kinds in COMPLEX_GRAD.items():
     for _k, _s in samples_for(_op, "grad"):
         _s.xfail = {k: _COMPLEX_GRAD for k in _kinds}
