@@ -1805,8 +1805,7 @@ for _n, _b in (("clamp_min", dict(lo=-2, hi=0)), ("clamp_max", dict(lo=0, hi=2))
     _py(_n + "_", S(_meth(_n + "_"), X(3, 4), X(4, **_b)), S(_meth(_n + "_", -0.5), X(3)))
 for _n in ("real", "conj", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "adjoint"):
     _py(_n, S(_fn(_n), X(3, 4)), S(_fn(_n), X(2, 3, 4, layout="t")), S(_fn(_n), X(3, **I64)))
-# the complex ops, built from real inputs. Their gradients need complex autograd, which pyctorch lacks yet: the
-# gradient samples are strict xfails (COMPLEX_GRAD below)
+# the complex ops, built from real inputs (complex autograd: Note [Complex outputs in autograd] in ops_complex.def)
 _py("imag", S(lambda T, x: T.imag(x.to(T.complex128) * (1 + 2j)), X(3, 4)),
     S(lambda T, x: T.imag(x), X(3, grad=False)))  # a real input: torch's RuntimeError
 _py("complex", S(_fn("complex"), X(3, 4), X(4)),
@@ -2081,13 +2080,11 @@ PY_GRAD_XFAIL = {
                               "that requires grad keeps a CopyBackward0 node (zero gradient); torch's raises 'not "
                               "implemented'"},
 }
-_COMPLEX_GRAD = "complex autograd is not implemented yet (issue 20): the backward of a complex output raises"
-# the kinds of check that fail per op (the others pass: a second derivative of nothing on both sides, gradcheck of a
-# real part); gradgradcheck is left out for them in test_autograd_ops.NO_GRADCHECK
-# (complex, polar and view_as_complex end in view_as_complex, whose complex output autograd records: Note [Complex
-# outputs in autograd] in ops_complex.def)
-COMPLEX_GRAD = {"imag": ("grad", "gradcheck"), "view_as_real": ("grad", "gradcheck"),
-                "linalg_eig": ("grad",), "linalg_eigvals": ("grad",)}
+_COMPLEX_GRAD = ("linalg_eig's formula is not complex-correct yet: its complex results get no history (Note [Complex "
+                 "outputs in autograd], PCT_COMPLEX_GRAD_TODO)")
+# the kinds of check that fail per op (the others pass: a second derivative of nothing on both sides); gradgradcheck
+# is left out for them in test_autograd_ops.NO_GRADCHECK
+COMPLEX_GRAD = {"linalg_eig": ("grad", "gradcheck"), "linalg_eigvals": ("grad", "gradcheck")}
 for _op, _kinds in COMPLEX_GRAD.items():
     for _k, _s in samples_for(_op, "grad"):
         _s.xfail = {k: _COMPLEX_GRAD for k in _kinds}

@@ -285,13 +285,8 @@ def test_complex_leaf_gradients_against_torch(name):
     both(f)
 
 
-_MISSING_COMPLEX = ("complex autograd is not implemented yet (issue 20): complex mul/add/sum and the other ops outside "
-                    "Note [Complex outputs in autograd] record no history, so a gradient through them stops there")
-
-
 @requires_torch
 @needs_fft
-@pytest.mark.xfail(strict=True, reason=_MISSING_COMPLEX)
 def test_gradient_through_complex_arithmetic():
     a = _signal((8,), "float64")
     both(lambda L: (lambda x: ((L.fft.rfft(x) * (1 + 2j)).abs().sum().backward(), x.grad)[1])(
@@ -300,7 +295,6 @@ def test_gradient_through_complex_arithmetic():
 
 @requires_torch
 @needs_fft
-@pytest.mark.xfail(strict=True, reason=_MISSING_COMPLEX)
 def test_gradient_through_a_complex_sum():
     a = _signal((8,), "float64")
     both(lambda L: (lambda x: (L.view_as_real(L.fft.fft(x).sum()).sum().backward(), x.grad)[1])(
@@ -375,8 +369,6 @@ def test_pyctorch_does_not_import_torch_for_fft():
 
 
 @needs_fft
-@pytest.mark.xfail(strict=True, reason="forward AD gives no tangent to complex outputs yet (pyctorch/autograd/"
-                                       "_forward_ad.py _attach keeps floating outputs only; issue 20)")
 def test_forward_ad_through_rfft():
     import pyctorch.autograd.forward_ad as fwAD
     x = pyctorch.from_numpy(_signal((8,), "float64"))

@@ -77,7 +77,8 @@ def test_out_and_gradient_refusal():
     np.testing.assert_allclose(w.numpy(), P.linalg.eigvals(A).numpy())
     x = A.clone().requires_grad_()
     vals = P.linalg.eigvals(x)
-    # no complex autograd yet: the results do not require grad, so a backward through them raises (torch's works)
+    # its formula is not complex-correct yet (PCT_COMPLEX_GRAD_TODO): the results do not require grad, so a backward
+    # through them raises (torch's works)
     with pytest.raises(RuntimeError):
         vals.abs().sum().backward()
     with pytest.raises(NotImplementedError):

@@ -644,6 +644,11 @@ static PyObject *root_grad(pct_tensor *root, PyObject *given, int i)
         PyErr_SetString(PyExc_RuntimeError, "grad can be implicitly created only for scalar outputs");
         return NULL;
     }
+    if (!pct_dtype_is_floating(root->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "grad can be implicitly created only for real scalar outputs but got %R",
+                     pct_python_values.dtype_objects[root->dtype]);
+        return NULL;
+    }
     return pct_op_call1(PCT_OP_ones_like, root);
 }
 

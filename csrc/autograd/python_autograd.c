@@ -147,7 +147,7 @@ static PyObject *py_function_attach(PyObject *m, PyObject *args)
         if (!pct_is_tensor_object(y)) continue;
         bool c = false; /* by identity: == on tensors is elementwise */
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(nondiff); k++) c = c || PyTuple_GET_ITEM(nondiff, k) == y;
-        if (!c && pct_dtype_is_floating(((pct_tensor *)y)->dtype)) pct_node_set_output(n, (int)i, (pct_tensor *)y);
+        if (!c && pct_dtype_is_differentiable(((pct_tensor *)y)->dtype)) pct_node_set_output(n, (int)i, (pct_tensor *)y);
     }
     if (pct_node_finish_meta(n) < 0) return NULL;
     for (Py_ssize_t i = 0; i < no; i++) {

@@ -21,11 +21,32 @@ static const char *const *const formulas[PCT_NUM_OPS] = {
 #include "../aten/ops.def"
 };
 
-/* the ops whose complex outputs are recorded: Note [Complex outputs in autograd] (ops_complex.def) */
-static const bool complex_grad_ok[PCT_NUM_OPS] = {
-#define PCT_COMPLEX_GRAD_OK(id) [PCT_OP_##id] = true,
+/* the ops whose complex outputs are not recorded yet: Note [Complex outputs in autograd] (ops_complex.def) */
+static const bool complex_grad_todo[PCT_NUM_OPS] = {
+#define PCT_COMPLEX_GRAD_TODO(id) [PCT_OP_##id] = true,
 #include "../aten/ops_complex.def"
 };
+
+/* Whether a tensor argument of the call is complex: its node then runs the formulas' complex variant (Note
+ * [Complex formula variants] in pyctorch/autograd/_formulas.py) */
+static bool call_has_complex_input(const pct_call *c)
+{
+    const pct_signature *sig = &c->op->sig;
+    for (int i = 0; i < sig->nparams; i++) {
+        const pct_value *v = &c->v[i];
+        if (v->none || i == sig->out_index) continue;
+        if (sig->params[i].type == PCT_ARG_TENSOR) {
+            if (pct_dtype_is_complex(v->t->dtype)) return true;
+        } else if (sig->params[i].type == PCT_ARG_TENSORLIST) {
+            Py_ssize_t k = PySequence_Fast_GET_SIZE(v->obj);
+            for (Py_ssize_t j = 0; j < k; j++) {
+                PyObject *o = PySequence_Fast_ITEMS(v->obj)[j];
+                if (pct_is_tensor_object(o) && pct_dtype_is_complex(((pct_tensor *)o)->dtype)) return true;
+            }
+        }
+    }
+    return false;
+}
 
 enum { INFO_UNKNOWN, INFO_FORMULA, INFO_MISSING, INFO_NONDIFF };
 
@@ -37,6 +58,7 @@ typedef struct grad_info {
     uint32_t diff_mask;  /* bit i: parameter i has a formula (its gradient flows) */
     uint32_t users[PCT_MAX_PARAMS]; /* users[i] bit j: the formula of parameter j reads parameter i */
     PyObject *fn;        /* owned for the life of the module */
+    PyObject *fn_complex; /* the formulas' complex variant (Note [Complex formula variants] in _formulas.py) */
     PyObject *name;      /* e.g. "MulBackward0" */
 } grad_info;
 
@@ -102,7 +124,7 @@ static grad_info *info_for(int op_index)
     } else {
         PyObject *saved, *meta, *users;
         unsigned int results_read;
-        if (!PyArg_ParseTuple(r, "OOIOO", &g->fn, &saved, &results_read, &meta, &users)) { Py_DECREF(r); goto fail; }
+        if (!PyArg_ParseTuple(r, "OOIOOO", &g->fn, &saved, &results_read, &meta, &users, &g->fn_complex)) { Py_DECREF(r); goto fail; }
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved) && i < PyTuple_GET_SIZE(users); i++) {
             long at = PyLong_AsLong(PyTuple_GET_ITEM(saved, i));
             unsigned long bits = PyLong_AsUnsignedLongMask(PyTuple_GET_ITEM(users, i));
@@ -124,6 +146,7 @@ static grad_info *info_for(int op_index)
             }
         }
         Py_INCREF(g->fn);
+        Py_INCREF(g->fn_complex);
         g->results_mask = results_read;
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++)
             g->save_mask |= 1u << PyLong_AsLong(PyTuple_GET_ITEM(saved, i));
@@ -159,6 +182,7 @@ PyObject *pct_value_as_python(const pct_param *p, const pct_value *v)
     case PCT_ARG_SCALAR:
         if (v->s.kind == PCT_SCALAR_BOOL) return PyBool_FromLong(v->s.i != 0);
         if (v->s.kind == PCT_SCALAR_INT) return PyLong_FromLongLong(v->s.i);
+        if (v->s.kind == PCT_SCALAR_COMPLEX) return PyComplex_FromDoubles(v->s.d, v->s.im);
         return PyFloat_FromDouble(v->s.d);
     case PCT_ARG_INTLIST: {
         PyObject *t = PyTuple_New(v->n);
@@ -350,11 +374,12 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     /* Note [Composite ops]: an implicit composite records no node; the ops it calls, with grad mode on, do */
     if (c->op->kind == PCT_KIND_COMPOSITE && !formulas[c->op_index]) return pct_dispatch(c);
     if (target && pct_check_inplace(target) < 0) return NULL;
-    if (target && pct_dtype_is_complex(target->dtype) && !complex_grad_ok[c->op_index]) {
+    if (target && pct_dtype_is_complex(target->dtype) && complex_grad_todo[c->op_index]) {
         /* unrecorded, it would leave the tensor its old history: a wrong gradient (Note [Complex outputs in
          * autograd]) */
-        PyErr_Format(PyExc_NotImplementedError, "%s: complex autograd is not implemented yet (issue 20): this "
-                     "in-place op cannot be recorded on a complex tensor in a graph that requires grad", sig->name);
+        PyErr_Format(PyExc_NotImplementedError, "%s: the derivative of this op for complex tensors is not "
+                     "implemented yet: it cannot be recorded in place on a complex tensor in a graph that requires "
+                     "grad", sig->name);
         return NULL;
     }
     grad_info *g = info_for(c->op_index);
@@ -405,7 +430,7 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     if (!(outs = collect_outputs(r, &nouts))) goto fail;
     all_outs = outs + nouts;
     memcpy(all_outs, outs, sizeof(pct_tensor *) * (size_t)nouts);
-    bool any_float = false;
+    bool any_float = false, any_complex = call_has_complex_input(c);
     for (int i = 0; i < nouts; i++) {
         if (!outs[i]) continue;
         if (!target) {
@@ -414,11 +439,12 @@ PyObject *pct_autograd_dispatch(pct_call *c)
                 if (sig->params[j].type == PCT_ARG_TENSOR && !c->v[j].none && (pct_tensor *)c->v[j].t == outs[i])
                     goto unrecorded;
         }
-        if (pct_dtype_is_floating(outs[i]->dtype)
-            || (pct_dtype_is_complex(outs[i]->dtype) && complex_grad_ok[c->op_index])) any_float = true;
+        if (pct_dtype_is_floating(outs[i]->dtype)) any_float = true;
+        else if (pct_dtype_is_complex(outs[i]->dtype) && !complex_grad_todo[c->op_index]) any_float = any_complex = true;
         else outs[i] = NULL; /* integer and bool outputs are not differentiable (complex ones: see above) */
     }
     if (!any_float) goto unrecorded;
+    if (any_complex && g->fn_complex && g->fn_complex != n->fn) Py_SETREF(n->fn, Py_NewRef(g->fn_complex));
     n->outputs = calloc((size_t)nouts, sizeof(pct_meta));
     n->saved = calloc((size_t)(sig->nparams + (g->results_mask ? nouts : 0)), sizeof(pct_saved));
     if (!n->outputs || !n->saved) { PyErr_NoMemory(); goto fail; }

@@ -234,7 +234,7 @@ static PyObject *formula_helper(const char *name)
 
 static PyObject *record_getitem(pct_tensor *t, PyObject *key, PyObject *r)
 {
-    if (!r || !PCT_TENSOR_CHECK(r) || !pct_dtype_is_floating(((pct_tensor *)r)->dtype)) return r;
+    if (!r || !PCT_TENSOR_CHECK(r) || !pct_dtype_is_differentiable(((pct_tensor *)r)->dtype)) return r;
     PyObject *fn = formula_helper("getitem_backward");
     PyObject *shape = fn ? pct_size_new(t->ndim, t->sizes) : NULL;
     PyObject *saved = shape ? Py_BuildValue("(OO)", shape, key) : NULL;

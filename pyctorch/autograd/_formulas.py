@@ -819,14 +819,62 @@ def _namespace():
     ns["torch"] = torch
     ns["math"] = math
     ns["_any"] = any
+    ns["_conj"] = _conj
     return ns
 
 
 _NS = None
 
 
+def _conj(x):
+    """x.conj() of the complex variant of a formula (Note [Complex formula variants]): tensors and Python numbers."""
+    if isinstance(x, torch.Tensor):
+        return x.conj()
+    return x.conjugate() if isinstance(x, complex) else x
+
+
+class _Variant(ast.NodeTransformer):
+    """Rewrites a formula for one variant: the real one drops every `.conj()`, the complex one calls `_conj(...)`
+    instead (Python scalars such as alpha have no .conj()) and `<helper>_complex` where such a helper exists."""
+
+    def __init__(self, is_complex):
+        self.is_complex = is_complex
+        self.changed = False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "conj" and not node.args and not node.keywords:
+            self.changed = True
+            return f.value if not self.is_complex else ast.Call(ast.Name("_conj", ast.Load()), [f.value], [])
+        if self.is_complex and isinstance(f, ast.Name) and f.id + "_complex" in _NS:
+            self.changed = True
+            node.func = ast.Name(f.id + "_complex", ast.Load())
+        return node
+
+
+def _variant(expr, is_complex):
+    """(expr for the variant, whether it differs from the formula as written)."""
+    global _NS
+    if _NS is None:
+        _NS = _namespace()
+    v = _Variant(is_complex)
+    tree = ast.fix_missing_locations(v.visit(ast.parse(expr, mode="eval")))
+    return (ast.unparse(tree) if v.changed else expr), v.changed
+
+
+# Note [Complex formula variants]: a formula is written once, in torch's convention for complex tensors (the
+# conjugate Wirtinger derivative: `grad * other.conj()` for mul), and compiled twice. The real variant drops every
+# `.conj()` (the identity on real tensors), so real gradients run the very code, and get the very values, they had
+# before complex autograd; the complex variant keeps the conjugates and calls `<helper>_complex` for the helpers
+# whose complex derivative differs in more than conjugates (pow, sgn, acosh). The recorder picks the complex
+# variant for a node when one of its tensor inputs or outputs is complex (record.c). A real input of an op with a
+# complex result gets a complex gradient from the formula and the engine keeps its real part (the cast of
+# engine.c's validate), which is torch's handle_r_to_c.
+
 def compile_op(node_name, params, codes, formulas):
-    """One backward function for an op: see the module docstring. None: not differentiable."""
+    """One backward function for an op: see the module docstring. None: not differentiable.
+    Returns (fn, saved, results read, meta, users, fn for complex tensors: Note [Complex formula variants])."""
     global _NS
     if _NS is None:
         _NS = _namespace()
@@ -891,10 +939,10 @@ def compile_op(node_name, params, codes, formulas):
             lines.append("    k += n_")
     lines.append("    return out")
     src = "\n".join(lines)
-    ns = dict(_NS)
-    exec(compile(src, f"<backward of {node_name}>", "exec"), ns)
-    fn = ns["backward"]
-    fn.__name__ = node_name
+    fn = _compile_variant(node_name, src, False)[0]
+    fn_complex, changed = _compile_variant(node_name, src, True)
+    if not changed:
+        fn_complex = fn
     saved = tuple(i for i, p in enumerate(params) if codes[i] != "X" and p in used)
     every = [e for e in exprs.values() if not e.startswith("group")] + [e for _, e in groups]
     meta = tuple(i for i in saved if codes[i] in "TL" and _meta_only(every, params[i]))
@@ -904,7 +952,31 @@ def compile_op(node_name, params, codes, formulas):
     readers = [(single, _names(e)) for single, e in single_exprs.items()]
     readers += [(t, _names(e)) for targets, e in groups for t in targets]
     users = tuple(sum(1 << params.index(t) for t, names in readers if params[i] in names) for i in saved)
-    return fn, saved, _results_read(formulas, used), meta, users
+    return fn, saved, _results_read(formulas, used), meta, users, fn_complex
+
+
+def _compile_variant(node_name, src, is_complex):
+    """The backward function of one variant (Note [Complex formula variants]) and whether it differs from src."""
+    out, changed = [], False
+    for line in src.split("\n"):
+        # the formula expressions sit in the generated lines' parentheses: rewrite the statements whole
+        body = line.lstrip()
+        if body.startswith(("out.append(", "out.extend(", "group")):
+            new, c = _variant(body, is_complex) if "=" not in body.split("(")[0] else _assign_variant(body, is_complex)
+            changed |= c
+            line = line[:len(line) - len(body)] + new
+        out.append(line)
+    ns = dict(_NS)
+    exec(compile("\n".join(out), f"<backward of {node_name}>", "exec"), ns)
+    fn = ns["backward"]
+    fn.__name__ = node_name
+    return fn, changed
+
+
+def _assign_variant(stmt, is_complex):
+    name, _, expr = stmt.partition(" = ")
+    new, changed = _variant(expr, is_complex)
+    return f"{name} = {new}", changed
 
 
 def _results_read(formulas, used):
@@ -1053,14 +1125,86 @@ def cross_entropy_jvp(input, input_t, target, weight, reduction, ignore_index, l
     return [loss_t, lse_t.reshape(lse.shape)]
 
 
-_COMPLEX_GRAD = "the gradients of complex tensors are not implemented yet (issue 20: complex autograd)"
-
-
 def sgn_backward(grad, input, result):
-    """sgn's derivative: zero for real inputs (as sign's); complex inputs have no autograd yet."""
-    if input.dtype.is_complex:
-        raise NotImplementedError(_COMPLEX_GRAD)
+    """sgn's derivative for real tensors: zero, as sign's (the complex one: sgn_backward_complex)."""
     return torch.zeros_like(grad)
+
+
+def sgn_backward_complex(grad, input, result):
+    """sgn(z) = z / |z| moves only along the circle: the part of grad orthogonal to sgn(z), over |z|; zero at z = 0
+    (torch's sgn_backward)."""
+    mag = input.abs()
+    along = (grad * result.conj()).real
+    safe = torch.where(mag == 0, torch.ones_like(mag), mag)
+    return where_any(mag == 0, torch.zeros_like(grad), (grad - result * along) / safe)
+
+
+def where_any(cond, a, b):
+    """torch.where for the complex variants' helpers: the complex where has no kernel here, so a complex result is
+    made from the wheres of its real and imaginary parts (differentiable, for double backward)."""
+    if not (a.dtype.is_complex or b.dtype.is_complex):
+        return torch.where(cond, a, b)
+    return torch.complex(torch.where(cond, a.real, b.real), torch.where(cond, _imag_or_zero(a), _imag_or_zero(b)))
+
+
+def _imag_or_zero(x):
+    return x.imag if x.dtype.is_complex else torch.zeros_like(x)
+
+
+def _by_parts(fn, g, *args):
+    """A helper linear in g, whose other arguments give only shapes, applied to a complex g part by part."""
+    if not g.dtype.is_complex:
+        return fn(g, *args)
+    return torch.complex(fn(g.real, *args), fn(g.imag, *args))
+
+
+def diagonal_backward_complex(g, input, offset, dim1, dim2):
+    return _by_parts(diagonal_backward, g, input, offset, dim1, dim2)
+
+
+def diag_backward_complex(g, input, diagonal):
+    return _by_parts(diag_backward, g, input, diagonal)
+
+
+def index_select_backward_complex(g, input, dim, index):
+    if not g.dtype.is_complex:
+        return index_select_backward(g, input, dim, index)
+    z = torch.zeros(input.shape, dtype=g.real.dtype, device=g.device)
+    return torch.complex(z.index_add(dim, index, g.real), z.index_add(dim, index, g.imag))
+
+
+def acosh_backward(grad, input):
+    return grad * (input * input - 1).rsqrt()
+
+
+def acosh_backward_complex(grad, input):
+    """sqrt(z * z - 1) is not sqrt(z + 1) * sqrt(z - 1) off the real line: torch's complex formula takes the latter."""
+    return grad * ((input + 1).rsqrt() * (input - 1).rsqrt()).conj()
+
+
+def pow_backward_self_complex(g, input, exponent):
+    """pow_backward_self for complex tensors: grad * conj(exponent * input ** (exponent - 1)), zero where the
+    exponent is zero."""
+    if _is_constant_zero(exponent):
+        return torch.zeros_like(input)
+    d = (exponent * input.pow(exponent - 1)).conj()
+    if not isinstance(exponent, torch.Tensor):
+        return g * d
+    return where_any(exponent == 0, torch.zeros_like(g * d), g * d)
+
+
+def pow_backward_exponent_complex(g, input, result, exponent=None):
+    """d(input ** exponent)/d exponent for complex tensors: conj(result * log(input)) with input promoted to the
+    result's dtype (log of a negative real is then finite); 0 where input == 0 and the exponent is real and >= 0."""
+    x = input.to(result.dtype) if isinstance(input, torch.Tensor) else torch.tensor(input, dtype=result.dtype)
+    zero = x == 0
+    if exponent is not None:
+        if exponent.dtype.is_complex:
+            zero = zero & (exponent.imag == 0) & (exponent.real >= 0)
+        else:
+            zero = zero & (exponent >= 0)
+    d = (result * x.log()).conj()
+    return g * where_any(zero, torch.zeros_like(d), d)
 
 
 def abs_backward(grad, input):

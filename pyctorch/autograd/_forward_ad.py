@@ -170,7 +170,13 @@ def _namespace():
         from . import _formulas
         _NS = dict(_formulas._namespace())
         _NS["_call_op"] = _call_op
+        _NS["_fw_complex"] = _fw_complex
     return _NS
+
+
+def _fw_complex(*tensors):
+    """Whether an element-wise op's JVP takes its formula's complex variant: a complex result or input."""
+    return any(isinstance(x, _C.Tensor) and x.dtype.is_complex for x in tensors)
 
 
 def _call_op(op_index, values):
@@ -206,16 +212,26 @@ def _compile(op_index):
     body = []
     if list(fw) == ["auto_element_wise"]:
         # the Jacobian is diagonal: the backward formula applied to each input's tangent, summed; inputs without a
-        # tangent contribute nothing (no zeros are made for them)
+        # tangent contribute nothing (no zeros are made for them). With complex tensors the backward formula gives
+        # conj(f') times the gradient, so the tangent is conj(formula(conj(t))) (torch's auto_element_wise), taken
+        # from the formulas' complex variant (Note [Complex formula variants]); a real result keeps its real part
+        from . import _formulas
+        tensors = [arg[p] for p, c in zip(params, codes) if c == "T"]
+        body.append(f"    cx_ = _fw_complex(result, {', '.join(tensors)})")
         body.append("    acc_ = None")
         for f in bw or ():
             target, _, expr = f.partition(": ")
             target = target.strip()
             if target in diff and codes[params.index(target)] == "T":
                 t = arg[target] + "_t"
-                term = _rename(" ".join(expr.split()), "grad", t)
+                expr = " ".join(expr.split())
+                term = _rename(_formulas._variant(expr, False)[0], "grad", t)
+                term_c = _rename(_formulas._variant(expr, True)[0], "grad", f"_conj({t})")
                 body.append(f"    if {t} is not None:")
-                body.append(f"        acc_ = ({term}) if acc_ is None else acc_ + ({term})")
+                body.append(f"        term_ = ({term}) if not cx_ else _conj({term_c})")
+                body.append("        acc_ = term_ if acc_ is None else acc_ + term_")
+        body.append("    if cx_ and acc_ is not None and acc_.dtype.is_complex and not result.dtype.is_complex:")
+        body.append("        acc_ = acc_.real")
         body.append("    return [acc_]")
         used = set()
     else:
@@ -341,8 +357,12 @@ def _zeros_for(primal, tangent):
 def _attach(outs, tangents, lv):
     nodes = set()
     for o, t in zip(outs, tangents):
-        if t is None or not _is_tensor(o) or not o.dtype.is_floating_point:
+        if t is None or not _is_tensor(o) or not (o.dtype.is_floating_point or o.dtype.is_complex):
             continue
+        if t.dtype.is_complex and not o.dtype.is_complex:
+            t = t.real  # a real output of complex inputs (torch's handle_r_to_c)
+        elif o.dtype.is_complex and not t.dtype.is_complex:
+            t = t.to(o.dtype)
         if tuple(t.shape) != tuple(o.shape):
             t = t.expand(o.shape)
         set_tangent(o, t, lv)

@@ -49,9 +49,9 @@ def make_dual(tensor, tangent, *, level=None):
         raise TypeError(f"make_dual(): argument 'tensor' must be Tensor, not {type(tensor).__name__}")
     if not isinstance(tangent, _C.Tensor):
         raise TypeError(f"make_dual(): argument 'tangent' must be Tensor, not {type(tangent).__name__}")
-    if not tensor.dtype.is_floating_point:
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
-    if not tangent.dtype.is_floating_point:
+    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "

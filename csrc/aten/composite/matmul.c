@@ -156,7 +156,10 @@ pct_object *pct_composite_matmul(pct_call *c)
         pct_tensor *r = u ? pct_comp_call2(PCT_OP_mm, u, t2, out) : NULL;
         PCT_XDECREF(u);
         if (!r) return NULL;
-        pct_tensor *s = pct_comp_squeeze_(r, 0);
+        /* a product that came back as a view (the complex mm) is squeezed out of place: an in-place squeeze_ of a
+         * view would rebase its history onto the view's base (CopySlices of a metadata change) */
+        const int64_t zero = 0;
+        pct_tensor *s = r->base && !out ? pct_comp_shape(PCT_OP_squeeze, r, 1, &zero) : pct_comp_squeeze_(r, 0);
         PCT_DECREF(r);
         return (pct_object *)s;
     }
