@@ -83,6 +83,10 @@ def test_openblas_kernel_choice(monkeypatch):
              ({"PYCTORCH_NO_AVX512": "1"}, skx, None),                     # valgrind builds keep the default
              ({}, ("GenuineIntel", skx[1]), None),                         # OpenBLAS recognises Intel itself
              ({}, ("AuthenticAMD", {"avx2", "avx512f"}), None)]            # not every AVX-512 subset
+    # recorded first, so the teardown restores the variable as it was: select_openblas_kernels() writes os.environ
+    # itself, and a SKYLAKEX left behind would reach the subprocesses of later tests on a CPU without AVX-512
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "")
+    monkeypatch.setenv("PYCTORCH_NO_AVX512", "")
     for environ, info, expected in cases:
         monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
         monkeypatch.delenv("PYCTORCH_NO_AVX512", raising=False)

@@ -80,7 +80,10 @@ def test_softmax_backward_matches_torch(fn, dtype, shape, dim):
     name = "_softmax_backward_data" if fn == "softmax" else "_log_softmax_backward_data"
     got = getattr(pyctorch, name)(gp, yp, dim, getattr(pyctorch, dtype))
     want = getattr(T.ops.aten, name)(gt, yt, dim, getattr(T, dtype))
-    assert_same(got, want)
+    # the backward sums grad along dim: two float32 sums of n terms in different orders (torch's blocks follow the
+    # CPU's vector width) differ by about n * eps * |grad|, so the absolute tolerance grows with n past 1000 terms
+    n = shape[dim]
+    assert_same(got, want, atol=1e-5 * max(1.0, n / 1000) if dtype == "float32" else None)
 
 
 def test_softmax_gradcheck():

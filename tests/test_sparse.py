@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import pyctorch as pt
+from conftest import assert_same
 
 
 @pytest.fixture(scope="module")
@@ -147,26 +148,26 @@ def test_gradients_through_values_numpy():
 # ---------------------------------------------------------------- against torch
 
 def _same_sparse(a, b, coalesce=True):
-    """a (pyctorch) and b (torch) hold the same sparse tensor."""
+    """a (pyctorch) and b (torch) hold the same sparse tensor: the structure, then indices and values through
+    assert_same."""
     assert a.is_sparse and b.is_sparse
     assert tuple(a.shape) == tuple(b.shape) and str(a.dtype) == str(b.dtype)
     assert a.sparse_dim() == b.sparse_dim() and a.dense_dim() == b.dense_dim()
     assert a.is_coalesced() == b.is_coalesced()
     if coalesce:
-        ac, bc = a.coalesce(), b.coalesce()
-        assert ac.indices().tolist() == bc.indices().tolist()
-        np.testing.assert_allclose(ac.values().detach().numpy(), bc.values().detach().numpy(), rtol=1e-6)
+        a, b = a.coalesce(), b.coalesce()
+        assert_same(a.indices(), b.indices(), exact=True)
+        assert_same(a.values().detach(), b.values().detach(), rtol=1e-6, atol=0)
     else:
-        assert a._indices().tolist() == b._indices().tolist()
-        np.testing.assert_allclose(a._values().detach().numpy(), b._values().detach().numpy(), rtol=1e-6)
+        assert_same(a._indices(), b._indices(), exact=True)
+        assert_same(a._values().detach(), b._values().detach(), rtol=1e-6, atol=0)
 
 
 def _same(a, b):
     if getattr(b, "is_sparse", False):
         _same_sparse(a, b)
     else:
-        assert tuple(a.shape) == tuple(b.shape) and str(a.dtype) == str(b.dtype)
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+        assert_same(a.detach(), b.detach(), rtol=1e-5, atol=1e-6)
 
 
 PROGRAMS = {

@@ -80,6 +80,11 @@ static atomic_llong fallback_runs;
 
 int64_t pct_cuda_fallback_runs(void) { return (int64_t)atomic_load(&fallback_runs); }
 
+/* The call's first argument, a tensor for every op a glue file routes with it (the index ops: their self/input): the
+ * one place outside the typed argument structs that reads a slot by number, so glue shared by several ops can ask its
+ * dtype (Note [Typed arguments]). */
+const pct_tensor *pct_cuda_call_self(const pct_call *c) { return c->v[0].t; }
+
 pct_object *pct_cuda_fallback(pct_call *c)
 {
     atomic_fetch_add(&fallback_runs, 1);

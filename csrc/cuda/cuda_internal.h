@@ -117,6 +117,8 @@ int pct_cuda_index_put_native(pct_tensor *self, int nindices, pct_tensor **indic
 
 /* ---- the CPU fallback (cuda_fallback.c): Note [CUDA fallback] ---- */
 pct_object *pct_cuda_fallback(pct_call *c);
+/* a call's first argument (a tensor for the ops that ask), for glue shared by several ops */
+const pct_tensor *pct_cuda_call_self(const pct_call *c);
 /* the calls the fallback ran (ops and advanced indexing) */
 int64_t pct_cuda_fallback_runs(void);
 pct_object *pct_cuda_index_get(pct_tensor *self, int nindices, pct_tensor **indices);

@@ -162,17 +162,23 @@ __host__ __device__ static void loop_thread(const pct_index_call &c, const ix_sp
     }
 }
 
-/* element t of an OFFSETS call; a bad value's position lowers *first_bad */
-__host__ __device__ static void offsets_thread(const pct_index_call &c, int64_t t, unsigned long long *first_bad)
+/* byte offsets of element t of the call's shape in its first two operands */
+__host__ __device__ static void first_two_offsets(const pct_index_call &c, int64_t t, int64_t off[2])
 {
-    int64_t off[PCT_INDEX_CALL_OPERANDS] = {0, 0, 0, 0};
-    int64_t q = t;
+    off[0] = off[1] = 0;
     for (int d = c.ndim - 1; d >= 0; d--) {
-        const int64_t x = q % c.shape[d];
-        q /= c.shape[d];
+        const int64_t x = t % c.shape[d];
+        t /= c.shape[d];
         off[0] += x * c.strides[d][0];
         off[1] += x * c.strides[d][1];
     }
+}
+
+/* element t of an OFFSETS call; a bad value's position lowers *first_bad */
+__host__ __device__ static void offsets_thread(const pct_index_call &c, int64_t t, unsigned long long *first_bad)
+{
+    int64_t off[2];
+    first_two_offsets(c, t, off);
     int64_t *out = (int64_t *)(c.data[0] + off[0]);
     const char *p = c.data[1] + off[1];
     int64_t v = c.in32 ? (int64_t) * (const int32_t *)p : *(const int64_t *)p;
@@ -205,14 +211,8 @@ __host__ __device__ static void mean_div_thread(const pct_index_call &c, int64_t
 {
     typedef ix_type<E> X;
     typedef typename X::T T;
-    int64_t off[PCT_INDEX_CALL_OPERANDS] = {0, 0, 0, 0};
-    int64_t q = t;
-    for (int d = c.ndim - 1; d >= 0; d--) {
-        const int64_t x = q % c.shape[d];
-        q /= c.shape[d];
-        off[0] += x * c.strides[d][0];
-        off[1] += x * c.strides[d][1];
-    }
+    int64_t off[2];
+    first_two_offsets(c, t, off);
     T *dp = (T *)(c.data[0] + off[0]);
     int64_t n = *(const int64_t *)(c.data[1] + off[1]);
     if (n == 0) n = 1;

@@ -80,8 +80,7 @@ static bool device_dtype(int dtype) { return dtype >= 0 && dtype < PCT_COMPLEX64
 /* every index op's CUDA slot: its CPU kernel, device-neutral, or the fallback for a dtype the device does not run */
 static pct_object *index_op(pct_call *c)
 {
-    const pct_tensor *self = c->v[0].t;
-    if (!device_dtype(self->dtype)) return pct_cuda_fallback(c);
+    if (!device_dtype(pct_cuda_call_self(c)->dtype)) return pct_cuda_fallback(c);
     return c->op->kernels[PCT_CPU](c);
 }
 
@@ -125,11 +124,12 @@ int pct_cuda_index_put_native(pct_tensor *self, int nindices, pct_tensor **indic
  * anything the CPU kernel refuses with its error, goes to the fallback, which raises the same) */
 static pct_object *index_put_op(pct_call *c)
 {
-    const pct_tensor *self = c->v[0].t, *values = c->v[2].t;
+    PCT_ARGS(index_put);
+    const pct_tensor *self = arg.input, *values = arg.values;
     pct_object *const *items;
     int64_t n;
     bool native = device_dtype(self->dtype) && values->device_type == self->device_type &&
-                  values->device_index == self->device_index && pct_sequence_items(c->v[1].obj, &items, &n);
+                  values->device_index == self->device_index && pct_sequence_items(arg.indices, &items, &n);
     for (int64_t i = 0; native && i < n; i++) {
         native = pct_is_tensor(items[i]);
         const pct_tensor *t = (const pct_tensor *)items[i];

@@ -163,12 +163,16 @@ def _equal_state(a, b):
     return bool((a == b).all())
 
 
-def vmap_by_samples(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    """vmap by running func per sample and stacking (Note [vmap by samples])."""
+def _check_options(randomness, chunk_size):
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+
+def vmap_by_samples(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """vmap by running func per sample and stacking (Note [vmap by samples])."""
+    _check_options(randomness, chunk_size)
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
@@ -302,10 +306,7 @@ def _concat_chunks(chunks, out_dims, func):
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """func mapped over a dimension of its inputs: vmap(f)(x)[i] == f(x[i]), computed once on batched tensors with
     per-op batching rules (Note [vmap batching rules])."""
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
-    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
-        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    _check_options(randomness, chunk_size)
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
