@@ -31,6 +31,12 @@ CASES = [
     ("expand_numel_overflow", lambda m: m.ones(1).expand(2 ** 62, 4), "numel: integer multiplication overflow"),
     ("view_numel_overflow", lambda m: m.zeros(0).view(2 ** 62, 4, 0), "numel: integer multiplication overflow"),
     ("empty_too_big", lambda m: m.empty([2 ** 40]), "DefaultCPUAllocator"),
+    # a factory's device= must name out='s device type, whether or not that device exists here (fuzz-found)
+    ("zeros_out_other_device", lambda m: m.zeros(2, device="cuda", out=m.zeros(2)),
+     "device type cuda does not match device type of out parameter (cpu)"),
+    ("zeros_out_other_device_empty", lambda m: m.zeros([4, 0], device="cuda", out=m.zeros(2)),
+     "device type cuda does not match device type of out parameter (cpu)"),
+    ("full_out_same_device", lambda m: m.full((2,), 3.0, device="cpu", out=m.zeros(2)), None),
     # arange: torch's checks in double, int64 sized on truncated bounds, the other integral dtypes in double
     ("arange_int64_truncated", lambda m: m.arange(0.0, 0.75, 4.75, dtype=m.int64), None),
     ("arange_int32_double_size", lambda m: m.arange(0.0, 0.75, 4.75, dtype=m.int32), None),

@@ -1,6 +1,7 @@
 """pyctorch.optim.lr_scheduler against torch.optim.lr_scheduler: lr (and momentum) sequences step by step,
 get_last_lr, step(epoch), state_dict round trips, warnings, errors; plus hand-computed sequences."""
 import math
+import re
 import warnings
 
 import pytest
@@ -35,6 +36,12 @@ class _Scale:
 
     def __call__(self, epoch):
         return self.base ** epoch
+
+
+def _case_id(value):
+    """A parameter's test id without object addresses (a lambda's repr differs between processes, and pytest-xdist
+    needs every worker to collect the same ids)."""
+    return re.sub(r" at 0x[0-9a-f]+", "", str(value))[:60]
 
 
 CASES = [
@@ -76,7 +83,7 @@ def _sequence(lib, name, kw, kind, steps):
 
 @requires_torch
 @pytest.mark.parametrize("kind", ["SGD", "Adam"])
-@pytest.mark.parametrize("name,kw", CASES, ids=lambda x: str(x)[:60])
+@pytest.mark.parametrize("name,kw", CASES, ids=_case_id)
 def test_lr_sequence_matches_torch(name, kw, kind):
     steps = 39 if name == "OneCycleLR" else 36
     p, psched, popt = _sequence(pyctorch, name, kw, kind, steps)
@@ -183,7 +190,7 @@ def test_reduce_lr_on_plateau_matches_torch(kw, losses):
 
 
 @pytest.mark.parametrize("name,kw", [c for c in CASES if c[0] not in ("LambdaLR", "MultiplicativeLR")
-                                     or isinstance(c[1]["lr_lambda"], list)], ids=lambda x: str(x)[:60])
+                                     or isinstance(c[1]["lr_lambda"], list)], ids=_case_id)
 def test_state_dict_round_trip(name, kw):
     """A scheduler restored from a state dict after 11 steps continues exactly like the original."""
     opt = _opt(pyctorch)

@@ -52,6 +52,13 @@ static int factory_dtype_of(pct_call *c, int default_dtype)
                      pct_dtype_cpp_name[dt->dtype], pct_dtype_cpp_name[c->out->dtype]);
         return -1;
     }
+    /* and an explicit device= must be out='s device type (torch's rule, checked even where that device is absent) */
+    const pct_value *d = pct_arg(c, "device");
+    if (!d->none && d->dev.type != c->out->device_type) {
+        pct_error(PCT_ERR_RUNTIME, "device type %s does not match device type of out parameter (%s)",
+                  pct_device_type_name(d->dev.type), pct_device_type_name(c->out->device_type));
+        return -1;
+    }
     return c->out->dtype;
 }
 
