@@ -1,6 +1,7 @@
 /* pointwise_call.c: the device-neutral half of a call of a PCT_UNARY / PCT_BINARY op (pointwise_call.h). */
 #include "pointwise_call.h"
 #include "error.h"
+#include "out.h"
 #include <string.h>
 
 int pct_pw_refuse_dtype(int op_index, int dtype, const char *name, const char *device)
@@ -62,6 +63,16 @@ int pct_pw_check_out_dtype(int op_index, const pct_tensor *out, const pct_tensor
         return -1;
     }
     const int expected = unary_result_dtype(op_index, in->dtype);
+    if (pct_dtype_is_complex(in->dtype) && !pct_dtype_is_complex(expected)) {
+        /* a real result of a complex input (abs, angle): torch casts it into out= under the usual rule (checked
+         * torch.can_cast), except that abs wants a complex out= of its input's own dtype */
+        if (op_index == PCT_OP_abs && pct_dtype_is_complex(out->dtype) && out->dtype != in->dtype) {
+            pct_error(PCT_ERR_RUNTIME, "Found dtype %s but expected %s", pct_dtype_cpp_name[out->dtype],
+                      pct_dtype_cpp_name[in->dtype]);
+            return -1;
+        }
+        return pct_out_check_cast(expected, out);
+    }
     if ((op->promotion == PCT_PROMOTE_DEFAULT || expected != in->dtype) && out->dtype != expected) {
         pct_error(PCT_ERR_RUNTIME, "Found dtype %s but expected %s", pct_dtype_cpp_name[out->dtype],
                      pct_dtype_cpp_name[expected]);
