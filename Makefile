@@ -40,6 +40,7 @@ pocketfft:
 # packages users expect beside torch (tensorboard: SummaryWriter's event files; matplotlib: the demo's loss curve).
 test-deps:
 	@$(PIP) pytest hypothesis tqdm
+	@$(PYTHON) -c "import xdist" 2>/dev/null || $(PIP) pytest-xdist || echo "pytest-xdist unavailable: the suite runs in one process"
 	@$(PYTHON) -c "import tensorboard, matplotlib" 2>/dev/null || $(PIP) tensorboard matplotlib || echo "tensorboard/matplotlib unavailable: their tests skip"
 	@$(PIP) -r tests/libraries/requirements.txt || echo "the libraries of tests/libraries/requirements.txt are unavailable: their tests skip"
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
@@ -53,10 +54,13 @@ build: deps
 compile:
 	$(PYTHON) setup.py -q build_ext --inplace
 
+# pytest-xdist's options where it is installed: one worker per core; a group (xdist_group mark) stays in one worker.
+XDIST = $$($(PYTHON) -c "import xdist" 2>/dev/null && echo "-n auto --dist loadgroup")
+
 # The whole suite (the README's test command; CI runs it). The oracles install while the C compiles.
 test: deps
 	@$(MAKE) --no-print-directory -j2 compile test-deps
-	$(PYTHON) -m pytest tests -q -p no:cacheprovider
+	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(XDIST)
 
 # A short real training run with a progress bar: a character-level GPT on the standard library's source
 # (checkpoint, loss curve PNG and metrics in examples/out/; --framework torch runs it on torch).
@@ -94,7 +98,7 @@ asan: deps test-deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$(CURDIR)/build/asan/sanitizer && \
 		$(PYTHON) -c "import sys; sys.path.insert(0, '.'); import pyctorch._C as c; \
 			assert '/build/asan/' in c.__file__, c.__file__; print('asan: testing', c.__file__)" && \
-		{ $(PYTHON) -m pytest tests -q -p no:cacheprovider --capture=sys $(ASAN_ARGS); status=$$?; \
+		{ $(PYTHON) -m pytest tests -q -p no:cacheprovider --capture=sys $(XDIST) $(ASAN_ARGS); status=$$?; \
 		  for f in sanitizer.*; do [ -e "$$f" ] && grep -q "ERROR" "$$f" && \
 			{ echo "== sanitizer report $$f"; cat "$$f"; status=1; }; done; \
 		  exit $$status; }

@@ -41,3 +41,15 @@ from comparison import DTYPE_NAMES, TOL, assert_same, assert_same_outcome, outco
 # tests/cuda needs a CUDA device: it runs where one is (PYCTORCH_TEST_CUDA=1 with a GPU, benchmarks/gpu_check.sh) and on
 # the simulated device in a child process (test_cuda_simulated.py); the default run does not collect it.
 collect_ignore = [] if os.environ.get("PYCTORCH_TEST_CUDA", "") not in ("", "0") else ["cuda"]
+
+
+_DISTRIBUTED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "distributed") + os.sep
+
+
+def pytest_collection_modifyitems(items):
+    """The multi-process tests (tests/distributed) run in one pytest-xdist worker, one after the other as without
+    xdist: each job binds ports found free a moment earlier (dist_helpers.free_port), which two jobs started side by
+    side could both pick."""
+    for item in items:
+        if str(item.fspath).startswith(_DISTRIBUTED_DIR):
+            item.add_marker(pytest.mark.xdist_group("distributed"))
