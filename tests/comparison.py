@@ -114,7 +114,36 @@ def _class(x):
     return type(x).__name__, "torch" + module[len("pyctorch"):] if module.startswith("pyctorch") else module
 
 
+def _parts_agree(a, b):
+    """Per element: the same NaN-ness and the same infinities (a float array, or a complex one part by part)."""
+    with np.errstate(invalid="ignore"):
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            a, b = a.astype(np.complex128), b.astype(np.complex128)
+            return _parts_agree(a.real, b.real) & _parts_agree(a.imag, b.imag)
+        return (np.isnan(a) == np.isnan(b)) & (np.isinf(a) == np.isinf(b)) & (~np.isinf(b) | (a == b))
+
+
 def _assert_values(a, b, dtype, rtol, atol, tol, exact, scale_atol, what):
+    if a.dtype.kind == "c" and b.dtype.kind == "c" and not exact:
+        # complex: NaN and inf part by part (NaN + infj is a value of its own), closeness by the modulus of the
+        # difference where both are finite, as torch.testing.assert_close measures it
+        r, at = (tol or TOL).get(dtype, (0.0, 0.0))
+        r, at = r if rtol is None else rtol, at if atol is None else atol
+        if scale_atol:
+            finite = np.abs(b[np.isfinite(b)])
+            at = at * max(1.0, float(finite.max()) if finite.size else 1.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            close = ~(np.isfinite(a) & np.isfinite(b)) | (np.abs(a - b) <= at + r * np.abs(b))
+        ok = _parts_agree(a, b) & close
+        if not ok.all():
+            raise AssertionError(f"{what}: values differ (rtol {r}, atol {at}) at {np.argwhere(~ok)[:5].tolist()}: "
+                                 f"{a[~ok][:5].tolist()} != torch {b[~ok][:5].tolist()}")
+        return
+    if a.dtype.kind == "c" or b.dtype.kind == "c":  # exact: both parts equal, NaN where torch has NaN
+        a, b = a.astype(np.complex128), b.astype(np.complex128)
+        _assert_values(a.real, b.real, dtype, rtol, atol, tol, True, scale_atol, what + " (real part)")
+        _assert_values(a.imag, b.imag, dtype, rtol, atol, tol, True, scale_atol, what + " (imaginary part)")
+        return
     if exact or dtype not in (tol or TOL):
         ok = (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a == b
         if exact and a.dtype.kind == "f" and b.dtype.kind == "f":  # 0.0 and -0.0 told apart

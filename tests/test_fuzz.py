@@ -74,7 +74,12 @@ INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15
              "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
 # Tolerances for values, per result dtype (rtol, atol): torch's assert_close defaults,
 # loosened for float16/bfloat16 (one rounding step) and for reductions over extreme values.
-TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2), "float32": (2e-5, 2e-5), "float64": (1e-7, 1e-7)}
+TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2), "float32": (2e-5, 2e-5), "float64": (1e-7, 1e-7),
+       "complex64": (2e-5, 2e-5), "complex128": (1e-7, 1e-7)}
+COMPLEX_DTYPES = ("complex64", "complex128")
+# test_fuzz_complex's pool: every dtype, the complex ones drawn about half of the time (promotion with real
+# partners stays in play)
+COMPLEX_POOL = tuple(DTYPE_NAMES) + COMPLEX_DTYPES * 5
 MAX_NUMEL = 96          # elements of a generated input tensor
 MAX_COMPARE = 1 << 16   # results with more elements are compared by dtype/shape only
 HUGE_INTS = (2 ** 40, 2 ** 62, 2 ** 63 - 1, -2 ** 63, -2 ** 40, 2 ** 64)  # never a size that allocates a few GB
@@ -399,9 +404,20 @@ def _collected(exc):
     return True
 
 
+def _literal(value):
+    """Python source for nested lists of numbers; a complex number as complex(re, im), because its repr is not
+    always source ('(1+nanj)')."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, complex):
+        return f"complex({value.real!r}, {value.imag!r})"
+    return repr(value)
+
+
 class Program:
-    def __init__(self, data):
+    def __init__(self, data, dtypes=DTYPE_NAMES):
         self.data = data
+        self.dtypes = tuple(dtypes)  # the pool a tensor's dtype is drawn from
         self.lines = []
         self.vars = {}           # name -> Info (tensor variables usable as inputs)
         self.nondet = False      # after a random / uninitialized op only dtypes and shapes are compared
@@ -430,6 +446,10 @@ class Program:
     def values(self, dtype, n, special):
         """n values for dtype: small ones, and with `special` the dtype's extremes, NaN, inf, -0.0, denormals.
         Small tensors draw every value (they shrink); larger ones draw a seed for NumPy (fast)."""
+        if dtype in COMPLEX_DTYPES:  # a real part and an imaginary part, each drawn as a float of the same width
+            part = "float32" if dtype == "complex64" else "float64"
+            reals, imags = self.values(part, n, special), self.values(part, n, special)
+            return [complex(r, i) for r, i in zip(reals, imags)]
         if dtype == "bool":
             plain, extra = [False, True], []
         elif dtype in INT_RANGE:
@@ -470,7 +490,7 @@ class Program:
     def new_tensor(self, shape=None, dtype=None, layout=None, values=None, special=None):
         """Writes `tN = torch.tensor(...)<layout>` and returns tN."""
         shape = self.shape() if shape is None else tuple(shape)
-        dtype = dtype or self.pick(DTYPE_NAMES)
+        dtype = dtype or self.pick(self.dtypes)
         nd = len(shape)
         layout = layout or self.pick(["contiguous", "transposed", "sliced", "expanded", "permuted"])
         base, suffix = list(shape), ""
@@ -505,7 +525,7 @@ class Program:
             expr = f"torch.zeros({tuple(base)}, dtype=torch.{dtype})"
         else:
             nested = np.array(vals, dtype=object).reshape(base).tolist() if base else vals[0]
-            expr = f"torch.tensor({nested!r}, dtype=torch.{dtype})"
+            expr = f"torch.tensor({_literal(nested)}, dtype=torch.{dtype})"
         self.run(f"{name} = {expr}{suffix}", setup=True)
         self.vars[name] = Info(shape, dtype)
         return name
@@ -526,7 +546,7 @@ class Program:
             if int(np.prod(shape)) > MAX_NUMEL:
                 shape = shape[1:]
         if dtype is None:
-            dtype = base.dtype if base and self.chance(60) else self.pick(DTYPE_NAMES)
+            dtype = base.dtype if base and self.chance(60) else self.pick(self.dtypes)
         return self.new_tensor(shape=shape, dtype=dtype)
 
     # -- running a line in both libraries --
@@ -840,7 +860,7 @@ def matmul_partner(prog, entry, base, name):
     k = s[-1] if s else prog.intr(1, 3)
     if prog.chance(20):
         return prog.related_tensor(base, kind="mismatch")
-    dtype = base.dtype if prog.chance(85) else prog.pick(DTYPE_NAMES)
+    dtype = base.dtype if prog.chance(85) else prog.pick(prog.dtypes)
     m = prog.intr(0, 4)
     if op in ("mm",):
         shape = [k, m]
@@ -910,7 +930,7 @@ def gen_arg(prog, p, entry, base, index, tensors_so_far):
     if t == "bool":
         return repr(prog.draw(st.booleans())) if not prog.chance(3) else prog.pick(["0", "1", "'yes'"])
     if t == "ScalarType":
-        return "torch." + prog.pick(DTYPE_NAMES)
+        return "torch." + prog.pick(prog.dtypes)
     if t == "str":
         if p.name == "equation":
             return gen_einsum_equation(prog, [vi.ndim for vi in tensors_so_far] or [1, 1])
@@ -935,7 +955,7 @@ def gen_out(prog, base, tensors_so_far):
     if kind == "empty":
         return prog.new_tensor(shape=[0], dtype=base.dtype if base else "float32", layout="contiguous")
     shape = base.shape if base else prog.shape()
-    dtype = base.dtype if base and kind != "wrong_dtype" else prog.pick(DTYPE_NAMES)
+    dtype = base.dtype if base and kind != "wrong_dtype" else prog.pick(prog.dtypes)
     if kind == "view":
         return prog.new_tensor(shape=shape, dtype=dtype, layout=prog.pick(["transposed", "sliced"]))
     if kind == "expanded":
@@ -1180,6 +1200,23 @@ def test_fuzz_sequences(data):
                 break
             if current is None and prog.vars:
                 current = sorted(prog.vars)[-1]
+    except Divergence as e:
+        if not _collected(e):
+            raise
+    finally:
+        note("program:\n" + "\n".join(prog.lines))
+
+
+@_seeded
+@_settings(max(60, EXAMPLES // 2))
+@given(st.data())
+def test_fuzz_complex(data):
+    """Every op of the table with a complex primary input (complex64 or complex128, with real and complex partners):
+    the same outcome as torch (values, dtypes, or the same kind of refusal)."""
+    prog = Program(data, dtypes=COMPLEX_POOL)
+    try:
+        entry = prog.pick(SEQ_ENTRIES)
+        fuzz_call(prog, entry, primary=prog.new_tensor(dtype=prog.pick(COMPLEX_DTYPES)))
     except Divergence as e:
         if not _collected(e):
             raise
