@@ -1,0 +1,220 @@
+"""torch.linalg's LAPACK-backed functions on complex64 / complex128 (the c and z routines of
+csrc/aten/cpu/linalg_lapack.c) and the composites built on them: values, dtypes, shapes and errors
+against torch, gradients against torch's and by finite differences (pyctorch.autograd.gradcheck).
+
+Matrices are well conditioned (a random complex A + n I); `nc` cases pass a non-contiguous view
+(the transpose of a contiguous tensor) with the same values."""
+import numpy as np
+import pytest
+
+import pyctorch as P
+from conftest import assert_same_outcome, requires_torch, torch as T
+from pyctorch.autograd import gradcheck
+
+pytestmark = pytest.mark.filterwarnings("ignore:torch\\.:UserWarning")  # the deprecation notes (both libraries)
+
+DTYPES = ["complex64", "complex128"]
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _cplx(shape, seed=0):
+    r = _rng(seed)
+    return r.standard_normal(shape) + 1j * r.standard_normal(shape)
+
+
+def _general(shape, seed=0):
+    """well-conditioned complex matrices (square ones: + n I)"""
+    a = _cplx(shape, seed)
+    if len(shape) > 1 and shape[-1] == shape[-2] and shape[-1] > 0:
+        a = a + shape[-1] * np.eye(shape[-1])
+    return a
+
+
+def _hpd(shape, seed=0):
+    """hermitian positive-definite"""
+    a = _cplx(shape, seed)
+    return a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])
+
+
+def _tensor(M, a, dtype, nc=False):
+    if nc and a.ndim >= 2:  # the same values through a transposed (non-contiguous) view
+        return M.tensor(np.swapaxes(a, -1, -2).copy(), dtype=getattr(M, dtype)).mT
+    return M.tensor(a, dtype=getattr(M, dtype))
+
+
+def _tol(dtype):
+    return 2e-4 if dtype == "complex64" else 1e-9
+
+
+def _same(fn, arrays, dtype="complex128", tol=None, nc=False):
+    """fn(pyctorch, *tensors) and fn(torch, *tensors): the same values, dtypes and shapes, or the same error."""
+    tol = _tol(dtype) if tol is None else tol
+    run = lambda M: fn(M, *[_tensor(M, a, dtype, nc) for a in arrays])  # noqa: E731
+    assert_same_outcome(lambda: run(P), lambda: run(T), tol, tol, message=True)
+
+
+SQUARE = [(3, 3), (1, 1), (2, 4, 4), (2, 1, 3, 3), (0, 0), (0, 3, 3)]
+
+
+@requires_torch
+@pytest.mark.parametrize("nc", [False, True], ids=["contig", "nc"])
+@pytest.mark.parametrize("shape", SQUARE, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["inv", "inv_ex", "det", "slogdet", "lu_factor", "lu_factor_ex", "lu", "matrix_exp",
+                                  "torch.det", "torch.logdet", "torch.slogdet", "torch.inverse", "method.det",
+                                  "method.inverse"])
+def test_square_functions(name, shape, dtype, nc):
+    def fn(M, A):
+        if name.startswith("torch."):
+            return getattr(M, name[6:])(A)
+        if name.startswith("method."):
+            return getattr(A, name[7:])()
+        return getattr(M.linalg, name)(A)
+    _same(fn, [_general(shape)], dtype, nc=nc)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 5, 2), (2, 2, 4), (0, 3)], ids=str)
+def test_rectangular_lu(shape, dtype):
+    _same(lambda M, A: M.linalg.lu_factor_ex(A), [_general(shape)], dtype)
+    _same(lambda M, A: M.linalg.lu(A), [_general(shape)], dtype)
+    _same(lambda M, A: M.lu_unpack(*M.linalg.lu_factor(A)), [_general(shape)], dtype)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_singular(dtype):
+    s = np.array([[1.0 + 1j, 2.0], [2.0 + 2j, 4.0 - 0j]]) * np.array([[1.0], [1.0]])
+    s[1] = s[0] * (1 + 1j)
+    for fn in [lambda M, A: M.linalg.det(A), lambda M, A: M.linalg.slogdet(A), lambda M, A: M.logdet(A),
+               lambda M, A: M.linalg.inv_ex(A).info, lambda M, A: M.linalg.lu_factor_ex(A).info]:
+        _same(fn, [s], dtype)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("shapes", [((3, 3), (3, 2)), ((3, 3), (3,)), ((2, 3, 3), (2, 3)), ((2, 3, 3), (3, 4)),
+                                    ((3, 3), (4, 3, 2)), ((2, 1, 3, 3), (3, 3, 1)), ((0, 3, 3), (3, 1))], ids=str)
+def test_solve(shapes, left, dtype):
+    a, b = _general(shapes[0]), _cplx(shapes[1], 1)
+    if not left and len(shapes[1]) >= 2:
+        b = np.swapaxes(b, -1, -2).copy()
+    _same(lambda M, A, B: M.linalg.solve(A, B, left=left), [a, b], dtype)
+    _same(lambda M, A, B: M.linalg.solve_ex(A, B, left=left), [a, b], dtype, nc=True)
+    if len(shapes[1]) >= 2:
+        for adjoint in (False, True):
+            _same(lambda M, A, B: M.linalg.lu_solve(*M.linalg.lu_factor(A), B, left=left, adjoint=adjoint), [a, b],
+                  dtype)
+        for upper in (True, False):
+            for unit in (True, False):
+                _same(lambda M, A, B: M.linalg.solve_triangular(A.triu() if upper else A.tril(), B, upper=upper,
+                                                                left=left, unitriangular=unit), [a, b], dtype)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_solvers(dtype):
+    a, b = _general((2, 3, 3)), _cplx((2, 3, 2), 1)
+    hpd = _hpd((2, 3, 3))
+    _same(lambda M, A, B: M.triangular_solve(B, A), [a, b], dtype)
+    _same(lambda M, A, B: M.triangular_solve(B, A, upper=False, transpose=True, unitriangular=True), [a, b], dtype)
+    _same(lambda M, A, B: M.cholesky_solve(B, M.linalg.cholesky(A)), [hpd, b], dtype)
+    _same(lambda M, A, B: M.cholesky_solve(B, M.linalg.cholesky(A, upper=True), upper=True), [hpd, b], dtype)
+    _same(lambda M, A: M.cholesky_inverse(M.linalg.cholesky(A)), [hpd], dtype)
+    _same(lambda M, A: M.cholesky_inverse(M.linalg.cholesky(A, upper=True), upper=True), [hpd], dtype)
+    _same(lambda M, A, B: M.lu_solve(B, *M.linalg.lu_factor(A)), [a, b], dtype)
+    _same(lambda M, A: M.lu(A), [a], dtype)
+    for herm in (False, True):
+        m = hpd if herm else _general((2, 3, 3)) + np.swapaxes(_general((2, 3, 3)), -1, -2)
+        _same(lambda M, A: M.linalg.ldl_factor_ex(A, hermitian=herm), [m], dtype)
+        _same(lambda M, A, B: M.linalg.ldl_solve(*M.linalg.ldl_factor(A, hermitian=herm), B, hermitian=herm),
+              [m, b], dtype)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1), (0, 0)], ids=str)
+def test_cholesky(shape, dtype):
+    a = _hpd(shape)
+    for upper in (False, True):
+        _same(lambda M, A: M.linalg.cholesky(A, upper=upper), [a], dtype)
+        _same(lambda M, A: M.linalg.cholesky_ex(A, upper=upper), [a], dtype, nc=True)
+        _same(lambda M, A: M.cholesky(A, upper), [a], dtype)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3), (2, 5, 2), (2, 2, 5), (0, 3), (3, 0)], ids=str)
+def test_qr(shape, dtype):
+    a = _general(shape)
+    for mode in ("reduced", "complete", "r"):
+        _same(lambda M, A: M.linalg.qr(A, mode=mode), [a], dtype)
+    _same(lambda M, A: M.linalg.qr(A), [a], dtype, nc=True)
+    _same(lambda M, A: M.qr(A, some=False), [a], dtype)
+    _same(lambda M, A: M.geqrf(A), [a], dtype)
+    if shape[-2] >= shape[-1]:
+        _same(lambda M, A: M.linalg.householder_product(*M.geqrf(A)), [a], dtype)
+        _same(lambda M, A: M.orgqr(*M.geqrf(A)), [a], dtype)
+    c = _cplx(shape[:-2] + (shape[-2], 2), 5)
+    for left in (True, False):
+        for tr in (True, False):
+            cc = c if left else np.swapaxes(c, -1, -2).copy()
+            _same(lambda M, A, C: M.ormqr(*M.geqrf(A), C, left=left, transpose=tr), [a, cc], dtype)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("shapes", [((5, 3), (5, 2)), ((3, 5), (3, 2)), ((2, 5, 3), (5, 1)), ((2, 5, 3), (2, 5)),
+                                    ((4, 4), (4,))], ids=str)
+def test_lstsq(shapes, driver, dtype):
+    a, b = _general(shapes[0]), _cplx(shapes[1], 2)
+    _same(lambda M, A, B: M.linalg.lstsq(A, B, driver=driver), [a, b], dtype, tol=1e-3 if dtype == "complex64" else 1e-8)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_composites(dtype):
+    rng = _rng(3)
+    a, b, c, v = _cplx((3, 4), 3), _cplx((4, 5), 4), _cplx((5, 2), 5), _cplx(3, 6)
+    _same(lambda M, A, B, C: M.linalg.multi_dot([A, B, C]), [a, b, c], dtype)
+    _same(lambda M, A, B, C, V: M.linalg.multi_dot([V, A, B, C]), [a, b, c, v], dtype)
+    sq = _general((2, 3, 3))
+    for n in (-3, -1, 0, 1, 2, 5):
+        _same(lambda M, A: M.linalg.matrix_power(A, n), [sq], dtype, tol=1e-3 if dtype == "complex64" else 1e-8)
+    _same(lambda M, A: M.linalg.matrix_exp(A), [sq / 3], dtype, tol=1e-3 if dtype == "complex64" else 1e-8)
+    x, y = _cplx((2, 1, 3), 7), _cplx((4, 3), 8)
+    _same(lambda M, X, Y: M.linalg.cross(X, Y[None]), [x, y], dtype)
+    _same(lambda M, X, Y: M.linalg.vecdot(X, Y), [x, y], dtype)
+    _same(lambda M, X: M.linalg.vander(X), [_cplx((2, 4), 9)], dtype)
+    t = _general((6, 6)).reshape(6, 2, 3)
+    _same(lambda M, A: M.linalg.tensorinv(A, ind=1), [t], dtype)
+    _same(lambda M, A, B: M.linalg.tensorsolve(A, B), [t, rng.standard_normal(6) + 0j], dtype)
+
+
+ERRORS = {
+    "inv_singular_batch": lambda M: M.linalg.inv(M.stack([M.eye(2), M.zeros(2, 2)]).to(M.complex64)),
+    "solve_singular": lambda M: M.linalg.solve(M.zeros(3, 3, dtype=M.complex128), M.ones(3, dtype=M.complex128)),
+    "solve_dtype": lambda M: M.linalg.solve(M.eye(3).to(M.complex64), M.ones(3, 4, dtype=M.complex128)),
+    "cholesky_not_pd": lambda M: M.linalg.cholesky(-M.eye(2).to(M.complex128)),
+    "lu_factor_singular": lambda M: M.linalg.lu_factor(M.zeros(2, 2, 2, dtype=M.complex64)),
+    "lstsq_mixed": lambda M: M.linalg.lstsq(M.eye(3).to(M.complex64), M.ones(3, 1)),
+    "ormqr_dtype": lambda M: M.ormqr(M.ones(3, 2, dtype=M.complex64), M.ones(2, dtype=M.complex64), M.ones(3, 2)),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors(case):
+    def run(M):
+        try:
+            r = ERRORS[case](M)
+        except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+            return type(e).__name__, str(e)
+        return "ok", repr([x.tolist() for x in r] if isinstance(r, tuple) else r.tolist())
+    assert run(P) == run(T)
