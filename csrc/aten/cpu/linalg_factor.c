@@ -387,9 +387,12 @@ pct_object *pct_cpu_ormqr(pct_call *c)
     for (int i = 0; i < A->ndim - 2; i++)
         PCT_CHECK(A->sizes[i] == tau->sizes[i] && A->sizes[i] == C->sizes[i], PCT_ERR_RUNTIME,
                   "%s: Expected batch dimensions of tau and other to be equal to input.shape[:-2]", api);
-    PCT_CHECK(A->dtype == tau->dtype && A->dtype == C->dtype, PCT_ERR_RUNTIME,
-              "%s: Expected input, input2 and input3 to have the same dtype, but got %s, %s and %s", api,
-              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[tau->dtype], pct_dtype_cpp_name[C->dtype]);
+    PCT_CHECK(A->dtype == tau->dtype, PCT_ERR_RUNTIME,
+              "%s: Expected input and tau to have the same dtype, but input has dtype%s and tau has dtype %s", api,
+              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[tau->dtype]);
+    PCT_CHECK(A->dtype == C->dtype, PCT_ERR_RUNTIME,
+              "%s: Expected input and other to have the same dtype, but input has dtype%s and other has dtype %s", api,
+              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[C->dtype]);
     PCT_TRY_INT(lap_check_matrix(A, api, "input", false, "ormqr_cpu", "ormqr_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
