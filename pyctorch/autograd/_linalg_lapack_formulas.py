@@ -114,7 +114,10 @@ def solve_triangular_backward_A(g, A, X, upper, left, unitriangular):
 
 
 def _half_diag(X):
-    return X - 0.5 * torch.diag_embed(X.diagonal(0, -2, -1))
+    """X with its diagonal halved"""
+    n = X.shape[-1]
+    real = X.real.dtype if X.dtype.is_complex else X.dtype
+    return X * (1 - 0.5 * torch.eye(n, dtype=real, device=X.device))
 
 
 def cholesky_backward(gL, upper, L):
@@ -124,9 +127,10 @@ def cholesky_backward(gL, upper, L):
         L, gL = L.mH, gL.mH
     eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(L.shape)
     Linv = torch.linalg.solve_triangular(L, eye, upper=False)
-    phi = _half_diag((L.mH @ gL).tril())
-    gA = Linv.mH @ phi @ Linv
-    return 0.5 * (gA + gA.mH)
+    # torch's: phi = tril(L^H gL) made hermitian but for its diagonal (halved, kept complex), gA = L^{-H} phi L^{-1}
+    phi = (L.mH @ gL).tril()
+    phi = 0.5 * (phi + phi.tril(-1).mH)
+    return Linv.mH @ phi @ Linv
 
 
 def eigh_backward(grads, results):
