@@ -235,6 +235,15 @@ ERRORS = {
     "lu_factor_singular": lambda M: M.linalg.lu_factor(M.zeros(2, 2, 2, dtype=M.complex64)),
     "lstsq_mixed": lambda M: M.linalg.lstsq(M.eye(3).to(M.complex64), M.ones(3, 1)),
     "ormqr_dtype": lambda M: M.ormqr(M.ones(3, 2, dtype=M.complex64), M.ones(2, dtype=M.complex64), M.ones(3, 2)),
+    "ormqr_tau_dtype": lambda M: M.ormqr(M.ones(3, 2), M.ones(2, dtype=M.float64), M.ones(3, 2)),
+    "inv_out_dtype": lambda M: M.linalg.inv(M.eye(2).to(M.complex128), out=M.empty(0, dtype=M.complex64)),
+    "slogdet_out_dtype": lambda M: M.linalg.slogdet(M.eye(2).to(M.complex128),
+                                                    out=(M.empty(0, dtype=M.complex128), M.empty(0, dtype=M.complex128))),
+    "cholesky_not_pd_batch": lambda M: M.linalg.cholesky(M.stack([M.eye(2), -M.eye(2)]).to(M.complex64)),
+    "inv_ex_check": lambda M: M.linalg.inv_ex(M.zeros(2, 2, 2, dtype=M.complex64), check_errors=True),
+    "solve_mixed": lambda M: M.linalg.solve(M.eye(3).to(M.complex128), M.ones(3, dtype=M.float64)),
+    "lu_solve_mixed": lambda M: M.linalg.lu_solve(*M.linalg.lu_factor(M.eye(3).to(M.complex128)), M.ones(3, 3)),
+    "householder_mixed": lambda M: M.linalg.householder_product(M.eye(3).to(M.complex128), M.ones(3)),
 }
 
 

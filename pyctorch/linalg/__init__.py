@@ -10,7 +10,8 @@ from .. import _C
 from .._composites import _return_type, _cpp, _chain_order
 from .._composites import _write_out as _write_cast
 
-_OUT_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long"}
+_OUT_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _write_out(result, out, name):
