@@ -227,6 +227,23 @@ def test_vander(dtype):
     _same(lambda M, X: M.linalg.vander(X), [_cplx((2, 4), 9)], dtype)
 
 
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_methods(dtype):
+    a, b, h = _general((2, 3, 3)), _cplx((2, 3, 2), 1), _hpd((3, 3))
+    for fn, arrays in [(lambda M, A: A.inverse(), [a]), (lambda M, A: A.det(), [a]), (lambda M, A: A.logdet(), [a]),
+                       (lambda M, A: A.slogdet(), [a]), (lambda M, A: A.matrix_power(3), [a]),
+                       (lambda M, A: A.matrix_exp(), [a / 3]), (lambda M, A: A.geqrf(), [a]),
+                       (lambda M, A: A.orgqr(A.geqrf()[1]), [a]),
+                       (lambda M, A, B: A.geqrf()[0].ormqr(A.geqrf()[1], B, transpose=True), [a, b]),
+                       (lambda M, A, B: B.cholesky_solve(M.linalg.cholesky(A)), [h, b]),
+                       (lambda M, A: M.linalg.cholesky(A).cholesky_inverse(), [h]),
+                       (lambda M, A, B: B.lu_solve(*M.linalg.lu_factor(A)), [a, b]),
+                       (lambda M, A, B: B.triangular_solve(A), [a, b]), (lambda M, A: A.cholesky(), [h]),
+                       (lambda M, A: A.qr(), [a]), (lambda M, A: A.lu(), [a])]:
+        _same(fn, arrays, dtype)
+
+
 ERRORS = {
     "inv_singular_batch": lambda M: M.linalg.inv(M.stack([M.eye(2), M.zeros(2, 2)]).to(M.complex64)),
     "solve_singular": lambda M: M.linalg.solve(M.zeros(3, 3, dtype=M.complex128), M.ones(3, dtype=M.complex128)),
