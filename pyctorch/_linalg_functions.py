@@ -42,22 +42,25 @@ def logdet(input):
     if input.shape[-1] != input.shape[-2]:
         raise RuntimeError(f"logdet: A must be batches of square matrices, but they are {input.shape[-2]} by "
                            f"{input.shape[-1]} matrices")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"logdet: Expected a floating point or complex tensor as input. Got {_cpp(input.dtype)}")
     sign, logabsdet = _C.linalg_slogdet(input)
+    if input.dtype.is_complex:  # log(sign) + log|det|: the phase is the imaginary part
+        return sign.log() + logabsdet
     return logabsdet + _C.where(sign < 0, _C.full_like(sign, float("nan")), _C.zeros_like(sign))
 
 
 def _cholesky_solve(B, L, upper):
+    """A = L L^H (U^H U when upper): two triangular solves"""
     if upper:
-        Y = _C.linalg_solve_triangular(L.mT, B, upper=False)
+        Y = _C.linalg_solve_triangular(L.mH, B, upper=False)
         return _C.linalg_solve_triangular(L, Y, upper=True)
     Y = _C.linalg_solve_triangular(L, B, upper=False)
-    return _C.linalg_solve_triangular(L.mT, Y, upper=True)
+    return _C.linalg_solve_triangular(L.mH, Y, upper=True)
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
-    """X with A X = input for A = L L^T (or U^T U when upper) given its factor input2."""
+    """X with A X = input for A = L L^H (or U^H U when upper) given its factor input2."""
     if input.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {input.ndim} dimensions instead")
     if input2.ndim < 2:
@@ -69,9 +72,9 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
-    """(L L^T)^-1 (or (U^T U)^-1) from the Cholesky factor input."""
+    """(L L^H)^-1 (or (U^H U)^-1) from the Cholesky factor input."""
     _linalg._check_matrix(input, "cholesky_inverse")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for '{_cpp(input.dtype)}'")
     eye = _C.eye(input.shape[-1], dtype=input.dtype, device=input.device).expand(input.shape)
     return _write_out(_cholesky_solve(eye, input, upper), out, "cholesky_inverse")
@@ -152,8 +155,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
             pj = perm.gather(-1, j)
             perm = perm.scatter(-1, j, pi)
             perm = perm.scatter(-1, _C.full_like(j, i), pj)
-        P = _C.zeros(batch + (m, m), dtype=LU_data.dtype, device=LU_data.device).scatter(
-            -2, perm.unsqueeze(-2), _C.ones(batch + (1, m), dtype=LU_data.dtype, device=LU_data.device))
+        real = LU_data.real.dtype if LU_data.dtype.is_complex else LU_data.dtype  # (scatter lacks complex)
+        P = _C.zeros(batch + (m, m), dtype=real, device=LU_data.device).scatter(
+            -2, perm.unsqueeze(-2), _C.ones(batch + (1, m), dtype=real, device=LU_data.device)).to(LU_data.dtype)
     else:
         P = empty
     if out is not None:

@@ -283,13 +283,15 @@ def _from_backward(name, params, codes, bw, only=None):
         needs = [t is not None for t in edge_tans]
         create = torch.is_grad_enabled()
         with torch.enable_grad():
-            us = [torch.zeros_like(o).requires_grad_(True) if _is_tensor(o) and o.dtype.is_floating_point else None
-                  for o in results]
+            us = [torch.zeros_like(o).requires_grad_(True)
+                  if _is_tensor(o) and (o.dtype.is_floating_point or o.dtype.is_complex) else None for o in results]
             gs = fn(tuple(us), tuple(results), needs, *primals)
             total = None
             for g, v in zip(gs, edge_tans):
                 if g is not None and v is not None:
-                    term = (g * v).sum()
+                    # g = J^H u: Re <v, J^H u> = Re <J v, u>, whose gradient in u (torch's convention for complex
+                    # tensors) is J v; for real tensors this is sum(g * v)
+                    term = (g * v.conj()).sum().real if g.dtype.is_complex or v.dtype.is_complex else (g * v).sum()
                     total = term if total is None else total + term
             live = [u for u in us if u is not None]
             if total is None or not total.requires_grad or not live:

@@ -1,7 +1,9 @@
 """Backward formulas of the LAPACK-backed torch.linalg ops (csrc/aten/ops_linalg.def, second part).
 
-They follow torch's tools/autograd/FunctionsManual.cpp (real case): every one is written with
-differentiable ops (the solvers below have formulas of their own), so double backward works.
+They follow torch's tools/autograd/FunctionsManual.cpp: every one is written with differentiable ops (the
+solvers below have formulas of their own), so double backward works. They are written for complex tensors
+(torch's conjugate Wirtinger convention: adjoints .mH and .conj(), which are no-ops on real tensors, so a real
+gradient runs the same operations as before), except eigh_backward and eigvalsh_backward (real only).
 """
 import pyctorch as torch
 
@@ -33,19 +35,19 @@ def _vector_rhs(A, B):
 def inv_backward(g, Ainv):
     if g is None:
         return None
-    return -(Ainv.mT @ g @ Ainv.mT)
+    return -(Ainv.mH @ g @ Ainv.mH)
 
 
 def det_backward(g, A, det):
-    """d det / dA = det A^{-T}; for singular matrices torch's SVD form: with A = U S Vh,
-    det = det(U) det(Vh) prod(S) and d det = det(U) det(Vh) U diag(prod_{j != i} S_j) Vh."""
+    """d det / dA = det A^{-T} (the gradient: g conj(det) A^{-H}); for singular matrices torch's SVD form: with
+    A = U S Vh, det = det(U) det(Vh) prod(S) and the gradient g conj(det(U) det(Vh)) U diag(prod_{j != i} S_j) Vh."""
     if g is None:
         return None
     if A.shape[-1] == 0:
         return torch.zeros_like(A)
-    gd = (g * det).unsqueeze(-1).unsqueeze(-1)
+    gd = (g * det.conj()).unsqueeze(-1).unsqueeze(-1)
     if bool((det != 0).all()):
-        return gd * torch.linalg.inv(A).mT
+        return gd * torch.linalg.inv(A).mH
     U, S, Vh = torch.linalg.svd(A)
     n = S.shape[-1]
     prods = []
@@ -54,32 +56,39 @@ def det_backward(g, A, det):
         prods.append(others.prod(-1) if n > 1 else torch.ones_like(S[..., 0]))
     P = torch.stack(prods, -1)
     sign = torch.linalg.det(U) * torch.linalg.det(Vh)
-    return (g * sign).unsqueeze(-1).unsqueeze(-1) * ((U * P.unsqueeze(-2)) @ Vh)
+    return (g * sign.conj()).unsqueeze(-1).unsqueeze(-1) * ((U * P.unsqueeze(-2).to(U.dtype)) @ Vh)
 
 
-def slogdet_backward(g, A):
-    if g is None:
-        return None
-    return g.unsqueeze(-1).unsqueeze(-1) * torch.linalg.inv(A).mT
+def slogdet_backward(grads, results, A):
+    """g A^{-H} with g = g_logabsdet, and for complex A the sign's share i Im(g_sign conj(sign))
+    (d sign = i Im(tr(A^{-1} dA)) sign)."""
+    gsign, g = grads
+    if not A.dtype.is_complex or gsign is None:
+        if g is None:
+            return None
+        return g.unsqueeze(-1).unsqueeze(-1).to(A.dtype) * torch.linalg.inv(A).mH
+    share = (gsign * results[0].conj()).imag * 1j
+    g = share if g is None else g + share
+    return g.unsqueeze(-1).unsqueeze(-1) * torch.linalg.inv(A).mH
 
 
 def solve_backward_B(g, A, B, left):
     if g is None:
         return None
-    gB = torch.linalg.solve(A.mT, g, left=left)
+    gB = torch.linalg.solve(A.mH, g, left=left)
     return _sum_to(gB, B.shape)
 
 
 def solve_backward_A(g, A, B, X, left):
     if g is None:
         return None
-    gB = torch.linalg.solve(A.mT, g, left=left)
+    gB = torch.linalg.solve(A.mH, g, left=left)
     if _vector_rhs(A, B):
-        gA = -gB.unsqueeze(-1) * X.unsqueeze(-2)
+        gA = -gB.unsqueeze(-1) * X.conj().unsqueeze(-2)
     elif left:
-        gA = -gB @ X.mT
+        gA = -gB @ X.mH
     else:
-        gA = -X.mT @ gB
+        gA = -X.mH @ gB
     return _sum_to(gA, A.shape)
 
 
@@ -92,32 +101,36 @@ def _tri_mask(gA, upper, unitriangular):
 def solve_triangular_backward_B(g, A, B, upper, left, unitriangular):
     if g is None:
         return None
-    gB = torch.linalg.solve_triangular(A.mT, g, upper=not upper, left=left, unitriangular=unitriangular)
+    gB = torch.linalg.solve_triangular(A.mH, g, upper=not upper, left=left, unitriangular=unitriangular)
     return _sum_to(gB, B.shape)
 
 
 def solve_triangular_backward_A(g, A, X, upper, left, unitriangular):
     if g is None:
         return None
-    gB = torch.linalg.solve_triangular(A.mT, g, upper=not upper, left=left, unitriangular=unitriangular)
-    gA = -gB @ X.mT if left else -X.mT @ gB
+    gB = torch.linalg.solve_triangular(A.mH, g, upper=not upper, left=left, unitriangular=unitriangular)
+    gA = -gB @ X.mH if left else -X.mH @ gB
     return _sum_to(_tri_mask(gA, upper, unitriangular), A.shape)
 
 
 def _half_diag(X):
-    return X - 0.5 * torch.diag_embed(X.diagonal(0, -2, -1))
+    """X with its diagonal halved"""
+    n = X.shape[-1]
+    real = X.real.dtype if X.dtype.is_complex else X.dtype
+    return X * (1 - 0.5 * torch.eye(n, dtype=real, device=X.device))
 
 
 def cholesky_backward(gL, upper, L):
     if gL is None:
         return None
     if upper:
-        L, gL = L.mT, gL.mT
+        L, gL = L.mH, gL.mH
     eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(L.shape)
     Linv = torch.linalg.solve_triangular(L, eye, upper=False)
-    phi = _half_diag((L.mT @ gL).tril())
-    gA = Linv.mT @ phi @ Linv
-    return 0.5 * (gA + gA.mT)
+    # torch's: phi = tril(L^H gL) made hermitian but for its diagonal (halved, kept complex), gA = L^{-H} phi L^{-1}
+    phi = (L.mH @ gL).tril()
+    phi = 0.5 * (phi + phi.tril(-1).mH)
+    return Linv.mH @ phi @ Linv
 
 
 def eigh_backward(grads, results):
@@ -144,18 +157,18 @@ def eigvalsh_backward(g, A, UPLO):
 
 
 def _qr_backward_tall(gQ, gR, Q, R):
-    """m >= n, reduced: gA = [gQ + Q syminvadj(triu(gR R^T - Q^T gQ))] R^{-T}."""
+    """m >= n, reduced: gA = [gQ + Q syminvadj(triu(gR R^H - Q^H gQ))] R^{-H}."""
     M = None
     if gR is not None:
-        M = gR @ R.mT
+        M = gR @ R.mH
     if gQ is not None:
-        M = -(Q.mT @ gQ) if M is None else M - Q.mT @ gQ
+        M = -(Q.mH @ gQ) if M is None else M - Q.mH @ gQ
     M = M.triu()
-    M = _half_diag(M + M.mT)
+    M = _half_diag(M + M.mH)
     gA = Q @ M
     if gQ is not None:
         gA = gA + gQ
-    return torch.linalg.solve_triangular(R.mT, gA, upper=False, left=False)
+    return torch.linalg.solve_triangular(R.mH, gA, upper=False, left=False)
 
 
 def qr_backward(grads, results, mode):
@@ -171,58 +184,58 @@ def qr_backward(grads, results, mode):
         return None
     if m >= n:
         return _qr_backward_tall(gQ, gR, Q, R)
-    # wide: A = [X | Y] with X = Q R_X and R_Y = Q^T Y
+    # wide: A = [X | Y] with X = Q R_X and R_Y = Q^H Y
     RX, RY = R[..., :, :m], R[..., :, m:]
     gRX = None if gR is None else gR[..., :, :m]
     gRY = None if gR is None else gR[..., :, m:]
     Y = Q @ RY
     if gRY is not None:
-        gQ = Y @ gRY.mT if gQ is None else gQ + Y @ gRY.mT
+        gQ = Y @ gRY.mH if gQ is None else gQ + Y @ gRY.mH
     gX = _qr_backward_tall(gQ, gRX, Q, RX)
     gY = torch.zeros_like(Y) if gRY is None else Q @ gRY
     return torch.cat([gX, gY], -1)
 
 
 def lu_backward(gL, gU, P, L, U):
-    """torch's linalg_lu_backward (real, pivoted)."""
+    """torch's linalg_lu_backward (pivoted)."""
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
     if m == n:
         gA = None
         if gL is not None:
-            gA = (L.mT @ gL).tril(-1)
+            gA = (L.mH @ gL).tril(-1)
         if gU is not None:
-            t = (gU @ U.mT).triu()
+            t = (gU @ U.mH).triu()
             gA = t if gA is None else gA + t
-        gA = torch.linalg.solve_triangular(U.mT, gA, upper=False, left=False)
-        gA = torch.linalg.solve_triangular(L.mT, gA, upper=True, left=True, unitriangular=True)
+        gA = torch.linalg.solve_triangular(U.mH, gA, upper=False, left=False)
+        gA = torch.linalg.solve_triangular(L.mH, gA, upper=True, left=True, unitriangular=True)
         return P @ gA
     if m < n:
         U1, U2 = U[..., :, :k], U[..., :, k:]
         gA = None
         if gL is not None:
-            gA = L.mT @ gL
+            gA = L.mH @ gL
         if gU is not None:
-            t = gU.triu() @ U.mT
+            t = gU.triu() @ U.mH
             gA = -t if gA is None else gA - t
-        gA = torch.linalg.solve_triangular(U1.mT, gA.tril(-1), upper=False, left=False)
+        gA = torch.linalg.solve_triangular(U1.mH, gA.tril(-1), upper=False, left=False)
         if gU is not None:
             gA = torch.cat([gA + gU[..., :, :k].triu(), gU[..., :, k:]], -1)
-        gA = torch.linalg.solve_triangular(L.mT, gA, upper=True, left=True, unitriangular=True)
+        gA = torch.linalg.solve_triangular(L.mH, gA, upper=True, left=True, unitriangular=True)
         if gU is None:
             gA = torch.cat([gA, torch.zeros_like(U2)], -1)
         return P @ gA
     L1, L2 = L[..., :k, :], L[..., k:, :]
     gA = None
     if gU is not None:
-        gA = gU @ U.mT
+        gA = gU @ U.mH
     if gL is not None:
-        t = L.mT @ gL.tril(-1)
+        t = L.mH @ gL.tril(-1)
         gA = -t if gA is None else gA - t
-    gA = torch.linalg.solve_triangular(L1.mT, gA.triu(), upper=True, left=True, unitriangular=True)
+    gA = torch.linalg.solve_triangular(L1.mH, gA.triu(), upper=True, left=True, unitriangular=True)
     if gL is not None:
         gA = torch.cat([gA + gL[..., :k, :].tril(-1), gL[..., k:, :]], -2)
-    gA = torch.linalg.solve_triangular(U.mT, gA, upper=False, left=False)
+    gA = torch.linalg.solve_triangular(U.mH, gA, upper=False, left=False)
     if gL is None:
         gA = torch.cat([gA, torch.zeros_like(L2)], -2)
     return P @ gA
@@ -244,18 +257,18 @@ def lu_solve_backward_B(g, LU, pivots, left, adjoint):
 
 
 def lu_solve_backward_LU(g, LU, pivots, X, left, adjoint):
-    """torch's linalg_lu_solve_LU (real)."""
+    """torch's linalg_lu_solve_LU (P is real: P.mT)."""
     if g is None:
         return None
     P, L, U = torch.lu_unpack(LU, pivots)
     if left != adjoint:
-        gR = torch.linalg.solve_triangular(U.mT, -((g if left else g.mT) @ (X.mT if left else X)), upper=False)
-        gL = torch.linalg.solve_triangular(L.mT, gR @ U.mT, upper=True, left=True, unitriangular=True).tril(-1)
+        gR = torch.linalg.solve_triangular(U.mH, -((g if left else g.mH) @ (X.mH if left else X)), upper=False)
+        gL = torch.linalg.solve_triangular(L.mH, gR @ U.mH, upper=True, left=True, unitriangular=True).tril(-1)
         gLU = gL + gR.triu()
     else:
-        gR = -P.mT @ (X if left else X.mT) @ (g.mT if left else g) @ P
-        gR = torch.linalg.solve_triangular(L.mT, gR, upper=True, left=False, unitriangular=True)
-        gU = torch.linalg.solve_triangular(U.mT, L.mT @ gR, upper=False, left=False).triu()
+        gR = -P.mT @ (X if left else X.mH) @ (g.mH if left else g) @ P
+        gR = torch.linalg.solve_triangular(L.mH, gR, upper=True, left=False, unitriangular=True)
+        gU = torch.linalg.solve_triangular(U.mH, L.mH @ gR, upper=False, left=False).triu()
         gLU = gR.tril(-1) + gU
     return _sum_to(gLU, LU.shape)
 
@@ -275,7 +288,7 @@ def lstsq_backward(g, A, B, needs):
 
 
 def _householder_decomposed(A, tau, ncols=None):
-    """H_1 ... H_k applied to the first n columns of I, H_i = I - tau_i v_i v_i^T (v_i: 1 at row i, A's column i
+    """H_1 ... H_k applied to the first n columns of I, H_i = I - tau_i v_i v_i^H (v_i: 1 at row i, A's column i
     below it), built from differentiable ops."""
     m, n = A.shape[-2], A.shape[-1] if ncols is None else ncols
     k = tau.shape[-1]
@@ -283,8 +296,8 @@ def _householder_decomposed(A, tau, ncols=None):
     Q = torch.eye(m, n, dtype=A.dtype, device=A.device).expand(A.shape[:-1] + (n,))
     for i in reversed(range(k)):
         col = A[..., :, i:i + 1]
-        v = torch.where(rows > i, col, (rows == i).to(A.dtype))
-        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mT @ Q))
+        v = col * (rows > i).to(A.dtype) + (rows == i).to(A.dtype)  # (a product: where lacks complex)
+        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mH @ Q))
     return Q
 
 
@@ -297,8 +310,8 @@ def householder_product_backward(g, A, tau, needs):
 
 def _ormqr_decomposed(A, tau, C, left, transpose):
     Q = _householder_decomposed(A, tau, A.shape[-2])
-    if transpose:
-        Q = Q.mT
+    if transpose:  # the conjugate transpose for complex, as torch's ormqr
+        Q = Q.mH
     return Q @ C if left else C @ Q
 
 

@@ -3,7 +3,6 @@ C op table (csrc/aten/ops_linalg.def), and torch's Python-level composites built
 
 The functions without _ex call their _ex op and check its info tensor through
 torch._linalg_check_errors, as torch's own do, so their errors name the failing batch element.
-Complex dtypes do not exist in pyctorch yet, so the complex-only eig / eigvals are absent.
 """
 import math
 
@@ -11,7 +10,8 @@ from .. import _C
 from .._composites import _return_type, _cpp, _chain_order
 from .._composites import _write_out as _write_cast
 
-_OUT_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long"}
+_OUT_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _write_out(result, out, name):
@@ -75,7 +75,7 @@ def _check_matrix(A, api, name="A", square=True):
 
 
 def _check_float(A, api):
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{api}: Expected a floating point or complex tensor as input. Got {_cpp(A.dtype)}")
 
 
@@ -253,7 +253,8 @@ def matrix_exp(A):
     if n == 1:
         return A.exp()
     finite = A.detach().isfinite()
-    norm1 = float(_C.where(finite, A.detach(), _C.zeros_like(A)).abs().sum(-2).amax())
+    absA = A.detach().abs()
+    norm1 = float(_C.where(finite, absA, _C.zeros_like(absA)).sum(-2).amax())
     s = max(0, int(math.ceil(math.log2(norm1 / 0.5)))) if norm1 > 0.5 else 0
     if not bool(finite.all()):
         norm1 = math.inf
@@ -351,11 +352,13 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """sum(x * y, dim) (conjugating x, a no-op for real dtypes)."""
+    """sum(conj(x) * y, dim) (the conjugate a no-op for real dtypes)."""
     _check_float(x, "linalg.vecdot")
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_cpp(x.dtype)} and y of type {_cpp(y.dtype)} instead")
+    if x.dtype.is_complex:
+        x = x.conj()
     return _write_out((x * y).sum(dim), out, "linalg_vecdot")
 
 

@@ -74,7 +74,7 @@ static void chol_body(void *vc, int64_t b, void *sc)
     /* reference LAPACK (and MKL, torch's) stop at a NaN pivot; OpenBLAS's potrf does not */
     for (int i = 0; c->info[b] == 0 && i < c->n; i++) {
         const size_t at = (size_t)i * (size_t)(c->n + 1);
-        const double d = c->dt == PCT_FLOAT32 ? (double)((float *)a)[at] : ((double *)a)[at];
+        const double d = pct_load_as_double(a + at * c->esz, c->dt); /* a complex one's real part */
         if (d != d) c->info[b] = i + 1;
     }
 }
@@ -387,9 +387,12 @@ pct_object *pct_cpu_ormqr(pct_call *c)
     for (int i = 0; i < A->ndim - 2; i++)
         PCT_CHECK(A->sizes[i] == tau->sizes[i] && A->sizes[i] == C->sizes[i], PCT_ERR_RUNTIME,
                   "%s: Expected batch dimensions of tau and other to be equal to input.shape[:-2]", api);
-    PCT_CHECK(A->dtype == tau->dtype && A->dtype == C->dtype, PCT_ERR_RUNTIME,
-              "%s: Expected input, input2 and input3 to have the same dtype, but got %s, %s and %s", api,
-              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[tau->dtype], pct_dtype_cpp_name[C->dtype]);
+    PCT_CHECK(A->dtype == tau->dtype, PCT_ERR_RUNTIME,
+              "%s: Expected input and tau to have the same dtype, but input has dtype%s and tau has dtype %s", api,
+              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[tau->dtype]);
+    PCT_CHECK(A->dtype == C->dtype, PCT_ERR_RUNTIME,
+              "%s: Expected input and other to have the same dtype, but input has dtype%s and other has dtype %s", api,
+              pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[C->dtype]);
     PCT_TRY_INT(lap_check_matrix(A, api, "input", false, "ormqr_cpu", "ormqr_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
@@ -499,6 +502,7 @@ pct_object *pct_cpu_linalg_eigvalsh(pct_call *c)
 
 typedef struct {
     int dt, n, lwork;
+    bool herm;
     char *a;
     int *piv, *info;
     size_t esz;
@@ -507,7 +511,7 @@ typedef struct {
 static void ldl_body(void *vc, int64_t b, void *sc)
 {
     ldl_ctx *c = vc;
-    lap_sytrf(c->dt, 'L', c->n, c->a + (size_t)b * c->n * c->n * c->esz, c->n > 1 ? c->n : 1, c->piv + b * c->n, sc,
+    lap_sytrf(c->dt, c->herm, 'L', c->n, c->a + (size_t)b * c->n * c->n * c->esz, c->n > 1 ? c->n : 1, c->piv + b * c->n, sc,
               c->lwork, &c->info[b]);
 }
 
@@ -526,8 +530,8 @@ pct_object *pct_cpu_linalg_ldl_factor_ex(pct_call *c)
     if (bt.batch > 0 && n > 0) {
         double query[2] = {0, 0};
         int qi = 0, ipq = 0;
-        lap_sytrf(A->dtype, 'L', (int)n, NULL, (int)n, &ipq, query, -1, &qi);
-        ldl_ctx ctx = {A->dtype, (int)n, lap_lwork(A->dtype, query, (int)n), pct_tensor_data(res[0]),
+        lap_sytrf(A->dtype, arg.hermitian, 'L', (int)n, NULL, (int)n, &ipq, query, -1, &qi);
+        ldl_ctx ctx = {A->dtype, (int)n, lap_lwork(A->dtype, query, (int)n), arg.hermitian, pct_tensor_data(res[0]),
                        (int *)pct_tensor_data(res[1]), (int *)pct_tensor_data(res[2]), (size_t)pct_tensor_itemsize(A)};
         lap_run(bt.batch, n, (size_t)ctx.lwork * ctx.esz, ldl_body, &ctx, ctx.info);
     }

@@ -12,7 +12,9 @@
 
 #ifdef PCT_HAVE_OPENBLAS
 /* LAPACK/BLAS Fortran entry points as OpenBLAS exports them (32-bit integers; each trailing
- * size_t is gfortran's hidden length of a character argument). */
+ * size_t is gfortran's hidden length of a character argument). T is the element type, P the
+ * routine prefix (s, d, c, z); the routines whose arguments differ between real and complex
+ * types are declared below, one family at a time. */
 #define LAP_DECL(T, P)                                                                                      \
     void P##getrf_(const int *m, const int *n, T *a, const int *lda, int *ipiv, int *info);                \
     void P##getri_(const int *n, T *a, const int *lda, const int *ipiv, T *work, const int *lwork, int *info); \
@@ -20,40 +22,94 @@
                    T *b, const int *ldb, int *info, size_t);                                                \
     void P##potrf_(const char *uplo, const int *n, T *a, const int *lda, int *info, size_t);               \
     void P##geqrf_(const int *m, const int *n, T *a, const int *lda, T *tau, T *work, const int *lwork, int *info); \
-    void P##orgqr_(const int *m, const int *n, const int *k, T *a, const int *lda, const T *tau, T *work,   \
-                   const int *lwork, int *info);                                                            \
-    void P##ormqr_(const char *side, const char *trans, const int *m, const int *n, const int *k, T *a,     \
-                   const int *lda, const T *tau, T *c, const int *ldc, T *work, const int *lwork, int *info, size_t, \
-                   size_t);                                                                                 \
-    void P##syevd_(const char *jobz, const char *uplo, const int *n, T *a, const int *lda, T *w, T *work,   \
-                   const int *lwork, int *iwork, const int *liwork, int *info, size_t, size_t);             \
     void P##trsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m,   \
                   const int *n, const T *alpha, const T *a, const int *lda, T *b, const int *ldb, size_t, size_t, \
                   size_t, size_t);                                                                          \
     void P##gels_(const char *trans, const int *m, const int *n, const int *nrhs, T *a, const int *lda, T *b, \
                   const int *ldb, T *work, const int *lwork, int *info, size_t);                            \
-    void P##gelsy_(const int *m, const int *n, const int *nrhs, T *a, const int *lda, T *b, const int *ldb,  \
-                   int *jpvt, const T *rcond, int *rank, T *work, const int *lwork, int *info);             \
-    void P##gelsd_(const int *m, const int *n, const int *nrhs, T *a, const int *lda, T *b, const int *ldb,  \
-                   T *s, const T *rcond, int *rank, T *work, const int *lwork, int *iwork, int *info);      \
-    void P##gelss_(const int *m, const int *n, const int *nrhs, T *a, const int *lda, T *b, const int *ldb,  \
-                   T *s, const T *rcond, int *rank, T *work, const int *lwork, int *info);                  \
     void P##sytrf_(const char *uplo, const int *n, T *a, const int *lda, int *ipiv, T *work, const int *lwork, \
                    int *info, size_t);                                                                      \
     void P##sytrs_(const char *uplo, const int *n, const int *nrhs, const T *a, const int *lda, const int *ipiv, \
-                   T *b, const int *ldb, int *info, size_t);                                                \
-    void P##geev_(const char *jobvl, const char *jobvr, const int *n, T *a, const int *lda, T *wr, T *wi, T *vl, \
-                  const int *ldvl, T *vr, const int *ldvr, T *work, const int *lwork, int *info, size_t, size_t);
+                   T *b, const int *ldb, int *info, size_t);
 LAP_DECL(float, s)
 LAP_DECL(double, d)
-#define LAP_CALL(dt, name, ...)                                                                             \
+LAP_DECL(pct_cfloat, c)
+LAP_DECL(pct_cdouble, z)
+/* Q of the reflectors and products with it: or* (real), un* (complex; trans 'C', the conjugate transpose) */
+#define LAP_DECL_Q(T, P, Q)                                                                                 \
+    void P##Q##gqr_(const int *m, const int *n, const int *k, T *a, const int *lda, const T *tau, T *work,  \
+                    const int *lwork, int *info);                                                           \
+    void P##Q##mqr_(const char *side, const char *trans, const int *m, const int *n, const int *k, T *a,    \
+                    const int *lda, const T *tau, T *c, const int *ldc, T *work, const int *lwork, int *info, size_t, \
+                    size_t);
+LAP_DECL_Q(float, s, or)
+LAP_DECL_Q(double, d, or)
+LAP_DECL_Q(pct_cfloat, c, un)
+LAP_DECL_Q(pct_cdouble, z, un)
+/* least squares: the complex drivers take a real workspace rwork besides work (R: the real type) */
+#define LAP_DECL_LS(T, R, P, RW)                                                                            \
+    void P##gelsy_(const int *m, const int *n, const int *nrhs, T *a, const int *lda, T *b, const int *ldb,  \
+                   int *jpvt, const R *rcond, int *rank, T *work, const int *lwork, RW int *info);          \
+    void P##gelsd_(const int *m, const int *n, const int *nrhs, T *a, const int *lda, T *b, const int *ldb,  \
+                   R *s, const R *rcond, int *rank, T *work, const int *lwork, RW int *iwork, int *info);   \
+    void P##gelss_(const int *m, const int *n, const int *nrhs, T *a, const int *lda, T *b, const int *ldb,  \
+                   R *s, const R *rcond, int *rank, T *work, const int *lwork, RW int *info);
+#define LAP_NO_RWORK
+#define LAP_RWORK_F float *rwork,
+#define LAP_RWORK_D double *rwork,
+LAP_DECL_LS(float, float, s, LAP_NO_RWORK)
+LAP_DECL_LS(double, double, d, LAP_NO_RWORK)
+LAP_DECL_LS(pct_cfloat, float, c, LAP_RWORK_F)
+LAP_DECL_LS(pct_cdouble, double, z, LAP_RWORK_D)
+/* the hermitian LDL^H (complex only) */
+void chetrf_(const char *uplo, const int *n, pct_cfloat *a, const int *lda, int *ipiv, pct_cfloat *work,
+             const int *lwork, int *info, size_t);
+void zhetrf_(const char *uplo, const int *n, pct_cdouble *a, const int *lda, int *ipiv, pct_cdouble *work,
+             const int *lwork, int *info, size_t);
+void chetrs_(const char *uplo, const int *n, const int *nrhs, const pct_cfloat *a, const int *lda, const int *ipiv,
+             pct_cfloat *b, const int *ldb, int *info, size_t);
+void zhetrs_(const char *uplo, const int *n, const int *nrhs, const pct_cdouble *a, const int *lda, const int *ipiv,
+             pct_cdouble *b, const int *ldb, int *info, size_t);
+/* real only (the complex eigenproblems are linalg_eig.c's and the eigh helper's own) */
+#define LAP_DECL_EIG(T, P)                                                                                  \
+    void P##syevd_(const char *jobz, const char *uplo, const int *n, T *a, const int *lda, T *w, T *work,   \
+                   const int *lwork, int *iwork, const int *liwork, int *info, size_t, size_t);             \
+    void P##geev_(const char *jobvl, const char *jobvr, const int *n, T *a, const int *lda, T *wr, T *wi, T *vl, \
+                  const int *ldvl, T *vr, const int *ldvr, T *work, const int *lwork, int *info, size_t, size_t);
+LAP_DECL_EIG(float, s)
+LAP_DECL_EIG(double, d)
+/* The call of the routine of dt's type: s, d, c or z prefixed to name (c and z to cname where the complex routine
+ * has another name). */
+#define LAP_CALL4(dt, name, cname, ...)                                                                     \
+    do {                                                                                                    \
+        switch (dt) {                                                                                       \
+        case PCT_FLOAT32: s##name##_(__VA_ARGS__); break;                                                   \
+        case PCT_FLOAT64: d##name##_(__VA_ARGS__); break;                                                   \
+        case PCT_COMPLEX64: c##cname##_(__VA_ARGS__); break;                                                \
+        default: z##cname##_(__VA_ARGS__); break;                                                           \
+        }                                                                                                   \
+    } while (0)
+#define LAP_CALL(dt, name, ...) LAP_CALL4(dt, name, name, __VA_ARGS__)
+#define LAP_CALL_REAL(dt, name, ...)                                                                        \
     do {                                                                                                    \
         if ((dt) == PCT_FLOAT32) s##name##_(__VA_ARGS__);                                                   \
         else d##name##_(__VA_ARGS__);                                                                       \
     } while (0)
 #else
+#define LAP_CALL4(dt, name, cname, ...) do { (void)(dt); } while (0)
 #define LAP_CALL(dt, name, ...) do { (void)(dt); } while (0)
+#define LAP_CALL_REAL(dt, name, ...) do { (void)(dt); } while (0)
 #endif
+
+bool lap_is_complex(int dt)
+{
+    return dt == PCT_COMPLEX64 || dt == PCT_COMPLEX128;
+}
+
+int lap_real_dtype(int dt)
+{
+    return dt == PCT_COMPLEX64 ? PCT_FLOAT32 : dt == PCT_COMPLEX128 ? PCT_FLOAT64 : dt;
+}
 
 /* Without OpenBLAS, every call reports a failure the kernels turn into an error. */
 #ifdef PCT_HAVE_OPENBLAS
@@ -103,7 +159,7 @@ void lap_orgqr(int dt, int m, int n, int k, void *a, int lda, const void *tau, v
 {
     (void)m; (void)n; (void)k; (void)a; (void)lda; (void)tau; (void)work; (void)lwork;
     LAP_NONE(info);
-    LAP_CALL(dt, orgqr, &m, &n, &k, a, &lda, tau, work, &lwork, info);
+    LAP_CALL4(dt, orgqr, ungqr, &m, &n, &k, a, &lda, tau, work, &lwork, info);
 }
 
 void lap_ormqr(int dt, char side, char trans, int m, int n, int k, void *a, int lda, const void *tau, void *c, int ldc,
@@ -112,7 +168,8 @@ void lap_ormqr(int dt, char side, char trans, int m, int n, int k, void *a, int 
     (void)side; (void)trans; (void)m; (void)n; (void)k; (void)a; (void)lda; (void)tau; (void)c; (void)ldc; (void)work;
     (void)lwork;
     LAP_NONE(info);
-    LAP_CALL(dt, ormqr, &side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info, 1, 1);
+    if (lap_is_complex(dt) && trans == 'T') trans = 'C'; /* unmqr: Q^H */
+    LAP_CALL4(dt, ormqr, unmqr, &side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info, 1, 1);
 }
 
 void lap_syevd(int dt, char jobz, char uplo, int n, void *a, int lda, void *w, void *work, int lwork, int *iwork,
@@ -120,7 +177,7 @@ void lap_syevd(int dt, char jobz, char uplo, int n, void *a, int lda, void *w, v
 {
     (void)jobz; (void)uplo; (void)n; (void)a; (void)lda; (void)w; (void)work; (void)lwork; (void)iwork; (void)liwork;
     LAP_NONE(info);
-    LAP_CALL(dt, syevd, &jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+    LAP_CALL_REAL(dt, syevd, &jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
 }
 
 void lap_geev(int dt, char jobvr, int n, void *a, int lda, void *wr, void *wi, void *vr, int ldvr, void *work,
@@ -131,24 +188,19 @@ void lap_geev(int dt, char jobvr, int n, void *a, int lda, void *wr, void *wi, v
     const char jobvl = 'N';
     const int ldvl = 1;
     (void)jobvl; (void)ldvl;
-    LAP_CALL(dt, geev, &jobvl, &jobvr, &n, a, &lda, wr, wi, NULL, &ldvl, vr, &ldvr, work, &lwork, info, 1, 1);
+    LAP_CALL_REAL(dt, geev, &jobvl, &jobvr, &n, a, &lda, wr, wi, NULL, &ldvl, vr, &ldvr, work, &lwork, info, 1, 1);
 }
 
 void lap_trsm(int dt, char side, char uplo, char transa, char diag, int m, int n, const void *a, int lda, void *b,
               int ldb)
 {
     (void)side; (void)uplo; (void)transa; (void)diag; (void)m; (void)n; (void)a; (void)lda; (void)b; (void)ldb;
-#ifdef PCT_HAVE_OPENBLAS
-    if (dt == PCT_FLOAT32) {
-        const float one = 1.0f;
-        strsm_(&side, &uplo, &transa, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
-    } else {
-        const double one = 1.0;
-        dtrsm_(&side, &uplo, &transa, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
-    }
-#else
-    (void)dt;
-#endif
+    /* alpha = 1 in dt's type (a real one is the real part of the complex pair) */
+    static const float onef[2] = {1.0f, 0.0f};
+    static const double oned[2] = {1.0, 0.0};
+    const void *alpha = dt == PCT_FLOAT32 || dt == PCT_COMPLEX64 ? (const void *)onef : (const void *)oned;
+    (void)alpha;
+    LAP_CALL(dt, trsm, &side, &uplo, &transa, &diag, &m, &n, alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
 }
 
 void lap_gels(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, void *work, int lwork, int *info)
@@ -158,18 +210,21 @@ void lap_gels(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb
     LAP_CALL(dt, gels, "N", &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);
 }
 
+/* The least-squares drivers: rcond is passed in the real type of dt; rwork (complex dt only) is their real
+ * workspace. */
 void lap_gelsy(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, int *jpvt, double rcond, int *rank,
-               void *work, int lwork, int *info)
+               void *work, int lwork, void *rwork, int *info)
 {
     (void)m; (void)n; (void)nrhs; (void)a; (void)lda; (void)b; (void)ldb; (void)jpvt; (void)rcond; (void)rank;
-    (void)work; (void)lwork;
+    (void)work; (void)lwork; (void)rwork;
     LAP_NONE(info);
 #ifdef PCT_HAVE_OPENBLAS
-    if (dt == PCT_FLOAT32) {
-        const float rc = (float)rcond;
-        sgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rc, rank, work, &lwork, info);
-    } else {
-        dgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);
+    const float rc = (float)rcond;
+    switch (dt) {
+    case PCT_FLOAT32: sgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rc, rank, work, &lwork, info); break;
+    case PCT_FLOAT64: dgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info); break;
+    case PCT_COMPLEX64: cgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rc, rank, work, &lwork, rwork, info); break;
+    default: zgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, rwork, info); break;
     }
 #else
     (void)dt;
@@ -177,17 +232,20 @@ void lap_gelsy(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ld
 }
 
 void lap_gelsd(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, void *s, double rcond, int *rank,
-               void *work, int lwork, int *iwork, int *info)
+               void *work, int lwork, void *rwork, int *iwork, int *info)
 {
     (void)m; (void)n; (void)nrhs; (void)a; (void)lda; (void)b; (void)ldb; (void)s; (void)rcond; (void)rank;
-    (void)work; (void)lwork; (void)iwork;
+    (void)work; (void)lwork; (void)rwork; (void)iwork;
     LAP_NONE(info);
 #ifdef PCT_HAVE_OPENBLAS
-    if (dt == PCT_FLOAT32) {
-        const float rc = (float)rcond;
-        sgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rc, rank, work, &lwork, iwork, info);
-    } else {
-        dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
+    const float rc = (float)rcond;
+    switch (dt) {
+    case PCT_FLOAT32: sgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rc, rank, work, &lwork, iwork, info); break;
+    case PCT_FLOAT64: dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info); break;
+    case PCT_COMPLEX64:
+        cgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rc, rank, work, &lwork, rwork, iwork, info);
+        break;
+    default: zgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, iwork, info); break;
     }
 #else
     (void)dt;
@@ -195,41 +253,45 @@ void lap_gelsd(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ld
 }
 
 void lap_gelss(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, void *s, double rcond, int *rank,
-               void *work, int lwork, int *info)
+               void *work, int lwork, void *rwork, int *info)
 {
     (void)m; (void)n; (void)nrhs; (void)a; (void)lda; (void)b; (void)ldb; (void)s; (void)rcond; (void)rank;
-    (void)work; (void)lwork;
+    (void)work; (void)lwork; (void)rwork;
     LAP_NONE(info);
 #ifdef PCT_HAVE_OPENBLAS
-    if (dt == PCT_FLOAT32) {
-        const float rc = (float)rcond;
-        sgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rc, rank, work, &lwork, info);
-    } else {
-        dgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);
+    const float rc = (float)rcond;
+    switch (dt) {
+    case PCT_FLOAT32: sgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rc, rank, work, &lwork, info); break;
+    case PCT_FLOAT64: dgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info); break;
+    case PCT_COMPLEX64: cgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rc, rank, work, &lwork, rwork, info); break;
+    default: zgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, info); break;
     }
 #else
     (void)dt;
 #endif
 }
 
-void lap_sytrf(int dt, char uplo, int n, void *a, int lda, int *ipiv, void *work, int lwork, int *info)
+void lap_sytrf(int dt, bool herm, char uplo, int n, void *a, int lda, int *ipiv, void *work, int lwork, int *info)
 {
     (void)uplo; (void)n; (void)a; (void)lda; (void)ipiv; (void)work; (void)lwork;
     LAP_NONE(info);
-    LAP_CALL(dt, sytrf, &uplo, &n, a, &lda, ipiv, work, &lwork, info, 1);
+    if (herm && lap_is_complex(dt)) LAP_CALL4(dt, sytrf, hetrf, &uplo, &n, a, &lda, ipiv, work, &lwork, info, 1);
+    else LAP_CALL(dt, sytrf, &uplo, &n, a, &lda, ipiv, work, &lwork, info, 1);
 }
 
-void lap_sytrs(int dt, char uplo, int n, int nrhs, const void *a, int lda, const int *ipiv, void *b, int ldb,
-               int *info)
+void lap_sytrs(int dt, bool herm, char uplo, int n, int nrhs, const void *a, int lda, const int *ipiv, void *b,
+               int ldb, int *info)
 {
     (void)uplo; (void)n; (void)nrhs; (void)a; (void)lda; (void)ipiv; (void)b; (void)ldb;
     LAP_NONE(info);
-    LAP_CALL(dt, sytrs, &uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+    if (herm && lap_is_complex(dt)) LAP_CALL4(dt, sytrs, hetrs, &uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+    else LAP_CALL(dt, sytrs, &uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 
 int lap_lwork(int dt, const void *work, int least)
 {
-    double w = dt == PCT_FLOAT32 ? (double)*(const float *)work : *(const double *)work;
+    /* a complex size is the real part of work[0], the first of its pair */
+    double w = dt == PCT_FLOAT32 || dt == PCT_COMPLEX64 ? (double)*(const float *)work : *(const double *)work;
     int n = (int)w + 1;
     return n > least ? n : least;
 }
@@ -446,6 +508,20 @@ void lap_zero_triangle(pct_tensor *t, bool lower)
         }
 }
 
+void lap_conj_(pct_tensor *t)
+{
+    if (!lap_is_complex(t->dtype)) return;
+    /* the imaginary parts: every second real of the (contiguous) storage of t */
+    const int64_t n = t->numel;
+    if (t->dtype == PCT_COMPLEX64) {
+        float *d = (float *)pct_tensor_data(t);
+        for (int64_t i = 0; i < n; i++) d[2 * i + 1] = -d[2 * i + 1];
+    } else {
+        double *d = (double *)pct_tensor_data(t);
+        for (int64_t i = 0; i < n; i++) d[2 * i + 1] = -d[2 * i + 1];
+    }
+}
+
 /* ---- checks and errors ------------------------------------------------------------------- */
 
 int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, bool square, const char *kernel,
@@ -455,13 +531,14 @@ int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, boo
     PCT_CHECK(!square || A->sizes[A->ndim - 1] == A->sizes[A->ndim - 2], PCT_ERR_RUNTIME,
               "%s: %s must be batches of square matrices, but they are %lld by %lld matrices", api, name,
               (long long)A->sizes[A->ndim - 2], (long long)A->sizes[A->ndim - 1]);
-    PCT_CHECK(!kernel || pct_dtype_is_floating(A->dtype), PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
+    PCT_CHECK(!kernel || pct_dtype_is_differentiable(A->dtype), PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
               kernel, pct_dtype_cpp_name[A->dtype]);
-    PCT_CHECK(pct_dtype_is_floating(A->dtype), PCT_ERR_RUNTIME,
+    PCT_CHECK(pct_dtype_is_differentiable(A->dtype), PCT_ERR_RUNTIME,
               "%s: Expected a floating point or complex tensor as input. Got %s", api, pct_dtype_cpp_name[A->dtype]);
-    PCT_CHECK(!lowp_kernel || A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64, PCT_ERR_NOT_IMPLEMENTED,
+    const bool lapack_dtype = A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64 || lap_is_complex(A->dtype);
+    PCT_CHECK(!lowp_kernel || lapack_dtype, PCT_ERR_NOT_IMPLEMENTED,
               "\"%s\" not implemented for '%s'", lowp_kernel, pct_dtype_cpp_name[A->dtype]);
-    PCT_CHECK(A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64, PCT_ERR_RUNTIME,
+    PCT_CHECK(lapack_dtype, PCT_ERR_RUNTIME,
               "%s: Low precision dtypes not supported. Got %s", api, pct_dtype_cpp_name[A->dtype]);
 #ifndef PCT_HAVE_OPENBLAS
     PCT_FAIL(PCT_ERR_RUNTIME, "%s: pyctorch was built without LAPACK (OpenBLAS)", api);

@@ -6,8 +6,9 @@
  * factorisations (LU, Q, R, L, eigenvectors, solutions: strides (..., 1, rows)). Every kernel
  * copies its inputs into a fresh column-major tensor (lap_copy_cm), which LAPACK then
  * overwrites in place, one matrix after the other (a matrix of the batch is contiguous), and
- * that tensor is the result. float32 and float64 only (float16/bfloat16 have no kernel in
- * torch either; complex dtypes do not exist in pyctorch yet).
+ * that tensor is the result. float32, float64, complex64 and complex128 (float16/bfloat16 and
+ * complex32 have no kernel in torch either). A complex kernel conjugates where torch's operation
+ * is an adjoint (ormqr's transpose, lu_solve's adjoint: LAPACK's trans 'C'; lap_conj_).
  *
  * Threads: a batch runs one LAPACK call per OpenMP thread (OpenBLAS is single-threaded inside
  * an active OpenMP region); a lone small matrix is also run in a region of two threads, as
@@ -25,8 +26,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Typed LAPACK/BLAS calls: dt is PCT_FLOAT32 or PCT_FLOAT64, arrays are of that type (void *),
- * real scalars are passed as double. lwork == -1 is LAPACK's workspace query (the optimal size
+/* Typed LAPACK/BLAS calls: dt is PCT_FLOAT32, PCT_FLOAT64, PCT_COMPLEX64 or PCT_COMPLEX128 (the s, d, c
+ * and z routines; orgqr/ormqr are ungqr/unmqr for complex, where ormqr's trans 'T' means 'C'), arrays
+ * are of that type (void *), real scalars are passed as double. lwork == -1 is LAPACK's workspace query (the optimal size
  * comes back in work[0], read it with lap_lwork). Without OpenBLAS they set info = -1000. */
 void lap_getrf(int dt, int m, int n, void *a, int lda, int *ipiv, int *info);
 void lap_getri(int dt, int n, void *a, int lda, const int *ipiv, void *work, int lwork, int *info);
@@ -41,21 +43,29 @@ void lap_syevd(int dt, char jobz, char uplo, int n, void *a, int lda, void *w, v
 void lap_trsm(int dt, char side, char uplo, char transa, char diag, int m, int n, const void *a, int lda, void *b,
               int ldb);
 void lap_gels(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, void *work, int lwork, int *info);
+/* s (the singular values) and rwork are of dt's real type; rwork (complex dt only: 2 n reals for gelsy, 5 min(m, n)
+ * for gelss, the size a query writes to rwork[0] for gelsd) may be NULL for a real dt. */
 void lap_gelsy(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, int *jpvt, double rcond, int *rank,
-               void *work, int lwork, int *info);
+               void *work, int lwork, void *rwork, int *info);
 void lap_gelsd(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, void *s, double rcond, int *rank,
-               void *work, int lwork, int *iwork, int *info);
+               void *work, int lwork, void *rwork, int *iwork, int *info);
 void lap_gelss(int dt, int m, int n, int nrhs, void *a, int lda, void *b, int ldb, void *s, double rcond, int *rank,
-               void *work, int lwork, int *info);
-void lap_sytrf(int dt, char uplo, int n, void *a, int lda, int *ipiv, void *work, int lwork, int *info);
-void lap_sytrs(int dt, char uplo, int n, int nrhs, const void *a, int lda, const int *ipiv, void *b, int ldb,
+               void *work, int lwork, void *rwork, int *info);
+/* herm: the hermitian factorisation (hetrf / hetrs) of a complex dt; the symmetric one otherwise */
+void lap_sytrf(int dt, bool herm, char uplo, int n, void *a, int lda, int *ipiv, void *work, int lwork, int *info);
+void lap_sytrs(int dt, bool herm, char uplo, int n, int nrhs, const void *a, int lda, const int *ipiv, void *b, int ldb,
                int *info);
+/* (syevd and geev: real dt only) */
 /* The general eigenproblem, right eigenvectors only (jobvr 'V') or none ('N'): eigenvalues wr + i wi, and, for a
  * complex pair (wi[j] > 0), the vectors vr[:, j] +- i vr[:, j + 1] (LAPACK's geev packing). */
 void lap_geev(int dt, char jobvr, int n, void *a, int lda, void *wr, void *wi, void *vr, int ldvr, void *work,
               int lwork, int *info);
 /* The size a workspace query wrote to work[0] (plus one), at least `least`. */
 int lap_lwork(int dt, const void *work, int least);
+
+/* Whether dt is complex64 / complex128; its real counterpart (dt itself for a real one). */
+bool lap_is_complex(int dt);
+int lap_real_dtype(int dt);
 
 /* info value of a matrix that was not computed because of a NaN or memory */
 enum { LAP_NOMEM = -2000 };
@@ -97,10 +107,12 @@ pct_tensor *lap_mT(pct_tensor *t);
 /* t's matrices with the strict lower (lower=true) or upper triangle zeroed, in place; t is a
  * column-major tensor from lap_empty_cm / lap_copy_cm. */
 void lap_zero_triangle(pct_tensor *t, bool lower);
+/* t's elements conjugated in place (a no-op for a real t); t is contiguous (lap_empty_cm / lap_copy_cm). */
+void lap_conj_(pct_tensor *t);
 
 /* torch's checks of a matrix argument, in torch's order: at least 2 dims ("<api>: The input
- * tensor <name> must have at least 2 dimensions."), square when `square`, a floating dtype, and
- * a LAPACK dtype (float32/float64). With `kernel`, a non-floating dtype is torch's
+ * tensor <name> must have at least 2 dimensions."), square when `square`, a floating or complex
+ * dtype, and a LAPACK dtype (float32/float64/complex64/complex128). With `kernel`, a non-floating dtype is torch's
  * NotImplementedError '"<kernel>" not implemented for ...' instead, and with `lowp_kernel` the same for
  * float16/bfloat16. */
 int lap_check_matrix(const pct_tensor *A, const char *api, const char *name, bool square, const char *kernel,

@@ -5,6 +5,7 @@
  * linalg.lstsq), LDL^T systems (sytrs: linalg.ldl_solve) and torch._linalg_check_errors. */
 #include "linalg_lapack.h"
 #include "../out.h"
+#include <complex.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -40,7 +41,54 @@ typedef struct {
     int mode;             /* 0 LU only, 1 inverse (getrs into b, the identity), 3 determinant */
     char *r0, *r1;        /* det / slogdet results */
     size_t esz;
+    size_t r1sz;          /* r1's element size (the real dtype's) */
 } lu_ctx;
+
+/* The determinant of matrix b from its LU (a, piv): the product of U's diagonal, negated per row swap; for slogdet
+ * (c->r1) the sign (the product of the diagonal's phases, 0 where an element is 0 or NaN, as torch's) and
+ * log |det| (in the real dtype). */
+static void det_of_lu(lu_ctx *c, const char *a, const int *piv, int64_t b)
+{
+    if (!lap_is_complex(c->dt)) {
+        double prod = 1.0, logabs = 0.0;
+        bool swap = false, neg = false, zero = false, nan = false;
+        for (int i = 0; i < c->n; i++) {
+            const double d = pct_load_as_double(a + (size_t)i * (size_t)(c->n + 1) * c->esz, c->dt);
+            swap ^= piv[i] != i + 1;
+            neg ^= d < 0;
+            zero |= d == 0;
+            nan |= d != d;
+            prod *= d;
+            logabs += log(fabs(d));
+        }
+        const double det = swap ? -prod : prod, sign /* a NaN's sign is 0, as torch's */ = nan || zero ? 0.0 : (neg != swap) ? -1.0 : 1.0;
+        pct_store_double(c->r0 + (size_t)b * c->esz, c->dt, c->r1 ? sign : det);
+        if (c->r1) pct_store_double(c->r1 + (size_t)b * c->r1sz, c->dt, logabs);
+        c->info[b] = 0;
+        return;
+    }
+    double complex prod = 1.0, phase = 1.0;
+    double logabs = 0.0;
+    bool swap = false, zero = false, nan = false;
+    for (int i = 0; i < c->n; i++) {
+        double re, im;
+        pct_load_as_complex(a + (size_t)i * (size_t)(c->n + 1) * c->esz, c->dt, &re, &im);
+        const double complex d = re + I * im;
+        const double ad = cabs(d);
+        swap ^= piv[i] != i + 1;
+        zero |= ad == 0;
+        nan |= re != re || im != im;
+        prod *= d;
+        if (ad > 0) phase *= d / ad;
+        logabs += log(ad);
+    }
+    const double complex det = swap ? -prod : prod;
+    const double complex sign = nan || zero ? 0.0 : swap ? -phase : phase;
+    const double complex r0 = c->r1 ? sign : det;
+    pct_store_complex(c->r0 + (size_t)b * c->esz, c->dt, creal(r0), cimag(r0));
+    if (c->r1) pct_store_double(c->r1 + (size_t)b * c->r1sz, lap_real_dtype(c->dt), logabs);
+    c->info[b] = 0;
+}
 
 static void lu_body(void *vc, int64_t b, void *sc)
 {
@@ -53,29 +101,7 @@ static void lu_body(void *vc, int64_t b, void *sc)
     lap_getrf(c->dt, c->n, c->n, a, lda, piv, &c->info[b]);
     if (c->mode == 1 && c->info[b] == 0) /* the inverse solves A X = I, as torch's */
         lap_getrs(c->dt, 'N', c->n, c->n, a, lda, piv, c->b + (size_t)b * nn * c->esz, lda, &c->info[b]);
-    if (c->mode == 3) { /* determinant: the product of U's diagonal, negated per row swap */
-        double prod = 1.0, logabs = 0.0;
-        bool swap = false, neg = false, zero = false, nan = false;
-        for (int i = 0; i < c->n; i++) {
-            const size_t at = (size_t)i * (size_t)(c->n + 1);
-            const double d = c->dt == PCT_FLOAT32 ? (double)((float *)a)[at] : ((double *)a)[at];
-            swap ^= piv[i] != i + 1;
-            neg ^= d < 0;
-            zero |= d == 0;
-            nan |= d != d;
-            prod *= d;
-            logabs += log(fabs(d));
-        }
-        const double det = swap ? -prod : prod, sign /* a NaN's sign is 0, as torch's */ = nan || zero ? 0.0 : (neg != swap) ? -1.0 : 1.0;
-        if (c->dt == PCT_FLOAT32) {
-            ((float *)c->r0)[b] = (float)(c->r1 ? sign : det);
-            if (c->r1) ((float *)c->r1)[b] = (float)logabs;
-        } else {
-            ((double *)c->r0)[b] = c->r1 ? sign : det;
-            if (c->r1) ((double *)c->r1)[b] = logabs;
-        }
-        c->info[b] = 0;
-    }
+    if (c->mode == 3) det_of_lu(c, a, piv, b);
 }
 
 static void getrs_body(void *vc, int64_t b, void *sc)
@@ -115,7 +141,7 @@ pct_object *pct_cpu_linalg_inv_ex(pct_call *c)
     if (bt.batch > 0 && n > 0) {
         PCT_CHECK(piv = malloc(sizeof(int) * (size_t)(bt.batch * n)), PCT_ERR_MEMORY, "linalg.inv: out of memory");
         lu_ctx ctx = {A->dtype, (int)n, (int)n, 0, pct_tensor_data(lu), pct_tensor_data(res[0]), piv,
-                      (int *)pct_tensor_data(res[1]), NULL, 'N', 1, NULL, NULL, (size_t)pct_tensor_itemsize(A)};
+                      (int *)pct_tensor_data(res[1]), NULL, 'N', 1, NULL, NULL, (size_t)pct_tensor_itemsize(A), 0};
         lap_run(bt.batch, n, 0, lu_body, &ctx, ctx.info);
     }
     free(piv);
@@ -145,13 +171,14 @@ static int det_compute(pct_tensor *A, const char *api, bool logs, pct_tensor **r
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];
     PCT_TRY(*r0 = lap_empty(&bt, 0, 0, 0, A->dtype));
-    if (logs) PCT_TRY(*r1 = lap_empty(&bt, 0, 0, 0, A->dtype));
+    if (logs) PCT_TRY(*r1 = lap_empty(&bt, 0, 0, 0, lap_real_dtype(A->dtype)));
     PCT_TRY(a = lap_copy_cm(A, &bt, false, A->dtype));
     if (bt.batch > 0) {
         PCT_CHECK((piv = malloc(sizeof(int) * (size_t)(bt.batch * (n + 1)))) &&
                   (info = calloc((size_t)bt.batch, sizeof(int))), PCT_ERR_MEMORY, "%s: out of memory", api);
         lu_ctx ctx = {A->dtype, (int)n, 0, 0, pct_tensor_data(a), NULL, piv, info, NULL, 'N', 3, pct_tensor_data(*r0),
-                      *r1 ? pct_tensor_data(*r1) : NULL, (size_t)pct_tensor_itemsize(A)};
+                      *r1 ? pct_tensor_data(*r1) : NULL, (size_t)pct_tensor_itemsize(A),
+                      (size_t)pct_dtype_itemsize[lap_real_dtype(A->dtype)]};
         lap_run(bt.batch, n, 0, lu_body, &ctx, info);
         PCT_TRY_INT(lap_check_errors(info, bt.batch, api, A->ndim == 2));
     }
@@ -276,7 +303,7 @@ pct_object *pct_cpu_linalg_solve_ex(pct_call *c)
         PCT_TRY(map = batch_map(&full, A));
         lu_ctx ctx = {A->dtype, (int)n, (int)k, 0, pct_tensor_data(lu), pct_tensor_data(res[0]), piv,
                       (int *)pct_tensor_data(res[1]), map, left ? 'N' : 'T', 0, NULL, NULL,
-                      (size_t)pct_tensor_itemsize(A)};
+                      (size_t)pct_tensor_itemsize(A), 0};
         lap_run(ab.batch, n, 0, lu_body, &ctx, ctx.info);
         if (k > 0) lap_run(full.batch, n, 0, getrs_body, &ctx, NULL);
     }
@@ -346,9 +373,15 @@ pct_object *pct_cpu_linalg_lu_solve(pct_call *c)
     if (full.batch > 0 && n > 0 && k > 0) {
         int *info = calloc((size_t)full.batch, sizeof(int));
         PCT_CHECK(info, PCT_ERR_MEMORY, "linalg.lu_solve: out of memory");
+        /* left: A X = B ('N') or A^H X = B ('C'; 'T' for a real A); right: X A = B is A^T X^T = B^T ('T'), and
+         * X A^H = B is A conj(X^T) = conj(B^T), a solve 'N' between two conjugations of the data */
+        const bool cplx = lap_is_complex(LU->dtype), conj_around = cplx && !left && adjoint;
+        const char trans = (adjoint != !left) ? (cplx && left ? 'C' : 'T') : 'N';
         lu_ctx ctx = {LU->dtype, (int)n, (int)k, 0, pct_tensor_data(lu), pct_tensor_data(X), (int *)pct_tensor_data(piv),
-                      info, NULL, (adjoint != !left) ? 'T' : 'N', 0, NULL, NULL, (size_t)pct_tensor_itemsize(LU)};
+                      info, NULL, trans, 0, NULL, NULL, (size_t)pct_tensor_itemsize(LU), 0};
+        if (conj_around) lap_conj_(X);
         lap_run(full.batch, n, 0, getrs_body, &ctx, NULL);
+        if (conj_around) lap_conj_(X);
         free(info);
     }
     lap_release(lu);
@@ -423,12 +456,12 @@ fail:
 enum { GELS, GELSY, GELSD, GELSS };
 
 typedef struct {
-    int dt, m, n, k, mx, driver, lwork;
+    int dt, m, n, k, mx, driver, lwork, lrwork;
     double rcond;
     char *a, *b, *s;
     int64_t *rank;
     int *info;
-    size_t esz;
+    size_t esz, ssz; /* the element sizes of dt and of its real type (s, rwork) */
 } lstsq_ctx;
 
 static void lstsq_body(void *vc, int64_t bi, void *sc)
@@ -436,16 +469,21 @@ static void lstsq_body(void *vc, int64_t bi, void *sc)
     lstsq_ctx *c = vc;
     const int lda = c->m > 1 ? c->m : 1, ldb = c->mx > 1 ? c->mx : 1, mn = c->m < c->n ? c->m : c->n;
     char *a = c->a + (size_t)bi * c->m * c->n * c->esz, *b = c->b + (size_t)bi * c->mx * c->k * c->esz;
-    char *s = c->s ? c->s + (size_t)bi * mn * c->esz : NULL;
-    int rank = 0, *iw = (int *)((char *)sc + (size_t)c->lwork * c->esz);
+    char *s = c->s ? c->s + (size_t)bi * mn * c->ssz : NULL;
+    /* scratch: work (lwork elements), rwork (lrwork reals: complex dt only), then iwork; the reals stay aligned
+     * to their size (OpenBLAS's kernels need it) */
+    void *rw = (char *)sc + (size_t)c->lwork * c->esz;
+    int rank = 0, *iw = (int *)((char *)rw + (size_t)c->lrwork * c->ssz);
     switch (c->driver) {
     case GELS: lap_gels(c->dt, c->m, c->n, c->k, a, lda, b, ldb, sc, c->lwork, &c->info[bi]); break;
     case GELSY:
         memset(iw, 0, sizeof(int) * (size_t)(c->n > 0 ? c->n : 1));
-        lap_gelsy(c->dt, c->m, c->n, c->k, a, lda, b, ldb, iw, c->rcond, &rank, sc, c->lwork, &c->info[bi]);
+        lap_gelsy(c->dt, c->m, c->n, c->k, a, lda, b, ldb, iw, c->rcond, &rank, sc, c->lwork, rw, &c->info[bi]);
         break;
-    case GELSD: lap_gelsd(c->dt, c->m, c->n, c->k, a, lda, b, ldb, s, c->rcond, &rank, sc, c->lwork, iw, &c->info[bi]); break;
-    default: lap_gelss(c->dt, c->m, c->n, c->k, a, lda, b, ldb, s, c->rcond, &rank, sc, c->lwork, &c->info[bi]); break;
+    case GELSD:
+        lap_gelsd(c->dt, c->m, c->n, c->k, a, lda, b, ldb, s, c->rcond, &rank, sc, c->lwork, rw, iw, &c->info[bi]);
+        break;
+    default: lap_gelss(c->dt, c->m, c->n, c->k, a, lda, b, ldb, s, c->rcond, &rank, sc, c->lwork, rw, &c->info[bi]); break;
     }
     if (c->rank) c->rank[bi] = rank;
 }
@@ -479,7 +517,8 @@ pct_object *pct_cpu_linalg_lstsq(pct_call *c)
         PCT_CHECK(driver >= 0, PCT_ERR_RUNTIME,
                   "%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", api);
     }
-    const double eps = A->dtype == PCT_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    const int rdt = lap_real_dtype(A->dtype); /* the dtype of the singular values and residuals */
+    const double eps = rdt == PCT_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
     const double rcond = arg.rcond.none ? eps * (double)mx : arg.rcond.v;
     lap_batch full;
     PCT_TRY_INT(lap_batch_broadcast(A, 2, B, 2, &full));
@@ -499,28 +538,33 @@ pct_object *pct_cpu_linalg_lstsq(pct_call *c)
         PCT_TRY_INT(r);
     }
     const int64_t zero = 0;
-    if (driver == GELSD || driver == GELSS) PCT_TRY(res[3] = lap_empty(&full, 1, mn, 0, A->dtype));
-    else PCT_TRY(res[3] = pct_tensor_empty(1, &zero, A->dtype, PCT_CPU, -1));
+    if (driver == GELSD || driver == GELSS) PCT_TRY(res[3] = lap_empty(&full, 1, mn, 0, rdt));
+    else PCT_TRY(res[3] = pct_tensor_empty(1, &zero, rdt, PCT_CPU, -1));
     if (driver != GELS) PCT_TRY(res[2] = pct_tensor_zeros(full.nb, full.shape, PCT_INT64));
     else PCT_TRY(res[2] = pct_tensor_empty(1, &zero, PCT_INT64, PCT_CPU, -1));
     if (full.batch > 0 && m > 0 && n > 0 && k > 0) {
         PCT_CHECK(info = calloc((size_t)full.batch, sizeof(int)), PCT_ERR_MEMORY, "%s: out of memory", api);
-        double query[2] = {0, 0}, sdummy[2];
+        double query[2] = {0, 0}, sdummy[2], rq[2] = {0, 0};
         int qi = 0, rk = 0, iq[2] = {0, 0};
         const int M = (int)m, N = (int)n, K = (int)k, LDB = (int)mx;
         switch (driver) {
         case GELS: lap_gels(A->dtype, M, N, K, NULL, M, NULL, LDB, query, -1, &qi); break;
-        case GELSY: lap_gelsy(A->dtype, M, N, K, NULL, M, NULL, LDB, iq, rcond, &rk, query, -1, &qi); break;
-        case GELSD: lap_gelsd(A->dtype, M, N, K, NULL, M, NULL, LDB, sdummy, rcond, &rk, query, -1, iq, &qi); break;
-        default: lap_gelss(A->dtype, M, N, K, NULL, M, NULL, LDB, sdummy, rcond, &rk, query, -1, &qi); break;
+        case GELSY: lap_gelsy(A->dtype, M, N, K, NULL, M, NULL, LDB, iq, rcond, &rk, query, -1, rq, &qi); break;
+        case GELSD: lap_gelsd(A->dtype, M, N, K, NULL, M, NULL, LDB, sdummy, rcond, &rk, query, -1, rq, iq, &qi); break;
+        default: lap_gelss(A->dtype, M, N, K, NULL, M, NULL, LDB, sdummy, rcond, &rk, query, -1, rq, &qi); break;
         }
-        int liwork = driver == GELSD ? (iq[0] > 1 ? iq[0] : 1) : driver == GELSY ? N : 0;
-        lstsq_ctx ctx = {A->dtype, M, N, K, LDB, driver, lap_lwork(A->dtype, query, 1), rcond, pct_tensor_data(a),
-                         pct_tensor_data(X), driver == GELSD || driver == GELSS ? pct_tensor_data(res[3]) : NULL,
+        const int liwork = driver == GELSD ? (iq[0] > 1 ? iq[0] : 1) : driver == GELSY ? N : 0;
+        /* the complex drivers' real workspace: 2 n (gelsy), 5 min(m, n) (gelss), the queried size (gelsd) */
+        const int lrwork = !lap_is_complex(A->dtype) ? 0 : driver == GELSY ? 2 * N : driver == GELSS ? 5 * (int)mn + 1
+                           : driver == GELSD ? lap_lwork(rdt, rq, 1) : 0;
+        const size_t ssz = (size_t)pct_dtype_itemsize[rdt];
+        lstsq_ctx ctx = {A->dtype, M, N, K, LDB, driver, lap_lwork(A->dtype, query, 1), lrwork, rcond,
+                         pct_tensor_data(a), pct_tensor_data(X),
+                         driver == GELSD || driver == GELSS ? pct_tensor_data(res[3]) : NULL,
                          driver != GELS ? (int64_t *)pct_tensor_data(res[2]) : NULL, info,
-                         (size_t)pct_tensor_itemsize(A)};
-        lap_run(full.batch, mn, (size_t)ctx.lwork * ctx.esz + sizeof(int) * (size_t)(liwork + 1), lstsq_body, &ctx,
-                info);
+                         (size_t)pct_tensor_itemsize(A), ssz};
+        lap_run(full.batch, mn, (size_t)ctx.lwork * ctx.esz + ssz * (size_t)lrwork + sizeof(int) * (size_t)(liwork + 1),
+                lstsq_body, &ctx, info);
         PCT_TRY_INT(lap_check_errors(info, full.batch, api, A->ndim == 2 && B->ndim == 2));
     }
     /* residuals: sum of squares of rows n..m of the solution buffer, for m > n and a full rank */
@@ -530,21 +574,22 @@ pct_object *pct_cpu_linalg_lstsq(pct_call *c)
         for (int64_t b = 0; b < full.batch; b++) resid &= rk[b] == n;
     }
     if (resid) {
-        PCT_TRY(res[1] = lap_empty(&full, 1, k, 0, A->dtype));
+        PCT_TRY(res[1] = lap_empty(&full, 1, k, 0, rdt));
         const char *xd = pct_tensor_data(X);
         char *rd = pct_tensor_data(res[1]);
-        const int64_t isz = pct_tensor_itemsize(A);
+        const int64_t isz = pct_tensor_itemsize(A), rsz = pct_dtype_itemsize[rdt];
         for (int64_t b = 0; b < full.batch; b++)
             for (int64_t j = 0; j < k; j++) {
                 double s = 0;
-                for (int64_t i = n; i < m; i++) {
-                    const double v = pct_load_as_double(xd + ((b * k + j) * mx + i) * isz, A->dtype);
-                    s += v * v;
+                for (int64_t i = n; i < m; i++) { /* |v|^2 */
+                    double re, im;
+                    pct_load_as_complex(xd + ((b * k + j) * mx + i) * isz, A->dtype, &re, &im);
+                    s += re * re + im * im;
                 }
-                pct_store_double(rd + (b * k + j) * isz, A->dtype, s);
+                pct_store_double(rd + (b * k + j) * rsz, rdt, s);
             }
     } else {
-        PCT_TRY(res[1] = pct_tensor_empty(1, &zero, A->dtype, PCT_CPU, -1));
+        PCT_TRY(res[1] = pct_tensor_empty(1, &zero, rdt, PCT_CPU, -1));
     }
     {
         /* the solution: the first n rows */
@@ -571,6 +616,7 @@ fail:
 
 typedef struct {
     int dt, n, k;
+    bool herm;
     char *a, *b;
     int *piv;
     size_t esz;
@@ -581,7 +627,7 @@ static void ldls_body(void *vc, int64_t bi, void *sc)
     (void)sc;
     ldls_ctx *c = vc;
     int info = 0;
-    lap_sytrs(c->dt, 'L', c->n, c->k, c->a + (size_t)bi * c->n * c->n * c->esz, c->n > 1 ? c->n : 1,
+    lap_sytrs(c->dt, c->herm, 'L', c->n, c->k, c->a + (size_t)bi * c->n * c->n * c->esz, c->n > 1 ? c->n : 1,
               c->piv + bi * c->n, c->b + (size_t)bi * c->n * c->k * c->esz, c->n > 1 ? c->n : 1, &info);
 }
 
@@ -615,7 +661,7 @@ pct_object *pct_cpu_linalg_ldl_solve(pct_call *c)
     }
     PCT_TRY(X = lap_copy_cm(B, &full, false, LD->dtype));
     if (full.batch > 0 && n > 0 && k > 0) {
-        ldls_ctx ctx = {LD->dtype, (int)n, (int)k, pct_tensor_data(ld), pct_tensor_data(X), (int *)pct_tensor_data(piv),
+        ldls_ctx ctx = {LD->dtype, (int)n, (int)k, arg.hermitian, pct_tensor_data(ld), pct_tensor_data(X), (int *)pct_tensor_data(piv),
                         (size_t)pct_tensor_itemsize(LD)};
         lap_run(full.batch, n, 0, ldls_body, &ctx, NULL);
     }
