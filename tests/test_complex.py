@@ -184,7 +184,7 @@ def _setitem(t, k, v):
 
 
 # torch computes these; pyctorch refuses them for now (the report of the complex dtypes' branch lists them)
-GAPS = {"abs_out_complex", "prod", "where"}
+GAPS = {"abs_out_complex"}
 
 
 @requires_torch
