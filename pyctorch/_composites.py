@@ -233,7 +233,7 @@ def logaddexp2(input, other, *, out=None):
 def ldexp(input, other, *, out=None):
     """input * 2 ** other, in the promoted floating dtype (the default one for integers)."""
     dtype = _C.result_type(input, other)
-    if not _is_float(dtype):
+    if not _is_float(dtype) and not dtype.is_complex:
         dtype = _C.get_default_dtype()
     return _write_out(input.to(dtype) * _C.pow(2.0, other.to(dtype)), out, "ldexp", (input, other))
 

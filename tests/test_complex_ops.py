@@ -161,6 +161,15 @@ OPS = {
     "trapezoid": (lambda L, x: L.trapezoid(x), [(3, 4)]),
     "cumulative_trapezoid": (lambda L, x: L.cumulative_trapezoid(x, dim=0), [(3, 4)]),
     "vander": (lambda L, x: L.linalg.vander(x[0]), [(3, 4)]),
+    "logaddexp": (lambda L, x, y: L.logaddexp(x, y[1:2]), [(3, 4), (3, 4)]),
+    "logaddexp_non_finite": (lambda L, x, y: L.view_as_real(L.logaddexp(_non_finite(x), _non_finite(y).flip(0))),
+                             [(3, 4), (3, 4)]),
+    "logcumsumexp": (lambda L, x: L.logcumsumexp(x, 1), [(3, 4)]),
+    "logcumsumexp_dim0": (lambda L, x: L.logcumsumexp(x * 20, 0), [(3, 4)]),
+    "float_power": (lambda L, x: L.float_power(x, 2.5), [(3, 4)]),
+    "float_power_real_base": (lambda L, x: L.float_power(x.real.abs(), x), [(3, 4)]),
+    "ldexp": (lambda L, x: L.ldexp(x, L.tensor([1, 2, 3, 0])), [(3, 4)]),
+    "sinc": (lambda L, x: L.sinc(x), [(3, 4)]),
     "cov": (lambda L, x: L.cov(x), [(3, 4)]),
     "corrcoef": (lambda L, x: L.corrcoef(x), [(3, 4)]),
 }
@@ -229,7 +238,11 @@ def test_refusals_match_torch():
     # ops torch refuses on complex tensors stay refused, with its error type
     for call in [lambda L: L.clamp(_make(L, (3,), "complex64"), 0, 1),
                  lambda L: L.cummax(_make(L, (3,), "complex64"), 0),
-                 lambda L: L.deg2rad(_make(L, (3,), "complex64"))]:
+                 lambda L: L.deg2rad(_make(L, (3,), "complex64")),
+                 lambda L: _make(L, (3,), "complex64").float_power_(2),
+                 lambda L: L.float_power(_make(L, (3,), "complex64"), 2, out=L.empty(3)),
+                 lambda L: L.scatter_reduce(_make(L, (3,), "complex64"), 0, L.tensor([0, 1]),
+                                            _make(L, (2,), "complex64"), "amax")]:
         both(call)
 
 
@@ -240,7 +253,7 @@ GRADS = ["where", "masked_fill", "masked_select", "masked_scatter", "triu", "tri
          "repeat_interleave", "constant_pad", "kron", "prod", "prod_dim", "cumsum", "cumprod", "cumprod_dim0",
          "logsumexp", "std", "std_dim", "var", "var_correction", "std_mean", "var_mean", "square", "pow_int", "addcmul",
          "addcdiv", "lerp", "lerp_far", "lerp_complex_weight", "lerp_tensor_weight", "diff", "trapezoid",
-         "cumulative_trapezoid", "vander", "cov"]
+         "cumulative_trapezoid", "vander", "cov", "logcumsumexp", "sinc", "ldexp"]
 
 
 def _loss(out):
@@ -269,7 +282,7 @@ def test_gradient_matches_torch(name):
 
 
 _GRADCHECK = ["prod", "prod_dim", "cumprod", "logsumexp", "std_dim", "var", "square", "addcmul", "addcdiv", "lerp",
-              "lerp_complex_weight", "where", "trace", "cumsum"]
+              "lerp_complex_weight", "where", "trace", "cumsum", "logcumsumexp"]
 
 
 @pytest.mark.parametrize("name", _GRADCHECK)
@@ -287,3 +300,11 @@ def test_prod_gradient_with_a_zero():
         _loss(x.prod(1)).backward()
         return x.grad
     assert_same(run(pyctorch), run(torch), rtol=1e-12, atol=1e-12)
+
+
+def test_outputs_without_a_complex_formula_stay_without_history():
+    # Note [Complex outputs in autograd] (ops_complex.def): logaddexp and float_power compute on complex tensors but
+    # their formulas are real-only yet, so their complex outputs are not recorded rather than given a wrong gradient
+    z = _make(pyctorch, (3,), "complex128").requires_grad_()
+    assert not pyctorch.logaddexp(z, z).requires_grad
+    assert not pyctorch.float_power(z, 2).requires_grad

@@ -1173,6 +1173,11 @@ def index_select_backward_complex(g, input, dim, index):
     return torch.complex(z.index_add(dim, index, g.real), z.index_add(dim, index, g.imag))
 
 
+def logcumsumexp_backward_complex(g, input, result, dim):
+    """torch's complex form: the exponentials conjugated (exp(conj z) = conj(exp z))."""
+    return logcumsumexp_backward(g, input.conj(), result.conj(), dim)
+
+
 def acosh_backward(grad, input):
     return grad * (input * input - 1).rsqrt()
 

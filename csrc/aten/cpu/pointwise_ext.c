@@ -355,17 +355,19 @@ pct_object *pct_cpu_float_power(pct_call *c)
 {
     PCT_ARGS(float_power);
     pct_tensor *a = arg.input, *b = arg.exponent;
-    if (c->inplace && a->dtype != PCT_FLOAT64) {
-        pct_error(PCT_ERR_RUNTIME, "the base given to float_power_ has dtype %s but the operation's result requires dtype Double",
-                     pct_dtype_cpp_name[a->dtype]);
+    /* complex128 where either operand is complex, else float64 */
+    const int rd = pct_dtype_is_complex(a->dtype) || pct_dtype_is_complex(b->dtype) ? PCT_COMPLEX128 : PCT_FLOAT64;
+    if (c->inplace && a->dtype != rd) {
+        pct_error(PCT_ERR_RUNTIME, "the base given to float_power_ has dtype %s but the operation's result requires dtype %s",
+                     pct_dtype_cpp_name[a->dtype], pct_dtype_cpp_name[rd]);
         return NULL;
     }
-    if (c->out && c->out->dtype != PCT_FLOAT64) {
-        pct_error(PCT_ERR_RUNTIME, "the output given to float_power has dtype %s but the operation's result requires dtype Double",
-                     pct_dtype_cpp_name[c->out->dtype]);
+    if (c->out && c->out->dtype != rd) {
+        pct_error(PCT_ERR_RUNTIME, "the output given to float_power has dtype %s but the operation's result requires dtype %s",
+                     pct_dtype_cpp_name[c->out->dtype], pct_dtype_cpp_name[rd]);
         return NULL;
     }
-    pct_tensor *in[2] = {pct_to_dtype(a, PCT_FLOAT64, false), pct_to_dtype(b, PCT_FLOAT64, false)};
+    pct_tensor *in[2] = {pct_to_dtype(a, rd, false), pct_to_dtype(b, rd, false)};
     pct_object *r = NULL;
     if (in[0] && in[1]) {
         pct_pw_ctx ctx = {0};
