@@ -170,6 +170,9 @@ OPS = {
     "float_power_real_base": (lambda L, x: L.float_power(x.real.abs(), x), [(3, 4)]),
     "ldexp": (lambda L, x: L.ldexp(x, L.tensor([1, 2, 3, 0])), [(3, 4)]),
     "sinc": (lambda L, x: L.sinc(x), [(3, 4)]),
+    "sum_real_dtype": (lambda L, x: x.sum(0, dtype=L.float64), [(3, 4)]),
+    "mean_real_dtype": (lambda L, x: x.mean(1, dtype=L.float64), [(3, 4)]),
+    "div_rounding_none": (lambda L, x, y: L.div(x, y, rounding_mode=None), [(3, 4), (3, 4)]),
     "cov": (lambda L, x: L.cov(x), [(3, 4)]),
     "corrcoef": (lambda L, x: L.corrcoef(x), [(3, 4)]),
 }
@@ -239,6 +242,7 @@ def test_refusals_match_torch():
     for call in [lambda L: L.clamp(_make(L, (3,), "complex64"), 0, 1),
                  lambda L: L.cummax(_make(L, (3,), "complex64"), 0),
                  lambda L: L.deg2rad(_make(L, (3,), "complex64")),
+                 lambda L: L.div(_make(L, (3,), "complex64"), 2, rounding_mode="trunc"),
                  lambda L: _make(L, (3,), "complex64").float_power_(2),
                  lambda L: L.float_power(_make(L, (3,), "complex64"), 2, out=L.empty(3)),
                  lambda L: L.scatter_reduce(_make(L, (3,), "complex64"), 0, L.tensor([0, 1]),

@@ -582,6 +582,15 @@ dtype_ok:;
     } else {
         rd = pct_dtype_is_integral(self->dtype, true) ? PCT_INT64 : self->dtype;
     }
+    if (pct_dtype_is_complex(self->dtype) && !pct_dtype_is_complex(rd) && (kind == RED_SUM || kind == RED_MEAN)) {
+        /* a real dtype= (or out=): torch casts the input first, keeping the real parts */
+        pct_tensor *re = pct_to_dtype(self, rd, false);
+        if (!re) return NULL;
+        red_ctx ctx = {0};
+        pct_object *r = pct_red_simple(kind == RED_SUM ? sum_table : mean_table, &ctx, re, rd, mask, keepdim, false, rd, out);
+        PCT_DECREF(re);
+        return r;
+    }
     if (pct_dtype_is_complex(rd) || pct_dtype_is_complex(self->dtype)) {
         if (kind == RED_PROD && pct_dtype_is_complex(rd)) {
             red_ctx ctx = {0};
