@@ -190,15 +190,23 @@ def _return_type(name, fields):
 # ---- pointwise ----
 
 def _to_float(input):
-    """Integral and bool inputs computed in the default float dtype, as torch's int-to-float ops do."""
-    return input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    """Integral and bool inputs computed in the default float dtype, as torch's int-to-float ops do (complex ones
+    stay complex)."""
+    return input if input.is_floating_point() or input.is_complex() else input.to(_C.get_default_dtype())
+
+
+def _no_complex(input, name):
+    if input.is_complex():
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
 
 
 def deg2rad(input, *, out=None):
+    _no_complex(input, "deg2rad")
     return _write_out(_to_float(input) * (math.pi / 180.0), out, "deg2rad", (input,))
 
 
 def rad2deg(input, *, out=None):
+    _no_complex(input, "rad2deg")
     return _write_out(_to_float(input) * (180.0 / math.pi), out, "rad2deg", (input,))
 
 
@@ -225,7 +233,7 @@ def logaddexp2(input, other, *, out=None):
 def ldexp(input, other, *, out=None):
     """input * 2 ** other, in the promoted floating dtype (the default one for integers)."""
     dtype = _C.result_type(input, other)
-    if not _is_float(dtype):
+    if not _is_float(dtype) and not dtype.is_complex:
         dtype = _C.get_default_dtype()
     return _write_out(input.to(dtype) * _C.pow(2.0, other.to(dtype)), out, "ldexp", (input, other))
 
@@ -1038,7 +1046,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "observations.", UserWarning, stacklevel=3)  # past the argument check (_arg_check)
         norm_factor = norm_factor * 0
     xm = x - avg.unsqueeze(1)
-    c = xm.mm((xm if w is None else xm * w).t())
+    c = xm.mm((xm if w is None else xm * w).t().conj())  # the conjugate transpose: a Hermitian covariance
     if isinstance(norm_factor, _C.Tensor):
         return _C.true_divide(c, norm_factor).squeeze()
     if norm_factor == 0:
@@ -1053,6 +1061,8 @@ def corrcoef(input):
     std = c.diagonal().sqrt()
     c = c / std.unsqueeze(1)
     c = c / std.unsqueeze(0)
+    if c.is_complex():  # torch clips the real and imaginary parts each
+        return complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 

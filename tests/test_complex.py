@@ -184,7 +184,7 @@ def _setitem(t, k, v):
 
 
 # torch computes these; pyctorch refuses them for now (the report of the complex dtypes' branch lists them)
-GAPS = {"prod", "where"}
+GAPS = set()
 
 
 @requires_torch

@@ -284,6 +284,11 @@ static int nb_bool(PyObject *a)
     pct_element_buf buf;
     const void *v = single_value(t, "Boolean value") < 0 ? NULL : pct_element_ptr(t, &buf);
     if (!v || check_uint64_as_int64(t, v) < 0) return -1;
+    if (pct_dtype_is_complex(t->dtype)) { /* true unless 0 + 0j, as torch's is_nonzero */
+        double re, im;
+        pct_load_as_complex(v, t->dtype, &re, &im);
+        return re != 0 || im != 0;
+    }
     return pct_load_as_double(v, t->dtype) != 0;
 }
 static PyObject *nb_float(PyObject *a)

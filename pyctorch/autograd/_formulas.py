@@ -1140,8 +1140,8 @@ def sgn_backward_complex(grad, input, result):
 
 
 def where_any(cond, a, b):
-    """torch.where for the complex variants' helpers: the complex where has no kernel here, so a complex result is
-    made from the wheres of its real and imaginary parts (differentiable, for double backward)."""
+    """torch.where for the complex variants' helpers: a complex result made from the wheres of its real and imaginary
+    parts (written before where had a complex kernel; it stays differentiable, for double backward)."""
     if not (a.dtype.is_complex or b.dtype.is_complex):
         return torch.where(cond, a, b)
     return torch.complex(torch.where(cond, a.real, b.real), torch.where(cond, _imag_or_zero(a), _imag_or_zero(b)))
@@ -1171,6 +1171,11 @@ def index_select_backward_complex(g, input, dim, index):
         return index_select_backward(g, input, dim, index)
     z = torch.zeros(input.shape, dtype=g.real.dtype, device=g.device)
     return torch.complex(z.index_add(dim, index, g.real), z.index_add(dim, index, g.imag))
+
+
+def logcumsumexp_backward_complex(g, input, result, dim):
+    """torch's complex form: the exponentials conjugated (exp(conj z) = conj(exp z))."""
+    return logcumsumexp_backward(g, input.conj(), result.conj(), dim)
 
 
 def acosh_backward(grad, input):

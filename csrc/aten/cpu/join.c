@@ -664,6 +664,7 @@ static void zero_triangle(pct_tensor *t, int64_t k, bool lower)
             case 1: ZERO_RUN(uint8_t) break;
             case 2: ZERO_RUN(uint16_t) break;
             case 4: ZERO_RUN(uint32_t) break;
+            case 16: ZERO_RUN(pct_cdouble) break; /* complex128 */
             default: ZERO_RUN(uint64_t) break;
             }
         }

@@ -101,9 +101,9 @@ fail:
 }
 
 /* The constant's bytes in `dtype` (torch converts the Scalar to the tensor's dtype). */
-static int pad_fill_bytes(int dtype, const pct_scalar *v, uint64_t *bytes)
+static int pad_fill_bytes(int dtype, const pct_scalar *v, unsigned char bytes[16])
 {
-    *bytes = 0;
+    memset(bytes, 0, 16);
     if (pct_scalar_check_fits(v, dtype) < 0) return -1; /* torch fills with c10's checked conversion */
     pct_tensor *s = pct_scalar_tensor_of(dtype, v); /* a uint64 Scalar by value into a float dtype */
     if (!s) return -1;
@@ -149,9 +149,9 @@ static pct_object *constant_pad(pct_tensor *x, const int64_t *pad, int npad, con
 {
     int nsp = npad / 2;
     if (pad_check_crop(x->ndim, x->sizes, pad, nsp) < 0) return NULL;
-    uint64_t fill;
-    if (pad_fill_bytes(x->dtype, value, &fill) < 0) return NULL;
-    return pad_apply(x, pad, nsp, PAD_CONSTANT, &fill);
+    unsigned char fill[16]; /* one element, complex128 the widest */
+    if (pad_fill_bytes(x->dtype, value, fill) < 0) return NULL;
+    return pad_apply(x, pad, nsp, PAD_CONSTANT, fill);
 }
 
 pct_object *pct_cpu_constant_pad_nd(pct_call *c)
@@ -259,8 +259,8 @@ pct_object *pct_cpu_pad(pct_call *c)
     }
     if (pad_check_mode(x->ndim, x->sizes, pad, nsp, mode) < 0) return NULL;
     if (mode != PAD_CIRCULAR && x->dtype == PCT_BOOL) return pct_spatial_no_dtype(pad_kernel_names[mode][nsp - 1], x->dtype);
-    uint64_t zero = 0;
-    return pad_apply(x, pad, nsp, mode, &zero);
+    const unsigned char zero[16] = {0}; /* one element, complex128 the widest */
+    return pad_apply(x, pad, nsp, mode, zero);
 }
 
 /* _pad_backward(grad_output, input_size, pad, mode): the gradient of pad() (constant_pad_nd

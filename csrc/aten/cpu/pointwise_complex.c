@@ -2,44 +2,18 @@
  * PCT_COMPLEX_UNARY and PCT_COMPLEX_BINARY lines, through the same loop bodies as the real dtypes' loops
  * (pointwise_loops.h). C11's complex types compute, <tgmath.h> picking the complex functions (cexpf, csqrt...). */
 #include "pointwise_loops.h"
-#include <tgmath.h>
+#include "complex_math.h"
 
 /* torch's sgn: z / |z|, 0 at 0 */
 static inline pct_cfloat cpx_sgn_f(pct_cfloat z) { const float a = cabsf(z); return a == 0 ? 0 : z / a; }
 static inline pct_cdouble cpx_sgn_d(pct_cdouble z) { const double a = cabs(z); return a == 0 ? 0 : z / a; }
 
-/* log1p and expm1 keep their precision near 0, where log(1 + z) and exp(z) - 1 would cancel:
- * log|1 + z| = log1p(x (x + 2) + y^2) / 2, arg(1 + z) = atan2(y, 1 + x); and
- * exp(z) - 1 = (expm1(x) cos y - 2 sin^2(y / 2)) + i exp(x) sin y */
-#define PCT_CPX_FUNCS(T, R, sfx)                                                                  \
-    static inline T cpx_log1p_##sfx(T z)                                                          \
-    {                                                                                             \
-        const R x = creal(z), y = cimag(z);                                                       \
-        if (fabs(z) >= (R)0.5) return log(1 + z);                                                 \
-        return CMPLX((R)0.5 * log1p(x * (x + 2) + y * y), atan2(y, 1 + x));                       \
-    }                                                                                             \
-    static inline T cpx_expm1_##sfx(T z)                                                          \
-    {                                                                                             \
-        const R x = creal(z), y = cimag(z), s = sin(y / 2);                                       \
-        return CMPLX(expm1(x) * cos(y) - 2 * s * s, exp(x) * sin(y));                             \
-    }                                                                                             \
-    /* torch's pow: the small integral and half exponents by products and roots, else exp(b log a) */ \
-    static inline T cpx_pow_##sfx(T a, T b)                                                       \
-    {                                                                                             \
-        if (b == 2) return a * a;                                                                 \
-        if (b == 3) return a * a * a;                                                             \
-        if (b == (R)0.5) return sqrt(a);                                                          \
-        if (b == -1) return 1 / a;                                                                \
-        if (b == 0) return 1;                                                                     \
-        return pow(a, b);                                                                         \
-    }
-PCT_CPX_FUNCS(pct_cfloat, float, f)
-PCT_CPX_FUNCS(pct_cdouble, double, d)
 
 #define pct_cpx_sgn(x) _Generic((x), pct_cfloat: cpx_sgn_f, pct_cdouble: cpx_sgn_d)(x)
 #define pct_cpx_log1p(x) _Generic((x), pct_cfloat: cpx_log1p_f, pct_cdouble: cpx_log1p_d)(x)
 #define pct_cpx_expm1(x) _Generic((x), pct_cfloat: cpx_expm1_f, pct_cdouble: cpx_expm1_d)(x)
 #define pct_cpx_pow(a, b) _Generic((a), pct_cfloat: cpx_pow_f, pct_cdouble: cpx_pow_d)(a, b)
+#define pct_cpx_logaddexp(a, b) _Generic((a), pct_cfloat: cpx_logaddexp_f, pct_cdouble: cpx_logaddexp_d)(a, b)
 /* add/sub's alpha (a complex Scalar: its imaginary part rides in ctx) */
 #define pct_cpx_alpha_is_one(alpha, ctx) ((alpha) == 1 && (ctx)->alpha_im == 0)
 #define pct_cpx_alpha(alpha, ctx) ((alpha) + (__typeof__(alpha))((ctx)->alpha_im * I))

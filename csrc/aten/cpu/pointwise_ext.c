@@ -17,29 +17,50 @@ PCT_NUMS_PAIRED(PCT_EXT_DEFINE, clamp,
 PCT_EXT_TABLE(clamp, PCT_NUMS_PAIRED)
 
 /* where: y if the condition (input 1, converted to C) holds, else z; uint16/32/64 too, as in torch */
-PCT_FORALL_ALL_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
-PCT_EXT_TABLE(where, PCT_FORALL_ALL_DTYPES_PAIRED)
+#define PCT_WHERE_DTYPES_PAIRED(X, a, b, c, d) PCT_FORALL_ALL_DTYPES_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
+PCT_WHERE_DTYPES_PAIRED(PCT_EXT_DEFINE, where, x != 0 ? y : z, 0, 0)
+PCT_EXT_TABLE(where, PCT_WHERE_DTYPES_PAIRED)
+
+/* A complex Scalar argument (addcmul's value, lerp's weight) in a complex loop: its imaginary part rides in
+ * ctx->alpha_im, as add's alpha does (Note: a real loop never reads it). */
+#define PCT_CPX_WITH_IM(re) ((re) + (__typeof__(re))(ctx->alpha_im * I))
 
 /* lerp: torch's two-sided formula keeps both endpoints exact; one fused multiply-add, as torch's
  * vectorized kernel (Note [Loop ISA clones]) */
 #define PCT_LERP(w) (fabs(w) < 0.5 ? fma(w, y - x, x) : fma(w - 1, y - x, y))
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, lerp, PCT_LERP(z), 0, 0)
-PCT_EXT_TABLE(lerp, PCT_FLOATS_PAIRED)
+/* complex: the same two-sided formula, |w| deciding the side, without the fused multiply-add */
+#define PCT_CLERP(w) (fabs(w) < 0.5 ? x + (w) * (y - x) : y - (y - x) * (1 - (w)))
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, lerp, PCT_CLERP(z), 0, 0)
+#define PCT_LERP_DTYPES_PAIRED(X, a, b, c, d) PCT_FLOATS_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
+PCT_EXT_TABLE(lerp, PCT_LERP_DTYPES_PAIRED)
 /* a Python number as the weight stays in the compute type (float for float16/bfloat16), as torch's */
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, lerp_scalar, PCT_LERP(p1), 0, 0)
-PCT_EXT_TABLE(lerp_scalar, PCT_FLOATS_PAIRED)
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, lerp_scalar, PCT_CLERP(PCT_CPX_WITH_IM(p1)), 0, 0)
+PCT_EXT_TABLE(lerp_scalar, PCT_LERP_DTYPES_PAIRED)
 
 /* addcmul: x + (value * y) * z, the last step fused for floats (torch's compiled kernel contracts it) */
 #define PCT_IS_FLOAT_T(v) ((__typeof__(v))0.5 != 0)
 PCT_NUMS_PAIRED(PCT_EXT_DEFINE, addcmul, (PCT_IS_FLOAT_T(x) ? fma(alpha * y, z, x) : x + alpha * y * z), 0, 0)
-PCT_EXT_TABLE(addcmul, PCT_NUMS_PAIRED)
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, addcmul, x + PCT_CPX_WITH_IM(alpha) * y * z, 0, 0)
+#define PCT_ADDCMUL_DTYPES_PAIRED(X, a, b, c, d) PCT_NUMS_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
+PCT_EXT_TABLE(addcmul, PCT_ADDCMUL_DTYPES_PAIRED)
 
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, addcdiv, x + (alpha * y) / z, 0, 0)
-PCT_EXT_TABLE(addcdiv, PCT_FLOATS_PAIRED)
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, addcdiv, x + (PCT_CPX_WITH_IM(alpha) * y) / z, 0, 0)
+#define PCT_ADDCDIV_DTYPES_PAIRED(X, a, b, c, d) PCT_FLOATS_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
+PCT_EXT_TABLE(addcdiv, PCT_ADDCDIV_DTYPES_PAIRED)
 
 /* nan_to_num: p1 replaces NaN, p2 +inf, alpha -inf */
-PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, nan_to_num, (x != x ? p1 : (isinf(x) ? (x > 0 ? p2 : alpha) : x)), 0, 0)
-PCT_EXT_TABLE(nan_to_num, PCT_FLOATS_PAIRED)
+#define PCT_NAN_TO_NUM(v, nan, pinf, ninf) ((v) != (v) ? (nan) : (isinf(v) ? ((v) > 0 ? (pinf) : (ninf)) : (v)))
+PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, nan_to_num, PCT_NAN_TO_NUM(x, p1, p2, alpha), 0, 0)
+/* complex: the real and imaginary parts each, as torch */
+#define PCT_CPX_NAN_TO_NUM(v, R)                                                                    \
+    __builtin_complex((R)PCT_NAN_TO_NUM(creal(v), creal(p1), creal(p2), creal(alpha)),           \
+                      (R)PCT_NAN_TO_NUM(cimag(v), creal(p1), creal(p2), creal(alpha)))
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, nan_to_num, PCT_CPX_NAN_TO_NUM(x, __typeof__(creal(x))), 0, 0)
+#define PCT_NAN_TO_NUM_DTYPES_PAIRED(X, a, b, c, d) PCT_FLOATS_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
+PCT_EXT_TABLE(nan_to_num, PCT_NAN_TO_NUM_DTYPES_PAIRED)
 
 /* round(decimals): nearest with ties to even, at a 10^|decimals| scale (has_p2: divide first) */
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, round,
@@ -192,7 +213,7 @@ pct_object *pct_cpu_lerp(pct_call *c)
                      pct_dtype_cpp_type_name[in[2]->dtype]);
         return NULL;
     }
-    if (!pct_dtype_is_floating(in[0]->dtype)) { /* before the weight's range check, as torch */
+    if (!pct_dtype_is_floating(in[0]->dtype) && !pct_dtype_is_complex(in[0]->dtype)) { /* before the weight's range check, as torch */
         pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
                      in[2]->flags & PCT_FLAG_WRAPPED_NUMBER ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
                      pct_dtype_cpp_name[in[0]->dtype]);
@@ -205,6 +226,7 @@ pct_object *pct_cpu_lerp(pct_call *c)
         pct_tensor_item_scalar(in[2], &w);
         if (pct_scalar_check_opmath(&w, in[0]->dtype) < 0) return NULL;
         ctx.p1 = w.d;
+        ctx.alpha_im = w.kind == PCT_SCALAR_COMPLEX ? w.im : 0;
         return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_scalar_loop, 2, in, &ctx, in[0]->dtype, false);
     }
     return pct_pw_run_ext(c, "lerp_kernel_scalar", lerp_loop, 3, in, &ctx, in[0]->dtype, false);
@@ -226,7 +248,8 @@ static pct_object *addc(pct_call *c, bool is_div, pct_tensor *input, pct_tensor 
         return NULL;
     }
     if (pct_scalar_check_opmath(v, dtype) < 0) return NULL;
-    pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i};
+    pct_pw_ctx ctx = {.alpha_d = v->d, .alpha_i = v->kind == PCT_SCALAR_FLOAT ? (int64_t)v->d : v->i,
+                      .alpha_im = v->kind == PCT_SCALAR_COMPLEX ? v->im : 0};
     return pct_pw_run_ext(c, is_div ? "addcdiv" : "addcmul", is_div ? addcdiv_loop : addcmul_loop, 3, in, &ctx, -1, false);
 }
 pct_object *pct_cpu_addcmul(pct_call *c)
@@ -259,7 +282,7 @@ pct_object *pct_cpu_nan_to_num(pct_call *c)
                      pct_dtype_cpp_name[c->out->dtype], pct_dtype_cpp_name[x->dtype]);
         return NULL;
     }
-    if (!pct_dtype_is_floating(x->dtype)) {
+    if (!pct_dtype_is_floating(x->dtype) && !pct_dtype_is_complex(x->dtype)) {
         if (c->out) return copy_to_out(c->out, x, !c->inplace); /* torch: nan_to_num_ of ints is a no-op */
         return (pct_object *)pct_to_dtype(x, x->dtype, !c->inplace);
     }
@@ -332,17 +355,19 @@ pct_object *pct_cpu_float_power(pct_call *c)
 {
     PCT_ARGS(float_power);
     pct_tensor *a = arg.input, *b = arg.exponent;
-    if (c->inplace && a->dtype != PCT_FLOAT64) {
-        pct_error(PCT_ERR_RUNTIME, "the base given to float_power_ has dtype %s but the operation's result requires dtype Double",
-                     pct_dtype_cpp_name[a->dtype]);
+    /* complex128 where either operand is complex, else float64 */
+    const int rd = pct_dtype_is_complex(a->dtype) || pct_dtype_is_complex(b->dtype) ? PCT_COMPLEX128 : PCT_FLOAT64;
+    if (c->inplace && a->dtype != rd) {
+        pct_error(PCT_ERR_RUNTIME, "the base given to float_power_ has dtype %s but the operation's result requires dtype %s",
+                     pct_dtype_cpp_name[a->dtype], pct_dtype_cpp_name[rd]);
         return NULL;
     }
-    if (c->out && c->out->dtype != PCT_FLOAT64) {
-        pct_error(PCT_ERR_RUNTIME, "the output given to float_power has dtype %s but the operation's result requires dtype Double",
-                     pct_dtype_cpp_name[c->out->dtype]);
+    if (c->out && c->out->dtype != rd) {
+        pct_error(PCT_ERR_RUNTIME, "the output given to float_power has dtype %s but the operation's result requires dtype %s",
+                     pct_dtype_cpp_name[c->out->dtype], pct_dtype_cpp_name[rd]);
         return NULL;
     }
-    pct_tensor *in[2] = {pct_to_dtype(a, PCT_FLOAT64, false), pct_to_dtype(b, PCT_FLOAT64, false)};
+    pct_tensor *in[2] = {pct_to_dtype(a, rd, false), pct_to_dtype(b, rd, false)};
     pct_object *r = NULL;
     if (in[0] && in[1]) {
         pct_pw_ctx ctx = {0};

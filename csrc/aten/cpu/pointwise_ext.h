@@ -70,6 +70,10 @@
     X(INT32, Int, int32_t, int32_t, "int32", a, b, c, d)                                       \
     X(INT64, Long, int64_t, int64_t, "int64", a, b, c, d)                                      \
     PCT_FLOATS_PAIRED(X, a, b, c, d)
+/* complex64 and complex128 (C11 complex arithmetic, <tgmath.h> in the including file) */
+#define PCT_COMPLEX_PAIRED(X, a, b, c, d)                                                      \
+    X(COMPLEX64, ComplexFloat, pct_cfloat, pct_cfloat, "complex64", a, b, c, d)                \
+    X(COMPLEX128, ComplexDouble, pct_cdouble, pct_cdouble, "complex128", a, b, c, d)
 /* Defines the loops of `name` for a paired dtype list with one expression. */
 #define PCT_EXT_DEFINE(E, N, T, C, S, name, expr, y, z) PCT_EXT_LOOP(name, E, N, T, C, expr)
 

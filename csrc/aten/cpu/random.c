@@ -291,9 +291,39 @@ static int fill_tensor(pct_tensor *t, rng_job *j, pct_object *gen, const char *w
 
 /* ---- the distributions on a tensor (shared by the in-place ops and the factories) ---- */
 
+/* torch fills a complex tensor through its real view (view_as_real): the real and imaginary parts are drawn in
+ * memory order, each from the real distribution (normal_ with std / sqrt(2), so that E|z - mean|^2 = std^2). */
+static pct_tensor *complex_as_real(pct_tensor *t)
+{
+    if (t->ndim >= PCT_MAX_DIMS) {
+        pct_error(PCT_ERR_RUNTIME, "pyctorch supports at most %d dimensions", PCT_MAX_DIMS);
+        return NULL;
+    }
+    int64_t sizes[PCT_MAX_DIMS], strides[PCT_MAX_DIMS];
+    const int n = t->ndim;
+    for (int i = 0; i < n; i++) { sizes[i] = t->sizes[i]; strides[i] = t->strides[i] * 2; }
+    sizes[n] = 2;
+    strides[n] = 1;
+    return pct_tensor_view_as_dtype(t, n + 1, sizes, strides, t->offset * 2, pct_dtype_to_real(t->dtype));
+}
+
+static int do_uniform(pct_tensor *t, double from, double to, pct_object *gen);
+static int do_normal(pct_tensor *t, double mean, double std, pct_object *gen);
+
+/* a distribution of a complex tensor, drawn in its real view (complex_as_real) */
+static int complex_fill(pct_tensor *t, bool normal, double a, double b, pct_object *gen)
+{
+    pct_tensor *r = complex_as_real(t);
+    if (!r) return -1;
+    int rc = normal ? do_normal(r, a, b / sqrt(2.0), gen) : do_uniform(r, a, b, gen);
+    PCT_DECREF(r);
+    return rc;
+}
+
 static int do_uniform(pct_tensor *t, double from, double to, pct_object *gen)
 {
     int dt = t->dtype;
+    if (dt == PCT_COMPLEX64 || dt == PCT_COMPLEX128) return complex_fill(t, false, from, to, gen);
     if (!pct_dtype_is_floating(dt)) return not_implemented("check_uniform_bounds", dt);
     double mx = float_max(dt);
     if (!(from >= -mx && from <= mx)) {
@@ -341,6 +371,7 @@ static int do_normal(pct_tensor *t, double mean, double std, pct_object *gen)
 {
     if (check_normal_std(std) < 0) return -1;
     if (t->numel == 0) return 0;
+    if (t->dtype == PCT_COMPLEX64 || t->dtype == PCT_COMPLEX128) return complex_fill(t, true, mean, std, gen);
     if (!pct_dtype_is_floating(t->dtype)) return not_implemented("normal_kernel_cpu", t->dtype);
     rng_job j = {.kind = J_NORMAL, .a = mean, .b = std};
     return fill_tensor(t, &j, gen, "normal_");

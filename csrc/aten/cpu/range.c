@@ -17,6 +17,7 @@
 #include "../iter.h"
 #include "fill.h"
 #include "factory.h"
+#include <complex.h>
 #include <math.h>
 
 #define TWO63 9223372036854775808.0
@@ -217,15 +218,44 @@ static void linspace_fill(char *p, int dtype, double start, double end, int64_t 
     }
 }
 
+/* complex linspace / logspace, as torch's kernel: the step (end - start) / (steps - 1) in the complex type, each value
+ * from the nearer end, base ** value for logspace */
+#define RANGE_COMPLEX_FILL(T)                                                                                    \
+    {                                                                                                            \
+        T *q = (T *)p;                                                                                           \
+        const T s = (T)start, e = (T)end, step = steps > 1 ? (e - s) / (T)(steps - 1) : 0, b = (T)base;          \
+        if (steps == 1) q[0] = log_base ? cpow(b, s) : s;                                                        \
+        for (int64_t i = 0; i < steps && steps > 1; i++) {                                                       \
+            T v = i < half ? s + step * (T)i : e - step * (T)(steps - i - 1);                                    \
+            q[i] = log_base ? cpow(b, v) : v;                                                                    \
+        }                                                                                                        \
+    }
+static void linspace_fill_complex(char *p, int dtype, pct_cdouble start, pct_cdouble end, int64_t steps, bool log_base,
+                                  double base)
+{
+    const int64_t half = steps / 2;
+    if (dtype == PCT_COMPLEX64) RANGE_COMPLEX_FILL(pct_cfloat)
+    else RANGE_COMPLEX_FILL(pct_cdouble)
+}
+#undef RANGE_COMPLEX_FILL
+
 static pct_object *linspace_impl(pct_call *c, const pct_scalar *start, const pct_scalar *end, int64_t steps, bool log_base,
                                  double base)
 {
-    int dtype = pct_factory_dtype(c, pct_default_dtype);
+    const bool complex_ends = start->kind == PCT_SCALAR_COMPLEX || end->kind == PCT_SCALAR_COMPLEX;
+    const int default_complex = pct_dtype_to_complex(pct_default_dtype);
+    int dtype = pct_factory_dtype(c, complex_ends ? default_complex : pct_default_dtype);
     if (dtype < 0) return NULL;
+    if (complex_ends && !pct_dtype_is_complex(dtype) && !pct_arg(c, "dtype")->none) { /* torch's inference check */
+        pct_error(PCT_ERR_RUNTIME, "torch.%s(): inferred dtype %s can't be safely cast to passed dtype %s",
+                  log_base ? "logspace" : "linspace", pct_dtype_cpp_type_name[default_complex],
+                  pct_dtype_cpp_name[dtype]);
+        return NULL;
+    }
     if (steps < 0) { pct_error_str(PCT_ERR_RUNTIME, "number of steps must be non-negative"); return NULL; }
     pct_tensor *t = range_target(c, steps, dtype);
     if (!t || steps == 0) return (pct_object *)t;
-    if (steps == 1) { /* a fill: start, or base ** start */
+    if (steps == 1 && !pct_dtype_is_complex(dtype)) { /* a fill: start, or base ** start */
         pct_scalar v = *start;
         if (log_base) v = (pct_scalar){PCT_SCALAR_FLOAT, 0, pow(base, start->d), 0, 0};
         if (pct_fill_check_value(&v, t) < 0 || pct_fill_scalar(t, &v) < 0) { PCT_DECREF(t); return NULL; }
@@ -235,6 +265,13 @@ static pct_object *linspace_impl(pct_call *c, const pct_scalar *start, const pct
     double s, e;
     int64_t is, ie;
     pct_tensor *work = NULL;
+    if (pct_dtype_is_complex(dtype)) {
+        if (!(work = range_work(t))) { PCT_DECREF(t); return NULL; }
+        const pct_cdouble zs = CMPLX(start->d, start->kind == PCT_SCALAR_COMPLEX ? start->im : 0);
+        const pct_cdouble ze = CMPLX(end->d, end->kind == PCT_SCALAR_COMPLEX ? end->im : 0);
+        linspace_fill_complex(pct_tensor_data(work), dtype, zs, ze, steps, log_base, base);
+        return range_commit(c, t, work);
+    }
     if (no_bool_kernel(dtype, log_base ? "logspace_cpu" : "linspace_cpu") < 0 ||
         scalar_in_dtype(start, dtype, &s, &is) < 0 || scalar_in_dtype(end, dtype, &e, &ie) < 0 ||
         !(work = range_work(t))) {

@@ -38,6 +38,7 @@
  * row (last dim) and column-block (other dims) loops (softmax.c).
  */
 #include "reduce_internal.h"
+#include <complex.h> /* the complex kernels: prod, logsumexp */
 
 
 /* The default RUN: ACC over every element of the run. */
@@ -146,13 +147,22 @@ RED_TABLE_FLT(nanmean)
 #define RK_PF_ID 1
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
+/* complex64 / complex128 products, through the same kernel template (the real view's columns, which sum and mean
+ * use, do not multiply) */
+#define RED_SUMT_COMPLEX64 pct_cfloat
+#define RED_SUMT_COMPLEX128 pct_cdouble
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach_complex.h"
 #undef RK_PF_NAME
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_PF_OP
 #undef RK_PF_ID
 #undef RK_OP
-RED_TABLE_ALL(prod)
+static const red_kernel *const prod_table[PCT_NUM_DTYPES] = {
+    PCT_FORALL_DTYPES_PAIRED(RED_X_ENTRY_ALL, prod, 0, 0, 0)
+    [PCT_COMPLEX64] = &prod_kernel_ComplexFloat, [PCT_COMPLEX128] = &prod_kernel_ComplexDouble,
+};
 
 
 /* The contiguous min/max scan of a dtype: the vector one for float and double, else the
@@ -360,6 +370,45 @@ RED_TABLE_FLT(var)
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(lse)
 
+/* complex logsumexp, torch's formula: the elements shifted by the largest real part m (0 where m is not finite),
+ * log(sum exp(z - m)) + m. The accumulator (m, s) stands for log(s) + shift(m), as the real kernel's, with a complex s
+ * and a real m; an element z folds in as (re z, exp(z - shift(re z))). */
+#define RED_CLSE_HELPERS(R, C, sfx)                                                                           \
+    static inline R red_clse_shift_##sfx(R m) { return isfinite(m) ? m : 0; }                                \
+    static inline void red_clse_merge_##sfx(R *am, C *as, R bm, C bs)                                        \
+    {                                                                                                        \
+        const R M = (*am != *am) ? *am : (bm != bm) ? bm : (bm > *am ? bm : *am), sh = red_clse_shift_##sfx(M); \
+        C s = 0;                                                                                             \
+        if (*as != 0) s += *as * exp(red_clse_shift_##sfx(*am) - sh);                                        \
+        if (bs != 0) s += bs * exp(red_clse_shift_##sfx(bm) - sh);                                           \
+        *am = M;                                                                                             \
+        *as = s;                                                                                             \
+    }                                                                                                        \
+    static inline void red_clse_acc_##sfx(R *am, C *as, C z)                                                 \
+    {                                                                                                        \
+        const R re = creal(z);                                                                               \
+        red_clse_merge_##sfx(am, as, re, cexp(z - red_clse_shift_##sfx(re)));                                \
+    }
+RED_CLSE_HELPERS(double, pct_cdouble, d)
+#define RED_CLSE_SFX_COMPLEX64 d /* complex64 accumulates in complex128 */
+#define RED_CLSE_SFX_COMPLEX128 d
+#define RED_CLSE(E, fn) RED_LSE_CAT2(fn, RED_CLSE_SFX_##E)
+#define clse_A(E, N, T, C) struct { double m; pct_cdouble s; }
+#define clse_PRE(E, N, T, C)
+#define clse_INIT(E, N, T, C, a) ((a).m = -INFINITY, (a).s = 0)
+#define clse_ACC(E, N, T, C, a, x, idx) RED_CLSE(E, red_clse_acc_)(&(a).m, &(a).s, (pct_cdouble)(x))
+#define clse_COMBINE(E, N, T, C, a, b) RED_CLSE(E, red_clse_merge_)(&(a).m, &(a).s, (b).m, (b).s)
+#define clse_RUN(E, N, T, C, a, p, n, s, idx) RED_RUN_LOOP(clse, E, N, T, C, a, p, n, s, idx)
+#define clse_FINISH(E, N, T, C, a, o0, o1) (*(T *)(o0) = (T)(clog((a).s) + RED_CLSE(E, red_clse_shift_)((a).m)))
+#define PCT_RED_OP_clse PCT_RED_OP_lse
+#define RK_OP clse
+#define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
+#include "dtype_foreach_complex.h"
+#undef RK_OP
+static const red_kernel *const clse_table[PCT_NUM_DTYPES] = {
+    [PCT_COMPLEX64] = &clse_kernel_ComplexFloat, [PCT_COMPLEX128] = &clse_kernel_ComplexDouble,
+};
+
 /* vector norms (floating): sums of |x|^p with pairwise accumulation, or max/min |x| */
 #define norm2_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define norm2_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm2_ps_##N(p, n, s, 0, ctx))
@@ -533,7 +582,20 @@ dtype_ok:;
     } else {
         rd = pct_dtype_is_integral(self->dtype, true) ? PCT_INT64 : self->dtype;
     }
+    if (pct_dtype_is_complex(self->dtype) && !pct_dtype_is_complex(rd) && (kind == RED_SUM || kind == RED_MEAN)) {
+        /* a real dtype= (or out=): torch casts the input first, keeping the real parts */
+        pct_tensor *re = pct_to_dtype(self, rd, false);
+        if (!re) return NULL;
+        red_ctx ctx = {0};
+        pct_object *r = pct_red_simple(kind == RED_SUM ? sum_table : mean_table, &ctx, re, rd, mask, keepdim, false, rd, out);
+        PCT_DECREF(re);
+        return r;
+    }
     if (pct_dtype_is_complex(rd) || pct_dtype_is_complex(self->dtype)) {
+        if (kind == RED_PROD && pct_dtype_is_complex(rd)) {
+            red_ctx ctx = {0};
+            return pct_red_simple(prod_table, &ctx, self, rd, mask, keepdim, false, rd, out);
+        }
         if (kind != RED_SUM && kind != RED_MEAN) {
             pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", c->op->sig.name,
                       pct_dtype_cpp_name[self->dtype]);
@@ -774,6 +836,13 @@ static pct_object *red_all_any(pct_call *c, bool is_all, pct_tensor *self, const
     /* torch: dim=() reduces nothing for all/any */
     if (pct_red_mask(self, dims, false, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
+    if (pct_dtype_is_complex(self->dtype)) { /* a complex element is true where it is not 0 + 0j */
+        pct_tensor *b = pct_to_dtype(self, PCT_BOOL, false);
+        if (!b) return NULL;
+        pct_object *r = pct_red_simple(is_all ? all_table : any_table, &ctx, b, PCT_BOOL, mask, keepdim, false, rd, out);
+        PCT_DECREF(b);
+        return r;
+    }
     return pct_red_simple(is_all ? all_table : any_table, &ctx, self, self->dtype, mask, keepdim, false, rd, out);
 }
 
@@ -796,6 +865,13 @@ pct_object *pct_cpu_count_nonzero(pct_call *c)
     uint64_t mask;
     if (pct_red_mask(self, &arg.dim, true, true, &mask) < 0) return NULL;
     red_ctx ctx = {0};
+    if (pct_dtype_is_complex(self->dtype)) { /* the count of elements other than 0 + 0j */
+        pct_tensor *b = pct_to_dtype(self, PCT_BOOL, false);
+        if (!b) return NULL;
+        pct_object *r = pct_red_simple(cnz_table, &ctx, b, PCT_BOOL, mask, false, false, PCT_INT64, NULL);
+        PCT_DECREF(b);
+        return r;
+    }
     return pct_red_simple(cnz_table, &ctx, self, self->dtype, mask, false, false, PCT_INT64, NULL);
 }
 
@@ -833,6 +909,64 @@ static int var_all_two_pass(pct_tensor *in, const red_ctx *vctx, pct_tensor *res
     return 0;
 }
 
+static pct_object *red_var_family(pct_call *c, pct_tensor *self, const pct_int_list *dimv, pct_bool_opt unbiased,
+                                  bool keepdim, const pct_scalar *correction, pct_tensor *out, bool take_sqrt,
+                                  bool with_mean);
+
+/* The real (part 0) or imaginary (part 1) part of a complex tensor as a strided real view. */
+static pct_tensor *red_complex_part(pct_tensor *z, int part)
+{
+    int64_t strides[PCT_MAX_DIMS];
+    for (int i = 0; i < z->ndim; i++) strides[i] = z->strides[i] * 2;
+    return pct_tensor_view_as_dtype(z, z->ndim, z->sizes, strides, z->offset * 2 + part, pct_dtype_to_real(z->dtype));
+}
+
+/* var/std(_mean) of a complex tensor, as torch: the variances of the real and imaginary parts (each with the
+ * correction) added in the real dtype, then the square root for std; the mean is the complex mean. */
+static pct_object *red_var_complex(pct_call *c, pct_tensor *self, const pct_int_list *dimv, pct_bool_opt unbiased,
+                                   bool keepdim, const pct_scalar *correction, pct_tensor *out, bool take_sqrt,
+                                   bool with_mean, uint64_t mask)
+{
+    pct_tensor *parts[2] = {NULL, NULL}, *vars[2] = {NULL, NULL}, *res = NULL;
+    pct_object *mean = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (!(parts[k] = red_complex_part(self, k))) goto fail;
+        vars[k] = (pct_tensor *)red_var_family(c, parts[k], dimv, unbiased, keepdim, correction, NULL, false, false);
+        if (!vars[k]) goto fail;
+    }
+    res = vars[0]; /* fresh and contiguous, as vars[1]: the sum is written into it */
+    vars[0] = NULL;
+    {
+        const int64_t n = res->numel;
+        if (res->dtype == PCT_FLOAT64) {
+            double *a = (double *)pct_tensor_data(res);
+            const double *b = (const double *)pct_tensor_data(vars[1]);
+            for (int64_t i = 0; i < n; i++) a[i] = take_sqrt ? sqrt(a[i] + b[i]) : a[i] + b[i];
+        } else {
+            float *a = (float *)pct_tensor_data(res);
+            const float *b = (const float *)pct_tensor_data(vars[1]);
+            for (int64_t i = 0; i < n; i++) a[i] = take_sqrt ? sqrtf(a[i] + b[i]) : a[i] + b[i];
+        }
+    }
+    if (with_mean) {
+        if (!(mean = red_complex_sum(mean_table, self, mask, keepdim, self->dtype, NULL))) goto fail;
+    } else if (out) {
+        if (pct_out_resize(out, res->ndim, res->sizes) < 0 || pct_copy_(out, res) < 0) goto fail;
+        PCT_DECREF(res);
+        PCT_INCREF(out);
+        res = out;
+    }
+    for (int k = 0; k < 2; k++) { PCT_XDECREF(parts[k]); PCT_XDECREF(vars[k]); }
+    if (!with_mean) return (pct_object *)res;
+    pct_object *items[2] = {(pct_object *)res, mean};
+    return pct_tuple_steal(2, items);
+fail:
+    for (int k = 0; k < 2; k++) { PCT_XDECREF(parts[k]); PCT_XDECREF(vars[k]); }
+    PCT_XDECREF(res);
+    PCT_XDECREF(mean);
+    return NULL;
+}
+
 /* var/std(_mean) over dims (NULL: every dim) with unbiased or correction (none or NULL: not given) */
 static pct_object *red_var_family(pct_call *c, pct_tensor *self, const pct_int_list *dimv, pct_bool_opt unbiased, bool keepdim,
                                 const pct_scalar *correction, pct_tensor *out, bool take_sqrt, bool with_mean)
@@ -844,18 +978,21 @@ static pct_object *red_var_family(pct_call *c, pct_tensor *self, const pct_int_l
                      "correction=Number): pass only one of unbiased and correction", name);
         return NULL;
     }
-    if (!red_is_float(self->dtype)) { /* torch names var_mean and std_mean; var and std share one message */
+    if (!red_is_float(self->dtype) && !pct_dtype_is_complex(self->dtype)) { /* torch names var_mean and std_mean; var and std share one message */
         if (with_mean) pct_error(PCT_ERR_RUNTIME, "%s only support floating point and complex dtypes", name);
         else pct_error_str(PCT_ERR_RUNTIME, "std and var only support floating point and complex dtypes");
         return NULL;
     }
-    if (pct_out_check_cast(self->dtype, out) < 0) return NULL;
+    if (pct_out_check_cast(pct_dtype_is_complex(self->dtype) ? pct_dtype_to_real(self->dtype) : self->dtype, out) < 0)
+        return NULL;
     uint64_t mask;
     if (dimv) {
         if (pct_red_mask(self, dimv, true, false, &mask) < 0) return NULL;
     } else {
         mask = red_all_mask(self->ndim);
     }
+    if (pct_dtype_is_complex(self->dtype))
+        return red_var_complex(c, self, dimv, unbiased, keepdim, correction, out, take_sqrt, with_mean, mask);
     red_ctx ctx = {0};
     ctx.correction = 1;
     if (correction) ctx.correction = correction->d;
@@ -926,9 +1063,9 @@ pct_object *pct_cpu_logsumexp(pct_call *c)
     PCT_ARGS(logsumexp);
     pct_tensor *self = arg.input, *out = c->out;
     uint64_t mask;
-    int rd = red_is_float(self->dtype) ? self->dtype : pct_default_dtype;
+    int rd = red_is_float(self->dtype) || pct_dtype_is_complex(self->dtype) ? self->dtype : pct_default_dtype;
     if (out) { /* torch checks out's dtype before the dims */
-        if (!red_is_float(out->dtype)) {
+        if (!red_is_float(out->dtype) && !pct_dtype_is_complex(out->dtype)) {
             pct_error(PCT_ERR_RUNTIME, "logsumexp(): Expected floating point type for result tensor, but got: %s",
                          pct_dtype_cpp_name[out->dtype]);
             return NULL;
@@ -946,6 +1083,7 @@ pct_object *pct_cpu_logsumexp(pct_call *c)
         return NULL;
     }
     red_ctx ctx = {0};
+    if (pct_dtype_is_complex(rd)) return pct_red_simple(clse_table, &ctx, self, rd, mask, arg.keepdim, false, rd, out);
     return pct_red_simple(lse_table, &ctx, self, rd, mask, arg.keepdim, false, rd, out);
 }
 

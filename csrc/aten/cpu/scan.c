@@ -2,6 +2,7 @@
  * torch's accumulator types, through the sort family's row driver (sort_internal.h).
  */
 #include "sort_internal.h"
+#include "complex_math.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* scans: cumsum, cumprod, logcumsumexp, cummax, cummin                                  */
@@ -76,10 +77,28 @@ static inline float scan_lae_f(float x, float y)
 #define PCT_FOREACH_UNSIGNED
 #include "dtype_foreach.h"
 
+/* complex64 / complex128: cumsum, cumprod and logcumsumexp (torch's complex logaddexp, complex_math.h; cummax and
+ * cummin are refused by the dispatcher, ops_complex.def), accumulating in complex128 as torch's CPU acc_type does */
+#define SCAN_COMPLEX_ROW(E, N, T, C, S)                                                                       \
+    static void scan_row_##N(int op, char *o, int64_t ost, int64_t *io, int64_t ist, const char *p, int64_t st, \
+                             int64_t n)                                                                       \
+    {                                                                                                         \
+        (void)io; (void)ist;                                                                                  \
+        pct_cdouble acc = op == SCAN_PROD ? 1 : op == SCAN_LOGSUMEXP ? -INFINITY : 0;                          \
+        for (int64_t j = 0; j < n; j++) {                                                                     \
+            const pct_cdouble x = *(const T *)(p + j * st);                                                   \
+            acc = op == SCAN_PROD ? acc * x : op == SCAN_LOGSUMEXP ? cpx_logaddexp_d(x, acc) : acc + x;       \
+            *(T *)(o + j * ost) = (T)acc;                                                                     \
+        }                                                                                                     \
+    }
+PCT_FORALL_COMPLEX_DTYPES(SCAN_COMPLEX_ROW)
+#undef SCAN_COMPLEX_ROW
+
 typedef void (*scan_row_fn)(int, char *, int64_t, int64_t *, int64_t, const char *, int64_t, int64_t);
 static const scan_row_fn scan_rows[PCT_NUM_DTYPES] = {
 #define SCAN_ENTRY(E, N, T, C, S) [PCT_##E] = scan_row_##N,
     PCT_FORALL_ALL_DTYPES(SCAN_ENTRY)
+    PCT_FORALL_COMPLEX_DTYPES(SCAN_ENTRY)
 #undef SCAN_ENTRY
 };
 
@@ -177,7 +196,7 @@ pct_object *pct_cpu_logcumsumexp(pct_call *c)
     pct_tensor *self = arg.input, *out = c->out, *res = NULL;
     int dim = pct_wrap_dim(arg.dim, self->ndim);
     if (dim < 0) return NULL;
-    if (!pct_dtype_is_floating(self->dtype)) {
+    if (!pct_dtype_is_floating(self->dtype) && !pct_dtype_is_complex(self->dtype)) {
         sort_not_implemented("logcumsumexp_out_cpu", self->dtype);
         return NULL;
     }

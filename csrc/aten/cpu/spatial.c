@@ -138,6 +138,8 @@ GATHER_ROWS(uint8_t)
 GATHER_ROWS(uint16_t)
 GATHER_ROWS(uint32_t)
 GATHER_ROWS(uint64_t)
+typedef struct { uint64_t w[2]; } gather_b16; /* complex128 elements, moved as two words */
+GATHER_ROWS(gather_b16)
 
 int pct_index_gather(const pct_index_maps *m, int64_t planes, const char *in, char *out, int itemsize,
                      const void *fill)
@@ -148,6 +150,7 @@ int pct_index_gather(const pct_index_maps *m, int64_t planes, const char *in, ch
     case 1: { uint8_t f; memcpy(&f, fill, 1); gather_uint8_t(m, &w, planes, (const uint8_t *)in, (uint8_t *)out, f); break; }
     case 2: { uint16_t f; memcpy(&f, fill, 2); gather_uint16_t(m, &w, planes, (const uint16_t *)in, (uint16_t *)out, f); break; }
     case 4: { uint32_t f; memcpy(&f, fill, 4); gather_uint32_t(m, &w, planes, (const uint32_t *)in, (uint32_t *)out, f); break; }
+    case 16: { gather_b16 f; memcpy(&f, fill, 16); gather_gather_b16(m, &w, planes, (const gather_b16 *)in, (gather_b16 *)out, f); break; }
     default: { uint64_t f; memcpy(&f, fill, 8); gather_uint64_t(m, &w, planes, (const uint64_t *)in, (uint64_t *)out, f); break; }
     }
     free(w.src);

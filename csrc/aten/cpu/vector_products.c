@@ -158,13 +158,22 @@ static pct_object *trace_op(pct_tensor *t)
         pct_error(PCT_ERR_RUNTIME, "trace: expected a matrix, but got tensor with dim %d", t->ndim);
         return NULL;
     }
-    const bool fl = pct_dtype_is_floating(t->dtype);
+    const bool cx = pct_dtype_is_complex(t->dtype), fl = cx || pct_dtype_is_floating(t->dtype);
     pct_tensor *r = pct_tensor_empty(0, no_dims, fl ? t->dtype : PCT_INT64, PCT_CPU, -1);
     if (!r) return NULL;
     const int64_t n = imin(t->sizes[0], t->sizes[1]), step = t->strides[0] + t->strides[1];
     const char *p = pct_tensor_data(t);
     const int isz = pct_tensor_itemsize(t);
-    if (fl) {
+    if (cx) { /* the real and imaginary parts summed apart, in double */
+        double sr = 0, si = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double re, im;
+            pct_load_as_complex(p + i * step * isz, t->dtype, &re, &im);
+            sr += re;
+            si += im;
+        }
+        pct_store_complex(pct_tensor_data(r), r->dtype, sr, si);
+    } else if (fl) {
         double s = 0;
         for (int64_t i = 0; i < n; i++) s += pct_load_as_double(p + i * step * isz, t->dtype);
         pct_store_double(pct_tensor_data(r), r->dtype, s);
