@@ -12,6 +12,7 @@ gradient (as in torch); repeated singular values make E vanish and the result in
 torch's. Everything is written with differentiable ops, so double backward works.
 """
 import pyctorch as torch
+from ._linalg_lapack_formulas import _diag_embed_any
 
 __all__ = ["svd_backward", "svdvals_backward", "svd_backward_complex"]
 
@@ -84,13 +85,13 @@ def _svd_backward_complex(gU, gS, gVh, U, S, Vh):
         UhgU = U.mH @ gU
         skew = UhgU - UhgU.mH
         # the diagonal of skew is 2i Im(diag(U^H gU)): its share of the phases, i Im(.) / S
-        inner = skew * S.unsqueeze(-2) / E + torch.diag_embed(skew.diagonal(0, -2, -1) / (2 * S))
+        inner = skew * S.unsqueeze(-2) / E + _diag_embed_any(skew.diagonal(0, -2, -1) / (2 * S))
     if gVh is not None:
         VhgV = Vh @ gVh.mH
         term = S.unsqueeze(-1) * (VhgV - VhgV.mH) / E
         inner = term if inner is None else inner + term
     if gS is not None:
-        inner = inner + torch.diag_embed(gS.to(inner.dtype))
+        inner = inner + _diag_embed_any(gS.to(inner.dtype))
     gA = U @ inner
     if gU is not None and m > k:
         gUSinv = gU / S.unsqueeze(-2)

@@ -147,13 +147,20 @@ def eigvalsh_backward(g, A, UPLO):
 def _eig_inner(L, VhgV, gL):
     """(VhgV / E^*) with gL on the diagonal: E[i, j] = L[j] - L[i] (torch's linalg_eig_backward)."""
     n = L.shape[-1]
-    eye = torch.eye(n, dtype=L.dtype, device=L.device)
+    eye = torch.eye(n, dtype=L.real.dtype if L.dtype.is_complex else L.dtype, device=L.device)
     Lc = L.conj()
     E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye
     inner = VhgV / E
     if gL is not None:
-        inner = inner * (1 - eye) + torch.diag_embed(gL.to(inner.dtype))
+        inner = inner * (1 - eye) + _diag_embed_any(gL.to(inner.dtype))
     return inner
+
+
+def _diag_embed_any(x):
+    """diag_embed of a real or complex x (the complex one from its parts: no complex diag_embed kernel here)."""
+    if not x.dtype.is_complex:
+        return torch.diag_embed(x)
+    return torch.complex(torch.diag_embed(x.real), torch.diag_embed(x.imag))
 
 
 def eigh_backward_complex(grads, results):

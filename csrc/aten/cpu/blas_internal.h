@@ -79,7 +79,7 @@ static inline coef coef_from_double(double v, int dtype)
     c.d = v;
     c.i = isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0;
     c.i = trunc_to_dtype(c.i, dtype);
-    c.zero = pct_dtype_is_floating(dtype) ? v == 0.0 : c.i == 0;
+    c.zero = pct_dtype_is_floating(dtype) || pct_dtype_is_complex(dtype) ? v == 0.0 : c.i == 0;
     c.im = 0;
     return c;
 }
@@ -96,7 +96,7 @@ static inline coef coef_from_scalar(const pct_scalar *s, int dtype)
     coef c;
     c.d = (double)s->i;
     c.i = trunc_to_dtype(s->i, dtype);
-    c.zero = pct_dtype_is_floating(dtype) ? c.d == 0.0 : c.i == 0;
+    c.zero = pct_dtype_is_floating(dtype) || pct_dtype_is_complex(dtype) ? c.d == 0.0 : c.i == 0;
     c.im = 0;
     return c;
 }

@@ -112,7 +112,11 @@ pct_tensor *pct_complex_modulus(pct_tensor *x, int dtype, const char *api)
                       pct_dtype_cpp_name[dtype]);
             return NULL;
         }
-        if (check_norm_dtype(true, dtype, x->dtype, api) < 0) return NULL;
+        if (pct_promote_types(x->dtype, dtype) != dtype) {
+            pct_error(PCT_ERR_RUNTIME, "%s: the dtype of the input (%s) should be convertible without narrowing to the "
+                      "specified dtype (%s)", api, pct_dtype_cpp_name[x->dtype], pct_dtype_cpp_name[dtype]);
+            return NULL;
+        }
         if (dtype != x->dtype && !(x = conv = pct_to_dtype(x, dtype, false))) return NULL;
     }
     pct_call c2;
