@@ -982,7 +982,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def dist(input, other, p=2):
     diff = input - other
-    if not _is_float(diff.dtype):
+    if not (_is_float(diff.dtype) or diff.dtype.is_complex):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {_cpp(diff.dtype)} "
                            "instead.")
     return _C.linalg_vector_norm(diff, p)

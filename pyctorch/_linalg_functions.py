@@ -205,16 +205,19 @@ def vander(x, N=None, increasing=False):
 def _approximate_basis(A, q, niter=2, M=None):
     """An orthonormal Q (..., m, q) whose range approximates that of A - M (randomized subspace iteration)."""
     niter = 2 if niter is None else niter
-    dtype = A.dtype if A.dtype.is_floating_point else _C.float32
-    R = _C.randn(A.shape[-1], q, dtype=dtype)
+    if A.dtype.is_complex:  # torch's complex randn: the draws of a real one of twice the size, over sqrt(2)
+        real = _C.float32 if A.dtype == _C.complex64 else _C.float64
+        R = _C.view_as_complex(_C.randn(A.shape[-1], q, 2, dtype=real) * (0.5 ** 0.5))
+    else:
+        R = _C.randn(A.shape[-1], q, dtype=A.dtype if A.dtype.is_floating_point else _C.float32)
     X = A @ R
     if M is not None:
         X = X - M @ R
     Q = _linalg.qr(X).Q
     for _ in range(niter):
-        X = A.mT @ Q
+        X = A.mH @ Q
         if M is not None:
-            X = X - M.mT @ Q
+            X = X - M.mH @ Q
         Q = _linalg.qr(X).Q
         X = A @ Q
         if M is not None:
@@ -228,16 +231,16 @@ def _svd_lowrank(A, q=6, niter=2, M=None):
     m, n = A.shape[-2:]
     if M is not None:
         M = M.broadcast_to(A.size())
-    if m < n:  # work on the tall A^T
-        A = A.mT
+    if m < n:  # work on the tall A^H
+        A = A.mH
         if M is not None:
-            M = M.mT
+            M = M.mH
     Q = _approximate_basis(A, q, niter=niter, M=M)
-    B = Q.mT @ A
+    B = Q.mH @ A
     if M is not None:
-        B = B - Q.mT @ M
+        B = B - Q.mH @ M
     U, S, Vh = _linalg.svd(B, full_matrices=False)
-    V = Vh.mT
+    V = Vh.mH
     U = Q @ U
     if m < n:
         U, V = V, U

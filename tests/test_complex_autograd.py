@@ -276,10 +276,14 @@ def test_a_complex_leaf_accumulates_a_complex_grad():
     np.testing.assert_allclose(z.grad.numpy(), 2 * z.detach().numpy())
 
 
-def test_linalg_eig_results_stay_without_history():
-    # its formula is not complex-correct yet (Note [Complex outputs in autograd]: PCT_COMPLEX_GRAD_TODO)
+def test_linalg_eig_gradient_needs_complex_solve():
+    # eig's formula (torch's linalg_eig_backward) solves with the complex V^H: until complex linalg.solve lands its
+    # backward raises rather than give a gradient (tests/test_linalg_complex_spectral.py: strict xfails against torch)
     x = pyctorch.tensor([[2.0, 1.0], [0.5, 3.0]], dtype=pyctorch.float64, requires_grad=True)
-    assert not pyctorch.linalg.eigvals(x).requires_grad
+    vals = pyctorch.linalg.eigvals(x)
+    assert vals.requires_grad
+    with pytest.raises(NotImplementedError):
+        vals.abs().sum().backward()
 
 
 # ---- real paths unchanged ----

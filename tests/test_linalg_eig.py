@@ -77,9 +77,9 @@ def test_out_and_gradient_refusal():
     np.testing.assert_allclose(w.numpy(), P.linalg.eigvals(A).numpy())
     x = A.clone().requires_grad_()
     vals = P.linalg.eigvals(x)
-    # its formula is not complex-correct yet (PCT_COMPLEX_GRAD_TODO): the results do not require grad, so a backward
-    # through them raises (torch's works)
+    # its formula (torch's linalg_eig_backward) solves with the complex V^H: until complex linalg.solve lands it raises
+    # NotImplementedError (torch's works; tests/test_linalg_complex_spectral.py compares the gradients, strict xfail)
     with pytest.raises(RuntimeError):
         vals.abs().sum().backward()
-    with pytest.raises(NotImplementedError):
-        P.linalg.eig(P.ones(2, 2, dtype=P.complex64))
+    # complex inputs: cgeev (tests/test_linalg_complex_spectral.py compares them with torch)
+    assert P.linalg.eig(P.ones(2, 2, dtype=P.complex64))[0].dtype == P.complex64

@@ -1229,3 +1229,34 @@ def angle_backward(grad, input):
         d = grad / safe
         return torch.complex(-input.imag * d, input.real * d)
     return torch.zeros_like(grad)
+
+
+def norm_backward_complex(g, input, result, p, dim, keepdim):
+    """norm_backward for complex inputs (the norm of the moduli): sgn(z) takes the place of sign(x) and z of x, so
+    every gradient is the real formula's times the phase of z (torch's linalg_vector_norm_backward)."""
+    if not input.dtype.is_complex:
+        return norm_backward(g, input, result, p, dim, keepdim)
+    p = 2.0 if p is None else float(p)
+    if p == 0.0:
+        return None
+    r = unreduce(result, input, dim, keepdim)
+    g = unreduce(g, input, dim, keepdim)
+    zero_c = torch.zeros_like(input)
+    if p == 1.0:
+        return g * input.sgn()
+    zero = r == 0
+    safe = torch.where(zero, torch.ones_like(r), r)
+    if p == 2.0:
+        return where_any(zero, zero_c, input * (g / safe))
+    mag = input.abs()
+    if math.isinf(p):
+        mask = mag == r
+        count = mask.sum(_norm_dims(dim, input.ndim), keepdim=True) if input.ndim else mask.sum()
+        return where_any(mask, input.sgn() * (g / count), zero_c)
+    if p < 1.0:
+        nz = mag != 0
+        a = torch.where(nz, mag, torch.ones_like(mag))
+        scaled = where_any(nz, input.sgn() * a.pow(p - 1), zero_c)
+        return scaled * (g * r.pow(1 - p))
+    scaled = input.sgn() * mag.pow(p - 1) if p < 2.0 else input * mag.pow(p - 2)
+    return where_any(zero, zero_c, scaled * (g / safe.pow(p - 1)))

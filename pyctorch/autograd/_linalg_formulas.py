@@ -12,8 +12,9 @@ gradient (as in torch); repeated singular values make E vanish and the result in
 torch's. Everything is written with differentiable ops, so double backward works.
 """
 import pyctorch as torch
+from ._linalg_lapack_formulas import _diag_embed_any
 
-__all__ = ["svd_backward", "svdvals_backward"]
+__all__ = ["svd_backward", "svdvals_backward", "svd_backward_complex"]
 
 
 def _svd_backward(gU, gS, gVh, U, S, Vh):
@@ -64,3 +65,51 @@ def svdvals_backward(g, A):
     return (U * g.unsqueeze(-2)) @ Vh
 
 
+
+
+def _svd_backward_complex(gU, gS, gVh, U, S, Vh):
+    """_svd_backward for complex U, Vh: conjugate transposes where the real one transposes, plus the imaginary part
+    of diag(U^H gU) / S on the diagonal (the phases of the singular vectors; torch's svd_backward). Only losses
+    invariant to those phases have a gradient, as in torch."""
+    if gU is None and gVh is None:
+        return None if gS is None else (U * gS.unsqueeze(-2).to(U.dtype)) @ Vh
+    m, n = U.shape[-2], Vh.shape[-1]
+    if m < n:
+        h = lambda x: None if x is None else x.mH  # noqa: E731
+        return _svd_backward_complex(h(gVh), gS, h(gU), Vh.mH, S, U.mH).mH
+    k = S.shape[-1]
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + torch.eye(k, dtype=S.dtype, device=S.device)
+    inner = None
+    if gU is not None:
+        UhgU = U.mH @ gU
+        skew = UhgU - UhgU.mH
+        # the diagonal of skew is 2i Im(diag(U^H gU)): its share of the phases, i Im(.) / S
+        inner = skew * S.unsqueeze(-2) / E + _diag_embed_any(skew.diagonal(0, -2, -1) / (2 * S))
+    if gVh is not None:
+        VhgV = Vh @ gVh.mH
+        term = S.unsqueeze(-1) * (VhgV - VhgV.mH) / E
+        inner = term if inner is None else inner + term
+    if gS is not None:
+        inner = inner + _diag_embed_any(gS.to(inner.dtype))
+    gA = U @ inner
+    if gU is not None and m > k:
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = gA + gUSinv - U @ (U.mH @ gUSinv)
+    return gA @ Vh
+
+
+def svd_backward_complex(grads, results, legacy):
+    """svd_backward for complex tensors: torch.svd's V is Vh^H."""
+    U, S, Vh = results
+    if not U.dtype.is_complex:
+        return svd_backward(grads, results, legacy)
+    gU, gS, gVh = grads
+    if legacy:
+        Vh = Vh.mH
+        gVh = None if gVh is None else gVh.mH
+    k = S.shape[-1]
+    U, Vh = U[..., :k], Vh[..., :k, :]
+    gU = None if gU is None else gU[..., :k]
+    gVh = None if gVh is None else gVh[..., :k, :]
+    return _svd_backward_complex(gU, gS, gVh, U, S, Vh)

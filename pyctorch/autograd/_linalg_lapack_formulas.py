@@ -9,7 +9,8 @@ import pyctorch as torch
 
 __all__ = ["inv_backward", "det_backward", "slogdet_backward", "solve_backward_A", "solve_backward_B",
            "solve_triangular_backward_A", "solve_triangular_backward_B", "cholesky_backward", "eigh_backward",
-           "eigvalsh_backward", "qr_backward", "lu_factor_ex_backward", "lu_backward", "lu_solve_backward_LU",
+           "eigvalsh_backward", "eigh_backward_complex", "eigvalsh_backward_complex", "eig_backward", "eigvals_backward",
+           "qr_backward", "lu_factor_ex_backward", "lu_backward", "lu_solve_backward_LU",
            "lu_solve_backward_B", "lstsq_backward", "householder_product_backward",
            "ormqr_backward"]
 
@@ -154,6 +155,70 @@ def eigh_backward(grads, results):
 def eigvalsh_backward(g, A, UPLO):
     _, V = torch.linalg.eigh(A, UPLO)
     return (V * g.unsqueeze(-2)) @ V.mT
+
+
+def _eig_inner(L, VhgV, gL):
+    """(VhgV / E^*) with gL on the diagonal: E[i, j] = L[j] - L[i] (torch's linalg_eig_backward)."""
+    n = L.shape[-1]
+    eye = torch.eye(n, dtype=L.real.dtype if L.dtype.is_complex else L.dtype, device=L.device)
+    Lc = L.conj()
+    E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye
+    inner = VhgV / E
+    if gL is not None:
+        inner = inner * (1 - eye) + _diag_embed_any(gL.to(inner.dtype))
+    return inner
+
+
+def _diag_embed_any(x):
+    """diag_embed of a real or complex x (the complex one from its parts: no complex diag_embed kernel here)."""
+    if not x.dtype.is_complex:
+        return torch.diag_embed(x)
+    return torch.complex(torch.diag_embed(x.real), torch.diag_embed(x.imag))
+
+
+def eigh_backward_complex(grads, results):
+    """eigh of a Hermitian A = V diag(L) V^H: gA = V (skew-Hermitian part of V^H gV / E + diag(gL)) V^H. The
+    eigenvectors are defined up to a phase each, so only losses invariant to them have a gradient (as in torch)."""
+    gL, gV = grads
+    L, V = results
+    if not V.dtype.is_complex:
+        return eigh_backward(grads, results)
+    if gV is None:
+        if gL is None:
+            return None
+        return (V * gL.unsqueeze(-2)) @ V.mH
+    VhgV = V.mH @ gV
+    VhgV = 0.5 * (VhgV - VhgV.mH)
+    return V @ _eig_inner(L, VhgV, gL) @ V.mH
+
+
+def eigvalsh_backward_complex(g, A, UPLO):
+    _, V = torch.linalg.eigh(A, UPLO)
+    return (V * g.unsqueeze(-2)) @ V.mH
+
+
+def eig_backward(grads, results):
+    """linalg.eig, A = V diag(L) V^-1 (columns of V of unit norm): gA = V^-H (diag(gL) + P(V^H gV) / E^*) V^H, where
+    P removes what the normalisation of the columns of V takes away, V^H V diag(Re(diag(V^H gV))) (torch's
+    linalg_eig_backward). Complex: the eigenvectors are defined up to a phase, so only losses invariant to them have a
+    gradient; a real A keeps the real part (the engine's cast)."""
+    gL, gV = grads
+    L, V = results
+    if gV is None:
+        if gL is None:
+            return None
+        return torch.linalg.solve(V.mH, gL.unsqueeze(-1) * V.mH)
+    VhgV = V.mH @ gV
+    d = VhgV.diagonal(0, -2, -1).real
+    VhgV = VhgV - V.mH @ (V * d.unsqueeze(-2))
+    return torch.linalg.solve(V.mH, _eig_inner(L, VhgV, gL) @ V.mH)
+
+
+def eigvals_backward(g, A):
+    """eigvals: the eigenvalue part of eig_backward with V recomputed (torch's linalg_eigvals runs linalg_eig when a
+    gradient is needed)."""
+    L, V = torch.linalg.eig(A)
+    return torch.linalg.solve(V.mH, g.unsqueeze(-1) * V.mH)
 
 
 def _qr_backward_tall(gQ, gR, Q, R):

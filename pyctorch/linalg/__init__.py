@@ -62,7 +62,7 @@ def _autograd_function():
 
 
 def _eps(dtype):
-    return 1.1920928955078125e-07 if dtype == _C.float32 else 2.220446049250313e-16
+    return 1.1920928955078125e-07 if dtype in (_C.float32, _C.complex64) else 2.220446049250313e-16
 
 
 def _check_matrix(A, api, name="A", square=True):
@@ -72,6 +72,11 @@ def _check_matrix(A, api, name="A", square=True):
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{api}: {name} must be batches of square matrices, but they are {A.shape[-2]} by "
                            f"{A.shape[-1]} matrices")
+
+
+def _real_dtype(dtype):
+    """float32 for complex64, float64 for complex128, dtype itself otherwise."""
+    return {_C.complex64: _C.float32, _C.complex128: _C.float64}.get(dtype, dtype)
 
 
 def _check_float(A, api):
@@ -154,7 +159,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     """The number of singular values (|eigenvalues| when hermitian) above max(atol, rtol * largest)."""
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    if A.dtype not in (_C.float32, _C.float64):
+    if A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -174,24 +179,25 @@ def _pinv_value(A, atol, rtol, hermitian):
         absL = L.abs()
         t = _tolerance(absL, A, atol, rtol, m, n)
         Linv = _C.where(absL > t, 1 / L, _C.zeros_like(L))
-        return (V * Linv.unsqueeze(-2)) @ V.mT
+        return (V * Linv.unsqueeze(-2).to(V.dtype)) @ V.mH
     U, S, Vh = svd(A, full_matrices=False)
     t = _tolerance(S, A, atol, rtol, m, n)
     Sinv = _C.where(S > t, 1 / S, _C.zeros_like(S))
-    return (Vh.mT * Sinv.unsqueeze(-2)) @ U.mT
+    return (Vh.mH * Sinv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
 
 
 def _pinv_backward(g, P, A):
-    """torch's pinv_backward: finite for rank-deficient A too (the SVD's own formula is not there)."""
+    """torch's pinv_backward: finite for rank-deficient A too (the SVD's own formula is not there); conjugate
+    transposes, which are the transposes for real dtypes."""
     m, n = A.shape[-2], A.shape[-1]
-    Ph, gh = P.mT, g.mT
+    Ph, gh = P.mH, g.mH
     if m <= n:
         K = gh @ P
         KPh = K @ Ph
-        return -(P @ K).mT + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
+        return -(P @ K).mH + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
     K = P @ gh
     PhK = Ph @ K
-    return -(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
+    return -(K @ P).mH + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
 
 
 class _Pinv(_autograd_function()):
@@ -210,7 +216,7 @@ class _Pinv(_autograd_function()):
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The pseudo-inverse through the SVD (or eigh when hermitian), as torch computes it, with torch's
     pinv_backward as its derivative."""
-    if A.ndim < 2 or A.dtype not in (_C.float32, _C.float64):
+    if A.ndim < 2 or A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         raise RuntimeError(f"linalg.pinv({_cpp(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
@@ -321,16 +327,17 @@ def cond(A, p=None, *, out=None):
     if A.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     _check_float(A, "linalg.cond")
+    real = _real_dtype(A.dtype)
     if p is None or p in (2, -2):
         S = svdvals(A)
         if S.shape[-1] == 0:
-            result = _C.zeros(A.shape[:-2], dtype=A.dtype)
+            result = _C.zeros(A.shape[:-2], dtype=real)
         else:
             result = S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
         return _write_out(result, out, "linalg_cond")
     _check_matrix(A, f"linalg.cond(ord={p})")
     if A.numel() == 0:
-        return _write_out(_C.zeros(A.shape[:-2], dtype=A.dtype), out, "linalg_cond")
+        return _write_out(_C.zeros(A.shape[:-2], dtype=real), out, "linalg_cond")
     Ainv, info = inv_ex(A)
     result = matrix_norm(A, p) * matrix_norm(Ainv, p)
     result = _C.where(info > 0, _C.full_like(result, math.inf), result)

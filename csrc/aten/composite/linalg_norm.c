@@ -24,7 +24,7 @@ static int matrix_norm_checks(const pct_tensor *A, const int64_t *dims, int ndim
         pct_error_str(PCT_ERR_RUNTIME, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.");
         return -1;
     }
-    if (!pct_dtype_is_floating(A->dtype)) {
+    if (!pct_dtype_is_floating(A->dtype) && !pct_dtype_is_complex(A->dtype)) {
         pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got %s",
                   pct_dtype_cpp_name[A->dtype]);
         return -1;
@@ -49,7 +49,7 @@ static int matrix_norm_checks(const pct_tensor *A, const int64_t *dims, int ndim
         return -1;
     }
     if (dtype >= 0) {
-        if (!pct_dtype_is_floating(dtype)) {
+        if (!pct_dtype_is_floating(dtype) && !pct_dtype_is_complex(dtype)) {
             pct_error(PCT_ERR_RUNTIME, "linalg.matrix_norm: dtype should be floating point or complex, but got %s",
                       pct_dtype_cpp_name[dtype]);
             return -1;

@@ -687,6 +687,56 @@ void pct_la_dot_kernel(int dtype, int64_t n, const char *x, int64_t sx, const ch
 /* 2. the tensor-level GEMM                                                              */
 /* ------------------------------------------------------------------------------------ */
 
+/* pct_la_run_gemm of complex tensors (blas_complex.c packs every operand, so an overlap of C with an input is
+ * harmless only when C is written after A and B are read: it is, one batch element at a time, unless C overlaps the
+ * inputs of a later element, so an overlapping C goes through a temporary as the real path's does). */
+static int complex_gemm(pct_tensor *c, const int64_t *c_bs, int64_t crs, int64_t ccs,
+                        pct_tensor *a, const int64_t *a_bs, int64_t ars, int64_t acs,
+                        pct_tensor *b, const int64_t *b_bs, int64_t brs, int64_t bcs,
+                        int nb, const int64_t *bsize, int64_t m, int64_t n, int64_t k, coef alpha, coef beta)
+{
+    if (a->dtype != c->dtype || b->dtype != c->dtype) {
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[c->dtype],
+                  pct_dtype_cpp_name[a->dtype != c->dtype ? a->dtype : b->dtype]);
+        return -1;
+    }
+    const pct_cdouble al = pct_cdouble_of(alpha.d, alpha.im), be = pct_cdouble_of(beta.d, beta.im);
+    const bool overlap = shares_storage(c, a) || shares_storage(c, b);
+    int64_t shape[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
+    for (int d = 0; d < nb; d++) { shape[d] = bsize[d]; st[d] = c_bs[d]; }
+    shape[nb] = m; shape[nb + 1] = n;
+    st[nb] = crs; st[nb + 1] = ccs;
+    pct_tensor *cv = NULL, *tmp = NULL;
+    char *cd = pct_tensor_data(c);
+    int64_t tb[PCT_MAX_DIMS], trs = crs, tcs = ccs;
+    memcpy(tb, c_bs, sizeof(int64_t) * (size_t)nb);
+    int rc = -1;
+    if (overlap) {
+        if (!(cv = pct_tensor_view_of(c, nb + 2, shape, st, c->offset))) goto done;
+        if (!(tmp = pct_tensor_empty(nb + 2, shape, c->dtype, PCT_CPU, -1))) goto done;
+        if (!beta.zero && pct_copy_(tmp, cv) < 0) goto done;
+        pct_contiguous_strides(nb + 2, shape, st);
+        memcpy(tb, st, sizeof(int64_t) * (size_t)nb);
+        trs = st[nb];
+        tcs = st[nb + 1];
+        cd = pct_tensor_data(tmp);
+    }
+    PCT_NOGIL_BEGIN
+    rc = pct_complex_gemm_strided(c->dtype, cd, tb, trs, tcs, pct_tensor_data(a), a_bs, ars, acs, pct_tensor_data(b), b_bs,
+                                  brs, bcs, nb, bsize, m, n, k, al, be, beta.zero);
+    PCT_NOGIL_END
+    if (rc < 0) {
+        pct_error_nomem();
+        goto done;
+    }
+    rc = overlap ? pct_copy_(cv, tmp) : 0;
+    pct_tensor_bump_version(c);
+done:
+    PCT_XDECREF(cv);
+    PCT_XDECREF(tmp);
+    return rc;
+}
+
 /* C[batch..., m, n] = alpha * A @ B + beta * C over tensors read with explicit strides
  * (elements; batch strides 0 for broadcast operands). When C shares memory with an
  * input the product goes through a temporary. 0, or -1 with an exception. */
@@ -697,6 +747,8 @@ int pct_la_run_gemm(pct_tensor *c, const int64_t *c_bs, int64_t crs, int64_t ccs
 {
     if (c->device_type != PCT_CPU) /* Note [Device GEMM] */
         return pct_la_device_gemm(c, c_bs, crs, ccs, a, a_bs, ars, acs, b, b_bs, brs, bcs, nb, bsize, m, n, k, alpha, beta);
+    if (pct_dtype_is_complex(c->dtype)) return complex_gemm(c, c_bs, crs, ccs, a, a_bs, ars, acs, b, b_bs, brs, bcs, nb,
+                                                            bsize, m, n, k, alpha, beta);
     gemm_desc g;
     g.dtype = c->dtype;
     g.nb = nb;

@@ -21,6 +21,11 @@
 
 void pct_blas_init(void);
 
+/* The norms of complex tensors (linalg.vector_norm, torch.norm) are those of the moduli: |x| as a new real tensor
+ * (float32 for complex64), computed in `dtype` (a complex dtype x converts to without narrowing, torch's checks and
+ * messages for `api`) or in x's own with PCT_NO_DTYPE. linalg_norm.c. */
+pct_tensor *pct_complex_modulus(pct_tensor *x, int dtype, const char *api);
+
 /* One GEMM: C[m,n] = alpha * A[m,k] @ B[k,n] + beta * C, where element (i, j) of X
  * lives at X + (i * x_rs + j * x_cs) * itemsize (strides in elements, any layout).
  * beta == 0 ignores C's contents (NaN included). Integral dtypes accumulate in 64

@@ -58,6 +58,7 @@ typedef struct coef {
     double d;
     int64_t i;
     bool zero;
+    double im; /* the imaginary part of a complex Scalar (complex dtypes only; 0 otherwise) */
 } coef;
 
 static inline int64_t trunc_to_dtype(int64_t v, int dtype)
@@ -78,22 +79,34 @@ static inline coef coef_from_double(double v, int dtype)
     c.d = v;
     c.i = isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0;
     c.i = trunc_to_dtype(c.i, dtype);
-    c.zero = pct_dtype_is_floating(dtype) ? v == 0.0 : c.i == 0;
+    c.zero = pct_dtype_is_floating(dtype) || pct_dtype_is_complex(dtype) ? v == 0.0 : c.i == 0;
+    c.im = 0;
     return c;
 }
 
 static inline coef coef_from_scalar(const pct_scalar *s, int dtype)
 {
     if (s->kind == PCT_SCALAR_FLOAT) return coef_from_double(s->d, dtype);
+    if (s->kind == PCT_SCALAR_COMPLEX) {
+        coef c = coef_from_double(s->d, dtype);
+        c.im = pct_dtype_is_complex(dtype) ? s->im : 0;
+        c.zero = c.zero && c.im == 0;
+        return c;
+    }
     coef c;
     c.d = (double)s->i;
     c.i = trunc_to_dtype(s->i, dtype);
-    c.zero = pct_dtype_is_floating(dtype) ? c.d == 0.0 : c.i == 0;
+    c.zero = pct_dtype_is_floating(dtype) || pct_dtype_is_complex(dtype) ? c.d == 0.0 : c.i == 0;
+    c.im = 0;
     return c;
 }
 
 /* torch's "beta.toComplexDouble() == 0": the Scalar itself, before conversion */
-static inline bool scalar_is_zero(const pct_scalar *s) { return s->kind == PCT_SCALAR_FLOAT ? s->d == 0.0 : s->i == 0; }
+static inline bool scalar_is_zero(const pct_scalar *s)
+{
+    if (s->kind == PCT_SCALAR_COMPLEX) return s->d == 0.0 && s->im == 0.0;
+    return s->kind == PCT_SCALAR_FLOAT ? s->d == 0.0 : s->i == 0;
+}
 
 static const pct_scalar scalar_zero = {PCT_SCALAR_INT, 0, 0.0, 0, 0};
 static const pct_scalar scalar_one = {PCT_SCALAR_INT, 1, 1.0, 0, 0};
@@ -113,11 +126,11 @@ PCT_LA_INTERNAL int pct_la_device_gemm(pct_tensor *c, const int64_t *c_bs, int64
                                        pct_tensor *b, const int64_t *b_bs, int64_t brs, int64_t bcs,
                                        int nb, const int64_t *bsize, int64_t m, int64_t n, int64_t k, coef alpha,
                                        coef beta);
-/* res (one element of dtype) = sum x[i] * y[i]; strides in elements. GIL-free. */
+/* res (one element of dtype) = sum x[i] * y[i]; strides in elements. GIL-free. Complex dtypes: blas_complex.h. */
 PCT_LA_INTERNAL void pct_la_dot_kernel(int dtype, int64_t n, const char *x, int64_t sx, const char *y, int64_t sy,
                                        char *res);
-/* torch.dot and torch.mv (out may be NULL) */
-PCT_LA_INTERNAL pct_object *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out);
+/* torch.dot (torch.vdot with conj_a: a's conjugate, which matters for complex dtypes) and torch.mv (out may be NULL) */
+PCT_LA_INTERNAL pct_object *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out, bool conj_a);
 PCT_LA_INTERNAL pct_object *pct_la_mv(pct_tensor *mat, pct_tensor *vec, pct_tensor *out);
 
 /* ---- tensor helpers (linalg_tensor_utils.c) ---- */

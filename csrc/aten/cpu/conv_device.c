@@ -35,7 +35,7 @@ int pct_conv_cols_on_device(const pct_conv_cols_call *call, int device_type)
     return b->conv_cols(call);
 }
 
-static const coef one = {1.0, 1, false}, zero = {0.0, 0, true};
+static const coef one = {1.0, 1, false, 0.0}, zero = {0.0, 0, true, 0.0};
 
 /* t (a contiguous device tensor) = value; 0, or -1 with an error */
 static int fill(pct_tensor *t, double value)

@@ -3,11 +3,13 @@
  * float64): geev returns real and imaginary parts of the eigenvalues apart, and a complex conjugate pair of
  * eigenvectors packed as two real columns, which unpack_results turns into complex columns. The eigenvectors are
  * column-major and normalized as geev leaves them (unit 2-norm, largest component real), which is what torch's CPU
- * kernel returns. Complex inputs are refused (their geev, cgeev/zgeev, is not wired yet).
+ * kernel returns. Complex inputs go to cgeev/zgeev (linalg_spectral_complex.c), which return complex eigenvalues and
+ * vectors of the input's dtype directly.
  *
  * Ownership: every pct_tensor * returned is a new reference; arguments are borrowed.
  */
 #include "linalg_lapack.h"
+#include "linalg_spectral_complex.h"
 #include "../out.h"
 #include <math.h>
 #include <stdlib.h>
@@ -82,8 +84,6 @@ static void fill_nan(pct_tensor *t)
 
 static int check_input(const pct_tensor *A)
 {
-    PCT_CHECK(!pct_dtype_is_complex(A->dtype), PCT_ERR_NOT_IMPLEMENTED,
-              "linalg.eig: complex inputs are not supported by pyctorch yet (got %s)", pct_dtype_cpp_name[A->dtype]);
     /* torch looks up the complex counterpart of the dtype first */
     PCT_CHECK(pct_dtype_is_floating(A->dtype), PCT_ERR_RUNTIME, "Unknown Complex ScalarType for %s",
               pct_dtype_cpp_name[A->dtype]);
@@ -98,6 +98,7 @@ static int eig_compute(pct_tensor *A, bool vectors, pct_tensor **w, pct_tensor *
     pct_tensor *a = NULL;
     char *raw = NULL;
     *w = *v = NULL;
+    if (pct_dtype_is_complex(A->dtype)) return lapc_eig(A, vectors, w, v);
     PCT_TRY_INT(check_input(A));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
@@ -152,7 +153,8 @@ fail:
 /* torch's refusal of an out= tensor a complex result cannot be cast to */
 static int check_out_dtype(const pct_tensor *out, const char *api, const char *what, int input_dtype)
 {
-    const int result = input_dtype == PCT_FLOAT64 ? PCT_COMPLEX128 : PCT_COMPLEX64;
+    const int result = pct_dtype_is_complex(input_dtype) ? input_dtype
+                       : input_dtype == PCT_FLOAT64 ? PCT_COMPLEX128 : PCT_COMPLEX64;
     PCT_CHECK(!out || pct_dtype_is_complex(out->dtype), PCT_ERR_RUNTIME,
               "%s: Expected %s to be safely castable from %s dtype, but got %s with dtype %s", api, what,
               pct_dtype_cpp_name[result], what, pct_dtype_cpp_name[out->dtype]);

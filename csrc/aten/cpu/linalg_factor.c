@@ -5,6 +5,7 @@
  * linalg.ldl_factor_ex). The Python wrappers without _ex (pyctorch/linalg/) check the info
  * tensors through _linalg_check_errors, as torch's do. */
 #include "linalg_lapack.h"
+#include "linalg_spectral_complex.h"
 #include "../out.h"
 #include <stdlib.h>
 #include <string.h>
@@ -450,6 +451,7 @@ static int eigh_compute(pct_tensor *A, const char *uplo, bool vectors, pct_tenso
     *w = *v = NULL;
     PCT_CHECK((uplo[0] == 'L' || uplo[0] == 'U' || uplo[0] == 'l' || uplo[0] == 'u') && uplo[1] == 0,
               PCT_ERR_RUNTIME, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
+    if (pct_dtype_is_complex(A->dtype)) return lapc_eigh(A, (char)(uplo[0] & ~0x20), vectors, w, v);
     PCT_TRY_INT(lap_check_matrix(A, "linalg.eigh", "A", true, "linalg_eigh_cpu", "linalg_eigh_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);

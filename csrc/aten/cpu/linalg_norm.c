@@ -1,7 +1,7 @@
 /* linalg_norm.c: linalg.vector_norm (ATen's LinearAlgebra.cpp), with its dtype and shape
  * checks: it reduces through linalg_reduce.c (real floating inputs without dtype= or out= take
  * reduce.c's faster norm). linalg.matrix_norm and linalg.norm are composites over it
- * (composite/linalg_norm.c).
+ * (composite/linalg_norm.c). A complex input is reduced through its moduli (pct_complex_modulus).
  */
 #include "blas_internal.h"
 
@@ -101,6 +101,35 @@ static pct_tensor *vector_norm_impl(pct_tensor *x, const pct_scalar *ord_s, cons
     return (pct_tensor *)deliver(r, out);
 }
 
+/* ---- complex inputs: the norms of the moduli ---- */
+
+pct_tensor *pct_complex_modulus(pct_tensor *x, int dtype, const char *api)
+{
+    pct_tensor *conv = NULL;
+    if (dtype != PCT_NO_DTYPE) {
+        if (!pct_dtype_is_complex(dtype)) {
+            pct_error(PCT_ERR_RUNTIME, "%s: dtype should be complex for complex inputs, but got %s", api,
+                      pct_dtype_cpp_name[dtype]);
+            return NULL;
+        }
+        if (pct_promote_types(x->dtype, dtype) != dtype) {
+            pct_error(PCT_ERR_RUNTIME, "%s: the dtype of the input (%s) should be convertible without narrowing to the "
+                      "specified dtype (%s)", api, pct_dtype_cpp_name[x->dtype], pct_dtype_cpp_name[dtype]);
+            return NULL;
+        }
+        if (dtype != x->dtype && !(x = conv = pct_to_dtype(x, dtype, false))) return NULL;
+    }
+    pct_call c2;
+    memset(&c2, 0, sizeof c2);
+    c2.op = &pct_ops[PCT_OP_abs];
+    c2.op_index = PCT_OP_abs;
+    pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
+    pct_tensor *in[1] = {x};
+    pct_object *r = pct_pw_run(&c2, PCT_OP_abs, 1, in, &ctx);
+    PCT_XDECREF(conv);
+    return (pct_tensor *)r;
+}
+
 /* ---- kernels (ops_linalg.def) ---- */
 
 
@@ -114,6 +143,14 @@ pct_object *pct_cpu_linalg_vector_norm(pct_call *c)
      * inputs, dtype= and out= stay here, for linalg's own error messages. */
     if (pct_dtype_is_floating(arg.input->dtype) && arg.input->numel > 0 && (arg.dtype == PCT_NO_DTYPE) && !c->out) return pct_cpu_norm(c);
     const pct_int_list *dim = &arg.dim;
+    if (pct_dtype_is_complex(arg.input->dtype)) {
+        pct_tensor *m = pct_complex_modulus(arg.input, arg.dtype, "linalg.vector_norm");
+        if (!m) return NULL;
+        pct_tensor *r = vector_norm_impl(m, &arg.ord, dim->none ? NULL : dim->v, dim->none ? 0 : dim->n, arg.keepdim,
+                                         false, PCT_NO_DTYPE, c->out);
+        PCT_DECREF(m);
+        return (pct_object *)r;
+    }
     return (pct_object *)vector_norm_impl(arg.input, &arg.ord, dim->none ? NULL : dim->v, dim->none ? 0 : dim->n, arg.keepdim,
                                         !(arg.dtype == PCT_NO_DTYPE), arg.dtype, c->out);
 }

@@ -3,7 +3,8 @@
  * the singular values (2, -2, 'nuc') are composites over svdvals (composite/linalg_norm.c).
  *
  * float32/float64 go to LAPACK's divide-and-conquer gesdd (part of OpenBLAS), as torch's
- * CPU backend does. A build without OpenBLAS uses a one-sided Jacobi SVD in double
+ * CPU backend does; complex64/complex128 to cgesdd/zgesdd (linalg_spectral_complex.c: real S,
+ * complex U and Vh). A build without OpenBLAS uses a one-sided Jacobi SVD in double
  * (Note [Jacobi fallback]). Half and bfloat16 have no kernel, as in torch.
  *
  * Layout: LAPACK is column-major and so are torch's U and Vh (strides (..., 1, rows)).
@@ -20,6 +21,7 @@
 #include "../iter.h"
 #include "../out.h"
 #include "blas.h"
+#include "linalg_spectral_complex.h"
 #include <limits.h>
 #include <stdio.h>
 #include <math.h>
@@ -383,6 +385,7 @@ static int check_input(const pct_tensor *A, const char *api, bool legacy)
             pct_error(PCT_ERR_RUNTIME, "%s: The input tensor A must have at least 2 dimensions.", api);
         return -1;
     }
+    if (pct_dtype_is_complex(A->dtype)) return 0; /* cgesdd / zgesdd: linalg_spectral_complex.c */
     if (!pct_dtype_is_floating(A->dtype)) {
         pct_error(PCT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", api,
                      pct_dtype_cpp_name[A->dtype]);
@@ -402,6 +405,7 @@ static int svd_compute(const pct_tensor *A, int d0, int d1, char jobz, pct_tenso
     svd_plan p;
     int *info = NULL;
     *s = *u = *vt = NULL;
+    if (pct_dtype_is_complex(A->dtype)) return lapc_svd((pct_tensor *)A, jobz, s, u, vt); /* (d0, d1): the last dims */
     if (plan_svd(&p, A, d0, d1, jobz) < 0) return -1;
     int64_t shape[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
     int nb = p.nb;
@@ -530,6 +534,16 @@ pct_object *pct_cpu_linalg_svdvals(pct_call *c)
     return r;
 }
 
+/* negates the imaginary parts of a new (dense) complex tensor */
+static void conj_in_place(pct_tensor *t)
+{
+    char *d = pct_tensor_data(t);
+    for (int64_t i = 0; i < t->numel; i++) {
+        if (t->dtype == PCT_COMPLEX64) ((float *)d)[2 * i + 1] = -((float *)d)[2 * i + 1];
+        else ((double *)d)[2 * i + 1] = -((double *)d)[2 * i + 1];
+    }
+}
+
 /* svd(Tensor input, bool some=True, bool compute_uv=True, *, pct_object? out=None): torch's
  * older interface, V instead of Vh; without compute_uv, U and V are zero-filled full squares. */
 pct_object *pct_cpu_svd(pct_call *c)
@@ -541,7 +555,8 @@ pct_object *pct_cpu_svd(pct_call *c)
     if (check_input(A, "linalg.svd", true) < 0) return NULL;
     const int nd = A->ndim;
     if (svd_compute(A, nd - 2, nd - 1, uv ? (some ? 'S' : 'A') : 'N', &res[1], &res[0], &vt) < 0) return NULL;
-    if (uv) { /* V = Vh^T, a view */
+    if (uv) { /* V = Vh^H: a view of Vh^T, Vh conjugated in place first for complex dtypes */
+        if (pct_dtype_is_complex(vt->dtype)) conj_in_place(vt);
         int64_t sz[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
         memcpy(sz, vt->sizes, sizeof(int64_t) * (size_t)nd);
         memcpy(st, vt->strides, sizeof(int64_t) * (size_t)nd);

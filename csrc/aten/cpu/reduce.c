@@ -39,6 +39,7 @@
  */
 #include "reduce_internal.h"
 #include <complex.h> /* the complex kernels: prod, logsumexp */
+#include "blas.h"
 
 
 /* The default RUN: ACC over every element of the run. */
@@ -1150,6 +1151,13 @@ pct_object *pct_cpu_norm(pct_call *c)
 {
     PCT_ARGS(norm);
     double p = (arg.p == NULL) ? 2.0 : arg.p->d;
+    if (pct_dtype_is_complex(arg.input->dtype)) { /* the norm of the moduli (blas.h) */
+        pct_tensor *m = pct_complex_modulus(arg.input, arg.dtype, "linalg.vector_norm");
+        if (!m) return NULL;
+        pct_object *r = red_norm(m, p, &arg.dim, arg.keepdim, PCT_NO_DTYPE, c->out);
+        PCT_DECREF(m);
+        return r;
+    }
     return red_norm(arg.input, p, &arg.dim, arg.keepdim, arg.dtype, c->out);
 }
 

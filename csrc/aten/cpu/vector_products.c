@@ -3,10 +3,11 @@
  * broadcast multiply) and trace. Checks and messages follow ATen's LinearAlgebra.cpp.
  */
 #include "blas_internal.h"
+#include "blas_complex.h"
 
 /* ---- dot / vdot ---- */
 
-pct_object *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out)
+pct_object *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out, bool conj_a)
 {
     if (out) {
         if (pct_out_resize(out, 0, no_dims) < 0) return NULL;
@@ -35,14 +36,18 @@ pct_object *pct_la_dot(pct_tensor *a, pct_tensor *b, pct_tensor *out)
     if (a->dtype == PCT_BOOL) return pct_la_not_implemented_bool("dot");
     pct_tensor *r = out ? (PCT_INCREF(out), out) : pct_tensor_empty(0, no_dims, a->dtype, PCT_CPU, -1);
     if (!r) return NULL;
-    char res[8];
+    char res[16];
     int64_t n = a->numel;
     const char *x = pct_tensor_data(a), *y = pct_tensor_data(b);
     int64_t sx = a->strides[0], sy = b->strides[0];
+    const bool cplx = pct_dtype_is_complex(a->dtype);
     if (n >= 65536) {
         PCT_NOGIL_BEGIN
-        pct_la_dot_kernel(a->dtype, n, x, sx, y, sy, res);
+        if (cplx) pct_complex_dot(a->dtype, n, x, sx, y, sy, conj_a, res);
+        else pct_la_dot_kernel(a->dtype, n, x, sx, y, sy, res);
         PCT_NOGIL_END
+    } else if (cplx) {
+        pct_complex_dot(a->dtype, n, x, sx, y, sy, conj_a, res);
     } else {
         pct_la_dot_kernel(a->dtype, n, x, sx, y, sy, res);
     }
@@ -213,9 +218,9 @@ pct_object *pct_cpu_mv(pct_call *c)
     return pct_la_mv(arg.input, arg.vec, c->out);
 }
 
-/* dot and vdot are the same for real dtypes; outer and ger are the same */
-pct_object *pct_cpu_dot(pct_call *c) { PCT_ARGS(dot); return pct_la_dot(arg.input, arg.tensor, c->out); }
-pct_object *pct_cpu_vdot(pct_call *c) { PCT_ARGS(vdot); return pct_la_dot(arg.input, arg.other, c->out); }
+/* dot and vdot are the same for real dtypes (vdot conjugates its first operand); outer and ger are the same */
+pct_object *pct_cpu_dot(pct_call *c) { PCT_ARGS(dot); return pct_la_dot(arg.input, arg.tensor, c->out, false); }
+pct_object *pct_cpu_vdot(pct_call *c) { PCT_ARGS(vdot); return pct_la_dot(arg.input, arg.other, c->out, true); }
 pct_object *pct_cpu_outer(pct_call *c) { PCT_ARGS(outer); return outer_op(arg.input, arg.vec2, c->out); }
 pct_object *pct_cpu_ger(pct_call *c) { PCT_ARGS(ger); return outer_op(arg.input, arg.vec2, c->out); }
 
