@@ -31,6 +31,11 @@ CASES = [
     ("expand_numel_overflow", lambda m: m.ones(1).expand(2 ** 62, 4), "numel: integer multiplication overflow"),
     ("view_numel_overflow", lambda m: m.zeros(0).view(2 ** 62, 4, 0), "numel: integer multiplication overflow"),
     ("empty_too_big", lambda m: m.empty([2 ** 40]), "DefaultCPUAllocator"),
+    # an integral arange runs in int64: a Python int past it does not convert (fuzz-found)
+    ("arange_uint64_bounds_int16", lambda m: m.arange(2 ** 64 - 1, end=2 ** 64 - 1, dtype=m.int16),
+     "value cannot be converted to type int64_t without overflow"),
+    ("arange_uint64_bounds_default", lambda m: m.arange(2 ** 64 - 1, end=2 ** 64 - 1),
+     "value cannot be converted to type int64_t without overflow"),
     # a factory's device= must name out='s device type, whether or not that device exists here (fuzz-found)
     ("zeros_out_other_device", lambda m: m.zeros(2, device="cuda", out=m.zeros(2)),
      "device type cuda does not match device type of out parameter (cpu)"),

@@ -276,14 +276,15 @@ def test_a_complex_leaf_accumulates_a_complex_grad():
     np.testing.assert_allclose(z.grad.numpy(), 2 * z.detach().numpy())
 
 
-def test_linalg_eig_gradient_needs_complex_solve():
-    # eig's formula (torch's linalg_eig_backward) solves with the complex V^H: until complex linalg.solve lands its
-    # backward raises rather than give a gradient (tests/test_linalg_complex_spectral.py: strict xfails against torch)
+def test_linalg_eig_gradient_of_a_real_input():
+    # eig's formula (torch's linalg_eig_backward) solves with the complex V^H; a real input keeps the real part
+    # (tests/test_linalg_complex_spectral.py compares the gradients with torch)
     x = pyctorch.tensor([[2.0, 1.0], [0.5, 3.0]], dtype=pyctorch.float64, requires_grad=True)
     vals = pyctorch.linalg.eigvals(x)
     assert vals.requires_grad
-    with pytest.raises(NotImplementedError):
-        vals.abs().sum().backward()
+    (vals.abs() ** 2).sum().backward()
+    # sum |lambda|^2 of a matrix with real eigenvalues: d/dA sum lambda^2 = d/dA trace(A^2) = 2 A^T
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([[2.0, 0.5], [1.0, 3.0]]), rtol=1e-10)
 
 
 # ---- real paths unchanged ----

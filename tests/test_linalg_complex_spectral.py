@@ -15,11 +15,6 @@ import pyctorch as P
 from conftest import assert_same, requires_torch, torch as T
 
 CDTYPES = ["complex64", "complex128"]
-# complex linalg.solve and linalg.qr (getrf / geqrf wrappers) are another piece of work: until they land, what needs
-# them raises NotImplementedError (eig's gradient solves with V^H, the low-rank SVD orthonormalises by QR). Strict:
-# these start to fail (XPASS) the day those kernels arrive, to be unmarked then.
-NEEDS_COMPLEX_SOLVE = pytest.mark.xfail(raises=NotImplementedError, strict=True,
-                                        reason="complex linalg.solve / linalg.qr are not in pyctorch yet")
 TOLS = {"complex64": 2e-4, "complex128": 1e-9}
 
 
@@ -362,7 +357,6 @@ def test_composite_gradients(name):
     assert_same(_composite_grads(P, name), _composite_grads(T, name), rtol=1e-7, atol=1e-9)
 
 
-@NEEDS_COMPLEX_SOLVE
 @requires_torch
 @pytest.mark.parametrize("dtype", CDTYPES)
 def test_lowrank(dtype):
@@ -441,13 +435,12 @@ _EIG = ("eig", "eigvals")
 
 
 @requires_torch
-@pytest.mark.parametrize("name", [pytest.param(n, marks=NEEDS_COMPLEX_SOLVE) if n in _EIG else n
+@pytest.mark.parametrize("name", [n
                                   for n in sorted(_SPECTRAL)])
 def test_spectral_gradients(name):
     assert_same(_spectral_grad(P, name), _spectral_grad(T, name), rtol=1e-7, atol=1e-9)
 
 
-@NEEDS_COMPLEX_SOLVE
 @requires_torch
 @pytest.mark.parametrize("name", ["eig", "eigvals"])
 def test_eig_gradient_of_real_input(name):
@@ -455,7 +448,7 @@ def test_eig_gradient_of_real_input(name):
 
 
 @pytest.mark.parametrize("name", ["eigh", "eigh_reconstruct", "svd", "svd_wide", "torch_svd"] +
-                         [pytest.param(n, marks=NEEDS_COMPLEX_SOLVE) for n in _EIG])
+                         list(_EIG))
 def test_spectral_gradcheck(name):
     x = P.tensor(_carr(_SPECTRAL[name], seed=11)).requires_grad_()
     assert P.autograd.gradcheck(lambda t: _spectral_loss(P, name, t), [x])

@@ -69,7 +69,7 @@ def test_values_match_torch_batched():
             assert overlap == pytest.approx(1.0, abs=1e-9)
 
 
-def test_out_and_gradient_refusal():
+def test_out_and_gradient():
     A = _matrix(P, (3, 3))
     w, v = P.empty(3, dtype=P.complex128), P.empty(3, 3, dtype=P.complex128)
     r = P.linalg.eig(A, out=(w, v))
@@ -77,9 +77,8 @@ def test_out_and_gradient_refusal():
     np.testing.assert_allclose(w.numpy(), P.linalg.eigvals(A).numpy())
     x = A.clone().requires_grad_()
     vals = P.linalg.eigvals(x)
-    # its formula (torch's linalg_eig_backward) solves with the complex V^H: until complex linalg.solve lands it raises
-    # NotImplementedError (torch's works; tests/test_linalg_complex_spectral.py compares the gradients, strict xfail)
-    with pytest.raises(RuntimeError):
-        vals.abs().sum().backward()
+    # its formula (torch's linalg_eig_backward; tests/test_linalg_complex_spectral.py compares it with torch)
+    vals.abs().sum().backward()
+    assert x.grad.shape == (3, 3) and x.grad.dtype == P.float64
     # complex inputs: cgeev (tests/test_linalg_complex_spectral.py compares them with torch)
     assert P.linalg.eig(P.ones(2, 2, dtype=P.complex64))[0].dtype == P.complex64

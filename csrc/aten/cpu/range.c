@@ -116,6 +116,12 @@ static pct_object *arange_impl(pct_call *c, pct_scalar start, pct_scalar end, pc
     bool any_float = start.kind == PCT_SCALAR_FLOAT || end.kind == PCT_SCALAR_FLOAT || step.kind == PCT_SCALAR_FLOAT;
     int dtype = pct_factory_dtype(c, any_float ? pct_default_dtype : PCT_INT64);
     if (dtype < 0 || no_bool_kernel(dtype, "arange_cpu") < 0) return NULL;
+    if (!pct_dtype_is_floating(dtype) &&
+        (pct_scalar_is_uint64(&start) || pct_scalar_is_uint64(&end) || pct_scalar_is_uint64(&step))) {
+        /* torch computes an integral arange in int64: a Python int past it (2 ** 64 - 1) does not convert */
+        pct_error_str(PCT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
+        return NULL;
+    }
     if (!(step.d > 0 || step.d < 0)) { pct_error_str(PCT_ERR_RUNTIME, "step must be nonzero"); return NULL; }
     if (!isfinite(start.d) || !isfinite(end.d)) {
         pct_error(PCT_ERR_RUNTIME, "unsupported range: %g -> %g", start.d, end.d);
