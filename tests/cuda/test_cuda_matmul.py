@@ -136,3 +136,13 @@ def test_linear_and_gradients_on_the_device():
     close(out, ref(ref_out), torch.float32)
     close(lin.weight.grad, ref(w_grad), torch.float32)
     close(lin.bias.grad, ref(b_grad), torch.float32)
+
+
+@pytest.mark.parametrize("op", ["mm", "matmul", "bmm"])
+def test_complex_products_refuse_on_the_device(op):
+    # the cuBLAS table has no cgemm/zgemm yet: a refusal, never the CPU's complex GEMM reading device memory (it
+    # crashed the interpreter)
+    z = torch.complex(torch.ones(2, 3, 3), torch.ones(2, 3, 3)).to(DEV)
+    a, b = (z, z) if op == "bmm" else (z[0], z[0])
+    with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
+        getattr(torch, op)(a, b)

@@ -900,6 +900,14 @@ fail:
  * where one is given. */
 static pct_object *complex_product(pct_tensor *a, pct_tensor *b, pct_tensor *out, bool batched)
 {
+    if (a->device_type != PCT_CPU || b->device_type != PCT_CPU) {
+        /* mm and bmm serve the CUDA slot through the device GEMM, whose cuBLAS table has no complex routine yet: refuse
+         * as that GEMM refuses an unsupported dtype (blas_complex.c reads host memory) */
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_%s\" not implemented for '%s'", batched ? "bmm" : "addmm",
+                  pct_device_type_name(a->device_type != PCT_CPU ? a->device_type : b->device_type),
+                  pct_dtype_cpp_name[pct_dtype_is_complex(a->dtype) ? a->dtype : b->dtype]);
+        return NULL;
+    }
     pct_tensor *a3 = batched ? a : pct_tensor_view_of(a, 3, (int64_t[]){1, a->sizes[0], a->sizes[1]},
                                                      (int64_t[]){0, a->strides[0], a->strides[1]}, a->offset);
     pct_tensor *b3 = !a3 || batched ? b : pct_tensor_view_of(b, 3, (int64_t[]){1, b->sizes[0], b->sizes[1]},
