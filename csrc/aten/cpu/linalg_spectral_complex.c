@@ -64,23 +64,11 @@ static int query_size(int real_dt, const void *q, int least)
 
 static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* torch's checks of a matrix argument for the complex kernels: at least 2 dims, square when asked, small enough for
- * LAPACK's 32-bit sizes, and a LAPACK build. */
+/* torch's checks of a matrix argument for the complex kernels (the shared ones of linalg_lapack.c): at least 2 dims,
+ * square when asked, small enough for LAPACK's 32-bit sizes, and a LAPACK build. */
 static int check_matrix(const pct_tensor *A, const char *api, bool square)
 {
-    PCT_CHECK(A->ndim >= 2, PCT_ERR_RUNTIME, "%s: The input tensor A must have at least 2 dimensions.", api);
-    PCT_CHECK(!square || A->sizes[A->ndim - 1] == A->sizes[A->ndim - 2], PCT_ERR_RUNTIME,
-              "%s: A must be batches of square matrices, but they are %lld by %lld matrices", api,
-              (long long)A->sizes[A->ndim - 2], (long long)A->sizes[A->ndim - 1]);
-#ifndef PCT_HAVE_OPENBLAS
-    PCT_FAIL(PCT_ERR_RUNTIME, "%s: pyctorch was built without LAPACK (OpenBLAS)", api);
-#endif
-    PCT_CHECK(A->sizes[A->ndim - 1] <= INT32_MAX / 2 && A->sizes[A->ndim - 2] <= INT32_MAX / 2 &&
-              A->sizes[A->ndim - 1] * A->sizes[A->ndim - 2] <= INT32_MAX / 2, PCT_ERR_RUNTIME,
-              "%s: the matrices are too large for LAPACK's 32-bit sizes", api);
-    return 0;
-fail:
-    return -1;
+    return lap_check_matrix(A, api, "A", square, NULL, NULL);
 }
 
 /* ---- Hermitian eigendecomposition: cheevd / zheevd ------------------------------------------ */
