@@ -57,9 +57,11 @@ compile:
 # pytest-xdist's options where it is installed: one worker per core; a group (xdist_group mark) stays in one worker.
 XDIST = $$($(PYTHON) -c "import xdist" 2>/dev/null && echo "-n auto --dist loadgroup")
 
-# The whole suite (the README's test command; CI runs it). The oracles install while the C compiles.
+# The whole suite (the README's test command; CI runs it). The oracles install while the C compiles. The CUDA backend
+# is compiled for this machine's GPUs, or where it has none for one architecture: a compile check (setup.py's
+# PYCTORCH_CUDA_ARCH_LIST; `make build` compiles the full list).
 test: deps
-	@$(MAKE) --no-print-directory -j2 compile test-deps
+	@PYCTORCH_CUDA_ARCH_LIST=$${PYCTORCH_CUDA_ARCH_LIST:-native} $(MAKE) --no-print-directory -j2 compile test-deps
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(XDIST)
 
 # A short real training run with a progress bar: a character-level GPT on the standard library's source
@@ -90,7 +92,7 @@ demo-cnn: build
 # ASAN_ARGS passes pytest arguments (e.g. ASAN_ARGS="-x -k fuzz").
 asan: deps test-deps
 	rm -rf build/asan && mkdir -p build/asan/pyctorch
-	PYCTORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
+	PYCTORCH_SANITIZE=1 PYCTORCH_CUDA_ARCH_LIST=$${PYCTORCH_CUDA_ARCH_LIST:-native} $(PYTHON) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
 	tar -C pyctorch --exclude='*.so' --exclude=__pycache__ -cf - . | tar -C build/asan/pyctorch -xf -
 	tar --exclude=__pycache__ -cf - tests examples csrc pyproject.toml | tar -C build/asan -xf -
 	cd build/asan && export LD_PRELOAD="$(ASAN_LIB) $$(gcc -print-file-name=libstdc++.so.6)" PYTHONMALLOC=malloc \

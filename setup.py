@@ -9,6 +9,7 @@ AVX-512 code out of the binary (for valgrind).
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,7 +113,7 @@ cublas = None
 if off("CUDA"):
     report("CUDA", False, "disabled by PYCTORCH_NO_CUDA")
 elif cuda_home and os.path.exists(os.path.join(cuda_home, "bin", "nvcc")) and (cuda_sources or cuda_c_sources):
-    report("CUDA", True, f"{cuda_home}: the backend builds into pyctorch/_C_cuda.so (sm_80, sm_90, PTX)")
+    report("CUDA", True, f"{cuda_home}: the backend builds into pyctorch/_C_cuda.so")
     cublas = find_cublas(cuda_home)
     report("cuBLAS", bool(cublas), cublas[1] if cublas else "(pip install nvidia-cublas; CUDA matmul is unavailable)")
 else:
@@ -159,9 +160,65 @@ if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0"):
     extra_link += san
     report("sanitizer", True, "ASan + UBSan")
 
-# sm_80 (A100) and sm_90 (H100/H200) machine code, and PTX of sm_90 for newer chips to compile at load.
-CUDA_ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]",
-                   "--threads", "2"]  # the two architectures compile side by side
+# The GPU architectures the CUDA backend is compiled for, in torch's TORCH_CUDA_ARCH_LIST form ("8.0;9.0+PTX": machine
+# code for each, and PTX of those marked +PTX, which newer chips compile at load). PYCTORCH_CUDA_ARCH_LIST chooses;
+# the default is sm_80 (A100) and sm_90 (H100/H200) with PTX of sm_90. "native" builds for the GPUs this machine has
+# (nvcc's device query), and where it has none, for one architecture (9.0+PTX): a compile check of the backend, as
+# `make test` wants on a machine that cannot run device code; every .cu file is compiled just the same, at half the
+# time of two architectures.
+CUDA_DEFAULT_ARCHS = "8.0;9.0+PTX"
+CUDA_NO_GPU_ARCHS = "9.0+PTX"
+
+
+def native_cuda_archs():
+    """The compute capabilities of this machine's GPUs ("9.0;8.0"), from nvcc's device query; "" without one."""
+    query = os.path.join(cuda_home, "bin", "__nvcc_device_query")
+    try:
+        out = subprocess.run([query], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    caps = sorted({c for c in re.split(r"[,;\s]+", out.strip()) if re.fullmatch(r"\d{2,3}", c)}, key=int)
+    return ";".join(f"{int(c) // 10}.{int(c) % 10}" for c in caps)
+
+
+def cuda_arch_flags(spec):
+    """nvcc's -gencode flags for an arch list ("8.0;9.0+PTX"), and a tag naming it ("80_90ptx")."""
+    if spec.strip() == "native":
+        found = native_cuda_archs()
+        spec = found + "+PTX" if found else CUDA_NO_GPU_ARCHS
+    flags, tags = [], []
+    for item in re.split(r"[;\s]+", spec.strip()):
+        m = re.fullmatch(r"(\d+)\.(\d)(\+PTX)?", item)
+        if not m:
+            sys.exit(f"PYCTORCH_CUDA_ARCH_LIST: cannot read {item!r} (write it as 8.0;9.0+PTX)")
+        sm = m.group(1) + m.group(2)
+        code = f"[sm_{sm},compute_{sm}]" if m.group(3) else f"sm_{sm}"
+        flags += ["-gencode", f"arch=compute_{sm},code={code}"]
+        tags.append(sm + ("ptx" if m.group(3) else ""))
+    if len(tags) > 1:
+        flags += ["--threads", str(len(tags))]  # the architectures of one file compile side by side
+    return flags, "_".join(tags)
+
+
+CUDA_ARCH_FLAGS, CUDA_ARCH_TAG = cuda_arch_flags(os.environ.get("PYCTORCH_CUDA_ARCH_LIST") or CUDA_DEFAULT_ARCHS) \
+    if cuda_home else ([], "")
+if cuda_home:
+    report("CUDA archs", True, CUDA_ARCH_TAG)
+
+
+def cuda_units(sources):
+    """(source, object name, extra nvcc flags) of each object of the CUDA backend: pointwise.cu once per shard (Note
+    [Shards of the pointwise loops] in csrc/cuda/pointwise.cuh, which gives the count)."""
+    units = []
+    for src in sources:
+        stem = os.path.splitext(os.path.basename(src))[0]
+        if os.path.basename(src) == "pointwise.cu":
+            with open(os.path.join(os.path.dirname(src), "pointwise.cuh")) as f:
+                shards = int(re.search(r"#define PCT_CUDA_PW_SHARDS (\d+)", f.read()).group(1))
+            units += [(src, f"{stem}_{k}", [f"-DPCT_CUDA_PW_SHARD={k}"]) for k in range(shards)]
+        else:
+            units.append((src, stem, []))
+    return units
 
 if off("AVX512"):
     define_macros.append(("PCT_NO_AVX512", "1"))
@@ -242,13 +299,15 @@ class ParallelBuildExt(build_ext):
         super().run()
         if cuda_home:  # after _C (which setuptools skips when it is current): the CUDA backend's library
             with ThreadPoolExecutor(build_jobs()) as pool:
-                # the .cu files first: nvcc takes longest
-                objects = list(pool.map(self.build_cuda_object, cuda_sources + cuda_c_sources))
+                # the .cu files first (nvcc takes longest), the pointwise shards first of all (minutes each)
+                units = sorted(cuda_units(cuda_sources), key=lambda unit: not unit[2]) + cuda_units(cuda_c_sources)
+                objects = list(pool.map(lambda unit: self.build_cuda_object(*unit), units))
             self.link_cuda_library(objects)
 
-    def build_cuda_object(self, src):
-        """Compiles one file of the CUDA backend (a .c by the C compiler, a .cu by nvcc), when it changed."""
-        obj = os.path.join(self.build_temp, "cuda", os.path.splitext(os.path.basename(src))[0] + ".o")
+    def build_cuda_object(self, src, name, extra_flags):
+        """Compiles one object of the CUDA backend (a .c by the C compiler, a .cu by nvcc), when it changed. The objects
+        of each arch list have their own folder, so that changing the list recompiles and changing it back does not."""
+        obj = os.path.join(self.build_temp, "cuda_" + CUDA_ARCH_TAG, name + ".o")
         if not self.force and object_is_current(obj):
             return obj
         os.makedirs(os.path.dirname(obj), exist_ok=True)
@@ -261,7 +320,8 @@ class ParallelBuildExt(build_ext):
         dep = obj[:-2] + ".d"
         if src.endswith(".cu"):
             cmd = [os.path.join(cuda_home, "bin", "nvcc"), "-std=c++17", "-O3", "-Xcompiler", "-fPIC,-Wall,-Wextra",
-                   "--expt-relaxed-constexpr", *CUDA_ARCH_FLAGS, *includes, *macros, "-MD", "-MF", dep, "-c", src, "-o", obj]
+                   "--expt-relaxed-constexpr", *CUDA_ARCH_FLAGS, *includes, *macros, *extra_flags, "-MD", "-MF", dep,
+                   "-c", src, "-o", obj]
         else:
             flags = [f for f in extra_compile if f != "-fopenmp"]
             cmd = [sysconfig.get_config_var("CC").split()[0] or "cc", "-fPIC", *flags, *includes,
@@ -274,14 +334,18 @@ class ParallelBuildExt(build_ext):
         """Links pyctorch/_C_cuda.so (beside _C) from the backend's objects and the static CUDA runtime. The core's
         symbols stay undefined here: _C provides them when it loads this library (Note [Lazy CUDA])."""
         target = os.path.join(ROOT if self.inplace else self.build_lib, "pyctorch", "_C_cuda.so")
-        if not self.force and os.path.exists(target) and all(os.path.getmtime(o) <= os.path.getmtime(target)
-                                                             for o in objects):
+        stamp = os.path.join(self.build_temp, "_C_cuda.objects")  # what the library was last linked from
+        linked = open(stamp).read() if os.path.exists(stamp) else ""
+        if (not self.force and os.path.exists(target) and linked == "\n".join(objects)
+                and all(os.path.getmtime(o) <= os.path.getmtime(target) for o in objects)):
             return
         libs = ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart_static", "-ldl", "-lrt", "-lpthread"]
         san = ["-fsanitize=address,undefined"] if os.environ.get("PYCTORCH_SANITIZE", "") not in ("", "0") else []
         cmd = ["g++", "-shared", "-o", target, *objects, *libs, *san]
         print(" ".join(cmd), flush=True)
         subprocess.run(cmd, check=True)
+        with open(stamp, "w") as f:
+            f.write("\n".join(objects))
 
     def build_cxx_shim(self, src, includes):
         """Compiles one C++ shim (Gloo's, pocketfft's) with g++ (the C flags would not suit it), when it changed."""

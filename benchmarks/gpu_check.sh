@@ -25,7 +25,7 @@ step() {  # step NAME TIMEOUT_S COMMAND...: runs COMMAND into $OUT/NAME.log, not
 { nvidia-smi; python3 -c "import torch, sys; print(sys.version); print('torch', torch.__version__, torch.version.cuda)"; } \
     > "$OUT/machine.txt" 2>&1
 step build 420 env PYCTORCH_NO_OPENBLAS=1 PYCTORCH_NO_GLOO=1 PYCTORCH_BUILD_JOBS="$(nproc)" \
-    python3 setup.py -q build_ext --inplace || { echo "build failed: nothing else runs"; exit 1; }
+    PYCTORCH_CUDA_ARCH_LIST=native python3 setup.py -q build_ext --inplace || { echo "build failed: nothing else runs"; exit 1; }
 step tests_cuda 180 python3 -m pytest tests/cuda tests/test_cuda_backend.py -q -p no:cacheprovider
 step test_ops_cuda 240 env PYCTORCH_TEST_DEVICE=cuda python3 -m pytest tests/test_ops.py -q -p no:cacheprovider -x \
     --maxfail=20

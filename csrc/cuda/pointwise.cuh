@@ -153,8 +153,19 @@ static int pct_cuda_pw_run(const pct_cuda_loop *plan, pct_pw_ctx *ctx, cudaStrea
     }
 }
 
-/* The launcher of op op_index's loop for dtype through launch policy L, or NULL. */
-template <typename L>
+/* Note [Shards of the pointwise loops]: the op table's pointwise entries make some 1,600 functors of two kernels
+ * each. In one translation unit nvcc spends minutes on them on one core per architecture (cicc and ptxas do not
+ * split a file), the longest step of the build. So setup.py compiles pointwise.cu PCT_CUDA_PW_SHARDS times (it reads
+ * the count here), shard k (-DPCT_CUDA_PW_SHARD=k) holding the loops of the ops whose index is k modulo the count,
+ * and pointwise_entry.cu asks the shard of an op for its loop. */
+#define PCT_CUDA_PW_SHARDS 4
+#define PCT_CUDA_PW_FOR_EACH_SHARD(X) X(0) X(1) X(2) X(3)
+#define PCT_CUDA_PW_SHARD_FIND_(k) pct_cuda_pw_find_shard_##k
+#define PCT_CUDA_PW_SHARD_FIND(k) PCT_CUDA_PW_SHARD_FIND_(k) /* shard k's finder (pointwise.cu) */
+
+/* The launcher of op op_index's loop for dtype through launch policy L, or NULL; with shard >= 0, only the loops of
+ * that shard's ops are instantiated (the others' finds give NULL). */
+template <typename L, int shard = -1>
 static pct_cuda_pw_launcher pct_cuda_pw_find(int op_index, int dtype)
 {
 #define PCT_CUDA_UNARY_CASE(E, N, T, C, S, id, fexpr, iexpr, promo) \
@@ -164,13 +175,15 @@ static pct_cuda_pw_launcher pct_cuda_pw_find(int op_index, int dtype)
     switch (op_index) {
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr)                                                 \
     case PCT_OP_##id:                                                                                       \
-        switch (dtype) {                                                                                    \
+        if constexpr (shard >= 0 && (int)PCT_OP_##id % PCT_CUDA_PW_SHARDS != shard) return nullptr;         \
+        else switch (dtype) {                                                                               \
             PCT_CUDA_ON_DEVICE(id, PCT_PW_LOOPS)(PCT_CUDA_UNARY_CASE, id, fexpr, iexpr, dtypes, promo)      \
         default: return nullptr;                                                                            \
         }
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr)                                        \
     case PCT_OP_##id:                                                                                       \
-        switch (dtype) {                                                                                    \
+        if constexpr (shard >= 0 && (int)PCT_OP_##id % PCT_CUDA_PW_SHARDS != shard) return nullptr;         \
+        else switch (dtype) {                                                                               \
             PCT_CUDA_ON_DEVICE(id, PCT_PW_LOOPS)(PCT_CUDA_BINARY_CASE, id, fexpr, iexpr, dtypes, promo)     \
         default: return nullptr;                                                                            \
         }
@@ -190,10 +203,13 @@ static inline bool pct_cuda_divides_by_cpu_scalar(int op_index, int dtype, const
     return div && floating && plan->ntensors == 3 && (plan->host_scalars & 4u);
 }
 
-/* Op op_index's loop for compute dtype `dtype` over plan through launch policy L: pct_cuda_pointwise_launch
- * (loop_plan.h). */
+typedef pct_cuda_pw_launcher (*pct_cuda_pw_finder)(int op_index, int dtype);
+
+/* Op op_index's loop for compute dtype `dtype` (found by `find`) over plan through launch policy L:
+ * pct_cuda_pointwise_launch (loop_plan.h). */
 template <typename L>
-static int pct_cuda_pw_launch(int op_index, int dtype, const pct_cuda_loop *plan, pct_pw_ctx *ctx, cudaStream_t stream)
+static int pct_cuda_pw_launch(pct_cuda_pw_finder find, int op_index, int dtype, const pct_cuda_loop *plan,
+                              pct_pw_ctx *ctx, cudaStream_t stream)
 {
     if (pct_cuda_divides_by_cpu_scalar(op_index, dtype, plan)) {
         pct_pw_ctx by = *ctx;
@@ -210,10 +226,10 @@ static int pct_cuda_pw_launch(int op_index, int dtype, const pct_cuda_loop *plan
         default: break;
         }
         by.has_scalar_b = 1;
-        const pct_cuda_pw_launcher mul = pct_cuda_pw_find<L>(PCT_OP_mul, dtype);
+        const pct_cuda_pw_launcher mul = find(PCT_OP_mul, dtype);
         return mul ? mul(plan, &by, stream) : (int)cudaErrorInvalidValue;
     }
-    const pct_cuda_pw_launcher run = pct_cuda_pw_find<L>(op_index, dtype);
+    const pct_cuda_pw_launcher run = find(op_index, dtype);
     return run ? run(plan, ctx, stream) : (int)cudaErrorInvalidValue;
 }
 

@@ -66,7 +66,8 @@ struct pct_cuda_on_host {
 
 extern "C" int host_pointwise(int op_index, int dtype, const pct_cuda_loop *plan, pct_pw_ctx *ctx)
 {
-    return pct_cuda_pw_launch<pct_cuda_on_host>(op_index, dtype, plan, ctx, nullptr);
+    return pct_cuda_pw_launch<pct_cuda_on_host>(pct_cuda_pw_find<pct_cuda_on_host>, op_index, dtype, plan, ctx,
+                                                nullptr);
 }
 
 extern "C" int host_has_loop(int op_index, int dtype) { return pct_cuda_pw_find<pct_cuda_on_host>(op_index, dtype) != nullptr; }
