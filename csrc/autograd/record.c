@@ -23,6 +23,7 @@ static const char *const *const formulas[PCT_NUM_OPS] = {
 
 /* the ops whose complex outputs are not recorded yet: Note [Complex outputs in autograd] (ops_complex.def) */
 static const bool complex_grad_todo[PCT_NUM_OPS] = {
+    false, /* the list may be empty */
 #define PCT_COMPLEX_GRAD_TODO(id) [PCT_OP_##id] = true,
 #include "../aten/ops_complex.def"
 };

@@ -407,6 +407,15 @@ def pow_backward_exponent(g, input, result, exponent=None):
     return g * torch.where(zero, torch.zeros_like(result), result * input.log())
 
 
+def float_power_base(input, exponent):
+    """float_power computes in float64, or complex128 when either operand is complex: the base its formulas
+    differentiate (a complex base keeps its imaginary part)."""
+    complex_ = any(isinstance(v, torch.Tensor) and v.dtype.is_complex or isinstance(v, complex)
+                   for v in (input, exponent))
+    dtype = torch.complex128 if complex_ else torch.float64
+    return input.to(dtype) if isinstance(input, torch.Tensor) else torch.tensor(input, dtype=dtype)
+
+
 def clamp_backward(g, input, min, max):
     mask = torch.ones_like(input, dtype=torch.bool)
     if min is not None:
@@ -750,6 +759,13 @@ def gelu_second_derivative(x, approximate):
         du = beta * (1 + 3 * kappa * x * x)
         return (1 - t * t) * (du - x * t * du * du + 3 * beta * kappa * x * x)
     return (x * x * -0.5).exp() * (1.0 / math.sqrt(2 * math.pi)) * (2 - x * x)
+
+
+def silu_backward_complex(grad, input):
+    """silu's derivative for complex inputs (the silu_backward kernel is real only): grad * conj(s (1 + x (1 - s)))
+    with s = sigmoid(x), as torch's."""
+    s = input.sigmoid()
+    return grad * (s * (1 + input * (1 - s))).conj()
 
 
 def silu_second_derivative(x):

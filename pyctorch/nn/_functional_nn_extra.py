@@ -38,7 +38,7 @@ avg_pool3d = _C_extra.avg_pool3d
 
 
 def adaptive_avg_pool3d(input, output_size):
-    return _C_extra.adaptive_avg_pool3d(input, _list_with_default(output_size, input.size()))
+    return _complex_by_parts(_C_extra.adaptive_avg_pool3d, input, _list_with_default(output_size, input.size()))
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):

@@ -70,4 +70,5 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         input = input.contiguous()
         with torch.no_grad():
             torch.embedding_renorm_(weight, input, max_norm, norm_type)
-    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    # a complex weight by parts (_complex_by_parts, _functional_pool.py): the lookup is linear in the weight
+    return _complex_by_parts(lambda w: torch.embedding(w, input, padding_idx, scale_grad_by_freq, sparse), weight)

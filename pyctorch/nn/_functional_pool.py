@@ -43,7 +43,19 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 avg_pool1d = _C_pool.avg_pool1d
 avg_pool2d = _C_pool.avg_pool2d
-adaptive_avg_pool1d = _C_pool.adaptive_avg_pool1d
+
+
+def _complex_by_parts(fn, input, *args):
+    """fn(input, *args) for a complex64/complex128 input, where fn is linear in input and its kernel is real only (the
+    adaptive average pools, im2col / col2im; torch computes them on complex tensors): fn of the real and imaginary
+    parts, joined. Autograd follows from real, imag and complex."""
+    if input.dtype not in (torch.complex64, torch.complex128):
+        return fn(input, *args)
+    return torch.complex(fn(input.real, *args), fn(input.imag, *args))
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _complex_by_parts(_C_pool.adaptive_avg_pool1d, input, output_size)
 
 
 def _list_with_default(out_size, defaults):
@@ -56,7 +68,7 @@ def _list_with_default(out_size, defaults):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _C_pool.adaptive_avg_pool2d(input, _list_with_default(output_size, input.size()))
+    return _complex_by_parts(_C_pool.adaptive_avg_pool2d, input, _list_with_default(output_size, input.size()))
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
