@@ -762,10 +762,11 @@ def gelu_second_derivative(x, approximate):
 
 
 def silu_backward_complex(grad, input):
-    """silu's derivative for complex inputs (the silu_backward kernel is real only): grad * conj(s (1 + x (1 - s)))
-    with s = sigmoid(x), as torch's."""
+    """silu's derivative for complex inputs (the silu_backward kernel is real only), reached only by silu_ (torch's
+    autograd refuses the out-of-place form's complex output): grad * s (1 + x (1 - s)) with s = sigmoid(x), as
+    torch's, which does not conjugate it."""
     s = input.sigmoid()
-    return grad * (s * (1 + input * (1 - s))).conj()
+    return grad * (s * (1 + input * (1 - s)))
 
 
 def silu_second_derivative(x):
