@@ -444,6 +444,18 @@ LINALG_CHALF = {
     "torch_slogdet": lambda L, a: L.slogdet(a), "logdet": lambda L, a: L.logdet(a),
     "solve": lambda L, a: L.linalg.solve(a, a), "solve_ex": lambda L, a: L.linalg.solve_ex(a, a),
     "lu_factor": lambda L, a: L.linalg.lu_factor(a), "tensorinv": lambda L, a: L.linalg.tensorinv(a, 1),
+    "cholesky": lambda L, a: L.linalg.cholesky(a), "cholesky_ex": lambda L, a: L.linalg.cholesky_ex(a),
+    "qr": lambda L, a: L.linalg.qr(a), "geqrf": lambda L, a: L.geqrf(a), "eig": lambda L, a: L.linalg.eig(a),
+    "eigvals": lambda L, a: L.linalg.eigvals(a), "eigh": lambda L, a: L.linalg.eigh(a),
+    "eigvalsh": lambda L, a: L.linalg.eigvalsh(a), "svd": lambda L, a: L.linalg.svd(a), "torch_svd": lambda L, a: L.svd(a),
+    "svdvals": lambda L, a: L.linalg.svdvals(a), "cond": lambda L, a: L.linalg.cond(a),
+    "lstsq": lambda L, a: L.linalg.lstsq(a, a), "pinv": lambda L, a: L.linalg.pinv(a),
+    "matrix_rank": lambda L, a: L.linalg.matrix_rank(a),
+    "solve_triangular": lambda L, a: L.linalg.solve_triangular(a, a, upper=True),
+    "householder_product": lambda L, a: L.linalg.householder_product(a, a[0]),
+    "ldl_factor": lambda L, a: L.linalg.ldl_factor(a),
+    "lu_solve": lambda L, a: L.linalg.lu_solve(a, L.tensor([1, 2], dtype=L.int32), a),
+    "vander": lambda L, a: L.linalg.vander(a[0]),
 }
 
 
