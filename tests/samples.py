@@ -1820,7 +1820,6 @@ add("logaddexp", S(lambda T, x, y: T.view_as_real(T.logaddexp(_CX(T, x, 1 + 2j),
                    uses=("grad",)))
 add("float_power", S(lambda T, x, y: T.view_as_real(T.float_power(_CX(T, x, 1 - 1j), _CX(T, y, 1 + 0.5j))), X(3, 4, **POS),
                      X(4), uses=("grad",)))
-add("silu", S(lambda T, x: T.view_as_real(T.nn.functional.silu(_CX(T, x, 1 + 2j))), X(3, 4), uses=("grad",)))
 add("softmax", S(lambda T, x: T.softmax(_CX(T, x, 1 + 2j), 1, dtype=T.float64), X(3, 4), uses=("grad",)))
 add("view_as_real", S(lambda T, x: T.view_as_real(x.to(T.complex128) * (1 + 2j)), X(3, 4)))
 # the FFT primitives (ops_fft.def), reached from real leaves through the ops whose complex outputs autograd records

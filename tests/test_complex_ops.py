@@ -481,6 +481,10 @@ F_OPS = {
     "adaptive_avg_pool2d": (lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (1, 1)), [(1, 3, 1, 5)]),
     "adaptive_avg_pool2d_ones": (lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1), [(2, 3, 5)]),
     "adaptive_avg_pool3d": (lambda L, x: L.nn.functional.adaptive_avg_pool3d(x, (1, 1, 1)), [(1, 3, 3, 5)]),
+    "pad_constant": (lambda L, x: L.nn.functional.pad(x, (1, 2), value=0.5), [(2, 3)]),
+    "pad_reflect": (lambda L, x: L.nn.functional.pad(x, (1, 2), mode="reflect"), [(1, 2, 4)]),
+    "pad_replicate_2d": (lambda L, x: L.nn.functional.pad(x, (2, 1, 1, 0), mode="replicate"), [(1, 2, 3, 4)]),
+    "pad_circular": (lambda L, x: L.nn.functional.pad(x, (1, 1), mode="circular"), [(1, 2, 4)]),
     "embedding": (lambda L, w: L.nn.functional.embedding(L.tensor([[0, 2], [3, 0]]), w), [(4, 3)]),
     "embedding_padding": (lambda L, w: L.nn.functional.embedding(L.tensor([0, 2, 1, 2]), w, padding_idx=2), [(4, 3)]),
 }
@@ -512,7 +516,8 @@ def test_functional_gaps_gradients(name):
 
 # (not silu_: torch's complex gradient of it is not conjugated, so it is not the derivative gradcheck measures; the
 # gradient is compared with torch's above)
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_weight_eps", "unfold", "fold", "adaptive_avg_pool2d"])
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_weight_eps", "unfold", "fold", "adaptive_avg_pool2d", "pad_reflect",
+                                  "pad_replicate_2d", "pad_circular"])
 def test_functional_gaps_gradcheck(name):
     fn, shapes = F_OPS[name]
     xs = [x.requires_grad_() for x in _inputs(pyctorch, shapes, "complex128", "c")]

@@ -833,6 +833,8 @@ def _namespace():
     ns.update({k: getattr(_C, k) for k in dir(_C) if (k.startswith("_") or k.startswith("special_"))
                and not k.startswith("__") and k not in ns})
     ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
+    # complex variants of the underscored table ops the formulas call (Note [Complex formula variants])
+    ns["_pad_backward_complex"] = _pad_backward_complex
     ns["torch"] = torch
     ns["math"] = math
     ns["_any"] = any
@@ -1173,6 +1175,11 @@ def _by_parts(fn, g, *args):
     if not g.dtype.is_complex:
         return fn(g, *args)
     return torch.complex(fn(g.real, *args), fn(g.imag, *args))
+
+
+def _pad_backward_complex(g, input_size, pad, mode=None):
+    """pad's backward (the _pad_backward kernel is real only) for a complex gradient: linear in it, so by parts."""
+    return _by_parts(_C._pad_backward, g, input_size, pad, mode)
 
 
 def diagonal_backward_complex(g, input, offset, dim1, dim2):
