@@ -559,3 +559,32 @@ def test_normal_with_a_complex_mean_is_torchs(dtype):
         return L.normal(mean, 0.5), L.normal(mean, L.full((4,), 2.0)), L.normal(mean[0], 1.0, out=L.empty(4, dtype=mean.dtype))
     for g, e in zip(run(pyctorch), run(torch)):
         assert_same(g, e, **TOL[dtype])
+
+
+# ---- scatter_reduce / index_reduce on complex tensors: sum, prod and mean as torch; amax / amin refused ----
+
+_SR_INDEX = [[0, 1, 0, 2], [1, 1, 0, 2], [2, 0, 0, 1]]
+SCATTER_REDUCE = {
+    f"{r}_{'self' if inc else 'noself'}": (lambda L, x, y, r=r, inc=inc:
+                                            x.scatter_reduce(0, L.tensor(_SR_INDEX), y, r, include_self=inc))
+    for r in ("sum", "prod", "mean") for inc in (True, False)
+}
+SCATTER_REDUCE.update({
+    "index_reduce_prod": lambda L, x, y: x.index_reduce(0, L.tensor([2, 0, 2]), y, "prod"),
+    "index_reduce_mean": lambda L, x, y: x.index_reduce(1, L.tensor([3, 3, 0, 1]), y, "mean"),
+    "index_reduce_exclude_self": lambda L, x, y: x.index_reduce(1, L.tensor([3, 3, 0, 1]), y, "mean", include_self=False),
+    "index_reduce_mean_self": lambda L, x, y: L.index_reduce(x, 0, L.tensor([1, 1, 1]), y, "mean"),
+    "scatter_reduce_amax": lambda L, x, y: x.scatter_reduce(0, L.tensor(_SR_INDEX), y, "amax"),
+    "scatter_reduce_amin": lambda L, x, y: x.scatter_reduce(0, L.tensor(_SR_INDEX), y, "amin", include_self=False),
+    "index_reduce_amax": lambda L, x, y: x.index_reduce(0, L.tensor([2, 0, 2]), y, "amax"),
+    "scatter_reduce_grad": lambda L, x, y: x.requires_grad_().scatter_reduce(0, L.tensor(_SR_INDEX), y, "sum"),
+})
+
+
+@requires_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("layout", ["c", "t"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(SCATTER_REDUCE))
+def test_scatter_reduce_and_index_reduce(name, dtype, layout):
+    both(lambda L: SCATTER_REDUCE[name](L, *_inputs(L, [(3, 4), (3, 4)], dtype, layout)), **TOL[dtype])
