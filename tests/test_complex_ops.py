@@ -577,6 +577,9 @@ SCATTER_REDUCE.update({
     "scatter_reduce_amax": lambda L, x, y: x.scatter_reduce(0, L.tensor(_SR_INDEX), y, "amax"),
     "scatter_reduce_amin": lambda L, x, y: x.scatter_reduce(0, L.tensor(_SR_INDEX), y, "amin", include_self=False),
     "index_reduce_amax": lambda L, x, y: x.index_reduce(0, L.tensor([2, 0, 2]), y, "amax"),
+    # bincount's complex weights: cast to float64, the imaginary parts dropped
+    "bincount_weights": lambda L, x, y: L.bincount(L.tensor([0, 3, 3, 1]), weights=y.flatten()[:4]),
+    "bincount_weights_minlength": lambda L, x, y: L.bincount(L.tensor([2, 0, 0]), y[1, :3], minlength=5),
     "scatter_reduce_grad": lambda L, x, y: x.requires_grad_().scatter_reduce(0, L.tensor(_SR_INDEX), y, "sum"),
 })
 

@@ -366,11 +366,11 @@ KNOWN_BUGS = [
     ("dtypes torch has no kernel for are accepted (round on bool, ...): more than torch, harmless",
      lambda c: c.pe is None and isinstance(c.te, NotImplementedError) and "not implemented for" in _tmsg(c)),
     ("complex inputs a few ops still refuse where torch computes (reproducer complex_gaps): embedding_renorm_ "
-     "(F.embedding's max_norm), bincount's complex weights, and the table ops that F.embedding, "
+     "(F.embedding's max_norm), and the table ops that F.embedding, "
      "F.adaptive_avg_pool1d/2d and F.unfold/F.fold take complex tensors around (torch.embedding, "
      "torch.adaptive_avg_pool1d, torch._C._im2col called directly)",
      lambda c: (c.te is None or isinstance(c.te, TypeError)) and isinstance(c.pe, NotImplementedError)
-     and "complex" in c.program and re.search(r"\b(embedding\w*|im2col|col2im|adaptive_avg_pool\w*|bincount)_?\(",
+     and "complex" in c.program and re.search(r"\b(embedding\w*|im2col|col2im|adaptive_avg_pool\w*)_?\(",
                                               c.line) is not None),
     ("complex addcdiv at the float range's ends: pyctorch's complex division keeps an infinity where torch's "
      "addcdiv loop gives NaN (reproducer complex_addcdiv_overflow)",
@@ -1382,7 +1382,6 @@ def _run_program(program):
 def _complex_gaps():
     z = pyctorch.tensor([[1 + 2j, -0.5j], [3.0, 2 - 1j]])
     calls = {"embedding_max_norm": lambda: pyctorch.nn.functional.embedding(pyctorch.tensor([0, 1]), z, max_norm=1.0),
-             "bincount_weights": lambda: pyctorch.bincount(pyctorch.tensor([0, 1]), weights=z[0]),
              "embedding_op": lambda: pyctorch.embedding(z, pyctorch.tensor([0]))}
     refused = []
     for name, call in calls.items():
