@@ -487,6 +487,10 @@ F_OPS = {
     "pad_circular": (lambda L, x: L.nn.functional.pad(x, (1, 1), mode="circular"), [(1, 2, 4)]),
     "embedding": (lambda L, w: L.nn.functional.embedding(L.tensor([[0, 2], [3, 0]]), w), [(4, 3)]),
     "embedding_padding": (lambda L, w: L.nn.functional.embedding(L.tensor([0, 2, 1, 2]), w, padding_idx=2), [(4, 3)]),
+    "embedding_max_norm": (lambda L, w: (L.nn.functional.embedding(L.tensor([[0, 2], [3, 0]]), w, max_norm=1.2), w),
+                           [(4, 3)]),
+    "embedding_max_norm_p1": (lambda L, w: (L.nn.functional.embedding(L.tensor([1, 1, 3]), w, max_norm=0.5,
+                                                                      norm_type=1.0), w), [(4, 3)]),
 }
 
 
@@ -502,7 +506,8 @@ def test_functional_gaps_match_torch(name, dtype, layout):
 
 
 @requires_torch
-@pytest.mark.parametrize("name", sorted(n for n in F_OPS if n not in ("silu", "embedding", "embedding_padding")))
+@pytest.mark.parametrize("name", sorted(n for n in F_OPS if n not in ("silu", "embedding", "embedding_padding",
+                                                                      "embedding_max_norm", "embedding_max_norm_p1")))
 def test_functional_gaps_gradients(name):
     fn, shapes = F_OPS[name]
 

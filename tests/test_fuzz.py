@@ -365,10 +365,10 @@ def _torch_refuses(*needles):
 KNOWN_BUGS = [
     ("dtypes torch has no kernel for are accepted (round on bool, ...): more than torch, harmless",
      lambda c: c.pe is None and isinstance(c.te, NotImplementedError) and "not implemented for" in _tmsg(c)),
-    ("complex inputs a few ops still refuse where torch computes (reproducer complex_gaps): embedding_renorm_ "
-     "(F.embedding's max_norm), and the table ops that F.embedding, "
+    ("complex inputs a few ops still refuse where torch computes (reproducer complex_gaps): the table ops that "
+     "F.embedding (and its max_norm), "
      "F.adaptive_avg_pool1d/2d and F.unfold/F.fold take complex tensors around (torch.embedding, "
-     "torch.adaptive_avg_pool1d, torch._C._im2col called directly)",
+     "torch.embedding_renorm_, torch.adaptive_avg_pool1d, torch._C._im2col called directly)",
      lambda c: (c.te is None or isinstance(c.te, TypeError)) and isinstance(c.pe, NotImplementedError)
      and "complex" in c.program and re.search(r"\b(embedding\w*|im2col|col2im|adaptive_avg_pool\w*)_?\(",
                                               c.line) is not None),
@@ -1381,7 +1381,7 @@ def _run_program(program):
 
 def _complex_gaps():
     z = pyctorch.tensor([[1 + 2j, -0.5j], [3.0, 2 - 1j]])
-    calls = {"embedding_max_norm": lambda: pyctorch.nn.functional.embedding(pyctorch.tensor([0, 1]), z, max_norm=1.0),
+    calls = {"embedding_renorm_op": lambda: pyctorch.embedding_renorm_(z.clone(), pyctorch.tensor([0, 1]), 1.0, 2.0),
              "embedding_op": lambda: pyctorch.embedding(z, pyctorch.tensor([0]))}
     refused = []
     for name, call in calls.items():
