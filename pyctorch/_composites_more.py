@@ -129,6 +129,13 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
         raise RuntimeError(f"index_reduce_(): Index should have dimension 1 or 0 (got {index.dim()}) and source "
                            f"should have shape matching input except along dim {dim}: input {list(input.shape)}, "
                            f"source {list(source.shape)}, index {list(index.shape)}")
+    if input.dtype in (_C.complex64, _C.complex128):  # what torch's kernels refuse on complex tensors
+        if not include_self:
+            raise NotImplementedError(f"\"index_reduce_func_exclude_input_init\" not implemented for "
+                                      f"'{_cpp(input.dtype)}'")
+        if reduce in ("amax", "amin"):
+            raise NotImplementedError(f'"{"maximum" if reduce == "amax" else "minimum"}_cpu" not implemented for '
+                                      f"'{_cpp(input.dtype)}'")
     on_meta = input.device.type == "meta" or index.device.type == "meta"
     if index.numel() and not on_meta and (int(index.min()) < -input.shape[dim] or int(index.max()) >= input.shape[dim]):
         raise IndexError("index out of range in self")

@@ -177,7 +177,36 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if input.dtype in (_C.complex64, _C.complex128):
+        return _rms_norm_complex(input, normalized_shape, weight, eps)
     return _C._fused_rms_norm(input, normalized_shape, weight, eps)[0]
+
+
+def _rms_norm_complex(input, normalized_shape, weight, eps):
+    """torch's composite rms_norm, which complex inputs take (the fused kernel is real): x * rsqrt(mean(x ** 2) + eps)
+    over the normalized dims, the square a complex one (not |x| ** 2), eps that of the real dtype by default; autograd
+    follows from the ops."""
+    shape = [int(s) for s in ([normalized_shape] if isinstance(normalized_shape, int) else normalized_shape)]
+    n = len(shape)
+    if n == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if n > input.dim():
+        raise ValueError(f"Input tensor must have at least {n} dimensions, but got {input.dim()}")
+    if list(input.shape[input.dim() - n:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*{', '.join(map(str, shape))}], "
+                           f"but got input of size{list(input.shape)}")
+    if weight is not None and list(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {shape}")
+    if eps is None:
+        from ._dtype_info import finfo
+        eps = finfo(_C.float32 if input.dtype == _C.complex64 else _C.float64).eps
+    dims = list(range(input.dim() - n, input.dim()))
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out.type_as(input)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):

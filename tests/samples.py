@@ -1814,6 +1814,13 @@ _py("complex", S(_fn("complex"), X(3, 4), X(4)),
 _py("polar", S(_fn("polar"), X(3, 4, **POS), X(3, 4)),
     S(_fn("polar"), X(2, dtype="float32", **POS, grad=False), X(2, dtype="float32", grad=False)))
 add("view_as_complex", S(lambda T, x: T.view_as_complex(x), X(3, 2)))
+# complex inputs of ops that took only real ones before (their complex formulas: Note [Complex outputs in autograd])
+_CX = (lambda T, x, k: x.to(T.complex128) * k)
+add("logaddexp", S(lambda T, x, y: T.view_as_real(T.logaddexp(_CX(T, x, 1 + 2j), _CX(T, y, 0.5 - 1j))), X(3, 4), X(4),
+                   uses=("grad",)))
+add("float_power", S(lambda T, x, y: T.view_as_real(T.float_power(_CX(T, x, 1 - 1j), _CX(T, y, 1 + 0.5j))), X(3, 4, **POS),
+                     X(4), uses=("grad",)))
+add("softmax", S(lambda T, x: T.softmax(_CX(T, x, 1 + 2j), 1, dtype=T.float64), X(3, 4), uses=("grad",)))
 add("view_as_real", S(lambda T, x: T.view_as_real(x.to(T.complex128) * (1 + 2j)), X(3, 4)))
 # the FFT primitives (ops_fft.def), reached from real leaves through the ops whose complex outputs autograd records
 # (Note [Complex outputs in autograd]); view_as_real gives the tests a real output. Contiguous inputs only: torch's

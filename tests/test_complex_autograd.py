@@ -85,6 +85,17 @@ OPS.update({
     "ifft": (lambda L, x: L.fft.ifft(x * 2), [C(8)]),
     "irfft": (lambda L, x: L.fft.irfft(x), [C(5)]),
 })
+# logaddexp and float_power: their formulas' complex variants (ops.def), no longer on ops_complex.def's deny-list
+# (a real other of logaddexp is left out: torch's own backward fails an internal check there)
+OPS.update({
+    "logaddexp": (lambda L, x, y: L.logaddexp(x, y), [C(3, 4), C(4)]),
+    "float_power": (lambda L, x: L.float_power(x, 2.5), [C(3, 4)]),
+    "float_power_complex_exponent": (lambda L, x, y: L.float_power(x, y), [C(3, 4), C(4)]),
+    "float_power_real_base": (lambda L, x, y: L.float_power(x, y), [P(3, 4), C(4)]),
+    "float_power_real_exponent": (lambda L, x, y: L.float_power(x, y), [C(3, 4), R(4)]),
+    "float_power_complex_scalar": (lambda L, x: L.float_power(x, 1 - 0.5j), [C(3)]),
+    "float_power_scalar_base": (lambda L, x: L.float_power(2.0, x), [C(3)]),
+})
 for _j in ("cat", "stack", "hstack", "vstack", "dstack", "concat", "concatenate"):
     OPS[_j] = (lambda L, x, y, _j=_j: getattr(L, _j)([x, y]), [C(3, 4), C(3, 4)])
 OPS["cat_real_part"] = (lambda L, x, y: L.cat([x, y.to(L.complex128)]), [C(3, 4), R(3, 4)])

@@ -198,7 +198,7 @@ TOL = {"complex64": dict(rtol=2e-5, atol=2e-6), "complex128": dict(rtol=1e-12, a
 
 
 def _inputs(L, shapes, dtype, layout):
-    return [_make(L, s, dtype, layout, seed=k) for k, s in enumerate(shapes)]
+    return [_make(L, s, dtype, layout if len(s) > 1 else "c", seed=k) for k, s in enumerate(shapes)]
 
 
 @requires_torch
@@ -309,9 +309,290 @@ def test_prod_gradient_with_a_zero():
     assert_same(run(pyctorch), run(torch), rtol=1e-12, atol=1e-12)
 
 
-def test_outputs_without_a_complex_formula_stay_without_history():
-    # Note [Complex outputs in autograd] (ops_complex.def): logaddexp and float_power compute on complex tensors but
-    # their formulas are real-only yet, so their complex outputs are not recorded rather than given a wrong gradient
+def test_logaddexp_and_float_power_are_recorded():
+    # Note [Complex outputs in autograd] (ops_complex.def): their complex formulas exist now (gradients against torch
+    # and gradcheck: tests/test_complex_autograd.py)
     z = _make(pyctorch, (3,), "complex128").requires_grad_()
-    assert not pyctorch.logaddexp(z, z).requires_grad
-    assert not pyctorch.float_power(z, 2).requires_grad
+    assert pyctorch.logaddexp(z, z).requires_grad
+    assert pyctorch.float_power(z, 2).requires_grad
+
+
+# ---- the complex gaps closed against torch: 0-d selections, median of nothing, softmax to a real dtype ----
+
+def _scalar(L, dtype, layout="c"):
+    return _make(L, (2, 3), dtype, layout)[1, 2]
+
+
+SELECTIONS = {
+    "cummax_0d": lambda L, d: L.cummax(_scalar(L, d), 0),
+    "cummin_0d": lambda L, d: L.cummin(_scalar(L, d), -1),
+    "kthvalue_0d": lambda L, d: L.kthvalue(_scalar(L, d), 1),
+    "kthvalue_0d_keepdim": lambda L, d: L.kthvalue(_scalar(L, d), 1, 0, True),
+    "mode_0d": lambda L, d: L.mode(_scalar(L, d)),
+    "mode_0d_keepdim": lambda L, d: _scalar(L, d).mode(0, keepdim=True),
+    "median_empty": lambda L, d: L.median(L.zeros(0, 3, dtype=getattr(L, d))),
+    "nanmedian_empty": lambda L, d: L.nanmedian(L.zeros(2, 0, dtype=getattr(L, d)).t()),
+    "softmax_real_dtype": lambda L, d: L.softmax(_make(L, (3, 4), d, "t"), 0, dtype=L.float64),
+    "log_softmax_real_dtype": lambda L, d: L.log_softmax(_make(L, (3, 4), d), 1, dtype=L.float32),
+    "softmax_method_real_dtype": lambda L, d: _make(L, (3, 4), d).softmax(-1, dtype=L.float64),
+    # what torch refuses stays refused, with its error
+    "cummax_1d": lambda L, d: L.cummax(_make(L, (3,), d), 0),
+    "cummin_2d": lambda L, d: L.cummin(_make(L, (2, 3), d), 1),
+    "kthvalue_2d": lambda L, d: L.kthvalue(_make(L, (2, 3), d), 1),
+    "kthvalue_0d_bad_k": lambda L, d: L.kthvalue(_scalar(L, d), 2),
+    "cummax_0d_bad_dim": lambda L, d: L.cummax(_scalar(L, d), 1),
+    "mode_2d": lambda L, d: L.mode(_make(L, (2, 3), d)),
+    "median": lambda L, d: L.median(_make(L, (2, 3), d)),
+    "median_0d": lambda L, d: L.median(_scalar(L, d)),
+    "nanmedian": lambda L, d: L.nanmedian(_make(L, (2, 3), d)),
+    "median_dim": lambda L, d: L.median(_make(L, (2, 3), d), 0),
+    "median_dim_0d": lambda L, d: L.median(_scalar(L, d), 0),
+    "median_dim_empty": lambda L, d: L.median(L.zeros(0, 3, dtype=getattr(L, d)), 1),
+    "nanmedian_dim": lambda L, d: L.nanmedian(_make(L, (2, 3), d), 1),
+    "softmax": lambda L, d: L.softmax(_make(L, (3, 4), d), 0),
+    "softmax_complex_dtype": lambda L, d: L.softmax(_make(L, (3, 4), d), 1, dtype=L.complex128),
+    "log_softmax": lambda L, d: L.log_softmax(_make(L, (3, 4), d), -1),
+}
+
+
+@requires_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(SELECTIONS))
+def test_selection_and_softmax_gaps(name, dtype):
+    # log_softmax_real_dtype computes in float32: complex64's tolerance
+    both(lambda L: SELECTIONS[name](L, dtype), **TOL["complex64" if name == "log_softmax_real_dtype" else dtype])
+
+
+GAP_GRADS = {
+    "softmax_real_dtype": lambda L, x: L.softmax(x.t(), 0, dtype=L.float64),
+    "log_softmax_real_dtype": lambda L, x: L.log_softmax(x, 1, dtype=L.float64),
+}
+# torch's autograd refuses complex outputs of the selections (after the forward): so does pyctorch's
+GAP_GRAD_REFUSED = {
+    "cummax_0d": lambda L, x: L.cummax(x[1, 2], 0),
+    "cummin_0d": lambda L, x: L.cummin(x[0, 1], -1),
+    "kthvalue_0d": lambda L, x: L.kthvalue(x[2, 0], 1),
+    "mode_0d": lambda L, x: L.mode(x[1, 1], 0, keepdim=True),
+    "median_empty": lambda L, x: L.median(x[:0]),
+    "nanmedian_empty": lambda L, x: L.nanmedian(x[:, :0]),
+}
+
+
+@requires_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(GAP_GRADS))
+def test_softmax_real_dtype_gradients(name):
+    def run(L):
+        x = _make(L, (3, 4), "complex128").requires_grad_()
+        _loss(GAP_GRADS[name](L, x) * 1.5).backward()
+        return x.grad
+    assert_same(run(pyctorch), run(torch), rtol=1e-12, atol=1e-12)
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(GAP_GRAD_REFUSED))
+def test_selection_gradients_refused_as_torch(name):
+    both(lambda L: GAP_GRAD_REFUSED[name](L, _make(L, (3, 4), "complex128").requires_grad_()))
+    with (pyctorch.no_grad()):
+        GAP_GRAD_REFUSED[name](pyctorch, _make(pyctorch, (3, 4), "complex128").requires_grad_())
+
+
+# ---- complex NaN and infinity edges, as torch ----
+
+_INF, _NAN = float("inf"), float("nan")
+NONFINITE = {
+    # torch's mean divides the complex sum by the count as a complex number: a NaN or infinite part spreads
+    "mean": lambda L, d: L.tensor([complex(_NAN, 0), complex(0, _INF)], dtype=d).mean(),
+    "mean_dim": lambda L, d: L.tensor([[complex(_INF, 1), 2j], [complex(1, _NAN), 1.0], [-0.0 + 1j, 3.0]], dtype=d).mean(1),
+    "mean_negative_zero": lambda L, d: L.tensor([complex(-0.0, 1.0)], dtype=d).mean(),
+    "mean_out": lambda L, d: L.mean(L.tensor([[complex(_INF, 1), 2j]], dtype=d), 0, out=L.empty(2, dtype=d)),
+    "var_mean_keeps_parts": lambda L, d: L.var_mean(L.tensor([complex(_NAN, 0), complex(0, _INF)], dtype=d)),
+    "sum_keeps_parts": lambda L, d: L.tensor([complex(_NAN, 0), complex(0, _INF)], dtype=d).sum(),
+    # torch's add is a + alpha * b for every alpha: an infinite part of b makes the other part NaN
+    "add_inf": lambda L, d: L.tensor([1 + 0j, 2j, complex(_INF, 1)], dtype=d) + L.tensor([_INF, -_INF, 1.0]),
+    "add_nan": lambda L, d: L.tensor([1 + 0j, 2j], dtype=d) + L.tensor([complex(_NAN, 0), complex(0, _INF)], dtype=d),
+    "sub_inf": lambda L, d: L.tensor([1 + 0j, 2j], dtype=d) - _INF,
+    "rsub_inf": lambda L, d: L.rsub(L.tensor([complex(_INF, 0), 2j], dtype=d), 1.0),
+    "add_alpha_inf": lambda L, d: L.add(L.tensor([1 + 0j], dtype=d), L.tensor([complex(_INF, 0)], dtype=d), alpha=2),
+    # linspace: the parts apart
+    "linspace_nan_start": lambda L, d: L.linspace(_NAN, 1.0, 5, dtype=d),
+    "linspace_nan_end": lambda L, d: L.linspace(0, _NAN, 4, dtype=d),
+    "linspace_nan_real_part": lambda L, d: L.linspace(complex(_NAN, 1), 1.0, 6, dtype=d),
+    "linspace_nan_imag_part": lambda L, d: L.linspace(1.0, complex(2, _NAN), 5, dtype=d),
+    "linspace_inf_end": lambda L, d: L.linspace(1.0, complex(_INF, 1), 5, dtype=d),
+    "logspace_nan": lambda L, d: L.logspace(_NAN, 1.0, 3, dtype=d),
+    # logdet of a singular matrix: log(0) + (-inf) through torch's add
+    "logdet_zero": lambda L, d: L.logdet(L.zeros(2, 2, dtype=d)),
+    "logdet_singular_batch": lambda L, d: L.logdet(L.tensor([[[1, 2], [2, 4]], [[1j, 0], [0, 2]]], dtype=d)),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(NONFINITE))
+def test_nonfinite_edges(name, dtype):
+    both(lambda L: L.view_as_real(NONFINITE[name](L, getattr(L, dtype)))
+         if not name.startswith("var_mean") else NONFINITE[name](L, getattr(L, dtype)), **TOL[dtype])
+
+
+# ---- complex32 in torch.linalg: torch's refusals ----
+
+LINALG_CHALF = {
+    "inv": lambda L, a: L.linalg.inv(a), "inv_ex": lambda L, a: L.linalg.inv_ex(a), "inverse": lambda L, a: L.inverse(a),
+    "det": lambda L, a: L.linalg.det(a), "torch_det": lambda L, a: L.det(a), "slogdet": lambda L, a: L.linalg.slogdet(a),
+    "torch_slogdet": lambda L, a: L.slogdet(a), "logdet": lambda L, a: L.logdet(a),
+    "solve": lambda L, a: L.linalg.solve(a, a), "solve_ex": lambda L, a: L.linalg.solve_ex(a, a),
+    "lu_factor": lambda L, a: L.linalg.lu_factor(a), "tensorinv": lambda L, a: L.linalg.tensorinv(a, 1),
+    "cholesky": lambda L, a: L.linalg.cholesky(a), "cholesky_ex": lambda L, a: L.linalg.cholesky_ex(a),
+    "qr": lambda L, a: L.linalg.qr(a), "geqrf": lambda L, a: L.geqrf(a), "eig": lambda L, a: L.linalg.eig(a),
+    "eigvals": lambda L, a: L.linalg.eigvals(a), "eigh": lambda L, a: L.linalg.eigh(a),
+    "eigvalsh": lambda L, a: L.linalg.eigvalsh(a), "svd": lambda L, a: L.linalg.svd(a), "torch_svd": lambda L, a: L.svd(a),
+    "svdvals": lambda L, a: L.linalg.svdvals(a), "cond": lambda L, a: L.linalg.cond(a),
+    "lstsq": lambda L, a: L.linalg.lstsq(a, a), "pinv": lambda L, a: L.linalg.pinv(a),
+    "matrix_rank": lambda L, a: L.linalg.matrix_rank(a),
+    "solve_triangular": lambda L, a: L.linalg.solve_triangular(a, a, upper=True),
+    "householder_product": lambda L, a: L.linalg.householder_product(a, a[0]),
+    "ldl_factor": lambda L, a: L.linalg.ldl_factor(a),
+    "lu_solve": lambda L, a: L.linalg.lu_solve(a, L.tensor([1, 2], dtype=L.int32), a),
+    "vander": lambda L, a: L.linalg.vander(a[0]),
+}
+
+
+@requires_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(LINALG_CHALF))
+def test_linalg_complex32_refused_as_torch(name):
+    both(lambda L: LINALG_CHALF[name](L, L.tensor([[2 + 1j, 1.0], [0.5j, 3.0]]).to(L.complex32)))
+
+
+# ---- complex inputs of silu, rms_norm, im2col / col2im, the adaptive average pools, embedding, normal ----
+
+F_OPS = {
+    "silu": (lambda L, x: L.nn.functional.silu(x), [(3, 4)]),
+    "silu_method_inplace": (lambda L, x: L.nn.functional.silu(x * 1, inplace=True), [(3, 4)]),
+    "rms_norm": (lambda L, x: L.nn.functional.rms_norm(x, (4,)), [(3, 4)]),
+    "rms_norm_weight_eps": (lambda L, x, w: L.rms_norm(x, [3, 4], w, 1e-3), [(2, 3, 4), (3, 4)]),
+    "rms_norm_real_weight": (lambda L, x, w: L.nn.functional.rms_norm(x, (4,), w.real), [(3, 4), (4,)]),
+    "unfold": (lambda L, x: L.nn.functional.unfold(x, 2, padding=1), [(1, 2, 3, 4)]),
+    "fold": (lambda L, x: L.nn.functional.fold(x, (3, 4), 2), [(1, 8, 6)]),
+    # torch takes complex inputs only where every output size is 1 (a mean)
+    "adaptive_avg_pool1d": (lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, 1), [(2, 3, 5)]),
+    "adaptive_avg_pool2d": (lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (1, 1)), [(1, 3, 1, 5)]),
+    "adaptive_avg_pool2d_ones": (lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1), [(2, 3, 5)]),
+    "adaptive_avg_pool3d": (lambda L, x: L.nn.functional.adaptive_avg_pool3d(x, (1, 1, 1)), [(1, 3, 3, 5)]),
+    "pad_constant": (lambda L, x: L.nn.functional.pad(x, (1, 2), value=0.5), [(2, 3)]),
+    "pad_reflect": (lambda L, x: L.nn.functional.pad(x, (1, 2), mode="reflect"), [(1, 2, 4)]),
+    "pad_replicate_2d": (lambda L, x: L.nn.functional.pad(x, (2, 1, 1, 0), mode="replicate"), [(1, 2, 3, 4)]),
+    "pad_circular": (lambda L, x: L.nn.functional.pad(x, (1, 1), mode="circular"), [(1, 2, 4)]),
+    "embedding": (lambda L, w: L.nn.functional.embedding(L.tensor([[0, 2], [3, 0]]), w), [(4, 3)]),
+    "embedding_padding": (lambda L, w: L.nn.functional.embedding(L.tensor([0, 2, 1, 2]), w, padding_idx=2), [(4, 3)]),
+    "embedding_max_norm": (lambda L, w: (L.nn.functional.embedding(L.tensor([[0, 2], [3, 0]]), w, max_norm=1.2), w),
+                           [(4, 3)]),
+    "embedding_max_norm_p1": (lambda L, w: (L.nn.functional.embedding(L.tensor([1, 1, 3]), w, max_norm=0.5,
+                                                                      norm_type=1.0), w), [(4, 3)]),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("layout", ["c", "t"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(F_OPS))
+def test_functional_gaps_match_torch(name, dtype, layout):
+    fn, shapes = F_OPS[name]
+    got = fn(pyctorch, *_inputs(pyctorch, shapes, dtype, layout))
+    expected = fn(torch, *_inputs(torch, shapes, dtype, layout))
+    assert_same(got, expected, **TOL[dtype])
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(n for n in F_OPS if n not in ("silu", "embedding", "embedding_padding",
+                                                                      "embedding_max_norm", "embedding_max_norm_p1")))
+def test_functional_gaps_gradients(name):
+    fn, shapes = F_OPS[name]
+
+    def run(L):
+        xs = [x.requires_grad_() for x in _inputs(L, shapes, "complex128", "t")]
+        _loss(fn(L, *xs)).backward()
+        return [x.grad for x in xs]
+    for g, e in zip(run(pyctorch), run(torch)):
+        assert_same(g, e, rtol=1e-9, atol=1e-10)
+
+
+# (not silu_: torch's complex gradient of it is not conjugated, so it is not the derivative gradcheck measures; the
+# gradient is compared with torch's above)
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_weight_eps", "unfold", "fold", "adaptive_avg_pool2d", "pad_reflect",
+                                  "pad_replicate_2d", "pad_circular"])
+def test_functional_gaps_gradcheck(name):
+    fn, shapes = F_OPS[name]
+    xs = [x.requires_grad_() for x in _inputs(pyctorch, shapes, "complex128", "c")]
+    assert pyctorch.autograd.gradcheck(lambda *a: fn(pyctorch, *a), xs)
+
+
+REFUSED_AS_TORCH = {
+    "rms_norm_bad_shape": lambda L: L.nn.functional.rms_norm(_make(L, (2, 2), "complex64"), (3,)),
+    "rms_norm_bad_weight": lambda L: L.rms_norm(_make(L, (2, 2), "complex64"), (2,), _make(L, (3,), "complex64")),
+    "rms_norm_too_many_dims": lambda L: L.rms_norm(_make(L, (2, 2), "complex64"), (2, 2, 2)),
+    "rms_norm_empty_shape": lambda L: L.rms_norm(_make(L, (2, 2), "complex64"), ()),
+    "normal_complex_std": lambda L: L.normal(_make(L, (2,), "complex64"), _make(L, (2,), "complex64")),
+    "normal_float_complex_std": lambda L: L.normal(1.0, _make(L, (2,), "complex64")),
+    "normal_negative_std": lambda L: L.normal(_make(L, (2,), "complex64"), -1.0),
+    # torch's autograd refuses these complex outputs (silu_ in place is recorded: gradients above)
+    "silu_grad": lambda L: L.nn.functional.silu(_make(L, (2, 3), "complex128").requires_grad_()),
+    "embedding_grad": lambda L: L.nn.functional.embedding(L.tensor([1]), _make(L, (2, 3), "complex128").requires_grad_()),
+    "normal_grad": lambda L: L.normal(_make(L, (2, 3), "complex128").requires_grad_(), 2.0),
+    "normal_tensor_std_grad": lambda L: L.normal(_make(L, (2, 3), "complex128").requires_grad_(), L.ones(3)),
+    "adaptive_avg_pool1d": lambda L: L.nn.functional.adaptive_avg_pool1d(_make(L, (2, 3, 5), "complex64"), 2),
+    "adaptive_avg_pool2d": lambda L: L.nn.functional.adaptive_avg_pool2d(_make(L, (2, 3, 5), "complex128"), (2, 1)),
+    "adaptive_avg_pool3d": lambda L: L.nn.functional.adaptive_avg_pool3d(_make(L, (1, 2, 3, 5), "complex64"), 2),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(REFUSED_AS_TORCH))
+def test_functional_gap_refusals(name):
+    both(REFUSED_AS_TORCH[name])
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_normal_with_a_complex_mean_is_torchs(dtype):
+    # the seeded complex fill (bit-identical to torch's, above) plus the mean
+    def run(L):
+        L.manual_seed(5)
+        mean = _make(L, (3, 4), dtype, "t")
+        return L.normal(mean, 0.5), L.normal(mean, L.full((4,), 2.0)), L.normal(mean[0], 1.0, out=L.empty(4, dtype=mean.dtype))
+    for g, e in zip(run(pyctorch), run(torch)):
+        assert_same(g, e, **TOL[dtype])
+
+
+# ---- scatter_reduce / index_reduce on complex tensors: sum, prod and mean as torch; amax / amin refused ----
+
+_SR_INDEX = [[0, 1, 0, 2], [1, 1, 0, 2], [2, 0, 0, 1]]
+SCATTER_REDUCE = {
+    f"{r}_{'self' if inc else 'noself'}": (lambda L, x, y, r=r, inc=inc:
+                                            x.scatter_reduce(0, L.tensor(_SR_INDEX), y, r, include_self=inc))
+    for r in ("sum", "prod", "mean") for inc in (True, False)
+}
+SCATTER_REDUCE.update({
+    "index_reduce_prod": lambda L, x, y: x.index_reduce(0, L.tensor([2, 0, 2]), y, "prod"),
+    "index_reduce_mean": lambda L, x, y: x.index_reduce(1, L.tensor([3, 3, 0, 1]), y, "mean"),
+    "index_reduce_exclude_self": lambda L, x, y: x.index_reduce(1, L.tensor([3, 3, 0, 1]), y, "mean", include_self=False),
+    "index_reduce_mean_self": lambda L, x, y: L.index_reduce(x, 0, L.tensor([1, 1, 1]), y, "mean"),
+    "scatter_reduce_amax": lambda L, x, y: x.scatter_reduce(0, L.tensor(_SR_INDEX), y, "amax"),
+    "scatter_reduce_amin": lambda L, x, y: x.scatter_reduce(0, L.tensor(_SR_INDEX), y, "amin", include_self=False),
+    "index_reduce_amax": lambda L, x, y: x.index_reduce(0, L.tensor([2, 0, 2]), y, "amax"),
+    # bincount's complex weights: cast to float64, the imaginary parts dropped
+    "bincount_weights": lambda L, x, y: L.bincount(L.tensor([0, 3, 3, 1]), weights=y.flatten()[:4]),
+    "bincount_weights_minlength": lambda L, x, y: L.bincount(L.tensor([2, 0, 0]), y[1, :3], minlength=5),
+    "scatter_reduce_grad": lambda L, x, y: x.requires_grad_().scatter_reduce(0, L.tensor(_SR_INDEX), y, "sum"),
+})
+
+
+@requires_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("layout", ["c", "t"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(SCATTER_REDUCE))
+def test_scatter_reduce_and_index_reduce(name, dtype, layout):
+    both(lambda L: SCATTER_REDUCE[name](L, *_inputs(L, [(3, 4), (3, 4)], dtype, layout)), **TOL[dtype])

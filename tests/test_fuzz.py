@@ -365,18 +365,13 @@ def _torch_refuses(*needles):
 KNOWN_BUGS = [
     ("dtypes torch has no kernel for are accepted (round on bool, ...): more than torch, harmless",
      lambda c: c.pe is None and isinstance(c.te, NotImplementedError) and "not implemented for" in _tmsg(c)),
-    ("complex inputs a few ops still refuse where torch computes (reproducer complex_gaps): the 0-d forms of "
-     "cummax/cummin/kthvalue/mode, scatter_reduce/index_reduce, silu, embedding, im2col/col2im, adaptive_avg_pool2d, "
-     "bincount's complex weights, softmax/log_softmax with a real dtype=, torch.normal with a complex mean, "
-     "median of an empty tensor",
+    ("complex inputs a few ops still refuse where torch computes (reproducer complex_gaps): the table ops that "
+     "F.embedding (and its max_norm), "
+     "F.adaptive_avg_pool1d/2d and F.unfold/F.fold take complex tensors around (torch.embedding, "
+     "torch.embedding_renorm_, torch.adaptive_avg_pool1d, torch._C._im2col called directly)",
      lambda c: (c.te is None or isinstance(c.te, TypeError)) and isinstance(c.pe, NotImplementedError)
-     and "complex" in c.program and re.search(r"\b(cummax|cummin|kthvalue|mode|scatter_reduce|index_reduce|silu|embedding\w*|im2col|col2im|"
-                   r"adaptive_avg_pool\w*|bincount|softmax|log_softmax|normal|median)_?\(", c.line) is not None),
-    ("complex NaN/inf edges (reproducer complex_nonfinite_edges): a mean over NaN and infinite parts (torch divides "
-     "by the count as a complex number, which spreads a NaN to both parts; its var_mean does not), linspace with a NaN "
-     "end (torch keeps the imaginary part 0)",
-     lambda c: "complex" in c.program and "values differ" in c.msg and "nan" in c.msg
-     and re.search(r"\b(mean|var_mean|std_mean|linspace|logspace)\(", c.line) is not None),
+     and "complex" in c.program and re.search(r"\b(embedding\w*|im2col|col2im|adaptive_avg_pool\w*)_?\(",
+                                              c.line) is not None),
     ("complex addcdiv at the float range's ends: pyctorch's complex division keeps an infinity where torch's "
      "addcdiv loop gives NaN (reproducer complex_addcdiv_overflow)",
      lambda c: "addcdiv" in c.line and "complex" in c.program and "values differ" in c.msg),
@@ -1386,13 +1381,8 @@ def _run_program(program):
 
 def _complex_gaps():
     z = pyctorch.tensor([[1 + 2j, -0.5j], [3.0, 2 - 1j]])
-    calls = {"cummax_0d": lambda: pyctorch.cummax(z[0, 0], 0), "kthvalue_0d": lambda: pyctorch.kthvalue(z[0, 0], 1),
-             "silu": lambda: pyctorch.nn.functional.silu(z),
-             "scatter_reduce_mean": lambda: z.scatter_reduce(0, pyctorch.tensor([[0, 1]]), z[:1], "mean"),
-             "embedding": lambda: pyctorch.nn.functional.embedding(pyctorch.tensor([0, 1]), z),
-             "softmax_real_dtype": lambda: pyctorch.softmax(z, 0, dtype=pyctorch.float64),
-             "normal_complex_mean": lambda: pyctorch.normal(z, 1.0),
-             "median_empty": lambda: pyctorch.median(pyctorch.zeros(0, 3, dtype=pyctorch.complex128))}
+    calls = {"embedding_renorm_op": lambda: pyctorch.embedding_renorm_(z.clone(), pyctorch.tensor([0, 1]), 1.0, 2.0),
+             "embedding_op": lambda: pyctorch.embedding(z, pyctorch.tensor([0]))}
     refused = []
     for name, call in calls.items():
         try:
@@ -1404,10 +1394,6 @@ def _complex_gaps():
 
 KNOWN_REPRODUCERS = {
     "complex_gaps": _complex_gaps,
-    "complex_nonfinite_edges": lambda: _check(
-        str(pyctorch.tensor([complex(math.nan, 0), complex(0, math.inf)]).mean().item()) == "(nan+nanj)"
-        and str(pyctorch.linspace(math.nan, 1.0, 2, dtype=pyctorch.complex128)[1].item()) == "(nan+0j)",
-        "mean gives nan+infj, linspace nan+nanj; torch nan+nanj and nan+0j"),
     "complex_addcdiv_overflow": lambda: _check(
         str(_run_program(_ADDCDIV_OVERFLOW)["r4"][1, 0, 0, 1].item()) == "(nan+nanj)", "inf+infj; torch gives nan+nanj"),
     "conj_physical_real_is_input": lambda: (lambda x: _check(pyctorch.conj_physical(x) is x,
@@ -1421,6 +1407,11 @@ def _check(ok, what):
 
 # Former KNOWN_REPRODUCERS whose divergence is fixed: regression tests, run as plain tests.
 FIXED_REPRODUCERS = {
+    "complex_nonfinite_edges": lambda: _check(
+        str(pyctorch.tensor([complex(math.nan, 0), complex(0, math.inf)]).mean().item()) == "(nan+nanj)"
+        and str(pyctorch.linspace(math.nan, 1.0, 2, dtype=pyctorch.complex128)[1].item()) == "(nan+0j)"
+        and str(pyctorch.logdet(pyctorch.zeros(2, 2, dtype=pyctorch.complex128)).item()) == "(-inf+nanj)",
+        "mean, linspace and logdet of a singular matrix at complex NaN/inf edges: torch nan+nanj, nan+0j, -inf+nanj"),
     "fill_tensor_expanded": lambda: _refused(lambda: pyctorch.ones(1).expand(3).fill_(pyctorch.tensor(2.0))),
     "fill_number_expanded": lambda: _returns(lambda: pyctorch.ones(1).expand(3).fill_(2)),
     "cumsum_inplace_expanded": lambda: _refused(lambda: pyctorch.ones(1, dtype=pyctorch.int32).expand(5).cumsum_(0)),

@@ -107,13 +107,15 @@ static const char *const unsigned_refusal_name[PCT_NUM_OPS] = {
 const char *pct_unsigned_refusal_name(int op_index) { return unsigned_refusal_name[op_index]; }
 
 /* Note [Complex and float8 dtypes] (dtype.h): the same refusal for the complex and storage-only dtypes, from
- * ops_complex.def: 2 = any of them, 1 = complex64/complex128 only; the table's pointwise ops decide by their loops. */
+ * ops_complex.def: 2 = any of them, 1 = complex64/complex128 only, 3 = those and complex32 (the kernel refuses it with
+ * torch's error); the table's pointwise ops decide by their loops. */
 static const uint8_t complex_ok[PCT_NUM_OPS] = {
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 2,
 #define PCT_BINARY(id, schema, variants, promo, dtypes, fexpr, iexpr) [PCT_OP_##id] = 2,
 #include "ops.def"
 #define PCT_STORAGE_OK(id) [PCT_OP_##id] = 2,
 #define PCT_COMPLEX_OK(id) [PCT_OP_##id] = 1,
+#define PCT_COMPLEX32_CHECKED(id) [PCT_OP_##id] = 3,
 #include "ops_complex.def"
 };
 
@@ -121,7 +123,7 @@ static const uint8_t complex_ok[PCT_NUM_OPS] = {
 static int refuse_complex(const pct_call *c, int dtype)
 {
     const int ok = complex_ok[c->op_index];
-    if (ok == 2 || (ok == 1 && !pct_dtype_is_storage_only(dtype))) return 0;
+    if (ok == 2 || (ok == 1 && !pct_dtype_is_storage_only(dtype)) || (ok == 3 && pct_dtype_is_complex(dtype))) return 0;
     const char *name = unsigned_refusal_name[c->op_index];
     if (name) pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
     else pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", c->op->sig.name, pct_dtype_cpp_name[dtype]);

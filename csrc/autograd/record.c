@@ -23,7 +23,15 @@ static const char *const *const formulas[PCT_NUM_OPS] = {
 
 /* the ops whose complex outputs are not recorded yet: Note [Complex outputs in autograd] (ops_complex.def) */
 static const bool complex_grad_todo[PCT_NUM_OPS] = {
+    false, /* the list may be empty */
 #define PCT_COMPLEX_GRAD_TODO(id) [PCT_OP_##id] = true,
+#include "../aten/ops_complex.def"
+};
+
+/* the ops torch refuses to differentiate through a complex output (its autograd raises after the forward):
+ * PCT_COMPLEX_GRAD_REFUSED lines of ops_complex.def, with the name torch's error gives */
+static const char *const complex_grad_refused[PCT_NUM_OPS] = {
+#define PCT_COMPLEX_GRAD_REFUSED(id, name) [PCT_OP_##id] = name,
 #include "../aten/ops_complex.def"
 };
 
@@ -428,6 +436,13 @@ PyObject *pct_autograd_dispatch(pct_call *c)
     }
     if (!(r = dispatch_without_grad(c))) goto fail;
     if (!(outs = collect_outputs(r, &nouts))) goto fail;
+    for (int i = 0; i < nouts && complex_grad_refused[c->op_index] && !target; i++) { /* in place: torch records */
+        if (outs[i] && pct_dtype_is_complex(outs[i]->dtype)) {
+            PyErr_Format(PyExc_RuntimeError, "%s does not support automatic differentiation for outputs with complex "
+                         "dtype.", complex_grad_refused[c->op_index]);
+            goto fail;
+        }
+    }
     all_outs = outs + nouts;
     memcpy(all_outs, outs, sizeof(pct_tensor *) * (size_t)nouts);
     bool any_float = false, any_complex = call_has_complex_input(c);

@@ -407,6 +407,15 @@ def pow_backward_exponent(g, input, result, exponent=None):
     return g * torch.where(zero, torch.zeros_like(result), result * input.log())
 
 
+def float_power_base(input, exponent):
+    """float_power computes in float64, or complex128 when either operand is complex: the base its formulas
+    differentiate (a complex base keeps its imaginary part)."""
+    complex_ = any(isinstance(v, torch.Tensor) and v.dtype.is_complex or isinstance(v, complex)
+                   for v in (input, exponent))
+    dtype = torch.complex128 if complex_ else torch.float64
+    return input.to(dtype) if isinstance(input, torch.Tensor) else torch.tensor(input, dtype=dtype)
+
+
 def clamp_backward(g, input, min, max):
     mask = torch.ones_like(input, dtype=torch.bool)
     if min is not None:
@@ -752,6 +761,14 @@ def gelu_second_derivative(x, approximate):
     return (x * x * -0.5).exp() * (1.0 / math.sqrt(2 * math.pi)) * (2 - x * x)
 
 
+def silu_backward_complex(grad, input):
+    """silu's derivative for complex inputs (the silu_backward kernel is real only), reached only by silu_ (torch's
+    autograd refuses the out-of-place form's complex output): grad * s (1 + x (1 - s)) with s = sigmoid(x), as
+    torch's, which does not conjugate it."""
+    s = input.sigmoid()
+    return grad * (s * (1 + input * (1 - s)))
+
+
 def silu_second_derivative(x):
     s = x.sigmoid()
     return s * (1 - s) * (2 + x * (1 - 2 * s))
@@ -816,6 +833,8 @@ def _namespace():
     ns.update({k: getattr(_C, k) for k in dir(_C) if (k.startswith("_") or k.startswith("special_"))
                and not k.startswith("__") and k not in ns})
     ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
+    # complex variants of the underscored table ops the formulas call (Note [Complex formula variants])
+    ns["_pad_backward_complex"] = _pad_backward_complex
     ns["torch"] = torch
     ns["math"] = math
     ns["_any"] = any
@@ -1156,6 +1175,11 @@ def _by_parts(fn, g, *args):
     if not g.dtype.is_complex:
         return fn(g, *args)
     return torch.complex(fn(g.real, *args), fn(g.imag, *args))
+
+
+def _pad_backward_complex(g, input_size, pad, mode=None):
+    """pad's backward (the _pad_backward kernel is real only) for a complex gradient: linear in it, so by parts."""
+    return _by_parts(_C._pad_backward, g, input_size, pad, mode)
 
 
 def diagonal_backward_complex(g, input, offset, dim1, dim2):

@@ -371,8 +371,9 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 def vander(x, *, N=None):
     """The Vandermonde matrix of x: powers x^0 .. x^(N-1) along a new last dim."""
-    if x.dtype == _C.bool:
-        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    if x.dtype in (_C.bool, _C.float16, _C.bfloat16, _C.complex32):  # torch's cumprod-based kernel lacks these
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{_cpp(x.dtype)}")
     if N is None:
         N = x.shape[-1] if x.ndim else 0
     if N <= 1 or x.ndim < 1:

@@ -38,7 +38,8 @@ avg_pool3d = _C_extra.avg_pool3d
 
 
 def adaptive_avg_pool3d(input, output_size):
-    return _C_extra.adaptive_avg_pool3d(input, _list_with_default(output_size, input.size()))
+    return _adaptive_avg_pool_complex(_C_extra.adaptive_avg_pool3d, "adaptive_avg_pool3d_cpu", input,
+                                      _list_with_default(output_size, input.size()), 3)
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):

@@ -43,7 +43,31 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 avg_pool1d = _C_pool.avg_pool1d
 avg_pool2d = _C_pool.avg_pool2d
-adaptive_avg_pool1d = _C_pool.adaptive_avg_pool1d
+
+
+def _complex_by_parts(fn, input, *args):
+    """fn(input, *args) for a complex64/complex128 input, where fn is linear in input and its kernel is real only
+    (im2col / col2im, embedding; torch computes them on complex tensors): fn of the real and imaginary parts, joined.
+    Autograd follows from real, imag and complex."""
+    if input.dtype not in (torch.complex64, torch.complex128):
+        return fn(input, *args)
+    return torch.complex(fn(input.real, *args), fn(input.imag, *args))
+
+
+def _adaptive_avg_pool_complex(fn, kernel, input, output_size, nd):
+    """torch's adaptive average pools take a complex input only where every output size is 1 (a mean over the pooled
+    dims, which has a complex kernel); otherwise its pool kernel refuses the dtype."""
+    if input.dtype not in (torch.complex64, torch.complex128):
+        return fn(input, output_size)
+    sizes = [output_size] * nd if isinstance(output_size, int) else list(output_size)
+    if any(s != 1 for s in sizes):
+        name = {torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble"}[input.dtype]
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return _complex_by_parts(fn, input, output_size)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_avg_pool_complex(_C_pool.adaptive_avg_pool1d, "adaptive_avg_pool2d", input, output_size, 1)
 
 
 def _list_with_default(out_size, defaults):
@@ -56,7 +80,8 @@ def _list_with_default(out_size, defaults):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _C_pool.adaptive_avg_pool2d(input, _list_with_default(output_size, input.size()))
+    return _adaptive_avg_pool_complex(_C_pool.adaptive_avg_pool2d, "adaptive_avg_pool2d", input,
+                                      _list_with_default(output_size, input.size()), 2)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):

@@ -113,9 +113,12 @@ static void gelu_vec_loop(char **args, const int64_t *dims, const int64_t *steps
     }
 }
 
-/* SiLU: x sigmoid(x); d/dx: s (1 + x (1 - s)) */
+/* SiLU: x sigmoid(x); d/dx: s (1 + x (1 - s)). Complex inputs too, as torch's (the same formula, <tgmath.h>'s cexp);
+ * their gradient is the formula's complex variant (silu_backward_complex in pyctorch/autograd/_formulas.py) */
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, silu, x / (1 + exp(-x)), 0, 0)
-PCT_EXT_TABLE(silu, PCT_FLOATS_PAIRED)
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, silu, x / (1 + exp(-x)), 0, 0)
+#define PCT_SILU_DTYPES_PAIRED(X, a, b, c, d) PCT_FLOATS_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
+PCT_EXT_TABLE(silu, PCT_SILU_DTYPES_PAIRED)
 #define PCT_SIGMOID(v) (1 / (1 + exp(-(v))))
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, silu_backward, x * PCT_SIGMOID(y) * (1 + y * (1 - PCT_SIGMOID(y))), 0, 0)
 PCT_EXT_TABLE(silu_backward, PCT_FLOATS_PAIRED)
@@ -161,7 +164,8 @@ static pct_object *run_activation(pct_call *c, const char *name, pct_loop_fn (*p
                                   pct_tensor *x, pct_pw_ctx *ctx)
 {
     if (!grad) {
-        if (!pct_dtype_is_floating(x->dtype)) { /* torch has no integer or bool kernel for these */
+        const bool complex_ok = pct_dtype_is_complex(x->dtype) && pick == silu_loop; /* silu alone takes complex */
+        if (!pct_dtype_is_floating(x->dtype) && !complex_ok) { /* torch has no integer or bool kernel for these */
             const bool gelu = strcmp(name, "GeluKernelImpl") == 0;
             pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s%s\" not implemented for '%s'", name, gelu ? "" : "_cpu",
                          pct_dtype_cpp_name[x->dtype]);

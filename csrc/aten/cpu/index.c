@@ -163,10 +163,25 @@ static pct_tensor *reduce_identity(int dtype, int op)
         }                                                                                       \
     }
 PCT_FORALL_DTYPES(MEAN_DIV)
+/* complex64 / complex128: each part by the count */
+#define MEAN_DIV_COMPLEX(N, T, R)                                                               \
+    static void mean_div_##N(char **args, const int64_t *dims, const int64_t *steps, void *ctx)  \
+    {                                                                                           \
+        (void)ctx;                                                                              \
+        for (int64_t k = 0; k < dims[0]; k++) {                                                 \
+            T *d = (T *)(args[0] + k * steps[0]);                                               \
+            int64_t n = *(const int64_t *)(args[1] + k * steps[1]);                             \
+            *d = *d / (R)(n == 0 ? 1 : n);                                                      \
+        }                                                                                       \
+    }
+MEAN_DIV_COMPLEX(cfloat, pct_cfloat, float)
+MEAN_DIV_COMPLEX(cdouble, pct_cdouble, double)
+#undef MEAN_DIV_COMPLEX
 static const pct_loop_fn mean_div_loops[PCT_NUM_DTYPES] = {
 #define MEAN_ENTRY(E, N, T, C, S) mean_div_##N,
     PCT_FORALL_DTYPES(MEAN_ENTRY)
 #undef MEAN_ENTRY
+    [PCT_COMPLEX64] = mean_div_cfloat, [PCT_COMPLEX128] = mean_div_cdouble,
 };
 
 /* What the scatter and index_add/copy/fill families write along: self's dim `dim` at `index` (their first three
@@ -371,6 +386,11 @@ pct_object *pct_cpu_scatter_reduce(pct_call *c)
     else if (strcmp(r, "amin") == 0 || strcmp(r, "min") == 0) op = IX_MIN;
     else {
         pct_error(PCT_ERR_RUNTIME, "reduce argument must be either sum, prod, mean, amax or amin, got %s", r);
+        return NULL;
+    }
+    if ((op == IX_MAX || op == IX_MIN) && pct_dtype_is_complex(arg.input->dtype)) { /* complex: sum, prod, mean */
+        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for '%s'",
+                  op == IX_MAX ? "amax" : "amin", pct_dtype_cpp_name[arg.input->dtype]);
         return NULL;
     }
     return scatter_impl(c, "scatter_reduce", IX_ALONG(arg), arg.src, NULL, op, arg.include_self);

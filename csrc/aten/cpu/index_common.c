@@ -193,8 +193,9 @@ static const pct_loop_fn ix_loops[PCT_NUM_DTYPES] = {
 
 /* The index loops of the complex and storage-only dtypes (Note [Complex and float8 dtypes] in ../dtype.h): copies
  * (indexing, index_select, index_put) move their bytes through the loop of an integer dtype of their size; complex128
- * (16 bytes, no such integer) and the sums of index_add / index_put(accumulate=True) on complex64 / complex128 have
- * their own loops, through index_each_impl.h as the other dtypes' do. */
+ * (16 bytes, no such integer) and the sums of index_add / index_put(accumulate=True), the products and scatter_reduce's
+ * means on complex64 / complex128 have their own loops, through index_each_impl.h as the other dtypes' do (amax / amin
+ * are refused before: complex numbers have no order). */
 #define PCT_TPL_T pct_cfloat
 static void ix_loop_cfloat(char **args, const int64_t *dims, const int64_t *steps, void *vctx)
 {
@@ -206,6 +207,9 @@ static void ix_loop_cfloat(char **args, const int64_t *dims, const int64_t *step
 #include "index_each_impl.h"
     } else if (c->op == IX_MUL) {
 #define IX_BODY *(pct_cfloat *)d *= *(const pct_cfloat *)s
+#include "index_each_impl.h"
+    } else if (c->op == IX_MEAN) { /* scatter_reduce's mean: the sums and their counts (args[3]) */
+#define IX_BODY *(pct_cfloat *)d += *(const pct_cfloat *)s; (*(int64_t *)(args[3] + k * steps[3] + j * c->cnt_sj))++
 #include "index_each_impl.h"
     } else {
 #define IX_BODY *(pct_cfloat *)d += alpha * *(const pct_cfloat *)s
@@ -224,6 +228,9 @@ static void ix_loop_cdouble(char **args, const int64_t *dims, const int64_t *ste
 #include "index_each_impl.h"
     } else if (c->op == IX_MUL) {
 #define IX_BODY *(pct_cdouble *)d *= *(const pct_cdouble *)s
+#include "index_each_impl.h"
+    } else if (c->op == IX_MEAN) { /* scatter_reduce's mean: the sums and their counts (args[3]) */
+#define IX_BODY *(pct_cdouble *)d += *(const pct_cdouble *)s; (*(int64_t *)(args[3] + k * steps[3] + j * c->cnt_sj))++
 #include "index_each_impl.h"
     } else {
 #define IX_BODY *(pct_cdouble *)d += alpha * *(const pct_cdouble *)s

@@ -501,7 +501,8 @@ pct_object *pct_cpu_linalg_lstsq(pct_call *c)
     PCT_CHECK(A->dtype == B0->dtype, PCT_ERR_RUNTIME,
               "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
               api, pct_dtype_cpp_name[A->dtype], pct_dtype_cpp_name[B0->dtype]);
-    PCT_CHECK(!pct_dtype_is_floating(A->dtype) || A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64,
+    PCT_CHECK(A->dtype == PCT_FLOAT32 || A->dtype == PCT_FLOAT64 || lap_is_complex(A->dtype) ||
+              !pct_dtype_is_differentiable(A->dtype),
               PCT_ERR_RUNTIME, "This function doesn't handle types other than float and double");
     PCT_TRY_INT(lap_check_matrix(A, api, "input", false, NULL, NULL));
     const bool vec = B0->ndim == A->ndim - 1;

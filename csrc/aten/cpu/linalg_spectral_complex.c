@@ -65,10 +65,11 @@ static int query_size(int real_dt, const void *q, int least)
 static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 /* torch's checks of a matrix argument for the complex kernels (the shared ones of linalg_lapack.c): at least 2 dims,
- * square when asked, small enough for LAPACK's 32-bit sizes, and a LAPACK build. */
-static int check_matrix(const pct_tensor *A, const char *api, bool square)
+ * square when asked, small enough for LAPACK's 32-bit sizes, and a LAPACK build; complex32 refused with the name of
+ * torch's kernel (kernel). */
+static int check_matrix(const pct_tensor *A, const char *api, bool square, const char *kernel)
 {
-    return lap_check_matrix(A, api, "A", square, NULL, NULL);
+    return lap_check_matrix(A, api, "A", square, NULL, kernel);
 }
 
 /* ---- Hermitian eigendecomposition: cheevd / zheevd ------------------------------------------ */
@@ -110,7 +111,7 @@ int lapc_eigh(pct_tensor *A, char uplo, bool vectors, pct_tensor **w, pct_tensor
     int *info = NULL;
     pct_tensor *a = NULL;
     *w = *v = NULL;
-    PCT_TRY_INT(check_matrix(A, "linalg.eigh", true));
+    PCT_TRY_INT(check_matrix(A, "linalg.eigh", true, "linalg_eigh_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];
@@ -219,7 +220,7 @@ int lapc_svd(pct_tensor *A, char jobz, pct_tensor **s, pct_tensor **u, pct_tenso
     int *info = NULL;
     pct_tensor *a = NULL;
     *s = *u = *vh = NULL;
-    PCT_TRY_INT(check_matrix(A, "linalg.svd", false));
+    PCT_TRY_INT(check_matrix(A, "linalg.svd", false, "linalg_svd_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = m < n ? m : n;
@@ -314,7 +315,7 @@ int lapc_eig(pct_tensor *A, bool vectors, pct_tensor **w, pct_tensor **v)
     int *info = NULL;
     pct_tensor *a = NULL;
     *w = *v = NULL;
-    PCT_TRY_INT(check_matrix(A, "linalg.eig", true));
+    PCT_TRY_INT(check_matrix(A, "linalg.eig", true, "linalg_eig_out_cpu"));
     lap_batch bt;
     lap_batch_of(A, 2, &bt);
     const int64_t n = A->sizes[A->ndim - 1];

@@ -956,6 +956,10 @@ static int pw_inplace(pct_tensor *out, int op, pct_tensor *other)
 /* CHECK_NORMAL_TENSOR_STD: every element >= 0 (NaN fails) */
 static int check_normal_tensor_std(pct_tensor *std)
 {
+    if (pct_dtype_is_complex(std->dtype)) { /* a complex mean is fine (a complex result), a complex std is not */
+        pct_error_str(PCT_ERR_RUNTIME, "normal expects standard deviation to be non-complex");
+        return -1;
+    }
     if (std->numel == 0) return 0;
     pct_tensor *s = pct_contiguous(std);
     if (!s) return -1;

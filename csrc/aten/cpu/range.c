@@ -224,15 +224,16 @@ static void linspace_fill(char *p, int dtype, double start, double end, int64_t 
     }
 }
 
-/* complex linspace / logspace, as torch's kernel: the step (end - start) / (steps - 1) in the complex type, each value
- * from the nearer end, base ** value for logspace */
-#define RANGE_COMPLEX_FILL(T)                                                                                    \
+/* complex linspace / logspace, as torch's kernel: the step (end - start) / (steps - 1) and each value from the nearer
+ * end, the real and imaginary parts apart (the count and index are real numbers: a NaN real part leaves the imaginary
+ * part alone), base ** value for logspace */
+#define RANGE_COMPLEX_FILL(T, R)                                                                                 \
     {                                                                                                            \
         T *q = (T *)p;                                                                                           \
-        const T s = (T)start, e = (T)end, step = steps > 1 ? (e - s) / (T)(steps - 1) : 0, b = (T)base;          \
+        const T s = (T)start, e = (T)end, step = steps > 1 ? (e - s) / (R)(steps - 1) : 0, b = (T)base;          \
         if (steps == 1) q[0] = log_base ? cpow(b, s) : s;                                                        \
         for (int64_t i = 0; i < steps && steps > 1; i++) {                                                       \
-            T v = i < half ? s + step * (T)i : e - step * (T)(steps - i - 1);                                    \
+            T v = i < half ? s + step * (R)i : e - step * (R)(steps - i - 1);                                    \
             q[i] = log_base ? cpow(b, v) : v;                                                                    \
         }                                                                                                        \
     }
@@ -240,8 +241,8 @@ static void linspace_fill_complex(char *p, int dtype, pct_cdouble start, pct_cdo
                                   double base)
 {
     const int64_t half = steps / 2;
-    if (dtype == PCT_COMPLEX64) RANGE_COMPLEX_FILL(pct_cfloat)
-    else RANGE_COMPLEX_FILL(pct_cdouble)
+    if (dtype == PCT_COMPLEX64) RANGE_COMPLEX_FILL(pct_cfloat, float)
+    else RANGE_COMPLEX_FILL(pct_cdouble, double)
 }
 #undef RANGE_COMPLEX_FILL
 

@@ -37,6 +37,7 @@
  * softmax / log_softmax are not reductions of the output's shape; they have their own
  * row (last dim) and column-block (other dims) loops (softmax.c).
  */
+#include "../shapes_only.h"
 #include "reduce_internal.h"
 #include <complex.h> /* the complex kernels: prod, logsumexp */
 #include "blas.h"
@@ -502,8 +503,32 @@ enum { RED_SUM, RED_NANSUM, RED_MEAN, RED_NANMEAN, RED_PROD };
 
 /* sum and mean of a complex tensor (Note [Complex and float8 dtypes] in dtype.h): those of its real and imaginary
  * parts, reduced as two columns of its real view (view_as_real) by the real kernels, the result seen as complex. */
+/* Note [Complex mean's division]: torch's mean divides the complex sum by the count as a complex number, (a + bi) /
+ * (n + 0i), whose cross terms b * 0 and a * 0 turn an infinite or NaN part into a NaN in the other part (nan+infj ->
+ * nan+nanj); var_mean's mean does not. The parts of r (pairs of its real dtype) get those terms. */
+static void red_complex_mean_spread(pct_tensor *r)
+{
+    const int64_t n = r->numel / 2;
+    if (r->dtype == PCT_FLOAT32) {
+        float *p = (float *)pct_tensor_data(r);
+        for (int64_t k = 0; k < n; k++) {
+            const float a = p[2 * k], b = p[2 * k + 1];
+            p[2 * k] = a + b * 0.0f;
+            p[2 * k + 1] = b - a * 0.0f;
+        }
+    } else {
+        double *p = (double *)pct_tensor_data(r);
+        for (int64_t k = 0; k < n; k++) {
+            const double a = p[2 * k], b = p[2 * k + 1];
+            p[2 * k] = a + b * 0.0;
+            p[2 * k + 1] = b - a * 0.0;
+        }
+    }
+}
+
+/* spread: mean's cross terms (Note [Complex mean's division]) */
 static pct_object *red_complex_sum(const red_kernel *const *table, pct_tensor *self, uint64_t mask, bool keepdim,
-                                   int rd, pct_tensor *out)
+                                   int rd, pct_tensor *out, bool spread)
 {
     if (!pct_dtype_is_complex(rd)) {
         pct_error(PCT_ERR_RUNTIME, "Expected a complex dtype for the result of a complex sum, got %s",
@@ -524,6 +549,7 @@ static pct_object *red_complex_sum(const red_kernel *const *table, pct_tensor *s
     pct_tensor *r = (pct_tensor *)pct_red_simple(table, &ctx, parts, real, mask, keepdim, false, real, NULL);
     PCT_DECREF(parts);
     if (!r) return NULL;
+    if (spread && !pct_shapes_only) red_complex_mean_spread(r);
     for (int i = 0; i < r->ndim - 1; i++) strides[i] = r->strides[i] / 2; /* r is contiguous: its last dim is the pair */
     pct_tensor *res = pct_tensor_view_as_dtype(r, r->ndim - 1, r->sizes, strides, r->offset / 2, rd);
     PCT_DECREF(r);
@@ -602,7 +628,7 @@ dtype_ok:;
                       pct_dtype_cpp_name[self->dtype]);
             return NULL;
         }
-        return red_complex_sum(kind == RED_SUM ? sum_table : mean_table, self, mask, keepdim, rd, out);
+        return red_complex_sum(kind == RED_SUM ? sum_table : mean_table, self, mask, keepdim, rd, out, kind == RED_MEAN);
     }
     const red_kernel *const *table = sum_table;
     switch (kind) {
@@ -950,7 +976,7 @@ static pct_object *red_var_complex(pct_call *c, pct_tensor *self, const pct_int_
         }
     }
     if (with_mean) {
-        if (!(mean = red_complex_sum(mean_table, self, mask, keepdim, self->dtype, NULL))) goto fail;
+        if (!(mean = red_complex_sum(mean_table, self, mask, keepdim, self->dtype, NULL, false))) goto fail;
     } else if (out) {
         if (pct_out_resize(out, res->ndim, res->sizes) < 0 || pct_copy_(out, res) < 0) goto fail;
         PCT_DECREF(res);

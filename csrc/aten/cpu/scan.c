@@ -228,6 +228,8 @@ static pct_object *scan_cummax(bool is_max, pct_tensor *self, int64_t dim_arg, p
             }
         }
     }
+    if (pct_dtype_is_complex(self->dtype)) /* Note [Complex selections] */
+        return pct_sort_complex_scalar_pair(self, is_max ? "cummax_cpu" : "cummin_cpu", outs);
     if (scan_run(self, dim, is_max ? SCAN_MAX : SCAN_MIN, &v, &i) < 0) return NULL;
     return pct_sort_finish_pair(v, i, outs);
 }

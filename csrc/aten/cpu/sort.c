@@ -463,6 +463,13 @@ static pct_object *sort_reduce_sel(int op, const char *name, pct_tensor *self, i
             break;
         }
     }
+    if (pct_dtype_is_complex(self->dtype)) { /* Note [Complex selections]; median(dim) refuses even a 0-d input */
+        if (op == SEL_MEDIAN || op == SEL_NANMEDIAN) {
+            sort_not_implemented("median_out", self->dtype);
+            return NULL;
+        }
+        return pct_sort_complex_scalar_pair(self, op == SEL_KTHVALUE ? "kthvalue_cpu" : "mode_cpu", outs);
+    }
     if (self->dtype == PCT_BOOL && op != SEL_MODE) {
         sort_not_implemented(op == SEL_KTHVALUE ? "kthvalue_cpu" : "median_out", PCT_BOOL);
         return NULL;
@@ -505,8 +512,16 @@ static pct_object *sort_median_all(pct_tensor *self, bool ignore_nan)
         sort_not_implemented("median_cpu", PCT_BOOL);
         return NULL;
     }
+    if (pct_dtype_is_complex(self->dtype) && self->numel > 0) { /* torch: only an empty tensor's NaN */
+        sort_not_implemented("median_cpu", self->dtype);
+        return NULL;
+    }
     if (!(res = pct_tensor_empty(0, NULL, self->dtype, PCT_CPU, -1))) return NULL;
     int64_t n = self->numel;
+    if (n == 0 && pct_dtype_is_complex(self->dtype)) { /* NaN converted to the complex dtype: nan+0j */
+        pct_store_complex(pct_tensor_data(res), self->dtype, NAN, 0);
+        return (pct_object *)res;
+    }
     if (n == 0) {
         /* torch converts a NaN to the dtype: NaN for floats, what the CPU makes of it otherwise */
         int64_t iv = self->dtype == PCT_INT64 ? INT64_MIN : self->dtype == PCT_INT32 ? INT32_MIN : 0;

@@ -146,6 +146,21 @@ pct_object *pct_sort_finish_pair(pct_tensor *a, pct_tensor *b, pct_tensor *const
     return pct_result_tuple(2, outs);
 }
 
+/* Note [Complex selections] (sort_internal.h) */
+pct_object *pct_sort_complex_scalar_pair(pct_tensor *self, const char *kernel, pct_tensor *const *outs)
+{
+    if (self->ndim > 0) {
+        sort_not_implemented(kernel, self->dtype);
+        return NULL;
+    }
+    pct_tensor *v = pct_to_dtype(self, self->dtype, true), *i = v ? pct_tensor_zeros(0, NULL, PCT_INT64) : NULL;
+    if (!i) {
+        PCT_XDECREF(v);
+        return NULL;
+    }
+    return pct_sort_finish_pair(v, i, outs);
+}
+
 /* sort, argsort and msort results keep the input's memory layout, as torch's (its dense
  * strides, or for a non-dense input infer_dense_strides: dims ordered by stride, smaller
  * size first on ties, stride-0 dims left in place). Results are computed contiguous and

@@ -168,6 +168,10 @@ PCT_SORT_INTERNAL int pct_sort_run_rows(int64_t nrows, double work, size_t scrat
 PCT_SORT_INTERNAL pct_object *pct_sort_finish(pct_tensor *res, pct_tensor *out);
 /* The result of a two-output op: the pair (a, b), or the out= pair they were copied into (steals a and b). */
 PCT_SORT_INTERNAL pct_object *pct_sort_finish_pair(pct_tensor *a, pct_tensor *b, pct_tensor *const *outs);
+/* Note [Complex selections]: torch's value-and-index selections (cummax, cummin, kthvalue, mode) have no complex
+ * kernel, yet a 0-d input never reaches one: its result is the element and index 0. A complex self of more dimensions
+ * is refused with torch's kernel name. The pair (or out=), or NULL with the error. */
+PCT_SORT_INTERNAL pct_object *pct_sort_complex_scalar_pair(pct_tensor *self, const char *kernel, pct_tensor *const *outs);
 /* sort, argsort and msort results keep the input's memory layout, as torch's; res is stolen. */
 PCT_SORT_INTERNAL pct_tensor *pct_sort_relayout(pct_tensor *res, const pct_tensor *like);
 /* Output shape of a reduction over dim (keepdim keeps it as size 1). */
