@@ -555,3 +555,29 @@ def test_products_threaded(name, dtype):
         assert_same_outcome(lambda: fn(P, dtype), lambda: fn(T, dtype), tol, tol, message=True)
     finally:
         P.set_num_threads(saved)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # frombuffer's note on a non-writable buffer (none here)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_products_misaligned_data(dtype):
+    """A complex tensor over a buffer that starts half an element off its natural alignment (frombuffer with an
+    offset) is packed before OpenBLAS's c/z kernels see it (Note [BLAS dtypes]); torch 2.13 itself crashes on mm of
+    such a complex128 tensor, so numpy is the oracle here."""
+    npdt = np.complex64 if dtype == "complex64" else np.complex128
+    isz, n = np.dtype(npdt).itemsize, 40
+    half = isz // 2
+    vals = _cplx((n * n,), 3).astype(npdt)
+    buf = bytearray(half) + bytearray(vals.tobytes())
+    c = P.frombuffer(buf, dtype=getattr(P, dtype), offset=half, count=n * n).view(n, n)
+    assert c.data_ptr() % isz != 0
+    a = vals.reshape(n, n)
+    tol = 1e-4 if dtype == "complex64" else 1e-11
+    out = P.frombuffer(bytearray(half + n * n * isz), dtype=getattr(P, dtype), offset=half, count=n * n).view(n, n)
+    got = {"mm": (c @ c).numpy(), "mm_t": (c.mT @ c).numpy(), "mv": P.mv(c, c[0]).numpy(),
+           "row": (c[:1] @ c).numpy(), "dot": (c[:1] @ c[:, 1:2]).numpy(), "vdot": P.vdot(c[0], c[1]).numpy(),
+           "addmm": P.addmm(c, c, c, beta=0.5, alpha=1j).numpy(), "out": P.mm(c, c, out=out).numpy()}
+    want = {"mm": a @ a, "mm_t": a.T @ a, "mv": a @ a[0], "row": a[:1] @ a, "dot": a[:1] @ a[:, 1:2],
+            "vdot": np.vdot(a[0], a[1]), "addmm": 0.5 * a + 1j * (a @ a), "out": a @ a}
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=tol, atol=tol * n, err_msg=k)
+    assert out.data_ptr() % isz != 0
