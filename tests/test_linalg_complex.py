@@ -406,3 +406,178 @@ def test_forward_ad(name):
             out = fn(M, *duals)
             return [fa.unpack_dual(o).tangent for o in (out if isinstance(out, tuple) else (out,))]
     assert_same_outcome(lambda: run(P), lambda: run(T), 1e-8, 1e-8, message=True)
+
+
+# ---- the complex products: every layout blas.c hands to OpenBLAS's c/z routines and the ones it packs first, or
+# sends to the blocked loop (Note [BLAS dtypes] in csrc/aten/cpu/blas.c) ----
+
+def _c(M, shape, dtype, seed=0):
+    return M.tensor(_cplx(shape, seed), dtype=getattr(M, dtype))
+
+
+def _nan_self(M, shape, dtype):
+    return M.full(shape, complex(float("nan"), float("nan")), dtype=getattr(M, dtype))
+
+
+# name -> fn(M, dtype): one product, inputs made from the same numpy values in both libraries
+PRODUCT_CASES = {
+    # mm: row-major (NoTrans), transposed (Trans), a leading dimension wider than the row, packed operands
+    "mm": lambda M, d: M.mm(_c(M, (40, 24), d), _c(M, (24, 36), d, 1)),
+    "mm_a_t": lambda M, d: M.mm(_c(M, (24, 40), d).mT, _c(M, (24, 36), d, 1)),
+    "mm_b_t": lambda M, d: M.mm(_c(M, (40, 24), d), _c(M, (36, 24), d, 1).mT),
+    "mm_both_t": lambda M, d: _c(M, (24, 40), d).mT @ _c(M, (36, 24), d, 1).mT,
+    "mm_ld": lambda M, d: M.mm(_c(M, (40, 50), d)[:, 3:27], _c(M, (24, 60), d, 1)[:, 5:41]),
+    "mm_inner_stride": lambda M, d: M.mm(_c(M, (40, 48), d)[:, ::2], _c(M, (24, 72), d, 1)[:, ::2]),
+    "mm_sliced_both": lambda M, d: M.mm(_c(M, (80, 48), d)[::2, ::2], _c(M, (48, 72), d, 1)[::2, ::2]),
+    "mm_conj": lambda M, d: M.mm(_c(M, (40, 24), d).conj(), _c(M, (24, 36), d, 1)),
+    "mm_mH": lambda M, d: _c(M, (24, 40), d).mH @ _c(M, (24, 36), d, 1),
+    "mm_resolved_conj": lambda M, d: _c(M, (24, 40), d).mH.resolve_conj() @ _c(M, (36, 24), d, 1).conj().mT,
+    "mm_small": lambda M, d: M.mm(_c(M, (3, 4), d), _c(M, (4, 2), d, 1)),  # the blocked loop (below BLAS's size)
+    "mm_small_strided": lambda M, d: M.mm(_c(M, (6, 8), d)[::2, ::2], _c(M, (4, 2), d, 1)),
+    "mm_row": lambda M, d: M.mm(_c(M, (1, 64), d), _c(M, (64, 48), d, 1)),  # m == 1: gemv on B^T
+    "mm_row_t": lambda M, d: M.mm(_c(M, (1, 64), d), _c(M, (48, 64), d, 1).mT),
+    "mm_col": lambda M, d: M.mm(_c(M, (48, 64), d), _c(M, (64, 1), d, 1)),  # n == 1: gemv
+    "mm_1x1": lambda M, d: M.mm(_c(M, (1, 3000), d), _c(M, (3000, 1), d, 1)),  # the dot
+    "mm_1x1_strided": lambda M, d: M.mm(_c(M, (2, 3000), d)[:1], _c(M, (3000, 2), d, 1)[:, 1:]),
+    "mm_out_col_major": lambda M, d: M.mm(_c(M, (40, 24), d), _c(M, (24, 36), d, 1),
+                                          out=M.empty(36, 40, dtype=getattr(M, d)).mT),
+    "mm_out_strided": lambda M, d: M.mm(_c(M, (40, 24), d), _c(M, (24, 36), d, 1),
+                                        out=M.zeros(40, 72, dtype=getattr(M, d))[:, ::2]),
+    "mm_out_resized": lambda M, d: M.mm(_c(M, (40, 24), d), _c(M, (24, 36), d, 1), out=M.empty(0, dtype=getattr(M, d))),
+    "mm_empty_m": lambda M, d: M.mm(_c(M, (0, 24), d), _c(M, (24, 36), d, 1)),
+    "mm_k0": lambda M, d: M.mm(_c(M, (40, 0), d), _c(M, (0, 36), d, 1)),
+    "mm_mixed_dtypes": lambda M, d: M.mm(_c(M, (4, 3), d), _c(M, (3, 2), "complex64" if d == "complex128" else
+                                                                  "complex128", 1)),
+    "mm_real_and_complex": lambda M, d: M.mm(M.ones(4, 3), _c(M, (3, 2), d, 1)),
+    # addmm: alpha / beta semantics (beta 0 ignores NaN, a real 0.5 is not 0, complex coefficients)
+    "addmm_beta0_nan": lambda M, d: M.addmm(_nan_self(M, (40, 36), d), _c(M, (40, 24), d), _c(M, (24, 36), d, 1),
+                                            beta=0),
+    "addmm_beta0_nan_small": lambda M, d: M.addmm(_nan_self(M, (3, 2), d), _c(M, (3, 4), d), _c(M, (4, 2), d, 1),
+                                                  beta=0.0, alpha=2),
+    "addmm_beta_half": lambda M, d: M.addmm(_c(M, (40, 36), d, 2), _c(M, (40, 24), d), _c(M, (24, 36), d, 1),
+                                            beta=0.5, alpha=2.0),
+    "addmm_beta_half_small": lambda M, d: M.addmm(_c(M, (3, 2), d, 2), _c(M, (3, 4), d), _c(M, (4, 2), d, 1),
+                                                  beta=0.5),
+    "addmm_complex_coefs": lambda M, d: M.addmm(_c(M, (40, 36), d, 2), _c(M, (40, 24), d), _c(M, (24, 36), d, 1),
+                                                beta=0.5 - 1j, alpha=1 + 2j),
+    "addmm_complex_coefs_small": lambda M, d: M.addmm(_c(M, (3, 2), d, 2), _c(M, (3, 4), d), _c(M, (4, 2), d, 1),
+                                                      beta=-1j, alpha=0.5j),
+    "addmm_broadcast_self": lambda M, d: M.addmm(_c(M, (36,), d, 2), _c(M, (40, 24), d).mT.mT, _c(M, (24, 36), d, 1),
+                                                 beta=0.5),
+    "addmm_k0_beta_half": lambda M, d: M.addmm(_c(M, (4, 5), d, 2), _c(M, (4, 0), d), _c(M, (0, 5), d, 1), beta=0.5),
+    "addmm_k0_beta0_nan": lambda M, d: M.addmm(_nan_self(M, (4, 5), d), _c(M, (4, 0), d), _c(M, (0, 5), d, 1), beta=0),
+    "addmm_out": lambda M, d: M.addmm(_c(M, (40, 36), d, 2), _c(M, (40, 24), d), _c(M, (24, 36), d, 1), alpha=1j,
+                                      out=M.full((40, 36), complex("nan"), dtype=getattr(M, d))),
+    "addmm_out_is_self": lambda M, d: (lambda c: M.addmm(c, _c(M, (40, 24), d), _c(M, (24, 36), d, 1), beta=0.5,
+                                                         out=c))(_c(M, (40, 36), d, 2)),
+    "addmm_inplace_t": lambda M, d: _c(M, (36, 40), d, 2).mT.addmm_(_c(M, (40, 24), d), _c(M, (24, 36), d, 1),
+                                                                    beta=0.5, alpha=-1),
+    "addmm_inplace_nan_beta0": lambda M, d: _nan_self(M, (40, 36), d).addmm_(_c(M, (40, 24), d),
+                                                                              _c(M, (24, 36), d, 1), beta=0),
+    # batched: bmm / baddbmm / addbmm / matmul, broadcast batches (stride 0), transposed batches
+    "bmm": lambda M, d: M.bmm(_c(M, (5, 20, 12), d), _c(M, (5, 12, 16), d, 1)),
+    "bmm_t": lambda M, d: M.bmm(_c(M, (5, 12, 20), d).mT, _c(M, (5, 16, 12), d, 1).mT),
+    "bmm_expanded": lambda M, d: M.bmm(_c(M, (1, 20, 12), d).expand(5, 20, 12), _c(M, (5, 12, 16), d, 1)),
+    "bmm_batch_last": lambda M, d: M.bmm(_c(M, (20, 12, 5), d).permute(2, 0, 1), _c(M, (5, 12, 16), d, 1)),
+    "bmm_small_batches": lambda M, d: M.bmm(_c(M, (64, 3, 4), d), _c(M, (64, 4, 2), d, 1)),
+    "bmm_many_batches": lambda M, d: M.bmm(_c(M, (64, 16, 16), d), _c(M, (64, 16, 16), d, 1)),
+    "bmm_empty_batch": lambda M, d: M.bmm(_c(M, (0, 3, 4), d), _c(M, (0, 4, 2), d, 1)),
+    "bmm_k0": lambda M, d: M.bmm(_c(M, (2, 3, 0), d), _c(M, (2, 0, 2), d, 1)),
+    "bmm_out": lambda M, d: M.bmm(_c(M, (5, 20, 12), d), _c(M, (5, 12, 16), d, 1),
+                                  out=M.empty(5, 16, 20, dtype=getattr(M, d)).mT),
+    "baddbmm_beta0_nan": lambda M, d: M.baddbmm(_nan_self(M, (5, 20, 16), d), _c(M, (5, 20, 12), d),
+                                                _c(M, (5, 12, 16), d, 1), beta=0, alpha=1 - 1j),
+    "baddbmm_broadcast": lambda M, d: M.baddbmm(_c(M, (20, 1), d, 2), _c(M, (5, 20, 12), d),
+                                                _c(M, (5, 12, 16), d, 1), beta=0.5, alpha=2),
+    "baddbmm_k0": lambda M, d: M.baddbmm(_c(M, (2, 3, 2), d, 2), _c(M, (2, 3, 0), d), _c(M, (2, 0, 2), d, 1),
+                                         beta=0.5j),
+    "addbmm": lambda M, d: M.addbmm(_c(M, (20, 16), d, 2), _c(M, (5, 20, 12), d), _c(M, (5, 12, 16), d, 1),
+                                    beta=0.5, alpha=1j),
+    "matmul_broadcast": lambda M, d: M.matmul(_c(M, (3, 1, 20, 12), d), _c(M, (4, 12, 16), d, 1)),
+    "matmul_3d_2d": lambda M, d: _c(M, (3, 20, 12), d) @ _c(M, (16, 12), d, 1).mT,
+    "matmul_2d_3d": lambda M, d: _c(M, (20, 12), d) @ _c(M, (3, 12, 16), d, 1),
+    "matmul_vec_mat": lambda M, d: _c(M, (12,), d) @ _c(M, (3, 12, 16), d, 1),
+    "matmul_mat_vec": lambda M, d: _c(M, (3, 20, 12), d) @ _c(M, (12,), d, 1),
+    # mv / addmv: gemv on the matrix as it is (NoTrans), on its transpose (Trans), packed, with a strided vector
+    "mv": lambda M, d: M.mv(_c(M, (64, 48), d), _c(M, (48,), d, 1)),
+    "mv_t": lambda M, d: M.mv(_c(M, (48, 64), d).mT, _c(M, (48,), d, 1)),
+    "mv_sliced": lambda M, d: M.mv(_c(M, (64, 96), d)[:, ::2], _c(M, (96,), d, 1)[::2]),
+    "mv_expanded_vec": lambda M, d: M.mv(_c(M, (64, 48), d), _c(M, (1,), d, 1).expand(48)),
+    "mv_empty": lambda M, d: M.mv(_c(M, (0, 48), d), _c(M, (48,), d, 1)),
+    "mv_k0": lambda M, d: M.mv(_c(M, (5, 0), d), _c(M, (0,), d, 1)),
+    "mv_out_strided": lambda M, d: M.mv(_c(M, (64, 48), d), _c(M, (48,), d, 1),
+                                        out=M.zeros(128, dtype=getattr(M, d))[::2]),
+    "addmv_beta0_nan": lambda M, d: M.addmv(_nan_self(M, (64,), d), _c(M, (64, 48), d), _c(M, (48,), d, 1), beta=0),
+    "addmv_coefs": lambda M, d: M.addmv(_c(M, (64,), d, 2), _c(M, (48, 64), d).mT, _c(M, (48,), d, 1),
+                                        beta=0.5, alpha=2 - 1j),
+    "addmv_complex_beta": lambda M, d: M.addmv(_c(M, (1,), d, 2), _c(M, (64, 48), d), _c(M, (96,), d, 1)[::2],
+                                               beta=1j),
+    "addmv_inplace_nan_beta0": lambda M, d: _nan_self(M, (64,), d).addmv_(_c(M, (64, 48), d), _c(M, (48,), d, 1),
+                                                                          beta=0.0),
+    # dot / vdot: cdotu / cdotc and the loop for strides BLAS does not take
+    "dot": lambda M, d: M.dot(_c(M, (300,), d), _c(M, (300,), d, 1)),
+    "dot_strided": lambda M, d: M.dot(_c(M, (600,), d)[::2], _c(M, (900,), d, 1)[::3]),
+    "dot_expanded": lambda M, d: M.dot(_c(M, (1,), d).expand(300), _c(M, (300,), d, 1)),
+    "vdot": lambda M, d: M.vdot(_c(M, (300,), d), _c(M, (300,), d, 1)),
+    "vdot_strided": lambda M, d: M.vdot(_c(M, (600,), d)[1::2], _c(M, (300,), d, 1)),
+    "vdot_empty": lambda M, d: M.vdot(_c(M, (0,), d), _c(M, (0,), d, 1)),
+}
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(PRODUCT_CASES))
+def test_products_layouts(name, dtype):
+    fn = PRODUCT_CASES[name]
+    tol = 1e-4 if dtype == "complex64" else 1e-10
+    assert_same_outcome(lambda: fn(P, dtype), lambda: fn(T, dtype), tol, tol, message=True)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["mm", "mm_a_t", "mm_out_col_major", "mm_inner_stride", "mv", "mv_t",
+                                  "bmm_many_batches", "bmm_t"])
+def test_products_threaded(name, dtype):
+    """The larger products split across two threads (Note [GEMM threading], blas_gemv's split) and the batch loop
+    in parallel (Note [Batch parallelism])"""
+    big = {"mm": lambda M, d: M.mm(_c(M, (160, 96), d), _c(M, (96, 144), d, 1)),
+           "mm_a_t": lambda M, d: M.mm(_c(M, (96, 160), d).mT, _c(M, (96, 144), d, 1)),
+           "mm_out_col_major": lambda M, d: M.mm(_c(M, (160, 96), d), _c(M, (96, 144), d, 1),
+                                                 out=M.empty(144, 160, dtype=getattr(M, d)).mT),
+           "mm_inner_stride": lambda M, d: M.mm(_c(M, (160, 192), d)[:, ::2], _c(M, (96, 144), d, 1)),
+           "mv": lambda M, d: M.mv(_c(M, (600, 500), d), _c(M, (500,), d, 1)),
+           "mv_t": lambda M, d: M.mv(_c(M, (500, 600), d).mT, _c(M, (500,), d, 1))}
+    fn = big.get(name, PRODUCT_CASES[name])
+    tol = 1e-4 if dtype == "complex64" else 1e-10
+    saved = P.get_num_threads()
+    P.set_num_threads(2)
+    try:
+        assert_same_outcome(lambda: fn(P, dtype), lambda: fn(T, dtype), tol, tol, message=True)
+    finally:
+        P.set_num_threads(saved)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # frombuffer's note on a non-writable buffer (none here)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_products_misaligned_data(dtype):
+    """A complex tensor over a buffer that starts half an element off its natural alignment (frombuffer with an
+    offset) is packed before OpenBLAS's c/z kernels see it (Note [BLAS dtypes]); torch 2.13 itself crashes on mm of
+    such a complex128 tensor, so numpy is the oracle here."""
+    npdt = np.complex64 if dtype == "complex64" else np.complex128
+    isz, n = np.dtype(npdt).itemsize, 40
+    half = isz // 2
+    vals = _cplx((n * n,), 3).astype(npdt)
+    buf = bytearray(half) + bytearray(vals.tobytes())
+    c = P.frombuffer(buf, dtype=getattr(P, dtype), offset=half, count=n * n).view(n, n)
+    assert c.data_ptr() % isz != 0
+    a = vals.reshape(n, n)
+    tol = 1e-4 if dtype == "complex64" else 1e-11
+    out = P.frombuffer(bytearray(half + n * n * isz), dtype=getattr(P, dtype), offset=half, count=n * n).view(n, n)
+    got = {"mm": (c @ c).numpy(), "mm_t": (c.mT @ c).numpy(), "mv": P.mv(c, c[0]).numpy(),
+           "row": (c[:1] @ c).numpy(), "dot": (c[:1] @ c[:, 1:2]).numpy(), "vdot": P.vdot(c[0], c[1]).numpy(),
+           "addmm": P.addmm(c, c, c, beta=0.5, alpha=1j).numpy(), "out": P.mm(c, c, out=out).numpy()}
+    want = {"mm": a @ a, "mm_t": a.T @ a, "mv": a @ a[0], "row": a[:1] @ a, "dot": a[:1] @ a[:, 1:2],
+            "vdot": np.vdot(a[0], a[1]), "addmm": 0.5 * a + 1j * (a @ a), "out": a @ a}
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=tol, atol=tol * n, err_msg=k)
+    assert out.data_ptr() % isz != 0

@@ -2,11 +2,11 @@
  *
  * Layers, bottom up:
  *   1. GEMM core (GIL-free): gemm_run() computes C = alpha * A @ B + beta * C over a
- *      batch of strided matrices. float32/float64 go to OpenBLAS with transposes read
- *      from the strides (Note [GEMM layouts]); float16/bfloat16 are widened to float32
- *      around sgemm; integral dtypes (and everything in a build without OpenBLAS, and
- *      tiny products) use a blocked loop (Note [Blocked fallback GEMM], one instance of
- *      gemm_naive_impl.h per dtype). Batches of small matrices run in parallel over the
+ *      batch of strided matrices. float32/float64 and complex64/complex128 go to OpenBLAS
+ *      (s/d/c/z, Note [BLAS dtypes]) with transposes read from the strides (Note [GEMM
+ *      layouts]); float16/bfloat16 are widened to float32 around sgemm; integral dtypes
+ *      (and everything in a build without OpenBLAS, and tiny products) use a blocked loop
+ *      (Note [Blocked fallback GEMM], one instance of gemm_naive_impl.h per dtype). Batches of small matrices run in parallel over the
  *      batch (Note [Batch parallelism]). The strided dot kernel sits beside it.
  *   2. pct_la_run_gemm(): the tensor-level entry the product ops share.
  *   3. mm/addmm and bmm/baddbmm, following the checks of their ATen counterparts
@@ -172,6 +172,19 @@ void pct_blas_init(void) { pthread_once(&blas_once, blas_init_once); }
 #define GEMM_LOAD (double)
 #define GEMM_STORE (double)
 #include "gemm_naive_impl.h"
+/* complex: products too small for BLAS, data whose sizes exceed BLAS's int, builds without OpenBLAS */
+#define GEMM_NAME ComplexFloat
+#define GEMM_T pct_cfloat
+#define GEMM_ACC pct_cfloat
+#define GEMM_LOAD (pct_cfloat)
+#define GEMM_STORE (pct_cfloat)
+#include "gemm_naive_impl.h"
+#define GEMM_NAME ComplexDouble
+#define GEMM_T pct_cdouble
+#define GEMM_ACC pct_cdouble
+#define GEMM_LOAD (pct_cdouble)
+#define GEMM_STORE (pct_cdouble)
+#include "gemm_naive_impl.h"
 
 typedef struct gemm_one_args {
     int dtype;
@@ -198,6 +211,12 @@ static int naive_gemm(const gemm_one_args *g, bool parallel)
     case PCT_BFLOAT16: return naive_gemm_BFloat16(PCT_NAIVE_ARGS, (float)g->alpha.d, (float)g->beta.d, bz, PCT_NAIVE_PTRS);
     case PCT_FLOAT32: return naive_gemm_Float(PCT_NAIVE_ARGS, (float)g->alpha.d, (float)g->beta.d, bz, PCT_NAIVE_PTRS);
     case PCT_FLOAT64: return naive_gemm_Double(PCT_NAIVE_ARGS, g->alpha.d, g->beta.d, bz, PCT_NAIVE_PTRS);
+    case PCT_COMPLEX64:
+        return naive_gemm_ComplexFloat(PCT_NAIVE_ARGS, (pct_cfloat)pct_cdouble_of(g->alpha.d, g->alpha.im),
+                                       (pct_cfloat)pct_cdouble_of(g->beta.d, g->beta.im), bz, PCT_NAIVE_PTRS);
+    case PCT_COMPLEX128:
+        return naive_gemm_ComplexDouble(PCT_NAIVE_ARGS, pct_cdouble_of(g->alpha.d, g->alpha.im),
+                                        pct_cdouble_of(g->beta.d, g->beta.im), bz, PCT_NAIVE_PTRS);
     default: return -1;
     }
 #undef PCT_NAIVE_ARGS
@@ -205,6 +224,47 @@ static int naive_gemm(const gemm_one_args *g, bool parallel)
 }
 
 #ifdef PCT_HAVE_OPENBLAS
+/* Note [BLAS dtypes]
+ * The four dtypes OpenBLAS multiplies natively share one path: float32 / float64 (s, d) and complex64 / complex128
+ * (c, z). Everything below (layout choice, packing, gemv for a vector operand, the threading split) is written once
+ * over the dtype; only the innermost calls (gemm_call, gemv_call, the dot of a 1 x 1 product) switch on it. Complex
+ * alpha / beta go to c/z by address as (re, im) pairs. Complex data must be naturally aligned for OpenBLAS's c/z
+ * kernels (a complex view of a real tensor may start half an element off): an operand whose address is not a
+ * multiple of its item size is packed like an operand of unsupported strides.
+ * What stays off BLAS, and why: products of at most GEMM_SMALL multiply-adds (the call costs more than the loop),
+ * sizes or leading dimensions past BLAS's int, and a build without OpenBLAS run the blocked loop; a 1 x 1 product
+ * whose vectors have stride 0 or past int runs it too (dot takes no other layout). Every other layout reaches BLAS,
+ * packed first where its strides are not a row-major or transposed matrix with a leading dimension (broadcast
+ * stride 0, a sliced inner dimension, a negative stride). CblasConjTrans has no caller: pyctorch's conj() is
+ * conj_physical (no lazy conjugate bit, is_conj() is False, pyctorch/_composites.py), so a conjugate operand is
+ * always plain data by the time it gets here. */
+typedef struct blas_coef {
+    double re, im;
+} blas_coef;
+
+static bool blas_dtype(int dtype)
+{
+    return dtype == PCT_FLOAT32 || dtype == PCT_FLOAT64 || dtype == PCT_COMPLEX64 || dtype == PCT_COMPLEX128;
+}
+
+static bool blas_aligned(const void *p, int isz) { return ((uintptr_t)p & (uintptr_t)(isz - 1)) == 0; }
+
+/* pct_gemm_layout for a BLAS operand: also false for data the c/z kernels cannot read (Note [BLAS dtypes]) */
+static bool blas_layout(const void *p, int isz, int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans,
+                        int64_t *ld)
+{
+    return blas_aligned(p, isz) && pct_gemm_layout(rows, cols, rs, cs, trans, ld);
+}
+
+static inline void copy_item(char *d, const char *s, int isz)
+{
+    switch (isz) { /* constant sizes: memcpy becomes one move, safe at any alignment */
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    default: memcpy(d, s, 16); break;
+    }
+}
+
 /* Note [GEMM layouts] (gemm.h): the output decides the orientation: a column-major C is computed as C^T = B^T A^T,
  * so nothing is ever transposed by copy when any orientation fits. */
 static void pack_matrix(void *dst, const char *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int itemsize)
@@ -213,48 +273,56 @@ static void pack_matrix(void *dst, const char *src, int64_t rows, int64_t cols, 
         const char *s = src + i * rs * itemsize;
         char *d = (char *)dst + i * cols * itemsize;
         if (cs == 1) { memcpy(d, s, (size_t)(cols * itemsize)); continue; }
-        if (itemsize == 4)
-            for (int64_t j = 0; j < cols; j++) ((float *)d)[j] = *(const float *)(s + j * cs * 4);
-        else
-            for (int64_t j = 0; j < cols; j++) ((double *)d)[j] = *(const double *)(s + j * cs * 8);
+        for (int64_t j = 0; j < cols; j++) copy_item(d + j * itemsize, s + j * cs * itemsize, itemsize);
     }
 }
 
-static void gemv_call(bool dbl, bool trans, int64_t rows, int64_t cols, double alpha, const char *mat, int64_t ld,
-                      const char *x, int64_t incx, double beta, char *y, int64_t incy)
+static void gemv_call(int dtype, bool trans, int64_t rows, int64_t cols, blas_coef alpha, const char *mat, int64_t ld,
+                      const char *x, int64_t incx, blas_coef beta, char *y, int64_t incy)
 {
-    enum CBLAS_TRANSPOSE tr = trans ? CblasTrans : CblasNoTrans;
-    if (dbl)
-        cblas_dgemv(CblasRowMajor, tr, (int)rows, (int)cols, alpha, (const double *)mat, (int)ld, (const double *)x,
-                    (int)incx, beta, (double *)y, (int)incy);
-    else
-        cblas_sgemv(CblasRowMajor, tr, (int)rows, (int)cols, (float)alpha, (const float *)mat, (int)ld,
-                    (const float *)x, (int)incx, (float)beta, (float *)y, (int)incy);
+    const enum CBLAS_TRANSPOSE tr = trans ? CblasTrans : CblasNoTrans;
+    switch (dtype) {
+    case PCT_FLOAT64:
+        cblas_dgemv(CblasRowMajor, tr, (int)rows, (int)cols, alpha.re, (const double *)mat, (int)ld, (const double *)x,
+                    (int)incx, beta.re, (double *)y, (int)incy);
+        break;
+    case PCT_FLOAT32:
+        cblas_sgemv(CblasRowMajor, tr, (int)rows, (int)cols, (float)alpha.re, (const float *)mat, (int)ld,
+                    (const float *)x, (int)incx, (float)beta.re, (float *)y, (int)incy);
+        break;
+    case PCT_COMPLEX64: {
+        const float al[2] = {(float)alpha.re, (float)alpha.im}, be[2] = {(float)beta.re, (float)beta.im};
+        cblas_cgemv(CblasRowMajor, tr, (int)rows, (int)cols, al, mat, (int)ld, x, (int)incx, be, y, (int)incy);
+        break;
+    }
+    default: {
+        const double al[2] = {alpha.re, alpha.im}, be[2] = {beta.re, beta.im};
+        cblas_zgemv(CblasRowMajor, tr, (int)rows, (int)cols, al, mat, (int)ld, x, (int)incx, be, y, (int)incy);
+        break;
+    }
+    }
 }
 
 /* y = op(M) x through gemv. M is rows x cols row-major with leading dimension ld;
  * trans: y[cols] = M^T x[rows], else y[rows] = M x[cols]. Vector strides in elements.
  * With nt > 1 threads, y is split into blocks, one single-threaded gemv each. */
-static int blas_gemv(bool dbl, bool trans, int64_t rows, int64_t cols, double alpha, const char *mat, int64_t ld,
-                     const char *x, int64_t incx, double beta, bool beta_zero, char *y, int64_t incy, int nt)
+static int blas_gemv(int dtype, bool trans, int64_t rows, int64_t cols, blas_coef alpha, const char *mat, int64_t ld,
+                     const char *x, int64_t incx, blas_coef beta, bool beta_zero, char *y, int64_t incy, int nt)
 {
-    const int isz = dbl ? 8 : 4;
+    const int isz = pct_dtype_itemsize[dtype];
     const int64_t xlen = trans ? rows : cols, ylen = trans ? cols : rows;
     void *xbuf = NULL;
     if (xlen == 1) incx = 1;
     if (ylen == 1) incy = 1;
-    if (incx == 0 || incx > INT32_MAX) {
+    if (incx == 0 || incx > INT32_MAX || !blas_aligned(x, isz)) {
         if (!(xbuf = malloc((size_t)(xlen * isz)))) return -1;
         pack_matrix(xbuf, x, xlen, 1, incx, 1, isz);
         x = xbuf;
         incx = 1;
     }
     if (beta_zero) { /* beta == 0 must ignore y (NaN included), whatever scal does */
-        for (int64_t i = 0; i < ylen; i++) {
-            if (dbl) *(double *)(y + i * incy * 8) = 0.0;
-            else *(float *)(y + i * incy * 4) = 0.0f;
-        }
-        beta = 0.0;
+        for (int64_t i = 0; i < ylen; i++) memset(y + i * incy * isz, 0, (size_t)isz);
+        beta = (blas_coef){0.0, 0.0};
     }
     if (nt > 1 && rows * cols >= GEMV_SPLIT_MIN && ylen >= 64) {
 PCT_OMP(omp parallel num_threads(nt))
@@ -268,8 +336,8 @@ PCT_OMP(omp parallel num_threads(nt))
             const int64_t y0 = id * chunk, y1 = imin(ylen, y0 + chunk);
             if (y0 < y1) {
                 char *yb = y + y0 * incy * isz;
-                if (trans) gemv_call(dbl, true, rows, y1 - y0, alpha, mat + y0 * isz, ld, x, incx, beta, yb, incy);
-                else gemv_call(dbl, false, y1 - y0, cols, alpha, mat + y0 * ld * isz, ld, x, incx, beta, yb, incy);
+                if (trans) gemv_call(dtype, true, rows, y1 - y0, alpha, mat + y0 * isz, ld, x, incx, beta, yb, incy);
+                else gemv_call(dtype, false, y1 - y0, cols, alpha, mat + y0 * ld * isz, ld, x, incx, beta, yb, incy);
             }
         }
     } else {
@@ -279,7 +347,7 @@ PCT_OMP(omp parallel num_threads(nt))
         const int saved = omp_in_parallel() ? 1 : omp_get_max_threads();
         if (saved > 1) omp_set_num_threads(1);
 #endif
-        gemv_call(dbl, trans, rows, cols, alpha, mat, ld, x, incx, beta, y, incy);
+        gemv_call(dtype, trans, rows, cols, alpha, mat, ld, x, incx, beta, y, incy);
 #ifdef _OPENMP
         if (saved > 1) omp_set_num_threads(saved);
 #endif
@@ -296,24 +364,40 @@ PCT_OMP(omp parallel num_threads(nt))
  * 10-20% faster for 128..512-sized products and much steadier when the cores are
  * shared with other processes; each block packs its own panel of the other operand,
  * which costs about 2/M of the work. */
-static void gemm_call(bool dbl, bool at, bool bt, int64_t m, int64_t n, int64_t k, double alpha, const char *a,
-                      int64_t lda, const char *b, int64_t ldb, double beta, char *c, int64_t ldc)
+static void gemm_call(int dtype, bool at, bool bt, int64_t m, int64_t n, int64_t k, blas_coef alpha, const char *a,
+                      int64_t lda, const char *b, int64_t ldb, blas_coef beta, char *c, int64_t ldc)
 {
-    if (dbl)
-        cblas_dgemm(CblasRowMajor, at ? CblasTrans : CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, alpha, (const double *)a, (int)lda, (const double *)b, (int)ldb, beta, (double *)c, (int)ldc);
-    else
-        cblas_sgemm(CblasRowMajor, at ? CblasTrans : CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, (float)alpha, (const float *)a, (int)lda, (const float *)b, (int)ldb, (float)beta,
-                    (float *)c, (int)ldc);
+    const enum CBLAS_TRANSPOSE ta = at ? CblasTrans : CblasNoTrans, tb = bt ? CblasTrans : CblasNoTrans;
+    switch (dtype) {
+    case PCT_FLOAT64:
+        cblas_dgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, alpha.re, (const double *)a, (int)lda,
+                    (const double *)b, (int)ldb, beta.re, (double *)c, (int)ldc);
+        break;
+    case PCT_FLOAT32:
+        cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, (float)alpha.re, (const float *)a, (int)lda,
+                    (const float *)b, (int)ldb, (float)beta.re, (float *)c, (int)ldc);
+        break;
+    case PCT_COMPLEX64: {
+        const float al[2] = {(float)alpha.re, (float)alpha.im}, be[2] = {(float)beta.re, (float)beta.im};
+        cblas_cgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, al, a, (int)lda, b, (int)ldb, be, c, (int)ldc);
+        break;
+    }
+    default: {
+        const double al[2] = {alpha.re, alpha.im}, be[2] = {beta.re, beta.im};
+        cblas_zgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, al, a, (int)lda, b, (int)ldb, be, c, (int)ldc);
+        break;
+    }
+    }
 }
 
-static void gemm_split(bool dbl, bool at, bool bt, int64_t m, int64_t n, int64_t k, double alpha, const char *a,
-                       int64_t lda, const char *b, int64_t ldb, double beta, char *c, int64_t ldc, int nt)
+static void gemm_split(int dtype, bool at, bool bt, int64_t m, int64_t n, int64_t k, blas_coef alpha, const char *a,
+                       int64_t lda, const char *b, int64_t ldb, blas_coef beta, char *c, int64_t ldc, int nt)
 {
-    const int isz = dbl ? 8 : 4;
-    if (nt <= 1 || m * n * k <= GEMM_SPLIT_MIN || imax(m, n) < 32) {
-        gemm_call(dbl, at, bt, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    const int isz = pct_dtype_itemsize[dtype];
+    /* a complex multiply-add is four real ones: the threshold counts real flops */
+    const int64_t work = m * n * k * (pct_dtype_is_complex(dtype) ? 4 : 1);
+    if (nt <= 1 || work <= GEMM_SPLIT_MIN || imax(m, n) < 32) {
+        gemm_call(dtype, at, bt, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     const bool by_rows = m >= n;
@@ -329,21 +413,60 @@ PCT_OMP(omp parallel num_threads(nt))
         const int64_t s0 = id * chunk, s1 = imin(len, s0 + chunk);
         if (s0 < s1) {
             if (by_rows) /* rows s0..s1 of A and C */
-                gemm_call(dbl, at, bt, s1 - s0, n, k, alpha, a + (at ? s0 : s0 * lda) * isz, lda, b, ldb, beta,
+                gemm_call(dtype, at, bt, s1 - s0, n, k, alpha, a + (at ? s0 : s0 * lda) * isz, lda, b, ldb, beta,
                           c + s0 * ldc * isz, ldc);
             else         /* columns s0..s1 of B and C */
-                gemm_call(dbl, at, bt, m, s1 - s0, k, alpha, a, lda, b + (bt ? s0 * ldb : s0) * isz, ldb, beta,
+                gemm_call(dtype, at, bt, m, s1 - s0, k, alpha, a, lda, b + (bt ? s0 * ldb : s0) * isz, ldb, beta,
                           c + s0 * isz, ldc);
         }
     }
 }
 
-/* float32 / float64 through BLAS; -1 when out of memory. */
+/* The 1 x 1 product of a row of A and a column of B: c = alpha * dot + beta * c (c not read when beta is zero). The
+ * caller has checked that the strides fit BLAS. */
+static void blas_dot_one(const gemm_one_args *g, int64_t incx, int64_t incy)
+{
+    const int k = (int)g->k;
+    switch (g->dtype) {
+    case PCT_FLOAT64: {
+        const double r = cblas_ddot(k, (const double *)g->a, (int)incx, (const double *)g->b, (int)incy);
+        *(double *)g->c = g->alpha.d * r + (g->beta.zero ? 0.0 : g->beta.d * *(double *)g->c);
+        break;
+    }
+    case PCT_FLOAT32: {
+        const float r = cblas_sdot(k, (const float *)g->a, (int)incx, (const float *)g->b, (int)incy);
+        *(float *)g->c = (float)g->alpha.d * r + (g->beta.zero ? 0.0f : (float)g->beta.d * *(float *)g->c);
+        break;
+    }
+    default: { /* complex: the sum in the dtype's precision, alpha and beta applied in double */
+        double r[2] = {0, 0}, cr = 0, ci = 0;
+        if (g->dtype == PCT_COMPLEX64) {
+            float rf[2];
+            cblas_cdotu_sub(k, g->a, (int)incx, g->b, (int)incy, rf);
+            r[0] = rf[0];
+            r[1] = rf[1];
+        } else {
+            cblas_zdotu_sub(k, g->a, (int)incx, g->b, (int)incy, r);
+        }
+        const pct_cdouble al = pct_cdouble_of(g->alpha.d, g->alpha.im), be = pct_cdouble_of(g->beta.d, g->beta.im);
+        pct_cdouble v = al * pct_cdouble_of(r[0], r[1]);
+        if (!g->beta.zero) {
+            pct_load_as_complex(g->c, g->dtype, &cr, &ci);
+            v += be * pct_cdouble_of(cr, ci);
+        }
+        pct_store_complex(g->c, g->dtype, __real__ v, __imag__ v);
+        break;
+    }
+    }
+}
+
+/* float32 / float64 / complex64 / complex128 through BLAS (Note [BLAS dtypes]); -1 when out of memory. */
 static int blas_gemm(const gemm_one_args *g, int nt)
 {
-    const bool dbl = g->dtype == PCT_FLOAT64;
-    const int isz = dbl ? 8 : 4;
-    const double alpha = g->alpha.d, beta = g->beta.zero ? 0.0 : g->beta.d;
+    const int dtype = g->dtype;
+    const int isz = pct_dtype_itemsize[dtype];
+    const blas_coef alpha = {g->alpha.d, g->alpha.im};
+    const blas_coef beta = g->beta.zero ? (blas_coef){0.0, 0.0} : (blas_coef){g->beta.d, g->beta.im};
     int64_t m = g->m, n = g->n, k = g->k;
     const char *a = g->a, *b = g->b;
     int64_t ars = g->ars, acs = g->acs, brs = g->brs, bcs = g->bcs;
@@ -351,42 +474,42 @@ static int blas_gemm(const gemm_one_args *g, int nt)
     int rc = -1;
     bool ct, at, bt;
     int64_t ldc, lda, ldb;
+    const bool c_aligned = blas_aligned(g->c, isz);
 
     /* vector cases: gemv is several times faster than gemm with a dimension of 1 */
-    if (n == 1 && (m == 1 || (g->crs != 0 && g->crs <= INT32_MAX))) {
+    if (c_aligned && n == 1 && (m == 1 || (g->crs != 0 && g->crs <= INT32_MAX))) {
         if (m == 1) { /* dot */
+            const int64_t incx = k == 1 ? 1 : acs, incy = k == 1 ? 1 : brs;
             if (k > 1 && (acs == 0 || brs == 0 || acs > INT32_MAX || brs > INT32_MAX)) return naive_gemm(g, false);
-            double r = dbl ? cblas_ddot((int)k, (const double *)a, k == 1 ? 1 : (int)acs, (const double *)b, k == 1 ? 1 : (int)brs)
-                           : (double)cblas_sdot((int)k, (const float *)a, k == 1 ? 1 : (int)acs, (const float *)b, k == 1 ? 1 : (int)brs);
-            if (dbl) *(double *)g->c = alpha * r + (g->beta.zero ? 0.0 : beta * *(double *)g->c);
-            else *(float *)g->c = (float)alpha * (float)r + (g->beta.zero ? 0.0f : (float)beta * *(float *)g->c);
+            if (!blas_aligned(a, isz) || !blas_aligned(b, isz)) return naive_gemm(g, false);
+            blas_dot_one(g, incx, incy);
             return 0;
         }
-        if (!pct_gemm_layout(m, k, ars, acs, &at, &lda)) {
+        if (!blas_layout(a, isz, m, k, ars, acs, &at, &lda)) {
             if (!(abuf = malloc((size_t)(m * k * isz)))) return -1;
             pack_matrix(abuf, a, m, k, ars, acs, isz);
             a = abuf; at = false; lda = imax(k, 1);
         }
-        rc = at ? blas_gemv(dbl, true, k, m, alpha, a, lda, b, brs, beta, g->beta.zero, g->c, g->crs, nt)
-                : blas_gemv(dbl, false, m, k, alpha, a, lda, b, brs, beta, g->beta.zero, g->c, g->crs, nt);
+        rc = at ? blas_gemv(dtype, true, k, m, alpha, a, lda, b, brs, beta, g->beta.zero, g->c, g->crs, nt)
+                : blas_gemv(dtype, false, m, k, alpha, a, lda, b, brs, beta, g->beta.zero, g->c, g->crs, nt);
         free(abuf);
         return rc;
     }
-    if (m == 1 && g->ccs != 0 && g->ccs <= INT32_MAX) {
-        if (!pct_gemm_layout(k, n, brs, bcs, &bt, &ldb)) {
+    if (c_aligned && m == 1 && g->ccs != 0 && g->ccs <= INT32_MAX) {
+        if (!blas_layout(b, isz, k, n, brs, bcs, &bt, &ldb)) {
             if (!(bbuf = malloc((size_t)(k * n * isz)))) return -1;
             pack_matrix(bbuf, b, k, n, brs, bcs, isz);
             b = bbuf; bt = false; ldb = imax(n, 1);
         }
         /* y[n] = B^T x: B stored row-major (k x n) is Trans; stored transposed (n x k) is NoTrans */
-        rc = bt ? blas_gemv(dbl, false, n, k, alpha, b, ldb, a, acs, beta, g->beta.zero, g->c, g->ccs, nt)
-                : blas_gemv(dbl, true, k, n, alpha, b, ldb, a, acs, beta, g->beta.zero, g->c, g->ccs, nt);
+        rc = bt ? blas_gemv(dtype, false, n, k, alpha, b, ldb, a, acs, beta, g->beta.zero, g->c, g->ccs, nt)
+                : blas_gemv(dtype, true, k, n, alpha, b, ldb, a, acs, beta, g->beta.zero, g->c, g->ccs, nt);
         free(bbuf);
         return rc;
     }
 
-    if (!dbl && pct_gemm_f32_available()) { /* Note [float32 GEMM] in gemm_f32.c */
-        const float fa = (float)alpha, fb = (float)beta;
+    if (dtype == PCT_FLOAT32 && pct_gemm_f32_available()) { /* Note [float32 GEMM] in gemm_f32.c */
+        const float fa = (float)alpha.re, fb = (float)beta.re;
         const float *fa_ = (const float *)a, *fb_ = (const float *)b;
         /* a column-major C is computed as C^T = B^T A^T so that tiles store rows */
         rc = g->ccs != 1 && g->crs == 1
@@ -399,7 +522,7 @@ static int blas_gemm(const gemm_one_args *g, int nt)
 
     /* orient by C: a column-major C is computed as C^T = B^T A^T */
     char *cc = g->c;
-    if (!pct_gemm_layout(m, n, g->crs, g->ccs, &ct, &ldc)) {
+    if (!blas_layout(g->c, isz, m, n, g->crs, g->ccs, &ct, &ldc)) {
         if (!(cbuf = malloc((size_t)(m * n * isz)))) goto done;
         if (!g->beta.zero) pack_matrix(cbuf, g->c, m, n, g->crs, g->ccs, isz);
         cc = cbuf;
@@ -413,24 +536,22 @@ static int blas_gemm(const gemm_one_args *g, int nt)
         ars = bcs; acs = brs;
         brs = s1; bcs = s0;
     }
-    if (!pct_gemm_layout(m, k, ars, acs, &at, &lda)) {
+    if (!blas_layout(a, isz, m, k, ars, acs, &at, &lda)) {
         if (!(abuf = malloc((size_t)(m * k * isz)))) goto done;
         pack_matrix(abuf, a, m, k, ars, acs, isz);
         a = abuf; at = false; lda = imax(k, 1);
     }
-    if (!pct_gemm_layout(k, n, brs, bcs, &bt, &ldb)) {
+    if (!blas_layout(b, isz, k, n, brs, bcs, &bt, &ldb)) {
         if (!(bbuf = malloc((size_t)(k * n * isz)))) goto done;
         pack_matrix(bbuf, b, k, n, brs, bcs, isz);
         b = bbuf; bt = false; ldb = imax(n, 1);
     }
-    gemm_split(dbl, at, bt, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc, nt);
+    gemm_split(dtype, at, bt, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc, nt);
     if (cbuf) { /* scatter the contiguous result into the strided C */
         const int64_t om = g->m, on = g->n;
         for (int64_t i = 0; i < om; i++)
-            for (int64_t j = 0; j < on; j++) {
-                if (dbl) *(double *)(g->c + (i * g->crs + j * g->ccs) * 8) = ((double *)cbuf)[i * on + j];
-                else *(float *)(g->c + (i * g->crs + j * g->ccs) * 4) = ((float *)cbuf)[i * on + j];
-            }
+            for (int64_t j = 0; j < on; j++)
+                copy_item(g->c + (i * g->crs + j * g->ccs) * isz, (const char *)cbuf + (i * on + j) * isz, isz);
     }
     rc = 0;
 done:
@@ -496,7 +617,7 @@ static int gemm_one(const gemm_one_args *g, bool parallel)
     bool dims_ok = g->m <= INT32_MAX && g->n <= INT32_MAX && g->k <= INT32_MAX;
     if (dims_ok && g->m * g->n * g->k > GEMM_SMALL) {
         const int nt = parallel ? num_threads() : 1;
-        if (g->dtype == PCT_FLOAT32 || g->dtype == PCT_FLOAT64) return blas_gemm(g, nt);
+        if (blas_dtype(g->dtype)) return blas_gemm(g, nt);
         if (g->dtype == PCT_FLOAT16 || g->dtype == PCT_BFLOAT16) return blas_gemm_reduced(g, nt);
     }
 #endif
@@ -532,6 +653,11 @@ static void gemm_scale_c(const gemm_one_args *g)
             char *p = g->c + (i * g->crs + j * g->ccs) * pct_dtype_itemsize[g->dtype];
             if (g->beta.zero) {
                 memset(p, 0, (size_t)pct_dtype_itemsize[g->dtype]);
+            } else if (pct_dtype_is_complex(g->dtype)) {
+                double re, im;
+                pct_load_as_complex(p, g->dtype, &re, &im);
+                const pct_cdouble v = pct_cdouble_of(g->beta.d, g->beta.im) * pct_cdouble_of(re, im);
+                pct_store_complex(p, g->dtype, __real__ v, __imag__ v);
             } else if (pct_dtype_is_floating(g->dtype)) {
                 pct_store_double(p, g->dtype, pct_load_as_double(p, g->dtype) * g->beta.d);
             } else {
@@ -687,56 +813,6 @@ void pct_la_dot_kernel(int dtype, int64_t n, const char *x, int64_t sx, const ch
 /* 2. the tensor-level GEMM                                                              */
 /* ------------------------------------------------------------------------------------ */
 
-/* pct_la_run_gemm of complex tensors (blas_complex.c packs every operand, so an overlap of C with an input is
- * harmless only when C is written after A and B are read: it is, one batch element at a time, unless C overlaps the
- * inputs of a later element, so an overlapping C goes through a temporary as the real path's does). */
-static int complex_gemm(pct_tensor *c, const int64_t *c_bs, int64_t crs, int64_t ccs,
-                        pct_tensor *a, const int64_t *a_bs, int64_t ars, int64_t acs,
-                        pct_tensor *b, const int64_t *b_bs, int64_t brs, int64_t bcs,
-                        int nb, const int64_t *bsize, int64_t m, int64_t n, int64_t k, coef alpha, coef beta)
-{
-    if (a->dtype != c->dtype || b->dtype != c->dtype) {
-        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[c->dtype],
-                  pct_dtype_cpp_name[a->dtype != c->dtype ? a->dtype : b->dtype]);
-        return -1;
-    }
-    const pct_cdouble al = pct_cdouble_of(alpha.d, alpha.im), be = pct_cdouble_of(beta.d, beta.im);
-    const bool overlap = shares_storage(c, a) || shares_storage(c, b);
-    int64_t shape[PCT_MAX_DIMS], st[PCT_MAX_DIMS];
-    for (int d = 0; d < nb; d++) { shape[d] = bsize[d]; st[d] = c_bs[d]; }
-    shape[nb] = m; shape[nb + 1] = n;
-    st[nb] = crs; st[nb + 1] = ccs;
-    pct_tensor *cv = NULL, *tmp = NULL;
-    char *cd = pct_tensor_data(c);
-    int64_t tb[PCT_MAX_DIMS], trs = crs, tcs = ccs;
-    memcpy(tb, c_bs, sizeof(int64_t) * (size_t)nb);
-    int rc = -1;
-    if (overlap) {
-        if (!(cv = pct_tensor_view_of(c, nb + 2, shape, st, c->offset))) goto done;
-        if (!(tmp = pct_tensor_empty(nb + 2, shape, c->dtype, PCT_CPU, -1))) goto done;
-        if (!beta.zero && pct_copy_(tmp, cv) < 0) goto done;
-        pct_contiguous_strides(nb + 2, shape, st);
-        memcpy(tb, st, sizeof(int64_t) * (size_t)nb);
-        trs = st[nb];
-        tcs = st[nb + 1];
-        cd = pct_tensor_data(tmp);
-    }
-    PCT_NOGIL_BEGIN
-    rc = pct_complex_gemm_strided(c->dtype, cd, tb, trs, tcs, pct_tensor_data(a), a_bs, ars, acs, pct_tensor_data(b), b_bs,
-                                  brs, bcs, nb, bsize, m, n, k, al, be, beta.zero);
-    PCT_NOGIL_END
-    if (rc < 0) {
-        pct_error_nomem();
-        goto done;
-    }
-    rc = overlap ? pct_copy_(cv, tmp) : 0;
-    pct_tensor_bump_version(c);
-done:
-    PCT_XDECREF(cv);
-    PCT_XDECREF(tmp);
-    return rc;
-}
-
 /* C[batch..., m, n] = alpha * A @ B + beta * C over tensors read with explicit strides
  * (elements; batch strides 0 for broadcast operands). When C shares memory with an
  * input the product goes through a temporary. 0, or -1 with an exception. */
@@ -747,8 +823,11 @@ int pct_la_run_gemm(pct_tensor *c, const int64_t *c_bs, int64_t crs, int64_t ccs
 {
     if (c->device_type != PCT_CPU) /* Note [Device GEMM] */
         return pct_la_device_gemm(c, c_bs, crs, ccs, a, a_bs, ars, acs, b, b_bs, brs, bcs, nb, bsize, m, n, k, alpha, beta);
-    if (pct_dtype_is_complex(c->dtype)) return complex_gemm(c, c_bs, crs, ccs, a, a_bs, ars, acs, b, b_bs, brs, bcs, nb,
-                                                            bsize, m, n, k, alpha, beta);
+    if (a->dtype != c->dtype || b->dtype != c->dtype) { /* the callers check first: an internal slip must not misread */
+        pct_error(PCT_ERR_RUNTIME, "expected scalar type %s but found %s", pct_dtype_cpp_name[c->dtype],
+                  pct_dtype_cpp_name[a->dtype != c->dtype ? a->dtype : b->dtype]);
+        return -1;
+    }
     gemm_desc g;
     g.dtype = c->dtype;
     g.nb = nb;
@@ -896,40 +975,6 @@ fail:
     return NULL;
 }
 
-/* A product with a complex operand (blas_complex.c): mm's 2-D operands as batches of one; the result written into out=
- * where one is given. */
-static pct_object *complex_product(pct_tensor *a, pct_tensor *b, pct_tensor *out, bool batched)
-{
-    if (a->device_type != PCT_CPU || b->device_type != PCT_CPU) {
-        /* mm and bmm serve the CUDA slot through the device GEMM, whose cuBLAS table has no complex routine yet: refuse
-         * as that GEMM refuses an unsupported dtype (blas_complex.c reads host memory) */
-        pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_%s\" not implemented for '%s'", batched ? "bmm" : "addmm",
-                  pct_device_type_name(a->device_type != PCT_CPU ? a->device_type : b->device_type),
-                  pct_dtype_cpp_name[pct_dtype_is_complex(a->dtype) ? a->dtype : b->dtype]);
-        return NULL;
-    }
-    pct_tensor *a3 = batched ? a : pct_tensor_view_of(a, 3, (int64_t[]){1, a->sizes[0], a->sizes[1]},
-                                                     (int64_t[]){0, a->strides[0], a->strides[1]}, a->offset);
-    pct_tensor *b3 = !a3 || batched ? b : pct_tensor_view_of(b, 3, (int64_t[]){1, b->sizes[0], b->sizes[1]},
-                                                            (int64_t[]){0, b->strides[0], b->strides[1]}, b->offset);
-    pct_tensor *r = b3 ? pct_complex_bmm(a3, b3) : NULL;
-    if (!batched) {
-        PCT_XDECREF(a3);
-        PCT_XDECREF(b3);
-    }
-    if (r && !batched) {
-        pct_tensor *r2 = pct_tensor_view_of(r, 2, r->sizes + 1, r->strides + 1, r->offset);
-        PCT_DECREF(r);
-        r = r2;
-    }
-    if (!r || !out) return (pct_object *)r;
-    int rc = pct_out_check_dtype(out, r->dtype) < 0 || pct_out_resize(out, r->ndim, r->sizes) < 0 ? -1 : pct_copy_(out, r);
-    PCT_DECREF(r);
-    if (rc < 0) return NULL;
-    PCT_INCREF(out);
-    return (pct_object *)out;
-}
-
 static pct_object *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
 {
     if (a->ndim != 2) { pct_error_str(PCT_ERR_RUNTIME, "self must be a matrix"); return NULL; }
@@ -939,7 +984,6 @@ static pct_object *mm_op(pct_tensor *a, pct_tensor *b, pct_tensor *out)
                      (long long)a->sizes[0], (long long)a->sizes[1], (long long)b->sizes[0], (long long)b->sizes[1]);
         return NULL;
     }
-    if (pct_dtype_is_complex(a->dtype) || pct_dtype_is_complex(b->dtype)) return complex_product(a, b, out, false);
     if (pct_out_check_dtype(out, a->dtype) < 0) return NULL;
     return addmm_impl(out, false, NULL, a, b, &scalar_zero, &scalar_one);
 }
@@ -1028,7 +1072,6 @@ static pct_object *bmm_op(pct_tensor *b1, pct_tensor *b2, pct_tensor *out)
                       pct_dtype_cpp_name[b2->dtype]);
             return NULL;
         }
-        return complex_product(b1, b2, out, true);
     }
     if (pct_out_check_dtype(out, b2->dtype) < 0) return NULL;
     const int64_t shape[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};

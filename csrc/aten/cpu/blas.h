@@ -5,7 +5,9 @@
  * conv) build on:
  *
  *   pct_gemm / pct_gemm_batched  GIL-free C = alpha * A @ B + beta * C on raw strided
- *                                data of any dtype but bool (floats through OpenBLAS).
+ *                                data of any dtype but bool (float32/64 and complex64/128
+ *                                through OpenBLAS; a complex alpha/beta only through
+ *                                the tensor-level products).
  *   pct_mm, pct_addmm, pct_bmm, pct_baddbmm
  *                                tensor-level products with torch's checks and
  *                                errors; they return new references or NULL with an

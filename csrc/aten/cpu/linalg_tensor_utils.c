@@ -52,7 +52,8 @@ int pct_la_fill_zero(pct_tensor *t)
 /* a 0-d "wrapped number" tensor: it weighs like a Python scalar in type promotion */
 static pct_tensor *wrapped_scalar(const pct_scalar *s)
 {
-    pct_tensor *t = pct_tensor_scalar(pct_scalar_dtype(s), s->d, s->i, s->kind == PCT_SCALAR_FLOAT);
+    /* pct_scalar_tensor_of keeps a complex Scalar's imaginary part (beta = 0.5j scales by 0.5j, not 0) */
+    pct_tensor *t = pct_scalar_tensor_of(pct_scalar_dtype(s), s);
     if (t) t->flags |= PCT_FLAG_WRAPPED_NUMBER;
     return t;
 }
