@@ -113,5 +113,9 @@ bench: build test-deps
 fuzz: build test-deps
 	PYCTORCH_FUZZ_EXAMPLES=20000 $(PYTHON) -m pytest tests/test_fuzz.py tests/test_autograd_fuzz.py -q -p no:cacheprovider
 
+# The leak test at a million calls (opt-in; the suite runs it at 250,000).
+leak: build test-deps
+	PYCTORCH_LEAK_OPS=1000000 $(PYTHON) -m pytest tests/test_leak.py -q -p no:cacheprovider
+
 clean:
 	rm -rf build pyctorch/*.so
