@@ -129,7 +129,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
         raise RuntimeError(f"index_reduce_(): Index should have dimension 1 or 0 (got {index.dim()}) and source "
                            f"should have shape matching input except along dim {dim}: input {list(input.shape)}, "
                            f"source {list(source.shape)}, index {list(index.shape)}")
-    if input.dtype in (_C.complex64, _C.complex128):  # what torch's kernels refuse on complex tensors
+    if getattr(input, "dtype", None) in (_C.complex64, _C.complex128):  # what torch's kernels refuse on complex
         if not include_self:
             raise NotImplementedError(f"\"index_reduce_func_exclude_input_init\" not implemented for "
                                       f"'{_cpp(input.dtype)}'")

@@ -44,7 +44,7 @@ def logdet(input):
                            f"{input.shape[-1]} matrices")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"logdet: Expected a floating point or complex tensor as input. Got {_cpp(input.dtype)}")
-    if input.dtype in (_C.float16, _C.bfloat16, _C.complex32):
+    if getattr(input, "dtype", None) in (_C.float16, _C.bfloat16, _C.complex32):
         raise RuntimeError(f"logdet: Low precision dtypes not supported. Got {_cpp(input.dtype)}")
     sign, logabsdet = _C.linalg_slogdet(input)
     if input.dtype.is_complex:  # log(sign) + log|det|: the phase is the imaginary part

@@ -177,7 +177,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    if input.dtype in (_C.complex64, _C.complex128):
+    if getattr(input, "dtype", None) in (_C.complex64, _C.complex128):
         return _rms_norm_complex(input, normalized_shape, weight, eps)
     return _C._fused_rms_norm(input, normalized_shape, weight, eps)[0]
 

@@ -371,7 +371,8 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 def vander(x, *, N=None):
     """The Vandermonde matrix of x: powers x^0 .. x^(N-1) along a new last dim."""
-    if x.dtype in (_C.bool, _C.float16, _C.bfloat16, _C.complex32):  # torch's cumprod-based kernel lacks these
+    # torch's cumprod-based kernel lacks these dtypes
+    if getattr(x, "dtype", None) in (_C.bool, _C.float16, _C.bfloat16, _C.complex32):
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
                            f"{_cpp(x.dtype)}")
     if N is None:

@@ -85,6 +85,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                 torch.embedding_renorm_(weight, input, max_norm, norm_type)
     # a complex weight by parts (_complex_by_parts, _functional_pool.py): the lookup is linear in the weight; torch's
     # autograd refuses its complex output
-    if weight.dtype.is_complex and weight.requires_grad and torch.is_grad_enabled():
+    if getattr(weight, "dtype", None) in (torch.complex64, torch.complex128) and weight.requires_grad \
+            and torch.is_grad_enabled():
         raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
     return _complex_by_parts(lambda w: torch.embedding(w, input, padding_idx, scale_grad_by_freq, sparse), weight)

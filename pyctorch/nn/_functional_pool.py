@@ -49,7 +49,7 @@ def _complex_by_parts(fn, input, *args):
     """fn(input, *args) for a complex64/complex128 input, where fn is linear in input and its kernel is real only
     (im2col / col2im, embedding; torch computes them on complex tensors): fn of the real and imaginary parts, joined.
     Autograd follows from real, imag and complex."""
-    if input.dtype not in (torch.complex64, torch.complex128):
+    if getattr(input, "dtype", None) not in (torch.complex64, torch.complex128):
         return fn(input, *args)
     return torch.complex(fn(input.real, *args), fn(input.imag, *args))
 
@@ -57,7 +57,7 @@ def _complex_by_parts(fn, input, *args):
 def _adaptive_avg_pool_complex(fn, kernel, input, output_size, nd):
     """torch's adaptive average pools take a complex input only where every output size is 1 (a mean over the pooled
     dims, which has a complex kernel); otherwise its pool kernel refuses the dtype."""
-    if input.dtype not in (torch.complex64, torch.complex128):
+    if getattr(input, "dtype", None) not in (torch.complex64, torch.complex128):
         return fn(input, output_size)
     sizes = [output_size] * nd if isinstance(output_size, int) else list(output_size)
     if any(s != 1 for s in sizes):
