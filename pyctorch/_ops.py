@@ -188,7 +188,8 @@ class OpOverload(OperatorBase):
     def __call__(self, /, *args, **kwargs):  # positional-only: callers may pass aten's `self=` keyword
         args, kwargs = _self_as_positional(args, kwargs)
         _check_tensor_or_scalar(self, args)
-        return self._overloadpacket._eager(*args, **kwargs)
+        own = getattr(self._spec, "custom_op", None)  # a torch.library operator's overload, an _aten_extra op
+        return own(*args, **kwargs) if own is not None else self._overloadpacket._eager(*args, **kwargs)
 
     def __str__(self):
         return f"{self._namespace}.{self._opname}.{self._overloadname}"
@@ -307,7 +308,7 @@ class _OpNamespace(types.ModuleType):
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
         packet = OpOverloadPacket(self.name, op_name, specs)
         if self.name != "aten":
-            packet._eager_fn = specs["default"].custom_op
+            packet._eager_fn = _library_packet_call(specs)
         elif getattr(next(iter(specs.values())), "custom_op", None) is not None:  # _aten_extra's ops
             packet._eager_fn = next(iter(specs.values())).custom_op
         setattr(self, op_name, packet)
@@ -325,18 +326,40 @@ _aten_cache = []
 
 
 class _CustomSpec:
-    """The one ("default") overload of a torch.library.custom_op operator."""
+    """One overload of a torch.library operator (custom_op or Library.define)."""
     is_out = is_inplace = False
-    overload = "default"
 
     def __init__(self, op):
-        self.op_name, self.custom_op = op._name, op
-        self.schema = f"{op._qualname}{op._schema_text}"
+        self.op_name, self.custom_op, self.overload = op._name, op, op._overload
+        self.schema = op.schema
 
 
 def _custom_specs(library, namespace):
-    return {op._name: {"default": _CustomSpec(op)} for op in library._CUSTOM_OPS.values()
-            if op._namespace == namespace}
+    specs = {}
+    for op in library._CUSTOM_OPS.values():
+        if op._namespace == namespace:
+            specs.setdefault(op._name, {})[op._overload] = _CustomSpec(op)
+    return specs
+
+
+def _library_packet_call(specs):
+    """Calling a library operator's packet: its default overload, else the only one, else the first overload
+    whose schema takes the arguments (torch's dispatcher picks by schema too)."""
+    if "default" in specs:
+        return specs["default"].custom_op
+    if len(specs) == 1:
+        return next(iter(specs.values())).custom_op
+
+    def call(*args, **kwargs):
+        for spec in specs.values():
+            arguments = FunctionSchema(spec.schema).arguments
+            names = {a.name for a in arguments}
+            required = [a for a in arguments if not a.has_default_value and not a.kwarg_only]
+            if len(required) <= len(args) <= len(arguments) and set(kwargs) <= names:
+                return spec.custom_op(*args, **kwargs)
+        raise RuntimeError(f"No overload of {next(iter(specs.values())).op_name} takes these arguments: "
+                           f"{[s.schema for s in specs.values()]}")
+    return call
 
 
 def _aten_specs():

@@ -196,6 +196,16 @@ class TraceRun:
         self._result(target, tuple(self.to_graph_arg(a) for a in args),
                      {k: self.to_graph_arg(v) for k, v in kwargs.items()}, result)
 
+    def opaque_call(self, target, args, kwargs, run_kernel):
+        """A torch.library operator's call: its kernel runs with the hook off and the call is one record."""
+        hook = _C._set_op_trace_hook(None)
+        try:
+            result = run_kernel()
+        finally:
+            _C._set_op_trace_hook(hook)
+        self.record(target, args, kwargs, result)
+        return result
+
     # ---- the hook ----
     def hook(self, op_index, name, sig_text, mode, args, kwargs, result):
         if op_index < 0:
@@ -322,6 +332,14 @@ def _refusing(run, what, original):
     return method
 
 
+_ACTIVE = []  # the TraceRuns of the capturing blocks in progress, innermost last
+
+
+def active_run():
+    """The TraceRun recording right now, or None."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
 class capturing:
     """Context manager: the trace hook set to run.hook, the C methods above replaced, grad mode off."""
 
@@ -342,9 +360,11 @@ class capturing:
         self.grad = pyctorch.is_grad_enabled()
         pyctorch._C._set_grad_enabled(False)
         self.previous = _C._set_op_trace_hook(self.run.hook)
+        _ACTIVE.append(self.run)
         return self.run
 
     def __exit__(self, *exc):
+        _ACTIVE.pop()
         _C._set_op_trace_hook(self.previous)
         pyctorch._C._set_grad_enabled(self.grad)
         self.replaced.__exit__(*exc)
