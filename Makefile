@@ -43,6 +43,7 @@ test-deps:
 	@$(PYTHON) -c "import xdist" 2>/dev/null || $(PIP) pytest-xdist || echo "pytest-xdist unavailable: the suite runs in one process"
 	@$(PYTHON) -c "import tensorboard, matplotlib" 2>/dev/null || $(PIP) tensorboard matplotlib || echo "tensorboard/matplotlib unavailable: their tests skip"
 	@$(PIP) -r tests/libraries/requirements.txt || echo "the libraries of tests/libraries/requirements.txt are unavailable: their tests skip"
+	@$(PIP) --no-deps -r tests/libraries/requirements-nodeps.txt || echo "the libraries of tests/libraries/requirements-nodeps.txt are unavailable: their tests skip"
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) torch==2.13.0 || echo "torch 2.13.0 unavailable: oracle comparisons will skip"
 	@$(PYTHON) -c "import safetensors" 2>/dev/null || $(PIP) safetensors || echo "safetensors unavailable: its cross-checks will skip"
 	@$(PYTHON) -c "import onnx, onnxruntime, onnxscript" 2>/dev/null || $(PIP) onnx onnxruntime onnxscript || echo "onnx/onnxruntime/onnxscript unavailable: their tests skip"

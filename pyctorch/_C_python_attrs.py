@@ -17,6 +17,8 @@ names are added that _C does not define itself; those are what popular libraries
     profiling mode return the previous value), with no JIT behind them;
   * `DisableTorchFunction` / `DisableTorchFunctionSubclass`: the guards of the __torch_function__
     protocol, context managers over the state the C half keeps (csrc/python/torch_function.c);
+  * `_TensorMeta`: the metaclass of torch's Tensor classes, which Lightning's lazy checkpoint loader names;
+    pyctorch's Tensor is a plain C type, so its metaclass, and this name, is `type` itself;
   * `_nn._parse_to(*args, **kwargs)`: the (device, dtype, non_blocking, memory_format) of a `.to(...)`
     call, which nn.Module.to and libraries that mirror it (accelerate, Lightning) use.
 """
@@ -188,11 +190,18 @@ _NAMES = ("_nn", "_log_api_usage_once", "_get_tracing_state", "_is_tracing", "_g
           "_get_privateuse1_backend_name", "_jit_set_profiling_executor", "_jit_set_profiling_mode",
           "_jit_override_can_fuse_on_cpu", "_jit_override_can_fuse_on_gpu", "_jit_can_fuse_on_cpu",
           "_jit_can_fuse_on_gpu", "_jit_set_texpr_fuser_enabled", "_jit_texpr_fuser_enabled",
-          "DisableTorchFunctionSubclass", "DisableTorchFunction")
+          "DisableTorchFunctionSubclass", "DisableTorchFunction", "_TensorMeta")
+
+
+_TensorMeta = type  # type(pyctorch.Tensor): see the module docstring
 
 
 def install(c_module):
     """Set each missing name on the extension module (a name _C defines itself is kept)."""
+    from ._zip_container import PyTorchFileReader, PyTorchFileWriter  # torch._C's spellings of the classes
+    for name, value in (("PyTorchFileReader", PyTorchFileReader), ("PyTorchFileWriter", PyTorchFileWriter)):
+        if not hasattr(c_module, name):
+            setattr(c_module, name, value)
     for name in _NAMES:
         if not hasattr(c_module, name):
             setattr(c_module, name, globals()[name])

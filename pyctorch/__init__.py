@@ -11,6 +11,7 @@ from . import _C_python_attrs  # noqa: E402
 _C_python_attrs.install(_C)  # torch._C's private Python-level helpers (_log_api_usage_once, ...)
 from ._C import *  # noqa: F401,F403  (tensor, dtypes, every operator of the op table)
 from ._C import Tensor, Size, device, dtype  # noqa: F401
+from .storage import UntypedStorage  # noqa: F401,E402  (the Python subclass of _C.StorageBase)
 from ._C import OutOfMemoryError  # noqa: F401  (torch.OutOfMemoryError: the caching allocator's)
 # torch.special's ops are special_<name> in the table (ops_special.def); torch keeps those names out of its namespace
 for _name in [_n for _n in globals() if _n.startswith("special_")]:
@@ -37,6 +38,8 @@ from .nn.functional import (conv1d, conv2d, conv3d, conv_transpose1d, conv_trans
 from . import optim  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import save, load  # noqa: F401
+from ._zip_container import PyTorchFileReader, PyTorchFileWriter  # noqa: F401
+from ._asarray import asarray  # noqa: F401,E402
 
 # The one version string of the package (pyproject.toml reads it; pyctorch.version.pyctorch_version is it).
 _PACKAGE_VERSION = "0.1.0"
@@ -91,6 +94,9 @@ def __getattr__(name):
     if name in _PRINT_HELPERS:
         from . import _tensor_str
         return getattr(_tensor_str, name)
+    if name in ("ScriptModule", "ScriptFunction"):  # torch re-exports torch._C's script classes at the top
+        from . import jit
+        return getattr(jit, name)
     raise AttributeError(f"module 'pyctorch' has no attribute '{name}'")
 
 

@@ -282,3 +282,132 @@ class ZipReader:
         if got < nbytes:
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: the compressed record ends after "
                                f"{got} of {nbytes} bytes")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch.PyTorchFileReader / torch.PyTorchFileWriter: the container as torch's C++ classes expose it to Python
+# (Lightning's lazy checkpoint loader and checkpoint tools read records through them).
+
+def _open(file, mode):
+    """(file object, whether this object opened it): a path is opened, a file-like object used as given."""
+    if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+        return open(file, mode), True
+    return file, False
+
+
+class PyTorchFileReader:
+    """Reads the records of a torch zip checkpoint (a path or a binary file object), names relative to the
+    archive's folder: get_record, has_record, get_all_records, get_storage_from_record, the offsets and sizes."""
+
+    def __init__(self, file):
+        self._fh, self._owned = _open(file, "rb")
+        self._reader = ZipReader(self._fh)
+
+    def __del__(self):
+        if getattr(self, "_owned", False):
+            self._fh.close()
+
+    def get_record(self, name):
+        return self._reader.read(name)
+
+    def has_record(self, name):
+        return self._reader.has(name)
+
+    def get_all_records(self):
+        prefix = self._reader.prefix
+        return [n[len(prefix):] for n in self._reader.infos]
+
+    def get_record_offset(self, name):
+        return self._reader.record_info(name)[0]
+
+    get_record_offset_no_read = get_record_offset
+
+    def get_record_header_offset(self, name):
+        return self._reader._info(name).header_offset
+
+    def get_record_size(self, name):
+        return self._reader.record_info(name)[1]
+
+    def get_storage_from_record(self, name, numel, dtype):
+        """A tensor of `dtype` and size 0 whose storage holds the record's numel elements (what torch's reader
+        returns); dtype may be a storage class, as Lightning passes (bytes then)."""
+        import pyctorch
+        from ._composites import _cpp
+        if not isinstance(dtype, pyctorch.dtype):
+            dtype = getattr(dtype, "dtype", None) if isinstance(getattr(dtype, "dtype", None), pyctorch.dtype) \
+                else pyctorch.uint8
+        item = pyctorch.empty(0, dtype=dtype).element_size()
+        nbytes = numel * item
+        start, size = self._reader.record_info(name)
+        if size != nbytes:
+            raise RuntimeError(f"record size ({size} bytes) does not match expected size ({nbytes} bytes = {numel} "
+                               f"elements * {item} bytes/element) for dtype {_cpp(dtype)}")
+        storage = pyctorch.UntypedStorage(nbytes)
+        self._reader.read_into(start, storage, nbytes, name)
+        return pyctorch.empty(0, dtype=dtype).set_(storage, 0, (0,))
+
+    def serialization_id(self):
+        return self._reader.serialization_id.decode("utf-8")
+
+
+class PyTorchFileWriter:
+    """Writes a torch zip checkpoint record by record (a path or a binary file object); write_end_of_file adds
+    the version, byteorder and serialization id records torch's writer adds, and the zip directory."""
+
+    def __init__(self, file, compute_crc32=True, storage_alignment=ALIGNMENT):
+        if storage_alignment != ALIGNMENT:
+            raise ValueError(f"pyctorch writes records aligned to {ALIGNMENT} bytes, not {storage_alignment}")
+        self._fh, self._owned = _open(file, "wb")
+        path = file if self._owned else None
+        if path is not None:
+            import os
+            base = os.path.basename(os.fsdecode(path))
+            self._archive = base.rsplit(".", 1)[0] if "." in base else base
+        else:
+            self._archive = "archive"
+        self._writer = ZipWriter(self._fh, self._archive)
+        self._written = set()
+        self._min_version = 1
+        self._finished = False
+        import secrets
+        self._id = f"{secrets.randbelow(10 ** 40):040d}"
+
+    def archive_name(self):
+        return self._archive
+
+    def serialization_id(self):
+        return self._id
+
+    def set_min_version(self, version):
+        self._min_version = max(self._min_version, int(version))
+
+    def get_all_written_records(self):
+        return set(self._written)
+
+    def write_record(self, name, data, size):
+        if self._finished:
+            raise RuntimeError("PytorchStreamWriter: write_record after write_end_of_file")
+        if name in self._written:
+            raise RuntimeError(f"Tried to serialize file twice: {name}")
+        view = memoryview(data).cast("B")
+        if size > len(view):
+            raise RuntimeError(f"write_record: {name} was given {len(view)} bytes, fewer than its size {size}")
+        self._writer.write_record(name, view[:size])
+        self._written.add(name)
+
+    def write_end_of_file(self):
+        if self._finished:
+            return
+        if "version" not in self._written and ".data/version" not in self._written:
+            version = f"{max(self._min_version, 3)}\n".encode()
+            self.write_record("version", version, len(version))
+        if "byteorder" not in self._written:
+            import sys
+            order = sys.byteorder.encode()
+            self.write_record("byteorder", order, len(order))
+        if ".data/serialization_id" not in self._written:
+            self.write_record(".data/serialization_id", self._id.encode(), len(self._id))
+        self._writer.finish()
+        self._finished = True
+        if self._owned:
+            self._fh.close()

@@ -8,9 +8,204 @@ import warnings
 
 from . import _C
 
-UntypedStorage = _C.UntypedStorage
-
 __all__ = ["TypedStorage", "UntypedStorage"]
+
+
+def _bytes_view(storage):
+    """A 1-d uint8 tensor over all of a storage's bytes."""
+    return _C.empty(0, dtype=_C.uint8, device=storage.device).set_(storage, 0, (storage.nbytes(),), (1,))
+
+
+class _DtypeConversions:
+    """storage.float(), .long(), ...: the elements (the bytes of an UntypedStorage) converted into a new
+    TypedStorage of that dtype; the class gives _elements(), a 1-d tensor over them."""
+    __slots__ = ()
+
+    def _to_dtype(self, dtype):
+        return TypedStorage(wrap_storage=self._elements().to(dtype).untyped_storage(), dtype=dtype, _internal=True)
+
+    def double(self): return self._to_dtype(_C.float64)  # noqa: E704
+    def float(self): return self._to_dtype(_C.float32)  # noqa: E704
+    def half(self): return self._to_dtype(_C.float16)  # noqa: E704
+    def bfloat16(self): return self._to_dtype(_C.bfloat16)  # noqa: E704
+    def long(self): return self._to_dtype(_C.int64)  # noqa: E704
+    def int(self): return self._to_dtype(_C.int32)  # noqa: E704
+    def short(self): return self._to_dtype(_C.int16)  # noqa: E704
+    def char(self): return self._to_dtype(_C.int8)  # noqa: E704
+    def byte(self): return self._to_dtype(_C.uint8)  # noqa: E704
+    def bool(self): return self._to_dtype(_C.bool)  # noqa: E704
+    def complex_float(self): return self._to_dtype(_C.complex64)  # noqa: E704
+    def complex_double(self): return self._to_dtype(_C.complex128)  # noqa: E704
+
+
+class UntypedStorage(_C.StorageBase, _DtypeConversions):
+    """torch.UntypedStorage: a block of bytes that tensors view (the C type holds the block; the methods torch
+    writes in Python are here). Every storage pyctorch makes is of this class (_C._set_storage_class).
+
+    Indexing reads and writes bytes (a value is stored modulo 256, as torch); a slice with step 1 is a storage
+    sharing the bytes (CPU storages; a device storage's slice is refused). `from_file` maps a file: shared=True
+    writes go to the file (grown to nbytes when shorter), shared=False gives a private copy-on-write mapping."""
+    __slots__ = ()
+    is_sparse = False
+    is_sparse_csr = False
+
+    # ---- bytes ----
+    def _index(self, idx):
+        n = self.nbytes()
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            if hasattr(idx, "__index__"):
+                idx = idx.__index__()
+            else:
+                raise TypeError(f"can't index a torch.UntypedStorage with {type(idx).__name__}")
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} out of range for storage of size {n}")
+        return idx % n if n else idx
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(self.nbytes())
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 is supported")
+            stop = max(stop, start)
+            if self.device.type != "cpu":
+                raise NotImplementedError("pyctorch slices CPU storages only (the slice shares the bytes through "
+                                          "the buffer protocol)")
+            if stop == start:
+                return UntypedStorage(0)
+            return _C.frombuffer(memoryview(self)[start:stop], dtype=_C.uint8).untyped_storage()
+        return int(_bytes_view(self)[self._index(idx)].item())
+
+    def __setitem__(self, idx, value):
+        view = _bytes_view(self)
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(self.nbytes())
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 is supported")
+            view[start:max(stop, start)] = int(value) % 256
+            return
+        if not -self.nbytes() <= (idx if isinstance(idx, int) else 0) < self.nbytes():
+            raise RuntimeError("out of bounds")
+        view[self._index(idx)] = int(value) % 256
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self):
+        return _bytes_view(self).tolist()
+
+    def fill_(self, value):
+        _bytes_view(self).fill_(int(value) % 256)
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        if source.nbytes() != self.nbytes():
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was {source.nbytes()} "
+                               "bytes")
+        _bytes_view(self).copy_(_bytes_view(source))
+        return self
+
+    def clone(self):
+        return _bytes_view(self).clone().untyped_storage()
+
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo):
+        key = id(self)
+        if key not in memo:
+            memo[key] = self.clone()
+        return memo[key]
+
+    def __reduce__(self):
+        return _rebuild_untyped_storage, (bytes(memoryview(self.cpu())), str(self.device))
+
+    def new(self):
+        return UntypedStorage(0, device=self.device)
+
+    def untyped(self):
+        return self
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return "torch.storage.UntypedStorage"
+        raise NotImplementedError("UntypedStorage.type(dtype): use TypedStorage(wrap_storage=..., dtype=...)")
+
+    def get_device(self):
+        return self.device.index if self.device.type != "cpu" else -1
+
+    def is_pinned(self, device="cuda"):
+        return False
+
+    def pin_memory(self, device="cuda"):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def to(self, *, device=None, non_blocking=False):
+        if device is None or _C.device(device).type == "cpu":
+            return self.cpu()
+        return self.cuda(_C.device(device).index, non_blocking=non_blocking)
+
+    def byteswap(self, dtype):
+        size = _C.empty(0, dtype=dtype).element_size()
+        if self.nbytes() % size:
+            raise RuntimeError(f"the length of data is not a multiple of {size}")
+        if size > 1:
+            rows = _bytes_view(self).view(-1, size)
+            rows.copy_(rows.flip(1))
+        return None
+
+    def _elements(self):
+        return _bytes_view(self)
+
+    # ---- made from other things ----
+    @classmethod
+    def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
+        """A copy of a buffer's bytes (from offset; count elements of dtype, all when -1)."""
+        item = _C.empty(0, dtype=dtype).element_size() if dtype is not None else 1
+        data = memoryview(buffer).cast("B")[offset:]
+        if count >= 0:
+            data = data[:count * item]
+        return _C.frombuffer(bytearray(data), dtype=_C.uint8).clone().untyped_storage() if len(data) else cls(0)
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """nbytes of a file, memory-mapped (see the class docstring)."""
+        import mmap
+        import os
+        name = os.fsdecode(filename)
+        nbytes = int(nbytes)
+        try:
+            fd = os.open(name, (os.O_RDWR | os.O_CREAT) if shared else os.O_RDONLY, 0o600)
+        except OSError as e:
+            mode = "read-write" if shared else "read-only"
+            raise RuntimeError(f"unable to open file <{name}> in {mode} mode: {e.strerror} ({e.errno})") from None
+        try:
+            size = os.fstat(fd).st_size
+            if size < nbytes:
+                if not shared:
+                    raise RuntimeError(f"file <{name}> size <{size}> is smaller than the required mapping size "
+                                       f"<{nbytes}>")
+                os.ftruncate(fd, nbytes)
+            if nbytes == 0:
+                return cls(0)
+            mapped = mmap.mmap(fd, nbytes, access=mmap.ACCESS_WRITE if shared else mmap.ACCESS_COPY)
+        finally:
+            os.close(fd)
+        return _C.frombuffer(mapped, dtype=_C.uint8, count=nbytes).untyped_storage()
+
+    def __repr__(self):
+        values = "\n".join(f" {v}" for v in self.tolist()) if self.device.type != "meta" else " ..."
+        head = values + "\n" if self.nbytes() else ""
+        return f"{head}[torch.storage.UntypedStorage(device={self.device}) of size {self.nbytes()}]"
+
+
+def _rebuild_untyped_storage(data, device):
+    storage = _C.frombuffer(bytearray(data), dtype=_C.uint8).clone().untyped_storage() if data \
+        else UntypedStorage(0)
+    return storage if device == "cpu" else storage.to(device=device)
+
+
+_C._set_storage_class(UntypedStorage)
+_C.UntypedStorage = UntypedStorage  # storages made from Python (_C.UntypedStorage(n)) are this class too
 
 
 def _warn_typed_storage_removal(stacklevel=3):
@@ -20,7 +215,7 @@ def _warn_typed_storage_removal(stacklevel=3):
                   UserWarning, stacklevel=stacklevel)
 
 
-class TypedStorage:
+class TypedStorage(_DtypeConversions):
     """A storage of `size()` elements of `dtype` on `device`. TypedStorage(size | sequence, dtype=, device=) makes
     one; TypedStorage(wrap_storage=untyped, dtype=) reads an existing UntypedStorage."""
     is_sparse = False
@@ -121,19 +316,6 @@ class TypedStorage:
     def to(self, *, device=None, non_blocking=False):
         return self._new(self._elements().to(device).untyped_storage())
 
-    def _to_dtype(self, dtype):
-        return TypedStorage(wrap_storage=self._elements().to(dtype).untyped_storage(), dtype=dtype, _internal=True)
-
-    def double(self): return self._to_dtype(_C.float64)  # noqa: E704
-    def float(self): return self._to_dtype(_C.float32)  # noqa: E704
-    def half(self): return self._to_dtype(_C.float16)  # noqa: E704
-    def bfloat16(self): return self._to_dtype(_C.bfloat16)  # noqa: E704
-    def long(self): return self._to_dtype(_C.int64)  # noqa: E704
-    def int(self): return self._to_dtype(_C.int32)  # noqa: E704
-    def short(self): return self._to_dtype(_C.int16)  # noqa: E704
-    def char(self): return self._to_dtype(_C.int8)  # noqa: E704
-    def byte(self): return self._to_dtype(_C.uint8)  # noqa: E704
-    def bool(self): return self._to_dtype(_C.bool)  # noqa: E704
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:

@@ -129,3 +129,32 @@ int pct_storage_resize(pct_storage *s, size_t nbytes)
     s->nbytes = nbytes;
     return 0;
 }
+
+int pct_storage_resize_exact(pct_storage *s, size_t nbytes)
+{
+    if (nbytes >= s->nbytes) return pct_storage_resize(s, nbytes);
+    if (s->device_type == PCT_META && s->resizable) {
+        s->nbytes = nbytes;
+        return 0;
+    }
+    if (!s->resizable || !s->allocator || s->device_type != PCT_CPU) {
+        pct_error_str(PCT_ERR_RUNTIME, "Trying to resize storage that is not resizable");
+        return -1;
+    }
+    if (atomic_load(&s->exports) > 0) {
+        pct_error_str(PCT_ERR_BUFFER, "Existing exports of data: storage cannot be re-sized");
+        return -1;
+    }
+    void *p = nbytes ? s->allocator->alloc(nbytes) : NULL;
+    if (nbytes && !p) {
+        pct_error(PCT_ERR_RUNTIME, "[enforce fail at alloc_cpu] DefaultCPUAllocator: not enough memory: you tried to "
+                     "allocate %zu bytes.", nbytes);
+        return -1;
+    }
+    if (nbytes) memcpy(p, s->data, nbytes);
+    if (s->data) s->allocator->free(s->data, s->nbytes);
+    if (s->allocator == &pct_cpu_allocator) pct_cpu_memory_count((long long)nbytes - (long long)s->nbytes);
+    s->data = p;
+    s->nbytes = nbytes;
+    return 0;
+}

@@ -67,6 +67,9 @@ static inline void pct_storage_incref(pct_storage *s) { atomic_fetch_add_explici
 void pct_storage_decref(pct_storage *s);
 /* Grow a resizable storage to at least nbytes, keeping its contents; -1 with exception. */
 int pct_storage_resize(pct_storage *s, size_t nbytes);
+/* Make a resizable storage exactly nbytes (UntypedStorage.resize_): grows as pct_storage_resize, or shrinks into a
+ * new block keeping the first nbytes; -1 with exception. */
+int pct_storage_resize_exact(pct_storage *s, size_t nbytes);
 
 void pct_cpu_memory_stats(long long *live, long long *peak);
 

@@ -14,9 +14,13 @@ typedef struct pct_storage_object {
     pct_storage *storage; /* owned reference */
 } pct_storage_object;
 
+/* The class storages made here get: pyctorch.UntypedStorage, the Python subclass (pyctorch/storage.py) that adds
+ * torch's Python-level storage methods, once _set_storage_class named it; the C type until then. Owned reference. */
+static PyTypeObject *storage_class = &pct_StorageType;
+
 PyObject *pct_storage_wrap(pct_storage *st)
 {
-    pct_storage_object *s = PyObject_New(pct_storage_object, &pct_StorageType);
+    pct_storage_object *s = (pct_storage_object *)storage_class->tp_alloc(storage_class, 0);
     if (!s) return NULL;
     pct_storage_incref(st);
     s->storage = st;
@@ -217,6 +221,36 @@ static PyObject *storage_shared_name(pct_storage_object *s, PyObject *u)
     if (!s->storage->shm_name) Py_RETURN_NONE;
     return PyUnicode_FromString(s->storage->shm_name);
 }
+/* UntypedStorage.resize_(nbytes): the storage made exactly nbytes (contents kept up to the smaller size) */
+static PyObject *storage_resize_(pct_storage_object *s, PyObject *arg)
+{
+    long long n = PyLong_AsLongLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 0) return PyErr_Format(PyExc_RuntimeError, "Trying to resize storage to a negative size %lld", n);
+    if (pct_storage_resize_exact(s->storage, (size_t)n) < 0) return NULL;
+    Py_INCREF(s);
+    return (PyObject *)s;
+}
+/* _C._set_storage_class(cls): the subclass storages are made as (same layout: no instance dict or slots) */
+static PyObject *storage_set_class(PyObject *unused, PyObject *cls)
+{
+    (void)unused;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &pct_StorageType) ||
+        ((PyTypeObject *)cls)->tp_basicsize != pct_StorageType.tp_basicsize) {
+        PyErr_SetString(PyExc_TypeError, "_set_storage_class expects a subclass of the storage type with "
+                                         "__slots__ = ()");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    PyTypeObject *old = storage_class;
+    storage_class = (PyTypeObject *)cls;
+    if (old != &pct_StorageType) Py_DECREF(old);
+    Py_RETURN_NONE;
+}
+static PyMethodDef storage_module_methods[] = {
+    {"_set_storage_class", storage_set_class, METH_O, "_set_storage_class(cls): the class of the storages made"},
+    {NULL, NULL, 0, NULL},
+};
 static PyObject *storage_wrap_new(PyTypeObject *type, pct_storage *st)
 {
     if (!st) return NULL;
@@ -266,6 +300,7 @@ static PyMethodDef storage_methods[] = {
     {"_shared_name", (PyCFunction)storage_shared_name, METH_NOARGS, "the /dev/shm name, or None"},
     {"_new_shared", (PyCFunction)(void (*)(void))storage_new_shared, METH_VARARGS | METH_KEYWORDS | METH_CLASS, "_new_shared(size)"},
     {"data_ptr", (PyCFunction)storage_data_ptr, METH_NOARGS, NULL},
+    {"resize_", (PyCFunction)storage_resize_, METH_O, "resize_(nbytes): exactly nbytes, contents kept; returns self"},
     {"nbytes", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
     {"__sizeof__", (PyCFunction)storage_sizeof, METH_NOARGS, NULL},
     {"size", (PyCFunction)storage_nbytes, METH_NOARGS, NULL},
@@ -285,7 +320,7 @@ static PyBufferProcs storage_as_buffer = {(getbufferproc)storage_getbuffer, (rel
 
 PyTypeObject pct_StorageType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pyctorch.UntypedStorage",
+    .tp_name = "pyctorch._C.StorageBase",
     .tp_basicsize = sizeof(pct_storage_object),
     .tp_dealloc = (destructor)storage_dealloc,
     .tp_repr = (reprfunc)storage_repr,
@@ -293,7 +328,7 @@ PyTypeObject pct_StorageType = {
     .tp_as_buffer = &storage_as_buffer,
     .tp_hash = (hashfunc)storage_hash,
     .tp_richcompare = storage_richcompare,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, /* pyctorch.UntypedStorage subclasses it */
     .tp_doc = "UntypedStorage(size=0, *, device=None): a block of bytes that tensors view",
     .tp_methods = storage_methods,
     .tp_getset = storage_getset,
@@ -309,5 +344,7 @@ PyObject *pct_tensor_untyped_storage(PyObject *self, PyObject *unused)
 int pct_storage_install(PyObject *module)
 {
     if (PyType_Ready(&pct_StorageType) < 0) return -1;
+    if (PyModule_AddFunctions(module, storage_module_methods) < 0) return -1;
+    if (PyModule_AddObjectRef(module, "StorageBase", (PyObject *)&pct_StorageType) < 0) return -1;
     return PyModule_AddObjectRef(module, "UntypedStorage", (PyObject *)&pct_StorageType);
 }

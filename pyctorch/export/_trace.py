@@ -332,6 +332,14 @@ def _refusing(run, what, original):
     return method
 
 
+def _chained(outer, inner):
+    """A hook that reports to the hook set before the capture (a FlopCounterMode) and then records."""
+    def hook(*args):
+        outer(*args)
+        return inner(*args)
+    return hook
+
+
 _ACTIVE = []  # the TraceRuns of the capturing blocks in progress, innermost last
 
 
@@ -359,7 +367,8 @@ class capturing:
         self.replaced.__enter__()
         self.grad = pyctorch.is_grad_enabled()
         pyctorch._C._set_grad_enabled(False)
-        self.previous = _C._set_op_trace_hook(self.run.hook)
+        self.previous = _C._set_op_trace_hook(None)
+        _C._set_op_trace_hook(self.run.hook if self.previous is None else _chained(self.previous, self.run.hook))
         _ACTIVE.append(self.run)
         return self.run
 

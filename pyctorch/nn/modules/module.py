@@ -9,7 +9,7 @@ from ..parameter import Parameter, Buffer
 from ...utils.hooks import RemovableHandle
 from ..._utils import zero_grads
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
 
 def _addindent(s, n):
@@ -517,9 +517,9 @@ class Module:
         forward = self.forward
         if forward is None:
             raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
-        if self._forward_pre_hooks:
+        if self._forward_pre_hooks or _global_forward_pre_hooks:
             with_kwargs = self._forward_pre_hooks_with_kwargs
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
+            for hook_id, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
                 if hook_id in with_kwargs:
                     r = hook(self, args, kwargs)
                     if r is not None:
@@ -530,7 +530,8 @@ class Module:
                         args = r if isinstance(r, tuple) else (r,)
         if not (self._backward_hooks or self.__dict__.get("_backward_pre_hooks")):
             result = forward(*args, **kwargs)
-            return _run_forward_hooks(self, args, kwargs, result) if self._forward_hooks else result
+            return _run_forward_hooks(self, args, kwargs, result) if self._forward_hooks or _global_forward_hooks \
+                else result
         return _call_with_backward_hooks(self, forward, args, kwargs)
 
     __call__ = _call_impl
@@ -587,8 +588,37 @@ class _C_no_grad:
         _C._set_grad_enabled(self.prev)
 
 
+# The hooks of every module (torch.nn.modules.module.register_module_forward_pre_hook / _forward_hook), run before
+# each module's own; their ids come from the modules' hook counter, so one with_kwargs set tells them apart.
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) runs before the forward of every module (a new args tuple if it returns one)."""
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """hook(module, args, output) (with_kwargs: hook(module, args, kwargs, output)) runs after the forward of
+    every module; a value it returns replaces the output."""
+    handle = RemovableHandle(_global_forward_hooks, extra_dict=_global_forward_hooks_with_kwargs)
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    return handle
+
+
 def _run_forward_hooks(module, args, kwargs, result):
     with_kwargs = module._forward_hooks_with_kwargs
+    for hook_id, hook in list(_global_forward_hooks.items()):
+        r = hook(module, args, kwargs, result) if hook_id in _global_forward_hooks_with_kwargs else \
+            hook(module, args, result)
+        if r is not None:
+            result = r
     for hook_id, hook in list(module._forward_hooks.items()):
         r = hook(module, args, kwargs, result) if hook_id in with_kwargs else hook(module, args, result)
         if r is not None:
