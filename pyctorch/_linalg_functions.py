@@ -52,13 +52,60 @@ def logdet(input):
     return logabsdet + _C.where(sign < 0, _C.full_like(sign, float("nan")), _C.zeros_like(sign))
 
 
-def _cholesky_solve(B, L, upper):
+def _two_triangular_solves(B, L, upper):
     """A = L L^H (U^H U when upper): two triangular solves"""
     if upper:
         Y = _C.linalg_solve_triangular(L.mH, B, upper=False)
         return _C.linalg_solve_triangular(L, Y, upper=True)
     Y = _C.linalg_solve_triangular(L, B, upper=False)
     return _C.linalg_solve_triangular(L.mH, Y, upper=True)
+
+
+def _factor_grad(L, upper, common):
+    """torch's gradient for a Cholesky factor given the hermitian middle term: a full matrix (torch's formulas do
+    not mask the triangle the forward reads)."""
+    return -(L @ common) if upper else -(common @ L)
+
+
+def _sum_to(g, shape):
+    from .autograd._linalg_lapack_formulas import _sum_to as sum_to
+    return sum_to(g, shape)
+
+
+class _CholeskySolveNode:
+    """cholesky_solve's own autograd node, torch's cholesky_solve_backward: B's gradient is cholesky_solve(grad),
+    the factor's -(G X^H + X G^H) L (L (...) when upper), written with differentiable ops (double backward)."""
+
+    _function = None
+
+    @classmethod
+    def apply(cls, B, L, upper):
+        if cls._function is None:
+            from .autograd import Function
+
+            class CholeskySolve(Function):
+                @staticmethod
+                def forward(ctx, B, L, upper):
+                    X = _two_triangular_solves(B, L, upper)
+                    ctx.save_for_backward(L, X)
+                    ctx.upper, ctx.shapes = upper, (B.shape, L.shape)
+                    return X
+
+                @staticmethod
+                def backward(ctx, grad):
+                    L, X = ctx.saved_tensors
+                    gB = _cholesky_solve(grad, L, ctx.upper)
+                    common = gB @ X.mH
+                    gL = _factor_grad(L, ctx.upper, common + common.mH)
+                    return _sum_to(gB, ctx.shapes[0]), _sum_to(gL, ctx.shapes[1]), None
+            cls._function = CholeskySolve
+        return cls._function.apply(B, L, upper)
+
+
+def _cholesky_solve(B, L, upper):
+    if _C.is_grad_enabled() and (B.requires_grad or L.requires_grad):
+        return _CholeskySolveNode.apply(B, L, upper)
+    return _two_triangular_solves(B, L, upper)
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):

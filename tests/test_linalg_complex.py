@@ -335,9 +335,10 @@ GRADS = {
     "ormqr_transpose": (lambda M, A, t, C: M.ormqr(A, t, C, transpose=True), [_TALL, _TAU, _C]),
     "matrix_exp": (lambda M, A: M.linalg.matrix_exp(A), [_A / 3]),
     "matrix_power": (lambda M, A: M.linalg.matrix_power(A, -2), [_A]),
-    # B's gradient only: torch's cholesky_solve gives the factor a gradient outside its triangle too, pyctorch's
-    # composite (two triangular solves) does not (for real dtypes as well)
-    "cholesky_solve": (lambda M, L, B: M.cholesky_solve(B, L.detach()), [np.tril(_H), _B]),
+    # the factor's gradient is torch's full matrix (its formula does not mask the triangle the forward reads)
+    "cholesky_solve": (lambda M, L, B: M.cholesky_solve(B, L), [np.tril(_H), _B]),
+    "cholesky_solve_upper": (lambda M, L, B: M.cholesky_solve(B, L, upper=True), [np.triu(_H), _B]),
+    "cholesky_inverse": (lambda M, L: M.cholesky_inverse(L), [np.tril(_H)]),
     "multi_dot": (lambda M, A, B: M.linalg.multi_dot([A[0], B[0], B[1].mT]), [_A, _B]),
     "tensorinv": (lambda M, A: M.linalg.tensorinv(A, ind=1), [_general((6, 6)).reshape(6, 2, 3)]),
     "vecdot": (lambda M, A, B: M.linalg.vecdot(A, B), [_A, _A[::-1].copy()]),

@@ -563,3 +563,30 @@ def test_gradcheck(case):
     if case in ("inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigvalsh", "lu_factor", "qr",
                 "lu_solve", "pinv", "pinv_rank_deficient"):
         assert gradgradcheck(fn, args)
+
+
+@requires_torch
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_factor_gradients_match_torch(upper):
+    """torch's formulas give the factor a full-matrix gradient (not masked to the triangle the forward reads), with
+    B broadcast over a batch; double backward through the same node."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 3))
+    factor = np.linalg.cholesky(a @ a.T + 3 * np.eye(3))
+    factor = factor.T.copy() if upper else factor
+    b, w = rng.standard_normal((2, 3, 2)), rng.standard_normal((3, 3))
+    grads = {}
+    for m in (P, T):
+        L = m.tensor(factor, requires_grad=True)
+        B = m.tensor(b, requires_grad=True)
+        loss = (m.cholesky_solve(B, L, upper=upper) ** 2).sum() + (m.cholesky_inverse(L, upper=upper) *
+                                                                    m.tensor(w)).sum()
+        loss.backward()
+        grads[m.__name__] = (L.grad.numpy(), B.grad.numpy())
+    np.testing.assert_allclose(grads["pyctorch"][0], grads["torch"][0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grads["pyctorch"][1], grads["torch"][1], rtol=1e-10, atol=1e-12)
+    tri = (lambda t: t.triu()) if upper else (lambda t: t.tril())
+    L = P.tensor(factor, requires_grad=True)
+    B = P.tensor(b, requires_grad=True)
+    assert gradgradcheck(lambda B, L: P.cholesky_solve(B, tri(L), upper=upper), (B, L))
+    assert gradgradcheck(lambda L: P.cholesky_inverse(tri(L), upper=upper), (L,))
