@@ -67,12 +67,13 @@ static PyObject *describe(PyObject *self, PyObject *args)
     }
     const char *data = pct_ext_numel(t) ? pct_ext_const_data_ptr(t) : NULL;
     if (pct_ext_numel(t) && !data) { Py_DECREF(sizes); Py_DECREF(strides); return NULL; }
-    return Py_BuildValue("{s:i,s:N,s:N,s:L,s:L,s:i,s:s,s:L,s:i,s:i,s:i,s:K}", "ndim", n, "sizes", sizes,
+    return Py_BuildValue("{s:i,s:N,s:N,s:L,s:L,s:i,s:s,s:L,s:i,s:i,s:i,s:i,s:K}", "ndim", n, "sizes", sizes,
                          "strides", strides, "numel", (long long)pct_ext_numel(t),
                          "offset", (long long)pct_ext_storage_offset(t), "dtype", pct_ext_dtype_of(t),
                          "dtype_name", pct_ext_dtype_name(pct_ext_dtype_of(t)),
                          "element_size", (long long)pct_ext_element_size(pct_ext_dtype_of(t)),
-                         "device_type", pct_ext_device_type_of(t), "requires_grad", pct_ext_requires_grad(t),
+                         "device_type", pct_ext_device_type_of(t), "device_index", pct_ext_device_index(t),
+                         "requires_grad", pct_ext_requires_grad(t),
                          "contiguous", pct_ext_is_contiguous(t), "data", (unsigned long long)(uintptr_t)data);
 }
 
@@ -275,12 +276,13 @@ def test_example_no_leak(example):
 def test_api_describes_tensors(api):
     base = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4)
     for t in (base, base.transpose(0, 2), base[1, 1:, ::2], torch.ones((), dtype=torch.int16), torch.ones(0, 3),
+              torch.from_numpy(np.arange(6.0)[1::2]),
               torch.zeros(5, dtype=torch.bool).requires_grad_(False), torch.randn(3, requires_grad=True)):
         d = api.describe(t)
         assert d["ndim"] == t.dim() and d["sizes"] == tuple(t.shape) and d["strides"] == t.stride()
         assert d["numel"] == t.numel() and d["offset"] == t.storage_offset()
         assert d["dtype_name"] == str(t.dtype).replace("torch.", "") and d["element_size"] == t.element_size()
-        assert d["device_type"] == 0 and d["requires_grad"] == t.requires_grad
+        assert d["device_type"] == 0 and d["device_index"] == -1 and d["requires_grad"] == t.requires_grad
         assert d["contiguous"] == t.is_contiguous()
         if t.numel():
             assert d["data"] == t.data_ptr()
@@ -484,6 +486,33 @@ def test_build_extension_options():
     suffixless = cpp_extension.BuildExtension.with_options(no_python_abi_suffix=True, use_ninja=False)(dist)
     assert plain.get_ext_filename("m").endswith(sysconfig.get_config_var("EXT_SUFFIX"))
     assert suffixless.get_ext_filename("m") == "m.so"
+
+
+def test_build_extension_dict_flags_and_cxx(tmp_path, monkeypatch):
+    """In-process setuptools build: a C and a C++ source in one extension, torch's dict form of extra_compile_args
+    (the "cxx" list reaches both), C11 for the C file and C++17 for the C++ one, no_python_abi_suffix."""
+    from setuptools import Distribution
+    (tmp_path / "part.cpp").write_text(
+        'extern "C" long part_value(void) { if constexpr (sizeof(long) >= 4) return VALUE * 2; else return 0; }\n')
+    (tmp_path / "mixed_ext.c").write_text(
+        "#include <pyctorch/extension.h>\nlong part_value(void);\n"
+        "static PyObject *value(PyObject *s, PyObject *a) { (void)s; (void)a;\n"
+        "  _Static_assert(__STDC_VERSION__ == 201112L, \"C11\"); return PyLong_FromLong(part_value() + VALUE); }\n"
+        "static PyMethodDef methods[] = {{\"value\", value, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};\n"
+        "static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"mixed_ext\", NULL, -1, methods, NULL, NULL, NULL,"
+        " NULL};\nPyMODINIT_FUNC PyInit_mixed_ext(void) { if (pct_ext_import() < 0) return NULL;"
+        " return PyModule_Create(&def); }\n")
+    monkeypatch.chdir(tmp_path)
+    ext = cpp_extension.CppExtension("mixed_ext", ["mixed_ext.c", "part.cpp"],
+                                     extra_compile_args={"cxx": ["-DVALUE=5", "-Wall", "-Wextra", "-Werror"]})
+    assert ext.language == "c++"
+    dist = Distribution({"name": "mixed_ext", "ext_modules": [ext], "script_args": ["build_ext", "--inplace"],
+                         "cmdclass": {"build_ext": cpp_extension.BuildExtension.with_options(
+                             no_python_abi_suffix=True)}})
+    dist.parse_command_line()
+    dist.run_commands()
+    assert ext.extra_compile_args == {"cxx": ["-DVALUE=5", "-Wall", "-Wextra", "-Werror"]}  # given back as it was
+    assert _import_file("mixed_ext", str(tmp_path / "mixed_ext.so")).value() == 15
 
 
 def test_cuda_extension_needs_nvcc(monkeypatch):
