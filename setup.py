@@ -237,6 +237,7 @@ sources = sorted(p for p in glob.glob(os.path.join("csrc", "**", "*.c"), recursi
 # only the objects whose dependency files name it)
 depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
                  + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True)
+                 + [os.path.join("pyctorch", "include", "pyctorch", "extension.h")]  # extension_api.c includes it
                  + ([GLOO_SHIM] if gloo else [])  # the shims are linked in: a change to one must relink
                  + ([POCKETFFT_SHIM] if pocketfft else []))
 

@@ -2,6 +2,7 @@
 #include "python/c10d.h"
 #include "pyobjects.h"
 #include "../aten/cuda_api.h"
+#include "extension_api.h"
 #include "indexing.h"
 #include "torch_function.h"
 #include "../autograd/autograd.h"
@@ -345,6 +346,7 @@ PyMODINIT_FUNC PyInit__C(void)
         goto fail;
     if (pct_profiler_install(m) < 0) goto fail; /* profiler and autocast (csrc/autograd/profiler.h) */
     if (pct_distributed_install(m) < 0) goto fail; /* _distributed_c10d: stores, Gloo (csrc/python/c10d.h) */
+    if (pct_extension_api_install(m) < 0) goto fail; /* _C._C_API (Note [The extension C API]) */
     return m;
 fail:
     Py_DECREF(m);

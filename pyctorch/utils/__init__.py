@@ -7,7 +7,7 @@ from . import checkpoint  # noqa: F401
 def __getattr__(name):
     # utils.data loads on first use: it imports multiprocessing, kept out of `import pyctorch`;
     # utils.tensorboard imports the tensorboard package (and protobuf), an optional dependency
-    if name in ("data", "dlpack", "tensorboard", "_pytree"):
+    if name in ("data", "dlpack", "tensorboard", "_pytree", "cpp_extension"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'pyctorch.utils' has no attribute '{name}'")
