@@ -102,7 +102,7 @@ def test_hand_computed_counts_and_table(capsys):
     with fcm.FlopCounterMode(display=False) as empty:
         pyctorch.ones(3).add(1)
     assert empty.get_total_flops() == 0 and empty.get_table().splitlines()[-1].split()[0] == "Global"
-    assert fcm.get_suffix_str(1234567) == "M" and fcm.convert_num_with_suffix(1234567, "M") == "1.235M"
+    assert fcm.get_suffix_str(1234567) == "K" and fcm.convert_num_with_suffix(1234567, "M") == "1.235M"  # as torch
     assert fcm.convert_to_percent_str(3, 7) == "42.86%" and fcm.convert_to_percent_str(1, 0) == "0%"
 
 
