@@ -73,8 +73,11 @@ typedef struct red_kernel {
 #define RED_VROWS 8         /* rows folded at once there */
 #define RED_VCHUNK 64       /* lanes of a dense block of rows folded at once */
 #define RED_ACC_MAX 32      /* bytes of the largest accumulator */
-#define RED_FOLD 256        /* runs (or positions) per cascade level */
+#define RED_FOLD 256        /* runs per cascade level (horizontal) */
+#define RED_VFOLD 16        /* rows per cascade level (vertical: rows are added one by one, as torch's cascade) */
+#define RED_LEVELS 4        /* cascade levels below the result */
 #define RED_PW_BLOCK 8192   /* elements per pairwise leaf */
+#define RED_PW_BLOCK_STRIDED 256 /* elements per pairwise leaf of a strided run (8 accumulators) */
 #define RED_NACC 64         /* independent accumulators in a leaf (4 AVX-512 vectors of float) */
 
 #define RED_EXP_FLOAT16(x) pct_fast_expf(x)

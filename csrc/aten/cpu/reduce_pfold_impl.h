@@ -62,9 +62,11 @@ static PF_ACC PF_FN(_leaf_s)(const char *p, int64_t n, int64_t s, double m, cons
 }
 static PF_ACC PF_FN(_rec)(const char *p, int64_t n, int64_t s, double m, const red_ctx *ctx)
 {
-    if (n <= RED_PW_BLOCK)
-        return s == (int64_t)sizeof(PCT_TPL_T) ? PF_FN(_leaf_c)((const PCT_TPL_T *)p, n, m, ctx)
-                                       : PF_FN(_leaf_s)(p, n, s, m, ctx);
+    /* a strided leaf has 8 accumulators, not RED_NACC: a shorter leaf keeps its chains as
+     * short as a contiguous leaf's (torch's cascade adds at most 16 per level) */
+    const bool contiguous = s == (int64_t)sizeof(PCT_TPL_T);
+    if (n <= (contiguous ? RED_PW_BLOCK : RED_PW_BLOCK_STRIDED))
+        return contiguous ? PF_FN(_leaf_c)((const PCT_TPL_T *)p, n, m, ctx) : PF_FN(_leaf_s)(p, n, s, m, ctx);
     int64_t h = (n / 2 + RED_NACC - 1) / RED_NACC * RED_NACC;
     return PF_FN(_rec)(p, h, s, m, ctx) PF_OP PF_FN(_rec)(p + h * s, n - h, s, m, ctx);
 }

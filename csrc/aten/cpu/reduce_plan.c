@@ -137,11 +137,15 @@ static int64_t red_unit_locate(const red_plan *pl, int64_t u, const char **inp, 
     return nb;
 }
 
-/* Reduces positions [rb, re) of the reduced space for one unit into res (nb accumulators). */
+/* Reduces positions [rb, re) of the reduced space for one unit into res (nb accumulators).
+ * Successive runs (horizontal) or rows (vertical) go through a cascade: level 0 takes `fold`
+ * of them, then is added into level 1, and so on; the top level spills into res. Vertical
+ * rows are folded one by one, so their fold is short (RED_VFOLD, as torch's cascade sum);
+ * horizontal runs are already pairwise sums. The boundaries depend only on positions. */
 static void red_partial(const red_kernel *k, const red_plan *pl, const red_ctx *ctx, const char *base,
                         int64_t nb, int64_t rb, int64_t re, char *res)
 {
-    _Alignas(64) char l0[RED_NB * RED_ACC_MAX], l1[RED_NB * RED_ACC_MAX];
+    _Alignas(64) char lv[RED_LEVELS][RED_NB * RED_ACC_MAX];
     int64_t vstride = pl->vertical ? pl->kin[pl->nk - 1] : 0;
     k->init(res, nb, ctx);
     if (rb >= re) return;
@@ -155,9 +159,11 @@ static void red_partial(const red_kernel *k, const red_plan *pl, const red_ctx *
         k->run(res, base, re, pl->rin[0], 0, ctx);
         return;
     }
-    k->init(l0, nb, ctx);
-    k->init(l1, nb, ctx);
-    int c0 = 0, c1 = 0;
+    /* vrun folds a few outputs' rows in RED_VCHUNK lanes (or RED_VROWS rows) before its
+     * accumulators: as many more rows per level keep those chains RED_VFOLD long */
+    const int fold = !pl->vertical ? RED_FOLD : nb < RED_VCHUNK ? RED_VFOLD * (int)(RED_VCHUNK / nb) : RED_VFOLD;
+    int cnt[RED_LEVELS] = {0};
+    for (int l = 0; l < RED_LEVELS; l++) k->init(lv[l], nb, ctx);
     int64_t idx[PCT_MAX_DIMS], rem = rb;
     for (int d = nr - 1; d >= 0; d--) { idx[d] = rem % pl->rsize[d]; rem /= pl->rsize[d]; }
     const int64_t inner = pl->rsize[nr - 1], sin = pl->rin[nr - 1];
@@ -171,31 +177,26 @@ static void red_partial(const red_kernel *k, const red_plan *pl, const red_ctx *
         for (int64_t t = 0; t < n;) {
             int64_t step = 1;
             if (pl->vertical) {
-                step = n - t < RED_FOLD - c0 ? n - t : RED_FOLD - c0;
-                k->vrun(l0, p + t * sin, nb, vstride, step, sin, pos + t, ctx);
-                c0 += (int)step - 1;
+                step = n - t < fold - cnt[0] ? n - t : fold - cnt[0];
+                k->vrun(lv[0], p + t * sin, nb, vstride, step, sin, pos + t, ctx);
+                cnt[0] += (int)step - 1;
             } else {
-                k->run(l0, p, n, sin, pos, ctx);
+                k->run(lv[0], p, n, sin, pos, ctx);
                 step = n;
             }
             t += step;
-            if (++c0 == RED_FOLD) {
-                k->combine(l1, l0, nb, ctx);
-                k->init(l0, nb, ctx);
-                c0 = 0;
-                if (++c1 == RED_FOLD) {
-                    k->combine(res, l1, nb, ctx);
-                    k->init(l1, nb, ctx);
-                    c1 = 0;
-                }
+            /* a full level is added into the next one up (the top one into res) */
+            for (int l = 0; l < RED_LEVELS && ++cnt[l] == fold; l++) {
+                k->combine(l + 1 < RED_LEVELS ? lv[l + 1] : res, lv[l], nb, ctx);
+                k->init(lv[l], nb, ctx);
+                cnt[l] = 0;
             }
         }
         pos += n;
         idx[nr - 1] += n;
         for (int d = nr - 1; d > 0 && idx[d] >= pl->rsize[d]; d--) { idx[d] = 0; idx[d - 1]++; }
     }
-    k->combine(res, l1, nb, ctx);
-    k->combine(res, l0, nb, ctx);
+    for (int l = RED_LEVELS - 1; l >= 0; l--) k->combine(res, lv[l], nb, ctx); /* earlier elements first */
 }
 
 static void red_do_unit(const red_kernel *k, const red_plan *pl, const red_ctx *ctx, int64_t u)
