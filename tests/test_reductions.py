@@ -563,3 +563,27 @@ def test_tall_column_sums_are_cascaded(shape, seed, layout, bound):
     theirs = errors(torch)
     for e, t in zip(ours, theirs):
         assert e < 3 * t + 2e-5, (ours, theirs)
+
+
+@pytest.mark.parametrize("shape, dims", [((100000, 64), (0,)), ((100001, 8), (0,)), ((20000, 3, 64), (0,)),
+                                         ((3000, 70, 5), (0,)), ((1000, 300, 7), (0, 1)), ((300, 1000, 3), (0, 2)),
+                                         ((70000, 33), (0,))])
+def test_split_reductions_have_the_same_bits_for_any_thread_count(shape, dims):
+    """A reduction with fewer outputs than threads is split across threads at blocks of its cascade, whose values are
+    added through the cascade's upper levels: 1, 2 and 3 threads give the same bits (equal chunks per thread did not,
+    e.g. (100000, 64).sum(0) in float32), and argmax keeps the first index."""
+    x = pyctorch.tensor(np.random.default_rng(7).standard_normal(shape).astype(np.float32))
+    x[5, ...] = x[7, ...] = 9.0  # ties: the first index wins
+    ops = [lambda t: t.sum(dims), lambda t: t.mean(dims), lambda t: t.nansum(dims), lambda t: t.amax(dims),
+           lambda t: t.var(dims), lambda t: pyctorch.linalg.vector_norm(t, dim=dims), lambda t: t.argmax(dims[0]),
+           lambda t: t.double().sum(dims), lambda t: t.half().sum(dims)]
+    saved = pyctorch.get_num_threads()
+    try:
+        for op in ops:
+            outs = []
+            for n in (1, 2, 3):
+                pyctorch.set_num_threads(n)
+                outs.append(op(x).numpy().tobytes())
+            assert outs[0] == outs[1] == outs[2]
+    finally:
+        pyctorch.set_num_threads(saved)
