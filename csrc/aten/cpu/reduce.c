@@ -24,12 +24,16 @@
  *    horizontal outputs are walked with an odometer (red_do_units).
  *  - accuracy: runs are summed pairwise (blocks of RED_PW_BLOCK elements with RED_NACC
  *    independent accumulators, which also lets the compiler vectorize without
- *    -ffast-math); successive runs / positions are folded through a three-level
- *    cascade (RED_FOLD), close to torch's cascade sum.
+ *    -ffast-math); successive runs / positions are folded through a four-level
+ *    cascade (RED_FOLD runs per level); vertical rows of sum-like ops go through a cascade
+ *    of RED_VFOLD rows per level, kept in registers for a strip of columns, as torch's
+ *    cascade sum.
  *  - threads: above PCT_PARALLEL_GRAIN elements the GIL is released and OpenMP splits
  *    the output units across threads; when there are fewer units than threads, each
- *    unit's reduced range is split instead and the partial accumulators combined in
- *    order (deterministic, and index ops keep the first occurrence).
+ *    unit's reduced range is split instead at blocks of the cascade, whose values are
+ *    then added through the cascade's upper levels in order (red_run_split): the same
+ *    bits for any thread count, and index ops keep the first occurrence. (A horizontal
+ *    reduction of one run is split in equal parts: its bits depend on the thread count.)
  *  - speed: hot contiguous loops get AVX2 / AVX-512 clones chosen at load time, long runs
  *    are peeled to a 64-byte boundary, and NaN-aware min/max, exp (softmax, logsumexp)
  *    use explicit vectors (Note [Explicit vectors]).
@@ -62,7 +66,8 @@
 
 
 /* An op's kernels: RK_OP defined, then one include of reduce_kernel_impl.h per dtype (all, the
- * floating ones with RK_FLOAT_ONLY, uint16/32/64 too with PCT_FOREACH_UNSIGNED); then its table. */
+ * floating ones with RK_FLOAT_ONLY, uint16/32/64 too with PCT_FOREACH_UNSIGNED); then its table.
+ * Sum-like ops define RK_CASCADE: their vertical rows are added through a short cascade. */
 #define RED_ENTRY(op, E, N) [PCT_##E] = &op##_kernel_##N,
 #define RED_X_ENTRY_ALL(E, N, T, C, S, op, b, c, d) RED_ENTRY(op, E, N)
 #define RED_X_ENTRY_FLT(E, N, T, C, S, op, b, c, d) RED_IF_FLOAT(E, RED_ENTRY, RED_NOTHING)(op, E, N)
@@ -81,6 +86,7 @@
 #define sum_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define sum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += sum_ps_##N(p, n, s, 0, ctx))
 #define RK_OP sum
+#define RK_CASCADE
 #define RK_PF_NAME sum_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
 #define RK_PF_MAP(E, N, T, C) x
@@ -90,12 +96,14 @@
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_OP
+#undef RK_CASCADE
 RED_TABLE_ALL(sum)
 
 /* nansum (floating; integral inputs use sum) */
 #define nansum_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define nansum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += nansum_ps_##N(p, n, s, 0, ctx))
 #define RK_OP nansum
+#define RK_CASCADE
 #define RK_PF_NAME nansum_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
 #define RK_PF_MAP(E, N, T, C) RED_NONAN(x)
@@ -106,6 +114,7 @@ RED_TABLE_ALL(sum)
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_OP
+#undef RK_CASCADE
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(nansum)
 
@@ -113,10 +122,12 @@ RED_TABLE_FLT(nansum)
 #define mean_PRE(E, N, T, C)
 #define mean_RUN sum_RUN
 #define RK_OP mean
+#define RK_CASCADE
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
 #undef RK_OP
+#undef RK_CASCADE
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(mean)
 
@@ -125,6 +136,7 @@ RED_TABLE_FLT(mean)
 #define nanmean_RUN(E, N, T, C, a, p, n, s, idx)                                               \
     ((a).s += nansum_ps_##N(p, n, s, 0, ctx), (a).n += nnan_ps_##N(p, n, s, 0, ctx))
 #define RK_OP nanmean
+#define RK_CASCADE
 #define RK_PF_NAME nnan_ps
 #define RK_PF_A(E, N, T, C) int64_t
 #define RK_PF_MAP(E, N, T, C) (x) == (x)
@@ -135,6 +147,7 @@ RED_TABLE_FLT(mean)
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_OP
+#undef RK_CASCADE
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(nanmean)
 
@@ -415,6 +428,7 @@ static const red_kernel *const clse_table[PCT_NUM_DTYPES] = {
 #define norm2_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define norm2_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm2_ps_##N(p, n, s, 0, ctx))
 #define RK_OP norm2
+#define RK_CASCADE
 #define RK_PF_NAME norm2_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
 #define RK_PF_MAP(E, N, T, C) x * x
@@ -425,12 +439,14 @@ static const red_kernel *const clse_table[PCT_NUM_DTYPES] = {
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_OP
+#undef RK_CASCADE
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm2)
 
 #define norm1_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define norm1_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm1_ps_##N(p, n, s, 0, ctx))
 #define RK_OP norm1
+#define RK_CASCADE
 #define RK_PF_NAME norm1_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
 #define RK_PF_MAP(E, N, T, C) RED_FN(E, fabs)(x)
@@ -441,12 +457,14 @@ RED_TABLE_FLT(norm2)
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_OP
+#undef RK_CASCADE
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm1)
 
 #define norm0_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define norm0_RUN(E, N, T, C, a, p, n, s, idx) ((a) += norm0_ps_##N(p, n, s, 0, ctx))
 #define RK_OP norm0
+#define RK_CASCADE
 #define RK_PF_NAME norm0_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
 #define RK_PF_MAP(E, N, T, C) (x) != 0
@@ -457,12 +475,14 @@ RED_TABLE_FLT(norm1)
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_OP
+#undef RK_CASCADE
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(norm0)
 
 #define normp_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define normp_RUN(E, N, T, C, a, p, n, s, idx) ((a) += normp_ps_##N(p, n, s, 0, ctx))
 #define RK_OP normp
+#define RK_CASCADE
 #define RK_PF_NAME normp_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
 #define RK_PF_MAP(E, N, T, C) RED_FN(E, pow)(RED_FN(E, fabs)(x), (C)ctx->p)
@@ -473,6 +493,7 @@ RED_TABLE_FLT(norm0)
 #undef RK_PF_A
 #undef RK_PF_MAP
 #undef RK_OP
+#undef RK_CASCADE
 #undef RK_FLOAT_ONLY
 RED_TABLE_FLT(normp)
 

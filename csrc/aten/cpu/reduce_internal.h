@@ -66,6 +66,9 @@ typedef struct red_kernel {
                  const red_ctx *ctx);
     void (*finish)(void *acc, int64_t nb, char *const *outs, const int64_t *ostrides, const red_ctx *ctx);
     int op; /* PCT_RED_OP_<op> (reduce_ops.h): what another device runs for it */
+    /* vrun folds rows through a cascade of RED_VFOLD per level (sum-like ops, RK_CASCADE in
+     * reduce.c) and adds into its accumulators once per RED_VLEAF rows; other ops add every row */
+    bool vcascade;
 } red_kernel;
 
 #define RED_NB 256          /* outputs per vertical block */
@@ -73,8 +76,12 @@ typedef struct red_kernel {
 #define RED_VROWS 8         /* rows folded at once there */
 #define RED_VCHUNK 64       /* lanes of a dense block of rows folded at once */
 #define RED_ACC_MAX 32      /* bytes of the largest accumulator */
-#define RED_FOLD 256        /* runs (or positions) per cascade level */
+#define RED_FOLD 256        /* runs per cascade level (horizontal) */
+#define RED_VFOLD 16        /* rows (or leaves) per cascade level (vertical: rows are added one by one, as torch's cascade) */
+#define RED_VLEAF 256       /* rows of one vertical leaf: one vrun call of red_partial (RED_VFOLD^2) */
+#define RED_LEVELS 4        /* cascade levels below the result */
 #define RED_PW_BLOCK 8192   /* elements per pairwise leaf */
+#define RED_PW_BLOCK_STRIDED 2048 /* elements per pairwise leaf of a strided run (8 accumulators, 2 levels) */
 #define RED_NACC 64         /* independent accumulators in a leaf (4 AVX-512 vectors of float) */
 
 #define RED_EXP_FLOAT16(x) pct_fast_expf(x)

@@ -76,6 +76,89 @@ static void RK_NAME(_run_)(void *buf, const char *p, int64_t n, int64_t s, int64
     (void)ctx; (void)idx;
     RK_CALL(RK_F(_RUN), RK_ARGS, (*a), p, n, s, idx);
 }
+#ifdef RK_CASCADE
+/* columns per strip: 128 bytes of accumulators per cascade level (4 AVX2 vectors of float) */
+#define RK_VSTRIP (sizeof(RK_NAME(_acc_)) <= 4 ? 32 : sizeof(RK_NAME(_acc_)) <= 8 ? 16 : 8)
+/* Columns [0, w) of `rows` rows folded into a[0, w) through a cascade kept in registers:
+ * RED_VFOLD rows into t0, RED_VFOLD of those into t1, t1 into a once per RED_VLEAF rows,
+ * so no chain is longer than RED_VFOLD (torch's cascade sum adds 16 per level). Inlined with
+ * a constant w (and contiguous), which lets the compiler keep t0 and t1 in vector registers. */
+__attribute__((always_inline)) static inline void RK_NAME(_vstrip_)(RK_NAME(_acc_) *restrict a, const char *p,
+                                                                   const int w, const bool contiguous, int64_t s,
+                                                                   int64_t rows, int64_t rs, int64_t idx,
+                                                                   const red_ctx *ctx)
+{
+    (void)ctx; (void)idx;
+    for (int64_t r0 = 0; r0 < rows; r0 += RED_VLEAF) {
+        const int64_t r1 = rows - r0 < RED_VLEAF ? rows : r0 + RED_VLEAF;
+        RK_NAME(_acc_) t1[RK_VSTRIP];
+        for (int j = 0; j < w; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t1[j]); }
+        for (int64_t r = r0; r < r1; r += RED_VFOLD) {
+            const int64_t re = r1 - r < RED_VFOLD ? r1 : r + RED_VFOLD;
+            RK_NAME(_acc_) t0[RK_VSTRIP];
+            for (int j = 0; j < w; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t0[j]); }
+            for (int64_t i = r; i < re; i++) {
+                const char *row = p + i * rs;
+                for (int j = 0; j < w; j++) {
+                    PCT_TPL_C x = RK_TO_C(contiguous ? ((const PCT_TPL_T *)row)[j] : *(const PCT_TPL_T *)(row + j * s));
+                    RK_CALL(RK_F(_ACC), RK_ARGS, t0[j], x, idx + i);
+                }
+            }
+            for (int j = 0; j < w; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t1[j], t0[j]); }
+        }
+        for (int j = 0; j < w; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t1[j]); }
+    }
+}
+/* all nb columns, in strips of RK_VSTRIP, RK_VSTRIP / 2, RK_VSTRIP / 4 and a last narrower one */
+__attribute__((always_inline)) static inline void RK_NAME(_vstrips_)(RK_NAME(_acc_) *restrict a, const char *p,
+                                                                    int64_t nb, const bool contiguous, int64_t s,
+                                                                    int64_t rows, int64_t rs, int64_t idx,
+                                                                    const red_ctx *ctx)
+{
+    int64_t j = 0;
+    for (; j + RK_VSTRIP <= nb; j += RK_VSTRIP)
+        RK_NAME(_vstrip_)(a + j, p + j * s, RK_VSTRIP, contiguous, s, rows, rs, idx, ctx);
+    if (j + RK_VSTRIP / 2 <= nb) {
+        RK_NAME(_vstrip_)(a + j, p + j * s, RK_VSTRIP / 2, contiguous, s, rows, rs, idx, ctx);
+        j += RK_VSTRIP / 2;
+    }
+    if (j + RK_VSTRIP / 4 <= nb) {
+        RK_NAME(_vstrip_)(a + j, p + j * s, RK_VSTRIP / 4, contiguous, s, rows, rs, idx, ctx);
+        j += RK_VSTRIP / 4;
+    }
+    if (j < nb) RK_NAME(_vstrip_)(a + j, p + j * s, (int)(nb - j), contiguous, s, rows, rs, idx, ctx);
+}
+/* Sum-like ops (RK_CASCADE): rows are added through a short cascade (RK_NAME(_vstrip_)).
+ * Few outputs with dense rows (rs = nb elements, e.g. x.sum(1) of (64, 512, 8)) are one
+ * contiguous run whose lane i belongs to output i % nb: RED_VCHUNK lanes fold through the
+ * same cascade, RED_VCHUNK / nb rows at a time, before the lanes of an output are added up. */
+PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,
+                                  int64_t rs, int64_t idx, const red_ctx *ctx)
+{
+    RK_NAME(_acc_) *restrict a = buf;
+    const int64_t item = (int64_t)sizeof(PCT_TPL_T);
+    if (!ctx->ordered && s == item && nb <= RED_VSMALL && rs == nb * item && RED_VCHUNK % nb == 0 && rows >= RED_VCHUNK / nb) {
+        const int64_t rpc = RED_VCHUNK / nb, nch = rows / rpc;
+        RK_NAME(_acc_) t[RED_VCHUNK];
+        for (int i = 0; i < RED_VCHUNK; i++) { RK_CALL(RK_F(_INIT), RK_ARGS, t[i]); }
+        RK_NAME(_vstrips_)(t, p, RED_VCHUNK, true, item, nch, RED_VCHUNK * item, idx, ctx);
+        /* the last rows (fewer than a chunk) go into the first lanes: each output is added into
+         * a once per call, as a leaf of red_partial is (Note [Reduction plan]: threads) */
+        const PCT_TPL_T *restrict q = (const PCT_TPL_T *)p + nch * RED_VCHUNK;
+        for (int64_t i = 0; i < (rows - nch * rpc) * nb; i++) {
+            PCT_TPL_C x = RK_TO_C(q[i]);
+            RK_CALL(RK_F(_ACC), RK_ARGS, t[i], x, idx + nch * rpc + i / nb);
+        }
+        for (int64_t w = RED_VCHUNK / 2; w >= nb; w /= 2) /* w % nb == 0: same output */
+            for (int64_t i = 0; i < w; i++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t[i], t[i + w]); }
+        for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t[j]); }
+        return;
+    }
+    if (s == item) RK_NAME(_vstrips_)(a, p, nb, true, s, rows, rs, idx, ctx);
+    else RK_NAME(_vstrips_)(a, p, nb, false, s, rows, rs, idx, ctx);
+}
+#define RK_VCASCADE true
+#else
 PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,
                                   int64_t rs, int64_t idx, const red_ctx *ctx)
 {
@@ -129,6 +212,8 @@ PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_
         }
     }
 }
+#define RK_VCASCADE false
+#endif
 static void RK_NAME(_finish_)(void *buf, int64_t nb, char *const *o, const int64_t *os, const red_ctx *ctx)
 {
     RK_NAME(_acc_) *a = buf;
@@ -137,7 +222,7 @@ static void RK_NAME(_finish_)(void *buf, int64_t nb, char *const *o, const int64
 }
 static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_init_), RK_NAME(_combine_),
                                            RK_NAME(_run_), RK_NAME(_vrun_), RK_NAME(_finish_),
-                                           RK_CAT(PCT_RED_OP_, RK_OP)};
+                                           RK_CAT(PCT_RED_OP_, RK_OP), RK_VCASCADE};
 
 #undef RK_CAT_
 #undef RK_CAT
@@ -146,4 +231,6 @@ static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_in
 #undef RK_F
 #undef RK_NAME
 #undef RK_TO_C
+#undef RK_VCASCADE
+#undef RK_VSTRIP
 #endif

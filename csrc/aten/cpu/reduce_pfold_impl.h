@@ -44,17 +44,30 @@ PCT_HOT static PF_ACC PF_FN(_leaf_c)(const PCT_TPL_T *restrict q, int64_t n, dou
         for (int j = 0; j < w; j++) acc[j] = acc[j] PF_OP acc[j + w];
     return acc[0];
 }
-static PF_ACC PF_FN(_leaf_s)(const char *p, int64_t n, int64_t s, double m, const red_ctx *ctx)
+/* a strided run in 8 accumulators, through a two-level cascade: 16 elements each into t, t
+ * into acc every 128 elements, so no chain is longer than 16 (as torch's cascade sum) in a
+ * leaf of RED_PW_BLOCK_STRIDED */
+__attribute__((noinline)) static PF_ACC PF_FN(_leaf_s)(const char *p, int64_t n, int64_t s, double m,
+                                                       const red_ctx *ctx)
 {
     (void)m; (void)ctx;
     PF_ACC acc[8];
     for (int j = 0; j < 8; j++) acc[j] = PF_ID;
     int64_t k = 0;
-    for (; k + 8 <= n; k += 8)
-        for (int j = 0; j < 8; j++) {
+    while (k + 8 <= n) {
+        PF_ACC t[8];
+        const int64_t ke = n - k < 128 ? k + (n - k) / 8 * 8 : k + 128;
+        for (int j = 0; j < 8; j++) { /* the first 8 start the chains */
             PCT_TPL_C x = RK_TO_C(*(const PCT_TPL_T *)(p + (k + j) * s));
-            acc[j] = acc[j] PF_OP (PF_ACC)(PF_MAPPED);
+            t[j] = (PF_ACC)(PF_MAPPED);
         }
+        for (k += 8; k < ke; k += 8)
+            for (int j = 0; j < 8; j++) {
+                PCT_TPL_C x = RK_TO_C(*(const PCT_TPL_T *)(p + (k + j) * s));
+                t[j] = t[j] PF_OP (PF_ACC)(PF_MAPPED);
+            }
+        for (int j = 0; j < 8; j++) acc[j] = acc[j] PF_OP t[j];
+    }
     for (int j = 0; k < n; k++, j++) { PCT_TPL_C x = RK_TO_C(*(const PCT_TPL_T *)(p + k * s)); acc[j] = acc[j] PF_OP (PF_ACC)(PF_MAPPED); }
     for (int w = 4; w > 0; w /= 2)
         for (int j = 0; j < w; j++) acc[j] = acc[j] PF_OP acc[j + w];
@@ -62,9 +75,12 @@ static PF_ACC PF_FN(_leaf_s)(const char *p, int64_t n, int64_t s, double m, cons
 }
 static PF_ACC PF_FN(_rec)(const char *p, int64_t n, int64_t s, double m, const red_ctx *ctx)
 {
-    if (n <= RED_PW_BLOCK)
-        return s == (int64_t)sizeof(PCT_TPL_T) ? PF_FN(_leaf_c)((const PCT_TPL_T *)p, n, m, ctx)
-                                       : PF_FN(_leaf_s)(p, n, s, m, ctx);
+    /* a strided leaf has 8 accumulators, not RED_NACC, and a cascade of its own: a shorter
+     * leaf keeps its chains as short as a contiguous leaf's (torch's cascade adds at most 16
+     * per level) */
+    const bool contiguous = s == (int64_t)sizeof(PCT_TPL_T);
+    if (n <= (contiguous ? RED_PW_BLOCK : RED_PW_BLOCK_STRIDED))
+        return contiguous ? PF_FN(_leaf_c)((const PCT_TPL_T *)p, n, m, ctx) : PF_FN(_leaf_s)(p, n, s, m, ctx);
     int64_t h = (n / 2 + RED_NACC - 1) / RED_NACC * RED_NACC;
     return PF_FN(_rec)(p, h, s, m, ctx) PF_OP PF_FN(_rec)(p + h * s, n - h, s, m, ctx);
 }

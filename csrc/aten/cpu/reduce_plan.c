@@ -137,11 +137,55 @@ static int64_t red_unit_locate(const red_plan *pl, int64_t u, const char **inp, 
     return nb;
 }
 
-/* Reduces positions [rb, re) of the reduced space for one unit into res (nb accumulators). */
+/* The cascade red_partial adds through (Note [Reduction plan]): successive runs (horizontal)
+ * or vertical leaves of RED_VLEAF rows land in level 0; a level that has taken fold[l] of
+ * them is added into the next one up, the top one into the result. Horizontal runs are
+ * already pairwise sums (RED_FOLD per level). A vertical leaf is one vrun call: sum-like
+ * kernels cascade its rows themselves (vcascade) and add it into level 0 once, so the levels
+ * above take RED_VFOLD leaves each; other kernels add each row into level 0, which then holds
+ * one leaf. The boundaries depend only on positions, from position 0. */
+typedef struct red_cascade {
+    _Alignas(64) char lv[RED_LEVELS][RED_NB * RED_ACC_MAX];
+    int fold[RED_LEVELS], cnt[RED_LEVELS];
+} red_cascade;
+
+static void red_cascade_folds(const red_kernel *k, const red_plan *pl, int *fold)
+{
+    for (int l = 0; l < RED_LEVELS; l++)
+        fold[l] = !pl->vertical ? RED_FOLD : (l == 0 && !k->vcascade) ? 1 : RED_VFOLD;
+}
+
+static void red_cascade_init(red_cascade *c, const red_kernel *k, const red_plan *pl, int64_t nb, const red_ctx *ctx)
+{
+    red_cascade_folds(k, pl, c->fold);
+    for (int l = 0; l < RED_LEVELS; l++) {
+        c->cnt[l] = 0;
+        k->init(c->lv[l], nb, ctx);
+    }
+}
+
+/* level l took one more item: the levels that are full are added one up (the top one into res) */
+static void red_cascade_up(red_cascade *c, const red_kernel *k, int l, int64_t nb, char *res, const red_ctx *ctx)
+{
+    for (; l < RED_LEVELS && ++c->cnt[l] == c->fold[l]; l++) {
+        k->combine(l + 1 < RED_LEVELS ? c->lv[l + 1] : res, c->lv[l], nb, ctx);
+        k->init(c->lv[l], nb, ctx);
+        c->cnt[l] = 0;
+    }
+}
+
+/* the partial levels added upwards, as if full: a range that ends at a level-l block
+ * boundary gives that block's value, what the whole range's cascade adds one level up */
+static void red_cascade_finish(red_cascade *c, const red_kernel *k, int64_t nb, char *res, const red_ctx *ctx)
+{
+    for (int l = 0; l < RED_LEVELS; l++) k->combine(l + 1 < RED_LEVELS ? c->lv[l + 1] : res, c->lv[l], nb, ctx);
+}
+
+/* Reduces positions [rb, re) of the reduced space for one unit into res (nb accumulators),
+ * through the cascade; rb is 0 or, for a split across threads, a cascade block boundary. */
 static void red_partial(const red_kernel *k, const red_plan *pl, const red_ctx *ctx, const char *base,
                         int64_t nb, int64_t rb, int64_t re, char *res)
 {
-    _Alignas(64) char l0[RED_NB * RED_ACC_MAX], l1[RED_NB * RED_ACC_MAX];
     int64_t vstride = pl->vertical ? pl->kin[pl->nk - 1] : 0;
     k->init(res, nb, ctx);
     if (rb >= re) return;
@@ -155,10 +199,9 @@ static void red_partial(const red_kernel *k, const red_plan *pl, const red_ctx *
         k->run(res, base, re, pl->rin[0], 0, ctx);
         return;
     }
-    k->init(l0, nb, ctx);
-    k->init(l1, nb, ctx);
-    int c0 = 0, c1 = 0;
-    int64_t idx[PCT_MAX_DIMS], rem = rb;
+    red_cascade c;
+    red_cascade_init(&c, k, pl, nb, ctx);
+    int64_t idx[PCT_MAX_DIMS], rem = rb, leaf_rows = 0;
     for (int d = nr - 1; d >= 0; d--) { idx[d] = rem % pl->rsize[d]; rem /= pl->rsize[d]; }
     const int64_t inner = pl->rsize[nr - 1], sin = pl->rin[nr - 1];
     int64_t pos = rb;
@@ -168,34 +211,23 @@ static void red_partial(const red_kernel *k, const red_plan *pl, const red_ctx *
         const char *p = base + off;
         int64_t n = inner - idx[nr - 1];
         if (n > re - pos) n = re - pos;
-        for (int64_t t = 0; t < n;) {
-            int64_t step = 1;
-            if (pl->vertical) {
-                step = n - t < RED_FOLD - c0 ? n - t : RED_FOLD - c0;
-                k->vrun(l0, p + t * sin, nb, vstride, step, sin, pos + t, ctx);
-                c0 += (int)step - 1;
-            } else {
-                k->run(l0, p, n, sin, pos, ctx);
-                step = n;
-            }
+        if (!pl->vertical) {
+            k->run(c.lv[0], p, n, sin, pos, ctx);
+            red_cascade_up(&c, k, 0, nb, res, ctx);
+        }
+        for (int64_t t = 0; pl->vertical && t < n;) {
+            int64_t step = n - t < RED_VLEAF - leaf_rows ? n - t : RED_VLEAF - leaf_rows;
+            k->vrun(c.lv[0], p + t * sin, nb, vstride, step, sin, pos + t, ctx);
             t += step;
-            if (++c0 == RED_FOLD) {
-                k->combine(l1, l0, nb, ctx);
-                k->init(l0, nb, ctx);
-                c0 = 0;
-                if (++c1 == RED_FOLD) {
-                    k->combine(res, l1, nb, ctx);
-                    k->init(l1, nb, ctx);
-                    c1 = 0;
-                }
-            }
+            if ((leaf_rows += step) < RED_VLEAF) continue; /* the leaf goes on in the next run */
+            leaf_rows = 0;
+            red_cascade_up(&c, k, 0, nb, res, ctx);
         }
         pos += n;
         idx[nr - 1] += n;
         for (int d = nr - 1; d > 0 && idx[d] >= pl->rsize[d]; d--) { idx[d] = 0; idx[d - 1]++; }
     }
-    k->combine(res, l1, nb, ctx);
-    k->combine(res, l0, nb, ctx);
+    red_cascade_finish(&c, k, nb, res, ctx);
 }
 
 static void red_do_unit(const red_kernel *k, const red_plan *pl, const red_ctx *ctx, int64_t u)
@@ -243,30 +275,60 @@ static void red_do_units(const red_kernel *k, const red_plan *pl, const red_ctx 
     }
 }
 
-/* Splits each unit's reduced range across nth threads and combines the partials in
- * order (few units, long reductions). 0, or -1 when the scratch could not be allocated. */
+/* Splits each unit's reduced range across nth threads: the threads reduce whole blocks of
+ * the cascade's level L (red_partial over each gives the value the single-threaded cascade
+ * adds into level L + 1), which are then added up through the levels above in order, so the
+ * result has the same bits for any thread count (L, chosen from nth, does not change them). A horizontal reduction of one run (its
+ * pairwise sum has no such blocks) is split in nth equal parts instead. Index ops keep the
+ * first occurrence either way. 0, or -1 when the scratch could not be allocated. */
 __attribute__((unused)) static int red_run_split(const red_kernel *k, const red_plan *pl, const red_ctx *ctx, int nth)
 {
 #ifdef _OPENMP
-    size_t slot = RED_NB * RED_ACC_MAX;
-    char *parts = malloc(slot * (size_t)nth);
+    const bool one_run = !pl->vertical && pl->nr == 1;
+    const int64_t inner = pl->rsize[pl->nr - 1];
+    int fold[RED_LEVELS];
+    red_cascade_folds(k, pl, fold);
+    /* Level -1 is one item of level 0: a horizontal run, or a vertical leaf when it is one
+     * vrun call (it does not straddle runs); level 0 is the smallest block otherwise. */
+    int L = -1;
+    int64_t blk = pl->vertical ? RED_VLEAF : inner;
+    if (pl->vertical && pl->nr > 1 && inner % RED_VLEAF != 0) blk *= fold[++L];
+    /* the largest level that still gives each thread two blocks */
+    while (L + 1 < RED_LEVELS && (pl->nred + blk * fold[L + 1] - 1) / (blk * fold[L + 1]) >= 2 * nth)
+        blk *= fold[++L];
+    if (one_run) blk = (pl->nred + nth - 1) / nth;
+    const int64_t nblocks = (pl->nred + blk - 1) / blk;
+    if (nblocks < 2) return -1;
+    const size_t slot = (k->acc_size * (pl->vertical ? RED_NB : 1) + 63) / 64 * 64;
+    char *parts = malloc(slot * (size_t)nblocks + sizeof(red_cascade));
     if (!parts) return -1;
+    red_cascade *c = (red_cascade *)(parts + slot * (size_t)nblocks);
     int64_t os[2] = {0, 0};
     if (pl->vertical) { os[0] = pl->kout[0][pl->nk - 1]; os[1] = pl->kout[1][pl->nk - 1]; }
     for (int64_t u = 0; u < pl->units; u++) {
         const char *inp;
         char *outp[2];
+        _Alignas(64) char res[RED_NB * RED_ACC_MAX];
         int64_t nb = red_unit_locate(pl, u, &inp, outp);
-        for (int t = 0; t < nth; t++) k->init(parts + slot * (size_t)t, nb, ctx);
-        #pragma omp parallel num_threads(nth)
-        {
-            int t = omp_get_thread_num(), T = omp_get_num_threads();
-            int64_t chunk = (pl->nred + T - 1) / T;
-            int64_t b = t * chunk, e = b + chunk < pl->nred ? b + chunk : pl->nred;
-            if (b < e) red_partial(k, pl, ctx, inp, nb, b, e, parts + slot * (size_t)t);
+        #pragma omp parallel for schedule(static) num_threads(nth)
+        for (int64_t b = 0; b < nblocks; b++) {
+            int64_t e = (b + 1) * blk < pl->nred ? (b + 1) * blk : pl->nred;
+            red_partial(k, pl, ctx, inp, nb, b * blk, e, parts + slot * (size_t)b);
         }
-        for (int t = 1; t < nth; t++) k->combine(parts, parts + slot * (size_t)t, nb, ctx);
-        k->finish(parts, nb, outp, os, ctx);
+        if (one_run) {
+            memcpy(res, parts, k->acc_size * (size_t)nb);
+            for (int64_t b = 1; b < nblocks; b++) k->combine(res, parts + slot * (size_t)b, nb, ctx);
+        } else {
+            red_cascade_init(c, k, pl, nb, ctx);
+            k->init(res, nb, ctx);
+            for (int64_t b = 0; b < nblocks; b++) { /* block b: an item of level L + 1 */
+                char *dst = L + 1 < RED_LEVELS ? c->lv[L + 1] : res;
+                k->combine(dst, parts + slot * (size_t)b, nb, ctx);
+                red_cascade_up(c, k, L + 1, nb, res, ctx);
+            }
+            red_cascade_finish(c, k, nb, res, ctx);
+        }
+        k->finish(res, nb, outp, os, ctx);
     }
     free(parts);
     return 0;
