@@ -59,7 +59,7 @@ compile:
 XDIST = $$($(PYTHON) -c "import xdist" 2>/dev/null && echo "-n auto --dist loadgroup")
 
 # The whole suite (the README's test command; CI runs it). The oracles install while the C compiles. The CUDA backend
-# is compiled for this machine's GPUs, or where it has none for one architecture: a compile check (setup.py's
+# is compiled for this machine's GPUs, or where it has none only checked: PTX alone, unoptimised host code (setup.py's
 # PYCTORCH_CUDA_ARCH_LIST; `make build` compiles the full list).
 test: deps
 	@PYCTORCH_CUDA_ARCH_LIST=$${PYCTORCH_CUDA_ARCH_LIST:-native} $(MAKE) --no-print-directory -j2 compile test-deps

@@ -205,3 +205,5 @@ def install(c_module):
     for name in _NAMES:
         if not hasattr(c_module, name):
             setattr(c_module, name, globals()[name])
+    # torch._C._nn's spellings of the sliding-block ops (F.unfold / F.fold call them)
+    _nn.im2col, _nn.col2im = c_module._im2col, c_module._col2im

@@ -175,7 +175,41 @@ OPS = {
     "abs_out_complex": lambda L, d: L.abs(_z(L, d), out=L.empty(0, dtype=getattr(L, d))),
     "abs_out_real": lambda L, d: L.abs(_z(L, d), out=L.empty(0, dtype=getattr(L, d).to_real())),
     "requires_grad": lambda L, d: L.zeros(2, dtype=getattr(L, d), requires_grad=True).requires_grad,
+    # products and quotients at the non-finite edges (Note [Complex products and quotients as torch's])
+    "mul_nonfinite": lambda L, d: _edges(L, d) * _divisors(L, d),
+    "div_nonfinite": lambda L, d: _edges(L, d) / _divisors(L, d),
+    "div_nonfinite_strided": lambda L, d: _edges(L, d)[::2] / _divisors(L, d)[::2],
+    "addcmul_nonfinite": lambda L, d: L.addcmul(L.zeros(15, dtype=getattr(L, d)), _edges(L, d), _divisors(L, d), value=1j),
+    "addcdiv_nonfinite": lambda L, d: L.addcdiv(L.zeros(15, dtype=getattr(L, d)), _edges(L, d), _divisors(L, d)),
+    "addcdiv_value": lambda L, d: L.addcdiv(_z(L, d), _z(L, d), _w(L, d) + 1, value=2 - 1j),
+    # nn ops on complex tensors
+    "embedding": lambda L, d: L.embedding(_z(L, d), L.tensor([[1, 0], [1, 1]])),
+    "F_embedding_max_norm": lambda L, d: (lambda w: (L.nn.functional.embedding(L.tensor([0, 1]), w, max_norm=1.5), w))(
+        _z(L, d).clone()),
+    "embedding_renorm_": lambda L, d: L.embedding_renorm_(_z(L, d).t().contiguous(), L.tensor([0, 2, 2]), 1.0, 3.0),
+    "embedding_renorm_inf": lambda L, d: L.embedding_renorm_(_z(L, d), L.tensor([1]), 0.5, math.inf),
+    "adaptive_avg_pool1d": lambda L, d: L.adaptive_avg_pool1d(_z(L, d), 1),
+    "adaptive_avg_pool1d_2": lambda L, d: L.adaptive_avg_pool1d(_z(L, d), 2),
+    "adaptive_avg_pool2d": lambda L, d: L.nn.functional.adaptive_avg_pool2d(_z(L, d)[None].expand(2, 2, 3), (1, 1)),
+    "adaptive_avg_pool2d_3": lambda L, d: L.nn.functional.adaptive_avg_pool2d(_z(L, d)[None], 3),
+    "im2col": lambda L, d: L._C._nn.im2col(_z(L, d)[None, None], (2, 2), (1, 1), (1, 0), (1, 1)),
+    "col2im": lambda L, d: L._C._nn.col2im(_z(L, d)[None].expand(1, 4, 3), (2, 4), (2, 2), (1, 1), (0, 0), (1, 1)),
+    "fold": lambda L, d: L.nn.functional.fold(_z(L, d).reshape(1, 6, 1).expand(2, 6, 4), (3, 3), (3, 2)),
+    "conj_physical_real_is_input": lambda L, d: (lambda r: (L.conj_physical(r) is r, r.conj_physical_() is r))(
+        L.ones(2, dtype=getattr(L, d).to_real())),
+    "conj_physical_real_out": lambda L, d: (lambda o: (L.conj_physical(L.ones(2), out=o) is o, o))(L.zeros(2)),
 }
+
+
+def _edges(L, d):
+    """dividends and factors with infinite and NaN parts"""
+    inf, nan = math.inf, math.nan
+    return L.tensor([complex(inf, nan), complex(nan, inf), complex(inf, 1), complex(1, 1), complex(-inf, inf)] * 3,
+                    dtype=getattr(L, d))
+
+
+def _divisors(L, d):
+    return L.tensor([0.064 - 0.503j, 0j, complex(math.inf, 0), 1 + 0j, 3e38 - 1e30j] * 3, dtype=getattr(L, d))
 
 
 def _setitem(t, k, v):
@@ -193,6 +227,24 @@ GAPS = set()
     strict=True, reason="not implemented for complex yet")) for n in sorted(OPS)])
 def test_op(name, dtype):
     both(lambda L: OPS[name](L, dtype))
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", ["cfloat", "cdouble"])
+def test_nn_gradients(dtype):
+    """the complex gradients of adaptive average pooling, im2col / col2im (F.unfold / F.fold), and torch's refusal of
+    embedding's complex output"""
+    def grads(L, fn):
+        x = _z(L, dtype)[None].clone().requires_grad_()
+        (fn(L, x).abs() ** 2).sum().backward()
+        return x.grad
+
+    both(lambda L: grads(L, lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, 1)))
+    both(lambda L: grads(L, lambda L, x: L.nn.functional.adaptive_avg_pool2d(x[None], 1)))
+    both(lambda L: grads(L, lambda L, x: L.nn.functional.unfold(x[None], (2, 2), padding=1) * (1 + 2j)))
+    both(lambda L: grads(L, lambda L, x: L.nn.functional.fold(x.reshape(1, 6, 1).expand(1, 6, 2) * 1j, (3, 2), (3, 2),
+                                                                  padding=(1, 0))))
+    both(lambda L: L.nn.functional.embedding(L.tensor([0]), _z(L, dtype).requires_grad_()))
 
 
 @requires_torch

@@ -365,19 +365,6 @@ def _torch_refuses(*needles):
 KNOWN_BUGS = [
     ("dtypes torch has no kernel for are accepted (round on bool, ...): more than torch, harmless",
      lambda c: c.pe is None and isinstance(c.te, NotImplementedError) and "not implemented for" in _tmsg(c)),
-    ("complex inputs a few ops still refuse where torch computes (reproducer complex_gaps): the table ops that "
-     "F.embedding (and its max_norm), "
-     "F.adaptive_avg_pool1d/2d and F.unfold/F.fold take complex tensors around (torch.embedding, "
-     "torch.embedding_renorm_, torch.adaptive_avg_pool1d, torch._C._im2col called directly)",
-     lambda c: (c.te is None or isinstance(c.te, TypeError)) and isinstance(c.pe, NotImplementedError)
-     and "complex" in c.program and re.search(r"\b(embedding\w*|im2col|col2im|adaptive_avg_pool\w*)_?\(",
-                                              c.line) is not None),
-    ("complex addcdiv at the float range's ends: pyctorch's complex division keeps an infinity where torch's "
-     "addcdiv loop gives NaN (reproducer complex_addcdiv_overflow)",
-     lambda c: "addcdiv" in c.line and "complex" in c.program and "values differ" in c.msg),
-    ("conj_physical of a real tensor: torch returns the tensor itself, pyctorch's table op a copy with equal values "
-     "(reproducer conj_physical_real_is_input)",
-     lambda c: "conj_physical" in c.line and "in torch: True, in pyctorch: False" in c.msg),
 ]
 
 
@@ -1382,7 +1369,10 @@ def _run_program(program):
 def _complex_gaps():
     z = pyctorch.tensor([[1 + 2j, -0.5j], [3.0, 2 - 1j]])
     calls = {"embedding_renorm_op": lambda: pyctorch.embedding_renorm_(z.clone(), pyctorch.tensor([0, 1]), 1.0, 2.0),
-             "embedding_op": lambda: pyctorch.embedding(z, pyctorch.tensor([0]))}
+             "embedding_op": lambda: pyctorch.embedding(z, pyctorch.tensor([0])),
+             "adaptive_avg_pool1d": lambda: pyctorch.adaptive_avg_pool1d(z[None], 1),
+             "im2col": lambda: pyctorch._C._im2col(z[None, None], [1, 1], [1, 1], [0, 0], [1, 1]),
+             "col2im": lambda: pyctorch._C._col2im(z[None], [1, 2], [1, 1], [1, 1], [0, 0], [1, 1])}
     refused = []
     for name, call in calls.items():
         try:
@@ -1392,13 +1382,7 @@ def _complex_gaps():
     _check(not refused, f"complex inputs refused (torch computes them): {refused}")
 
 
-KNOWN_REPRODUCERS = {
-    "complex_gaps": _complex_gaps,
-    "complex_addcdiv_overflow": lambda: _check(
-        str(_run_program(_ADDCDIV_OVERFLOW)["r4"][1, 0, 0, 1].item()) == "(nan+nanj)", "inf+infj; torch gives nan+nanj"),
-    "conj_physical_real_is_input": lambda: (lambda x: _check(pyctorch.conj_physical(x) is x,
-                                                              "a copy; torch returns the input"))(pyctorch.ones(2)),
-}
+KNOWN_REPRODUCERS = {}
 
 
 def _check(ok, what):
@@ -1407,6 +1391,11 @@ def _check(ok, what):
 
 # Former KNOWN_REPRODUCERS whose divergence is fixed: regression tests, run as plain tests.
 FIXED_REPRODUCERS = {
+    "complex_gaps": _complex_gaps,
+    "complex_addcdiv_overflow": lambda: _check(
+        str(_run_program(_ADDCDIV_OVERFLOW)["r4"][1, 0, 0, 1].item()) == "(nan+nanj)", "inf+infj; torch gives nan+nanj"),
+    "conj_physical_real_is_input": lambda: (lambda x: _check(pyctorch.conj_physical(x) is x,
+                                                              "a copy; torch returns the input"))(pyctorch.ones(2)),
     "complex_nonfinite_edges": lambda: _check(
         str(pyctorch.tensor([complex(math.nan, 0), complex(0, math.inf)]).mean().item()) == "(nan+nanj)"
         and str(pyctorch.linspace(math.nan, 1.0, 2, dtype=pyctorch.complex128)[1].item()) == "(nan+0j)"

@@ -146,6 +146,12 @@ pct_object *pct_pw_run_on(const pct_pw_runner *r, pct_call *c, int op_index, int
 pct_object *pct_pw_unary_call(const pct_pw_runner *r, pct_call *c, pct_tensor *x)
 {
     pct_pw_ctx ctx = {0};
+    /* a real tensor is its own conjugate: torch's conj_physical (and conj_physical_) return it, not a copy, and
+       autograd records nothing (the result is the input); with out= the values are copied */
+    if (c->op_index == PCT_OP_conj_physical && !pct_dtype_is_complex(x->dtype) && (!c->out || c->inplace)) {
+        PCT_INCREF(x);
+        return (pct_object *)x;
+    }
     return pct_pw_run_on(r, c, c->op_index, 1, &x, &ctx);
 }
 

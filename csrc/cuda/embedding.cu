@@ -1,8 +1,8 @@
 /* embedding.cu: embedding's lookup and dense backward on CUDA (the backend's embedding, Note [Device embedding] in
  * csrc/aten/cpu/embedding.c; embedding_call.h gives the formulas). A thread per output element: the lookup copies one
- * element of the picked row (by its size, so every dtype); the backward sums one column of one weight row over that
- * row's positions in index order (the host grouped them), so the result is the same on every run, without atomics.
- * The simulated device runs the same element functions on the host. */
+ * element of the picked row (by its size, so every dtype, complex included); the backward sums one column of one
+ * weight row over that row's positions in index order (the host grouped them), so the result is the same on every
+ * run, without atomics. The simulated device runs the same element functions on the host. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "loops.cuh"
@@ -51,6 +51,11 @@ static int run(const pct_embedding_call *e, int64_t n, int on_host, cudaStream_t
     return (int)cudaGetLastError();
 }
 
+/* a 16-byte element (complex128), copied whole */
+struct alignas(16) pct_emb_bytes16 {
+    uint64_t lo, hi;
+};
+
 /* the element functions as functors a kernel can take */
 template <typename U> struct lookup_fn {
     __host__ __device__ void operator()(const pct_embedding_call &e, int64_t t) const { lookup_element<U>(e, t); }
@@ -74,6 +79,7 @@ extern "C" int pct_cuda_embedding_launch(const pct_embedding_call *e, int on_hos
     case 2: return run(e, n, on_host, st, lookup_fn<uint16_t>());
     case 4: return run(e, n, on_host, st, lookup_fn<uint32_t>());
     case 8: return run(e, n, on_host, st, lookup_fn<uint64_t>());
+    case 16: return run(e, n, on_host, st, lookup_fn<pct_emb_bytes16>());
     default: return (int)cudaErrorInvalidValue;
     }
 }

@@ -138,11 +138,9 @@ def _pair_arg(value):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    # complex inputs by parts (_complex_by_parts, _functional_pool.py: the kernel is real only)
-    return _complex_by_parts(torch._C._im2col, input, _pair_arg(kernel_size), _pair_arg(dilation), _pair_arg(padding),
-                             _pair_arg(stride))
+    return torch._C._im2col(input, _pair_arg(kernel_size), _pair_arg(dilation), _pair_arg(padding), _pair_arg(stride))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    return _complex_by_parts(torch._C._col2im, input, _pair_arg(output_size), _pair_arg(kernel_size),
-                             _pair_arg(dilation), _pair_arg(padding), _pair_arg(stride))
+    return torch._C._col2im(input, _pair_arg(output_size), _pair_arg(kernel_size), _pair_arg(dilation),
+                            _pair_arg(padding), _pair_arg(stride))

@@ -15,16 +15,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return torch.rms_norm(input, normalized_shape, weight, eps)
 
 
-def _embedding_renorm_complex(weight, input, max_norm, norm_type):
-    """torch's embedding_renorm_ for a complex weight (the table kernel is real only): each row input names, once,
-    whose norm (of the moduli) is above max_norm, scaled by max_norm / (norm + 1e-7)."""
-    for idx in sorted(set(input.flatten().tolist())):
-        row = weight[idx]
-        norm = float(torch.linalg.vector_norm(row, norm_type))
-        if norm > max_norm:
-            row.mul_(max_norm / (norm + 1e-7))
-
-
 def _verify_batch_size(size):
     n = size[0]
     for s in size[2:]:
@@ -79,13 +69,5 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         # torch renormalizes the looked-up rows in place first, without recording it
         input = input.contiguous()
         with torch.no_grad():
-            if weight.dtype in (torch.complex64, torch.complex128):
-                _embedding_renorm_complex(weight, input, max_norm, norm_type)
-            else:
-                torch.embedding_renorm_(weight, input, max_norm, norm_type)
-    # a complex weight by parts (_complex_by_parts, _functional_pool.py): the lookup is linear in the weight; torch's
-    # autograd refuses its complex output
-    if getattr(weight, "dtype", None) in (torch.complex64, torch.complex128) and weight.requires_grad \
-            and torch.is_grad_enabled():
-        raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
-    return _complex_by_parts(lambda w: torch.embedding(w, input, padding_idx, scale_grad_by_freq, sparse), weight)
+            torch.embedding_renorm_(weight, input, max_norm, norm_type)
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)

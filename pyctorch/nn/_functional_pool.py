@@ -47,8 +47,8 @@ avg_pool2d = _C_pool.avg_pool2d
 
 def _complex_by_parts(fn, input, *args):
     """fn(input, *args) for a complex64/complex128 input, where fn is linear in input and its kernel is real only
-    (im2col / col2im, embedding; torch computes them on complex tensors): fn of the real and imaginary parts, joined.
-    Autograd follows from real, imag and complex."""
+    (the 3-d adaptive average pool; torch computes it on complex tensors): fn of the real and imaginary parts,
+    joined. Autograd follows from real, imag and complex."""
     if getattr(input, "dtype", None) not in (torch.complex64, torch.complex128):
         return fn(input, *args)
     return torch.complex(fn(input.real, *args), fn(input.imag, *args))
@@ -67,7 +67,7 @@ def _adaptive_avg_pool_complex(fn, kernel, input, output_size, nd):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    return _adaptive_avg_pool_complex(_C_pool.adaptive_avg_pool1d, "adaptive_avg_pool2d", input, output_size, 1)
+    return _C_pool.adaptive_avg_pool1d(input, output_size)
 
 
 def _list_with_default(out_size, defaults):
@@ -80,8 +80,7 @@ def _list_with_default(out_size, defaults):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _adaptive_avg_pool_complex(_C_pool.adaptive_avg_pool2d, "adaptive_avg_pool2d", input,
-                                      _list_with_default(output_size, input.size()), 2)
+    return _C_pool.adaptive_avg_pool2d(input, _list_with_default(output_size, input.size()))
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):

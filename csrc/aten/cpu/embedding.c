@@ -275,12 +275,21 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* |element| as a double: the modulus of a complex one, as torch's norm takes it */
+static double magnitude(const char *p, int dtype)
+{
+    if (!pct_dtype_is_complex(dtype)) return fabs(pct_load_as_double(p, dtype));
+    double re, im;
+    pct_load_as_complex(p, dtype, &re, &im);
+    return hypot(re, im);
+}
+
 /* The norm_type norm of one row (D elements, byte stride cs). */
 static double row_norm(const char *row, int64_t D, int64_t cs, int dtype, double p)
 {
     double acc = 0;
     for (int64_t j = 0; j < D; j++) {
-        double v = fabs(pct_load_as_double(row + j * cs, dtype));
+        double v = magnitude(row + j * cs, dtype);
         if (isinf(p)) acc = p > 0 ? (j == 0 || v > acc ? v : acc) : (j == 0 || v < acc ? v : acc);
         else if (p == 0) acc += v != 0;
         else if (p == 1) acc += v;
@@ -306,7 +315,8 @@ pct_object *pct_cpu_embedding_renorm_(pct_call *c)
      * end) and then taking its norm (an error for integral weights): which comes first depends on the
      * smallest index */
     const pct_tensor *raw = arg.indices;
-    if (!pct_dtype_is_floating(weight->dtype) && raw->numel > 0 && (raw->dtype == PCT_INT64 || raw->dtype == PCT_INT32)) {
+    const bool numeric = pct_dtype_is_floating(weight->dtype) || pct_dtype_is_complex(weight->dtype);
+    if (!numeric && raw->numel > 0 && (raw->dtype == PCT_INT64 || raw->dtype == PCT_INT32)) {
         pct_tensor *flat = pct_contiguous((pct_tensor *)raw);
         if (!flat) return NULL;
         int64_t lo = INT64_MAX;
@@ -324,7 +334,7 @@ pct_object *pct_cpu_embedding_renorm_(pct_call *c)
     }
     PCT_TRY(idx = checked_indices(arg.indices, weight->sizes[0], "embedding_renorm_"));
     int64_t k = idx->numel, D = weight->sizes[1], isz = pct_dtype_itemsize[weight->dtype];
-    if (k > 0 && !pct_dtype_is_floating(weight->dtype)) { /* torch fails in the row norm, so only with rows */
+    if (k > 0 && !numeric) { /* torch fails in the row norm, so only with rows */
         pct_error(PCT_ERR_RUNTIME, "norm(): input dtype should be either floating point or complex. "
                      "Got %s instead.", pct_dtype_cpp_name[weight->dtype]);
         goto fail;
@@ -341,8 +351,16 @@ pct_object *pct_cpu_embedding_renorm_(pct_call *c)
         double norm = row_norm(row, D, cs, weight->dtype, p);
         if (norm > max_norm) {
             double scale = max_norm / (norm + 1e-7);
-            for (int64_t j = 0; j < D; j++)
-                pct_store_double(row + j * cs, weight->dtype, pct_load_as_double(row + j * cs, weight->dtype) * scale);
+            for (int64_t j = 0; j < D; j++) {
+                char *e = row + j * cs;
+                if (pct_dtype_is_complex(weight->dtype)) { /* torch's product by scale + 0i (-0 parts become 0) */
+                    double re, im;
+                    pct_load_as_complex(e, weight->dtype, &re, &im);
+                    pct_store_complex(e, weight->dtype, re * scale - im * 0.0, re * 0.0 + im * scale);
+                } else {
+                    pct_store_double(e, weight->dtype, pct_load_as_double(e, weight->dtype) * scale);
+                }
+            }
         }
     }
     free(sorted);

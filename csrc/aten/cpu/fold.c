@@ -101,7 +101,7 @@ pct_object *pct_cpu_im2col(pct_call *c)
                      pair(b2, sizeof b2, d), pair(b3, sizeof b3, pad), (long long)oh, (long long)ow);
         return NULL;
     }
-    if (!pct_dtype_is_floating(input->dtype) && input->dtype != PCT_BOOL) {
+    if (!pct_dtype_is_floating(input->dtype) && !pct_dtype_is_complex(input->dtype) && input->dtype != PCT_BOOL) {
         pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"im2col_out_cpu\" not implemented for '%s'",
                      pct_dtype_cpp_name[input->dtype]);
         return NULL;
@@ -182,7 +182,7 @@ pct_object *pct_cpu_col2im(pct_call *c)
                      pair(b4, sizeof b4, st), (long long)bh, (long long)bw);
         return NULL;
     }
-    if (!pct_dtype_is_floating(input->dtype) && input->dtype != PCT_BOOL) {
+    if (!pct_dtype_is_floating(input->dtype) && !pct_dtype_is_complex(input->dtype) && input->dtype != PCT_BOOL) {
         pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"col2im_out_cpu\" not implemented for '%s'",
                      pct_dtype_cpp_name[input->dtype]);
         return NULL;

@@ -73,6 +73,8 @@ I2C_COPY_DEFINE(uint8_t)
 I2C_COPY_DEFINE(uint16_t)
 I2C_COPY_DEFINE(uint32_t)
 I2C_COPY_DEFINE(uint64_t)
+typedef struct { uint64_t lo, hi; } i2c_bytes16; /* a complex128 element, copied whole */
+I2C_COPY_DEFINE(i2c_bytes16)
 
 void pct_im2col(const pct_im2col_geom *g, int itemsize, const void *big, void *col, int64_t ld,
                 int64_t c0, int64_t c1, int64_t j0, int64_t j1)
@@ -82,6 +84,7 @@ void pct_im2col(const pct_im2col_geom *g, int itemsize, const void *big, void *c
     case 2: im2col_uint16_t(g, big, col, ld, c0, c1, j0, j1); break;
     case 4: im2col_uint32_t(g, big, col, ld, c0, c1, j0, j1); break;
     case 8: im2col_uint64_t(g, big, col, ld, c0, c1, j0, j1); break;
+    case 16: im2col_i2c_bytes16(g, big, col, ld, c0, c1, j0, j1); break;
     default: break;
     }
 }
@@ -207,6 +210,8 @@ static void add_strided_f32(float *out, const float *in, int64_t n, int64_t s)
 #define I2C_STRIDED_i16 I2C_STRIDED_GENERIC
 #define I2C_STRIDED_i32 I2C_STRIDED_GENERIC
 #define I2C_STRIDED_i64 I2C_STRIDED_GENERIC
+#define I2C_STRIDED_c64 I2C_STRIDED_GENERIC
+#define I2C_STRIDED_c128 I2C_STRIDED_GENERIC
 
 /* The contiguous add of stride 1, in its own function so it gets vector clones. */
 #define I2C_ADD_DEFINE(N, T)                                                                        \
@@ -234,10 +239,13 @@ I2C_ADD_DEFINE(i8, int8_t)
 I2C_ADD_DEFINE(i16, int16_t)
 I2C_ADD_DEFINE(i32, int32_t)
 I2C_ADD_DEFINE(i64, int64_t)
+I2C_ADD_DEFINE(c64, pct_cfloat) /* C11 complex: += adds both parts */
+I2C_ADD_DEFINE(c128, pct_cdouble)
 
 bool pct_col2im_supports(int dtype)
 {
-    return dtype == PCT_FLOAT32 || dtype == PCT_FLOAT64 || pct_dtype_is_integral(dtype, false);
+    return dtype == PCT_FLOAT32 || dtype == PCT_FLOAT64 || dtype == PCT_COMPLEX64 || dtype == PCT_COMPLEX128 ||
+           pct_dtype_is_integral(dtype, false);
 }
 
 void pct_col2im(const pct_im2col_geom *g, int dtype, const void *col, int64_t ld, void *big,
@@ -259,6 +267,8 @@ void pct_col2im(const pct_im2col_geom *g, int dtype, const void *col, int64_t ld
     case PCT_INT16: col2im_i16(g, col, ld, big, c0, c1, j0, j1); break;
     case PCT_INT32: col2im_i32(g, col, ld, big, c0, c1, j0, j1); break;
     case PCT_INT64: col2im_i64(g, col, ld, big, c0, c1, j0, j1); break;
+    case PCT_COMPLEX64: col2im_c64(g, col, ld, big, c0, c1, j0, j1); break;
+    case PCT_COMPLEX128: col2im_c128(g, col, ld, big, c0, c1, j0, j1); break;
     default: break;
     }
 }

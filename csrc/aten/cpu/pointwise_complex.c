@@ -17,17 +17,8 @@ static inline pct_cdouble cpx_sgn_d(pct_cdouble z) { const double a = cabs(z); r
 /* add/sub's alpha (a complex Scalar: its imaginary part rides in ctx) */
 #define pct_cpx_alpha(alpha, ctx) ((alpha) + (__typeof__(alpha))((ctx)->alpha_im * I))
 /* k * b by the schoolbook formula, as torch's add computes a + alpha * b even for alpha 1: an infinite or NaN part of
- * b makes the other part NaN (1 + inf gives inf+nanj in torch), which C's Annex G product would not always give */
-static inline pct_cfloat cpx_scaled_f(pct_cfloat k, pct_cfloat b)
-{
-    return CMPLXF(crealf(k) * crealf(b) - cimagf(k) * cimagf(b), crealf(k) * cimagf(b) + cimagf(k) * crealf(b));
-}
-static inline pct_cdouble cpx_scaled_d(pct_cdouble k, pct_cdouble b)
-{
-    return CMPLX(creal(k) * creal(b) - cimag(k) * cimag(b), creal(k) * cimag(b) + cimag(k) * creal(b));
-}
-#define pct_cpx_scaled(alpha, ctx, b) \
-    _Generic((b), pct_cfloat: cpx_scaled_f, pct_cdouble: cpx_scaled_d)(pct_cpx_alpha(alpha, ctx), b)
+ * b makes the other part NaN (1 + inf gives inf+nanj in torch; Note [Complex products and quotients as torch's]) */
+#define pct_cpx_scaled(alpha, ctx, b) pct_cpx_mul((__typeof__(b))pct_cpx_alpha(alpha, ctx), b)
 
 #define PCT_COMPLEX_UNARY(id, promo, expr)                                                                      \
     PCT_UNARY_LOOP(COMPLEX64, ComplexFloat, pct_cfloat, pct_cfloat, "complex64", id, expr, 0, promo)           \

@@ -4,6 +4,7 @@
 #include "pointwise_ext.h"
 #include "../error.h"
 #include "../out.h"
+#include "complex_math.h"
 #include <tgmath.h>
 
 /* clamp: x to [lo, hi]; has_p1/has_p2 > 0 say which bounds exist. A NaN input or bound gives NaN, as in torch.
@@ -42,12 +43,14 @@ PCT_EXT_TABLE(lerp_scalar, PCT_LERP_DTYPES_PAIRED)
 /* addcmul: x + (value * y) * z, the last step fused for floats (torch's compiled kernel contracts it) */
 #define PCT_IS_FLOAT_T(v) ((__typeof__(v))0.5 != 0)
 PCT_NUMS_PAIRED(PCT_EXT_DEFINE, addcmul, (PCT_IS_FLOAT_T(x) ? fma(alpha * y, z, x) : x + alpha * y * z), 0, 0)
-PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, addcmul, x + PCT_CPX_WITH_IM(alpha) * y * z, 0, 0)
+/* complex: torch's products and quotient (Note [Complex products and quotients as torch's] in complex_math.h) */
+#define PCT_CPX_VALUE_TIMES_Y pct_cpx_mul((__typeof__(y))PCT_CPX_WITH_IM(alpha), y)
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, addcmul, x + pct_cpx_mul(PCT_CPX_VALUE_TIMES_Y, z), 0, 0)
 #define PCT_ADDCMUL_DTYPES_PAIRED(X, a, b, c, d) PCT_NUMS_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
 PCT_EXT_TABLE(addcmul, PCT_ADDCMUL_DTYPES_PAIRED)
 
 PCT_FLOATS_PAIRED(PCT_EXT_DEFINE, addcdiv, x + (alpha * y) / z, 0, 0)
-PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, addcdiv, x + (PCT_CPX_WITH_IM(alpha) * y) / z, 0, 0)
+PCT_COMPLEX_PAIRED(PCT_EXT_DEFINE, addcdiv, x + pct_cpx_div(PCT_CPX_VALUE_TIMES_Y, z), 0, 0)
 #define PCT_ADDCDIV_DTYPES_PAIRED(X, a, b, c, d) PCT_FLOATS_PAIRED(X, a, b, c, d) PCT_COMPLEX_PAIRED(X, a, b, c, d)
 PCT_EXT_TABLE(addcdiv, PCT_ADDCDIV_DTYPES_PAIRED)
 

@@ -81,6 +81,9 @@ static inline pct_tensor *pct_pool_output(const pct_tensor *x, int nsp, const pc
     return pct_spatial_new(x, nsp, nsp == 2 ? sp : sp + 1, dtype);
 }
 
+/* Note [Complex adaptive average] (pool_adaptive.c): the forward (grad NULL) or backward of a complex input */
+pct_object *pct_adaptive_avg_complex(pct_tensor *x, pct_tensor *grad, int nsp, const pct_pool2d *g);
+
 /* Which pooling op is being validated (error texts and rules differ). */
 enum {
     PCT_POOL_MAX2D,      /* max_pool2d, max_pool2d_with_indices (+ backward) */

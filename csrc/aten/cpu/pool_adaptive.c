@@ -159,15 +159,52 @@ MAX_SCAN(FLOAT64, double, int64_t, 4)
 ADAPTIVE_MAX(FLOAT32, float)
 ADAPTIVE_MAX(FLOAT64, double)
 
+/* Note [Complex adaptive average]: torch pools a complex input only to one element per plane (its
+ * adaptive_avg_pool2d is mean() over the spatial dims there; its kernel refuses complex otherwise). The forward is
+ * that mean (summed in double), the backward each plane's gradient divided by the plane's size. On the CPU only: a
+ * complex tensor on another device gets the kernel's NotImplementedError. grad is NULL for the forward. */
+pct_object *pct_adaptive_avg_complex(pct_tensor *x, pct_tensor *grad, int nsp, const pct_pool2d *g)
+{
+    if (g->oh != 1 || g->ow != 1 || x->device_type != PCT_CPU)
+        return pct_spatial_no_dtype(grad ? "adaptive_avg_pool2d_backward_cpu" : "adaptive_avg_pool2d", x->dtype);
+    pct_tensor *src = pct_contiguous(grad ? grad : x);
+    if (!src) return NULL;
+    pct_tensor *out = grad ? pct_tensor_empty(x->ndim, x->sizes, x->dtype, PCT_CPU, -1)
+                           : pct_pool_output(x, nsp, g, x->dtype);
+    if (!out) { PCT_DECREF(src); return NULL; }
+    const int64_t n = g->ih * g->iw, isz = pct_dtype_itemsize[x->dtype];
+    const char *sd = pct_tensor_data(src);
+    char *od = pct_tensor_data(out);
+    for (int64_t p = 0; p < g->planes; p++) {
+        double re = 0, im = 0, r, i;
+        if (grad) {
+            pct_load_as_complex(sd + p * isz, x->dtype, &re, &im);
+            for (int64_t k = 0; k < n; k++)
+                pct_store_complex(od + (p * n + k) * isz, x->dtype, re / (double)n, im / (double)n);
+        } else {
+            for (int64_t k = 0; k < n; k++) {
+                pct_load_as_complex(sd + (p * n + k) * isz, x->dtype, &r, &i);
+                re += r;
+                im += i;
+            }
+            pct_store_complex(od + p * isz, x->dtype, re / (double)n, im / (double)n);
+        }
+    }
+    PCT_DECREF(src);
+    return (pct_object *)out;
+}
+
 static pct_object *adaptive_pool(pct_tensor *x, const pct_int_list *output_size, int nsp, bool max)
 {
     pct_tensor *xc = NULL, *out = NULL, *ind = NULL;
     pct_pool2d g;
     if (pct_adaptive_setup(output_size, nsp, max, x->ndim, x->sizes, &g) < 0) return NULL;
+    if (!max && pct_dtype_is_complex(x->dtype) && g.planes && g.oh && g.ow)
+        return pct_adaptive_avg_complex(x, NULL, nsp, &g);
     if (!pct_dtype_is_floating(x->dtype)) {
         /* torch: avg pooling to 1 x 1 is mean(), which refuses integers its own way; an empty
            output never reaches the (floating-only) kernel */
-        if (!max && g.oh == 1 && g.ow == 1) {
+        if (!max && g.oh == 1 && g.ow == 1 && !pct_dtype_is_complex(x->dtype)) {
             pct_error(PCT_ERR_RUNTIME, "mean(): could not infer output dtype. Input dtype must be either a floating "
                          "point or complex dtype. Got: %s", pct_dtype_cpp_name[x->dtype]);
             return NULL;

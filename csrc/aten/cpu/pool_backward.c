@@ -215,6 +215,9 @@ pct_object *pct_cpu_adaptive_avg_pool2d_backward(pct_call *c)
     PCT_ARGS(adaptive_avg_pool2d_backward);
     pct_pool2d g;
     if (adaptive_bwd_setup("_adaptive_avg_pool2d_backward", arg.grad_output, arg.input, &g) < 0) return NULL;
+    if (pct_dtype_is_complex(arg.grad_output->dtype) && arg.grad_output->dtype == arg.input->dtype && g.planes &&
+        arg.input->numel) /* Note [Complex adaptive average] */
+        return pct_adaptive_avg_complex(arg.input, arg.grad_output, 2, &g);
     return pool_backward("_adaptive_avg_pool2d_backward", BWD_ADAPTIVE_AVG, arg.grad_output, arg.input, NULL, &g, false);
 }
 

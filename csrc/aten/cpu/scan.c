@@ -87,7 +87,7 @@ static inline float scan_lae_f(float x, float y)
         pct_cdouble acc = op == SCAN_PROD ? 1 : op == SCAN_LOGSUMEXP ? -INFINITY : 0;                          \
         for (int64_t j = 0; j < n; j++) {                                                                     \
             const pct_cdouble x = *(const T *)(p + j * st);                                                   \
-            acc = op == SCAN_PROD ? acc * x : op == SCAN_LOGSUMEXP ? cpx_logaddexp_d(x, acc) : acc + x;       \
+            acc = op == SCAN_PROD ? cpx_mul_d(acc, x) : op == SCAN_LOGSUMEXP ? cpx_logaddexp_d(x, acc) : acc + x; \
             *(T *)(o + j * ost) = (T)acc;                                                                     \
         }                                                                                                     \
     }
