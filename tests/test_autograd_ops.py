@@ -251,9 +251,11 @@ def _check_first_order(op, k, sample, arrays, grad_mask):
     for i, (a, b) in enumerate(zip(op_, ot)):
         assert_same(a, b, *tol, what=f"sample {k}: output {i}")
         assert a.requires_grad == b.requires_grad, f"sample {k}: output {i} requires_grad {a.requires_grad} != torch"
-    # an output that is an input itself (torch's conj_physical of a real tensor) has no node of the op in either
-    is_input = [any(b is x for x in xt) for b in ot]
-    assert [any(a is x for x in xp) for a in op_] == is_input, f"sample {k}: which outputs are inputs differs"
+    # an output that is an input itself (torch's conj_physical of a real tensor) has no node of the op in either (on
+    # another device torch's inputs are copies of the leaves, so only the CPU run compares the two libraries)
+    is_input = [any(a is x for x in xp) for a in op_]
+    if DEVICE == "cpu":
+        assert is_input == [any(b is x for x in xt) for b in ot], f"sample {k}: which outputs are inputs differs"
     if op in SR.PY_BY_ID or (is_input and all(is_input)):
         pass  # a Python composite has no node of its own (torch's op often has one): its graph is its table ops'
     elif sample.node and grad_mask is None and op in IMPLICIT_COMPOSITES:
