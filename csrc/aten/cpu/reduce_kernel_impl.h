@@ -79,6 +79,8 @@ static void RK_NAME(_run_)(void *buf, const char *p, int64_t n, int64_t s, int64
 #ifdef RK_CASCADE
 /* columns per strip: 128 bytes of accumulators per cascade level (4 AVX2 vectors of float) */
 #define RK_VSTRIP (sizeof(RK_NAME(_acc_)) <= 4 ? 32 : sizeof(RK_NAME(_acc_)) <= 8 ? 16 : 8)
+/* lanes per pass of the dense path, whose one level can be twice as wide */
+#define RK_VLANES (2 * RK_VSTRIP)
 /* Columns [0, w) of `rows` rows folded into a[0, w) through a cascade kept in registers:
  * RED_VFOLD rows into t0, RED_VFOLD of those into t1, t1 into a once per RED_VLEAF rows,
  * so no chain is longer than RED_VFOLD (torch's cascade sum adds 16 per level). Inlined with
@@ -91,11 +93,11 @@ __attribute__((always_inline)) static inline void RK_NAME(_vstrip_)(RK_NAME(_acc
     (void)ctx; (void)idx;
     for (int64_t r0 = 0; r0 < rows; r0 += RED_VLEAF) {
         const int64_t r1 = rows - r0 < RED_VLEAF ? rows : r0 + RED_VLEAF;
-        RK_NAME(_acc_) t1[RK_VSTRIP];
+        RK_NAME(_acc_) t1[RED_VCHUNK];
         for (int j = 0; j < w; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t1[j]); }
         for (int64_t r = r0; r < r1; r += RED_VFOLD) {
             const int64_t re = r1 - r < RED_VFOLD ? r1 : r + RED_VFOLD;
-            RK_NAME(_acc_) t0[RK_VSTRIP];
+            RK_NAME(_acc_) t0[RED_VCHUNK];
             for (int j = 0; j < w; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t0[j]); }
             for (int64_t i = r; i < re; i++) {
                 const char *row = p + i * rs;
@@ -107,6 +109,25 @@ __attribute__((always_inline)) static inline void RK_NAME(_vstrip_)(RK_NAME(_acc
             for (int j = 0; j < w; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t1[j], t0[j]); }
         }
         for (int j = 0; j < w; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t1[j]); }
+    }
+}
+/* The lanes of the dense path: RED_VFOLD rows into t0 (in registers), t0 into the lanes,
+ * whose few chains the final fold of lanes keeps short. */
+__attribute__((always_inline)) static inline void RK_NAME(_vlanes_)(RK_NAME(_acc_) *restrict t, const PCT_TPL_T *q,
+                                                                   int64_t nch, int64_t idx, int64_t rpc,
+                                                                   const red_ctx *ctx)
+{
+    (void)ctx; (void)idx; (void)rpc;
+    for (int64_t c = 0; c < nch; c += RED_VFOLD) {
+        const int64_t ce = nch - c < RED_VFOLD ? nch : c + RED_VFOLD;
+        RK_NAME(_acc_) t0[RK_VLANES];
+        for (int j = 0; j < RK_VLANES; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t0[j]); }
+        for (int64_t i = c; i < ce; i++)
+            for (int j = 0; j < RK_VLANES; j++) {
+                PCT_TPL_C x = RK_TO_C(q[i * RED_VCHUNK + j]);
+                RK_CALL(RK_F(_ACC), RK_ARGS, t0[j], x, idx + i * rpc);
+            }
+        for (int j = 0; j < RK_VLANES; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t[j], t0[j]); }
     }
 }
 /* all nb columns, in strips of RK_VSTRIP, RK_VSTRIP / 2, RK_VSTRIP / 4 and a last narrower one */
@@ -130,8 +151,8 @@ __attribute__((always_inline)) static inline void RK_NAME(_vstrips_)(RK_NAME(_ac
 }
 /* Sum-like ops (RK_CASCADE): rows are added through a short cascade (RK_NAME(_vstrip_)).
  * Few outputs with dense rows (rs = nb elements, e.g. x.sum(1) of (64, 512, 8)) are one
- * contiguous run whose lane i belongs to output i % nb: RED_VCHUNK lanes fold through the
- * same cascade, RED_VCHUNK / nb rows at a time, before the lanes of an output are added up. */
+ * contiguous run whose lane i belongs to output i % nb: RED_VCHUNK lanes fold RED_VCHUNK / nb
+ * rows at a time, 16 chunks in registers, before the lanes of an output are added up. */
 PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,
                                   int64_t rs, int64_t idx, const red_ctx *ctx)
 {
@@ -141,7 +162,7 @@ PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_
         const int64_t rpc = RED_VCHUNK / nb, nch = rows / rpc;
         RK_NAME(_acc_) t[RED_VCHUNK];
         for (int i = 0; i < RED_VCHUNK; i++) { RK_CALL(RK_F(_INIT), RK_ARGS, t[i]); }
-        RK_NAME(_vstrips_)(t, p, RED_VCHUNK, true, item, nch, RED_VCHUNK * item, idx, ctx);
+        for (int j = 0; j < RED_VCHUNK; j += RK_VLANES) RK_NAME(_vlanes_)(t + j, (const PCT_TPL_T *)p + j, nch, idx, rpc, ctx);
         /* the last rows (fewer than a chunk) go into the first lanes: each output is added into
          * a once per call, as a leaf of red_partial is (Note [Reduction plan]: threads) */
         const PCT_TPL_T *restrict q = (const PCT_TPL_T *)p + nch * RED_VCHUNK;
@@ -233,4 +254,5 @@ static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_in
 #undef RK_TO_C
 #undef RK_VCASCADE
 #undef RK_VSTRIP
+#undef RK_VLANES
 #endif
