@@ -796,6 +796,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
             break
         hi, lo = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
         x = hi != lo if x.dtype == _C.bool else hi - lo
+    if x is input and out is None:
+        x = input.clone()  # torch's order 0 is a copy, never the input itself
     return _write_out(x, out, "diff")
 
 

@@ -6,6 +6,9 @@ is supported: conj() is computed (torch's lazy conjugate view has the same value
 """
 import io
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -256,6 +259,63 @@ def test_numpy_and_dlpack():
     assert_same(torch.from_dlpack(pyctorch.tensor(Z, dtype=pyctorch.cdouble)), torch.tensor(Z, dtype=torch.cdouble),
                 exact=True)
     both(lambda L: L.ones(2, dtype=L.complex32).numpy())
+
+
+def _h(L):
+    return L.tensor([[1 + 2j, 3 - 1j, -0.5j], [2.5, 0j, complex(math.inf, 1)]], dtype=L.complex32)
+
+
+# torch's CPU kernels that take complex32 (Note [Widened complex32] in csrc/aten/dispatch.c)
+COMPLEX32_OPS = {
+    "add": lambda L: _h(L) + _h(L), "sub": lambda L: L.sub(_h(L), _h(L) * 1j, alpha=2),
+    "mul": lambda L: _h(L) * (_h(L) + 1), "mul_scalar": lambda L: _h(L) * 2, "neg": lambda L: -_h(L),
+    "abs": lambda L: _h(L).abs(), "sgn": lambda L: _h(L)[:, :2].sgn(), "conj_physical": lambda L: L.conj_physical(_h(L)),
+    "isnan": lambda L: (_h(L) * math.nan).isnan(), "isinf": lambda L: _h(L).isinf(), "isfinite": lambda L: _h(L).isfinite(),
+    "eq": lambda L: _h(L) == _h(L).conj_physical(), "ne": lambda L: _h(L) != 1, "where": lambda L: L.where(_h(L).isinf(), _h(L), _h(L) * 2),
+    "vector_norm": lambda L: L.linalg.vector_norm(_h(L)[:, :2]), "norm": lambda L: _h(L)[0].norm(),
+    "norm_dim": lambda L: L.linalg.vector_norm(_h(L), 1, dim=1),
+    "masked_fill": lambda L: _h(L).masked_fill(_h(L).isinf(), 7j), "addcmul": lambda L: L.addcmul(_h(L), _h(L), _h(L)),
+    "all": lambda L: _h(L).all(), "any": lambda L: _h(L).any(dim=1), "count_nonzero": lambda L: _h(L).count_nonzero(),
+    "nonzero": lambda L: _h(L).nonzero(), "tril": lambda L: _h(L).tril(), "triu": lambda L: _h(L).triu(1),
+    "tile": lambda L: _h(L).tile(2, 1),
+    # still refused, as torch refuses them
+    "add_inplace": lambda L: _h(L).add_(1), "mul_inplace": lambda L: (lambda h: (h.mul_(h), h))(_h(L)),
+    "abs_out": lambda L: L.abs(_h(L), out=L.empty(0, dtype=L.float16)),
+    "add_out": lambda L: L.add(_h(L), 1j, out=L.empty(0, dtype=L.complex32)),
+    # still refused, as torch refuses them
+    "flip": lambda L: _h(L).flip(1), "div": lambda L: _h(L) / _h(L), "exp": lambda L: _h(L).exp(), "sum": lambda L: _h(L).sum(),
+}
+
+
+@requires_torch
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+@pytest.mark.parametrize("name", sorted(COMPLEX32_OPS))
+def test_complex32_op(name):
+    both(lambda L: COMPLEX32_OPS[name](L))
+
+
+_CAST_WARNINGS = """
+import sys, warnings
+L = __import__(sys.argv[1])
+z = L.tensor([1 + 2j, 3 - 1j])
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    z.to(L.float32); z.float(); L.zeros(2).copy_(z); z.type_as(L.zeros(1, dtype=L.float64)); z.to(L.complex128)
+print([(w.category.__name__, str(w.message).split(" (Triggered")[0]) for w in seen])
+"""
+
+
+def test_complex_to_real_cast_warns_once():
+    """torch warns once per process when a copy drops imaginary parts (a fresh interpreter each)"""
+    def seen(lib):
+        r = subprocess.run([sys.executable, "-c", _CAST_WARNINGS, lib], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout.strip()
+    want = "[('UserWarning', 'Casting complex values to real discards the imaginary part')]"
+    assert seen("pyctorch") == want
+    if torch is not None:
+        assert seen("torch") == want
 
 
 @requires_torch

@@ -6,6 +6,7 @@
 #include "out.h"
 #include "backend.h"
 #include "cuda_api.h"
+#include "iter.h"
 
 pct_op pct_ops[PCT_NUM_OPS] = {
 #define PCT_OP(id, schema, variants, cpu) [PCT_OP_##id] = {#id, schema, variants, PCT_KIND_CUSTOM, 0, {cpu, NULL}, {{0}}},
@@ -128,6 +129,70 @@ static int refuse_complex(const pct_call *c, int dtype)
     if (name) pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, pct_dtype_cpp_name[dtype]);
     else pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s_cpu\" not implemented for '%s'", c->op->sig.name, pct_dtype_cpp_name[dtype]);
     return -1;
+}
+
+/* Note [Widened complex32]: torch's CPU kernels of a few ops (PCT_COMPLEX32_WIDENED in ops_complex.def) take
+ * ComplexHalf, computing each element in complex<float>. Here such a call runs again with complex64 copies of its
+ * complex32 tensor arguments. A result of its own is narrowed as torch's would be typed: complex64 to complex32,
+ * float32 (abs, the norms) to float16; bool and int64 results stay. A complex32 out= or in-place target is computed
+ * into its complex64 copy, which is then copied back into it (resized first, as out= is). */
+static const bool complex32_widened[PCT_NUM_OPS] = {
+    false,
+#define PCT_COMPLEX32_WIDENED(id) [PCT_OP_##id] = true,
+#include "ops_complex.def"
+};
+
+static pct_object *dispatch_widened_complex32(pct_call *c)
+{
+    const pct_signature *sig = &c->op->sig;
+    pct_tensor *orig[PCT_MAX_PARAMS] = {0}, *out = c->out, *wide_out = NULL;
+    pct_object *r = NULL;
+    int i;
+    for (i = 0; i < sig->nparams; i++) {
+        pct_value *v = &c->v[i];
+        if (v->none || sig->params[i].type != PCT_ARG_TENSOR || v->t->dtype != PCT_COMPLEX32) continue;
+        pct_tensor *wide = pct_to_dtype(v->t, PCT_COMPLEX64, false);
+        if (!wide) goto restore;
+        orig[i] = v->t;
+        v->t = wide;
+        if (out == orig[i]) wide_out = wide; /* the in-place target, or the out= slot */
+    }
+    if (out && out->dtype == PCT_COMPLEX32 && !wide_out) {
+        if (!(wide_out = pct_to_dtype(out, PCT_COMPLEX64, false))) goto restore;
+        c->out = wide_out;
+        r = pct_dispatch(c);
+        c->out = out;
+        PCT_DECREF(wide_out); /* r holds it where the call succeeded */
+    } else {
+        if (wide_out) c->out = wide_out;
+        r = pct_dispatch(c);
+        c->out = out;
+    }
+restore:
+    for (i = 0; i < sig->nparams; i++) {
+        if (!orig[i]) continue;
+        PCT_DECREF(c->v[i].t);
+        c->v[i].t = orig[i];
+    }
+    if (!r || !pct_is_tensor(r)) return r;
+    pct_tensor *t = (pct_tensor *)r;
+    if (out && out->dtype == PCT_COMPLEX32) { /* the complex64 target's values into the caller's */
+        if ((out->ndim != t->ndim || memcmp(out->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0) &&
+            pct_out_resize_quiet(out, t->ndim, t->sizes) < 0) {
+            PCT_DECREF(r);
+            return NULL;
+        }
+        const int rc = pct_copy_(out, t);
+        PCT_DECREF(r);
+        if (rc < 0) return NULL;
+        PCT_INCREF(out);
+        return (pct_object *)out;
+    }
+    const int narrow = out ? -1 : t->dtype == PCT_COMPLEX64 ? PCT_COMPLEX32 : t->dtype == PCT_FLOAT32 ? PCT_FLOAT16 : -1;
+    if (narrow < 0) return r;
+    pct_tensor *n = pct_to_dtype(t, narrow, false);
+    PCT_DECREF(r);
+    return (pct_object *)n;
 }
 
 /* Note [Result tuples]: a kernel of several results returns a plain tuple of tensors (pct_result_tuple) and never
@@ -265,6 +330,8 @@ pct_object *pct_dispatch(pct_call *c)
     if (has_unsigned && unsigned_ok[c->op_index] != 1 && refuse_unsigned(c) < 0) return NULL;
     if (c->out && complex_dtype < 0 && pct_dtype_is_limited(c->out->dtype) && !pct_dtype_is_barebones(c->out->dtype))
         complex_dtype = c->out->dtype;
+    if (complex_dtype == PCT_COMPLEX32 && complex32_widened[c->op_index])
+        return dispatch_widened_complex32(c); /* Note [Widened complex32] */
     if (complex_dtype >= 0 && refuse_complex(c, complex_dtype) < 0) return NULL;
     /* Note [Backends]: a factory's device= argument picks the backend (empty(..., device="meta"), and
      * empty_like(meta_tensor, device="cpu") too, as torch's); to(device) of a meta tensor stays on the meta backend,

@@ -6,10 +6,20 @@
 #include "fill.h"
 #include "factory.h"
 #include <math.h>
+#include <stdatomic.h>
 
 /* Note [Device-neutral copies]: to(), copy_(), clone() and contiguous() only allocate and call pct_copy_, which moves
  * the data through the backends (Note [Backends]); so these kernels serve the CUDA slot too, and to(device) between
  * the CPU and a GPU is one of them. */
+
+/* torch's copy_ warns, once per process, when complex values go into a real dtype (to(), type_as(), copy_());
+ * -1 when the warning filters made that warning an error */
+static int warn_complex_to_real(int src_dtype, int dst_dtype)
+{
+    static atomic_bool warned;
+    if (!pct_dtype_is_complex(src_dtype) || pct_dtype_is_complex(dst_dtype) || atomic_exchange(&warned, true)) return 0;
+    return pct_warn(PCT_WARN_USER, "Casting complex values to real discards the imaginary part");
+}
 
 /* A copy of t in dtype on a device (device_index -1: that device's current one) laid out by the call's memory_format
  * (preserve_format when there is none). */
@@ -17,6 +27,7 @@ static pct_object *copy_in_format_on(pct_call *c, pct_tensor *t, int dtype, int 
 {
     int mf = pct_memory_format_kind(c);
     pct_tensor *r;
+    if (warn_complex_to_real(t->dtype, dtype) < 0) return NULL;
     if (mf == PCT_MF_PRESERVE) {
         r = pct_empty_preserving_on(t, dtype, device_type, device_index);
     } else {
@@ -122,7 +133,7 @@ pct_object *pct_cpu_copy_(pct_call *c)
     PCT_ARGS(copy_);
     pct_tensor *self = arg.input;
     if (self != arg.other && copy_checks(self, arg.other) < 0) return NULL;
-    if (pct_copy_(self, arg.other) < 0) return NULL;
+    if (warn_complex_to_real(arg.other->dtype, self->dtype) < 0 || pct_copy_(self, arg.other) < 0) return NULL;
     PCT_INCREF(self);
     return (pct_object *)self;
 }
