@@ -446,6 +446,58 @@ def test_load_inline_cxx(tmp_path):
         m.total(torch.ones(2))
 
 
+STREAM_SOURCE = r"""
+static PyObject *current_stream(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int device;
+    void *stream = (void *)1;
+    if (!PyArg_ParseTuple(args, "i", &device)) return NULL;
+    if (pct_ext_current_cuda_stream(device, &stream) < 0) return NULL;
+    return PyLong_FromVoidPtr(stream);
+}
+"""
+
+_STREAM_CHILD = """
+import sys
+import pyctorch as torch
+from pyctorch.utils import cpp_extension
+m = cpp_extension.load_inline("stream_ext", sys.argv[2], functions=["current_stream"], build_directory=sys.argv[1])
+if not torch.cuda.is_available():
+    try:
+        m.current_stream(-1)
+    except RuntimeError as e:
+        print("refused:", e)
+    sys.exit(0)
+assert m.current_stream(-1) == m.current_stream(0) == torch.cuda.current_stream().cuda_stream == 0
+s = torch.cuda.Stream()
+assert s.cuda_stream != 0
+with torch.cuda.stream(s):
+    assert m.current_stream(-1) == s.cuda_stream == torch.cuda.current_stream().cuda_stream
+assert m.current_stream(0) == 0
+print("streams ok")
+"""
+
+
+@pytest.mark.skipif(not torch._C._cuda_built(), reason="the CUDA backend is not built (no nvcc)")
+@pytest.mark.parametrize("devices", ["0", "1"])
+def test_current_cuda_stream(tmp_path, devices):
+    """pct_ext_current_cuda_stream gives the stream torch.cuda.stream() makes current (Stream.cuda_stream), on the
+    simulated device (a child process: the device is chosen when the backend loads); with no device, torch's
+    RuntimeError."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    env.pop("PYCTORCH_SIMULATE_CUDA_DEVICES", None)
+    if devices != "0":
+        env["PYCTORCH_SIMULATE_CUDA_DEVICES"] = devices
+    done = subprocess.run([sys.executable, "-c", _STREAM_CHILD, str(tmp_path), STREAM_SOURCE], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    if devices == "0":
+        assert done.stdout.startswith("refused: pct_ext_current_cuda_stream: no CUDA device"), done.stdout
+    else:
+        assert done.stdout.strip() == "streams ok", done.stdout + done.stderr
+
+
 def test_compile_error_raises_with_compiler_output(tmp_path):
     with pytest.raises(RuntimeError) as info:
         cpp_extension.load_inline("broken_ext", "static PyObject *f(PyObject *s, PyObject *a) "
@@ -541,8 +593,10 @@ extern "C" PyObject *add_one_(PyObject *self, PyObject *args)
     float *p = static_cast<float *>(pct_ext_data_ptr(t));
     const long long n = pct_ext_numel(t);
     if (n && !p) return NULL;
-    if (n) add_one_kernel<<<(unsigned)((n + 255) / 256), 256>>>(p, n);
-    cudaError_t err = cudaDeviceSynchronize();
+    void *stream;
+    if (pct_ext_current_cuda_stream(pct_ext_device_index(t), &stream) < 0) return NULL;
+    if (n) add_one_kernel<<<(unsigned)((n + 255) / 256), 256, 0, (cudaStream_t)stream>>>(p, n);
+    cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
     if (err != cudaSuccess) return pct_ext_error(PCT_EXT_RUNTIME_ERROR, "CUDA error: %s", cudaGetErrorString(err));
     Py_INCREF(t);
     return t;

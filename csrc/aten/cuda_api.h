@@ -68,6 +68,9 @@ typedef struct pct_cuda_api {
     /* how many calls ran on the CPU fallback so far (ops and advanced indexing, Note [CUDA fallback]): tests check
      * that an op is served by the device */
     int64_t (*fallback_runs)(void);
+    /* the runtime's handle of a stream (cudaStream_t; NULL is the device's default stream) for a device (-1 the
+     * current one) and stream id (Note [Streams]); 0, or -1 with an error (an unknown stream) */
+    int (*stream_handle)(int device, int64_t stream, void **handle);
 } pct_cuda_api;
 
 /* The backend's table, loading the library on first use; NULL with an error (AssertionError when not built). */

@@ -59,6 +59,15 @@ static const pct_backend cuda_backend = {
     .fallback = pct_cuda_fallback,
 };
 
+static int stream_handle(int device, int64_t stream, void **handle)
+{
+    bool ok;
+    const int d = pct_cuda_resolve_device(device);
+    if (d < 0) return -1;
+    *handle = pct_cuda_stream_handle(d, stream, &ok);
+    return ok ? 0 : -1;
+}
+
 static const pct_cuda_api cuda_api = {
     .backend = &cuda_backend,
     .device_count = pct_cuda_device_count,
@@ -83,6 +92,7 @@ static const pct_cuda_api cuda_api = {
     .pinned_storage_new = pct_cuda_pinned_storage_new,
     .is_pinned = pct_cuda_is_pinned,
     .fallback_runs = pct_cuda_fallback_runs,
+    .stream_handle = stream_handle,
 };
 
 /* The kernels that only allocate through a backend and copy or fill through it (Note [Device-neutral copies], Note

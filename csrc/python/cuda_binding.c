@@ -159,6 +159,19 @@ static PyObject *py_cuda_stream_wait_event(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* the runtime's cudaStream_t of (device, stream id), as an int (torch.cuda.Stream.cuda_stream); 0 is the default */
+static PyObject *py_cuda_stream_handle(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int device;
+    long long stream;
+    void *handle = NULL;
+    if (!PyArg_ParseTuple(args, "iL:_cuda_stream_handle", &device, &stream)) return NULL;
+    const pct_cuda_api *api = pct_cuda();
+    if (!api || api->stream_handle(device, stream, &handle) < 0) return NULL;
+    return PyLong_FromVoidPtr(handle);
+}
+
 /* ---- the caching allocator ---- */
 
 static int add_stat(const char *key, int64_t value, void *ctx)
@@ -304,6 +317,7 @@ static PyMethodDef cuda_methods[] = {
     {"_cuda_event_synchronize", py_cuda_event_synchronize, METH_O, "Waits for an event."},
     {"_cuda_event_elapsed", py_cuda_event_elapsed, METH_VARARGS, "Milliseconds between two recorded events."},
     {"_cuda_stream_wait_event", py_cuda_stream_wait_event, METH_VARARGS, "Makes (device, stream) wait for an event."},
+    {"_cuda_stream_handle", py_cuda_stream_handle, METH_VARARGS, "The cudaStream_t of (device, stream) as an int."},
     {"_cuda_memory_stats", py_cuda_memory_stats, METH_O, "The caching allocator's statistics of a device."},
     {"_cuda_empty_cache", py_cuda_empty_cache, METH_NOARGS, "Gives the cached device memory back."},
     {"_cuda_reset_peak_memory_stats", py_cuda_reset_peak_memory_stats, METH_O, "Peaks restart from now."},

@@ -14,6 +14,8 @@
 #include "extension_api.h"
 #include "pyobjects.h"
 #include "../../pyctorch/include/pyctorch/extension.h"
+#include "../aten/cuda_api.h"
+#include "../aten/backend.h"
 
 #define PCT_EXT_SAME(E) _Static_assert((int)PCT_EXT_##E == (int)PCT_##E, "extension.h's " #E " must be pyctorch's id");
 PCT_EXT_SAME(BOOL) PCT_EXT_SAME(UINT8) PCT_EXT_SAME(INT8) PCT_EXT_SAME(INT16) PCT_EXT_SAME(INT32)
@@ -123,6 +125,21 @@ static PyObject *empty_like(PyObject *o)
     return t ? (PyObject *)pct_tensor_empty_like(t, -1) : NULL;
 }
 
+/* Note [The extension C API]'s CUDA entry: the handle of the current stream of a device (pct_cuda() loads the
+ * backend, or says why there is none) */
+static int current_cuda_stream(int device_index, void **stream)
+{
+    const pct_cuda_api *api = pct_cuda();
+    if (!api) return -1;
+    if (api->device_count() <= 0) {
+        const char *why = api->unavailable_reason();
+        PyErr_Format(PyExc_RuntimeError, "pct_ext_current_cuda_stream: no CUDA device (%s)", why ? why : "none found");
+        return -1;
+    }
+    const int64_t id = api->backend->current_stream(device_index);
+    return id < 0 ? -1 : api->stream_handle(device_index, id, stream);
+}
+
 static const pct_ext_api extension_api = {
     .abi_version = PCT_EXT_ABI_VERSION,
     .table_size = (int)sizeof(pct_ext_api),
@@ -145,6 +162,7 @@ static const pct_ext_api extension_api = {
     .empty_like = empty_like,
     .zeros = zeros,
     .dtype_name = dtype_name,
+    .current_cuda_stream = current_cuda_stream,
 };
 
 int pct_extension_api_install(PyObject *module)

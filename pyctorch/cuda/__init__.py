@@ -311,6 +311,12 @@ class Stream:
     def _where(self):
         return _C.device("cuda", self.device_index)
 
+    @property
+    def cuda_stream(self):
+        """The runtime's cudaStream_t as an int (0: the device's default stream), as torch's; what C code that
+        launches on this stream takes (pct_ext_current_cuda_stream in extensions)."""
+        return _C._cuda_stream_handle(self.device_index, self.stream_id)
+
     def query(self):
         return _C._stream_query(self._where(), self.stream_id)
 
@@ -335,7 +341,7 @@ class Stream:
         return hash((self.device_index, self.stream_id))
 
     def __repr__(self):
-        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream={self.stream_id:#x}>"
+        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream={self.cuda_stream:#x}>"
 
 
 class ExternalStream(Stream):

@@ -120,6 +120,7 @@ typedef struct pct_ext_api {
     PyObject *(*empty_like)(PyObject *t);
     PyObject *(*zeros)(int ndim, const int64_t *sizes, int dtype, int device_type, int device_index);
     const char *(*dtype_name)(int dtype);
+    int (*current_cuda_stream)(int device_index, void **stream);
 } pct_ext_api;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -205,6 +206,17 @@ static inline PyObject *pct_ext_zeros(int ndim, const int64_t *sizes, int dtype,
 }
 /* NEW reference: a contiguous uninitialised tensor with t's sizes, dtype and device; NULL with an error. */
 static inline PyObject *pct_ext_empty_like(PyObject *t) { return pct_ext_api_table->empty_like(t); }
+
+/* The stream pyctorch's CUDA work on a device (-1: the current device) goes to now, as torch's
+ * at::cuda::getCurrentCUDAStream(): the cudaStream_t in *stream (NULL is the device's default stream, a valid stream;
+ * torch.cuda.stream(s) and torch.cuda.set_stream(s) change it). Launch a kernel there and pyctorch's later work on
+ * the stream is ordered after it; no synchronisation is needed for the result to be used by pyctorch. 0, or -1 with
+ * an error (RuntimeError where pyctorch has no usable CUDA device: CUDA not built, no driver or no GPU). Loads
+ * pyctorch's CUDA backend on first use. */
+static inline int pct_ext_current_cuda_stream(int device_index, void **stream)
+{
+    return pct_ext_api_table->current_cuda_stream(device_index, stream);
+}
 
 /* Errors, as torch's TORCH_CHECK family maps them to Python exceptions. */
 typedef enum pct_ext_error_kind {
