@@ -184,6 +184,10 @@ OPS = {
     "div_nonfinite_strided": lambda L, d: _edges(L, d)[::2] / _divisors(L, d)[::2],
     "addcmul_nonfinite": lambda L, d: L.addcmul(L.zeros(15, dtype=getattr(L, d)), _edges(L, d), _divisors(L, d), value=1j),
     "addcdiv_nonfinite": lambda L, d: L.addcdiv(L.zeros(15, dtype=getattr(L, d)), _edges(L, d), _divisors(L, d)),
+    "prod_nonfinite": lambda L, d: (_edges(L, d)[2:4] * _divisors(L, d)[3]).prod(),
+    "prod_dim_nonfinite": lambda L, d: L.stack([_edges(L, d), _divisors(L, d)]).prod(0),
+    "cumprod_nonfinite": lambda L, d: L.tensor([complex(math.inf, 1), 1, 2j, complex(1, math.inf)],
+                                                dtype=getattr(L, d)).cumprod(0),
     "addcdiv_value": lambda L, d: L.addcdiv(_z(L, d), _z(L, d), _w(L, d) + 1, value=2 - 1j),
     # nn ops on complex tensors
     "embedding": lambda L, d: L.embedding(_z(L, d), L.tensor([[1, 0], [1, 1]])),

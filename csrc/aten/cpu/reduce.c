@@ -44,6 +44,7 @@
 #include "../shapes_only.h"
 #include "reduce_internal.h"
 #include <complex.h> /* the complex kernels: prod, logsumexp */
+#include "complex_arith.h"
 #include "blas.h"
 
 
@@ -163,11 +164,19 @@ RED_TABLE_FLT(nanmean)
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"
 /* complex64 / complex128 products, through the same kernel template (the real view's columns, which sum and mean
- * use, do not multiply) */
+ * use, do not multiply), with torch's schoolbook product (Note [Complex products and quotients as torch's]) */
 #define RED_SUMT_COMPLEX64 pct_cfloat
 #define RED_SUMT_COMPLEX128 pct_cdouble
+#undef prod_ACC
+#undef prod_COMBINE
+#undef prod_RUN
+#define prod_ACC(E, N, T, C, a, x, idx) ((a) = pct_cpx_mul((a), (RED_SUMT_##E)(x)))
+#define prod_COMBINE(E, N, T, C, a, b) ((a) = pct_cpx_mul((a), (b)))
+#define prod_RUN(E, N, T, C, a, p, n, s, idx) ((a) = pct_cpx_mul((a), prod_pp_##N(p, n, s, 0, ctx)))
+#define RK_PF_FOLD(a, b) pct_cpx_mul((a), (b))
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach_complex.h"
+#undef RK_PF_FOLD
 #undef RK_PF_NAME
 #undef RK_PF_A
 #undef RK_PF_MAP

@@ -26,12 +26,18 @@
 #define PF_OP +
 #define PF_ID 0
 #endif
+#ifdef RK_PF_FOLD
+#define PF_FOLD RK_PF_FOLD
+#else
+#define PF_FOLD(a, b) ((a) PF_OP (b))
+#endif
 #include "reduce_pfold_impl.h"
 #undef PF_NAME
 #undef PF_A
 #undef PF_MAP
 #undef PF_OP
 #undef PF_ID
+#undef PF_FOLD
 #endif
 #ifdef RK_PF2_NAME
 #define PF_NAME RK_PF2_NAME
@@ -39,12 +45,14 @@
 #define PF_MAP RK_PF2_MAP
 #define PF_OP +
 #define PF_ID 0
+#define PF_FOLD(a, b) ((a) PF_OP (b))
 #include "reduce_pfold_impl.h"
 #undef PF_NAME
 #undef PF_A
 #undef PF_MAP
 #undef PF_OP
 #undef PF_ID
+#undef PF_FOLD
 #endif
 RK_CALL(RK_F(_PRE), RK_ARGS)
 

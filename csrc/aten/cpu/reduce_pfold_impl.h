@@ -5,7 +5,7 @@
  *   PF_NAME   the functions' prefix: <NAME>_<dtype> and <NAME>_<dtype>_short_c, _leaf_c, ...
  *   PF_A(E, N, T, C)     the accumulator type
  *   PF_MAP(E, N, T, C)   the mapped element, an expression over x that may use m and ctx
- *   PF_OP, PF_ID         the fold (+ or *) and its identity
+ *   PF_OP, PF_ID         the fold (+ or *) and its identity; PF_FOLD(a, b), when set, folds instead of a PF_OP b
  * No include guard: by design. */
 #define PF_BASE RK_CAT(RK_CAT(PF_NAME, _), PCT_TPL_N)
 #define PF_FN(suffix) RK_CAT(PF_BASE, suffix)
@@ -24,10 +24,10 @@ PCT_HOT static PF_ACC PF_FN(_short_c)(const PCT_TPL_T *restrict q, int64_t n, do
     for (int j = 0; j < 16; j++) acc[j] = PF_ID;
     int64_t k = 0;
     for (; k + 16 <= n; k += 16)
-        for (int j = 0; j < 16; j++) { PCT_TPL_C x = RK_TO_C(q[k + j]); acc[j] = acc[j] PF_OP (PF_ACC)(PF_MAPPED); }
-    for (int j = 0; k < n; k++, j++) { PCT_TPL_C x = RK_TO_C(q[k]); acc[j] = acc[j] PF_OP (PF_ACC)(PF_MAPPED); }
+        for (int j = 0; j < 16; j++) { PCT_TPL_C x = RK_TO_C(q[k + j]); acc[j] = PF_FOLD(acc[j], (PF_ACC)(PF_MAPPED)); }
+    for (int j = 0; k < n; k++, j++) { PCT_TPL_C x = RK_TO_C(q[k]); acc[j] = PF_FOLD(acc[j], (PF_ACC)(PF_MAPPED)); }
     for (int w = 8; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) acc[j] = acc[j] PF_OP acc[j + w];
+        for (int j = 0; j < w; j++) acc[j] = PF_FOLD(acc[j], acc[j + w]);
     return acc[0];
 }
 PCT_HOT static PF_ACC PF_FN(_leaf_c)(const PCT_TPL_T *restrict q, int64_t n, double m, const red_ctx *ctx)
@@ -38,10 +38,10 @@ PCT_HOT static PF_ACC PF_FN(_leaf_c)(const PCT_TPL_T *restrict q, int64_t n, dou
     for (int j = 0; j < RED_NACC; j++) acc[j] = PF_ID;
     int64_t k = 0;
     for (; k + RED_NACC <= n; k += RED_NACC)
-        for (int j = 0; j < RED_NACC; j++) { PCT_TPL_C x = RK_TO_C(q[k + j]); acc[j] = acc[j] PF_OP (PF_ACC)(PF_MAPPED); }
-    for (int j = 0; k < n; k++, j++) { PCT_TPL_C x = RK_TO_C(q[k]); acc[j] = acc[j] PF_OP (PF_ACC)(PF_MAPPED); }
+        for (int j = 0; j < RED_NACC; j++) { PCT_TPL_C x = RK_TO_C(q[k + j]); acc[j] = PF_FOLD(acc[j], (PF_ACC)(PF_MAPPED)); }
+    for (int j = 0; k < n; k++, j++) { PCT_TPL_C x = RK_TO_C(q[k]); acc[j] = PF_FOLD(acc[j], (PF_ACC)(PF_MAPPED)); }
     for (int w = RED_NACC / 2; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) acc[j] = acc[j] PF_OP acc[j + w];
+        for (int j = 0; j < w; j++) acc[j] = PF_FOLD(acc[j], acc[j + w]);
     return acc[0];
 }
 /* a strided run in 8 accumulators, through a two-level cascade: 16 elements each into t, t
@@ -64,13 +64,13 @@ __attribute__((noinline)) static PF_ACC PF_FN(_leaf_s)(const char *p, int64_t n,
         for (k += 8; k < ke; k += 8)
             for (int j = 0; j < 8; j++) {
                 PCT_TPL_C x = RK_TO_C(*(const PCT_TPL_T *)(p + (k + j) * s));
-                t[j] = t[j] PF_OP (PF_ACC)(PF_MAPPED);
+                t[j] = PF_FOLD(t[j], (PF_ACC)(PF_MAPPED));
             }
-        for (int j = 0; j < 8; j++) acc[j] = acc[j] PF_OP t[j];
+        for (int j = 0; j < 8; j++) acc[j] = PF_FOLD(acc[j], t[j]);
     }
-    for (int j = 0; k < n; k++, j++) { PCT_TPL_C x = RK_TO_C(*(const PCT_TPL_T *)(p + k * s)); acc[j] = acc[j] PF_OP (PF_ACC)(PF_MAPPED); }
+    for (int j = 0; k < n; k++, j++) { PCT_TPL_C x = RK_TO_C(*(const PCT_TPL_T *)(p + k * s)); acc[j] = PF_FOLD(acc[j], (PF_ACC)(PF_MAPPED)); }
     for (int w = 4; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) acc[j] = acc[j] PF_OP acc[j + w];
+        for (int j = 0; j < w; j++) acc[j] = PF_FOLD(acc[j], acc[j + w]);
     return acc[0];
 }
 static PF_ACC PF_FN(_rec)(const char *p, int64_t n, int64_t s, double m, const red_ctx *ctx)
@@ -82,7 +82,7 @@ static PF_ACC PF_FN(_rec)(const char *p, int64_t n, int64_t s, double m, const r
     if (n <= (contiguous ? RED_PW_BLOCK : RED_PW_BLOCK_STRIDED))
         return contiguous ? PF_FN(_leaf_c)((const PCT_TPL_T *)p, n, m, ctx) : PF_FN(_leaf_s)(p, n, s, m, ctx);
     int64_t h = (n / 2 + RED_NACC - 1) / RED_NACC * RED_NACC;
-    return PF_FN(_rec)(p, h, s, m, ctx) PF_OP PF_FN(_rec)(p + h * s, n - h, s, m, ctx);
+    return PF_FOLD(PF_FN(_rec)(p, h, s, m, ctx), PF_FN(_rec)(p + h * s, n - h, s, m, ctx));
 }
 /* long contiguous runs start with a head up to a 64-byte boundary: vector loads that
  * straddle cache lines cost ~10% even when memory-bound */
@@ -90,7 +90,7 @@ static PF_ACC PF_BASE(const char *p, int64_t n, int64_t s, double m, const red_c
 {
     if (s == (int64_t)sizeof(PCT_TPL_T) && n > RED_PW_BLOCK && ((uintptr_t)p % sizeof(PCT_TPL_T)) == 0) {
         int64_t h = (int64_t)(((64 - ((uintptr_t)p & 63)) & 63) / sizeof(PCT_TPL_T));
-        if (h > 0) return PF_FN(_leaf_c)((const PCT_TPL_T *)p, h, m, ctx) PF_OP PF_FN(_rec)(p + h * s, n - h, s, m, ctx);
+        if (h > 0) return PF_FOLD(PF_FN(_leaf_c)((const PCT_TPL_T *)p, h, m, ctx), PF_FN(_rec)(p + h * s, n - h, s, m, ctx));
     }
     return PF_FN(_rec)(p, n, s, m, ctx);
 }
