@@ -606,9 +606,10 @@ extern "C" PyObject *add_one_(PyObject *self, PyObject *args)
 
 @pytest.mark.skipif(cpp_extension.CUDA_HOME is None or not os.path.exists(os.path.join(cpp_extension.CUDA_HOME or "",
                     "bin", "nvcc")), reason="nvcc not found: CUDA sources cannot be built")
-def test_load_inline_cuda(tmp_path):
+def test_load_inline_cuda(tmp_path, monkeypatch):
     """A .cu source through nvcc, linked with cudart: it builds and imports everywhere nvcc is; it runs where a GPU
     is (elsewhere the C check refuses a CPU tensor)."""
+    monkeypatch.delenv("LD_PRELOAD", raising=False)  # make asan preloads its runtime, under which nvcc crashes
     m = cpp_extension.load_inline("cuda_ext", "PyObject *add_one_(PyObject *self, PyObject *args);",
                                   cuda_sources=CUDA_SOURCE, functions=["add_one_"], extra_cflags=WARNINGS,
                                   build_directory=str(tmp_path))
