@@ -282,11 +282,13 @@ COMPLEX32_OPS = {
     "all": lambda L: _h(L).all(), "any": lambda L: _h(L).any(dim=1), "count_nonzero": lambda L: _h(L).count_nonzero(),
     "nonzero": lambda L: _h(L).nonzero(), "tril": lambda L: _h(L).tril(), "triu": lambda L: _h(L).triu(1),
     "tile": lambda L: _h(L).tile(2, 1),
-    # still refused, as torch refuses them
+    # still refused, as torch refuses them (a complex32 dtype= on a real input: refused, not widened again)
+    "vector_norm_dtype_only": lambda L: L.linalg.vector_norm(L.ones(2), dtype=L.complex32),
     "add_inplace": lambda L: _h(L).add_(1), "mul_inplace": lambda L: (lambda h: (h.mul_(h), h))(_h(L)),
     "abs_out": lambda L: L.abs(_h(L), out=L.empty(0, dtype=L.float16)),
     "add_out": lambda L: L.add(_h(L), 1j, out=L.empty(0, dtype=L.complex32)),
-    # still refused, as torch refuses them
+    # still refused, as torch refuses them (a complex32 dtype= on a real input: refused, not widened again)
+    "vector_norm_dtype_only": lambda L: L.linalg.vector_norm(L.ones(2), dtype=L.complex32),
     "flip": lambda L: _h(L).flip(1), "div": lambda L: _h(L) / _h(L), "exp": lambda L: _h(L).exp(), "sum": lambda L: _h(L).sum(),
 }
 

@@ -142,12 +142,17 @@ static const bool complex32_widened[PCT_NUM_OPS] = {
 #include "ops_complex.def"
 };
 
+/* set while a widened call runs: a complex32 that is not a tensor argument (a dtype= argument) then meets
+ * refuse_complex instead of widening again */
+static _Thread_local bool widening_complex32;
+
 static pct_object *dispatch_widened_complex32(pct_call *c)
 {
     const pct_signature *sig = &c->op->sig;
     pct_tensor *orig[PCT_MAX_PARAMS] = {0}, *out = c->out, *wide_out = NULL;
     pct_object *r = NULL;
     int i;
+    widening_complex32 = true;
     for (i = 0; i < sig->nparams; i++) {
         pct_value *v = &c->v[i];
         if (v->none || sig->params[i].type != PCT_ARG_TENSOR || v->t->dtype != PCT_COMPLEX32) continue;
@@ -169,6 +174,7 @@ static pct_object *dispatch_widened_complex32(pct_call *c)
         c->out = out;
     }
 restore:
+    widening_complex32 = false;
     for (i = 0; i < sig->nparams; i++) {
         if (!orig[i]) continue;
         PCT_DECREF(c->v[i].t);
@@ -330,7 +336,7 @@ pct_object *pct_dispatch(pct_call *c)
     if (has_unsigned && unsigned_ok[c->op_index] != 1 && refuse_unsigned(c) < 0) return NULL;
     if (c->out && complex_dtype < 0 && pct_dtype_is_limited(c->out->dtype) && !pct_dtype_is_barebones(c->out->dtype))
         complex_dtype = c->out->dtype;
-    if (complex_dtype == PCT_COMPLEX32 && complex32_widened[c->op_index])
+    if (complex_dtype == PCT_COMPLEX32 && complex32_widened[c->op_index] && !widening_complex32)
         return dispatch_widened_complex32(c); /* Note [Widened complex32] */
     if (complex_dtype >= 0 && refuse_complex(c, complex_dtype) < 0) return NULL;
     /* Note [Backends]: a factory's device= argument picks the backend (empty(..., device="meta"), and
