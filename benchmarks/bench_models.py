@@ -14,8 +14,9 @@ from _harness import setup, thread_list
 TARGET = 0.7
 
 
-def gpt(m, vocab=256, block=64, embd=128, heads=4, layers=4, batch=8, autocast=False):
-    """The train step; autocast=True runs the forward under bfloat16 autocast (bench_amp.py)."""
+def gpt(m, vocab=256, block=64, embd=128, heads=4, layers=4, batch=8, autocast=False, compile=None):
+    """The train step; autocast=True runs the forward under bfloat16 autocast (bench_amp.py); compile: None
+    (eager) or the keyword arguments of m.compile for the model (bench_compile.py)."""
     nn, F = m.nn, m.nn.functional
 
     class Block(nn.Module):
@@ -54,14 +55,15 @@ def gpt(m, vocab=256, block=64, embd=128, heads=4, layers=4, batch=8, autocast=F
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
     opt = m.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}], lr=1e-3)
+    forward = model if compile is None else m.compile(model, **compile)
 
     def run():
         opt.zero_grad()
         if autocast:
             with m.autocast("cpu", dtype=m.bfloat16):
-                loss = model(idx, tgt)
+                loss = forward(idx, tgt)
         else:
-            loss = model(idx, tgt)
+            loss = forward(idx, tgt)
         loss.backward()
         m.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

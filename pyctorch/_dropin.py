@@ -23,12 +23,10 @@ _state = {
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False, **kwargs):
-    """torch.compile's signature; pyctorch has no graph compiler, so this returns `model` itself.
-
-    Numbers are the ones eager execution gives, which is what torch.compile promises too; only
-    the speed-up is absent. `torch.compile(fn)` returns `fn` (not a wrapper), and with no
-    model it returns a decorator, as torch does. Arguments are checked like torch checks them.
-    """
+    """torch.compile: a module comes back wrapped in an OptimizedModule, a function in a wrapper; their calls
+    run captured, guarded graphs through the backend (Note [Compiled callables] in pyctorch/_dynamo/eval_frame.py).
+    With no model, a decorator. Arguments are checked as torch checks them; an unknown backend name raises
+    torch's InvalidBackend here, at compile time."""
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
@@ -39,7 +37,29 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return decorator
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
-    return model
+    if disable:
+        return model
+    import functools
+    from ._dynamo.backends import lookup_backend
+    from ._dynamo.eval_frame import CompiledCallable, OptimizedModule
+    from .nn import Module
+    lookup_backend(backend)
+    settings = {"backend": backend, "fullgraph": fullgraph, "dynamic": dynamic, "mode": mode, "options": options}
+    if isinstance(model, Module):
+        return OptimizedModule(model, settings)
+    owner = getattr(model, "__self__", None)
+    compiled = CompiledCallable(model, module=owner if isinstance(owner, Module) else None, backend=backend,
+                                fullgraph=fullgraph, dynamic=dynamic, options=options)
+
+    def compile_wrapper(*args, **kwargs):
+        return compiled(*args, **kwargs)
+    try:
+        functools.update_wrapper(compile_wrapper, model)
+    except (AttributeError, TypeError):
+        pass
+    compile_wrapper._torchdynamo_orig_callable = model
+    compile_wrapper._compiled_callable = compiled
+    return compile_wrapper
 
 
 def get_num_interop_threads():

@@ -30,20 +30,28 @@ def test_reachable_as_attributes_and_under_the_alias():
             "print(torch.compiler.compile(torch.nn.Linear(1, 1)).__class__.__name__)\n")
     out = subprocess.run([sys.executable, "-m", "pyctorch.as_torch", "-c", code],
                          capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "Linear"
+    assert out.stdout.strip() == "OptimizedModule"
 
 
 def test_is_compiling_family():
-    for fn in (compiler.is_compiling, compiler.is_dynamo_compiling, compiler.is_exporting,
-               dynamo.is_compiling, dynamo.is_dynamo_supported):
+    for fn in (compiler.is_compiling, compiler.is_dynamo_compiling, compiler.is_exporting, dynamo.is_compiling):
         assert fn() is False
+    assert dynamo.is_dynamo_supported() is True
+    seen = []
+
+    def f(x):
+        seen.append((compiler.is_compiling(), dynamo.is_compiling(), compiler.is_dynamo_compiling()))
+        return x + 1
+    pyctorch.compile(f)(pyctorch.ones(2))
+    assert seen == [(True, True, True)]
 
 
-def test_compile_returns_the_model_as_pyctorch_compile_does():
+def test_compile_wraps_modules_as_torch_does():
     model = pyctorch.nn.Linear(2, 2)
-    assert compiler.compile(model) is model is pyctorch.compile(model)
-    assert compiler.compile(mode="max-autotune")(model) is model
-    assert not isinstance(model, dynamo.eval_frame.OptimizedModule)
+    for compiled in (compiler.compile(model), pyctorch.compile(model), compiler.compile(mode="max-autotune")(model)):
+        assert isinstance(compiled, dynamo.eval_frame.OptimizedModule) and compiled._orig_mod is model
+        assert compiled.weight is model.weight and list(compiled.state_dict()) == ["_orig_mod.weight",
+                                                                                 "_orig_mod.bias"]
 
 
 def test_disable_and_graph_decorators_give_functions_back():
@@ -52,9 +60,12 @@ def test_disable_and_graph_decorators_give_functions_back():
 
     for decorate in (compiler.disable, compiler.disable(), compiler.disable(recursive=False),
                      dynamo.disable, compiler.allow_in_graph, dynamo.allow_in_graph,
-                     dynamo.disallow_in_graph, dynamo.optimize("inductor"), dynamo.optimize("eager", nopython=True),
-                     dynamo.run, compiler.substitute_in_graph(len)):
+                     dynamo.disallow_in_graph, dynamo.run, compiler.substitute_in_graph(len),
+                     dynamo.optimize("inductor", disable=True)):
         assert decorate(f) is f
+    for decorate in (dynamo.optimize("inductor"), dynamo.optimize("eager", nopython=True)):
+        compiled = decorate(f)
+        assert compiled._torchdynamo_orig_callable is f and compiled(pyctorch.ones(1)).item() == 2
     assert compiler.assume_constant_result(f) is f and f._dynamo_marked_constant is True
     assert dynamo.allow_in_graph([f, f]) == [f, f]
     with dynamo.optimize("inductor"):
@@ -63,10 +74,8 @@ def test_disable_and_graph_decorators_give_functions_back():
     assert compiler.cudagraph_mark_step_begin() is None
 
 
-def test_explain_and_export_name_the_missing_capture():
-    with pytest.raises(NotImplementedError, match="graph capture"):
-        dynamo.explain(lambda x: x)
-    with pytest.raises(NotImplementedError, match="graph capture"):
+def test_dynamo_export_names_what_is_missing():
+    with pytest.raises(NotImplementedError, match="bytecode-level export"):
         dynamo.export(lambda x: x)
 
 

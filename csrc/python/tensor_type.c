@@ -358,6 +358,8 @@ static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op)
 static Py_ssize_t tensor_len(PyObject *self)
 {
     pct_tensor *t = (pct_tensor *)self;
+    /* torch.compile's capture must see len() of a tensor whose length depends on data (Note [Compile capture]) */
+    if (traced_conversion("__len__", self) < 0) return -1;
     if (t->ndim == 0) { PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor"); return -1; }
     return (Py_ssize_t)t->sizes[0];
 }

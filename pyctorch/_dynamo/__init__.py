@@ -1,11 +1,6 @@
-"""torch._dynamo as it stands in pyctorch: the API surface, without graph capture.
-
-pyctorch executes every op eagerly and has no bytecode tracer, so nothing here captures or
-compiles: `is_compiling()` is False, `optimize(...)`, `disable` and the in-graph decorators hand
-functions back unchanged, marks are recorded but read by nobody (decorators.py), `config` stores
-torch's flags (config.py), and `pyctorch.compile` returns the model itself (Note [pyctorch.compile
-returns the model] in eval_frame.py). What would need capture says so: `explain` and `export`
-raise NotImplementedError.
+"""torch._dynamo: graph capture for torch.compile (pyctorch's is a traced run with guards, not a bytecode
+tracer: Note [Compile capture] in capture.py, Note [Compiled callables] and Note [Graph breaks] in
+eval_frame.py), with torch's API around it: `optimize`, `explain`, `reset`, `config`, the marks and decorators.
 """
 
 from . import config, exc  # noqa: F401
@@ -21,25 +16,31 @@ __all__ = ["allow_in_graph", "assume_constant_result", "disallow_in_graph", "for
            "nonstrict_trace", "substitute_in_graph", "run", "optimize", "disable", "reset", "explain",
            "export", "is_compiling", "is_dynamo_supported", "list_backends", "OptimizedModule", "config"]
 
-_MISSING_CAPTURE = "pyctorch has no graph capture (no dynamo bytecode tracer) yet"
+_MISSING_CAPTURE = "pyctorch's capture runs the function (torch.compile, torch.export); dynamo's bytecode-level " \
+    "export is not implemented"
 
 
 def is_compiling():
-    """False: pyctorch never traces, so code always runs eagerly."""
-    return False
+    """True while torch.compile captures a function (its code runs once under capture)."""
+    from .capture import is_capturing
+    return is_capturing()
 
 
 def is_dynamo_supported():
-    """False: pyctorch cannot capture graphs (callers use this to skip compile-only paths)."""
-    return False
+    """True: torch.compile captures graphs on this Python."""
+    return True
 
 
 def reset():
-    """Clears dynamo's compiled-code caches; pyctorch keeps none, so there is nothing to clear."""
+    """Forgets every compiled callable's cached graphs (they are captured again on their next call)."""
+    from .eval_frame import _ALL
+    for compiled in list(_ALL):
+        compiled.reset()
 
 
 def optimize(*args, **kwargs):
-    """`optimize(backend)(fn)` gives `fn` back unchanged (eager); usable as a context manager too."""
+    """`optimize(backend)(fn)`: fn compiled with that backend (as torch.compile(fn, backend=...)); with
+    disable=True, fn unchanged. Usable as a context manager too, where it changes nothing."""
     backend = args[0] if args else kwargs.pop("backend", "inductor")
     if kwargs.pop("disable", False):
         return OptimizeContext(backend, disable=True, **kwargs)
@@ -47,7 +48,20 @@ def optimize(*args, **kwargs):
 
 
 def explain(f, *extra_args, **extra_kwargs):
-    raise NotImplementedError(f"torch._dynamo.explain needs graph capture: {_MISSING_CAPTURE}")
+    """torch._dynamo.explain(f)(*args, **kwargs) -> ExplainOutput: captures one call of f and reports its graph
+    (none when there was a break: Note [Graph breaks]), the breaks with their reasons and user frames, the op
+    count and the guards. The old form explain(f, *args) returns the output at once."""
+    from ._explain import explain_call
+    if extra_args or extra_kwargs:
+        import warnings
+        warnings.warn("explain(f, *args, **kwargs) is deprecated, use explain(f)(*args, **kwargs) instead.  "
+                      "If you don't migrate, we may break your explain call in the future if your user defined "
+                      "kwargs conflict with future kwargs added to explain(f).", FutureWarning, stacklevel=2)
+        return explain_call(f, extra_args, extra_kwargs)
+
+    def inner(*args, **kwargs):
+        return explain_call(f, args, kwargs)
+    return inner
 
 
 def export(f, *extra_args, **extra_kwargs):
@@ -56,7 +70,7 @@ def export(f, *extra_args, **extra_kwargs):
 
 # Note [Backend names]
 # torch lists the compiler backends registered in it; `pyctorch.compile` accepts each of these
-# names and runs eagerly whatever the name, so the list says what is accepted, not what compiles.
+# names: "inductor" is pyctorch's compiler, the others run the captured graph as "eager" does (backends.py).
 # The debugging backends ("eager", "aot_eager") appear only when the "debug" tag is not excluded; torch 2.13
 # registers no "onnxrt" backend, onnxruntime installed or not (its module is a placeholder).
 _BACKENDS = {"cudagraphs": (), "inductor": (), "openxla": (), "tvm": (),

@@ -1,7 +1,8 @@
 """torch._dynamo.exc: the errors graph capture raises (pyctorch's torch.export raises UserError)."""
 from enum import Enum
 
-__all__ = ["TorchDynamoException", "UserError", "UserErrorType", "Unsupported"]
+__all__ = ["TorchDynamoException", "UserError", "UserErrorType", "Unsupported", "InvalidBackend",
+           "FailOnRecompileLimitHit"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -34,3 +35,14 @@ class UserError(Unsupported):
         super().__init__(msg)
         self.error_type = error_type
         self.message = msg
+
+
+class InvalidBackend(TorchDynamoException):
+    """torch.compile(backend=name) with a name no backend is registered under."""
+
+    def __init__(self, name):
+        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends.")
+
+
+class FailOnRecompileLimitHit(Exception):
+    """config.fail_on_recompile_limit_hit is set and a function reached config.recompile_limit."""

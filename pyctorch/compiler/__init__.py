@@ -1,13 +1,12 @@
-"""torch.compiler: the public face of torch's compiler stack, over pyctorch's eager execution.
+"""torch.compiler: the public face of torch's compiler stack.
 
-pyctorch has no graph compiler (pyctorch/_dynamo/__init__.py says what that means for each
-name). `compile` is pyctorch.compile (it returns the model itself); `is_compiling()` and
-friends are False because nothing is ever traced; `disable`, `allow_in_graph`,
-`assume_constant_result` and `substitute_in_graph` hand functions back; `set_stance` stores the
-stance (readable as `torch._dynamo.eval_frame._stance`) with torch's call, context-manager and
-decorator forms; `cudagraph_mark_step_begin` does nothing because CUDA graphs are only recorded
-by compiled code on a GPU, which pyctorch never produces; `wrap_numpy` converts tensors to NumPy
-arrays and back around a NumPy function, as torch does outside compiled code.
+`compile` is pyctorch.compile (Note [Compiled callables] in pyctorch/_dynamo/eval_frame.py); `is_compiling()`
+and `is_dynamo_compiling()` are True while a capture runs the asking code; `disable`, `allow_in_graph`,
+`assume_constant_result` and `substitute_in_graph` hand functions back (a capture records the op calls of
+whatever runs); `set_stance` sets how compiled callables run ("force_eager", "eager_on_recompile",
+"fail_on_recompile") with torch's call, context-manager and decorator forms; `cudagraph_mark_step_begin` does
+nothing because pyctorch records no CUDA graphs; `wrap_numpy` converts tensors to NumPy arrays and back around
+a NumPy function, as torch does outside compiled code.
 """
 import functools
 
@@ -22,19 +21,21 @@ __all__ = ["compile", "reset", "allow_in_graph", "substitute_in_graph", "list_ba
 
 
 def compile(*args, **kwargs):
-    """Same as pyctorch.compile (returns the model itself: Note [pyctorch.compile returns the model])."""
+    """Same as pyctorch.compile."""
     from .._dropin import compile as _compile
     return _compile(*args, **kwargs)
 
 
 def is_compiling():
-    """False: pyctorch never traces code for a compiler."""
-    return False
+    """True while torch.compile captures the code that asks (Note [Compile capture])."""
+    from .._dynamo.capture import is_capturing
+    return is_capturing()
 
 
 def is_dynamo_compiling():
-    """False: pyctorch has no dynamo tracer."""
-    return False
+    """True while torch.compile captures the code that asks (pyctorch's capture stands for dynamo's tracer)."""
+    from .._dynamo.capture import is_capturing
+    return is_capturing()
 
 
 def is_exporting():
@@ -78,8 +79,8 @@ class _SetStance:
 
 
 def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
-    """Sets how compiled code would run ("default", "force_eager", "eager_on_recompile",
-    "fail_on_recompile", ...). pyctorch always runs eagerly, so the stance is stored only."""
+    """Sets how compiled callables run: "default", "force_eager" (always eagerly), "eager_on_recompile" (no new
+    captures: arguments no cached graph accepts run eagerly), "fail_on_recompile" (those raise)."""
     if force_backend is not None and stance != "default":
         raise RuntimeError("non-default stance cannot have force_backend set")
     return _SetStance(DynamoStance(stance, skip_guard_eval_unsafe, force_backend))

@@ -349,10 +349,13 @@ def active_run():
 
 
 class capturing:
-    """Context manager: the trace hook set to run.hook, the C methods above replaced, grad mode off."""
+    """Context manager: the trace hook set to run.hook, the C methods above replaced, grad mode off (torch.compile's
+    capture keeps the grad mode and replaces the value-reading methods itself: keep_grad_mode, refuse_values)."""
 
-    def __init__(self, run):
+    def __init__(self, run, keep_grad_mode=False, refuse_values=True):
         self.run = run
+        self.keep_grad_mode = keep_grad_mode
+        self.refuse_values = refuse_values
 
     def __enter__(self):
         from pyctorch._tensor import _methods_replaced
@@ -360,13 +363,14 @@ class capturing:
         patches = {}
         for meth, dt in _DTYPE_METHODS.items():
             patches[meth] = _to_dtype(getattr(pyctorch, dt))
-        for meth in ("item", "tolist", "numpy", "__array__"):
+        for meth in ("item", "tolist", "numpy", "__array__") if self.refuse_values else ():
             patches[meth] = _refusing(self.run, f"{meth}()", getattr(T, meth))
         patches["cpu"] = lambda self, *a, **k: self.to("cpu")
         self.replaced = _methods_replaced(patches)
         self.replaced.__enter__()
         self.grad = pyctorch.is_grad_enabled()
-        pyctorch._C._set_grad_enabled(False)
+        if not self.keep_grad_mode:
+            pyctorch._C._set_grad_enabled(False)
         self.previous = _C._set_op_trace_hook(None)
         _C._set_op_trace_hook(self.run.hook if self.previous is None else _chained(self.previous, self.run.hook))
         _ACTIVE.append(self.run)
@@ -375,6 +379,7 @@ class capturing:
     def __exit__(self, *exc):
         _ACTIVE.pop()
         _C._set_op_trace_hook(self.previous)
-        pyctorch._C._set_grad_enabled(self.grad)
+        if not self.keep_grad_mode:
+            pyctorch._C._set_grad_enabled(self.grad)
         self.replaced.__exit__(*exc)
         return False

@@ -61,19 +61,19 @@ def test_module_objects_are_shared():
 
 def test_missing_submodule_names_the_torch_api():
     out = ok(run_code("""
-        for name in ("torch.nn.does_not_exist", "torch._inductor"):
+        for name in ("torch.nn.does_not_exist", "torch._lazy"):
             try:
                 __import__(name)
             except ModuleNotFoundError as e:
                 print(type(e).__name__, e.name, "|", e)
         try:
-            from torch import _inductor
+            from torch import _lazy
         except ImportError as e:
             print("from-import", type(e).__name__)
     """))
     assert out.splitlines() == [
         "ModuleNotFoundError torch.nn.does_not_exist | pyctorch does not implement torch.nn.does_not_exist yet",
-        "ModuleNotFoundError torch._inductor | pyctorch does not implement torch._inductor yet",
+        "ModuleNotFoundError torch._lazy | pyctorch does not implement torch._lazy yet",
         "from-import ImportError",
     ]
 

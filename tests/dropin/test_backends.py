@@ -161,10 +161,12 @@ def test_cuda_amp_is_a_disabled_passthrough_like_torch():
         P.cuda.amp.GradScaler(enabled=False)  # no "disabling" warning when not asked for
 
 
-def test_compile_returns_the_callable():
+def test_compile_wraps_the_callable():
     model = P.nn.Linear(2, 2)
-    assert P.compile(model) is model
-    assert P.compile(model, mode="max-autotune", fullgraph=True, dynamic=False, backend="inductor") is model
+    x = P.randn(3, 2)
+    for compiled in (P.compile(model), P.compile(model, mode="max-autotune", fullgraph=True, dynamic=False,
+                                                 backend="inductor")):
+        assert compiled._orig_mod is model and P.equal(compiled(x), model(x))
 
     @P.compile
     def f(x):
