@@ -369,3 +369,94 @@ def test_compiled_training_gives_torch_losses():
     ours = _tiny_gpt(pyctorch, True)
     theirs = _tiny_gpt(torch, False)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+# ---- the inductor backend's pointwise fusion (pyctorch/_inductor/fusion.py) ----
+
+def _new_gelu(m):
+    import math
+
+    def f(x):
+        return 0.5 * x * (1.0 + m.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * m.pow(x, 3.0))))
+    return f
+
+
+def _fused_entry(compiled):
+    return compiled._compiled_callable.entries[-1]
+
+
+def test_pointwise_chain_becomes_one_kernel_with_its_backward(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    f = _new_gelu(pyctorch)
+    cf = pyctorch.compile(f)
+    x = pyctorch.randn(64, 33, requires_grad=True)
+    expected = f(x)
+    expected.backward(pyctorch.ones_like(expected) * 0.5)
+    grad, x.grad = x.grad, None
+    for _ in range(2):
+        got = cf(x)
+        got.backward(pyctorch.ones_like(got) * 0.5)
+        pyctorch.testing.assert_close(got, expected)
+        pyctorch.testing.assert_close(x.grad, grad)
+        x.grad = None
+    gm = _fused_entry(cf).gm
+    assert gm.fused_kernels == 1
+    calls = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+    assert len(calls) == 1 and "pct_fused" in calls[0].target.__name__
+    assert len(list(tmp_path.glob("k*.so"))) == 1  # compiled once into the cache directory
+    with pyctorch.no_grad():
+        pyctorch.testing.assert_close(cf(x.detach()), expected.detach())
+
+
+@requires_torch
+def test_fused_values_and_gradients_match_torch():
+    values = np.random.RandomState(0).randn(3000).astype(np.float32) * 3
+    x = pyctorch.tensor(values, requires_grad=True)
+    xt = torch.tensor(values, requires_grad=True)
+    cf = pyctorch.compile(_new_gelu(pyctorch))
+    cf(x)
+    y = cf(x)
+    yt = _new_gelu(torch)(xt)
+    y.sum().backward()
+    yt.sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_fusion_groups_outputs_scalars_and_boundaries():
+    def f(x, y):
+        a = x * y                # read outside the group below: an output of the kernel
+        b = (1 - a).sigmoid()    # 1 - a: a 0-d constant operand
+        c = b * x + a.relu()
+        d = c @ y.t()            # not pointwise: closes the group
+        return a, (d * 2).exp(), c.sum()
+    x = pyctorch.randn(8, 8, requires_grad=True)
+    y = pyctorch.randn(8, 8, requires_grad=True)
+    cf = pyctorch.compile(f)
+    outs0 = f(x, y)
+    sum(o.sum() for o in outs0).backward()
+    grads0 = (x.grad, y.grad)
+    x.grad = y.grad = None
+    cf(x, y)
+    outs1 = cf(x, y)
+    sum(o.sum() for o in outs1).backward()
+    for a, b in zip(outs0, outs1):
+        pyctorch.testing.assert_close(a, b)
+    pyctorch.testing.assert_close(x.grad, grads0[0], rtol=1e-5, atol=1e-5)  # through exp(2 d): amplified ulps
+    pyctorch.testing.assert_close(y.grad, grads0[1], rtol=1e-5, atol=1e-5)
+    gm = _fused_entry(cf).gm
+    assert gm.fused_kernels == 2  # x*y .. + relu(a), and (d * 2).exp()
+    names = [str(getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes if n.op != "placeholder"]
+    assert sum("pct_fused" in name for name in names) == 2 and "matmul" in names and "sum" in names
+
+
+def test_fusion_keeps_ieee_special_values():
+    def f(x):
+        return (x * 1.0).relu() + x.abs().sqrt()
+    cf = pyctorch.compile(f)
+    x = pyctorch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 2.0])
+    cf(x)
+    got, expected = cf(x), f(x)
+    assert pyctorch.equal(got.isnan(), expected.isnan())
+    ok = ~expected.isnan()
+    assert pyctorch.equal(got[ok], expected[ok])

@@ -25,7 +25,7 @@ import pyctorch
 from pyctorch import _C
 from pyctorch.export._trace import Ref, TraceRun, capturing
 
-__all__ = ["CompileRun", "Call", "capture_run", "is_capturing"]
+__all__ = ["CompileRun", "Call", "TensorMeta", "capture_run", "is_capturing"]
 
 # scalar-returning ops whose result depends only on shapes, dtypes and strides (all guarded)
 _SHAPE_QUERIES = frozenset({"size", "stride", "dim", "numel", "nelement", "ndimension", "is_contiguous",
@@ -47,10 +47,23 @@ class Call:
     """One recorded call: kind is "call_function" (target a callable) or "call_method" (target a Tensor method
     name); args/kwargs hold Refs for graph values; multi: the result is a sequence of `multi` tensors, None for
     one tensor, False for no value (a state switch)."""
-    __slots__ = ("kind", "target", "args", "kwargs", "multi")
+    __slots__ = ("kind", "target", "args", "kwargs", "multi", "meta")
 
     def __init__(self, kind, target, args, kwargs, multi):
         self.kind, self.target, self.args, self.kwargs, self.multi = kind, target, args, kwargs, multi
+        self.meta = None  # TensorMeta of a one-tensor result
+
+
+class TensorMeta:
+    """What the compiler needs to know of a tensor value of the graph (node.meta["tensor_meta"])."""
+    __slots__ = ("shape", "dtype", "device", "contiguous", "requires_grad")
+
+    def __init__(self, t):
+        self.shape, self.dtype, self.device = tuple(t.shape), t.dtype, t.device
+        self.contiguous, self.requires_grad = t.is_contiguous(), t.requires_grad
+
+    def __repr__(self):
+        return f"TensorMeta({self.shape}, {self.dtype}, {self.device})"
 
 
 class GraphBreak(Exception):
@@ -97,6 +110,7 @@ class CompileRun(TraceRun):
         index = len(self.calls)
         self.calls.append(call)
         if isinstance(result, pyctorch.Tensor):
+            call.meta = TensorMeta(result)
             self.bind(result, Ref("op", index))
             if inputs_dyn:
                 self.dyn.add(id(result))

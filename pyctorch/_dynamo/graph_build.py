@@ -49,9 +49,12 @@ def build_graph_module(run, output_tensors, names=None):
     graph = fx.Graph()
     root = {}
     env = {}
-    n_inputs = sum(1 for ref in run.refs.values() if ref.key[0] == "input")
-    for k in range(n_inputs):
+    from .capture import TensorMeta
+    inputs = {ref.key[1]: t for t in run.keep for ref in (run.refs.get(id(t)),)
+              if ref is not None and ref.key[0] == "input"}
+    for k in range(len(inputs)):
         env[("input", k)] = graph.placeholder(f"arg{k}_1")
+        env[("input", k)].meta["tensor_meta"] = TensorMeta(inputs[k])
 
     def held(key):
         node = env.get(key)
@@ -60,6 +63,7 @@ def build_graph_module(run, output_tensors, names=None):
             attr = names.get(id(t)) or f"_tensor_constant{key[1]}"
             root[attr] = t
             node = env[key] = graph.get_attr(attr)
+            node.meta["tensor_meta"] = TensorMeta(t)
         return node
 
     def value(ref):
@@ -89,6 +93,8 @@ def build_graph_module(run, output_tensors, names=None):
             node = graph.call_method(call.target, args, kwargs)
         else:
             node = graph.call_function(call.target, args, kwargs)
+        if call.meta is not None:
+            node.meta["tensor_meta"] = call.meta
         env[("op", index)] = node
     outs = tuple(value(run.ref_of(t)) for t in output_tensors)
     graph.output(outs)
