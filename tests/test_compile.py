@@ -460,3 +460,44 @@ def test_fusion_keeps_ieee_special_values():
     assert pyctorch.equal(got.isnan(), expected.isnan())
     ok = ~expected.isnan()
     assert pyctorch.equal(got[ok], expected[ok])
+
+
+def test_a_group_reading_another_groups_value():
+    def f(x):
+        a = (x * 2).exp()
+        s = a.sum(-1, keepdim=True)       # not pointwise: closes the first group
+        c = (a + 1).tanh() * 3            # a second group, reading the first's output
+        return c / s
+    cf = pyctorch.compile(f)
+    x = pyctorch.randn(6, 5, requires_grad=True)
+    cf(x)
+    got, expected = cf(x), f(x)
+    pyctorch.testing.assert_close(got, expected)
+    assert _fused_entry(cf).gm.fused_kernels == 2
+
+
+def test_transformers_models_compile_to_one_graph():
+    pytest.importorskip("transformers", reason="transformers is not installed")
+    code = textwrap.dedent("""
+        import torch, transformers
+        transformers.logging.set_verbosity_error()
+        torch.manual_seed(0)
+        cfg = transformers.GPT2Config(vocab_size=50, n_embd=32, n_layer=2, n_head=4, n_positions=16)
+        model = transformers.GPT2LMHeadModel(cfg)
+        compiled = torch.compile(model)
+        ids = torch.randint(0, 50, (2, 12))
+        for step in range(2):
+            torch.manual_seed(step)
+            eager = model(ids, labels=ids).loss
+            torch.manual_seed(step)
+            loss = compiled(ids, labels=ids).loss
+            torch.testing.assert_close(loss, eager)
+            loss.backward()
+        entry = compiled._compiled_call.entries[0]
+        print(len(compiled._compiled_call.entries), entry.gm is not None)
+    """)
+    out = subprocess.run([sys.executable, "-m", "pyctorch.as_torch", "-c", code], capture_output=True, text=True,
+                         env={"PYTHONPATH": ":".join(sys.path), "OMP_NUM_THREADS": "1",
+                              "HOME": __import__("os").environ.get("HOME", "/tmp")})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["1", "True"]  # one graph, no break, the same losses and a backward

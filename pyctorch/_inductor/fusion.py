@@ -250,12 +250,13 @@ def fuse(gm):
                                        [f"{p[4]}_{kind}" for p in plans for kind in ("fwd", "bwd")])
     except cpp.CompileError:
         return 0
+    replaced = {}  # members of groups already rewritten -> the nodes that now hold their values
     for made, (g, members, inputs, outputs, name, source, scalars) in enumerate(plans):
         kernel = FusedKernel(name, g.shape, len(inputs), scalars, len(outputs), source,
                              functions[2 * made], functions[2 * made + 1])
         last = g.members[-1]
         with graph.inserting_after(last):
-            fused = graph.call_function(kernel, tuple(inputs))
+            fused = graph.call_function(kernel, tuple(replaced.get(n, n) for n in inputs))
         replacements = {}
         if len(outputs) == 1:
             replacements[outputs[0]] = fused
@@ -265,6 +266,7 @@ def fuse(gm):
                 with graph.inserting_after(anchor):
                     anchor = graph.call_function(operator.getitem, (fused, k))
                 replacements[node] = anchor
+        replaced.update(replacements)
         for node, new in replacements.items():
             new.meta["tensor_meta"] = _meta(node)
             node.replace_all_uses_with(new, delete_user_cb=lambda user: user not in members)

@@ -36,8 +36,10 @@ def _attn_broadcast(a, b):
 
 def _safe_softmax(scores):
     """softmax over the last dim where a row of only -inf gives zeros (torch's _safe_softmax)."""
+    from .._dynamo.capture import is_capturing
     dead = (scores == -math.inf).all(-1, keepdim=True)
-    if bool(dead.any()):
+    # the masked form gives the same bits when no row is dead; a compile capture takes it (no data-dependent branch)
+    if is_capturing() or bool(dead.any()):
         return scores.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
     return scores.softmax(-1)
 
