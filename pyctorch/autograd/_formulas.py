@@ -33,6 +33,32 @@ def _expandable(shape, to):
     return True
 
 
+def maybe_multiply(t, s):
+    """t * s, or t itself when s is the number 1: no pass over a gradient for the default beta and alpha (torch's
+    maybe_multiply)."""
+    if not isinstance(s, torch.Tensor) and s == 1:
+        return t
+    return t * s
+
+
+def _column_major(m):
+    return m.dim() == 2 and m.stride(0) == 1 and m.stride(1) == max(m.shape[0], 1) and m.shape[1] > 1
+
+
+def mm_mat2_backward(grad, mat1, mat2, alpha):
+    """The gradient of mat2 in alpha * mat1 @ mat2, mat1^H @ grad, laid out like mat2: a column-major mat2 (the
+    transposed weight of a linear layer) gets it as (grad^H @ mat1)^H, whose transpose is contiguous, so that the
+    weight's gradient needs no copy to follow the weight's layout when it is accumulated (torch computes it so)."""
+    if _column_major(mat2):
+        if mat1.is_complex() or grad.is_complex():
+            r = (grad.mT.conj() @ mat1).mT.conj()
+        else:
+            r = (grad.mT @ mat1).mT
+    else:
+        r = (mat1.mT.conj() if mat1.is_complex() else mat1.mT) @ grad
+    return maybe_multiply(r, alpha)
+
+
 def sum_to(g, shape):
     """Sums a broadcast gradient back to `shape` (torch's at::sum_to)."""
     shape = tuple(shape)
