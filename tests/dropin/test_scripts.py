@@ -47,43 +47,24 @@ print(json.dumps(out))
 """
 
 
-def _torch_outputs_file():
-    """Where the first pytest-xdist worker leaves torch's outputs for the others (one torch run per session)."""
-    import hashlib
-    import tempfile
-    digest = hashlib.sha256()
-    for name in SCRIPTS:
-        with open(os.path.join(HERE, "scripts", name), "rb") as f:
-            digest.update(name.encode() + f.read())
-    session = os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))  # a run of pytest-xdist, or this process
-    return os.path.join(tempfile.gettempdir(), f"pyctorch_dropin_torch_{session}_{digest.hexdigest()[:16]}.json")
-
-
 def run_torch(script):
     """All scripts under the real torch in one subprocess (torch's import is slow), once per test session. Its
     torch.compile calls run eagerly (TORCH_COMPILE_DISABLE): torch compiles to eager's numbers, which are the
     oracle, and its inductor would spend most of the run compiling."""
     if not _TORCH_OUTPUTS:
-        import fcntl
         import json
-        path = _torch_outputs_file()
-        with open(path + ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if os.path.exists(path):
-                with open(path) as f:
-                    _TORCH_OUTPUTS.update(json.load(f))
-            else:
-                paths = [os.path.join(HERE, "scripts", s) for s in SCRIPTS]
-                env = dict(os.environ)
-                env.pop("PYTHONPATH", None)  # the real torch, not the repository
-                env["TORCH_COMPILE_DISABLE"] = "1"
-                proc = subprocess.run([sys.executable, "-c", _TORCH_DRIVER, *paths], capture_output=True,
-                                      text=True, env=env, timeout=300, cwd=HERE)
-                assert proc.returncode == 0, proc.stderr
-                _TORCH_OUTPUTS.update(json.loads(proc.stdout.strip().splitlines()[-1]))
-                with open(path + ".tmp", "w") as f:
-                    json.dump(_TORCH_OUTPUTS, f)
-                os.replace(path + ".tmp", path)
+        from session_cache import computed_once
+        paths = [os.path.join(HERE, "scripts", s) for s in SCRIPTS]
+
+        def compute():
+            env = dict(os.environ)
+            env.pop("PYTHONPATH", None)  # the real torch, not the repository
+            env["TORCH_COMPILE_DISABLE"] = "1"
+            proc = subprocess.run([sys.executable, "-c", _TORCH_DRIVER, *paths], capture_output=True, text=True,
+                                  env=env, timeout=300, cwd=HERE)
+            assert proc.returncode == 0, proc.stderr
+            return json.loads(proc.stdout.strip().splitlines()[-1])
+        _TORCH_OUTPUTS.update(computed_once("dropin scripts", paths, compute))
     return _TORCH_OUTPUTS[script]
 
 

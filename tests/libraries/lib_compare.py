@@ -31,12 +31,17 @@ print(json.dumps(out))
 
 
 def torch_outputs(scripts):
-    """{script: stdout} of the scripts (names under scripts/) run by the real torch in one subprocess."""
+    """{script: stdout} of the scripts (names under scripts/) run by the real torch in one subprocess, once per
+    test session (tests/session_cache.py)."""
+    from session_cache import computed_once
     paths = [os.path.join(HERE, "scripts", s) for s in scripts]
-    proc = subprocess.run([sys.executable, "-c", _TORCH_DRIVER, *paths], capture_output=True, text=True,
-                          env=env(False), timeout=180, cwd=HERE)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def compute():
+        proc = subprocess.run([sys.executable, "-c", _TORCH_DRIVER, *paths], capture_output=True, text=True,
+                              env=env(False), timeout=180, cwd=HERE)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    return computed_once("library scripts", paths, compute)
 
 
 def pyctorch_output(script, runner=()):
