@@ -501,3 +501,13 @@ def test_transformers_models_compile_to_one_graph():
                               "HOME": __import__("os").environ.get("HOME", "/tmp")})
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["1", "True"]  # one graph, no break, the same losses and a backward
+
+
+@pytest.mark.parametrize("wrap", [lambda t: {"a": t}, lambda t: [t], lambda t: (t,), lambda t: t])
+def test_a_container_of_one_tensor_stays_a_container(wrap):
+    cf = pyctorch.compile(lambda x: wrap(x * 2), backend=CountingBackend())
+    x = pyctorch.ones(2)
+    for _ in range(2):
+        out, expected = cf(x), wrap(x * 2)
+        assert type(out) is type(expected)
+        assert pyctorch.equal(pyctorch.utils._pytree.tree_leaves(out)[0], x * 2)

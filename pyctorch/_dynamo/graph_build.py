@@ -136,7 +136,7 @@ def build_entry(compiled, run, guards, seen, input_positions, args, kwargs, resu
     from .backends import lookup_backend
     entry.compiled = lookup_backend(compiled.backend)(gm, example_inputs, **_backend_options(compiled))
     entry.gm = gm
-    if len(out_leaves) == 1 and slots == [0]:
+    if out_spec.is_leaf() and slots == [0]:  # the result is the one tensor itself
         entry.out_spec, entry.out_leaves, entry.out_slots = None, None, None
     else:
         entry.out_spec, entry.out_leaves, entry.out_slots = out_spec, [
