@@ -511,3 +511,29 @@ def test_a_container_of_one_tensor_stays_a_container(wrap):
         out, expected = cf(x), wrap(x * 2)
         assert type(out) is type(expected)
         assert pyctorch.equal(pyctorch.utils._pytree.tree_leaves(out)[0], x * 2)
+
+
+def test_a_broken_module_compiles_its_submodules():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(4, 4), nn.Tanh()) for _ in range(2)])
+            self.head = nn.Linear(4, 1)
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            if x.sum() > 0:          # a break at the top level
+                x = -x
+            return self.head(x)
+    pyctorch.manual_seed(0)
+    net = Net()
+    compiled = pyctorch.compile(net)
+    for _ in range(3):
+        x = pyctorch.randn(3, 4)
+        pyctorch.testing.assert_close(compiled(x), net(x))
+    top = compiled._compiled_call
+    assert top.entries[0].compiled is None and len(top.children) == 3
+    for child, sub in top.children:
+        assert len(sub.entries) == 1 and sub.entries[0].gm is not None
+    assert "forward" not in vars(net.head)  # the fallback leaves the modules as they were

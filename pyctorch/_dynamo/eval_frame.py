@@ -12,8 +12,11 @@ After `config.recompile_limit` entries, new argument kinds run eagerly (with tor
 Note [Graph breaks]
 torch's dynamo splits a function at a graph break and runs the piece it cannot trace in Python. pyctorch has no
 frame evaluation hook to resume a frame mid-way, so a break makes the whole call eager for the arguments its
-guards describe: the results are eager's, never a wrong graph's. `fullgraph=True` raises torch's Unsupported at
-the break instead; `torch._dynamo.explain` reports the breaks; `TORCH_LOGS=graph_breaks` logs them.
+guards describe: the results are eager's, never a wrong graph's. A module's graphs split at its submodules
+instead: while the broken forward runs eagerly, each submodule it calls (through ModuleLists and ModuleDicts)
+has its forward compiled on its own, with its own guards, breaks and further splits. `fullgraph=True` raises
+torch's Unsupported at the break instead; `torch._dynamo.explain` reports the breaks; `TORCH_LOGS=graph_breaks`
+logs them.
 """
 import contextlib
 import functools
@@ -75,11 +78,34 @@ class CompiledCallable:
         self.entries = []
         self.frame_id = next(_frame_ids)
         self.warned_limit = False
+        self.children = None  # (submodule, CompiledCallable) pairs of the module-level fallback
         _ALL.add(self)
 
     def reset(self):
         self.entries = []
         self.warned_limit = False
+        self.children = None
+
+    def _eager(self, args, kwargs):
+        """fn run eagerly where its graph broke: for a module, with its submodules' forwards compiled on their own
+        (Note [Graph breaks]: the graphs split at module boundaries)."""
+        if self.module is None:
+            return self.fn(*args, **kwargs)
+        if self.children is None:
+            self.children = [(child, CompiledCallable(type(child).forward.__get__(child), module=child,
+                                                      backend=self.backend, fullgraph=False, dynamic=self.dynamic,
+                                                      options=self.options))
+                             for child in _called_submodules(self.module)]
+        patched = []
+        try:
+            for child, compiled in self.children:
+                if "forward" not in vars(child):  # a forward set on the instance by the user stays theirs
+                    vars(child)["forward"] = compiled
+                    patched.append(child)
+            return self.fn(*args, **kwargs)
+        finally:
+            for child in patched:
+                del vars(child)["forward"]
 
     def __call__(self, *args, **kwargs):
         from .capture import is_capturing
@@ -90,7 +116,7 @@ class CompiledCallable:
             inputs = entry.guards.match(args, kwargs)
             if inputs is not None:
                 if entry.compiled is None:
-                    return self.fn(*args, **kwargs)
+                    return self._eager(args, kwargs)
                 return _run_entry(entry, inputs)
         if self.entries:
             reasons = [entry.guards.failure(args, kwargs) or "a guard failed" for entry in self.entries]
@@ -128,6 +154,21 @@ class CompiledCallable:
         entry = build_entry(self, run, guards, seen, input_positions, args, kwargs, result)
         self.entries.append(entry)
         return result
+
+
+def _called_submodules(module):
+    """The submodules a module's forward calls: its children, looking through the containers that have no forward
+    of their own (ModuleList, ModuleDict)."""
+    from ..nn import ModuleDict, ModuleList
+    out = []
+    for child in module._modules.values():
+        if child is None:
+            continue
+        if isinstance(child, (ModuleList, ModuleDict)):
+            out += _called_submodules(child)
+        else:
+            out.append(child)
+    return out
 
 
 def _run_entry(entry, inputs):
