@@ -537,3 +537,19 @@ def test_a_broken_module_compiles_its_submodules():
     for child, sub in top.children:
         assert len(sub.entries) == 1 and sub.entries[0].gm is not None
     assert "forward" not in vars(net.head)  # the fallback leaves the modules as they were
+
+
+def test_a_disabled_function_breaks_the_graph_and_runs_each_call():
+    calls = []
+
+    @pyctorch.compiler.disable
+    def log(x):
+        calls.append(float(x.sum()))
+        return x
+
+    cf = pyctorch.compile(lambda x: log(x * 2) + 1, backend=CountingBackend())
+    for k in range(3):
+        assert cf(pyctorch.full((2,), float(k))).tolist() == [2.0 * k + 1] * 2
+    assert calls == [0.0, 4.0, 8.0]
+    assert dynamo.explain(lambda x: log(x) + 1)(pyctorch.ones(2)).break_reasons[0].reason.startswith(
+        "torch.compiler.disable")

@@ -58,8 +58,11 @@ def test_disable_and_graph_decorators_give_functions_back():
     def f(x):
         return x + 1
 
-    for decorate in (compiler.disable, compiler.disable(), compiler.disable(recursive=False),
-                     dynamo.disable, compiler.allow_in_graph, dynamo.allow_in_graph,
+    for decorate in (compiler.disable, compiler.disable(), compiler.disable(recursive=False), dynamo.disable):
+        disabled = decorate(f)
+        assert disabled._torchdynamo_disable is True and disabled(pyctorch.ones(1)).item() == 2
+        assert disabled.__wrapped__ is f and compiler.disable(pyctorch.compile(f)).__wrapped__ is f
+    for decorate in (compiler.allow_in_graph, dynamo.allow_in_graph,
                      dynamo.disallow_in_graph, dynamo.run, compiler.substitute_in_graph(len),
                      dynamo.optimize("inductor", disable=True)):
         assert decorate(f) is f

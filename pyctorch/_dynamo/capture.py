@@ -43,6 +43,13 @@ def is_capturing():
     return _depth[0] > 0
 
 
+def active_compile_run():
+    """The CompileRun recording now, or None (export's runs are not torch.compile's)."""
+    from pyctorch.export._trace import active_run
+    run = active_run()
+    return run if isinstance(run, CompileRun) else None
+
+
 class Call:
     """One recorded call: kind is "call_function" (target a callable) or "call_method" (target a Tensor method
     name); args/kwargs hold Refs for graph values; multi: the result is a sequence of `multi` tensors, None for

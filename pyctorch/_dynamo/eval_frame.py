@@ -268,13 +268,28 @@ def innermost_fn(fn):
 
 
 def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
-    """Keep dynamo from compiling `fn`. pyctorch never compiles, so `fn` comes back unchanged
-    (or, with no `fn`, a decorator that gives its argument back)."""
+    """Keep torch.compile away from `fn`: a compiled callable comes back as its original function, and calling the
+    result inside a capture is a graph break (Note [Graph breaks]), so that fn's Python runs on every call, as
+    torch runs a disabled function outside its graphs. With no `fn`, a decorator."""
     if fn is None:
         return functools.partial(disable, recursive=recursive, reason=reason, wrapping=wrapping)
     if not callable(fn):
         raise AssertionError(f"A callable function is expected, but {type(fn)} is provided.")
-    return fn
+    fn = innermost_fn(fn)
+    if isinstance(fn, Module):
+        return fn  # a module's calls are recorded or not as a whole by whoever compiles it
+    why = "torch.compiler.disable" + (f" ({reason})" if reason else "") + \
+        f": {getattr(fn, '__qualname__', repr(fn))} runs outside the graph"
+
+    @functools.wraps(fn)
+    def disabled(*args, **kwargs):
+        from .capture import active_compile_run
+        run = active_compile_run()
+        if run is not None:
+            run.graph_break(why)
+        return fn(*args, **kwargs)
+    disabled._torchdynamo_disable = True
+    return disabled
 
 
 class DynamoStance:
