@@ -68,21 +68,24 @@
 typedef struct ge_impl {
     void (*fwd)(float *, const float *, int64_t);
     void (*bwd)(float *, const float *, const float *, int64_t);
+    void (*tanh_fwd)(float *, const float *, int64_t);
+    void (*tanh_bwd)(float *, const float *, const float *, int64_t);
 } ge_impl;
 
+#define GE_IMPL(sfx) {fwd_##sfx, bwd_##sfx, tanh_fwd_##sfx, tanh_bwd_##sfx}
 /* index 0: baseline; 1: AVX2 + FMA; 2: AVX-512 (entries of missing builds repeat the last) */
 static const ge_impl ge_impls[3] = {
-    {fwd_base, bwd_base},
+    GE_IMPL(base),
 #ifdef PCT_SIMD_X86
-    {fwd_avx2, bwd_avx2},
+    GE_IMPL(avx2),
 #ifdef PCT_SIMD_AVX512
-    {fwd_avx512, bwd_avx512},
+    GE_IMPL(avx512),
 #else
-    {fwd_avx2, bwd_avx2},
+    GE_IMPL(avx2),
 #endif
 #else
-    {fwd_base, bwd_base},
-    {fwd_base, bwd_base},
+    GE_IMPL(base),
+    GE_IMPL(base),
 #endif
 };
 
@@ -106,4 +109,9 @@ void pct_gelu_erf_f32(float *o, const float *x, int64_t n) { ge_impls[ge_level()
 void pct_gelu_erf_backward_f32(float *o, const float *g, const float *x, int64_t n)
 {
     ge_impls[ge_level()].bwd(o, g, x, n);
+}
+void pct_gelu_tanh_f32(float *o, const float *x, int64_t n) { ge_impls[ge_level()].tanh_fwd(o, x, n); }
+void pct_gelu_tanh_backward_f32(float *o, const float *g, const float *x, int64_t n)
+{
+    ge_impls[ge_level()].tanh_bwd(o, g, x, n);
 }

@@ -8,8 +8,8 @@
 
 static void GELU_NAME(gelu_vec_fwd_)(const gelu_vec *v, bool tanh_form, GELU_T *o, const GELU_T *x, int64_t n)
 {
-    if (!tanh_form && sizeof(GELU_T) == sizeof(float)) { /* Note [Rational erf] */
-        pct_gelu_erf_f32((float *)o, (const float *)x, n);
+    if (sizeof(GELU_T) == sizeof(float)) { /* Note [Rational erf]; the tanh form through one exponential */
+        (tanh_form ? pct_gelu_tanh_f32 : pct_gelu_erf_f32)((float *)o, (const float *)x, n);
         return;
     }
     GELU_T buf[GELU_BLOCK];
@@ -29,8 +29,9 @@ static void GELU_NAME(gelu_vec_fwd_)(const gelu_vec *v, bool tanh_form, GELU_T *
 }
 static void GELU_NAME(gelu_vec_bwd_)(const gelu_vec *v, bool tanh_form, GELU_T *o, const GELU_T *g, const GELU_T *x, int64_t n)
 {
-    if (!tanh_form && sizeof(GELU_T) == sizeof(float)) {
-        pct_gelu_erf_backward_f32((float *)o, (const float *)g, (const float *)x, n);
+    if (sizeof(GELU_T) == sizeof(float)) {
+        (tanh_form ? pct_gelu_tanh_backward_f32 : pct_gelu_erf_backward_f32)((float *)o, (const float *)g,
+                                                                           (const float *)x, n);
         return;
     }
     GELU_T t[GELU_BLOCK], e[GELU_BLOCK];
