@@ -553,3 +553,26 @@ def test_a_disabled_function_breaks_the_graph_and_runs_each_call():
     assert calls == [0.0, 4.0, 8.0]
     assert dynamo.explain(lambda x: log(x) + 1)(pyctorch.ones(2)).break_reasons[0].reason.startswith(
         "torch.compiler.disable")
+
+
+def test_broadcast_operands_fuse_with_their_gradients_reduced():
+    def f(x, w, b, m):
+        r = pyctorch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)   # a group of the row shape
+        y = x * r * w                                                # row and suffix operands
+        return pyctorch.nn.functional.gelu(y @ m + b, approximate="tanh") * 0.5  # a bias, then an activation
+    pyctorch.manual_seed(0)
+    args = [pyctorch.randn(2, 5, 8, requires_grad=True), pyctorch.randn(8, requires_grad=True),
+            pyctorch.randn(6, requires_grad=True), pyctorch.randn(8, 6, requires_grad=True)]
+    cf = pyctorch.compile(f)
+    cf(*args)
+    expected = f(*args)
+    expected.sum().backward()
+    grads = [a.grad for a in args]
+    for a in args:
+        a.grad = None
+    got = cf(*args)
+    got.sum().backward()
+    pyctorch.testing.assert_close(got, expected)
+    for a, g in zip(args, grads):
+        pyctorch.testing.assert_close(a.grad, g, rtol=1e-5, atol=1e-5)
+    assert _fused_entry(cf).gm.fused_kernels == 3

@@ -3,7 +3,8 @@ generated backward kernel when gradients flow through them.
 
 Note [Pointwise fusion]
 Walking the graph in order, a fusable call (pointwise.py: a float32, contiguous CPU result whose tensor operands
-have its shape and are contiguous, or are 0-d constants) joins the open group of the operands it reads, merging
+are contiguous float32 of its shape, broadcast trailing dims of it, one value per row of it, or 0-d constants:
+_operand_kind) joins the open group of the operands it reads, merging
 groups when it reads several; a call that is not fusable closes the groups it reads, and a state switch closes
 all. A closed group has no outside reader between its members, so its kernel can run where its last member was.
 Groups of two or more calls become one node: a FusedKernel over the group's outside operands, returning the
@@ -46,13 +47,33 @@ def _fusable(node):
             m = _meta(operand)
             if m is None or m.device.type != "cpu":
                 return None
-            full = m.shape == meta.shape and m.dtype == pyctorch.float32 and m.contiguous
-            scalar = m.shape == () and m.dtype in _SCALAR_TYPES and not m.requires_grad
-            if not (full or scalar):
+            if _operand_kind(m, meta.shape) is None:
                 return None
         elif not isinstance(operand, (int, float)) or isinstance(operand, bool):
             return None
     return found
+
+
+def _operand_kind(m, shape):
+    """How an operand of meta m is read by a kernel over `shape` (Note [Pointwise fusion]): "full" (the same
+    shape), "scalar" (0-d, read once, no gradient), "suffix" (the trailing dims of shape, repeated over the
+    leading ones: a bias, a weight, a positional table), "row" (shape[:-1] + (1,): one value per row, as a
+    normalisation's statistics); None when it cannot be."""
+    if m.shape == () and m.dtype in _SCALAR_TYPES and not m.requires_grad:
+        return "scalar"
+    if m.dtype != pyctorch.float32 or not m.contiguous or not shape:
+        return None
+    if m.shape == shape:
+        return "full"
+    dims = tuple(m.shape)
+    while dims and dims[0] == 1:
+        dims = dims[1:]
+    if dims and len(dims) < len(shape) and dims == tuple(shape[len(shape) - len(dims):]):
+        return "suffix"
+    if len(m.shape) == len(shape) and m.shape[-1] == 1 and tuple(m.shape[:-1]) == tuple(shape[:-1]) and \
+            shape[-1] > 1:
+        return "row"
+    return None
 
 
 class _Group:
@@ -104,29 +125,29 @@ def _groups(graph):
 class FusedKernel:
     """One fused group: called with its operand tensors, returns its output tensor (or a tuple of them)."""
 
-    def __init__(self, name, shape, n_in, scalar_inputs, n_out, source, fwd, bwd):
+    def __init__(self, name, shape, kinds, input_shapes, n_out, source, fwd, bwd):
         self.__name__ = name
-        self.shape, self.n_in, self.scalar_inputs, self.n_out = shape, n_in, scalar_inputs, n_out
-        self.numel = 1
-        for d in shape:
-            self.numel *= d
+        self.shape, self.kinds, self.input_shapes, self.n_out = shape, kinds, input_shapes, n_out
+        self.n_in = len(kinds)
         self.source = source
         import ctypes
-        fwd.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * (n_in + n_out)
-        bwd.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * (n_in + n_out + n_in)
+        fwd.argtypes = [ctypes.c_void_p] * (self.n_in + n_out)
+        bwd.argtypes = [ctypes.c_void_p] * (self.n_in + n_out + self.n_in)
         self.fwd, self.bwd = fwd, bwd
 
     def run_forward(self, inputs):
         outs = [pyctorch.empty(self.shape) for _ in range(self.n_out)]
-        self.fwd(self.numel, *[t.data_ptr() for t in inputs], *[o.data_ptr() for o in outs])
+        self.fwd(*[t.data_ptr() for t in inputs], *[o.data_ptr() for o in outs])
         return outs
 
     def run_backward(self, inputs, grads):
         grads = [g.contiguous() if g.dtype == pyctorch.float32 else g.float().contiguous() for g in grads]
-        results = [None if k in self.scalar_inputs else pyctorch.empty(self.shape) for k in range(self.n_in)]
-        self.bwd(self.numel, *[t.data_ptr() for t in inputs], *[g.data_ptr() for g in grads],
+        results = [None if kind == "scalar" else pyctorch.empty(self.shape) for kind in self.kinds]
+        self.bwd(*[t.data_ptr() for t in inputs], *[g.data_ptr() for g in grads],
                  *[0 if r is None else r.data_ptr() for r in results])
-        return results
+        # a broadcast operand's gradient: the full-size one summed over the dims it was repeated along
+        return [r.sum_to_size(shape) if kind in ("suffix", "row") else r
+                for r, kind, shape in zip(results, self.kinds, self.input_shapes)]
 
     def __call__(self, *inputs):
         if pyctorch.is_grad_enabled() and any(t.requires_grad for t in inputs):
@@ -168,62 +189,82 @@ _FusedFunction = _Lazy()
 
 
 def _kernel_source(name, group, found, inputs, outputs):
-    """The C source of the group's forward and backward kernels."""
+    """The C source of the group's forward and backward kernels, and how each operand is read. Without broadcast
+    operands the loop is flat over the elements; with them it walks rows of the last dim (one value per row of a
+    "row" operand, a period of rows of a "suffix" one), the inner loop over the row vectorised."""
     from pyctorch.fx import Node
+    shape = group.shape
+    numel = 1
+    for d in shape:
+        numel *= d
+    cols = shape[-1] if shape else 1
+    rows = numel // cols if cols else 0
+    kinds = [_operand_kind(_meta(node), shape) for node in inputs]
+    two_d = any(kind in ("suffix", "row") for kind in kinds)
     var = {}
-    loads, scalars, params = [], set(), []
+    params, outer, per_row, inner = [], [], [], []
     for k, node in enumerate(inputs):
-        meta = _meta(node)
-        if meta.shape == ():
-            scalars.add(k)
-            ctype = _SCALAR_TYPES[meta.dtype]
-            params.append(f"const {ctype} *restrict in{k}")
-            loads.append(f"    const float x{k} = (float)in{k}[0];\n")
-        else:
-            params.append(f"const float *restrict in{k}")
+        meta, kind = _meta(node), kinds[k]
         var[node] = f"x{k}"
+        if kind == "scalar":
+            params.append(f"const {_SCALAR_TYPES[meta.dtype]} *restrict in{k}")
+            outer.append(f"    const float x{k} = (float)in{k}[0];\n")
+            continue
+        params.append(f"const float *restrict in{k}")
+        if kind == "full":
+            inner.append(f"const float x{k} = in{k}[i];")
+        elif kind == "row":
+            per_row.append(f"const float x{k} = in{k}[r];")
+        else:
+            period = 1
+            for d in meta.shape:
+                period *= d
+            per_row.append(f"const float *restrict b{k} = in{k} + (r % {period // cols}) * {cols};")
+            inner.append(f"const float x{k} = b{k}[c];")
     body, derivs = [], []
     for j, node in enumerate(group.members):
         operands, forward, partials = found[node]
         exprs = [var[o] if isinstance(o, Node) else c_float(o) for o in operands]
         y = f"y{j}"
-        body.append(f"        const float {y} = {forward(exprs)};\n")
+        body.append(f"const float {y} = {forward(exprs)};")
         derivs.append((node, operands, partials(exprs, y)))
         var[node] = y
-    full_loads = "".join(f"        const float x{k} = in{k}[i];\n" for k in range(len(inputs)) if k not in scalars)
-    loop = f"    #pragma omp parallel for simd schedule(static) if (n > {cpp.PARALLEL_MIN})\n" \
-           "    for (int64_t i = 0; i < n; i++) {\n"
+
+    def loop(statements):
+        if not two_d:
+            return (f"    #pragma omp parallel for simd schedule(static) if ({numel} > {cpp.PARALLEL_MIN})\n"
+                    f"    for (int64_t i = 0; i < {numel}; i++) {{\n" +
+                    "".join(f"        {line}\n" for line in inner + statements) + "    }\n")
+        return (f"    #pragma omp parallel for schedule(static) if ({numel} > {cpp.PARALLEL_MIN})\n"
+                f"    for (int64_t r = 0; r < {rows}; r++) {{\n" +
+                "".join(f"        {line}\n" for line in per_row) +
+                "        #pragma omp simd\n"
+                f"        for (int64_t c = 0; c < {cols}; c++) {{\n"
+                f"            const int64_t i = r * {cols} + c;\n" +
+                "".join(f"            {line}\n" for line in inner + statements) + "        }\n    }\n")
     outs = [f"float *restrict out{k}" for k in range(len(outputs))]
-    fwd = f"void {name}_fwd(int64_t n, {', '.join(params + outs)})\n{{\n" + "".join(loads) + loop + full_loads + \
-        "".join(body) + "".join(f"        out{k}[i] = {var[node]};\n" for k, node in enumerate(outputs)) + \
-        "    }\n}\n"
-    # backward: adjoints of the members (a<j>) and of the full-size operands (g<k>), in reverse order
+    writes = [f"out{k}[i] = {var[node]};" for k, node in enumerate(outputs)]
+    fwd = f"void {name}_fwd({', '.join(params + outs)})\n{{\n" + "".join(outer) + loop(body + writes) + "}\n"
+    # backward: adjoints of the members (a<j>) and of the operands (g<k>), pushed back in reverse order
     index = {node: j for j, node in enumerate(group.members)}
     grads_in = [f"const float *restrict gout{k}" for k in range(len(outputs))]
     grads_out = [f"float *gin{k}" for k in range(len(inputs))]
-    back = []
-    for j in range(len(group.members)):
-        back.append(f"        float a{j} = 0.0f;\n")
-    for k in range(len(inputs)):
-        if k not in scalars:
-            back.append(f"        float g{k} = 0.0f;\n")
-    for k, node in enumerate(outputs):
-        back.append(f"        a{index[node]} += gout{k}[i];\n")
+    back = [f"float a{j} = 0.0f;" for j in range(len(group.members))]
+    back += [f"float g{k} = 0.0f;" for k in range(len(inputs)) if kinds[k] != "scalar"]
+    back += [f"a{index[node]} += gout{k}[i];" for k, node in enumerate(outputs)]
     for node, operands, parts in reversed(derivs):
         j = index[node]
         for operand, part in zip(operands, parts):
             if not isinstance(operand, Node):
                 continue
             if operand in index:
-                back.append(f"        a{index[operand]} += a{j} * {part};\n")
-            else:
-                k = inputs.index(operand)
-                if k not in scalars:
-                    back.append(f"        g{k} += a{j} * {part};\n")
-    writes = "".join(f"        gin{k}[i] = g{k};\n" for k in range(len(inputs)) if k not in scalars)
-    bwd = f"void {name}_bwd(int64_t n, {', '.join(params + grads_in + grads_out)})\n{{\n" + "".join(loads) + \
-        loop + full_loads + "".join(body) + "".join(back) + writes + "    }\n}\n"
-    return fwd, bwd, scalars
+                back.append(f"a{index[operand]} += a{j} * {part};")
+            elif kinds[inputs.index(operand)] != "scalar":
+                back.append(f"g{inputs.index(operand)} += a{j} * {part};")
+    back += [f"gin{k}[i] = g{k};" for k in range(len(inputs)) if kinds[k] != "scalar"]
+    bwd = f"void {name}_bwd({', '.join(params + grads_in + grads_out)})\n{{\n" + "".join(outer) + \
+        loop(body + back) + "}\n"
+    return fwd, bwd, kinds
 
 
 def fuse(gm):
@@ -241,8 +282,8 @@ def fuse(gm):
         outputs = [node for node in g.members if any(user not in members for user in node.users)]
         if outputs:
             name = f"pct_fused_{len(plans)}"
-            fwd, bwd, scalars = _kernel_source(name, g, found, inputs, outputs)
-            plans.append((g, members, inputs, outputs, name, fwd + bwd, scalars))
+            fwd, bwd, kinds = _kernel_source(name, g, found, inputs, outputs)
+            plans.append((g, members, inputs, outputs, name, fwd + bwd, kinds))
     if not plans:
         return 0
     try:  # one shared object for all the graph's kernels: one compiler run
@@ -251,8 +292,8 @@ def fuse(gm):
     except cpp.CompileError:
         return 0
     replaced = {}  # members of groups already rewritten -> the nodes that now hold their values
-    for made, (g, members, inputs, outputs, name, source, scalars) in enumerate(plans):
-        kernel = FusedKernel(name, g.shape, len(inputs), scalars, len(outputs), source,
+    for made, (g, members, inputs, outputs, name, source, kinds) in enumerate(plans):
+        kernel = FusedKernel(name, g.shape, kinds, [_meta(n).shape for n in inputs], len(outputs), source,
                              functions[2 * made], functions[2 * made + 1])
         last = g.members[-1]
         with graph.inserting_after(last):
