@@ -74,7 +74,7 @@ typedef struct red_kernel {
 #define RED_NB 256          /* outputs per vertical block */
 #define RED_VSMALL 32       /* vertical blocks of at most this many outputs fold rows in registers */
 #define RED_VROWS 8         /* rows folded at once there */
-#define RED_VCHUNK 64       /* lanes of a dense block of rows folded at once */
+#define RED_VCHUNK 64       /* lanes of a dense block of rows folded at once (sum-like ops: one strip, RK_VSTRIP) */
 #define RED_ACC_MAX 32      /* bytes of the largest accumulator */
 #define RED_FOLD 256        /* runs per cascade level (horizontal) */
 #define RED_VFOLD 16        /* rows (or leaves) per cascade level (vertical: rows are added one by one, as torch's cascade) */

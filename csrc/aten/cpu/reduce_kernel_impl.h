@@ -85,106 +85,122 @@ static void RK_NAME(_run_)(void *buf, const char *p, int64_t n, int64_t s, int64
     RK_CALL(RK_F(_RUN), RK_ARGS, (*a), p, n, s, idx);
 }
 #ifdef RK_CASCADE
-/* columns per strip: 128 bytes of accumulators per cascade level (4 AVX2 vectors of float) */
-#define RK_VSTRIP (sizeof(RK_NAME(_acc_)) <= 4 ? 32 : sizeof(RK_NAME(_acc_)) <= 8 ? 16 : 8)
-/* lanes per pass of the dense path, whose one level can be twice as wide */
-#define RK_VLANES (2 * RK_VSTRIP)
-/* Columns [0, w) of `rows` rows folded into a[0, w) through a cascade kept in registers:
- * RED_VFOLD rows into t0, RED_VFOLD of those into t1, t1 into a once per RED_VLEAF rows,
- * so no chain is longer than RED_VFOLD (torch's cascade sum adds 16 per level). Inlined with
- * a constant w (and contiguous), which lets the compiler keep t0 and t1 in vector registers. */
-__attribute__((always_inline)) static inline void RK_NAME(_vstrip_)(RK_NAME(_acc_) *restrict a, const char *p,
+/* columns per strip: 256 bytes of accumulators (8 AVX2 vectors of float, as many chains as two
+ * loads a cycle keep busy) held in registers through a group of rows */
+#define RK_VSTRIP (sizeof(RK_NAME(_acc_)) <= 4 ? 64 : sizeof(RK_NAME(_acc_)) <= 8 ? 32 : 16)
+/* One group of the cascade: n <= RED_VFOLD rows (rs bytes apart; idx, idx + istep, ... their
+ * positions) of columns [0, w) folded into t0, then t0 into t1. Inlined with a constant w
+ * (and contiguous), which lets the compiler keep t0 in vector registers. The first row starts
+ * t0 in the loop that empties it: a separate loop that empties t0 becomes a memset (rep stos)
+ * into a stack copy of t0. */
+__attribute__((always_inline)) static inline void RK_NAME(_vgroup_)(RK_NAME(_acc_) *restrict t1, const char *p,
                                                                    const int w, const bool contiguous, int64_t s,
-                                                                   int64_t rows, int64_t rs, int64_t idx,
+                                                                   int64_t n, int64_t rs, int64_t idx, int64_t istep,
                                                                    const red_ctx *ctx)
 {
-    (void)ctx; (void)idx;
-    for (int64_t r0 = 0; r0 < rows; r0 += RED_VLEAF) {
-        const int64_t r1 = rows - r0 < RED_VLEAF ? rows : r0 + RED_VLEAF;
-        RK_NAME(_acc_) t1[RED_VCHUNK];
-        for (int j = 0; j < w; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t1[j]); }
-        for (int64_t r = r0; r < r1; r += RED_VFOLD) {
-            const int64_t re = r1 - r < RED_VFOLD ? r1 : r + RED_VFOLD;
-            RK_NAME(_acc_) t0[RED_VCHUNK];
-            for (int j = 0; j < w; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t0[j]); }
-            for (int64_t i = r; i < re; i++) {
-                const char *row = p + i * rs;
-                for (int j = 0; j < w; j++) {
-                    PCT_TPL_C x = RK_TO_C(contiguous ? ((const PCT_TPL_T *)row)[j] : *(const PCT_TPL_T *)(row + j * s));
-                    RK_CALL(RK_F(_ACC), RK_ARGS, t0[j], x, idx + i);
-                }
-            }
-            for (int j = 0; j < w; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t1[j], t0[j]); }
+    (void)ctx; (void)idx; (void)istep;
+    RK_NAME(_acc_) t0[RK_VSTRIP];
+#define RK_VLOAD(row, j)                                                                                              \
+    RK_TO_C(contiguous ? ((const PCT_TPL_T *)(row))[j] : *(const PCT_TPL_T *)((row) + (j) * s))
+    for (int j = 0; j < w; j++) {
+        PCT_TPL_C x = RK_VLOAD(p, j);
+        RK_CALL(RK_F(_INIT), RK_ARGS, t0[j]);
+        RK_CALL(RK_F(_ACC), RK_ARGS, t0[j], x, idx);
+    }
+    for (int64_t i = 1; i < n; i++) {
+        const char *row = p + i * rs;
+        for (int j = 0; j < w; j++) {
+            PCT_TPL_C x = RK_VLOAD(row, j);
+            RK_CALL(RK_F(_ACC), RK_ARGS, t0[j], x, idx + i * istep);
         }
-        for (int j = 0; j < w; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t1[j]); }
     }
+#undef RK_VLOAD
+    for (int j = 0; j < w; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t1[j], t0[j]); }
 }
-/* The lanes of the dense path: RED_VFOLD rows into t0 (in registers), t0 into the lanes,
- * whose few chains the final fold of lanes keeps short. */
-__attribute__((always_inline)) static inline void RK_NAME(_vlanes_)(RK_NAME(_acc_) *restrict t, const PCT_TPL_T *q,
-                                                                   int64_t nch, int64_t idx, int64_t rpc,
-                                                                   const red_ctx *ctx)
-{
-    (void)ctx; (void)idx; (void)rpc;
-    for (int64_t c = 0; c < nch; c += RED_VFOLD) {
-        const int64_t ce = nch - c < RED_VFOLD ? nch : c + RED_VFOLD;
-        RK_NAME(_acc_) t0[RK_VLANES];
-        for (int j = 0; j < RK_VLANES; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t0[j]); }
-        for (int64_t i = c; i < ce; i++)
-            for (int j = 0; j < RK_VLANES; j++) {
-                PCT_TPL_C x = RK_TO_C(q[i * RED_VCHUNK + j]);
-                RK_CALL(RK_F(_ACC), RK_ARGS, t0[j], x, idx + i * rpc);
-            }
-        for (int j = 0; j < RK_VLANES; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t[j], t0[j]); }
-    }
-}
-/* all nb columns, in strips of RK_VSTRIP, RK_VSTRIP / 2, RK_VSTRIP / 4 and a last narrower one */
-__attribute__((always_inline)) static inline void RK_NAME(_vstrips_)(RK_NAME(_acc_) *restrict a, const char *p,
-                                                                    int64_t nb, const bool contiguous, int64_t s,
-                                                                    int64_t rows, int64_t rs, int64_t idx,
+/* n rows of all nb columns, one group: strips of RK_VSTRIP, RK_VSTRIP / 2, / 4, / 8 and a last
+ * narrower one. Strip by strip within a group of rows, the rows are read nearly in memory
+ * order (a strip down a whole leaf would jump a row stride each load). */
+__attribute__((always_inline)) static inline void RK_NAME(_vgroups_)(RK_NAME(_acc_) *restrict t1, const char *p,
+                                                                    int64_t nb, const bool whole, const bool contiguous,
+                                                                    int64_t s, int64_t n, int64_t rs, int64_t idx,
                                                                     const red_ctx *ctx)
 {
     int64_t j = 0;
     for (; j + RK_VSTRIP <= nb; j += RK_VSTRIP)
-        RK_NAME(_vstrip_)(a + j, p + j * s, RK_VSTRIP, contiguous, s, rows, rs, idx, ctx);
-    if (j + RK_VSTRIP / 2 <= nb) {
-        RK_NAME(_vstrip_)(a + j, p + j * s, RK_VSTRIP / 2, contiguous, s, rows, rs, idx, ctx);
-        j += RK_VSTRIP / 2;
+        RK_NAME(_vgroup_)(t1 + j, p + j * s, RK_VSTRIP, contiguous, s, n, rs, idx, 1, ctx);
+    if (whole) return; /* nb % RK_VSTRIP == 0 */
+    /* one call per width, each with its constant (GCC does not unroll a loop over w) */
+#define RK_VTAIL(w)                                                                                                   \
+    if (j + (w) <= nb) {                                                                                              \
+        RK_NAME(_vgroup_)(t1 + j, p + j * s, (w), contiguous, s, n, rs, idx, 1, ctx);                                 \
+        j += (w);                                                                                                     \
     }
-    if (j + RK_VSTRIP / 4 <= nb) {
-        RK_NAME(_vstrip_)(a + j, p + j * s, RK_VSTRIP / 4, contiguous, s, rows, rs, idx, ctx);
-        j += RK_VSTRIP / 4;
-    }
-    if (j < nb) RK_NAME(_vstrip_)(a + j, p + j * s, (int)(nb - j), contiguous, s, rows, rs, idx, ctx);
+    RK_VTAIL(RK_VSTRIP / 2)
+    RK_VTAIL(RK_VSTRIP / 4)
+    RK_VTAIL(RK_VSTRIP / 8)
+#undef RK_VTAIL
+    if (j < nb) RK_NAME(_vgroup_)(t1 + j, p + j * s, (int)(nb - j), contiguous, s, n, rs, idx, 1, ctx);
 }
-/* Sum-like ops (RK_CASCADE): rows are added through a short cascade (RK_NAME(_vstrip_)).
- * Few outputs with dense rows (rs = nb elements, e.g. x.sum(1) of (64, 512, 8)) are one
- * contiguous run whose lane i belongs to output i % nb: RED_VCHUNK lanes fold RED_VCHUNK / nb
- * rows at a time, 16 chunks in registers, before the lanes of an output are added up. */
+/* rows in leaves of RED_VLEAF: RED_VFOLD groups into t1, t1 into a */
+__attribute__((always_inline)) static inline void RK_NAME(_vleaves_)(RK_NAME(_acc_) *restrict a, const char *p,
+                                                                    int64_t nb, const bool whole, const bool contiguous,
+                                                                    int64_t s, int64_t rows, int64_t rs, int64_t idx,
+                                                                    const red_ctx *ctx)
+{
+    RK_NAME(_acc_) t1[RED_NB];
+    for (int64_t r0 = 0; r0 < rows; r0 += RED_VLEAF) {
+        const int64_t r1 = rows - r0 < RED_VLEAF ? rows : r0 + RED_VLEAF;
+        for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_INIT), RK_ARGS, t1[j]); }
+        for (int64_t r = r0; r < r1; r += RED_VFOLD) {
+            const int64_t n = r1 - r < RED_VFOLD ? r1 - r : RED_VFOLD;
+            RK_NAME(_vgroups_)(t1, p + r * rs, nb, whole, contiguous, s, n, rs, idx + r, ctx);
+        }
+        for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t1[j]); }
+    }
+}
+/* Sum-like ops (RK_CASCADE): rows are added through a short cascade in groups of RED_VFOLD
+ * (RK_NAME(_vgroup_)): each group's rows into t0 (registers), RED_VFOLD groups into t1, t1
+ * into a once per RED_VLEAF rows, so no chain is longer than RED_VFOLD (torch's cascade sum
+ * adds 16 per level). Few outputs with dense rows narrower than half a strip (rs = nb
+ * elements, e.g. x.sum(1) of (64, 512, 8), whose strips would keep too few chains in flight)
+ * are one contiguous run whose lane i belongs to output i % nb: chunks of RK_VSTRIP lanes are
+ * the rows of the same cascade (RK_VSTRIP / nb rows each), the lanes of an output added up at
+ * the end. nb <= RED_NB (a vertical block). */
 PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_t s, int64_t rows,
                                   int64_t rs, int64_t idx, const red_ctx *ctx)
 {
     RK_NAME(_acc_) *restrict a = buf;
     const int64_t item = (int64_t)sizeof(PCT_TPL_T);
-    if (!ctx->ordered && s == item && nb <= RED_VSMALL && rs == nb * item && RED_VCHUNK % nb == 0 && rows >= RED_VCHUNK / nb) {
-        const int64_t rpc = RED_VCHUNK / nb, nch = rows / rpc;
-        RK_NAME(_acc_) t[RED_VCHUNK];
-        for (int i = 0; i < RED_VCHUNK; i++) { RK_CALL(RK_F(_INIT), RK_ARGS, t[i]); }
-        for (int j = 0; j < RED_VCHUNK; j += RK_VLANES) RK_NAME(_vlanes_)(t + j, (const PCT_TPL_T *)p + j, nch, idx, rpc, ctx);
+    /* the lanes of a chunk are one strip: chunk after chunk, the loads stream through memory */
+    enum { chunk = RK_VSTRIP };
+    if (!ctx->ordered && s == item && 2 * nb < chunk && rs == nb * item && chunk % nb == 0 && rows >= chunk / nb) {
+        const int64_t rpc = chunk / nb, nch = rows / rpc;
+        RK_NAME(_acc_) t[chunk];
+        for (int i = 0; i < chunk; i++) { RK_CALL(RK_F(_INIT), RK_ARGS, t[i]); }
+        for (int64_t c = 0; c < nch; c += RED_VFOLD) {
+            const int64_t n = nch - c < RED_VFOLD ? nch - c : RED_VFOLD;
+            RK_NAME(_vgroup_)(t, p + c * chunk * item, chunk, true, item, n, chunk * item, idx + c * rpc, rpc, ctx);
+        }
         /* the last rows (fewer than a chunk) go into the first lanes: each output is added into
          * a once per call, as a leaf of red_partial is (Note [Reduction plan]: threads) */
-        const PCT_TPL_T *restrict q = (const PCT_TPL_T *)p + nch * RED_VCHUNK;
+        const PCT_TPL_T *restrict q = (const PCT_TPL_T *)p + nch * chunk;
         for (int64_t i = 0; i < (rows - nch * rpc) * nb; i++) {
             PCT_TPL_C x = RK_TO_C(q[i]);
             RK_CALL(RK_F(_ACC), RK_ARGS, t[i], x, idx + nch * rpc + i / nb);
         }
-        for (int64_t w = RED_VCHUNK / 2; w >= nb; w /= 2) /* w % nb == 0: same output */
+        for (int64_t w = chunk / 2; w >= nb; w /= 2) /* w % nb == 0: same output */
             for (int64_t i = 0; i < w; i++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, t[i], t[i + w]); }
         for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t[j]); }
         return;
     }
-    if (s == item) RK_NAME(_vstrips_)(a, p, nb, true, s, rows, rs, idx, ctx);
-    else RK_NAME(_vstrips_)(a, p, nb, false, s, rows, rs, idx, ctx);
+    /* The strips' widths known at compile time where they can be (rows of one strip, or of
+     * whole strips): the compiler then keeps few pointers live across groups, where the mix
+     * of all widths kept a dozen on the stack (~50 cycles a group, +40% on (100000, 16) f64). */
+    if (s != item) RK_NAME(_vleaves_)(a, p, nb, false, false, s, rows, rs, idx, ctx);
+    else if (nb == RK_VSTRIP) RK_NAME(_vleaves_)(a, p, RK_VSTRIP, true, true, s, rows, rs, idx, ctx);
+    else if (nb == RK_VSTRIP / 2) RK_NAME(_vleaves_)(a, p, RK_VSTRIP / 2, false, true, s, rows, rs, idx, ctx);
+    else if (nb % RK_VSTRIP == 0) RK_NAME(_vleaves_)(a, p, nb, true, true, s, rows, rs, idx, ctx);
+    else RK_NAME(_vleaves_)(a, p, nb, false, true, s, rows, rs, idx, ctx);
 }
 #define RK_VCASCADE true
 #else
@@ -262,5 +278,4 @@ static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_in
 #undef RK_TO_C
 #undef RK_VCASCADE
 #undef RK_VSTRIP
-#undef RK_VLANES
 #endif
