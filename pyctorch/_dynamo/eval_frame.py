@@ -20,6 +20,7 @@ logs them.
 """
 import contextlib
 import functools
+import gc
 import itertools
 import os
 import traceback
@@ -148,8 +149,16 @@ class CompiledCallable:
         guards = Guards(self.fn, self.module, args, kwargs)
         run = CompileRun(fullgraph=self.fullgraph)
         input_positions = run.bind_inputs(args, kwargs)
-        with user_code_globals() as seen, capture_run(run):
-            result = self.fn(*args, **kwargs)
+        # no garbage collection inside the run: a finalizer of some earlier object would run there as if the user
+        # code had called it (its globals seen, its writes taken for the run's, its ops recorded)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with user_code_globals() as seen, capture_run(run):
+                result = self.fn(*args, **kwargs)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         guards.finish(seen.entries.values(), input_positions)
         entry = build_entry(self, run, guards, seen, input_positions, args, kwargs, result)
         self.entries.append(entry)

@@ -245,7 +245,12 @@ class user_code_globals:
 
     def __init__(self):
         import os
-        self.skip = os.path.dirname(pyctorch.__file__)
+        import sysconfig
+        # pyctorch's own code and the standard library's (whose module state, as warnings' filter version, moves
+        # for reasons of its own) are not the user's
+        paths = sysconfig.get_paths()
+        self.skip = tuple({os.path.dirname(pyctorch.__file__), paths["stdlib"], paths["platstdlib"]})
+        self.keep = tuple({paths["purelib"], paths["platlib"]})  # site-packages, under the stdlib's folder
         self.seen_codes = set()
         self.entries = {}
 
@@ -256,7 +261,8 @@ class user_code_globals:
         if code in self.seen_codes:
             return
         self.seen_codes.add(code)
-        if code.co_filename.startswith(self.skip) or code.co_filename.startswith("<frozen"):
+        filename = code.co_filename
+        if (filename.startswith(self.skip) and not filename.startswith(self.keep)) or filename.startswith("<frozen"):
             return
         namespace = frame.f_globals
         for name in code.co_names:
