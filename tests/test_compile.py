@@ -20,6 +20,19 @@ nn, F = pyctorch.nn, pyctorch.nn.functional
 dynamo = pyctorch._dynamo
 
 
+@pytest.fixture(autouse=True)
+def _default_compile_state():
+    """Each test starts from torch's defaults: the default stance and recompile limit, and no garbage left whose
+    finalizers could run inside a capture (tests count the graphs their captures make)."""
+    import gc
+    gc.collect()
+    limit = dynamo.config.recompile_limit
+    dynamo.config.recompile_limit = 8
+    with pyctorch.compiler.set_stance("default"):
+        yield
+    dynamo.config.recompile_limit = limit
+
+
 class CountingBackend:
     """A backend that counts its compilations and the runs of what it returned."""
 
