@@ -267,42 +267,42 @@ static inline PCT_HOST_DEVICE pct_bfloat16 pct_float_to_bf16(float f)
 #endif
 }
 
+/* The float16 conversions are branch-free, their cases picked by masks, so that loops over float16 vectorize (with
+ * branches, float16 sums and adds took 20x torch's time). Same results as the case-by-case conversion for every one of
+ * the 2^16 halves and 2^32 floats (NaN payloads aside: a NaN stays a NaN).
+ * Half to float: normal numbers, infinities and NaNs get their exponent rebiased by 224 and are scaled by 2^-112 (a
+ * normal float product, also under flush-to-zero); subnormals are their 10 bits as the mantissa of a float just above
+ * 0.5, less 0.5 (exact). */
 static inline PCT_HOST_DEVICE float pct_half_to_float(pct_half h)
 {
 #ifdef __CUDA_ARCH__
     return pct_device_half_to_float(h);
 #else
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    if (exp == 0x1f) return pct_bits_float(sign | 0x7f800000u | (mant << 13));
-    if (exp == 0) {
-        if (mant == 0) return pct_bits_float(sign);
-        /* subnormal: value = mant * 2^-24 */
-        float v = (float)mant * 5.9604644775390625e-08f;
-        return sign ? -v : v;
-    }
-    return pct_bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+    const uint32_t w = (uint32_t)h << 16, sign = w & 0x80000000u, magnitude = w << 1; /* exponent at the top */
+    const uint32_t normal = pct_float_bits(pct_bits_float((magnitude >> 4) + (224u << 23)) * 0x1p-112f);
+    const uint32_t subnormal = pct_float_bits(pct_bits_float((magnitude >> 17) | 0x3f000000u) - 0.5f);
+    const uint32_t is_subnormal = (uint32_t) - (int32_t)((h & 0x7c00u) == 0);
+    return pct_bits_float(sign | (subnormal & is_subnormal) | (normal & ~is_subnormal));
 #endif
 }
 
+/* Float to half, rounding to nearest even: normal results rebias the exponent and round on the 13 dropped bits;
+ * subnormal results (|f| < 2^-14) let the FPU round, adding 0.5; then overflow to infinity and NaN (quiet). */
 static inline PCT_HOST_DEVICE pct_half pct_float_to_half(float f)
 {
 #ifdef __CUDA_ARCH__
     return pct_device_float_to_half(f);
 #else
-    uint32_t u = pct_float_bits(f);
-    uint32_t sign = (u >> 16) & 0x8000u;
-    uint32_t absu = u & 0x7fffffffu;
-    if (absu > 0x7f800000u) return (pct_half)(sign | 0x7e00u);          /* NaN */
-    if (absu >= 0x477ff000u) return (pct_half)(sign | 0x7c00u);         /* overflow -> inf */
-    if (absu < 0x38800000u) {                                           /* subnormal or zero */
-        /* Add a magic number so the FPU rounds the mantissa for us. */
-        float v = pct_bits_float(absu) + 0.5f;
-        return (pct_half)(sign | (pct_float_bits(v) - 0x3f000000u));
-    }
-    uint32_t mant_odd = (absu >> 13) & 1u;
-    absu += 0xc8000fffu + mant_odd; /* rebias exponent (-112 << 23) and round */
-    return (pct_half)(sign | (absu >> 13));
+    const uint32_t u = pct_float_bits(f), sign = (u >> 16) & 0x8000u, magnitude = u & 0x7fffffffu;
+    const int32_t m = (int32_t)magnitude; /* sign cleared: signed compares, which vectorize */
+    const uint32_t normal = (magnitude + 0xc8000fffu + ((magnitude >> 13) & 1u)) >> 13;
+    const uint32_t subnormal = pct_float_bits(pct_bits_float(magnitude) + 0.5f) - 0x3f000000u;
+    const uint32_t is_subnormal = (uint32_t) - (int32_t)(m < 0x38800000), is_inf = (uint32_t) - (int32_t)(m >= 0x477ff000),
+                   is_nan = (uint32_t) - (int32_t)(m > 0x7f800000);
+    uint32_t r = (subnormal & is_subnormal) | (normal & ~is_subnormal);
+    r = (r & ~is_inf) | (0x7c00u & is_inf);
+    r = (r & ~is_nan) | (0x7e00u & is_nan);
+    return (pct_half)(sign | r);
 #endif
 }
 

@@ -158,6 +158,14 @@ __attribute__((always_inline)) static inline void RK_NAME(_vleaves_)(RK_NAME(_ac
         for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_COMBINE), RK_ARGS, a[j], t1[j]); }
     }
 }
+/* The dtypes whose strips get compile-time widths (RK_NAME(_vrun_)); the others take the one
+ * general form, same sums. Each specialised form inlines ~18 group bodies into each of the ISA
+ * clones: for every dtype of the four sum-like ops that was ten minutes of compiling reduce.c. */
+#ifndef RK_VSPECIALIZED_FLOAT32
+#define RK_VSPECIALIZED_FLOAT32 1
+#define RK_VSPECIALIZED_FLOAT64 1
+#define RK_VSPECIALIZED_BFLOAT16 1 /* its column sums: a bias gradient under autocast (5.9x torch in the general form) */
+#endif
 /* Sum-like ops (RK_CASCADE): rows are added through a short cascade in groups of RED_VFOLD
  * (RK_NAME(_vgroup_)): each group's rows into t0 (registers), RED_VFOLD groups into t1, t1
  * into a once per RED_VLEAF rows, so no chain is longer than RED_VFOLD (torch's cascade sum
@@ -196,11 +204,15 @@ PCT_HOT static void RK_NAME(_vrun_)(void *buf, const char *p, int64_t nb, int64_
     /* The strips' widths known at compile time where they can be (rows of one strip, or of
      * whole strips): the compiler then keeps few pointers live across groups, where the mix
      * of all widths kept a dozen on the stack (~50 cycles a group, +40% on (100000, 16) f64). */
+#if RK_CAT(RK_VSPECIALIZED_, PCT_TPL_E)
     if (s != item) RK_NAME(_vleaves_)(a, p, nb, false, false, s, rows, rs, idx, ctx);
     else if (nb == RK_VSTRIP) RK_NAME(_vleaves_)(a, p, RK_VSTRIP, true, true, s, rows, rs, idx, ctx);
     else if (nb == RK_VSTRIP / 2) RK_NAME(_vleaves_)(a, p, RK_VSTRIP / 2, false, true, s, rows, rs, idx, ctx);
     else if (nb % RK_VSTRIP == 0) RK_NAME(_vleaves_)(a, p, nb, true, true, s, rows, rs, idx, ctx);
     else RK_NAME(_vleaves_)(a, p, nb, false, true, s, rows, rs, idx, ctx);
+#else
+    RK_NAME(_vleaves_)(a, p, nb, false, false, s, rows, rs, idx, ctx);
+#endif
 }
 #define RK_VCASCADE true
 #else
