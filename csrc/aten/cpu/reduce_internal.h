@@ -1,4 +1,4 @@
-/* reduce_internal.h: what the reduction files share: reduce.c (kernels and entry points),
+/* reduce_internal.h: what the reduction files share: reduce.c (entry points), reduce_kernels_*.c (kernels),
  * reduce_plan.c (the plan, the driver and the argument helpers: Note [Reduction plan] in
  * reduce.c), reduce_vec.c (explicit-vector loops: Note [Explicit vectors]) and softmax.c.
  * Per-dtype helper macros, the kernel interface (red_ctx, red_kernel), the block sizes,

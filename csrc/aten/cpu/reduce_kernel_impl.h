@@ -1,6 +1,6 @@
 /* reduce_kernel_impl.h: the five kernel functions (and the red_kernel) of one reduction op for
  * one dtype, from the op's functor macros (Note [Reduction plan] in reduce.c), included by
- * reduce.c once per op and dtype through dtype_foreach.h, the way NumPy's .c.src loops are
+ * the reduce_kernels_*.c files once per op and dtype through dtype_foreach.h, the way NumPy's .c.src loops are
  * expanded. Before including dtype_foreach.h, define RK_OP (the op: sum, amax, ...) and, for
  * ops of the floating dtypes only, RK_FLOAT_ONLY. The op's helpers (op_PRE: pairwise sums,
  * ...) come first. No include guard: by design. */
@@ -160,7 +160,7 @@ __attribute__((always_inline)) static inline void RK_NAME(_vleaves_)(RK_NAME(_ac
 }
 /* The dtypes whose strips get compile-time widths (RK_NAME(_vrun_)); the others take the one
  * general form, same sums. Each specialised form inlines ~18 group bodies into each of the ISA
- * clones: for every dtype of the four sum-like ops that was ten minutes of compiling reduce.c. */
+ * clones: for every dtype of the four sum-like ops that was ten minutes of compiling (then one file, reduce.c). */
 #ifndef RK_VSPECIALIZED_FLOAT32
 #define RK_VSPECIALIZED_FLOAT32 1
 #define RK_VSPECIALIZED_FLOAT64 1

@@ -1,6 +1,6 @@
 /* reduce_pfold_impl.h: a pairwise fold over strided runs (the accuracy scheme of Note [Reduction
  * plan] in reduce.c) for one op and dtype, included by reduce_kernel_impl.h for each fold the op
- * declares (RK_PF_* and RK_PF2_* at its instantiation in reduce.c). Expects reduce_kernel_impl.h's
+ * declares (RK_PF_* and RK_PF2_* at its instantiation in a reduce_kernels_*.c file). Expects reduce_kernel_impl.h's
  * RK_* helpers and, set from the op's RK_PF_*:
  *   PF_NAME   the functions' prefix: <NAME>_<dtype> and <NAME>_<dtype>_short_c, _leaf_c, ...
  *   PF_A(E, N, T, C)     the accumulator type
