@@ -16,22 +16,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:torch\\.:UserWarning")  # the de
 DTYPES = ["complex64", "complex128"]
 
 
-def _supported(fn):
-    try:
-        fn()
-        return True
-    except NotImplementedError:
-        return False
-
-
-# complex tril/triu (lu_unpack, the triangular masks of the backward formulas) and cumprod (vander) are another
-# branch's work: until they are there, the cases that need them must fail with their NotImplementedError
-needs_complex_tri = pytest.mark.xfail(not _supported(lambda: P.ones(2, 2, dtype=P.complex64).tril()), strict=True,
-                                      raises=NotImplementedError, reason="complex tril/triu")
-needs_complex_cumprod = pytest.mark.xfail(not _supported(lambda: P.ones(2, dtype=P.complex64).cumprod(0)),
-                                          strict=True, raises=NotImplementedError, reason="complex cumprod")
-
-
 def _rng(seed=0):
     return np.random.default_rng(seed)
 
@@ -86,7 +70,7 @@ SQUARE = [(3, 3), (1, 1), (2, 1, 3, 3), (0, 3, 3)]
 @pytest.mark.parametrize("dtype, nc", [("complex64", False), ("complex128", False), ("complex128", True)],
                          ids=["complex64", "complex128", "complex128-nc"])
 @pytest.mark.parametrize("name", ["inv", "inv_ex", "det", "slogdet", "lu_factor", "lu_factor_ex",
-                                  pytest.param("lu", marks=needs_complex_tri), "matrix_exp",
+                                  "lu", "matrix_exp",
                                   "torch.det", "torch.logdet", "torch.slogdet", "torch.inverse", "method.det",
                                   "method.inverse"])
 def test_square_functions(name, shape, dtype, nc):
@@ -100,7 +84,6 @@ def test_square_functions(name, shape, dtype, nc):
 
 
 @requires_torch
-@needs_complex_tri
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 5, 2), (2, 2, 4), (0, 3)], ids=str)
 def test_rectangular_lu(shape, dtype):
@@ -221,7 +204,6 @@ def test_composites(dtype):
 
 
 @requires_torch
-@needs_complex_cumprod
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_vander(dtype):
     _same(lambda M, X: M.linalg.vander(X), [_cplx((2, 4), 9)], dtype)
@@ -343,15 +325,10 @@ GRADS = {
     "tensorinv": (lambda M, A: M.linalg.tensorinv(A, ind=1), [_general((6, 6)).reshape(6, 2, 3)]),
     "vecdot": (lambda M, A, B: M.linalg.vecdot(A, B), [_A, _A[::-1].copy()]),
 }
-# the backward formulas that mask triangles (tril/triu) or go through the complex SVD (lstsq: pinv)
-_TRI_GRADS = {"solve_triangular", "solve_triangular_right", "cholesky", "cholesky_upper", "cholesky_gram", "qr_tall", "qr_square",
-              "qr_wide", "lu_factor", "lu", "lu_solve", "lu_solve_adjoint", "lu_solve_right",
-              "lu_solve_right_adjoint"}
 
 
 @requires_torch
-@pytest.mark.parametrize("name", [pytest.param(n, marks=needs_complex_tri) if n in _TRI_GRADS else n
-                                  for n in sorted(GRADS)])
+@pytest.mark.parametrize("name", sorted(GRADS))
 def test_grads(name):
     fn, arrays = GRADS[name]
     try:  # a missing complex kernel fails the test with its own NotImplementedError
@@ -368,8 +345,7 @@ GRADCHECK = ["inv", "det", "slogdet", "solve", "solve_right", "matrix_exp", "hou
              "cholesky_gram", "qr_tall", "lu_solve_adjoint"]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=needs_complex_tri) if n in _TRI_GRADS else n
-                                  for n in GRADCHECK])
+@pytest.mark.parametrize("name", list(GRADCHECK))
 def test_gradcheck(name):
     fn, arrays = GRADS[name]
     small = [a[0] if a.ndim == 3 else a for a in arrays]  # one matrix: finite differences are slow
@@ -386,7 +362,7 @@ def test_gradgradcheck(name):
 
 @requires_torch
 @pytest.mark.parametrize("name", ["inv", "det", "slogdet", "slogdet_sign", "solve", "matrix_exp",
-                                  pytest.param("lu_solve_adjoint", marks=needs_complex_tri)])
+                                  "lu_solve_adjoint"])
 def test_forward_ad(name):
     """the tangents of the complex ops (their JVPs transpose the backward formulas) as torch's"""
     fn, arrays = GRADS[name]
