@@ -55,15 +55,19 @@ build: deps
 compile:
 	$(PYTHON) setup.py -q build_ext --inplace
 
-# pytest-xdist's options where it is installed: one worker per core; a group (xdist_group mark) stays in one worker.
+# pytest-xdist's options where it is installed: one worker per core; a test module, or a group (xdist_group mark), stays
+# in one worker (tests/xdist_scheduling.py).
 XDIST = $$($(PYTHON) -c "import xdist" 2>/dev/null && echo "-n auto --dist loadgroup")
 
 # The whole suite (the README's test command; CI runs it). The oracles install while the C compiles. The CUDA backend
 # is compiled for this machine's GPUs, or where it has none only checked: PTX alone, unoptimised host code (setup.py's
 # PYCTORCH_CUDA_ARCH_LIST; `make build` compiles the full list).
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of
+# Python children that import pyctorch and the test helpers, and pytest's rewritten test modules are cached the same
+# way (__pycache__ is ignored by git).
 test: deps
 	@PYCTORCH_CUDA_ARCH_LIST=$${PYCTORCH_CUDA_ARCH_LIST:-native} $(MAKE) --no-print-directory -j2 compile test-deps
-	$(PYTHON) -m pytest tests -q -p no:cacheprovider $(XDIST)
+	env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest tests -q -p no:cacheprovider $(XDIST)
 
 # A short real training run with a progress bar: a character-level GPT on the standard library's source
 # (checkpoint, loss curve PNG and metrics in examples/out/; --framework torch runs it on torch).

@@ -46,10 +46,21 @@ collect_ignore = [] if os.environ.get("PYCTORCH_TEST_CUDA", "") not in ("", "0")
 _DISTRIBUTED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "distributed") + os.sep
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """The multi-process tests (tests/distributed) run in one pytest-xdist worker, one after the other as without
     xdist: each job binds ports found free a moment earlier (dist_helpers.free_port), which two jobs started side by
-    side could both pick."""
+    side could both pick. First among the hooks: xdist's own turns the mark into the tests' group when it runs."""
     for item in items:
         if str(item.fspath).startswith(_DISTRIBUTED_DIR):
             item.add_marker(pytest.mark.xdist_group("distributed"))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: the suite also runs without pytest-xdist
+def pytest_xdist_make_scheduler(config, log):
+    """Under `--dist loadgroup` (the default test command), work units of whole modules and groups, slowest first
+    (tests/xdist_scheduling.py); xdist's own for any other --dist."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist_scheduling import ModuleOrGroupScheduling
+    return ModuleOrGroupScheduling(config, log)
