@@ -6,6 +6,79 @@
 #ifndef PCT_CPU_POINTWISE_LOOPS_H
 #define PCT_CPU_POINTWISE_LOOPS_H
 #include "pointwise.h"
+#include "half_f16c.h"
+
+/* Note [float16 loops]: a float16 loop whose operands are contiguous or broadcast scalars, on a CPU with F16C, works
+ * in chunks: its inputs converted to float by F16C (half_f16c.h), the entry's float expression over the chunk (a
+ * float loop the compiler vectorizes, as float32's), the results rounded back to float16 by F16C. The same values as
+ * the element-by-element loop, which computes in float too and rounds to nearest even. PCT_F16C_<E> expands the
+ * chunked loop for FLOAT16 only (the other dtypes' expressions are not compiled in it); PCT_F16C_HALF_OUT_<promo>
+ * keeps it to entries that store float16 (not the comparisons' bool). */
+#define PCT_F16C_HALF_OUT_PCT_PROMOTE_DEFAULT 1
+#define PCT_F16C_HALF_OUT_PCT_PROMOTE_INT_TO_FLOAT 1
+#define PCT_F16C_HALF_OUT_PCT_PROMOTE_COMPARE 0
+#define PCT_F16C_HALF_OUT_PCT_PROMOTE_BOOL_OUT 0
+#define PCT_F16C_HALF_OUT_PCT_CPX_REAL 0
+/* one operand's chunk of m values from element k0: converted where it is contiguous (step 2), else its scalar */
+#define PCT_F16C_LOAD(buf, ptr, step, scalar)                                                 \
+    do {                                                                                      \
+        if (step) pct_f16c_to_float((ptr) + k0, buf, m);                                      \
+        else for (int64_t k = 0; k < m; k++) buf[k] = (scalar);                               \
+    } while (0)
+#define PCT_F16C_UNARY_FLOAT16(fexpr, promo)                                                  \
+    if (PCT_F16C_HALF_OUT_##promo && so == 2 && si == 2 && pct_have_f16c()) {                 \
+        float fx[PCT_F16C_CHUNK], fo[PCT_F16C_CHUNK];                                         \
+        for (int64_t k0 = 0; k0 < n; k0 += PCT_F16C_CHUNK) {                                  \
+            const int64_t m = n - k0 < PCT_F16C_CHUNK ? n - k0 : PCT_F16C_CHUNK;              \
+            pct_f16c_to_float((const pct_half *)args[1] + k0, fx, m);                         \
+            for (int64_t k = 0; k < m; k++) { const float x = fx[k]; (void)x; fo[k] = (float)(fexpr); } \
+            pct_f16c_from_float(fo, (pct_half *)args[0] + k0, m);                             \
+        }                                                                                     \
+        return;                                                                               \
+    }
+#define PCT_F16C_BINARY_FLOAT16(fexpr, promo)                                                 \
+    if (PCT_F16C_HALF_OUT_##promo && so == 2 && (sa == 2 || sa == 0) && (sb == 2 || sb == 0) && \
+        pct_have_f16c()) {                                                                    \
+        const float as = sa ? 0.f : pct_half_to_float(((const pct_half *)ap)[0]);             \
+        const float bs = sb ? 0.f : ctx->has_scalar_b ? (float)ctx->scalar_b : pct_half_to_float(((const pct_half *)bp)[0]); \
+        float fa[PCT_F16C_CHUNK], fb[PCT_F16C_CHUNK], fo[PCT_F16C_CHUNK];                     \
+        for (int64_t k0 = 0; k0 < n; k0 += PCT_F16C_CHUNK) {                                  \
+            const int64_t m = n - k0 < PCT_F16C_CHUNK ? n - k0 : PCT_F16C_CHUNK;              \
+            PCT_F16C_LOAD(fa, (const pct_half *)ap, sa, as);                                  \
+            PCT_F16C_LOAD(fb, (const pct_half *)bp, sb, bs);                                  \
+            for (int64_t k = 0; k < m; k++) { const float a = fa[k], b = fb[k]; (void)a; (void)b; fo[k] = (float)(fexpr); } \
+            pct_f16c_from_float(fo, (pct_half *)op + k0, m);                                  \
+        }                                                                                     \
+        return;                                                                               \
+    }
+#define PCT_F16C_UNARY_BOOL(fexpr, promo)
+#define PCT_F16C_BINARY_BOOL(fexpr, promo)
+#define PCT_F16C_UNARY_UINT8(fexpr, promo)
+#define PCT_F16C_BINARY_UINT8(fexpr, promo)
+#define PCT_F16C_UNARY_INT8(fexpr, promo)
+#define PCT_F16C_BINARY_INT8(fexpr, promo)
+#define PCT_F16C_UNARY_INT16(fexpr, promo)
+#define PCT_F16C_BINARY_INT16(fexpr, promo)
+#define PCT_F16C_UNARY_INT32(fexpr, promo)
+#define PCT_F16C_BINARY_INT32(fexpr, promo)
+#define PCT_F16C_UNARY_INT64(fexpr, promo)
+#define PCT_F16C_BINARY_INT64(fexpr, promo)
+#define PCT_F16C_UNARY_BFLOAT16(fexpr, promo)
+#define PCT_F16C_BINARY_BFLOAT16(fexpr, promo)
+#define PCT_F16C_UNARY_FLOAT32(fexpr, promo)
+#define PCT_F16C_BINARY_FLOAT32(fexpr, promo)
+#define PCT_F16C_UNARY_FLOAT64(fexpr, promo)
+#define PCT_F16C_BINARY_FLOAT64(fexpr, promo)
+#define PCT_F16C_UNARY_UINT16(fexpr, promo)
+#define PCT_F16C_BINARY_UINT16(fexpr, promo)
+#define PCT_F16C_UNARY_UINT32(fexpr, promo)
+#define PCT_F16C_BINARY_UINT32(fexpr, promo)
+#define PCT_F16C_UNARY_UINT64(fexpr, promo)
+#define PCT_F16C_BINARY_UINT64(fexpr, promo)
+#define PCT_F16C_UNARY_COMPLEX64(fexpr, promo)
+#define PCT_F16C_BINARY_COMPLEX64(fexpr, promo)
+#define PCT_F16C_UNARY_COMPLEX128(fexpr, promo)
+#define PCT_F16C_BINARY_COMPLEX128(fexpr, promo)
 
 #define PCT_UNARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                                \
     PCT_HOT_X86_64_V3 static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
@@ -14,6 +87,7 @@
         (void)ctx;                                                                            \
         typedef PCT_OUT_T_##promo(T) OT;                                                      \
         int64_t n = *dims, so = steps[0], si = steps[1];                                      \
+        PCT_F16C_UNARY_##E(fexpr, promo)                                                      \
         if (so == (int64_t)sizeof(OT) && si == (int64_t)sizeof(T)) {                         \
             OT *restrict op = (OT *)args[0];                                                  \
             const T *restrict ip = (const T *)args[1];                                        \
@@ -46,6 +120,7 @@
         OT *restrict op = (OT *)args[0];                                                      \
         const T *restrict ap = (const T *)args[1];                                            \
         const T *restrict bp = (const T *)args[2];                                            \
+        PCT_F16C_BINARY_##E(fexpr, promo)                                                     \
         if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == (int64_t)sizeof(T)) { \
             PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), PCT_TO_COMPUTE_##E(bp[k]), op[k]) \
         } else if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == 0) {        \
