@@ -179,10 +179,33 @@ static int pow_checks(pct_tensor *base, pct_tensor *exp)
     return pct_scalar_check_fits(&s, rt);
 }
 
+/* torch's pow(Tensor, Scalar) with a float32, float64 or bfloat16 result (on CUDA, float16 too) runs the sqrt, rsqrt
+ * and reciprocal kernels for the exponents 0.5, -0.5 and -1: the op index to run instead, or -1. Elsewhere those
+ * exponents go through pow, whose values differ at -inf and -0 (pow(-inf, 0.5) is inf, sqrt(-inf) NaN). */
+static int pow_as_unary_op(const pct_pw_runner *r, pct_tensor *base, pct_tensor *exp)
+{
+    if (!(exp->flags & PCT_FLAG_WRAPPED_NUMBER) || (base->flags & PCT_FLAG_WRAPPED_NUMBER)) return -1;
+    pct_tensor *ab[2] = {base, exp};
+    const int rt = pct_result_type_of(2, ab);
+    if (rt != PCT_FLOAT32 && rt != PCT_FLOAT64 && rt != PCT_BFLOAT16 && !(rt == PCT_FLOAT16 && r->pow_unary_for_float16))
+        return -1;
+    pct_scalar s;
+    pct_tensor_item_scalar(exp, &s);
+    if (s.kind == PCT_SCALAR_COMPLEX) return -1;
+    return s.d == 0.5 ? PCT_OP_sqrt : s.d == -0.5 ? PCT_OP_rsqrt : s.d == -1 ? PCT_OP_reciprocal : -1;
+}
+
 pct_object *pct_pw_binary_call(const pct_pw_runner *r, pct_call *c, const pct_binary_args *args)
 {
     pct_tensor *a = args->a, *b = args->b;
-    if (c->op_index == PCT_OP_pow && pow_checks(a, b) < 0) return NULL;
+    if (c->op_index == PCT_OP_pow) {
+        if (pow_checks(a, b) < 0) return NULL;
+        const int unary = pow_as_unary_op(r, a, b);
+        if (unary >= 0) {
+            pct_pw_ctx uctx = {0};
+            return pct_pw_run_on(r, c, unary, 1, &a, &uctx);
+        }
+    }
     pct_pw_ctx ctx = {.alpha_d = 1, .alpha_i = 1};
     if (args->has_alpha) { /* add/sub */
         const pct_scalar *s = &args->alpha;

@@ -19,6 +19,9 @@ typedef struct pct_pw_runner {
      * side with its value before the cast to that dtype (ctx->scalar_a, scalar_b), as torch's CUDA kernels read CPU
      * scalars; false: only mul/div's `other`, as torch's CPU kernels (pointwise_call.c) */
     bool cpu_scalars_in_opmath;
+    /* whether pow(Tensor, Scalar) by 0.5, -0.5 or -1 runs sqrt, rsqrt or reciprocal for float16 too (torch's CUDA kernel
+     * does for every dtype, its CPU kernel for float32, float64 and bfloat16 only: pointwise_call.c) */
+    bool pow_unary_for_float16;
 } pct_pw_runner;
 
 /* Runs op `op_index` (a PCT_UNARY/PCT_BINARY op) over inputs on runner r's device, honouring c->out and c->inplace: a new

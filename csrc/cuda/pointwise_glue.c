@@ -24,7 +24,7 @@ static int cuda_run(pct_iter *it, int op_index, pct_pw_ctx *ctx)
     return pct_cuda_loop_run(it, launch_pointwise, &p);
 }
 
-static const pct_pw_runner cuda_runner = {"cuda", cuda_has_loop, cuda_run, true};
+static const pct_pw_runner cuda_runner = {"cuda", cuda_has_loop, cuda_run, true, true};
 
 /* One typed entry per op, as the CPU's. */
 #define PCT_UNARY(id, variants, promo, dtypes, fexpr, iexpr) \

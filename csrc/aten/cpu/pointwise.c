@@ -55,7 +55,7 @@ static int cpu_run(pct_iter *it, int op_index, pct_pw_ctx *ctx)
     return 0;
 }
 
-static const pct_pw_runner cpu_runner = {"cpu", cpu_has_loop, cpu_run, false};
+static const pct_pw_runner cpu_runner = {"cpu", cpu_has_loop, cpu_run, false, false};
 
 pct_object *pct_pw_run(pct_call *c, int op_index, int ninputs, pct_tensor **inputs, pct_pw_ctx *ctx)
 {

@@ -109,6 +109,22 @@
         STORE = PCT_PW_RESULT(E, fexpr, iexpr, promo);                                        \
     }
 
+/* Note [pow by a constant]: pow over a scalar exponent of 2, 3 or -2 (torch's products, pointwise_math.h's pct_pw_pow)
+ * gets a loop in which the exponent is that constant, so the compiler folds the expression to the products and
+ * vectorizes it; GCC's unswitching of the loop-invariant comparisons stops after the first. The condition on the op
+ * is a constant: the other ops' loops have none of it. Used in the scalar-exponent shape, before its own loop. */
+#define PCT_POW_BY_CONSTANT(id, E, C, fexpr, iexpr, promo, bs)                                \
+    if (PCT_OP_##id == PCT_OP_pow) {                                                          \
+        /* compared as a double (no bool or uint8 comparison with -2); a complex one only where it is real */ \
+        const double be_ = (double)(bs);                                                      \
+        if ((be_ == 2 || be_ == 3 || be_ == -2) && (bs) == (C)be_) {                          \
+            if (be_ == 2) PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), (C)2, op[k]) \
+            else if (be_ == 3) PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), (C)3, op[k]) \
+            else PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), (C)-2, op[k]) \
+            return;                                                                           \
+        }                                                                                     \
+    }
+
 #define PCT_BINARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                               \
     PCT_HOT_X86_64_V3 static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
@@ -125,6 +141,7 @@
             PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), PCT_TO_COMPUTE_##E(bp[k]), op[k]) \
         } else if (so == (int64_t)sizeof(OT) && sa == (int64_t)sizeof(T) && sb == 0) {        \
             const C bs = ctx->has_scalar_b ? (C)ctx->scalar_b : PCT_TO_COMPUTE_##E(bp[0]);    \
+            PCT_POW_BY_CONSTANT(id, E, C, fexpr, iexpr, promo, bs)                            \
             PCT_BINARY_BODY(E, C, fexpr, iexpr, promo, PCT_TO_COMPUTE_##E(ap[k]), bs, op[k])  \
         } else if (so == (int64_t)sizeof(OT) && sa == 0 && sb == (int64_t)sizeof(T)) {        \
             const C as = PCT_TO_COMPUTE_##E(ap[0]);                                           \

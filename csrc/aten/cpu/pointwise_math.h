@@ -158,8 +158,11 @@ static inline PCT_HOST_DEVICE int64_t pct_pw_pow_i64(int64_t a, int64_t b)
     return (int64_t)result;
 }
 #define pct_pw_pow_int(a, b) pct_pw_pow_i64((int64_t)(a), (int64_t)(b))
-/* torch computes small integral float exponents by multiplication */
-#define pct_pw_pow(a, b) ((b) == 2 ? (a) * (a) : (b) == 1 ? (a) : (b) == 0.5 ? sqrt(a) : pow((a), (b)))
+/* torch's kernel for an exponent it recognises: 2, 3 and -2 by products in the compute type (x * x * x rounds twice,
+ * as torch's); pow otherwise (<tgmath.h>: powf for float; pow(x, 1) is x). A float32/float64/bfloat16 pow by a scalar
+ * 0.5, -0.5 or -1 runs the sqrt, rsqrt or reciprocal op instead, as torch's (pointwise_call.c), and the CPU loops fold
+ * 2, 3 and -2 over a scalar exponent into loops of their own (Note [pow by a constant] in pointwise_loops.h). */
+#define pct_pw_pow(a, b) ((b) == 2 ? (a) * (a) : (b) == 3 ? (a) * (a) * (a) : (b) == -2 ? 1 / ((a) * (a)) : pow((a), (b)))
 
 static inline PCT_HOST_DEVICE double pct_pw_logaddexp_d(double a, double b)
 {
