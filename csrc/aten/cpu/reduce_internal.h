@@ -65,6 +65,11 @@ typedef struct red_kernel {
     void (*vrun)(void *acc, const char *p, int64_t nb, int64_t stride, int64_t rows, int64_t rs, int64_t idx,
                  const red_ctx *ctx);
     void (*finish)(void *acc, int64_t nb, char *const *outs, const int64_t *ostrides, const red_ctx *ctx);
+    /* `rows` outputs, each one run of n positions (stride s) reduced as run would, then finished: row r starts rs
+     * bytes after row r - 1 and writes outs[i] + r * ostrides[i] (a horizontal reduction's innermost kept dim in one
+     * call instead of three indirect calls per output) */
+    void (*rows)(const char *p, int64_t rows, int64_t rs, int64_t n, int64_t s, char *const *outs,
+                 const int64_t *ostrides, const red_ctx *ctx);
     int op; /* PCT_RED_OP_<op> (reduce_ops.h): what another device runs for it */
     /* vrun folds rows through a cascade of RED_VFOLD per level (sum-like ops, RK_CASCADE in
      * reduce.c) and adds into its accumulators once per RED_VLEAF rows; other ops add every row */

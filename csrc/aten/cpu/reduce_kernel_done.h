@@ -12,3 +12,4 @@
 #undef RK_PF2_NAME
 #undef RK_PF2_A
 #undef RK_PF2_MAP
+#undef RK_ROWS_C

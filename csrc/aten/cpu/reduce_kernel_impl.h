@@ -277,8 +277,38 @@ static void RK_NAME(_finish_)(void *buf, int64_t nb, char *const *o, const int64
     (void)ctx;
     for (int64_t j = 0; j < nb; j++) { RK_CALL(RK_F(_FINISH), RK_ARGS, a[j], (o[0] + j * os[0]), (o[1] + j * os[1])); }
 }
+/* The ops whose run of a contiguous leaf (n <= RED_PW_BLOCK elements) is one pairwise leaf define op_ROWS_C(E, N, T, C,
+ * a, q, n), a += that leaf inlined (sum, mean): rows of such runs are then folded in one function compiled per
+ * instruction set, the same sums as run's. */
+#ifdef RK_ROWS_C
+#define RK_ROWS_ATTR PCT_HOT
+#else
+#define RK_ROWS_ATTR
+#endif
+RK_ROWS_ATTR static void RK_NAME(_rows_)(const char *p, int64_t rows, int64_t rs, int64_t n, int64_t s, char *const *o,
+                                         const int64_t *os, const red_ctx *ctx)
+{
+    (void)ctx;
+#ifdef RK_ROWS_C
+    if (s == (int64_t)sizeof(PCT_TPL_T) && n <= RED_PW_BLOCK) {
+        for (int64_t r = 0; r < rows; r++, p += rs) {
+            RK_NAME(_acc_) a;
+            RK_CALL(RK_F(_INIT), RK_ARGS, a);
+            RK_CALL(RK_F(_ROWS_C), RK_ARGS, a, (const PCT_TPL_T *)p, n);
+            RK_CALL(RK_F(_FINISH), RK_ARGS, a, (o[0] + r * os[0]), (o[1] + r * os[1]));
+        }
+        return;
+    }
+#endif
+    for (int64_t r = 0; r < rows; r++, p += rs) {
+        RK_NAME(_acc_) a;
+        RK_CALL(RK_F(_INIT), RK_ARGS, a);
+        RK_CALL(RK_F(_RUN), RK_ARGS, a, p, n, s, 0);
+        RK_CALL(RK_F(_FINISH), RK_ARGS, a, (o[0] + r * os[0]), (o[1] + r * os[1]));
+    }
+}
 static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_init_), RK_NAME(_combine_),
-                                           RK_NAME(_run_), RK_NAME(_vrun_), RK_NAME(_finish_),
+                                           RK_NAME(_run_), RK_NAME(_vrun_), RK_NAME(_finish_), RK_NAME(_rows_),
                                            RK_CAT(PCT_RED_OP_, RK_OP), RK_VCASCADE};
 
 #undef RK_CAT_
@@ -290,4 +320,5 @@ static const red_kernel RK_NAME(_kernel_) = {sizeof(RK_NAME(_acc_)), RK_NAME(_in
 #undef RK_TO_C
 #undef RK_VCASCADE
 #undef RK_VSTRIP
+#undef RK_ROWS_ATTR
 #endif

@@ -6,8 +6,10 @@
 /* sum (every dtype; integers accumulate in 64 bits and wrap like torch) */
 #define sum_PRE(E, N, T, C) /* pairwise fold: RK_PF_* at the instantiation below */
 #define sum_RUN(E, N, T, C, a, p, n, s, idx) ((a) += sum_ps_##N(p, n, s, 0, ctx))
+#define sum_ROWS_C(E, N, T, C, a, q, n) ((a) += sum_ps_##N##_leaf_i(q, n, 0, ctx))
 #define RK_OP sum
 #define RK_CASCADE
+#define RK_ROWS_C
 #define RK_PF_NAME sum_ps
 #define RK_PF_A(E, N, T, C) RED_SUMT_##E
 #define RK_PF_MAP(E, N, T, C) x
@@ -19,8 +21,10 @@ RED_TABLE_ALL(sum)
 /* mean = sum rounded to the dtype, divided by the count (as torch: sum().div_(n)) */
 #define mean_PRE(E, N, T, C)
 #define mean_RUN sum_RUN
+#define mean_ROWS_C sum_ROWS_C
 #define RK_OP mean
 #define RK_CASCADE
+#define RK_ROWS_C
 #define RK_FLOAT_ONLY
 #define PCT_FOREACH_TEMPLATE "reduce_kernel_impl.h"
 #include "dtype_foreach.h"

@@ -17,7 +17,8 @@
 /* runs of at most 4 * RED_NACC (rows of a small inner reduction, e.g. 7x7 spatial means): 16
  * accumulators, one AVX-512 vector of float (8 gave GCC a shuffle-heavy vectorization),
  * instead of initialising and folding all RED_NACC */
-PCT_HOT static PF_ACC PF_FN(_short_c)(const PCT_TPL_T *restrict q, int64_t n, double m, const red_ctx *ctx)
+__attribute__((always_inline)) static inline PF_ACC PF_FN(_short_i)(const PCT_TPL_T *restrict q, int64_t n, double m,
+                                                                     const red_ctx *ctx)
 {
     (void)m; (void)ctx;
     PF_ACC acc[16];
@@ -30,9 +31,12 @@ PCT_HOT static PF_ACC PF_FN(_short_c)(const PCT_TPL_T *restrict q, int64_t n, do
         for (int j = 0; j < w; j++) acc[j] = PF_FOLD(acc[j], acc[j + w]);
     return acc[0];
 }
-PCT_HOT static PF_ACC PF_FN(_leaf_c)(const PCT_TPL_T *restrict q, int64_t n, double m, const red_ctx *ctx)
+/* a contiguous leaf; _leaf_i inlines into its callers (here, and the kernels' rows: reduce_kernel_impl.h), compiled
+ * for their instruction sets */
+__attribute__((always_inline)) static inline PF_ACC PF_FN(_leaf_i)(const PCT_TPL_T *restrict q, int64_t n, double m,
+                                                                    const red_ctx *ctx)
 {
-    if (n <= 4 * RED_NACC) return PF_FN(_short_c)(q, n, m, ctx);
+    if (n <= 4 * RED_NACC) return PF_FN(_short_i)(q, n, m, ctx);
     (void)m; (void)ctx;
     PF_ACC acc[RED_NACC];
     for (int j = 0; j < RED_NACC; j++) acc[j] = PF_ID;
@@ -43,6 +47,10 @@ PCT_HOT static PF_ACC PF_FN(_leaf_c)(const PCT_TPL_T *restrict q, int64_t n, dou
     for (int w = RED_NACC / 2; w > 0; w /= 2)
         for (int j = 0; j < w; j++) acc[j] = PF_FOLD(acc[j], acc[j + w]);
     return acc[0];
+}
+PCT_HOT static PF_ACC PF_FN(_leaf_c)(const PCT_TPL_T *restrict q, int64_t n, double m, const red_ctx *ctx)
+{
+    return PF_FN(_leaf_i)(q, n, m, ctx);
 }
 /* a strided run in 8 accumulators, through a two-level cascade: 16 elements each into t, t
  * into acc every 128 elements, so no chain is longer than 16 (as torch's cascade sum) in a

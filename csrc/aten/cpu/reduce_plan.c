@@ -243,25 +243,31 @@ static void red_do_unit(const red_kernel *k, const red_plan *pl, const red_ctx *
 }
 
 /* Units [u0, u1). Outputs that are one run each (horizontal, one reduced dim) are walked
- * with an odometer over the kept dims instead of being located one by one. */
+ * with an odometer over the kept dims instead of being located one by one, the innermost kept
+ * dim by the kernel's rows. */
 static void red_do_units(const red_kernel *k, const red_plan *pl, const red_ctx *ctx, int64_t u0, int64_t u1)
 {
     if (pl->vertical || pl->nr != 1 || pl->nk == 0) {
         for (int64_t u = u0; u < u1; u++) red_do_unit(k, pl, ctx, u);
         return;
     }
-    _Alignas(64) char res[RED_ACC_MAX];
     const char *inp;
     char *outp[2];
-    int64_t idx[PCT_MAX_DIMS], rem = u0, os[2] = {0, 0};
+    int64_t idx[PCT_MAX_DIMS], rem = u0;
     const int nk = pl->nk;
     const int64_t n = pl->rsize[0], s = pl->rin[0];
     red_unit_locate(pl, u0, &inp, outp);
     for (int d = nk - 1; d >= 0; d--) { idx[d] = rem % pl->ksize[d]; rem /= pl->ksize[d]; }
-    for (int64_t u = u0; u < u1; u++) {
-        k->init(res, 1, ctx);
-        k->run(res, inp, n, s, 0, ctx);
-        k->finish(res, 1, outp, os, ctx);
+    const int in = nk - 1; /* the innermost kept dim: one rows call per stretch of it */
+    const int64_t ors[2] = {pl->kout[0][in], pl->kout[1][in]};
+    for (int64_t u = u0; u < u1;) {
+        const int64_t cnt = pl->ksize[in] - idx[in] < u1 - u ? pl->ksize[in] - idx[in] : u1 - u;
+        k->rows(inp, cnt, pl->kin[in], n, s, outp, ors, ctx);
+        u += cnt;
+        inp += (cnt - 1) * pl->kin[in];
+        outp[0] += (cnt - 1) * ors[0];
+        outp[1] += (cnt - 1) * ors[1];
+        idx[in] += cnt - 1;
         for (int d = nk - 1; d >= 0; d--) {
             inp += pl->kin[d];
             outp[0] += pl->kout[0][d];
