@@ -19,11 +19,11 @@
 #define PCT_F16C_HALF_OUT_PCT_PROMOTE_COMPARE 0
 #define PCT_F16C_HALF_OUT_PCT_PROMOTE_BOOL_OUT 0
 #define PCT_F16C_HALF_OUT_PCT_CPX_REAL 0
-/* one operand's chunk of m values from element k0: converted where it is contiguous (step 2), else its scalar */
-#define PCT_F16C_LOAD(buf, ptr, step, scalar)                                                 \
+/* one operand's chunk of m values from element k0, where it is contiguous (step 2); a scalar's buffer is filled once,
+ * before the chunks */
+#define PCT_F16C_LOAD(buf, ptr, step)                                                         \
     do {                                                                                      \
         if (step) pct_f16c_to_float((ptr) + k0, buf, m);                                      \
-        else for (int64_t k = 0; k < m; k++) buf[k] = (scalar);                               \
     } while (0)
 #define PCT_F16C_UNARY_FLOAT16(fexpr, promo)                                                  \
     if (PCT_F16C_HALF_OUT_##promo && so == 2 && si == 2 && pct_have_f16c()) {                 \
@@ -42,10 +42,11 @@
         const float as = sa ? 0.f : pct_half_to_float(((const pct_half *)ap)[0]);             \
         const float bs = sb ? 0.f : ctx->has_scalar_b ? (float)ctx->scalar_b : pct_half_to_float(((const pct_half *)bp)[0]); \
         float fa[PCT_F16C_CHUNK], fb[PCT_F16C_CHUNK], fo[PCT_F16C_CHUNK];                     \
+        for (int64_t k = 0; k < PCT_F16C_CHUNK; k++) { fa[k] = as; fb[k] = bs; }              \
         for (int64_t k0 = 0; k0 < n; k0 += PCT_F16C_CHUNK) {                                  \
             const int64_t m = n - k0 < PCT_F16C_CHUNK ? n - k0 : PCT_F16C_CHUNK;              \
-            PCT_F16C_LOAD(fa, (const pct_half *)ap, sa, as);                                  \
-            PCT_F16C_LOAD(fb, (const pct_half *)bp, sb, bs);                                  \
+            PCT_F16C_LOAD(fa, (const pct_half *)ap, sa);                                      \
+            PCT_F16C_LOAD(fb, (const pct_half *)bp, sb);                                      \
             for (int64_t k = 0; k < m; k++) { const float a = fa[k], b = fb[k]; (void)a; (void)b; fo[k] = (float)(fexpr); } \
             pct_f16c_from_float(fo, (pct_half *)op + k0, m);                                  \
         }                                                                                     \
@@ -80,8 +81,26 @@
 #define PCT_F16C_UNARY_COMPLEX128(fexpr, promo)
 #define PCT_F16C_BINARY_COMPLEX128(fexpr, promo)
 
+/* the clone set of a dtype's loops (Note [One clone set] in simd_levels.h): AVX-512 as well for the reduced floats,
+ * whose rounding to bfloat16 (or conversions without F16C) is integer work per element */
+#define PCT_PW_CLONES_BOOL PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_UINT8 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_INT8 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_INT16 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_INT32 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_INT64 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_FLOAT16 PCT_HOT_X86_64_V4
+#define PCT_PW_CLONES_BFLOAT16 PCT_HOT_X86_64_V4
+#define PCT_PW_CLONES_FLOAT32 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_FLOAT64 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_UINT16 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_UINT32 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_UINT64 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_COMPLEX64 PCT_HOT_X86_64_V3
+#define PCT_PW_CLONES_COMPLEX128 PCT_HOT_X86_64_V3
+
 #define PCT_UNARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                                \
-    PCT_HOT_X86_64_V3 static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    PCT_PW_CLONES_##E static void unary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
         pct_pw_ctx *ctx = vctx;                                                               \
         (void)ctx;                                                                            \
@@ -126,7 +145,7 @@
     }
 
 #define PCT_BINARY_LOOP(E, N, T, C, S, id, fexpr, iexpr, promo)                               \
-    PCT_HOT_X86_64_V3 static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    PCT_PW_CLONES_##E static void binary_##id##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                         \
         pct_pw_ctx *ctx = vctx;                                                               \
         const C alpha = PCT_PW_ALPHA(E, C, ctx);                                              \

@@ -20,6 +20,9 @@
  *                      rows measured slower than the AVX2 one (1.6x on the 7 x 7 window sums).
  *   PCT_HOT_X86_64_V3  x86-64-v3 and the baseline: the elementwise loops of the op table
  *                      (Note [Loop ISA clones]).
+ *   PCT_HOT_X86_64_V4  x86-64-v4 (AVX-512 F/BW/DQ/VL) as well: the table's bfloat16 and float16
+ *                      loops, which are bound by their conversions' integer work, not by memory
+ *                      (pointwise_loops.h's PCT_PW_CLONES_<dtype>).
  * PCT_HOT and PCT_HOT_AVX2 are empty under clang (other clone semantics), off Linux x86-64
  * (no ifunc) and with PCT_NO_TARGET_CLONES; PCT_NO_AVX512 (valgrind builds) drops PCT_HOT's
  * AVX-512 clone.
@@ -76,7 +79,13 @@
 /* Note [Loop ISA clones] */
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define PCT_HOT_X86_64_V3 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#if !defined(PCT_NO_AVX512)
+#define PCT_HOT_X86_64_V4 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PCT_HOT_X86_64_V4 PCT_HOT_X86_64_V3
+#endif
 #else
 #define PCT_HOT_X86_64_V3
+#define PCT_HOT_X86_64_V4
 #endif
 #endif
