@@ -11,7 +11,9 @@
 #define PCT_EXT_LOOP(name, E, N, T, C, expr)                                                   \
     PCT_HOT_X86_64_V3 static void name##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                          \
-        pct_pw_ctx *ctx = vctx;                                                                \
+        /* a local copy: the stores through args could alias *vctx (-fno-strict-aliasing), which would reload its \
+           fields (clamp's bounds) every element and keep the loops scalar */                 \
+        const pct_pw_ctx ctx_ = *(const pct_pw_ctx *)vctx, *ctx = &ctx_;                       \
         const C p1 = (C)ctx->p1, p2 = (C)ctx->p2, alpha = PCT_SCALAR_AS_T(E, (C)ctx->alpha_d);  \
         (void)p1; (void)p2; (void)alpha;                                                       \
         const int64_t n_ = *dims, sz_ = (int64_t)sizeof(T);                                    \
@@ -32,6 +34,17 @@
             for (int64_t k = 0; k < n_; k++) {                                                 \
                 C x = PCT_TO_COMPUTE_##E(a_[k]), y = PCT_TO_COMPUTE_##E(b_[k]), z = x;         \
                 (void)y; (void)z;                                                              \
+                o_[k] = PCT_FROM_COMPUTE_##E(expr);                                            \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        if (ctx->has_p2 == -2 && steps[0] == sz_ && steps[1] == sz_ && steps[2] == sz_ && steps[3] == sz_) { \
+            T *o_ = (T *)args[0];                                                              \
+            const T *a_ = (const T *)args[1], *b_ = (const T *)args[2], *c_ = (const T *)args[3]; \
+            for (int64_t k = 0; k < n_; k++) {                                                 \
+                C x = PCT_TO_COMPUTE_##E(a_[k]), y = PCT_TO_COMPUTE_##E(b_[k]);                \
+                C z = PCT_TO_COMPUTE_##E(c_[k]);                                               \
+                (void)x; (void)y; (void)z;                                                     \
                 o_[k] = PCT_FROM_COMPUTE_##E(expr);                                            \
             }                                                                                  \
             return;                                                                            \
