@@ -45,7 +45,9 @@ def report(component, found, detail=""):
 
 define_macros = []
 extra_compile = ["-std=c11", "-O3", "-Wall", "-Wextra", "-fno-strict-aliasing",
-                 "-fno-math-errno",  # sqrt becomes an instruction the vectorizer can use (nothing reads errno after math)
+                 # sqrt becomes an instruction the vectorizer can use (nothing reads errno after math), and so do floor,
+                 # ceil and trunc (nothing here reads or traps on the floating-point exception flags): the values are IEEE's
+                 "-fno-math-errno", "-fno-trapping-math",
                  "-D_GNU_SOURCE",  # what Python.h's pyconfig.h gave every file when the core included it
                  "-g0"]  # Python's CFLAGS ask for debug info: a third of the build's time, which torch's wheels lack too
 extra_link = []

@@ -267,7 +267,8 @@ def test_example_no_leak(example):
     run(3000)
     gc.collect()
     assert [sys.getrefcount(t) for t in (x, bias, grad, bad)] == refs
-    assert sys.getallocatedblocks() - blocks < 200  # one leaked object per call would be thousands
+    # one leaked object per call would be 3000 or more; other tests of the same worker may leave threads that allocate
+    assert sys.getallocatedblocks() - blocks < 1000
 
 
 # ---------------------------------------------------------------------------------------------- the header's API

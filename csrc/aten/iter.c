@@ -359,7 +359,7 @@ int pct_copy_(pct_tensor *dst, pct_tensor *src)
     }
     pct_loop_fn loop = pct_copy_loop(dst->dtype, src->dtype);
     it.stream_output = true;
-    pct_iter_run(&it, loop, NULL);
+    if (dst->dtype != src->dtype || !pct_copy_transposed(&it, pct_dtype_itemsize[dst->dtype])) pct_iter_run(&it, loop, NULL);
     pct_iter_release(&it);
     pct_tensor_bump_version(dst);
     return 0;

@@ -58,6 +58,9 @@ int pct_iter_build(pct_iter *it, const pct_iter_config *cfg);
 /* The CPU runner (cpu/iter_runner.c): runs loop over all elements. Data-dependent errors go through ctx (see
  * pct_loop_error). */
 void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx);
+/* A same-dtype copy (operand 0 from operand 1, elements of sz bytes) whose source is a transpose of the destination,
+ * moved in tiles (cpu/copy_transpose.c, Note [Tiled transposes]): false, having done nothing, for other plans. */
+bool pct_copy_transposed(const pct_iter *it, int64_t sz);
 /* Single-threaded variant, for loops with state carried across elements. */
 void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx);
 /* Copies back into the real out= target if a temporary was used, releases operands,

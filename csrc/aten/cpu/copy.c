@@ -1,16 +1,47 @@
 /* copy.c: dtype conversion loops, one per (destination, source) pair, generated from
  * the dtype list. Contiguous same-dtype runs are a memcpy; broadcast sources a fill. */
 #include "copy_loops.h"
+#include "half_f16c.h"
+#include "simd_levels.h"
 #include <string.h>
 
+/* The clone set of the conversions into a dtype (Note [One clone set] in simd_levels.h): the rounding into bfloat16
+ * and float16 is integer work per element, which AVX-512 halves; the other conversions keep the baseline's. */
+#define PCT_CVT_CLONES_BOOL
+#define PCT_CVT_CLONES_UINT8
+#define PCT_CVT_CLONES_INT8
+#define PCT_CVT_CLONES_INT16
+#define PCT_CVT_CLONES_INT32
+#define PCT_CVT_CLONES_INT64
+#define PCT_CVT_CLONES_FLOAT16 PCT_HOT_X86_64_V4
+#define PCT_CVT_CLONES_BFLOAT16 PCT_HOT_X86_64_V4
+#define PCT_CVT_CLONES_FLOAT32
+#define PCT_CVT_CLONES_FLOAT64
+#define PCT_CVT_CLONES_UINT16
+#define PCT_CVT_CLONES_UINT32
+#define PCT_CVT_CLONES_UINT64
+
+/* float32 to and from float16 by F16C where the CPU has it: the same values (round to nearest even both ways: the
+ * float16 loops' Note [float16 loops]); false where it does not apply */
+static bool convert_f16c(int dst, int src, void *o, const void *in, int64_t n)
+{
+    if (!pct_have_f16c()) return false;
+    if (dst == PCT_FLOAT16 && src == PCT_FLOAT32) pct_f16c_from_float(in, o, n);
+    else if (dst == PCT_FLOAT32 && src == PCT_FLOAT16) pct_f16c_to_float(in, o, n);
+    else return false;
+    return true;
+}
+
 #define PCT_CONVERT_LOOP(DE, DN, DT, DC, DS, SE, SN, ST, SC, SS)                               \
-    static void copy_##SN##_to_##DN(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
+    PCT_CVT_CLONES_##DE static void copy_##SN##_to_##DN(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
     {                                                                                          \
         (void)ctx;                                                                             \
         int64_t n = *dims, so = steps[0], si = steps[1];                                       \
         char *o = args[0];                                                                     \
         const char *in = args[1];                                                              \
         if (so == (int64_t)sizeof(DT) && si == (int64_t)sizeof(ST)) {                          \
+            if ((PCT_##DE == PCT_FLOAT16 || PCT_##SE == PCT_FLOAT16) && convert_f16c(PCT_##DE, PCT_##SE, o, in, n)) \
+                return;                                                                        \
             DT *restrict op = (DT *)o;                                                         \
             const ST *restrict ip = (const ST *)in;                                            \
             for (int64_t k = 0; k < n; k++) op[k] = PCT_CONVERT(DE, DC, SE, ip[k]);            \

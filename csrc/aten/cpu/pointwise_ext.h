@@ -6,8 +6,26 @@
 #include "../op.h"
 #include "pointwise.h"
 
+/* One contiguous run of a PCT_EXT_LOOP: y and z read by LOAD_Y / LOAD_Z (x itself for an op with fewer inputs); plain
+ * indexing, so the compiler vectorizes. */
+#define PCT_EXT_CONTIGUOUS(E, T, C, expr, NIN, LOAD_Y, LOAD_Z)                                 \
+    do {                                                                                       \
+        /* the operands' pointers read once (NIN, a constant, keeps args[2] and [3] unread where they do not exist) */ \
+        T *o_ = (T *)args[0];                                                                  \
+        const T *a_ = (const T *)args[1], *b_ = (const T *)args[(NIN) >= 2 ? 2 : 1];           \
+        const T *c_ = (const T *)args[(NIN) >= 3 ? 3 : 1];                                     \
+        (void)b_; (void)c_;                                                                    \
+        for (int64_t k = 0; k < n_; k++) {                                                     \
+            C x = PCT_TO_COMPUTE_##E(a_[k]), y = LOAD_Y, z = LOAD_Z;                           \
+            (void)y; (void)z;                                                                  \
+            o_[k] = PCT_FROM_COMPUTE_##E(expr);                                                \
+        }                                                                                      \
+        return;                                                                                \
+    } while (0)
+
 /* A loop over `nin` inputs of type T (args[1..nin]) writing T; `expr` sees
- * x (input 1), y (input 2), z (input 3), ctx, and p1/p2 (ctx parameters as C). */
+ * x (input 1), y (input 2), z (input 3), ctx, and p1/p2 (ctx parameters as C). ctx->has_p2 is -1 for two inputs and
+ * -2 for three. */
 #define PCT_EXT_LOOP(name, E, N, T, C, expr)                                                   \
     PCT_HOT_X86_64_V3 static void name##_##N(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
     {                                                                                          \
@@ -17,37 +35,12 @@
         const C p1 = (C)ctx->p1, p2 = (C)ctx->p2, alpha = PCT_SCALAR_AS_T(E, (C)ctx->alpha_d);  \
         (void)p1; (void)p2; (void)alpha;                                                       \
         const int64_t n_ = *dims, sz_ = (int64_t)sizeof(T);                                    \
-        /* contiguous one- and two-input runs: plain indexing, so the compiler vectorizes */   \
-        if (ctx->has_p2 >= 0 && steps[0] == sz_ && steps[1] == sz_) {                           \
-            T *o_ = (T *)args[0];                                                              \
-            const T *a_ = (const T *)args[1];                                                  \
-            for (int64_t k = 0; k < n_; k++) {                                                 \
-                C x = PCT_TO_COMPUTE_##E(a_[k]), y = x, z = x;                                 \
-                (void)y; (void)z;                                                              \
-                o_[k] = PCT_FROM_COMPUTE_##E(expr);                                            \
-            }                                                                                  \
-            return;                                                                            \
-        }                                                                                      \
-        if (ctx->has_p2 == -1 && steps[0] == sz_ && steps[1] == sz_ && steps[2] == sz_) {      \
-            T *o_ = (T *)args[0];                                                              \
-            const T *a_ = (const T *)args[1], *b_ = (const T *)args[2];                        \
-            for (int64_t k = 0; k < n_; k++) {                                                 \
-                C x = PCT_TO_COMPUTE_##E(a_[k]), y = PCT_TO_COMPUTE_##E(b_[k]), z = x;         \
-                (void)y; (void)z;                                                              \
-                o_[k] = PCT_FROM_COMPUTE_##E(expr);                                            \
-            }                                                                                  \
-            return;                                                                            \
-        }                                                                                      \
-        if (ctx->has_p2 == -2 && steps[0] == sz_ && steps[1] == sz_ && steps[2] == sz_ && steps[3] == sz_) { \
-            T *o_ = (T *)args[0];                                                              \
-            const T *a_ = (const T *)args[1], *b_ = (const T *)args[2], *c_ = (const T *)args[3]; \
-            for (int64_t k = 0; k < n_; k++) {                                                 \
-                C x = PCT_TO_COMPUTE_##E(a_[k]), y = PCT_TO_COMPUTE_##E(b_[k]);                \
-                C z = PCT_TO_COMPUTE_##E(c_[k]);                                               \
-                (void)x; (void)y; (void)z;                                                     \
-                o_[k] = PCT_FROM_COMPUTE_##E(expr);                                            \
-            }                                                                                  \
-            return;                                                                            \
+        if (steps[0] == sz_ && steps[1] == sz_) {                                              \
+            if (ctx->has_p2 >= 0) PCT_EXT_CONTIGUOUS(E, T, C, expr, 1, x, x);                   \
+            if (ctx->has_p2 == -1 && steps[2] == sz_)                                          \
+                PCT_EXT_CONTIGUOUS(E, T, C, expr, 2, PCT_TO_COMPUTE_##E(b_[k]), x);            \
+            if (ctx->has_p2 == -2 && steps[2] == sz_ && steps[3] == sz_)                       \
+                PCT_EXT_CONTIGUOUS(E, T, C, expr, 3, PCT_TO_COMPUTE_##E(b_[k]), PCT_TO_COMPUTE_##E(c_[k])); \
         }                                                                                      \
         for (int64_t k = 0; k < n_; k++) {                                                     \
             C x = PCT_TO_COMPUTE_##E(*(const T *)(args[1] + k * steps[1]));                    \
