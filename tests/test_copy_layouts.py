@@ -68,3 +68,19 @@ def test_float32_float16_round_trip_matches_numpy():
                                   expect[::3].view(np.int16))
     nan = pyctorch.tensor(np.array([np.nan, -np.nan], np.float32)).half()
     assert pyctorch.isnan(nan).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 1000), (5, 17), (1, 1), (2, 3, 33)])
+def test_flip_reversed_runs(dtype, shape):
+    """flip's copy walks its source backwards (the reversed-run loop of cpu/copy.c)"""
+    x = make(dtype, shape, seed=3)
+    ref = x.view(pyctorch.int16).numpy() if dtype == "bfloat16" else x.numpy()
+    for dims in ([-1], [0], [0, -1], list(range(len(shape)))):
+        got = x.flip(dims)
+        got = got.view(pyctorch.int16).numpy() if dtype == "bfloat16" else got.numpy()
+        np.testing.assert_array_equal(got, np.flip(ref, dims))
+    # a reversed, strided source: every other element backwards
+    y = x[..., ::2].flip(-1)
+    got = y.view(pyctorch.int16).numpy() if dtype == "bfloat16" else y.numpy()
+    np.testing.assert_array_equal(got, np.flip(ref[..., ::2], -1))

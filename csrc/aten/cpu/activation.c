@@ -159,12 +159,14 @@ static int gelu_mode(const char *mode, double *tanh_form)
     return 0;
 }
 
+static pct_loop_fn pick_silu(int dtype);
+
 /* Runs a one-input activation (x; grad NULL) or a backward kernel (grad, x) in the input's dtype. */
 static pct_object *run_activation(pct_call *c, const char *name, pct_loop_fn (*pick)(int), pct_tensor *grad,
                                   pct_tensor *x, pct_pw_ctx *ctx)
 {
     if (!grad) {
-        const bool complex_ok = pct_dtype_is_complex(x->dtype) && pick == silu_loop; /* silu alone takes complex */
+        const bool complex_ok = pct_dtype_is_complex(x->dtype) && pick == pick_silu; /* silu alone takes complex */
         if (!pct_dtype_is_floating(x->dtype) && !complex_ok) { /* torch has no integer or bool kernel for these */
             const bool gelu = strcmp(name, "GeluKernelImpl") == 0;
             pct_error(PCT_ERR_NOT_IMPLEMENTED, "\"%s%s\" not implemented for '%s'", name, gelu ? "" : "_cpu",
@@ -221,11 +223,18 @@ pct_object *pct_cpu_gelu_backward(pct_call *c)
     return r;
 }
 
+/* float32/float64 silu through the vector exp where libmvec is (vecmath.c), else the loop above */
+static pct_loop_fn pick_silu(int dtype)
+{
+    pct_loop_fn v = pct_vec_loop(PCT_OP_silu, dtype);
+    return v ? v : silu_loop(dtype);
+}
+
 pct_object *pct_cpu_silu(pct_call *c)
 {
     PCT_ARGS(silu);
     pct_pw_ctx ctx = {0};
-    return run_activation(c, "silu", silu_loop, NULL, arg.input, &ctx);
+    return run_activation(c, "silu", pick_silu, NULL, arg.input, &ctx);
 }
 
 pct_object *pct_cpu_silu_backward(pct_call *c)

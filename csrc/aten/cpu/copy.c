@@ -55,7 +55,8 @@ static bool convert_f16c(int dst, int src, void *o, const void *in, int64_t n)
         }                                                                                      \
     }
 
-/* Same-dtype copies move bytes: contiguous runs become one memcpy. */
+/* Same-dtype copies move bytes: contiguous runs become one memcpy; a reversed run (flip's source) a loop the compiler
+ * vectorizes with permutes instead of element-by-element strided moves. */
 #define PCT_SAME_LOOP(E, N, T, C, S)                                                           \
     static void copy_same_##N(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
     {                                                                                          \
@@ -67,6 +68,10 @@ static bool convert_f16c(int dst, int src, void *o, const void *in, int64_t n)
             T v = *(const T *)args[1];                                                         \
             T *restrict op = (T *)args[0];                                                     \
             for (int64_t k = 0; k < n; k++) op[k] = v;                                         \
+        } else if (so == (int64_t)sizeof(T) && si == -(int64_t)sizeof(T)) {                     \
+            T *restrict op = (T *)args[0];                                                     \
+            const T *restrict ip = (const T *)args[1] - (n - 1);                               \
+            for (int64_t k = 0; k < n; k++) op[k] = ip[n - 1 - k];                             \
         } else {                                                                               \
             for (int64_t k = 0; k < n; k++) *(T *)(args[0] + k * so) = *(const T *)(args[1] + k * si); \
         }                                                                                      \

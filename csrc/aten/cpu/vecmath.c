@@ -72,12 +72,35 @@ __attribute__((target("avx512f"))) static inline __m512d sig512d(__m512d x)
     __m512d one = _mm512_set1_pd(1.0);
     return _mm512_div_pd(one, _mm512_add_pd(one, _ZGVeN8v_exp(_mm512_sub_pd(_mm512_setzero_pd(), x))));
 }
+/* silu = x / (1 + exp(-x)), torch's formula, with the vector exp */
+__attribute__((target("avx2,fma"))) static inline __m256 silu256f(__m256 x)
+{
+    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), _ZGVdN8v_expf(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+__attribute__((target("avx2,fma"))) static inline __m256d silu256d(__m256d x)
+{
+    return _mm256_div_pd(x, _mm256_add_pd(_mm256_set1_pd(1.0), _ZGVdN4v_exp(_mm256_sub_pd(_mm256_setzero_pd(), x))));
+}
+__attribute__((target("avx512f"))) static inline __m512 silu512f(__m512 x)
+{
+    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), _ZGVeN16v_expf(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+__attribute__((target("avx512f"))) static inline __m512d silu512d(__m512d x)
+{
+    return _mm512_div_pd(x, _mm512_add_pd(_mm512_set1_pd(1.0), _ZGVeN8v_exp(_mm512_sub_pd(_mm512_setzero_pd(), x))));
+}
+static inline float siluf(float x) { return x / (1.0f + expf(-x)); }
+static inline double silud(double x) { return x / (1.0 + exp(-x)); }
 static inline float sigf(float x) { return 1.0f / (1.0f + expf(-x)); }
 static inline double sigd(double x) { return 1.0 / (1.0 + exp(-x)); }
 PCT_VEC_LOOP(v256_sigmoid_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, sig256f, sigf, "avx2,fma")
 PCT_VEC_LOOP(v256_sigmoid_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, sig256d, sigd, "avx2,fma")
 PCT_VEC_LOOP(v512_sigmoid_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, sig512f, sigf, "avx512f")
 PCT_VEC_LOOP(v512_sigmoid_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, sig512d, sigd, "avx512f")
+PCT_VEC_LOOP(v256_silu_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, silu256f, siluf, "avx2,fma")
+PCT_VEC_LOOP(v256_silu_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, silu256d, silud, "avx2,fma")
+PCT_VEC_LOOP(v512_silu_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, silu512f, siluf, "avx512f")
+PCT_VEC_LOOP(v512_silu_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, silu512d, silud, "avx512f")
 #pragma GCC diagnostic pop
 
 /* table[op][0 = f32, 1 = f64][0 = avx2, 1 = avx512] */
@@ -91,6 +114,7 @@ static void init_table(void)
     table[PCT_OP_##fn][0][1] = v512_##fn##_f32; table[PCT_OP_##fn][1][1] = v512_##fn##_f64;
     PCT_MVEC_FUNCS(PCT_VEC_ENTRY)
     PCT_VEC_ENTRY(sigmoid)
+    PCT_VEC_ENTRY(silu)
 #undef PCT_VEC_ENTRY
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
