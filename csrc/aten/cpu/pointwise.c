@@ -44,12 +44,12 @@ int pct_pw_check_dtype(int op_index, int dtype, const char *name)
 }
 
 /* The CPU runner of the table's ops (pointwise_call.h): the loop machine's CPU runner over loop_table, or the SIMD
- * loop of vecmath.c where a unary op has one. */
+ * loop of vecmath.c where the op has one. */
 static bool cpu_has_loop(int op_index, int dtype) { return pct_pw_loop(op_index, dtype) != NULL; }
 
 static int cpu_run(pct_iter *it, int op_index, pct_pw_ctx *ctx)
 {
-    pct_loop_fn loop = pct_ops[op_index].kind == PCT_KIND_UNARY ? pct_vec_loop(op_index, it->compute_dtype) : NULL;
+    pct_loop_fn loop = pct_vec_loop(op_index, it->compute_dtype);
     it->stream_output = true; /* the table's loops only write their output */
     pct_iter_run(it, loop ? loop : pct_pw_loop(op_index, it->compute_dtype), ctx);
     return 0;

@@ -51,6 +51,46 @@ PCT_MVEC_FUNCS(PCT_MVEC_DECLARE)
     PCT_VEC_LOOP(v512_##fn##_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8v_##fn, fn, "avx512f")
 PCT_MVEC_FUNCS(PCT_VEC_LOOPS)
 
+/* Binary functions of libmvec (glibc 2.35, as the unary AVX2/AVX-512 forms setup.py checks for): atan2 and hypot. */
+#define PCT_MVEC_FUNCS2(X) X(atan2) X(hypot)
+#define PCT_MVEC_DECLARE2(fn)                                \
+    extern __m256 _ZGVdN8vv_##fn##f(__m256, __m256);         \
+    extern __m256d _ZGVdN4vv_##fn(__m256d, __m256d);         \
+    extern __m512 _ZGVeN16vv_##fn##f(__m512, __m512);        \
+    extern __m512d _ZGVeN8vv_##fn(__m512d, __m512d);
+PCT_MVEC_FUNCS2(PCT_MVEC_DECLARE2)
+
+/* The two-input form of PCT_VEC_LOOP (args[1] op args[2]): SIMD where all three runs are contiguous, else the scalar
+ * function element by element (a broadcast operand included). */
+#define PCT_VEC_LOOP2(name, T, W, VT, LOAD, STORE, VFN, SFN, TARGET)                                  \
+    __attribute__((target(TARGET))) static void name(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
+    {                                                                                                  \
+        (void)ctx;                                                                                     \
+        int64_t n = *dims, k = 0;                                                                      \
+        const int64_t sz = (int64_t)sizeof(T);                                                         \
+        if (steps[0] != sz || steps[1] != sz || steps[2] != sz) {                                      \
+            for (; k < n; k++)                                                                         \
+                *(T *)(args[0] + k * steps[0]) = SFN(*(const T *)(args[1] + k * steps[1]), *(const T *)(args[2] + k * steps[2])); \
+            return;                                                                                    \
+        }                                                                                              \
+        T *o = (T *)args[0];                                                                           \
+        const T *a = (const T *)args[1], *b = (const T *)args[2];                                      \
+        for (; k + W <= n; k += W) STORE(o + k, VFN(LOAD(a + k), LOAD(b + k)));                        \
+        if (k < n) {                                                                                   \
+            T ba[W] = {0}, bb[W] = {0};                                                                \
+            memcpy(ba, a + k, sizeof(T) * (size_t)(n - k));                                            \
+            memcpy(bb, b + k, sizeof(T) * (size_t)(n - k));                                            \
+            STORE(ba, VFN(LOAD(ba), LOAD(bb)));                                                        \
+            memcpy(o + k, ba, sizeof(T) * (size_t)(n - k));                                            \
+        }                                                                                              \
+    }
+#define PCT_VEC_LOOPS2(fn)                                                                                     \
+    PCT_VEC_LOOP2(v256_##fn##_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, _ZGVdN8vv_##fn##f, fn##f, "avx2,fma") \
+    PCT_VEC_LOOP2(v256_##fn##_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4vv_##fn, fn, "avx2,fma")  \
+    PCT_VEC_LOOP2(v512_##fn##_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _ZGVeN16vv_##fn##f, fn##f, "avx512f") \
+    PCT_VEC_LOOP2(v512_##fn##_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8vv_##fn, fn, "avx512f")
+PCT_MVEC_FUNCS2(PCT_VEC_LOOPS2)
+
 /* sigmoid = 1 / (1 + exp(-x)), with the vector exp */
 __attribute__((target("avx2,fma"))) static inline __m256 sig256f(__m256 x)
 {
@@ -115,6 +155,11 @@ static void init_table(void)
     PCT_MVEC_FUNCS(PCT_VEC_ENTRY)
     PCT_VEC_ENTRY(sigmoid)
     PCT_VEC_ENTRY(silu)
+    PCT_MVEC_FUNCS2(PCT_VEC_ENTRY)
+#define PCT_VEC_ALIAS(alias, fn) \
+    for (int d = 0; d < 2; d++) for (int i = 0; i < 2; i++) table[PCT_OP_##alias][d][i] = table[PCT_OP_##fn][d][i];
+    PCT_VEC_ALIAS(arctan2, atan2)
+#undef PCT_VEC_ALIAS
 #undef PCT_VEC_ENTRY
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

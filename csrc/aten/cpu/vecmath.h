@@ -6,6 +6,7 @@
 #include "../iter.h"
 
 /* A loop for op_index on dtype that uses SIMD when the run is contiguous, or NULL when
- * there is none (no libmvec, no AVX2, or the op has no vector form). */
+ * there is none (no libmvec, no AVX2, or the op has no vector form). Unary ops, silu, and the binary atan2 (arctan2)
+ * and hypot. */
 pct_loop_fn pct_vec_loop(int op_index, int dtype);
 #endif
