@@ -61,6 +61,9 @@ void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx);
 /* A same-dtype copy (operand 0 from operand 1, elements of sz bytes) whose source is a transpose of the destination,
  * moved in tiles (cpu/copy_transpose.c, Note [Tiled transposes]): false, having done nothing, for other plans. */
 bool pct_copy_transposed(const pct_iter *it, int64_t sz);
+/* pct_iter_run for loops that do `work` elements' worth per element of the plan (an index loop's inner run): the
+ * threads start where the plan's elements times work reach the parallel grain */
+void pct_iter_run_work(pct_iter *it, pct_loop_fn loop, void *ctx, int64_t work);
 /* Single-threaded variant, for loops with state carried across elements. */
 void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx);
 /* Copies back into the real out= target if a temporary was used, releases operands,

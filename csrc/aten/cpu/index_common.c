@@ -310,7 +310,7 @@ int pct_ix_run(ix_ctx *ctx, int ndim, const int64_t *shape, pct_tensor *dst, con
     if (pct_iter_build(&it, &cfg) < 0) goto done;
     if (ctx->n > 0) {
         if (serial) pct_iter_run_serial(&it, loop, ctx);
-        else pct_iter_run(&it, loop, ctx);
+        else pct_iter_run_work(&it, loop, ctx, ctx->n); /* each element of the plan walks n index values */
     }
     pct_iter_release(&it);
     rc = 0;
@@ -329,30 +329,33 @@ done:
 static void off_loop(char **args, const int64_t *dims, const int64_t *steps, void *vctx)
 {
     off_ctx *c = vctx;
+    /* the parameters read once: the stores below may alias *c (-fno-strict-aliasing) */
+    const int64_t lo = c->lo, hi = c->hi, mul = c->mul;
+    const bool in32 = c->in32, linear = c->linear, accumulate = c->accumulate;
     for (int64_t k = 0; k < dims[0]; k++) {
         const char *p = args[1] + k * steps[1];
-        int64_t v = c->in32 ? (int64_t)*(const int32_t *)p : *(const int64_t *)p;
+        int64_t v = in32 ? (int64_t)*(const int32_t *)p : *(const int64_t *)p;
         int64_t *out = (int64_t *)(args[0] + k * steps[0]);
-        if (v < c->lo || v >= c->hi) {
+        if (v < lo || v >= hi) {
             int expected = 0;
             if (atomic_compare_exchange_strong(&c->err, &expected, 1)) c->bad = v;
             *out = 0;
             continue;
         }
         if (v < 0) {
-            v += c->hi;
+            v += hi;
         }
         int64_t o;
-        if (c->linear) {
+        if (linear) {
             o = 0;
             for (int d = c->ndim - 1; d >= 0; d--) {
                 o += (v % c->sizes[d]) * c->strides[d];
                 v /= c->sizes[d];
             }
         } else {
-            o = v * c->mul;
+            o = v * mul;
         }
-        *out = c->accumulate ? *out + o : o;
+        *out = accumulate ? *out + o : o;
     }
 }
 

@@ -9,7 +9,9 @@
 
 static void IX_CAT(ix_loop_, PCT_TPL_N)(char **args, const int64_t *dims, const int64_t *steps, void *vctx)
 {
-    const ix_ctx *c = vctx;
+    /* a local copy: the stores through char pointers may alias *vctx (-fno-strict-aliasing), which would reload the
+       strides every element (gather took 5x torch's time) */
+    const ix_ctx cv = *(const ix_ctx *)vctx, *c = &cv;
     const int64_t n = c->n;
     const PCT_TPL_C alpha = pct_dtype_is_floating(IX_CAT(PCT_, PCT_TPL_E)) ? (PCT_TPL_C)c->alpha_d
                                                                           : (PCT_TPL_C)c->alpha_i;

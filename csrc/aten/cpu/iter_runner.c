@@ -134,12 +134,14 @@ void pct_iter_run_serial(pct_iter *it, pct_loop_fn loop, void *ctx)
     if (it->numel > 0 && !pct_shapes_only) run_range(it, loop, ctx, 0, it->numel);
 }
 
-void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx)
+void pct_iter_run(pct_iter *it, pct_loop_fn loop, void *ctx) { pct_iter_run_work(it, loop, ctx, 1); }
+
+void pct_iter_run_work(pct_iter *it, pct_loop_fn loop, void *ctx, int64_t work)
 {
     int64_t n = it->numel;
     if (n == 0 || pct_shapes_only) return; /* Note [Shapes-only runs] */
 #ifdef _OPENMP
-    if (n >= PCT_PARALLEL_GRAIN && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+    if (n * work >= PCT_PARALLEL_GRAIN && n > 1 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
         PCT_NOGIL_BEGIN
         #pragma omp parallel
         {
