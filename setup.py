@@ -250,7 +250,8 @@ depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
                  + glob.glob(os.path.join("csrc", "**", "*.def"), recursive=True)
                  + [os.path.join("pyctorch", "include", "pyctorch", "extension.h")]  # extension_api.c includes it
                  + ([GLOO_SHIM] if gloo else [])  # the shims are linked in: a change to one must relink
-                 + ([POCKETFFT_SHIM] if pocketfft else []))
+                 + ([POCKETFFT_SHIM] if pocketfft else [])
+                 + ["setup.py"])  # its flags: a change reaches build_extension, whose flags stamp then rebuilds all
 
 
 def object_is_current(obj):
@@ -286,7 +287,12 @@ class ParallelBuildExt(build_ext):
             macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
                 output_dir, macros, include_dirs, sources, depends, extra_postargs)
             cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
-            stale = [obj for obj in objects if self.force or not object_is_current(obj)]
+            # the command line every object was built with: another one (a flag added to setup.py, the sanitizer
+            # build's) makes every object stale, which the sources' dates alone would not
+            flags = " ".join([compiler.compiler_so[0]] + list(cc_args) + list(extra_postargs) + list(pp_opts))
+            stamp = os.path.join(self.build_temp, "compile_flags.txt")
+            same_flags = os.path.exists(stamp) and open(stamp).read() == flags
+            stale = [obj for obj in objects if self.force or not same_flags or not object_is_current(obj)]
             stale.sort(key=lambda obj: -os.path.getsize(build[obj][0]))
 
             def compile_object(obj):
@@ -298,6 +304,9 @@ class ParallelBuildExt(build_ext):
                 shims = ([pool.submit(self.build_cxx_shim, GLOO_SHIM, [])] if gloo else []) + (
                     [pool.submit(self.build_cxx_shim, POCKETFFT_SHIM, ["-I" + POCKETFFT_DIR])] if pocketfft else [])
                 list(pool.map(compile_object, stale))  # re-raises the first compile error
+                os.makedirs(self.build_temp, exist_ok=True)
+                with open(stamp, "w") as f:
+                    f.write(flags)
                 ext.extra_objects = [shim.result() for shim in shims]
             return objects
 
