@@ -111,6 +111,12 @@ pct_object *pct_cpu_gather(pct_call *c)
         if (d != dim && is[d] > ss[d])
             PCT_FAIL(PCT_ERR_RUNTIME, "Size does not match at dimension %d expected index %s to be no larger than self %s apart from dimension %d",
                      d, SHAPE(b1, index->ndim, index->sizes), SHAPE(b2, self->ndim, self->sizes), dim);
+    if (dim == nd - 1 && self->ndim == nd) { /* Note [Fused gather]; a value out of range: the path below raises */
+        PCT_TRY(r = pct_tensor_empty(index->ndim, index->sizes, self->dtype, self->device_type, self->device_index));
+        if (pct_gather_last_dim(r, self, index) == 0) return pct_index_to_out(c, r);
+        PCT_DECREF(r);
+        r = NULL;
+    }
     int64_t bad;
     int is_bad;
     idx = pct_ix_checked_index(index, 0, ss[dim], &bad, &is_bad);

@@ -88,6 +88,10 @@ typedef struct off_ctx {
     int64_t bad;
 } off_ctx;
 
+/* x.gather(-1, index) into out (a new contiguous tensor of index's shape) in one pass over an int64 index whose rows
+ * are long enough (cpu/gather_rows.c, Note [Fused gather]): 0 done, 1 a value out of range (out is garbage), -1 not a
+ * plan it takes. */
+PCT_IX_INTERNAL int pct_gather_last_dim(pct_tensor *out, const pct_tensor *self, const pct_tensor *index);
 /* Runs off_loop writing `out` (int64) from `in` (int32/int64, broadcast to out). 0, or -1
  * with an exception; a bad value leaves c->err set and no exception. */
 PCT_IX_INTERNAL int pct_ix_off_run(pct_tensor *out, pct_tensor *in, off_ctx *c);
