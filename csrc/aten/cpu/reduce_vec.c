@@ -40,9 +40,24 @@ typedef int64_t red_v8l __attribute__((vector_size(64)));
 #define RED_VMINMAX(name, ATTR, T, VF, VI, L, CMP)                                             \
     ATTR static T name(T a, const T *restrict q, int64_t n)                                    \
     {                                                                                          \
-        VF acc0 = (VF){0} + a, acc1 = acc0;                                                    \
+        VF acc0 = (VF){0} + a, acc1 = acc0, acc2 = acc0, acc3 = acc0;                          \
         VI nan = {0};                                                                          \
         int64_t k = 0;                                                                         \
+        /* four chains: a compare-and-select is ~4 cycles of latency, two loads a cycle */      \
+        for (; k + 4 * L <= n; k += 4 * L) {                                                   \
+            VF x0, x1, x2, x3;                                                                 \
+            memcpy(&x0, q + k, sizeof x0);                                                     \
+            memcpy(&x1, q + k + L, sizeof x1);                                                 \
+            memcpy(&x2, q + k + 2 * L, sizeof x2);                                             \
+            memcpy(&x3, q + k + 3 * L, sizeof x3);                                             \
+            acc0 = RED_VSEL(VI, VF, x0 CMP acc0, x0, acc0);                                    \
+            acc1 = RED_VSEL(VI, VF, x1 CMP acc1, x1, acc1);                                    \
+            acc2 = RED_VSEL(VI, VF, x2 CMP acc2, x2, acc2);                                    \
+            acc3 = RED_VSEL(VI, VF, x3 CMP acc3, x3, acc3);                                    \
+            nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3);                          \
+        }                                                                                      \
+        acc0 = RED_VSEL(VI, VF, acc2 CMP acc0, acc2, acc0);                                    \
+        acc1 = RED_VSEL(VI, VF, acc3 CMP acc1, acc3, acc1);                                    \
         for (; k + 2 * L <= n; k += 2 * L) {                                                   \
             VF x0, x1;                                                                         \
             memcpy(&x0, q + k, sizeof x0);                                                     \
