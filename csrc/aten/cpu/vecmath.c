@@ -14,81 +14,61 @@
     X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
     X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh) X(erf) X(erfc)
 
-#define PCT_MVEC_DECLARE(fn)                                 \
-    extern __m256 _ZGVdN8v_##fn##f(__m256);                  \
-    extern __m256d _ZGVdN4v_##fn(__m256d);                   \
-    extern __m512 _ZGVeN16v_##fn##f(__m512);                 \
-    extern __m512d _ZGVeN8v_##fn(__m512d);
+/* libmvec's names: _ZGV<isa>N<lanes><one v per input>_<fn>, V being v (one input) or vv (two) */
+#define PCT_MVEC_DECLARE_AS(fn, V, A256, A256D, A512, A512D) \
+    extern __m256 _ZGVdN8##V##_##fn##f A256;                 \
+    extern __m256d _ZGVdN4##V##_##fn A256D;                  \
+    extern __m512 _ZGVeN16##V##_##fn##f A512;                \
+    extern __m512d _ZGVeN8##V##_##fn A512D;
+#define PCT_MVEC_DECLARE(fn) PCT_MVEC_DECLARE_AS(fn, v, (__m256), (__m256d), (__m512), (__m512d))
+#define PCT_MVEC_DECLARE2(fn) PCT_MVEC_DECLARE_AS(fn, vv, (__m256, __m256), (__m256d, __m256d), (__m512, __m512), (__m512d, __m512d))
+/* Binary functions of libmvec (glibc 2.35, as the unary AVX2/AVX-512 forms setup.py checks for): atan2 and hypot. */
+#define PCT_MVEC_FUNCS2(X) X(atan2) X(hypot)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 PCT_MVEC_FUNCS(PCT_MVEC_DECLARE)
-
-/* One loop per (function, dtype, ISA). W is the vector width in elements. */
-#define PCT_VEC_LOOP(name, T, W, VT, LOAD, STORE, VFN, SFN, TARGET)                                   \
-    __attribute__((target(TARGET))) static void name(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
-    {                                                                                                  \
-        (void)ctx;                                                                                     \
-        int64_t n = *dims, k = 0;                                                                      \
-        T *o = (T *)args[0];                                                                           \
-        const T *in = (const T *)args[1];                                                              \
-        if (steps[0] != (int64_t)sizeof(T) || steps[1] != (int64_t)sizeof(T)) {                        \
-            for (; k < n; k++) *(T *)(args[0] + k * steps[0]) = SFN(*(const T *)(args[1] + k * steps[1])); \
-            return;                                                                                    \
-        }                                                                                              \
-        for (; k + W <= n; k += W) STORE(o + k, VFN(LOAD(in + k)));                                    \
-        if (k < n) {                                                                                   \
-            T buf[W] = {0};                                                                            \
-            memcpy(buf, in + k, sizeof(T) * (size_t)(n - k));                                          \
-            STORE(buf, VFN(LOAD(buf)));                                                                \
-            memcpy(o + k, buf, sizeof(T) * (size_t)(n - k));                                           \
-        }                                                                                              \
-    }
-
-#define PCT_VEC_LOOPS(fn)                                                                                     \
-    PCT_VEC_LOOP(v256_##fn##_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, _ZGVdN8v_##fn##f, fn##f, "avx2,fma") \
-    PCT_VEC_LOOP(v256_##fn##_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4v_##fn, fn, "avx2,fma")  \
-    PCT_VEC_LOOP(v512_##fn##_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _ZGVeN16v_##fn##f, fn##f, "avx512f") \
-    PCT_VEC_LOOP(v512_##fn##_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8v_##fn, fn, "avx512f")
-PCT_MVEC_FUNCS(PCT_VEC_LOOPS)
-
-/* Binary functions of libmvec (glibc 2.35, as the unary AVX2/AVX-512 forms setup.py checks for): atan2 and hypot. */
-#define PCT_MVEC_FUNCS2(X) X(atan2) X(hypot)
-#define PCT_MVEC_DECLARE2(fn)                                \
-    extern __m256 _ZGVdN8vv_##fn##f(__m256, __m256);         \
-    extern __m256d _ZGVdN4vv_##fn(__m256d, __m256d);         \
-    extern __m512 _ZGVeN16vv_##fn##f(__m512, __m512);        \
-    extern __m512d _ZGVeN8vv_##fn(__m512d, __m512d);
 PCT_MVEC_FUNCS2(PCT_MVEC_DECLARE2)
 
-/* The two-input form of PCT_VEC_LOOP (args[1] op args[2]): SIMD where all three runs are contiguous, else the scalar
- * function element by element (a broadcast operand included). */
-#define PCT_VEC_LOOP2(name, T, W, VT, LOAD, STORE, VFN, SFN, TARGET)                                  \
+/* f of one or two arguments (NIN) */
+#define PCT_VEC_CALL1(f, x, y) f(x)
+#define PCT_VEC_CALL2(f, x, y) f(x, y)
+/* One loop per (function, dtype, ISA) over NIN inputs (args[1], and args[2] for two). W is the vector width in
+ * elements. SIMD where every run is contiguous; else the scalar function element by element (a broadcast operand
+ * included). */
+#define PCT_VEC_LOOP(name, NIN, T, W, VT, LOAD, STORE, VFN, SFN, TARGET)                              \
     __attribute__((target(TARGET))) static void name(char **args, const int64_t *dims, const int64_t *steps, void *ctx) \
     {                                                                                                  \
         (void)ctx;                                                                                     \
-        int64_t n = *dims, k = 0;                                                                      \
-        const int64_t sz = (int64_t)sizeof(T);                                                         \
-        if (steps[0] != sz || steps[1] != sz || steps[2] != sz) {                                      \
+        const int64_t n = *dims, sz = (int64_t)sizeof(T), ib = (NIN) == 2 ? 2 : 1;                      \
+        int64_t k = 0;                                                                                 \
+        if (steps[0] != sz || steps[1] != sz || steps[ib] != sz) {                                     \
             for (; k < n; k++)                                                                         \
-                *(T *)(args[0] + k * steps[0]) = SFN(*(const T *)(args[1] + k * steps[1]), *(const T *)(args[2] + k * steps[2])); \
+                *(T *)(args[0] + k * steps[0]) = PCT_VEC_CALL##NIN(SFN, *(const T *)(args[1] + k * steps[1]), \
+                                                                   *(const T *)(args[ib] + k * steps[ib])); \
             return;                                                                                    \
         }                                                                                              \
         T *o = (T *)args[0];                                                                           \
-        const T *a = (const T *)args[1], *b = (const T *)args[2];                                      \
-        for (; k + W <= n; k += W) STORE(o + k, VFN(LOAD(a + k), LOAD(b + k)));                        \
+        const T *a = (const T *)args[1], *b = (const T *)args[ib];                                     \
+        (void)b;                                                                                       \
+        for (; k + W <= n; k += W) STORE(o + k, PCT_VEC_CALL##NIN(VFN, LOAD(a + k), LOAD(b + k)));     \
         if (k < n) {                                                                                   \
             T ba[W] = {0}, bb[W] = {0};                                                                \
             memcpy(ba, a + k, sizeof(T) * (size_t)(n - k));                                            \
             memcpy(bb, b + k, sizeof(T) * (size_t)(n - k));                                            \
-            STORE(ba, VFN(LOAD(ba), LOAD(bb)));                                                        \
+            STORE(ba, PCT_VEC_CALL##NIN(VFN, LOAD(ba), LOAD(bb)));                                     \
             memcpy(o + k, ba, sizeof(T) * (size_t)(n - k));                                            \
         }                                                                                              \
     }
-#define PCT_VEC_LOOPS2(fn)                                                                                     \
-    PCT_VEC_LOOP2(v256_##fn##_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, _ZGVdN8vv_##fn##f, fn##f, "avx2,fma") \
-    PCT_VEC_LOOP2(v256_##fn##_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4vv_##fn, fn, "avx2,fma")  \
-    PCT_VEC_LOOP2(v512_##fn##_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _ZGVeN16vv_##fn##f, fn##f, "avx512f") \
-    PCT_VEC_LOOP2(v512_##fn##_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8vv_##fn, fn, "avx512f")
+
+/* the four loops of a libmvec function of NIN inputs (V: its v or vv) */
+#define PCT_VEC_LOOPS_AS(fn, V, NIN)                                                                           \
+    PCT_VEC_LOOP(v256_##fn##_f32, NIN, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, _ZGVdN8##V##_##fn##f, fn##f, "avx2,fma") \
+    PCT_VEC_LOOP(v256_##fn##_f64, NIN, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4##V##_##fn, fn, "avx2,fma") \
+    PCT_VEC_LOOP(v512_##fn##_f32, NIN, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _ZGVeN16##V##_##fn##f, fn##f, "avx512f") \
+    PCT_VEC_LOOP(v512_##fn##_f64, NIN, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8##V##_##fn, fn, "avx512f")
+#define PCT_VEC_LOOPS(fn) PCT_VEC_LOOPS_AS(fn, v, 1)
+#define PCT_VEC_LOOPS2(fn) PCT_VEC_LOOPS_AS(fn, vv, 2)
+PCT_MVEC_FUNCS(PCT_VEC_LOOPS)
 PCT_MVEC_FUNCS2(PCT_VEC_LOOPS2)
 
 /* sigmoid = 1 / (1 + exp(-x)), with the vector exp */
@@ -133,14 +113,14 @@ static inline float siluf(float x) { return x / (1.0f + expf(-x)); }
 static inline double silud(double x) { return x / (1.0 + exp(-x)); }
 static inline float sigf(float x) { return 1.0f / (1.0f + expf(-x)); }
 static inline double sigd(double x) { return 1.0 / (1.0 + exp(-x)); }
-PCT_VEC_LOOP(v256_sigmoid_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, sig256f, sigf, "avx2,fma")
-PCT_VEC_LOOP(v256_sigmoid_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, sig256d, sigd, "avx2,fma")
-PCT_VEC_LOOP(v512_sigmoid_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, sig512f, sigf, "avx512f")
-PCT_VEC_LOOP(v512_sigmoid_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, sig512d, sigd, "avx512f")
-PCT_VEC_LOOP(v256_silu_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, silu256f, siluf, "avx2,fma")
-PCT_VEC_LOOP(v256_silu_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, silu256d, silud, "avx2,fma")
-PCT_VEC_LOOP(v512_silu_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, silu512f, siluf, "avx512f")
-PCT_VEC_LOOP(v512_silu_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, silu512d, silud, "avx512f")
+PCT_VEC_LOOP(v256_sigmoid_f32, 1, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, sig256f, sigf, "avx2,fma")
+PCT_VEC_LOOP(v256_sigmoid_f64, 1, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, sig256d, sigd, "avx2,fma")
+PCT_VEC_LOOP(v512_sigmoid_f32, 1, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, sig512f, sigf, "avx512f")
+PCT_VEC_LOOP(v512_sigmoid_f64, 1, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, sig512d, sigd, "avx512f")
+PCT_VEC_LOOP(v256_silu_f32, 1, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, silu256f, siluf, "avx2,fma")
+PCT_VEC_LOOP(v256_silu_f64, 1, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, silu256d, silud, "avx2,fma")
+PCT_VEC_LOOP(v512_silu_f32, 1, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, silu512f, siluf, "avx512f")
+PCT_VEC_LOOP(v512_silu_f64, 1, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, silu512d, silud, "avx512f")
 #pragma GCC diagnostic pop
 
 /* table[op][0 = f32, 1 = f64][0 = avx2, 1 = avx512] */
