@@ -280,7 +280,11 @@ static void RK_NAME(_finish_)(void *buf, int64_t nb, char *const *o, const int64
 /* The ops whose run of a contiguous leaf (n <= RED_PW_BLOCK elements) is one pairwise leaf define op_ROWS_C(E, N, T, C,
  * a, q, n), a += that leaf inlined (sum, mean): rows of such runs are then folded in one function compiled per
  * instruction set, the same sums as run's. */
-#define RK_ROWS_ATTR PCT_HOT /* every op's (without the clones, x.max(-1) measured 13% slower than one row per call) */
+#ifdef RK_ROWS_C
+#define RK_ROWS_ATTR PCT_HOT
+#else
+#define RK_ROWS_ATTR
+#endif
 RK_ROWS_ATTR static void RK_NAME(_rows_)(const char *p, int64_t rows, int64_t rs, int64_t n, int64_t s, char *const *o,
                                          const int64_t *os, const red_ctx *ctx)
 {
