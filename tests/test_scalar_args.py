@@ -143,6 +143,11 @@ CASES = [
 
 # spellings torch's overloads refuse (TypeError), next to the ones they take
 PARSER_CASES = [
+    # a float argument takes a 0-d tensor that does not require grad (torchvision's uniform_(log_ratio[0], ...))
+    ("float_from_0d_tensor", lambda m: m.zeros(3).uniform_(m.tensor(0.5), m.tensor(0.5)), None),
+    ("float_from_0d_double", lambda m: m.nn.functional.dropout(m.ones(2), p=m.tensor(0.0, dtype=m.float64)), None),
+    ("float_from_1d_tensor", lambda m: m.zeros(3).uniform_(m.tensor([0.5]), 1.0), TypeError),
+    ("float_from_grad_tensor", lambda m: m.zeros(3).uniform_(m.tensor(0.5, requires_grad=True), 1.0), TypeError),
     ("eye_none", lambda m: m.eye(3, None), TypeError),
     ("eye_m_none", lambda m: m.eye(3, m=None), TypeError),
     ("eye_n_m", lambda m: m.eye(3, 2), None),
@@ -256,6 +261,13 @@ def test_parser_like_torch(case):
 
 
 # ---- hand-checked, run without torch ----
+def test_float_argument_reads_a_0d_tensor():
+    x = pyctorch.zeros(4).uniform_(pyctorch.tensor(2.0), pyctorch.tensor(2.0, dtype=pyctorch.float64))
+    assert x.tolist() == [2.0] * 4
+    with pytest.raises(TypeError):
+        pyctorch.zeros(2).uniform_(pyctorch.tensor([1.0, 2.0]), 3.0)
+
+
 def test_uint64_scalar_values():
     t = pyctorch.tensor(-0.5)
     assert t.ge(2 ** 64 - 1).item() is False

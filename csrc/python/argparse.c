@@ -373,7 +373,19 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
     case PCT_ARG_INT:
         return as_int(o, &v->i);
     case PCT_ARG_FLOAT: {
-        if (PyUnicode_Check(o) || PCT_TENSOR_CHECK(o)) return -1;
+        if (PyUnicode_Check(o)) return -1;
+        if (PCT_TENSOR_CHECK(o)) {
+            /* torch reads a float from a 0-d tensor that does not require grad (torchvision's
+               uniform_(log_ratio[0], log_ratio[1])); a complex one only without an imaginary part */
+            pct_tensor *t = (pct_tensor *)o;
+            if (t->ndim != 0 || pct_tensor_requires_grad(t) || t->device_type != PCT_CPU) return -1;
+            double re = 0, im = 0;
+            if (pct_dtype_is_complex(t->dtype)) pct_load_as_complex(pct_tensor_data(t), t->dtype, &re, &im);
+            else re = pct_load_as_double(pct_tensor_data(t), t->dtype);
+            if (im != 0) return -1;
+            v->d = re;
+            return 0;
+        }
         PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
         if (!nb || (!nb->nb_float && !nb->nb_index)) return -1;
         double d = PyFloat_AsDouble(o);
