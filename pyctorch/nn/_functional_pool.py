@@ -10,6 +10,8 @@ import pyctorch as torch
 
 import warnings as _warnings
 
+from . import _interp_weights
+
 from pyctorch import _C as _C_pool
 
 
@@ -116,9 +118,9 @@ _INTERP_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | a
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """torch's F.interpolate for 3-d (linear, nearest, nearest-exact, area) and 4-d (bilinear,
-    nearest, nearest-exact, area) inputs. As in torch, a given scale_factor is also the scale the
-    kernel uses for the source index (unless recompute_scale_factor is True), and the output
-    size is int(size * scale_factor)."""
+    bicubic, nearest, nearest-exact, area; antialias for bilinear and bicubic) inputs. As in torch,
+    a given scale_factor is also the scale the kernel uses for the source index (unless
+    recompute_scale_factor is True), and the output size is int(size * scale_factor)."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -172,10 +174,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
                          "a 4-D tensor as input")
     scales = scale_factors if scale_factors is not None else [None] * max(dim, 0)
+    if input.dim() == 4 and (mode == "bicubic" or antialias and mode == "bilinear"):
+        return _resample_by_matrices(input, output_size, scales, mode, align_corners, antialias)
     if mode in ("nearest", "nearest-exact", "linear", "bilinear") and input.dim() in (3, 4) and \
             (mode not in ("linear", "bilinear") or input.dim() == (3 if mode == "linear" else 4)):
-        if antialias:
-            raise NotImplementedError("interpolate: antialias=True is not supported by pyctorch yet")
         exact = mode == "nearest-exact"
         if input.dim() == 3 and mode != "linear":
             fn = _C_pool._upsample_nearest_exact1d if exact else _C_pool.upsample_nearest1d
@@ -190,7 +192,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return adaptive_avg_pool1d(input, output_size)
     if mode == "area" and input.dim() == 4:
         return adaptive_avg_pool2d(input, output_size)
-    if mode in ("bicubic", "trilinear", "lanczos") and input.dim() == {"bicubic": 4, "lanczos": 4, "trilinear": 5}[mode] \
+    if mode in ("trilinear", "lanczos") and input.dim() == {"lanczos": 4, "trilinear": 5}[mode] \
             or (input.dim() == 5 and mode in ("nearest", "nearest-exact", "area")):
         raise NotImplementedError(f"interpolate: mode '{mode}' for {input.dim()}-D input is not supported by pyctorch yet")
     for d, m, need in ((3, "bilinear", 4), (3, "trilinear", 5), (4, "linear", 3), (4, "trilinear", 5), (5, "linear", 3),
@@ -199,6 +201,61 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise NotImplementedError(f"Got {d}D input, but {m} mode needs {need}D input")
     raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
                               f"modes: {_INTERP_MODES} (got {mode})")
+
+
+def _check_2d_sizes(input, output_size):
+    """torch's upsample_2d_common_check and the non-empty check of its 2-d kernels."""
+    (ih, iw), (oh, ow) = input.shape[2:], output_size
+    if not (ih > 0 and iw > 0 and oh > 0 and ow > 0):
+        raise RuntimeError("Input and output sizes should be greater than 0, but got "
+                           f"input (H: {ih}, W: {iw}) output (H: {oh}, W: {ow})")
+    if input.size(1) == 0:
+        raise RuntimeError(f"Non-empty 4D data tensor expected but got a tensor with sizes {list(input.shape)}")
+
+
+def _resample_by_matrices(input, output_size, scales, mode, align_corners, antialias):
+    """4-d bicubic, and anti-aliased bilinear / bicubic: x @ Mw^T, then Mh @ that, with the per-axis matrices of
+    _interp_weights (its docstring: why dense matrices). float16 / bfloat16 (bicubic only, as torch) in float32,
+    rounded once; uint8 as torch: each axis that changes size in turn, in fixed point, rounded to uint8."""
+    _check_2d_sizes(input, output_size)
+    dtype = input.dtype
+    if dtype not in (torch.float32, torch.float64, torch.uint8) and \
+            (antialias or dtype not in (torch.float16, torch.bfloat16)):
+        from .._composites import _cpp
+        kernel = "compute_index_ranges_weights" if antialias else "compute_indices_weights_cubic"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_cpp(dtype)}\'')
+    in_hw = list(input.shape[2:])
+    if dtype == torch.uint8:
+        y = input.double()
+        for axis in (1, 0):  # W, then H: torch's order, which its rounding in between makes matter
+            if in_hw[axis] != output_size[axis]:
+                m, bits = _interp_weights.int16_matrix(in_hw[axis], output_size[axis], mode, antialias,
+                                                       align_corners, scales[axis])
+                y = _resample_axis(y, torch.from_numpy(m).to(y.device), axis)  # integer sums, exact in float64
+                y = torch.floor((y + (1 << (bits - 1))) / (1 << bits)).clamp(0, 255)
+        return y.to(torch.uint8)
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    fwd, bwd = _interp_weights.pass_matrices(in_hw, output_size, mode, antialias, align_corners, scales,
+                                             str(dtype).split(".")[1])
+
+    def resample(x, mats):
+        for axis in (1, 0):
+            if mats[axis] is not None:
+                x = _resample_axis(x, torch.from_numpy(mats[axis]).to(x.device), axis)
+        return x if x is not input else x.clone()
+
+    x = input.to(work)
+    y = resample(x, fwd)
+    if any(a is not b for a, b in zip(fwd, bwd)) and _needs_grad(input):
+        # torch's gradient is not its forward's here (pass_matrices): the values of one, the gradient of the other
+        g = resample(x, bwd)
+        y = g + (y - g).detach()
+    return y.to(dtype)
+
+
+def _resample_axis(x, m, axis):
+    """m (out, in) applied along H (axis 0) or W (axis 1) of an (N, C, H, W) tensor."""
+    return torch.matmul(m, x) if axis == 0 else torch.matmul(x, m.transpose(0, 1))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

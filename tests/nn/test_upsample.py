@@ -191,6 +191,17 @@ def test_area_mode_and_dtypes():
     lambda F, x: F.interpolate(x, (2.5, 3)), lambda F, x: F.interpolate(x[:, :0], scale_factor=2),
     lambda F, x: F.interpolate(x.long(), scale_factor=2), lambda F, x: F.interpolate(x[0].bool(), 3, mode="linear"),
     lambda F, x: F.interpolate(x, scale_factor=-1),
+    # bicubic and anti-aliased resampling (tests/test_interpolate_resample.py has their values)
+    lambda F, x: F.interpolate(x.long(), 3, mode="bicubic"),
+    lambda F, x: F.interpolate(x.long(), 3, mode="bicubic", antialias=True),
+    lambda F, x: F.interpolate(x.half(), 3, mode="bicubic", antialias=True),
+    lambda F, x: F.interpolate(x.bool(), 3, mode="bilinear", antialias=True),
+    lambda F, x: F.interpolate(x, (0, 2), mode="bicubic"),
+    lambda F, x: F.interpolate(x[:, :0], 3, mode="bilinear", antialias=True),
+    lambda F, x: F.interpolate(x[0], 3, mode="bicubic"),
+    lambda F, x: F.interpolate(x[0], 3, mode="bilinear", antialias=True),
+    lambda F, x: F.interpolate(x, 3, mode="nearest", antialias=True),
+    lambda F, x: F.interpolate(x, 3, mode="bicubic", recompute_scale_factor=True),
 ])
 def test_errors_match_torch(call):
     xp, xt = both(rand((1, 2, 4, 4)), "float32")
