@@ -87,6 +87,10 @@ bool pct_conv_sgemm_available(void);
  * Needs p->K, p->cs, p->cb and N * svol > 0. 0; 1 when the float32 GEMM is not available
  * (nothing done); -1 when out of memory. GIL-free. */
 int pct_conv_gemm_batch(const pct_conv_task *t, int nt);
+/* Note [Batch columns] (conv_batch_columns.c): float32/float64 plans of a few positions per
+ * sample run every primitive as one product over the batch. run: 0, or -1 when out of memory. */
+bool pct_conv_batch_columns_usable(const pct_conv_plan *p);
+int pct_conv_batch_columns_run(const pct_conv_task *t, char *gw_out);
 
 /* The pieces of the direct convolution of Note [Direct convolution] (conv_direct.c), fwd:
  * weights packed once (pack_w), tap offsets once (offsets: K entries), then per sample and

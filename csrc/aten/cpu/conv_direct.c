@@ -88,8 +88,11 @@ bool pct_conv_direct_usable(const pct_conv_plan *p)
 {
 #ifdef CD_AVX512
     if (!p->fast32 || p->direct || p->depthwise) return false;
-    /* enough output channels to fill the tiles, enough taps to amortise a tile's store */
-    return p->cs >= 8 && p->K >= 16;
+    /* enough output channels to fill the tiles, enough taps to amortise a tile's store, and
+       enough output positions: below 64 (ResNet's 4x4 .. 1x1 stages on 32x32 images) the weight
+       packing of every call dominates, 2x (8x8) to 20x (1x1, 512 channels) the batch products of
+       conv_gemm.c and conv_batch_columns.c */
+    return p->cs >= 8 && p->K >= 16 && p->svol >= 64;
 #else
     (void)p;
     return false;

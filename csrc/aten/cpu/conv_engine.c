@@ -303,6 +303,7 @@ int pct_conv_engine_run(const pct_conv_task *t, char *gw_out)
         const int rc = pct_conv_gemm_batch(t, pct_conv_threads());
         if (rc <= 0) return rc;
     }
+    if (pct_conv_batch_columns_usable(p)) return pct_conv_batch_columns_run(t, gw_out);
     conv_ctx cx;
     cx.nt = pct_conv_threads();
     cx.blk = col_block(p);

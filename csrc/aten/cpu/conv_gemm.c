@@ -17,6 +17,7 @@
 #include "conv.h"
 #include "gemm_f32.h"
 #include "gemm_packed.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,7 @@ typedef struct nchw_ctx {
     float *dst;                       /* C, group offset applied */
     int64_t dst_n;
     const float *bias;                /* per row of C, or NULL */
+    const int32_t *taps;              /* Note [Tap table]: [kvol][vol] offsets into a plane, -1 padding; or NULL */
 } nchw_ctx;
 
 static inline __mmask16 lanes(int64_t cnt) { return cnt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cnt) - 1u); }
@@ -90,10 +92,11 @@ CG_TARGET static inline void zero_n(float *d, int64_t cnt)
     for (int64_t i = 0; i < cnt; i += 16) _mm512_mask_storeu_ps(d + i, lanes(cnt - i), _mm512_setzero_ps());
 }
 
-/* Lanes [lane, lane + len) of the panel rows [0, k) hold positions [pos0, pos0 + len) of one
- * sample's im2col rows [k0, k0 + k); plane: the sample's first big channel (of the group). */
-CG_TARGET static void im2col_segment(const pct_conv_plan *p, float *dst, int64_t lane, const float *plane, int64_t pos0,
-                                     int64_t len, int64_t k0, int64_t k)
+/* Lanes [lane, lane + len) of the panel rows [0, k) (width lanes each: NR for a B panel, MR for an
+ * A panel of the transposed product) hold positions [pos0, pos0 + len) of one sample's im2col rows
+ * [k0, k0 + k); plane: the sample's first big channel (of the group). */
+CG_TARGET static void im2col_segment(const pct_conv_plan *p, float *dst, int64_t width, int64_t lane, const float *plane,
+                                     int64_t pos0, int64_t len, int64_t k0, int64_t k)
 {
     const pct_im2col_geom *g = &p->geo;
     const int64_t KH = g->kernel[1], KW = g->kernel[2], kvol = p->kvol;
@@ -107,7 +110,7 @@ CG_TARGET static void im2col_segment(const pct_conv_plan *p, float *dst, int64_t
         int64_t vlo, vhi;
         pct_conv_valid_range(W, OW, sw, off, &vlo, &vhi);
         const float *src = plane + c * bvol;
-        float *drow = dst + q * NR + lane - pos0; /* position pos goes to drow[pos] */
+        float *drow = dst + q * width + lane - pos0; /* position pos goes to drow[pos] */
         for (int64_t r = rfirst; r <= rlast; r++) {
             const int64_t od = r / OH, oh = r % OH;
             const int64_t id = od * g->stride[0] - g->pad[0] + dd, ih = oh * g->stride[1] - g->pad[1] + dh;
@@ -130,26 +133,85 @@ CG_TARGET static void im2col_segment(const pct_conv_plan *p, float *dst, int64_t
     }
 }
 
-/* The driver's pack_b hook: columns [j0, j0 + cols) may span several samples. */
-CG_TARGET static void nchw_pack_b(const void *ctx_, uint32_t *dst_, int64_t j0, int64_t cols, int64_t k0, int64_t k)
+/* Note [Tap table]
+ * On small images (output rows shorter than one 16-lane vector: ResNet's later stages on 32x32
+ * inputs have 8x8 down to 1x1) im2col_segment spends more on finding each row's valid run than
+ * on moving it. There the batch product first builds a table: for each kernel tap and output
+ * position, the offset of its input element within a channel plane, or -1 where it falls on
+ * padding. An im2col row (channel c, tap t) of a sample is then one masked 16-lane gather per
+ * 16 positions from plane c through row t of the table. */
+static int32_t *tap_table(const pct_conv_plan *p)
 {
-    const nchw_ctx *x = ctx_;
-    float *dst = (float *)dst_;
+    const pct_im2col_geom *g = &p->geo;
+    int32_t *tab = pct_conv_scratch_get(sizeof(int32_t) * (size_t)(p->kvol * p->svol));
+    if (!tab) return NULL;
+    const int64_t KH = g->kernel[1], KW = g->kernel[2], OH = g->small[1], OW = g->small[2];
+    for (int64_t t = 0; t < p->kvol; t++) {
+        const int64_t kd = t / (KH * KW), kh = (t / KW) % KH, kw = t % KW;
+        for (int64_t pos = 0; pos < p->svol; pos++) {
+            const int64_t od = pos / (OH * OW), oh = (pos / OW) % OH, ow = pos % OW;
+            const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+            const int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
+            const bool inside = id >= 0 && id < g->big[0] && ih >= 0 && ih < g->big[1] && iw >= 0 && iw < g->big[2];
+            tab[t * p->svol + pos] = inside ? (int32_t)((id * g->big[1] + ih) * g->big[2] + iw) : -1;
+        }
+    }
+    return tab;
+}
+
+/* im2col_segment through the tap table (Note [Tap table]) */
+CG_TARGET static void im2col_segment_taps(const nchw_ctx *x, float *dst, int64_t width, int64_t lane, const float *plane,
+                                          int64_t pos0, int64_t len, int64_t k0, int64_t k)
+{
+    const int64_t kvol = x->p->kvol, bvol = x->p->bvol, vol = x->vol;
+    for (int64_t q = 0; q < k; q++) {
+        const int64_t row = k0 + q, c = row / kvol, t = row % kvol;
+        const int32_t *tab = x->taps + t * vol + pos0;
+        const float *src = plane + c * bvol;
+        float *d = dst + q * width + lane;
+        for (int64_t i = 0; i < len; i += 16) {
+            const __mmask16 m = lanes(len - i);
+            const __m512i idx = _mm512_maskz_loadu_epi32(m, tab + i);
+            const __mmask16 valid = _mm512_mask_cmpge_epi32_mask(m, idx, _mm512_setzero_si512());
+            _mm512_mask_storeu_ps(d + i, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), valid, idx, src, 4));
+        }
+    }
+}
+
+/* Columns [j0, j0 + cols) of the batch's B (they may span several samples) as a panel of width
+ * lanes (zero lanes up to width): the pack_b hook of the product, the pack_a hook of the
+ * transposed one. */
+CG_TARGET static void nchw_panel(const nchw_ctx *x, float *dst, int64_t width, int64_t j0, int64_t cols, int64_t k0,
+                                 int64_t k)
+{
     j0 += x->col0;
     for (int64_t j = j0; j < j0 + cols;) {
         const int64_t n = j / x->vol, pos = j % x->vol;
         const int64_t len = x->vol - pos < j0 + cols - j ? x->vol - pos : j0 + cols - j;
         const float *s = x->src + n * x->src_n;
-        if (x->im2col) {
-            im2col_segment(x->p, dst, j - j0, s, pos, len, k0, k);
+        if (x->taps) {
+            im2col_segment_taps(x, dst, width, j - j0, s, pos, len, k0, k);
+        } else if (x->im2col) {
+            im2col_segment(x->p, dst, width, j - j0, s, pos, len, k0, k);
         } else {
             s += k0 * x->src_plane + pos;
-            for (int64_t q = 0; q < k; q++) copy_n(dst + q * NR + (j - j0), s + q * x->src_plane, len);
+            for (int64_t q = 0; q < k; q++) copy_n(dst + q * width + (j - j0), s + q * x->src_plane, len);
         }
         j += len;
     }
-    if (cols < NR)
-        for (int64_t q = 0; q < k; q++) zero_n(dst + q * NR + cols, NR - cols);
+    if (cols < width)
+        for (int64_t q = 0; q < k; q++) zero_n(dst + q * width + cols, width - cols);
+}
+
+CG_TARGET static void nchw_pack_b(const void *ctx, uint32_t *dst, int64_t j0, int64_t cols, int64_t k0, int64_t k)
+{
+    nchw_panel(ctx, (float *)dst, NR, j0, cols, k0, k);
+}
+
+CG_TARGET static void nchw_pack_a(const void *ctx, uint32_t *dst, int64_t i0, int64_t rows, int64_t k0, int64_t k)
+{
+    nchw_panel(ctx, (float *)dst, PCT_GEMM_MR, i0, rows, k0, k);
 }
 
 /* The driver's store hook: rows are channels of dst (+ bias on the first K slice). */
@@ -177,6 +239,40 @@ CG_TARGET static void nchw_store(const void *ctx_, const float *tile, int64_t i0
     }
 }
 
+/* The store hook of the transposed product: a tile's rows are batch columns (n, pos), its
+ * columns channels of dst (+ bias on the first K slice). */
+CG_TARGET static void nchw_store_transposed(const void *ctx_, const float *tile, int64_t i0, int64_t rows, int64_t j0,
+                                           int64_t cols, bool add)
+{
+    const nchw_ctx *x = ctx_;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t col = x->col0 + i0 + r, n = col / x->vol, pos = col % x->vol;
+        float *d = x->dst + n * x->dst_n + j0 * x->vol + pos;
+        const float *t = tile + r * NR;
+        for (int64_t j = 0; j < cols; j++) {
+            const float v = t[j] + (add ? d[j * x->vol] : x->bias ? x->bias[j0 + j] : 0.0f);
+            d[j * x->vol] = v;
+        }
+    }
+}
+
+/* Note [Transposed convolution product]
+ * With few output positions in the whole batch (ResNet's last stages on small images: 8 samples
+ * of 1x1 or 2x2), the product's columns fill a fraction of one 64-column panel and most of each
+ * micro-kernel call multiplies padding (7/8 of it for 8 columns). Then the transposed product
+ *     small^T[(n, pos), o] = im2col(big)^T[(n, pos), K] @ W^T[K, o]
+ * runs instead: batch columns become rows (panels of 6) and channels columns (panels of 64).
+ * It is chosen when its padded tile area is at most two thirds of the plain one's: building
+ * im2col panels 6 lanes wide costs more per element than 64 wide, so a near tie stays plain
+ * (8 samples of 16x16 from a 64-channel 7x7 stem ran 2.8x slower flipped). */
+static bool transposed_is_smaller(int64_t rows, int64_t cols)
+{
+    const int64_t mr = PCT_GEMM_MR;
+    const int64_t plain = (rows + mr - 1) / mr * mr * ((cols + NR - 1) / NR * NR);
+    const int64_t flipped = (cols + mr - 1) / mr * mr * ((rows + NR - 1) / NR * NR);
+    return 3 * flipped <= 2 * plain;
+}
+
 int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
 {
     const pct_conv_plan *p = t->p;
@@ -194,19 +290,34 @@ int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
      * KC): columns go in chunks whose packed B stays near CHUNK_BYTES, however big the batch */
     const int64_t cols = p->N * p->svol, kc = K < 256 ? K : 256;
     const int64_t chunk = (CHUNK_BYTES / (kc * 4) + NR - 1) / NR * NR;
-    for (int64_t g = 0; g < G; g++)
-        for (int64_t c0 = 0; c0 < cols; c0 += chunk) {
+    const bool flip = fwd && transposed_is_smaller(cs, cols < chunk ? cols : chunk);
+    int32_t *taps = NULL;
+    if (fwd && !p->direct && p->geo.small[2] < 16 && p->svol * p->kvol <= INT32_MAX && p->bvol <= INT32_MAX) {
+        taps = tap_table(p);
+        if (!taps) return -1;
+    }
+    int rc = 0;
+    for (int64_t g = 0; g < G && rc == 0; g++)
+        for (int64_t c0 = 0; c0 < cols && rc == 0; c0 += chunk) {
             const nchw_ctx x = {p, fwd && !p->direct, p->svol, c0, src + g * sch * svl, G * sch * svl, svl,
-                                dst + g * dch * dvl, G * dch * dvl, bias ? bias + g * dch : NULL};
-            const pct_gemm_hooks hooks = {&x, NULL, nchw_pack_b, nchw_store};
+                                dst + g * dch * dvl, G * dch * dvl, bias ? bias + g * dch : NULL, taps};
             const float *wg = (const float *)t->w + g * cs * K;
-            const pct_gemm_problem pr = {fwd ? cs : K, cols - c0 < chunk ? cols - c0 : chunk, fwd ? K : cs, 1.0f, 0.0f,
+            const int64_t width = cols - c0 < chunk ? cols - c0 : chunk;
+            if (flip) { /* Note [Transposed convolution product]: A and C through the hooks, B = W^T in place */
+                const pct_gemm_hooks hooks = {&x, nchw_pack_a, NULL, nchw_store_transposed};
+                const pct_gemm_problem pr = {width, cs, K, 1.0f, 0.0f, true, (const char *)x.src, (const char *)wg,
+                                             (char *)x.dst, 0, 0, 1, K, 0, 0, &hooks};
+                rc = pct_gemm_f32_problem(&pr, nt);
+                continue;
+            }
+            const pct_gemm_hooks hooks = {&x, NULL, nchw_pack_b, nchw_store};
+            const pct_gemm_problem pr = {fwd ? cs : K, width, fwd ? K : cs, 1.0f, 0.0f,
                                          true, (const char *)wg, (const char *)x.src, (char *)x.dst, fwd ? K : 1,
                                          fwd ? 1 : K, 0, 0, 0, 0, &hooks}; /* B and C: through the hooks */
-            const int rc = pct_gemm_f32_problem(&pr, nt);
-            if (rc != 0) return rc < 0 ? -1 : 1;
+            rc = pct_gemm_f32_problem(&pr, nt);
         }
-    return 0;
+    if (taps) pct_conv_scratch_put(taps, sizeof(int32_t) * (size_t)(p->kvol * p->svol));
+    return rc < 0 ? -1 : rc > 0 ? 1 : 0;
 }
 
 #else
