@@ -1,15 +1,19 @@
 """Full training steps of small models: a tiny GPT and a small CNN (forward, backward, gradient
-clipping, optimizer step), pyctorch against torch in one process.
+clipping, optimizer step), and timm's ResNet-18 and a small ViT, pyctorch against torch in one process.
 
 tiny GPT: vocab 256, context 64, 4 layers, width 128, 4 heads, GELU(tanh) MLP, AdamW with
 weight-decay groups, batch 8. small CNN: conv(3->32)/bn/relu/maxpool, conv(32->64)/bn/relu,
 adaptive avg pool, linear; SGD with momentum, batch 32 of 3x32x32. Target: <= 0.7x torch.
+timm (when installed; one copy imported per framework, benchmarks/_timm_loader.py): resnet18 with 10 classes on
+a batch of 8 3x32x32 images (SGD training step, and evaluation forward), and vit_tiny_patch16_224 at 32x32 with
+patch 8 (SGD training step, and create_model itself). Target for these: <= 1.0x torch.
 """
 import sys
 
 import numpy as np
 
 from _harness import setup, thread_list
+from _timm_loader import timm_for
 
 TARGET = 0.7
 
@@ -88,12 +92,53 @@ def cnn(m, batch=32):
     return run
 
 
+def timm_step(m, name, train=True, **kwargs):
+    timm = timm_for(m)
+    m.manual_seed(0)
+    model = timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
+    rs = np.random.RandomState(0)
+    x = m.tensor(rs.randn(8, 3, 32, 32).astype(np.float32))
+    y = m.tensor(rs.randint(0, 10, 8))
+    opt = m.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    if not train:
+        model.eval()
+
+        def evaluate():
+            with m.no_grad():
+                model(x)
+        return evaluate
+
+    def run():
+        opt.zero_grad()
+        m.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return run
+
+
+VIT = dict(img_size=32, patch_size=8, depth=4)
+
+
+def timm_create(m, name, **kwargs):
+    timm = timm_for(m)
+    return lambda: timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
+
+
 def main():
     args, suite = setup("models", __doc__, threads="1,2")
     for n in thread_list(args):
         suite.set_threads(n)
         suite.bench("tiny GPT train step", "4x128 T=64 B=8 threads=%d" % n, lambda m: gpt(m), target=TARGET)
         suite.bench("small CNN train step", "B=32 32x32 threads=%d" % n, lambda m: cnn(m), target=TARGET)
+        if timm_for(suite.modules()[0]) is None:
+            continue
+        suite.bench("timm resnet18 train step", "B=8 32x32 threads=%d" % n, lambda m: timm_step(m, "resnet18"),
+                    target=1.0)
+        suite.bench("timm resnet18 eval forward", "B=8 32x32 threads=%d" % n,
+                    lambda m: timm_step(m, "resnet18", train=False), target=1.0)
+        suite.bench("timm ViT train step", "tiny 4 blocks 32x32/8 B=8 threads=%d" % n,
+                    lambda m: timm_step(m, "vit_tiny_patch16_224", **VIT), target=1.0)
+        suite.bench("timm ViT create_model", "tiny 4 blocks threads=%d" % n,
+                    lambda m: timm_create(m, "vit_tiny_patch16_224", **VIT), target=1.0)
     return suite.finish()
 
 

@@ -100,7 +100,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'pyctorch' has no attribute '{name}'")
 
 
-def install_as_torch():
-    """Make `import torch` resolve to pyctorch in this process (see pyctorch.as_torch)."""
+def install_as_torch(torchvision=None):
+    """Make `import torch` resolve to pyctorch in this process (see pyctorch.as_torch); torchvision=True
+    also serves `import torchvision` from pyctorch's subset of it."""
     from .as_torch import install_as_torch as install
-    return install()
+    return install(torchvision=torchvision)

@@ -31,6 +31,12 @@ against torch releases. pyctorch's own package version stays available as
 `pyctorch.version.pyctorch_version`; without the alias
 `pyctorch.__version__` is that package version.
 
+With `--torchvision` (or install_as_torch(torchvision=True), or PYCTORCH_TORCHVISION=1 in the
+environment), `import torchvision` gives pyctorch's working subset of it when no torchvision is
+installed: Note [The torchvision subset] in pyctorch/_vision_finder.py. It is not on by default
+because libraries with optional torchvision support (transformers, torchmetrics) take a findable
+torchvision as the whole of it.
+
 Limits: processes started with the "spawn" or "forkserver" methods (e.g.
 DataLoader workers under those start methods) start a fresh interpreter where
 `import torch` finds whatever torch is installed; forked workers inherit the
@@ -166,8 +172,11 @@ def is_installed():
     return _finder is not None and _finder in sys.meta_path
 
 
-def install_as_torch():
+def install_as_torch(torchvision=None):
     """Make `import torch` (and every `torch.*` submodule) resolve to pyctorch in this process.
+
+    torchvision=True (default: the PYCTORCH_TORCHVISION environment variable) also serves
+    `import torchvision` from pyctorch's subset of it (Note [The torchvision subset]).
 
     Idempotent. Raises RuntimeError when the real torch is already imported (the two
     cannot share the name `torch`); call it before anything imports torch. Returns pyctorch.
@@ -182,6 +191,9 @@ def install_as_torch():
             f"({where}); call pyctorch.install_as_torch() (or use `python -m pyctorch.as_torch`) "
             "before anything imports torch")
     if is_installed():
+        if torchvision:
+            from . import _vision_finder
+            _vision_finder.install()
         return pyctorch
     _finder = _TorchAliasFinder()
     sys.meta_path.insert(0, _finder)
@@ -189,6 +201,11 @@ def install_as_torch():
     _saved_version = pyctorch.__dict__.get("__version__")
     pyctorch.__version__ = api_version
     import torch  # noqa: F401  (goes through the finder: sys.modules['torch'] is pyctorch)
+    if torchvision is None:
+        torchvision = os.environ.get("PYCTORCH_TORCHVISION", "") not in ("", "0")
+    if torchvision:
+        from . import _vision_finder
+        _vision_finder.install()  # `import torchvision` finds pyctorch's subset when none is installed
     for name, module in list(sys.modules.items()):  # already-imported pyctorch submodules
         if module is not None and (name == _TARGET or name.startswith(_TARGET + ".")):
             alias = _ALIAS + name[len(_TARGET):]
@@ -201,8 +218,10 @@ def uninstall_as_torch():
     """Undo install_as_torch(): drop the hook and the `torch*` entries of sys.modules pointing at pyctorch."""
     global _finder
     import pyctorch
+    from . import _vision_finder
     if _finder is not None and _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
+    _vision_finder.uninstall()
     _finder = None
     for name, module in list(sys.modules.items()):
         if (name == _ALIAS or name.startswith(_ALIAS + ".")) and module is not None \
@@ -217,11 +236,14 @@ def uninstall_as_torch():
 
 # ------------------------------------------------------------------ runner
 
-_USAGE = """usage: python -m pyctorch.as_torch [-h] (script.py | -m module | -c command) [args ...]
+_USAGE = """usage: python -m pyctorch.as_torch [-h] [--torchvision] (script.py | -m module | -c command) [args ...]
 
 Run unchanged PyTorch code on pyctorch: `import torch` and every `torch.*`
 submodule resolve to pyctorch (see pyctorch.as_torch's docstring). The script
 runs as __main__ with sys.argv set as `python script.py args` would set it.
+--torchvision: `import torchvision` gives pyctorch's subset of torchvision
+(transforms, datasets, models' ResNets and VGGs, ops, utils) when none is
+installed; also PYCTORCH_TORCHVISION=1.
 """
 
 
@@ -256,7 +278,13 @@ def main(argv=None):
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(_USAGE)
         return 0 if args else 2
-    install_as_torch()
+    vision = None
+    if args[0] == "--torchvision":
+        vision, args = True, args[1:]
+        if not args:
+            sys.stdout.write(_USAGE)
+            return 2
+    install_as_torch(torchvision=vision)
     try:
         if args[0] == "-m":
             if len(args) < 2:

@@ -18,10 +18,17 @@ def env(with_repo):
     return e
 
 
+# argv[1]: pyctorch/_vision_finder.py, or "-": loaded by path (not through pyctorch) so that timm's `import torchvision`
+# finds the same torchvision subset under the real torch as under the alias (Note [The torchvision subset])
 _TORCH_DRIVER = r"""
-import contextlib, io, json, os, runpy, sys
+import contextlib, importlib.util, io, json, os, runpy, sys
+if sys.argv[1] != "-":
+    spec = importlib.util.spec_from_file_location("pyctorch_vision_finder", sys.argv[1])
+    finder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(finder)
+    finder.install()
 out = {}
-for path in sys.argv[1:]:
+for path in sys.argv[2:]:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         runpy.run_path(path, run_name="__main__")
@@ -30,18 +37,23 @@ print(json.dumps(out))
 """
 
 
-def torch_outputs(scripts):
+def torch_outputs(scripts, torchvision=False):
     """{script: stdout} of the scripts (names under scripts/) run by the real torch in one subprocess, once per
-    test session (tests/session_cache.py)."""
+    test session (tests/session_cache.py); torchvision: with pyctorch's torchvision subset importable (the
+    alias side then runs with runner=TORCHVISION)."""
     from session_cache import computed_once
     paths = [os.path.join(HERE, "scripts", s) for s in scripts]
 
     def compute():
-        proc = subprocess.run([sys.executable, "-c", _TORCH_DRIVER, *paths], capture_output=True, text=True,
+        finder = os.path.join(REPO, "pyctorch", "_vision_finder.py") if torchvision else "-"
+        proc = subprocess.run([sys.executable, "-c", _TORCH_DRIVER, finder, *paths], capture_output=True, text=True,
                               env=env(False), timeout=180, cwd=HERE)
         assert proc.returncode == 0, proc.stderr[-4000:]
         return json.loads(proc.stdout.strip().splitlines()[-1])
-    return computed_once("library scripts", paths, compute)
+    return computed_once("library scripts" + (" with torchvision" if torchvision else ""), paths, compute)
+
+
+TORCHVISION = ("--torchvision",)  # the runner flag that serves pyctorch's torchvision subset
 
 
 def pyctorch_output(script, runner=()):
