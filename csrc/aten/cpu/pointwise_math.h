@@ -174,29 +174,31 @@ static inline PCT_HOST_DEVICE double pct_pw_logaddexp_d(double a, double b)
 #define pct_pw_logaddexp(a, b) pct_pw_logaddexp_d((a), (b))
 #define pct_pw_xlogy(a, b) ((b) != (b) ? (b) : (a) == 0 ? 0 * (a) : (a) * log(b))
 
-/* Inverse error function: a central rational approximation refined by two Newton steps. */
+/* Inverse error function: a polynomial first guess in w = -log(1 - y^2) (one for w < 5, one in
+ * sqrt(w) - 3 beyond), times y, refined by two Newton steps. The coefficients, highest power
+ * first, are shared with the vector form (vecmath.c). */
+#define PCT_ERFINV_CENTRAL                                                                          \
+    { 2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, \
+      -0.00417768164, 0.246640727, 1.50140941 }
+#define PCT_ERFINV_TAIL                                                                             \
+    { -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,   \
+      0.00943887047, 1.00167406, 2.83297682 }
+#define PCT_ERFINV_TERMS 9
+#define PCT_TWO_OVER_SQRT_PI 1.1283791670955126
 static inline PCT_HOST_DEVICE double pct_pw_erfinv_d(double y)
 {
     if (y != y || y < -1 || y > 1) return NAN;
     if (y == 1) return INFINITY;
     if (y == -1) return -INFINITY;
-    double w = -log((1.0 - y) * (1.0 + y)), x;
-    if (w < 5.0) {
-        w -= 2.5;
-        x = 2.81022636e-08;
-        x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w; x = -4.39150654e-06 + x * w;
-        x = 0.00021858087 + x * w; x = -0.00125372503 + x * w; x = -0.00417768164 + x * w;
-        x = 0.246640727 + x * w; x = 1.50140941 + x * w;
-    } else {
-        w = sqrt(w) - 3.0;
-        x = -0.000200214257;
-        x = 0.000100950558 + x * w; x = 0.00134934322 + x * w; x = -0.00367342844 + x * w;
-        x = 0.00573950773 + x * w; x = -0.0076224613 + x * w; x = 0.00943887047 + x * w;
-        x = 1.00167406 + x * w; x = 2.83297682 + x * w;
-    }
+    const double central[PCT_ERFINV_TERMS] = PCT_ERFINV_CENTRAL, tail[PCT_ERFINV_TERMS] = PCT_ERFINV_TAIL;
+    double w = -log((1.0 - y) * (1.0 + y));
+    const double *c = w < 5.0 ? central : tail;
+    w = w < 5.0 ? w - 2.5 : sqrt(w) - 3.0;
+    double x = c[0];
+    for (int i = 1; i < PCT_ERFINV_TERMS; i++) x = c[i] + x * w;
     x *= y;
     for (int i = 0; i < 2; i++) /* Newton: f(x) = erf(x) - y, f'(x) = 2/sqrt(pi) exp(-x^2) */
-        x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
+        x -= (erf(x) - y) / (PCT_TWO_OVER_SQRT_PI * exp(-x * x));
     return x;
 }
 #define pct_pw_erfinv(x) pct_pw_erfinv_d((double)(x))

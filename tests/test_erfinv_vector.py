@@ -1,0 +1,41 @@
+"""float32 erfinv through the vector form (vecmath.c: libmvec's log/erf/exp in double, one Newton step): the float64
+result rounded once, on every lane position, the tail, the edges and the special values; and torch's numbers."""
+import numpy as np
+import pytest
+
+import pyctorch as P
+from conftest import requires_torch, torch as T
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    body = rng.uniform(-1, 1, 300_001).astype(np.float32)
+    near_one = (1 - np.logspace(-7.2, -1, 2001)).astype(np.float32)
+    specials = np.array([0.0, -0.0, 1.0, -1.0, np.nan, 2.0, -3.0, np.inf, 1e-30, -1e-45], np.float32)
+    return np.concatenate([body, near_one, -near_one, specials])
+
+
+def test_float32_is_the_float64_result_rounded_once():
+    x = P.tensor(_inputs())
+    got = x.erfinv().numpy()
+    want = x.double().erfinv().float().numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isposinf(got[-8]) and np.isneginf(got[-7]) and np.isnan(got[-6:-2]).all()
+
+
+@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 33])
+def test_tails_and_strides_agree(n):
+    x = P.tensor(_inputs()[:4 * n])
+    whole = x.erfinv()
+    assert np.array_equal(x[1::2].erfinv().numpy(), whole[1::2].numpy(), equal_nan=True)  # strided: scalar form
+    assert np.array_equal(x[:n].erfinv().numpy(), whole[:n].numpy(), equal_nan=True)  # a ragged tail
+
+
+@requires_torch
+def test_float32_matches_torch_to_one_ulp():
+    a = _inputs()
+    got, want = P.tensor(a).erfinv().numpy(), T.erfinv(T.from_numpy(a)).numpy()
+    finite = np.isfinite(want)
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got[~finite], want[~finite], equal_nan=True)
+    ulps = np.abs(got[finite].view(np.int32).astype(np.int64) - want[finite].view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1 and (ulps == 0).mean() > 0.999
