@@ -53,7 +53,10 @@ def timm_for(framework):
             from pyctorch.as_torch import uninstall_as_torch
             uninstall_as_torch()
         finder.uninstall()
+        # drop the copy's timm and torchvision modules (and, for pyctorch, leftover torch aliases); torch modules
+        # the real torch imported meanwhile stay: importing one twice registers its operators twice
         for name in [n for n in sys.modules if _owned(n)]:
-            del sys.modules[name]
+            if key == "pyctorch" or not (name == "torch" or name.startswith("torch.")):
+                del sys.modules[name]
         sys.modules.update(saved)
     return _COPIES[key]

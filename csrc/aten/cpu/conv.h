@@ -87,6 +87,15 @@ bool pct_conv_sgemm_available(void);
  * Needs p->K, p->cs, p->cb and N * svol > 0. 0; 1 when the float32 GEMM is not available
  * (nothing done); -1 when out of memory. GIL-free. */
 int pct_conv_gemm_batch(const pct_conv_task *t, int nt);
+/* Note [Tap table] and Note [Live taps] (conv_taps.c). tap_table: [kvol][svol] input offsets within
+ * a channel plane, -1 on padding (NULL when out of memory; usable when tap_table_fits). live_rows:
+ * the im2col rows (c * kvol + t) whose tap reads something, *count of them; NULL (and *count = K)
+ * when all do or none does, or out of memory. Both are scratch memory, given back by the _free. */
+bool pct_conv_tap_table_fits(const pct_conv_plan *p);
+int32_t *pct_conv_tap_table(const pct_conv_plan *p);
+void pct_conv_tap_table_free(const pct_conv_plan *p, int32_t *tab);
+int32_t *pct_conv_live_rows(const pct_conv_plan *p, const int32_t *taps, int64_t *count);
+void pct_conv_live_rows_free(int32_t *map, int64_t count);
 /* Note [Batch columns] (conv_batch_columns.c): float32/float64 plans of a few positions per
  * sample run every primitive as one product over the batch. run: 0, or -1 when out of memory. */
 bool pct_conv_batch_columns_usable(const pct_conv_plan *p);

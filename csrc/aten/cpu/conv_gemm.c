@@ -135,34 +135,7 @@ CG_TARGET static void im2col_segment(const pct_conv_plan *p, float *dst, int64_t
     }
 }
 
-/* Note [Tap table]
- * On small images (output rows shorter than one 16-lane vector: ResNet's later stages on 32x32
- * inputs have 8x8 down to 1x1) im2col_segment spends more on finding each row's valid run than
- * on moving it. There the batch product first builds a table: for each kernel tap and output
- * position, the offset of its input element within a channel plane, or -1 where it falls on
- * padding. An im2col row (channel c, tap t) of a sample is then one masked 16-lane gather per
- * 16 positions from plane c through row t of the table. */
-static int32_t *tap_table(const pct_conv_plan *p)
-{
-    const pct_im2col_geom *g = &p->geo;
-    int32_t *tab = pct_conv_scratch_get(sizeof(int32_t) * (size_t)(p->kvol * p->svol));
-    if (!tab) return NULL;
-    const int64_t KH = g->kernel[1], KW = g->kernel[2], OH = g->small[1], OW = g->small[2];
-    for (int64_t t = 0; t < p->kvol; t++) {
-        const int64_t kd = t / (KH * KW), kh = (t / KW) % KH, kw = t % KW;
-        for (int64_t pos = 0; pos < p->svol; pos++) {
-            const int64_t od = pos / (OH * OW), oh = (pos / OW) % OH, ow = pos % OW;
-            const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-            const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-            const int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
-            const bool inside = id >= 0 && id < g->big[0] && ih >= 0 && ih < g->big[1] && iw >= 0 && iw < g->big[2];
-            tab[t * p->svol + pos] = inside ? (int32_t)((id * g->big[1] + ih) * g->big[2] + iw) : -1;
-        }
-    }
-    return tab;
-}
-
-/* im2col_segment through the tap table (Note [Tap table]) */
+/* im2col_segment through the tap table (Note [Tap table], conv_taps.c) */
 CG_TARGET static void im2col_segment_taps(const nchw_ctx *x, float *dst, int64_t width, int64_t lane, const float *plane,
                                           int64_t pos0, int64_t len, int64_t k0, int64_t k)
 {
@@ -258,11 +231,7 @@ CG_TARGET static void nchw_store_transposed(const void *ctx_, const float *tile,
     }
 }
 
-/* Note [Live taps]
- * On the smallest images some kernel taps fall on padding for every output position (a 3x3 tap
- * off the centre on a 1x1 image: 8 of 9). Their im2col rows are zero, so the transposed product
- * leaves them out: its K runs over the live (channel, tap) rows only, through kmap, and B's
- * panels gather those rows of W^T. The 512 -> 512 layer of ResNet-18 at 1x1 multiplies 9x less. */
+/* B's panels of the transposed product over the live rows only (Note [Live taps], conv_taps.c) */
 CG_TARGET static void weight_pack_b_live(const void *ctx_, uint32_t *dst_, int64_t j0, int64_t cols, int64_t k0,
                                          int64_t k)
 {
@@ -278,29 +247,6 @@ CG_TARGET static void weight_pack_b_live(const void *ctx_, uint32_t *dst_, int64
             _mm512_storeu_ps(dst + q * NR + j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lane, col + j * K, 4));
         }
     }
-}
-
-/* rows of im2col (channel-major, kvol taps each) whose tap is live somewhere (Note [Live taps]);
- * NULL when every tap is, or out of memory (*count: the rows) */
-static int32_t *live_rows(const pct_conv_plan *p, const int32_t *taps, int64_t *count)
-{
-    int64_t nlive = 0;
-    bool live[p->kvol > 0 ? p->kvol : 1];
-    for (int64_t t = 0; t < p->kvol; t++) {
-        live[t] = false;
-        for (int64_t pos = 0; pos < p->svol && !live[t]; pos++) live[t] = taps[t * p->svol + pos] >= 0;
-        nlive += live[t];
-    }
-    *count = p->K;
-    if (nlive == p->kvol || nlive == 0) return NULL; /* nothing to leave out; or all of it (the full product) */
-    int32_t *map = pct_conv_scratch_get(sizeof(int32_t) * (size_t)(p->cb * nlive > 0 ? p->cb * nlive : 1));
-    if (!map) return NULL;
-    int64_t r = 0;
-    for (int64_t c = 0; c < p->cb; c++)
-        for (int64_t t = 0; t < p->kvol; t++)
-            if (live[t]) map[r++] = (int32_t)(c * p->kvol + t);
-    *count = r;
-    return map;
 }
 
 /* Note [Transposed convolution product]
@@ -339,13 +285,13 @@ int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
     const int64_t chunk = (CHUNK_BYTES / (kc * 4) + NR - 1) / NR * NR;
     const bool flip = fwd && transposed_is_smaller(cs, cols < chunk ? cols : chunk);
     int32_t *taps = NULL;
-    if (fwd && !p->direct && p->geo.small[2] < 16 && p->svol * p->kvol <= INT32_MAX && p->bvol <= INT32_MAX) {
-        taps = tap_table(p);
+    if (fwd && !p->direct && p->geo.small[2] < 16 && pct_conv_tap_table_fits(p)) {
+        taps = pct_conv_tap_table(p);
         if (!taps) return -1;
     }
     /* Note [Live taps]: only the transposed product leaves rows out (its B is gathered anyway) */
     int64_t klive = K;
-    int32_t *kmap = flip && taps && p->G * p->cs * K <= INT32_MAX ? live_rows(p, taps, &klive) : NULL;
+    int32_t *kmap = flip && taps && p->G * p->cs * K <= INT32_MAX ? pct_conv_live_rows(p, taps, &klive) : NULL;
     int rc = 0;
     for (int64_t g = 0; g < G && rc == 0; g++)
         for (int64_t c0 = 0; c0 < cols && rc == 0; c0 += chunk) {
@@ -367,8 +313,8 @@ int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
                                          fwd ? 1 : K, 0, 0, 0, 0, &hooks}; /* B and C: through the hooks */
             rc = pct_gemm_f32_problem(&pr, nt);
         }
-    if (kmap) pct_conv_scratch_put(kmap, sizeof(int32_t) * (size_t)(klive > 0 ? klive : 1));
-    if (taps) pct_conv_scratch_put(taps, sizeof(int32_t) * (size_t)(p->kvol * p->svol));
+    pct_conv_live_rows_free(kmap, klive);
+    pct_conv_tap_table_free(p, taps);
     return rc < 0 ? -1 : rc > 0 ? 1 : 0;
 }
 
