@@ -39,3 +39,15 @@ def test_float32_matches_torch_to_one_ulp():
     assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got[~finite], want[~finite], equal_nan=True)
     ulps = np.abs(got[finite].view(np.int32).astype(np.int64) - want[finite].view(np.int32).astype(np.int64))
     assert ulps.max() <= 1 and (ulps == 0).mean() > 0.999
+
+
+def test_avx2_loop_agrees():
+    """The 8-lane AVX2 loop (PYCTORCH_NO_AVX512=1 selects it at run time) gives the same bits."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, pyctorch as P; x = P.tensor(np.random.default_rng(0).uniform(-1, 1, 100003)"
+            ".astype(np.float32)); print(np.array_equal(x.erfinv().numpy(), x.double().erfinv().float().numpy()))")
+    env = dict(os.environ, PYCTORCH_NO_AVX512="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr[-2000:]

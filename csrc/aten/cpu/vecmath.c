@@ -9,6 +9,8 @@
 #if defined(PCT_HAVE_LIBMVEC) && defined(__x86_64__)
 #include <immintrin.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ops with libmvec forms: the op id and the C name share the spelling */
 #define PCT_MVEC_FUNCS(X) \
@@ -122,56 +124,66 @@ PCT_VEC_LOOP(v256_silu_f32, 1, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_
 PCT_VEC_LOOP(v256_silu_f64, 1, double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, silu256d, silud, "avx2,fma")
 PCT_VEC_LOOP(v512_silu_f32, 1, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, silu512f, siluf, "avx512f")
 PCT_VEC_LOOP(v512_silu_f64, 1, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, silu512d, silud, "avx512f")
-/* float32 erfinv (trunc_normal_ initialisation): pct_pw_erfinv_d's steps in double on 8 (AVX-512)
- * or 4 (AVX2) lanes with libmvec's log, erf and exp; both polynomials run and a mask picks. One
- * Newton step, not two: from the polynomial's ~1e-7 the step leaves ~1e-13, far below a float's
- * rounding, and gave float32 results equal to the correctly rounded ones on 6 million uniform
- * inputs, as the scalar form's. float64 keeps the scalar form: libmvec's erf is a few ulp off
- * and a second step does not remove that. Lanes outside (-1, 1) (and NaN) take the scalar form. */
-#define PCT_ERFINV_VEC(NAME, STEPS, VD, N, SET1, ADD, SUB, MUL, DIV, SQRT, BLEND, LT, LOG, ERF, EXP, TARGET)       \
-    __attribute__((target(TARGET))) static inline VD NAME(VD y)                                                 \
+/* float32 erfinv (trunc_normal_ initialisation) on 16 (AVX-512) or 8 (AVX2) lanes: pct_pw_erfinv_d's
+ * polynomial first guess in float (libmvec's logf), then one Newton step in double: the residual
+ * erf(x) - y with libmvec's double erf, the derivative 2/sqrt(pi) exp(-x^2) with its expf (a
+ * relative error e there moves the step's result by e times the step, ~1e-7 * 1e-7). From the
+ * guess's ~1e-7 the step leaves ~1e-12, far below a float's rounding: on 6 million uniform inputs
+ * the results equal the correctly rounded ones, as the scalar form's. float64 keeps the scalar
+ * form (libmvec's double erf is a few ulp off). Lanes outside (-1, 1) (and NaN) take the scalar
+ * form. */
+#define PCT_ERFINV_F32(NAME, VF, VD, NF, HALF, SET1F, SET1D, ADDF, SUBF, MULF, SUBD, DIVD, SQRTF, BLENDF, LTF, \
+                       OUTSIDEF, TOD, FROMD, JOIN, LOGF, EXPF, ERFD, TARGET)                                     \
+    __attribute__((target(TARGET))) static inline VF NAME(VF y)                                                 \
     {                                                                                                           \
-        static const double central[PCT_ERFINV_TERMS] = PCT_ERFINV_CENTRAL, tail[PCT_ERFINV_TERMS] = PCT_ERFINV_TAIL; \
-        const VD one = SET1(1.0);                                                                               \
-        VD w = SUB(SET1(0.0), LOG(MUL(SUB(one, y), ADD(one, y))));                                              \
-        const VD wc = SUB(w, SET1(2.5)), wt = SUB(SQRT(w), SET1(3.0));                                          \
-        VD pc = SET1(central[0]), pt = SET1(tail[0]);                                                           \
+        static const float central[PCT_ERFINV_TERMS] = PCT_ERFINV_CENTRAL, tail[PCT_ERFINV_TERMS] = PCT_ERFINV_TAIL; \
+        const VF one = SET1F(1.0f);                                                                             \
+        const VF w = SUBF(SET1F(0.0f), LOGF(MULF(SUBF(one, y), ADDF(one, y))));                                 \
+        const VF wc = SUBF(w, SET1F(2.5f)), wt = SUBF(SQRTF(w), SET1F(3.0f));                                   \
+        VF pc = SET1F(central[0]), pt = SET1F(tail[0]);                                                         \
         for (int i = 1; i < PCT_ERFINV_TERMS; i++) {                                                            \
-            pc = ADD(SET1(central[i]), MUL(pc, wc));                                                            \
-            pt = ADD(SET1(tail[i]), MUL(pt, wt));                                                               \
+            pc = ADDF(SET1F(central[i]), MULF(pc, wc));                                                         \
+            pt = ADDF(SET1F(tail[i]), MULF(pt, wt));                                                            \
         }                                                                                                       \
-        VD x = MUL(BLEND(LT(w, SET1(5.0)), pt, pc), y);                                                         \
-        for (int i = 0; i < STEPS; i++)                                                                         \
-            x = SUB(x, DIV(SUB(ERF(x), y), MUL(SET1(PCT_TWO_OVER_SQRT_PI), EXP(SUB(SET1(0.0), MUL(x, x)))))); \
-        double lanes_y[N], lanes_x[N];                                                                          \
+        const VF x = MULF(BLENDF(LTF(w, SET1F(5.0f)), pt, pc), y);                                              \
+        const VF slope = MULF(SET1F((float)PCT_TWO_OVER_SQRT_PI), EXPF(SUBF(SET1F(0.0f), MULF(x, x))));         \
+        VD half[2];                                                                                             \
+        for (int h = 0; h < 2; h++) {                                                                           \
+            const VD xd = TOD(HALF(x, h));                                                                      \
+            half[h] = SUBD(xd, DIVD(SUBD(ERFD(xd), TOD(HALF(y, h))), TOD(HALF(slope, h))));                     \
+        }                                                                                                       \
+        VF out = JOIN(FROMD(half[0]), FROMD(half[1]));                                                          \
+        if (!OUTSIDEF(y)) return out;                                                                           \
+        float lanes_y[NF], lanes_x[NF];                                                                         \
         memcpy(lanes_y, &y, sizeof lanes_y);                                                                    \
-        memcpy(lanes_x, &x, sizeof lanes_x);                                                                    \
-        for (int i = 0; i < N; i++)                                                                             \
-            if (!(lanes_y[i] > -1.0 && lanes_y[i] < 1.0)) lanes_x[i] = pct_pw_erfinv_d(lanes_y[i]);             \
-        memcpy(&x, lanes_x, sizeof lanes_x);                                                                    \
-        return x;                                                                                               \
+        memcpy(lanes_x, &out, sizeof lanes_x);                                                                  \
+        for (int i = 0; i < NF; i++)                                                                            \
+            if (!(lanes_y[i] > -1.0f && lanes_y[i] < 1.0f)) lanes_x[i] = (float)pct_pw_erfinv_d(lanes_y[i]);    \
+        memcpy(&out, lanes_x, sizeof lanes_x);                                                                  \
+        return out;                                                                                             \
     }
-#define PCT_BLEND512(m, a, b) _mm512_mask_blend_pd((m), (a), (b))
-#define PCT_LT512(a, b) _mm512_cmp_pd_mask((a), (b), _CMP_LT_OQ)
-#define PCT_BLEND256(m, a, b) _mm256_blendv_pd((a), (b), (m))
-#define PCT_LT256(a, b) _mm256_cmp_pd((a), (b), _CMP_LT_OQ)
-PCT_ERFINV_VEC(erfinv512d, 1, __m512d, 8, _mm512_set1_pd, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_div_pd,
-               _mm512_sqrt_pd, PCT_BLEND512, PCT_LT512, _ZGVeN8v_log, _ZGVeN8v_erf, _ZGVeN8v_exp, "avx512f")
-PCT_ERFINV_VEC(erfinv256d, 1, __m256d, 4, _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_div_pd,
-               _mm256_sqrt_pd, PCT_BLEND256, PCT_LT256, _ZGVdN4v_log, _ZGVdN4v_erf, _ZGVdN4v_exp, "avx2,fma")
-__attribute__((target("avx512f"))) static inline __m512 erfinv512f(__m512 y)
-{
-    const __m512d lo = erfinv512d(_mm512_cvtps_pd(_mm512_castps512_ps256(y)));
-    const __m512d hi = erfinv512d(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1))));
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
-                                               _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
-}
-__attribute__((target("avx2,fma"))) static inline __m256 erfinv256f(__m256 y)
-{
-    const __m256d lo = erfinv256d(_mm256_cvtps_pd(_mm256_castps256_ps128(y)));
-    const __m256d hi = erfinv256d(_mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
-}
+/* the AVX-512 pieces: 16 floats, halves of 8 as doubles */
+#define PCT_HALF512(v, h) ((h) ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)) : _mm512_castps512_ps256(v))
+#define PCT_JOIN512(lo, hi) \
+    _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1))
+#define PCT_BLEND512F(m, a, b) _mm512_mask_blend_ps((m), (a), (b))
+#define PCT_LT512F(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_LT_OQ)
+#define PCT_OUTSIDE512F(y) _mm512_cmp_ps_mask(_mm512_abs_ps(y), _mm512_set1_ps(1.0f), _CMP_NLT_UQ)
+/* the AVX2 pieces: 8 floats, halves of 4 */
+#define PCT_HALF256(v, h) ((h) ? _mm256_extractf128_ps((v), 1) : _mm256_castps256_ps128(v))
+#define PCT_JOIN256(lo, hi) _mm256_insertf128_ps(_mm256_castps128_ps256(lo), (hi), 1)
+#define PCT_BLEND256F(m, a, b) _mm256_blendv_ps((a), (b), (m))
+#define PCT_LT256F(a, b) _mm256_cmp_ps((a), (b), _CMP_LT_OQ)
+#define PCT_OUTSIDE256F(y) \
+    _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), (y)), _mm256_set1_ps(1.0f), _CMP_NLT_UQ))
+PCT_ERFINV_F32(erfinv512f, __m512, __m512d, 16, PCT_HALF512, _mm512_set1_ps, _mm512_set1_pd, _mm512_add_ps,
+               _mm512_sub_ps, _mm512_mul_ps, _mm512_sub_pd, _mm512_div_pd, _mm512_sqrt_ps, PCT_BLEND512F, PCT_LT512F,
+               PCT_OUTSIDE512F, _mm512_cvtps_pd, _mm512_cvtpd_ps, PCT_JOIN512, _ZGVeN16v_logf, _ZGVeN16v_expf,
+               _ZGVeN8v_erf, "avx512f")
+PCT_ERFINV_F32(erfinv256f, __m256, __m256d, 8, PCT_HALF256, _mm256_set1_ps, _mm256_set1_pd, _mm256_add_ps,
+               _mm256_sub_ps, _mm256_mul_ps, _mm256_sub_pd, _mm256_div_pd, _mm256_sqrt_ps, PCT_BLEND256F, PCT_LT256F,
+               PCT_OUTSIDE256F, _mm256_cvtps_pd, _mm256_cvtpd_ps, PCT_JOIN256, _ZGVdN8v_logf, _ZGVdN8v_expf,
+               _ZGVdN4v_erf, "avx2,fma")
 static inline float erfinvf_scalar(float y) { return (float)pct_pw_erfinv_d(y); }
 PCT_VEC_LOOP(v256_erfinv_f32, 1, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, erfinv256f, erfinvf_scalar, "avx2,fma")
 PCT_VEC_LOOP(v512_erfinv_f32, 1, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, erfinv512f, erfinvf_scalar, "avx512f")
@@ -189,7 +201,7 @@ static void init_table(void)
     PCT_MVEC_FUNCS(PCT_VEC_ENTRY)
     PCT_VEC_ENTRY(sigmoid)
     PCT_VEC_ENTRY(silu)
-    table[PCT_OP_erfinv][0][0] = v256_erfinv_f32; /* float64 keeps the scalar form (see erfinv512d) */
+    table[PCT_OP_erfinv][0][0] = v256_erfinv_f32; /* float64 keeps the scalar form (see erfinv512f) */
     table[PCT_OP_erfinv][0][1] = v512_erfinv_f32;
     PCT_MVEC_FUNCS2(PCT_VEC_ENTRY)
 #define PCT_VEC_ALIAS(alias, fn) \
@@ -203,6 +215,8 @@ static void init_table(void)
 #ifdef PCT_NO_AVX512
     avx512 = false; /* valgrind builds: no AVX-512 instructions */
 #endif
+    const char *off = getenv("PYCTORCH_NO_AVX512"); /* at run time: the AVX2 loops (tests use it) */
+    if (off && *off && strcmp(off, "0") != 0) avx512 = false;
     isa = avx512 ? 2 : avx2 ? 1 : 0;
 }
 
