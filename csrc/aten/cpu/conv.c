@@ -285,8 +285,11 @@ static int conv_run(const pct_conv_task *t, char *gw_out)
         if (pct_conv_direct_usable(p) && (rest.what & (PCT_CONV_FWD | PCT_CONV_WGRAD))) {
             pct_conv_task fw = rest;
             fw.what &= PCT_CONV_FWD | PCT_CONV_WGRAD;
-            if (pct_conv_direct_task(&fw, (float *)gw_out) < 0) return -1;
-            rest.what &= ~(PCT_CONV_FWD | PCT_CONV_WGRAD);
+            /* at 64 positions (8x8) the engine's batch product runs the forward 20% faster, the direct
+               weight gradient stays ahead */
+            if (p->svol <= 64) fw.what &= ~PCT_CONV_FWD;
+            if (fw.what && pct_conv_direct_task(&fw, (float *)gw_out) < 0) return -1;
+            rest.what &= ~fw.what;
         }
         return rest.what ? pct_conv_engine_run(&rest, gw_out) : 0;
     }
