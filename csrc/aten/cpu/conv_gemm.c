@@ -65,6 +65,8 @@ typedef struct nchw_ctx {
     const int32_t *taps;              /* Note [Tap table]: [kvol][vol] offsets into a plane, -1 padding; or NULL */
     const int32_t *kmap;              /* Note [Live taps]: product row -> im2col row, or NULL (the same) */
     const float *w;                   /* the group's weight [cs][K] (B = W^T of the transposed product) */
+    const float *rows;                /* the transposed product's A, built whole: [product row][ld], or NULL */
+    int64_t rows_ld;
 } nchw_ctx;
 
 static inline __mmask16 lanes(int64_t cnt) { return cnt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cnt) - 1u); }
@@ -184,9 +186,41 @@ CG_TARGET static void nchw_pack_b(const void *ctx, uint32_t *dst, int64_t j0, in
     nchw_panel(ctx, (float *)dst, NR, j0, cols, k0, k);
 }
 
-CG_TARGET static void nchw_pack_a(const void *ctx, uint32_t *dst, int64_t i0, int64_t rows, int64_t k0, int64_t k)
+/* The transposed product's A whole, dst[r][j] for product rows r < nrows and the chunk's batch
+ * columns j < width: through a table of the chunk, for tap t and column j = (n, pos), the offset
+ * of the element in sample n's channel 0 (n * src_n + taps[t][pos], or -1), so that a row is one
+ * 16-lane gather per 16 columns across samples (per sample, a 2x2 image gave 4-lane gathers). */
+CG_TARGET static void transposed_rows(const nchw_ctx *x, int32_t *btab, float *dst, int64_t width, int64_t nrows)
 {
-    nchw_panel(ctx, (float *)dst, PCT_GEMM_MR, i0, rows, k0, k);
+    const pct_conv_plan *p = x->p;
+    for (int64_t t = 0; t < p->kvol; t++)
+        for (int64_t j = 0; j < width; j++) {
+            const int64_t col = x->col0 + j, n = col / x->vol, pos = col % x->vol;
+            const int32_t off = x->taps[t * x->vol + pos];
+            btab[t * width + j] = off < 0 ? -1 : (int32_t)(n * x->src_n + off);
+        }
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t row = x->kmap ? x->kmap[r] : r, c = row / p->kvol;
+        const int32_t *tab = btab + (row % p->kvol) * width;
+        const float *plane = x->src + c * p->bvol;
+        for (int64_t j = 0; j < width; j += 16) {
+            const __mmask16 m = lanes(width - j);
+            const __m512i idx = _mm512_maskz_loadu_epi32(m, tab + j);
+            const __mmask16 valid = _mm512_mask_cmpge_epi32_mask(m, idx, _mm512_setzero_si512());
+            _mm512_mask_storeu_ps(dst + r * width + j, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), valid, idx, plane, 4));
+        }
+    }
+}
+
+/* The transposed product's pack_a hook: MR-wide panels cut from its A built whole (a panel built
+ * directly would gather 6 lanes at a time, 16 when the whole row is built first). */
+CG_TARGET static void nchw_pack_a(const void *ctx, uint32_t *dst_, int64_t i0, int64_t rows, int64_t k0, int64_t k)
+{
+    const nchw_ctx *x = ctx;
+    float *dst = (float *)dst_;
+    const __mmask16 keep = lanes(rows), all = lanes(PCT_GEMM_MR);
+    for (int64_t q = 0; q < k; q++)
+        _mm512_mask_storeu_ps(dst + q * PCT_GEMM_MR, all, _mm512_maskz_loadu_ps(keep, x->rows + (k0 + q) * x->rows_ld + i0));
 }
 
 /* The driver's store hook: rows are channels of dst (+ bias on the first K slice). */
@@ -283,25 +317,40 @@ int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
      * KC): columns go in chunks whose packed B stays near CHUNK_BYTES, however big the batch */
     const int64_t cols = p->N * p->svol, kc = K < 256 ? K : 256;
     const int64_t chunk = (CHUNK_BYTES / (kc * 4) + NR - 1) / NR * NR;
-    const bool flip = fwd && transposed_is_smaller(cs, cols < chunk ? cols : chunk);
+    /* the transposed product reads its A through the tap table, with offsets across the batch in 32 bits */
+    const bool flip = fwd && transposed_is_smaller(cs, cols < chunk ? cols : chunk) && pct_conv_tap_table_fits(p) &&
+                      p->N * G * p->cb * p->bvol <= INT32_MAX;
     int32_t *taps = NULL;
-    if (fwd && !p->direct && p->geo.small[2] < 16 && pct_conv_tap_table_fits(p)) {
+    if (fwd && (flip || (!p->direct && p->geo.small[2] < 16)) && pct_conv_tap_table_fits(p)) {
         taps = pct_conv_tap_table(p);
         if (!taps) return -1;
     }
     /* Note [Live taps]: only the transposed product leaves rows out (its B is gathered anyway) */
     int64_t klive = K;
     int32_t *kmap = flip && taps && p->G * p->cs * K <= INT32_MAX ? pct_conv_live_rows(p, taps, &klive) : NULL;
+    /* the transposed product's A, [klive][columns of a chunk], then its table [kvol][columns] */
+    const int64_t widest = cols < chunk ? cols : chunk;
+    const size_t trows_bytes = flip ? sizeof(float) * (size_t)((klive + p->kvol) * widest) : 0;
+    float *trows = flip ? pct_conv_scratch_get(trows_bytes) : NULL;
+    if (flip && !trows) {
+        pct_conv_live_rows_free(kmap, klive);
+        pct_conv_tap_table_free(p, taps);
+        return -1;
+    }
     int rc = 0;
     for (int64_t g = 0; g < G && rc == 0; g++)
         for (int64_t c0 = 0; c0 < cols && rc == 0; c0 += chunk) {
             const nchw_ctx x = {p, fwd && !p->direct, p->svol, c0, src + g * sch * svl, G * sch * svl, svl,
                                 dst + g * dch * dvl, G * dch * dvl, bias ? bias + g * dch : NULL, taps, kmap,
-                                (const float *)t->w + g * cs * K};
+                                (const float *)t->w + g * cs * K, NULL, 0};
             const float *wg = x.w;
             const int64_t width = cols - c0 < chunk ? cols - c0 : chunk;
             if (flip) { /* Note [Transposed convolution product]: A and C through the hooks, B = W^T in place */
-                const pct_gemm_hooks hooks = {&x, nchw_pack_a, kmap ? weight_pack_b_live : NULL, nchw_store_transposed};
+                nchw_ctx xa = x;
+                transposed_rows(&x, (int32_t *)(trows + klive * widest), trows, width, klive); /* A: [klive][width] */
+                xa.rows = trows;
+                xa.rows_ld = width;
+                const pct_gemm_hooks hooks = {&xa, nchw_pack_a, kmap ? weight_pack_b_live : NULL, nchw_store_transposed};
                 const pct_gemm_problem pr = {width, cs, klive, 1.0f, 0.0f, true, (const char *)x.src,
                                              (const char *)wg, (char *)x.dst, 0, 0, 1, K, 0, 0, &hooks};
                 rc = pct_gemm_f32_problem(&pr, nt);
@@ -313,6 +362,7 @@ int pct_conv_gemm_batch(const pct_conv_task *t, int nt)
                                          fwd ? 1 : K, 0, 0, 0, 0, &hooks}; /* B and C: through the hooks */
             rc = pct_gemm_f32_problem(&pr, nt);
         }
+    if (trows) pct_conv_scratch_put(trows, trows_bytes);
     pct_conv_live_rows_free(kmap, klive);
     pct_conv_tap_table_free(p, taps);
     return rc < 0 ? -1 : rc > 0 ? 1 : 0;
