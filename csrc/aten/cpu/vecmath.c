@@ -4,7 +4,8 @@
  * work. Built only where setup.py found libmvec (PCT_HAVE_LIBMVEC). */
 #include "vecmath.h"
 #include "../op.h"
-#include "pointwise_math.h" /* pct_pw_erfinv_d and its coefficients */
+#include "pointwise_math.h" /* pct_pw_erfinv_d and its coefficients, pct_pw_ctx */
+#include "pointwise.h"      /* pct_pw_loop: the table loop pow falls back to */
 
 #if defined(PCT_HAVE_LIBMVEC) && defined(__x86_64__)
 #include <immintrin.h>
@@ -27,6 +28,8 @@
 #define PCT_MVEC_DECLARE2(fn) PCT_MVEC_DECLARE_AS(fn, vv, (__m256, __m256), (__m256d, __m256d), (__m512, __m512), (__m512d, __m512d))
 /* Binary functions of libmvec (glibc 2.35, as the unary AVX2/AVX-512 forms setup.py checks for): atan2 and hypot. */
 #define PCT_MVEC_FUNCS2(X) X(atan2) X(hypot)
+extern __m512d _ZGVeN8vv_pow(__m512d, __m512d);
+extern __m256d _ZGVdN4vv_pow(__m256d, __m256d);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 PCT_MVEC_FUNCS(PCT_MVEC_DECLARE)
@@ -187,6 +190,53 @@ PCT_ERFINV_F32(erfinv256f, __m256, __m256d, 8, PCT_HALF256, _mm256_set1_ps, _mm2
 static inline float erfinvf_scalar(float y) { return (float)pct_pw_erfinv_d(y); }
 PCT_VEC_LOOP(v256_erfinv_f32, 1, float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, erfinv256f, erfinvf_scalar, "avx2,fma")
 PCT_VEC_LOOP(v512_erfinv_f32, 1, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, erfinv512f, erfinvf_scalar, "avx512f")
+/* float32 pow: pairs of 8 (AVX-512) or 4 (AVX2) lanes through libmvec's double pow, rounded once: the bits of
+ * the table loop, whose pow(a, b) is the double function (its exponents 2, 3 and -2 as products in float, lane by
+ * lane here too). A scalar exponent of 2, 3 or -2, and any strided run, go to the table loop (Note [pow by a
+ * constant] in pointwise_loops.h). float64 keeps the scalar pow (libmvec's double pow is a few ulp off). */
+#define PCT_POW_F32(NAME, VF, VD, W, HALF, JOIN, TOD, FROMD, POWD, LOADF, STOREF, SET1F, MULF, DIVF, EQ, BLEND, TARGET) \
+    __attribute__((target(TARGET))) static inline VF NAME##_lanes(VF a, VF b)                                 \
+    {                                                                                                        \
+        VD half[2];                                                                                          \
+        for (int h = 0; h < 2; h++) half[h] = POWD(TOD(HALF(a, h)), TOD(HALF(b, h)));                        \
+        VF r = JOIN(FROMD(half[0]), FROMD(half[1]));                                                         \
+        const VF sq = MULF(a, a);                                                                            \
+        r = BLEND(EQ(b, SET1F(2.0f)), r, sq);                                                                \
+        r = BLEND(EQ(b, SET1F(3.0f)), r, MULF(sq, a));                                                       \
+        return BLEND(EQ(b, SET1F(-2.0f)), r, DIVF(SET1F(1.0f), sq));                                         \
+    }                                                                                                        \
+    __attribute__((target(TARGET))) static void NAME(char **args, const int64_t *dims, const int64_t *steps, void *vctx) \
+    {                                                                                                        \
+        const pct_pw_ctx *ctx = vctx;                                                                        \
+        const int64_t n = *dims, sb = steps[2];                                                              \
+        float bs = 0.0f;                                                                                     \
+        if (sb == 0) bs = ctx->has_scalar_b ? (float)ctx->scalar_b : *(const float *)args[2];                \
+        if (steps[0] != 4 || steps[1] != 4 || (sb != 4 && sb != 0) || (sb == 0 && (bs == 2 || bs == 3 || bs == -2))) { \
+            pct_pw_loop(PCT_OP_pow, PCT_FLOAT32)(args, dims, steps, vctx);                                   \
+            return;                                                                                          \
+        }                                                                                                    \
+        float *o = (float *)args[0];                                                                         \
+        const float *a = (const float *)args[1], *b = (const float *)args[2];                                \
+        int64_t k = 0;                                                                                       \
+        for (; k + W <= n; k += W) STOREF(o + k, NAME##_lanes(LOADF(a + k), sb ? LOADF(b + k) : SET1F(bs)));  \
+        if (k < n) {                                                                                         \
+            float ba[W], bb[W];                                                                              \
+            for (int i = 0; i < W; i++) {                                                                    \
+                ba[i] = k + i < n ? a[k + i] : 1.0f;                                                         \
+                bb[i] = sb == 0 ? bs : k + i < n ? b[k + i] : 1.0f;                                          \
+            }                                                                                                \
+            STOREF(ba, NAME##_lanes(LOADF(ba), LOADF(bb)));                                                  \
+            memcpy(o + k, ba, sizeof(float) * (size_t)(n - k));                                              \
+        }                                                                                                    \
+    }
+#define PCT_EQ512F(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_EQ_OQ)
+#define PCT_EQ256F(a, b) _mm256_cmp_ps((a), (b), _CMP_EQ_OQ)
+PCT_POW_F32(v512_pow_f32, __m512, __m512d, 16, PCT_HALF512, PCT_JOIN512, _mm512_cvtps_pd, _mm512_cvtpd_ps, _ZGVeN8vv_pow,
+            _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_div_ps, PCT_EQ512F, PCT_BLEND512F,
+            "avx512f")
+PCT_POW_F32(v256_pow_f32, __m256, __m256d, 8, PCT_HALF256, PCT_JOIN256, _mm256_cvtps_pd, _mm256_cvtpd_ps, _ZGVdN4vv_pow,
+            _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_div_ps, PCT_EQ256F, PCT_BLEND256F,
+            "avx2,fma")
 #pragma GCC diagnostic pop
 
 /* table[op][0 = f32, 1 = f64][0 = avx2, 1 = avx512] */
@@ -203,6 +253,8 @@ static void init_table(void)
     PCT_VEC_ENTRY(silu)
     table[PCT_OP_erfinv][0][0] = v256_erfinv_f32; /* float64 keeps the scalar form (see erfinv512f) */
     table[PCT_OP_erfinv][0][1] = v512_erfinv_f32;
+    table[PCT_OP_pow][0][0] = v256_pow_f32; /* float64: the scalar pow, as erfinv */
+    table[PCT_OP_pow][0][1] = v512_pow_f32;
     PCT_MVEC_FUNCS2(PCT_VEC_ENTRY)
 #define PCT_VEC_ALIAS(alias, fn) \
     for (int d = 0; d < 2; d++) for (int i = 0; i < 2; i++) table[PCT_OP_##alias][d][i] = table[PCT_OP_##fn][d][i];
