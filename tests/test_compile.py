@@ -2,6 +2,7 @@
 
 The compiled results are compared with eager pyctorch bit for bit (a graph runs the same kernels in the same
 order), and a compiled training run with torch's when torch is installed."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -315,14 +316,16 @@ def test_torch_logs_print_breaks_and_recompiles():
         torch.compile(f)(torch.ones(2))
         g(torch.ones(2)); g(torch.ones(3))
     """)
-    env = {"TORCH_LOGS": "graph_breaks,recompiles", "PYTHONPATH": ":".join(sys.path)}
+    # the environment is inherited (the sanitizer build's LD_PRELOAD with it), TORCH_LOGS set or cleared on top
+    base = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"}
+    env = dict(base, TORCH_LOGS="graph_breaks,recompiles", PYTHONPATH=":".join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert "[__graph_breaks] Graph break in user code at <string>:4" in out.stderr
     assert "Graph Break Reason: Data-dependent operation: bool()" in out.stderr
     assert "[__recompiles] Recompiling function <lambda>" in out.stderr
     assert "size mismatch at index 0. expected 2, actual 3" in out.stderr
     quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env={"PYTHONPATH": ":".join(sys.path)}, check=True)
+                           env=dict(base, PYTHONPATH=":".join(sys.path)), check=True)
     assert "__graph_breaks" not in quiet.stderr
 
 
@@ -510,8 +513,7 @@ def test_transformers_models_compile_to_one_graph():
         print(len(compiled._compiled_call.entries), entry.gm is not None)
     """)
     out = subprocess.run([sys.executable, "-m", "pyctorch.as_torch", "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": ":".join(sys.path), "OMP_NUM_THREADS": "1",
-                              "HOME": __import__("os").environ.get("HOME", "/tmp")})
+                         env=dict(os.environ, PYTHONPATH=":".join(sys.path), OMP_NUM_THREADS="1"))
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["1", "True"]  # one graph, no break, the same losses and a backward
 
