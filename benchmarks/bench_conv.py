@@ -7,6 +7,9 @@ the CPU (pyctorch: the bfloat16 GEMM with float32 accumulation where the CPU has
 Cases: the 7x7/2 stem (3 -> 64 on 112x112), 64 -> 64 3x3 on 56x56, 128 -> 128 3x3 on 28x28,
 256 -> 256 1x1 on 14x14 (a plain GEMM), a 3x3 depthwise (64 channels on 56x56), and a stride-2
 transposed 3x3 (64 -> 32 on 28x28, a decoder layer). --quick shrinks the batch to 2.
+Small images (float32, batch 8 always): ResNet-18's layers on 32x32 inputs (timm and CIFAR training), the
+stem at 32x32 and the 3x3 layers at 8x8, 4x4, 2x2 and 1x1 (Note [Batch columns], Note [Live taps] in
+csrc/aten/cpu).
 """
 import sys
 
@@ -22,6 +25,17 @@ CASES = [
     ("1x1 256", 256, 256, 14, 1, 1, 0, 1, False),
     ("dw 3x3 64", 64, 64, 56, 3, 1, 1, 64, False),
     ("convT 3x3/2", 64, 32, 28, 3, 2, 1, 1, True),
+]
+
+
+# ResNet-18 on 32x32 inputs, batch 8: name, C, O, H, kernel, stride, padding
+SMALL_CASES = [
+    ("r18@32 stem 7x7/2", 3, 64, 32, 7, 2, 3),
+    ("r18@32 3x3 8x8", 64, 64, 8, 3, 1, 1),
+    ("r18@32 3x3 4x4", 128, 128, 4, 3, 1, 1),
+    ("r18@32 3x3 2x2", 256, 256, 2, 3, 1, 1),
+    ("r18@32 3x3/2 2x2->1x1", 256, 512, 2, 3, 2, 1),
+    ("r18@32 3x3 1x1", 512, 512, 1, 3, 1, 1),
 ]
 
 
@@ -72,6 +86,13 @@ def main():
                     suite.bench(label, params,
                                 lambda m, a=(n, c, o, h, k, s, p, g, tr, backward, dtype): make_case(m, *a), TARGET,
                                 metrics=lambda t, fl=fl: {"GFLOP/s": fl / t / 1e9})
+        for backward in (False, True):
+            for name, c, o, h, k, s, p in SMALL_CASES:
+                oh = out_size(h, k, s, p, False)
+                fl = 2.0 * 8 * o * c * k * k * oh * oh * (3 if backward else 1)
+                suite.bench(name + (" fwd+bwd" if backward else " fwd"), "N=8 %dx%d %d->%d t=%d" % (h, h, c, o, threads),
+                            lambda m, a=(8, c, o, h, k, s, p, 1, False, backward, "float32"): make_case(m, *a),
+                            TARGET, metrics=lambda t, fl=fl: {"GFLOP/s": fl / t / 1e9})
     return suite.finish()
 
 
