@@ -2,7 +2,8 @@
 
 Each script in scripts/hf_*.py is plain torch + transformers code (tiny configs): GPT-2 trained 5 AdamW
 steps then greedy `generate`, BERT sequence classification forward + backward, Llama causal LM
-forward + backward. The real torch runs them all in one subprocess; pyctorch runs each under
+forward + backward, and the Trainer for 4 steps, save_pretrained / from_pretrained (safetensors, tied
+weights), a model built on the meta device and low_cpu_mem_usage loading. The real torch runs them all in one subprocess; pyctorch runs each under
 `python -m pyctorch.as_torch` in its own subprocess, one thread each, and the printed numbers must agree.
 
 Three things transformers touches at import need pyctorch's C layer (c_gap_standins.py says which):
@@ -23,7 +24,7 @@ pytest.importorskip("transformers", reason="transformers is not installed")
 sys.path.insert(0, HERE)
 import c_gap_standins  # noqa: E402
 
-SCRIPTS = ["hf_gpt2.py", "hf_bert.py", "hf_llama.py"]
+SCRIPTS = ["hf_gpt2.py", "hf_bert.py", "hf_llama.py", "hf_trainer_save.py"]
 C_GAPS = list(c_gap_standins.MISSING_DTYPES) + ([] if c_gap_standins.HAS_META else ['device("meta")'])
 _TORCH = {}
 

@@ -9,6 +9,9 @@ from ..parameter import Parameter, Buffer
 from ...utils.hooks import RemovableHandle
 from ..._utils import zero_grads
 
+# the state-dict entry of a module's get_extra_state() (torch's name for it: libraries read it)
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
 
@@ -274,6 +277,18 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """Extra state for the state dict, for modules that override it (and set_extra_state)."""
+        raise RuntimeError("Module.get_extra_state() was called on a module that does not override it: "
+                           "state_dict only asks modules that do")
+
+    def set_extra_state(self, state):
+        """Restores what get_extra_state returned, for modules that override both."""
+        raise RuntimeError("Module.set_extra_state() was called on a module that does not override it: "
+                           "load_state_dict only calls it for modules that do")
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:  # torch's deprecated positional form (destination, prefix, keep_vars)
@@ -311,11 +326,19 @@ class Module:
                 continue
             with _C_no_grad():
                 param.copy_(value)
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
+        if has_extra:
+            if prefix + _EXTRA_STATE_KEY_SUFFIX in state_dict:
+                self.set_extra_state(state_dict[prefix + _EXTRA_STATE_KEY_SUFFIX])
+            elif strict:
+                missing_keys.append(prefix + _EXTRA_STATE_KEY_SUFFIX)
         if strict:
             for key in state_dict:
                 if key.startswith(prefix):
                     rest = key[len(prefix):]
                     name = rest.split(".", 1)[0]
+                    if has_extra and rest == _EXTRA_STATE_KEY_SUFFIX:
+                        continue
                     if "." not in rest and name not in local and name not in self._modules:
                         unexpected_keys.append(key)
                     elif "." in rest and name not in self._modules:
