@@ -62,3 +62,21 @@ def pyctorch_output(script, runner=()):
                           capture_output=True, text=True, env=env(True), timeout=120, cwd=HERE)
     assert proc.returncode == 0, f"{script} failed under pyctorch:\n{proc.stdout}\n{proc.stderr[-6000:]}"
     return proc.stdout
+
+
+_INSTALLED_DRIVER = r"""
+import runpy, sys
+import pyctorch
+pyctorch.install_as_torch(torchvision=sys.argv[1] == "1")
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def pyctorch_output_installed(script, torchvision=False):
+    """stdout of scripts/<script> run after `pyctorch.install_as_torch()` in a plain interpreter (the other way in)."""
+    path = os.path.join(HERE, "scripts", script)
+    proc = subprocess.run([sys.executable, "-c", _INSTALLED_DRIVER, "1" if torchvision else "0", path],
+                          capture_output=True, text=True, env=env(True), timeout=120, cwd=HERE)
+    assert proc.returncode == 0, f"{script} failed after install_as_torch():\n{proc.stdout}\n{proc.stderr[-6000:]}"
+    return proc.stdout
