@@ -135,20 +135,24 @@ PCT_VEC_LOOP(v512_silu_f64, 1, double, 8, __m512d, _mm512_loadu_pd, _mm512_store
  * the results equal the correctly rounded ones, as the scalar form's. float64 keeps the scalar
  * form (libmvec's double erf is a few ulp off). Lanes outside (-1, 1) (and NaN) take the scalar
  * form. */
-#define PCT_ERFINV_F32(NAME, VF, VD, NF, HALF, SET1F, ADDF, SUBF, MULF, SUBD, MULD, SQRTF, BLENDF, LTF, \
+#define PCT_ERFINV_F32(NAME, VF, VD, MASK, ALLSET, NF, HALF, SET1F, ADDF, SUBF, MULF, SUBD, MULD, SQRTF, BLENDF, LTF, \
                        OUTSIDEF, TOD, FROMD, JOIN, LOGF, EXPF, ERFD, TARGET)                                     \
     __attribute__((target(TARGET))) static inline VF NAME(VF y)                                                 \
     {                                                                                                           \
         static const float central[PCT_ERFINV_TERMS] = PCT_ERFINV_CENTRAL, tail[PCT_ERFINV_TERMS] = PCT_ERFINV_TAIL; \
         const VF one = SET1F(1.0f);                                                                             \
         const VF w = SUBF(SET1F(0.0f), LOGF(MULF(SUBF(one, y), ADDF(one, y))));                                 \
-        const VF wc = SUBF(w, SET1F(2.5f)), wt = SUBF(SQRTF(w), SET1F(3.0f));                                   \
-        VF pc = SET1F(central[0]), pt = SET1F(tail[0]);                                                         \
-        for (int i = 1; i < PCT_ERFINV_TERMS; i++) {                                                            \
-            pc = ADDF(SET1F(central[i]), MULF(pc, wc));                                                         \
-            pt = ADDF(SET1F(tail[i]), MULF(pt, wt));                                                            \
+        const VF wc = SUBF(w, SET1F(2.5f));                                                                     \
+        VF pc = SET1F(central[0]);                                                                              \
+        for (int i = 1; i < PCT_ERFINV_TERMS; i++) pc = ADDF(SET1F(central[i]), MULF(pc, wc));                  \
+        const MASK central_lanes = LTF(w, SET1F(5.0f));                                                         \
+        if (!ALLSET(central_lanes)) { /* some |y| > 0.9966: the tail polynomial for those lanes */              \
+            const VF wt = SUBF(SQRTF(w), SET1F(3.0f));                                                          \
+            VF pt = SET1F(tail[0]);                                                                             \
+            for (int i = 1; i < PCT_ERFINV_TERMS; i++) pt = ADDF(SET1F(tail[i]), MULF(pt, wt));                 \
+            pc = BLENDF(central_lanes, pt, pc);                                                                 \
         }                                                                                                       \
-        const VF x = MULF(BLENDF(LTF(w, SET1F(5.0f)), pt, pc), y);                                              \
+        const VF x = MULF(pc, y);                                                                               \
         const VF inv_slope = MULF(SET1F((float)(1.0 / PCT_TWO_OVER_SQRT_PI)), EXPF(MULF(x, x)));                \
         VD half[2];                                                                                             \
         for (int h = 0; h < 2; h++) {                                                                           \
@@ -171,19 +175,21 @@ PCT_VEC_LOOP(v512_silu_f64, 1, double, 8, __m512d, _mm512_loadu_pd, _mm512_store
     _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1))
 #define PCT_BLEND512F(m, a, b) _mm512_mask_blend_ps((m), (a), (b))
 #define PCT_LT512F(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_LT_OQ)
+#define PCT_ALLSET512(m) ((m) == (__mmask16)0xffff)
 #define PCT_OUTSIDE512F(y) _mm512_cmp_ps_mask(_mm512_abs_ps(y), _mm512_set1_ps(1.0f), _CMP_NLT_UQ)
 /* the AVX2 pieces: 8 floats, halves of 4 */
 #define PCT_HALF256(v, h) ((h) ? _mm256_extractf128_ps((v), 1) : _mm256_castps256_ps128(v))
 #define PCT_JOIN256(lo, hi) _mm256_insertf128_ps(_mm256_castps128_ps256(lo), (hi), 1)
 #define PCT_BLEND256F(m, a, b) _mm256_blendv_ps((a), (b), (m))
 #define PCT_LT256F(a, b) _mm256_cmp_ps((a), (b), _CMP_LT_OQ)
+#define PCT_ALLSET256(m) (_mm256_movemask_ps(m) == 0xff)
 #define PCT_OUTSIDE256F(y) \
     _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), (y)), _mm256_set1_ps(1.0f), _CMP_NLT_UQ))
-PCT_ERFINV_F32(erfinv512f, __m512, __m512d, 16, PCT_HALF512, _mm512_set1_ps, _mm512_add_ps,
+PCT_ERFINV_F32(erfinv512f, __m512, __m512d, __mmask16, PCT_ALLSET512, 16, PCT_HALF512, _mm512_set1_ps, _mm512_add_ps,
                _mm512_sub_ps, _mm512_mul_ps, _mm512_sub_pd, _mm512_mul_pd, _mm512_sqrt_ps, PCT_BLEND512F, PCT_LT512F,
                PCT_OUTSIDE512F, _mm512_cvtps_pd, _mm512_cvtpd_ps, PCT_JOIN512, _ZGVeN16v_logf, _ZGVeN16v_expf,
                _ZGVeN8v_erf, "avx512f")
-PCT_ERFINV_F32(erfinv256f, __m256, __m256d, 8, PCT_HALF256, _mm256_set1_ps, _mm256_add_ps,
+PCT_ERFINV_F32(erfinv256f, __m256, __m256d, __m256, PCT_ALLSET256, 8, PCT_HALF256, _mm256_set1_ps, _mm256_add_ps,
                _mm256_sub_ps, _mm256_mul_ps, _mm256_sub_pd, _mm256_mul_pd, _mm256_sqrt_ps, PCT_BLEND256F, PCT_LT256F,
                PCT_OUTSIDE256F, _mm256_cvtps_pd, _mm256_cvtpd_ps, PCT_JOIN256, _ZGVdN8v_logf, _ZGVdN8v_expf,
                _ZGVdN4v_erf, "avx2,fma")
