@@ -337,10 +337,11 @@ static int memory_format_code(PyObject *o)
     return code;
 }
 
-/* Converts one Python object to a value of param p's type. 0, or -1 (no exception). */
+/* Converts one Python object to a value of param p's type. 0, or -1 (no exception), or PCT_PARSE_FAILED (raised). */
 static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
 {
     v->none = 0;
+    if (PCT_TENSOR_CHECK(o) && pct_check_storage_holds((const pct_tensor *)o) < 0) return PCT_PARSE_FAILED;
     if (o == Py_None) {
         if (!p->optional && p->type != PCT_ARG_OBJECT && p->type != PCT_ARG_LAYOUT) return -1;
         /* None for `T? x=<value>` (requires_grad, pin_memory, ...) means the default, as in torch */
@@ -456,6 +457,8 @@ static int convert(const pct_param *p, PyObject *o, pct_value *v, pct_call *c)
         if (n > INT32_MAX) return -1;
         for (Py_ssize_t i = 0; i < n; i++)
             if (!PCT_TENSOR_CHECK(PySequence_Fast_ITEMS(o)[i])) return -1;
+        for (Py_ssize_t i = 0; i < n; i++) /* Note [Shrunk storages] */
+            if (pct_check_storage_holds((const pct_tensor *)PySequence_Fast_ITEMS(o)[i]) < 0) return PCT_PARSE_FAILED;
         pct_value_set_tensorlist(v, o);
         return 0;
     }
@@ -506,7 +509,9 @@ int pct_parse_args(const pct_signature *sig, PyObject *self, PyObject *const *ar
     int pi = 0;
     if (err) *err = NULL;
     if (self) {
-        if (np == 0 || convert(&sig->params[0], self, &c->v[sig->params[0].slot], c) < 0) {
+        const int rc = np == 0 ? -1 : convert(&sig->params[0], self, &c->v[sig->params[0].slot], c);
+        if (rc == PCT_PARSE_FAILED) return rc;
+        if (rc < 0) {
             if (err) *err = PyUnicode_FromFormat("%s(): self must be a Tensor", sig->name);
             return -1;
         }

@@ -111,7 +111,14 @@ PyObject *pct_from_numpy_impl(PyObject *obj, bool copy)
         }
         strides[i] = s / item;
     }
-    size_t nbytes = (size_t)PyArray_NBYTES(arr);
+    /* the storage spans the array's elements as its strides lay them out (numpy's nbytes counts the elements
+       only: a strided view reaches further), as torch sizes it */
+    size_t nbytes = 0;
+    if (PyArray_SIZE(arr) > 0) {
+        int64_t last = 0;
+        for (int i = 0; i < nd; i++) last += (sizes[i] - 1) * strides[i];
+        nbytes = (size_t)((last + 1) * item);
+    }
     const bool readonly = !PyArray_ISWRITEABLE(arr);
     static bool warned_readonly = false; /* torch warns once per process */
     if (readonly && !copy && !warned_readonly) {
@@ -168,6 +175,7 @@ PyObject *pct_tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
                      "tensor to host memory first.", (int)t->device_index);
         return NULL;
     }
+    if (pct_check_storage_holds(t) < 0) return NULL; /* Note [Shrunk storages]: the array would reach past it */
     int typenum = numpy_from_dtype(t->dtype);
     if (typenum < 0) {
         PyErr_Format(PyExc_TypeError, "Got unsupported ScalarType %s", pct_dtype_cpp_name[t->dtype]);

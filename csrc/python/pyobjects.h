@@ -15,10 +15,31 @@ extern PyObject *pct_LinAlgError;
 /* torch.OutOfMemoryError (torch._C.OutOfMemoryError, also torch.cuda.OutOfMemoryError, a RuntimeError), made by the
  * module init; the core raises it as PCT_ERR_OUT_OF_MEMORY (the caching allocator, csrc/aten/caching_allocator.h). */
 extern PyObject *pct_OutOfMemoryError;
-/* -1 with torch's NotImplementedError for a meta tensor, whose values do not exist (Note [Meta storages]), else 0. */
+/* Note [Shrunk storages]
+ * storage.resize_() may shrink a storage under live tensors (FSDP frees a parameter's memory with resize_(0)). A
+ * tensor whose elements are no longer all inside its storage must raise when an op reads it, as torch raises for
+ * one whose data is not allocated, never read freed memory: every tensor an op-table call receives (as a Tensor,
+ * a Scalar or a number; argparse.c) and every host read of values (pct_check_has_data: item, tolist, numpy,
+ * Python number conversions) is checked here. Meta tensors have no memory to check. 0, or -1 with RuntimeError. */
+static inline int pct_check_storage_holds(const pct_tensor *t)
+{
+    if (t->numel == 0 || !t->storage || t->device_type == PCT_META) return 0;
+    const int64_t need = pct_tensor_storage_extent(t);
+    if (need <= (int64_t)t->storage->nbytes) return 0;
+    if (t->storage->nbytes == 0)
+        PyErr_SetString(PyExc_RuntimeError, "The tensor has a non-zero number of elements, but its data is not allocated "
+                                            "yet. (Its storage was resized to 0 bytes.)");
+    else
+        PyErr_Format(PyExc_RuntimeError, "The tensor's storage holds %zu bytes, fewer than the %lld bytes its elements "
+                     "need (was the storage resized?)", t->storage->nbytes, (long long)need);
+    return -1;
+}
+
+/* -1 with torch's NotImplementedError for a meta tensor, whose values do not exist (Note [Meta storages]), or the
+ * RuntimeError of a shrunk storage; else 0. */
 static inline int pct_check_has_data(const pct_tensor *t)
 {
-    if (t->device_type != PCT_META) return 0;
+    if (t->device_type != PCT_META) return pct_check_storage_holds(t);
     PyErr_SetString(PyExc_NotImplementedError, "Cannot copy out of meta tensor; no data!");
     return -1;
 }
