@@ -75,3 +75,27 @@ def test_matches_torch(n):
         assert np.array_equal(np.signbit(pv.numpy()), np.signbit(tv.numpy()))
     assert np.array_equal(P.tensor(a).argmax(1).numpy(), T.tensor(a).argmax(1).numpy())
     assert np.array_equal(P.tensor(a).argmin(1).numpy(), T.tensor(a).argmin(1).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float32", "float64", "int64", "complex128", "bfloat16"])
+def test_masked_fill_blend_on_contiguous_runs(dtype):
+    """masked_fill's contiguous runs are blended by bit masks (masked.c); strided runs keep the branch: both give
+    numpy's np.where, for every element width."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 50, size=(33, 65))
+    mask = rng.random((33, 65)) > 0.5
+    x = P.tensor(a).to(getattr(P, dtype))
+    m = P.tensor(mask)
+    want = np.where(mask, 7, a)
+
+    def f64(t):
+        return (t.real if t.is_complex() else t).to(P.float64).numpy()
+    got = f64(x.masked_fill(m, 7))
+    np.testing.assert_array_equal(got, want.astype(np.float64) if dtype != "bool" else np.where(mask, 1, a != 0))
+    strided = P.tensor(a.T.copy()).to(getattr(P, dtype)).t()
+    got_s = f64(strided.masked_fill(m, 7))
+    np.testing.assert_array_equal(got_s, got)
+    y = x.clone()
+    y.masked_fill_(m[0], 7)  # the mask broadcast along rows
+    filled = 1.0 if dtype == "bool" else 7.0
+    np.testing.assert_array_equal(f64(y)[:, mask[0]], np.full((33, mask[0].sum()), filled))
