@@ -37,7 +37,8 @@ class WeightsEnum(enum.Enum):
         if isinstance(obj, str):
             obj = cls[obj.replace(cls.__name__ + ".", "")]
         elif not isinstance(obj, cls):
-            raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but received {obj.__class__.__name__}.")
+            raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but received "
+                            f"{obj.__class__.__name__}.")
         return obj
 
     def get_state_dict(self, *args, **kwargs):
@@ -50,6 +51,25 @@ class WeightsEnum(enum.Enum):
         if name in ("url", "transforms", "meta"):
             return getattr(self.value, name)
         raise AttributeError(f"{self.__class__.__name__!r} object has no attribute {name!r}")
+
+
+def weights_enum(name, module, versions, default):
+    """The WeightsEnum subclass `name` (of `module`) with members {version: Weights} and DEFAULT an alias of one."""
+    members = dict(versions)
+    members["DEFAULT"] = members[default]
+    return WeightsEnum(name, members, module=module, qualname=name)
+
+
+_URL = "https://download.pytorch.org/models/"
+
+
+def imagenet_weights(name, module, num_params, *files):
+    """The WeightsEnum of a classification net's ImageNet checkpoints (files under torchvision's URL): IMAGENET1K_V1
+    from the first, V2 (evaluated after a resize to 232) from a second; DEFAULT the last."""
+    versions = {"IMAGENET1K_V1": classification_weights(_URL + files[0], num_params=num_params)}
+    if len(files) > 1:
+        versions["IMAGENET1K_V2"] = classification_weights(_URL + files[1], resize_size=232, num_params=num_params)
+    return weights_enum(name, module, versions, default=list(versions)[-1])
 
 
 def register_model(name=None):
@@ -88,11 +108,43 @@ def get_weight(name):
     raise ValueError(f"Unknown weights enum name: {name}")
 
 
+def builder(name, weights_cls, construct):
+    """A model builder taking weights= (or the legacy pretrained=True, meaning IMAGENET1K_V1) as torchvision's:
+    construct(weights, kwargs) makes the model, the weights then load into it; registered under `name`."""
+    def build(*, weights=None, progress=True, **kwargs):
+        if kwargs.pop("pretrained", False):
+            weights = weights or weights_cls.IMAGENET1K_V1
+        weights = weights_cls.verify(weights)
+        return load_weights(construct(weights, classes_from(weights, kwargs)), weights, progress)
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"torchvision's {name} (weights: {weights_cls.__name__})."
+    build.__annotations__ = {"weights": weights_cls}
+    return register_model(name)(build)
+
+
 def load_weights(model, weights, progress):
     """Load `weights` (a WeightsEnum member or None) into model; checks the class count first."""
     if weights is not None:
         model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
     return model
+
+
+def init_weights(model, linear_std=None):
+    """torchvision's initialisation of its classification nets, module by module in module order (the RNG stream
+    of torchvision): convolutions Kaiming-normal (fan_out, relu) with zero biases, batch/group norms 1 and 0, and,
+    when linear_std is given, linear layers normal(0, linear_std) with zero biases."""
+    import torch.nn as nn
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            if m.bias is not None:
+                nn.init.constant_(m.bias, 0)
+        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+            nn.init.constant_(m.weight, 1)
+            nn.init.constant_(m.bias, 0)
+        elif isinstance(m, nn.Linear) and linear_std is not None:
+            nn.init.normal_(m.weight, 0, linear_std)
+            nn.init.constant_(m.bias, 0)
 
 
 def classes_from(weights, kwargs):

@@ -4,7 +4,7 @@ state dict loads torchvision's checkpoints."""
 import torch
 import torch.nn as nn
 
-from ._api import WeightsEnum, classes_from, classification_weights, load_weights, register_model
+from ._api import builder, imagenet_weights, init_weights
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
            "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "ResNet18_Weights",
@@ -97,12 +97,7 @@ class ResNet(nn.Module):
         self.layer4 = self._make_layer(block, 512, layers[3], stride=2, dilate=replace_stride_with_dilation[2])
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(512 * block.expansion, num_classes)
-        for m in self.modules():  # after construction, in module order: the RNG stream of torchvision
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.constant_(m.weight, 1)
-                nn.init.constant_(m.bias, 0)
+        init_weights(self)  # after construction, in module order: the RNG stream of torchvision
         if zero_init_residual:  # each block starts as the identity
             for m in self.modules():
                 last = m.bn3 if isinstance(m, Bottleneck) else m.bn2 if isinstance(m, BasicBlock) else None
@@ -134,93 +129,46 @@ class ResNet(nn.Module):
         return self._forward_impl(x)
 
 
-_URL = "https://download.pytorch.org/models/"
+ResNet18_Weights = imagenet_weights("ResNet18_Weights", __name__, 11689512, "resnet18-f37072fd.pth")
+
+ResNet34_Weights = imagenet_weights("ResNet34_Weights", __name__, 21797672, "resnet34-b627a593.pth")
+
+ResNet50_Weights = imagenet_weights("ResNet50_Weights", __name__, 25557032,
+                                    "resnet50-0676ba61.pth", "resnet50-11ad3fa6.pth")
+
+ResNet101_Weights = imagenet_weights("ResNet101_Weights", __name__, 44549160,
+                                     "resnet101-63fe2227.pth", "resnet101-cd907fc2.pth")
+
+ResNet152_Weights = imagenet_weights("ResNet152_Weights", __name__, 60192808,
+                                     "resnet152-394f9c45.pth", "resnet152-f82ba261.pth")
+
+ResNeXt50_32X4D_Weights = imagenet_weights("ResNeXt50_32X4D_Weights", __name__, 25028904,
+                                           "resnext50_32x4d-7cdf4587.pth", "resnext50_32x4d-1a0047aa.pth")
+
+ResNeXt101_32X8D_Weights = imagenet_weights("ResNeXt101_32X8D_Weights", __name__, 88791336,
+                                            "resnext101_32x8d-8ba56ff5.pth", "resnext101_32x8d-110c445d.pth")
+
+Wide_ResNet50_2_Weights = imagenet_weights("Wide_ResNet50_2_Weights", __name__, 68883240,
+                                           "wide_resnet50_2-95faca4d.pth", "wide_resnet50_2-9ba9bcbe.pth")
+
+Wide_ResNet101_2_Weights = imagenet_weights("Wide_ResNet101_2_Weights", __name__, 126886696,
+                                            "wide_resnet101_2-32ee1156.pth", "wide_resnet101_2-d733dc28.pth")
 
 
-class ResNet18_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "resnet18-f37072fd.pth", num_params=11689512)
-    DEFAULT = IMAGENET1K_V1
+def _builder(name, block, layers, weights_cls, **fixed):
+    return builder(name, weights_cls, lambda weights, kwargs: ResNet(block, layers, **{**fixed, **kwargs}))
 
 
-class ResNet34_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "resnet34-b627a593.pth", num_params=21797672)
-    DEFAULT = IMAGENET1K_V1
-
-
-class ResNet50_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "resnet50-0676ba61.pth", num_params=25557032)
-    IMAGENET1K_V2 = classification_weights(_URL + "resnet50-11ad3fa6.pth", resize_size=232, num_params=25557032)
-    DEFAULT = IMAGENET1K_V2
-
-
-class ResNet101_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "resnet101-63fe2227.pth", num_params=44549160)
-    IMAGENET1K_V2 = classification_weights(_URL + "resnet101-cd907fc2.pth", resize_size=232, num_params=44549160)
-    DEFAULT = IMAGENET1K_V2
-
-
-class ResNet152_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "resnet152-394f9c45.pth", num_params=60192808)
-    IMAGENET1K_V2 = classification_weights(_URL + "resnet152-f82ba261.pth", resize_size=232, num_params=60192808)
-    DEFAULT = IMAGENET1K_V2
-
-
-class ResNeXt50_32X4D_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "resnext50_32x4d-7cdf4587.pth", num_params=25028904)
-    IMAGENET1K_V2 = classification_weights(_URL + "resnext50_32x4d-1a0047aa.pth", resize_size=232,
-                                           num_params=25028904)
-    DEFAULT = IMAGENET1K_V2
-
-
-class ResNeXt101_32X8D_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "resnext101_32x8d-8ba56ff5.pth", num_params=88791336)
-    IMAGENET1K_V2 = classification_weights(_URL + "resnext101_32x8d-110c445d.pth", resize_size=232,
-                                           num_params=88791336)
-    DEFAULT = IMAGENET1K_V2
-
-
-class Wide_ResNet50_2_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "wide_resnet50_2-95faca4d.pth", num_params=68883240)
-    IMAGENET1K_V2 = classification_weights(_URL + "wide_resnet50_2-9ba9bcbe.pth", resize_size=232,
-                                           num_params=68883240)
-    DEFAULT = IMAGENET1K_V2
-
-
-class Wide_ResNet101_2_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "wide_resnet101_2-32ee1156.pth", num_params=126886696)
-    IMAGENET1K_V2 = classification_weights(_URL + "wide_resnet101_2-d733dc28.pth", resize_size=232,
-                                           num_params=126886696)
-    DEFAULT = IMAGENET1K_V2
-
-
-def _resnet(block, layers, weights, progress, kwargs):
-    model = ResNet(block, layers, **classes_from(weights, kwargs))
-    return load_weights(model, weights, progress)
-
-
-def _builder(name, block, layers, weights_enum, legacy, **fixed):
-    """A builder taking weights= (or the legacy pretrained=True) like torchvision's."""
-    def build(*, weights=None, progress=True, **kwargs):
-        if kwargs.pop("pretrained", False):
-            weights = weights or weights_enum[legacy]
-        weights = weights_enum.verify(weights)
-        return _resnet(block, layers, weights, progress, {**fixed, **kwargs})
-    build.__name__ = build.__qualname__ = name
-    build.__doc__ = f"torchvision's {name} (weights: {weights_enum.__name__})."
-    build.__annotations__ = {"weights": weights_enum}
-    return register_model(name)(build)
-
-
-resnet18 = _builder("resnet18", BasicBlock, [2, 2, 2, 2], ResNet18_Weights, "IMAGENET1K_V1")
-resnet34 = _builder("resnet34", BasicBlock, [3, 4, 6, 3], ResNet34_Weights, "IMAGENET1K_V1")
-resnet50 = _builder("resnet50", Bottleneck, [3, 4, 6, 3], ResNet50_Weights, "IMAGENET1K_V1")
-resnet101 = _builder("resnet101", Bottleneck, [3, 4, 23, 3], ResNet101_Weights, "IMAGENET1K_V1")
-resnet152 = _builder("resnet152", Bottleneck, [3, 8, 36, 3], ResNet152_Weights, "IMAGENET1K_V1")
-resnext50_32x4d = _builder("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], ResNeXt50_32X4D_Weights, "IMAGENET1K_V1",
+resnet18 = _builder("resnet18", BasicBlock, [2, 2, 2, 2], ResNet18_Weights)
+resnet34 = _builder("resnet34", BasicBlock, [3, 4, 6, 3], ResNet34_Weights)
+resnet50 = _builder("resnet50", Bottleneck, [3, 4, 6, 3], ResNet50_Weights)
+resnet101 = _builder("resnet101", Bottleneck, [3, 4, 23, 3], ResNet101_Weights)
+resnet152 = _builder("resnet152", Bottleneck, [3, 8, 36, 3], ResNet152_Weights)
+resnext50_32x4d = _builder("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], ResNeXt50_32X4D_Weights,
                            groups=32, width_per_group=4)
 resnext101_32x8d = _builder("resnext101_32x8d", Bottleneck, [3, 4, 23, 3], ResNeXt101_32X8D_Weights,
-                            "IMAGENET1K_V1", groups=32, width_per_group=8)
-wide_resnet50_2 = _builder("wide_resnet50_2", Bottleneck, [3, 4, 6, 3], Wide_ResNet50_2_Weights, "IMAGENET1K_V1",
+                            groups=32, width_per_group=8)
+wide_resnet50_2 = _builder("wide_resnet50_2", Bottleneck, [3, 4, 6, 3], Wide_ResNet50_2_Weights,
                            width_per_group=128)
 wide_resnet101_2 = _builder("wide_resnet101_2", Bottleneck, [3, 4, 23, 3], Wide_ResNet101_2_Weights,
-                            "IMAGENET1K_V1", width_per_group=128)
+                            width_per_group=128)

@@ -3,7 +3,7 @@ torchvision's creation and initialisation order."""
 import torch
 import torch.nn as nn
 
-from ._api import WeightsEnum, classes_from, classification_weights, load_weights, register_model
+from ._api import builder, imagenet_weights, init_weights as _init
 
 __all__ = ["VGG", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn",
            "VGG11_Weights", "VGG11_BN_Weights", "VGG13_Weights", "VGG13_BN_Weights", "VGG16_Weights",
@@ -27,17 +27,7 @@ class VGG(nn.Module):
                                         nn.Linear(4096, 4096), nn.ReLU(True), nn.Dropout(p=dropout),
                                         nn.Linear(4096, num_classes))
         if init_weights:
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                    if m.bias is not None:
-                        nn.init.constant_(m.bias, 0)
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.constant_(m.weight, 1)
-                    nn.init.constant_(m.bias, 0)
-                elif isinstance(m, nn.Linear):
-                    nn.init.normal_(m.weight, 0, 0.01)
-                    nn.init.constant_(m.bias, 0)
+            _init(self, linear_std=0.01)
 
     def forward(self, x):
         return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
@@ -55,62 +45,29 @@ def make_layers(cfg, batch_norm=False):
     return nn.Sequential(*layers)
 
 
-_URL = "https://download.pytorch.org/models/"
+VGG11_Weights = imagenet_weights("VGG11_Weights", __name__, 132863336, "vgg11-8a719046.pth")
+
+VGG11_BN_Weights = imagenet_weights("VGG11_BN_Weights", __name__, 132868840, "vgg11_bn-6002323d.pth")
+
+VGG13_Weights = imagenet_weights("VGG13_Weights", __name__, 133047848, "vgg13-19584684.pth")
+
+VGG13_BN_Weights = imagenet_weights("VGG13_BN_Weights", __name__, 133053736, "vgg13_bn-abd245e5.pth")
+
+VGG16_Weights = imagenet_weights("VGG16_Weights", __name__, 138357544, "vgg16-397923af.pth")
+
+VGG16_BN_Weights = imagenet_weights("VGG16_BN_Weights", __name__, 138365992, "vgg16_bn-6c64b313.pth")
+
+VGG19_Weights = imagenet_weights("VGG19_Weights", __name__, 143667240, "vgg19-dcbb9e9d.pth")
+
+VGG19_BN_Weights = imagenet_weights("VGG19_BN_Weights", __name__, 143678248, "vgg19_bn-c79401a0.pth")
 
 
-class VGG11_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg11-8a719046.pth", num_params=132863336)
-    DEFAULT = IMAGENET1K_V1
-
-
-class VGG11_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg11_bn-6002323d.pth", num_params=132868840)
-    DEFAULT = IMAGENET1K_V1
-
-
-class VGG13_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg13-19584684.pth", num_params=133047848)
-    DEFAULT = IMAGENET1K_V1
-
-
-class VGG13_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg13_bn-abd245e5.pth", num_params=133053736)
-    DEFAULT = IMAGENET1K_V1
-
-
-class VGG16_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg16-397923af.pth", num_params=138357544)
-    DEFAULT = IMAGENET1K_V1
-
-
-class VGG16_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg16_bn-6c64b313.pth", num_params=138365992)
-    DEFAULT = IMAGENET1K_V1
-
-
-class VGG19_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg19-dcbb9e9d.pth", num_params=143667240)
-    DEFAULT = IMAGENET1K_V1
-
-
-class VGG19_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = classification_weights(_URL + "vgg19_bn-c79401a0.pth", num_params=143678248)
-    DEFAULT = IMAGENET1K_V1
-
-
-def _builder(name, cfg, batch_norm, weights_enum):
-    def build(*, weights=None, progress=True, **kwargs):
-        if kwargs.pop("pretrained", False):
-            weights = weights or weights_enum.IMAGENET1K_V1
-        weights = weights_enum.verify(weights)
-        if weights is not None:
-            kwargs["init_weights"] = False
-        model = VGG(make_layers(CONFIGS[cfg], batch_norm=batch_norm), **classes_from(weights, kwargs))
-        return load_weights(model, weights, progress)
-    build.__name__ = build.__qualname__ = name
-    build.__doc__ = f"torchvision's {name} (weights: {weights_enum.__name__})."
-    build.__annotations__ = {"weights": weights_enum}
-    return register_model(name)(build)
+def _builder(name, cfg, batch_norm, weights_cls):
+    def construct(weights, kwargs):
+        if weights is not None:  # loaded weights replace the initialisation: skip it
+            kwargs = dict(kwargs, init_weights=False)
+        return VGG(make_layers(CONFIGS[cfg], batch_norm=batch_norm), **kwargs)
+    return builder(name, weights_cls, construct)
 
 
 vgg11 = _builder("vgg11", "A", False, VGG11_Weights)
