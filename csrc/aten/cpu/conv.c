@@ -6,8 +6,9 @@
  *
  * Both check their arguments as torch does (same error texts), build a plan (conv.h) and run
  * the primitives fwd / data / wgrad on contiguous copies in the compute dtype, choosing per
- * primitive: the depthwise loops (conv_depthwise.c), the direct float32 kernels on AVX-512
- * CPUs (conv_direct.c), or the im2col + GEMM engine (conv_engine.c). The batched 1-d, 2-d and
+ * primitive: the depthwise loops (conv_depthwise.c), Winograd's F(2x2, 3x3) (conv_winograd.c)
+ * and the direct float32 kernels (conv_direct.c) on AVX-512 CPUs, or the im2col + GEMM engine
+ * (conv_engine.c). The batched 1-d, 2-d and
  * 3-d cases are one code path (Note [Convolution geometry], im2col.h); the unbatched forms
  * and padding='same' live in Python (pyctorch/nn/functional.py). Everything up to the primitives is
  * device-neutral: on another device they run on conv_device.c (Note [Device convolution]).
@@ -22,12 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#define PCT_OMP(x) _Pragma(#x)
-#else
-#define PCT_OMP(x)
-#endif
 
 /* ------------------------------------------------------------------------------------ */
 /* argument checks (torch's order and texts)                                             */
@@ -269,7 +264,8 @@ overflow:
 }
 
 /* Runs a task (gw_out: the weight gradient, written whole, when t->what has PCT_CONV_WGRAD):
- * on float32 AVX-512 CPUs the direct kernels take fwd and wgrad (any stride) and the data of
+ * on float32 AVX-512 CPUs Winograd's F(2x2, 3x3) takes the fwd of 3x3 stride-1 problems (Note
+ * [Winograd convolution]), the direct kernels fwd and wgrad (any stride) and the data of
  * stride-1 problems; the im2col + GEMM engine takes the rest (and the depthwise case goes to
  * its own loops inside it). 0, or -1 when out of memory. */
 static int conv_run(const pct_conv_task *t, char *gw_out)
@@ -277,6 +273,14 @@ static int conv_run(const pct_conv_task *t, char *gw_out)
     const pct_conv_plan *p = t->p;
     if (p->N > 0 && !p->depthwise && p->fast32) {
         pct_conv_task rest = *t;
+        if ((rest.what & PCT_CONV_FWD) && pct_conv_winograd_usable(p)) {
+            pct_conv_task fw = rest;
+            fw.what = PCT_CONV_FWD;
+            const int rc = pct_conv_winograd_fwd(&fw, pct_conv_threads());
+            if (rc < 0) return -1;
+            if (rc == 0) rest.what &= ~PCT_CONV_FWD;
+            if (!rest.what) return 0;
+        }
         if (rest.what & PCT_CONV_DATA) {
             const int rc = pct_conv_direct_data(t);
             if (rc < 0) return -1;

@@ -1,7 +1,8 @@
 /* conv.h: the convolution plan and tasks shared by the convolution files of the CPU backend
  * (internal): conv.c (checks, dispatch, the ops), conv_engine.c (im2col + GEMM), conv_gemm.c
- * (whole-batch float32 products), conv_direct.c (direct float32 AVX-512 kernels) and
- * conv_depthwise.c (direct loops for depthwise convolutions).
+ * (whole-batch float32 products), conv_direct.c (direct float32 AVX-512 kernels), conv_winograd.c
+ * (3x3 float32 forwards by F(2x2, 3x3)) and conv_depthwise.c (direct loops for depthwise
+ * convolutions).
  *
  * A plan describes one convolution in the terms of Note [Convolution geometry] (im2col.h):
  * a big tensor [N, G*cb, big volume], a small tensor [N, G*cs, small volume] and a weight
@@ -19,6 +20,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef _OPENMP
+#include <omp.h>
+#define PCT_OMP(x) _Pragma(#x) /* an OpenMP pragma, or nothing in a build without OpenMP */
+#else
+#define PCT_OMP(x)
+#endif
 
 typedef struct pct_conv_plan {
     int dtype;                 /* compute dtype: float16 runs as float32, and so does bfloat16 except on the
@@ -96,6 +103,11 @@ int32_t *pct_conv_tap_table(const pct_conv_plan *p);
 void pct_conv_tap_table_free(const pct_conv_plan *p, int32_t *tab);
 int32_t *pct_conv_live_rows(const pct_conv_plan *p, const int32_t *taps, int64_t *count);
 void pct_conv_live_rows_free(int32_t *map, int64_t count);
+/* Note [Winograd convolution] (conv_winograd.c): the fwd of a float32 3x3 stride-1 plan on small images by
+ * F(2x2, 3x3). usable: where it applies (and pays); fwd: 0, 1 when not built for this CPU (nothing done), or -1
+ * when out of memory. GIL-free, up to nt threads. */
+bool pct_conv_winograd_usable(const pct_conv_plan *p);
+int pct_conv_winograd_fwd(const pct_conv_task *t, int nt);
 /* Note [Batch columns] (conv_batch_columns.c): float32/float64 plans of a few positions per
  * sample run every primitive as one product over the batch. run: 0, or -1 when out of memory. */
 bool pct_conv_batch_columns_usable(const pct_conv_plan *p);

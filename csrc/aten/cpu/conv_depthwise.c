@@ -14,12 +14,6 @@
 #include "conv.h"
 #include "../dtype.h"
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#define PCT_OMP(x) _Pragma(#x)
-#else
-#define PCT_OMP(x)
-#endif
 
 static int dw_threads(void)
 {

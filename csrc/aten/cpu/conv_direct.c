@@ -25,12 +25,6 @@
 #include "../dtype.h"
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#define PCT_OMP(x) _Pragma(#x)
-#else
-#define PCT_OMP(x)
-#endif
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(PCT_NO_AVX512)
 #define CD_AVX512 1

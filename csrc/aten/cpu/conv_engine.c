@@ -36,12 +36,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#define PCT_OMP(x) _Pragma(#x)
-#else
-#define PCT_OMP(x)
-#endif
 
 #define COL_BLOCK_BYTES ((int64_t)1 << 21)
 

@@ -10,6 +10,7 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PCT_NO_AVX512)
 #define PCT_PACKED_X86 1
 #include <immintrin.h>
+#include "transpose16.h"
 #endif
 
 #ifdef _OPENMP
@@ -105,31 +106,9 @@ __attribute__((target("avx512f"))) void pct_gemm_transpose_words(uint32_t *dst, 
 {
     for (int64_t blk = 0; blk < blocks; blk++, q0 += 16)
         for (int64_t j0 = 0; j0 < NR; j0 += 16) {
-            __m512i r[16], t[16];
+            __m512i r[16];
             for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_si512(col0 + (j0 + i) * col_stride + q0 * 4);
-            /* 32-bit, 64-bit, then 128-bit lane interleaves */
-            for (int i = 0; i < 16; i += 2) {
-                t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-                t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-            }
-            for (int i = 0; i < 16; i += 4) {
-                r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-                r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-                r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-                r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-            }
-            for (int i = 0; i < 4; i++) {
-                t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
-                t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xdd);
-                t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
-                t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xdd);
-            }
-            for (int i = 0; i < 4; i++) {
-                r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
-                r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xdd);
-                r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
-                r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xdd);
-            }
+            pct_transpose16_words(r);
             for (int i = 0; i < 16; i++) _mm512_storeu_si512(dst + (q0 + i) * NR + j0, r[i]);
         }
 }
