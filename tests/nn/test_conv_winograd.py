@@ -1,5 +1,7 @@
 """The float32 forward of 3x3 stride-1 convolutions by Winograd's F(2x2, 3x3) (Note [Winograd convolution],
-csrc/aten/cpu/conv_winograd.c), on AVX-512 CPUs; elsewhere the same cases check the other paths.
+csrc/aten/cpu/conv_winograd.c), on AVX-512 CPUs, and their input gradient (the forward of the flipped,
+transposed weight over the padded grad_output, as is a stride-1 conv_transpose2d); elsewhere the same cases
+check the other paths.
 
 The transforms add a few ulps of rounding, so each output is held to the float64 numpy convolution within
 2e-6 of the output's largest magnitude (a wrong tile, padding row or channel tail is off by about that
@@ -71,6 +73,34 @@ def test_winograd_forward_matches_float64(case, bias, threads):
     _close(y.numpy(), want)
 
 
+def _input_gradient(go, wt, p):
+    """dL/dx of a stride-1 3x3 convolution with padding p: go convolved with the flipped, transposed weight"""
+    flipped = np.ascontiguousarray(np.transpose(wt[:, :, ::-1, ::-1], (1, 0, 2, 3)))
+    ph, pw = _pair(p)
+    return np_conv2d(go, flipped, None, (1, 1), (2 - ph, 2 - pw), (1, 1), 1)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}x{c[1]}x{c[3]}x{c[4]}-o{c[2]}-p{c[5]}" for c in CASES])
+def test_winograd_input_gradient_matches_float64(case, threads):
+    n, c, o, h, w, p = case
+    x, wt, _ = _arrays(n, c, o, h, w, seed=11)
+    xp = _as_pct(x).requires_grad_()
+    y = F.conv2d(xp, _as_pct(wt), None, 1, p)
+    go = np.random.default_rng(5).uniform(-1, 1, tuple(y.shape)).astype(np.float32)
+    y.backward(_as_pct(go))
+    _close(xp.grad.numpy(), _input_gradient(go.astype(np.float64), wt.astype(np.float32).astype(np.float64), p))
+
+
+def test_winograd_stride1_transposed_convolution(threads):
+    x, wt, b = _arrays(3, 40, 24, 7, 6, seed=13)           # conv_transpose2d's weight is [in, out, 3, 3]
+    y = F.conv_transpose2d(_as_pct(x), _as_pct(wt.reshape(40, 24, 3, 3)), _as_pct(b[:24]), 1, 1)
+    w64 = wt.astype(np.float32).astype(np.float64).reshape(40, 24, 3, 3)
+    want = np_conv2d(x.astype(np.float32).astype(np.float64),
+                     np.ascontiguousarray(np.transpose(w64[:, :, ::-1, ::-1], (1, 0, 2, 3))),
+                     b[:24].astype(np.float32).astype(np.float64), (1, 1), (1, 1), (1, 1), 1)
+    _close(y.numpy(), want)
+
+
 def test_winograd_non_contiguous_input_and_module(threads):
     x, wt, b = _arrays(4, 32, 32, 9, 7, seed=3)
     xs = np.ascontiguousarray(np.swapaxes(x, 2, 3))            # [4, 32, 7, 9] in memory
@@ -92,10 +122,16 @@ def test_winograd_empty_batch():
 
 @requires_torch
 @pytest.mark.parametrize("case", CASES[:6], ids=[f"{c[0]}x{c[1]}x{c[3]}x{c[4]}" for c in CASES[:6]])
-def test_winograd_forward_matches_torch(case):
+def test_winograd_matches_torch(case):
     n, c, o, h, w, p = case
     x, wt, b = _arrays(n, c, o, h, w, seed=7)
-    ours = F.conv2d(_as_pct(x), _as_pct(wt), _as_pct(b), 1, p).numpy()
-    f32 = [T.from_numpy(np.ascontiguousarray(a, dtype=np.float32)) for a in (x, wt, b)]
-    theirs = T.nn.functional.conv2d(*f32, 1, p).numpy()
-    _close(ours, theirs.astype(np.float64))
+    xp = _as_pct(x).requires_grad_()
+    ours = F.conv2d(xp, _as_pct(wt), _as_pct(b), 1, p)
+    go = np.random.default_rng(3).uniform(-1, 1, tuple(ours.shape)).astype(np.float32)
+    ours.backward(_as_pct(go))
+    xt, wtt, bt = [T.from_numpy(np.ascontiguousarray(a, dtype=np.float32)) for a in (x, wt, b)]
+    xt.requires_grad_()
+    theirs = T.nn.functional.conv2d(xt, wtt, bt, 1, p)
+    theirs.backward(T.from_numpy(go))
+    _close(ours.detach().numpy(), theirs.detach().numpy().astype(np.float64))
+    _close(xp.grad.numpy(), xt.grad.numpy().astype(np.float64))

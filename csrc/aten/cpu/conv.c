@@ -282,6 +282,11 @@ static int conv_run(const pct_conv_task *t, char *gw_out)
             if (!rest.what) return 0;
         }
         if (rest.what & PCT_CONV_DATA) {
+            const int rc = pct_conv_winograd_data(t, pct_conv_threads());
+            if (rc < 0) return -1;
+            if (rc == 0) rest.what &= ~PCT_CONV_DATA;
+        }
+        if (rest.what & PCT_CONV_DATA) {
             const int rc = pct_conv_direct_data(t);
             if (rc < 0) return -1;
             if (rc > 0) rest.what &= ~PCT_CONV_DATA;

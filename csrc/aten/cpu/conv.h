@@ -76,6 +76,9 @@ int pct_conv_engine_run(const pct_conv_task *t, char *gw);
  * plan through the flipped weight (1 when done, 0 when it does not apply, -1 out of memory). */
 int pct_conv_direct_task(const pct_conv_task *t, float *gw);
 int pct_conv_direct_data(const pct_conv_task *t);
+/* The data primitive of a stride-1 plan p is the fwd of plan q over the padded small tensor with the
+ * flipped, transposed weight w'[c][o][k] = w[o][c][kvol - 1 - k]: fills q and says whether it is. */
+bool pct_conv_data_as_fwd(const pct_conv_plan *p, pct_conv_plan *q);
 
 /* kernels with more taps than this take the GEMM path */
 #define PCT_DW_MAX_KVOL 64
@@ -108,6 +111,9 @@ void pct_conv_live_rows_free(int32_t *map, int64_t count);
  * when out of memory. GIL-free, up to nt threads. */
 bool pct_conv_winograd_usable(const pct_conv_plan *p);
 int pct_conv_winograd_fwd(const pct_conv_task *t, int nt);
+/* data of a stride-1 plan as the Winograd fwd of pct_conv_data_as_fwd's plan (the weight flipped and
+ * transposed inside the weight transform): 0 when it ran, 1 when it does not apply, -1 out of memory. */
+int pct_conv_winograd_data(const pct_conv_task *t, int nt);
 /* Note [Batch columns] (conv_batch_columns.c): float32/float64 plans of a few positions per
  * sample run every primitive as one product over the batch. run: 0, or -1 when out of memory. */
 bool pct_conv_batch_columns_usable(const pct_conv_plan *p);

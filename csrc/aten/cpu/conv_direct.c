@@ -506,29 +506,36 @@ int pct_conv_direct_task(const pct_conv_task *t, float *gw)
     return 0;
 }
 
+bool pct_conv_data_as_fwd(const pct_conv_plan *p, pct_conv_plan *q)
+{
+    *q = *p;
+    pct_im2col_geom *g = &q->geo;
+    for (int i = 0; i < 3; i++) {
+        const int64_t span = p->geo.dil[i] * (p->geo.kernel[i] - 1);
+        if (p->geo.stride[i] != 1 || p->geo.pad[i] > span) return false;
+        g->big[i] = p->geo.small[i];
+        g->small[i] = p->geo.big[i];
+        g->pad[i] = span - p->geo.pad[i];
+        /* the output padding of a transposed convolution has no direct counterpart */
+        if (g->big[i] + 2 * g->pad[i] - span != g->small[i]) return false;
+    }
+    q->cb = p->cs;
+    q->cs = p->cb;
+    g->channels = q->cb;
+    q->bvol = p->svol;
+    q->svol = p->bvol;
+    q->K = q->cb * q->kvol;
+    return true;
+}
+
 /* data of a stride-1 problem as the fwd of the padded small tensor with the flipped,
  * transposed weight (Note [Direct convolution]); 1 when it ran, 0 when it does not apply,
  * -1 when out of memory. */
 int pct_conv_direct_data(const pct_conv_task *t)
 {
     const pct_conv_plan *p = t->p;
-    pct_conv_plan q = *p;
-    pct_im2col_geom *g = &q.geo;
-    for (int i = 0; i < 3; i++) {
-        const int64_t span = p->geo.dil[i] * (p->geo.kernel[i] - 1);
-        if (p->geo.stride[i] != 1 || p->geo.pad[i] > span) return 0;
-        g->big[i] = p->geo.small[i];
-        g->small[i] = p->geo.big[i];
-        g->pad[i] = span - p->geo.pad[i];
-        /* the output padding of a transposed convolution has no direct counterpart */
-        if (g->big[i] + 2 * g->pad[i] - span != g->small[i]) return 0;
-    }
-    q.cb = p->cs;
-    q.cs = p->cb;
-    g->channels = q.cb;
-    q.bvol = p->svol;
-    q.svol = p->bvol;
-    q.K = q.cb * q.kvol;
+    pct_conv_plan q;
+    if (!pct_conv_data_as_fwd(p, &q)) return 0;
     if (!pct_conv_direct_usable(&q)) return 0;
     const int64_t G = p->G, cs = p->cs, cb = p->cb, kv = p->kvol;
     const size_t wbytes = sizeof(float) * (size_t)(G * cs * cb * kv);

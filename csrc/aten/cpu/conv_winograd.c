@@ -1,5 +1,5 @@
-/* conv_winograd.c: the forward of float32 3x3 stride-1 convolutions by Winograd's minimal
- * filtering F(2x2, 3x3), on AVX-512 CPUs.
+/* conv_winograd.c: the forward and the input gradient of float32 3x3 stride-1 convolutions by
+ * Winograd's minimal filtering F(2x2, 3x3), on AVX-512 CPUs.
  *
  * Note [Winograd convolution]
  * A 3x3 layer computed directly (Note [Direct convolution]) or by im2col and a product does 36
@@ -18,7 +18,9 @@
  * The matrices' entries are 0, +-1 and +-1/2, so the transforms add a few ulps of rounding:
  * tests/nn/test_conv_winograd.py holds the result to the float64 convolution. It beats the
  * direct kernels at every image size measured (2x2 to 112x112, 16 to 512 channels), so it takes
- * every plan pct_conv_winograd_usable accepts.
+ * every plan pct_conv_winograd_usable accepts. The data primitive of a stride-1 plan (the input
+ * gradient, or a stride-1 transposed convolution) is the fwd of pct_conv_data_as_fwd's plan, whose
+ * weight is the original one flipped and transposed: transform_weight_flipped reads it so.
  * Layouts: U[xi][c][o], V[xi][tile][c] and M[xi][tile][o], so the transforms load and store
  * 16 channels at a time and each product is pct_sgemm_small's row-major case. The input of a
  * band of rows is first copied channels-last into a zero-padded buffer. The batch runs in chunks
@@ -120,6 +122,26 @@ WG_TARGET static void transform_weight(const float *w, int64_t O, int64_t C, flo
             __m512 g[9];
             for (int k = 0; k < 9; k++)
                 g[k] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, w + (o0 * C + c) * 9 + k, 4);
+            transform_kernels(g, U, C, O, c, o0, m);
+        }
+    }
+}
+
+/* U of the data primitive: the fwd of pct_conv_data_as_fwd's plan, whose weight is w [C][O][3][3] (the
+ * original weight, O of its input channels now the outputs) transposed and flipped: for output
+ * channel o and input channel c the kernel w[c][o] read backwards. Its 16 output channels of a
+ * vector are 144 consecutive floats, gathered with stride 9. */
+WG_TARGET static void transform_weight_flipped(const float *w, int64_t O, int64_t C, float *U, int64_t ob0, int64_t ob1)
+{
+    const __m512i lanes9 = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                              _mm512_set1_epi32(9));
+    for (int64_t ob = ob0; ob < ob1; ob++) {
+        const int64_t o0 = ob * 16;
+        const __mmask16 m = wg_mask(O - o0);
+        for (int64_t c = 0; c < C; c++) {
+            const float *src = w + (c * O + o0) * 9;
+            __m512 g[9];
+            for (int k = 0; k < 9; k++) g[k] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lanes9, src + 8 - k, 4);
             transform_kernels(g, U, C, O, c, o0, m);
         }
     }
@@ -278,12 +300,11 @@ static void plan_chunks(wg_shape *s, int nt)
     s->band = most >= s->tps ? s->th : most / s->tw + 2;
     if (s->band > s->th) s->band = s->th;
 }
-#endif
-
-int pct_conv_winograd_fwd(const pct_conv_task *t, int nt)
+/* y = the Winograd fwd of plan p on x (bias may be NULL); the weight w as the plan has it, or (flipped)
+ * as transform_weight_flipped reads it. 0, or -1 when out of memory. */
+static int winograd_run(const pct_conv_plan *p, const float *x, const float *w, bool flipped, const float *bias,
+                        float *y, int nt)
 {
-#ifdef WG_AVX512
-    const pct_conv_plan *p = t->p;
     const pct_im2col_geom *g = &p->geo;
     wg_shape s;
     s.N = p->N;
@@ -309,8 +330,6 @@ int pct_conv_winograd_fwd(const pct_conv_task *t, int nt)
     float *U = pct_conv_scratch_get(bytes);
     if (!U) return -1;
     float *bufs = U + ufl, *shared_vm = bufs + per * nt;
-    const float *x = (const float *)t->big, *w = (const float *)t->w, *bias = (const float *)t->bias_small;
-    float *y = (float *)t->small_out;
     PCT_OMP(omp parallel num_threads(nt) if (nt > 1))
     {
         int tid = 0, cnt = 1;
@@ -320,7 +339,10 @@ int pct_conv_winograd_fwd(const pct_conv_task *t, int nt)
 #endif
         float *xp = bufs + per * tid;
         PCT_OMP(omp for schedule(static))
-        for (int64_t ob = 0; ob < oblocks; ob++) transform_weight(w, s.O, s.C, U, ob, ob + 1);
+        for (int64_t ob = 0; ob < oblocks; ob++) {
+            if (flipped) transform_weight_flipped(w, s.O, s.C, U, ob, ob + 1);
+            else transform_weight(w, s.O, s.C, U, ob, ob + 1);
+        }
         if (!s.shared) {
             float *V = xp + band_floats(&s);
             PCT_OMP(omp for schedule(dynamic, 1))
@@ -348,6 +370,27 @@ int pct_conv_winograd_fwd(const pct_conv_task *t, int nt)
     }
     pct_conv_scratch_put(U, bytes);
     return 0;
+}
+#endif
+
+int pct_conv_winograd_fwd(const pct_conv_task *t, int nt)
+{
+#ifdef WG_AVX512
+    return winograd_run(t->p, (const float *)t->big, (const float *)t->w, false, (const float *)t->bias_small,
+                        (float *)t->small_out, nt);
+#else
+    (void)t; (void)nt;
+    return 1;
+#endif
+}
+
+int pct_conv_winograd_data(const pct_conv_task *t, int nt)
+{
+#ifdef WG_AVX512
+    pct_conv_plan q;
+    if (!pct_conv_data_as_fwd(t->p, &q) || !pct_conv_winograd_usable(&q)) return 1;
+    return winograd_run(&q, (const float *)t->small_in, (const float *)t->w, true, (const float *)t->bias_big,
+                        (float *)t->big_out, nt);
 #else
     (void)t; (void)nt;
     return 1;
