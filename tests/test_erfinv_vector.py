@@ -1,5 +1,5 @@
-"""float32 erfinv through the vector form (vecmath.c: libmvec's log/erf/exp in double, one Newton step): the float64
-result rounded once, on every lane position, the tail, the edges and the special values; and torch's numbers."""
+"""float32 erfinv through the vector form (vecmath.c: libmvec's double log, then degree-20 polynomials in double): the
+float64 result rounded once, on every lane position, the tail, the edges and the special values; and torch's numbers."""
 import numpy as np
 import pytest
 

@@ -175,8 +175,8 @@ static inline PCT_HOST_DEVICE double pct_pw_logaddexp_d(double a, double b)
 #define pct_pw_xlogy(a, b) ((b) != (b) ? (b) : (a) == 0 ? 0 * (a) : (a) * log(b))
 
 /* Inverse error function: a polynomial first guess in w = -log(1 - y^2) (one for w < 5, one in
- * sqrt(w) - 3 beyond), times y, refined by two Newton steps. The coefficients, highest power
- * first, are shared with the vector form (vecmath.c). */
+ * sqrt(w) - 3 beyond; coefficients highest power first), times y, refined by two Newton steps.
+ * The float32 vector form (vecmath.c) evaluates polynomials of its own in double instead. */
 #define PCT_ERFINV_CENTRAL                                                                          \
     { 2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, \
       -0.00417768164, 0.246640727, 1.50140941 }
