@@ -25,8 +25,8 @@
  * 16 channels at a time and each product is pct_sgemm_small's row-major case. The input of a
  * band of rows is first copied channels-last into a zero-padded buffer. The batch runs in chunks
  * of tiles (in sample, row, column order) whose V and M stay in the L2 cache, yet large enough to
- * amortise reading U; each thread takes whole chunks, or, with fewer than two chunks a thread,
- * the threads share each chunk (plan_chunks). */
+ * amortise reading U; each thread takes whole chunks, or, with few tiles, a part of the output
+ * channels of every chunk (plan_chunks). */
 #include "conv.h"
 #include "gemm_f32.h"
 #include <string.h>
@@ -197,17 +197,18 @@ WG_TARGET static void transform_tile(const float *xp, int64_t wp, int64_t C, flo
     }
 }
 
-/* y[o][2ty + r][2tx + s] = (A^T M A)[r][s] + bias[o] for the tile's M[xi][o] (at M, xi stride mstride),
- * the rows and columns past OH and OW dropped; y is one sample's [O][OH][OW] */
-WG_TARGET static void untransform_tile(const float *M, int64_t mstride, int64_t O, const float *bias, float *y,
-                                       int64_t OH, int64_t OW, int64_t ty, int64_t tx)
+/* y[o][2ty + r][2tx + s] = (A^T M A)[r][s] + bias[o] for the tile's M[xi][o] (at M, xi stride mstride) and
+ * the output channels o in [o_lo, o_hi), the rows and columns past OH and OW dropped; y is one sample's
+ * [O][OH][OW] */
+WG_TARGET static void untransform_tile(const float *M, int64_t mstride, int64_t o_lo, int64_t o_hi, const float *bias,
+                                       float *y, int64_t OH, int64_t OW, int64_t ty, int64_t tx)
 {
     const int64_t svol = OH * OW;
     const __m512i planes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                               _mm512_set1_epi32((int)svol));
     const bool row1 = 2 * ty + 1 < OH, col1 = 2 * tx + 1 < OW;
-    for (int64_t o0 = 0; o0 < O; o0 += 16) {
-        const __mmask16 msk = wg_mask(O - o0);
+    for (int64_t o0 = o_lo; o0 < o_hi; o0 += 16) {
+        const __mmask16 msk = wg_mask(o_hi - o0);
         __m512 r[2][4];
         for (int j = 0; j < 4; j++) { /* A^T M */
             const __m512 m0 = _mm512_maskz_loadu_ps(msk, M + (int64_t)j * mstride + o0);
@@ -237,7 +238,7 @@ typedef struct wg_shape {
     int64_t th, tw, tps;   /* tiles per column, per row, per sample */
     int64_t wp;            /* columns of the padded, channels-last band: 2 tw + 2 */
     int64_t ct, band;      /* tiles per chunk; the most tile rows of one sample a chunk covers */
-    bool shared;           /* the threads share each chunk (few chunks) rather than take one each */
+    bool shared;           /* the threads split the output channels of every chunk rather than take chunks */
 } wg_shape;
 
 /* floats of one padded band, and of V and M of one chunk */
@@ -262,29 +263,35 @@ static void transform_tiles(const wg_shape *s, const float *x, float *xp, float 
     }
 }
 
-/* M_xi = V_xi @ U_xi for xi in [x0, x1), over a chunk of `tiles` tiles */
+/* the output channels [o_lo, o_hi) of M_xi = V_xi @ U_xi for all 16 xi, over a chunk of `tiles` tiles */
 static void products(const wg_shape *s, const float *U, const float *V, int64_t vs, float *M, int64_t ms, int64_t tiles,
-                     int x0, int x1)
+                     int64_t o_lo, int64_t o_hi)
 {
-    for (int xi = x0; xi < x1; xi++)
-        pct_sgemm_small(tiles, s->O, s->C, 1.0f, V + xi * vs, s->C, 1, U + xi * wg_stride(s->C * s->O), s->O, 0.0f,
-                        M + xi * ms, s->O);
+    for (int xi = 0; xi < 16; xi++)
+        pct_sgemm_small(tiles, o_hi - o_lo, s->C, 1.0f, V + xi * vs, s->C, 1, U + xi * wg_stride(s->C * s->O) + o_lo,
+                        s->O, 0.0f, M + xi * ms + o_lo, s->O);
 }
 
-/* the output tiles [a0, a1) of the chunk that starts at tile T0, from M (ms: its matrix stride) */
+/* the output tiles [a0, a1) of the chunk that starts at tile T0, channels [o_lo, o_hi), from M (ms: its
+ * matrix stride) */
 static void untransform_tiles(const wg_shape *s, const float *M, int64_t ms, const float *bias, float *y, int64_t T0,
-                              int64_t a0, int64_t a1)
+                              int64_t a0, int64_t a1, int64_t o_lo, int64_t o_hi)
 {
     for (int64_t t = a0; t < a1; t++) {
         const int64_t n = t / s->tps, u = t % s->tps;
-        untransform_tile(M + (t - T0) * s->O, ms, s->O, bias, y + n * s->O * s->OH * s->OW, s->OH, s->OW, u / s->tw,
-                         u % s->tw);
+        untransform_tile(M + (t - T0) * s->O, ms, o_lo, o_hi, bias, y + n * s->O * s->OH * s->OW, s->OH, s->OW,
+                         u / s->tw, u % s->tw);
     }
 }
 
-/* Chunks whose V and M fit WG_CHUNK_BYTES, a multiple of the products' 6 rows. With at least two per
- * thread each thread takes whole chunks; with fewer the threads share every chunk: a part of its
- * tiles each in the transforms, a part of the 16 products (so each reads only its part of U). */
+/* Chunks whose V and M fit WG_CHUNK_BYTES, a multiple of the products' 6 rows. With 24 tiles or more a
+ * thread, each thread takes whole chunks (split further until each has one). With fewer, a thread's
+ * products would have too few rows to pay for reading all of U: then every thread transforms every
+ * chunk's tiles itself (a small cost) and takes a part of the output channels in the weight
+ * transform, the products and the output transform, so it reads only its part of U. Neither way has
+ * a barrier inside the parallel region: with two threads on two cores a barrier waits whenever the
+ * other thread is descheduled, as happens beside another OpenMP runtime's spinning threads (torch's,
+ * in the benchmarks). */
 static void plan_chunks(wg_shape *s, int nt)
 {
     const int64_t total = s->N * s->tps;
@@ -294,10 +301,13 @@ static void plan_chunks(wg_shape *s, int nt)
     const int64_t least = (s->C * s->O / (2 * (s->C + s->O)) + 5) / 6 * 6;
     if (ct < least) ct = least;
     if (ct > total) ct = total;
+    s->shared = nt > 1 && total < 24 * nt;
+    if (nt > 1 && !s->shared && (total + ct - 1) / ct < nt) {
+        const int64_t share = (total + nt - 1) / nt;
+        ct = (share + 5) / 6 * 6;
+    }
     s->ct = ct;
-    s->shared = nt > 1 && (total + ct - 1) / ct < 2 * nt;
-    const int64_t most = s->shared ? (ct + nt - 1) / nt : ct; /* the most tiles one transform call covers */
-    s->band = most >= s->tps ? s->th : most / s->tw + 2;
+    s->band = ct >= s->tps ? s->th : ct / s->tw + 2; /* the most tile rows of a sample one chunk covers */
     if (s->band > s->th) s->band = s->th;
 }
 /* y = the Winograd fwd of plan p on x (bias may be NULL); the weight w as the plan has it, or (flipped)
@@ -323,13 +333,13 @@ static int winograd_run(const pct_conv_plan *p, const float *x, const float *w, 
     if ((double)s.N * s.tps * 16 * s.C * s.O < PCT_CONV_PARALLEL_MIN) nt = 1;
     plan_chunks(&s, nt);
     const int64_t total = s.N * s.tps, nchunks = (total + s.ct - 1) / s.ct, oblocks = (s.O + 15) / 16;
-    if (!s.shared && nt > nchunks) nt = (int)nchunks;
-    /* U, then per thread a band (and V and M, unless shared: then one V and M after the bands) */
-    const int64_t ufl = 16 * wg_stride(s.C * s.O), per = band_floats(&s) + (s.shared ? 0 : chunk_floats(&s));
-    const size_t bytes = sizeof(float) * (size_t)(ufl + per * nt + (s.shared ? chunk_floats(&s) : 0));
+    if (nt > (s.shared ? oblocks : nchunks)) nt = (int)(s.shared ? oblocks : nchunks);
+    /* U, then per thread a band, V and M */
+    const int64_t ufl = 16 * wg_stride(s.C * s.O), per = band_floats(&s) + chunk_floats(&s);
+    const size_t bytes = sizeof(float) * (size_t)(ufl + per * nt);
     float *U = pct_conv_scratch_get(bytes);
     if (!U) return -1;
-    float *bufs = U + ufl, *shared_vm = bufs + per * nt;
+    float *bufs = U + ufl;
     PCT_OMP(omp parallel num_threads(nt) if (nt > 1))
     {
         int tid = 0, cnt = 1;
@@ -337,34 +347,33 @@ static int winograd_run(const pct_conv_plan *p, const float *x, const float *w, 
         tid = omp_get_thread_num();
         cnt = omp_get_num_threads();
 #endif
-        float *xp = bufs + per * tid;
-        PCT_OMP(omp for schedule(static))
-        for (int64_t ob = 0; ob < oblocks; ob++) {
-            if (flipped) transform_weight_flipped(w, s.O, s.C, U, ob, ob + 1);
-            else transform_weight(w, s.O, s.C, U, ob, ob + 1);
-        }
+        float *xp = bufs + per * tid, *V = xp + band_floats(&s);
         if (!s.shared) {
-            float *V = xp + band_floats(&s);
+            PCT_OMP(omp for schedule(static))
+            for (int64_t ob = 0; ob < oblocks; ob++) {
+                if (flipped) transform_weight_flipped(w, s.O, s.C, U, ob, ob + 1);
+                else transform_weight(w, s.O, s.C, U, ob, ob + 1);
+            }
             PCT_OMP(omp for schedule(dynamic, 1))
             for (int64_t k = 0; k < nchunks; k++) {
                 const int64_t T0 = k * s.ct, T1 = T0 + s.ct < total ? T0 + s.ct : total, n = T1 - T0;
                 const int64_t vs = wg_stride(n * s.C), ms = wg_stride(n * s.O);
                 transform_tiles(&s, x, xp, V, vs, T0, T0, T1);
-                products(&s, U, V, vs, V + 16 * vs, ms, n, 0, 16);
-                untransform_tiles(&s, V + 16 * vs, ms, bias, y, T0, T0, T1);
+                products(&s, U, V, vs, V + 16 * vs, ms, n, 0, s.O);
+                untransform_tiles(&s, V + 16 * vs, ms, bias, y, T0, T0, T1, 0, s.O);
             }
         } else {
-            for (int64_t k = 0; k < nchunks; k++) {
+            /* this thread's output channels: whole 16-channel blocks */
+            const int64_t ob0 = oblocks * tid / cnt, ob1 = oblocks * (tid + 1) / cnt;
+            const int64_t o_lo = 16 * ob0, o_hi = 16 * ob1 < s.O ? 16 * ob1 : s.O;
+            if (flipped) transform_weight_flipped(w, s.O, s.C, U, ob0, ob1);
+            else transform_weight(w, s.O, s.C, U, ob0, ob1);
+            for (int64_t k = 0; o_lo < o_hi && k < nchunks; k++) {
                 const int64_t T0 = k * s.ct, T1 = T0 + s.ct < total ? T0 + s.ct : total, n = T1 - T0;
                 const int64_t vs = wg_stride(n * s.C), ms = wg_stride(n * s.O);
-                const int64_t a0 = T0 + n * tid / cnt, a1 = T0 + n * (tid + 1) / cnt;
-                float *V = shared_vm, *M = shared_vm + 16 * vs;
-                transform_tiles(&s, x, xp, V, vs, T0, a0, a1);
-                PCT_OMP(omp barrier)
-                products(&s, U, V, vs, M, ms, n, 16 * tid / cnt, 16 * (tid + 1) / cnt);
-                PCT_OMP(omp barrier)
-                untransform_tiles(&s, M, ms, bias, y, T0, a0, a1);
-                PCT_OMP(omp barrier) /* V and M are the next chunk's */
+                transform_tiles(&s, x, xp, V, vs, T0, T0, T1);
+                products(&s, U, V, vs, V + 16 * vs, ms, n, o_lo, o_hi);
+                untransform_tiles(&s, V + 16 * vs, ms, bias, y, T0, T0, T1, o_lo, o_hi);
             }
         }
     }
