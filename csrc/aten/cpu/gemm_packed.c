@@ -137,6 +137,7 @@ typedef struct packed_job {
     int64_t crs, ccs;
     const pct_gemm_hooks *hooks; /* NULL: none */
     int64_t k0;                  /* the slice's first element of K */
+    int64_t mc, nc;              /* row and column panels per block */
 } packed_job;
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -146,12 +147,12 @@ static void run_blocks(const packed_job *J, int64_t b0, int64_t b1)
 {
     float tile[MR * NR] __attribute__((aligned(64)));
     const pct_gemm_kernel *K = J->kern;
-    const int64_t mblocks = (J->mp + MC_PANELS - 1) / MC_PANELS;
+    const int64_t mblocks = (J->mp + J->mc - 1) / J->mc;
     for (int64_t blk = b0; blk < b1; blk++) {
         const int64_t jb = blk / mblocks, ib = blk % mblocks;
-        const int64_t jp1 = min64(jb * NC_PANELS + NC_PANELS, J->np), ip1 = min64(ib * MC_PANELS + MC_PANELS, J->mp);
-        for (int64_t jp = jb * NC_PANELS; jp < jp1; jp++)
-            for (int64_t ip = ib * MC_PANELS; ip < ip1; ip++) {
+        const int64_t jp1 = min64(jb * J->nc + J->nc, J->np), ip1 = min64(ib * J->mc + J->mc, J->mp);
+        for (int64_t jp = jb * J->nc; jp < jp1; jp++)
+            for (int64_t ip = ib * J->mc; ip < ip1; ip++) {
                 const int64_t i0 = ip * MR, j0 = jp * NR;
                 const uint32_t *bpanel = J->bp + jp * NR * J->steps;
                 if (J->a && i0 + MR <= J->m)
@@ -198,8 +199,17 @@ int pct_gemm_packed(const pct_gemm_kernel *K, const pct_gemm_problem *p, int nt)
     const int64_t mp = (p->m + MR - 1) / MR, np = (p->n + NR - 1) / NR;
     uint32_t *ap = pack_buffer(0, (size_t)(mp * MR * max_steps) * 4), *bp = pack_buffer(1, (size_t)(np * NR * max_steps) * 4);
     if (!ap || !bp) return -1;
-    const int64_t blocks = ((mp + MC_PANELS - 1) / MC_PANELS) * ((np + NC_PANELS - 1) / NC_PANELS);
     const bool threaded = nt > 1 && p->m * p->n * p->k > PACKED_GRAIN;
+    /* Blocks of MC_PANELS x NC_PANELS panels, made smaller (the larger side halved first) until there
+     * are 4 a thread: a 64 x 512 product was one block (one thread busy), 256 x 256 three (2:1). */
+    int64_t mc = MC_PANELS, nc = NC_PANELS;
+#define PACKED_BLOCKS(mc, nc) (((mp + (mc) - 1) / (mc)) * ((np + (nc) - 1) / (nc)))
+    while (threaded && PACKED_BLOCKS(mc, nc) < 4 * nt && (mc > 1 || nc > 1)) {
+        if (mc >= 2 * nc || nc == 1) mc = (mc + 1) / 2;
+        else nc = (nc + 1) / 2;
+    }
+    const int64_t blocks = PACKED_BLOCKS(mc, nc);
+#undef PACKED_BLOCKS
     const bool in_place = K->ukernel_rows && p->acs == 1 && !(p->hooks && p->hooks->pack_a);
     for (int64_t k0 = 0; k0 < p->k; k0 += kc) {
         const int64_t k = min64(kc, p->k - k0);
@@ -207,7 +217,7 @@ int pct_gemm_packed(const pct_gemm_kernel *K, const pct_gemm_problem *p, int nt)
         const char *a = p->a + k0 * p->acs * K->a_size, *b = p->b + k0 * p->brs * K->a_size;
         const packed_job J = {K, p->m, p->n, (k + K->k_per_step - 1) / K->k_per_step, mp, np, ap, bp,
                               in_place ? a : NULL, p->ars, p->alpha, first ? p->beta : 1.0f, first && p->beta_zero,
-                              p->c, p->crs, p->ccs, p->hooks, k0};
+                              p->c, p->crs, p->ccs, p->hooks, k0, mc, nc};
         /* with A read in place only a ragged last row panel is packed */
         const int64_t ip0 = in_place ? p->m / MR : 0;
         if (threaded) {

@@ -14,9 +14,9 @@
  * multiplied in turn; slices after the first add into C (beta 1), so only kernels whose C
  * holds float32 may cut (a bfloat16 C would be rounded once per slice).
  *
- * Work goes by blocks of MC_PANELS row panels by NC_PANELS column panels, column panel
- * outermost inside a block so one B panel serves all the block's row panels; threads take
- * blocks one at a time (a thread the OS preempts delays one block, not a fixed share).
+ * Work goes by blocks of MC_PANELS row panels by NC_PANELS column panels (smaller where that
+ * leaves fewer than 4 blocks a thread), column panel outermost inside a block so one B panel
+ * serves all the block's row panels; threads take blocks one at a time (a thread the OS preempts delays one block, not a fixed share).
  * Every element of C is computed by one micro-kernel call per slice in the same order
  * whatever the thread count, so results do not depend on it.
  *
