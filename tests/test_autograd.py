@@ -681,10 +681,109 @@ def test_in_place_after_an_op_that_saves_only_some_outputs(case):
     assert_same(run(P), run(T))
 
 
-def test_modified_saved_output_error_names_the_tensor_type_as_torch():
-    x = P.randn(3, requires_grad=True)
-    y = x.exp()
-    y.add_(1)
-    with pytest.raises(RuntimeError, match=r"\[torch\.FloatTensor \[3\]\], which is output 0 of ExpBackward0, is at "
-                                           r"version 1; expected version 0 instead"):
+def _modified_cases(lib):
+    """In-place changes to saved tensors; each returns the version-check error's text."""
+    class Sq(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * x
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            y, = ctx.saved_tensors
+            return g * y
+
+    def saved_output():  # exp saves its result: named by exp's node
+        y = lib.ones(3, requires_grad=True).exp()
+        y.add_(1)
         y.sum().backward()
+
+    def saved_input():  # mul saves its inputs: named by the tensor's grad_fn now (the add_)
+        y = lib.ones(3, requires_grad=True) * 1
+        z = y * y
+        y.add_(1)
+        z.sum().backward()
+
+    def leaf():  # a leaf has no grad_fn: no "which is" clause
+        w = lib.ones(3, requires_grad=True)
+        z = w * w
+        with lib.no_grad():
+            w.add_(1)
+        z.sum().backward()
+
+    def custom():  # a Function's saved output: its node, "SqBackward" shortened as torch does
+        y = Sq.apply(lib.ones(3, requires_grad=True))
+        y.add_(1)
+        y.sum().backward()
+
+    def through_view():  # an in-place change through a view: CopySlices
+        y = lib.ones(3, 3, requires_grad=True).clone()
+        z = y * y
+        y[1].mul_(2)
+        z.sum().backward()
+
+    out = {}
+    for name, fn in [("saved_output", saved_output), ("saved_input", saved_input), ("leaf", leaf), ("custom", custom),
+                     ("through_view", through_view)]:
+        with pytest.raises(RuntimeError) as info:
+            fn()
+        out[name] = str(info.value)
+    return out
+
+
+def test_modified_saved_tensor_error_reads_as_torch():
+    """torch 2.13's wording: the tensor type, the node that made the tensor with its name shortened ("Exp" for
+    ExpBackward0), the versions, and the anomaly-mode hint."""
+    hint = (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    head = "one of the variables needed for gradient computation has been modified by an inplace operation: "
+    want = {
+        "saved_output": head + "[torch.FloatTensor [3]], which is output 0 of Exp, is at version 1; expected version "
+                               "0 instead." + hint,
+        "saved_input": head + "[torch.FloatTensor [3]], which is output 0 of Add, is at version 1; expected version 0 "
+                              "instead." + hint,
+        "leaf": head + "[torch.FloatTensor [3]] is at version 1; expected version 0 instead." + hint,
+        "custom": head + "[torch.FloatTensor [3]], which is output 0 of Sq, is at version 1; expected version 0 "
+                         "instead." + hint,
+        "through_view": head + "[torch.FloatTensor [3, 3]], which is output 0 of torch::autograd::CopySlices, is at "
+                               "version 1; expected version 0 instead." + hint,
+    }
+    assert _modified_cases(P) == want
+    if T is not None:
+        assert _modified_cases(T) == want
+
+
+def test_outputs_are_saved_only_for_the_gradients_that_read_them():
+    """pow's result feeds only the exponent's gradient: with a number as the exponent torch does not save it
+    (PowBackward0), so an in-place change of the result leaves backward intact; with a tensor exponent (PowBackward1)
+    it is saved and the change is caught, whether or not the exponent needs a gradient. exp's result feeds the
+    input's gradient and stays checked."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.pow(2.5)
+        y.add_(1)
+        y.sum().backward()
+        got = [x.grad.tolist()]
+        x.grad = None
+        z = x.pow(2)
+        z.mul_(2)
+        z.sum().backward()
+        got.append(x.grad.tolist())
+        for e in (lib.tensor([2.0, 2.0, 2.0]), lib.tensor([2.0, 2.0, 2.0], requires_grad=True)):
+            w = x.pow(e)
+            w.add_(1)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                w.sum().backward()
+        v = x.exp()
+        v.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            v.sum().backward()
+        return got
+
+    ours = run(P)
+    assert np.allclose(ours[0], [2.5 * 1.0, 2.5 * 2.0 ** 1.5, 2.5 * 3.0 ** 1.5])
+    assert np.allclose(ours[1], [4.0, 8.0, 12.0])
+    if T is not None:
+        assert np.allclose(ours, run(T))

@@ -93,6 +93,9 @@ PyObject *pct_gradient_edge(pct_tensor *t, uint32_t *input_nr);
 void pct_node_release_saved(pct_node *n);
 /* Unpacks saved slot i (new reference), checking its version; NULL with exception. */
 PyObject *pct_saved_unpack(pct_node *n, int i);
+/* Raises torch's RuntimeError for a saved tensor modified in place since its save at saved_version, naming
+ * `node`'s output output_nr as where it came from (node NULL or None: a leaf, no name); returns NULL. */
+PyObject *pct_modified_error(PyObject *tensor, int64_t saved_version, PyObject *node, uint32_t output_nr);
 /* Makes `t` an output of node n (grad_fn, output_nr, requires_grad). */
 void pct_set_history(pct_tensor *t, pct_node *n, uint32_t output_nr);
 uint64_t pct_next_sequence_nr(void);

@@ -125,17 +125,61 @@ void pct_node_release_saved(pct_node *n)
     if (n->has_saved || n->kind == PCT_NODE_FUNCTION) n->released = 1;
 }
 
-static PyObject *modified_error(pct_node *n, pct_saved *s, pct_tensor *t)
+/* A node's name as torch's version-check message gives it: the "Backward" of a generated node's name
+ * dropped, with its overload number when not 0 ("ExpBackward0" -> "Exp", "PowBackward1" -> "Pow1"), a
+ * custom Function's "SqBackward" -> "Sq"; other names (torch::autograd::CopySlices) as they are. */
+static PyObject *message_node_name(PyObject *node)
 {
+    PyObject *name = PyObject_CallMethod(node, "name", NULL);
+    if (!name || !PyUnicode_Check(name)) return name;
+    Py_ssize_t len;
+    const char *str = PyUnicode_AsUTF8AndSize(name, &len);
+    const char *at = str ? strstr(str, "Backward") : NULL;
+    if (!at) return name;
+    const char *rest = at + strlen("Backward");
+    for (const char *c = rest; *c; c++)
+        if (*c < '0' || *c > '9') return name;
+    PyObject *head = PyUnicode_FromStringAndSize(str, at - str);
+    PyObject *shorter = !head || *rest == '\0' || strcmp(rest, "0") == 0 ? head : PyUnicode_FromFormat("%U%s", head, rest);
+    if (shorter != head) Py_XDECREF(head);
+    Py_DECREF(name);
+    return shorter;
+}
+
+PyObject *pct_modified_error(PyObject *tensor, int64_t saved_version, PyObject *node, uint32_t output_nr)
+{
+    pct_tensor *t = (pct_tensor *)tensor;
     char buf[PCT_SHAPE_BUF];
+    PyObject *which;
+    if (node && node != Py_None) {
+        PyObject *name = message_node_name(node);
+        if (!name) return NULL;
+        which = PyUnicode_FromFormat(", which is output %u of %U,", (unsigned)output_nr, name);
+        Py_DECREF(name);
+    } else {
+        which = PyUnicode_FromString("");
+    }
+    if (!which) return NULL;
     PyErr_Format(PyExc_RuntimeError,
                  "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                 "[torch.%sTensor %s], which is %s %u of %U, is at version %ld; expected version %lld instead. Hint: "
-                 "enable anomaly detection to find the operation that failed to compute its gradient, with "
-                 "torch.autograd.set_detect_anomaly(True).",
-                 pct_dtype_cpp_name[t->dtype], pct_shape_str(buf, sizeof buf, t->ndim, t->sizes),
-                 s->is_output ? "output" : "input", s->output_nr, n->name,
-                 (long)atomic_load(&t->version->value), (long long)s->version);
+                 "[torch.%sTensor %s]%U is at version %ld; expected version %lld instead. Hint: enable anomaly "
+                 "detection to find the operation that failed to compute its gradient, with "
+                 "torch.autograd.set_detect_anomaly(True, check_nan=False).",
+                 pct_dtype_cpp_name[t->dtype], pct_shape_str(buf, sizeof buf, t->ndim, t->sizes), which,
+                 (long)atomic_load(&t->version->value), (long long)saved_version);
+    Py_DECREF(which);
+    return NULL;
+}
+
+/* torch names the node that made the modified tensor: for a saved output this node, for a saved input
+ * the tensor's grad_fn now (the in-place op's), none for a leaf */
+static PyObject *modified_error(pct_node *n, pct_saved *s, pct_tensor *t)
+{
+    if (s->is_output) return pct_modified_error((PyObject *)t, s->version, (PyObject *)n, s->output_nr);
+    PyObject *fn = PyObject_GetAttrString((PyObject *)t, "grad_fn");
+    if (!fn) return NULL;
+    pct_modified_error((PyObject *)t, s->version, fn, t->output_nr);
+    Py_DECREF(fn);
     return NULL;
 }
 

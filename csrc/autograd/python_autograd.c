@@ -207,6 +207,19 @@ static PyObject *py_node_saved_released(PyObject *m, PyObject *o)
     return PyBool_FromLong(((pct_node *)o)->released);
 }
 
+/* _raise_modified(tensor, saved_version, node_or_None, output_nr): the version-check error of a Python
+ * Function's saved tensors, worded as the C nodes' */
+static PyObject *py_raise_modified(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *t, *node;
+    long long version;
+    unsigned int nr;
+    if (!PyArg_ParseTuple(args, "OLOI", &t, &version, &node, &nr)) return NULL;
+    if (!pct_is_tensor_object(t)) { PyErr_SetString(PyExc_TypeError, "expected a Tensor"); return NULL; }
+    return pct_modified_error(t, (int64_t)version, node, nr);
+}
+
 static PyObject *py_node_release(PyObject *m, PyObject *o)
 {
     (void)m;
@@ -265,6 +278,7 @@ static PyMethodDef autograd_methods[] = {
     {"_check_inplace", py_check_inplace, METH_O, NULL},
     {"_node_released", py_node_saved_released, METH_O, NULL},
     {"_node_mark_released", py_node_release, METH_O, NULL},
+    {"_raise_modified", py_raise_modified, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -61,6 +61,7 @@ enum { INFO_UNKNOWN, INFO_FORMULA, INFO_MISSING, INFO_NONDIFF };
 typedef struct grad_info {
     int8_t state;
     uint32_t results_mask; /* bit i: output i is saved (the formula reads it) */
+    uint32_t result_users; /* bit j: the formula of parameter j reads an output (none a tensor: no output saved) */
     uint32_t save_mask;  /* bit i: parameter i is saved */
     uint32_t meta_mask;  /* bit i: only parameter i's shape and dtype are read */
     uint32_t diff_mask;  /* bit i: parameter i has a formula (its gradient flows) */
@@ -131,8 +132,12 @@ static grad_info *info_for(int op_index)
         g->state = INFO_NONDIFF;
     } else {
         PyObject *saved, *meta, *users;
-        unsigned int results_read;
-        if (!PyArg_ParseTuple(r, "OOIOOO", &g->fn, &saved, &results_read, &meta, &users, &g->fn_complex)) { Py_DECREF(r); goto fail; }
+        unsigned int results_read, result_users;
+        if (!PyArg_ParseTuple(r, "OOIOOOI", &g->fn, &saved, &results_read, &meta, &users, &g->fn_complex, &result_users)) {
+            Py_DECREF(r);
+            goto fail;
+        }
+        g->result_users = result_users;
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved) && i < PyTuple_GET_SIZE(users); i++) {
             long at = PyLong_AsLong(PyTuple_GET_ITEM(saved, i));
             unsigned long bits = PyLong_AsUnsignedLongMask(PyTuple_GET_ITEM(users, i));
@@ -476,10 +481,21 @@ PyObject *pct_autograd_dispatch(pct_call *c)
         params[i] = NULL;
     }
     if (g->results_mask) {
+        /* torch saves an output per overload: pow(x, 2.5) (PowBackward0) does not, pow(x, e) of a tensor e does,
+           whether or not e needs a gradient. So an output is saved when a parameter whose formula reads it is a
+           tensor here (not a number the parser wrapped) */
+        uint32_t real_tensors = 0;
+        for (int j = 0; j < sig->nparams && j < 32; j++) {
+            const pct_value *v = &c->v[j];
+            if (j == sig->out_index || v->none) continue;
+            if ((sig->params[j].type == PCT_ARG_TENSOR && !(v->t->flags & PCT_FLAG_WRAPPED_NUMBER)) ||
+                sig->params[j].type == PCT_ARG_TENSORLIST)
+                real_tensors |= 1u << j;
+        }
         for (int i = 0; i < nouts; i++) {
             /* the outputs the formula reads are saved (max(dim)'s backward reads its indices; batch norm's its mean
                and invstd, not its output); floats get re-attached; the others are None slots */
-            const bool read = i < 32 && (g->results_mask & (1u << i));
+            const bool read = i < 32 && (g->results_mask & (1u << i)) && (!g->result_users || (g->result_users & real_tensors));
             PyObject *a = read && all_outs[i] ? (PyObject *)pct_tensor_history_free_alias(all_outs[i]) : Py_NewRef(Py_None);
             if (!a) goto fail;
             saved_set(&n->saved[n->nsaved++], a, outs[i] != NULL, (uint32_t)i);

@@ -919,7 +919,8 @@ def _variant(expr, is_complex):
 
 def compile_op(node_name, params, codes, formulas):
     """One backward function for an op: see the module docstring. None: not differentiable.
-    Returns (fn, saved, results read, meta, users, fn for complex tensors: Note [Complex formula variants])."""
+    Returns (fn, saved, results read, meta, users, fn for complex tensors: Note [Complex formula variants], the
+    parameters whose formulas read an output)."""
     global _NS
     if _NS is None:
         _NS = _namespace()
@@ -997,7 +998,10 @@ def compile_op(node_name, params, codes, formulas):
     readers = [(single, _names(e)) for single, e in single_exprs.items()]
     readers += [(t, _names(e)) for targets, e in groups for t in targets]
     users = tuple(sum(1 << params.index(t) for t, names in readers if params[i] in names) for i in saved)
-    return fn, saved, _results_read(formulas, used), meta, users, fn_complex
+    # the same for the outputs: the parameters whose formula reads one (pow's result, read by the exponent's
+    # gradient only, is not saved when the exponent is a number, as torch's PowBackward0 does not save it)
+    result_users = sum(1 << params.index(t) for t, names in readers if names & {"result", "results"})
+    return fn, saved, _results_read(formulas, used), meta, users, fn_complex, result_users
 
 
 def _compile_variant(node_name, src, is_complex):

@@ -46,10 +46,11 @@ class FunctionCtx(_C._Node):
             return tuple(t if version is not None else _C._saved_tensors_unpack(*t) for t, version in saved)
         for i, (t, version) in enumerate(saved):
             if t is not None and t._version != version:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [torch.{t.dtype!s}Tensor {list(t.shape)}], which is output {i} of "
-                    f"{self.name()}, is at version {t._version}; expected version {version} instead.")
+                # torch names this node for a saved output of it, else the tensor's grad_fn now
+                nr = getattr(self, "_saved_output_nr", ())[i] if i < len(getattr(self, "_saved_output_nr", ())) else None
+                if nr is not None:
+                    _C._raise_modified(t, version, self, nr)
+                _C._raise_modified(t, version, t.grad_fn, t.output_nr)
         return tuple(t for t, _ in saved)
 
     saved_variables = saved_tensors
@@ -159,6 +160,8 @@ class Function(metaclass=FunctionMeta):
             if isinstance(o, Tensor) and any(o is d for d in dirty) and o._base is not None:
                 _C._rebase_view(o)
         ctx._saved = tuple((t, t._version if t is not None else 0) for t in getattr(ctx, "to_save", ()))
+        ctx._saved_output_nr = tuple(next((k for k, o in enumerate(outs) if o is t), None) if t is not None else None
+                                     for t, _ in ctx._saved)
         if ctx._saved and _C._current_saved_tensors_hooks() is not None:
             _pack_saved(ctx)
         if hasattr(ctx, "to_save"):
