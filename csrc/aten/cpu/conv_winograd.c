@@ -55,6 +55,8 @@ bool pct_conv_winograd_usable(const pct_conv_plan *p)
      * pays only over 64 tiles or more (512 -> 512 on 4x4 images is 1.2x the batch product, on 7x7
      * 0.7x), and past 512 x 512 its scratch grows too large to keep. */
     if (p->cb < 16 || p->cs < 16 || OH < 2 || OW < 2) return false;
+    /* the output transform scatters with 32-bit lane offsets o * OH * OW, the weight gathers with o * C * 9 */
+    if (OH * OW >= ((int64_t)1 << 27) || p->cb * 9 >= ((int64_t)1 << 27)) return false;
     const int64_t pairs = p->cb * p->cs;
     return pairs <= 384 * 384 || (pairs <= 512 * 512 && tiles >= 64);
 #else
