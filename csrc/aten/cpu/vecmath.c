@@ -129,35 +129,15 @@ PCT_VEC_LOOP(v512_silu_f32, 1, float, 16, __m512, _mm512_loadu_ps, _mm512_storeu
 PCT_VEC_LOOP(v512_silu_f64, 1, double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, silu512d, silud, "avx512f")
 /* float32 erfinv (trunc_normal_ initialisation) on 16 (AVX-512) or 8 (AVX2) lanes, each half as 8 or 4
  * doubles: w = -log((1 - y)(1 + y)) with libmvec's double log (the product is exact for a float y), then
- * erfinv(y) = y g(w), g a polynomial of degree 20 in u = (w - 2.5) / 2.5 for w < 5 (|y| < 0.9966) and in
- * u = (sqrt(w) - 3.1796) / 0.94352 for 5 <= w <= 17 (every float y below 1 has w < 16.7). The
- * coefficients are our fit: g at the 21 Chebyshev nodes of each interval, from mpmath's erfinv at 40
- * digits, interpolated and turned into powers of u; evaluated in double the relative error stays below
- * 6e-16 (2e-16 centrally). Rounded once, that is the float64 result rounded (tests/test_erfinv_vector.py)
- * except where the exact value lies within ~1e-15 of a float rounding boundary, about one input in 10^8.
- * With no erf and no Newton step this runs in half the time of the former float guess refined by
- * libmvec's double erf. Lanes outside (-1, 1) (and NaN) take the scalar form. */
-#define PCT_ERFINV_D_DEGREE 20
-#define PCT_ERFINV_D_CENTRAL                                                                               \
-    { 2.1429472902311662e-10, -7.7188351140484286e-10, -1.3935964273638089e-09, 1.0579498703941364e-08,     \
-      -7.5683226552747089e-09, -7.0317781360937727e-08, 2.0031259253513393e-07, 1.353874205456846e-07,      \
-      -1.8543174128265833e-06, 2.8518679804225912e-06, 8.6528879028133712e-06, -4.1432135639552622e-05,     \
-      2.0472379331231509e-05, 0.00029219069639802497, -0.00083413563847984284, -0.0004878983993674618,      \
-      0.0085254009505814632, -0.019573561059506937, -0.02610823577738897, 0.6166006918604171,               \
-      1.501409351110792 }
-#define PCT_ERFINV_D_TAIL                                                                                  \
-    { 1.7044048049956228e-09, -8.1303783567892781e-09, 5.2669386597877308e-09, 5.0658475323269243e-08,      \
-      -1.6776137121921952e-07, 1.4679604916625614e-07, 5.9492596540094037e-07, -2.5417487199516241e-06,     \
-      3.6018062093640814e-06, 4.3586894854090857e-06, -3.107589674664341e-05, 6.2047095788622081e-05,       \
-      -1.9139824972531061e-05, -0.00023584922817935724, 0.00079677844608581395, -0.0015913659591703744,     \
-      0.0025051781974573016, -0.0038163801725287876, 0.0055583083927734922, 0.9477109806671401,             \
-      3.0131301142790483 }
-#define PCT_ERFINV_D_TAIL_MID 3.179586801558725   /* (sqrt(5) + sqrt(17)) / 2 */
-#define PCT_ERFINV_D_TAIL_HALF 0.9435188240589354 /* (sqrt(17) - sqrt(5)) / 2 */
+ * pct_pw_erfinv_d's polynomials (pointwise_math.h: degree 20 in w for w < 5, |y| < 0.9966, and in sqrt(w)
+ * up to 17, past every float below 1) by Estrin's scheme. Rounded once, that is the float64 result rounded
+ * (tests/test_erfinv_vector.py) except where the exact value lies within ~1e-15 of a float rounding
+ * boundary, about one input in 10^8. With no erf and no Newton step this runs in 0.65x the time of the
+ * former float guess refined by libmvec's double erf. Lanes outside (-1, 1) (and NaN) take the scalar form. */
 /* OUT = the degree-20 polynomial with coefficients C (highest power first) at U, by Estrin's scheme:
  * pairs a_2j + a_2j+1 U, then pairs of those with U^2 and U^4, and the last three by U^8: five FMAs deep instead of
  * Horner's twenty, whose latency bound the loop. */
-_Static_assert(PCT_ERFINV_D_DEGREE == 20, "PCT_ERFINV_ESTRIN is written for degree 20");
+_Static_assert(PCT_ERFINV_DEGREE == 20, "PCT_ERFINV_ESTRIN is written for degree 20");
 #define PCT_ERFINV_ESTRIN(VD, SET1D, FMADDD, MULD, C, U, OUT)                                              \
     do {                                                                                                   \
         VD t_[11];                                                                                         \
@@ -174,8 +154,8 @@ _Static_assert(PCT_ERFINV_D_DEGREE == 20, "PCT_ERFINV_ESTRIN is written for degr
                        ALLSETD, BLENDD, LOGD, OUTSIDEF, TARGET)                                                   \
     __attribute__((target(TARGET))) static inline VF NAME(VF y)                                                  \
     {                                                                                                            \
-        static const double central[PCT_ERFINV_D_DEGREE + 1] = PCT_ERFINV_D_CENTRAL,                             \
-                            tail[PCT_ERFINV_D_DEGREE + 1] = PCT_ERFINV_D_TAIL;                                    \
+        static const double central[PCT_ERFINV_DEGREE + 1] = PCT_ERFINV_CENTRAL,                             \
+                            tail[PCT_ERFINV_DEGREE + 1] = PCT_ERFINV_TAIL;                                    \
         const VD one = SET1D(1.0);                                                                               \
         VD yd[2], w[2], half[2];                                                                                 \
         for (int h = 0; h < 2; h++) {                                                                            \
@@ -187,7 +167,7 @@ _Static_assert(PCT_ERFINV_D_DEGREE == 20, "PCT_ERFINV_ESTRIN is written for degr
             PCT_ERFINV_ESTRIN(VD, SET1D, FMADDD, MULD, central, MULD(SUBD(w[h], SET1D(2.5)), SET1D(0.4)), g);    \
             const MASKD central_lanes = LTD(w[h], SET1D(5.0));                                                   \
             if (!ALLSETD(central_lanes)) { /* some |y| > 0.9966: the tail polynomial for those lanes */          \
-                const VD ut = MULD(SUBD(SQRTD(w[h]), SET1D(PCT_ERFINV_D_TAIL_MID)), SET1D(1.0 / PCT_ERFINV_D_TAIL_HALF)); \
+                const VD ut = MULD(SUBD(SQRTD(w[h]), SET1D(PCT_ERFINV_TAIL_MID)), SET1D(1.0 / PCT_ERFINV_TAIL_HALF)); \
                 VD gt;                                                                                           \
                 PCT_ERFINV_ESTRIN(VD, SET1D, FMADDD, MULD, tail, ut, gt);                                        \
                 g = BLENDD(central_lanes, gt, g);                                                                \
