@@ -1,8 +1,8 @@
 """torch.compile: pyctorch's compiled code against torch.compile (inductor, torch's CPU C++ backend), in one run.
 
 Rows:
-  - the tiny GPT train step of bench_models.py, eager and with the model compiled (forward compiled; backward,
-    gradient clipping and AdamW as in eager, as torch.compile(model) does too);
+  - the tiny GPT train step of bench_models.py, eager and with the model compiled (forward and, built ahead of
+    time, backward compiled; gradient clipping and AdamW as in eager, as torch.compile(model) does too);
   - a minGPT-style MLP whose GELU is written in Python (NewGELU: seven pointwise ops, what fusion is for),
     forward and backward, eager and compiled;
   - compile time of the GPT step's first call: cold (an empty TORCHINDUCTOR_CACHE_DIR, which both honour) and

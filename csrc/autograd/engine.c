@@ -177,11 +177,25 @@ static PyObject *call_helper(const char *name, PyObject *args_tuple)
     return r;
 }
 
+/* Note [The engine's ops in a trace]
+ * The formulas are Python, so their op calls reach the op trace hook (Note [Op trace hook]) like any other; the
+ * few ops the engine makes itself from C (summing the gradients that meet in a buffer, casting a gradient to its
+ * input's dtype, the zeros of an output nobody differentiated) are reported as slots named _engine_add,
+ * _engine_cast and _engine_zeros. torch.compile's ahead-of-time backward (pyctorch/_inductor/aot.py) traces
+ * autograd.grad this way, so that its backward graph holds every op the engine ran, in the engine's order. */
+/* r, reported as `name` with args (stolen; NULL when r is NULL) when report is set. */
+static PyObject *reported(int report, const char *name, PyObject *args, PyObject *r)
+{
+    return report ? pct_python_values.trace_end(name, args, r) : r;
+}
+
 /* Adds g (stolen) into *slot. */
 static int buffer_add(PyObject **slot, PyObject *g)
 {
     if (!*slot) { *slot = g; return 0; }
+    const int report = pct_python_values.trace_begin();
     PyObject *sum = call_op(PCT_OP_add, *slot, g);
+    sum = reported(report, "_engine_add", report && sum ? PyTuple_Pack(2, *slot, g) : NULL, sum);
     Py_DECREF(g);
     if (!sum) return -1;
     Py_SETREF(*slot, sum);
@@ -225,7 +239,10 @@ static PyObject *validate(pct_node *n, int index, PyObject *grad, const pct_meta
         t = (pct_tensor *)grad;
     }
     if (t->dtype != m->dtype) {
+        const int report = pct_python_values.trace_begin();
         PyObject *r = pct_op_cast(t, m->dtype);
+        r = reported(report, "_engine_cast",
+                     report && r ? PyTuple_Pack(2, grad, pct_python_values.dtype_objects[m->dtype]) : NULL, r);
         Py_DECREF(grad);
         grad = r;
     }
@@ -235,8 +252,16 @@ static PyObject *validate(pct_node *n, int index, PyObject *grad, const pct_meta
 /* A gradient of zeros for an output nobody differentiated (formulas expect tensors). */
 static PyObject *zeros_for(const pct_meta *m)
 {
-    pct_tensor *z = pct_tensor_zeros_on(m->ndim, m->sizes, m->dtype, m->device_type, m->device_index);
-    return (PyObject *)z;
+    const int report = pct_python_values.trace_begin();
+    PyObject *z = (PyObject *)pct_tensor_zeros_on(m->ndim, m->sizes, m->dtype, m->device_type, m->device_index);
+    PyObject *args = NULL;
+    if (report && z) {
+        PyObject *size = meta_size(m), *device = pct_python_values.device_new(m->device_type, m->device_index);
+        args = size && device ? PyTuple_Pack(3, size, pct_python_values.dtype_objects[m->dtype], device) : NULL;
+        Py_XDECREF(size);
+        Py_XDECREF(device);
+    }
+    return reported(report, "_engine_zeros", args, z);
 }
 
 /* ---- running one node ---- */

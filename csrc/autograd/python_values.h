@@ -19,6 +19,11 @@ typedef struct pct_python_values_table {
     PyObject *(*size_new)(int n, const int64_t *sizes);   /* a torch.Size (new reference) or NULL */
     /* a new tensor of `type` sharing src's storage and geometry, without history (new reference) or NULL */
     PyObject *(*tensor_alias)(PyTypeObject *type, pct_tensor *src, bool share_version);
+    /* Note [The engine's ops in a trace]: trace_begin() says whether an op call is reported to the op trace hook
+     * (and opens it); trace_end(name, args, r) reports it as the slot `name` with args (a new tuple, stolen) and
+     * the result r (stolen, returned; NULL when the hook raised). */
+    int (*trace_begin)(void);
+    PyObject *(*trace_end)(const char *name, PyObject *args, PyObject *r);
 } pct_python_values_table;
 
 /* Defined in python_autograd.c, filled by the binding at import; read-only afterwards. */

@@ -141,6 +141,7 @@ int pct_trace_begin(void)
 PyObject *pct_trace_end(const char *name, PyObject *args, PyObject *r)
 {
     PyObject *res = NULL;
+    if (!args) Py_CLEAR(r); /* the args tuple could not be made: its exception stands */
     if (r && args && trace_hook)
         res = PyObject_CallFunction(trace_hook, "isyiOOO", -1, name, "", 0, args, Py_None, r);
     trace_depth--;

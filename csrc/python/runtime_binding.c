@@ -158,5 +158,7 @@ void pct_python_values_install(void)
         .device_new = pct_device_new,
         .size_new = pct_size_new,
         .tensor_alias = pct_tensor_alias,
+        .trace_begin = pct_trace_begin,
+        .trace_end = pct_trace_end,
     };
 }

@@ -1,9 +1,10 @@
 """torch.compile's backends: a name or a callable turned into what compiles a captured GraphModule.
 
 A backend is called as torch calls it, `backend(gm, example_inputs)`, and returns a callable taking the graph's
-inputs (the argument tensors, in order) and returning its outputs. "eager" and "aot_eager" run the GraphModule's
-generated Python (the recorded op calls, without the Python layers between them); "inductor", the default, is
-pyctorch's compiler (pyctorch/_inductor).
+inputs (the argument tensors, in order) and returning its outputs. "eager" runs the GraphModule's generated Python
+(the recorded op calls, without the Python layers between them); "aot_eager" too, with the backward built ahead of
+time (Note [AOT backward] in pyctorch/_inductor/aot.py); "inductor", the default, is pyctorch's compiler
+(pyctorch/_inductor).
 """
 __all__ = ["register_backend", "lookup_backend", "list_backends"]
 
@@ -22,13 +23,20 @@ def _eager(gm, example_inputs, **kwargs):
     return gm.forward
 
 
+def _aot_eager(gm, example_inputs, **kwargs):
+    """The graph and its backward built ahead of time (Note [AOT backward]), run as generated Python, unfused."""
+    from pyctorch._inductor.aot import aot_compile
+    from pyctorch._inductor.codegen import python_runner
+    return aot_compile(gm, example_inputs, python_runner, python_runner) or gm.forward
+
+
 def _inductor(gm, example_inputs, **kwargs):
     from pyctorch._inductor import compile_fx
     return compile_fx(gm, example_inputs, **kwargs)
 
 
 register_backend(_eager, "eager")
-register_backend(_eager, "aot_eager")
+register_backend(_aot_eager, "aot_eager")
 register_backend(_inductor, "inductor")
 
 

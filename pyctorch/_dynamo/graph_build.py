@@ -50,8 +50,7 @@ def build_graph_module(run, output_tensors, names=None):
     root = {}
     env = {}
     from .capture import TensorMeta
-    inputs = {ref.key[1]: t for t in run.keep for ref in (run.refs.get(id(t)),)
-              if ref is not None and ref.key[0] == "input"}
+    inputs = run.input_of  # an input written in place is rebound to the op's value, but stays the input
     for k in range(len(inputs)):
         env[("input", k)] = graph.placeholder(f"arg{k}_1")
         env[("input", k)].meta["tensor_meta"] = TensorMeta(inputs[k])

@@ -149,6 +149,12 @@ class FusedKernel:
         return [r.sum_to_size(shape) if kind in ("suffix", "row") else r
                 for r, kind, shape in zip(results, self.kinds, self.input_shapes)]
 
+    def backward_call(self, *inputs_and_grads):
+        """The backward kernel as one call, as an ahead-of-time backward graph records it (Note [AOT backward]): the
+        operands' gradients, the 0-d constants' (None) left out."""
+        inputs, grads = inputs_and_grads[:self.n_in], inputs_and_grads[self.n_in:]
+        return tuple(g for g in self.run_backward(inputs, grads) if g is not None)
+
     def __call__(self, *inputs):
         if pyctorch.is_grad_enabled() and any(t.requires_grad for t in inputs):
             return _FusedFunction.apply(self, *inputs)
@@ -172,7 +178,12 @@ def _function_class():
 
         @staticmethod
         def backward(ctx, *grads):
-            return (None, *ctx.kernel.run_backward(ctx.saved_tensors, grads))
+            from .aot import recording_backward
+            run = recording_backward()
+            if run is None:
+                return (None, *ctx.kernel.run_backward(ctx.saved_tensors, grads))
+            made = iter(run.opaque_call(ctx.kernel.backward_call, (*ctx.saved_tensors, *grads)))
+            return (None, *[None if kind == "scalar" else next(made) for kind in ctx.kernel.kinds])
     return FusedFunction
 
 

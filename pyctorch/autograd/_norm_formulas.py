@@ -16,9 +16,22 @@ __all__ = ["layer_norm_grads", "layer_norm_backward_grads", "rms_norm_grads", "r
            "embedding_backward_grad_output", "cross_entropy_grad", "cross_entropy_backward_grads"]
 
 
+# Set by torch.compile's backward tracer (Note [AOT backward] in pyctorch/_inductor/aot.py) while it records a
+# backward: a function telling from a gradient's origin whether it can contribute, since its values may differ in the
+# runs the recorded graph serves (a gradient is linear in the output gradients, so computing with zeros is only
+# slower than skipping); None otherwise.
+structural_nonzero = None
+
+
 def _nonzero(g):
     """Whether a gradient can contribute (a meta tensor has no values to look at: it may)."""
-    return g is not None and g.numel() > 0 and (g.device.type == "meta" or bool(g.any()))
+    if g is None or g.numel() == 0:
+        return False
+    if g.device.type == "meta":
+        return True
+    if structural_nonzero is not None:
+        return structural_nonzero(g)
+    return bool(g.any())
 
 
 def _vjp(fn, primals, cotangents, needs):

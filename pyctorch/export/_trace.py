@@ -155,11 +155,14 @@ class TraceRun:
         self.keep = []       # every tensor seen, so that ids stay unique during the run
         self.consts = []     # the lifted constant tensors, in order of first use
         self.const_names = {}  # id(tensor) -> attribute path of a module tensor that is no buffer
+        self.input_of = {}   # input position -> its tensor (kept when an in-place op rebinds the tensor)
 
     # ---- values ----
     def bind(self, tensor, ref):
         self.refs[id(tensor)] = ref
         self.keep.append(tensor)
+        if ref.key[0] == "input":
+            self.input_of.setdefault(ref.key[1], tensor)
 
     def ref_of(self, t):
         ref = self.refs.get(id(t))

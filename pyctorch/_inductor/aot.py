@@ -1,0 +1,425 @@
+"""Ahead-of-time backward graphs for torch.compile (what torch's AOTAutograd gives its backends).
+
+Note [AOT backward]
+A captured graph that computes something needing gradients is compiled as a pair of graphs run by one
+autograd.Function, instead of replaying its op calls under the autograd recorder:
+- Built once, at compile time: the graph runs once more with grad mode on, on copies of its inputs and of the
+  state it holds (the parameters themselves), so that no write of the trial run (an in-place op, batch norm's
+  running statistics) reaches the caller's tensors or their version counters, and with the default generator's
+  state put back afterwards, so that no random draw is used up. Then autograd.grad of its differentiable
+  outputs, with gradients of ones, runs under the op trace hook. The formulas are Python, so their op calls are
+  reported; the few ops the engine itself makes (summing the gradients that meet, casts, zeros for outputs nobody
+  differentiated) are reported too (Note [The engine's ops in a trace] in csrc/autograd/engine.c). The records
+  form the backward graph: the same formulas, in the engine's order, so the same numbers as eager.
+- The backward graph's inputs are the output gradients and the forward values its formulas read, found by tensor
+  identity, or by storage and geometry for the history-free aliases the engine saves of outputs; a view made
+  inside a composite op (matmul's reshape) is read again from its forward value by as_strided, and a 0-d tensor
+  of no traced storage (a number of the forward graph as a formula reads it) is a constant. Those forward
+  values become extra outputs of the forward graph; the Function saves them (save_for_backward: eager's version
+  checks) and hands them to the backward graph with the incoming gradients (made contiguous, as traced).
+- For inductor the forward graph is fused first (Note [Pointwise fusion]), so a fused group's backward is its own
+  generated kernel (recorded as one call, recomputing the group from its operands), and the backward graph is
+  fused in turn: the formulas' pointwise chains become kernels as the forward's do.
+The backward graph runs as recorded, without the casts of an autocast region around backward(), as torch's does.
+Where a graph is outside what this can do soundly, it is compiled as before (ops replayed under the recorder):
+grad mode off, autocast on, or no differentiable output; state switches in the graph; an in-place op writing into a tensor that
+needs a gradient (in-place ops on the graph's own values and on state without gradient are replayed); an input
+that cannot be copied with its strides; a non-CPU tensor; an output aliasing an input, a held tensor or another
+output; a backward that reads a value the trace cannot name (a tensor
+computed outside the op table), that mutates one of its inputs, or that needs a Python value of a traced tensor.
+Under create_graph the gradients are given, and differentiating them again raises torch's error for double
+backward through compiled code.
+"""
+import copy
+import operator
+
+import pyctorch
+from pyctorch import _C
+
+from .codegen import _fetch
+
+__all__ = ["aot_compile"]
+
+last_refusal = None  # why the newest graph was not made a pair (for tests and debugging), or None
+
+
+def _refuse(why):
+    global last_refusal
+    last_refusal = why
+
+
+_DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
+
+
+def _mutates(node):
+    """Whether a node writes to one of its operands (in-place op, out=, item assignment)."""
+    if node.op not in ("call_function", "call_method"):
+        return False
+    if node.target is operator.setitem or "out" in node.kwargs:
+        return True
+    name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
+    return name.endswith("_") and not name.endswith("__")
+
+
+def _load(arg, env):
+    from pyctorch.fx.node import map_arg
+    return map_arg(arg, lambda n: env[n])
+
+
+def _storage(t):
+    return t.untyped_storage().data_ptr() if t.numel() > 0 else None
+
+
+def _geometry(t):
+    return (_storage(t), t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def _autocast_on():
+    return any(_C.is_autocast_enabled(device) for device in ("cpu", "cuda"))
+
+
+def _eligible(gm):
+    from .fusion import _SWITCH_NAMES
+    if not pyctorch.is_grad_enabled() or _autocast_on():
+        return False
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and getattr(node.target, "__name__", "") in _SWITCH_NAMES:
+            return False
+        meta = node.meta.get("tensor_meta")
+        if meta is not None and meta.device.type != "cpu":
+            return False
+    return True
+
+
+def _writes_what_needs_grad(gm, env):
+    """Whether an in-place op of the graph writes into an input or held tensor that needs a gradient (or a view of
+    one). Writes into the graph's own intermediates (dropout's mask drawn in place) are replayed as recorded, and
+    writes into state that needs none (batch norm's counters) are undone after the trial run."""
+    needs = {_storage(env[n]) for n in gm.graph.nodes if n.op in ("placeholder", "get_attr")
+             and isinstance(env.get(n), pyctorch.Tensor) and env[n].requires_grad}
+    for node in gm.graph.nodes:
+        if _mutates(node):
+            target = node.kwargs.get("out", node.args[0] if node.args else None)
+            value = env.get(target) if hasattr(target, "op") else None
+            if not isinstance(value, pyctorch.Tensor) or _storage(value) in needs:
+                return True
+    return False
+
+
+class _NoCopy(Exception):
+    """A tensor the trial run cannot copy with its strides (an expanded or overlapping one)."""
+
+
+def _trial_copies():
+    """copy(t): what the trial run reads for a tensor it must leave as it is (Note [AOT backward]): a copy with t's
+    strides, a leaf when t needs a gradient; parameters themselves (written in place, they would fail eagerly)."""
+    made = {}
+
+    def copy_of(t, is_input):
+        if not isinstance(t, pyctorch.Tensor) or (not is_input and t.requires_grad and t.is_leaf):
+            return t
+        if id(t) not in made:
+            with pyctorch.no_grad():
+                c = t.clone()
+            if c.stride() != t.stride():
+                raise _NoCopy()
+            made[id(t)] = c.requires_grad_() if t.requires_grad else c
+        return made[id(t)]
+    return copy_of
+
+
+def _run_forward(gm, example_inputs):
+    """The graph run node by node with grad mode on, on copies of its inputs and held state: {node: value} and
+    the output values."""
+    env, inputs, copy_of = {}, iter(example_inputs), _trial_copies()
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            env[node] = copy_of(next(inputs), True)
+        elif node.op == "get_attr":
+            env[node] = copy_of(_fetch(gm, node.target), False)
+        elif node.op == "call_function":
+            env[node] = node.target(*_load(node.args, env), **_load(node.kwargs, env))
+        elif node.op == "call_method":
+            self, *rest = _load(node.args, env)
+            env[node] = getattr(self, node.target)(*rest, **_load(node.kwargs, env))
+        elif node.op == "output":
+            return env, list(_load(node.args[0], env))
+        else:
+            raise NotImplementedError(node.op)
+    return env, []
+
+
+def _split_items(gm, env):
+    """Every tensor of a multi-output call gets its getitem node (a saved mean or rstd the forward never read)."""
+    graph = gm.graph
+    for node in list(graph.nodes):
+        value = env.get(node)
+        if not isinstance(value, (tuple, list)) or not value or \
+                not all(isinstance(v, pyctorch.Tensor) for v in value):
+            continue
+        have = {user.args[1] for user in node.users if user.op == "call_function" and user.target is operator.getitem
+                and isinstance(user.args[1], int)}
+        anchor = node
+        for k, item in enumerate(value):
+            if k in have:
+                continue
+            with graph.inserting_after(anchor):
+                anchor = graph.call_function(operator.getitem, (node, k))
+            from pyctorch._dynamo.capture import TensorMeta
+            anchor.meta["tensor_meta"] = TensorMeta(item)
+            env[anchor] = item
+
+
+_recording = [None]
+
+
+def recording_backward():
+    """The run recording a backward now (for the fused groups' backward kernels to record themselves), or None."""
+    return _recording[0]
+
+
+def _backward_run_class():
+    from pyctorch._dynamo.capture import CompileRun
+
+    class BackwardRun(CompileRun):
+        """Records autograd.grad's op calls; tensors it did not see made are named through `geometry` (an alias of
+        a forward value) or listed in `unknown`."""
+
+        def __init__(self):
+            super().__init__()
+            self.geometry = {}   # _geometry of a forward value -> its Ref
+            self.storages = {}   # storage address -> a forward value of that storage
+            self.unknown = []
+            self.zeros = set()   # ids of the zeros the engine made for outputs nobody differentiated
+
+        def ref_of(self, t):
+            ref = self.refs.get(id(t))
+            if ref is not None:
+                return ref
+            ptr = _storage(t)
+            ref = self.geometry.get(_geometry(t)) if ptr is not None else None
+            if ref is not None:  # an alias the engine saved of a forward value
+                self.bind(t, ref)
+                return ref
+            base = self.storages.get(ptr)
+            if base is not None and base.dtype == t.dtype:
+                # a view of a forward value made where the trace did not see it (inside a composite op): the same
+                # elements of the same storage, read again from that value
+                self.record_call("call_function", _C.as_strided,
+                                 (base, tuple(t.shape), tuple(t.stride()), t.storage_offset()), {}, t)
+                return self.refs[id(t)]
+            if t.dim() != 0:
+                self.unknown.append(t)
+            # else a number of the forward graph as the formulas read it (a wrapped scalar): a constant
+            return super().ref_of(t)
+
+        def opaque_call(self, fn, args):
+            """fn(*args) run with the hook off and recorded as one call (a fused group's backward kernel)."""
+            hook = _C._set_op_trace_hook(None)
+            try:
+                result = fn(*args)
+            finally:
+                _C._set_op_trace_hook(hook)
+            if result:
+                self.record_call("call_function", fn, args, {}, result)
+            return result
+
+        def _slot(self, name, args, result):
+            if name == "_engine_add":
+                self.record_call("call_function", _C.add, args, {}, result)
+            elif name == "_engine_cast":
+                self.record_call("call_method", "to", args, {}, result)
+            elif name == "_engine_zeros":
+                size, dtype, device = args
+                self.record_call("call_function", _C.zeros, (size,), {"dtype": dtype, "device": device}, result)
+                self.zeros.add(id(result))
+            else:
+                return super()._slot(name, args, result)
+            return None
+    return BackwardRun
+
+
+def _trace_backward(gm, env, outs):
+    """The backward graph of the trial run, or None. Returns (bgm, n_grads, saved nodes of gm, grad slots)."""
+    from pyctorch.export._trace import Ref, capturing
+    from pyctorch._dynamo.graph_build import build_graph_module
+    diff = [k for k, o in enumerate(outs) if o.requires_grad]
+    targets, seen = [], set()
+    for node in gm.graph.nodes:
+        t = env.get(node)
+        if node.op in ("placeholder", "get_attr") and isinstance(t, pyctorch.Tensor) and t.requires_grad \
+                and id(t) not in seen:
+            seen.add(id(t))
+            targets.append(node)
+    if not diff or not targets:
+        return _refuse('no differentiable output or nothing to differentiate')
+    run = _backward_run_class()()
+    grads_in = [pyctorch.ones(tuple(outs[k].shape), dtype=outs[k].dtype) for k in diff]
+    for k, g in enumerate(grads_in):
+        run.bind(g, Ref("input", k))
+    fwd_of_input = {}
+    for node in gm.graph.nodes:
+        t = env.get(node)
+        if not isinstance(t, pyctorch.Tensor) or id(t) in run.refs:
+            continue
+        ref = Ref("input", len(grads_in) + len(fwd_of_input))
+        fwd_of_input[ref.key[1]] = node
+        run.bind(t, ref)
+        if _storage(t) is not None:
+            run.geometry.setdefault(_geometry(t), ref)
+            run.storages.setdefault(_storage(t), t)
+    from pyctorch.autograd import _norm_formulas
+    _norm_formulas.structural_nonzero = lambda g: id(g) not in run.zeros
+    _recording[0] = run
+    try:
+        with capturing(run, keep_grad_mode=True, refuse_values=False):
+            grads = pyctorch.autograd.grad([outs[k] for k in diff], [env[n] for n in targets],
+                                           grad_outputs=grads_in, allow_unused=True)
+    finally:
+        _norm_formulas.structural_nonzero = None
+        _recording[0] = None
+    if run.breaks or run.unknown:
+        return _refuse('the backward read a value the trace cannot name or needed a traced value in Python')
+    slots = [j for j, g in enumerate(grads) if g is not None]
+    if not slots:
+        return _refuse('no gradient reaches an input')
+    bgm = build_graph_module(run, [grads[j] for j in slots])
+    graph = bgm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    for node in graph.nodes:
+        if _mutates(node) and node.args and getattr(node.args[0], "op", None) == "placeholder":
+            return _refuse('a formula writes into a gradient or a saved value')
+    graph.eliminate_dead_code(lambda n: n.is_impure() or _mutates(n))
+    saved = []
+    for k, node in enumerate(placeholders[len(grads_in):], start=len(grads_in)):
+        if node.users:
+            saved.append(fwd_of_input[k])
+        else:
+            graph.erase_node(node)
+    bgm.recompile()
+    return bgm, diff, saved, [targets[j] for j in slots]
+
+
+class _Plan:
+    __slots__ = ("forward", "backward", "n_out", "diff", "n_saved", "saved_is_output", "params", "n_inputs",
+                 "grad_slots")
+
+
+def aot_compile(gm, example_inputs, compile_forward, compile_backward):
+    """A callable running gm as a forward/backward pair (Note [AOT backward]), or None where the pair cannot be
+    built; compile_forward and compile_backward make a graph's runner from a GraphModule."""
+    from pyctorch.fx import GraphModule
+    global last_refusal
+    last_refusal = None
+    if not _eligible(gm):
+        return _refuse('grad mode off, autocast on, a state switch or a non-CPU tensor')
+    fgm = GraphModule(gm, copy.deepcopy(gm.graph))
+    rng = pyctorch.get_rng_state()
+    try:
+        try:
+            env, outs = _run_forward(fgm, example_inputs)
+        except _NoCopy:
+            return _refuse("an input or held tensor the trial run cannot copy with its strides")
+        except RuntimeError:  # an in-place op on an input that needs a gradient (its copy is a leaf)
+            return _refuse("an in-place op writes into a tensor that needs a gradient")
+        if _writes_what_needs_grad(fgm, env):
+            return _refuse("an in-place op writes into a tensor that needs a gradient")
+        if not outs or not all(isinstance(o, pyctorch.Tensor) for o in outs):
+            return _refuse('an output that is not a tensor')
+        held = {_storage(env[n]) for n in fgm.graph.nodes
+                if n.op in ("placeholder", "get_attr") and isinstance(env.get(n), pyctorch.Tensor)}
+        out_storages = [_storage(o) for o in outs if _storage(o) is not None]
+        if len(set(out_storages)) != len(out_storages) or held & set(out_storages):
+            return _refuse('an output aliasing an input, a held tensor or another output')
+        _split_items(fgm, env)
+        traced = _trace_backward(fgm, env, outs)
+    finally:
+        pyctorch.set_rng_state(rng)
+    if traced is None:
+        return None  # _trace_backward said why
+    bgm, diff, saved, grad_targets = traced
+    output = next(n for n in fgm.graph.nodes if n.op == "output")
+    out_nodes = list(output.args[0])
+    output.args = (tuple(out_nodes) + tuple(saved),)
+    fgm.graph.eliminate_dead_code(lambda n: n.is_impure() or _mutates(n))
+    fgm.recompile()
+    plan = _Plan()
+    plan.n_out, plan.diff, plan.n_saved = len(out_nodes), diff, len(saved)
+    plan.saved_is_output = [n in out_nodes for n in saved]
+    plan.n_inputs = len(example_inputs)
+    placeholders = [n for n in fgm.graph.nodes if n.op == "placeholder"]
+    inputs_by_node = {n: k for k, n in enumerate(placeholders)}
+    extra = [n for n in grad_targets if n.op == "get_attr"]
+    plan.params = [_fetch(fgm, n.target) for n in extra]
+    plan.grad_slots = [inputs_by_node[n] if n in inputs_by_node else plan.n_inputs + extra.index(n)
+                       for n in grad_targets]
+    plan.forward = compile_forward(fgm)
+    plan.backward = compile_backward(bgm)
+    function = _function_class()
+
+    def run(*inputs):
+        return function.apply(plan, *inputs, *plan.params)
+    run.forward_graph, run.backward_graph = fgm, bgm
+    return run
+
+
+def _function_class():
+    if _Cache.cls is None:
+        from pyctorch.autograd import Function
+
+        class CompiledFunction(Function):
+            @staticmethod
+            def forward(ctx, plan, *args):
+                values = plan.forward(*args[:plan.n_inputs])
+                outs, saved = values[:plan.n_out], values[plan.n_out:]
+                ctx.plan = plan
+                # a saved output is kept as an alias without history (the output itself would own this node)
+                ctx.save_for_backward(*[s.detach() if is_out else s for s, is_out in zip(saved, plan.saved_is_output)])
+                ctx.mark_non_differentiable(*[o for k, o in enumerate(outs) if k not in plan.diff])
+                return tuple(outs)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                plan = ctx.plan
+                given = [grads[k].contiguous() for k in plan.diff]
+                saved = ctx.saved_tensors
+                if _autocast_on():  # the graph is fixed: no casts of an autocast region around backward()
+                    with pyctorch.autocast("cpu", enabled=False), pyctorch.autocast("cuda", enabled=False):
+                        return CompiledFunction.backward(ctx, *grads)
+                if pyctorch.is_grad_enabled():  # create_graph: the gradients are given; their own backward raises
+                    with pyctorch.no_grad():
+                        results = plan.backward(*given, *saved)
+                    results = _NoDoubleBackward.get().apply(tuple(results), *given, *saved)
+                else:
+                    results = plan.backward(*given, *saved)
+                out = [None] * (1 + plan.n_inputs + len(plan.params))
+                for slot, g in zip(plan.grad_slots, results):
+                    out[1 + slot] = g
+                return tuple(out)
+        _Cache.cls = CompiledFunction
+    return _Cache.cls
+
+
+class _Cache:
+    cls = None
+
+
+class _NoDoubleBackward:
+    """The gradients of a backward run under create_graph, given a node whose own backward raises torch's error."""
+    cls = None
+
+    @staticmethod
+    def get():
+        if _NoDoubleBackward.cls is None:
+            from pyctorch.autograd import Function
+
+            class CompiledFunctionBackward(Function):
+                @staticmethod
+                def forward(ctx, results, *depends_on):
+                    return tuple(r.view_as(r) for r in results)
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    raise RuntimeError(_DOUBLE_BACKWARD)
+            _NoDoubleBackward.cls = CompiledFunctionBackward
+        return _NoDoubleBackward.cls
