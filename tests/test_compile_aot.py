@@ -323,3 +323,71 @@ def test_autocast_around_backward_leaves_the_graph_as_recorded():
         f = pyctorch.compile(lambda a: (a @ a.t()).sum())
         f(pyctorch.randn(3, 3, requires_grad=True))
     assert not _is_aot(f)
+
+
+def _lstm_grads(f, model, x):
+    model.zero_grad()
+    f(x)[0].square().mean().backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+def test_lstm_indexing_backward_is_recorded():
+    # the projection of every step is read by x[t]: its backward adds into zeros through _C._index_accumulate,
+    # which reports itself to the trace
+    pyctorch.manual_seed(0)
+    model = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+    x = pyctorch.randn(4, 5, 8)
+    expected = _lstm_grads(model, model, x)
+    compiled = pyctorch.compile(model, backend="aot_eager")
+    _lstm_grads(compiled, model, x)
+    got = _lstm_grads(compiled, model, x)
+    assert _is_aot(compiled) and "_index_accumulate" in _targets(_compiled_of(compiled).backward_graph)
+    for g, e in zip(got, expected):
+        assert pyctorch.equal(g, e)
+
+
+def test_a_write_the_trace_cannot_see_refuses_the_pair(monkeypatch):
+    import pyctorch._inductor.aot as aot
+    real = pyctorch._C._index_accumulate
+
+    def unseen(t, key, value):  # the same write, with the trace hook off
+        hook = pyctorch._C._set_op_trace_hook(None)
+        try:
+            return real(t, key, value)
+        finally:
+            pyctorch._C._set_op_trace_hook(hook)
+    monkeypatch.setattr(pyctorch._C, "_index_accumulate", unseen)
+    pyctorch.manual_seed(0)
+    model = nn.LSTM(8, 16, batch_first=True)
+    x = pyctorch.randn(4, 5, 8)
+    expected = _lstm_grads(model, model, x)
+    compiled = pyctorch.compile(model, backend="aot_eager")
+    _lstm_grads(compiled, model, x)
+    assert not _is_aot(compiled) and "could not see" in aot.last_refusal
+    for g, e in zip(_lstm_grads(compiled, model, x), expected):
+        assert pyctorch.equal(g, e)
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_transformer_layer_values_made_inside_composites(dropout):
+    # matmul copies its strided 3-d input before the mm; the mm's backward reads that copy: made again by the
+    # same op call in the backward graph (never a random one: with dropout, values must still be eager's)
+    def run(backend):
+        pyctorch.manual_seed(0)
+        layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=dropout, batch_first=True)
+        f = layer if backend is None else pyctorch.compile(layer, backend=backend)
+        x = pyctorch.randn(2, 3, 16)
+        out = []
+        for _ in range(3):
+            layer.zero_grad()
+            loss = f(x).square().mean()
+            loss.backward()
+            out.append([loss.detach()] + [p.grad.clone() for p in layer.parameters()])
+        return f, out
+    _, eager = run(None)
+    compiled, ours = run("aot_eager")
+    assert _is_aot(compiled) and "_op_again" in _targets(_compiled_of(compiled).backward_graph)
+    # the same dropout draws; the forward without recording folds the strided matmul otherwise (rounding)
+    for a, b in zip(eager, ours):
+        for x, y in zip(a, b):
+            assert_close(y, x, rtol=1e-5, atol=1e-7)

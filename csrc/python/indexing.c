@@ -349,8 +349,11 @@ PyObject *pct_py_index_accumulate(PyObject *m, PyObject *args)
     (void)m;
     PyObject *t, *key, *value;
     if (!PyArg_ParseTuple(args, "O!OO", &pct_TensorType, &t, &key, &value)) return NULL;
-    if (assign((pct_tensor *)t, key, value, true) < 0) return NULL;
-    Py_RETURN_NONE;
+    /* reported to the op trace hook like indexing (a backward recorded ahead of time replays it: Note [AOT
+     * backward] in pyctorch/_inductor/aot.py) */
+    const int report = pct_trace_begin();
+    PyObject *r = assign((pct_tensor *)t, key, value, true) < 0 ? NULL : Py_NewRef(Py_None);
+    return report ? pct_trace_end("_index_accumulate", PyTuple_Pack(3, t, key, value), r) : r;
 }
 
 /* A tuple key holding True/False: torch indexes through index_put_, which wants the source in t's dtype. */

@@ -13,20 +13,27 @@ autograd.Function, instead of replaying its op calls under the autograd recorder
   form the backward graph: the same formulas, in the engine's order, so the same numbers as eager.
 - The backward graph's inputs are the output gradients and the forward values its formulas read, found by tensor
   identity, or by storage and geometry for the history-free aliases the engine saves of outputs; a view made
-  inside a composite op (matmul's reshape) is read again from its forward value by as_strided, and a 0-d tensor
-  of no traced storage (a number of the forward graph as a formula reads it) is a constant. Those forward
+  inside a composite op (matmul's reshape) is read again from its forward value by as_strided, a tensor a
+  composite op made inside (matmul's copy of a strided input; the trial run is also watched at the dispatcher for
+  this) is made again in the backward graph by the same op call when that call neither writes nor draws random
+  numbers, and a 0-d tensor of no traced storage (a number of the forward graph as a formula reads it) is a
+  constant. Those forward
   values become extra outputs of the forward graph; the Function saves them (save_for_backward: eager's version
   checks) and hands them to the backward graph with the incoming gradients (made contiguous, as traced).
 - For inductor the forward graph is fused first (Note [Pointwise fusion]), so a fused group's backward is its own
   generated kernel (recorded as one call, recomputing the group from its operands), and the backward graph is
   fused in turn: the formulas' pointwise chains become kernels as the forward's do.
+The forward graph runs without recording, so a composite op that chooses its path by whether an operand
+requires grad (matmul's fold, as ATen's) may take the other one than the trial run and eager: the same values to
+rounding; the fused kernels make an operand laid out otherwise contiguous before reading it.
 The backward graph runs as recorded, without the casts of an autocast region around backward(), as torch's does.
 Where a graph is outside what this can do soundly, it is compiled as before (ops replayed under the recorder):
-grad mode off, autocast on, or no differentiable output; state switches in the graph; an in-place op writing into a tensor that
+grad mode off, autocast or forward AD on, or no differentiable output; state switches in the graph; an in-place op writing into a tensor that
 needs a gradient (in-place ops on the graph's own values and on state without gradient are replayed); an input
 that cannot be copied with its strides; a non-CPU tensor; an output aliasing an input, a held tensor or another
 output; a backward that reads a value the trace cannot name (a tensor
-computed outside the op table), that mutates one of its inputs, or that needs a Python value of a traced tensor.
+computed outside the op table), that writes into a tensor where the trace cannot see it (a version counter moved
+that no recorded call explains), that mutates one of its inputs, or that needs a Python value of a traced tensor.
 Under create_graph the gradients are given, and differentiating them again raises torch's error for double
 backward through compiled code.
 """
@@ -58,7 +65,10 @@ def _mutates(node):
     if node.target is operator.setitem or "out" in node.kwargs:
         return True
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-    return name.endswith("_") and not name.endswith("__")
+    return name in _WRITERS or (name.endswith("_") and not name.endswith("__"))
+
+
+_WRITERS = frozenset({"_index_accumulate"})  # what formulas call that writes into its first argument
 
 
 def _load(arg, env):
@@ -80,7 +90,8 @@ def _autocast_on():
 
 def _eligible(gm):
     from .fusion import _SWITCH_NAMES
-    if not pyctorch.is_grad_enabled() or _autocast_on():
+    from pyctorch.autograd import _forward_ad
+    if not pyctorch.is_grad_enabled() or _autocast_on() or _forward_ad._levels:
         return False
     for node in gm.graph.nodes:
         if node.op == "call_function" and getattr(node.target, "__name__", "") in _SWITCH_NAMES:
@@ -121,7 +132,9 @@ def _trial_copies():
         if id(t) not in made:
             with pyctorch.no_grad():
                 c = t.clone()
-            if c.stride() != t.stride():
+            if any(a != b and n > 1 for a, b, n in zip(c.stride(), t.stride(), t.shape)):  # size-1 dims: any
+                if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+                    return t  # an expanded tensor: no write can go into it, so the trial run reads it as it is
                 raise _NoCopy()
             made[id(t)] = c.requires_grad_() if t.requires_grad else c
         return made[id(t)]
@@ -170,6 +183,60 @@ def _split_items(gm, env):
             env[anchor] = item
 
 
+class _Producers:
+    """The trial forward run seen at the dispatcher (every op call, those a composite op makes inside too): for a
+    tensor an op made, the op's index, its arguments, its result, the item, and the tensor's version then."""
+
+    _RANDOM = ("rand", "bernoulli", "dropout", "normal", "uniform", "multinomial", "poisson", "exponential",
+               "geometric", "cauchy")
+
+    def __init__(self):
+        self.by_id, self.by_geometry, self.keep = {}, {}, []
+        self.names = [entry["name"] for entry in _C._op_table()]
+
+    def hook(self, op_index, mode, args):
+        if op_index < 0 or mode != 0 or any(word in self.names[op_index] for word in self._RANDOM):
+            return None  # only calls that can run again with the same result: no writes, no random draws
+
+        def finish(result):
+            items = result if isinstance(result, (tuple, list)) else (result,)
+            self.keep.append((args, result))
+            for j, r in enumerate(items):
+                if isinstance(r, pyctorch.Tensor) and not any(r is a for a in args):
+                    entry = (op_index, args, result, j if items is result else None, r, r._version)
+                    self.by_id.setdefault(id(r), entry)
+                    if _storage(r) is not None:
+                        self.by_geometry.setdefault(_geometry(r), entry)
+        return finish
+
+    def find(self, t):
+        """The call that made t (or a tensor of t's storage and geometry) and that can run again, or None."""
+        entry = self.by_id.get(id(t)) or (self.by_geometry.get(_geometry(t)) if _storage(t) is not None else None)
+        if entry is None or entry[4]._version != entry[5]:
+            return None  # written after it was made: running the op again would not give what was saved
+        return entry
+
+
+def _op_again(op_index, *values):
+    """An op called again with the values the dispatcher saw (one per parameter of its schema)."""
+    return _C._call_op(op_index, values)
+
+
+class _seen_at_dispatch:
+    """Context manager: while open, the dispatcher reports every op call to `producers` (through the forward AD
+    hook, which sees them all: Note [Forward AD] in csrc/autograd/forward_ad.c)."""
+
+    def __init__(self, producers):
+        self.producers = producers
+
+    def __enter__(self):
+        _C._set_forward_ad_hook(self.producers.hook, lambda src, dst: None)
+
+    def __exit__(self, *exc):
+        _C._set_forward_ad_hook(None, None)
+        return False
+
+
 _recording = [None]
 
 
@@ -191,6 +258,48 @@ def _backward_run_class():
             self.storages = {}   # storage address -> a forward value of that storage
             self.unknown = []
             self.zeros = set()   # ids of the zeros the engine made for outputs nobody differentiated
+            self.versions = {}   # id -> (tensor, its version when last seen made or written by a recorded call)
+            self.producers = None  # _Producers of the trial forward run
+            self.resolving = set()
+
+        def bind(self, tensor, ref):
+            super().bind(tensor, ref)
+            self.versions[id(tensor)] = (tensor, tensor._version)
+
+        def _written(self, t):
+            """A recorded call wrote into t: every tracked tensor of its storage has its new version."""
+            ptr = _storage(t)
+            for key, (other, _) in list(self.versions.items()):
+                if other is t or (ptr is not None and _storage(other) == ptr):
+                    self.versions[key] = (other, other._version)
+
+        def _record_partial(self, kind, target, args, kwargs, result):
+            """A call returning tensors and Nones (a backward kernel's gradients where output_mask asks for some)."""
+            from pyctorch._dynamo.capture import Call
+            from pyctorch.export._trace import Ref
+            call = Call(kind, target, tuple(self.to_graph_arg(a) for a in args),
+                        {k: self.to_graph_arg(v) for k, v in kwargs.items()}, len(result))
+            index = len(self.calls)
+            self.calls.append(call)
+            for j, r in enumerate(result):
+                if r is not None:
+                    self.bind(r, Ref("item", index, j))
+
+        def written_unseen(self):
+            """Whether some tensor of the trace was written by a call the trace did not see."""
+            return any(t._version != v for t, v in self.versions.values())
+
+        def record_call(self, kind, target, args, kwargs, result, data_shaped=False):
+            if isinstance(result, (tuple, list)) and None in result and \
+                    all(r is None or isinstance(r, pyctorch.Tensor) for r in result):
+                self._record_partial(kind, target, args, kwargs, result)
+            else:
+                super().record_call(kind, target, args, kwargs, result, data_shaped)
+            name = target if isinstance(target, str) else getattr(target, "__name__", "")
+            if "out" in kwargs or (name.endswith("_") and not name.endswith("__")):
+                written = kwargs.get("out", args[0] if args else None)
+                if isinstance(written, pyctorch.Tensor):
+                    self._written(written)
 
         def ref_of(self, t):
             ref = self.refs.get(id(t))
@@ -208,6 +317,20 @@ def _backward_run_class():
                 self.record_call("call_function", _C.as_strided,
                                  (base, tuple(t.shape), tuple(t.stride()), t.storage_offset()), {}, t)
                 return self.refs[id(t)]
+            made = self.producers.find(t) if self.producers is not None and id(t) not in self.resolving else None
+            if made is not None:
+                # a value made inside a composite op (matmul's copy of a strided input): that op runs again in
+                # the backward graph, on values the trace can name
+                op_index, args, result, _, produced, _ = made
+                self.resolving.add(id(t))
+                try:
+                    self.record_call("call_function", _op_again, (op_index, *args), {}, result)
+                finally:
+                    self.resolving.discard(id(t))
+                ref = self.refs.get(id(produced))
+                if ref is not None:
+                    self.bind(t, ref)
+                    return ref
             if t.dim() != 0:
                 self.unknown.append(t)
             # else a number of the forward graph as the formulas read it (a wrapped scalar): a constant
@@ -229,6 +352,14 @@ def _backward_run_class():
                 self.record_call("call_function", _C.add, args, {}, result)
             elif name == "_engine_cast":
                 self.record_call("call_method", "to", args, {}, result)
+            elif name == "_index_accumulate":  # getitem's backward: zeros, then the gradient added at the key
+                from pyctorch._dynamo.capture import Call
+                self.calls.append(Call("call_function", _C._index_accumulate,
+                                       tuple(self.to_graph_arg(a) for a in args), {}, False))
+                self._written(args[0])
+            elif name == "__setitem__":
+                super()._slot(name, args, result)
+                self._written(args[0])
             elif name == "_engine_zeros":
                 size, dtype, device = args
                 self.record_call("call_function", _C.zeros, (size,), {"dtype": dtype, "device": device}, result)
@@ -239,7 +370,7 @@ def _backward_run_class():
     return BackwardRun
 
 
-def _trace_backward(gm, env, outs):
+def _trace_backward(gm, env, outs, producers):
     """The backward graph of the trial run, or None. Returns (bgm, n_grads, saved nodes of gm, grad slots)."""
     from pyctorch.export._trace import Ref, capturing
     from pyctorch._dynamo.graph_build import build_graph_module
@@ -254,6 +385,7 @@ def _trace_backward(gm, env, outs):
     if not diff or not targets:
         return _refuse('no differentiable output or nothing to differentiate')
     run = _backward_run_class()()
+    run.producers = producers
     grads_in = [pyctorch.ones(tuple(outs[k].shape), dtype=outs[k].dtype) for k in diff]
     for k, g in enumerate(grads_in):
         run.bind(g, Ref("input", k))
@@ -280,6 +412,8 @@ def _trace_backward(gm, env, outs):
         _recording[0] = None
     if run.breaks or run.unknown:
         return _refuse('the backward read a value the trace cannot name or needed a traced value in Python')
+    if run.written_unseen():
+        return _refuse('the backward wrote into a tensor where the trace could not see it')
     slots = [j for j, g in enumerate(grads) if g is not None]
     if not slots:
         return _refuse('no gradient reaches an input')
@@ -312,12 +446,14 @@ def aot_compile(gm, example_inputs, compile_forward, compile_backward):
     global last_refusal
     last_refusal = None
     if not _eligible(gm):
-        return _refuse('grad mode off, autocast on, a state switch or a non-CPU tensor')
+        return _refuse('grad mode off, autocast or forward AD on, a state switch or a non-CPU tensor')
     fgm = GraphModule(gm, copy.deepcopy(gm.graph))
     rng = pyctorch.get_rng_state()
     try:
+        producers = _Producers()
         try:
-            env, outs = _run_forward(fgm, example_inputs)
+            with _seen_at_dispatch(producers):
+                env, outs = _run_forward(fgm, example_inputs)
         except _NoCopy:
             return _refuse("an input or held tensor the trial run cannot copy with its strides")
         except RuntimeError:  # an in-place op on an input that needs a gradient (its copy is a leaf)
@@ -332,7 +468,7 @@ def aot_compile(gm, example_inputs, compile_forward, compile_backward):
         if len(set(out_storages)) != len(out_storages) or held & set(out_storages):
             return _refuse('an output aliasing an input, a held tensor or another output')
         _split_items(fgm, env)
-        traced = _trace_backward(fgm, env, outs)
+        traced = _trace_backward(fgm, env, outs, producers)
     finally:
         pyctorch.set_rng_state(rng)
     if traced is None:

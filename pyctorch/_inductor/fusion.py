@@ -122,6 +122,12 @@ def _groups(graph):
     return out, found
 
 
+def _dense(tensors):
+    """The kernels read their operands as contiguous memory, as captured; an operand laid out otherwise on some
+    call (a composite op that chose another path: Note [AOT backward]) is made so, never read wrongly."""
+    return [t if t.is_contiguous() else t.contiguous() for t in tensors]
+
+
 class FusedKernel:
     """One fused group: called with its operand tensors, returns its output tensor (or a tuple of them)."""
 
@@ -136,11 +142,13 @@ class FusedKernel:
         self.fwd, self.bwd = fwd, bwd
 
     def run_forward(self, inputs):
+        inputs = _dense(inputs)
         outs = [pyctorch.empty(self.shape) for _ in range(self.n_out)]
         self.fwd(*[t.data_ptr() for t in inputs], *[o.data_ptr() for o in outs])
         return outs
 
     def run_backward(self, inputs, grads):
+        inputs = _dense(inputs)
         grads = [g.contiguous() if g.dtype == pyctorch.float32 else g.float().contiguous() for g in grads]
         results = [None if kind == "scalar" else pyctorch.empty(self.shape) for kind in self.kinds]
         self.bwd(*[t.data_ptr() for t in inputs], *[g.data_ptr() for g in grads],
