@@ -2,6 +2,7 @@
 
 The compiled results are compared with eager pyctorch bit for bit (a graph runs the same kernels in the same
 order), and a compiled training run with torch's when torch is installed."""
+import operator
 import os
 import subprocess
 import sys
@@ -401,6 +402,13 @@ def _fused_entry(compiled):
     return compiled._compiled_callable.entries[-1]
 
 
+def _forward_graph(compiled):
+    """The fused graph that computes the values: the pair's forward graph where gradients are needed (Note [AOT
+    backward]), else the captured graph fused in place."""
+    entry = _fused_entry(compiled)
+    return getattr(entry.compiled, "forward_graph", entry.gm)
+
+
 def test_pointwise_chain_becomes_one_kernel_with_its_backward(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     f = _new_gelu(pyctorch)
@@ -415,11 +423,13 @@ def test_pointwise_chain_becomes_one_kernel_with_its_backward(tmp_path, monkeypa
         pyctorch.testing.assert_close(got, expected)
         pyctorch.testing.assert_close(x.grad, grad)
         x.grad = None
-    gm = _fused_entry(cf).gm
-    assert gm.fused_kernels == 1
+    gm = _forward_graph(cf)
+    assert gm.fused_kernels == 1 and _fused_entry(cf).compiled.backward_graph.fused_kernels >= 1
     calls = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
-    assert len(calls) == 1 and "pct_fused" in calls[0].target.__name__
-    assert len(list(tmp_path.glob("k*.so"))) == 1  # compiled once into the cache directory
+    fused = [n for n in calls if "pct_fused" in getattr(n.target, "__name__", "")]
+    # one kernel, which also writes the values the backward graph reads (getitem of its outputs)
+    assert len(fused) == 1 and all(n in fused or n.target is operator.getitem for n in calls)
+    assert len(list(tmp_path.glob("k*.so"))) == 2  # the forward's and the backward's, compiled once each
     with pyctorch.no_grad():
         pyctorch.testing.assert_close(cf(x.detach()), expected.detach())
 
@@ -460,7 +470,7 @@ def test_fusion_groups_outputs_scalars_and_boundaries():
         pyctorch.testing.assert_close(a, b)
     pyctorch.testing.assert_close(x.grad, grads0[0], rtol=1e-5, atol=1e-5)  # through exp(2 d): amplified ulps
     pyctorch.testing.assert_close(y.grad, grads0[1], rtol=1e-5, atol=1e-5)
-    gm = _fused_entry(cf).gm
+    gm = _forward_graph(cf)
     assert gm.fused_kernels == 2  # x*y .. + relu(a), and (d * 2).exp()
     names = [str(getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes if n.op != "placeholder"]
     assert sum("pct_fused" in name for name in names) == 2 and "matmul" in names and "sum" in names
@@ -478,18 +488,29 @@ def test_fusion_keeps_ieee_special_values():
     assert pyctorch.equal(got[ok], expected[ok])
 
 
-def test_a_group_reading_another_groups_value():
+def test_a_group_reading_another_groups_value(monkeypatch):
     def f(x):
         a = (x * 2).exp()
-        s = a.sum(-1, keepdim=True)       # not pointwise: closes the first group
+        s = a.sum(-1, keepdim=True)       # recorded: a reduction closes the first group
         c = (a + 1).tanh() * 3            # a second group, reading the first's output
         return c / s
-    cf = pyctorch.compile(f)
     x = pyctorch.randn(6, 5, requires_grad=True)
+    with pyctorch.no_grad():
+        expected = f(x)
+    cf = pyctorch.compile(f)
     cf(x)
-    got, expected = cf(x), f(x)
+    got = cf(x)
+    got.sum().backward()
     pyctorch.testing.assert_close(got, expected)
-    assert _fused_entry(cf).gm.fused_kernels == 2
+    assert _fused_entry(cf).gm.fused_kernels == 1  # without recording: one row kernel (Note [Row kernels])
+    ref = x.detach().clone().requires_grad_()
+    f(ref).sum().backward()
+    pyctorch.testing.assert_close(x.grad, ref.grad)
+    import pyctorch._inductor.aot as aot
+    monkeypatch.setattr(aot, "aot_compile", lambda *a, **k: None)  # no pair: the graph records as it runs
+    cf = pyctorch.compile(f)
+    cf(x)
+    assert _fused_entry(cf).gm.fused_kernels == 2  # so the reduction stays out: two groups
 
 
 def test_transformers_models_compile_to_one_graph():
@@ -590,4 +611,4 @@ def test_broadcast_operands_fuse_with_their_gradients_reduced():
     pyctorch.testing.assert_close(got, expected)
     for a, g in zip(args, grads):
         pyctorch.testing.assert_close(a.grad, g, rtol=1e-5, atol=1e-5)
-    assert _fused_entry(cf).gm.fused_kernels == 3
+    assert _forward_graph(cf).fused_kernels == 2  # the RMS norm as one row kernel; the bias and the activation

@@ -20,9 +20,9 @@ autograd.Function, instead of replaying its op calls under the autograd recorder
   constant. Those forward
   values become extra outputs of the forward graph; the Function saves them (save_for_backward: eager's version
   checks) and hands them to the backward graph with the incoming gradients (made contiguous, as traced).
-- For inductor the forward graph is fused first (Note [Pointwise fusion]), so a fused group's backward is its own
-  generated kernel (recorded as one call, recomputing the group from its operands), and the backward graph is
-  fused in turn: the formulas' pointwise chains become kernels as the forward's do.
+- Both graphs run without recording, so inductor fuses each with its reductions (Note [Pointwise fusion], Note
+  [Row kernels]): the forward's groups write what the backward reads, and the formulas' pointwise chains and
+  row reductions become kernels as the forward's do.
 The forward graph runs without recording, so a composite op that chooses its path by whether an operand
 requires grad (matmul's fold, as ATen's) may take the other one than the trial run and eager: the same values to
 rounding; the fused kernels make an operand laid out otherwise contiguous before reading it.
@@ -237,14 +237,6 @@ class _seen_at_dispatch:
         return False
 
 
-_recording = [None]
-
-
-def recording_backward():
-    """The run recording a backward now (for the fused groups' backward kernels to record themselves), or None."""
-    return _recording[0]
-
-
 def _backward_run_class():
     from pyctorch._dynamo.capture import CompileRun
 
@@ -336,17 +328,6 @@ def _backward_run_class():
             # else a number of the forward graph as the formulas read it (a wrapped scalar): a constant
             return super().ref_of(t)
 
-        def opaque_call(self, fn, args):
-            """fn(*args) run with the hook off and recorded as one call (a fused group's backward kernel)."""
-            hook = _C._set_op_trace_hook(None)
-            try:
-                result = fn(*args)
-            finally:
-                _C._set_op_trace_hook(hook)
-            if result:
-                self.record_call("call_function", fn, args, {}, result)
-            return result
-
         def _slot(self, name, args, result):
             if name == "_engine_add":
                 self.record_call("call_function", _C.add, args, {}, result)
@@ -402,14 +383,12 @@ def _trace_backward(gm, env, outs, producers):
             run.storages.setdefault(_storage(t), t)
     from pyctorch.autograd import _norm_formulas
     _norm_formulas.structural_nonzero = lambda g: id(g) not in run.zeros
-    _recording[0] = run
     try:
         with capturing(run, keep_grad_mode=True, refuse_values=False):
             grads = pyctorch.autograd.grad([outs[k] for k in diff], [env[n] for n in targets],
                                            grad_outputs=grads_in, allow_unused=True)
     finally:
         _norm_formulas.structural_nonzero = None
-        _recording[0] = None
     if run.breaks or run.unknown:
         return _refuse('the backward read a value the trace cannot name or needed a traced value in Python')
     if run.written_unseen():

@@ -79,18 +79,48 @@ def _operand_kind(m, shape):
 class _Group:
     def __init__(self, shape):
         self.shape, self.members, self.open = shape, [], True
+        self.row_shape = tuple(shape[:-1]) + (1,) if shape else None
+        self.reductions = []  # last-dim reductions inside (a row group: Note [Row kernels] in row_kernels.py)
 
 
-def _groups(graph):
+def _groups(graph, reductions=False):
+    """The pointwise groups of graph; with reductions, a last-dim reduction joins the group of its input and the
+    group's later members may read it (a row group, for graphs that run without recording)."""
+    from .row_kernels import reduction
     order = {node: k for k, node in enumerate(graph.nodes)}
     group_of, groups, found = {}, [], {}
     for node in graph.nodes:
+        red = reduction(node) if reductions else None
+        if red is not None:
+            x = red[1]
+            g = group_of.get(x)
+            if g is None or not g.open or g.shape != _meta(x).shape:
+                g = _Group(_meta(x).shape)
+                groups.append(g)
+            g.members.append(node)
+            g.reductions.append(node)
+            group_of[node] = g
+            found[node] = red
+            continue
         fus = _fusable(node)
         read = {group_of[n] for n in node.all_input_nodes if n in group_of}
         read = {g for g in read if g.open}
         if fus is not None:
             shape = _meta(node).shape
             joinable = [g for g in read if g.shape == shape]
+            rows = [g for g in read if g.reductions and g.row_shape == tuple(shape)]
+            if not joinable and rows and len(rows) == len(read):  # a per-row value of row groups: one group
+                target = rows[0]
+                for g in rows[1:]:
+                    for member in g.members:
+                        group_of[member] = target
+                    target.members += g.members
+                    target.reductions += g.reductions
+                    g.members, g.reductions, g.open = [], [], False
+                target.members.append(node)
+                group_of[node] = target
+                found[node] = fus
+                continue
             for g in read:
                 if g.shape != shape:
                     g.open = False
@@ -100,7 +130,8 @@ def _groups(graph):
                     for member in g.members:
                         group_of[member] = target
                     target.members += g.members
-                    g.members, g.open = [], False
+                    target.reductions += g.reductions
+                    g.members, g.reductions, g.open = [], [], False
             else:
                 target = _Group(shape)
                 groups.append(target)
@@ -124,7 +155,7 @@ def _groups(graph):
 
 def _dense(tensors):
     """The kernels read their operands as contiguous memory, as captured; an operand laid out otherwise on some
-    call (a composite op that chose another path: Note [AOT backward]) is made so, never read wrongly."""
+    call is made so, never read wrongly."""
     return [t if t.is_contiguous() else t.contiguous() for t in tensors]
 
 
@@ -157,12 +188,6 @@ class FusedKernel:
         return [r.sum_to_size(shape) if kind in ("suffix", "row") else r
                 for r, kind, shape in zip(results, self.kinds, self.input_shapes)]
 
-    def backward_call(self, *inputs_and_grads):
-        """The backward kernel as one call, as an ahead-of-time backward graph records it (Note [AOT backward]): the
-        operands' gradients, the 0-d constants' (None) left out."""
-        inputs, grads = inputs_and_grads[:self.n_in], inputs_and_grads[self.n_in:]
-        return tuple(g for g in self.run_backward(inputs, grads) if g is not None)
-
     def __call__(self, *inputs):
         if pyctorch.is_grad_enabled() and any(t.requires_grad for t in inputs):
             return _FusedFunction.apply(self, *inputs)
@@ -186,12 +211,7 @@ def _function_class():
 
         @staticmethod
         def backward(ctx, *grads):
-            from .aot import recording_backward
-            run = recording_backward()
-            if run is None:
-                return (None, *ctx.kernel.run_backward(ctx.saved_tensors, grads))
-            made = iter(run.opaque_call(ctx.kernel.backward_call, (*ctx.saved_tensors, *grads)))
-            return (None, *[None if kind == "scalar" else next(made) for kind in ctx.kernel.kinds])
+            return (None, *ctx.kernel.run_backward(ctx.saved_tensors, grads))
     return FusedFunction
 
 
@@ -286,10 +306,12 @@ def _kernel_source(name, group, found, inputs, outputs):
     return fwd, bwd, kinds
 
 
-def fuse(gm):
-    """Fuse gm's pointwise groups in place (Note [Pointwise fusion]); the number of kernels made."""
+def fuse(gm, reductions=False):
+    """Fuse gm's pointwise groups in place (Note [Pointwise fusion]); the number of kernels made. reductions: the
+    graph runs without recording, so last-dim reductions may join groups (forward-only row kernels)."""
+    from .row_kernels import row_kernel_source, RowKernel
     graph = gm.graph
-    groups, found = _groups(graph)
+    groups, found = _groups(graph, reductions)
     plans = []
     for g in groups:
         members = set(g.members)
@@ -299,21 +321,31 @@ def fuse(gm):
                 if operand not in members and operand not in inputs:
                     inputs.append(operand)
         outputs = [node for node in g.members if any(user not in members for user in node.users)]
-        if outputs:
-            name = f"pct_fused_{len(plans)}"
+        if not outputs:
+            continue
+        name = f"pct_fused_{len(plans)}"
+        if g.reductions:
+            made = row_kernel_source(name, g, found, inputs, outputs)
+            if made is not None:
+                plans.append((g, members, inputs, outputs, name, made[0], made[1], ("fwd",)))
+        else:
             fwd, bwd, kinds = _kernel_source(name, g, found, inputs, outputs)
-            plans.append((g, members, inputs, outputs, name, fwd + bwd, kinds))
+            plans.append((g, members, inputs, outputs, name, fwd + bwd, kinds, ("fwd", "bwd")))
     if not plans:
         return 0
     try:  # one shared object for all the graph's kernels: one compiler run
         functions = cpp.compile_kernel(cpp.HEADER + "".join(p[5] for p in plans),
-                                       [f"{p[4]}_{kind}" for p in plans for kind in ("fwd", "bwd")])
+                                       [f"{p[4]}_{kind}" for p in plans for kind in p[7]])
     except cpp.CompileError:
         return 0
     replaced = {}  # members of groups already rewritten -> the nodes that now hold their values
-    for made, (g, members, inputs, outputs, name, source, kinds) in enumerate(plans):
-        kernel = FusedKernel(name, g.shape, kinds, [_meta(n).shape for n in inputs], len(outputs), source,
-                             functions[2 * made], functions[2 * made + 1])
+    functions = iter(functions)
+    for g, members, inputs, outputs, name, source, kinds, symbols in plans:
+        if g.reductions:
+            kernel = RowKernel(name, g.shape, kinds, [_meta(n).shape for n in outputs], source, next(functions))
+        else:
+            kernel = FusedKernel(name, g.shape, kinds, [_meta(n).shape for n in inputs], len(outputs), source,
+                                 next(functions), next(functions))
         last = g.members[-1]
         with graph.inserting_after(last):
             fused = graph.call_function(kernel, tuple(replaced.get(n, n) for n in inputs))
