@@ -227,24 +227,13 @@ class _Lazy:
 _FusedFunction = _Lazy()
 
 
-def _kernel_source(name, group, found, inputs, outputs):
-    """The C source of the group's forward and backward kernels, and how each operand is read. Without broadcast
-    operands the loop is flat over the elements; with them it walks rows of the last dim (one value per row of a
-    "row" operand, a period of rows of a "suffix" one), the inner loop over the row vectorised."""
-    from pyctorch.fx import Node
-    shape = group.shape
-    numel = 1
-    for d in shape:
-        numel *= d
-    cols = shape[-1] if shape else 1
-    rows = numel // cols if cols else 0
-    kinds = [_operand_kind(_meta(node), shape) for node in inputs]
-    two_d = any(kind in ("suffix", "row") for kind in kinds)
-    var = {}
+def operand_code(inputs, kinds, cols):
+    """How a kernel reads its operands x<k> (Note [Pointwise fusion]): its parameters, the loads before the loops
+    (0-d constants), those per row r (a "row" operand's value, a "suffix" operand's row), and those per element
+    (index i; column c in a row)."""
     params, outer, per_row, inner = [], [], [], []
-    for k, node in enumerate(inputs):
-        meta, kind = _meta(node), kinds[k]
-        var[node] = f"x{k}"
+    for k, (node, kind) in enumerate(zip(inputs, kinds)):
+        meta = _meta(node)
         if kind == "scalar":
             params.append(f"const {_SCALAR_TYPES[meta.dtype]} *restrict in{k}")
             outer.append(f"    const float x{k} = (float)in{k}[0];\n")
@@ -260,6 +249,24 @@ def _kernel_source(name, group, found, inputs, outputs):
                 period *= d
             per_row.append(f"const float *restrict b{k} = in{k} + (r % {period // cols}) * {cols};")
             inner.append(f"const float x{k} = b{k}[c];")
+    return params, outer, per_row, inner
+
+
+def _kernel_source(name, group, found, inputs, outputs):
+    """The C source of the group's forward and backward kernels, and how each operand is read. Without broadcast
+    operands the loop is flat over the elements; with them it walks rows of the last dim (one value per row of a
+    "row" operand, a period of rows of a "suffix" one), the inner loop over the row vectorised."""
+    from pyctorch.fx import Node
+    shape = group.shape
+    numel = 1
+    for d in shape:
+        numel *= d
+    cols = shape[-1] if shape else 1
+    rows = numel // cols if cols else 0
+    kinds = [_operand_kind(_meta(node), shape) for node in inputs]
+    two_d = any(kind in ("suffix", "row") for kind in kinds)
+    var = {node: f"x{k}" for k, node in enumerate(inputs)}
+    params, outer, per_row, inner = operand_code(inputs, kinds, cols)
     body, derivs = [], []
     for j, node in enumerate(group.members):
         operands, forward, partials = found[node]

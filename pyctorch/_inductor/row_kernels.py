@@ -56,7 +56,7 @@ def row_kernel_source(name, group, found, inputs, outputs):
     """(C source of the group's row kernel, the operands' kinds), or None when a member reads what a row kernel
     cannot (a per-row member reading a whole row)."""
     from pyctorch.fx import Node
-    from .fusion import _SCALAR_TYPES, _operand_kind
+    from .fusion import _operand_kind, operand_code
     shape, row_shape = tuple(group.shape), group.row_shape
     cols = shape[-1]
     rows = 1
@@ -67,25 +67,9 @@ def row_kernel_source(name, group, found, inputs, outputs):
         return None
     per_row = [node for node in group.members if tuple(_meta(node).shape) == row_shape and shape != row_shape]
     per_row = set(per_row) | set(group.reductions)
-    var, params, outer, row_loads, elem_loads = {}, [], [], [], []
-    for k, node in enumerate(inputs):
-        var[node] = f"x{k}"
-        kind = kinds[k]
-        if kind == "scalar":
-            params.append(f"const {_SCALAR_TYPES[_meta(node).dtype]} *restrict in{k}")
-            outer.append(f"    const float x{k} = (float)in{k}[0];\n")
-            continue
-        params.append(f"const float *restrict in{k}")
-        if kind == "row":
-            row_loads.append(f"const float x{k} = in{k}[r];")
-        elif kind == "full":
-            elem_loads.append(f"const float x{k} = in{k}[r * {cols} + c];")
-        else:
-            period = 1
-            for d in _meta(node).shape:
-                period *= d
-            row_loads.append(f"const float *restrict b{k} = in{k} + (r % {period // cols}) * {cols};")
-            elem_loads.append(f"const float x{k} = b{k}[c];")
+    var = {node: f"x{k}" for k, node in enumerate(inputs)}
+    params, outer, row_loads, elem_loads = operand_code(inputs, kinds, cols)
+    elem_loads = [f"const int64_t i = r * {cols} + c;"] + elem_loads
     elem_inputs = {node for node, kind in zip(inputs, kinds) if kind in ("full", "suffix")}
     for j, node in enumerate(group.members):
         var[node] = f"y{j}"
@@ -127,7 +111,7 @@ def row_kernel_source(name, group, found, inputs, outputs):
         elif node in per_row:
             body.append(f"const float {var[node]} = {expression(node)};")
     outs = [f"float *restrict out{k}" for k in range(len(outputs))]
-    elem_writes = [f"out{k}[r * {cols} + c] = {var[n]};" for k, n in enumerate(outputs) if n not in per_row]
+    elem_writes = [f"out{k}[i] = {var[n]};" for k, n in enumerate(outputs) if n not in per_row]
     row_writes = [f"out{k}[r] = {var[n]};" for k, n in enumerate(outputs) if n in per_row]
     if elem_writes:
         body += loop(elem_lines(len(group.members)) + elem_writes, "")
