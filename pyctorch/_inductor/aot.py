@@ -19,7 +19,10 @@ autograd.Function, instead of replaying its op calls under the autograd recorder
   numbers, and a 0-d tensor of no traced storage (a number of the forward graph as a formula reads it) is a
   constant. Those forward
   values become extra outputs of the forward graph; the Function saves them (save_for_backward: eager's version
-  checks) and hands them to the backward graph with the incoming gradients (made contiguous, as traced).
+  checks) and hands them to the backward graph with the incoming gradients (made contiguous, as traced). A saved
+  value that only pointwise ops read and that a short chain of them computes from other saved values is computed
+  again in the backward graph instead (as torch's partitioner recomputes pointwise ops): a fused group then
+  writes only its results, and the backward's fusion takes the chain together with the formulas that read it.
 - Both graphs run without recording, so inductor fuses each with its reductions (Note [Pointwise fusion], Note
   [Row kernels]): the forward's groups write what the backward reads, and the formulas' pointwise chains and
   row reductions become kernels as the forward's do.
@@ -413,6 +416,63 @@ def _trace_backward(gm, env, outs, producers):
     return bgm, diff, saved, [targets[j] for j in slots]
 
 
+_RECOMPUTE_LIMIT = 16  # pointwise ops a saved value may be computed again from
+
+
+def _recompute_pointwise(fgm, bgm, n_grads, saved):
+    """A saved value that pointwise ops compute from other saved values is computed again in the backward graph
+    instead of saved (Note [AOT backward]); the saved forward nodes that remain, in the backward's order."""
+    from pyctorch.fx.node import map_arg
+    from .pointwise import expressions
+    graph = bgm.graph
+    placeholder_of = dict(zip(saved, [n for n in graph.nodes if n.op == "placeholder"][n_grads:]))
+    order = {n: k for k, n in enumerate(fgm.graph.nodes)}
+
+    def cheap(n):
+        return n.op in ("call_function", "call_method") and expressions(n) is not None
+
+    def chain(n, seen):
+        """The pointwise nodes computing n back to saved values, or None when it reaches an unsaved one."""
+        if n in seen:
+            return seen
+        if not cheap(n):
+            return seen if n in placeholder_of else None
+        seen.add(n)
+        for m in n.all_input_nodes:
+            if m not in placeholder_of or cheap(m):
+                if chain(m, seen) is None or len(seen) > _RECOMPUTE_LIMIT:
+                    return None
+        return seen
+
+    recompute = set()
+    for n in saved:
+        # a value the forward writes anyway (read by a GEMM, an output) stays saved; one only a pointwise group
+        # reads would be written just to be saved
+        if cheap(n) and n not in recompute and all(cheap(u) for u in n.users):
+            found = chain(n, set())
+            if found is not None:
+                recompute |= {m for m in found if cheap(m)}
+    if not recompute:
+        return saved
+    last = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    copies = {}
+    with graph.inserting_after(last):
+        for n in sorted(recompute, key=order.__getitem__):
+            copies[n] = graph.node_copy(n, lambda m: copies[m] if m in copies else placeholder_of[m])
+    for n, copy_ in copies.items():
+        if n in placeholder_of:
+            placeholder_of[n].replace_all_uses_with(copy_)
+    kept = []
+    for n in saved:
+        ph = placeholder_of[n]
+        if ph.users:
+            kept.append(n)
+        else:
+            graph.erase_node(ph)
+    bgm.recompile()
+    return kept
+
+
 class _Plan:
     __slots__ = ("forward", "backward", "n_out", "diff", "n_saved", "saved_is_output", "params", "n_inputs",
                  "grad_slots")
@@ -453,6 +513,7 @@ def aot_compile(gm, example_inputs, compile_forward, compile_backward):
     if traced is None:
         return None  # _trace_backward said why
     bgm, diff, saved, grad_targets = traced
+    saved = _recompute_pointwise(fgm, bgm, len(diff), saved)
     output = next(n for n in fgm.graph.nodes if n.op == "output")
     out_nodes = list(output.args[0])
     output.args = (tuple(out_nodes) + tuple(saved),)

@@ -421,8 +421,9 @@ def _is_constant_zero(x):
 def pow_backward_self(g, input, exponent):
     if _is_constant_zero(exponent):  # a Python number arrives as a 0-d tensor
         return torch.zeros_like(input)
-    return g * exponent * input.pow(exponent - 1) if not isinstance(exponent, torch.Tensor) else \
-        torch.where(exponent == 0, torch.zeros_like(g), g * exponent * input.pow(exponent - 1))
+    if isinstance(exponent, torch.Tensor) and (exponent.ndim > 0 or exponent.requires_grad):
+        return torch.where(exponent == 0, torch.zeros_like(g), g * exponent * input.pow(exponent - 1))
+    return g * exponent * input.pow(exponent - 1)  # a constant known nonzero above: no mask needed
 
 
 def pow_backward_exponent(g, input, result, exponent=None):
