@@ -5,6 +5,8 @@ Rows:
     time, backward compiled; gradient clipping and AdamW as in eager, as torch.compile(model) does too);
   - a minGPT-style MLP whose GELU is written in Python (NewGELU: seven pointwise ops, what fusion is for),
     forward and backward, eager and compiled;
+  - an RMS norm and a softmax written in Python around a linear layer (reductions fused with their pointwise
+    ops: row kernels), forward and backward, eager and compiled;
   - compile time of the GPT step's first call: cold (an empty TORCHINDUCTOR_CACHE_DIR, which both honour) and
     warm (caches reset in memory, kept on disk).
 The compiled rows carry `speedup_vs_eager` (own eager time / own compiled time) for both frameworks; the issue's
@@ -43,6 +45,33 @@ def new_gelu_mlp(m, compiled, width=256, tokens=2048):
     return run
 
 
+def python_norms(m, compiled, width=512, tokens=2048):
+    """RMS norm and softmax written in Python around a linear layer (what row kernels are for), fwd+bwd."""
+    nn = m.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(m.ones(width))
+            self.proj = nn.Linear(width, width)
+
+        def forward(self, x):
+            h = x * m.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+            z = self.proj(h)
+            e = (z - z.amax(-1, keepdim=True)).exp()
+            return e / e.sum(-1, keepdim=True)
+
+    m.manual_seed(0)
+    model = Block()
+    forward = m.compile(model) if compiled else model
+    x = m.tensor(np.random.RandomState(0).randn(tokens, width).astype(np.float32))
+
+    def run():
+        model.zero_grad(set_to_none=True)
+        forward(x).square().sum().backward()
+    return run
+
+
 def _first_call_seconds(m, cache):
     """Seconds of the compiled GPT step's first call (capture and compilation included)."""
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
@@ -61,7 +90,8 @@ def main():
     for n in thread_list(args):
         suite.set_threads(n)
         for name, make in (("tiny GPT train step", lambda c: lambda m: gpt(m, compile={} if c else None)),
-                           ("NewGELU MLP fwd+bwd", lambda c: lambda m: new_gelu_mlp(m, c))):
+                           ("NewGELU MLP fwd+bwd", lambda c: lambda m: new_gelu_mlp(m, c)),
+                           ("Python RMS norm + softmax fwd+bwd", lambda c: lambda m: python_norms(m, c))):
             eager = suite.bench(name + " eager", f"threads={n}", make(False))
             own = iter([eager.candidate_s, eager.torch_s])
             suite.bench(name + " compiled", f"threads={n}", make(True), target=TARGET,

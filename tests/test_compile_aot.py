@@ -136,8 +136,13 @@ def test_backward_pointwise_chains_are_fused():
     compiled(x).square().mean().backward()
     got = [p.grad.clone() for p in model.parameters()]
     run = _compiled_of(compiled)
-    # the forward's chain is one kernel (writing what the backward reads); the formulas' chains are fused too
+    # the forward's chain is one kernel writing its result only: the backward graph computes the chain's
+    # intermediates again from the saved first linear's output, fused with the formulas that read them
     assert run.forward_graph.fused_kernels == 1 and run.backward_graph.fused_kernels >= 1
+    kernel = next(n.target for n in run.forward_graph.graph.nodes if "pct_fused" in getattr(n.target, "__name__", ""))
+    assert kernel.n_out == 1
+    saved = len([n for n in run.backward_graph.graph.nodes if n.op == "placeholder"]) - 1  # less the gradient
+    assert saved == 4  # the input, the first linear's output, the activation (read by a GEMM), the weight
     model.zero_grad()
     model(x).square().mean().backward()
     for g, p in zip(got, model.parameters()):
