@@ -36,6 +36,11 @@ def new_gelu_mlp(m, compiled, width=256, tokens=2048):
 
     m.manual_seed(0)
     model = nn.Sequential(nn.Linear(width, 4 * width), NewGELU(), nn.Linear(4 * width, width))
+    return _fwd_bwd(m, model, compiled, tokens, width)
+
+
+def _fwd_bwd(m, model, compiled, tokens, width):
+    """One forward and backward of model (compiled or eager) on a fixed (tokens, width) batch."""
     forward = m.compile(model) if compiled else model
     x = m.tensor(np.random.RandomState(0).randn(tokens, width).astype(np.float32))
 
@@ -62,14 +67,7 @@ def python_norms(m, compiled, width=512, tokens=2048):
             return e / e.sum(-1, keepdim=True)
 
     m.manual_seed(0)
-    model = Block()
-    forward = m.compile(model) if compiled else model
-    x = m.tensor(np.random.RandomState(0).randn(tokens, width).astype(np.float32))
-
-    def run():
-        model.zero_grad(set_to_none=True)
-        forward(x).square().sum().backward()
-    return run
+    return _fwd_bwd(m, Block(), compiled, tokens, width)
 
 
 def _first_call_seconds(m, cache):
