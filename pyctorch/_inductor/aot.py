@@ -12,33 +12,31 @@ autograd.Function, instead of replaying its op calls under the autograd recorder
   differentiated) are reported too (Note [The engine's ops in a trace] in csrc/autograd/engine.c). The records
   form the backward graph: the same formulas, in the engine's order, so the same numbers as eager.
 - The backward graph's inputs are the output gradients and the forward values its formulas read, found by tensor
-  identity, or by storage and geometry for the history-free aliases the engine saves of outputs; a view made
-  inside a composite op (matmul's reshape) is read again from its forward value by as_strided, a tensor a
-  composite op made inside (matmul's copy of a strided input; the trial run is also watched at the dispatcher for
-  this) is made again in the backward graph by the same op call when that call neither writes nor draws random
-  numbers, and a 0-d tensor of no traced storage (a number of the forward graph as a formula reads it) is a
-  constant. Those forward
-  values become extra outputs of the forward graph; the Function saves them (save_for_backward: eager's version
-  checks) and hands them to the backward graph with the incoming gradients (made contiguous, as traced). A saved
-  value that only pointwise ops read and that a short chain of them computes from other saved values is computed
-  again in the backward graph instead (as torch's partitioner recomputes pointwise ops): a fused group then
-  writes only its results, and the backward's fusion takes the chain together with the formulas that read it.
+  identity, or by storage and geometry for the history-free aliases the engine saves of outputs. A view made
+  inside a composite op (matmul's reshape) is read again from its forward value by as_strided; a tensor a
+  composite op made inside (matmul's copy of a strided input: the trial run is also watched at the dispatcher for
+  this) is made again in the backward graph by the same op call, when that call neither writes nor draws random
+  numbers; a 0-d tensor of no traced storage (a number of the forward graph as a formula reads it) is a constant.
+- Those forward values become extra outputs of the forward graph; the Function saves them (save_for_backward:
+  eager's version checks) and hands them to the backward graph with the incoming gradients (made contiguous, as
+  traced). A saved value that only pointwise ops read and that a short chain of them computes from other saved
+  values is computed again in the backward graph instead (as torch's partitioner recomputes pointwise ops): a
+  fused group then writes only its results, and the backward's fusion takes the chain with the formulas.
 - Both graphs run without recording, so inductor fuses each with its reductions (Note [Pointwise fusion], Note
-  [Row kernels]): the forward's groups write what the backward reads, and the formulas' pointwise chains and
-  row reductions become kernels as the forward's do.
-The forward graph runs without recording, so a composite op that chooses its path by whether an operand
-requires grad (matmul's fold, as ATen's) may take the other one than the trial run and eager: the same values to
-rounding; the fused kernels make an operand laid out otherwise contiguous before reading it.
-The backward graph runs as recorded, without the casts of an autocast region around backward(), as torch's does.
+  [Row kernels]): the formulas' pointwise chains and row reductions become kernels as the forward's do.
+The forward graph runs without recording, so a composite op that chooses its path by whether an operand requires
+grad (matmul's fold, as ATen's) may take the other one than the trial run and eager: the same values to rounding;
+the fused kernels make an operand laid out otherwise contiguous before reading it. The backward graph runs as
+recorded, without the casts of an autocast region around backward(), as torch's does. Under create_graph the
+gradients are given, and differentiating them again raises torch's error for double backward through compiled
+code.
 Where a graph is outside what this can do soundly, it is compiled as before (ops replayed under the recorder):
-grad mode off, autocast or forward AD on, or no differentiable output; state switches in the graph; an in-place op writing into a tensor that
-needs a gradient (in-place ops on the graph's own values and on state without gradient are replayed); an input
-that cannot be copied with its strides; a non-CPU tensor; an output aliasing an input, a held tensor or another
-output; a backward that reads a value the trace cannot name (a tensor
-computed outside the op table), that writes into a tensor where the trace cannot see it (a version counter moved
-that no recorded call explains), that mutates one of its inputs, or that needs a Python value of a traced tensor.
-Under create_graph the gradients are given, and differentiating them again raises torch's error for double
-backward through compiled code.
+grad mode off, autocast or forward AD on, or no differentiable output; state switches in the graph; an in-place
+op writing into a tensor that needs a gradient (in-place ops on the graph's own values and on state without
+gradient are replayed); an input that cannot be copied with its strides; a non-CPU tensor; an output aliasing an
+input, a held tensor or another output; a backward that reads a value the trace cannot name (a tensor computed
+outside the op table), that writes into a tensor where the trace cannot see it (a version counter moved that no
+recorded call explains), that mutates one of its inputs, or that needs a Python value of a traced tensor.
 """
 import copy
 import operator
