@@ -153,3 +153,20 @@ def test_training_through_the_pair_fuses_norms_and_matches_eager():
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
     for a, b in zip(eager.parameters(), model.parameters()):
         assert_close(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_an_expanded_row_value_is_read_as_a_row_operand():
+    # a sum's backward gives grad.expand(shape) and casts to the dtype it already has: without recording, the
+    # pointwise ops read the row value itself, so the chain stays one kernel
+    x = pyctorch.randn(6, 10)
+
+    def f(t):
+        s = t.amax(-1, keepdim=True).expand(6, 10).to(pyctorch.float32)
+        return (t * 2 + s).exp() * 0.5
+    cf, got = _compiled_no_grad(f, x)
+    graph = cf._compiled_callable.entries[-1].gm.graph
+    names = [getattr(n.target, "__name__", n.target) for n in graph.nodes if n.op in ("call_function", "call_method")]
+    assert len(_kernels(cf)) == 1 and "expand" not in names and "to" not in names
+    assert_close(got, f(x))
+    xv = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(got.numpy(), np.exp(xv * 2 + xv.max(-1, keepdims=True)) * 0.5, rtol=2e-6)

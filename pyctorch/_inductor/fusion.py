@@ -313,11 +313,50 @@ def _kernel_source(name, group, found, inputs, outputs):
     return fwd, bwd, kinds
 
 
+def _broadcast_shape(shapes):
+    out = []
+    for dims in zip(*[(1,) * (max(map(len, shapes)) - len(sh)) + tuple(sh) for sh in shapes]):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            return None
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _read_broadcasts_directly(graph):
+    """In a graph that runs without recording, a pointwise op reading x.expand(shape) (a sum's backward) or
+    x.to(its own dtype) reads x itself: broadcasting gives the same values, and x is an operand the fuser can take
+    (a row or suffix operand) where the expanded one is not contiguous."""
+    for node in list(graph.nodes):  # x.to(its own dtype) is x
+        mx = _meta(node.args[0]) if node.op == "call_method" and node.target == "to" and node.args else None
+        if mx is not None and not node.kwargs and len(node.args) == 2 and node.args[1] == mx.dtype:
+            node.replace_all_uses_with(node.args[0])
+            graph.erase_node(node)
+    for node in list(graph.nodes):
+        if node.op != "call_method" or node.target != "expand" or not node.args:
+            continue
+        x, m, mx = node.args[0], _meta(node), _meta(node.args[0])
+        if m is None or mx is None or mx.dtype != m.dtype or mx.device != m.device or not mx.contiguous:
+            continue
+        for user in list(node.users):
+            found = expressions(user)
+            if found is None or _meta(user) is None:
+                continue
+            shapes = [tuple(_meta(o).shape) if o is not node else tuple(mx.shape)
+                      for o in found[0] if hasattr(o, "op") and _meta(o) is not None]
+            if _broadcast_shape(shapes) == tuple(_meta(user).shape):
+                user.replace_input_with(node, x)
+        if not node.users:
+            graph.erase_node(node)
+
+
 def fuse(gm, reductions=False):
     """Fuse gm's pointwise groups in place (Note [Pointwise fusion]); the number of kernels made. reductions: the
     graph runs without recording, so last-dim reductions may join groups (forward-only row kernels)."""
     from .row_kernels import row_kernel_source, RowKernel
     graph = gm.graph
+    if reductions:
+        _read_broadcasts_directly(graph)
     groups, found = _groups(graph, reductions)
     plans = []
     for g in groups:

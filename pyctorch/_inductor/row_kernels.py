@@ -10,7 +10,9 @@ in a row, each reduction is one pass over the row's columns that computes, eleme
 needs (recomputing what an earlier pass computed: the row is in cache, and nothing but the outputs is written),
 then the per-row members that follow it; a last pass computes the element members and writes the outputs. Sums
 vectorise with reassociation (the values differ from eager's by rounding, as any fused kernel's); amax and amin
-propagate NaN as torch's do. There is no backward kernel: a graph that records takes the plain groups only.
+propagate NaN as torch's do. There is no backward kernel: a graph that records takes the plain groups only. In
+the graphs that do not record, a pointwise op reading x.expand(shape) (a sum's backward) or x.to(x's own dtype)
+reads x itself (fusion.py, _read_broadcasts_directly), so a row value stays a row operand of the kernel.
 """
 import ctypes
 
