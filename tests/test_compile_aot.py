@@ -410,3 +410,11 @@ def test_engine_casts_are_in_the_graph():
     assert got[0].dtype == pyctorch.float32 and got[1].dtype == pyctorch.float64
     for g, e in zip(got, expected):
         assert pyctorch.equal(g, e)
+
+
+def test_only_elementwise_and_layout_ops_are_made_again():
+    from pyctorch._inductor.aot import _Producers
+    names = {entry["name"] for k, entry in enumerate(pyctorch._C._op_table()) if k in _Producers().redoable}
+    assert {"reshape", "contiguous", "clone", "exp", "mul"} <= names
+    # kernels that write state (batch norm's running statistics), draw random numbers, or are costly: never redone
+    assert not names & {"native_batch_norm", "bernoulli", "normal", "rand", "randn", "mm", "addmm", "convolution"}

@@ -15,8 +15,9 @@ autograd.Function, instead of replaying its op calls under the autograd recorder
   identity, or by storage and geometry for the history-free aliases the engine saves of outputs. A view made
   inside a composite op (matmul's reshape) is read again from its forward value by as_strided; a tensor a
   composite op made inside (matmul's copy of a strided input: the trial run is also watched at the dispatcher for
-  this) is made again in the backward graph by the same op call, when that call neither writes nor draws random
-  numbers; a 0-d tensor of no traced storage (a number of the forward graph as a formula reads it) is a constant.
+  this) is made again in the backward graph by the same op call, when that op is an elementwise or layout op
+  of the table (no write, no random draw, no state); a 0-d tensor of no traced storage (a number of the forward
+  graph as a formula reads it) is a constant.
 - Those forward values become extra outputs of the forward graph; the Function saves them (save_for_backward:
   eager's version checks) and hands them to the backward graph with the incoming gradients (made contiguous, as
   traced). A saved value that only pointwise ops read and that a short chain of them computes from other saved
@@ -184,20 +185,27 @@ def _split_items(gm, env):
             env[anchor] = item
 
 
+# the ops _op_again may call again: elementwise ops of the table and layout ops (new views or copies of their
+# input), none of which draws random numbers or writes anything but its result
+_LAYOUT_OPS = frozenset({"reshape", "contiguous", "clone", "view", "_unsafe_view", "flatten", "unflatten", "expand",
+                         "transpose", "permute", "t", "squeeze", "unsqueeze", "narrow", "select", "slice",
+                         "as_strided", "movedim", "to", "cat", "stack", "split", "chunk", "unbind"})
+
+
 class _Producers:
     """The trial forward run seen at the dispatcher (every op call, those a composite op makes inside too): for a
-    tensor an op made, the op's index, its arguments, its result, the item, and the tensor's version then."""
-
-    _RANDOM = ("rand", "bernoulli", "dropout", "normal", "uniform", "multinomial", "poisson", "exponential",
-               "geometric", "cauchy")
+    tensor a call made that can run again with the same result (an elementwise or layout op, no write, no
+    Generator in its schema), the op's index, its arguments, its result, the item, and the tensor's version then."""
 
     def __init__(self):
         self.by_id, self.by_geometry, self.keep = {}, {}, []
-        self.names = [entry["name"] for entry in _C._op_table()]
+        self.redoable = {k for k, entry in enumerate(_C._op_table())
+                         if (entry["kind"] in ("unary", "binary") or entry["name"] in _LAYOUT_OPS)
+                         and "Generator" not in entry["schema"]}
 
     def hook(self, op_index, mode, args):
-        if op_index < 0 or mode != 0 or any(word in self.names[op_index] for word in self._RANDOM):
-            return None  # only calls that can run again with the same result: no writes, no random draws
+        if op_index < 0 or mode != 0 or op_index not in self.redoable:
+            return None
 
         def finish(result):
             items = result if isinstance(result, (tuple, list)) else (result,)
